@@ -1,0 +1,391 @@
+/* cukit.h - module state, every object struct, and the prototypes shared across files */
+#ifndef CUKIT_H
+#define CUKIT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#include "cuda_abi.h"
+#include "entry_points.h"
+
+/* ------------------------------------------------------------------ Python 3.10-3.12 */
+
+#if PY_VERSION_HEX < 0x030C0000
+#include <structmember.h>
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#define Py_T_INT T_INT
+#define Py_T_PYSSIZET T_PYSSIZET
+#define Py_READONLY READONLY
+static inline PyObject *
+PyErr_GetRaisedException(void)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (type == NULL)
+        return NULL;
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL)
+        PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+}
+static inline void
+PyErr_SetRaisedException(PyObject *exc)
+{
+    if (exc == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+}
+#endif
+
+/* getattr that returns 0 (and no exception) when the attribute is missing,
+ * 1 with a new ref in *out when present, -1 on other errors. */
+static inline int
+cukit_optional_attr(PyObject *obj, const char *name, PyObject **out)
+{
+    *out = PyObject_GetAttrString(obj, name);
+    if (*out)
+        return 1;
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+#define CUKIT_MAXDIM 32            /* numpy's own limit is 64; 32 covers every real use */
+#define CUKIT_STACK_ARG_BYTES 4096 /* parameter buffers up to this size live on the C stack */
+#define CUKIT_STACK_PARAMS 256     /* ...and so do this many parameter pointers */
+
+/* ------------------------------------------------------------------ entry points */
+
+/* The one process-wide global: function pointers filled by loader.c, written once
+ * under the GIL and only read afterwards. */
+typedef struct {
+#define CUKIT_X(ret, name, sym, req, params) ret(*name) params;
+    CUKIT_DRIVER_API(CUKIT_X)
+    CUKIT_NVRTC_API(CUKIT_X)
+#undef CUKIT_X
+} cukit_api_t;
+
+extern cukit_api_t cukit_api;
+
+/* ------------------------------------------------------------------ exceptions */
+
+enum {
+    CUKIT_EXC_CUDA,          /* CudaError(RuntimeError): base of every driver/NVRTC failure */
+    CUKIT_EXC_OOM,           /* OutOfMemoryError(CudaError, MemoryError) */
+    CUKIT_EXC_NO_DEVICE,     /* NoDeviceError(CudaError) */
+    CUKIT_EXC_INVALID_VALUE, /* InvalidValueError(CudaError, ValueError) */
+    CUKIT_EXC_NOT_SUPPORTED, /* NotSupportedError(CudaError) */
+    CUKIT_EXC_LAUNCH,        /* LaunchError(CudaError): the launch was refused */
+    CUKIT_EXC_FAULT,         /* KernelFaultError(CudaError): a kernel crashed, context lost */
+    CUKIT_EXC_COMPILE,       /* CompileError(CudaError) */
+    CUKIT_EXC_COUNT
+};
+
+/* ------------------------------------------------------------------ module state */
+
+typedef struct cukit_state {
+    /* strong refs: the heap types, created by each file's cukit_<type>_setup */
+    PyTypeObject *DeviceType;
+    PyTypeObject *ProgramType;
+    PyTypeObject *ModuleType;
+    PyTypeObject *KernelType;
+    PyTypeObject *SignatureType;
+    PyTypeObject *BufferType;
+    PyTypeObject *ArrayType;
+    PyTypeObject *StreamType;
+    PyTypeObject *EventType;
+
+    PyObject *exc[CUKIT_EXC_COUNT]; /* strong refs: exception classes, see the enum */
+
+    PyObject *devices;  /* strong ref: tuple of Device by ordinal, built at first use */
+    int driver_count;   /* devices the driver reports; -1 until asked */
+
+    /* strong refs, filled at first use by cukit_numpy(): numpy and what we call on it */
+    PyObject *numpy;
+    PyObject *np_dtype;
+    PyObject *np_empty;
+    PyObject *np_asarray;
+    PyObject *np_ndarray;
+    PyObject *np_generic;
+    PyObject *np_floating;
+    PyObject *np_integer;
+    PyObject *np_bool;
+
+    /* strong refs: interned keyword names the launch path compares by pointer */
+    PyObject *str_grid;
+    PyObject *str_block;
+    PyObject *str_shared_mem;
+    PyObject *str_stream;
+} cukit_state;
+
+/* ------------------------------------------------------------------ element types */
+
+/* What an array's elements are, reduced to what an argument check needs. */
+typedef enum {
+    CUKIT_TC_OTHER = 0, /* structured, void, strings: only untyped and struct pointers take them */
+    CUKIT_TC_ANY,       /* a pointer parameter that accepts every dtype (void*, char*) */
+    CUKIT_TC_BOOL,
+    CUKIT_TC_I8, CUKIT_TC_U8, CUKIT_TC_I16, CUKIT_TC_U16,
+    CUKIT_TC_I32, CUKIT_TC_U32, CUKIT_TC_I64, CUKIT_TC_U64,
+    CUKIT_TC_F16, CUKIT_TC_BF16, CUKIT_TC_F32, CUKIT_TC_F64,
+    CUKIT_TC_C64, CUKIT_TC_C128,
+    CUKIT_TC_PTR,       /* a pointer to pointers: takes 64-bit integer arrays */
+    CUKIT_TC_COUNT
+} cukit_typecode;
+
+/* ------------------------------------------------------------------ objects */
+
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;       /* borrowed: the module outlives every instance of its types */
+    int ordinal;
+    CUdevice dev;
+    CUcontext ctx;         /* retained primary context, held for the life of the process */
+    char name[256];
+    int cc_major, cc_minor;
+    int sm_count;
+    size_t total_memory;
+    int max_threads_per_block;
+    int max_block[3];
+    int max_grid[3];
+    int max_shared;        /* per block without opt-in */
+    int max_shared_optin;  /* per block with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+} cukit_Device;
+
+/* One kernel parameter: its C type as declared and, once verified, its place in
+ * the compiled kernel's parameter buffer. */
+typedef enum {
+    CUKIT_P_INT, CUKIT_P_UINT, CUKIT_P_FLOAT, CUKIT_P_BOOL,
+    CUKIT_P_HALF, CUKIT_P_BF16, CUKIT_P_POINTER, CUKIT_P_STRUCT
+} cukit_param_kind;
+
+typedef struct {
+    cukit_param_kind kind;
+    int typecode;   /* scalars: their own; pointers: the element type they accept */
+    size_t size;    /* bytes; 0 for a struct whose size only the compiled kernel knows */
+    size_t offset;  /* bytes from the start of the parameter buffer */
+    char *type;     /* owned (PyMem): the type as shown to users, "const float*" */
+    char *name;     /* owned (PyMem): the parameter's name, "" when unnamed */
+} cukit_param;
+
+typedef struct {
+    PyObject_HEAD
+    char *name;            /* owned (PyMem): the kernel's name as written in the source */
+    int extern_c;          /* 1: declared extern "C", so its symbol is its name */
+    int nparams;
+    cukit_param *params;   /* owned (PyMem): nparams entries */
+    size_t arg_bytes;      /* size of the whole parameter buffer */
+    int verified;          /* 1: sizes and offsets come from the compiled kernel */
+} cukit_Signature;
+
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;
+    PyObject *source;      /* strong ref: str */
+    PyObject *name;        /* strong ref: str, the file name NVRTC reports */
+    PyObject *options;     /* strong ref: tuple of str, user options, -I and -D folded in */
+    PyObject *log;         /* strong ref: str, the log of the last compile ("" before) */
+    PyObject *signatures;  /* strong ref: dict kernel name -> Signature, parsed from source */
+} cukit_Program;
+
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;
+    cukit_Device *device;  /* strong ref: the context the code is loaded in */
+    CUmodule handle;       /* owned: unloaded on dealloc */
+    PyObject *signatures;  /* strong ref: dict kernel name -> Signature (parsed) */
+    PyObject *symbols;     /* strong ref: dict kernel name -> str symbol (lowered C++ names) */
+    PyObject *kernels;     /* strong ref: dict kernel name -> Kernel, so module.k is cheap */
+    PyObject *arch;        /* strong ref: str, "sm_90" */
+} cukit_Module;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    cukit_state *st;
+    cukit_Module *module;  /* strong ref: keeps the code loaded while the kernel lives */
+    cukit_Device *device;  /* strong ref */
+    CUfunction func;       /* borrowed from module */
+    cukit_Signature *sig;  /* strong ref: verified against the compiled kernel */
+    int max_threads;       /* the kernel's own threads-per-block limit (registers) */
+    int static_shared;     /* bytes of __shared__ declared in the kernel */
+    int dyn_shared_set;    /* current MAX_DYNAMIC_SHARED_SIZE_BYTES attribute */
+} cukit_Kernel;
+
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;
+    cukit_Device *device;  /* strong ref: the context that owns the memory */
+    CUdeviceptr ptr;       /* owned: 0 once freed */
+    size_t size;
+} cukit_Buffer;
+
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;
+    cukit_Buffer *buffer;  /* strong ref: owns the memory; views share it */
+    CUdeviceptr offset;    /* bytes from buffer->ptr to the first element */
+    PyObject *dtype;       /* strong ref: numpy dtype */
+    int typecode;          /* cukit_typecode of dtype */
+    Py_ssize_t itemsize;
+    Py_ssize_t size;       /* elements */
+    Py_ssize_t nbytes;
+    int ndim;
+    Py_ssize_t shape[CUKIT_MAXDIM];
+    Py_ssize_t strides[CUKIT_MAXDIM]; /* bytes, C order for now */
+} cukit_Array;
+
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;
+    cukit_Device *device;  /* strong ref */
+    CUstream handle;       /* owned unless this is the default stream (NULL) */
+} cukit_Stream;
+
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;
+    cukit_Device *device;  /* strong ref */
+    CUevent handle;        /* owned */
+    int timing;            /* 1: created without CU_EVENT_DISABLE_TIMING */
+    int recorded;          /* 1: record() has been called */
+} cukit_Event;
+
+/* ------------------------------------------------------------------ loader.c */
+
+/* Load libcuda and call cuInit once. 0 on success; -1 with NoDeviceError set
+ * (the message names the library and where it was looked for). */
+int cukit_driver_load(cukit_state *st);
+/* 1 when the driver is loaded and initialised, else 0; never raises. */
+int cukit_driver_ready(void);
+/* Load NVRTC. 0 on success; -1 with NotSupportedError naming every place searched. */
+int cukit_nvrtc_load(cukit_state *st);
+/* Name of the NVRTC library that was loaded, or NULL. Borrowed, static storage. */
+const char *cukit_nvrtc_path(void);
+
+/* ------------------------------------------------------------------ errors.c */
+
+/* Turn a CUresult into 0 (success) or -1 with the mapped CudaError subclass set;
+ * `call` names the driver function for the message and the .call attribute. */
+int cukit_check_cu(cukit_state *st, CUresult res, const char *call);
+/* Same for an nvrtcResult. */
+int cukit_check_nvrtc(cukit_state *st, nvrtcResult res, const char *call);
+/* Raise NotSupportedError for an optional entry point the driver lacks. Returns -1. */
+int cukit_missing_entry(cukit_state *st, const char *call);
+/* 1 when `res` leaves the context unusable (a kernel fault), else 0. */
+int cukit_cu_is_sticky(CUresult res);
+/* An instance of exc[kind] with .code/.name/.call set (code < 0 and NULL names
+ * give None). New ref, or NULL with an exception. */
+PyObject *cukit_make_error(cukit_state *st, int kind, long code, const char *name,
+                           const char *call, PyObject *message);
+/* Raise exception class exc[kind] with a message and .code/.name/.call set. Returns -1. */
+int cukit_raise(cukit_state *st, int kind, long code, const char *name, const char *call,
+                PyObject *message);
+/* Build the exception classes into st->exc and add them to module. 0 / -1. */
+int cukit_errors_setup(PyObject *module, cukit_state *st);
+
+/* Calls through the table. CU_CALL is an expression worth 0 or -1; CU_CALL_NOGIL
+ * releases the GIL around the call and jumps to `error` on failure. */
+#define CU_CALL(st, fn, args) \
+    (cukit_api.fn ? cukit_check_cu((st), cukit_api.fn args, #fn) : cukit_missing_entry((st), #fn))
+#define CU_CALL_NOGIL(st, fn, args)                                   \
+    do {                                                              \
+        CUresult cu_res_;                                             \
+        Py_BEGIN_ALLOW_THREADS cu_res_ = cukit_api.fn args;           \
+        Py_END_ALLOW_THREADS if (cukit_check_cu((st), cu_res_, #fn) < 0) goto error; \
+    } while (0)
+#define NVRTC_CALL(st, fn, args) cukit_check_nvrtc((st), cukit_api.fn args, #fn)
+
+/* ------------------------------------------------------------------ module.c */
+
+/* State of the module that defined `type`. Borrowed. */
+cukit_state *cukit_state_of_type(PyTypeObject *type);
+/* Import numpy into st once. 0 / -1 with ImportError explaining it is required. */
+int cukit_numpy(cukit_state *st);
+
+/* ------------------------------------------------------------------ device.c */
+
+int cukit_device_setup(PyObject *module, cukit_state *st);
+/* Number of devices; 0 without a driver. -1 with an exception on a driver error. */
+int cukit_device_count(cukit_state *st);
+/* Device `ordinal`, created at first use. Borrowed ref, or NULL with an exception. */
+cukit_Device *cukit_device_get(cukit_state *st, int ordinal);
+/* The device whose primary context is current on this thread, else device 0 made
+ * current. Borrowed ref, or NULL with NoDeviceError. */
+cukit_Device *cukit_device_current(cukit_state *st);
+/* The device for a `device=` argument: None -> current, a Device, or an ordinal.
+ * Borrowed ref, or NULL with an exception. */
+cukit_Device *cukit_device_arg(cukit_state *st, PyObject *device);
+/* Make dev's primary context current on this thread if it is not. 0 / -1. */
+int cukit_device_activate(cukit_Device *dev);
+/* "sm_90" for dev into buf (at least 16 bytes). */
+void cukit_device_arch(const cukit_Device *dev, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ signature.c */
+
+int cukit_signature_setup(PyObject *module, cukit_state *st);
+/* Parse every __global__ function in `source`; `defines` maps macro names to values
+ * (may be NULL). New ref: dict name -> Signature; NULL with an exception. */
+PyObject *cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines);
+/* Parse one declaration "name(type a, type b)" or "(type a, ...)". New ref or NULL. */
+cukit_Signature *cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name);
+/* A copy of `sig` laid out by the compiled kernel's own offsets and sizes
+ * (n entries). New ref, or NULL with TypeError when the two disagree. */
+cukit_Signature *cukit_signature_verify(cukit_state *st, cukit_Signature *sig, int n,
+                                        const size_t *offsets, const size_t *sizes);
+/* Same layout computed by the C ABI rules, for packing without a compiled kernel. */
+cukit_Signature *cukit_signature_layout(cukit_state *st, cukit_Signature *sig);
+/* "saxpy(float a, const float* x)". New ref or NULL. */
+PyObject *cukit_signature_str(cukit_Signature *sig);
+
+/* ------------------------------------------------------------------ args.c */
+
+/* Convert v to parameter p's C type at dst (p->size bytes). `index` (0-based) and
+ * `sig` are for messages; `dev` (may be NULL) is checked against device arrays.
+ * 0 / -1 with TypeError, OverflowError or ValueError naming the parameter. */
+int cukit_pack_arg(cukit_state *st, const cukit_Signature *sig, int index, PyObject *v,
+                   unsigned char *dst, const cukit_Device *dev);
+/* Raise TypeError for a wrong argument count, showing the signature. Returns -1. */
+int cukit_arg_count_error(cukit_Signature *sig, Py_ssize_t given);
+/* typecode of numpy dtype / of a __array_interface__ typestr such as "<f4". */
+int cukit_typecode_of_dtype(PyObject *dtype);
+int cukit_typecode_of_typestr(const char *typestr);
+/* "float32" style name of a typecode, for messages. Static storage. */
+const char *cukit_typecode_name(int tc);
+
+/* ------------------------------------------------------------------ program.c, cumodule.c, kernel.c */
+
+int cukit_program_setup(PyObject *module, cukit_state *st);
+int cukit_module_setup(PyObject *module, cukit_state *st);
+/* Load `image` (cubin/fatbin/PTX) on dev. signatures/symbols may be NULL (empty).
+ * New ref, or NULL with an exception. */
+cukit_Module *cukit_module_create(cukit_state *st, cukit_Device *dev, const void *image,
+                                  PyObject *signatures, PyObject *symbols, const char *arch);
+int cukit_kernel_setup(PyObject *module, cukit_state *st);
+/* Kernel `name` of mod with signature sig (verified here). New ref or NULL. */
+cukit_Kernel *cukit_kernel_create(cukit_Module *mod, CUfunction func, cukit_Signature *sig);
+
+/* ------------------------------------------------------------------ memory and sync */
+
+int cukit_buffer_setup(PyObject *module, cukit_state *st);
+/* nbytes of device memory on dev. New ref, or NULL (OutOfMemoryError, ...). */
+cukit_Buffer *cukit_buffer_create(cukit_Device *dev, size_t nbytes);
+/* Free now; idempotent. 0 / -1. */
+int cukit_buffer_release(cukit_Buffer *buf);
+/* Raise ValueError about use after free. Returns -1. */
+int cukit_freed_error(void);
+
+int cukit_array_setup(PyObject *module, cukit_state *st);
+int cukit_stream_setup(PyObject *module, cukit_state *st);
+/* The CUstream for a `stream=` argument: None -> default, Stream -> its handle.
+ * 0 / -1 with TypeError, or ValueError when it belongs to another device than dev. */
+int cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUstream *out);
+int cukit_event_setup(PyObject *module, cukit_state *st);
+
+#endif /* CUKIT_H */

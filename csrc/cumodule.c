@@ -1,0 +1,273 @@
+/* cumodule.c - cukit.Module: code loaded on a device, and kernel lookup */
+#include "cukit.h"
+
+cukit_Module *
+cukit_module_create(cukit_state *st, cukit_Device *dev, const void *image, PyObject *signatures,
+                    PyObject *symbols, const char *arch)
+{
+    cukit_Module *self = PyObject_GC_New(cukit_Module, st->ModuleType);
+    if (self == NULL)
+        return NULL;
+    self->st = st;
+    self->device = (cukit_Device *)Py_NewRef(dev);
+    self->handle = NULL;
+    self->signatures = signatures ? Py_NewRef(signatures) : PyDict_New();
+    self->symbols = symbols ? Py_NewRef(symbols) : PyDict_New();
+    self->kernels = PyDict_New();
+    self->arch = PyUnicode_FromString(arch);
+    PyObject_GC_Track(self);
+    if (!self->signatures || !self->symbols || !self->kernels || !self->arch)
+        goto error;
+    if (cukit_device_activate(dev) < 0)
+        goto error;
+    CU_CALL_NOGIL(st, cuModuleLoadData, (&self->handle, image));
+    return self;
+error:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static int
+module_traverse(cukit_Module *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->kernels);
+    return 0;
+}
+
+static int
+module_clear(cukit_Module *self)
+{
+    Py_CLEAR(self->kernels);
+    return 0;
+}
+
+static void
+module_dealloc(cukit_Module *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    if (self->handle) {
+        PyObject *saved = PyErr_GetRaisedException();
+        CUresult res = CUDA_SUCCESS;
+        if (cukit_device_activate(self->device) == 0)
+            res = cukit_api.cuModuleUnload(self->handle);
+        else
+            PyErr_Clear();
+        /* After a kernel fault every call fails; the user has already been told. */
+        if (res != CUDA_SUCCESS && !cukit_cu_is_sticky(res) &&
+            cukit_check_cu(self->st, res, "cuModuleUnload") < 0)
+            PyErr_WriteUnraisable((PyObject *)self);
+        PyErr_SetRaisedException(saved);
+    }
+    module_clear(self);
+    Py_CLEAR(self->signatures);
+    Py_CLEAR(self->symbols);
+    Py_CLEAR(self->arch);
+    Py_CLEAR(self->device);
+    PyObject_GC_Del(self);
+    Py_DECREF(tp);
+}
+
+/* AttributeError listing the kernels this module has. Returns NULL. */
+static PyObject *
+no_such_kernel(cukit_Module *self, PyObject *name)
+{
+    PyObject *keys = PyDict_Keys(self->signatures);
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *listed = keys && sep ? PyUnicode_Join(sep, keys) : NULL;
+    if (listed)
+        PyErr_Format(PyExc_AttributeError,
+                     "the module has no kernel %R; its kernels are: %s%U",
+                     name, PyDict_GET_SIZE(self->signatures) ? "" : "(none)", listed);
+    Py_XDECREF(keys);
+    Py_XDECREF(sep);
+    Py_XDECREF(listed);
+    return NULL;
+}
+
+/* The kernel `name`, with `signature` (str, Signature or NULL for the parsed one). */
+static PyObject *
+get_kernel(cukit_Module *self, PyObject *name, PyObject *signature)
+{
+    cukit_state *st = self->st;
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError, "a kernel name must be a str, not %s", Py_TYPE(name)->tp_name);
+        return NULL;
+    }
+    if (signature == NULL || signature == Py_None) {
+        PyObject *have = PyDict_GetItemWithError(self->kernels, name);
+        if (have || PyErr_Occurred())
+            return Py_XNewRef(have);
+    }
+    cukit_Signature *sig;
+    if (signature == NULL || signature == Py_None) {
+        sig = (cukit_Signature *)PyDict_GetItemWithError(self->signatures, name);
+        if (sig == NULL)
+            return PyErr_Occurred() ? NULL : no_such_kernel(self, name);
+        Py_INCREF(sig);
+    }
+    else if (Py_IS_TYPE(signature, st->SignatureType)) {
+        sig = (cukit_Signature *)Py_NewRef(signature);
+    }
+    else if (PyUnicode_Check(signature)) {
+        sig = cukit_signature_from_decl(st, PyUnicode_AsUTF8(signature), PyUnicode_AsUTF8(name));
+        if (sig == NULL)
+            return NULL;
+    }
+    else {
+        PyErr_SetString(PyExc_TypeError,
+                        "signature must be a str such as \"(float a, float* x)\" or a Signature");
+        return NULL;
+    }
+    PyObject *symbol = PyDict_GetItemWithError(self->symbols, name);
+    if (symbol == NULL && PyErr_Occurred()) {
+        Py_DECREF(sig);
+        return NULL;
+    }
+    const char *sym = PyUnicode_AsUTF8(symbol ? symbol : name);
+    CUfunction func = NULL;
+    if (sym == NULL || cukit_device_activate(self->device) < 0) {
+        Py_DECREF(sig);
+        return NULL;
+    }
+    CUresult res = cukit_api.cuModuleGetFunction(&func, self->handle, sym);
+    if (res == CUDA_ERROR_NOT_FOUND) {
+        Py_DECREF(sig);
+        PyErr_Format(PyExc_AttributeError,
+                     "kernel %R is declared but not in the compiled code: is it only declared, "
+                     "never defined? (for a C++ kernel, is its name spelled as in the source?)",
+                     name);
+        return NULL;
+    }
+    if (cukit_check_cu(st, res, "cuModuleGetFunction") < 0) {
+        Py_DECREF(sig);
+        return NULL;
+    }
+    cukit_Kernel *k = cukit_kernel_create(self, func, sig);
+    Py_DECREF(sig);
+    if (k == NULL)
+        return NULL;
+    if ((signature == NULL || signature == Py_None) &&
+        PyDict_SetItem(self->kernels, name, (PyObject *)k) < 0) {
+        Py_DECREF(k);
+        return NULL;
+    }
+    return (PyObject *)k;
+}
+
+static PyObject *
+module_get_kernel(cukit_Module *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"name", "signature", NULL};
+    PyObject *name, *signature = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:get_kernel", kwlist, &name, &signature))
+        return NULL;
+    return get_kernel(self, name, signature);
+}
+
+static PyObject *
+module_getattro(cukit_Module *self, PyObject *name)
+{
+    PyObject *v = PyObject_GenericGetAttr((PyObject *)self, name);
+    if (v != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return v;
+    const char *s = PyUnicode_AsUTF8(name);
+    if (s == NULL || s[0] == '_')
+        return NULL; /* dunder lookups (copy, pickle) keep their AttributeError */
+    PyErr_Clear();
+    return get_kernel(self, name, NULL);
+}
+
+static PyObject *
+module_dir(cukit_Module *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *base = PyObject_CallMethod((PyObject *)&PyBaseObject_Type, "__dir__", "O", self);
+    if (base == NULL)
+        return NULL;
+    PyObject *keys = PyDict_Keys(self->signatures);
+    if (keys == NULL || PyList_SetSlice(base, PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, keys) < 0) {
+        Py_XDECREF(keys);
+        Py_DECREF(base);
+        return NULL;
+    }
+    Py_DECREF(keys);
+    return base;
+}
+
+static PyObject *
+module_get_kernels(cukit_Module *self, void *c)
+{
+    PyObject *keys = PyDict_Keys(self->signatures);
+    if (keys == NULL)
+        return NULL;
+    PyObject *t = PyList_AsTuple(keys);
+    Py_DECREF(keys);
+    return t;
+}
+
+static PyObject *
+module_get_handle(cukit_Module *self, void *c)
+{
+    return PyLong_FromVoidPtr(self->handle);
+}
+
+static PyObject *
+module_repr(cukit_Module *self)
+{
+    return PyUnicode_FromFormat("<cukit.Module %U on device %d, kernels %R>", self->arch,
+                                self->device->ordinal, self->signatures);
+}
+
+static PyMemberDef module_members[] = {
+    {"device", Py_T_OBJECT_EX, offsetof(cukit_Module, device), Py_READONLY,
+     "The Device the code is loaded on."},
+    {"arch", Py_T_OBJECT_EX, offsetof(cukit_Module, arch), Py_READONLY,
+     "What it was compiled for, e.g. 'sm_90'."},
+    {NULL},
+};
+
+static PyGetSetDef module_getset[] = {
+    {"kernels", (getter)module_get_kernels, NULL, "Names of the kernels, in source order."},
+    {"handle", (getter)module_get_handle, NULL, "The CUmodule, as an int."},
+    {NULL},
+};
+
+static PyMethodDef module_methods[] = {
+    {"get_kernel", (PyCFunction)(void (*)(void))module_get_kernel, METH_VARARGS | METH_KEYWORDS,
+     "get_kernel(name, signature=None) -> Kernel. signature overrides the parsed parameter "
+     "list, e.g. \"(float a, const float* x, int n)\"."},
+    {"__dir__", (PyCFunction)module_dir, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyType_Slot module_slots[] = {
+    {Py_tp_doc, "Module: compiled code loaded on a device. Made by cukit.compile() or "
+                "Program.load(); module.name or module.get_kernel(name) gives a Kernel."},
+    {Py_tp_dealloc, module_dealloc},
+    {Py_tp_traverse, module_traverse},
+    {Py_tp_clear, module_clear},
+    {Py_tp_getattro, module_getattro},
+    {Py_tp_repr, module_repr},
+    {Py_tp_members, module_members},
+    {Py_tp_getset, module_getset},
+    {Py_tp_methods, module_methods},
+    {0, NULL},
+};
+
+static PyType_Spec module_spec = {
+    .name = "cukit.Module",
+    .basicsize = sizeof(cukit_Module),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = module_slots,
+};
+
+int
+cukit_module_setup(PyObject *module, cukit_state *st)
+{
+    st->ModuleType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &module_spec, NULL);
+    if (st->ModuleType == NULL)
+        return -1;
+    return PyModule_AddType(module, st->ModuleType);
+}

@@ -1,0 +1,73 @@
+/* entry_points.h - every dlopen'ed function cukit calls, one line each.
+ *
+ * X(return type, field name, exported symbol, REQUIRED|OPTIONAL, (parameters))
+ *
+ * loader.c expands these lists into the function-pointer table (cukit_api) and
+ * the name table it walks after dlopen. No other code reaches libcuda or NVRTC.
+ * A REQUIRED symbol that is missing makes the whole library unusable; an
+ * OPTIONAL one stays NULL and the call that needs it raises NotSupportedError. */
+#ifndef CUKIT_ENTRY_POINTS_H
+#define CUKIT_ENTRY_POINTS_H
+
+#define CUKIT_DRIVER_API(X)                                                              \
+    X(CUresult, cuInit, "cuInit", REQUIRED, (unsigned int))                              \
+    X(CUresult, cuDriverGetVersion, "cuDriverGetVersion", REQUIRED, (int *))             \
+    X(CUresult, cuGetErrorName, "cuGetErrorName", REQUIRED, (CUresult, const char **))   \
+    X(CUresult, cuGetErrorString, "cuGetErrorString", REQUIRED, (CUresult, const char **)) \
+    X(CUresult, cuDeviceGetCount, "cuDeviceGetCount", REQUIRED, (int *))                 \
+    X(CUresult, cuDeviceGet, "cuDeviceGet", REQUIRED, (CUdevice *, int))                 \
+    X(CUresult, cuDeviceGetName, "cuDeviceGetName", REQUIRED, (char *, int, CUdevice))   \
+    X(CUresult, cuDeviceGetAttribute, "cuDeviceGetAttribute", REQUIRED, (int *, int, CUdevice)) \
+    X(CUresult, cuDeviceTotalMem, "cuDeviceTotalMem_v2", REQUIRED, (size_t *, CUdevice)) \
+    X(CUresult, cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", REQUIRED, (CUcontext *, CUdevice)) \
+    X(CUresult, cuCtxGetCurrent, "cuCtxGetCurrent", REQUIRED, (CUcontext *))             \
+    X(CUresult, cuCtxSetCurrent, "cuCtxSetCurrent", REQUIRED, (CUcontext))               \
+    X(CUresult, cuCtxGetDevice, "cuCtxGetDevice", REQUIRED, (CUdevice *))               \
+    X(CUresult, cuCtxSynchronize, "cuCtxSynchronize", REQUIRED, (void))                  \
+    X(CUresult, cuMemGetInfo, "cuMemGetInfo_v2", REQUIRED, (size_t *, size_t *))         \
+    X(CUresult, cuMemAlloc, "cuMemAlloc_v2", REQUIRED, (CUdeviceptr *, size_t))          \
+    X(CUresult, cuMemFree, "cuMemFree_v2", REQUIRED, (CUdeviceptr))                      \
+    X(CUresult, cuMemcpyHtoD, "cuMemcpyHtoD_v2", REQUIRED, (CUdeviceptr, const void *, size_t)) \
+    X(CUresult, cuMemcpyDtoH, "cuMemcpyDtoH_v2", REQUIRED, (void *, CUdeviceptr, size_t)) \
+    X(CUresult, cuMemcpyDtoD, "cuMemcpyDtoD_v2", REQUIRED, (CUdeviceptr, CUdeviceptr, size_t)) \
+    X(CUresult, cuMemsetD8, "cuMemsetD8_v2", REQUIRED, (CUdeviceptr, unsigned char, size_t)) \
+    X(CUresult, cuModuleLoadData, "cuModuleLoadData", REQUIRED, (CUmodule *, const void *)) \
+    X(CUresult, cuModuleUnload, "cuModuleUnload", REQUIRED, (CUmodule))                  \
+    X(CUresult, cuModuleGetFunction, "cuModuleGetFunction", REQUIRED, (CUfunction *, CUmodule, const char *)) \
+    X(CUresult, cuFuncGetAttribute, "cuFuncGetAttribute", REQUIRED, (int *, int, CUfunction)) \
+    X(CUresult, cuFuncSetAttribute, "cuFuncSetAttribute", REQUIRED, (CUfunction, int, int)) \
+    X(CUresult, cuFuncGetParamInfo, "cuFuncGetParamInfo", OPTIONAL, (CUfunction, size_t, size_t *, size_t *)) \
+    X(CUresult, cuLaunchKernel, "cuLaunchKernel", REQUIRED,                              \
+      (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,  \
+       unsigned int, unsigned int, CUstream, void **, void **))                          \
+    X(CUresult, cuStreamCreateWithPriority, "cuStreamCreateWithPriority", REQUIRED, (CUstream *, unsigned int, int)) \
+    X(CUresult, cuStreamDestroy, "cuStreamDestroy_v2", REQUIRED, (CUstream))             \
+    X(CUresult, cuStreamSynchronize, "cuStreamSynchronize", REQUIRED, (CUstream))        \
+    X(CUresult, cuStreamQuery, "cuStreamQuery", REQUIRED, (CUstream))                    \
+    X(CUresult, cuStreamWaitEvent, "cuStreamWaitEvent", REQUIRED, (CUstream, CUevent, unsigned int)) \
+    X(CUresult, cuEventCreate, "cuEventCreate", REQUIRED, (CUevent *, unsigned int))     \
+    X(CUresult, cuEventDestroy, "cuEventDestroy_v2", REQUIRED, (CUevent))                \
+    X(CUresult, cuEventRecord, "cuEventRecord", REQUIRED, (CUevent, CUstream))           \
+    X(CUresult, cuEventSynchronize, "cuEventSynchronize", REQUIRED, (CUevent))           \
+    X(CUresult, cuEventQuery, "cuEventQuery", REQUIRED, (CUevent))                       \
+    X(CUresult, cuEventElapsedTime, "cuEventElapsedTime", REQUIRED, (float *, CUevent, CUevent))
+
+#define CUKIT_NVRTC_API(X)                                                               \
+    X(nvrtcResult, nvrtcVersion, "nvrtcVersion", REQUIRED, (int *, int *))               \
+    X(const char *, nvrtcGetErrorString, "nvrtcGetErrorString", REQUIRED, (nvrtcResult)) \
+    X(nvrtcResult, nvrtcCreateProgram, "nvrtcCreateProgram", REQUIRED,                   \
+      (nvrtcProgram *, const char *, const char *, int, const char *const *, const char *const *)) \
+    X(nvrtcResult, nvrtcDestroyProgram, "nvrtcDestroyProgram", REQUIRED, (nvrtcProgram *)) \
+    X(nvrtcResult, nvrtcCompileProgram, "nvrtcCompileProgram", REQUIRED, (nvrtcProgram, int, const char *const *)) \
+    X(nvrtcResult, nvrtcGetPTXSize, "nvrtcGetPTXSize", REQUIRED, (nvrtcProgram, size_t *)) \
+    X(nvrtcResult, nvrtcGetPTX, "nvrtcGetPTX", REQUIRED, (nvrtcProgram, char *))         \
+    X(nvrtcResult, nvrtcGetCUBINSize, "nvrtcGetCUBINSize", REQUIRED, (nvrtcProgram, size_t *)) \
+    X(nvrtcResult, nvrtcGetCUBIN, "nvrtcGetCUBIN", REQUIRED, (nvrtcProgram, char *))     \
+    X(nvrtcResult, nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", REQUIRED, (nvrtcProgram, size_t *)) \
+    X(nvrtcResult, nvrtcGetProgramLog, "nvrtcGetProgramLog", REQUIRED, (nvrtcProgram, char *)) \
+    X(nvrtcResult, nvrtcAddNameExpression, "nvrtcAddNameExpression", REQUIRED, (nvrtcProgram, const char *)) \
+    X(nvrtcResult, nvrtcGetLoweredName, "nvrtcGetLoweredName", REQUIRED, (nvrtcProgram, const char *, const char **)) \
+    X(nvrtcResult, nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs", OPTIONAL, (int *)) \
+    X(nvrtcResult, nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs", OPTIONAL, (int *))
+
+#endif /* CUKIT_ENTRY_POINTS_H */

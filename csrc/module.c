@@ -1,0 +1,141 @@
+/* module.c - the cukit._cukit module: definition, multi-phase init, state traverse/clear */
+#include "cukit.h"
+
+static struct PyModuleDef cukit_moduledef;
+
+cukit_state *
+cukit_state_of_type(PyTypeObject *type)
+{
+    return (cukit_state *)PyType_GetModuleState(type);
+}
+
+int
+cukit_numpy(cukit_state *st)
+{
+    if (st->numpy)
+        return 0;
+    PyObject *np = PyImport_ImportModule("numpy");
+    if (np == NULL) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ImportError,
+                        "cukit needs numpy for arrays; install it with `pip install numpy`");
+        return -1;
+    }
+    static const struct {
+        const char *name;
+        size_t offset;
+    } attrs[] = {
+        {"dtype", offsetof(cukit_state, np_dtype)},
+        {"empty", offsetof(cukit_state, np_empty)},
+        {"asarray", offsetof(cukit_state, np_asarray)},
+        {"ndarray", offsetof(cukit_state, np_ndarray)},
+        {"generic", offsetof(cukit_state, np_generic)},
+        {"floating", offsetof(cukit_state, np_floating)},
+        {"integer", offsetof(cukit_state, np_integer)},
+        {"bool_", offsetof(cukit_state, np_bool)},
+    };
+    for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++) {
+        PyObject *v = PyObject_GetAttrString(np, attrs[i].name);
+        if (v == NULL) {
+            Py_DECREF(np);
+            return -1;
+        }
+        PyObject **slot = (PyObject **)((char *)st + attrs[i].offset);
+        Py_XSETREF(*slot, v);
+    }
+    st->numpy = np;
+    return 0;
+}
+
+#define STATE_REFS(V)                                                                    \
+    V(DeviceType) V(ProgramType) V(ModuleType) V(KernelType) V(SignatureType)            \
+    V(BufferType) V(ArrayType) V(StreamType) V(EventType) V(devices) V(numpy) V(np_dtype) \
+    V(np_empty) V(np_asarray) V(np_ndarray) V(np_generic) V(np_floating)       \
+    V(np_integer) V(np_bool) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream)
+
+static int
+cukit_traverse(PyObject *m, visitproc visit, void *arg)
+{
+    cukit_state *st = PyModule_GetState(m);
+#define VISIT(f) Py_VISIT(st->f);
+    STATE_REFS(VISIT)
+#undef VISIT
+    for (int i = 0; i < CUKIT_EXC_COUNT; i++)
+        Py_VISIT(st->exc[i]);
+    return 0;
+}
+
+static int
+cukit_clear(PyObject *m)
+{
+    cukit_state *st = PyModule_GetState(m);
+#define CLEAR(f) Py_CLEAR(st->f);
+    STATE_REFS(CLEAR)
+#undef CLEAR
+    for (int i = 0; i < CUKIT_EXC_COUNT; i++)
+        Py_CLEAR(st->exc[i]);
+    return 0;
+}
+
+static void
+cukit_free(void *m)
+{
+    cukit_clear((PyObject *)m);
+}
+
+static int
+cukit_exec(PyObject *m)
+{
+    cukit_state *st = PyModule_GetState(m);
+    st->driver_count = -1;
+    static const struct {
+        const char *text;
+        size_t offset;
+    } names[] = {
+        {"grid", offsetof(cukit_state, str_grid)},
+        {"block", offsetof(cukit_state, str_block)},
+        {"shared_mem", offsetof(cukit_state, str_shared_mem)},
+        {"stream", offsetof(cukit_state, str_stream)},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        PyObject *s = PyUnicode_InternFromString(names[i].text);
+        if (s == NULL)
+            return -1;
+        *(PyObject **)((char *)st + names[i].offset) = s;
+    }
+    static int (*const setups[])(PyObject *, cukit_state *) = {
+        cukit_errors_setup, cukit_device_setup, cukit_signature_setup, cukit_program_setup,
+        cukit_module_setup, cukit_kernel_setup, cukit_buffer_setup, cukit_array_setup,
+        cukit_stream_setup, cukit_event_setup,
+    };
+    for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
+        if (setups[i](m, st) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static PyModuleDef_Slot cukit_slots[] = {
+    {Py_mod_exec, cukit_exec},
+#ifdef Py_mod_multiple_interpreters
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef cukit_moduledef = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "cukit._cukit",
+    .m_doc = "cukit's C core: NVRTC compilation, kernel launch, device memory, streams, events.",
+    .m_size = sizeof(cukit_state),
+    .m_slots = cukit_slots,
+    .m_traverse = cukit_traverse,
+    .m_clear = cukit_clear,
+    .m_free = cukit_free,
+};
+
+PyMODINIT_FUNC
+PyInit__cukit(void)
+{
+    return PyModuleDef_Init(&cukit_moduledef);
+}

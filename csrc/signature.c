@@ -1,0 +1,1002 @@
+/* signature.c - cukit.Signature: __global__ parameter lists parsed from CUDA C source
+ *
+ * The parser is deliberately small: it tokenizes the source (comments and
+ * strings skipped, object-like #defines and the user's defines expanded,
+ * typedef/using aliases remembered) and reads each __global__ declaration's
+ * parameter list. It never has the last word on layout: a kernel's Signature is
+ * checked against the compiled kernel's own parameter sizes before any launch. */
+#include "cukit.h"
+
+#include <ctype.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ C types */
+
+static const struct {
+    const char *name;
+    cukit_param_kind kind;
+    size_t size;
+    int typecode; /* of a scalar, and of the elements a T* accepts */
+} c_types[] = {
+    {"bool", CUKIT_P_BOOL, 1, CUKIT_TC_BOOL},
+    {"char", CUKIT_P_INT, 1, CUKIT_TC_ANY},
+    {"signed char", CUKIT_P_INT, 1, CUKIT_TC_I8},
+    {"unsigned char", CUKIT_P_UINT, 1, CUKIT_TC_U8},
+    {"short", CUKIT_P_INT, 2, CUKIT_TC_I16},
+    {"unsigned short", CUKIT_P_UINT, 2, CUKIT_TC_U16},
+    {"int", CUKIT_P_INT, 4, CUKIT_TC_I32},
+    {"unsigned int", CUKIT_P_UINT, 4, CUKIT_TC_U32},
+    {"long", CUKIT_P_INT, 8, CUKIT_TC_I64}, /* LP64: Linux */
+    {"unsigned long", CUKIT_P_UINT, 8, CUKIT_TC_U64},
+    {"long long", CUKIT_P_INT, 8, CUKIT_TC_I64},
+    {"unsigned long long", CUKIT_P_UINT, 8, CUKIT_TC_U64},
+    {"int8_t", CUKIT_P_INT, 1, CUKIT_TC_I8},
+    {"uint8_t", CUKIT_P_UINT, 1, CUKIT_TC_U8},
+    {"int16_t", CUKIT_P_INT, 2, CUKIT_TC_I16},
+    {"uint16_t", CUKIT_P_UINT, 2, CUKIT_TC_U16},
+    {"int32_t", CUKIT_P_INT, 4, CUKIT_TC_I32},
+    {"uint32_t", CUKIT_P_UINT, 4, CUKIT_TC_U32},
+    {"int64_t", CUKIT_P_INT, 8, CUKIT_TC_I64},
+    {"uint64_t", CUKIT_P_UINT, 8, CUKIT_TC_U64},
+    {"size_t", CUKIT_P_UINT, 8, CUKIT_TC_U64},
+    {"ssize_t", CUKIT_P_INT, 8, CUKIT_TC_I64},
+    {"ptrdiff_t", CUKIT_P_INT, 8, CUKIT_TC_I64},
+    {"intptr_t", CUKIT_P_INT, 8, CUKIT_TC_I64},
+    {"uintptr_t", CUKIT_P_UINT, 8, CUKIT_TC_U64},
+    {"float", CUKIT_P_FLOAT, 4, CUKIT_TC_F32},
+    {"double", CUKIT_P_FLOAT, 8, CUKIT_TC_F64},
+    {"half", CUKIT_P_HALF, 2, CUKIT_TC_F16},
+    {"__half", CUKIT_P_HALF, 2, CUKIT_TC_F16},
+    {"__nv_bfloat16", CUKIT_P_BF16, 2, CUKIT_TC_BF16},
+    {"nv_bfloat16", CUKIT_P_BF16, 2, CUKIT_TC_BF16},
+    {"float2", CUKIT_P_STRUCT, 8, CUKIT_TC_C64},
+    {"cuFloatComplex", CUKIT_P_STRUCT, 8, CUKIT_TC_C64},
+    {"cuComplex", CUKIT_P_STRUCT, 8, CUKIT_TC_C64},
+    {"double2", CUKIT_P_STRUCT, 16, CUKIT_TC_C128},
+    {"cuDoubleComplex", CUKIT_P_STRUCT, 16, CUKIT_TC_C128},
+    {"void", CUKIT_P_STRUCT, 0, CUKIT_TC_ANY},
+};
+
+/* Words that only ever qualify a parameter; they do not change what it takes. */
+static const char *qualifiers[] = {
+    "const", "volatile", "__restrict__", "__restrict", "restrict", "struct", "class",
+    "union", "typename", "__grid_constant__", "register", "enum",
+};
+
+/* ------------------------------------------------------------------ tokens */
+
+typedef enum { TOK_IDENT, TOK_NUMBER, TOK_STRING, TOK_PUNCT } tok_kind;
+
+typedef struct {
+    tok_kind kind;
+    const char *p;
+    int len;
+} token;
+
+typedef struct {
+    token *toks;
+    int n, cap;
+    PyObject *macros;   /* borrowed: dict str name -> str body (object-like only) */
+    PyObject *keep;     /* list of str whose buffers tokens point into */
+    int depth;          /* macro expansion depth */
+} lexer;
+
+static int
+push_tok(lexer *lx, tok_kind kind, const char *p, int len)
+{
+    if (lx->n == lx->cap) {
+        int cap = lx->cap ? lx->cap * 2 : 256;
+        token *t = PyMem_Realloc(lx->toks, (size_t)cap * sizeof *t);
+        if (t == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        lx->toks = t;
+        lx->cap = cap;
+    }
+    lx->toks[lx->n++] = (token){kind, p, len};
+    return 0;
+}
+
+static int tokenize(lexer *lx, const char *s, const char *end, int top);
+
+/* Record `#define NAME body` when it is object-like (no parameter list). */
+static int
+directive(lexer *lx, const char *s, const char *end)
+{
+    while (s < end && (*s == ' ' || *s == '\t'))
+        s++;
+    if (end - s < 6 || strncmp(s, "define", 6) != 0 || !isspace((unsigned char)s[6]))
+        return 0;
+    s += 6;
+    while (s < end && isspace((unsigned char)*s))
+        s++;
+    const char *name = s;
+    while (s < end && (isalnum((unsigned char)*s) || *s == '_'))
+        s++;
+    if (s == name || (s < end && *s == '('))
+        return 0;
+    PyObject *key = PyUnicode_FromStringAndSize(name, s - name);
+    /* Line continuations inside the body become spaces. */
+    PyObject *raw = PyUnicode_FromStringAndSize(s, end - s);
+    PyObject *body = raw ? PyObject_CallMethod(raw, "replace", "ss", "\\\n", " ") : NULL;
+    Py_XDECREF(raw);
+    int rc = (key && body) ? PyDict_SetItem(lx->macros, key, body) : -1;
+    Py_XDECREF(key);
+    Py_XDECREF(body);
+    return rc;
+}
+
+/* Expand an identifier that names a macro into its body's tokens; 1 if expanded. */
+static int
+expand(lexer *lx, const char *p, int len)
+{
+    if (lx->depth > 16)
+        return 0;
+    PyObject *key = PyUnicode_FromStringAndSize(p, len);
+    if (key == NULL)
+        return -1;
+    PyObject *body = PyDict_GetItemWithError(lx->macros, key);
+    Py_DECREF(key);
+    if (body == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    Py_ssize_t blen;
+    const char *b = PyUnicode_AsUTF8AndSize(body, &blen);
+    if (b == NULL || PyList_Append(lx->keep, body) < 0)
+        return -1;
+    lx->depth++;
+    int rc = tokenize(lx, b, b + blen, 0);
+    lx->depth--;
+    return rc < 0 ? -1 : 1;
+}
+
+static int
+tokenize(lexer *lx, const char *s, const char *end, int top)
+{
+    int line_start = 1;
+    while (s < end) {
+        char c = *s;
+        if (c == '\n') {
+            line_start = 1;
+            s++;
+            continue;
+        }
+        if (isspace((unsigned char)c)) {
+            s++;
+            continue;
+        }
+        if (c == '/' && s + 1 < end && s[1] == '/') {
+            while (s < end && *s != '\n')
+                s++;
+            continue;
+        }
+        if (c == '/' && s + 1 < end && s[1] == '*') {
+            s += 2;
+            while (s + 1 < end && !(s[0] == '*' && s[1] == '/'))
+                s++;
+            s = s + 2 < end ? s + 2 : end;
+            continue;
+        }
+        if (c == '#' && line_start && top) {
+            const char *d = s + 1;
+            while (s < end && !(*s == '\n' && s[-1] != '\\'))
+                s++;
+            if (directive(lx, d, s) < 0)
+                return -1;
+            continue;
+        }
+        line_start = 0;
+        if (c == '"' || c == '\'') {
+            const char *q = s++;
+            while (s < end && *s != c) {
+                if (*s == '\\')
+                    s++;
+                s++;
+            }
+            s = s < end ? s + 1 : end;
+            if (push_tok(lx, TOK_STRING, q, (int)(s - q)) < 0)
+                return -1;
+            continue;
+        }
+        if (isalpha((unsigned char)c) || c == '_') {
+            const char *q = s;
+            while (s < end && (isalnum((unsigned char)*s) || *s == '_'))
+                s++;
+            int r = expand(lx, q, (int)(s - q));
+            if (r < 0)
+                return -1;
+            if (r == 0 && push_tok(lx, TOK_IDENT, q, (int)(s - q)) < 0)
+                return -1;
+            continue;
+        }
+        if (isdigit((unsigned char)c)) {
+            const char *q = s;
+            while (s < end && (isalnum((unsigned char)*s) || *s == '.' || *s == '_'))
+                s++;
+            if (push_tok(lx, TOK_NUMBER, q, (int)(s - q)) < 0)
+                return -1;
+            continue;
+        }
+        int len = (c == ':' && s + 1 < end && s[1] == ':') ? 2 : 1;
+        if (push_tok(lx, TOK_PUNCT, s, len) < 0)
+            return -1;
+        s += len;
+    }
+    return 0;
+}
+
+static int
+is(const token *t, const char *text)
+{
+    return (int)strlen(text) == t->len && memcmp(t->p, text, (size_t)t->len) == 0;
+}
+
+/* Index just past the group opened at toks[i] (one of "(", "[", "<", "{"). */
+static int
+skip_group(const lexer *lx, int i)
+{
+    static const char open[] = "([<{", close[] = ")]>}";
+    const char *o = strchr(open, lx->toks[i].p[0]);
+    char oc = *o, cc = close[o - open];
+    int depth = 0;
+    for (; i < lx->n; i++) {
+        if (lx->toks[i].kind != TOK_PUNCT)
+            continue;
+        if (lx->toks[i].p[0] == oc)
+            depth++;
+        else if (lx->toks[i].p[0] == cc && --depth == 0)
+            return i + 1;
+    }
+    return lx->n;
+}
+
+/* ------------------------------------------------------------------ parameters */
+
+typedef struct {
+    PyObject *aliases; /* borrowed: dict alias -> (str base, int pointer depth) */
+} scope_info;
+
+static char *
+dup_text(const char *s, size_t n)
+{
+    char *out = PyMem_Malloc(n + 1);
+    if (out == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(out, s, n);
+    out[n] = '\0';
+    return out;
+}
+
+static int
+is_qualifier(const token *t)
+{
+    for (size_t i = 0; i < sizeof qualifiers / sizeof *qualifiers; i++)
+        if (is(t, qualifiers[i]))
+            return 1;
+    return 0;
+}
+
+static int
+is_int_word(const char *w, size_t n)
+{
+    static const char *words[] = {"signed", "unsigned", "short", "long", "int", "char"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strlen(words[i]) == n && memcmp(words[i], w, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* "unsigned long int" -> "unsigned long"; "signed" -> "int". Writes into out. */
+static void
+canonical_int(const token *words, int n, char *out, size_t cap)
+{
+    int is_unsigned = 0, is_signed = 0, longs = 0, is_short = 0, is_char = 0;
+    for (int i = 0; i < n; i++) {
+        if (is(&words[i], "unsigned"))
+            is_unsigned = 1;
+        else if (is(&words[i], "signed"))
+            is_signed = 1;
+        else if (is(&words[i], "long"))
+            longs++;
+        else if (is(&words[i], "short"))
+            is_short = 1;
+        else if (is(&words[i], "char"))
+            is_char = 1;
+    }
+    const char *base = is_char ? "char" : is_short ? "short" : longs >= 2 ? "long long"
+                                                     : longs ? "long" : "int";
+    const char *sign = is_unsigned ? "unsigned " : (is_signed && is_char) ? "signed " : "";
+    PyOS_snprintf(out, cap, "%s%s", sign, base);
+}
+
+/* Fill p from the tokens of one parameter declaration. */
+static int
+parse_param(const lexer *lx, int from, int to, PyObject *aliases, cukit_param *p)
+{
+    token words[16];
+    int nwords = 0, pointers = 0, is_const_before_ptr = 0;
+    for (int i = from; i < to; i++) {
+        const token *t = &lx->toks[i];
+        if (t->kind == TOK_PUNCT && t->p[0] == '=')
+            break; /* a default argument */
+        if (t->kind == TOK_PUNCT && (t->p[0] == '*' || t->p[0] == '&')) {
+            pointers++;
+            continue;
+        }
+        if (t->kind == TOK_PUNCT && t->p[0] == '[') {
+            pointers++;
+            i = skip_group(lx, i) - 1;
+            continue;
+        }
+        if (t->kind == TOK_IDENT && (is(t, "__align__") || is(t, "alignas") ||
+                                   is(t, "__attribute__"))) {
+            if (i + 1 < to && is(&lx->toks[i + 1], "("))
+                i = skip_group(lx, i + 1) - 1;
+            continue;
+        }
+        if (t->kind == TOK_PUNCT && is(t, "::")) { /* std::size_t -> size_t; ns::T -> ns::T */
+            if (nwords > 0 && i + 1 < to && lx->toks[i + 1].kind == TOK_IDENT) {
+                token *w = &words[nwords - 1];
+                const token *next = &lx->toks[i + 1];
+                if (is(w, "std") || next->p < w->p || next->p - w->p > 200)
+                    *w = *next;
+                else
+                    w->len = (int)(next->p + next->len - w->p);
+                i++;
+            }
+            continue;
+        }
+        if (is(t, "const") && pointers == 0)
+            is_const_before_ptr = 1;
+        if (is_qualifier(t))
+            continue;
+        if (t->kind == TOK_PUNCT && t->p[0] == '<') { /* template arguments join the word */
+            int j = skip_group(lx, i);
+            const token *last = &lx->toks[j - 1];
+            if (nwords > 0 && last->p > words[nwords - 1].p &&
+                last->p - words[nwords - 1].p < 200) {
+                token *w = &words[nwords - 1];
+                w->len = (int)(last->p + last->len - w->p);
+            }
+            i = j - 1;
+            continue;
+        }
+        if (nwords == (int)(sizeof words / sizeof *words))
+            break;
+        words[nwords++] = *t;
+    }
+    /* The last word is the parameter's name unless it is part of the type. */
+    const token *name = NULL;
+    if (nwords >= 2 && words[nwords - 1].kind == TOK_IDENT &&
+        !is_int_word(words[nwords - 1].p, (size_t)words[nwords - 1].len) &&
+        !is(&words[nwords - 1], "float") && !is(&words[nwords - 1], "double") &&
+        !is(&words[nwords - 1], "bool")) {
+        name = &words[--nwords];
+    }
+    if (nwords == 0) {
+        PyErr_SetString(PyExc_ValueError, "a kernel parameter has no type");
+        return -1;
+    }
+    char base[256];
+    int all_int = 1;
+    for (int i = 0; i < nwords; i++)
+        all_int &= is_int_word(words[i].p, (size_t)words[i].len);
+    if (all_int) {
+        canonical_int(words, nwords, base, sizeof base);
+    }
+    else {
+        size_t used = 0;
+        base[0] = '\0';
+        for (int i = 0; i < nwords && used + (size_t)words[i].len + 2 < sizeof base; i++) {
+            used += (size_t)PyOS_snprintf(base + used, sizeof base - used, "%s%.*s",
+                                          used ? " " : "", words[i].len, words[i].p);
+        }
+    }
+    /* typedef / using aliases, applied until the name is not an alias. */
+    for (int guard = 0; aliases && guard < 16; guard++) {
+        PyObject *hit = PyDict_GetItemString(aliases, base);
+        if (hit == NULL)
+            break;
+        PyOS_snprintf(base, sizeof base, "%s", PyUnicode_AsUTF8(PyTuple_GET_ITEM(hit, 0)));
+        pointers += (int)PyLong_AsLong(PyTuple_GET_ITEM(hit, 1));
+    }
+    p->kind = CUKIT_P_STRUCT;
+    p->typecode = CUKIT_TC_ANY; /* a pointer to an unknown struct takes any array */
+    p->size = 0;
+    for (size_t i = 0; i < sizeof c_types / sizeof *c_types; i++) {
+        if (strcmp(c_types[i].name, base) == 0) {
+            p->kind = c_types[i].kind;
+            p->size = c_types[i].size;
+            p->typecode = c_types[i].typecode;
+            break;
+        }
+    }
+    if (pointers > 0) {
+        if (pointers > 1)
+            p->typecode = CUKIT_TC_PTR;
+        p->kind = CUKIT_P_POINTER;
+        p->size = 8;
+    }
+    else if (strcmp(base, "void") == 0) {
+        PyErr_SetString(PyExc_ValueError, "a kernel parameter cannot have type void");
+        return -1;
+    }
+    char shown[300];
+    PyOS_snprintf(shown, sizeof shown, "%s%s%.*s", is_const_before_ptr && pointers ? "const " : "",
+                  base, pointers, "********************************");
+    p->type = dup_text(shown, strlen(shown));
+    p->name = name ? dup_text(name->p, (size_t)name->len) : dup_text("", 0);
+    return (p->type && p->name) ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------ the object */
+
+static cukit_Signature *
+signature_alloc(cukit_state *st, const char *name, int nparams)
+{
+    cukit_Signature *sig = PyObject_New(cukit_Signature, st->SignatureType);
+    if (sig == NULL)
+        return NULL;
+    sig->name = NULL;
+    sig->params = NULL;
+    sig->nparams = 0;
+    sig->extern_c = 0;
+    sig->arg_bytes = 0;
+    sig->verified = 0;
+    sig->name = dup_text(name, strlen(name));
+    sig->params = PyMem_Calloc(nparams ? (size_t)nparams : 1, sizeof(cukit_param));
+    if (sig->name == NULL || sig->params == NULL) {
+        Py_DECREF(sig);
+        return (cukit_Signature *)PyErr_NoMemory();
+    }
+    return sig;
+}
+
+static void
+signature_dealloc(cukit_Signature *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    for (int i = 0; i < self->nparams; i++) {
+        PyMem_Free(self->params[i].type);
+        PyMem_Free(self->params[i].name);
+    }
+    PyMem_Free(self->params);
+    PyMem_Free(self->name);
+    PyObject_Free(self);
+    Py_DECREF(tp);
+}
+
+/* Parse the parameter list whose "(" is toks[open]. New ref or NULL. */
+static cukit_Signature *
+parse_params(cukit_state *st, const lexer *lx, int open, const char *name, PyObject *aliases)
+{
+    int close = skip_group(lx, open) - 1;
+    int count = 0, start = open + 1;
+    int bounds[512];
+    for (int i = open + 1; i <= close && count < 256; i++) {
+        const token *t = &lx->toks[i];
+        if (t->kind == TOK_PUNCT && strchr("([<{", t->p[0])) {
+            i = skip_group(lx, i) - 1;
+            continue;
+        }
+        if (i == close || (t->kind == TOK_PUNCT && t->p[0] == ',')) {
+            if (i > start) {
+                bounds[2 * count] = start;
+                bounds[2 * count + 1] = i;
+                count++;
+            }
+            start = i + 1;
+        }
+    }
+    /* `(void)` declares no parameters. */
+    if (count == 1 && bounds[1] - bounds[0] == 1 && is(&lx->toks[bounds[0]], "void"))
+        count = 0;
+    cukit_Signature *sig = signature_alloc(st, name, count);
+    if (sig == NULL)
+        return NULL;
+    for (int k = 0; k < count; k++) {
+        if (parse_param(lx, bounds[2 * k], bounds[2 * k + 1], aliases, &sig->params[k]) < 0) {
+            sig->nparams = k + 1;
+            Py_DECREF(sig);
+            return NULL;
+        }
+        sig->nparams = k + 1;
+    }
+    return sig;
+}
+
+/* Remember `typedef ... NAME;` and `using NAME = ...;` written at file scope. */
+static int
+record_alias(const lexer *lx, int from, int to, PyObject *aliases, int is_using)
+{
+    int name_at, type_from, type_to;
+    if (is_using) { /* using NAME = type ; */
+        if (to - from < 4 || !is(&lx->toks[from + 2], "="))
+            return 0;
+        name_at = from + 1;
+        type_from = from + 3;
+        type_to = to;
+    }
+    else { /* typedef type NAME ; */
+        name_at = to - 1;
+        type_from = from + 1;
+        type_to = to - 1;
+    }
+    int pointers = 0, nwords = 0;
+    char base[256] = "";
+    size_t used = 0;
+    token ints[8];
+    int nints = 0, all_int = 1;
+    for (int i = type_from; i < type_to; i++) {
+        const token *t = &lx->toks[i];
+        if (t->kind == TOK_PUNCT && (t->p[0] == '{' || t->p[0] == '('))
+            return 0; /* typedef struct {...} or a function pointer: stays opaque */
+        if (t->kind == TOK_PUNCT && t->p[0] == '*') {
+            pointers++;
+            continue;
+        }
+        if (is_qualifier(t) || t->kind != TOK_IDENT)
+            continue;
+        nwords++;
+        if (is_int_word(t->p, (size_t)t->len) && nints < 8)
+            ints[nints++] = *t;
+        else
+            all_int = 0;
+        used += (size_t)PyOS_snprintf(base + used, sizeof base - used, "%s%.*s", used ? " " : "",
+                                      t->len, t->p);
+        if (used >= sizeof base - 1)
+            return 0;
+    }
+    if (nwords == 0 || lx->toks[name_at].kind != TOK_IDENT)
+        return 0;
+    if (all_int)
+        canonical_int(ints, nints, base, sizeof base);
+    PyObject *v = Py_BuildValue("(si)", base, pointers);
+    PyObject *k = PyUnicode_FromStringAndSize(lx->toks[name_at].p, lx->toks[name_at].len);
+    int rc = (v && k) ? PyDict_SetItem(aliases, k, v) : -1;
+    Py_XDECREF(v);
+    Py_XDECREF(k);
+    return rc;
+}
+
+PyObject *
+cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines)
+{
+    lexer lx = {0};
+    PyObject *out = PyDict_New();
+    PyObject *aliases = PyDict_New();
+    lx.macros = PyDict_New();
+    lx.keep = PyList_New(0);
+    if (!out || !aliases || !lx.macros || !lx.keep)
+        goto error;
+    if (defines && defines != Py_None) {
+        PyObject *k, *v;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(defines, &pos, &k, &v)) {
+            PyObject *body = v == Py_None ? PyUnicode_FromString("1") : PyObject_Str(v);
+            if (body == NULL || PyDict_SetItem(lx.macros, k, body) < 0) {
+                Py_XDECREF(body);
+                goto error;
+            }
+            Py_DECREF(body);
+        }
+    }
+    if (tokenize(&lx, source, source + strlen(source), 1) < 0)
+        goto error;
+
+    /* Walk the tokens tracking braces: kernels count only at file scope, in
+     * namespaces and in extern "C" { } blocks. */
+    enum { S_FILE, S_EXTERN_C, S_NAMESPACE, S_OTHER };
+    int scopes[256], ns_len[256];
+    char ns[512] = "";
+    int depth = 0, other = 0, stmt = 0;
+    for (int i = 0; i < lx.n; i++) {
+        const token *t = &lx.toks[i];
+        if (t->kind == TOK_PUNCT && t->p[0] == '{') {
+            int kind = S_OTHER, saved = (int)strlen(ns);
+            if (i >= 2 && is(&lx.toks[i - 1], "\"C\"") && is(&lx.toks[i - 2], "extern"))
+                kind = S_EXTERN_C;
+            else if (i >= 1 && is(&lx.toks[i - 1], "namespace"))
+                kind = S_NAMESPACE; /* anonymous */
+            else if (i >= 2 && is(&lx.toks[i - 2], "namespace")) {
+                kind = S_NAMESPACE;
+                size_t used = strlen(ns);
+                PyOS_snprintf(ns + used, sizeof ns - used, "%.*s::", lx.toks[i - 1].len,
+                              lx.toks[i - 1].p);
+            }
+            if (depth < 256) {
+                scopes[depth] = kind;
+                ns_len[depth] = saved;
+            }
+            depth++;
+            other += kind == S_OTHER;
+            stmt = i + 1;
+            continue;
+        }
+        if (t->kind == TOK_PUNCT && t->p[0] == '}') {
+            if (depth > 0) {
+                depth--;
+                int kind = depth < 256 ? scopes[depth] : S_OTHER;
+                other -= kind == S_OTHER;
+                if (depth < 256)
+                    ns[ns_len[depth]] = '\0';
+            }
+            stmt = i + 1;
+            continue;
+        }
+        if (t->kind == TOK_PUNCT && t->p[0] == ';') {
+            if (other == 0 && i > stmt) {
+                if (is(&lx.toks[stmt], "typedef") &&
+                    record_alias(&lx, stmt, i, aliases, 0) < 0)
+                    goto error;
+                if (is(&lx.toks[stmt], "using") && record_alias(&lx, stmt, i, aliases, 1) < 0)
+                    goto error;
+            }
+            stmt = i + 1;
+            continue;
+        }
+        if (other != 0 || t->kind != TOK_IDENT || !is(t, "__global__"))
+            continue;
+
+        int is_template = 0, extern_c = 0;
+        for (int j = stmt; j < i; j++) {
+            if (is(&lx.toks[j], "template"))
+                is_template = 1;
+            if (is(&lx.toks[j], "extern") && j + 1 < i && is(&lx.toks[j + 1], "\"C\""))
+                extern_c = 1;
+        }
+        for (int d = 0; d < depth && d < 256; d++)
+            extern_c |= scopes[d] == S_EXTERN_C;
+        /* Find the name: the identifier right before the parameter list. */
+        int j = i + 1;
+        while (j < lx.n) {
+            const token *u = &lx.toks[j];
+            if (u->kind == TOK_IDENT && j + 1 < lx.n && is(&lx.toks[j + 1], "(") &&
+                (is(u, "__launch_bounds__") || is(u, "__cluster_dims__") ||
+                 is(u, "__maxnreg__") || is(u, "__attribute__") || is(u, "__declspec"))) {
+                j = skip_group(&lx, j + 1);
+                continue;
+            }
+            if (u->kind == TOK_PUNCT && (u->p[0] == '(' || u->p[0] == ';' || u->p[0] == '{' ||
+                                       u->p[0] == '<'))
+                break;
+            j++;
+        }
+        if (is_template || j >= lx.n || !is(&lx.toks[j], "(") || lx.toks[j - 1].kind != TOK_IDENT)
+            continue; /* templates need name_expressions; others are not kernels we can read */
+        char name[512];
+        PyOS_snprintf(name, sizeof name, "%s%.*s", extern_c ? "" : ns, lx.toks[j - 1].len,
+                      lx.toks[j - 1].p);
+        cukit_Signature *sig = parse_params(st, &lx, j, name, aliases);
+        if (sig == NULL)
+            goto error;
+        sig->extern_c = extern_c;
+        /* A later definition replaces an earlier declaration (it has the names). */
+        int rc = PyDict_SetItemString(out, name, (PyObject *)sig);
+        Py_DECREF(sig);
+        if (rc < 0)
+            goto error;
+        i = skip_group(&lx, j) - 1;
+    }
+    PyMem_Free(lx.toks);
+    Py_DECREF(aliases);
+    Py_DECREF(lx.macros);
+    Py_DECREF(lx.keep);
+    return out;
+error:
+    PyMem_Free(lx.toks);
+    Py_XDECREF(out);
+    Py_XDECREF(aliases);
+    Py_XDECREF(lx.macros);
+    Py_XDECREF(lx.keep);
+    return NULL;
+}
+
+cukit_Signature *
+cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name)
+{
+    /* Read it as a kernel so the one parser handles both. */
+    PyObject *src = PyUnicode_FromFormat("extern \"C\" __global__ void %s%s%s%s;",
+                                         strchr(decl, '(') ? "" : (name ? name : "kernel"),
+                                         strchr(decl, '(') ? "" : "(", decl,
+                                         strchr(decl, '(') ? "" : ")");
+    if (src == NULL)
+        return NULL;
+    PyObject *found = cukit_signatures_parse(st, PyUnicode_AsUTF8(src), NULL);
+    Py_DECREF(src);
+    if (found == NULL)
+        return NULL;
+    if (PyDict_GET_SIZE(found) != 1) {
+        Py_DECREF(found);
+        PyErr_Format(PyExc_ValueError,
+                     "could not read a parameter list from '%s'; write it as "
+                     "\"name(float a, const float* x)\"", decl);
+        return NULL;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    PyDict_Next(found, &pos, &k, &v);
+    cukit_Signature *sig = (cukit_Signature *)Py_NewRef(v);
+    Py_DECREF(found);
+    if (name && strcmp(sig->name, name) != 0) {
+        char *renamed = dup_text(name, strlen(name));
+        if (renamed == NULL) {
+            Py_DECREF(sig);
+            return NULL;
+        }
+        PyMem_Free(sig->name);
+        sig->name = renamed;
+    }
+    return sig;
+}
+
+/* A copy of sig with the given layout. */
+static cukit_Signature *
+with_layout(cukit_state *st, cukit_Signature *sig, const size_t *offsets, const size_t *sizes,
+            size_t total)
+{
+    cukit_Signature *out = signature_alloc(st, sig->name, sig->nparams);
+    if (out == NULL)
+        return NULL;
+    out->extern_c = sig->extern_c;
+    for (int i = 0; i < sig->nparams; i++) {
+        out->params[i] = sig->params[i];
+        out->params[i].type = dup_text(sig->params[i].type, strlen(sig->params[i].type));
+        out->params[i].name = dup_text(sig->params[i].name, strlen(sig->params[i].name));
+        out->params[i].offset = offsets[i];
+        out->params[i].size = sizes[i];
+        out->nparams = i + 1;
+        if (!out->params[i].type || !out->params[i].name) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    out->arg_bytes = total;
+    out->verified = 1;
+    return out;
+}
+
+cukit_Signature *
+cukit_signature_verify(cukit_state *st, cukit_Signature *sig, int n, const size_t *offsets,
+                       const size_t *sizes)
+{
+    int ok = n == sig->nparams;
+    size_t total = 0;
+    for (int i = 0; ok && i < n; i++) {
+        const cukit_param *p = &sig->params[i];
+        if (p->kind != CUKIT_P_STRUCT || p->size != 0)
+            ok = p->size == sizes[i] || (p->kind == CUKIT_P_STRUCT && p->typecode == CUKIT_TC_ANY);
+        if (offsets[i] + sizes[i] > total)
+            total = offsets[i] + sizes[i];
+    }
+    if (ok)
+        return with_layout(st, sig, offsets, sizes, total);
+    PyObject *shown = cukit_signature_str(sig);
+    PyObject *sz = PyList_New(0);
+    for (int i = 0; sz && i < n; i++) {
+        PyObject *v = PyLong_FromSize_t(sizes[i]);
+        if (v == NULL || PyList_Append(sz, v) < 0)
+            Py_CLEAR(sz);
+        Py_XDECREF(v);
+    }
+    if (shown && sz)
+        PyErr_Format(PyExc_TypeError,
+                     "cukit read kernel %s as %U, but the compiled kernel has %d parameter%s "
+                     "of sizes %R bytes. Declare its parameters with plain C types, or give "
+                     "get_kernel(name, signature=\"...\") the right list",
+                     sig->name, shown, n, n == 1 ? "" : "s", sz);
+    Py_XDECREF(shown);
+    Py_XDECREF(sz);
+    return NULL;
+}
+
+cukit_Signature *
+cukit_signature_layout(cukit_state *st, cukit_Signature *sig)
+{
+    if (sig->verified)
+        return (cukit_Signature *)Py_NewRef(sig);
+    size_t offsets[CUKIT_STACK_PARAMS], sizes[CUKIT_STACK_PARAMS], at = 0;
+    if (sig->nparams > CUKIT_STACK_PARAMS) {
+        PyErr_SetString(PyExc_ValueError, "too many parameters");
+        return NULL;
+    }
+    for (int i = 0; i < sig->nparams; i++) {
+        size_t size = sig->params[i].size;
+        if (size == 0) {
+            PyErr_Format(PyExc_TypeError,
+                         "the size of struct parameter %d (%s) is known only once the kernel "
+                         "is compiled; pack it through a Kernel",
+                         i + 1, sig->params[i].type);
+            return NULL;
+        }
+        size_t align = size >= 8 ? 8 : size;
+        at = (at + align - 1) / align * align;
+        offsets[i] = at;
+        sizes[i] = size;
+        at += size;
+    }
+    return with_layout(st, sig, offsets, sizes, at);
+}
+
+PyObject *
+cukit_signature_str(cukit_Signature *sig)
+{
+    PyObject *parts = PyList_New(0);
+    if (parts == NULL)
+        return NULL;
+    for (int i = 0; i < sig->nparams; i++) {
+        const cukit_param *p = &sig->params[i];
+        PyObject *s = PyUnicode_FromFormat("%s%s%s", p->type, p->name[0] ? " " : "", p->name);
+        if (s == NULL || PyList_Append(parts, s) < 0) {
+            Py_XDECREF(s);
+            Py_DECREF(parts);
+            return NULL;
+        }
+        Py_DECREF(s);
+    }
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *joined = sep ? PyUnicode_Join(sep, parts) : NULL;
+    Py_XDECREF(sep);
+    Py_DECREF(parts);
+    if (joined == NULL)
+        return NULL;
+    PyObject *out = PyUnicode_FromFormat("%s(%U)", sig->name, joined);
+    Py_DECREF(joined);
+    return out;
+}
+
+/* ------------------------------------------------------------------ Python API */
+
+static PyObject *
+signature_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"declaration", NULL};
+    const char *decl;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s:Signature", kwlist, &decl))
+        return NULL;
+    cukit_state *st = cukit_state_of_type(type);
+    if (strstr(decl, "__global__")) {
+        PyObject *all = cukit_signatures_parse(st, decl, NULL);
+        if (all == NULL)
+            return NULL;
+        if (PyDict_GET_SIZE(all) != 1) {
+            PyErr_Format(PyExc_ValueError, "expected one __global__ declaration, found %zd",
+                         PyDict_GET_SIZE(all));
+            Py_DECREF(all);
+            return NULL;
+        }
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        PyDict_Next(all, &pos, &k, &v);
+        Py_INCREF(v);
+        Py_DECREF(all);
+        return v;
+    }
+    return (PyObject *)cukit_signature_from_decl(st, decl, NULL);
+}
+
+static PyObject *
+signature_repr(cukit_Signature *self)
+{
+    PyObject *s = cukit_signature_str(self);
+    if (s == NULL)
+        return NULL;
+    PyObject *out = PyUnicode_FromFormat("<cukit.Signature %U>", s);
+    Py_DECREF(s);
+    return out;
+}
+
+static PyObject *
+signature_get_name(cukit_Signature *self, void *c)
+{
+    return PyUnicode_FromString(self->name);
+}
+
+static PyObject *
+signature_get_params(cukit_Signature *self, void *c)
+{
+    PyObject *out = PyTuple_New(self->nparams);
+    for (int i = 0; out && i < self->nparams; i++) {
+        PyObject *item = Py_BuildValue("(ss)", self->params[i].type, self->params[i].name);
+        if (item == NULL)
+            Py_CLEAR(out);
+        else
+            PyTuple_SET_ITEM(out, i, item);
+    }
+    return out;
+}
+
+static PyObject *
+signature_get_layout(cukit_Signature *self, void *c)
+{
+    if (!self->verified)
+        Py_RETURN_NONE;
+    PyObject *out = PyTuple_New(self->nparams);
+    for (int i = 0; out && i < self->nparams; i++) {
+        PyObject *item = Py_BuildValue("(nn)", (Py_ssize_t)self->params[i].offset,
+                                       (Py_ssize_t)self->params[i].size);
+        if (item == NULL)
+            Py_CLEAR(out);
+        else
+            PyTuple_SET_ITEM(out, i, item);
+    }
+    return out;
+}
+
+static Py_ssize_t
+signature_len(cukit_Signature *self)
+{
+    return self->nparams;
+}
+
+static PyObject *
+signature_pack(cukit_Signature *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    cukit_state *st = cukit_state_of_type(Py_TYPE(self));
+    if (nargs != self->nparams) {
+        cukit_arg_count_error(self, nargs);
+        return NULL;
+    }
+    cukit_Signature *laid = cukit_signature_layout(st, self);
+    if (laid == NULL)
+        return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)laid->arg_bytes);
+    if (out != NULL) {
+        unsigned char *buf = (unsigned char *)PyBytes_AS_STRING(out);
+        memset(buf, 0, laid->arg_bytes);
+        for (int i = 0; i < laid->nparams; i++) {
+            if (cukit_pack_arg(st, laid, i, args[i], buf + laid->params[i].offset, NULL) < 0) {
+                Py_CLEAR(out);
+                break;
+            }
+        }
+    }
+    Py_DECREF(laid);
+    return out;
+}
+
+static PyGetSetDef signature_getset[] = {
+    {"name", (getter)signature_get_name, NULL, "The kernel's name."},
+    {"params", (getter)signature_get_params, NULL, "((type, name), ...) as declared."},
+    {"layout", (getter)signature_get_layout, NULL,
+     "((offset, size), ...) in the compiled kernel's parameter buffer; None if not compiled."},
+    {NULL},
+};
+
+static PyMethodDef signature_methods[] = {
+    {"pack", (PyCFunction)(void (*)(void))signature_pack, METH_FASTCALL,
+     "pack(*args) -> bytes: the parameter buffer a launch would pass, for checking "
+     "conversions without a GPU."},
+    {NULL},
+};
+
+static PyType_Slot signature_slots[] = {
+    {Py_tp_doc, "Signature(declaration): a kernel's parameter list, e.g.\n"
+                "Signature('saxpy(float a, const float* x, float* y, size_t n)')."},
+    {Py_tp_new, signature_new},
+    {Py_tp_dealloc, signature_dealloc},
+    {Py_tp_repr, signature_repr},
+    {Py_tp_str, cukit_signature_str},
+    {Py_tp_getset, signature_getset},
+    {Py_tp_methods, signature_methods},
+    {Py_sq_length, signature_len},
+    {0, NULL},
+};
+
+static PyType_Spec signature_spec = {
+    .name = "cukit.Signature",
+    .basicsize = sizeof(cukit_Signature),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = signature_slots,
+};
+
+int
+cukit_signature_setup(PyObject *module, cukit_state *st)
+{
+    st->SignatureType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &signature_spec, NULL);
+    if (st->SignatureType == NULL)
+        return -1;
+    return PyModule_AddType(module, st->SignatureType);
+}
