@@ -1,0 +1,59 @@
+"""Crash-prone cases run in a subprocess: a faulting kernel must raise, never crash."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+
+def run(code):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_illegal_address_raises_at_the_next_synchronize():
+    out = run("""
+        import cukit
+        mod = cukit.compile('extern "C" __global__ void bad(float* p) { p[threadIdx.x] = 1; }')
+        mod.bad(8, grid=1, block=32)   # address 8: not device memory
+        try:
+            cukit.synchronize()
+        except cukit.KernelFaultError as e:
+            print("CLASS", type(e).__name__)
+            print("NAME", e.name)
+            print("CALL", e.call)
+            print("MSG", e)
+        try:
+            cukit.zeros(4)
+        except cukit.CudaError as e:
+            print("AFTER", type(e).__name__)
+        print("EXIT OK")
+    """)
+    assert out.returncode == 0, out.stderr
+    assert "CLASS KernelFaultError" in out.stdout
+    assert "NAME CUDA_ERROR_ILLEGAL_ADDRESS" in out.stdout
+    assert "CALL cuCtxSynchronize" in out.stdout
+    assert "can no longer be used" in out.stdout
+    assert "AFTER" in out.stdout
+    assert "EXIT OK" in out.stdout
+
+
+def test_objects_dropped_after_a_fault_exit_cleanly():
+    out = run("""
+        import cukit, numpy as np
+        a = cukit.to_device(np.ones(1000, np.float32))
+        s = cukit.Stream(); e = cukit.Event()
+        mod = cukit.compile('extern "C" __global__ void bad(float* p) { p[threadIdx.x] = 1; }')
+        mod.bad(8, grid=1, block=32)
+        try:
+            s.synchronize(); cukit.synchronize()
+        except cukit.KernelFaultError:
+            pass
+        del a, s, e, mod
+        print("EXIT OK")
+    """)
+    assert out.returncode == 0, out.stderr
+    assert "EXIT OK" in out.stdout
+    assert "Traceback" not in out.stderr
