@@ -316,6 +316,82 @@ array_copy(cukit_Array *self, PyObject *Py_UNUSED(ignored))
     return (PyObject *)out;
 }
 
+/* A `stream=` argument for an async operation on a: its handle, plus the
+ * capture bookkeeping when the stream is being recorded into a graph. */
+static int
+async_stream(cukit_Array *a, PyObject *stream, PyObject *keep, CUstream *h)
+{
+    if (cukit_stream_handle(a->st, stream, a->buffer->device, h) < 0)
+        return -1;
+    if (stream != Py_None && ((cukit_Stream *)stream)->capture != NULL)
+        return cukit_capture_keep((cukit_Stream *)stream, keep);
+    return 0;
+}
+
+static PyObject *
+array_fill(cukit_Array *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"value", "stream", NULL};
+    PyObject *value, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:fill", kwlist, &value, &stream))
+        return NULL;
+    cukit_state *st = self->st;
+    CUstream h;
+    if (check_live(self) < 0 || cukit_numpy(st) < 0)
+        return NULL;
+    /* The element's bytes, converted by numpy's own rules (with its range errors). */
+    PyObject *one = as_host_array(st, value, self->dtype);
+    if (one == NULL)
+        return NULL;
+    PyObject *raw = PyObject_CallMethod(one, "tobytes", NULL);
+    Py_ssize_t one_size = PyObject_Size(one);
+    Py_DECREF(one);
+    if (raw == NULL)
+        return NULL;
+    if (one_size != 1) {
+        Py_DECREF(raw);
+        PyErr_Format(PyExc_ValueError, "fill() takes one value, got %zd", one_size);
+        return NULL;
+    }
+    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(raw);
+    Py_ssize_t isz = self->itemsize;
+    size_t n = (size_t)self->size;
+    CUdeviceptr p = data_ptr(self);
+    int rc = -1;
+    if (async_stream(self, stream, (PyObject *)self, &h) < 0 ||
+        cukit_device_activate(self->buffer->device) < 0)
+        goto done;
+    if (n == 0) {
+        rc = 0;
+    }
+    else if (isz == 1) {
+        rc = CU_CALL(st, cuMemsetD8Async, (p, b[0], n, h));
+    }
+    else if (isz == 2) {
+        unsigned short v;
+        memcpy(&v, b, 2);
+        rc = CU_CALL(st, cuMemsetD16Async, (p, v, n, h));
+    }
+    else if (isz % 4 == 0) {
+        /* One 2-D memset per 32-bit word of the element, each a column of n rows. */
+        rc = 0;
+        for (Py_ssize_t w = 0; w < isz / 4 && rc == 0; w++) {
+            unsigned int v;
+            memcpy(&v, b + 4 * w, 4);
+            rc = CU_CALL(st, cuMemsetD2D32Async, (p + 4 * (size_t)w, (size_t)isz, v, 1, n, h));
+        }
+    }
+    else {
+        PyErr_Format(PyExc_TypeError, "fill() works on elements of 1, 2 or a multiple of 4 bytes; "
+                     "this dtype has %zd", isz);
+    }
+done:
+    Py_DECREF(raw);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 array_free(cukit_Array *self, PyObject *Py_UNUSED(ignored))
 {
@@ -459,6 +535,9 @@ static PyMethodDef array_methods[] = {
     {"set", (PyCFunction)array_set, METH_O,
      "set(host): copy from a host array of the same shape and dtype (or bytes of equal size)."},
     {"copy", (PyCFunction)array_copy, METH_NOARGS, "A new device array with the same data."},
+    {"fill", (PyCFunction)(void (*)(void))array_fill, METH_VARARGS | METH_KEYWORDS,
+     "fill(value, stream=None): set every element, with the memset family (asynchronous "
+     "on the stream; capturable into a graph)."},
     {"free", (PyCFunction)array_free, METH_NOARGS,
      "Free the device memory now. Views of it become unusable. Safe to call twice."},
     {NULL},
@@ -604,7 +683,65 @@ mod_to_device(PyObject *m, PyObject *args, PyObject *kwargs)
     return (PyObject *)a;
 }
 
+static PyObject *
+mod_copy(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"dst", "src", "stream", NULL};
+    PyObject *dst_o, *src_o, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:copy", kwlist, &dst_o, &src_o, &stream))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    int dst_dev = Py_IS_TYPE(dst_o, st->ArrayType), src_dev = Py_IS_TYPE(src_o, st->ArrayType);
+    if (dst_dev && !src_dev)
+        return array_set((cukit_Array *)dst_o, src_o);
+    if (src_dev && !dst_dev) {
+        PyObject *a = PyTuple_New(0), *kw = Py_BuildValue("{sO}", "out", dst_o);
+        PyObject *r = a && kw ? array_get((cukit_Array *)src_o, a, kw) : NULL;
+        Py_XDECREF(a);
+        Py_XDECREF(kw);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+        Py_RETURN_NONE;
+    }
+    if (!dst_dev) {
+        PyErr_SetString(PyExc_TypeError, "copy(dst, src): one of them must be a cukit.Array");
+        return NULL;
+    }
+    cukit_Array *dst = (cukit_Array *)dst_o, *src = (cukit_Array *)src_o;
+    if (check_live(dst) < 0 || check_live(src) < 0)
+        return NULL;
+    int same = PyObject_RichCompareBool(dst->dtype, src->dtype, Py_EQ);
+    if (same <= 0) {
+        if (same == 0)
+            PyErr_Format(PyExc_TypeError, "copy(): dst is %S but src is %S", dst->dtype, src->dtype);
+        return NULL;
+    }
+    PyObject *ds = shape_tuple(dst), *ss = shape_tuple(src);
+    int eq = ds && ss ? PyObject_RichCompareBool(ds, ss, Py_EQ) : -1;
+    if (eq == 0)
+        PyErr_Format(PyExc_ValueError, "copy(): dst has shape %R but src has shape %R", ds, ss);
+    Py_XDECREF(ds);
+    Py_XDECREF(ss);
+    if (eq != 1)
+        return NULL;
+    CUstream h;
+    PyObject *pair = PyTuple_Pack(2, dst_o, src_o);
+    int rc = pair ? async_stream(dst, stream, pair, &h) : -1;
+    Py_XDECREF(pair);
+    if (rc < 0 || cukit_device_activate(dst->buffer->device) < 0)
+        return NULL;
+    if (dst->nbytes > 0 &&
+        CU_CALL(st, cuMemcpyDtoDAsync, (data_ptr(dst), data_ptr(src), (size_t)dst->nbytes, h)) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef array_functions[] = {
+    {"copy", (PyCFunction)(void (*)(void))mod_copy, METH_VARARGS | METH_KEYWORDS,
+     "copy(dst, src, stream=None): copy between arrays of the same shape and dtype. "
+     "Device to device is asynchronous on the stream (and capturable); a host side is "
+     "copied synchronously."},
     {"to_device", (PyCFunction)(void (*)(void))mod_to_device, METH_VARARGS | METH_KEYWORDS,
      "to_device(obj, dtype=None, device=None) -> Array: copy a numpy array (or anything "
      "numpy.asarray takes) to the device."},

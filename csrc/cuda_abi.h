@@ -18,6 +18,48 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUkern_st *CUkernel;
+
+/* CUDA_KERNEL_NODE_PARAMS_v2 */
+typedef struct {
+    CUfunction func;
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    void **kernelParams;
+    void **extra;
+    CUkernel kern;
+    CUcontext ctx;
+} CUDA_KERNEL_NODE_PARAMS;
+
+/* CUlaunchAttribute: an id, padding to 8 bytes, and a 64-byte value union. */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        int cooperative;
+        struct {
+            unsigned int x, y, z;
+        } clusterDim;
+    } value;
+} CUlaunchAttribute;
+
+typedef struct {
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    CUstream hStream;
+    CUlaunchAttribute *attrs;
+    unsigned int numAttrs;
+} CUlaunchConfig;
+
+enum { CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 };
+enum { CU_GRAPH_NODE_TYPE_KERNEL = 0 };
+enum { CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1 };
 
 typedef int nvrtcResult;
 typedef struct _nvrtcProgram *nvrtcProgram;

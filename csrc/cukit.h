@@ -100,6 +100,9 @@ typedef struct cukit_state {
     PyTypeObject *ArrayType;
     PyTypeObject *StreamType;
     PyTypeObject *EventType;
+    PyTypeObject *PreparedType;
+    PyTypeObject *GraphType;
+    PyTypeObject *KernelNodeType;
 
     PyObject *exc[CUKIT_EXC_COUNT]; /* strong refs: exception classes, see the enum */
 
@@ -122,6 +125,7 @@ typedef struct cukit_state {
     PyObject *str_block;
     PyObject *str_shared_mem;
     PyObject *str_stream;
+    PyObject *str_n;
 } cukit_state;
 
 /* ------------------------------------------------------------------ element types */
@@ -205,7 +209,7 @@ typedef struct {
     PyObject *arch;        /* strong ref: str, "sm_90" */
 } cukit_Module;
 
-typedef struct {
+typedef struct cukit_Kernel_s {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     cukit_state *st;
@@ -216,6 +220,7 @@ typedef struct {
     int max_threads;       /* the kernel's own threads-per-block limit (registers) */
     int static_shared;     /* bytes of __shared__ declared in the kernel */
     int dyn_shared_set;    /* current MAX_DYNAMIC_SHARED_SIZE_BYTES attribute */
+    int best_block;        /* occupancy-suggested block size, 0 until asked */
 } cukit_Kernel;
 
 typedef struct {
@@ -246,7 +251,32 @@ typedef struct {
     cukit_state *st;
     cukit_Device *device;  /* strong ref */
     CUstream handle;       /* owned unless this is the default stream (NULL) */
+    PyObject *capture;     /* strong ref: list of what a capture in progress must keep
+                              alive (kernels, arguments), NULL when not capturing */
 } cukit_Stream;
+
+/* A launch's configuration, checked against the kernel's and device's limits. */
+typedef struct {
+    unsigned int grid[3];
+    unsigned int block[3];
+    unsigned int shared;
+    CUstream stream;
+    cukit_Stream *stream_obj; /* borrowed: the Stream passed, or NULL */
+    int cooperative;
+    unsigned int cluster[3];  /* all 0: no cluster */
+} cukit_launch_cfg;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    struct cukit_Kernel_s *kernel; /* strong ref */
+    cukit_launch_cfg cfg;
+    PyObject *stream;       /* strong ref: keeps cfg.stream alive (None for default) */
+    unsigned char *buf;     /* owned (PyMem): the packed parameters of the last call */
+    void **ptrs;            /* inside buf's allocation: one pointer per parameter */
+    PyObject **last;        /* owned (PyMem): strong refs to the last call's arguments */
+    int busy;               /* 1 while a launch reads buf with the GIL released */
+} cukit_Prepared;
 
 typedef struct {
     PyObject_HEAD
@@ -370,6 +400,24 @@ cukit_Module *cukit_module_create(cukit_state *st, cukit_Device *dev, const void
 int cukit_kernel_setup(PyObject *module, cukit_state *st);
 /* Kernel `name` of mod with signature sig (verified here). New ref or NULL. */
 cukit_Kernel *cukit_kernel_create(cukit_Module *mod, CUfunction func, cukit_Signature *sig);
+/* Fill cfg from launch keywords (values[i] named by kwnames[i]) and check it.
+ * `allow_stream` 0 refuses stream= (graph nodes). 0 / -1 with an exception. */
+int cukit_launch_config(cukit_Kernel *k, PyObject *const *values, PyObject *kwnames,
+                        int allow_stream, cukit_launch_cfg *cfg);
+/* Pack args (k->sig->nparams of them) into buf, writing one pointer per parameter
+ * into ptrs. 0 / -1 with the conversion error. */
+int cukit_kernel_pack(cukit_Kernel *k, PyObject *const *args, unsigned char *buf, void **ptrs);
+/* Launch k with packed parameters, the GIL released around the driver call. 0 / -1. */
+int cukit_kernel_launch(cukit_Kernel *k, const cukit_launch_cfg *cfg, void **ptrs);
+/* Remember, for a stream being captured into a graph, what the launch uses. 0 / -1. */
+int cukit_capture_keep(cukit_Stream *s, PyObject *what);
+/* Stream.capture(): a Graph that captures the stream as a context manager. New ref. */
+PyObject *cukit_stream_capture(cukit_Stream *s, PyObject *ignored);
+/* PreparedLaunch's vectorcall, installed by Kernel.prepare(). */
+PyObject *cukit_prepared_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                    PyObject *kwnames);
+int cukit_prepared_setup(PyObject *module, cukit_state *st);
+int cukit_graph_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ memory and sync */
 

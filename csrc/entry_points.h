@@ -40,6 +40,36 @@
     X(CUresult, cuLaunchKernel, "cuLaunchKernel", REQUIRED,                              \
       (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,  \
        unsigned int, unsigned int, CUstream, void **, void **))                          \
+    X(CUresult, cuLaunchKernelEx, "cuLaunchKernelEx", OPTIONAL,                         \
+      (const CUlaunchConfig *, CUfunction, void **, void **))                            \
+    X(CUresult, cuOccupancyMaxActiveBlocksPerMultiprocessor,                             \
+      "cuOccupancyMaxActiveBlocksPerMultiprocessor", REQUIRED, (int *, CUfunction, int, size_t)) \
+    X(CUresult, cuOccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize", REQUIRED, \
+      (int *, int *, CUfunction, size_t (*)(int), size_t, int))                          \
+    X(CUresult, cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", REQUIRED,                     \
+      (CUdeviceptr, CUdeviceptr, size_t, CUstream))                                      \
+    X(CUresult, cuMemsetD8Async, "cuMemsetD8Async", REQUIRED, (CUdeviceptr, unsigned char, size_t, CUstream)) \
+    X(CUresult, cuMemsetD16Async, "cuMemsetD16Async", REQUIRED, (CUdeviceptr, unsigned short, size_t, CUstream)) \
+    X(CUresult, cuMemsetD2D32Async, "cuMemsetD2D32Async_v2", REQUIRED,                  \
+      (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream))                     \
+    X(CUresult, cuStreamBeginCapture, "cuStreamBeginCapture_v2", REQUIRED, (CUstream, int)) \
+    X(CUresult, cuStreamEndCapture, "cuStreamEndCapture", REQUIRED, (CUstream, CUgraph *)) \
+    X(CUresult, cuGraphCreate, "cuGraphCreate", REQUIRED, (CUgraph *, unsigned int))     \
+    X(CUresult, cuGraphDestroy, "cuGraphDestroy", REQUIRED, (CUgraph))                   \
+    X(CUresult, cuGraphGetNodes, "cuGraphGetNodes", REQUIRED, (CUgraph, CUgraphNode *, size_t *)) \
+    X(CUresult, cuGraphNodeGetType, "cuGraphNodeGetType", REQUIRED, (CUgraphNode, int *)) \
+    X(CUresult, cuGraphAddKernelNode, "cuGraphAddKernelNode_v2", REQUIRED,               \
+      (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_KERNEL_NODE_PARAMS *)) \
+    X(CUresult, cuGraphKernelNodeGetParams, "cuGraphKernelNodeGetParams_v2", REQUIRED,   \
+      (CUgraphNode, CUDA_KERNEL_NODE_PARAMS *))                                          \
+    X(CUresult, cuGraphKernelNodeSetParams, "cuGraphKernelNodeSetParams_v2", REQUIRED,   \
+      (CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *))                                    \
+    X(CUresult, cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2", REQUIRED, \
+      (CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *))                       \
+    X(CUresult, cuGraphInstantiate, "cuGraphInstantiateWithFlags", REQUIRED,             \
+      (CUgraphExec *, CUgraph, unsigned long long))                                      \
+    X(CUresult, cuGraphExecDestroy, "cuGraphExecDestroy", REQUIRED, (CUgraphExec))       \
+    X(CUresult, cuGraphLaunch, "cuGraphLaunch", REQUIRED, (CUgraphExec, CUstream))       \
     X(CUresult, cuStreamCreateWithPriority, "cuStreamCreateWithPriority", REQUIRED, (CUstream *, unsigned int, int)) \
     X(CUresult, cuStreamDestroy, "cuStreamDestroy_v2", REQUIRED, (CUstream))             \
     X(CUresult, cuStreamSynchronize, "cuStreamSynchronize", REQUIRED, (CUstream))        \

@@ -2,10 +2,7 @@
 #include "cukit.h"
 
 #include <limits.h>
-
-typedef struct {
-    unsigned int v[3];
-} dims;
+#include <string.h>
 
 static PyObject *kernel_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
                                    PyObject *kwnames);
@@ -44,6 +41,7 @@ cukit_kernel_create(cukit_Module *mod, CUfunction func, cukit_Signature *parsed)
     k->func = func;
     k->sig = sig;
     k->dyn_shared_set = 0;
+    k->best_block = 0;
     PyObject_GC_Track(k);
     if (CU_CALL(st, cuFuncGetAttribute, (&k->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, func)) < 0 ||
         CU_CALL(st, cuFuncGetAttribute, (&k->static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, func)) < 0) {
@@ -84,9 +82,9 @@ kernel_dealloc(cukit_Kernel *self)
 /* ------------------------------------------------------------------ launch */
 
 static int
-parse_dims(PyObject *v, const char *what, dims *out)
+parse_dims(PyObject *v, const char *what, unsigned int out[3])
 {
-    out->v[0] = out->v[1] = out->v[2] = 1;
+    out[0] = out[1] = out[2] = 1;
     PyObject *items[3] = {v, NULL, NULL};
     Py_ssize_t n = 1;
     if (PyTuple_Check(v) || PyList_Check(v)) {
@@ -121,7 +119,7 @@ parse_dims(PyObject *v, const char *what, dims *out)
                          UINT_MAX);
             return -1;
         }
-        out->v[i] = (unsigned int)x;
+        out[i] = (unsigned int)x;
     }
     return 0;
 }
@@ -130,33 +128,39 @@ parse_dims(PyObject *v, const char *what, dims *out)
  * sees it, so the message can name the limit. Raises the shared-memory opt-in
  * when a launch needs more than the default 48 KiB. */
 static int
-check_config(cukit_Kernel *k, const dims *grid, const dims *block, long long shared)
+check_config(cukit_Kernel *k, const cukit_launch_cfg *c, long long shared)
 {
     const cukit_Device *d = k->device;
     static const char axis[] = "xyz";
     for (int i = 0; i < 3; i++) {
-        if (block->v[i] > (unsigned)d->max_block[i]) {
+        if (c->block[i] > (unsigned)d->max_block[i]) {
             PyErr_Format(PyExc_ValueError,
                          "block dimension %c is %u, but %s allows at most %d "
                          "(attribute max_block_dim_%c)",
-                         axis[i], block->v[i], d->name, d->max_block[i], axis[i]);
+                         axis[i], c->block[i], d->name, d->max_block[i], axis[i]);
             return -1;
         }
-        if (grid->v[i] > (unsigned)d->max_grid[i]) {
+        if (c->grid[i] > (unsigned)d->max_grid[i]) {
             PyErr_Format(PyExc_ValueError,
                          "grid dimension %c is %u, but %s allows at most %d "
                          "(attribute max_grid_dim_%c)",
-                         axis[i], grid->v[i], d->name, d->max_grid[i], axis[i]);
+                         axis[i], c->grid[i], d->name, d->max_grid[i], axis[i]);
+            return -1;
+        }
+        if (c->cluster[0] && c->grid[i] % c->cluster[i] != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "grid dimension %c (%u) must be a multiple of the cluster's (%u)",
+                         axis[i], c->grid[i], c->cluster[i]);
             return -1;
         }
     }
-    unsigned long long threads = (unsigned long long)block->v[0] * block->v[1] * block->v[2];
+    unsigned long long threads = (unsigned long long)c->block[0] * c->block[1] * c->block[2];
     if (threads > (unsigned long long)k->max_threads) {
         PyErr_Format(PyExc_ValueError,
                      "block of %u x %u x %u = %llu threads, but kernel %s can run at most %d "
                      "threads per block on this device (kernel attribute max_threads_per_block; "
                      "its register use sets it)",
-                     block->v[0], block->v[1], block->v[2], threads, k->sig->name, k->max_threads);
+                     c->block[0], c->block[1], c->block[2], threads, k->sig->name, k->max_threads);
         return -1;
     }
     if (shared < 0 || shared + k->static_shared > d->max_shared_optin) {
@@ -176,60 +180,185 @@ check_config(cukit_Kernel *k, const dims *grid, const dims *block, long long sha
     return 0;
 }
 
+/* The block size the occupancy calculator suggests, cached per kernel. */
+static int
+best_block(cukit_Kernel *k, size_t shared)
+{
+    if (k->best_block > 0 && shared == 0)
+        return k->best_block;
+    int min_grid = 0, block = 0;
+    if (cukit_device_activate(k->device) < 0 ||
+        CU_CALL(k->st, cuOccupancyMaxPotentialBlockSize,
+                (&min_grid, &block, k->func, NULL, shared, 0)) < 0)
+        return -1;
+    if (shared == 0)
+        k->best_block = block;
+    return block;
+}
+
+static int
+kw_is(cukit_state *st, PyObject *key, PyObject *interned, const char *text)
+{
+    return key == interned || PyUnicode_CompareWithASCIIString(key, text) == 0;
+}
+
+int
+cukit_launch_config(cukit_Kernel *k, PyObject *const *values, PyObject *kwnames,
+                    int allow_stream, cukit_launch_cfg *cfg)
+{
+    cukit_state *st = k->st;
+    PyObject *grid_o = NULL, *block_o = NULL, *shared_o = NULL, *stream_o = NULL, *n_o = NULL;
+    PyObject *coop_o = NULL, *cluster_o = NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i), *val = values[i];
+        if (kw_is(st, key, st->str_grid, "grid"))
+            grid_o = val;
+        else if (kw_is(st, key, st->str_block, "block"))
+            block_o = val;
+        else if (kw_is(st, key, st->str_shared_mem, "shared_mem"))
+            shared_o = val;
+        else if (allow_stream && kw_is(st, key, st->str_stream, "stream"))
+            stream_o = val;
+        else if (kw_is(st, key, st->str_n, "n"))
+            n_o = val;
+        else if (PyUnicode_CompareWithASCIIString(key, "cooperative") == 0)
+            coop_o = val;
+        else if (PyUnicode_CompareWithASCIIString(key, "cluster") == 0)
+            cluster_o = val;
+        else {
+            PyErr_Format(PyExc_TypeError,
+                         "%s() got an unexpected keyword argument %R; a launch takes the "
+                         "kernel's arguments, then grid=, block= (or n=), shared_mem=, %s"
+                         "cooperative= and cluster=",
+                         k->sig->name, key, allow_stream ? "stream=, " : "");
+            return -1;
+        }
+    }
+    long long shared = 0;
+    if (shared_o != NULL && shared_o != Py_None) {
+        shared = PyLong_AsLongLong(shared_o);
+        if (shared == -1 && PyErr_Occurred())
+            return -1;
+    }
+    if (n_o != NULL && grid_o == NULL && block_o == NULL) {
+        long long n = PyLong_AsLongLong(n_o);
+        if (n == -1 && PyErr_Occurred())
+            return -1;
+        if (n < 1) {
+            PyErr_Format(PyExc_ValueError, "n=%lld: the number of work items must be at least 1", n);
+            return -1;
+        }
+        int block = best_block(k, shared > 0 ? (size_t)shared : 0);
+        if (block < 0)
+            return -1;
+        long long blocks = (n + block - 1) / block;
+        cfg->block[0] = (unsigned)block;
+        cfg->grid[0] = blocks > UINT_MAX ? UINT_MAX : (unsigned)blocks;
+        cfg->block[1] = cfg->block[2] = cfg->grid[1] = cfg->grid[2] = 1;
+    }
+    else if (grid_o == NULL || block_o == NULL || n_o != NULL) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() needs grid= and block=, e.g. kernel(..., grid=(n + 255) // 256, "
+                     "block=256), or n=N alone to choose them from occupancy",
+                     k->sig->name);
+        return -1;
+    }
+    else if (parse_dims(grid_o, "grid", cfg->grid) < 0 ||
+             parse_dims(block_o, "block", cfg->block) < 0) {
+        return -1;
+    }
+    cfg->cooperative = 0;
+    if (coop_o != NULL && (cfg->cooperative = PyObject_IsTrue(coop_o)) < 0)
+        return -1;
+    cfg->cluster[0] = cfg->cluster[1] = cfg->cluster[2] = 0;
+    if (cluster_o != NULL && cluster_o != Py_None && parse_dims(cluster_o, "cluster", cfg->cluster) < 0)
+        return -1;
+    cfg->stream_obj = stream_o && stream_o != Py_None ? (cukit_Stream *)stream_o : NULL;
+    if (check_config(k, cfg, shared) < 0 || cukit_stream_handle(st, stream_o, k->device, &cfg->stream) < 0)
+        return -1;
+    cfg->shared = (unsigned int)shared;
+    return 0;
+}
+
+int
+cukit_kernel_pack(cukit_Kernel *k, PyObject *const *args, unsigned char *buf, void **ptrs)
+{
+    const cukit_Signature *sig = k->sig;
+    for (int i = 0; i < sig->nparams; i++) {
+        unsigned char *slot = buf + sig->params[i].offset;
+        if (cukit_pack_arg(k->st, sig, i, args[i], slot, k->device) < 0)
+            return -1;
+        ptrs[i] = slot;
+    }
+    return 0;
+}
+
+int
+cukit_kernel_launch(cukit_Kernel *k, const cukit_launch_cfg *c, void **ptrs)
+{
+    if (cukit_device_activate(k->device) < 0)
+        return -1;
+    CUresult res;
+    if (!c->cooperative && !c->cluster[0]) {
+        Py_BEGIN_ALLOW_THREADS
+        res = cukit_api.cuLaunchKernel(k->func, c->grid[0], c->grid[1], c->grid[2], c->block[0],
+                                       c->block[1], c->block[2], c->shared, c->stream, ptrs, NULL);
+        Py_END_ALLOW_THREADS
+        return cukit_check_cu(k->st, res, "cuLaunchKernel");
+    }
+    if (cukit_api.cuLaunchKernelEx == NULL)
+        return cukit_missing_entry(k->st, "cuLaunchKernelEx");
+    CUlaunchAttribute attrs[2];
+    memset(attrs, 0, sizeof attrs);
+    unsigned int nattrs = 0;
+    if (c->cooperative) {
+        attrs[nattrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attrs[nattrs++].value.cooperative = 1;
+    }
+    if (c->cluster[0]) {
+        attrs[nattrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[nattrs].value.clusterDim.x = c->cluster[0];
+        attrs[nattrs].value.clusterDim.y = c->cluster[1];
+        attrs[nattrs++].value.clusterDim.z = c->cluster[2];
+    }
+    CUlaunchConfig lc = {c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
+                         c->block[2], c->shared, c->stream, attrs, nattrs};
+    Py_BEGIN_ALLOW_THREADS
+    res = cukit_api.cuLaunchKernelEx(&lc, k->func, ptrs, NULL);
+    Py_END_ALLOW_THREADS
+    return cukit_check_cu(k->st, res, "cuLaunchKernelEx");
+}
+
+/* During a capture, the graph must keep the kernel and its arguments alive. */
+static int
+keep_for_capture(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args)
+{
+    if (cfg->stream_obj == NULL || cfg->stream_obj->capture == NULL)
+        return 0;
+    PyObject *t = PyTuple_New(k->sig->nparams + 1);
+    if (t == NULL)
+        return -1;
+    PyTuple_SET_ITEM(t, 0, Py_NewRef(k));
+    for (int i = 0; i < k->sig->nparams; i++)
+        PyTuple_SET_ITEM(t, i + 1, Py_NewRef(args[i]));
+    int rc = cukit_capture_keep(cfg->stream_obj, t);
+    Py_DECREF(t);
+    return rc;
+}
+
 static PyObject *
 kernel_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     cukit_Kernel *k = (cukit_Kernel *)callable;
-    cukit_state *st = k->st;
     const cukit_Signature *sig = k->sig;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    PyObject *grid_o = NULL, *block_o = NULL, *shared_o = NULL, *stream_o = NULL;
-
-    if (kwnames != NULL) {
-        Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
-        for (Py_ssize_t i = 0; i < nkw; i++) {
-            PyObject *key = PyTuple_GET_ITEM(kwnames, i), *val = args[nargs + i];
-            if (key == st->str_grid || PyUnicode_CompareWithASCIIString(key, "grid") == 0)
-                grid_o = val;
-            else if (key == st->str_block || PyUnicode_CompareWithASCIIString(key, "block") == 0)
-                block_o = val;
-            else if (key == st->str_shared_mem ||
-                     PyUnicode_CompareWithASCIIString(key, "shared_mem") == 0)
-                shared_o = val;
-            else if (key == st->str_stream || PyUnicode_CompareWithASCIIString(key, "stream") == 0)
-                stream_o = val;
-            else {
-                PyErr_Format(PyExc_TypeError,
-                             "%s() got an unexpected keyword argument %R; a launch takes the "
-                             "kernel's arguments, then grid=, block=, shared_mem= and stream=",
-                             sig->name, key);
-                return NULL;
-            }
-        }
-    }
-    if (grid_o == NULL || block_o == NULL) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s() needs grid= and block=, e.g. kernel(..., grid=(n + 255) // 256, "
-                     "block=256)",
-                     sig->name);
-        return NULL;
-    }
+    cukit_launch_cfg cfg;
     if (nargs != sig->nparams) {
         cukit_arg_count_error(k->sig, nargs);
         return NULL;
     }
-    dims grid, block;
-    long long shared = 0;
-    CUstream stream = NULL;
-    if (parse_dims(grid_o, "grid", &grid) < 0 || parse_dims(block_o, "block", &block) < 0)
-        return NULL;
-    if (shared_o != NULL) {
-        shared = PyLong_AsLongLong(shared_o);
-        if (shared == -1 && PyErr_Occurred())
-            return NULL;
-    }
-    if (check_config(k, &grid, &block, shared) < 0 ||
-        cukit_stream_handle(st, stream_o, k->device, &stream) < 0)
+    if (cukit_launch_config(k, args + nargs, kwnames, 1, &cfg) < 0)
         return NULL;
 
     _Alignas(16) unsigned char stack_buf[CUKIT_STACK_ARG_BYTES];
@@ -245,27 +374,82 @@ kernel_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         ptrs = (void **)(buf + rounded);
     }
     PyObject *result = NULL;
-    for (int i = 0; i < sig->nparams; i++) {
-        unsigned char *slot = buf + sig->params[i].offset;
-        if (cukit_pack_arg(st, sig, i, args[i], slot, k->device) < 0)
-            goto done;
-        ptrs[i] = slot;
-    }
-    if (cukit_device_activate(k->device) < 0)
-        goto done;
-    CUresult res;
-    Py_BEGIN_ALLOW_THREADS
-    res = cukit_api.cuLaunchKernel(k->func, grid.v[0], grid.v[1], grid.v[2], block.v[0],
-                                   block.v[1], block.v[2], (unsigned int)shared, stream, ptrs,
-                                   NULL);
-    Py_END_ALLOW_THREADS
-    if (cukit_check_cu(st, res, "cuLaunchKernel") < 0)
-        goto done;
-    result = Py_NewRef(Py_None);
-done:
+    if (cukit_kernel_pack(k, args, buf, ptrs) == 0 && cukit_kernel_launch(k, &cfg, ptrs) == 0 &&
+        keep_for_capture(k, &cfg, args) == 0)
+        result = Py_NewRef(Py_None);
     if (buf != stack_buf)
         PyMem_Free(buf);
     return result;
+}
+
+/* ------------------------------------------------------------------ occupancy */
+
+static PyObject *
+kernel_max_active_blocks(cukit_Kernel *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"block", "shared_mem", NULL};
+    PyObject *block_o;
+    Py_ssize_t shared = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|n:max_active_blocks", kwlist, &block_o,
+                                     &shared))
+        return NULL;
+    unsigned int block[3];
+    if (parse_dims(block_o, "block", block) < 0)
+        return NULL;
+    int n = 0;
+    if (cukit_device_activate(self->device) < 0 ||
+        CU_CALL(self->st, cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                (&n, self->func, (int)(block[0] * block[1] * block[2]), (size_t)shared)) < 0)
+        return NULL;
+    return PyLong_FromLong(n);
+}
+
+static PyObject *
+kernel_suggest_block_size(cukit_Kernel *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"shared_mem", NULL};
+    Py_ssize_t shared = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|n:suggest_block_size", kwlist, &shared))
+        return NULL;
+    int block = best_block(self, (size_t)shared);
+    return block < 0 ? NULL : PyLong_FromLong(block);
+}
+
+static PyObject *
+kernel_prepare(cukit_Kernel *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs != 0) {
+        PyErr_SetString(PyExc_TypeError,
+                        "prepare() takes only keywords: grid=, block=, shared_mem=, stream=, ...");
+        return NULL;
+    }
+    cukit_state *st = self->st;
+    cukit_Prepared *p = PyObject_GC_New(cukit_Prepared, st->PreparedType);
+    if (p == NULL)
+        return NULL;
+    const cukit_Signature *sig = self->sig;
+    size_t rounded = (sig->arg_bytes + 15) / 16 * 16;
+    p->vectorcall = NULL;
+    p->kernel = (cukit_Kernel *)Py_NewRef(self);
+    p->stream = NULL;
+    p->busy = 0;
+    p->buf = PyMem_Calloc(1, rounded + (size_t)sig->nparams * sizeof(void *) + 16);
+    p->last = PyMem_Calloc((size_t)sig->nparams + 1, sizeof(PyObject *));
+    PyObject_GC_Track(p);
+    if (p->buf == NULL || p->last == NULL) {
+        Py_DECREF(p);
+        return PyErr_NoMemory();
+    }
+    p->ptrs = (void **)(p->buf + rounded);
+    for (int i = 0; i < sig->nparams; i++)
+        p->ptrs[i] = p->buf + sig->params[i].offset;
+    if (cukit_launch_config(self, args, kwnames, 1, &p->cfg) < 0) {
+        Py_DECREF(p);
+        return NULL;
+    }
+    p->stream = Py_NewRef(p->cfg.stream_obj ? (PyObject *)p->cfg.stream_obj : Py_None);
+    p->vectorcall = cukit_prepared_vectorcall;
+    return (PyObject *)p;
 }
 
 /* ------------------------------------------------------------------ attributes */
@@ -333,6 +517,19 @@ static PyMemberDef kernel_members[] = {
     {NULL},
 };
 
+static PyMethodDef kernel_methods[] = {
+    {"prepare", (PyCFunction)(void (*)(void))kernel_prepare, METH_FASTCALL | METH_KEYWORDS,
+     "prepare(grid=, block=, shared_mem=0, stream=None, ...) -> PreparedLaunch: bind the "
+     "configuration once; then call it with the kernel's arguments alone."},
+    {"max_active_blocks", (PyCFunction)(void (*)(void))kernel_max_active_blocks,
+     METH_VARARGS | METH_KEYWORDS,
+     "max_active_blocks(block, shared_mem=0) -> int: resident blocks per multiprocessor."},
+    {"suggest_block_size", (PyCFunction)(void (*)(void))kernel_suggest_block_size,
+     METH_VARARGS | METH_KEYWORDS,
+     "suggest_block_size(shared_mem=0) -> int: the block size with the best occupancy."},
+    {NULL},
+};
+
 static PyGetSetDef kernel_getset[] = {
     {"name", (getter)kernel_get_name, NULL, "The kernel's name."},
     {"attributes", (getter)kernel_attributes, NULL,
@@ -352,6 +549,7 @@ static PyType_Slot kernel_slots[] = {
     {Py_tp_repr, kernel_repr},
     {Py_tp_members, kernel_members},
     {Py_tp_getset, kernel_getset},
+    {Py_tp_methods, kernel_methods},
     {0, NULL},
 };
 

@@ -32,6 +32,7 @@ stream_alloc(cukit_state *st, cukit_Device *dev)
     s->st = st;
     s->device = (cukit_Device *)Py_NewRef(dev);
     s->handle = NULL;
+    s->capture = NULL;
     return s;
 }
 
@@ -77,6 +78,7 @@ stream_dealloc(cukit_Stream *self)
             PyErr_WriteUnraisable((PyObject *)self);
         PyErr_SetRaisedException(saved);
     }
+    Py_XDECREF(self->capture);
     Py_XDECREF(self->device);
     PyObject_Free(self);
     Py_DECREF(tp);
@@ -150,6 +152,9 @@ static PyMethodDef stream_methods[] = {
     {"synchronize", (PyCFunction)stream_synchronize, METH_NOARGS,
      "Wait until all work queued on this stream has finished."},
     {"query", (PyCFunction)stream_query, METH_NOARGS, "True when all queued work has finished."},
+    {"capture", (PyCFunction)cukit_stream_capture, METH_NOARGS,
+     "capture() -> Graph: `with stream.capture() as graph:` records the launches, copies "
+     "and fills queued on this stream into graph instead of running them."},
     {"wait", (PyCFunction)stream_wait, METH_O,
      "wait(event): later work on this stream waits for the event."},
     {NULL},
