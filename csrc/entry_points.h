@@ -50,7 +50,7 @@
       (CUdeviceptr, CUdeviceptr, size_t, CUstream))                                      \
     X(CUresult, cuMemsetD8Async, "cuMemsetD8Async", REQUIRED, (CUdeviceptr, unsigned char, size_t, CUstream)) \
     X(CUresult, cuMemsetD16Async, "cuMemsetD16Async", REQUIRED, (CUdeviceptr, unsigned short, size_t, CUstream)) \
-    X(CUresult, cuMemsetD2D32Async, "cuMemsetD2D32Async_v2", REQUIRED,                  \
+    X(CUresult, cuMemsetD2D32Async, "cuMemsetD2D32Async", REQUIRED,                  \
       (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream))                     \
     X(CUresult, cuStreamBeginCapture, "cuStreamBeginCapture_v2", REQUIRED, (CUstream, int)) \
     X(CUresult, cuStreamEndCapture, "cuStreamEndCapture", REQUIRED, (CUstream, CUgraph *)) \

@@ -935,6 +935,8 @@ static PyObject *
 signature_pack(cukit_Signature *self, PyObject *const *args, Py_ssize_t nargs)
 {
     cukit_state *st = cukit_state_of_type(Py_TYPE(self));
+    if (cukit_numpy(st) < 0) /* numpy scalar types take part in conversion */
+        return NULL;
     if (nargs != self->nparams) {
         cukit_arg_count_error(self, nargs);
         return NULL;
