@@ -220,8 +220,8 @@ pack_float(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, unsi
         return arg_error(PyExc_TypeError, sig, i, "got a bool; pass a number");
     }
     else if (PyFloat_Check(v) || PyLong_Check(v) ||
-             (st->np_generic && PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic) &&
-              PyNumber_Check(v) && !PyComplex_Check(v))) {
+             (st->np_floating && (PyObject_TypeCheck(v, (PyTypeObject *)st->np_floating) ||
+                                  PyObject_TypeCheck(v, (PyTypeObject *)st->np_integer)))) {
         d = PyFloat_AsDouble(v);
         if (d == -1.0 && PyErr_Occurred()) {
             if (PyErr_ExceptionMatches(PyExc_OverflowError)) {

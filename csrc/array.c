@@ -169,10 +169,12 @@ copy_host(cukit_Array *a, void *host, int to_device)
         return 0;
     if (cukit_device_activate(a->buffer->device) < 0)
         return -1;
+    CUdeviceptr dev = data_ptr(a); /* read with the GIL held */
+    size_t n = (size_t)a->nbytes;
     if (to_device)
-        CU_CALL_NOGIL(st, cuMemcpyHtoD, (data_ptr(a), host, (size_t)a->nbytes));
+        CU_CALL_NOGIL(st, cuMemcpyHtoD, (dev, host, n));
     else
-        CU_CALL_NOGIL(st, cuMemcpyDtoH, (host, data_ptr(a), (size_t)a->nbytes));
+        CU_CALL_NOGIL(st, cuMemcpyDtoH, (host, dev, n));
     return 0;
 error:
     return -1;
@@ -344,7 +346,9 @@ array_fill(cukit_Array *self, PyObject *args, PyObject *kwargs)
     if (one == NULL)
         return NULL;
     PyObject *raw = PyObject_CallMethod(one, "tobytes", NULL);
-    Py_ssize_t one_size = PyObject_Size(one);
+    PyObject *size_o = PyObject_GetAttrString(one, "size");
+    Py_ssize_t one_size = size_o ? PyLong_AsSsize_t(size_o) : -1;
+    Py_XDECREF(size_o);
     Py_DECREF(one);
     if (raw == NULL)
         return NULL;

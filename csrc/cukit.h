@@ -174,6 +174,7 @@ typedef struct {
     int typecode;   /* scalars: their own; pointers: the element type they accept */
     size_t size;    /* bytes; 0 for a struct whose size only the compiled kernel knows */
     size_t offset;  /* bytes from the start of the parameter buffer */
+    size_t align;   /* C alignment, for layouts computed without a compiled kernel */
     char *type;     /* owned (PyMem): the type as shown to users, "const float*" */
     char *name;     /* owned (PyMem): the parameter's name, "" when unnamed */
 } cukit_param;
@@ -321,7 +322,8 @@ int cukit_raise(cukit_state *st, int kind, long code, const char *name, const ch
 int cukit_errors_setup(PyObject *module, cukit_state *st);
 
 /* Calls through the table. CU_CALL is an expression worth 0 or -1; CU_CALL_NOGIL
- * releases the GIL around the call and jumps to `error` on failure. */
+ * releases the GIL around the call and jumps to `error` on failure. Its arguments
+ * are evaluated without the GIL: pass locals, never fields of Python objects. */
 #define CU_CALL(st, fn, args) \
     (cukit_api.fn ? cukit_check_cu((st), cukit_api.fn args, #fn) : cukit_missing_entry((st), #fn))
 #define CU_CALL_NOGIL(st, fn, args)                                   \

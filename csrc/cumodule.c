@@ -111,7 +111,10 @@ get_kernel(cukit_Module *self, PyObject *name, PyObject *signature)
         sig = (cukit_Signature *)Py_NewRef(signature);
     }
     else if (PyUnicode_Check(signature)) {
-        sig = cukit_signature_from_decl(st, PyUnicode_AsUTF8(signature), PyUnicode_AsUTF8(name));
+        const char *decl = PyUnicode_AsUTF8(signature), *kname = PyUnicode_AsUTF8(name);
+        if (decl == NULL || kname == NULL)
+            return NULL;
+        sig = cukit_signature_from_decl(st, decl, kname);
         if (sig == NULL)
             return NULL;
     }

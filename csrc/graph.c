@@ -506,7 +506,7 @@ node_traverse(cukit_KernelNode *self, visitproc visit, void *arg)
 static int
 node_clear(cukit_KernelNode *self)
 {
-    Py_CLEAR(self->graph);
+    /* graph_clear breaks the Graph <-> KernelNode cycle; a node keeps its graph. */
     Py_CLEAR(self->args);
     return 0;
 }
@@ -517,6 +517,7 @@ node_dealloc(cukit_KernelNode *self)
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     node_clear(self);
+    Py_CLEAR(self->graph);
     Py_CLEAR(self->kernel);
     PyObject_GC_Del(self);
     Py_DECREF(tp);

@@ -63,7 +63,8 @@ kernel_traverse(cukit_Kernel *self, visitproc visit, void *arg)
 static int
 kernel_clear(cukit_Kernel *self)
 {
-    Py_CLEAR(self->module);
+    /* The Module <-> Kernel cycle is broken by module_clear; a kernel keeps its
+     * module (and so its CUfunction) until it is deallocated. */
     return 0;
 }
 
@@ -72,7 +73,7 @@ kernel_dealloc(cukit_Kernel *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
-    kernel_clear(self);
+    Py_CLEAR(self->module);
     Py_CLEAR(self->sig);
     Py_CLEAR(self->device);
     PyObject_GC_Del(self);
@@ -85,33 +86,8 @@ static int
 parse_dims(PyObject *v, const char *what, unsigned int out[3])
 {
     out[0] = out[1] = out[2] = 1;
-    PyObject *items[3] = {v, NULL, NULL};
-    Py_ssize_t n = 1;
-    if (PyTuple_Check(v) || PyList_Check(v)) {
-        n = PySequence_Fast_GET_SIZE(v);
-        if (n < 1 || n > 3) {
-            PyErr_Format(PyExc_ValueError, "%s must be an int or a tuple of 1 to 3 ints, got %R",
-                         what, v);
-            return -1;
-        }
-        for (Py_ssize_t i = 0; i < n; i++)
-            items[i] = PySequence_Fast_GET_ITEM(v, i);
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        long long x;
-        if (PyLong_CheckExact(items[i])) {
-            x = PyLong_AsLongLong(items[i]);
-        }
-        else {
-            PyObject *idx = PyNumber_Index(items[i]);
-            if (idx == NULL) {
-                PyErr_Format(PyExc_TypeError, "%s must be an int or a tuple of 1 to 3 ints, got %R",
-                             what, v);
-                return -1;
-            }
-            x = PyLong_AsLongLong(idx);
-            Py_DECREF(idx);
-        }
+    if (PyLong_CheckExact(v)) { /* the common case: one int */
+        long long x = PyLong_AsLongLong(v);
         if (x == -1 && PyErr_Occurred())
             PyErr_Clear();
         if (x < 1 || x > UINT_MAX) {
@@ -119,9 +95,41 @@ parse_dims(PyObject *v, const char *what, unsigned int out[3])
                          UINT_MAX);
             return -1;
         }
+        out[0] = (unsigned int)x;
+        return 0;
+    }
+    /* A tuple of our own: an __index__ cannot change what we read. */
+    PyObject *t = (PyTuple_Check(v) || PyList_Check(v)) ? PySequence_Tuple(v) : PyTuple_Pack(1, v);
+    if (t == NULL)
+        return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(t);
+    int rc = -1;
+    if (n < 1 || n > 3) {
+        PyErr_Format(PyExc_ValueError, "%s must be an int or a tuple of 1 to 3 ints, got %R", what, v);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *idx = PyNumber_Index(PyTuple_GET_ITEM(t, i));
+        if (idx == NULL) {
+            PyErr_Format(PyExc_TypeError, "%s must be an int or a tuple of 1 to 3 ints, got %R",
+                         what, v);
+            goto done;
+        }
+        long long x = PyLong_AsLongLong(idx);
+        Py_DECREF(idx);
+        if (x == -1 && PyErr_Occurred())
+            PyErr_Clear();
+        if (x < 1 || x > UINT_MAX) {
+            PyErr_Format(PyExc_ValueError, "%s=%R: each dimension must be from 1 to %u", what, v,
+                         UINT_MAX);
+            goto done;
+        }
         out[i] = (unsigned int)x;
     }
-    return 0;
+    rc = 0;
+done:
+    Py_DECREF(t);
+    return rc;
 }
 
 /* Check a launch against the device's and the kernel's limits, before the driver
@@ -163,7 +171,7 @@ check_config(cukit_Kernel *k, const cukit_launch_cfg *c, long long shared)
                      c->block[0], c->block[1], c->block[2], threads, k->sig->name, k->max_threads);
         return -1;
     }
-    if (shared < 0 || shared + k->static_shared > d->max_shared_optin) {
+    if (shared < 0 || shared > (long long)d->max_shared_optin - k->static_shared) {
         PyErr_Format(PyExc_ValueError,
                      "shared_mem=%lld bytes plus the kernel's %d bytes of static shared memory "
                      "exceeds the %d bytes per block %s allows "

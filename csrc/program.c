@@ -93,8 +93,38 @@ compile_error(cukit_Program *self, const char *arch)
 /* Compile for `arch` ("sm_90" -> cubin, "compute_90" -> PTX). New refs in *image
  * (bytes; PTX ends with its NUL) and, if asked, *symbols (dict kernel -> symbol).
  * 0 / -1 with CompileError or another exception. */
+static int compile_once(cukit_Program *self, const char *arch, int cubin, int use_names,
+                        PyObject **image, PyObject **symbols);
+
 static int
 compile_for(cukit_Program *self, const char *arch, int cubin, PyObject **image, PyObject **symbols)
+{
+    if (compile_once(self, arch, cubin, 1, image, symbols) == 0)
+        return 0;
+    /* A C++ kernel cukit read but NVRTC cannot name (overloaded, or inside an #if
+     * cukit could not evaluate) fails the whole compile; try once more without
+     * name expressions, so only such kernels become unreachable. */
+    if (!PyErr_ExceptionMatches(self->st->exc[CUKIT_EXC_COMPILE]))
+        return -1;
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    int cpp = 0;
+    while (PyDict_Next(self->signatures, &pos, &k, &v))
+        cpp |= !((cukit_Signature *)v)->extern_c;
+    if (!cpp)
+        return -1;
+    PyObject *first = PyErr_GetRaisedException();
+    if (compile_once(self, arch, cubin, 0, image, symbols) == 0) {
+        Py_DECREF(first);
+        return 0;
+    }
+    Py_DECREF(first);
+    return -1;
+}
+
+static int
+compile_once(cukit_Program *self, const char *arch, int cubin, int use_names, PyObject **image,
+             PyObject **symbols)
 {
     cukit_state *st = self->st;
     nvrtcProgram prog = NULL;
@@ -118,7 +148,7 @@ compile_for(cukit_Program *self, const char *arch, int cubin, PyObject **image, 
         goto done;
     PyObject *k, *v;
     Py_ssize_t pos = 0;
-    while (PyDict_Next(self->signatures, &pos, &k, &v)) {
+    while (use_names && PyDict_Next(self->signatures, &pos, &k, &v)) {
         if (((cukit_Signature *)v)->extern_c)
             continue;
         if (PyList_Append(names, k) < 0 ||

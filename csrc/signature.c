@@ -17,6 +17,7 @@ static const struct {
     cukit_param_kind kind;
     size_t size;
     int typecode; /* of a scalar, and of the elements a T* accepts */
+    size_t align; /* 0: the size, up to 8 */
 } c_types[] = {
     {"bool", CUKIT_P_BOOL, 1, CUKIT_TC_BOOL},
     {"char", CUKIT_P_INT, 1, CUKIT_TC_ANY},
@@ -52,8 +53,8 @@ static const struct {
     {"float2", CUKIT_P_STRUCT, 8, CUKIT_TC_C64},
     {"cuFloatComplex", CUKIT_P_STRUCT, 8, CUKIT_TC_C64},
     {"cuComplex", CUKIT_P_STRUCT, 8, CUKIT_TC_C64},
-    {"double2", CUKIT_P_STRUCT, 16, CUKIT_TC_C128},
-    {"cuDoubleComplex", CUKIT_P_STRUCT, 16, CUKIT_TC_C128},
+    {"double2", CUKIT_P_STRUCT, 16, CUKIT_TC_C128, 16},
+    {"cuDoubleComplex", CUKIT_P_STRUCT, 16, CUKIT_TC_C128, 16},
     {"void", CUKIT_P_STRUCT, 0, CUKIT_TC_ANY},
 };
 
@@ -71,20 +72,47 @@ typedef struct {
     tok_kind kind;
     const char *p;
     int len;
+    int buf;            /* which text p points into: tokens join only within one */
 } token;
+
+#define MAX_TOKENS (1 << 22) /* a bound on macro expansion, far above real kernels */
+#define MAX_IF_DEPTH 64
 
 typedef struct {
     token *toks;
     int n, cap;
     PyObject *macros;   /* borrowed: dict str name -> str body (object-like only) */
     PyObject *keep;     /* list of str whose buffers tokens point into */
-    int depth;          /* macro expansion depth */
+    PyObject *hidden;   /* list of macro names being expanded: never expanded again inside */
+    int buf;            /* id of the text being tokenized */
+    int nbufs;
+    /* #if nesting: each level is taking its branch, has taken one, or is unknown */
+    int nif;
+    signed char taking[MAX_IF_DEPTH];
+    signed char taken[MAX_IF_DEPTH];
 } lexer;
+
+static int
+active(const lexer *lx)
+{
+    for (int i = 0; i < lx->nif && i < MAX_IF_DEPTH; i++)
+        if (!lx->taking[i])
+            return 0;
+    return 1;
+}
 
 static int
 push_tok(lexer *lx, tok_kind kind, const char *p, int len)
 {
+    if (!active(lx))
+        return 0;
     if (lx->n == lx->cap) {
+        if (lx->cap >= MAX_TOKENS) {
+            PyErr_SetString(PyExc_ValueError,
+                            "the source expands to too many tokens to read kernel signatures "
+                            "(a macro that expands into itself?)");
+            return -1;
+        }
         int cap = lx->cap ? lx->cap * 2 : 256;
         token *t = PyMem_Realloc(lx->toks, (size_t)cap * sizeof *t);
         if (t == NULL) {
@@ -94,32 +122,163 @@ push_tok(lexer *lx, tok_kind kind, const char *p, int len)
         lx->toks = t;
         lx->cap = cap;
     }
-    lx->toks[lx->n++] = (token){kind, p, len};
+    lx->toks[lx->n++] = (token){kind, p, len, lx->buf};
     return 0;
 }
 
 static int tokenize(lexer *lx, const char *s, const char *end, int top);
 
-/* Record `#define NAME body` when it is object-like (no parameter list). */
+/* Names the compiler defines itself, for #ifdef. */
 static int
-directive(lexer *lx, const char *s, const char *end)
+predefined(const char *name, size_t n)
+{
+    static const char *names[] = {"__CUDACC__", "__CUDACC_RTC__", "__NVCC__", "__cplusplus",
+                                  "__CUDA_ARCH__"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strlen(names[i]) == n && memcmp(names[i], name, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* 1 if macro `name` is defined, 0 if not, -1 on error. */
+static int
+is_defined(lexer *lx, const char *name, size_t n)
+{
+    if (predefined(name, n))
+        return 1;
+    PyObject *key = PyUnicode_FromStringAndSize(name, (Py_ssize_t)n);
+    if (key == NULL)
+        return -1;
+    int rc = PyDict_Contains(lx->macros, key);
+    Py_DECREF(key);
+    return rc;
+}
+
+static const char *
+skip_space(const char *s, const char *end)
 {
     while (s < end && (*s == ' ' || *s == '\t'))
         s++;
-    if (end - s < 6 || strncmp(s, "define", 6) != 0 || !isspace((unsigned char)s[6]))
-        return 0;
-    s += 6;
-    while (s < end && isspace((unsigned char)*s))
-        s++;
-    const char *name = s;
+    return s;
+}
+
+static const char *
+ident_end(const char *s, const char *end)
+{
     while (s < end && (isalnum((unsigned char)*s) || *s == '_'))
         s++;
+    return s;
+}
+
+/* Value of a #if condition: 1, 0, or 2 when cukit cannot tell (both branches are
+ * then read, and the compiled kernel's layout check remains the safety net). */
+static int
+condition(lexer *lx, const char *s, const char *end)
+{
+    int negate = 0;
+    s = skip_space(s, end);
+    while (end > s && isspace((unsigned char)end[-1]))
+        end--;
+    if (s < end && *s == '!') {
+        negate = 1;
+        s = skip_space(s + 1, end);
+    }
+    int v = 2;
+    if (end - s >= 7 && strncmp(s, "defined", 7) == 0) {
+        const char *q = skip_space(s + 7, end);
+        int paren = q < end && *q == '(';
+        if (paren)
+            q = skip_space(q + 1, end);
+        const char *e = ident_end(q, end);
+        const char *after = skip_space(e, end);
+        if (paren && after < end && *after == ')')
+            after = skip_space(after + 1, end);
+        if (e > q && after == end)
+            v = is_defined(lx, q, (size_t)(e - q));
+    }
+    else if (s < end && isdigit((unsigned char)*s)) {
+        char *stop;
+        char tmp[32];
+        size_t n = (size_t)(end - s) < sizeof tmp - 1 ? (size_t)(end - s) : sizeof tmp - 1;
+        memcpy(tmp, s, n);
+        tmp[n] = '\0';
+        long x = strtol(tmp, &stop, 0);
+        if (*skip_space(stop, stop + strlen(stop)) == '\0')
+            v = x != 0;
+    }
+    if (v < 0)
+        return -1;
+    return v == 2 ? 2 : (negate ? !v : v);
+}
+
+/* Handle one directive line (without its '#'): conditionals and #define. */
+static int
+directive(lexer *lx, const char *s, const char *end)
+{
+    s = skip_space(s, end);
+    const char *w = s;
+    s = ident_end(s, end);
+    size_t wl = (size_t)(s - w);
+#define WORD(x) (wl == strlen(x) && memcmp(w, x, wl) == 0)
+    if (WORD("ifdef") || WORD("ifndef") || WORD("if")) {
+        int v;
+        if (WORD("if")) {
+            v = condition(lx, s, end);
+        }
+        else {
+            const char *q = skip_space(s, end), *e = ident_end(q, end);
+            v = is_defined(lx, q, (size_t)(e - q));
+            if (v >= 0 && WORD("ifndef"))
+                v = !v;
+        }
+        if (v < 0)
+            return -1;
+        if (lx->nif < MAX_IF_DEPTH) {
+            lx->taking[lx->nif] = v != 0;
+            lx->taken[lx->nif] = v == 2 ? 2 : v;
+        }
+        lx->nif++;
+        return 0;
+    }
+    if (WORD("elif") || WORD("else")) {
+        int i = lx->nif - 1;
+        if (i < 0 || i >= MAX_IF_DEPTH)
+            return 0;
+        if (lx->taken[i] == 1) {
+            lx->taking[i] = 0;
+            return 0;
+        }
+        int v = WORD("else") ? 1 : condition(lx, s, end);
+        if (v < 0)
+            return -1;
+        if (lx->taken[i] == 2 && v != 2)
+            v = 2; /* an unknown branch came before: read this one too */
+        lx->taking[i] = v != 0;
+        lx->taken[i] = v == 2 ? 2 : v;
+        return 0;
+    }
+    if (WORD("endif")) {
+        if (lx->nif > 0)
+            lx->nif--;
+        return 0;
+    }
+    if (!WORD("define") || !active(lx))
+        return 0;
+#undef WORD
+    s = skip_space(s, end);
+    const char *name = s;
+    s = ident_end(s, end);
     if (s == name || (s < end && *s == '('))
         return 0;
     PyObject *key = PyUnicode_FromStringAndSize(name, s - name);
     /* Line continuations inside the body become spaces. */
-    PyObject *raw = PyUnicode_FromStringAndSize(s, end - s);
-    PyObject *body = raw ? PyObject_CallMethod(raw, "replace", "ss", "\\\n", " ") : NULL;
+    PyObject *raw = PyUnicode_DecodeUTF8(s, end - s, "replace");
+    PyObject *body = NULL;
+    if (raw) {
+        PyObject *t = PyObject_CallMethod(raw, "replace", "ss", "\\\r\n", " ");
+        body = t ? PyObject_CallMethod(t, "replace", "ss", "\\\n", " ") : NULL;
+        Py_XDECREF(t);
+    }
     Py_XDECREF(raw);
     int rc = (key && body) ? PyDict_SetItem(lx->macros, key, body) : -1;
     Py_XDECREF(key);
@@ -127,27 +286,40 @@ directive(lexer *lx, const char *s, const char *end)
     return rc;
 }
 
-/* Expand an identifier that names a macro into its body's tokens; 1 if expanded. */
+/* Expand an identifier that names a macro into its body's tokens; 1 if expanded.
+ * A macro is never expanded inside its own expansion (as in C). */
 static int
 expand(lexer *lx, const char *p, int len)
 {
-    if (lx->depth > 16)
-        return 0;
     PyObject *key = PyUnicode_FromStringAndSize(p, len);
     if (key == NULL)
         return -1;
     PyObject *body = PyDict_GetItemWithError(lx->macros, key);
-    Py_DECREF(key);
-    if (body == NULL)
-        return PyErr_Occurred() ? -1 : 0;
+    int hidden = body ? PySequence_Contains(lx->hidden, key) : 0;
+    if (body == NULL || hidden != 0 || !active(lx)) {
+        Py_DECREF(key);
+        return (PyErr_Occurred() || hidden < 0) ? -1 : 0;
+    }
     Py_ssize_t blen;
     const char *b = PyUnicode_AsUTF8AndSize(body, &blen);
-    if (b == NULL || PyList_Append(lx->keep, body) < 0)
+    if (b == NULL || PyList_Append(lx->keep, body) < 0 || PyList_Append(lx->hidden, key) < 0) {
+        Py_DECREF(key);
         return -1;
-    lx->depth++;
+    }
+    Py_DECREF(key);
+    int saved = lx->buf;
+    lx->buf = ++lx->nbufs;
     int rc = tokenize(lx, b, b + blen, 0);
-    lx->depth--;
+    lx->buf = saved;
+    if (PySequence_DelItem(lx->hidden, PyList_GET_SIZE(lx->hidden) - 1) < 0)
+        return -1;
     return rc < 0 ? -1 : 1;
+}
+
+static int
+is_ident_char(unsigned char c)
+{
+    return isalnum(c) || c == '_' || c >= 0x80; /* UTF-8 identifiers stay whole */
 }
 
 static int
@@ -179,7 +351,7 @@ tokenize(lexer *lx, const char *s, const char *end, int top)
         }
         if (c == '#' && line_start && top) {
             const char *d = s + 1;
-            while (s < end && !(*s == '\n' && s[-1] != '\\'))
+            while (s < end && !(*s == '\n' && s[-1] != '\\' && !(s[-1] == '\r' && s[-2] == '\\')))
                 s++;
             if (directive(lx, d, s) < 0)
                 return -1;
@@ -198,9 +370,9 @@ tokenize(lexer *lx, const char *s, const char *end, int top)
                 return -1;
             continue;
         }
-        if (isalpha((unsigned char)c) || c == '_') {
+        if (isalpha((unsigned char)c) || c == '_' || (unsigned char)c >= 0x80) {
             const char *q = s;
-            while (s < end && (isalnum((unsigned char)*s) || *s == '_'))
+            while (s < end && is_ident_char((unsigned char)*s))
                 s++;
             int r = expand(lx, q, (int)(s - q));
             if (r < 0)
@@ -316,7 +488,7 @@ static int
 parse_param(const lexer *lx, int from, int to, PyObject *aliases, cukit_param *p)
 {
     token words[16];
-    int nwords = 0, pointers = 0, is_const_before_ptr = 0;
+    int nwords = 0, pointers = 0, is_const_before_ptr = 0, arrays = 0, parens = 0;
     for (int i = from; i < to; i++) {
         const token *t = &lx->toks[i];
         if (t->kind == TOK_PUNCT && t->p[0] == '=')
@@ -326,8 +498,14 @@ parse_param(const lexer *lx, int from, int to, PyObject *aliases, cukit_param *p
             continue;
         }
         if (t->kind == TOK_PUNCT && t->p[0] == '[') {
-            pointers++;
+            /* T x[] and T x[][4] are one pointer; T (*x)[4] already counted its '*' */
+            if (arrays++ == 0 && !parens)
+                pointers++;
             i = skip_group(lx, i) - 1;
+            continue;
+        }
+        if (t->kind == TOK_PUNCT && (t->p[0] == '(' || t->p[0] == ')')) {
+            parens = 1;
             continue;
         }
         if (t->kind == TOK_IDENT && (is(t, "__align__") || is(t, "alignas") ||
@@ -340,7 +518,7 @@ parse_param(const lexer *lx, int from, int to, PyObject *aliases, cukit_param *p
             if (nwords > 0 && i + 1 < to && lx->toks[i + 1].kind == TOK_IDENT) {
                 token *w = &words[nwords - 1];
                 const token *next = &lx->toks[i + 1];
-                if (is(w, "std") || next->p < w->p || next->p - w->p > 200)
+                if (is(w, "std") || next->buf != w->buf || next->p < w->p)
                     *w = *next;
                 else
                     w->len = (int)(next->p + next->len - w->p);
@@ -355,8 +533,8 @@ parse_param(const lexer *lx, int from, int to, PyObject *aliases, cukit_param *p
         if (t->kind == TOK_PUNCT && t->p[0] == '<') { /* template arguments join the word */
             int j = skip_group(lx, i);
             const token *last = &lx->toks[j - 1];
-            if (nwords > 0 && last->p > words[nwords - 1].p &&
-                last->p - words[nwords - 1].p < 200) {
+            if (nwords > 0 && last->buf == words[nwords - 1].buf &&
+                last->p > words[nwords - 1].p) {
                 token *w = &words[nwords - 1];
                 w->len = (int)(last->p + last->len - w->p);
             }
@@ -405,11 +583,13 @@ parse_param(const lexer *lx, int from, int to, PyObject *aliases, cukit_param *p
     p->kind = CUKIT_P_STRUCT;
     p->typecode = CUKIT_TC_ANY; /* a pointer to an unknown struct takes any array */
     p->size = 0;
+    p->align = 0;
     for (size_t i = 0; i < sizeof c_types / sizeof *c_types; i++) {
         if (strcmp(c_types[i].name, base) == 0) {
             p->kind = c_types[i].kind;
             p->size = c_types[i].size;
             p->typecode = c_types[i].typecode;
+            p->align = c_types[i].align;
             break;
         }
     }
@@ -475,13 +655,17 @@ parse_params(cukit_state *st, const lexer *lx, int open, const char *name, PyObj
     int close = skip_group(lx, open) - 1;
     int count = 0, start = open + 1;
     int bounds[512];
-    for (int i = open + 1; i <= close && count < 256; i++) {
+    for (int i = open + 1; i <= close; i++) {
         const token *t = &lx->toks[i];
         if (t->kind == TOK_PUNCT && strchr("([<{", t->p[0])) {
             i = skip_group(lx, i) - 1;
             continue;
         }
         if (i == close || (t->kind == TOK_PUNCT && t->p[0] == ',')) {
+            if (i > start && count == 256) {
+                PyErr_Format(PyExc_ValueError, "kernel %s has more than 256 parameters", name);
+                return NULL;
+            }
             if (i > start) {
                 bounds[2 * count] = start;
                 bounds[2 * count + 1] = i;
@@ -569,7 +753,8 @@ cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines)
     PyObject *aliases = PyDict_New();
     lx.macros = PyDict_New();
     lx.keep = PyList_New(0);
-    if (!out || !aliases || !lx.macros || !lx.keep)
+    lx.hidden = PyList_New(0);
+    if (!out || !aliases || !lx.macros || !lx.keep || !lx.hidden)
         goto error;
     if (defines && defines != Py_None) {
         PyObject *k, *v;
@@ -600,11 +785,22 @@ cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines)
                 kind = S_EXTERN_C;
             else if (i >= 1 && is(&lx.toks[i - 1], "namespace"))
                 kind = S_NAMESPACE; /* anonymous */
-            else if (i >= 2 && is(&lx.toks[i - 2], "namespace")) {
-                kind = S_NAMESPACE;
-                size_t used = strlen(ns);
-                PyOS_snprintf(ns + used, sizeof ns - used, "%.*s::", lx.toks[i - 1].len,
-                              lx.toks[i - 1].p);
+            else {
+                /* namespace a { or namespace a::b { */
+                int j = i - 1;
+                while (j >= 1 && (lx.toks[j].kind == TOK_IDENT || is(&lx.toks[j], "::")) &&
+                       !is(&lx.toks[j], "namespace"))
+                    j--;
+                if (j < i - 1 && j >= 0 && is(&lx.toks[j], "namespace")) {
+                    kind = S_NAMESPACE;
+                    for (int q = j + 1; q < i; q++) {
+                        if (lx.toks[q].kind != TOK_IDENT)
+                            continue;
+                        size_t used = strlen(ns);
+                        PyOS_snprintf(ns + used, sizeof ns - used, "%.*s::", lx.toks[q].len,
+                                      lx.toks[q].p);
+                    }
+                }
             }
             if (depth < 256) {
                 scopes[depth] = kind;
@@ -684,6 +880,7 @@ cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines)
     Py_DECREF(aliases);
     Py_DECREF(lx.macros);
     Py_DECREF(lx.keep);
+    Py_DECREF(lx.hidden);
     return out;
 error:
     PyMem_Free(lx.toks);
@@ -691,6 +888,7 @@ error:
     Py_XDECREF(aliases);
     Py_XDECREF(lx.macros);
     Py_XDECREF(lx.keep);
+    Py_XDECREF(lx.hidden);
     return NULL;
 }
 
@@ -811,7 +1009,8 @@ cukit_signature_layout(cukit_state *st, cukit_Signature *sig)
                          i + 1, sig->params[i].type);
             return NULL;
         }
-        size_t align = size >= 8 ? 8 : size;
+        size_t align = sig->params[i].kind != CUKIT_P_POINTER && sig->params[i].align
+                           ? sig->params[i].align : (size >= 8 ? 8 : size);
         at = (at + align - 1) / align * align;
         offsets[i] = at;
         sizes[i] = size;

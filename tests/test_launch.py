@@ -351,3 +351,21 @@ def test_foreign_arrays_as_arguments(mod, rng):
         used += 1
     if not used:
         pytest.skip("neither cupy nor torch installed")
+
+
+def test_hostile_arguments_do_not_crash(mod):
+    with pytest.raises(UnicodeEncodeError):
+        mod.get_kernel("saxpy", signature="\ud800")
+    dims = []
+
+    class Shrinks:
+        def __index__(self):
+            dims.clear()
+            return 1
+
+    dims.extend([Shrinks(), Shrinks()])
+    x = cukit.zeros(4, np.float32)
+    mod.saxpy(1.0, x, x, 4, grid=dims, block=32)  # reads its own copy of the tuple
+    cukit.synchronize()
+    with pytest.raises(ValueError, match="shared_mem"):
+        mod.saxpy(1.0, x, x, 4, grid=1, block=32, shared_mem=2**63 - 1)

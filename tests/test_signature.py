@@ -102,9 +102,63 @@ def test_signature_from_a_declaration_string():
 
 def test_odd_sources_do_not_crash():
     for src in ["", "/* unterminated", '"unterminated', "__global__", "__global__ void (",
-                "extern \"C\" __global__ void k(" + "int a," * 300 + "int z) {}",
-                "{" * 1000 + "}" * 1000, "#define X \\\n  float\n"]:
-        cukit.Program(src).signatures  # no exception other than a clean one, no crash
+                "{" * 1000 + "}" * 1000, "#define X \\\n  float\n", "#if\n#elif\n#else\n#endif\n#endif"]:
+        cukit.Program(src).signatures  # no exception, no crash
+    with pytest.raises(ValueError, match="more than 256 parameters"):
+        cukit.Program('extern "C" __global__ void k(' + "int a," * 300 + "int z) {}")
+
+
+def test_self_referencing_macros_are_bounded():
+    import time
+
+    start = time.perf_counter()
+    src = "#define A B B B B\n#define B A A A A\n" \
+          'extern "C" __global__ void k(int n) { A; }'
+    assert sigs(src) == {"k": "k(int n)"}
+    assert time.perf_counter() - start < 2
+
+
+def test_preprocessor_conditionals_choose_the_branch():
+    src = """
+    #ifdef USE_INT
+    typedef int T;
+    #else
+    typedef float T;
+    #endif
+    #if 0
+    extern "C" __global__ void hidden(int x) {}
+    #elif defined(USE_INT)
+    extern "C" __global__ void shown(T x) {}
+    #endif
+    #ifndef __CUDACC_RTC__
+    extern "C" __global__ void host_only(int x) {}
+    #endif
+    extern "C" __global__ void k(T x) {}
+    """
+    assert sigs(src, defines={"USE_INT": None}) == {"shown": "shown(int x)", "k": "k(int x)"}
+    assert sigs(src) == {"k": "k(float x)"}
+
+
+def test_array_declarators_and_qualified_namespaces():
+    assert sigs('extern "C" __global__ void k(float x[][4], int a[2][3], float (*p)[4]) {}')["k"] \
+        == "k(float* x, int* a, float* p)"
+    assert set(sigs("namespace a::b { __global__ void k(int* x) {} }")) == {"a::b::k"}
+
+
+def test_macro_joined_names_stay_in_their_own_text():
+    src = "#define A Foo\n#define B Bar\n__global__ void k(int A::B) {}"
+    (sig,) = cukit.Program(src).signatures.values()
+    assert sig.params[0][1] in ("Bar", "")  # never bytes from beyond the macro's text
+
+
+def test_cpp_kernels_that_nvrtc_cannot_name_do_not_break_the_compile():
+    src = """
+    __global__ void over(int* x) { x[0] = 1; }
+    __global__ void over(float* x) { x[0] = 1; }
+    extern "C" __global__ void plain(int* x) { x[0] = 2; }
+    """
+    ptx = cukit.Program(src).ptx(arch="sm_90")
+    assert b".entry plain" in ptx
 
 
 # ------------------------------------------------------------------ conversions
@@ -142,6 +196,18 @@ def test_half_and_bfloat16_scalars():
     assert pack("k(__nv_bfloat16 v)", 1.0) == b"\x80\x3f"
     with pytest.raises(OverflowError, match="float16"):
         pack("k(half v)", 70000.0)
+
+
+def test_double2_aligns_to_16():
+    packed = pack("k(int a, double2 v)", 1, bytes(range(16)))
+    assert len(packed) == 32 and packed[16:32] == bytes(range(16))
+
+
+def test_complex_and_time_values_are_not_floats():
+    with pytest.raises(TypeError):
+        pack("k(float v)", np.complex64(1 + 1j))
+    with pytest.raises(TypeError):
+        pack("k(double v)", np.timedelta64(3, "s"))
 
 
 def test_layout_follows_c_alignment():
