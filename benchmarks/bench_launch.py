@@ -1,0 +1,636 @@
+"""Kernel launch overhead: cukit against raw C and other ways of launching from Python.
+
+What it measures
+    Microseconds per launch of tiny kernels (1024 elements, 4 blocks of 256
+    threads) with 0, 5 and 16 arguments:
+
+    * empty0()                                     0 arguments
+    * saxpy(float a, const float* x, const float* y, float* out, size_t n)
+                                                   5 arguments
+    * args16(8 pointers, then int/float/size_t scalars)
+                                                   16 arguments
+
+    Every figure is taken the same way: WARMUP launches, then REPS repetitions
+    of LAUNCHES launches followed by one synchronize, timed on the host clock;
+    the table shows the median repetition divided by LAUNCHES, and its ratio to
+    the raw C figure for the same argument count.
+
+How
+    * raw C: benchmarks/launch_baseline.c, compiled on the spot with the
+      system C compiler (cc). It dlopens libcuda.so.1, loads the cubin that
+      cukit.Program(...).cubin() produces for this GPU, and calls cuLaunchKernel
+      with arguments packed once. It also times a CUDA graph of 100 saxpy
+      launches (microseconds per kernel) and the GPU time of a big saxpy.
+    * cukit: kernel(...) with cukit arrays and Python scalars; kernel.prepare()
+      when this cukit has it; torch tensors and CuPy arrays as pointer arguments.
+    * peers, each only if importable: cuda.core, cuda.bindings (arguments packed
+      once / on every call), CuPy RawModule, ctypes into libcuda.so.1 and PyCUDA.
+      A peer that is missing or fails is listed with the reason.
+
+    All launches go to the legacy default stream of the device's primary
+    context, which every library here shares, so cukit.synchronize() (that is,
+    cuCtxSynchronize) ends each repetition. After each timing the output array
+    is checked, so a way that packs arguments wrongly shows up as WRONG RESULT.
+
+    Separately, the GPU time of saxpy_big (y = a*x + y over 512*32768 floats,
+    blocks of 512) is taken with CUDA events, in C and with cukit.Event around
+    a cukit launch (median of 50); the two should agree within 2%.
+
+Usage
+    PYTHONPATH=src python benchmarks/bench_launch.py [--reps 5] [--launches 20000]
+        [--json benchmarks/results/launch.json] [--png benchmarks/results/launch.png]
+
+Writes the table to stdout, every sample to the JSON file and, when matplotlib
+is importable, a bar chart of the 5-argument rows to the PNG file.
+"""
+import argparse
+import ctypes
+import json
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+C_BASELINE = HERE / "launch_baseline.c"
+
+KERNEL_SOURCE = r"""
+extern "C" __global__ void empty0() {}
+
+extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t n)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = a * x[i] + y[i];
+}
+
+extern "C" __global__ void args16(const float* p0, const float* p1, const float* p2,
+                                  const float* p3, const float* p4, const float* p5,
+                                  const float* p6, float* out, int i0, float f0, size_t s0,
+                                  int i1, float f1, size_t s1, int i2, size_t n)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = f0 * p0[i] + f1 * p1[i] + p2[i] + p3[i] + p4[i] + p5[i] + p6[i]
+                 + (float)(i0 + i1 + i2) + (float)(s0 + s1);
+}
+
+extern "C" __global__ void saxpy_big(float a, const float* x, float* y, size_t n)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n)
+        y[i] = a * x[i] + y[i];
+}
+"""
+
+N = 1024
+GRID, BLOCK = 4, 256
+WARMUP = 1000
+GRAPH_REPLAYS = 200  # of a 100-kernel graph, per repetition
+BIG_N, BIG_BLOCK, BIG_REPS = 512 * 32768, 512, 50
+
+KERNEL_NAMES = {0: "empty0", 5: "saxpy", 16: "args16"}
+
+# Each kernel's arguments as (C type, value); "ptr" values name a device array.
+# launch_baseline.c passes the same values.
+ARGS = {
+    0: [],
+    5: [("float", 2.0), ("ptr", "x"), ("ptr", "y"), ("ptr", "out"), ("size_t", N)],
+    16: [("ptr", "x")] * 7
+    + [("ptr", "out"), ("int", 1), ("float", 0.5), ("size_t", 2), ("int", 3), ("float", 1.5),
+       ("size_t", 4), ("int", 5), ("size_t", N)],
+}
+
+CTYPES = {"ptr": ctypes.c_void_p, "int": ctypes.c_int, "float": ctypes.c_float,
+          "size_t": ctypes.c_size_t}
+NUMPY_SCALARS = {"int": np.int32, "float": np.float32, "size_t": np.uint64}
+STRUCT_CODES = {"ptr": "P", "int": "i", "float": "f", "size_t": "Q"}
+
+RAW_C = "raw C, cuLaunchKernel, args pre-packed"
+RAW_C_GRAPH = "raw C, CUDA graph replay (per kernel)"
+
+
+def fail(message):
+    sys.exit(f"bench_launch: {message}")
+
+
+def import_cukit():
+    """cukit from the environment, else from the checkout's src/ (built in place)."""
+    try:
+        import cukit
+    except ImportError:
+        sys.path.insert(0, str(HERE.parent / "src"))
+        try:
+            import cukit
+        except ImportError as e:
+            fail(f"cannot import cukit ({e}). Build it first: "
+                 "python setup.py build_ext --inplace -b src, then run with PYTHONPATH=src")
+    return cukit
+
+
+def expected_output(nargs, x, y):
+    """What the nargs-argument kernel writes to out, from host copies of x and y."""
+    if nargs == 5:
+        return 2.0 * x + y
+    if nargs == 16:  # p0..p6 all point at x: 0.5x + 1.5x + 5x, plus i0+i1+i2 + s0+s1
+        return 7 * x + np.float32(15)
+    return None
+
+
+def arg_values(nargs, pointers, convert):
+    """The kernel's argument values: pointers[name] for "ptr", convert[ctype](value) otherwise."""
+    return [pointers[v] if t == "ptr" else convert.get(t, lambda v: v)(v) for t, v in ARGS[nargs]]
+
+
+def call_text(nargs):
+    """"a0, a1, ..." - the argument names that launch statements use."""
+    return ", ".join(f"a{i}" for i in range(nargs))
+
+
+def call(callee, *parts):
+    """Source text of a call, skipping empty parts: call("k", "a0, a1", "grid=4")."""
+    return f"{callee}({', '.join(p for p in parts if p)})"
+
+
+def tuple_text(nargs):
+    """Source text of a tuple of the argument names."""
+    return f"({call_text(nargs)},)" if nargs else "()"
+
+
+def named_args(values):
+    return {f"a{i}": v for i, v in enumerate(values)}
+
+
+def ctypes_params(nargs, pointers):
+    """(values, void* array) with each argument stored once, as cuLaunchKernel wants them."""
+    values = [CTYPES[t](pointers[v] if t == "ptr" else v) for t, v in ARGS[nargs]]
+    params = (ctypes.c_void_p * max(nargs, 1))(*[ctypes.addressof(v) for v in values])
+    return values, params
+
+
+def make_loop(stmt, namespace):
+    """A function running `stmt` count times.
+
+    Like timeit, the statement is compiled into the loop body, so no extra
+    Python call per launch is counted."""
+    code = f"def loop(count):\n    for _ in range(count):\n        {stmt}\n"
+    scope = dict(namespace)
+    exec(code, scope)
+    return scope["loop"]
+
+
+def time_loop(loop, sync, launches, reps, warmup):
+    """Microseconds per launch of each repetition: `launches` launches, then sync()."""
+    loop(warmup)
+    sync()
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        loop(launches)
+        sync()
+        samples.append((time.perf_counter() - t0) * 1e6 / launches)
+    return samples
+
+
+class LaunchBench:
+    """The shared state (device, arrays, cubin, settings) and the rows measured so far."""
+
+    def __init__(self, cukit, launches, reps):
+        self.cukit = cukit
+        self.launches, self.reps = launches, reps
+        self.device = cukit.get_device()
+        self.module = cukit.compile(KERNEL_SOURCE)
+        self.cubin = cukit.Program(KERNEL_SOURCE).cubin(arch=self.device.arch)
+        rng = np.random.default_rng(0)
+        self.host = {"x": rng.random(N, dtype=np.float32), "y": rng.random(N, dtype=np.float32)}
+        self.arrays = {"x": cukit.to_device(self.host["x"]), "y": cukit.to_device(self.host["y"]),
+                       "out": cukit.zeros(N, np.float32)}
+        self.pointers = {name: a.ptr for name, a in self.arrays.items()}
+        self.rows = []
+        self.c_median = {}  # args -> raw C microseconds per launch
+        self.c_graph_median = None  # raw C microseconds per kernel in graph replay
+
+    def add_row(self, way, nargs, samples=None, note=""):
+        us = statistics.median(samples) if samples else None
+        self.rows.append({"way": way, "args": nargs, "us": us, "samples_us": samples or [],
+                          "note": note})
+
+    def measure(self, way, nargs, stmt, namespace):
+        """Time `stmt` (one launch of the nargs-argument kernel), check the output, add a row."""
+        out = self.arrays["out"]
+        try:
+            out.set(np.zeros(N, np.float32))
+            samples = time_loop(make_loop(stmt, namespace), self.cukit.synchronize,
+                                self.launches, self.reps, WARMUP)
+            want = expected_output(nargs, self.host["x"], self.host["y"])
+            ok = want is None or np.allclose(out.get(), want, rtol=1e-5, atol=1e-5)
+            self.add_row(way, nargs, samples, "" if ok else "WRONG RESULT")
+        except Exception as e:  # one broken way must not stop the others
+            self.add_row(way, nargs, note=f"{type(e).__name__}: {e}")
+
+
+# ------------------------------------------------------------------ raw C
+
+
+def build_c_baseline(workdir):
+    """Compile launch_baseline.c with the system C compiler; returns the executable's path."""
+    cc = shutil.which("cc")
+    if cc is None:
+        raise RuntimeError("no C compiler: `cc` is not on PATH")
+    exe = Path(workdir) / "launch_baseline"
+    proc = subprocess.run([cc, "-O2", "-std=c11", "-o", str(exe), str(C_BASELINE), "-ldl"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"cc failed:\n{proc.stderr}")
+    return exe
+
+
+def run_c_baseline(bench):
+    """Run the C program on the same cubin; returns its parsed JSON."""
+    with tempfile.TemporaryDirectory(prefix="bench_launch_") as workdir:
+        exe = build_c_baseline(workdir)
+        cubin = Path(workdir) / "kernels.cubin"
+        cubin.write_bytes(bench.cubin)
+        argv = [str(exe), str(cubin), str(bench.device.ordinal), str(bench.launches),
+                str(bench.reps), str(WARMUP), str(GRAPH_REPLAYS), str(BIG_N), str(BIG_REPS)]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip() or f"exit status {proc.returncode}")
+    return json.loads(proc.stdout)
+
+
+def bench_raw_c(bench):
+    """Rows for the C baseline; returns its JSON (or None when it could not run)."""
+    try:
+        c = run_c_baseline(bench)
+    except Exception as e:
+        for nargs in (0, 5, 16):
+            bench.add_row(RAW_C, nargs, note=f"{type(e).__name__}: {e}")
+        return None
+    for nargs in (0, 5, 16):
+        bench.add_row(RAW_C, nargs, c["launch_us"][str(nargs)]["samples"])
+        bench.c_median[nargs] = c["launch_us"][str(nargs)]["median"]
+    bench.add_row(RAW_C_GRAPH, 5, c["graph_us"]["samples"])
+    bench.c_graph_median = c["graph_us"]["median"]
+    return c
+
+
+# ------------------------------------------------------------------ cukit
+
+
+def bench_cukit(bench):
+    arrays = bench.arrays
+    for nargs in (0, 5, 16):
+        kernel = getattr(bench.module, KERNEL_NAMES[nargs])
+        ns = {"k": kernel, **named_args(arg_values(nargs, arrays, {}))}
+        bench.measure("cukit, k(...)", nargs,
+                      call("k", call_text(nargs), f"grid={GRID}", f"block={BLOCK}"), ns)
+    for nargs in (0, 5, 16):
+        kernel = getattr(bench.module, KERNEL_NAMES[nargs])
+        if not hasattr(kernel, "prepare"):
+            bench.add_row("cukit, p = k.prepare(...); p(...)", nargs,
+                          note="Kernel.prepare not in this cukit")
+            continue
+        ns = {"p": kernel.prepare(grid=GRID, block=BLOCK),
+              **named_args(arg_values(nargs, arrays, {}))}
+        bench.measure("cukit, p = k.prepare(...); p(...)", nargs, call("p", call_text(nargs)), ns)
+
+
+def bench_cukit_graph(bench):
+    """A 100-launch graph captured from cukit calls, replayed; µs per kernel."""
+    cukit, a = bench.cukit, bench.arrays
+    way = "cukit, CUDA graph replay (per kernel)"
+    try:
+        stream = cukit.Stream()
+        a["out"].set(np.zeros(N, np.float32))
+        with stream.capture() as graph:
+            for _ in range(100):
+                bench.module.saxpy(2.0, a["x"], a["y"], a["out"], N, grid=GRID, block=BLOCK,
+                                   stream=stream)
+
+        def loop(count):
+            for _ in range(count // 100):
+                graph.launch(stream)
+
+        samples = time_loop(loop, stream.synchronize, GRAPH_REPLAYS * 100, bench.reps, 1000)
+        want = expected_output(5, bench.host["x"], bench.host["y"])
+        ok = np.allclose(a["out"].get(), want, rtol=1e-5, atol=1e-5)
+        bench.add_row(way, 5, samples, "" if ok else "WRONG RESULT")
+    except Exception as e:  # one broken way must not stop the others
+        bench.add_row(way, 5, note=f"{type(e).__name__}: {e}")
+
+
+def bench_cukit_torch(bench):
+    import torch
+
+    if not torch.cuda.is_available():
+        raise RuntimeError("torch.cuda.is_available() is False")
+    views = {name: torch.as_tensor(a, device="cuda") for name, a in bench.arrays.items()}
+    ns = {"k": bench.module.saxpy, **named_args(arg_values(5, views, {}))}
+    bench.measure(f"cukit, torch {torch.__version__} tensors as args", 5,
+                  call("k", call_text(5), f"grid={GRID}", f"block={BLOCK}"), ns)
+
+
+def bench_cukit_cupy(bench):
+    import cupy
+
+    views = {name: cupy.asarray(a) for name, a in bench.arrays.items()}
+    ns = {"k": bench.module.saxpy, **named_args(arg_values(5, views, {}))}
+    bench.measure(f"cukit, cupy {cupy.__version__} arrays as args", 5,
+                  call("k", call_text(5), f"grid={GRID}", f"block={BLOCK}"), ns)
+
+
+# ------------------------------------------------------------------ peers
+
+
+def bench_cuda_core(bench):
+    import cuda.core
+
+    try:
+        from cuda.core import Device, LaunchConfig, Program, ProgramOptions, launch
+    except ImportError:  # before 0.4 the API lived in cuda.core.experimental
+        from cuda.core.experimental import Device, LaunchConfig, Program, ProgramOptions, launch
+
+    dev = Device(bench.device.ordinal)
+    dev.set_current()
+    program = Program(KERNEL_SOURCE, code_type="c++", options=ProgramOptions(arch=f"sm_{dev.arch}"))
+    code = program.compile("cubin")
+    version = getattr(cuda.core, "__version__", "")
+    for nargs in (0, 5, 16):
+        ns = {"launch": launch, "stream": dev.default_stream,
+              "config": LaunchConfig(grid=GRID, block=BLOCK),
+              "kernel": code.get_kernel(KERNEL_NAMES[nargs]),
+              **named_args(arg_values(nargs, bench.pointers, NUMPY_SCALARS))}
+        bench.measure(f"cuda.core {version} launch()", nargs,
+                      call("launch", "stream, config, kernel", call_text(nargs)), ns)
+
+
+def bench_cuda_bindings(bench):
+    import cuda.bindings
+    from cuda.bindings import driver
+
+    def checked(result):
+        err, *rest = result
+        if err != driver.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"cuda.bindings: {err!r}")
+        return rest[0] if rest else None
+
+    module = checked(driver.cuModuleLoadData(bench.cubin))
+    stream = driver.CUstream(0)
+    version = getattr(cuda.bindings, "__version__", "")
+    for nargs in (0, 5, 16):
+        func = checked(driver.cuModuleGetFunction(module, KERNEL_NAMES[nargs].encode()))
+        values, params = ctypes_params(nargs, bench.pointers)
+        packed = ctypes.addressof(params) if nargs else 0
+        ns = {"cuLaunchKernel": driver.cuLaunchKernel, "f": func, "stream": stream,
+              "packed": packed, "keep": (values, params)}
+        bench.measure(f"cuda.bindings {version}, args pre-packed", nargs,
+                      f"cuLaunchKernel(f, {GRID}, 1, 1, {BLOCK}, 1, 1, 0, stream, packed, 0)", ns)
+
+        types = tuple(CTYPES[t] for t, _ in ARGS[nargs])
+        ns = {"cuLaunchKernel": driver.cuLaunchKernel, "f": func, "stream": stream,
+              "types": types, **named_args(arg_values(nargs, bench.pointers, {}))}
+        packing = f"({tuple_text(nargs)}, types)" if nargs else "0"
+        bench.measure(f"cuda.bindings {version}, args packed each call", nargs,
+                      f"cuLaunchKernel(f, {GRID}, 1, 1, {BLOCK}, 1, 1, 0, stream, {packing}, 0)", ns)
+
+
+def bench_cupy(bench):
+    import cupy
+
+    module = cupy.RawModule(code=KERNEL_SOURCE)
+    views = {name: cupy.asarray(a) for name, a in bench.arrays.items()}
+    for nargs in (0, 5, 16):
+        ns = {"kernel": module.get_function(KERNEL_NAMES[nargs]),
+              **named_args(arg_values(nargs, views, NUMPY_SCALARS))}
+        bench.measure(f"CuPy {cupy.__version__} RawModule kernel", nargs,
+                      f"kernel(({GRID},), ({BLOCK},), {tuple_text(nargs)})", ns)
+
+
+def bench_ctypes(bench):
+    libcuda = ctypes.CDLL("libcuda.so.1")
+    c_uint, c_void_p = ctypes.c_uint, ctypes.c_void_p
+    libcuda.cuModuleLoadData.argtypes = [ctypes.POINTER(c_void_p), ctypes.c_char_p]
+    libcuda.cuModuleGetFunction.argtypes = [ctypes.POINTER(c_void_p), c_void_p, ctypes.c_char_p]
+    launch = libcuda.cuLaunchKernel
+    launch.argtypes = [c_void_p] + [c_uint] * 7 + [c_void_p, c_void_p, c_void_p]
+    launch.restype = ctypes.c_int
+
+    module = c_void_p()
+    if libcuda.cuModuleLoadData(ctypes.byref(module), bench.cubin) != 0:
+        raise RuntimeError("cuModuleLoadData failed")
+    for nargs in (0, 5, 16):
+        func = c_void_p()
+        if libcuda.cuModuleGetFunction(ctypes.byref(func), module, KERNEL_NAMES[nargs].encode()):
+            raise RuntimeError("cuModuleGetFunction failed")
+        values, params = ctypes_params(nargs, bench.pointers)
+        ns = {"launch": launch, "f": func, "params": params if nargs else None,
+              "keep": values}
+        bench.measure("ctypes cuLaunchKernel, args pre-packed", nargs,
+                      f"launch(f, {GRID}, 1, 1, {BLOCK}, 1, 1, 0, None, params, None)", ns)
+
+
+def bench_pycuda(bench):
+    import pycuda
+    import pycuda.driver as drv
+
+    drv.init()
+    context = drv.Device(bench.device.ordinal).retain_primary_context()
+    context.push()
+    try:
+        module = drv.module_from_buffer(bench.cubin)
+        for nargs in (0, 5, 16):
+            func = module.get_function(KERNEL_NAMES[nargs])
+            func.prepare("".join(STRUCT_CODES[t] for t, _ in ARGS[nargs]))
+            ns = {"func": func, **named_args(arg_values(nargs, bench.pointers, {}))}
+            bench.measure(f"PyCUDA {pycuda.VERSION_TEXT} prepared_call", nargs,
+                          call("func.prepared_call", f"({GRID}, 1), ({BLOCK}, 1, 1)",
+                               call_text(nargs)), ns)
+    finally:
+        context.pop()
+
+
+PEERS = [
+    ("cukit, torch tensors as args", bench_cukit_torch),
+    ("cukit, cupy arrays as args", bench_cukit_cupy),
+    ("cuda.core launch()", bench_cuda_core),
+    ("cuda.bindings", bench_cuda_bindings),
+    ("CuPy RawModule kernel", bench_cupy),
+    ("ctypes cuLaunchKernel, args pre-packed", bench_ctypes),
+    ("PyCUDA prepared_call", bench_pycuda),
+]
+
+
+def bench_peers(bench):
+    for label, run in PEERS:
+        try:
+            run(bench)
+        except ModuleNotFoundError as e:
+            bench.add_row(label, 5, note=f"not installed ({e})")
+        except Exception as e:
+            bench.add_row(label, 5, note=f"{type(e).__name__}: {e}")
+        # Peers may change the current context; give it back to cukit's device.
+        bench.device.use()
+
+
+# ------------------------------------------------------------------ big saxpy
+
+
+def bench_big_saxpy(bench, c_result):
+    """GPU milliseconds of saxpy_big timed with cukit.Event, against the C figure."""
+    cukit = bench.cukit
+    kernel = bench.module.saxpy_big
+    x, y = cukit.zeros(BIG_N, np.float32), cukit.zeros(BIG_N, np.float32)
+    grid = (BIG_N + BIG_BLOCK - 1) // BIG_BLOCK
+    start, end = cukit.Event(), cukit.Event()
+    for _ in range(5):
+        kernel(2.0, x, y, BIG_N, grid=grid, block=BIG_BLOCK)
+    cukit.synchronize()
+    samples = []
+    for _ in range(BIG_REPS):
+        start.record()
+        kernel(2.0, x, y, BIG_N, grid=grid, block=BIG_BLOCK)
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end))
+    result = {"n": BIG_N, "grid": grid, "block": BIG_BLOCK, "reps": BIG_REPS,
+              "cukit_ms": statistics.median(samples), "cukit_samples_ms": samples}
+    if c_result is not None:
+        result["c_ms"] = c_result["big_saxpy_ms"]["median"]
+        result["c_samples_ms"] = c_result["big_saxpy_ms"]["samples"]
+        result["ratio"] = result["cukit_ms"] / result["c_ms"]
+    return result
+
+
+# ------------------------------------------------------------------ output
+
+
+def ratio_to_c(bench, row):
+    if "graph" in row["way"]:
+        base = bench.c_graph_median
+    else:
+        base = bench.c_median.get(row["args"])
+    return row["us"] / base if row["us"] is not None and base else None
+
+
+def print_table(bench, big):
+    rows = sorted(bench.rows, key=lambda r: r["args"])  # stable: keeps run order per count
+    width = max(len(r["way"]) for r in rows)
+    print(f"\n{'way of launching':<{width}} | args | µs/launch (median) | ratio to raw C")
+    print(f"{'-' * width}-+------+--------------------+---------------")
+    for r in rows:
+        us = f"{r['us']:.3f}" if r["us"] is not None else "-"
+        ratio = ratio_to_c(bench, r)
+        ratio = f"{ratio:.2f}x" if ratio is not None else "-"
+        note = f"  {r['note']}" if r["note"] else ""
+        print(f"{r['way']:<{width}} | {r['args']:>4} | {us:>18} | {ratio:>13}{note}")
+    print(f"\nbig saxpy, n = {big['n']:,} floats, grid {big['grid']} x block {big['block']}, "
+          f"GPU time by CUDA events, median of {big['reps']}:")
+    print(f"  cukit.Event around a cukit launch: {big['cukit_ms']:.4f} ms")
+    if "c_ms" in big:
+        print(f"  cuEventRecord around cuLaunchKernel (C): {big['c_ms']:.4f} ms")
+        print(f"  ratio cukit / C: {big['ratio']:.4f} (target: within 2%)")
+
+
+def write_json(path, bench, big, c_result):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for r in bench.rows:
+        r["ratio_to_raw_c"] = ratio_to_c(bench, r)
+    cukit = bench.cukit
+    data = {
+        "meta": {
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+            "device": bench.device.name,
+            "arch": bench.device.arch,
+            "driver_version": cukit.driver_version(),
+            "nvrtc_version": cukit.nvrtc_version(),
+            "cukit_version": cukit.__version__,
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "platform": platform.platform(),
+        },
+        "config": {"n": N, "grid": GRID, "block": BLOCK, "launches": bench.launches,
+                   "reps": bench.reps, "warmup": WARMUP, "graph_kernels": 100,
+                   "graph_replays": GRAPH_REPLAYS, "statistic": "median of reps"},
+        "rows": bench.rows,
+        "big_saxpy": big,
+        "c_baseline": c_result,
+    }
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def write_png(path, bench):
+    """Horizontal bars of the 5-argument rows; returns False when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    rows = [r for r in bench.rows if r["args"] == 5 and r["us"] is not None]
+    rows.sort(key=lambda r: r["us"], reverse=True)
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.5))
+    bars = ax.barh([r["way"] for r in rows], [r["us"] for r in rows], color="tab:blue")
+    for bar, r in zip(bars, rows):
+        if r["way"].startswith("cukit"):
+            bar.set_color("tab:orange")
+    ax.bar_label(bars, fmt="%.2f", padding=3)
+    if 5 in bench.c_median:
+        ax.axvline(bench.c_median[5], color="gray", linestyle="--", linewidth=1)
+    ax.set_xlabel("µs per launch (median), lower is better")
+    ax.set_title(f"Launching saxpy (5 args, {GRID}x{BLOCK} threads) on {bench.device.name}")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=5, help="repetitions per figure (default 5)")
+    parser.add_argument("--launches", type=int, default=20000,
+                        help="launches per repetition (default 20000)")
+    parser.add_argument("--json", type=Path, default=HERE / "results" / "launch.json",
+                        help="where to write all results (default benchmarks/results/launch.json)")
+    parser.add_argument("--png", type=Path, default=HERE / "results" / "launch.png",
+                        help="bar chart of the 5-arg rows (default benchmarks/results/launch.png)")
+    args = parser.parse_args()
+    if args.reps < 1 or args.launches < 1:
+        parser.error("--reps and --launches must be at least 1")
+    return args
+
+
+def main():
+    args = parse_args()
+    cukit = import_cukit()
+    try:
+        bench = LaunchBench(cukit, args.launches, args.reps)
+    except cukit.NoDeviceError as e:
+        fail(f"needs an NVIDIA GPU and its driver: {e}")
+    print(f"{bench.device.name} ({bench.device.arch}), driver {cukit.driver_version()}, "
+          f"Python {platform.python_version()}; {args.reps} x {args.launches} launches "
+          f"of {GRID} x {BLOCK} threads per figure")
+
+    c_result = bench_raw_c(bench)
+    bench_cukit(bench)
+    bench_cukit_graph(bench)
+    bench_peers(bench)
+    big = bench_big_saxpy(bench, c_result)
+
+    print_table(bench, big)
+    write_json(args.json, bench, big, c_result)
+    print(f"\nwrote {args.json}")
+    if write_png(args.png, bench):
+        print(f"wrote {args.png}")
+
+
+if __name__ == "__main__":
+    main()
