@@ -120,6 +120,10 @@ typedef struct cukit_state {
     PyObject *np_integer;
     PyObject *np_bool;
 
+    /* strong refs, filled when a torch tensor is first passed (torch already imported) */
+    PyObject *torch_tensor;
+    PyObject *torch_dtypes; /* dict torch dtype -> typecode */
+
     /* strong refs: interned keyword names the launch path compares by pointer */
     PyObject *str_grid;
     PyObject *str_block;

@@ -309,10 +309,15 @@ cukit_kernel_launch(cukit_Kernel *k, const cukit_launch_cfg *c, void **ptrs)
         return -1;
     CUresult res;
     if (!c->cooperative && !c->cluster[0]) {
+#ifdef CUKIT_LAUNCH_HOLDS_GIL /* for measuring what releasing the GIL costs */
+        res = cukit_api.cuLaunchKernel(k->func, c->grid[0], c->grid[1], c->grid[2], c->block[0],
+                                       c->block[1], c->block[2], c->shared, c->stream, ptrs, NULL);
+#else
         Py_BEGIN_ALLOW_THREADS
         res = cukit_api.cuLaunchKernel(k->func, c->grid[0], c->grid[1], c->grid[2], c->block[0],
                                        c->block[1], c->block[2], c->shared, c->stream, ptrs, NULL);
         Py_END_ALLOW_THREADS
+#endif
         return cukit_check_cu(k->st, res, "cuLaunchKernel");
     }
     if (cukit_api.cuLaunchKernelEx == NULL)

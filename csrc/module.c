@@ -52,7 +52,7 @@ cukit_numpy(cukit_state *st)
     V(BufferType) V(ArrayType) V(StreamType) V(EventType) V(PreparedType) V(GraphType)     \
     V(KernelNodeType) V(devices) V(numpy) V(np_dtype) \
     V(np_empty) V(np_asarray) V(np_ndarray) V(np_generic) V(np_floating)       \
-    V(np_integer) V(np_bool) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream) V(str_n)
+    V(np_integer) V(np_bool) V(torch_tensor) V(torch_dtypes) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream) V(str_n)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
