@@ -301,6 +301,9 @@ int cukit_driver_load(cukit_state *st);
 int cukit_driver_ready(void);
 /* Load NVRTC. 0 on success; -1 with NotSupportedError naming every place searched. */
 int cukit_nvrtc_load(cukit_state *st);
+/* The toolkit's include folders found beside NVRTC (i = 0: include, 1: its CCCL
+ * folder), or NULL. Static storage. */
+const char *cukit_toolkit_include(int i);
 /* Name of the NVRTC library that was loaded, or NULL. Borrowed, static storage. */
 const char *cukit_nvrtc_path(void);
 

@@ -2,6 +2,7 @@
 #include "cukit.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ static struct {
     char driver_why[1024];
     char nvrtc_why[2048];
     char nvrtc_path[1024];
+    char include_dirs[2][PATH_MAX]; /* the toolkit's headers beside NVRTC, "" if none */
 } loaded;
 
 /* dlsym every entry of `list` from `lib` into cukit_api. On a missing required
@@ -172,6 +174,43 @@ wheel_dirs(void)
     return out;
 }
 
+/* The toolkit's include folder sits at ../include from the library's folder, in
+ * the CUDA toolkit and in NVIDIA's wheels alike; CCCL (cuda/std, cub) is in
+ * include/cccl since CUDA 13. Found from the NVRTC actually loaded, so the
+ * headers match the compiler. */
+static void
+find_headers(void)
+{
+    Dl_info info;
+    char real[PATH_MAX];
+    if (!dladdr((void *)cukit_api.nvrtcVersion, &info) || info.dli_fname == NULL ||
+        realpath(info.dli_fname, real) == NULL)
+        return;
+    char *slash = strrchr(real, '/');
+    if (slash == NULL)
+        return;
+    *slash = '\0';
+    static const char *subdirs[] = {"/../include", "/../include/cccl"};
+    for (int i = 0; i < 2; i++) {
+        char dir[PATH_MAX + 32], probe[PATH_MAX + 64], canon[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s%s", real, subdirs[i]);
+        snprintf(probe, sizeof probe, "%s/%s", dir, i == 0 ? "cuda_fp16.h" : "cuda/std/version");
+        FILE *f = fopen(probe, "r");
+        if (f == NULL)
+            continue;
+        fclose(f);
+        if (realpath(dir, canon))
+            snprintf(loaded.include_dirs[i], sizeof loaded.include_dirs[i], "%s", canon);
+    }
+}
+
+const char *
+cukit_toolkit_include(int i)
+{
+    return (loaded.nvrtc == 1 && i >= 0 && i < 2 && loaded.include_dirs[i][0])
+               ? loaded.include_dirs[i] : NULL;
+}
+
 int
 cukit_nvrtc_load(cukit_state *st)
 {
@@ -226,6 +265,7 @@ cukit_nvrtc_load(cukit_state *st)
         else if (fill(lib, nvrtc_entries, sizeof nvrtc_entries / sizeof *nvrtc_entries,
                       loaded.nvrtc_why, sizeof loaded.nvrtc_why) == 0) {
             loaded.nvrtc = 1;
+            find_headers();
         }
         else {
             dlclose(lib);

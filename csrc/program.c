@@ -1,6 +1,7 @@
 /* program.c - cukit.Program: NVRTC compilation to PTX or cubin, options, the log */
 #include "cukit.h"
 
+#include <limits.h>
 #include <string.h>
 
 /* Parse "sm_90" / "compute_90" / "90" into 90; -1 when it is none of these. */
@@ -157,7 +158,7 @@ compile_once(cukit_Program *self, const char *arch, int cubin, int use_names, Py
     }
 
     Py_ssize_t nuser = PyTuple_GET_SIZE(self->options);
-    opts = PyMem_Calloc((size_t)nuser + 2, sizeof *opts);
+    opts = PyMem_Calloc((size_t)nuser + 4, sizeof *opts);
     if (opts == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -170,9 +171,17 @@ compile_once(cukit_Program *self, const char *arch, int cubin, int use_names, Py
         has_std |= strncmp(opts[nopt], "-std", 4) == 0 || strncmp(opts[nopt], "--std", 5) == 0;
         nopt++;
     }
-    char archopt[64];
+    char archopt[64], incopt[2][PATH_MAX + 8];
     PyOS_snprintf(archopt, sizeof archopt, "-arch=%s", arch);
     opts[nopt++] = archopt;
+    /* The toolkit's own headers (cuda_fp16.h, cooperative_groups.h, cuda/std, cub),
+     * after the user's -I so those come first. */
+    for (int i = 0; i < 2; i++) {
+        if (cukit_toolkit_include(i)) {
+            PyOS_snprintf(incopt[i], sizeof incopt[i], "-I%s", cukit_toolkit_include(i));
+            opts[nopt++] = incopt[i];
+        }
+    }
     if (!has_std)
         opts[nopt++] = "-std=c++17";
 

@@ -27,6 +27,6 @@ def rng():
 def poison(shape, dtype):
     """A host array of NaN (or all-ones bits) so unwritten outputs show."""
     dtype = np.dtype(dtype)
-    if dtype.kind == "f":
+    if dtype.kind in "fc":
         return np.full(shape, np.nan, dtype)
     return np.full(shape, -1 if dtype.kind == "i" else np.iinfo(dtype).max, dtype)

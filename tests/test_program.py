@@ -96,3 +96,12 @@ def test_cpp_kernels_without_extern_c_are_found_by_name():
 def test_nvrtc_version():
     major, minor = cukit.nvrtc_version()
     assert major >= 11
+
+
+def test_toolkit_headers_need_no_setup():
+    src = """
+    #include <cuda_fp16.h>
+    #include <cooperative_groups.h>
+    extern "C" __global__ void k(__half* y) { y[0] = __float2half(1.0f); }
+    """
+    assert b".entry k" in cukit.Program(src).ptx(arch="sm_90")
