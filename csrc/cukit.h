@@ -280,7 +280,6 @@ typedef struct {
     unsigned char *buf;     /* owned (PyMem): the packed parameters of the last call */
     void **ptrs;            /* inside buf's allocation: one pointer per parameter */
     PyObject **last;        /* owned (PyMem): strong refs to the last call's arguments */
-    int busy;               /* 1 while a launch reads buf with the GIL released */
 } cukit_Prepared;
 
 typedef struct {
@@ -416,7 +415,7 @@ int cukit_launch_config(cukit_Kernel *k, PyObject *const *values, PyObject *kwna
 /* Pack args (k->sig->nparams of them) into buf, writing one pointer per parameter
  * into ptrs. 0 / -1 with the conversion error. */
 int cukit_kernel_pack(cukit_Kernel *k, PyObject *const *args, unsigned char *buf, void **ptrs);
-/* Launch k with packed parameters, the GIL released around the driver call. 0 / -1. */
+/* Launch k with packed parameters (the GIL held: the call only queues work). 0 / -1. */
 int cukit_kernel_launch(cukit_Kernel *k, const cukit_launch_cfg *cfg, void **ptrs);
 /* Remember, for a stream being captured into a graph, what the launch uses. 0 / -1. */
 int cukit_capture_keep(cukit_Stream *s, PyObject *what);

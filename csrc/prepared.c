@@ -43,22 +43,6 @@ cukit_prepared_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, 
         cukit_arg_count_error(k->sig, nargs);
         return NULL;
     }
-    if (p->busy) {
-        /* Another thread is launching from our buffer with the GIL released:
-         * pack this call on the stack instead. */
-        _Alignas(16) unsigned char stack_buf[CUKIT_STACK_ARG_BYTES];
-        void *stack_ptrs[CUKIT_STACK_PARAMS];
-        if (sig->arg_bytes > sizeof stack_buf || sig->nparams > CUKIT_STACK_PARAMS) {
-            PyErr_SetString(PyExc_RuntimeError,
-                            "this prepared launch is in use by another thread; prepare one per "
-                            "thread for kernels with more than 4 KiB of parameters");
-            return NULL;
-        }
-        if (cukit_kernel_pack(k, args, stack_buf, stack_ptrs) < 0 ||
-            cukit_kernel_launch(k, &p->cfg, stack_ptrs) < 0)
-            return NULL;
-        Py_RETURN_NONE;
-    }
     for (int i = 0; i < sig->nparams; i++) {
         PyObject *a = args[i];
         if (a == p->last[i] && unchanged(st, a))
@@ -68,9 +52,9 @@ cukit_prepared_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, 
             return NULL;
         p->last[i] = Py_NewRef(a);
     }
-    p->busy = 1;
+    /* The GIL is held from packing through the launch, so threads sharing this
+     * object never see a half-packed buffer. */
     int rc = cukit_kernel_launch(k, &p->cfg, p->ptrs);
-    p->busy = 0;
     if (rc < 0)
         return NULL;
     if (p->cfg.stream_obj && p->cfg.stream_obj->capture) {
