@@ -413,13 +413,16 @@ graph_dealloc(cukit_Graph *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
-    if ((self->exec || self->graph) && cukit_device_activate(self->device) == 0) {
-        drop_exec(self);
-        if (self->graph)
-            cukit_api.cuGraphDestroy(self->graph);
-    }
-    else {
+    if (self->exec || self->graph) {
+        /* An exception may be propagating through here (a `with` block that raised). */
+        PyObject *saved = PyErr_GetRaisedException();
+        if (cukit_device_activate(self->device) == 0) {
+            drop_exec(self);
+            if (self->graph)
+                cukit_api.cuGraphDestroy(self->graph);
+        }
         PyErr_Clear();
+        PyErr_SetRaisedException(saved);
     }
     graph_clear(self);
     Py_CLEAR(self->device);
