@@ -185,19 +185,6 @@ def make_loop(stmt, namespace):
     return scope["loop"]
 
 
-def time_loop(loop, sync, launches, reps, warmup):
-    """Microseconds per launch of each repetition: `launches` launches, then sync()."""
-    loop(warmup)
-    sync()
-    samples = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        loop(launches)
-        sync()
-        samples.append((time.perf_counter() - t0) * 1e6 / launches)
-    return samples
-
-
 class LaunchBench:
     """The shared state (device, arrays, cubin, settings) and the rows measured so far."""
 
@@ -213,6 +200,7 @@ class LaunchBench:
                        "out": cukit.zeros(N, np.float32)}
         self.pointers = {name: a.ptr for name, a in self.arrays.items()}
         self.rows = []
+        self.pending = []  # ways checked and waiting to be timed together
         self.c_median = {}  # args -> raw C microseconds per launch
         self.c_graph_median = None  # raw C microseconds per kernel in graph replay
 
@@ -221,18 +209,45 @@ class LaunchBench:
         self.rows.append({"way": way, "args": nargs, "us": us, "samples_us": samples or [],
                           "note": note})
 
-    def measure(self, way, nargs, stmt, namespace):
-        """Time `stmt` (one launch of the nargs-argument kernel), check the output, add a row."""
+    def measure(self, way, nargs, stmt, namespace, loop=None, sync=None, launches=None):
+        """Check `stmt` (one launch of the nargs-argument kernel) gives the right output,
+        then queue it for timing; run_pending() times every queued way together."""
         out = self.arrays["out"]
         try:
+            loop = loop or make_loop(stmt, namespace)
+            sync = sync or self.cukit.synchronize
             out.set(np.zeros(N, np.float32))
-            samples = time_loop(make_loop(stmt, namespace), self.cukit.synchronize,
-                                self.launches, self.reps, WARMUP)
+            loop(100 if launches is None else launches // 100)
+            sync()
             want = expected_output(nargs, self.host["x"], self.host["y"])
             ok = want is None or np.allclose(out.get(), want, rtol=1e-5, atol=1e-5)
-            self.add_row(way, nargs, samples, "" if ok else "WRONG RESULT")
+            self.pending.append({"way": way, "args": nargs, "loop": loop, "sync": sync,
+                                 "launches": launches or self.launches,
+                                 "note": "" if ok else "WRONG RESULT"})
         except Exception as e:  # one broken way must not stop the others
             self.add_row(way, nargs, note=f"{type(e).__name__}: {e}")
+
+    def run_pending(self):
+        """Time every queued way, one repetition of each in turn, so that drift in the
+        machine's speed during the run spreads evenly over all of them."""
+        for p in self.pending:
+            p["loop"](WARMUP)
+            p["sync"]()
+            p["samples"] = []
+        for _ in range(self.reps):
+            for p in self.pending:
+                if p["note"].startswith("failed"):
+                    continue
+                try:
+                    t0 = time.perf_counter()
+                    p["loop"](p["launches"])
+                    p["sync"]()
+                    p["samples"].append((time.perf_counter() - t0) * 1e6 / p["launches"])
+                except Exception as e:  # noqa: BLE001 - recorded in the row
+                    p["note"] = f"failed while timing: {type(e).__name__}: {e}"
+        for p in self.pending:
+            self.add_row(p["way"], p["args"], p["samples"], p["note"])
+        self.pending.clear()
 
 
 # ------------------------------------------------------------------ raw C
@@ -265,20 +280,30 @@ def run_c_baseline(bench):
     return json.loads(proc.stdout)
 
 
-def bench_raw_c(bench):
-    """Rows for the C baseline; returns its JSON (or None when it could not run)."""
+def try_raw_c(bench):
+    """The C baseline's JSON, or the exception that stopped it."""
     try:
-        c = run_c_baseline(bench)
-    except Exception as e:
+        return run_c_baseline(bench)
+    except Exception as e:  # noqa: BLE001 - reported in the rows
+        return e
+
+
+def bench_raw_c(bench, before, after):
+    """Rows for the C baseline, run once before and once after the Python ways; its
+    samples from both runs are pooled. Returns one run's JSON, or None."""
+    runs = [r for r in (before, after) if isinstance(r, dict)]
+    if not runs:
         for nargs in (0, 5, 16):
-            bench.add_row(RAW_C, nargs, note=f"{type(e).__name__}: {e}")
+            bench.add_row(RAW_C, nargs, note=f"{type(before).__name__}: {before}")
         return None
     for nargs in (0, 5, 16):
-        bench.add_row(RAW_C, nargs, c["launch_us"][str(nargs)]["samples"])
-        bench.c_median[nargs] = c["launch_us"][str(nargs)]["median"]
-    bench.add_row(RAW_C_GRAPH, 5, c["graph_us"]["samples"])
-    bench.c_graph_median = c["graph_us"]["median"]
-    return c
+        samples = [x for r in runs for x in r["launch_us"][str(nargs)]["samples"]]
+        bench.add_row(RAW_C, nargs, samples)
+        bench.c_median[nargs] = statistics.median(samples)
+    graph = [x for r in runs for x in r["graph_us"]["samples"]]
+    bench.add_row(RAW_C_GRAPH, 5, graph)
+    bench.c_graph_median = statistics.median(graph)
+    return runs[-1]
 
 
 # ------------------------------------------------------------------ cukit
@@ -308,22 +333,20 @@ def bench_cukit_graph(bench):
     way = "cukit, CUDA graph replay (per kernel)"
     try:
         stream = cukit.Stream()
-        a["out"].set(np.zeros(N, np.float32))
         with stream.capture() as graph:
             for _ in range(100):
                 bench.module.saxpy(2.0, a["x"], a["y"], a["out"], N, grid=GRID, block=BLOCK,
                                    stream=stream)
-
-        def loop(count):
-            for _ in range(count // 100):
-                graph.launch(stream)
-
-        samples = time_loop(loop, stream.synchronize, GRAPH_REPLAYS * 100, bench.reps, 1000)
-        want = expected_output(5, bench.host["x"], bench.host["y"])
-        ok = np.allclose(a["out"].get(), want, rtol=1e-5, atol=1e-5)
-        bench.add_row(way, 5, samples, "" if ok else "WRONG RESULT")
     except Exception as e:  # one broken way must not stop the others
         bench.add_row(way, 5, note=f"{type(e).__name__}: {e}")
+        return
+
+    def loop(count):
+        for _ in range(max(1, count // 100)):
+            graph.launch(stream)
+
+    bench.measure(way, 5, None, None, loop=loop, sync=stream.synchronize,
+                  launches=GRAPH_REPLAYS * 100)
 
 
 def bench_cukit_torch(bench):
@@ -520,7 +543,8 @@ def ratio_to_c(bench, row):
 
 
 def print_table(bench, big):
-    rows = sorted(bench.rows, key=lambda r: r["args"])  # stable: keeps run order per count
+    # by argument count, the baseline first, then in run order
+    rows = sorted(bench.rows, key=lambda r: (r["args"], not r["way"].startswith("raw C")))
     width = max(len(r["way"]) for r in rows)
     print(f"\n{'way of launching':<{width}} | args | µs/launch (median) | ratio to raw C")
     print(f"{'-' * width}-+------+--------------------+---------------")
@@ -619,10 +643,12 @@ def main():
           f"Python {platform.python_version()}; {args.reps} x {args.launches} launches "
           f"of {GRID} x {BLOCK} threads per figure")
 
-    c_result = bench_raw_c(bench)
+    c_before = try_raw_c(bench)
     bench_cukit(bench)
     bench_cukit_graph(bench)
     bench_peers(bench)
+    bench.run_pending()
+    c_result = bench_raw_c(bench, c_before, try_raw_c(bench))
     big = bench_big_saxpy(bench, c_result)
 
     print_table(bench, big)
