@@ -415,8 +415,11 @@ int cukit_launch_config(cukit_Kernel *k, PyObject *const *values, PyObject *kwna
 /* Pack args (k->sig->nparams of them) into buf, writing one pointer per parameter
  * into ptrs. 0 / -1 with the conversion error. */
 int cukit_kernel_pack(cukit_Kernel *k, PyObject *const *args, unsigned char *buf, void **ptrs);
-/* Launch k with packed parameters (the GIL held: the call only queues work). 0 / -1. */
+/* Launch k with packed parameters: with the GIL released when another Python thread
+ * exists, else held (the call only queues work, and releasing costs). 0 / -1. */
 int cukit_kernel_launch(cukit_Kernel *k, const cukit_launch_cfg *cfg, void **ptrs);
+/* 1 when this interpreter runs a Python thread besides the calling one. */
+int cukit_other_threads(void);
 /* Remember, for a stream being captured into a graph, what the launch uses. 0 / -1. */
 int cukit_capture_keep(cukit_Stream *s, PyObject *what);
 /* Stream.capture(): a Graph that captures the stream as a context manager. New ref. */

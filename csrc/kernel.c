@@ -302,20 +302,39 @@ cukit_kernel_pack(cukit_Kernel *k, PyObject *const *args, unsigned char *buf, vo
     return 0;
 }
 
+/* Whether this interpreter has a Python thread besides the calling one. Read
+ * under the GIL; a thread starting at this instant is seen at the next launch. */
+int
+cukit_other_threads(void)
+{
+    PyThreadState *me = PyThreadState_Get();
+    PyThreadState *head = PyInterpreterState_ThreadHead(PyThreadState_GetInterpreter(me));
+    return head != me || PyThreadState_Next(head) != NULL;
+}
+
 int
 cukit_kernel_launch(cukit_Kernel *k, const cukit_launch_cfg *c, void **ptrs)
 {
     if (cukit_device_activate(k->device) < 0)
         return -1;
     CUresult res;
-    /* The GIL stays held: cuLaunchKernel only queues work (about 3 us on an H200).
-     * Releasing and retaking the GIL around it measured 0.1 to 0.7 us more per
-     * launch, with a wide spread, which is most of the budget for launching at
-     * raw C's speed (benchmarks/bench_launch.py). Calls that wait (synchronize,
-     * blocking copies, compile, module load) do release it. */
+    /* cuLaunchKernel only queues work (about 3 us on an H200). With no other
+     * Python thread to run, releasing and retaking the GIL around it buys
+     * nothing and measured 0.1 to 0.7 us more per launch, with a wide spread;
+     * with other threads it is released, so they run while this one launches. */
     if (!c->cooperative && !c->cluster[0]) {
-        res = cukit_api.cuLaunchKernel(k->func, c->grid[0], c->grid[1], c->grid[2], c->block[0],
-                                       c->block[1], c->block[2], c->shared, c->stream, ptrs, NULL);
+        if (cukit_other_threads()) {
+            Py_BEGIN_ALLOW_THREADS
+            res = cukit_api.cuLaunchKernel(k->func, c->grid[0], c->grid[1], c->grid[2],
+                                           c->block[0], c->block[1], c->block[2], c->shared,
+                                           c->stream, ptrs, NULL);
+            Py_END_ALLOW_THREADS
+        }
+        else {
+            res = cukit_api.cuLaunchKernel(k->func, c->grid[0], c->grid[1], c->grid[2],
+                                           c->block[0], c->block[1], c->block[2], c->shared,
+                                           c->stream, ptrs, NULL);
+        }
         return cukit_check_cu(k->st, res, "cuLaunchKernel");
     }
     if (cukit_api.cuLaunchKernelEx == NULL)

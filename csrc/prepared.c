@@ -52,9 +52,31 @@ cukit_prepared_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, 
             return NULL;
         p->last[i] = Py_NewRef(a);
     }
-    /* The GIL is held from packing through the launch, so threads sharing this
-     * object never see a half-packed buffer. */
-    int rc = cukit_kernel_launch(k, &p->cfg, p->ptrs);
+    int rc;
+    if (!cukit_other_threads()) {
+        rc = cukit_kernel_launch(k, &p->cfg, p->ptrs);
+    }
+    else {
+        /* Another thread may call this same object while the launch runs without
+         * the GIL: launch from a copy, never from the shared buffer. */
+        _Alignas(16) unsigned char stack_copy[CUKIT_STACK_ARG_BYTES];
+        void *stack_ptrs[CUKIT_STACK_PARAMS];
+        unsigned char *copy = stack_copy;
+        void **ptrs = stack_ptrs;
+        size_t rounded = (sig->arg_bytes + 15) / 16 * 16;
+        if (sig->arg_bytes > sizeof stack_copy || sig->nparams > CUKIT_STACK_PARAMS) {
+            copy = PyMem_Malloc(rounded + (size_t)sig->nparams * sizeof(void *));
+            if (copy == NULL)
+                return PyErr_NoMemory();
+            ptrs = (void **)(copy + rounded);
+        }
+        memcpy(copy, p->buf, sig->arg_bytes);
+        for (int i = 0; i < sig->nparams; i++)
+            ptrs[i] = copy + sig->params[i].offset;
+        rc = cukit_kernel_launch(k, &p->cfg, ptrs);
+        if (copy != stack_copy)
+            PyMem_Free(copy);
+    }
     if (rc < 0)
         return NULL;
     if (p->cfg.stream_obj && p->cfg.stream_obj->capture) {
