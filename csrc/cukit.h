@@ -418,6 +418,10 @@ int cukit_kernel_pack(cukit_Kernel *k, PyObject *const *args, unsigned char *buf
 /* Launch k with packed parameters: with the GIL released when another Python thread
  * exists, else held (the call only queues work, and releasing costs). 0 / -1. */
 int cukit_kernel_launch(cukit_Kernel *k, const cukit_launch_cfg *cfg, void **ptrs);
+/* During a capture on cfg's stream, record k and its arguments (k->sig->nparams of
+ * them) so the graph keeps them alive. 0 (also when not capturing) / -1. */
+int cukit_kernel_keep_for_capture(cukit_Kernel *k, const cukit_launch_cfg *cfg,
+                                  PyObject *const *args);
 /* 1 when this interpreter runs a Python thread besides the calling one. */
 int cukit_other_threads(void);
 /* Remember, for a stream being captured into a graph, what the launch uses. 0 / -1. */

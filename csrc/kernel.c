@@ -358,9 +358,8 @@ cukit_kernel_launch(cukit_Kernel *k, const cukit_launch_cfg *c, void **ptrs)
     return cukit_check_cu(k->st, res, "cuLaunchKernelEx");
 }
 
-/* During a capture, the graph must keep the kernel and its arguments alive. */
-static int
-keep_for_capture(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args)
+int
+cukit_kernel_keep_for_capture(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args)
 {
     if (cfg->stream_obj == NULL || cfg->stream_obj->capture == NULL)
         return 0;
@@ -403,7 +402,7 @@ kernel_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
     }
     PyObject *result = NULL;
     if (cukit_kernel_pack(k, args, buf, ptrs) == 0 && cukit_kernel_launch(k, &cfg, ptrs) == 0 &&
-        keep_for_capture(k, &cfg, args) == 0)
+        cukit_kernel_keep_for_capture(k, &cfg, args) == 0)
         result = Py_NewRef(Py_None);
     if (buf != stack_buf)
         PyMem_Free(buf);

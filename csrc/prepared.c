@@ -79,18 +79,8 @@ cukit_prepared_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, 
     }
     if (rc < 0)
         return NULL;
-    if (p->cfg.stream_obj && p->cfg.stream_obj->capture) {
-        PyObject *t = PyTuple_New(nargs + 1);
-        if (t == NULL)
-            return NULL;
-        PyTuple_SET_ITEM(t, 0, Py_NewRef(k));
-        for (Py_ssize_t i = 0; i < nargs; i++)
-            PyTuple_SET_ITEM(t, i + 1, Py_NewRef(args[i]));
-        rc = cukit_capture_keep(p->cfg.stream_obj, t);
-        Py_DECREF(t);
-        if (rc < 0)
-            return NULL;
-    }
+    if (cukit_kernel_keep_for_capture(k, &p->cfg, args) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
