@@ -56,6 +56,7 @@ cukit_optional_attr(PyObject *obj, const char *name, PyObject **out)
     return 0;
 }
 
+#define CUKIT_VERSION "0.1.0"     /* also in pyproject.toml; part of every cache key */
 #define CUKIT_MAXDIM 32            /* numpy's own limit is 64; 32 covers every real use */
 #define CUKIT_STACK_ARG_BYTES 4096 /* parameter buffers up to this size live on the C stack */
 #define CUKIT_STACK_PARAMS 256     /* ...and so do this many parameter pointers */
@@ -130,6 +131,11 @@ typedef struct cukit_state {
     PyObject *str_shared_mem;
     PyObject *str_stream;
     PyObject *str_n;
+
+    /* strong ref: dict compile key -> (Module, header records, cwd): what
+     * cukit.compile already loaded in this process (cache.c, program.c) */
+    PyObject *compiled;
+    int debug;          /* 1: synchronize after every launch and name a faulting kernel */
 } cukit_state;
 
 /* ------------------------------------------------------------------ element types */
@@ -201,6 +207,10 @@ typedef struct {
     PyObject *options;     /* strong ref: tuple of str, user options, -I and -D folded in */
     PyObject *log;         /* strong ref: str, the log of the last compile ("" before) */
     PyObject *signatures;  /* strong ref: dict kernel name -> Signature, parsed from source */
+    PyObject *name_expressions; /* strong ref: tuple of str given by the user */
+    PyObject *deps;        /* strong ref: tuple of user-header records of the last compile
+                              (see cache.c), () before one */
+    int prelude;           /* 1: cukit put lines before the source (fp16/bf16 headers) */
 } cukit_Program;
 
 typedef struct {
@@ -305,6 +315,8 @@ int cukit_nvrtc_load(cukit_state *st);
 const char *cukit_toolkit_include(int i);
 /* Name of the NVRTC library that was loaded, or NULL. Borrowed, static storage. */
 const char *cukit_nvrtc_path(void);
+/* The file that NVRTC was loaded from, links resolved, or NULL. Static storage. */
+const char *cukit_nvrtc_realpath(void);
 
 /* ------------------------------------------------------------------ errors.c */
 
@@ -369,8 +381,11 @@ void cukit_device_arch(const cukit_Device *dev, char *buf, size_t n);
 
 int cukit_signature_setup(PyObject *module, cukit_state *st);
 /* Parse every __global__ function in `source`; `defines` maps macro names to values
- * (may be NULL). New ref: dict name -> Signature; NULL with an exception. */
-PyObject *cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines);
+ * (may be NULL). Template kernels are read once per name expression (tuple of str,
+ * may be NULL) that instantiates them, under the expression as written. New ref:
+ * dict name -> Signature; NULL with an exception. */
+PyObject *cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines,
+                                 PyObject *name_expressions);
 /* Parse one declaration "name(type a, type b)" or "(type a, ...)". New ref or NULL. */
 cukit_Signature *cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name);
 /* A copy of `sig` laid out by the compiled kernel's own offsets and sizes
@@ -433,6 +448,41 @@ PyObject *cukit_prepared_vectorcall(PyObject *self, PyObject *const *args, size_
                                     PyObject *kwnames);
 int cukit_prepared_setup(PyObject *module, cukit_state *st);
 int cukit_graph_setup(PyObject *module, cukit_state *st);
+
+/* ------------------------------------------------------------------ cache.c */
+
+/* What names one compile on disk. */
+typedef struct {
+    int usable;     /* 0: the compile cannot be cached (an #include cukit cannot follow) */
+    char hex[65];   /* SHA-256 of everything the key covers: the entry's file name */
+    PyObject *deps; /* strong ref: tuple of user-header records, checked by
+                       cukit_cache_deps_unchanged; NULL until made */
+} cukit_cache_key;
+
+int cukit_cache_setup(PyObject *module, cukit_state *st);
+/* 0 when CUKIT_CACHE turns the cache off ("0", "off", "false", "no"), else 1. */
+int cukit_cache_enabled(void);
+/* The cache folder into out. 0, or -1 (no exception) when none can be named. */
+int cukit_cache_dir(char *out, size_t n);
+/* Key for compiling prog for arch with NVRTC options `opts` (tuple of str, what the
+ * user asked for plus cukit's own, without the toolkit's -I): covers cukit's version,
+ * arch, output kind, options, name expressions, file name, source and every user
+ * header the source can reach. 0 / -1 with an exception; clear with ..._key_clear. */
+int cukit_cache_key_make(cukit_Program *prog, const char *arch, int cubin, PyObject *opts,
+                         cukit_cache_key *key);
+void cukit_cache_key_clear(cukit_cache_key *key);
+/* 1 when every header record still describes the file system, 0 when one changed,
+ * -1 with an exception. */
+int cukit_cache_deps_unchanged(PyObject *deps);
+/* Look key up on disk. 1: hit, new refs in *image (bytes), *symbols (dict kernel ->
+ * lowered name) and *log; 0: miss (a damaged or untrusted entry warns and misses);
+ * -1 with an exception (a warning turned error). */
+int cukit_cache_load(const cukit_cache_key *key, int cubin, PyObject **image,
+                     PyObject **symbols, PyObject **log);
+/* Store a compile under key, atomically. 0 (also when it could not, with a
+ * RuntimeWarning) / -1 when the warning became an error. */
+int cukit_cache_store(const cukit_cache_key *key, int cubin, PyObject *image,
+                      PyObject *symbols, PyObject *log);
 
 /* ------------------------------------------------------------------ memory and sync */
 

@@ -37,6 +37,7 @@ static struct {
     char driver_why[1024];
     char nvrtc_why[2048];
     char nvrtc_path[1024];
+    char nvrtc_real[PATH_MAX];      /* the file NVRTC was loaded from, links resolved */
     char include_dirs[2][PATH_MAX]; /* the toolkit's headers beside NVRTC, "" if none */
 } loaded;
 
@@ -186,6 +187,7 @@ find_headers(void)
     if (!dladdr((void *)cukit_api.nvrtcVersion, &info) || info.dli_fname == NULL ||
         realpath(info.dli_fname, real) == NULL)
         return;
+    snprintf(loaded.nvrtc_real, sizeof loaded.nvrtc_real, "%s", real);
     char *slash = strrchr(real, '/');
     if (slash == NULL)
         return;
@@ -285,4 +287,10 @@ const char *
 cukit_nvrtc_path(void)
 {
     return loaded.nvrtc == 1 ? loaded.nvrtc_path : NULL;
+}
+
+const char *
+cukit_nvrtc_realpath(void)
+{
+    return (loaded.nvrtc == 1 && loaded.nvrtc_real[0]) ? loaded.nvrtc_real : NULL;
 }

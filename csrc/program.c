@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Parse "sm_90" / "compute_90" / "90" into 90; -1 when it is none of these. */
 static int
@@ -73,11 +74,94 @@ read_log(cukit_Program *self, nvrtcProgram prog)
     return 0;
 }
 
+/* Rewrite NVRTC's log the way C compilers print diagnostics:
+ *     kernel.cu:3:12: error: identifier "x" is undefined
+ *         y[i] = x * 2;
+ *                ^
+ * NVRTC gives "file(line): error: ..." with the source line and a caret under it,
+ * each indented by two spaces; the column is where the caret is. New ref or NULL. */
+static PyObject *
+format_log(PyObject *log)
+{
+    Py_ssize_t n;
+    const char *text = PyUnicode_AsUTF8AndSize(log, &n);
+    if (text == NULL)
+        return NULL;
+    PyObject *lines = PyUnicode_Splitlines(log, 0), *out = PyList_New(0);
+    if (lines == NULL || out == NULL)
+        goto error;
+    Py_ssize_t count = PyList_GET_SIZE(lines);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const char *line = PyUnicode_AsUTF8(PyList_GET_ITEM(lines, i));
+        if (line == NULL)
+            goto error;
+        const char *open = strchr(line, '('), *close = open ? strstr(open, "): ") : NULL;
+        int lineno = 0, digits = 0;
+        for (const char *q = open ? open + 1 : NULL; q && q < close && *q >= '0' && *q <= '9'; q++, digits++)
+            lineno = lineno * 10 + (*q - '0');
+        PyObject *piece;
+        if (open == NULL || open == line || close == NULL || digits == 0 ||
+            open + 1 + digits != close) {
+            piece = PyUnicode_FromFormat("%s\n", line);
+        }
+        else {
+            /* The source line and the caret under it, when NVRTC shows them. */
+            const char *src = NULL, *caret = NULL;
+            if (i + 2 < count) {
+                src = PyUnicode_AsUTF8(PyList_GET_ITEM(lines, i + 1));
+                caret = PyUnicode_AsUTF8(PyList_GET_ITEM(lines, i + 2));
+                if (src == NULL || caret == NULL)
+                    goto error;
+                const char *hat = strchr(caret, '^');
+                if (strncmp(src, "  ", 2) != 0 || strncmp(caret, "  ", 2) != 0 || hat == NULL ||
+                    hat[1] != '\0' || strspn(caret, " \t") != (size_t)(hat - caret))
+                    src = caret = NULL;
+            }
+            size_t cap = strlen(line) + (src ? strlen(src) + strlen(caret) : 0) + 64;
+            char *buf = PyMem_Malloc(cap);
+            if (buf == NULL) {
+                PyErr_NoMemory();
+                goto error;
+            }
+            if (src) {
+                PyOS_snprintf(buf, cap, "%.*s:%d:%d:%s\n%s\n%s\n", (int)(open - line), line, lineno,
+                              (int)(strchr(caret, '^') - caret - 2 + 1), close + 2, src + 2,
+                              caret + 2);
+                i += 2;
+            }
+            else {
+                PyOS_snprintf(buf, cap, "%.*s:%d:%s\n", (int)(open - line), line, lineno, close + 2);
+            }
+            piece = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)strlen(buf), "replace");
+            PyMem_Free(buf);
+        }
+        if (piece == NULL || PyList_Append(out, piece) < 0) {
+            Py_XDECREF(piece);
+            goto error;
+        }
+        Py_DECREF(piece);
+    }
+    PyObject *empty = PyUnicode_FromString("");
+    PyObject *joined = empty ? PyUnicode_Join(empty, out) : NULL;
+    Py_XDECREF(empty);
+    Py_DECREF(lines);
+    Py_DECREF(out);
+    return joined;
+error:
+    Py_XDECREF(lines);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 static int
 compile_error(cukit_Program *self, const char *arch)
 {
+    PyObject *pretty = format_log(self->log);
+    if (pretty == NULL)
+        return -1;
     PyObject *msg = PyUnicode_FromFormat("%U did not compile for %s:\n%U", self->name, arch,
-                                         self->log);
+                                         pretty);
+    Py_DECREF(pretty);
     if (msg == NULL)
         return -1;
     PyObject *exc = cukit_make_error(self->st, CUKIT_EXC_COMPILE, NVRTC_ERROR_COMPILATION,
@@ -91,14 +175,39 @@ compile_error(cukit_Program *self, const char *arch)
     return -1;
 }
 
+/* The options that decide what NVRTC produces, less -arch and the toolkit's -I
+ * (the cache key covers those through arch and the NVRTC identity): the user's,
+ * then cukit's defaults. New ref: tuple of str. */
+static PyObject *
+effective_options(cukit_Program *self)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(self->options);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *o = PyUnicode_AsUTF8(PyTuple_GET_ITEM(self->options, i));
+        if (o == NULL)
+            return NULL;
+        if (strncmp(o, "-std", 4) == 0 || strncmp(o, "--std", 5) == 0)
+            return Py_NewRef(self->options);
+    }
+    PyObject *std = PyUnicode_FromString("-std=c++17");
+    PyObject *extra = std ? PyTuple_Pack(1, std) : NULL;
+    PyObject *out = extra ? PySequence_Concat(self->options, extra) : NULL;
+    Py_XDECREF(std);
+    Py_XDECREF(extra);
+    return out;
+}
+
 /* Compile for `arch` ("sm_90" -> cubin, "compute_90" -> PTX). New refs in *image
  * (bytes; PTX ends with its NUL) and, if asked, *symbols (dict kernel -> symbol).
  * 0 / -1 with CompileError or another exception. */
 static int compile_once(cukit_Program *self, const char *arch, int cubin, int use_names,
                         PyObject **image, PyObject **symbols);
 
+/* compile_once, and if that fails on a C++ kernel name NVRTC cannot resolve, once
+ * more without name expressions. */
 static int
-compile_for(cukit_Program *self, const char *arch, int cubin, PyObject **image, PyObject **symbols)
+compile_retry(cukit_Program *self, const char *arch, int cubin, PyObject **image,
+              PyObject **symbols)
 {
     if (compile_once(self, arch, cubin, 1, image, symbols) == 0)
         return 0;
@@ -109,7 +218,7 @@ compile_for(cukit_Program *self, const char *arch, int cubin, PyObject **image, 
         return -1;
     Py_ssize_t pos = 0;
     PyObject *k, *v;
-    int cpp = 0;
+    int cpp = PyTuple_GET_SIZE(self->name_expressions) > 0;
     while (PyDict_Next(self->signatures, &pos, &k, &v))
         cpp |= !((cukit_Signature *)v)->extern_c;
     if (!cpp)
@@ -123,6 +232,61 @@ compile_for(cukit_Program *self, const char *arch, int cubin, PyObject **image, 
     return -1;
 }
 
+/* Look the compile up in the disk cache, making *key first. 1 hit (new refs in
+ * *image and *symbols; the log and header records are the entry's), 0 miss, -1. */
+static int
+cache_lookup(cukit_Program *self, const char *arch, int cubin, cukit_cache_key *key,
+             PyObject **image, PyObject **symbols)
+{
+    PyObject *opts = effective_options(self);
+    if (opts == NULL)
+        return -1;
+    int rc = cukit_cache_key_make(self, arch, cubin, opts, key);
+    Py_DECREF(opts);
+    if (rc < 0)
+        return -1;
+    Py_SETREF(self->deps, Py_NewRef(key->deps));
+    PyObject *log;
+    rc = cukit_cache_load(key, cubin, image, symbols, &log);
+    if (rc == 1)
+        Py_SETREF(self->log, log);
+    return rc;
+}
+
+static int
+compile_for(cukit_Program *self, const char *arch, int cubin, PyObject **image, PyObject **symbols)
+{
+    cukit_cache_key key = {0};
+    PyObject *syms = NULL;
+    int cache = cukit_cache_enabled(), rc = -1;
+    *image = NULL;
+    if (cache) {
+        int hit = cache_lookup(self, arch, cubin, &key, image, &syms);
+        if (hit < 0)
+            goto done;
+        if (hit) {
+            rc = 0;
+            goto done;
+        }
+    }
+    if (compile_retry(self, arch, cubin, image, &syms) < 0)
+        goto done;
+    if (cache && cukit_cache_store(&key, cubin, *image, syms, self->log) < 0)
+        goto done;
+    rc = 0;
+done:
+    cukit_cache_key_clear(&key);
+    if (rc < 0) {
+        Py_CLEAR(*image);
+        Py_CLEAR(syms);
+    }
+    if (symbols)
+        *symbols = syms;
+    else
+        Py_XDECREF(syms);
+    return rc;
+}
+
 static int
 compile_once(cukit_Program *self, const char *arch, int cubin, int use_names, PyObject **image,
              PyObject **symbols)
@@ -130,7 +294,7 @@ compile_once(cukit_Program *self, const char *arch, int cubin, int use_names, Py
     cukit_state *st = self->st;
     nvrtcProgram prog = NULL;
     const char **opts = NULL;
-    PyObject *names = NULL;
+    PyObject *names = NULL, *effective = NULL;
     int rc = -1;
     *image = NULL;
     if (symbols)
@@ -140,7 +304,20 @@ compile_once(cukit_Program *self, const char *arch, int cubin, int use_names, Py
     const char *src = PyUnicode_AsUTF8(self->source), *name = PyUnicode_AsUTF8(self->name);
     if (src == NULL || name == NULL)
         return -1;
-    if (NVRTC_CALL(st, nvrtcCreateProgram, (&prog, src, name, 0, NULL, NULL)) < 0)
+    /* half and bfloat16 need their headers; add them when the source uses the types
+     * without including them, and a #line so diagnostics count the user's lines. */
+    PyObject *full = NULL;
+    if (self->prelude && cukit_toolkit_include(0)) {
+        full = PyUnicode_FromFormat("#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
+                                    "#line 1 \"%s\"\n%s", name, src);
+        if (full == NULL || (src = PyUnicode_AsUTF8(full)) == NULL) {
+            Py_XDECREF(full);
+            return -1;
+        }
+    }
+    nvrtcResult created = cukit_api.nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL);
+    Py_XDECREF(full); /* NVRTC keeps its own copy */
+    if (cukit_check_nvrtc(st, created, "nvrtcCreateProgram") < 0)
         return -1;
 
     /* C++ kernels are found through name expressions: their symbols are mangled. */
@@ -149,26 +326,36 @@ compile_once(cukit_Program *self, const char *arch, int cubin, int use_names, Py
         goto done;
     PyObject *k, *v;
     Py_ssize_t pos = 0;
+    for (Py_ssize_t i = 0; use_names && i < PyTuple_GET_SIZE(self->name_expressions); i++) {
+        k = PyTuple_GET_ITEM(self->name_expressions, i);
+        if (PyList_Append(names, k) < 0)
+            goto done;
+    }
     while (use_names && PyDict_Next(self->signatures, &pos, &k, &v)) {
-        if (((cukit_Signature *)v)->extern_c)
-            continue;
-        if (PyList_Append(names, k) < 0 ||
-            NVRTC_CALL(st, nvrtcAddNameExpression, (prog, PyUnicode_AsUTF8(k))) < 0)
+        int listed = PySequence_Contains(names, k);
+        if (listed < 0 || (!listed && !((cukit_Signature *)v)->extern_c && PyList_Append(names, k) < 0))
+            goto done;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(names); i++) {
+        const char *expr = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i));
+        if (expr == NULL || NVRTC_CALL(st, nvrtcAddNameExpression, (prog, expr)) < 0)
             goto done;
     }
 
-    Py_ssize_t nuser = PyTuple_GET_SIZE(self->options);
+    effective = effective_options(self);
+    if (effective == NULL)
+        goto done;
+    Py_ssize_t nuser = PyTuple_GET_SIZE(effective);
     opts = PyMem_Calloc((size_t)nuser + 4, sizeof *opts);
     if (opts == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    int nopt = 0, has_std = 0;
+    int nopt = 0;
     for (Py_ssize_t i = 0; i < nuser; i++) {
-        opts[nopt] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(self->options, i));
+        opts[nopt] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(effective, i));
         if (opts[nopt] == NULL)
             goto done;
-        has_std |= strncmp(opts[nopt], "-std", 4) == 0 || strncmp(opts[nopt], "--std", 5) == 0;
         nopt++;
     }
     char archopt[64], incopt[2][PATH_MAX + 8];
@@ -182,8 +369,6 @@ compile_once(cukit_Program *self, const char *arch, int cubin, int use_names, Py
             opts[nopt++] = incopt[i];
         }
     }
-    if (!has_std)
-        opts[nopt++] = "-std=c++17";
 
     nvrtcResult res;
     Py_BEGIN_ALLOW_THREADS
@@ -197,7 +382,7 @@ compile_once(cukit_Program *self, const char *arch, int cubin, int use_names, Py
     }
     if (res == NVRTC_ERROR_INVALID_OPTION) {
         PyErr_Format(PyExc_ValueError, "NVRTC rejected an option (%R, arch %s): %U",
-                     self->options, arch, self->log);
+                     effective, arch, self->log);
         goto done;
     }
     if (cukit_check_nvrtc(st, res, "nvrtcCompileProgram") < 0)
@@ -240,7 +425,9 @@ done:
     }
     PyMem_Free(opts);
     Py_XDECREF(names);
-    cukit_api.nvrtcDestroyProgram(&prog);
+    Py_XDECREF(effective);
+    if (prog)
+        cukit_api.nvrtcDestroyProgram(&prog);
     return rc;
 }
 
@@ -311,13 +498,65 @@ error:
     return NULL;
 }
 
+/* A tuple of str from a sequence of str (name_expressions). New ref or NULL. */
+static PyObject *
+str_tuple(PyObject *seq, const char *what)
+{
+    if (PyUnicode_Check(seq)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a sequence of str, not one str", what);
+        return NULL;
+    }
+    PyObject *t = PySequence_Tuple(seq);
+    for (Py_ssize_t i = 0; t && i < PyTuple_GET_SIZE(t); i++) {
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(t, i))) {
+            PyErr_Format(PyExc_TypeError, "each of %s must be a str, got %s", what,
+                         Py_TYPE(PyTuple_GET_ITEM(t, i))->tp_name);
+            Py_CLEAR(t);
+        }
+    }
+    return t;
+}
+
+/* Whether `word` appears in src as a whole identifier. */
+static int
+has_word(const char *src, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = strstr(src, word); p; p = strstr(p + 1, word)) {
+        int before = p > src && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
+                                 (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'));
+        char c = p[n];
+        int after = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!before && !after)
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when the source names the fp16/bf16 types but includes neither header. */
+static int
+needs_prelude(const char *src)
+{
+    static const char *types[] = {"half", "__half", "half2", "__half2", "__nv_bfloat16",
+                                  "nv_bfloat16", "__nv_bfloat162", "nv_bfloat162"};
+    if (strstr(src, "cuda_fp16.h") || strstr(src, "cuda_bf16.h"))
+        return 0;
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (has_word(src, types[i]))
+            return 1;
+    return 0;
+}
+
 static PyObject *
 program_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"source", "name", "options", "include_dirs", "defines", NULL};
+    static char *kwlist[] = {"source", "name", "options", "include_dirs", "defines",
+                             "name_expressions", "lineinfo", NULL};
     PyObject *source, *name = NULL, *options = NULL, *include_dirs = NULL, *defines = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|UOOO:Program", kwlist, &source, &name,
-                                     &options, &include_dirs, &defines))
+    PyObject *exprs = NULL;
+    int lineinfo = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|UOOOOp:Program", kwlist, &source, &name,
+                                     &options, &include_dirs, &defines, &exprs, &lineinfo))
         return NULL;
     cukit_state *st = cukit_state_of_type(type);
     PyObject *empty = PyTuple_New(0), *nodefs = PyDict_New();
@@ -334,13 +573,29 @@ program_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->options = build_options(options ? options : empty, include_dirs ? include_dirs : empty,
                                   defines ? defines : nodefs);
     self->signatures = NULL;
+    self->name_expressions = exprs && exprs != Py_None ? str_tuple(exprs, "name_expressions")
+                                                       : Py_NewRef(empty);
+    self->deps = Py_NewRef(empty);
+    self->prelude = 0;
     PyObject_GC_Track(self);
-    if (!self->name || !self->log || !self->options)
+    if (!self->name || !self->log || !self->options || !self->name_expressions)
         goto error;
+    if (lineinfo) {
+        PyObject *opt = PyUnicode_FromString("-lineinfo");
+        PyObject *one = opt ? PyTuple_Pack(1, opt) : NULL;
+        Py_XDECREF(opt);
+        if (one == NULL)
+            goto error;
+        Py_SETREF(self->options, PySequence_Concat(self->options, one));
+        Py_DECREF(one);
+        if (self->options == NULL)
+            goto error;
+    }
     const char *src = PyUnicode_AsUTF8(source);
     if (src == NULL)
         goto error;
-    self->signatures = cukit_signatures_parse(st, src, defines);
+    self->prelude = needs_prelude(src);
+    self->signatures = cukit_signatures_parse(st, src, defines, self->name_expressions);
     if (self->signatures == NULL)
         goto error;
     Py_DECREF(empty);
@@ -369,6 +624,8 @@ program_clear(cukit_Program *self)
     Py_CLEAR(self->options);
     Py_CLEAR(self->log);
     Py_CLEAR(self->signatures);
+    Py_CLEAR(self->name_expressions);
+    Py_CLEAR(self->deps);
     return 0;
 }
 
@@ -446,17 +703,25 @@ program_load_on(cukit_Program *self, cukit_Device *dev)
 {
     int cc = dev->cc_major * 10 + dev->cc_minor;
     char arch[32];
-    int native = 0;
-    if (cukit_nvrtc_load(self->st) < 0)
-        return NULL;
-    native = nvrtc_supports(cc);
-    if (native)
-        PyOS_snprintf(arch, sizeof arch, "sm_%d", cc);
-    else /* a GPU newer than this NVRTC: PTX the driver compiles */
-        PyOS_snprintf(arch, sizeof arch, "compute_%d", nvrtc_newest());
-    PyObject *image, *symbols;
-    if (compile_for(self, arch, native, &image, &symbols) < 0)
-        return NULL;
+    PyObject *image = NULL, *symbols = NULL;
+    PyOS_snprintf(arch, sizeof arch, "sm_%d", cc);
+    /* A cached cubin loads without NVRTC, whose dlopen alone costs milliseconds. */
+    if (cukit_cache_enabled() && cukit_nvrtc_realpath() == NULL) {
+        cukit_cache_key key = {0};
+        int hit = cache_lookup(self, arch, 1, &key, &image, &symbols);
+        cukit_cache_key_clear(&key);
+        if (hit < 0)
+            return NULL;
+    }
+    if (image == NULL) {
+        if (cukit_nvrtc_load(self->st) < 0)
+            return NULL;
+        int native = nvrtc_supports(cc);
+        if (!native) /* a GPU newer than this NVRTC: PTX the driver compiles */
+            PyOS_snprintf(arch, sizeof arch, "compute_%d", nvrtc_newest());
+        if (compile_for(self, arch, native, &image, &symbols) < 0)
+            return NULL;
+    }
     PyObject *mod = (PyObject *)cukit_module_create(self->st, dev, PyBytes_AS_STRING(image),
                                                     self->signatures, symbols, arch);
     Py_DECREF(image);
@@ -501,6 +766,8 @@ static PyMemberDef program_members[] = {
      "The options given to NVRTC (include_dirs and defines folded in)."},
     {"log", Py_T_OBJECT_EX, offsetof(cukit_Program, log), Py_READONLY,
      "NVRTC's log from the last compile: warnings and errors."},
+    {"name_expressions", Py_T_OBJECT_EX, offsetof(cukit_Program, name_expressions), Py_READONLY,
+     "The C++ names (template instances) asked for, as given."},
     {NULL},
 };
 
@@ -522,8 +789,11 @@ static PyMethodDef program_methods[] = {
 };
 
 static PyType_Slot program_slots[] = {
-    {Py_tp_doc, "Program(source, name='kernel.cu', options=(), include_dirs=(), defines={})\n\n"
-                "CUDA C source for NVRTC. Compiling needs NVRTC but no GPU."},
+    {Py_tp_doc, "Program(source, name='kernel.cu', options=(), include_dirs=(), defines={}, "
+                "name_expressions=(), lineinfo=False)\n\n"
+                "CUDA C source for NVRTC. Compiling needs NVRTC but no GPU. name_expressions "
+                "instantiates C++ templates (\"axpy<float>\"); lineinfo=True keeps source "
+                "lines for the profilers."},
     {Py_tp_new, program_new},
     {Py_tp_dealloc, program_dealloc},
     {Py_tp_traverse, program_traverse},
@@ -543,33 +813,103 @@ static PyType_Spec program_spec = {
 
 /* ------------------------------------------------------------------ module functions */
 
+/* A hashable stand-in for a compile argument: lists become tuples, a dict its
+ * items as a frozenset. New ref; NULL with an exception when it cannot be. */
+static PyObject *
+hashable(PyObject *v)
+{
+    if (v == NULL)
+        return Py_NewRef(Py_None);
+    if (PyDict_Check(v)) {
+        PyObject *items = PyDict_Items(v);
+        PyObject *out = items ? PyFrozenSet_New(items) : NULL;
+        Py_XDECREF(items);
+        return out;
+    }
+    if (PyList_Check(v))
+        return PyList_AsTuple(v);
+    return Py_NewRef(v);
+}
+
 static PyObject *
 mod_compile(PyObject *m, PyObject *args, PyObject *kwargs)
 {
+    static char *kwlist[] = {"source", "name", "options", "include_dirs", "defines",
+                             "name_expressions", "lineinfo", "device", NULL};
     cukit_state *st = PyModule_GetState(m);
-    PyObject *device = NULL;
-    if (kwargs && (device = PyDict_GetItemString(kwargs, "device")) != NULL) {
-        Py_INCREF(device);
-        kwargs = PyDict_Copy(kwargs);
-        if (kwargs == NULL || PyDict_DelItemString(kwargs, "device") < 0) {
-            Py_DECREF(device);
-            Py_XDECREF(kwargs);
-            return NULL;
+    PyObject *v[8] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|UOOOOOO:compile", kwlist, &v[0], &v[1],
+                                     &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]))
+        return NULL;
+    cukit_Device *dev = cukit_device_arg(st, v[7]);
+    if (dev == NULL || cukit_device_activate(dev) < 0)
+        return NULL;
+
+    /* The same compile again in this process is the module already loaded, as long
+     * as the user headers it read are as they were. */
+    PyObject *key = NULL, *out = NULL, *prog = NULL;
+    int cache = cukit_cache_enabled();
+    if (cache) {
+        PyObject *parts[8];
+        int ok = 1;
+        for (int i = 0; i < 7; i++)
+            ok &= (parts[i] = ok ? hashable(v[i]) : NULL) != NULL;
+        parts[7] = ok ? PyLong_FromLong(dev->ordinal) : NULL;
+        key = parts[7] ? PyTuple_New(8) : NULL;
+        for (int i = 0; i < 8; i++) {
+            if (key)
+                PyTuple_SET_ITEM(key, i, parts[i]);
+            else if (i < 7 && parts[i])
+                Py_DECREF(parts[i]);
+        }
+        PyObject *hit = key ? PyDict_GetItemWithError(st->compiled, key) : NULL;
+        if (hit) {
+            PyObject *deps = PyTuple_GET_ITEM(hit, 1), *was = PyTuple_GET_ITEM(hit, 2);
+            int same = 1;
+            if (PyTuple_GET_SIZE(deps) > 0) {
+                char buf[PATH_MAX];
+                same = getcwd(buf, sizeof buf) != NULL && strcmp(buf, PyBytes_AS_STRING(was)) == 0;
+                if (same)
+                    same = cukit_cache_deps_unchanged(deps);
+            }
+            if (same < 0)
+                goto done;
+            if (same) {
+                out = Py_NewRef(PyTuple_GET_ITEM(hit, 0));
+                goto done;
+            }
+        }
+        if (key == NULL) { /* unhashable arguments: compile without this cache */
+            if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_TypeError))
+                goto done;
+            PyErr_Clear();
         }
     }
-    else {
-        Py_XINCREF(kwargs);
+
+    PyObject *pkw = PyDict_New();
+    for (int i = 1; pkw && i < 7; i++) {
+        if (v[i] && PyDict_SetItemString(pkw, kwlist[i], v[i]) < 0)
+            Py_CLEAR(pkw);
     }
-    PyObject *prog = PyObject_Call((PyObject *)st->ProgramType, args, kwargs);
-    Py_XDECREF(kwargs);
-    PyObject *out = NULL;
-    if (prog) {
-        PyObject *largs = device ? PyTuple_Pack(1, device) : PyTuple_New(0);
-        out = largs ? program_load((cukit_Program *)prog, largs, NULL) : NULL;
-        Py_XDECREF(largs);
+    PyObject *pargs = pkw ? PyTuple_Pack(1, v[0]) : NULL;
+    prog = pargs ? PyObject_Call((PyObject *)st->ProgramType, pargs, pkw) : NULL;
+    Py_XDECREF(pargs);
+    Py_XDECREF(pkw);
+    if (prog == NULL)
+        goto done;
+    out = program_load_on((cukit_Program *)prog, dev);
+    if (out && key) {
+        char buf[PATH_MAX];
+        PyObject *deps = ((cukit_Program *)prog)->deps;
+        PyObject *entry = Py_BuildValue("(OOy)", out, deps,
+                                        getcwd(buf, sizeof buf) ? buf : "");
+        if (entry == NULL || PyDict_SetItem(st->compiled, key, entry) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(entry);
     }
+done:
+    Py_XDECREF(key);
     Py_XDECREF(prog);
-    Py_XDECREF(device);
     return out;
 }
 
@@ -585,8 +925,11 @@ mod_nvrtc_version(PyObject *m, PyObject *Py_UNUSED(ignored))
 
 static PyMethodDef program_functions[] = {
     {"compile", (PyCFunction)(void (*)(void))mod_compile, METH_VARARGS | METH_KEYWORDS,
-     "compile(source, name='kernel.cu', options=(), include_dirs=(), defines={}, device=None)"
-     " -> Module\n\nCompile with NVRTC for the device's exact architecture and load it."},
+     "compile(source, name='kernel.cu', options=(), include_dirs=(), defines={}, "
+     "name_expressions=(), lineinfo=False, device=None) -> Module\n\n"
+     "Compile with NVRTC for the device's exact architecture and load it. The same compile "
+     "again returns the module already loaded; compiled code is also kept on disk (see "
+     "cache_info)."},
     {"nvrtc_version", mod_nvrtc_version, METH_NOARGS, "NVRTC's version as (major, minor)."},
     {NULL},
 };

@@ -745,8 +745,169 @@ record_alias(const lexer *lx, int from, int to, PyObject *aliases, int is_using)
     return rc;
 }
 
+/* ------------------------------------------------------------------ templates */
+
+/* aliases[name] = what `type` is, read as if the source said `using name = type;`. */
+static int
+alias_from_text(const lexer *parent, PyObject *aliases, const char *name, const char *type)
+{
+    lexer sub = {0};
+    int rc = -1;
+    PyObject *text = PyUnicode_FromFormat("using %s = %s ;", name, type);
+    sub.macros = parent->macros;
+    sub.keep = PyList_New(0);
+    sub.hidden = PyList_New(0);
+    const char *t = text ? PyUnicode_AsUTF8(text) : NULL;
+    if (t == NULL || sub.keep == NULL || sub.hidden == NULL || PyList_Append(sub.keep, text) < 0)
+        goto done;
+    if (tokenize(&sub, t, t + strlen(t), 1) < 0)
+        goto done;
+    rc = sub.n >= 4 ? record_alias(&sub, 0, sub.n - 1, aliases, 1) : 0;
+done:
+    PyMem_Free(sub.toks);
+    Py_XDECREF(sub.keep);
+    Py_XDECREF(sub.hidden);
+    Py_XDECREF(text);
+    return rc;
+}
+
+/* Copy the text between a and b (exclusive) without the spaces around it. */
+static void
+trimmed(const char *a, const char *b, char *out, size_t cap)
+{
+    while (a < b && isspace((unsigned char)*a))
+        a++;
+    while (b > a && isspace((unsigned char)b[-1]))
+        b--;
+    PyOS_snprintf(out, cap, "%.*s", (int)(b - a), a);
+}
+
+#define MAX_TEMPLATE_PARAMS 32
+
+/* For each name expression naming the template kernel `base` ("axpy<float>"), the
+ * kernel's Signature with the template parameters replaced by the expression's
+ * arguments, stored in out under the expression as the user wrote it (the key
+ * NVRTC lowers). toks[stmt..] holds "template < ... >"; toks[open] is the "(" of
+ * the kernel's parameter list. Templates cukit cannot read are left out. */
+static int
+instantiate(cukit_state *st, const lexer *lx, int stmt, int open, const char *base,
+            PyObject *aliases, PyObject *exprs, PyObject *out)
+{
+    int t = stmt;
+    while (t < open && !is(&lx->toks[t], "template"))
+        t++;
+    if (t + 1 >= open || !is(&lx->toks[t + 1], "<"))
+        return 0;
+    int close = skip_group(lx, t + 1) - 1;
+    struct {
+        char name[128];
+        int from, to; /* default argument tokens, from < 0 when none */
+    } tp[MAX_TEMPLATE_PARAMS];
+    int ntp = 0, start = t + 2;
+    for (int k = t + 2; k <= close; k++) {
+        const token *tk = &lx->toks[k];
+        if (k < close && tk->kind == TOK_PUNCT && strchr("([<{", tk->p[0])) {
+            k = skip_group(lx, k) - 1;
+            continue;
+        }
+        if (k < close && !(tk->kind == TOK_PUNCT && tk->p[0] == ','))
+            continue;
+        if (k > start) {
+            int eq = -1, ident = -1;
+            for (int q = start; q < k && eq < 0; q++) {
+                if (is(&lx->toks[q], "="))
+                    eq = q;
+                else if (is(&lx->toks[q], "."))
+                    return 0; /* a parameter pack */
+                else if (lx->toks[q].kind == TOK_IDENT)
+                    ident = q;
+            }
+            if (ident < 0 || ntp == MAX_TEMPLATE_PARAMS)
+                return 0;
+            PyOS_snprintf(tp[ntp].name, sizeof tp[ntp].name, "%.*s", lx->toks[ident].len,
+                          lx->toks[ident].p);
+            tp[ntp].from = eq >= 0 ? eq + 1 : -1;
+            tp[ntp].to = k;
+            ntp++;
+        }
+        start = k + 1;
+    }
+    for (Py_ssize_t x = 0; x < PyTuple_GET_SIZE(exprs); x++) {
+        PyObject *expr = PyTuple_GET_ITEM(exprs, x);
+        const char *e = PyUnicode_AsUTF8(expr);
+        if (e == NULL)
+            return -1;
+        while (*e == '&' || isspace((unsigned char)*e))
+            e++;
+        if (strncmp(e, "::", 2) == 0)
+            e += 2;
+        const char *lt = strchr(e, '<'), *gt = strrchr(e, '>');
+        char head[512];
+        if (lt == NULL || gt == NULL || gt < lt)
+            continue;
+        trimmed(e, lt, head, sizeof head);
+        if (strcmp(head, base) != 0)
+            continue;
+        /* The arguments, split at commas outside brackets. */
+        char args[MAX_TEMPLATE_PARAMS][256];
+        int nargs = 0, depth = 0;
+        const char *a = lt + 1;
+        for (const char *c = lt + 1; c <= gt && nargs < MAX_TEMPLATE_PARAMS; c++) {
+            if (c < gt && strchr("<([", *c))
+                depth++;
+            else if (c < gt && strchr(">)]", *c))
+                depth--;
+            else if ((c == gt || *c == ',') && depth == 0) {
+                trimmed(a, c, args[nargs], sizeof args[nargs]);
+                if (args[nargs][0] || c != gt || nargs > 0)
+                    nargs++;
+                a = c + 1;
+            }
+        }
+        if (nargs > ntp)
+            continue;
+        PyObject *al = PyDict_Copy(aliases);
+        if (al == NULL)
+            return -1;
+        int ok = 1;
+        for (int p = 0; p < ntp && ok; p++) {
+            char text[256] = "";
+            if (p < nargs) {
+                PyOS_snprintf(text, sizeof text, "%s", args[p]);
+            }
+            else if (tp[p].from >= 0) {
+                size_t used = 0;
+                for (int q = tp[p].from; q < tp[p].to && used + 2 < sizeof text; q++)
+                    used += (size_t)PyOS_snprintf(text + used, sizeof text - used, "%s%.*s",
+                                                  used ? " " : "", lx->toks[q].len, lx->toks[q].p);
+            }
+            else {
+                ok = 0; /* kernels cannot deduce: NVRTC will say what is missing */
+                break;
+            }
+            if (alias_from_text(lx, al, tp[p].name, text) < 0) {
+                Py_DECREF(al);
+                return -1;
+            }
+        }
+        cukit_Signature *sig = ok ? parse_params(st, lx, open, PyUnicode_AsUTF8(expr), al) : NULL;
+        Py_DECREF(al);
+        if (!ok)
+            continue;
+        if (sig == NULL)
+            return -1;
+        sig->extern_c = 0;
+        int rc = PyDict_SetItem(out, expr, (PyObject *)sig);
+        Py_DECREF(sig);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
 PyObject *
-cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines)
+cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines,
+                       PyObject *name_expressions)
 {
     lexer lx = {0};
     PyObject *out = PyDict_New();
@@ -860,8 +1021,17 @@ cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines)
                 break;
             j++;
         }
-        if (is_template || j >= lx.n || !is(&lx.toks[j], "(") || lx.toks[j - 1].kind != TOK_IDENT)
-            continue; /* templates need name_expressions; others are not kernels we can read */
+        if (j >= lx.n || !is(&lx.toks[j], "(") || lx.toks[j - 1].kind != TOK_IDENT)
+            continue; /* not a kernel declaration we can read */
+        if (is_template) { /* read once per name expression that instantiates it */
+            char base[512];
+            PyOS_snprintf(base, sizeof base, "%s%.*s", ns, lx.toks[j - 1].len, lx.toks[j - 1].p);
+            if (name_expressions &&
+                instantiate(st, &lx, stmt, j, base, aliases, name_expressions, out) < 0)
+                goto error;
+            i = skip_group(&lx, j) - 1;
+            continue;
+        }
         char name[512];
         PyOS_snprintf(name, sizeof name, "%s%.*s", extern_c ? "" : ns, lx.toks[j - 1].len,
                       lx.toks[j - 1].p);
@@ -902,7 +1072,7 @@ cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name)
                                          strchr(decl, '(') ? "" : ")");
     if (src == NULL)
         return NULL;
-    PyObject *found = cukit_signatures_parse(st, PyUnicode_AsUTF8(src), NULL);
+    PyObject *found = cukit_signatures_parse(st, PyUnicode_AsUTF8(src), NULL, NULL);
     Py_DECREF(src);
     if (found == NULL)
         return NULL;
@@ -1057,7 +1227,7 @@ signature_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     cukit_state *st = cukit_state_of_type(type);
     if (strstr(decl, "__global__")) {
-        PyObject *all = cukit_signatures_parse(st, decl, NULL);
+        PyObject *all = cukit_signatures_parse(st, decl, NULL, NULL);
         if (all == NULL)
             return NULL;
         if (PyDict_GET_SIZE(all) != 1) {

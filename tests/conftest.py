@@ -1,8 +1,14 @@
 """Shared fixtures: a `gpu` marker that skips without a device, fresh random data."""
+import os
+import tempfile
+
 import numpy as np
 import pytest
 
-import cukit
+# Tests must not read or fill the user's own kernel cache; subprocesses inherit this.
+os.environ["CUKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="cukit-test-cache-")
+
+import cukit  # noqa: E402
 
 HAVE_GPU = cukit.device_count() > 0
 

@@ -40,7 +40,7 @@ def test_compile_error_shows_diagnostics_and_source_line():
     with pytest.raises(cukit.CompileError) as info:
         prog.ptx(arch="sm_90")
     msg = str(info.value)
-    assert "mine.cu(2): error: identifier \"undefined_thing\" is undefined" in msg
+    assert "mine.cu:2:12: error: identifier \"undefined_thing\" is undefined" in msg
     assert "y[0] = undefined_thing;" in msg  # the offending line
     assert "^" in msg
     assert info.value.log == prog.log
