@@ -437,6 +437,9 @@ int cukit_kernel_launch(cukit_Kernel *k, const cukit_launch_cfg *cfg, void **ptr
  * them) so the graph keeps them alive. 0 (also when not capturing) / -1. */
 int cukit_kernel_keep_for_capture(cukit_Kernel *k, const cukit_launch_cfg *cfg,
                                   PyObject *const *args);
+/* In debug mode (cukit.set_debug), wait for the launch and on failure raise the
+ * driver's error with the kernel, grid, block and arguments named; else 0. */
+int cukit_kernel_debug_check(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args);
 /* 1 when this interpreter runs a Python thread besides the calling one. */
 int cukit_other_threads(void);
 /* Remember, for a stream being captured into a graph, what the launch uses. 0 / -1. */

@@ -2,6 +2,7 @@
 #include "cukit.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 static PyObject *kernel_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
@@ -374,6 +375,107 @@ cukit_kernel_keep_for_capture(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyOb
     return rc;
 }
 
+/* ------------------------------------------------------------------ debug mode */
+
+/* "x: const float* <- Array float32 (1000,)" for one argument. New ref or NULL. */
+static PyObject *
+describe_arg(const cukit_param *p, PyObject *v)
+{
+    PyObject *shape = NULL, *dtype = NULL, *out = NULL;
+    if (cukit_optional_attr(v, "shape", &shape) < 0 || cukit_optional_attr(v, "dtype", &dtype) < 0)
+        goto done;
+    if (shape && dtype) {
+        out = PyUnicode_FromFormat("%s%s%s <- %s %S %S", p->name, p->name[0] ? ": " : "",
+                                   p->type, Py_TYPE(v)->tp_name, dtype, shape);
+    }
+    else {
+        PyObject *r = PyObject_Repr(v);
+        if (r == NULL)
+            goto done;
+        if (PyUnicode_GET_LENGTH(r) > 60)
+            Py_SETREF(r, PyUnicode_Substring(r, 0, 60));
+        out = r ? PyUnicode_FromFormat("%s%s%s <- %U", p->name, p->name[0] ? ": " : "", p->type,
+                                       r) : NULL;
+        Py_XDECREF(r);
+    }
+done:
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    return out;
+}
+
+/* Debug mode: wait for the launch to finish, and if it failed, say which launch. */
+static int
+debug_check(cukit_Kernel *k, const cukit_launch_cfg *c, PyObject *const *args)
+{
+    if (c->stream_obj && c->stream_obj->capture) /* captured, not run: nothing to wait for */
+        return 0;
+    CUresult res;
+    Py_BEGIN_ALLOW_THREADS
+    res = cukit_api.cuCtxSynchronize();
+    Py_END_ALLOW_THREADS
+    if (cukit_check_cu(k->st, res, "cuCtxSynchronize") == 0)
+        return 0;
+    PyObject *exc = PyErr_GetRaisedException();
+    PyObject *lines = PyList_New(0);
+    PyObject *head = PyUnicode_FromFormat(
+        "%S\n(debug mode) the launch that failed: %s with grid=(%u, %u, %u), block=(%u, %u, %u), "
+        "shared_mem=%u; its arguments:", exc, k->sig->name, c->grid[0], c->grid[1], c->grid[2],
+        c->block[0], c->block[1], c->block[2], c->shared);
+    if (lines == NULL || head == NULL || PyList_Append(lines, head) < 0)
+        goto done;
+    for (int i = 0; i < k->sig->nparams; i++) {
+        PyObject *d = describe_arg(&k->sig->params[i], args[i]);
+        PyObject *line = d ? PyUnicode_FromFormat("    %U", d) : NULL;
+        Py_XDECREF(d);
+        if (line == NULL || PyList_Append(lines, line) < 0) {
+            Py_XDECREF(line);
+            goto done;
+        }
+        Py_DECREF(line);
+    }
+    PyObject *nl = PyUnicode_FromString("\n");
+    PyObject *msg = nl ? PyUnicode_Join(nl, lines) : NULL;
+    PyObject *newargs = msg ? PyTuple_Pack(1, msg) : NULL;
+    if (newargs)
+        PyObject_SetAttrString(exc, "args", newargs);
+    Py_XDECREF(nl);
+    Py_XDECREF(msg);
+    Py_XDECREF(newargs);
+done:
+    PyErr_Clear(); /* describing failed: the driver's own error still stands */
+    Py_XDECREF(head);
+    Py_XDECREF(lines);
+    PyErr_SetRaisedException(exc);
+    return -1;
+}
+
+int
+cukit_kernel_debug_check(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args)
+{
+    return k->st->debug ? debug_check(k, cfg, args) : 0;
+}
+
+static PyObject *
+mod_set_debug(PyObject *m, PyObject *arg)
+{
+    cukit_state *st = PyModule_GetState(m);
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    PyObject *was = PyBool_FromLong(st->debug);
+    st->debug = on;
+    return was;
+}
+
+static PyMethodDef kernel_functions[] = {
+    {"set_debug", mod_set_debug, METH_O,
+     "set_debug(on) -> bool: in debug mode every launch waits for the kernel to finish, and "
+     "a fault names the kernel, its grid and block, and its arguments' types and shapes. "
+     "Slow: for finding a bug. CUKIT_DEBUG=1 turns it on at import. Returns the old setting."},
+    {NULL},
+};
+
 static PyObject *
 kernel_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -402,7 +504,8 @@ kernel_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
     }
     PyObject *result = NULL;
     if (cukit_kernel_pack(k, args, buf, ptrs) == 0 && cukit_kernel_launch(k, &cfg, ptrs) == 0 &&
-        cukit_kernel_keep_for_capture(k, &cfg, args) == 0)
+        cukit_kernel_keep_for_capture(k, &cfg, args) == 0 &&
+        (!k->st->debug || debug_check(k, &cfg, args) == 0))
         result = Py_NewRef(Py_None);
     if (buf != stack_buf)
         PyMem_Free(buf);
@@ -591,7 +694,9 @@ int
 cukit_kernel_setup(PyObject *module, cukit_state *st)
 {
     st->KernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &kernel_spec, NULL);
-    if (st->KernelType == NULL)
+    if (st->KernelType == NULL || PyModule_AddType(module, st->KernelType) < 0)
         return -1;
-    return PyModule_AddType(module, st->KernelType);
+    const char *env = getenv("CUKIT_DEBUG");
+    st->debug = env && env[0] && strcmp(env, "0") != 0;
+    return PyModule_AddFunctions(module, kernel_functions);
 }

@@ -116,7 +116,7 @@ cukit_exec(PyObject *m)
         if (setups[i](m, st) < 0)
             return -1;
     }
-    return 0;
+    return PyModule_AddStringConstant(m, "__version__", CUKIT_VERSION);
 }
 
 static PyModuleDef_Slot cukit_slots[] = {

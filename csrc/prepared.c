@@ -79,7 +79,8 @@ cukit_prepared_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, 
     }
     if (rc < 0)
         return NULL;
-    if (cukit_kernel_keep_for_capture(k, &p->cfg, args) < 0)
+    if (cukit_kernel_keep_for_capture(k, &p->cfg, args) < 0 ||
+        cukit_kernel_debug_check(k, &p->cfg, args) < 0)
         return NULL;
     Py_RETURN_NONE;
 }

@@ -32,7 +32,10 @@ from ._cukit import (
     Program,
     Signature,
     Stream,
+    __version__,
     alloc,
+    cache_info,
+    clear_cache,
     compile,
     copy,
     default_stream,
@@ -42,12 +45,11 @@ from ._cukit import (
     empty_like,
     get_device,
     nvrtc_version,
+    set_debug,
     synchronize,
     to_device,
     zeros,
     zeros_like,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [name for name in dir() if not name.startswith("_")]
