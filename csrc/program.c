@@ -218,9 +218,13 @@ compile_retry(cukit_Program *self, const char *arch, int cubin, PyObject **image
         return -1;
     Py_ssize_t pos = 0;
     PyObject *k, *v;
-    int cpp = PyTuple_GET_SIZE(self->name_expressions) > 0;
-    while (PyDict_Next(self->signatures, &pos, &k, &v))
-        cpp |= !((cukit_Signature *)v)->extern_c;
+    int cpp = 0;
+    while (PyDict_Next(self->signatures, &pos, &k, &v)) {
+        int asked = PySequence_Contains(self->name_expressions, k);
+        if (asked < 0)
+            return -1;
+        cpp |= !asked && !((cukit_Signature *)v)->extern_c;
+    }
     if (!cpp)
         return -1;
     PyObject *first = PyErr_GetRaisedException();
@@ -326,7 +330,9 @@ compile_once(cukit_Program *self, const char *arch, int cubin, int use_names, Py
         goto done;
     PyObject *k, *v;
     Py_ssize_t pos = 0;
-    for (Py_ssize_t i = 0; use_names && i < PyTuple_GET_SIZE(self->name_expressions); i++) {
+    /* The user's own name expressions always; the ones cukit adds for C++ kernels it
+     * read (use_names) only on the first try. */
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->name_expressions); i++) {
         k = PyTuple_GET_ITEM(self->name_expressions, i);
         if (PyList_Append(names, k) < 0)
             goto done;
