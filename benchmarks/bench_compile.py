@@ -1,0 +1,168 @@
+"""Compile-and-load cost: cukit's kernel cache against CuPy's RawModule and cuda.core's Program.
+
+What it measures
+    The time from source text to a kernel ready to launch, for a saxpy kernel,
+    three ways:
+
+    * cold         a fresh process with an empty cache folder: a real compile
+    * disk hit     a fresh process whose cache folder already holds the entry
+    * memory hit   the same compile again in a process that already did it
+
+    Fresh-process figures are taken in a child process per sample: it imports
+    the library and makes the CUDA context current first (not timed), then
+    times one compile-and-get-kernel call on the host clock. Memory hits are
+    timed in batches of CALLS calls; the figure is the median batch / CALLS.
+    Each figure is the median of REPS samples; every sample is in the JSON.
+
+    Peers, each only where importable: CuPy (cupy.RawModule(...).get_function,
+    cache folder CUPY_CACHE_DIR) and cuda.core (Program(...).compile("cubin")
+    then get_kernel; it keeps no cache, so all three rows are compiles).
+
+Usage
+    PYTHONPATH=src python benchmarks/bench_compile.py [--reps 7] [--calls 2000]
+        [--json benchmarks/results/compile.json]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SAXPY = r"""
+extern "C" __global__ void saxpy(float a, const float* x, float* y, size_t n) {
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+# ---------------------------------------------------------------- the ways, run in a child
+
+
+def setup_cukit():
+    import cukit
+
+    cukit.synchronize()  # the context, not timed
+
+    def once():
+        return cukit.compile(SAXPY).saxpy
+
+    return once
+
+
+def setup_cupy():
+    import cupy
+
+    cupy.zeros(1)  # the context, not timed
+
+    def once():
+        return cupy.RawModule(code=SAXPY).get_function("saxpy")
+
+    return once
+
+
+def setup_cuda_core():
+    try:
+        from cuda.core import Device, Program, ProgramOptions
+    except ImportError:
+        from cuda.core.experimental import Device, Program, ProgramOptions
+    dev = Device(0)
+    dev.set_current()
+    arch = "sm_" + "".join(str(v) for v in dev.compute_capability)
+
+    def once():
+        obj = Program(SAXPY, code_type="c++", options=ProgramOptions(arch=arch)).compile("cubin")
+        return obj.get_kernel("saxpy")
+
+    return once
+
+
+WAYS = {"cukit": setup_cukit, "CuPy RawModule": setup_cupy, "cuda.core Program": setup_cuda_core}
+
+
+def child(way, calls):
+    """Print one fresh-process sample (seconds), then the memory-hit batches."""
+    once = WAYS[way]()
+    t0 = time.perf_counter()
+    once()
+    first = time.perf_counter() - t0
+    batches = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            once()
+        batches.append((time.perf_counter() - t0) / calls)
+    print(json.dumps({"first": first, "again": batches}))
+
+
+# ---------------------------------------------------------------- the parent
+
+
+def sample(way, cache_dir, calls):
+    env = dict(os.environ, CUKIT_CACHE_DIR=cache_dir, CUPY_CACHE_DIR=cache_dir)
+    r = subprocess.run([sys.executable, __file__, "--child", way, "--calls", str(calls)],
+                       env=env, capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "failed")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--json", default=str(Path(__file__).resolve().parent / "results" / "compile.json"))
+    ap.add_argument("--child")
+    args = ap.parse_args()
+    if args.child:
+        return child(args.child, args.calls)
+
+    results = {}
+    for way in WAYS:
+        cold, disk, memory = [], [], []
+        try:
+            with tempfile.TemporaryDirectory(prefix="bench-compile-") as root:
+                warm = os.path.join(root, "warm")
+                sample(way, warm, 10)  # fills the warm folder
+                # interleave cold and warm samples so drift in the machine favours neither
+                for rep in range(args.reps):
+                    cold.append(sample(way, os.path.join(root, f"cold{rep}"), 10)["first"])
+                    s = sample(way, warm, args.calls)
+                    disk.append(s["first"])
+                    memory.extend(s["again"])
+        except Exception as exc:  # a peer that is missing or fails is reported, not fatal
+            results[way] = {"error": f"{type(exc).__name__}: {exc}"}
+            continue
+        results[way] = {"cold_s": cold, "disk_hit_s": disk, "memory_hit_s": memory}
+
+    def fmt(v, unit):
+        return f"{v * 1e3:9.3f} ms" if unit == "ms" else f"{v * 1e6:9.2f} us"
+
+    print(f"saxpy, {args.reps} fresh processes per row, medians; memory hit: batches of {args.calls}")
+    print(f"{'way':<20} {'cold compile':>14} {'disk hit':>14} {'memory hit':>14}")
+    for way, r in results.items():
+        if "error" in r:
+            print(f"{way:<20} not measured: {r['error']}")
+            continue
+        print(f"{way:<20} {fmt(statistics.median(r['cold_s']), 'ms'):>14} "
+              f"{fmt(statistics.median(r['disk_hit_s']), 'ms'):>14} "
+              f"{fmt(statistics.median(r['memory_hit_s']), 'us'):>14}")
+    c = results.get("cukit", {})
+    if "error" not in c:
+        print(f"\ncukit targets: memory hit {statistics.median(c['memory_hit_s']) * 1e6:.2f} us "
+              f"(<= 5 us), disk hit {statistics.median(c['disk_hit_s']) * 1e3:.3f} ms (<= 2 ms), "
+              f"cold {statistics.median(c['cold_s']) * 1e3:.1f} ms")
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"machine": platform.node(), "python": sys.version,
+                               "reps": args.reps, "calls": args.calls, "results": results},
+                              indent=1))
+
+
+if __name__ == "__main__":
+    main()
