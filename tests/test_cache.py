@@ -229,7 +229,7 @@ def test_compile_again_returns_the_loaded_module(cache_dir):
     src = unique_source("mem")
     m1 = cukit.compile(src)
     assert cukit.compile(src) is m1
-    assert cukit.compile(src, options=["-O3"]) is not m1
+    assert cukit.compile(src, options=["-use_fast_math"]) is not m1
     assert cukit.cache_info()["memory_entries"] >= 2
 
 
