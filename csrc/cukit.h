@@ -210,6 +210,8 @@ typedef struct {
     PyObject *name_expressions; /* strong ref: tuple of str given by the user */
     PyObject *deps;        /* strong ref: tuple of user-header records of the last compile
                               (see cache.c), () before one */
+    PyObject *globals;     /* strong ref: dict __constant__/__device__ variable -> (typecode,
+                              shape or None), read from the source */
     int prelude;           /* 1: cukit put lines before the source (fp16/bf16 headers) */
 } cukit_Program;
 
@@ -222,6 +224,8 @@ typedef struct {
     PyObject *symbols;     /* strong ref: dict kernel name -> str symbol (lowered C++ names) */
     PyObject *kernels;     /* strong ref: dict kernel name -> Kernel, so module.k is cheap */
     PyObject *arch;        /* strong ref: str, "sm_90" */
+    PyObject *globals;     /* strong ref: dict variable -> (typecode, shape or None) from
+                              the source, for get_global; NULL when there is no source */
 } cukit_Module;
 
 typedef struct cukit_Kernel_s {
@@ -382,10 +386,12 @@ void cukit_device_arch(const cukit_Device *dev, char *buf, size_t n);
 int cukit_signature_setup(PyObject *module, cukit_state *st);
 /* Parse every __global__ function in `source`; `defines` maps macro names to values
  * (may be NULL). Template kernels are read once per name expression (tuple of str,
- * may be NULL) that instantiates them, under the expression as written. New ref:
- * dict name -> Signature; NULL with an exception. */
+ * may be NULL) that instantiates them, under the expression as written. When
+ * `globals` (a dict) is given, __constant__/__device__ variables go into it as
+ * name -> (typecode, shape tuple or None). New ref: dict name -> Signature; NULL
+ * with an exception. */
 PyObject *cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines,
-                                 PyObject *name_expressions);
+                                 PyObject *name_expressions, PyObject *globals);
 /* Parse one declaration "name(type a, type b)" or "(type a, ...)". New ref or NULL. */
 cukit_Signature *cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name);
 /* A copy of `sig` laid out by the compiled kernel's own offsets and sizes

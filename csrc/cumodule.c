@@ -15,6 +15,7 @@ cukit_module_create(cukit_state *st, cukit_Device *dev, const void *image, PyObj
     self->symbols = symbols ? Py_NewRef(symbols) : PyDict_New();
     self->kernels = PyDict_New();
     self->arch = PyUnicode_FromString(arch);
+    self->globals = NULL;
     PyObject_GC_Track(self);
     if (!self->signatures || !self->symbols || !self->kernels || !self->arch)
         goto error;
@@ -64,6 +65,7 @@ module_dealloc(cukit_Module *self)
     Py_CLEAR(self->signatures);
     Py_CLEAR(self->symbols);
     Py_CLEAR(self->arch);
+    Py_CLEAR(self->globals);
     Py_CLEAR(self->device);
     PyObject_GC_Del(self);
     Py_DECREF(tp);

@@ -582,6 +582,7 @@ program_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->name_expressions = exprs && exprs != Py_None ? str_tuple(exprs, "name_expressions")
                                                        : Py_NewRef(empty);
     self->deps = Py_NewRef(empty);
+    self->globals = NULL;
     self->prelude = 0;
     PyObject_GC_Track(self);
     if (!self->name || !self->log || !self->options || !self->name_expressions)
@@ -601,7 +602,11 @@ program_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (src == NULL)
         goto error;
     self->prelude = needs_prelude(src);
-    self->signatures = cukit_signatures_parse(st, src, defines, self->name_expressions);
+    self->globals = PyDict_New();
+    if (self->globals == NULL)
+        goto error;
+    self->signatures = cukit_signatures_parse(st, src, defines, self->name_expressions,
+                                              self->globals);
     if (self->signatures == NULL)
         goto error;
     Py_DECREF(empty);
@@ -632,6 +637,7 @@ program_clear(cukit_Program *self)
     Py_CLEAR(self->signatures);
     Py_CLEAR(self->name_expressions);
     Py_CLEAR(self->deps);
+    Py_CLEAR(self->globals);
     return 0;
 }
 
@@ -728,11 +734,13 @@ program_load_on(cukit_Program *self, cukit_Device *dev)
         if (compile_for(self, arch, native, &image, &symbols) < 0)
             return NULL;
     }
-    PyObject *mod = (PyObject *)cukit_module_create(self->st, dev, PyBytes_AS_STRING(image),
-                                                    self->signatures, symbols, arch);
+    cukit_Module *mod = cukit_module_create(self->st, dev, PyBytes_AS_STRING(image),
+                                            self->signatures, symbols, arch);
     Py_DECREF(image);
     Py_DECREF(symbols);
-    return mod;
+    if (mod)
+        mod->globals = Py_NewRef(self->globals);
+    return (PyObject *)mod;
 }
 
 static PyObject *

@@ -745,6 +745,120 @@ record_alias(const lexer *lx, int from, int to, PyObject *aliases, int is_using)
     return rc;
 }
 
+/* ------------------------------------------------------------------ device globals */
+
+/* `__constant__ float coef[16];` or `__device__ int a, b[2][3];` at file or namespace
+ * scope: record each variable as name -> (element typecode, shape tuple or None when
+ * a dimension is not a plain number). Declarations cukit cannot read are left out;
+ * get_global then asks for dtype and shape. */
+static int
+record_globals(const lexer *lx, int from, int to, const char *ns, PyObject *aliases,
+               PyObject *globals)
+{
+    int is_var = 0;
+    for (int i = from; i < to; i++) {
+        if (lx->toks[i].kind == TOK_PUNCT && lx->toks[i].p[0] == '(')
+            return 0; /* a function, or an initializer cukit does not read */
+        is_var |= is(&lx->toks[i], "__constant__") || is(&lx->toks[i], "__device__") ||
+                  is(&lx->toks[i], "__managed__");
+    }
+    if (!is_var)
+        return 0;
+    /* The type: the words before the first declarator's name. */
+    char base[256] = "";
+    size_t used = 0;
+    int i = from, pointers = 0;
+    token words[16];
+    int nwords = 0;
+    for (; i < to; i++) {
+        const token *t = &lx->toks[i];
+        if (t->kind == TOK_PUNCT && (t->p[0] == '[' || t->p[0] == '=' || t->p[0] == ','))
+            break;
+        if (t->kind == TOK_PUNCT && t->p[0] == '*')
+            pointers++;
+        if (t->kind != TOK_IDENT || is_qualifier(t) || is(t, "__constant__") ||
+            is(t, "__device__") || is(t, "__managed__") || is(t, "static") || is(t, "extern") ||
+            is(t, "__shared__") || nwords == 16)
+            continue;
+        words[nwords++] = *t;
+    }
+    if (nwords < 2)
+        return 0;
+    int all_int = 1;
+    for (int w = 0; w < nwords - 1; w++)
+        all_int &= is_int_word(words[w].p, (size_t)words[w].len);
+    if (all_int)
+        canonical_int(words, nwords - 1, base, sizeof base);
+    else
+        for (int w = 0; w < nwords - 1; w++)
+            used += (size_t)PyOS_snprintf(base + used, sizeof base - used, "%s%.*s", used ? " " : "",
+                                          words[w].len, words[w].p);
+    for (int guard = 0; aliases && guard < 16; guard++) {
+        PyObject *hit = PyDict_GetItemString(aliases, base);
+        if (hit == NULL)
+            break;
+        PyOS_snprintf(base, sizeof base, "%s", PyUnicode_AsUTF8(PyTuple_GET_ITEM(hit, 0)));
+        pointers += (int)PyLong_AsLong(PyTuple_GET_ITEM(hit, 1));
+    }
+    int typecode = CUKIT_TC_OTHER;
+    for (size_t c = 0; c < sizeof c_types / sizeof *c_types; c++)
+        if (strcmp(c_types[c].name, base) == 0 && c_types[c].kind != CUKIT_P_STRUCT)
+            typecode = c_types[c].typecode == CUKIT_TC_ANY ? CUKIT_TC_I8 : c_types[c].typecode;
+    if (pointers)
+        typecode = CUKIT_TC_U64;
+    /* Each declarator: name, then [N] dimensions, then an initializer to skip. */
+    for (i = from; i < to; i++) {
+        const token *t = &lx->toks[i];
+        int next = i + 1 < to ? i + 1 : to;
+        if (t->kind != TOK_IDENT || !(next == to || is(&lx->toks[next], "[") ||
+                                      is(&lx->toks[next], "=") || is(&lx->toks[next], ",")))
+            continue;
+        PyObject *shape = PyList_New(0);
+        if (shape == NULL)
+            return -1;
+        int j = next, known = 1;
+        while (j < to && is(&lx->toks[j], "[")) {
+            int end = skip_group(lx, j);
+            if (end == j + 3 && lx->toks[j + 1].kind == TOK_NUMBER) {
+                char num[32];
+                PyOS_snprintf(num, sizeof num, "%.*s", lx->toks[j + 1].len, lx->toks[j + 1].p);
+                PyObject *n = PyLong_FromString(num, NULL, 0);
+                if (n == NULL) { /* 16u, 1e3: not a plain count */
+                    PyErr_Clear();
+                    known = 0;
+                }
+                else {
+                    int rc = PyList_Append(shape, n);
+                    Py_DECREF(n);
+                    if (rc < 0) {
+                        Py_DECREF(shape);
+                        return -1;
+                    }
+                }
+            }
+            else {
+                known = 0;
+            }
+            j = end;
+        }
+        char name[512];
+        PyOS_snprintf(name, sizeof name, "%s%.*s", ns, t->len, t->p);
+        PyObject *shape_t = known ? PyList_AsTuple(shape) : Py_NewRef(Py_None);
+        Py_DECREF(shape);
+        PyObject *rec = shape_t ? Py_BuildValue("(iN)", typecode, shape_t) : NULL;
+        if (rec == NULL || PyDict_SetItemString(globals, name, rec) < 0) {
+            Py_XDECREF(rec);
+            return -1;
+        }
+        Py_DECREF(rec);
+        /* skip to the next top-level comma */
+        for (i = j; i < to && !is(&lx->toks[i], ","); i++)
+            if (lx->toks[i].kind == TOK_PUNCT && strchr("([{", lx->toks[i].p[0]))
+                i = skip_group(lx, i) - 1;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ templates */
 
 /* aliases[name] = what `type` is, read as if the source said `using name = type;`. */
@@ -907,7 +1021,7 @@ instantiate(cukit_state *st, const lexer *lx, int stmt, int open, const char *ba
 
 PyObject *
 cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines,
-                       PyObject *name_expressions)
+                       PyObject *name_expressions, PyObject *globals)
 {
     lexer lx = {0};
     PyObject *out = PyDict_New();
@@ -989,6 +1103,8 @@ cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines,
                     record_alias(&lx, stmt, i, aliases, 0) < 0)
                     goto error;
                 if (is(&lx.toks[stmt], "using") && record_alias(&lx, stmt, i, aliases, 1) < 0)
+                    goto error;
+                if (globals && record_globals(&lx, stmt, i, ns, aliases, globals) < 0)
                     goto error;
             }
             stmt = i + 1;
@@ -1072,7 +1188,7 @@ cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name)
                                          strchr(decl, '(') ? "" : ")");
     if (src == NULL)
         return NULL;
-    PyObject *found = cukit_signatures_parse(st, PyUnicode_AsUTF8(src), NULL, NULL);
+    PyObject *found = cukit_signatures_parse(st, PyUnicode_AsUTF8(src), NULL, NULL, NULL);
     Py_DECREF(src);
     if (found == NULL)
         return NULL;
@@ -1227,7 +1343,7 @@ signature_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     cukit_state *st = cukit_state_of_type(type);
     if (strstr(decl, "__global__")) {
-        PyObject *all = cukit_signatures_parse(st, decl, NULL, NULL);
+        PyObject *all = cukit_signatures_parse(st, decl, NULL, NULL, NULL);
         if (all == NULL)
             return NULL;
         if (PyDict_GET_SIZE(all) != 1) {
