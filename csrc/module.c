@@ -109,6 +109,7 @@ cukit_exec(PyObject *m)
         cukit_errors_setup, cukit_device_setup, cukit_signature_setup, cukit_program_setup,
         cukit_module_setup, cukit_kernel_setup, cukit_buffer_setup, cukit_array_setup,
         cukit_stream_setup, cukit_event_setup, cukit_prepared_setup, cukit_graph_setup,
+        cukit_link_setup,
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
         if (setups[i](m, st) < 0)
