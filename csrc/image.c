@@ -175,7 +175,7 @@ explain_wrong_arch(cukit_state *st, cukit_Device *dev, int sm)
 PyObject *
 cukit_module_load(PyObject *cls, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"image", "device", NULL};
+    static char *kwlist[] = {"path_or_bytes", "device", NULL};
     PyObject *source, *device = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:load", kwlist, &source, &device))
         return NULL;

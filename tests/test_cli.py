@@ -100,6 +100,14 @@ def test_compile_prints_each_kernels_resources(source):
     assert "ns::fill [_ZN2ns4fillEPd]" in kernels  # C++ kernels by source name and symbol
 
 
+def test_compile_reports_every_time(source):
+    # NVRTC 13 caches compiles where a driver exists; a cached cubin has no ptxas report.
+    for _ in range(2):
+        proc = cli("compile", source, "--arch", "sm_90", "-DSCALE=3")
+        assert proc.returncode == 0, proc.stderr
+        assert "saxpy" in report(proc.stdout)
+
+
 def test_compile_reports_spills(tmp_path):
     path = tmp_path / "heavy.cu"
     path.write_text(SPILLS)

@@ -162,6 +162,25 @@ def _defines(values):
     return out
 
 
+def _compile_verbose(source, options, common, arch):
+    """The Program compiled to a cubin with ptxas's report in its log, and the cubin.
+
+    NVRTC 13 keeps a compile cache (where a driver is installed); a cubin taken from
+    it comes without ptxas's report, so the cache is bypassed. An NVRTC that does
+    not know --no-cache has no cache either.
+    """
+    verbose = ["--ptxas-options=-v"]
+    for extra in (["--no-cache"], []):
+        prog = cukit.Program(source, options=options + verbose + extra, **common)
+        try:
+            return prog, prog.cubin(arch=arch)
+        except ValueError as e:
+            if not extra or "no-cache" not in str(e).split(":")[-1]:
+                raise
+        except cukit.CompileError as e:
+            raise CliError(f"{common['name']} did not compile for {arch}", e.log) from None
+
+
 def run_compile(args):
     try:
         with open(args.file, encoding="utf-8") as f:
@@ -175,11 +194,7 @@ def run_compile(args):
     options += args.option
     name = os.path.basename(args.file)
     common = dict(name=name, include_dirs=args.include, defines=_defines(args.define))
-    prog = cukit.Program(source, options=options + ["--ptxas-options=-v"], **common)
-    try:
-        cubin = prog.cubin(arch=arch)
-    except cukit.CompileError as e:
-        raise CliError(f"{name} did not compile for {arch}", e.log) from None
+    prog, cubin = _compile_verbose(source, options, common, arch)
 
     fmt = "ptx" if args.ptx else "cubin" if args.cubin else (
         "ptx" if args.output and args.output.endswith(".ptx") else "cubin")
