@@ -130,6 +130,15 @@ hex32(const unsigned char d[32], char out[65])
         snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
 
+/* "ptx", "cubin" or "ltoir" for a CUKIT_OUT_* kind. */
+static const char *
+kind_name(int kind)
+{
+    static const char *names[] = {[CUKIT_OUT_PTX] = "ptx", [CUKIT_OUT_CUBIN] = "cubin",
+                                  [CUKIT_OUT_LTOIR] = "ltoir"};
+    return kind >= 0 && kind < (int)(sizeof names / sizeof *names) ? names[kind] : "?";
+}
+
 /* ------------------------------------------------------------------ where and whether */
 
 int
@@ -448,7 +457,7 @@ cukit_cache_key_make(cukit_Program *prog, const char *arch, int cubin, PyObject 
         goto done;
     sha256_ctx c;
     sha256_init(&c);
-    const char *fixed[] = {CACHE_FORMAT, CUKIT_VERSION, arch, cubin ? "cubin" : "ptx"};
+    const char *fixed[] = {CACHE_FORMAT, CUKIT_VERSION, arch, kind_name(cubin)};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
         sha256_field(&c, fixed[i], strlen(fixed[i]));
     PyObject *lists[2] = {opts, prog->name_expressions};
@@ -675,7 +684,7 @@ parse_entry(const char *data, size_t size, const cukit_cache_key *key, int cubin
     }
     size_t loglen, imglen;
     const char *logp = take_blob(&p, end, "log", &loglen);
-    const char *img = logp ? take_blob(&p, end, cubin ? "cubin" : "ptx", &imglen) : NULL;
+    const char *img = logp ? take_blob(&p, end, kind_name(cubin), &imglen) : NULL;
     if (img == NULL || p != end)
         goto bad;
     *log = PyUnicode_DecodeUTF8(logp, (Py_ssize_t)loglen, "replace");
@@ -815,7 +824,7 @@ cukit_cache_store(const cukit_cache_key *key, int cubin, PyObject *image, PyObje
     if (ok) {
         snprintf(line, sizeof line, "log %zd\n", loglen);
         ok &= write_all(fd, line, strlen(line), &c) == 0 && write_all(fd, logs, (size_t)loglen, &c) == 0;
-        snprintf(line, sizeof line, "%s %zd\n", cubin ? "cubin" : "ptx", PyBytes_GET_SIZE(image));
+        snprintf(line, sizeof line, "%s %zd\n", kind_name(cubin), PyBytes_GET_SIZE(image));
         ok &= write_all(fd, line, strlen(line), &c) == 0 &&
               write_all(fd, PyBytes_AS_STRING(image), (size_t)PyBytes_GET_SIZE(image), &c) == 0;
     }

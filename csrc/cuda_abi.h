@@ -2,7 +2,7 @@
  *
  * cukit builds with a C compiler and Python headers alone, so the handful of
  * types, enums and constants it needs are declared here rather than taken from
- * cuda.h / nvrtc.h. Values follow the CUDA 13.0 headers; the driver ABI keeps
+ * cuda.h / nvrtc.h / nvJitLink.h. Values follow the CUDA 13.0 headers; the driver ABI keeps
  * them stable across releases. */
 #ifndef CUKIT_CUDA_ABI_H
 #define CUKIT_CUDA_ABI_H
@@ -102,6 +102,24 @@ enum {
     NVRTC_ERROR_OUT_OF_MEMORY = 1,
     NVRTC_ERROR_INVALID_OPTION = 5,
     NVRTC_ERROR_COMPILATION = 6,
+};
+
+/* nvJitLink: the device-code linker. Result codes are listed in link.c's name table. */
+typedef int nvJitLinkResult;
+typedef struct nvJitLink *nvJitLinkHandle;
+
+enum { NVJITLINK_SUCCESS = 0 };
+
+/* nvJitLinkInputType: what one input to the linker is. NONE doubles as "not
+ * recognised" in cukit's own classification of images (image.c). */
+enum {
+    NVJITLINK_INPUT_NONE = 0,
+    NVJITLINK_INPUT_CUBIN = 1,
+    NVJITLINK_INPUT_PTX = 2,
+    NVJITLINK_INPUT_LTOIR = 3,
+    NVJITLINK_INPUT_FATBIN = 4,
+    NVJITLINK_INPUT_OBJECT = 5,
+    NVJITLINK_INPUT_LIBRARY = 6,
 };
 
 /* CUdevice_attribute values used directly; the full list is device_attributes.h. */

@@ -69,6 +69,7 @@ typedef struct {
 #define CUKIT_X(ret, name, sym, req, params) ret(*name) params;
     CUKIT_DRIVER_API(CUKIT_X)
     CUKIT_NVRTC_API(CUKIT_X)
+    CUKIT_NVJITLINK_API(CUKIT_X)
 #undef CUKIT_X
 } cukit_api_t;
 
@@ -85,6 +86,7 @@ enum {
     CUKIT_EXC_LAUNCH,        /* LaunchError(CudaError): the launch was refused */
     CUKIT_EXC_FAULT,         /* KernelFaultError(CudaError): a kernel crashed, context lost */
     CUKIT_EXC_COMPILE,       /* CompileError(CudaError) */
+    CUKIT_EXC_LINK,          /* LinkError(CompileError): nvJitLink failed */
     CUKIT_EXC_COUNT
 };
 
@@ -321,6 +323,11 @@ const char *cukit_toolkit_include(int i);
 const char *cukit_nvrtc_path(void);
 /* The file that NVRTC was loaded from, links resolved, or NULL. Static storage. */
 const char *cukit_nvrtc_realpath(void);
+/* Load nvJitLink (first beside NVRTC, so the two match). 0 on success; -1 with
+ * NotSupportedError naming every place searched. */
+int cukit_nvjitlink_load(cukit_state *st);
+/* Name of the nvJitLink library that was loaded, or NULL. Borrowed, static storage. */
+const char *cukit_nvjitlink_path(void);
 
 /* ------------------------------------------------------------------ errors.c */
 
@@ -421,12 +428,37 @@ const char *cukit_typecode_name(int tc);
 /* ------------------------------------------------------------------ program.c, cumodule.c, kernel.c */
 
 int cukit_program_setup(PyObject *module, cukit_state *st);
+/* What compiling a Program produces. */
+enum { CUKIT_OUT_PTX = 0, CUKIT_OUT_CUBIN = 1, CUKIT_OUT_LTOIR = 2 };
+/* Compile prog for arch ("sm_90") into `kind` (CUKIT_OUT_*) with the option `extra`
+ * (e.g. "-rdc=true"; may be NULL) added after prog's own; prog is unchanged but
+ * for its log. New refs in *image (bytes) and *symbols (dict kernel name -> symbol).
+ * 0 / -1 with CompileError or another exception. */
+int cukit_program_compile(cukit_Program *prog, const char *arch, int kind, const char *extra,
+                          PyObject **image, PyObject **symbols);
 int cukit_module_setup(PyObject *module, cukit_state *st);
 /* Load `image` (cubin/fatbin/PTX) on dev. signatures/symbols may be NULL (empty).
  * New ref, or NULL with an exception. */
 cukit_Module *cukit_module_create(cukit_state *st, cukit_Device *dev, const void *image,
                                   PyObject *signatures, PyObject *symbols, const char *arch);
 int cukit_kernel_setup(PyObject *module, cukit_state *st);
+
+/* ------------------------------------------------------------------ image.c, link.c */
+
+/* What `n` bytes of device code are, by their magic: NVJITLINK_INPUT_CUBIN, _PTX,
+ * _FATBIN, _LTOIR, _OBJECT (a host ELF object), _LIBRARY (an ar archive), or
+ * NVJITLINK_INPUT_NONE when none of these. Never raises. */
+int cukit_image_kind(const unsigned char *data, size_t n);
+/* "cubin", "PTX", ... for a kind from cukit_image_kind. Static storage. */
+const char *cukit_image_kind_name(int kind);
+/* The file at `path` (str or os.PathLike): all of it, or its first `limit` bytes
+ * when limit >= 0. New ref: bytes; NULL with OSError (FileNotFoundError, ...)
+ * naming the file, or TypeError. */
+PyObject *cukit_read_file(PyObject *path, Py_ssize_t limit);
+/* Module.load(path_or_bytes, device=None), a class method of Module. New ref or NULL. */
+PyObject *cukit_module_load(PyObject *cls, PyObject *args, PyObject *kwargs);
+/* Adds cukit.link() and cukit.nvjitlink_version(). 0 / -1. */
+int cukit_link_setup(PyObject *module, cukit_state *st);
 /* Kernel `name` of mod with signature sig (verified here). New ref or NULL. */
 cukit_Kernel *cukit_kernel_create(cukit_Module *mod, CUfunction func, cukit_Signature *sig);
 /* Fill cfg from launch keywords (values[i] named by kwnames[i]) and check it.

@@ -75,6 +75,18 @@ module_dealloc(cukit_Module *self)
 static PyObject *
 no_such_kernel(cukit_Module *self, PyObject *name)
 {
+    /* Code loaded from an image (Module.load, or an image given to link()) has
+     * kernels but no source to read their parameters from. */
+    CUfunction func = NULL;
+    const char *sym = PyUnicode_AsUTF8(name);
+    if (sym && cukit_device_activate(self->device) == 0 &&
+        cukit_api.cuModuleGetFunction(&func, self->handle, sym) == CUDA_SUCCESS)
+        return PyErr_Format(PyExc_AttributeError,
+                            "kernel %R is in the module but has no signature: its code was "
+                            "loaded from an image, not compiled from source, so pass its "
+                            "parameter list: module.get_kernel(%R, signature=\"(float a, const "
+                            "float* x, int n)\")", name, name);
+    PyErr_Clear();
     PyObject *keys = PyDict_Keys(self->signatures);
     PyObject *sep = PyUnicode_FromString(", ");
     PyObject *listed = keys && sep ? PyUnicode_Join(sep, keys) : NULL;
@@ -243,12 +255,17 @@ static PyMethodDef module_methods[] = {
      "get_kernel(name, signature=None) -> Kernel. signature overrides the parsed parameter "
      "list, e.g. \"(float a, const float* x, int n)\"."},
     {"__dir__", (PyCFunction)module_dir, METH_NOARGS, NULL},
+    {"load", (PyCFunction)(void (*)(void))cukit_module_load, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "Module.load(path_or_bytes, device=None) -> Module: load a cubin, fatbin or PTX (bytes, or "
+     "a file's path) on the device. Its kernels have no parsed signatures: "
+     "get_kernel(name, signature=\"(float a, const float* x, int n)\")."},
     {NULL},
 };
 
 static PyType_Slot module_slots[] = {
-    {Py_tp_doc, "Module: compiled code loaded on a device. Made by cukit.compile() or "
-                "Program.load(); module.name or module.get_kernel(name) gives a Kernel."},
+    {Py_tp_doc, "Module: compiled code loaded on a device. Made by cukit.compile(), "
+                "Program.load(), cukit.link() or Module.load(); module.name or "
+                "module.get_kernel(name) gives a Kernel."},
     {Py_tp_dealloc, module_dealloc},
     {Py_tp_traverse, module_traverse},
     {Py_tp_clear, module_clear},

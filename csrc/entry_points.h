@@ -3,7 +3,8 @@
  * X(return type, field name, exported symbol, REQUIRED|OPTIONAL, (parameters))
  *
  * loader.c expands these lists into the function-pointer table (cukit_api) and
- * the name table it walks after dlopen. No other code reaches libcuda or NVRTC.
+ * the name table it walks after dlopen. No other code reaches libcuda, NVRTC or
+ * nvJitLink.
  * A REQUIRED symbol that is missing makes the whole library unusable; an
  * OPTIONAL one stays NULL and the call that needs it raises NotSupportedError. */
 #ifndef CUKIT_ENTRY_POINTS_H
@@ -98,6 +99,30 @@
     X(nvrtcResult, nvrtcAddNameExpression, "nvrtcAddNameExpression", REQUIRED, (nvrtcProgram, const char *)) \
     X(nvrtcResult, nvrtcGetLoweredName, "nvrtcGetLoweredName", REQUIRED, (nvrtcProgram, const char *, const char **)) \
     X(nvrtcResult, nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs", OPTIONAL, (int *)) \
-    X(nvrtcResult, nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs", OPTIONAL, (int *))
+    X(nvrtcResult, nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs", OPTIONAL, (int *)) \
+    X(nvrtcResult, nvrtcGetLTOIRSize, "nvrtcGetLTOIRSize", OPTIONAL, (nvrtcProgram, size_t *)) \
+    X(nvrtcResult, nvrtcGetLTOIR, "nvrtcGetLTOIR", OPTIONAL, (nvrtcProgram, char *))
+
+/* nvJitLink's header turns each call into a versioned symbol of the header's
+ * major version (nvJitLinkCreate -> __nvJitLinkCreate_13_0); the library also
+ * exports the plain names. loader.c asks nvJitLinkVersion for the library's major
+ * and takes __<symbol>_<major>_0 where it exists, else the plain symbol below. */
+#define CUKIT_NVJITLINK_API(X)                                                           \
+    X(nvJitLinkResult, nvJitLinkVersion, "nvJitLinkVersion", OPTIONAL, (unsigned int *, unsigned int *)) \
+    X(nvJitLinkResult, nvJitLinkCreate, "nvJitLinkCreate", REQUIRED,                     \
+      (nvJitLinkHandle *, uint32_t, const char *const *))                                \
+    X(nvJitLinkResult, nvJitLinkDestroy, "nvJitLinkDestroy", REQUIRED, (nvJitLinkHandle *)) \
+    X(nvJitLinkResult, nvJitLinkAddData, "nvJitLinkAddData", REQUIRED,                   \
+      (nvJitLinkHandle, int, const void *, size_t, const char *))                        \
+    X(nvJitLinkResult, nvJitLinkAddFile, "nvJitLinkAddFile", REQUIRED, (nvJitLinkHandle, int, const char *)) \
+    X(nvJitLinkResult, nvJitLinkComplete, "nvJitLinkComplete", REQUIRED, (nvJitLinkHandle)) \
+    X(nvJitLinkResult, nvJitLinkGetLinkedCubinSize, "nvJitLinkGetLinkedCubinSize", REQUIRED, (nvJitLinkHandle, size_t *)) \
+    X(nvJitLinkResult, nvJitLinkGetLinkedCubin, "nvJitLinkGetLinkedCubin", REQUIRED, (nvJitLinkHandle, void *)) \
+    X(nvJitLinkResult, nvJitLinkGetLinkedPtxSize, "nvJitLinkGetLinkedPtxSize", OPTIONAL, (nvJitLinkHandle, size_t *)) \
+    X(nvJitLinkResult, nvJitLinkGetLinkedPtx, "nvJitLinkGetLinkedPtx", OPTIONAL, (nvJitLinkHandle, char *)) \
+    X(nvJitLinkResult, nvJitLinkGetErrorLogSize, "nvJitLinkGetErrorLogSize", REQUIRED, (nvJitLinkHandle, size_t *)) \
+    X(nvJitLinkResult, nvJitLinkGetErrorLog, "nvJitLinkGetErrorLog", REQUIRED, (nvJitLinkHandle, char *)) \
+    X(nvJitLinkResult, nvJitLinkGetInfoLogSize, "nvJitLinkGetInfoLogSize", REQUIRED, (nvJitLinkHandle, size_t *)) \
+    X(nvJitLinkResult, nvJitLinkGetInfoLog, "nvJitLinkGetInfoLog", REQUIRED, (nvJitLinkHandle, char *))
 
 #endif /* CUKIT_ENTRY_POINTS_H */

@@ -21,6 +21,8 @@ static const struct {
                          "A kernel crashed; the CUDA context can no longer be used."},
     [CUKIT_EXC_COMPILE] = {"CompileError", CUKIT_EXC_CUDA,
                            "NVRTC could not compile the source. .log holds the full log."},
+    [CUKIT_EXC_LINK] = {"LinkError", CUKIT_EXC_COMPILE,
+                        "nvJitLink could not link the code. .log holds the linker's error log."},
 };
 
 /* Driver codes with a class of their own; the rest are plain CudaError. Sticky

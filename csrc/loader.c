@@ -1,4 +1,4 @@
-/* loader.c - finds and dlopens libcuda and NVRTC, fills cukit_api, says what is missing */
+/* loader.c - finds and dlopens libcuda, NVRTC and nvJitLink, fills cukit_api, says what is missing */
 #include "cukit.h"
 
 #include <dlfcn.h>
@@ -29,25 +29,62 @@ static const entry nvrtc_entries[] = {
 #undef CUKIT_X
 };
 
+static const entry nvjitlink_entries[] = {
+#define CUKIT_X(ret, name, sym, req, params) {sym, offsetof(cukit_api_t, name), req},
+    CUKIT_NVJITLINK_API(CUKIT_X)
+#undef CUKIT_X
+};
+
+/* A toolkit library found by searching: its sonames, newest first, the variable
+ * that names it explicitly, and its folders inside NVIDIA's pip wheels. */
+typedef struct {
+    const char *names[4];      /* NULL-terminated */
+    const char *env;           /* e.g. CUKIT_NVRTC: a full path to the library */
+    const char *wheel_dirs[4]; /* NULL-terminated, relative to the `nvidia` package */
+} library;
+
+static const library nvrtc_library = {
+    {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL},
+    "CUKIT_NVRTC",
+    {"cu13/lib", "cuda_nvrtc/lib", "cu12/lib", NULL},
+};
+
+static const library nvjitlink_library = {
+    {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so", NULL},
+    "CUKIT_NVJITLINK",
+    {"cu13/lib", "nvjitlink/lib", "cu12/lib", NULL},
+};
+
 /* What happened at the first attempt; later calls repeat the verdict. Part of the
  * once-written loader table, so process-wide like cukit_api itself. */
 static struct {
     int driver;            /* 0 not tried, 1 ready, -1 failed */
     int nvrtc;
+    int nvjitlink;
     char driver_why[1024];
     char nvrtc_why[2048];
     char nvrtc_path[1024];
     char nvrtc_real[PATH_MAX];      /* the file NVRTC was loaded from, links resolved */
+    char nvjitlink_why[2048];
+    char nvjitlink_path[1024];
     char include_dirs[2][PATH_MAX]; /* the toolkit's headers beside NVRTC, "" if none */
 } loaded;
 
-/* dlsym every entry of `list` from `lib` into cukit_api. On a missing required
- * symbol, write its name to why and return -1. */
+/* dlsym every entry of `list` from `lib` into cukit_api; with `major` > 0, the
+ * versioned symbol __<symbol>_<major>_0 is preferred where the library has it. On
+ * a missing required symbol, write its name to why and return -1. */
 static int
-fill(void *lib, const entry *list, size_t n, char *why, size_t whylen)
+fill(void *lib, const entry *list, size_t n, unsigned int major, char *why, size_t whylen)
 {
     for (size_t i = 0; i < n; i++) {
-        void *fn = dlsym(lib, list[i].symbol);
+        void *fn = NULL;
+        if (major > 0) {
+            char versioned[128];
+            snprintf(versioned, sizeof versioned, "__%s_%u_0", list[i].symbol, major);
+            fn = dlsym(lib, versioned);
+        }
+        if (fn == NULL)
+            fn = dlsym(lib, list[i].symbol);
         if (fn == NULL && list[i].required) {
             snprintf(why, whylen, "the library has no %s; it is too old for cukit",
                      list[i].symbol);
@@ -83,7 +120,7 @@ cukit_driver_load(cukit_state *st)
                      "Install the NVIDIA driver, or run on a machine with an NVIDIA GPU",
                      err ? err : "");
         }
-        else if (fill(lib, driver_entries, sizeof driver_entries / sizeof *driver_entries,
+        else if (fill(lib, driver_entries, sizeof driver_entries / sizeof *driver_entries, 0,
                       loaded.driver_why, sizeof loaded.driver_why) < 0) {
             dlclose(lib);
         }
@@ -114,21 +151,22 @@ cukit_driver_load(cukit_state *st)
     return -1;
 }
 
-/* Try dir/name for each NVRTC soname; on success record the path. */
+/* Try dir/name for each of lib's sonames ("" dir: the loader path); on success
+ * write the path to found, else add dir to the list in tried. */
 static void *
-try_dir(const char *dir, char *tried, size_t triedlen)
+try_dir(const library *lib, const char *dir, char *found, size_t foundlen, char *tried,
+        size_t triedlen)
 {
-    static const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    for (size_t i = 0; lib->names[i]; i++) {
         char path[1024];
         if (dir[0])
-            snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+            snprintf(path, sizeof path, "%s/%s", dir, lib->names[i]);
         else
-            snprintf(path, sizeof path, "%s", names[i]);
-        void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (lib) {
-            snprintf(loaded.nvrtc_path, sizeof loaded.nvrtc_path, "%s", path);
-            return lib;
+            snprintf(path, sizeof path, "%s", lib->names[i]);
+        void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (handle) {
+            snprintf(found, foundlen, "%s", path);
+            return handle;
         }
     }
     size_t used = strlen(tried);
@@ -137,11 +175,11 @@ try_dir(const char *dir, char *tried, size_t triedlen)
     return NULL;
 }
 
-/* The lib folders of NVIDIA's pip wheels (nvidia-cuda-nvrtc), found through the
- * `nvidia` namespace package if it is installed. New ref: list of str, never NULL
- * unless memory runs out. */
+/* The lib folders of NVIDIA's pip wheels for `lib`, found through the `nvidia`
+ * namespace package if it is installed. New ref: list of str, never NULL unless
+ * memory runs out. */
 static PyObject *
-wheel_dirs(void)
+wheel_dirs(const library *lib)
 {
     PyObject *out = PyList_New(0);
     if (out == NULL)
@@ -159,11 +197,10 @@ wheel_dirs(void)
         PyErr_Clear();
         return out;
     }
-    static const char *subdirs[] = {"cu13/lib", "cuda_nvrtc/lib", "cu12/lib"};
     PyObject *p;
     while ((p = PyIter_Next(it)) != NULL) {
-        for (size_t i = 0; i < sizeof subdirs / sizeof *subdirs; i++) {
-            PyObject *d = PyUnicode_FromFormat("%S/%s", p, subdirs[i]);
+        for (size_t i = 0; lib->wheel_dirs[i]; i++) {
+            PyObject *d = PyUnicode_FromFormat("%S/%s", p, lib->wheel_dirs[i]);
             if (d == NULL || PyList_Append(out, d) < 0)
                 PyErr_Clear();
             Py_XDECREF(d);
@@ -175,6 +212,77 @@ wheel_dirs(void)
     return out;
 }
 
+/* dlopen `lib`: the path in its variable, then `first` (a folder, may be NULL),
+ * the loader path, CUDA_HOME and CUDA_PATH, /usr/local/cuda, NVIDIA's wheels.
+ * The handle, with the path in found; or NULL with every place tried in `tried`
+ * (and a Python exception only if memory ran out). */
+static void *
+search(const library *lib, const char *first, char *found, size_t foundlen, char *tried,
+       size_t triedlen)
+{
+    void *handle = NULL;
+    const char *explicit_path = getenv(lib->env);
+    if (explicit_path && explicit_path[0]) {
+        handle = dlopen(explicit_path, RTLD_NOW | RTLD_LOCAL);
+        if (handle) {
+            snprintf(found, foundlen, "%s", explicit_path);
+            return handle;
+        }
+        snprintf(tried, triedlen, "%s=%s", lib->env, explicit_path);
+    }
+    if (first && first[0] && (handle = try_dir(lib, first, found, foundlen, tried, triedlen)))
+        return handle;
+    if ((handle = try_dir(lib, "", found, foundlen, tried, triedlen)))
+        return handle;
+    static const char *envs[] = {"CUDA_HOME", "CUDA_PATH"};
+    for (size_t i = 0; i < 2 && handle == NULL; i++) {
+        const char *root = getenv(envs[i]);
+        if (root && root[0]) {
+            char dir[1024];
+            snprintf(dir, sizeof dir, "%s/lib64", root);
+            if ((handle = try_dir(lib, dir, found, foundlen, tried, triedlen)) == NULL) {
+                snprintf(dir, sizeof dir, "%s/lib", root);
+                handle = try_dir(lib, dir, found, foundlen, tried, triedlen);
+            }
+        }
+    }
+    if (handle == NULL)
+        handle = try_dir(lib, "/usr/local/cuda/lib64", found, foundlen, tried, triedlen);
+    if (handle == NULL) {
+        PyObject *dirs = wheel_dirs(lib);
+        if (dirs == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(dirs) && handle == NULL; i++) {
+            const char *d = PyUnicode_AsUTF8(PyList_GET_ITEM(dirs, i));
+            if (d)
+                handle = try_dir(lib, d, found, foundlen, tried, triedlen);
+            else
+                PyErr_Clear();
+        }
+        Py_DECREF(dirs);
+    }
+    return handle;
+}
+
+/* The real folder of the loaded NVRTC library into dir; 0, or -1 when unknown.
+ * Remembers the library's real path for cukit_nvrtc_realpath. */
+static int
+nvrtc_dir(char *dir, size_t n)
+{
+    Dl_info info;
+    char real[PATH_MAX];
+    if (loaded.nvrtc != 1 || !dladdr((void *)cukit_api.nvrtcVersion, &info) ||
+        info.dli_fname == NULL || realpath(info.dli_fname, real) == NULL)
+        return -1;
+    snprintf(loaded.nvrtc_real, sizeof loaded.nvrtc_real, "%s", real);
+    char *slash = strrchr(real, '/');
+    if (slash == NULL)
+        return -1;
+    *slash = '\0';
+    snprintf(dir, n, "%s", real);
+    return 0;
+}
+
 /* The toolkit's include folder sits at ../include from the library's folder, in
  * the CUDA toolkit and in NVIDIA's wheels alike; CCCL (cuda/std, cub) is in
  * include/cccl since CUDA 13. Found from the NVRTC actually loaded, so the
@@ -182,16 +290,9 @@ wheel_dirs(void)
 static void
 find_headers(void)
 {
-    Dl_info info;
     char real[PATH_MAX];
-    if (!dladdr((void *)cukit_api.nvrtcVersion, &info) || info.dli_fname == NULL ||
-        realpath(info.dli_fname, real) == NULL)
+    if (nvrtc_dir(real, sizeof real) < 0)
         return;
-    snprintf(loaded.nvrtc_real, sizeof loaded.nvrtc_real, "%s", real);
-    char *slash = strrchr(real, '/');
-    if (slash == NULL)
-        return;
-    *slash = '\0';
     static const char *subdirs[] = {"/../include", "/../include/cccl"};
     for (int i = 0; i < 2; i++) {
         char dir[PATH_MAX + 32], probe[PATH_MAX + 64], canon[PATH_MAX];
@@ -218,44 +319,10 @@ cukit_nvrtc_load(cukit_state *st)
 {
     if (loaded.nvrtc == 0) {
         char tried[1536] = "";
-        void *lib = NULL;
-        const char *explicit_path = getenv("CUKIT_NVRTC");
-        if (explicit_path && explicit_path[0]) {
-            lib = dlopen(explicit_path, RTLD_NOW | RTLD_LOCAL);
-            if (lib)
-                snprintf(loaded.nvrtc_path, sizeof loaded.nvrtc_path, "%s", explicit_path);
-            else
-                snprintf(tried, sizeof tried, "CUKIT_NVRTC=%s", explicit_path);
-        }
-        if (lib == NULL)
-            lib = try_dir("", tried, sizeof tried);
-        static const char *envs[] = {"CUDA_HOME", "CUDA_PATH"};
-        for (size_t i = 0; i < 2 && lib == NULL; i++) {
-            const char *root = getenv(envs[i]);
-            if (root && root[0]) {
-                char dir[1024];
-                snprintf(dir, sizeof dir, "%s/lib64", root);
-                if ((lib = try_dir(dir, tried, sizeof tried)) == NULL) {
-                    snprintf(dir, sizeof dir, "%s/lib", root);
-                    lib = try_dir(dir, tried, sizeof tried);
-                }
-            }
-        }
-        if (lib == NULL)
-            lib = try_dir("/usr/local/cuda/lib64", tried, sizeof tried);
-        if (lib == NULL) {
-            PyObject *dirs = wheel_dirs();
-            if (dirs == NULL)
-                return -1;
-            for (Py_ssize_t i = 0; i < PyList_GET_SIZE(dirs) && lib == NULL; i++) {
-                const char *d = PyUnicode_AsUTF8(PyList_GET_ITEM(dirs, i));
-                if (d)
-                    lib = try_dir(d, tried, sizeof tried);
-                else
-                    PyErr_Clear();
-            }
-            Py_DECREF(dirs);
-        }
+        void *lib = search(&nvrtc_library, NULL, loaded.nvrtc_path, sizeof loaded.nvrtc_path,
+                           tried, sizeof tried);
+        if (lib == NULL && PyErr_Occurred())
+            return -1;
         loaded.nvrtc = -1;
         if (lib == NULL) {
             snprintf(loaded.nvrtc_why, sizeof loaded.nvrtc_why,
@@ -264,7 +331,7 @@ cukit_nvrtc_load(cukit_state *st)
                      "or `pip install nvidia-cuda-nvrtc`, or point CUKIT_NVRTC at the library",
                      tried);
         }
-        else if (fill(lib, nvrtc_entries, sizeof nvrtc_entries / sizeof *nvrtc_entries,
+        else if (fill(lib, nvrtc_entries, sizeof nvrtc_entries / sizeof *nvrtc_entries, 0,
                       loaded.nvrtc_why, sizeof loaded.nvrtc_why) == 0) {
             loaded.nvrtc = 1;
             find_headers();
@@ -293,4 +360,57 @@ const char *
 cukit_nvrtc_realpath(void)
 {
     return (loaded.nvrtc == 1 && loaded.nvrtc_real[0]) ? loaded.nvrtc_real : NULL;
+}
+
+int
+cukit_nvjitlink_load(cukit_state *st)
+{
+    if (loaded.nvjitlink == 0) {
+        /* LTO-IR from NVRTC needs an nvJitLink at least as new: the one beside it. */
+        char beside[PATH_MAX] = "", tried[1536] = "";
+        if (cukit_nvrtc_load(st) < 0)
+            PyErr_Clear();
+        nvrtc_dir(beside, sizeof beside);
+        void *lib = search(&nvjitlink_library, beside, loaded.nvjitlink_path,
+                           sizeof loaded.nvjitlink_path, tried, sizeof tried);
+        if (lib == NULL && PyErr_Occurred())
+            return -1;
+        loaded.nvjitlink = -1;
+        if (lib == NULL) {
+            snprintf(loaded.nvjitlink_why, sizeof loaded.nvjitlink_why,
+                     "nvJitLink (libnvJitLink.so) was not found; looked in: %s, and the "
+                     "nvidia-nvjitlink wheel. Install the CUDA toolkit (12 or newer) and set "
+                     "CUDA_HOME, or `pip install nvidia-nvjitlink`, or point CUKIT_NVJITLINK at "
+                     "the library",
+                     tried);
+        }
+        else {
+            /* The versioned symbols of the library's own major are the ABI it serves. */
+            unsigned int major = 0, minor = 0;
+            nvJitLinkResult (*version)(unsigned int *, unsigned int *);
+            void *sym = dlsym(lib, "nvJitLinkVersion");
+            memcpy(&version, &sym, sizeof version);
+            if (version == NULL || version(&major, &minor) != NVJITLINK_SUCCESS)
+                major = 0;
+            if (fill(lib, nvjitlink_entries, sizeof nvjitlink_entries / sizeof *nvjitlink_entries,
+                     major, loaded.nvjitlink_why, sizeof loaded.nvjitlink_why) == 0)
+                loaded.nvjitlink = 1;
+            else
+                dlclose(lib);
+        }
+    }
+    if (loaded.nvjitlink == 1)
+        return 0;
+    PyObject *msg = PyUnicode_FromString(loaded.nvjitlink_why);
+    if (msg == NULL)
+        return -1;
+    cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, -1, NULL, "dlopen", msg);
+    Py_DECREF(msg);
+    return -1;
+}
+
+const char *
+cukit_nvjitlink_path(void)
+{
+    return loaded.nvjitlink == 1 ? loaded.nvjitlink_path : NULL;
 }

@@ -111,6 +111,7 @@ cukit_exec(PyObject *m)
         cukit_module_setup, cukit_kernel_setup, cukit_buffer_setup, cukit_array_setup,
         cukit_stream_setup, cukit_event_setup, cukit_prepared_setup, cukit_graph_setup,
         cukit_cache_setup,
+        cukit_link_setup,
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
         if (setups[i](m, st) < 0)

@@ -197,9 +197,44 @@ effective_options(cukit_Program *self)
     return out;
 }
 
-/* Compile for `arch` ("sm_90" -> cubin, "compute_90" -> PTX). New refs in *image
- * (bytes; PTX ends with its NUL) and, if asked, *symbols (dict kernel -> symbol).
- * 0 / -1 with CompileError or another exception. */
+/* The compiled output of `kind` (CUKIT_OUT_*). New ref: bytes, or NULL. */
+static PyObject *
+fetch_output(cukit_state *st, nvrtcProgram prog, int kind)
+{
+    static const struct {
+        nvrtcResult (**size)(nvrtcProgram, size_t *);
+        nvrtcResult (**get)(nvrtcProgram, char *);
+        const char *size_call, *get_call;
+    } outputs[] = {
+        [CUKIT_OUT_PTX] = {&cukit_api.nvrtcGetPTXSize, &cukit_api.nvrtcGetPTX, "nvrtcGetPTXSize",
+                           "nvrtcGetPTX"},
+        [CUKIT_OUT_CUBIN] = {&cukit_api.nvrtcGetCUBINSize, &cukit_api.nvrtcGetCUBIN,
+                             "nvrtcGetCUBINSize", "nvrtcGetCUBIN"},
+        [CUKIT_OUT_LTOIR] = {&cukit_api.nvrtcGetLTOIRSize, &cukit_api.nvrtcGetLTOIR,
+                             "nvrtcGetLTOIRSize", "nvrtcGetLTOIR"},
+    };
+    if (*outputs[kind].size == NULL || *outputs[kind].get == NULL) {
+        PyObject *msg = PyUnicode_FromFormat(
+            "this NVRTC has no %s; link-time optimization needs NVRTC from CUDA 12 or newer",
+            outputs[kind].get_call);
+        if (msg)
+            cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, -1, NULL, outputs[kind].get_call, msg);
+        Py_XDECREF(msg);
+        return NULL;
+    }
+    size_t size = 0;
+    if (cukit_check_nvrtc(st, (*outputs[kind].size)(prog, &size), outputs[kind].size_call) < 0)
+        return NULL;
+    PyObject *image = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (image && cukit_check_nvrtc(st, (*outputs[kind].get)(prog, PyBytes_AS_STRING(image)),
+                                   outputs[kind].get_call) < 0)
+        Py_CLEAR(image);
+    return image;
+}
+
+/* Compile for `arch` into `cubin`, a CUKIT_OUT_* kind: 0 PTX, 1 cubin, 2 LTO-IR.
+ * New refs in *image (bytes; PTX ends with its NUL) and, if asked, *symbols (dict
+ * kernel -> symbol). 0 / -1 with CompileError or another exception. */
 static int compile_once(cukit_Program *self, const char *arch, int cubin, int use_names,
                         PyObject **image, PyObject **symbols);
 
@@ -394,15 +429,7 @@ compile_once(cukit_Program *self, const char *arch, int cubin, int use_names, Py
     if (cukit_check_nvrtc(st, res, "nvrtcCompileProgram") < 0)
         goto done;
 
-    size_t size = 0;
-    if ((cubin ? NVRTC_CALL(st, nvrtcGetCUBINSize, (prog, &size))
-               : NVRTC_CALL(st, nvrtcGetPTXSize, (prog, &size))) < 0)
-        goto done;
-    *image = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-    if (*image == NULL)
-        goto done;
-    if ((cubin ? NVRTC_CALL(st, nvrtcGetCUBIN, (prog, PyBytes_AS_STRING(*image)))
-               : NVRTC_CALL(st, nvrtcGetPTX, (prog, PyBytes_AS_STRING(*image)))) < 0)
+    if ((*image = fetch_output(st, prog, cubin)) == NULL)
         goto done;
 
     if (symbols) {
@@ -434,6 +461,43 @@ done:
     Py_XDECREF(effective);
     if (prog)
         cukit_api.nvrtcDestroyProgram(&prog);
+    return rc;
+}
+
+int
+cukit_program_compile(cukit_Program *self, const char *arch, int kind, const char *extra,
+                      PyObject **image, PyObject **symbols)
+{
+    /* A private copy carries the extra option, so a compile of self running in
+     * another thread meanwhile (NVRTC runs without the GIL) never sees it. Fields
+     * not copied below stay zeroed. */
+    cukit_Program *copy = PyObject_GC_New(cukit_Program, Py_TYPE(self));
+    if (copy == NULL)
+        return -1;
+    memset((char *)copy + sizeof(PyObject), 0, sizeof *copy - sizeof(PyObject));
+    copy->st = self->st;
+    copy->source = Py_NewRef(self->source);
+    copy->name = Py_NewRef(self->name);
+    copy->signatures = Py_NewRef(self->signatures);
+    copy->name_expressions = Py_NewRef(self->name_expressions);
+    copy->globals = Py_XNewRef(self->globals);
+    copy->deps = PyTuple_New(0);
+    copy->prelude = self->prelude;
+    copy->log = PyUnicode_FromString("");
+    PyObject *opt = extra ? PyUnicode_FromString(extra) : NULL;
+    PyObject *more = opt ? PyTuple_Pack(1, opt) : PyTuple_New(0);
+    copy->options = more ? PySequence_Concat(self->options, more) : NULL;
+    Py_XDECREF(opt);
+    Py_XDECREF(more);
+    PyObject_GC_Track(copy);
+    int rc = -1;
+    *image = NULL;
+    *symbols = NULL;
+    if (copy->log && copy->options && copy->deps) {
+        rc = compile_for(copy, arch, kind, image, symbols);
+        Py_SETREF(self->log, Py_NewRef(copy->log));
+    }
+    Py_DECREF(copy);
     return rc;
 }
 
@@ -937,6 +1001,33 @@ mod_nvrtc_version(PyObject *m, PyObject *Py_UNUSED(ignored))
     return Py_BuildValue("(ii)", major, minor);
 }
 
+static PyObject *
+mod_nvrtc_archs(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    cukit_state *st = PyModule_GetState(m);
+    int n = 0, archs[256];
+    if (cukit_nvrtc_load(st) < 0)
+        return NULL;
+    if (!cukit_api.nvrtcGetNumSupportedArchs || !cukit_api.nvrtcGetSupportedArchs)
+        return PyErr_Format(st->exc[CUKIT_EXC_NOT_SUPPORTED],
+                            "this NVRTC cannot list its architectures (it is older than CUDA 11.2)");
+    if (NVRTC_CALL(st, nvrtcGetNumSupportedArchs, (&n)) < 0)
+        return NULL;
+    if (n < 0 || n > 256)
+        return PyErr_Format(PyExc_RuntimeError, "NVRTC reports %d architectures", n);
+    if (NVRTC_CALL(st, nvrtcGetSupportedArchs, (archs)) < 0)
+        return NULL;
+    PyObject *out = PyTuple_New(n);
+    for (int i = 0; out && i < n; i++) {
+        PyObject *s = PyUnicode_FromFormat("sm_%d", archs[i]);
+        if (s == NULL)
+            Py_CLEAR(out);
+        else
+            PyTuple_SET_ITEM(out, i, s);
+    }
+    return out;
+}
+
 static PyMethodDef program_functions[] = {
     {"compile", (PyCFunction)(void (*)(void))mod_compile, METH_VARARGS | METH_KEYWORDS,
      "compile(source, name='kernel.cu', options=(), include_dirs=(), defines={}, "
@@ -945,6 +1036,8 @@ static PyMethodDef program_functions[] = {
      "again returns the module already loaded; compiled code is also kept on disk (see "
      "cache_info)."},
     {"nvrtc_version", mod_nvrtc_version, METH_NOARGS, "NVRTC's version as (major, minor)."},
+    {"nvrtc_archs", mod_nvrtc_archs, METH_NOARGS,
+     "The architectures NVRTC can generate machine code for, oldest first: ('sm_75', ...)."},
     {NULL},
 };
 

@@ -47,3 +47,30 @@ def test_nvrtc_symbols_exist():
         pytest.skip("NVRTC is not on the loader path (cukit found it elsewhere)")
     missing = [name for name in declared("nvrtc") if not hasattr(lib, name)]
     assert not missing, f"entry_points.h names symbols NVRTC does not export: {missing}"
+
+
+def test_nvjitlink_symbols_exist():
+    """Each nvJitLink entry exists plain, and versioned for the library's major where the
+    library versions its symbols (the loader prefers the versioned one)."""
+    import cukit
+
+    try:
+        major, _ = cukit.nvjitlink_version()
+    except cukit.NotSupportedError as e:
+        pytest.skip(f"nvJitLink is not installed: {e}")
+    try:
+        lib = ctypes.CDLL(f"libnvJitLink.so.{major}")
+    except OSError:
+        roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+        paths = [pathlib.Path(r) / "lib64" / f"libnvJitLink.so.{major}" for r in filter(None, roots)]
+        found = [p for p in paths if p.exists()]
+        if not found:
+            pytest.skip("nvJitLink is not on the loader path or in CUDA_HOME (cukit found it elsewhere)")
+        lib = ctypes.CDLL(str(found[0]))
+    names = declared("nvJitLink")
+    assert "nvJitLinkCreate" in names
+    missing = [n for n in names if not hasattr(lib, n)]
+    assert not missing, f"entry_points.h names symbols nvJitLink does not export: {missing}"
+    if hasattr(lib, f"__nvJitLinkCreate_{major}_0"):
+        unversioned = [n for n in names if n != "nvJitLinkVersion" and not hasattr(lib, f"__{n}_{major}_0")]
+        assert not unversioned, f"no versioned symbol for: {unversioned}"
