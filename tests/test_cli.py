@@ -228,3 +228,29 @@ ptxas info    : Used 6 registers
         "_Z1kPf": dict(registers=40, shared=1024, stack=16, spill_stores=8, spill_loads=12),
         "plain": dict(registers=6, shared=0, stack=0, spill_stores=0, spill_loads=0),
     }
+
+
+# ------------------------------------------------------------------ cache
+
+
+def test_cache_info_and_clear(source, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUKIT_CACHE_DIR", str(tmp_path / "kc"))
+    assert cli("compile", source, "--arch", "sm_90", "-D", "SCALE=2").returncode == 0
+    info = cli("cache", "info")
+    assert info.returncode == 0, info.stderr
+    assert f"folder     {tmp_path / 'kc'}\n" in info.stdout
+    assert "enabled    yes\n" in info.stdout
+    assert re.search(r"entries    1 \(\d+(\.\d)? KiB\)", info.stdout)
+    cleared = cli("cache", "clear")
+    assert cleared.stdout == f"removed 1 entry from {tmp_path / 'kc'}\n"
+    assert "entries    0 (0 B)" in cli("cache", "info").stdout
+
+
+def test_cache_off_is_shown(monkeypatch):
+    monkeypatch.setenv("CUKIT_CACHE", "0")
+    assert "enabled    no (CUKIT_CACHE=0)" in cli("cache", "info").stdout
+
+
+def test_cache_needs_an_action():
+    proc = cli("cache", "purge")
+    assert proc.returncode == 2 and "invalid choice: 'purge'" in proc.stderr

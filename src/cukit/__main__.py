@@ -2,6 +2,7 @@
 
     python -m cukit info
     python -m cukit compile saxpy.cu --arch sm_90 -o saxpy.cubin
+    python -m cukit cache info|clear
 
 Each subcommand is one add_<name>(subparsers) function that registers its parser
 and the function that runs it; COMMANDS lists them. A failure is one line on
@@ -249,9 +250,32 @@ def add_compile(subparsers):
     p.set_defaults(run=run_compile)
 
 
+# ------------------------------------------------------------------ cache
+
+def run_cache(args):
+    info = cukit.cache_info()
+    if args.action == "clear":
+        removed = cukit.clear_cache()
+        print(f"removed {removed} {'entry' if removed == 1 else 'entries'} from {info['dir']}")
+        return 0
+    print(f"folder     {info['dir']}")
+    print(f"enabled    {'yes' if info['enabled'] else 'no (CUKIT_CACHE=0)'}")
+    print(f"entries    {info['entries']} ({_size(info['bytes'])})")
+    return 0
+
+
+def add_cache(subparsers):
+    p = subparsers.add_parser(
+        "cache", help="the kernel cache on disk: where it is and what it holds, or clear it",
+        description="Show the kernel cache's folder, whether it is on, and its entries and "
+                    "size; or delete its entries.")
+    p.add_argument("action", choices=("info", "clear"))
+    p.set_defaults(run=run_cache)
+
+
 # ------------------------------------------------------------------ main
 
-COMMANDS = [add_info, add_compile]
+COMMANDS = [add_info, add_compile, add_cache]
 
 
 def build_parser():
