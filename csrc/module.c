@@ -52,7 +52,8 @@ cukit_numpy(cukit_state *st)
     V(BufferType) V(ArrayType) V(StreamType) V(EventType) V(PreparedType) V(GraphType)     \
     V(KernelNodeType) V(devices) V(numpy) V(np_dtype) \
     V(np_empty) V(np_asarray) V(np_ndarray) V(np_generic) V(np_floating)       \
-    V(np_integer) V(np_bool) V(torch_tensor) V(torch_dtypes) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream) V(str_n)
+    V(np_integer) V(np_bool) V(torch_tensor) V(torch_dtypes) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream) V(str_n) \
+    V(HostMemoryType) V(RegistrationType)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -82,6 +83,9 @@ static void
 cukit_free(void *m)
 {
     cukit_clear((PyObject *)m);
+    /* Only here, not in clear: the module is freed after the last object of its
+     * types, so no buffer or copy can still use the pool's or staging state. */
+    cukit_mem_teardown(PyModule_GetState((PyObject *)m));
 }
 
 static int
@@ -109,6 +113,7 @@ cukit_exec(PyObject *m)
         cukit_errors_setup, cukit_device_setup, cukit_signature_setup, cukit_program_setup,
         cukit_module_setup, cukit_kernel_setup, cukit_buffer_setup, cukit_array_setup,
         cukit_stream_setup, cukit_event_setup, cukit_prepared_setup, cukit_graph_setup,
+        cukit_hostmem_setup, cukit_transfer_setup,
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
         if (setups[i](m, st) < 0)

@@ -19,6 +19,7 @@ from ._cukit import (
     Device,
     Event,
     Graph,
+    HostMemory,
     KernelNode,
     PreparedLaunch,
     InvalidValueError,
@@ -30,8 +31,10 @@ from ._cukit import (
     NotSupportedError,
     OutOfMemoryError,
     Program,
+    Registration,
     Signature,
     Stream,
+    advise,
     alloc,
     compile,
     copy,
@@ -41,11 +44,29 @@ from ._cukit import (
     empty,
     empty_like,
     get_device,
+    managed_empty,
+    managed_zeros,
+    memory_info,
     nvrtc_version,
+    pinned_empty,
+    pinned_zeros,
+    prefetch,
+    register,
     synchronize,
     to_device,
+    trim_pool,
     zeros,
     zeros_like,
+)
+
+# Internal, for tests and benchmarks: cukit's host <-> device copy path on raw memory,
+# its tuning, and what it sees of a host buffer; live pinned/managed allocations.
+from ._cukit import (  # noqa: E402
+    _copy_dtoh,
+    _copy_htod,
+    _host_memory_stats,
+    _pointer_kind,
+    _transfer_config,
 )
 
 __version__ = "0.1.0"
