@@ -4,9 +4,12 @@ What it measures
     GB/s (1e9 bytes per second) of synchronous copies of 1 MiB, 64 MiB and 1 GiB to
     the device (HtoD) and back (DtoH), from ordinary pageable numpy memory and from
     pinned (page-locked) memory. Host arrays are written before any timing, so no
-    first-touch page faults are timed, and reused. Each way is timed REPS times, the
-    ways taking turns within each repetition; the table shows the median and its
-    ratio to raw C on the same kind of memory.
+    first-touch page faults are timed, and reused. A sample is min(50, max(1,
+    256 MiB / size)) copies followed by one synchronize of the device, so that every
+    way is timed to the moment its data has landed (the driver's copy from pageable
+    memory returns before its last DMA). Each way is timed REPS times, the ways
+    taking turns within each repetition; the table shows the median and its ratio
+    to raw C on the same kind of memory.
 
 How
     * raw C: benchmarks/copy_baseline.c, compiled on the spot with the system C
@@ -25,7 +28,8 @@ How
     Every way's result is compared with the source after it is timed.
 
     --tune first sweeps the pipeline's chunk size, threads and buffers per thread
-    on 256 MiB pageable copies (cukit._transfer_config), prints the sweep, and
+    on 256 MiB pageable copies (cukit._transfer_config), then the size from which
+    the pipeline beats the driver's own copy (the threshold), prints both, and
     measures the main table with the best configuration.
 
 Usage
@@ -224,6 +228,7 @@ def measure(cukit, ways, reps, sizes, rng):
                         t0 = time.perf_counter()
                         for _ in range(count):
                             fn()
+                        cukit.synchronize()
                         seconds = (time.perf_counter() - t0) / count
                     except Exception as e:  # noqa: BLE001 - reported in the table
                         notes[key] = f"{type(e).__name__}: {e}"
@@ -249,8 +254,8 @@ def tune(cukit, rng):
     out = np.zeros_like(src)
     dev = cukit.to_device(src)
     results = []
-    for chunk in (2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB):
-        for threads in (2, 4, 6, 8, 12):
+    for chunk in (1 * MiB, 2 * MiB, 4 * MiB):
+        for threads in (4, 6, 8, 12):
             for slots in (2, 3):
                 cukit._transfer_config(chunk=chunk, threads=threads, slots=slots)
                 row = {"chunk": chunk, "threads": threads, "slots": slots}
@@ -270,11 +275,48 @@ def tune(cukit, rng):
                 print(f"  chunk {chunk // MiB:>2} MiB, {threads:>2} threads, {slots} buffers each: "
                       f"HtoD {row['htod']:6.2f} GB/s, DtoH {row['dtoh']:6.2f} GB/s"
                       f"{'  ' + row['note'] if 'note' in row else ''}", flush=True)
-    # The best by the slower direction, then the fewer threads and less pinned memory.
+    # The best by the slower direction (to 1 GB/s), then the fewer threads and the
+    # less pinned memory.
     good = [r for r in results if "note" not in r]
     best = max(good, key=lambda r: (round(min(r["htod"], r["dtoh"]), 0),
                                     -r["threads"], -r["chunk"] * r["threads"] * r["slots"]))
+    cukit._transfer_config(chunk=best["chunk"], threads=best["threads"], slots=best["slots"])
     return results, best
+
+
+def tune_threshold(cukit, rng):
+    """GB/s of the driver's copy and of the pipeline at small sizes; the threshold is
+    the smallest size from which the pipeline is at least 10% faster both ways."""
+    rows, threshold = [], None
+    for n in (1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB, 32 * MiB):
+        src = rng.standard_normal(n // 4, dtype=np.float32)
+        out = np.zeros_like(src)
+        dev = cukit.to_device(src)
+        row = {"bytes": n}
+        for mode, value in (("driver", 1 << 62), ("pipeline", 0)):
+            cukit._transfer_config(threshold=value)
+            for direction in ("htod", "dtoh"):
+                fn = ((lambda: cukit._copy_htod(dev, src)) if direction == "htod"
+                      else (lambda: cukit._copy_dtoh(out, dev)))
+                count = iterations(n)
+                times = []
+                for _ in range(6):
+                    cukit.synchronize()
+                    t0 = time.perf_counter()
+                    for _ in range(count):
+                        fn()
+                    cukit.synchronize()
+                    times.append((time.perf_counter() - t0) / count)
+                row[f"{mode}_{direction}"] = n / statistics.median(times[1:]) / 1e9
+        wins = all(row[f"pipeline_{d}"] >= 1.1 * row[f"driver_{d}"] for d in ("htod", "dtoh"))
+        threshold = (threshold or n) if wins else None
+        rows.append(row)
+        print(f"  {size_name(n):>7}: HtoD driver {row['driver_htod']:6.2f}, pipeline "
+              f"{row['pipeline_htod']:6.2f}; DtoH driver {row['driver_dtoh']:6.2f}, pipeline "
+              f"{row['pipeline_dtoh']:6.2f} GB/s", flush=True)
+    threshold = threshold or 64 * MiB
+    cukit._transfer_config(threshold=threshold)
+    return rows, threshold
 
 
 # ------------------------------------------------------------------ report
@@ -381,10 +423,13 @@ def main():
     if args.tune:
         print(f"\ntuning the pageable pipeline on {size_name(TUNE_SIZE)} copies:", flush=True)
         results, best = tune(cukit, rng)
-        tuning = {"bytes": TUNE_SIZE, "results": results, "best": best}
-        cukit._transfer_config(chunk=best["chunk"], threads=best["threads"], slots=best["slots"])
         print(f"best: chunk {best['chunk'] // MiB} MiB, {best['threads']} threads, "
               f"{best['slots']} buffers each", flush=True)
+        print("\nthe driver's copy against the pipeline, by size:", flush=True)
+        sizes, threshold = tune_threshold(cukit, rng)
+        print(f"threshold: {size_name(threshold)}", flush=True)
+        tuning = {"bytes": TUNE_SIZE, "results": results, "best": best,
+                  "threshold_sweep": sizes, "threshold": threshold}
     config = cukit._transfer_config()
     print(f"pipeline: {config}", flush=True)
 

@@ -13,9 +13,11 @@
  * For each SIZE (bytes) it allocates device memory (cuMemAlloc), pageable host
  * memory (malloc, advised to use huge pages from 4 MiB on, as numpy does, and
  * written once so no page faults are timed) and pinned host memory (cuMemHostAlloc),
- * then times REPS copies of each kind after one untimed warm-up:
+ * then times REPS samples of each kind after one untimed warm-up:
  *   htod_pageable, dtoh_pageable, htod_pinned, dtoh_pinned
- * Each is reported in GB/s (1e9 bytes per second), every sample and their median.
+ * A sample is min(50, max(1, 256 MiB / SIZE)) copies followed by one
+ * cuCtxSynchronize. Each is reported in GB/s (1e9 bytes per second), every sample
+ * and their median.
  * Errors go to stderr, exit 1. */
 #define _DEFAULT_SOURCE
 #include <dlfcn.h>
@@ -153,17 +155,31 @@ enum { HTOD_PAGEABLE, DTOH_PAGEABLE, HTOD_PINNED, DTOH_PINNED, KINDS };
 static const char *kind_names[KINDS] = {"htod_pageable", "dtoh_pageable", "htod_pinned",
                                         "dtoh_pinned"};
 
-/* One copy of kind k, timed; GB/s. */
+/* Copies per timed sample, as in bench_copy.py: enough that small ones are not
+ * timer noise. */
+static int
+iterations(size_t n)
+{
+    size_t k = (256u << 20) / n;
+    return k < 1 ? 1 : k > 50 ? 50 : (int)k;
+}
+
+/* `count` copies of kind k and one cuCtxSynchronize, timed; GB/s. The synchronize
+ * matters: a copy from pageable memory returns once its data is staged, before its
+ * last DMA has landed. */
 static double
-time_copy(int k, CUdeviceptr dev, void *host, size_t n)
+time_copies(int k, CUdeviceptr dev, void *host, size_t n, int count)
 {
     CHECK(cu.CtxSynchronize());
     double t0 = now_s();
-    if (k == HTOD_PAGEABLE || k == HTOD_PINNED)
-        CHECK(cu.MemcpyHtoD(dev, host, n));
-    else
-        CHECK(cu.MemcpyDtoH(host, dev, n));
-    return n / (now_s() - t0) / 1e9;
+    for (int i = 0; i < count; i++) {
+        if (k == HTOD_PAGEABLE || k == HTOD_PINNED)
+            CHECK(cu.MemcpyHtoD(dev, host, n));
+        else
+            CHECK(cu.MemcpyDtoH(host, dev, n));
+    }
+    CHECK(cu.CtxSynchronize());
+    return (double)n * count / (now_s() - t0) / 1e9;
 }
 
 int
@@ -198,9 +214,9 @@ main(int argc, char **argv)
         printf("%s\"%zu\": {", s > 3 ? ", " : "", n);
         for (int k = 0; k < KINDS; k++) {
             void *host = k == HTOD_PINNED || k == DTOH_PINNED ? pinned : page;
-            time_copy(k, d, host, n); /* warm-up */
+            time_copies(k, d, host, n, iterations(n)); /* warm-up */
             for (int r = 0; r < reps; r++)
-                samples[r] = time_copy(k, d, host, n);
+                samples[r] = time_copies(k, d, host, n, iterations(n));
             printf("%s\"%s\": {\"median\": %.6g, \"samples\": [", k ? ", " : "", kind_names[k],
                    median(samples, reps));
             for (int r = 0; r < reps; r++)
