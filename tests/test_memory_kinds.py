@@ -1,5 +1,7 @@
 """Pinned, registered and managed host memory, the stream-ordered pool, and the copy path."""
 import gc
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -483,3 +485,22 @@ def test_copy_hooks_check_their_arguments(small_pipeline):
     buf.free()
     with pytest.raises(ValueError, match="freed"):
         cukit._copy_htod(buf, bytes(100))
+
+
+@gpu
+def test_exit_with_staging_threads_alive():
+    """The staging threads and buffers made by a big copy do not hang or crash the exit."""
+    code = (
+        "import numpy as np, cukit\n"
+        "a = np.arange((24 << 20) // 8, dtype=np.float64)\n"
+        "d = cukit.to_device(a)\n"
+        "cukit._copy_htod(d, a)\n"
+        "b = np.zeros_like(a)\n"
+        "cukit._copy_dtoh(b, d)\n"
+        "assert (a == b).all()\n"
+        "print('done')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "done"
