@@ -20,7 +20,7 @@ setup(
             depends=sorted(glob.glob("csrc/*.h")),
             extra_compile_args=flags,
             extra_link_args=link,
-            libraries=["dl"],
+            libraries=["dl", "pthread"],
         )
     ],
 )

@@ -458,6 +458,14 @@ pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
         int found = pointer_from_torch(st, sig, i, v, dev, &ptr);
         if (found == 0)
             found = pointer_from_cai(sig, i, v, &ptr);
+        if (found == 0 && (found = cukit_host_array_device_ptr(st, v, &ptr)) > 0) {
+            /* cukit's managed (or mapped pinned) numpy array: the same dtype check */
+            PyObject *dt = PyObject_GetAttrString(v, "dtype");
+            int tc = dt ? cukit_typecode_of_dtype(dt) : -1;
+            Py_XDECREF(dt);
+            if (tc < 0 || check_elements(sig, i, tc, v) < 0)
+                return -1;
+        }
         if (found < 0)
             return -1;
         if (found == 0) {

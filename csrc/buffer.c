@@ -1,4 +1,4 @@
-/* buffer.c - cukit.Buffer: one raw device allocation, freed with its last reference */
+/* buffer.c - cukit.Buffer: one raw device allocation from the stream-ordered pool, freed with its last reference */
 #include "cukit.h"
 
 #include <limits.h>
@@ -11,23 +11,234 @@ cukit_freed_error(void)
     return -1;
 }
 
+/* ------------------------------------------------------------------ the pool
+ *
+ * Device memory comes from the device's default memory pool, stream-ordered, so
+ * that allocating and freeing in a loop never waits for the device. The rule that
+ * keeps this safe:
+ *
+ *  - Allocations are made on the legacy default stream.
+ *  - A free is queued on a private non-blocking stream (free_stream), behind an
+ *    event wait on each stream that may still be using the memory: the legacy
+ *    stream and every live cukit.Stream of the device that has unfinished work.
+ *    So an array may be dropped while kernels on any cukit stream still read it.
+ *  - The pool gives freed memory to a new allocation only once the free has
+ *    completed on the device (opportunistic reuse; internal dependencies off), so a
+ *    new buffer is ready for every stream at once, not only in the legacy order.
+ *  - Freed memory stays in the pool for reuse (no release threshold) until
+ *    cukit.trim_pool(). An allocation that finds the device full first waits for the
+ *    pending frees and trims the pool, and only then raises OutOfMemoryError.
+ *
+ * Work that another library queues on its own stream with cukit memory (through
+ * __cuda_array_interface__) is that library's to finish before the array goes. */
+
+/* Make the device's default pool cukit's allocator: keep freed memory, and reuse it
+ * only after its free completed. 1 when set up, 0 when the driver or device has no
+ * pools (plain cuMemAlloc then), -1 with an exception. */
+static int
+pool_init(cukit_Device *dev, cukit_devmem *dm)
+{
+    cukit_state *st = dev->st;
+    int supported = 0;
+    if (cukit_api.cuDeviceGetDefaultMemPool == NULL || cukit_api.cuMemAllocFromPoolAsync == NULL ||
+        cukit_api.cuMemFreeAsync == NULL || cukit_api.cuMemPoolSetAttribute == NULL ||
+        cukit_api.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+                                       dev->dev) != CUDA_SUCCESS ||
+        !supported)
+        return 0;
+    CUmemoryPool pool;
+    uint64_t keep_all = UINT64_MAX;
+    int on = 1, off = 0;
+    if (CU_CALL(st, cuDeviceGetDefaultMemPool, (&pool, dev->dev)) < 0 ||
+        CU_CALL(st, cuMemPoolSetAttribute, (pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_all)) < 0 ||
+        CU_CALL(st, cuMemPoolSetAttribute,
+                (pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, &off)) < 0 ||
+        CU_CALL(st, cuMemPoolSetAttribute, (pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &on)) < 0)
+        return -1;
+    if (CU_CALL(st, cuStreamCreateWithPriority, (&dm->free_stream, CU_STREAM_NON_BLOCKING, 0)) < 0)
+        goto error;
+    if (CU_CALL(st, cuEventCreate, (&dm->legacy_event, CU_EVENT_DISABLE_TIMING)) < 0)
+        goto error;
+    dm->pool = pool;
+    return 1;
+error:
+    if (dm->free_stream)
+        cukit_api.cuStreamDestroy(dm->free_stream);
+    dm->free_stream = NULL;
+    dm->legacy_event = NULL;
+    return -1;
+}
+
+cukit_devmem *
+cukit_devmem_get(cukit_Device *dev)
+{
+    cukit_state *st = dev->st;
+    if (st->devmem == NULL) {
+        int n = cukit_device_count(st);
+        if (n < 0)
+            return NULL;
+        st->devmem = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof(cukit_devmem));
+        if (st->devmem == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        st->ndevmem = n;
+    }
+    cukit_devmem *dm = &st->devmem[dev->ordinal];
+    if (!dm->ready) {
+        dm->ctx = dev->ctx;
+        if (pool_init(dev, dm) < 0)
+            return NULL;
+        dm->ready = 1;
+    }
+    return dm;
+}
+
+/* Queue on dm->free_stream a wait for the work on stream h (NULL: legacy), using
+ * `event`, when that work is unfinished. 0 / -1. */
+static int
+wait_for_stream(cukit_state *st, cukit_devmem *dm, CUstream h, CUevent event)
+{
+    CUresult res = cukit_api.cuStreamQuery(h);
+    if (res == CUDA_SUCCESS)
+        return 0; /* idle: nothing queued so far can still touch the memory */
+    if (res != CUDA_ERROR_NOT_READY)
+        return cukit_check_cu(st, res, "cuStreamQuery");
+    if (CU_CALL(st, cuEventRecord, (event, h)) < 0 ||
+        CU_CALL(st, cuStreamWaitEvent, (dm->free_stream, event, 0)) < 0)
+        return -1;
+    return 0;
+}
+
+/* Order the next free on dm->free_stream after everything already queued that may
+ * use the memory. A stream being captured is skipped: captured work does not run
+ * (the graph holds strong references to what it uses), and querying it would
+ * break the capture. 0 / -1. */
+static int
+order_free(cukit_state *st, cukit_devmem *dm)
+{
+    if (wait_for_stream(st, dm, NULL, dm->legacy_event) < 0)
+        return -1;
+    for (int i = 0; i < dm->nstreams; i++) {
+        cukit_tracked_stream *t = &dm->streams[i];
+        if (t->stream->capture == NULL &&
+            wait_for_stream(st, dm, t->stream->handle, t->event) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int
+cukit_mem_track_stream(cukit_Stream *s)
+{
+    cukit_devmem *dm = cukit_devmem_get(s->device);
+    if (dm == NULL)
+        return -1;
+    if (dm->pool == NULL || s->handle == NULL)
+        return 0; /* plain cuMemFree synchronizes by itself */
+    if (dm->nstreams == dm->capstreams) {
+        int cap = dm->capstreams ? 2 * dm->capstreams : 8;
+        cukit_tracked_stream *grown = PyMem_Realloc(dm->streams, cap * sizeof *grown);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        dm->streams = grown;
+        dm->capstreams = cap;
+    }
+    CUevent ev;
+    if (CU_CALL(s->st, cuEventCreate, (&ev, CU_EVENT_DISABLE_TIMING)) < 0)
+        return -1;
+    dm->streams[dm->nstreams].stream = s;
+    dm->streams[dm->nstreams].event = ev;
+    dm->nstreams++;
+    return 0;
+}
+
+void
+cukit_mem_untrack_stream(cukit_Stream *s)
+{
+    cukit_state *st = s->st;
+    if (st->devmem == NULL || s->device->ordinal >= st->ndevmem)
+        return;
+    cukit_devmem *dm = &st->devmem[s->device->ordinal];
+    for (int i = 0; i < dm->nstreams; i++) {
+        cukit_tracked_stream *t = &dm->streams[i];
+        if (t->stream != s)
+            continue;
+        /* The stream goes, but its queued work may still use memory freed later. */
+        if (s->capture == NULL && cukit_api.cuStreamQuery(s->handle) == CUDA_ERROR_NOT_READY &&
+            cukit_api.cuEventRecord(t->event, s->handle) == CUDA_SUCCESS)
+            cukit_api.cuStreamWaitEvent(dm->free_stream, t->event, 0);
+        cukit_api.cuEventDestroy(t->event); /* released by the driver once it completes */
+        dm->streams[i] = dm->streams[--dm->nstreams];
+        return;
+    }
+}
+
+void
+cukit_mem_teardown(cukit_state *st)
+{
+    if (st->devmem == NULL)
+        return;
+    for (int i = 0; i < st->ndevmem; i++) {
+        cukit_devmem *dm = &st->devmem[i];
+        if (dm->stage)
+            cukit_stage_release(dm->stage);
+        dm->stage = NULL;
+        if (dm->ready && cukit_driver_ready() && cukit_api.cuCtxSetCurrent(dm->ctx) == CUDA_SUCCESS) {
+            for (int j = 0; j < dm->nstreams; j++)
+                cukit_api.cuEventDestroy(dm->streams[j].event);
+            if (dm->legacy_event)
+                cukit_api.cuEventDestroy(dm->legacy_event);
+            if (dm->free_stream)
+                cukit_api.cuStreamDestroy(dm->free_stream);
+        }
+        PyMem_Free(dm->streams);
+    }
+    PyMem_Free(st->devmem);
+    st->devmem = NULL;
+    st->ndevmem = 0;
+}
+
 /* OutOfMemoryError whose message gives the requested and available sizes. */
 static void
-oom_error(cukit_state *st, size_t nbytes)
+oom_error(cukit_state *st, size_t nbytes, const char *call)
 {
     size_t free_b = 0, total = 0;
     cukit_api.cuMemGetInfo(&free_b, &total);
-    char text[256];
+    char text[320];
     PyOS_snprintf(text, sizeof text,
-                  "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2): could not allocate %zu bytes "
+                  "%s failed: CUDA_ERROR_OUT_OF_MEMORY (2): could not allocate %zu bytes "
                   "(%.1f MiB); %zu bytes (%.1f MiB) of the device's %zu are free",
-                  nbytes, nbytes / 1048576.0, free_b, free_b / 1048576.0, total);
+                  call, nbytes, nbytes / 1048576.0, free_b, free_b / 1048576.0, total);
     PyObject *msg = PyUnicode_FromString(text);
     if (msg) {
         cukit_raise(st, CUKIT_EXC_OOM, CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY",
-                    "cuMemAlloc", msg);
+                    call, msg);
         Py_DECREF(msg);
     }
+}
+
+/* Allocate n bytes from dm's pool (or plainly, without one). When the device is
+ * full, wait for the frees still queued, then give the pool's spare memory back,
+ * trying again after each: the GIL is released meanwhile. */
+static CUresult
+device_alloc(cukit_devmem *dm, CUdeviceptr *p, size_t n)
+{
+    if (dm->pool == NULL)
+        return cukit_api.cuMemAlloc(p, n);
+    CUresult res = cukit_api.cuMemAllocFromPoolAsync(p, n, dm->pool, NULL);
+    if (res != CUDA_ERROR_OUT_OF_MEMORY)
+        return res;
+    Py_BEGIN_ALLOW_THREADS
+    res = cukit_api.cuStreamSynchronize(dm->free_stream);
+    if (res == CUDA_SUCCESS)
+        res = cukit_api.cuMemAllocFromPoolAsync(p, n, dm->pool, NULL);
+    if (res == CUDA_ERROR_OUT_OF_MEMORY && cukit_api.cuMemPoolTrimTo(dm->pool, 0) == CUDA_SUCCESS)
+        res = cukit_api.cuMemAllocFromPoolAsync(p, n, dm->pool, NULL);
+    Py_END_ALLOW_THREADS
+    return res;
 }
 
 cukit_Buffer *
@@ -36,6 +247,15 @@ cukit_buffer_create(cukit_Device *dev, size_t nbytes)
     cukit_state *st = dev->st;
     if (cukit_device_activate(dev) < 0)
         return NULL;
+    cukit_devmem *dm = cukit_devmem_get(dev);
+    if (dm == NULL)
+        return NULL;
+    const char *call = dm->pool ? "cuMemAllocFromPoolAsync" : "cuMemAlloc";
+    if (nbytes > dev->total_memory) {
+        /* Never worth asking: some drivers take a size beyond the device's for a bad value. */
+        oom_error(st, nbytes, call);
+        return NULL;
+    }
     cukit_Buffer *b = PyObject_New(cukit_Buffer, st->BufferType);
     if (b == NULL)
         return NULL;
@@ -45,13 +265,15 @@ cukit_buffer_create(cukit_Device *dev, size_t nbytes)
     b->size = nbytes;
     /* A zero-byte request still gets a real (minimal) allocation, so that a valid
      * pointer always means live memory and 0 always means freed. */
-    CUresult res = cukit_api.cuMemAlloc(&b->ptr, nbytes ? nbytes : 1);
+    CUresult res = device_alloc(dm, &b->ptr, nbytes ? nbytes : 1);
     if (res == CUDA_ERROR_OUT_OF_MEMORY) {
-        oom_error(st, nbytes);
+        b->ptr = 0;
+        oom_error(st, nbytes, call);
         Py_DECREF(b);
         return NULL;
     }
-    if (cukit_check_cu(st, res, "cuMemAlloc") < 0) {
+    if (cukit_check_cu(st, res, call) < 0) {
+        b->ptr = 0;
         Py_DECREF(b);
         return NULL;
     }
@@ -67,6 +289,15 @@ cukit_buffer_release(cukit_Buffer *b)
     b->ptr = 0;
     if (cukit_device_activate(b->device) < 0)
         return -1;
+    cukit_devmem *dm = cukit_devmem_get(b->device);
+    if (dm == NULL)
+        return -1;
+    if (dm->pool) {
+        /* Queued, not waited for: see the ordering rule at the top of the file. */
+        if (order_free(b->st, dm) < 0)
+            return -1;
+        return CU_CALL(b->st, cuMemFreeAsync, (p, dm->free_stream));
+    }
     CUresult res;
     Py_BEGIN_ALLOW_THREADS
     res = cukit_api.cuMemFree(p);

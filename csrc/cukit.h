@@ -90,6 +90,41 @@ enum {
     CUKIT_EXC_COUNT
 };
 
+/* ------------------------------------------------------------------ mem: per-device state */
+
+typedef struct cukit_stage cukit_stage; /* transfer.c: one device's staging pipeline */
+
+/* A cukit.Stream that buffer frees must wait for (see buffer.c). */
+typedef struct {
+    struct cukit_Stream_s *stream; /* borrowed: removed from the list by the stream's dealloc */
+    CUevent event;                 /* owned: recorded on the stream when a free must wait */
+} cukit_tracked_stream;
+
+/* What cukit keeps per device for its memory, made at the device's first allocation
+ * or big copy and destroyed with the module (cukit_mem_teardown). */
+typedef struct {
+    int ready;                       /* 1 once pool and free_stream are set up */
+    CUcontext ctx;                   /* borrowed: the primary context, retained by Device */
+    CUmemoryPool pool;               /* borrowed: the device's default pool; NULL: the
+                                        driver has none, so plain cuMemAlloc/cuMemFree */
+    CUstream free_stream;            /* owned: frees are queued here, after the work that
+                                        may still use the memory */
+    CUevent legacy_event;            /* owned: recorded on the legacy stream before a free */
+    cukit_tracked_stream *streams;   /* owned (PyMem): the device's live cukit streams */
+    int nstreams, capstreams;
+    cukit_stage *stage;              /* owned: staging buffers and threads, NULL until the
+                                        first big pageable copy */
+    int stage_failed;                /* 1: staging could not be set up; copies go direct */
+} cukit_devmem;
+
+/* Tuning of the pageable transfer pipeline (cukit._transfer_config). */
+typedef struct {
+    size_t threshold; /* copies below this many bytes go straight to the driver */
+    size_t chunk;     /* bytes per staging buffer */
+    int slots;        /* staging buffers per thread */
+    int threads;      /* threads copying host memory, the caller included */
+} cukit_xfer_config;
+
 /* ------------------------------------------------------------------ module state */
 
 typedef struct cukit_state {
@@ -138,6 +173,15 @@ typedef struct cukit_state {
      * cukit.compile already loaded in this process (cache.c, program.c) */
     PyObject *compiled;
     int debug;          /* 1: synchronize after every launch and name a faulting kernel */
+    /* mem: pinned/managed host memory, the pool, transfers */
+    PyTypeObject *HostMemoryType;   /* strong ref */
+    PyTypeObject *RegistrationType; /* strong ref */
+    cukit_devmem *devmem;           /* owned (PyMem): ndevmem entries by ordinal, NULL until
+                                       first use; freed by cukit_mem_teardown */
+    int ndevmem;
+    cukit_xfer_config xfer;         /* the pipeline's tuning; defaults set at module exec */
+    Py_ssize_t host_live;           /* HostMemory objects alive (pinned and managed) */
+    Py_ssize_t host_live_bytes;     /* ...and their bytes */
 } cukit_state;
 
 /* ------------------------------------------------------------------ element types */
@@ -267,7 +311,7 @@ typedef struct {
     Py_ssize_t strides[CUKIT_MAXDIM]; /* bytes, C order for now */
 } cukit_Array;
 
-typedef struct {
+typedef struct cukit_Stream_s {
     PyObject_HEAD
     cukit_state *st;
     cukit_Device *device;  /* strong ref */
@@ -541,5 +585,58 @@ int cukit_stream_setup(PyObject *module, cukit_state *st);
  * 0 / -1 with TypeError, or ValueError when it belongs to another device than dev. */
 int cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUstream *out);
 int cukit_event_setup(PyObject *module, cukit_state *st);
+
+/* ------------------------------------------------------------------ mem: pool, host memory, transfers */
+
+/* Host memory that cukit allocated: the .base of a pinned or managed numpy array,
+ * which frees it when the last array using it goes. */
+enum { CUKIT_HOST_PINNED, CUKIT_HOST_MANAGED };
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;
+    cukit_Device *device;  /* strong ref: the context the memory was allocated in */
+    void *ptr;             /* owned: cuMemFreeHost (pinned) or cuMemFree (managed) */
+    CUdeviceptr dptr;      /* the same memory's device address (mapped or managed) */
+    size_t size;           /* bytes asked for (the allocation has at least 1) */
+    int kind;              /* CUKIT_HOST_* */
+} cukit_HostMemory;
+
+/* The device's memory state, set up at first use (pool, free stream); dev's context
+ * must be current. Borrowed pointer into st->devmem, or NULL with an exception. */
+cukit_devmem *cukit_devmem_get(cukit_Device *dev);
+/* Remember stream s so that later frees on its device wait for its work (buffer.c's
+ * ordering rule). 0 / -1 with an exception. */
+int cukit_mem_track_stream(struct cukit_Stream_s *s);
+/* Forget s (its dealloc); frees already queued, and any still to come, wait for
+ * the work s has queued so far. Never raises. */
+void cukit_mem_untrack_stream(struct cukit_Stream_s *s);
+/* Free everything cukit_devmem_get and the transfer pipeline made: staging buffers,
+ * threads, free streams. Called once when the module is freed. Never raises. */
+void cukit_mem_teardown(cukit_state *st);
+
+int cukit_hostmem_setup(PyObject *module, cukit_state *st);
+/* 1 and *out set when `obj` is a numpy array whose memory cukit allocated as
+ * managed (or mapped pinned) memory, 0 when it is not, -1 with an exception. */
+int cukit_host_array_device_ptr(cukit_state *st, PyObject *obj, CUdeviceptr *out);
+
+/* transfer.c's module functions (the internal cukit._copy_htod, _copy_dtoh and
+ * _transfer_config). 0 / -1. */
+int cukit_transfer_setup(PyObject *module, cukit_state *st);
+/* Stop the staging threads of one device and free its buffers; waits for a copy in
+ * progress. Never raises. */
+void cukit_stage_release(cukit_stage *stage);
+
+/* ------------------------------------------------------------------ transfer.c */
+
+/* Copy nbytes from host memory `src` to device memory `dst` on `stream`
+ * (NULL: the default stream). sync=1: return once the copy is complete (the GIL is
+ * released meanwhile). sync=0: enqueue and return; correct also when `src` is
+ * pageable (the caller keeps `src` alive and unchanged until the stream reaches
+ * the copy). 0 / -1 with an exception. */
+int cukit_copy_htod(cukit_state *st, CUdeviceptr dst, const void *src, size_t nbytes,
+                    CUstream stream, int sync);
+/* Same, device to host. */
+int cukit_copy_dtoh(cukit_state *st, void *dst, CUdeviceptr src, size_t nbytes,
+                    CUstream stream, int sync);
 
 #endif /* CUKIT_H */

@@ -32,6 +32,31 @@
     X(CUresult, cuMemcpyDtoH, "cuMemcpyDtoH_v2", REQUIRED, (void *, CUdeviceptr, size_t)) \
     X(CUresult, cuMemcpyDtoD, "cuMemcpyDtoD_v2", REQUIRED, (CUdeviceptr, CUdeviceptr, size_t)) \
     X(CUresult, cuMemsetD8, "cuMemsetD8_v2", REQUIRED, (CUdeviceptr, unsigned char, size_t)) \
+    /* mem: pinned, registered and managed host memory, the stream-ordered pool, and \
+       the asynchronous copies of the transfer pipeline */                               \
+    X(CUresult, cuMemHostAlloc, "cuMemHostAlloc", REQUIRED, (void **, size_t, unsigned int)) \
+    X(CUresult, cuMemFreeHost, "cuMemFreeHost", REQUIRED, (void *))                      \
+    X(CUresult, cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", REQUIRED,     \
+      (CUdeviceptr *, void *, unsigned int))                                             \
+    X(CUresult, cuMemHostRegister, "cuMemHostRegister_v2", REQUIRED, (void *, size_t, unsigned int)) \
+    X(CUresult, cuMemHostUnregister, "cuMemHostUnregister", REQUIRED, (void *))          \
+    X(CUresult, cuMemAllocManaged, "cuMemAllocManaged", REQUIRED, (CUdeviceptr *, size_t, unsigned int)) \
+    X(CUresult, cuPointerGetAttribute, "cuPointerGetAttribute", REQUIRED, (void *, int, CUdeviceptr)) \
+    X(CUresult, cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", REQUIRED,                     \
+      (CUdeviceptr, const void *, size_t, CUstream))                                     \
+    X(CUresult, cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", REQUIRED,                     \
+      (void *, CUdeviceptr, size_t, CUstream))                                           \
+    X(CUresult, cuStreamIsCapturing, "cuStreamIsCapturing", OPTIONAL, (CUstream, int *)) \
+    X(CUresult, cuMemPrefetchAsync, "cuMemPrefetchAsync_v2", OPTIONAL,                   \
+      (CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream))                      \
+    X(CUresult, cuMemAdvise, "cuMemAdvise_v2", OPTIONAL, (CUdeviceptr, size_t, int, CUmemLocation)) \
+    X(CUresult, cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", OPTIONAL, (CUmemoryPool *, CUdevice)) \
+    X(CUresult, cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", OPTIONAL,           \
+      (CUdeviceptr *, size_t, CUmemoryPool, CUstream))                                   \
+    X(CUresult, cuMemFreeAsync, "cuMemFreeAsync", OPTIONAL, (CUdeviceptr, CUstream))     \
+    X(CUresult, cuMemPoolSetAttribute, "cuMemPoolSetAttribute", OPTIONAL, (CUmemoryPool, int, void *)) \
+    X(CUresult, cuMemPoolGetAttribute, "cuMemPoolGetAttribute", OPTIONAL, (CUmemoryPool, int, void *)) \
+    X(CUresult, cuMemPoolTrimTo, "cuMemPoolTrimTo", OPTIONAL, (CUmemoryPool, size_t))    \
     X(CUresult, cuModuleLoadData, "cuModuleLoadData", REQUIRED, (CUmodule *, const void *)) \
     X(CUresult, cuModuleUnload, "cuModuleUnload", REQUIRED, (CUmodule))                  \
     X(CUresult, cuModuleGetFunction, "cuModuleGetFunction", REQUIRED, (CUfunction *, CUmodule, const char *)) \

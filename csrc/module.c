@@ -53,7 +53,8 @@ cukit_numpy(cukit_state *st)
     V(KernelNodeType) V(devices) V(numpy) V(np_dtype) \
     V(np_empty) V(np_asarray) V(np_ndarray) V(np_generic) V(np_floating)       \
     V(np_integer) V(np_bool) V(torch_tensor) V(torch_dtypes) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream) V(str_n) \
-    V(compiled)
+    V(compiled) \
+    V(HostMemoryType) V(RegistrationType)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -83,6 +84,9 @@ static void
 cukit_free(void *m)
 {
     cukit_clear((PyObject *)m);
+    /* Only here, not in clear: the module is freed after the last object of its
+     * types, so no buffer or copy can still use the pool's or staging state. */
+    cukit_mem_teardown(PyModule_GetState((PyObject *)m));
 }
 
 static int
@@ -112,6 +116,7 @@ cukit_exec(PyObject *m)
         cukit_stream_setup, cukit_event_setup, cukit_prepared_setup, cukit_graph_setup,
         cukit_cache_setup,
         cukit_link_setup,
+        cukit_hostmem_setup, cukit_transfer_setup,
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
         if (setups[i](m, st) < 0)

@@ -59,6 +59,10 @@ stream_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         Py_DECREF(s);
         return NULL;
     }
+    if (cukit_mem_track_stream(s) < 0) { /* frees wait for this stream's work */
+        Py_DECREF(s);
+        return NULL;
+    }
     return (PyObject *)s;
 }
 
@@ -69,8 +73,10 @@ stream_dealloc(cukit_Stream *self)
     if (self->handle) {
         PyObject *saved = PyErr_GetRaisedException();
         CUresult res = CUDA_ERROR_INVALID_CONTEXT;
-        if (cukit_device_activate(self->device) == 0)
+        if (cukit_device_activate(self->device) == 0) {
+            cukit_mem_untrack_stream(self);
             res = cukit_api.cuStreamDestroy(self->handle);
+        }
         else
             PyErr_Clear();
         if (res != CUDA_SUCCESS && !cukit_cu_is_sticky(res) &&

@@ -19,6 +19,7 @@ from ._cukit import (
     Device,
     Event,
     Graph,
+    HostMemory,
     KernelNode,
     PreparedLaunch,
     InvalidValueError,
@@ -31,9 +32,11 @@ from ._cukit import (
     NotSupportedError,
     OutOfMemoryError,
     Program,
+    Registration,
     Signature,
     Stream,
     __version__,
+    advise,
     alloc,
     cache_info,
     clear_cache,
@@ -46,14 +49,32 @@ from ._cukit import (
     empty_like,
     get_device,
     link,
+    managed_empty,
+    managed_zeros,
+    memory_info,
     nvjitlink_version,
     nvrtc_archs,
     nvrtc_version,
+    pinned_empty,
+    pinned_zeros,
+    prefetch,
+    register,
     set_debug,
     synchronize,
     to_device,
+    trim_pool,
     zeros,
     zeros_like,
+)
+
+# Internal, for tests and benchmarks: cukit's host <-> device copy path on raw memory,
+# its tuning, and what it sees of a host buffer; live pinned/managed allocations.
+from ._cukit import (  # noqa: E402
+    _copy_dtoh,
+    _copy_htod,
+    _host_memory_stats,
+    _pointer_kind,
+    _transfer_config,
 )
 
 __all__ = [name for name in dir() if not name.startswith("_")]

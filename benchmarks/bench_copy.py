@@ -1,0 +1,455 @@
+"""Host <-> device copies: cukit against the driver's own copies from raw C, and CuPy.
+
+What it measures
+    GB/s (1e9 bytes per second) of synchronous copies of 1 MiB, 64 MiB and 1 GiB to
+    the device (HtoD) and back (DtoH), from ordinary pageable numpy memory and from
+    pinned (page-locked) memory. Host arrays are written before any timing, so no
+    first-touch page faults are timed, and reused. A sample is min(50, max(1,
+    256 MiB / size)) copies followed by one synchronize of the device, so that every
+    way is timed to the moment its data has landed (the driver's copy from pageable
+    memory returns before its last DMA). Each way is timed REPS times, the ways
+    taking turns within each repetition; the table shows the median and its ratio
+    to raw C on the same kind of memory.
+
+How
+    * raw C: benchmarks/copy_baseline.c, compiled on the spot with the system C
+      compiler (cc), dlopens libcuda.so.1 and times cuMemcpyHtoD / cuMemcpyDtoH on
+      the legacy default stream. It runs once before and once after the Python
+      ways; their samples are pooled.
+    * cukit copy path: cukit._copy_htod / cukit._copy_dtoh, the transfer functions
+      behind Array.set, Array.get and to_device (pinned staging pipeline for big
+      pageable copies, the driver directly for pinned memory and small copies).
+    * cukit Array.set / Array.get(out=...) and cukit.to_device, as users call them.
+    * cukit register(): page-lock the pageable array with cukit.register, copy,
+      unlock, all timed (64 MiB and up): the other way to avoid the driver's
+      pageable path.
+    * CuPy, if importable: cupy.asarray(host) (then a stream synchronize) and
+      a.get(out=host).
+    Every way's result is compared with the source after it is timed.
+
+    --tune first sweeps the pipeline's chunk size, threads and buffers per thread
+    on 256 MiB pageable copies (cukit._transfer_config), then the size from which
+    the pipeline beats the driver's own copy (the threshold), prints both, and
+    measures the main table with the best configuration.
+
+Usage
+    PYTHONPATH=src python benchmarks/bench_copy.py [--reps 7] [--tune]
+        [--json benchmarks/results/copy.json]
+"""
+import argparse
+import json
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+C_BASELINE = HERE / "copy_baseline.c"
+MiB = 1 << 20
+SIZES = [1 * MiB, 64 * MiB, 1024 * MiB]
+TUNE_SIZE = 256 * MiB
+
+RAW_C = "raw C cuMemcpy"
+
+
+def fail(message):
+    sys.exit(f"bench_copy: {message}")
+
+
+def import_cukit():
+    """cukit from the environment, else from the checkout's src/ (built in place)."""
+    try:
+        import cukit
+    except ImportError:
+        sys.path.insert(0, str(HERE.parent / "src"))
+        try:
+            import cukit
+        except ImportError as e:
+            fail(f"cannot import cukit ({e}). Build it first: "
+                 "python setup.py build_ext --inplace -b src, then run with PYTHONPATH=src")
+    return cukit
+
+
+def size_name(n):
+    return f"{n // (1 << 30)} GiB" if n >= 1 << 30 else f"{n // MiB} MiB"
+
+
+def iterations(nbytes):
+    """Copies per timed sample: enough that small copies are not timer noise."""
+    return max(1, min(50, (256 * MiB) // nbytes))
+
+
+# ------------------------------------------------------------------ raw C
+
+
+def run_c_baseline(device, reps, sizes):
+    cc = shutil.which("cc")
+    if cc is None:
+        raise RuntimeError("no C compiler: `cc` is not on PATH")
+    with tempfile.TemporaryDirectory(prefix="bench_copy_") as workdir:
+        exe = Path(workdir) / "copy_baseline"
+        proc = subprocess.run([cc, "-O2", "-std=c11", "-o", str(exe), str(C_BASELINE), "-ldl"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"cc failed:\n{proc.stderr}")
+        proc = subprocess.run([str(exe), str(device), str(reps), *map(str, sizes)],
+                              capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip() or f"exit status {proc.returncode}")
+    return json.loads(proc.stdout)
+
+
+def try_c_baseline(device, reps, sizes):
+    try:
+        return run_c_baseline(device, reps, sizes)
+    except Exception as e:  # noqa: BLE001 - reported in the table
+        return e
+
+
+# ------------------------------------------------------------------ the Python ways
+
+
+class Way:
+    """One way of copying: a callable per (direction, memory, size), or None."""
+
+    def __init__(self, name, make):
+        self.name = name
+        self.make = make  # make(direction, memory, size, buffers) -> (fn, check) or None
+
+
+def cukit_ways(cukit):
+    def path(direction, memory, n, b):
+        if direction == "htod":
+            return (lambda: cukit._copy_htod(b.dev, b.src)), lambda: b.dev.get()
+        return (lambda: cukit._copy_dtoh(b.out, b.dev)), lambda: b.out
+
+    def array(direction, memory, n, b):
+        if direction == "htod":
+            return (lambda: b.dev.set(b.src)), lambda: b.dev.get()
+        return (lambda: b.dev.get(out=b.out)), lambda: b.out
+
+    def to_device(direction, memory, n, b):
+        if direction != "htod":
+            return None
+        last = {}
+
+        def run():
+            last["a"] = cukit.to_device(b.src)
+
+        return run, lambda: last["a"].get()
+
+    def register(direction, memory, n, b):
+        if memory != "pageable" or n < 64 * MiB:
+            return None
+        if direction == "htod":
+            def run():
+                with cukit.register(b.src):
+                    cukit._copy_htod(b.dev, b.src)
+            return run, lambda: b.dev.get()
+
+        def run_out():
+            with cukit.register(b.out):
+                cukit._copy_dtoh(b.out, b.dev)
+        return run_out, lambda: b.out
+
+    return [Way("cukit copy path (_copy_htod/_dtoh)", path),
+            Way("cukit Array.set / Array.get(out=)", array),
+            Way("cukit.to_device", to_device),
+            Way("cukit register() + copy + unregister", register)]
+
+
+def cupy_ways():
+    try:
+        import cupy
+    except Exception as e:  # noqa: BLE001 - not installed, or no usable CUDA for it
+        return [], f"CuPy not available ({type(e).__name__}: {e})"
+
+    def make(direction, memory, n, b):
+        if direction == "htod":
+            last = {}
+
+            def run():
+                last["a"] = cupy.asarray(b.src)
+                cupy.cuda.get_current_stream().synchronize()
+
+            return run, lambda: cupy.asnumpy(last["a"])
+        dev = cupy.asarray(b.src)
+
+        def run_get():
+            dev.get(out=b.out)
+
+        return run_get, lambda: b.out
+
+    return [Way(f"CuPy {cupy.__version__} asarray / get(out=)", make)], None
+
+
+class Buffers:
+    """The host source, host destination and device array of one size and memory kind."""
+
+    def __init__(self, cukit, memory, n, rng):
+        count = n // 4
+        if memory == "pinned":
+            self.src = cukit.pinned_empty(count, np.float32)
+            self.out = cukit.pinned_empty(count, np.float32)
+        else:
+            self.src = np.empty(count, np.float32)
+            self.out = np.empty(count, np.float32)
+        self.src[:] = rng.standard_normal(count, dtype=np.float32)
+        self.out[:] = 0  # written once: no page faults while timing
+        self.dev = cukit.to_device(self.src)
+
+
+def measure(cukit, ways, reps, sizes, rng):
+    """samples[(way, direction, memory, size)] = [GB/s, ...]; notes for failed ways."""
+    samples, notes = {}, {}
+    for n in sizes:
+        for memory in ("pageable", "pinned"):
+            bufs = Buffers(cukit, memory, n, rng)
+            runs = []
+            for way in ways:
+                for direction in ("htod", "dtoh"):
+                    made = way.make(direction, memory, n, bufs)
+                    if made is not None:
+                        runs.append((way.name, direction, made))
+            count = iterations(n)
+            for _ in range(reps + 1):  # the first round is warm-up
+                for name, direction, (fn, _) in runs:
+                    key = (name, direction, memory, n)
+                    if key in notes:
+                        continue
+                    try:
+                        cukit.synchronize()
+                        t0 = time.perf_counter()
+                        for _ in range(count):
+                            fn()
+                        cukit.synchronize()
+                        seconds = (time.perf_counter() - t0) / count
+                    except Exception as e:  # noqa: BLE001 - reported in the table
+                        notes[key] = f"{type(e).__name__}: {e}"
+                        continue
+                    samples.setdefault(key, []).append(n / seconds / 1e9)
+            for name, direction, (fn, check) in runs:
+                key = (name, direction, memory, n)
+                if key in samples:
+                    samples[key] = samples[key][1:]  # drop the warm-up
+                    got = np.asarray(check())
+                    if not np.array_equal(got, bufs.src):
+                        notes[key] = "WRONG RESULT"
+            del bufs
+    return samples, notes
+
+
+# ------------------------------------------------------------------ tuning
+
+
+def tune(cukit, rng):
+    n = TUNE_SIZE
+    src = rng.standard_normal(n // 4, dtype=np.float32)
+    out = np.zeros_like(src)
+    dev = cukit.to_device(src)
+    results = []
+    for chunk in (1 * MiB, 2 * MiB, 4 * MiB):
+        for threads in (4, 6, 8, 12):
+            for slots in (2, 3):
+                cukit._transfer_config(chunk=chunk, threads=threads, slots=slots)
+                row = {"chunk": chunk, "threads": threads, "slots": slots}
+                for direction in ("htod", "dtoh"):
+                    fn = ((lambda: cukit._copy_htod(dev, src)) if direction == "htod"
+                          else (lambda: cukit._copy_dtoh(out, dev)))
+                    fn()  # builds the staging
+                    times = []
+                    for _ in range(5):
+                        t0 = time.perf_counter()
+                        fn()
+                        times.append(time.perf_counter() - t0)
+                    row[direction] = n / statistics.median(times) / 1e9
+                if not np.array_equal(out, src):
+                    row["note"] = "WRONG RESULT"
+                results.append(row)
+                print(f"  chunk {chunk // MiB:>2} MiB, {threads:>2} threads, {slots} buffers each: "
+                      f"HtoD {row['htod']:6.2f} GB/s, DtoH {row['dtoh']:6.2f} GB/s"
+                      f"{'  ' + row['note'] if 'note' in row else ''}", flush=True)
+    # The best by the slower direction (to 1 GB/s), then the fewer threads and the
+    # less pinned memory.
+    good = [r for r in results if "note" not in r]
+    best = max(good, key=lambda r: (round(min(r["htod"], r["dtoh"]), 0),
+                                    -r["threads"], -r["chunk"] * r["threads"] * r["slots"]))
+    cukit._transfer_config(chunk=best["chunk"], threads=best["threads"], slots=best["slots"])
+    return results, best
+
+
+def tune_threshold(cukit, rng):
+    """GB/s of the driver's copy and of the pipeline at small sizes; the threshold is
+    the smallest size from which the pipeline is at least 10% faster both ways."""
+    rows, threshold = [], None
+    for n in (1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB, 32 * MiB):
+        src = rng.standard_normal(n // 4, dtype=np.float32)
+        out = np.zeros_like(src)
+        dev = cukit.to_device(src)
+        row = {"bytes": n}
+        for mode, value in (("driver", 1 << 62), ("pipeline", 0)):
+            cukit._transfer_config(threshold=value)
+            for direction in ("htod", "dtoh"):
+                fn = ((lambda: cukit._copy_htod(dev, src)) if direction == "htod"
+                      else (lambda: cukit._copy_dtoh(out, dev)))
+                count = iterations(n)
+                times = []
+                for _ in range(6):
+                    cukit.synchronize()
+                    t0 = time.perf_counter()
+                    for _ in range(count):
+                        fn()
+                    cukit.synchronize()
+                    times.append((time.perf_counter() - t0) / count)
+                row[f"{mode}_{direction}"] = n / statistics.median(times[1:]) / 1e9
+        wins = all(row[f"pipeline_{d}"] >= 1.1 * row[f"driver_{d}"] for d in ("htod", "dtoh"))
+        threshold = (threshold or n) if wins else None
+        rows.append(row)
+        print(f"  {size_name(n):>7}: HtoD driver {row['driver_htod']:6.2f}, pipeline "
+              f"{row['pipeline_htod']:6.2f}; DtoH driver {row['driver_dtoh']:6.2f}, pipeline "
+              f"{row['pipeline_dtoh']:6.2f} GB/s", flush=True)
+    threshold = threshold or 64 * MiB
+    cukit._transfer_config(threshold=threshold)
+    return rows, threshold
+
+
+# ------------------------------------------------------------------ report
+
+
+def c_rows(before, after):
+    """samples[(RAW_C, direction, memory, size)] from the C runs that worked."""
+    samples = {}
+    for run in (before, after):
+        if not isinstance(run, dict):
+            continue
+        for size, kinds in run["gbps"].items():
+            for kind, data in kinds.items():
+                direction, memory = kind.split("_")
+                samples.setdefault((RAW_C, direction, memory, int(size)), []).extend(
+                    data["samples"])
+    return samples
+
+
+def print_table(samples, notes, sizes, way_names):
+    med = {k: statistics.median(v) for k, v in samples.items() if v}
+    width = max(len(w) for w in [RAW_C, *way_names])
+    for direction in ("htod", "dtoh"):
+        for memory in ("pageable", "pinned"):
+            title = f"{'HtoD' if direction == 'htod' else 'DtoH'}, {memory} host memory"
+            print(f"\n{title}: GB/s (median), and ratio to raw C")
+            print(f"{'way':<{width}} | " + " | ".join(f"{size_name(n):>17}" for n in sizes))
+            print(f"{'-' * width}-+-" + "-+-".join("-" * 17 for _ in sizes))
+            for name in [RAW_C, *way_names]:
+                cells, any_cell = [], False
+                for n in sizes:
+                    key = (name, direction, memory, n)
+                    base = med.get((RAW_C, direction, memory, n))
+                    if key in notes:
+                        cells.append(f"{notes[key][:17]:>17}")
+                        any_cell = True
+                    elif key in med:
+                        ratio = f" ({med[key] / base:4.2f}x)" if base else ""
+                        cells.append(f"{med[key]:7.2f}{ratio:>10}")
+                        any_cell = True
+                    else:
+                        cells.append(f"{'-':>17}")
+                if any_cell:
+                    print(f"{name:<{width}} | " + " | ".join(cells))
+    long_notes = {k: v for k, v in notes.items() if len(v) > 17}
+    for (name, direction, memory, n), text in sorted(long_notes.items(), key=str):
+        print(f"  note: {name}, {direction} {memory} {size_name(n)}: {text}")
+
+
+def write_json(path, cukit, device, args, samples, notes, c_before, c_after, tuning, config):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for (name, direction, memory, n), values in sorted(samples.items(), key=str):
+        base = samples.get((RAW_C, direction, memory, n))
+        rows.append({"way": name, "direction": direction, "memory": memory, "bytes": n,
+                     "gbps_median": statistics.median(values), "samples": values,
+                     "ratio_to_raw_c": (statistics.median(values) / statistics.median(base)
+                                        if base else None)})
+    data = {
+        "meta": {
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+            "device": device.name,
+            "driver_version": cukit.driver_version(),
+            "cukit_version": cukit.__version__,
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "platform": platform.platform(),
+        },
+        "config": {"reps": args.reps, "sizes": SIZES, "statistic": "median of reps",
+                   "unit": "GB/s = 1e9 bytes per second", "transfer_config": config},
+        "rows": rows,
+        "notes": [{"way": k[0], "direction": k[1], "memory": k[2], "bytes": k[3], "note": v}
+                  for k, v in notes.items()],
+        "c_baseline": [r if isinstance(r, dict) else repr(r) for r in (c_before, c_after)],
+        "tuning": tuning,
+    }
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=7, help="repetitions per figure (default 7)")
+    parser.add_argument("--tune", action="store_true",
+                        help="sweep the pipeline's tuning first and use the best")
+    parser.add_argument("--json", type=Path, default=HERE / "results" / "copy.json",
+                        help="where to write all results (default benchmarks/results/copy.json)")
+    args = parser.parse_args()
+    if args.reps < 1:
+        parser.error("--reps must be at least 1")
+    return args
+
+
+def main():
+    args = parse_args()
+    cukit = import_cukit()
+    try:
+        device = cukit.Device(0)
+    except cukit.NoDeviceError as e:
+        fail(f"needs an NVIDIA GPU and its driver: {e}")
+    rng = np.random.default_rng(0)
+    print(f"{device.name}, driver {cukit.driver_version()}, Python {platform.python_version()}; "
+          f"{args.reps} repetitions per figure", flush=True)
+    tuning = None
+    if args.tune:
+        print(f"\ntuning the pageable pipeline on {size_name(TUNE_SIZE)} copies:", flush=True)
+        results, best = tune(cukit, rng)
+        print(f"best: chunk {best['chunk'] // MiB} MiB, {best['threads']} threads, "
+              f"{best['slots']} buffers each", flush=True)
+        print("\nthe driver's copy against the pipeline, by size:", flush=True)
+        sizes, threshold = tune_threshold(cukit, rng)
+        print(f"threshold: {size_name(threshold)}", flush=True)
+        tuning = {"bytes": TUNE_SIZE, "results": results, "best": best,
+                  "threshold_sweep": sizes, "threshold": threshold}
+    config = cukit._transfer_config()
+    print(f"pipeline: {config}", flush=True)
+
+    c_before = try_c_baseline(device.ordinal, args.reps, SIZES)
+    ways = cukit_ways(cukit)
+    peers, peer_note = cupy_ways()
+    ways += peers
+    samples, notes = measure(cukit, ways, args.reps, SIZES, rng)
+    c_after = try_c_baseline(device.ordinal, args.reps, SIZES)
+    samples.update(c_rows(c_before, c_after))
+    for run in (c_before, c_after):
+        if not isinstance(run, dict):
+            print(f"raw C baseline failed: {run}")
+    if peer_note:
+        print(peer_note)
+
+    print_table(samples, notes, SIZES, [w.name for w in ways])
+    write_json(args.json, cukit, device, args, samples, notes, c_before, c_after, tuning, config)
+    print(f"\nwrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
