@@ -483,6 +483,34 @@ canonical_int(const token *words, int n, char *out, size_t cap)
     PyOS_snprintf(out, cap, "%s%s", sign, base);
 }
 
+/* The type named by words[0..n): canonical for integer words ("unsigned long
+ * long"), else the words joined, then typedef/using aliases applied until the name
+ * is not an alias (each may add pointer levels to *pointers). */
+static void
+type_name(const token *words, int n, PyObject *aliases, char *base, size_t cap, int *pointers)
+{
+    int all_int = 1;
+    for (int i = 0; i < n; i++)
+        all_int &= is_int_word(words[i].p, (size_t)words[i].len);
+    base[0] = '\0';
+    if (all_int) {
+        canonical_int(words, n, base, cap);
+    }
+    else {
+        size_t used = 0;
+        for (int i = 0; i < n && used + (size_t)words[i].len + 2 < cap; i++)
+            used += (size_t)PyOS_snprintf(base + used, cap - used, "%s%.*s", used ? " " : "",
+                                          words[i].len, words[i].p);
+    }
+    for (int guard = 0; aliases && guard < 16; guard++) {
+        PyObject *hit = PyDict_GetItemString(aliases, base);
+        if (hit == NULL)
+            break;
+        PyOS_snprintf(base, cap, "%s", PyUnicode_AsUTF8(PyTuple_GET_ITEM(hit, 0)));
+        *pointers += (int)PyLong_AsLong(PyTuple_GET_ITEM(hit, 1));
+    }
+}
+
 /* Fill p from the tokens of one parameter declaration. */
 static int
 parse_param(const lexer *lx, int from, int to, PyObject *aliases, cukit_param *p)
@@ -558,28 +586,7 @@ parse_param(const lexer *lx, int from, int to, PyObject *aliases, cukit_param *p
         return -1;
     }
     char base[256];
-    int all_int = 1;
-    for (int i = 0; i < nwords; i++)
-        all_int &= is_int_word(words[i].p, (size_t)words[i].len);
-    if (all_int) {
-        canonical_int(words, nwords, base, sizeof base);
-    }
-    else {
-        size_t used = 0;
-        base[0] = '\0';
-        for (int i = 0; i < nwords && used + (size_t)words[i].len + 2 < sizeof base; i++) {
-            used += (size_t)PyOS_snprintf(base + used, sizeof base - used, "%s%.*s",
-                                          used ? " " : "", words[i].len, words[i].p);
-        }
-    }
-    /* typedef / using aliases, applied until the name is not an alias. */
-    for (int guard = 0; aliases && guard < 16; guard++) {
-        PyObject *hit = PyDict_GetItemString(aliases, base);
-        if (hit == NULL)
-            break;
-        PyOS_snprintf(base, sizeof base, "%s", PyUnicode_AsUTF8(PyTuple_GET_ITEM(hit, 0)));
-        pointers += (int)PyLong_AsLong(PyTuple_GET_ITEM(hit, 1));
-    }
+    type_name(words, nwords, aliases, base, sizeof base, &pointers);
     p->kind = CUKIT_P_STRUCT;
     p->typecode = CUKIT_TC_ANY; /* a pointer to an unknown struct takes any array */
     p->size = 0;
@@ -765,8 +772,7 @@ record_globals(const lexer *lx, int from, int to, const char *ns, PyObject *alia
     if (!is_var)
         return 0;
     /* The type: the words before the first declarator's name. */
-    char base[256] = "";
-    size_t used = 0;
+    char base[256];
     int i = from, pointers = 0;
     token words[16];
     int nwords = 0;
@@ -784,22 +790,7 @@ record_globals(const lexer *lx, int from, int to, const char *ns, PyObject *alia
     }
     if (nwords < 2)
         return 0;
-    int all_int = 1;
-    for (int w = 0; w < nwords - 1; w++)
-        all_int &= is_int_word(words[w].p, (size_t)words[w].len);
-    if (all_int)
-        canonical_int(words, nwords - 1, base, sizeof base);
-    else
-        for (int w = 0; w < nwords - 1; w++)
-            used += (size_t)PyOS_snprintf(base + used, sizeof base - used, "%s%.*s", used ? " " : "",
-                                          words[w].len, words[w].p);
-    for (int guard = 0; aliases && guard < 16; guard++) {
-        PyObject *hit = PyDict_GetItemString(aliases, base);
-        if (hit == NULL)
-            break;
-        PyOS_snprintf(base, sizeof base, "%s", PyUnicode_AsUTF8(PyTuple_GET_ITEM(hit, 0)));
-        pointers += (int)PyLong_AsLong(PyTuple_GET_ITEM(hit, 1));
-    }
+    type_name(words, nwords - 1, aliases, base, sizeof base, &pointers);
     int typecode = CUKIT_TC_OTHER;
     for (size_t c = 0; c < sizeof c_types / sizeof *c_types; c++)
         if (strcmp(c_types[c].name, base) == 0 && c_types[c].kind != CUKIT_P_STRUCT)
