@@ -16,7 +16,8 @@ What it measures
 
     Every row gives its ratio to the contiguous row of its direction, and where
     PyTorch or CuPy is importable, the time of the same copy in that library
-    (t.copy_(s), c[...] = s) and cukit's ratio to it. Each result is checked
+    (t.copy_(s), c[...] = s) and cukit's ratio to it (n/a: a layout the library
+    cannot express, such as a negative step in PyTorch). Each result is checked
     against numpy, so a wrong copy shows as WRONG RESULT.
 
 Usage
@@ -114,7 +115,11 @@ def bench_device(cukit, libs, reps, host):
         ok = np.array_equal(d.get(), src(host))
         row = {"case": name, "ms": ms, "ok": ok}
         for lib, (x, y, copy) in others.items():
-            xs, ys = src(x), dst(y)
+            try:
+                xs, ys = src(x), dst(y)
+            except ValueError:  # torch has no negative steps
+                row[lib] = None
+                continue
             row[lib] = median_ms(events_timer(cukit, lambda: copy(ys, xs)), reps)
         rows.append(row)
     return rows
@@ -155,7 +160,10 @@ def print_tables(dev_rows, host_rows, libs):
     for r in dev_rows:
         line = f"{r['case']:32} {r['ms']:9.3f} {gbps(r['ms']):7.0f} {r['ms'] / base:8.2f}x"
         for lib in libs:
-            line += f" {r[lib]:10.3f} {r['ms'] / r[lib]:10.2f}x"
+            if r[lib] is None:
+                line += f" {'n/a':>10} {'':>11}"
+            else:
+                line += f" {r[lib]:10.3f} {r['ms'] / r[lib]:10.2f}x"
         print(line + ("" if r["ok"] else "  WRONG RESULT"))
     print("\nhost <-> device, 32 MiB of float32, pageable numpy memory (median wall time)")
     head = f"{'device layout':32} {'set ms':>8} {'vs contig':>9} {'get ms':>8} {'vs contig':>9}"
