@@ -1,9 +1,9 @@
 """Strided copies: cukit against a contiguous copy of the same bytes, and against PyTorch and CuPy.
 
 What it measures
-    Milliseconds (median) to copy 32 MiB of float32 laid out in different ways,
-    and the bandwidth that gives (bytes of elements copied, read once and
-    written once, per second):
+    Milliseconds (median) to copy float32 views laid out in different ways (32
+    MiB of elements, the 4-D view 11 MiB), and the bandwidth that gives (bytes
+    of elements copied, read once and written once, per second):
 
     * device to device: views of a 4096 x 4096 array into views of another,
       timed with events around COPIES back-to-back copies on the legacy default
@@ -36,13 +36,15 @@ HERE = Path(__file__).resolve().parent
 N = 4096
 COPIES = 20
 
-# name, view of the (N, N) source, view of the (N, N) destination; each 32 MiB of elements
+# name, view of the (N, N) source, view of the (N, N) destination
 DEVICE_CASES = [
     ("contiguous", lambda a: a[: N // 2], lambda b: b[: N // 2]),
     ("every other row (cuMemcpy2D)", lambda a: a[::2], lambda b: b[::2]),
     ("every other element (kernel)", lambda a: a[:, ::2], lambda b: b[:, ::2]),
     ("reversed rows (kernel)", lambda a: a[: N // 2, ::-1], lambda b: b[: N // 2]),
     ("transpose (kernel)", lambda a: a[: N // 2].T, lambda b: b[:, : N // 2]),
+    ("16 KiB rows of a 4-D view (kernel)", lambda a: a.reshape(8, 16, 32, N)[::3, ::2, 1:31],
+     lambda b: b.reshape(8, 16, 32, N)[1::3, 1::2, 2:]),
 ]
 HOST_CASES = [
     ("contiguous", lambda a: a[: N // 2]),
@@ -113,7 +115,7 @@ def bench_device(cukit, libs, reps, host):
         s, d = src(a), dst(b)
         ms = median_ms(events_timer(cukit, lambda: cukit.copy(d, s)), reps)
         ok = np.array_equal(d.get(), src(host))
-        row = {"case": name, "ms": ms, "ok": ok}
+        row = {"case": name, "ms": ms, "ok": ok, "bytes": s.nbytes}
         for lib, (x, y, copy) in others.items():
             try:
                 xs, ys = src(x), dst(y)
@@ -146,19 +148,23 @@ def bench_host(cukit, libs, reps, host):
     return rows
 
 
-def gbps(ms, nbytes=N * N * 2):
+def gbps(ms, nbytes):
     return 2 * nbytes / (max(ms, 1e-9) * 1e-3) / 1e9
 
 
 def print_tables(dev_rows, host_rows, libs):
-    base = max(dev_rows[0]["ms"], 1e-9)
-    print(f"\ndevice to device, 32 MiB of float32 per copy (median of events around {COPIES} copies)")
-    head = f"{'layout':32} {'cukit ms':>9} {'GB/s':>7} {'vs contig':>9}"
+    base = gbps(dev_rows[0]["ms"], dev_rows[0]["bytes"])
+    print(f"\ndevice to device, float32 (median of events around {COPIES} copies); GB/s counts "
+          "the elements' bytes read and written; 'vs contig' is the contiguous row's GB/s over "
+          "this one's")
+    head = f"{'layout':36} {'MiB':>5} {'cukit ms':>9} {'GB/s':>7} {'vs contig':>9}"
     for lib in libs:
         head += f" {lib + ' ms':>10} {'cukit/' + lib:>11}"
     print(head)
     for r in dev_rows:
-        line = f"{r['case']:32} {r['ms']:9.3f} {gbps(r['ms']):7.0f} {r['ms'] / base:8.2f}x"
+        bw = gbps(r["ms"], r["bytes"])
+        line = (f"{r['case']:36} {r['bytes'] / 2**20:5.1f} {r['ms']:9.3f} {bw:7.0f}"
+                f" {base / bw:8.2f}x")
         for lib in libs:
             if r[lib] is None:
                 line += f" {'n/a':>10} {'':>11}"
@@ -166,13 +172,13 @@ def print_tables(dev_rows, host_rows, libs):
                 line += f" {r[lib]:10.3f} {r['ms'] / r[lib]:10.2f}x"
         print(line + ("" if r["ok"] else "  WRONG RESULT"))
     print("\nhost <-> device, 32 MiB of float32, pageable numpy memory (median wall time)")
-    head = f"{'device layout':32} {'set ms':>8} {'vs contig':>9} {'get ms':>8} {'vs contig':>9}"
+    head = f"{'device layout':36} {'set ms':>8} {'vs contig':>9} {'get ms':>8} {'vs contig':>9}"
     if "torch" in libs:
         head += f" {'torch set':>10} {'torch get':>10}"
     print(head)
     s0, g0 = max(host_rows[0]["set_ms"], 1e-9), max(host_rows[0]["get_ms"], 1e-9)
     for r in host_rows:
-        line = (f"{r['case']:32} {r['set_ms']:8.2f} {r['set_ms'] / s0:8.2f}x {r['get_ms']:8.2f}"
+        line = (f"{r['case']:36} {r['set_ms']:8.2f} {r['set_ms'] / s0:8.2f}x {r['get_ms']:8.2f}"
                 f" {r['get_ms'] / g0:8.2f}x")
         if "torch" in libs:
             line += f" {r['torch_set_ms']:10.2f} {r['torch_get_ms']:10.2f}"

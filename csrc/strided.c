@@ -18,12 +18,13 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-/* One copy and one fill kernel for elements (or units) of type T, B bytes. */
-#define KERNELS(T, B)                                                                     \
+/* The copy and the fill kernel for units of type T, B bytes. */
+#define COPY_KERNEL(T, B)                                                                 \
     "extern \"C\" __global__ void cukit_copy_" B "(const CopyParams p) {\n"              \
     "    if (p.total <= 0x7fffffffLL) copy_run<" T ", unsigned int>(p);\n"                 \
     "    else copy_run<" T ", unsigned long long>(p);\n"                                   \
-    "}\n"                                                                                 \
+    "}\n"
+#define FILL_KERNEL(T, B)                                                                 \
     "extern \"C\" __global__ void cukit_fill_" B "(const FillParams p) {\n"              \
     "    if (p.total <= 0x7fffffffLL) fill_run<" T ", unsigned int>(p);\n"                 \
     "    else fill_run<" T ", unsigned long long>(p);\n"                                   \
@@ -65,8 +66,12 @@ static const char kernel_source[] =
     "        }\n"
     "    }\n"
     "}\n"
-    KERNELS("unsigned char", "1") KERNELS("unsigned short", "2")
-    KERNELS("unsigned int", "4") KERNELS("unsigned long long", "8");
+    "struct __align__(16) Vec16 { unsigned long long x, y; };\n"
+    COPY_KERNEL("unsigned char", "1") COPY_KERNEL("unsigned short", "2")
+    COPY_KERNEL("unsigned int", "4") COPY_KERNEL("unsigned long long", "8")
+    COPY_KERNEL("Vec16", "16")
+    FILL_KERNEL("unsigned char", "1") FILL_KERNEL("unsigned short", "2")
+    FILL_KERNEL("unsigned int", "4") FILL_KERNEL("unsigned long long", "8");
 
 typedef struct {
     unsigned long long dst, src;
@@ -319,6 +324,21 @@ cukit_strided_copy(cukit_Device *dev, CUdeviceptr dst, const Py_ssize_t *dst_str
     }
     if (L.ndim == 1 && L.d[0] == u && L.s[0] == u)
         return CU_CALL(dev->st, cuMemcpyDtoDAsync, (dst, src, (size_t)(L.n[0] * u), stream));
+    last = L.ndim - 1;
+    if (L.d[last] == u && L.s[last] == u) {
+        /* A run contiguous on both sides moves in the widest units (up to 16 bytes)
+         * that its length, the addresses and the other strides allow. */
+        long long bytes = L.n[last] * u;
+        unsigned long long bits = (unsigned long long)bytes | dst | src;
+        for (int i = 0; i < last; i++)
+            bits |= (unsigned long long)llabs(L.d[i]) | (unsigned long long)llabs(L.s[i]);
+        int w = 16;
+        while (w > u && (bits & (unsigned long long)(w - 1)))
+            w /= 2;
+        L.n[last] = bytes / w;
+        L.d[last] = L.s[last] = w;
+        u = w;
+    }
     int rows = copy_rows(dev, &L, dst, src, u, stream);
     if (rows != 0)
         return rows < 0 ? -1 : 0;
@@ -332,7 +352,8 @@ cukit_strided_copy(cukit_Device *dev, CUdeviceptr dst, const Py_ssize_t *dst_str
     memcpy(p.d, L.d, sizeof(long long) * (size_t)L.ndim);
     memcpy(p.s, L.s, sizeof(long long) * (size_t)L.ndim);
     static const char *names[] = {"cukit_copy_1", "cukit_copy_2", NULL, "cukit_copy_4",
-                                  NULL, NULL, NULL, "cukit_copy_8"};
+                                  NULL, NULL, NULL, "cukit_copy_8",
+                                  NULL, NULL, NULL, NULL, NULL, NULL, NULL, "cukit_copy_16"};
     return launch(dev, names[u - 1], p.total, &p, stream);
 }
 

@@ -356,13 +356,11 @@ def test_torch_lifetimes(rng):
 
 
 @gpu
-def test_torch_kernel_arguments_must_be_contiguous(rng):
+def test_torch_views_as_kernel_arguments(rng):
     torch = torch_or_skip()
     mod = cukit.compile(SAXPY)
     x = torch.randn(64, 4, device="cuda")
     y = torch.zeros(64, device="cuda")
-    with pytest.raises(ValueError, match=r"not C-contiguous.*x.contiguous\(\)"):
-        mod.saxpy(1.0, x[:, 0], y, 64, grid=1, block=64)
     mod.saxpy(1.0, x[:, 0].contiguous(), y, 64, grid=1, block=64)
     torch.cuda.synchronize()
     assert torch.equal(y, x[:, 0])

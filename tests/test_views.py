@@ -142,6 +142,8 @@ def test_strided_copies_in_every_direction(rng, dtype, key):
     ((8, 9, 40), (slice(1, None, 2), slice(None), slice(2, 38))),
     ((6, 100), (slice(None), slice(None, None, 7))),          # element steps: the kernel
     ((3, 4, 5, 6, 7), (slice(None, None, 2), Ellipsis, slice(None, None, -1))),
+    ((4, 6, 8, 32), (slice(None, None, 2), slice(None, None, 3), slice(None, None, 2))),  # 16-byte units
+    ((5, 7, 9, 6), (slice(1, None, 2), slice(None, None, 3), slice(None, None, 2))),  # 8-byte units
 ])
 def test_copy_layouts(rng, shape, key):
     host = rng.standard_normal(shape).astype(np.float32)
