@@ -153,6 +153,51 @@ enum { CU_EVENT_DEFAULT = 0x0, CU_EVENT_BLOCKING_SYNC = 0x1, CU_EVENT_DISABLE_TI
 
 /* The legacy default stream: synchronizes with every blocking stream. */
 #define CU_STREAM_LEGACY ((CUstream)0x1)
+/* The calling thread's per-thread default stream. */
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
+
+/* ------------------------------------------------------------------ strided copies */
+
+typedef struct CUarray_st *CUarray;
+typedef int CUmemorytype;
+enum { CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9 };
+enum { CU_DEVICE_ATTRIBUTE_MAX_PITCH = 11 };
+
+/* CUDA_MEMCPY2D_v2 */
+typedef struct {
+    size_t srcXInBytes, srcY;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes, Height;
+} CUDA_MEMCPY2D;
+
+/* CUDA_MEMCPY3D_v2 */
+typedef struct {
+    size_t srcXInBytes, srcY, srcZ, srcLOD;
+    CUmemorytype srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    CUarray srcArray;
+    void *reserved0;
+    size_t srcPitch, srcHeight;
+    size_t dstXInBytes, dstY, dstZ, dstLOD;
+    CUmemorytype dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    CUarray dstArray;
+    void *reserved1;
+    size_t dstPitch, dstHeight;
+    size_t WidthInBytes, Height, Depth;
+} CUDA_MEMCPY3D;
 
 /* ------------------------------------------------------------------ memory kinds and pools */
 

@@ -162,6 +162,10 @@ typedef struct cukit_state {
     PyObject *torch_tensor;
     PyObject *torch_dtypes; /* dict torch dtype -> typecode */
 
+    /* strong ref: dict device ordinal -> Module holding the strided copy and fill
+     * kernels, compiled at the first copy that needs them on that device */
+    PyObject *strided_modules;
+
     /* strong refs: interned keyword names the launch path compares by pointer */
     PyObject *str_grid;
     PyObject *str_block;
@@ -296,20 +300,49 @@ typedef struct {
     size_t size;
 } cukit_Buffer;
 
+/* Array.flags bits */
+enum {
+    CUKIT_ARRAY_C_CONTIG = 1,  /* elements in C order with no gaps */
+    CUKIT_ARRAY_F_CONTIG = 2,  /* elements in Fortran order with no gaps */
+    CUKIT_ARRAY_READONLY = 4,  /* imported from a producer that marked the data read-only */
+};
+
+/* An N-D view of device memory: cukit's own (a Buffer, shared by every view of
+ * it) or another library's (imported through DLPack or the CUDA Array Interface). */
 typedef struct {
     PyObject_HEAD
     cukit_state *st;
-    cukit_Buffer *buffer;  /* strong ref: owns the memory; views share it */
-    CUdeviceptr offset;    /* bytes from buffer->ptr to the first element */
+    cukit_Device *device;  /* strong ref: the device that holds the data */
+    cukit_Buffer *buffer;  /* strong ref: owns the memory, shared by views; NULL when imported */
+    PyObject *owner;       /* strong ref, imported memory only: keeps it alive (the producer,
+                              or a capsule whose destructor calls the DLPack deleter);
+                              NULL with a buffer, and once free() let go of it */
+    CUdeviceptr base;      /* imported memory: the address `offset` counts from; 0 with a buffer */
+    Py_ssize_t offset;     /* bytes from the memory's start to element [0, ..., 0] */
     PyObject *dtype;       /* strong ref: numpy dtype */
     int typecode;          /* cukit_typecode of dtype */
+    int flags;             /* CUKIT_ARRAY_* bits */
     Py_ssize_t itemsize;
     Py_ssize_t size;       /* elements */
-    Py_ssize_t nbytes;
+    Py_ssize_t nbytes;     /* size * itemsize: the bytes of the elements, not of their span */
     int ndim;
     Py_ssize_t shape[CUKIT_MAXDIM];
-    Py_ssize_t strides[CUKIT_MAXDIM]; /* bytes, C order for now */
+    Py_ssize_t strides[CUKIT_MAXDIM]; /* bytes, any sign; views may have gaps */
 } cukit_Array;
+
+/* 1 while the array's memory may be used: not freed, not let go of. */
+static inline int
+cukit_array_live(const cukit_Array *a)
+{
+    return a->buffer ? a->buffer->ptr != 0 : a->owner != NULL;
+}
+
+/* Device address of element [0, ..., 0]; meaningful only while cukit_array_live. */
+static inline CUdeviceptr
+cukit_array_ptr(const cukit_Array *a)
+{
+    return (a->buffer ? a->buffer->ptr : a->base) + (CUdeviceptr)a->offset;
+}
 
 typedef struct cukit_Stream_s {
     PyObject_HEAD
@@ -580,6 +613,88 @@ int cukit_buffer_release(cukit_Buffer *buf);
 int cukit_freed_error(void);
 
 int cukit_array_setup(PyObject *module, cukit_state *st);
+/* An array over memory cukit did not allocate, at `base` on dev. `owner` keeps the
+ * memory alive (a new strong ref is taken); `strides` are bytes, NULL for C order.
+ * New ref, or NULL with an exception. */
+cukit_Array *cukit_array_wrap(cukit_state *st, cukit_Device *dev, CUdeviceptr base,
+                              PyObject *owner, PyObject *dtype, int ndim,
+                              const Py_ssize_t *shape, const Py_ssize_t *strides, int readonly);
+/* A new C-contiguous array with a's data, copied on the legacy default stream.
+ * New ref, or NULL with an exception. */
+cukit_Array *cukit_array_copy(cukit_Array *a);
+/* numpy.dtype(obj), refusing dtypes that hold Python objects. New ref or NULL. */
+PyObject *cukit_resolve_dtype(cukit_state *st, PyObject *obj);
+/* to_device(obj, dtype=dtype, device=device): host data copied to a new array.
+ * dtype and device may be NULL. New ref or NULL. */
+PyObject *cukit_array_from_host(cukit_state *st, PyObject *obj, PyObject *dtype,
+                                PyObject *device);
+/* The shape as a tuple / the byte strides as a tuple. New ref or NULL. */
+PyObject *cukit_array_shape(const cukit_Array *a);
+PyObject *cukit_array_strides(const cukit_Array *a);
+
+/* ------------------------------------------------------------------ dlpack.c */
+
+/* What a DLPack-speaking object holds, read without keeping it. */
+typedef struct {
+    int device_type;       /* DLPack's: 1 CPU, 2 CUDA, 13 CUDA managed, ... */
+    int device_id;
+    CUdeviceptr ptr;       /* element [0, ..., 0] (data + byte_offset) */
+    int typecode;          /* cukit_typecode; CUKIT_TC_OTHER when unknown */
+    int c_contiguous;
+} cukit_dlpack_info;
+
+int cukit_dlpack_setup(PyObject *module, cukit_state *st);
+/* Array.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None). */
+PyObject *cukit_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
+/* Array.__dlpack_device__() -> (2, ordinal). */
+PyObject *cukit_array_dlpack_device(PyObject *self, PyObject *ignored);
+/* Read what `obj` exports through DLPack, for a kernel argument: 0 when it has no
+ * __dlpack_device__, 1 when info describes CUDA memory, 2 when the object lives
+ * elsewhere (info->device_type says where; nothing else is filled), -1 with an
+ * exception. The capsule is released before returning: the object itself keeps
+ * its memory alive. */
+int cukit_dlpack_peek(cukit_state *st, PyObject *obj, cukit_dlpack_info *info);
+
+/* ------------------------------------------------------------------ strided.c */
+
+/* Copy the elements of one layout into another of the same shape, both in device
+ * memory of dev, queued on `stream` (no wait): cuMemcpyDtoDAsync when both are one
+ * contiguous run, cuMemcpy2DAsync / cuMemcpy3DAsync when rows are, else cukit's
+ * copy kernel (compiled with NVRTC at first need on each device). Addresses are
+ * of element [0, ..., 0]; strides in bytes, any sign. 0 / -1 with an exception. */
+int cukit_strided_copy(cukit_Device *dev, CUdeviceptr dst, const Py_ssize_t *dst_strides,
+                       CUdeviceptr src, const Py_ssize_t *src_strides, int ndim,
+                       const Py_ssize_t *shape, Py_ssize_t itemsize, CUstream stream);
+/* Set every element of a layout to `value` (itemsize bytes), queued on stream:
+ * the memset family where the layout allows, else cukit's fill kernel.
+ * 0 / -1 (TypeError for an element over 128 bytes that needs the kernel). */
+int cukit_strided_fill(cukit_Device *dev, CUdeviceptr dst, const Py_ssize_t *strides, int ndim,
+                       const Py_ssize_t *shape, const void *value, Py_ssize_t itemsize,
+                       CUstream stream);
+/* Device scratch memory ordered on a stream: cuMemAllocAsync where the driver has it,
+ * else a plain allocation that cukit_scratch_release frees after a synchronize. */
+typedef struct {
+    CUdeviceptr ptr;
+    int pooled;            /* 1: from cuMemAllocAsync, freed with cuMemFreeAsync */
+} cukit_scratch;
+/* nbytes of scratch on dev (made current), usable by work queued on `stream` after
+ * this call. 0 / -1 (OutOfMemoryError, ...). */
+int cukit_scratch_alloc(cukit_Device *dev, size_t nbytes, CUstream stream, cukit_scratch *out);
+/* Give scratch back once the work queued on `stream` so far is done. Idempotent. 0 / -1. */
+int cukit_scratch_release(cukit_Device *dev, cukit_scratch *s, CUstream stream);
+
+/* ------------------------------------------------------------------ transfer.c */
+
+/* Copy nbytes from host memory `src` to device memory `dst` on `stream`
+ * (NULL: the default stream). sync=1: return once the copy is complete (the GIL is
+ * released meanwhile). sync=0: enqueue and return; correct also when `src` is
+ * pageable (the caller keeps `src` alive and unchanged until the stream reaches
+ * the copy). 0 / -1 with an exception. */
+int cukit_copy_htod(cukit_state *st, CUdeviceptr dst, const void *src, size_t nbytes,
+                    CUstream stream, int sync);
+/* Same, device to host. */
+int cukit_copy_dtoh(cukit_state *st, void *dst, CUdeviceptr src, size_t nbytes,
+                    CUstream stream, int sync);
 int cukit_stream_setup(PyObject *module, cukit_state *st);
 /* The CUstream for a `stream=` argument: None -> default, Stream -> its handle.
  * 0 / -1 with TypeError, or ValueError when it belongs to another device than dev. */

@@ -74,6 +74,17 @@
       (int *, int *, CUfunction, size_t (*)(int), size_t, int))                          \
     X(CUresult, cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", REQUIRED,                     \
       (CUdeviceptr, CUdeviceptr, size_t, CUstream))                                      \
+    /* views and interop: strided copies and fills, stream-ordered temporaries,       \
+     * the device of a foreign pointer; the two async copies serve transfer.c */       \
+    X(CUresult, cuMemcpy2D, "cuMemcpy2D_v2", REQUIRED, (const CUDA_MEMCPY2D *))          \
+    X(CUresult, cuMemcpy2DAsync, "cuMemcpy2DAsync_v2", REQUIRED, (const CUDA_MEMCPY2D *, CUstream)) \
+    X(CUresult, cuMemcpy3D, "cuMemcpy3D_v2", REQUIRED, (const CUDA_MEMCPY3D *))          \
+    X(CUresult, cuMemcpy3DAsync, "cuMemcpy3DAsync_v2", REQUIRED, (const CUDA_MEMCPY3D *, CUstream)) \
+    X(CUresult, cuMemsetD2D8Async, "cuMemsetD2D8Async", REQUIRED,                        \
+      (CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream))                    \
+    X(CUresult, cuMemsetD2D16Async, "cuMemsetD2D16Async", REQUIRED,                      \
+      (CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream))                   \
+    X(CUresult, cuMemAllocAsync, "cuMemAllocAsync", OPTIONAL, (CUdeviceptr *, size_t, CUstream)) \
     X(CUresult, cuMemsetD8Async, "cuMemsetD8Async", REQUIRED, (CUdeviceptr, unsigned char, size_t, CUstream)) \
     X(CUresult, cuMemsetD16Async, "cuMemsetD16Async", REQUIRED, (CUdeviceptr, unsigned short, size_t, CUstream)) \
     X(CUresult, cuMemsetD2D32Async, "cuMemsetD2D32Async", REQUIRED,                  \

@@ -50,7 +50,7 @@ cukit_numpy(cukit_state *st)
 #define STATE_REFS(V)                                                                    \
     V(DeviceType) V(ProgramType) V(ModuleType) V(KernelType) V(SignatureType)            \
     V(BufferType) V(ArrayType) V(StreamType) V(EventType) V(PreparedType) V(GraphType)     \
-    V(KernelNodeType) V(devices) V(numpy) V(np_dtype) \
+    V(KernelNodeType) V(devices) V(strided_modules) V(numpy) V(np_dtype) \
     V(np_empty) V(np_asarray) V(np_ndarray) V(np_generic) V(np_floating)       \
     V(np_integer) V(np_bool) V(torch_tensor) V(torch_dtypes) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream) V(str_n) \
     V(compiled) \
@@ -117,6 +117,7 @@ cukit_exec(PyObject *m)
         cukit_cache_setup,
         cukit_link_setup,
         cukit_hostmem_setup, cukit_transfer_setup,
+        cukit_dlpack_setup,
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
         if (setups[i](m, st) < 0)

@@ -13,7 +13,7 @@ static int
 unchanged(cukit_state *st, PyObject *a)
 {
     if (Py_IS_TYPE(a, st->ArrayType))
-        return ((cukit_Array *)a)->buffer->ptr != 0;
+        return cukit_array_live((cukit_Array *)a);
     if (PyFloat_CheckExact(a) || PyLong_CheckExact(a) || PyBool_Check(a) || PyBytes_CheckExact(a))
         return 1;
     if (Py_IS_TYPE(a, st->BufferType))

@@ -144,9 +144,13 @@ def test_copy_checks_shape_and_dtype_before_copying(rng):
         dev.get(out=bytearray(8))
     with pytest.raises(TypeError, match="writable C-contiguous"):
         dev.get(out=b"x" * 64)
-    with pytest.raises(TypeError, match="writable C-contiguous"):
-        dev.get(out=np.zeros((4, 8), np.float32)[:, ::2])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        dev.get(out=np.zeros((4, 8), np.float32)[:, ::2], stream=cukit.Stream())
     np.testing.assert_array_equal(dev.get(), before)  # nothing was overwritten
+    strided = poison((4, 8), np.float32)
+    dev.get(out=strided[:, ::2])  # without a stream, any layout
+    np.testing.assert_array_equal(strided[:, ::2], before)
+    assert np.isnan(strided[:, 1::2]).all()
 
 
 def test_bad_shapes_and_dtypes():
