@@ -183,6 +183,116 @@ module_get_kernel(cukit_Module *self, PyObject *args, PyObject *kwargs)
     return get_kernel(self, name, signature);
 }
 
+/* module.get_global(name, dtype=None, shape=None): an Array over a __device__ or
+ * __constant__ variable. Its type and shape come from the declaration when cukit
+ * read one; dtype/shape override. The array keeps the module loaded. */
+static PyObject *
+module_get_global(cukit_Module *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"name", "dtype", "shape", NULL};
+    PyObject *name, *dtype_arg = Py_None, *shape_arg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|OO:get_global", kwlist, &name, &dtype_arg,
+                                     &shape_arg))
+        return NULL;
+    cukit_state *st = self->st;
+    /* A variable in a namespace is reached through the name expression "&ns::v". */
+    PyObject *amp = PyUnicode_FromFormat("&%U", name);
+    if (amp == NULL)
+        return NULL;
+    PyObject *symbol = PyDict_GetItemWithError(self->symbols, amp);
+    Py_DECREF(amp);
+    if (symbol == NULL && PyErr_Occurred())
+        return NULL;
+    const char *sym = PyUnicode_AsUTF8(symbol ? symbol : name);
+    if (sym == NULL || cukit_device_activate(self->device) < 0)
+        return NULL;
+    CUdeviceptr ptr = 0;
+    size_t bytes = 0;
+    CUresult res = cukit_api.cuModuleGetGlobal(&ptr, &bytes, self->handle, sym);
+    if (res == CUDA_ERROR_NOT_FOUND) {
+        PyErr_Format(PyExc_AttributeError,
+                     "the module has no __device__ or __constant__ variable %R (one in a "
+                     "namespace needs name_expressions=[\"&ns::name\"] at compile time)", name);
+        return NULL;
+    }
+    if (cukit_check_cu(st, res, "cuModuleGetGlobal") < 0)
+        return NULL;
+
+    PyObject *declared = self->globals ? PyDict_GetItemWithError(self->globals, name) : NULL;
+    if (declared == NULL && PyErr_Occurred())
+        return NULL;
+    PyObject *dtype = NULL, *result = NULL;
+    Py_ssize_t shape[CUKIT_MAXDIM];
+    int ndim = -1;
+    if (dtype_arg != Py_None) {
+        dtype = cukit_resolve_dtype(st, dtype_arg);
+    }
+    else {
+        int tc = declared ? (int)PyLong_AsLong(PyTuple_GET_ITEM(declared, 0)) : CUKIT_TC_OTHER;
+        const char *tname = tc == CUKIT_TC_OTHER ? "uint8" : cukit_typecode_name(tc);
+        PyObject *s = PyUnicode_FromString(tname);
+        dtype = s ? cukit_resolve_dtype(st, s) : NULL;
+        Py_XDECREF(s);
+        if (dtype == NULL && tc == CUKIT_TC_BF16) {
+            PyErr_Clear(); /* numpy knows bfloat16 only with ml_dtypes: raw 2-byte words */
+            PyObject *u = PyUnicode_FromString("uint16");
+            dtype = u ? cukit_resolve_dtype(st, u) : NULL;
+            Py_XDECREF(u);
+        }
+    }
+    if (dtype == NULL)
+        return NULL;
+    PyObject *isz = PyObject_GetAttrString(dtype, "itemsize");
+    Py_ssize_t itemsize = isz ? PyLong_AsSsize_t(isz) : -1;
+    Py_XDECREF(isz);
+    if (itemsize <= 0) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "dtype %S has no size", dtype);
+        goto done;
+    }
+    PyObject *shape_src = shape_arg != Py_None ? shape_arg
+                        : (declared && dtype_arg == Py_None) ? PyTuple_GET_ITEM(declared, 1)
+                                                             : Py_None;
+    if (shape_src != Py_None) {
+        PyObject *t = PyLong_Check(shape_src) ? PyTuple_Pack(1, shape_src) : PySequence_Tuple(shape_src);
+        if (t == NULL)
+            goto done;
+        ndim = (int)PyTuple_GET_SIZE(t);
+        for (int i = 0; i < ndim && i < CUKIT_MAXDIM; i++)
+            shape[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, i));
+        Py_DECREF(t);
+        if (ndim > CUKIT_MAXDIM || PyErr_Occurred()) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "shape has more than %d dimensions", CUKIT_MAXDIM);
+            goto done;
+        }
+    }
+    Py_ssize_t count = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) {
+            PyErr_SetString(PyExc_ValueError, "shape must not be negative");
+            goto done;
+        }
+        count *= shape[i];
+    }
+    if (ndim < 0) { /* not declared or overridden dtype: as many elements as fit */
+        ndim = 1;
+        shape[0] = (Py_ssize_t)bytes / itemsize;
+        count = shape[0];
+    }
+    if ((size_t)(count * itemsize) > bytes) {
+        PyErr_Format(PyExc_ValueError,
+                     "variable %R has %zu bytes, too few for shape %R of %S (%zd bytes)", name,
+                     bytes, shape_src == Py_None ? Py_None : shape_src, dtype, count * itemsize);
+        goto done;
+    }
+    result = (PyObject *)cukit_array_wrap(st, self->device, ptr, (PyObject *)self, dtype, ndim,
+                                          shape, NULL, 0);
+done:
+    Py_DECREF(dtype);
+    return result;
+}
+
 static PyObject *
 module_getattro(cukit_Module *self, PyObject *name)
 {
@@ -251,6 +361,10 @@ static PyGetSetDef module_getset[] = {
 };
 
 static PyMethodDef module_methods[] = {
+    {"get_global", (PyCFunction)(void (*)(void))module_get_global, METH_VARARGS | METH_KEYWORDS,
+     "get_global(name, dtype=None, shape=None) -> Array: a view of a __device__ or "
+     "__constant__ variable, typed and shaped as declared in the source (or as given). "
+     "Reading and writing it with get()/set() reads and writes the variable."},
     {"get_kernel", (PyCFunction)(void (*)(void))module_get_kernel, METH_VARARGS | METH_KEYWORDS,
      "get_kernel(name, signature=None) -> Kernel. signature overrides the parsed parameter "
      "list, e.g. \"(float a, const float* x, int n)\"."},

@@ -60,6 +60,8 @@
     X(CUresult, cuModuleLoadData, "cuModuleLoadData", REQUIRED, (CUmodule *, const void *)) \
     X(CUresult, cuModuleUnload, "cuModuleUnload", REQUIRED, (CUmodule))                  \
     X(CUresult, cuModuleGetFunction, "cuModuleGetFunction", REQUIRED, (CUfunction *, CUmodule, const char *)) \
+    X(CUresult, cuModuleGetGlobal, "cuModuleGetGlobal_v2", REQUIRED,                     \
+      (CUdeviceptr *, size_t *, CUmodule, const char *))                                 \
     X(CUresult, cuFuncGetAttribute, "cuFuncGetAttribute", REQUIRED, (int *, int, CUfunction)) \
     X(CUresult, cuFuncSetAttribute, "cuFuncSetAttribute", REQUIRED, (CUfunction, int, int)) \
     X(CUresult, cuFuncGetParamInfo, "cuFuncGetParamInfo", OPTIONAL, (CUfunction, size_t, size_t *, size_t *)) \

@@ -220,3 +220,61 @@ def test_debug_mode_is_off_by_default_and_switchable():
         assert x.get()[0] == 1
     finally:
         assert cukit.set_debug(False) is True
+
+
+GLOBALS = r"""
+__constant__ float coef[16];
+__device__ int counter;
+__device__ double table[4][8];
+namespace ns { __device__ float v[3]; }
+extern "C" __global__ void apply(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { y[i] = coef[i % 16] * x[i] + (float)table[i % 4][i % 8] + ns::v[i % 3]; atomicAdd(&counter, 1); }
+}
+"""
+
+
+@pytest.mark.gpu
+def test_constant_and_device_globals_round_trip(rng):
+    mod = cukit.compile(GLOBALS, name_expressions=["&ns::v"])
+    coef, counter, table, v = (mod.get_global(n) for n in ("coef", "counter", "table", "ns::v"))
+    assert (coef.dtype, coef.shape) == (np.float32, (16,))
+    assert (counter.dtype, counter.shape) == (np.int32, ())
+    assert (table.dtype, table.shape) == (np.float64, (4, 8))
+    assert (v.dtype, v.shape) == (np.float32, (3,))
+    c, t, vv = rng.random(16, dtype=np.float32), rng.random((4, 8)), rng.random(3, dtype=np.float32)
+    coef.set(c)
+    table.set(t)
+    v.set(vv)
+    counter.set(np.array(5, np.int32))
+    np.testing.assert_array_equal(coef.get(), c)
+    np.testing.assert_array_equal(table.get(), t)
+    n = 1000
+    x = rng.random(n, dtype=np.float32)
+    y = cukit.to_device(poison(n, np.float32))
+    mod.apply(cukit.to_device(x), y, n, grid=4, block=256)
+    i = np.arange(n)
+    want = c[i % 16] * x + t[i % 4, i % 8].astype(np.float32) + vv[i % 3]
+    np.testing.assert_allclose(y.get(), want, rtol=1e-6)
+    assert counter.get() == 5 + n
+
+
+@pytest.mark.gpu
+def test_get_global_overrides_and_errors():
+    mod = cukit.compile(GLOBALS, name_expressions=["&ns::v"])
+    raw = mod.get_global("coef", dtype=np.uint32)
+    assert (raw.dtype, raw.shape) == (np.uint32, (16,))
+    assert mod.get_global("table", shape=(32,)).shape == (32,)
+    with pytest.raises(AttributeError, match="no __device__ or __constant__ variable 'nope'"):
+        mod.get_global("nope")
+    with pytest.raises(ValueError, match="'coef' has 64 bytes, too few for shape"):
+        mod.get_global("coef", shape=(17,))
+
+
+@pytest.mark.gpu
+def test_a_global_keeps_its_module_loaded(rng):
+    coef = cukit.compile(GLOBALS.replace("coef", "coef2"), name_expressions=["&ns::v"]).get_global("coef2")
+    cukit.clear_cache()  # the in-process cache no longer holds the module
+    c = rng.random(16, dtype=np.float32)
+    coef.set(c)
+    np.testing.assert_array_equal(coef.get(), c)
