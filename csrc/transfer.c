@@ -380,28 +380,42 @@ capturing(CUstream stream)
 
 /* ------------------------------------------------------------------ the two copies */
 
-/* The driver's own copy, the GIL released. */
+/* One driver call: a blocking copy, or an async one and, if sync, a wait. */
+static CUresult
+driver_copy(int to_device, void *host, CUdeviceptr dev, size_t n, CUstream stream, int sync,
+            const char **call)
+{
+    CUresult res;
+    if (sync && stream == NULL) {
+        *call = to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH";
+        return to_device ? cukit_api.cuMemcpyHtoD(dev, host, n) : cukit_api.cuMemcpyDtoH(host, dev, n);
+    }
+    *call = to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync";
+    res = to_device ? cukit_api.cuMemcpyHtoDAsync(dev, host, n, stream)
+                    : cukit_api.cuMemcpyDtoHAsync(host, dev, n, stream);
+    if (res == CUDA_SUCCESS && sync) {
+        *call = "cuStreamSynchronize";
+        res = cukit_api.cuStreamSynchronize(stream);
+    }
+    return res;
+}
+
+/* The driver's own copy. The GIL is released when another Python thread could run
+ * meanwhile; alone, releasing and retaking it only adds to a small copy's time. */
 static int
 direct(cukit_state *st, int to_device, void *host, CUdeviceptr dev, size_t n, CUstream stream,
        int sync)
 {
     CUresult res;
     const char *call;
-    Py_BEGIN_ALLOW_THREADS
-    if (sync && stream == NULL) {
-        call = to_device ? "cuMemcpyHtoD" : "cuMemcpyDtoH";
-        res = to_device ? cukit_api.cuMemcpyHtoD(dev, host, n) : cukit_api.cuMemcpyDtoH(host, dev, n);
+    if (cukit_other_threads()) {
+        Py_BEGIN_ALLOW_THREADS
+        res = driver_copy(to_device, host, dev, n, stream, sync, &call);
+        Py_END_ALLOW_THREADS
     }
     else {
-        call = to_device ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoHAsync";
-        res = to_device ? cukit_api.cuMemcpyHtoDAsync(dev, host, n, stream)
-                        : cukit_api.cuMemcpyDtoHAsync(host, dev, n, stream);
-        if (res == CUDA_SUCCESS && sync) {
-            call = "cuStreamSynchronize";
-            res = cukit_api.cuStreamSynchronize(stream);
-        }
+        res = driver_copy(to_device, host, dev, n, stream, sync, &call);
     }
-    Py_END_ALLOW_THREADS
     return cukit_check_cu(st, res, call);
 }
 
@@ -452,9 +466,16 @@ device_side(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, size_t *n, cukit_D
     cukit_Buffer *b;
     if (Py_IS_TYPE(obj, st->ArrayType)) {
         cukit_Array *a = (cukit_Array *)obj;
-        b = a->buffer;
-        *ptr = b->ptr + a->offset;
+        if (!cukit_array_live(a))
+            return cukit_freed_error();
+        if (!(a->flags & CUKIT_ARRAY_C_CONTIG)) {
+            PyErr_SetString(PyExc_ValueError, "the device side must be C-contiguous");
+            return -1;
+        }
+        *ptr = cukit_array_ptr(a);
         *n = (size_t)a->nbytes;
+        *dev = a->device;
+        return 0;
     }
     else if (Py_IS_TYPE(obj, st->BufferType)) {
         b = (cukit_Buffer *)obj;
