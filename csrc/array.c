@@ -94,7 +94,8 @@ cukit_resolve_dtype(cukit_state *st, PyObject *obj)
     if (bad != 0) {
         if (bad > 0)
             PyErr_Format(PyExc_TypeError,
-                         "dtype %S holds Python objects, which cannot live in device memory",
+                         "dtype %S holds Python objects, which cannot live in device, pinned "
+                         "or managed memory",
                          dtype);
         Py_DECREF(dtype);
         return NULL;

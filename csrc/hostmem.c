@@ -12,30 +12,6 @@ static const char *const kind_names[] = {
 
 /* ------------------------------------------------------------------ shapes and sizes */
 
-/* numpy.dtype(obj), refusing dtypes that hold Python objects (raw memory would give
- * numpy garbage pointers). New ref or NULL. */
-static PyObject *
-plain_dtype(cukit_state *st, PyObject *obj)
-{
-    if (cukit_numpy(st) < 0)
-        return NULL;
-    PyObject *dtype = PyObject_CallOneArg(st->np_dtype, obj);
-    if (dtype == NULL)
-        return NULL;
-    PyObject *hasobj = PyObject_GetAttrString(dtype, "hasobject");
-    int bad = hasobj ? PyObject_IsTrue(hasobj) : -1;
-    Py_XDECREF(hasobj);
-    if (bad != 0) {
-        if (bad > 0)
-            PyErr_Format(PyExc_TypeError,
-                         "dtype %S holds Python objects, which cannot live in pinned or managed "
-                         "memory", dtype);
-        Py_DECREF(dtype);
-        return NULL;
-    }
-    return dtype;
-}
-
 /* The shape as a tuple of ints (from an int or a sequence of ints) and the bytes
  * that shape x dtype takes. New ref in *shape, or -1 with ValueError/TypeError. */
 static int
@@ -410,7 +386,7 @@ new_host_array(PyObject *m, PyObject *args, PyObject *kwargs, int kind, int zero
                                      &dtype_o, &device))
         return NULL;
     cukit_state *st = PyModule_GetState(m);
-    PyObject *dtype = plain_dtype(st, dtype_o == Py_None ? (PyObject *)&PyFloat_Type : dtype_o);
+    PyObject *dtype = cukit_resolve_dtype(st, dtype_o == Py_None ? (PyObject *)&PyFloat_Type : dtype_o);
     if (dtype == NULL)
         return NULL;
     PyObject *shape = NULL, *out = NULL;
