@@ -258,11 +258,13 @@ read_file(const char *path, char **text, size_t *len)
 static PyObject *
 dep_record(const char *path, const struct stat *s)
 {
+    PyObject *p = PyUnicode_DecodeFSDefault(path);
+    if (p == NULL)
+        return NULL;
     if (s == NULL)
-        return Py_BuildValue("(sOOO)", path, Py_None, Py_None, Py_None);
+        return Py_BuildValue("(NOOO)", p, Py_None, Py_None, Py_None);
     long long ns = (long long)s->st_mtim.tv_sec * 1000000000LL + s->st_mtim.tv_nsec;
-    return Py_BuildValue("(sLLK)", path, ns, (long long)s->st_size,
-                         (unsigned long long)s->st_ino);
+    return Py_BuildValue("(NLLK)", p, ns, (long long)s->st_size, (unsigned long long)s->st_ino);
 }
 
 typedef struct {
@@ -348,8 +350,8 @@ follow(scan_state *sc, const char *name, size_t n, int quoted, const char *dir, 
 static int
 scan_text(scan_state *sc, const char *text, const char *dir, int depth)
 {
-    if (depth > 64)
-        return sc->complete = 0;
+    if (depth > 64 || strstr(text, "__has_include") || strstr(text, "include_next"))
+        return sc->complete = 0; /* reads headers cukit does not follow */
     for (const char *p = text; *p;) {
         const char *q = p;
         while (*q == ' ' || *q == '\t')
@@ -404,6 +406,11 @@ environment_digest(char out[65])
         const char *v = getenv(vars[i]);
         sha256_field(&c, v ? v : "", v ? strlen(v) : 0);
     }
+    PyObject *prefix = PySys_GetObject("prefix"); /* borrowed: NVRTC wheels live under it */
+    const char *pre = prefix && PyUnicode_Check(prefix) ? PyUnicode_AsUTF8(prefix) : NULL;
+    if (pre == NULL)
+        PyErr_Clear();
+    sha256_field(&c, pre ? pre : "", pre ? strlen(pre) : 0);
     struct stat s;
     char ld[64] = "";
     if (stat("/etc/ld.so.cache", &s) == 0)
@@ -452,14 +459,19 @@ cukit_cache_key_make(cukit_Program *prog, const char *arch, int cubin, PyObject 
         return key->deps ? 0 : -1;
     }
     PyObject *deps = PyList_New(0), *seen = PySet_New(NULL), *idirs = PyList_New(0);
+    PyObject *pre = PyList_New(0); /* pre-included headers */
     int rc = -1;
-    if (deps == NULL || seen == NULL || idirs == NULL)
+    if (deps == NULL || seen == NULL || idirs == NULL || pre == NULL)
         goto done;
     sha256_ctx c;
     sha256_init(&c);
     const char *fixed[] = {CACHE_FORMAT, CUKIT_VERSION, arch, kind_name(cubin)};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
         sha256_field(&c, fixed[i], strlen(fixed[i]));
+    /* Options that name files NVRTC reads: -I folders (where <names> are looked for,
+     * in order) and pre-included headers, in any of their spellings. */
+    int complete = 1;
+    const char *pending = NULL; /* "-I" or "-include" waiting for its value */
     PyObject *lists[2] = {opts, prog->name_expressions};
     for (int l = 0; l < 2; l++) {
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(lists[l]); i++) {
@@ -468,20 +480,46 @@ cukit_cache_key_make(cukit_Program *prog, const char *arch, int cubin, PyObject 
             if (s == NULL)
                 goto done;
             sha256_field(&c, s, (size_t)n);
-            /* -I folders, absolute, in order: where <names> are looked for */
-            const char *dir = strncmp(s, "-I", 2) == 0 ? s + 2
-                            : strncmp(s, "--include-path=", 15) == 0 ? s + 15 : NULL;
-            if (l == 0 && dir) {
-                char abs[PATH_MAX];
-                if (absolute(cwd, dir, strlen(dir), abs, sizeof abs) < 0)
-                    continue;
-                PyObject *d = PyUnicode_DecodeFSDefault(abs);
-                if (d == NULL || PyList_Append(idirs, d) < 0) {
-                    Py_XDECREF(d);
-                    goto done;
-                }
-                Py_DECREF(d);
+            if (l != 0)
+                continue;
+            const char *dir = NULL, *file = NULL;
+            if (pending) {
+                if (strcmp(pending, "-I") == 0)
+                    dir = s;
+                else
+                    file = s;
+                pending = NULL;
             }
+            else if (strcmp(s, "-I") == 0 || strcmp(s, "--include-path") == 0)
+                pending = "-I";
+            else if (strcmp(s, "-include") == 0 || strcmp(s, "--pre-include") == 0)
+                pending = "-include";
+            else if (strncmp(s, "-I", 2) == 0)
+                dir = s + 2;
+            else if (strncmp(s, "--include-path=", 15) == 0)
+                dir = s + 15;
+            else if (strncmp(s, "--pre-include=", 14) == 0)
+                file = s + 14;
+            else if (strncmp(s, "-include", 8) == 0)
+                file = s + 8;
+            else if (strstr(s, "pch")) /* precompiled headers are files cukit cannot vouch for */
+                complete = 0;
+            const char *value = dir ? dir : file;
+            while (value && (*value == ' ' || *value == '='))
+                value++;
+            if (value == NULL)
+                continue;
+            char abs[PATH_MAX];
+            if (absolute(cwd, value, strlen(value), abs, sizeof abs) < 0) {
+                complete = 0;
+                continue;
+            }
+            PyObject *d = PyUnicode_DecodeFSDefault(dir ? abs : value);
+            if (d == NULL || PyList_Append(dir ? idirs : pre, d) < 0) {
+                Py_XDECREF(d);
+                goto done;
+            }
+            Py_DECREF(d);
         }
         sha256_field(&c, "|", 1);
     }
@@ -504,7 +542,17 @@ cukit_cache_key_make(cukit_Program *prog, const char *arch, int cubin, PyObject 
         goto done;
     }
     sha256_field(&c, srcdir, strlen(srcdir));
-    scan_state sc = {&c, deps, seen, idirs, 0, 0, 1};
+    scan_state sc = {&c, deps, seen, idirs, 0, 0, complete};
+    /* A pre-included header is found like a quoted #include in the working folder. */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pre); i++) {
+        PyObject *enc = PyUnicode_EncodeFSDefault(PyList_GET_ITEM(pre, i));
+        if (enc == NULL)
+            goto done;
+        int r = follow(&sc, PyBytes_AS_STRING(enc), (size_t)PyBytes_GET_SIZE(enc), 1, cwd, 0);
+        Py_DECREF(enc);
+        if (r < 0)
+            goto done;
+    }
     if (scan_text(&sc, src, srcdir, 0) < 0)
         goto done;
     unsigned char d[32];
@@ -516,6 +564,7 @@ cukit_cache_key_make(cukit_Program *prog, const char *arch, int cubin, PyObject 
         goto done;
     rc = 0;
 done:
+    Py_XDECREF(pre);
     Py_XDECREF(deps);
     Py_XDECREF(seen);
     Py_XDECREF(idirs);
@@ -533,12 +582,14 @@ cukit_cache_deps_unchanged(PyObject *deps)
 {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(deps); i++) {
         PyObject *rec = PyTuple_GET_ITEM(deps, i);
-        const char *path = PyUnicode_AsUTF8(PyTuple_GET_ITEM(rec, 0));
-        struct stat s;
-        if (path == NULL)
+        PyObject *enc = PyUnicode_EncodeFSDefault(PyTuple_GET_ITEM(rec, 0));
+        if (enc == NULL)
             return -1;
+        const char *path = PyBytes_AS_STRING(enc);
+        struct stat s;
         int found = stat(path, &s) == 0 && S_ISREG(s.st_mode);
         PyObject *now = dep_record(path, found ? &s : NULL);
+        Py_DECREF(enc);
         if (now == NULL)
             return -1;
         int same = PyObject_RichCompareBool(now, rec, Py_EQ);
@@ -669,7 +720,10 @@ parse_entry(const char *data, size_t size, const cukit_cache_key *key, int cubin
         return -1;
     for (unsigned long i = 0; i < count; i++) {
         line = take_line(&p, end, &n);
-        const char *tab = line ? memchr(line, '\t', n) : NULL;
+        const char *tab = NULL; /* the last one: lowered names have none, kernel names may */
+        for (size_t t = 0; line && t < n; t++)
+            if (line[t] == '\t')
+                tab = line + t;
         if (tab == NULL)
             goto bad;
         PyObject *k = PyUnicode_DecodeUTF8(line, tab - line, "strict");
@@ -780,6 +834,16 @@ cukit_cache_store(const cukit_cache_key *key, int cubin, PyObject *image, PyObje
     char dir[PATH_MAX], path[PATH_MAX + 80], tmp[PATH_MAX + 80];
     if (!key->usable || cukit_cache_dir(dir, sizeof dir) < 0 || entry_path(dir, key, path, sizeof path) < 0)
         return 0;
+    /* An entry is lines: a kernel name with a line break in it cannot be one. */
+    Py_ssize_t spos = 0;
+    PyObject *sk, *sv;
+    while (PyDict_Next(symbols, &spos, &sk, &sv)) {
+        const char *ks = PyUnicode_AsUTF8(sk), *vs = PyUnicode_AsUTF8(sv);
+        if (ks == NULL || vs == NULL)
+            return -1;
+        if (strchr(ks, '\n') || strchr(vs, '\n') || strchr(vs, '\t'))
+            return 0;
+    }
     int ready = dir_ready(dir, 1);
     if (ready <= 0)
         return ready;
@@ -806,14 +870,15 @@ cukit_cache_store(const cukit_cache_key *key, int cubin, PyObject *image, PyObje
     Py_ssize_t pos = 0;
     PyObject *k, *v;
     while (ok && PyDict_Next(symbols, &pos, &k, &v)) {
-        const char *ks = PyUnicode_AsUTF8(k), *vs = PyUnicode_AsUTF8(v);
+        Py_ssize_t kn, vn;
+        const char *ks = PyUnicode_AsUTF8AndSize(k, &kn), *vs = PyUnicode_AsUTF8AndSize(v, &vn);
         if (ks == NULL || vs == NULL) {
             ok = 0;
             PyErr_Clear();
             break;
         }
-        snprintf(line, sizeof line, "%s\t%s\n", ks, vs);
-        ok &= write_all(fd, line, strlen(line), &c) == 0;
+        ok &= write_all(fd, ks, (size_t)kn, &c) == 0 && write_all(fd, "\t", 1, &c) == 0 &&
+              write_all(fd, vs, (size_t)vn, &c) == 0 && write_all(fd, "\n", 1, &c) == 0;
     }
     Py_ssize_t loglen = 0;
     const char *logs = ok ? PyUnicode_AsUTF8AndSize(log, &loglen) : NULL;
@@ -844,26 +909,41 @@ cukit_cache_store(const cukit_cache_key *key, int cubin, PyObject *image, PyObje
 
 /* ------------------------------------------------------------------ cache_info, clear_cache */
 
-/* Walk the entries (and stale temporaries) of dir; remove them when `remove`. */
+/* Whether name is n lowercase hex digits. */
+static int
+hex_run(const char *name, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+/* Walk cukit's own files in dir: entries ("<64 hex>.bin") and temporaries a
+ * writer left ("<16 hex>.XXXXXX"); remove them when `remove`. Nothing else there
+ * is touched, and nothing in a folder cukit does not trust. */
 static int
 walk_entries(const char *dir, int remove, long long *count, long long *bytes)
 {
-    DIR *d = opendir(dir);
     *count = *bytes = 0;
+    if (dir_ready(dir, 0) <= 0)
+        return PyErr_Occurred() ? -1 : 0;
+    DIR *d = opendir(dir);
     if (d == NULL)
         return 0;
     struct dirent *e;
     size_t suffix = strlen(ENTRY_SUFFIX);
     while ((e = readdir(d)) != NULL) {
         size_t n = strlen(e->d_name);
-        int entry = n == 64 + suffix && strcmp(e->d_name + 64, ENTRY_SUFFIX) == 0;
-        int temp = n == 23 && e->d_name[16] == '.';
+        int entry = n == 64 + suffix && hex_run(e->d_name, 64) &&
+                    strcmp(e->d_name + 64, ENTRY_SUFFIX) == 0;
+        int temp = n == 23 && hex_run(e->d_name, 16) && e->d_name[16] == '.';
         if (!entry && !temp)
             continue;
         char path[PATH_MAX + 300];
         struct stat s;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (lstat(path, &s) != 0 || !S_ISREG(s.st_mode))
+        if (lstat(path, &s) != 0 || !S_ISREG(s.st_mode) || s.st_uid != getuid())
             continue;
         if (remove) {
             if (unlink(path) == 0)
@@ -886,8 +966,8 @@ mod_cache_info(PyObject *m, PyObject *Py_UNUSED(ignored))
     if (cukit_cache_dir(dir, sizeof dir) < 0)
         dir[0] = '\0';
     long long count = 0, bytes = 0;
-    if (dir[0])
-        walk_entries(dir, 0, &count, &bytes);
+    if (dir[0] && walk_entries(dir, 0, &count, &bytes) < 0)
+        return NULL;
     return Py_BuildValue("{s:s,s:O,s:L,s:L,s:n}", "dir", dir, "enabled",
                          cukit_cache_enabled() ? Py_True : Py_False, "entries", count, "bytes",
                          bytes, "memory_entries",
@@ -902,8 +982,8 @@ mod_clear_cache(PyObject *m, PyObject *Py_UNUSED(ignored))
         PyDict_Clear(st->compiled);
     char dir[PATH_MAX];
     long long count = 0, bytes = 0;
-    if (cukit_cache_dir(dir, sizeof dir) == 0)
-        walk_entries(dir, 1, &count, &bytes);
+    if (cukit_cache_dir(dir, sizeof dir) == 0 && walk_entries(dir, 1, &count, &bytes) < 0)
+        return NULL;
     return PyLong_FromLongLong(count);
 }
 

@@ -177,6 +177,7 @@ typedef struct cukit_state {
      * cukit.compile already loaded in this process (cache.c, program.c) */
     PyObject *compiled;
     int debug;          /* 1: synchronize after every launch and name a faulting kernel */
+    int captures;       /* stream captures in progress (a synchronize would break them) */
     /* mem: pinned/managed host memory, the pool, transfers */
     PyTypeObject *HostMemoryType;   /* strong ref */
     PyTypeObject *RegistrationType; /* strong ref */

@@ -267,23 +267,27 @@ module_get_global(cukit_Module *self, PyObject *args, PyObject *kwargs)
             goto done;
         }
     }
-    Py_ssize_t count = 1;
+    Py_ssize_t count = 1, total;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0) {
             PyErr_SetString(PyExc_ValueError, "shape must not be negative");
             goto done;
         }
-        count *= shape[i];
+        if (__builtin_mul_overflow(count, shape[i], &count)) {
+            PyErr_Format(PyExc_ValueError, "shape %R is too large", shape_src);
+            goto done;
+        }
     }
     if (ndim < 0) { /* not declared or overridden dtype: as many elements as fit */
         ndim = 1;
         shape[0] = (Py_ssize_t)bytes / itemsize;
         count = shape[0];
     }
-    if ((size_t)(count * itemsize) > bytes) {
+    if (__builtin_mul_overflow(count, itemsize, &total) || (size_t)total > bytes) {
         PyErr_Format(PyExc_ValueError,
                      "variable %R has %zu bytes, too few for shape %R of %S (%zd bytes)", name,
-                     bytes, shape_src == Py_None ? Py_None : shape_src, dtype, count * itemsize);
+                     bytes, shape_src == Py_None ? Py_None : shape_src, dtype,
+                     (Py_ssize_t)((size_t)count * (size_t)itemsize));
         goto done;
     }
     result = (PyObject *)cukit_array_wrap(st, self->device, ptr, (PyObject *)self, dtype, ndim,

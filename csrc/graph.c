@@ -124,6 +124,7 @@ graph_enter(cukit_Graph *self, PyObject *Py_UNUSED(ignored))
         Py_CLEAR(s->capture);
         return NULL;
     }
+    self->st->captures++;
     return Py_NewRef(self);
 }
 
@@ -188,6 +189,7 @@ graph_exit(cukit_Graph *self, PyObject *args)
     }
     PyObject *recorded = s->capture;
     s->capture = NULL;
+    self->st->captures--;
     CUgraph graph = NULL;
     CUresult res = cukit_api.cuStreamEndCapture(s->handle, &graph);
     int ok = 0;

@@ -408,7 +408,9 @@ done:
 static int
 debug_check(cukit_Kernel *k, const cukit_launch_cfg *c, PyObject *const *args)
 {
-    if (c->stream_obj && c->stream_obj->capture) /* captured, not run: nothing to wait for */
+    /* During a capture the launch is recorded, not run, and a synchronize would
+     * break the capture: nothing to wait for. */
+    if (k->st->captures > 0)
         return 0;
     CUresult res;
     Py_BEGIN_ALLOW_THREADS

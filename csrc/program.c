@@ -97,7 +97,8 @@ format_log(PyObject *log)
             goto error;
         const char *open = strchr(line, '('), *close = open ? strstr(open, "): ") : NULL;
         int lineno = 0, digits = 0;
-        for (const char *q = open ? open + 1 : NULL; q && q < close && *q >= '0' && *q <= '9'; q++, digits++)
+        for (const char *q = open ? open + 1 : NULL; q && q < close && *q >= '0' && *q <= '9' &&
+                                                     digits < 9; q++, digits++)
             lineno = lineno * 10 + (*q - '0');
         PyObject *piece;
         if (open == NULL || open == line || close == NULL || digits == 0 ||
@@ -284,7 +285,8 @@ cache_lookup(cukit_Program *self, const char *arch, int cubin, cukit_cache_key *
     Py_DECREF(opts);
     if (rc < 0)
         return -1;
-    Py_SETREF(self->deps, Py_NewRef(key->deps));
+    /* Records of a compile the key cannot vouch for are None: not kept in process either. */
+    Py_SETREF(self->deps, Py_NewRef(key->usable ? key->deps : Py_None));
     PyObject *log;
     rc = cukit_cache_load(key, cubin, image, symbols, &log);
     if (rc == 1)
@@ -347,8 +349,16 @@ compile_once(cukit_Program *self, const char *arch, int cubin, int use_names, Py
      * without including them, and a #line so diagnostics count the user's lines. */
     PyObject *full = NULL;
     if (self->prelude && cukit_toolkit_include(0)) {
+        char quoted[PATH_MAX];
+        size_t q = 0;
+        for (const char *c = name; *c && q + 3 < sizeof quoted; c++) {
+            if (*c == '"' || *c == '\\')
+                quoted[q++] = '\\';
+            quoted[q++] = *c;
+        }
+        quoted[q] = '\0';
         full = PyUnicode_FromFormat("#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
-                                    "#line 1 \"%s\"\n%s", name, src);
+                                    "#line 1 \"%s\"\n%s", quoted, src);
         if (full == NULL || (src = PyUnicode_AsUTF8(full)) == NULL) {
             Py_XDECREF(full);
             return -1;
@@ -836,6 +846,23 @@ program_get_signatures(cukit_Program *self, void *c)
     return PyDictProxy_New(self->signatures);
 }
 
+static PyObject *
+program_get_globals(cukit_Program *self, void *c)
+{
+    PyObject *out = PyDict_New();
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (out && PyDict_Next(self->globals, &pos, &k, &v)) {
+        int tc = (int)PyLong_AsLong(PyTuple_GET_ITEM(v, 0));
+        PyObject *rec = Py_BuildValue("(sO)", tc == CUKIT_TC_OTHER ? "unknown" : cukit_typecode_name(tc),
+                                      PyTuple_GET_ITEM(v, 1));
+        if (rec == NULL || PyDict_SetItem(out, k, rec) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(rec);
+    }
+    return out;
+}
+
 static PyMemberDef program_members[] = {
     {"source", Py_T_OBJECT_EX, offsetof(cukit_Program, source), Py_READONLY, "The CUDA C source."},
     {"name", Py_T_OBJECT_EX, offsetof(cukit_Program, name), Py_READONLY,
@@ -852,6 +879,9 @@ static PyMemberDef program_members[] = {
 static PyGetSetDef program_getset[] = {
     {"signatures", (getter)program_get_signatures, NULL,
      "The __global__ functions read from the source: name -> Signature."},
+    {"globals", (getter)program_get_globals, NULL,
+     "The __device__/__constant__ variables read from the source: name -> (dtype name, "
+     "shape or None); what Module.get_global uses."},
     {NULL},
 };
 
@@ -941,6 +971,8 @@ mod_compile(PyObject *m, PyObject *args, PyObject *kwargs)
                 Py_DECREF(parts[i]);
         }
         PyObject *hit = key ? PyDict_GetItemWithError(st->compiled, key) : NULL;
+        if (hit == NULL && key && PyErr_Occurred()) /* a set or other unhashable argument */
+            Py_CLEAR(key);
         if (hit) {
             PyObject *deps = PyTuple_GET_ITEM(hit, 1), *was = PyTuple_GET_ITEM(hit, 2);
             int same = 1;
@@ -976,7 +1008,7 @@ mod_compile(PyObject *m, PyObject *args, PyObject *kwargs)
     if (prog == NULL)
         goto done;
     out = program_load_on((cukit_Program *)prog, dev);
-    if (out && key) {
+    if (out && key && PyTuple_Check(((cukit_Program *)prog)->deps)) {
         char buf[PATH_MAX];
         PyObject *deps = ((cukit_Program *)prog)->deps;
         PyObject *entry = Py_BuildValue("(OOy)", out, deps,

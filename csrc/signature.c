@@ -771,39 +771,52 @@ record_globals(const lexer *lx, int from, int to, const char *ns, PyObject *alia
     }
     if (!is_var)
         return 0;
-    /* The type: the words before the first declarator's name. */
+    /* The type: the words before the first declarator's name; template arguments
+     * (Foo<int, 3>) are skipped, so such a type reads as unknown. */
     char base[256];
-    int i = from, pointers = 0;
+    int i = from, name_at = -1, alias_ptrs = 0;
     token words[16];
     int nwords = 0;
     for (; i < to; i++) {
         const token *t = &lx->toks[i];
+        if (t->kind == TOK_PUNCT && t->p[0] == '<') {
+            i = skip_group(lx, i) - 1;
+            continue;
+        }
         if (t->kind == TOK_PUNCT && (t->p[0] == '[' || t->p[0] == '=' || t->p[0] == ','))
             break;
-        if (t->kind == TOK_PUNCT && t->p[0] == '*')
-            pointers++;
         if (t->kind != TOK_IDENT || is_qualifier(t) || is(t, "__constant__") ||
             is(t, "__device__") || is(t, "__managed__") || is(t, "static") || is(t, "extern") ||
             is(t, "__shared__") || nwords == 16)
             continue;
         words[nwords++] = *t;
+        name_at = i;
     }
     if (nwords < 2)
         return 0;
-    type_name(words, nwords - 1, aliases, base, sizeof base, &pointers);
-    int typecode = CUKIT_TC_OTHER;
+    type_name(words, nwords - 1, aliases, base, sizeof base, &alias_ptrs);
+    int base_tc = CUKIT_TC_OTHER;
     for (size_t c = 0; c < sizeof c_types / sizeof *c_types; c++)
         if (strcmp(c_types[c].name, base) == 0 && c_types[c].kind != CUKIT_P_STRUCT)
-            typecode = c_types[c].typecode == CUKIT_TC_ANY ? CUKIT_TC_I8 : c_types[c].typecode;
-    if (pointers)
-        typecode = CUKIT_TC_U64;
-    /* Each declarator: name, then [N] dimensions, then an initializer to skip. */
-    for (i = from; i < to; i++) {
+            base_tc = c_types[c].typecode == CUKIT_TC_ANY ? CUKIT_TC_I8 : c_types[c].typecode;
+    /* Each declarator: its own '*'s, its name, [N] dimensions, an initializer. The
+     * first starts at the first declarator name's stars; later ones after a comma. */
+    int start = name_at;
+    while (start > from && is(&lx->toks[start - 1], "*"))
+        start--;
+    for (i = start; i < to; i++) {
+        int stars = 0;
+        while (i < to && is(&lx->toks[i], "*")) {
+            stars++;
+            i++;
+        }
+        while (i < to && lx->toks[i].kind == TOK_IDENT && is_qualifier(&lx->toks[i]))
+            i++; /* float * const p */
+        if (i >= to || lx->toks[i].kind != TOK_IDENT)
+            return 0; /* a declarator cukit does not read (function pointer, ...) */
         const token *t = &lx->toks[i];
-        int next = i + 1 < to ? i + 1 : to;
-        if (t->kind != TOK_IDENT || !(next == to || is(&lx->toks[next], "[") ||
-                                      is(&lx->toks[next], "=") || is(&lx->toks[next], ",")))
-            continue;
+        int next = i + 1;
+        int typecode = (stars || alias_ptrs) ? CUKIT_TC_U64 : base_tc;
         PyObject *shape = PyList_New(0);
         if (shape == NULL)
             return -1;
@@ -1045,6 +1058,11 @@ cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines,
     int depth = 0, other = 0, stmt = 0;
     for (int i = 0; i < lx.n; i++) {
         const token *t = &lx.toks[i];
+        if (t->kind == TOK_PUNCT && t->p[0] == '{' && i > 0 &&
+            (is(&lx.toks[i - 1], "=") || is(&lx.toks[i - 1], "]"))) {
+            i = skip_group(&lx, i) - 1; /* an initializer: part of the statement */
+            continue;
+        }
         if (t->kind == TOK_PUNCT && t->p[0] == '{') {
             int kind = S_OTHER, saved = (int)strlen(ns);
             if (i >= 2 && is(&lx.toks[i - 1], "\"C\"") && is(&lx.toks[i - 2], "extern"))

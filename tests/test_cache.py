@@ -267,3 +267,71 @@ def test_a_fresh_process_loads_from_disk_and_launches(cache_dir, rng):
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
         assert r.stdout.strip() == "1"
+
+
+@pytest.mark.parametrize("spelling", [
+    lambda d: ["-I", str(d)],
+    lambda d: ["--include-path", str(d)],
+    lambda d: [f"--include-path={d}"],
+    lambda d: [f"-I{d}"],
+], ids=["-I DIR", "--include-path DIR", "--include-path=DIR", "-IDIR"])
+def test_every_spelling_of_an_include_folder_is_tracked(cache_dir, tmp_path, spelling):
+    (tmp_path / "k.h").write_text("#define K 2.5f\n")
+    src = '#include <k.h>\n' + unique_source("spell").replace("a * x[i]", "K * x[i]")
+    assert b"0f40200000" in cukit.Program(src, options=spelling(tmp_path)).ptx("sm_90")
+    (tmp_path / "k.h").write_text("#define K 3.5f\n")
+    assert b"0f40600000" in cukit.Program(src, options=spelling(tmp_path)).ptx("sm_90")
+
+
+@pytest.mark.parametrize("spelling", [
+    lambda f: ["-include", str(f)],
+    lambda f: [f"--pre-include={f}"],
+], ids=["-include FILE", "--pre-include=FILE"])
+def test_pre_included_headers_are_tracked(cache_dir, tmp_path, spelling):
+    hdr = tmp_path / "pre.h"
+    hdr.write_text("#define K 2.5f\n")
+    src = unique_source("pre").replace("a * x[i]", "K * x[i]")
+    assert b"0f40200000" in cukit.Program(src, options=spelling(hdr)).ptx("sm_90")
+    hdr.write_text("#define K 3.5f\n")
+    assert b"0f40600000" in cukit.Program(src, options=spelling(hdr)).ptx("sm_90")
+
+
+def test_has_include_is_not_cached(cache_dir, tmp_path):
+    src = "#if __has_include(<k.h>)\n#endif\n" + unique_source("has")
+    cukit.Program(src).ptx("sm_90")
+    assert entries(cache_dir) == []
+
+
+def test_clear_cache_touches_only_its_own_files(cache_dir):
+    cukit.Program(unique_source("own")).cubin("sm_90")
+    others = ["requirements-dev.backup", "x" * 64 + ".bin", "notes.txt"]
+    for name in others:
+        (cache_dir / name).write_text("keep")
+    assert cukit.clear_cache() == 1
+    assert sorted(p.name for p in cache_dir.iterdir()) == sorted(others)
+
+
+def test_a_file_name_with_quotes_still_compiles_with_the_fp16_prelude(cache_dir):
+    src = 'extern "C" __global__ void k(half* y) { y[0] = __float2half(1.0f); }\n'
+    assert b".entry k" in cukit.Program(src, name='my "odd" \\ name.cu').ptx("sm_90")
+
+
+@pytest.mark.gpu
+def test_a_compile_the_key_cannot_vouch_for_is_not_kept_in_process(cache_dir, tmp_path):
+    (tmp_path / "v.h").write_text("#define V 1\n")
+    src = ('#define HDR "v.h"\n#include HDR\n'
+           'extern "C" __global__ void setv(int* p) { p[0] = V; }\n')
+    out = cukit.zeros(1, np.int32)
+    cukit.compile(src, include_dirs=[tmp_path]).setv(out, grid=1, block=1)
+    assert out.get()[0] == 1
+    (tmp_path / "v.h").write_text("#define V 2\n")
+    cukit.compile(src, include_dirs=[tmp_path]).setv(out, grid=1, block=1)
+    assert out.get()[0] == 2
+
+
+@pytest.mark.gpu
+def test_unhashable_arguments_compile_without_the_in_process_cache(cache_dir):
+    src = unique_source("set")
+    m1 = cukit.compile(src, options={"-lineinfo"})
+    m2 = cukit.compile(src, options={"-lineinfo"})
+    assert m1 is not m2 and m1.kernels == m2.kernels

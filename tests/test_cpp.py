@@ -278,3 +278,51 @@ def test_a_global_keeps_its_module_loaded(rng):
     c = rng.random(16, dtype=np.float32)
     coef.set(c)
     np.testing.assert_array_equal(coef.get(), c)
+
+
+def test_globals_are_read_per_declarator():
+    src = r"""
+    __device__ float *p, q;
+    __device__ int arr[4], *ptr;
+    template <class T, int N> struct Foo { T x[N]; };
+    __device__ Foo<int, 3> foo;
+    __constant__ float c3[3] = {1, 2, 3};
+    __device__ unsigned long long big[2][0x10];
+    typedef double real;
+    __device__ real r;
+    namespace ns { __device__ half h[4]; }
+    __device__ float not_a_variable(int a) { return a; }
+    """
+    assert cukit.Program(src).globals == {
+        "p": ("uint64", ()), "q": ("float32", ()), "arr": ("int32", (4,)),
+        "ptr": ("uint64", ()), "foo": ("unknown", ()), "c3": ("float32", (3,)),
+        "big": ("uint64", (2, 16)), "r": ("float64", ()), "ns::h": ("float16", (4,)),
+    }
+
+
+@pytest.mark.gpu
+def test_debug_mode_leaves_captures_alone(rng):
+    mod = cukit.compile('extern "C" __global__ void inc(float* p) { p[threadIdx.x] += 1.0f; }')
+    x0 = rng.random(32, dtype=np.float32)
+    x = cukit.to_device(x0)
+    s, s2 = cukit.Stream(), cukit.Stream()
+    was = cukit.set_debug(True)
+    try:
+        with s.capture() as g:
+            mod.inc(x, grid=1, block=32, stream=s)
+            mod.inc(x, grid=1, block=32, stream=s2)  # runs now: not waited for, not captured
+        s2.synchronize()
+        g.launch(s)
+        s.synchronize()
+    finally:
+        cukit.set_debug(was)
+    np.testing.assert_allclose(x.get(), x0 + 2, rtol=1e-6)
+
+
+@pytest.mark.gpu
+def test_get_global_refuses_a_shape_that_overflows():
+    mod = cukit.compile(GLOBALS, name_expressions=["&ns::v"])
+    with pytest.raises(ValueError, match="too (large|few)"):
+        mod.get_global("coef", dtype=np.int32, shape=(1 << 62,))
+    with pytest.raises(ValueError, match="too large"):
+        mod.get_global("coef", shape=(1 << 40, 1 << 40))
