@@ -657,7 +657,8 @@ set_from_host(cukit_Array *self, PyObject *host, PyObject *stream, const char *w
             PyErr_Format(PyExc_ValueError, async_host_msg, what, self->dtype);
             return -1;
         }
-        src = as_host_array(st, host, NULL); /* contiguous, copying only if it is not */
+        /* C-contiguous: the array itself; else numpy makes a contiguous copy */
+        src = contig ? Py_NewRef(host) : as_host_array(st, host, NULL);
     }
     else if (Py_IS_TYPE(host, st->ArrayType)) {
         PyErr_Format(PyExc_TypeError,
