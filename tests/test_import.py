@@ -45,3 +45,16 @@ def test_import_with_no_driver_on_the_loader_path(tmp_path):
                          env={**env, "PYTHONPATH": ":".join(sys.path)})
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) >= 0
+
+
+def test_version_matches_the_package_metadata():
+    import pathlib
+    import re
+
+    import cukit
+
+    pyproject = pathlib.Path(__file__).resolve().parent.parent / "pyproject.toml"
+    if not pyproject.exists():
+        pytest.skip("not run from a source checkout")
+    declared = re.search(r'^version = "([^"]+)"', pyproject.read_text(), re.M).group(1)
+    assert cukit.__version__ == declared  # the kernel cache keys on it
