@@ -396,7 +396,7 @@ pointer_from_torch(cukit_state *st, const cukit_Signature *sig, int i, PyObject 
     }
     if (!PyObject_TypeCheck(v, (PyTypeObject *)st->torch_tensor))
         return 0;
-    PyObject *ordinal = PyObject_CallMethod(v, "get_device", NULL);
+    PyObject *ordinal = PyObject_CallMethodNoArgs(v, st->str_get_device);
     long where = ordinal ? PyLong_AsLong(ordinal) : -2;
     Py_XDECREF(ordinal);
     if (where == -2 && PyErr_Occurred())
@@ -408,12 +408,12 @@ pointer_from_torch(cukit_state *st, const cukit_Signature *sig, int i, PyObject 
         return arg_error(PyExc_ValueError, sig, i,
                          "the tensor is on device %ld but the kernel runs on device %d", where,
                          dev->ordinal);
-    PyObject *dtype = PyObject_GetAttrString(v, "dtype");
+    PyObject *dtype = PyObject_GetAttr(v, st->str_dtype);
     int tc = dtype ? torch_typecode(st, dtype) : -1;
     Py_XDECREF(dtype);
     if (tc < 0 || check_elements(sig, i, tc, v) < 0)
         return -1;
-    PyObject *ptr = PyObject_CallMethod(v, "data_ptr", NULL);
+    PyObject *ptr = PyObject_CallMethodNoArgs(v, st->str_data_ptr);
     if (ptr == NULL)
         return -1;
     *out = PyLong_AsUnsignedLongLong(ptr);
@@ -470,11 +470,11 @@ pointer_from_cai(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v
                  const cukit_Device *dev, CUdeviceptr *out)
 {
     PyObject *cai;
-    if (cukit_optional_attr(v, "__cuda_array_interface__", &cai) <= 0)
+    if (cukit_optional_attr_obj(v, st->str_cai, &cai) <= 0)
         return PyErr_Occurred() ? -1 : 0;
     int rc = -1;
-    PyObject *data = PyDict_Check(cai) ? PyDict_GetItemString(cai, "data") : NULL;
-    PyObject *typestr = PyDict_Check(cai) ? PyDict_GetItemString(cai, "typestr") : NULL;
+    PyObject *data = PyDict_Check(cai) ? PyDict_GetItemWithError(cai, st->str_data) : NULL;
+    PyObject *typestr = PyDict_Check(cai) ? PyDict_GetItemWithError(cai, st->str_typestr) : NULL;
     if (data == NULL || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) < 1 || typestr == NULL ||
         !PyUnicode_Check(typestr)) {
         arg_error(PyExc_TypeError, sig, i, "its __cuda_array_interface__ has no data or typestr");
@@ -487,9 +487,9 @@ pointer_from_cai(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v
     int tc = cukit_typecode_of_typestr(ts);
     if (check_elements(sig, i, tc, v) < 0)
         goto done;
-    PyObject *strides = PyDict_GetItemString(cai, "strides");
+    PyObject *strides = PyDict_GetItemWithError(cai, st->str_strides);
     if (strides && strides != Py_None &&
-        !cai_c_contiguous(PyDict_GetItemString(cai, "shape"), strides, ts)) {
+        !cai_c_contiguous(PyDict_GetItemWithError(cai, st->str_shape), strides, ts)) {
         not_contiguous(sig, i, "the array", "a contiguous copy");
         goto done;
     }
@@ -551,7 +551,7 @@ pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
             found = pointer_from_cai(st, sig, i, v, dev, &ptr);
         if (found == 0 && (found = cukit_host_array_device_ptr(st, v, &ptr)) > 0) {
             /* cukit's managed (or mapped pinned) numpy array: the same dtype check */
-            PyObject *dt = PyObject_GetAttrString(v, "dtype");
+            PyObject *dt = PyObject_GetAttr(v, st->str_dtype);
             int tc = dt ? cukit_typecode_of_dtype(dt) : -1;
             Py_XDECREF(dt);
             if (tc < 0 || check_elements(sig, i, tc, v) < 0)

@@ -43,7 +43,21 @@ PyErr_SetRaisedException(PyObject *exc)
 #endif
 
 /* getattr that returns 0 (and no exception) when the attribute is missing,
- * 1 with a new ref in *out when present, -1 on other errors. */
+ * 1 with a new ref in *out when present, -1 on other errors. `name` is a str
+ * (interned ones, for paths that run per launch). */
+static inline int
+cukit_optional_attr_obj(PyObject *obj, PyObject *name, PyObject **out)
+{
+    *out = PyObject_GetAttr(obj, name);
+    if (*out)
+        return 1;
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+/* The same with the name as a C string. */
 static inline int
 cukit_optional_attr(PyObject *obj, const char *name, PyObject **out)
 {
@@ -172,6 +186,15 @@ typedef struct cukit_state {
     PyObject *str_shared_mem;
     PyObject *str_stream;
     PyObject *str_n;
+    /* strong refs: interned names the argument packing looks up on foreign arrays */
+    PyObject *str_cai;          /* "__cuda_array_interface__" */
+    PyObject *str_data;
+    PyObject *str_typestr;
+    PyObject *str_strides;
+    PyObject *str_shape;
+    PyObject *str_dtype;
+    PyObject *str_data_ptr;
+    PyObject *str_get_device;
 
     /* strong ref: dict compile key -> (Module, header records, cwd): what
      * cukit.compile already loaded in this process (cache.c, program.c) */

@@ -53,6 +53,8 @@ cukit_numpy(cukit_state *st)
     V(KernelNodeType) V(devices) V(strided_modules) V(numpy) V(np_dtype) \
     V(np_empty) V(np_asarray) V(np_ndarray) V(np_generic) V(np_floating)       \
     V(np_integer) V(np_bool) V(torch_tensor) V(torch_dtypes) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream) V(str_n) \
+    V(str_cai) V(str_data) V(str_typestr) V(str_strides) V(str_shape) V(str_dtype) \
+    V(str_data_ptr) V(str_get_device) \
     V(compiled) \
     V(HostMemoryType) V(RegistrationType)
 
@@ -103,6 +105,14 @@ cukit_exec(PyObject *m)
         {"shared_mem", offsetof(cukit_state, str_shared_mem)},
         {"stream", offsetof(cukit_state, str_stream)},
         {"n", offsetof(cukit_state, str_n)},
+        {"__cuda_array_interface__", offsetof(cukit_state, str_cai)},
+        {"data", offsetof(cukit_state, str_data)},
+        {"typestr", offsetof(cukit_state, str_typestr)},
+        {"strides", offsetof(cukit_state, str_strides)},
+        {"shape", offsetof(cukit_state, str_shape)},
+        {"dtype", offsetof(cukit_state, str_dtype)},
+        {"data_ptr", offsetof(cukit_state, str_data_ptr)},
+        {"get_device", offsetof(cukit_state, str_get_device)},
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         PyObject *s = PyUnicode_InternFromString(names[i].text);
