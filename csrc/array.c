@@ -365,29 +365,41 @@ keep_host(PyObject *stream, PyObject *obj)
     return cukit_capture_keep((cukit_Stream *)stream, obj);
 }
 
-/* Host bytes (C order, a->nbytes of them) -> the array, which may be strided:
- * directly when it is one contiguous run, else through contiguous device scratch
- * rearranged on the device. sync=0 only queues on h. */
+/* Host bytes in C order (a->nbytes of them) to the array (to_device=1) or back
+ * (0). The array may be strided: one contiguous run is copied directly, else
+ * through contiguous device scratch that is rearranged on the device. sync=0 only
+ * queues on h. */
 static int
-host_to_array(cukit_Array *a, const void *host, CUstream h, int sync)
+host_transfer(cukit_Array *a, void *host, CUstream h, int sync, int to_device)
 {
     cukit_state *st = a->st;
     if (a->nbytes == 0)
         return 0;
     if (cukit_device_activate(a->device) < 0)
         return -1;
-    CUdeviceptr dst = cukit_array_ptr(a);
+    CUdeviceptr dev = cukit_array_ptr(a);
+    size_t n = (size_t)a->nbytes;
     if (is_c_contig(a))
-        return cukit_copy_htod(st, dst, host, (size_t)a->nbytes, h, sync);
+        return to_device ? cukit_copy_htod(st, dev, host, n, h, sync)
+                         : cukit_copy_dtoh(st, host, dev, n, h, sync);
     cukit_scratch tmp;
     Py_ssize_t cs[CUKIT_MAXDIM];
     c_strides(a->ndim, a->shape, a->itemsize, cs);
-    if (cukit_scratch_alloc(a->device, (size_t)a->nbytes, h, &tmp) < 0)
+    if (cukit_scratch_alloc(a->device, n, h, &tmp) < 0)
         return -1;
-    int rc = cukit_copy_htod(st, tmp.ptr, host, (size_t)a->nbytes, h, 0);
-    if (rc == 0)
-        rc = cukit_strided_copy(a->device, dst, a->strides, tmp.ptr, cs, a->ndim, a->shape,
+    int rc;
+    if (to_device) {
+        rc = cukit_copy_htod(st, tmp.ptr, host, n, h, 0);
+        if (rc == 0)
+            rc = cukit_strided_copy(a->device, dev, a->strides, tmp.ptr, cs, a->ndim, a->shape,
+                                    a->itemsize, h);
+    }
+    else {
+        rc = cukit_strided_copy(a->device, tmp.ptr, cs, dev, a->strides, a->ndim, a->shape,
                                 a->itemsize, h);
+        if (rc == 0)
+            rc = cukit_copy_dtoh(st, host, tmp.ptr, n, h, 0);
+    }
     if (cukit_scratch_release(a->device, &tmp, h) < 0)
         rc = -1;
     if (rc == 0 && sync)
@@ -397,34 +409,20 @@ error:
     return -1;
 }
 
-/* The array, which may be strided -> host bytes in C order. sync=0 only queues on h. */
-static int
-array_to_host(cukit_Array *a, void *host, CUstream h, int sync)
+int
+cukit_array_check_dtype(cukit_Array *a, PyObject *dtype, const char *who)
 {
-    cukit_state *st = a->st;
-    if (a->nbytes == 0)
+    if (dtype == NULL || dtype == Py_None)
         return 0;
-    if (cukit_device_activate(a->device) < 0)
-        return -1;
-    CUdeviceptr src = cukit_array_ptr(a);
-    if (is_c_contig(a))
-        return cukit_copy_dtoh(st, host, src, (size_t)a->nbytes, h, sync);
-    cukit_scratch tmp;
-    Py_ssize_t cs[CUKIT_MAXDIM];
-    c_strides(a->ndim, a->shape, a->itemsize, cs);
-    if (cukit_scratch_alloc(a->device, (size_t)a->nbytes, h, &tmp) < 0)
-        return -1;
-    int rc = cukit_strided_copy(a->device, tmp.ptr, cs, src, a->strides, a->ndim, a->shape,
-                                a->itemsize, h);
-    if (rc == 0)
-        rc = cukit_copy_dtoh(st, host, tmp.ptr, (size_t)a->nbytes, h, 0);
-    if (cukit_scratch_release(a->device, &tmp, h) < 0)
-        rc = -1;
-    if (rc == 0 && sync)
-        CU_CALL_NOGIL(st, cuStreamSynchronize, (h));
-    return rc;
-error:
-    return -1;
+    PyObject *want = cukit_resolve_dtype(a->st, dtype);
+    int same = want ? PyObject_RichCompareBool(want, a->dtype, Py_EQ) : -1;
+    if (same == 0)
+        PyErr_Format(PyExc_TypeError,
+                     "%s: the device data is %S, not %S; cukit does not convert device data "
+                     "(convert it where it was made, or copy with astype on the host)",
+                     who, a->dtype, want);
+    Py_XDECREF(want);
+    return same == 1 ? 0 : -1;
 }
 
 /* Lowest and one-past-highest byte the array's elements touch. */
@@ -624,7 +622,7 @@ array_get(cukit_Array *self, PyObject *args, PyObject *kwargs)
         Py_DECREF(out);
         return NULL;
     }
-    int rc = array_to_host(self, view.buf, h, sync);
+    int rc = host_transfer(self, view.buf, h, sync, 0);
     PyBuffer_Release(&view);
     if (rc < 0)
         Py_CLEAR(out);
@@ -701,7 +699,7 @@ set_from_host(cukit_Array *self, PyObject *host, PyObject *stream, const char *w
         PyErr_Format(PyExc_ValueError, "%s: the source holds %zd bytes but the array has %zd",
                      what, view.len, self->nbytes);
     else
-        rc = host_to_array(self, view.buf, h, sync);
+        rc = host_transfer(self, view.buf, h, sync, 1);
     PyBuffer_Release(&view);
     Py_DECREF(src);
     return rc;
@@ -1426,7 +1424,7 @@ from_host(cukit_state *st, PyObject *obj, PyObject *dtype, PyObject *device, PyO
         else if (dev)
             a = array_create(st, dev, view.ndim, shape, checked);
         if (a && (async_stream(a, sync ? Py_None : stream, host, &h) < 0 ||
-                  host_to_array(a, view.buf, h, sync) < 0))
+                  host_transfer(a, view.buf, h, sync, 1) < 0))
             Py_CLEAR(a);
         PyBuffer_Release(&view);
     }
@@ -1455,18 +1453,8 @@ mod_to_device(PyObject *m, PyObject *args, PyObject *kwargs)
         cukit_Device *dev = device && device != Py_None ? cukit_device_arg(st, device) : a->device;
         if (dev == NULL)
             return NULL;
-        if (dtype && dtype != Py_None) {
-            PyObject *want = cukit_resolve_dtype(st, dtype);
-            int same = want ? PyObject_RichCompareBool(want, a->dtype, Py_EQ) : -1;
-            if (same == 0)
-                PyErr_Format(PyExc_TypeError,
-                             "to_device(): the array is already on the device as %S; cukit "
-                             "does not convert device arrays to %S",
-                             a->dtype, want);
-            Py_XDECREF(want);
-            if (same != 1)
-                return NULL;
-        }
+        if (cukit_array_check_dtype(a, dtype, "to_device()") < 0)
+            return NULL;
         cukit_Array *out = array_create(st, dev, a->ndim, a->shape, a->dtype);
         if (out && copy_arrays(out, a, stream, "to_device()") < 0)
             Py_CLEAR(out);

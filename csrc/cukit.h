@@ -652,6 +652,9 @@ PyObject *cukit_resolve_dtype(cukit_state *st, PyObject *obj);
  * dtype and device may be NULL. New ref or NULL. */
 PyObject *cukit_array_from_host(cukit_state *st, PyObject *obj, PyObject *dtype,
                                 PyObject *device);
+/* 0 when dtype (may be NULL or None) is a's own dtype; else -1 with TypeError
+ * saying cukit does not convert device data, `who` naming the call. */
+int cukit_array_check_dtype(cukit_Array *a, PyObject *dtype, const char *who);
 /* The shape as a tuple / the byte strides as a tuple. New ref or NULL. */
 PyObject *cukit_array_shape(const cukit_Array *a);
 PyObject *cukit_array_strides(const cukit_Array *a);

@@ -839,21 +839,11 @@ mod_from_dlpack(PyObject *m, PyObject *args, PyObject *kwargs)
     return (PyObject *)a;
 }
 
-/* A dtype= given to asarray for device data must be the data's own. */
+/* A dtype= given to asarray for device data must be the data's own. Steals a. */
 static PyObject *
 check_dtype(cukit_state *st, cukit_Array *a, PyObject *dtype)
 {
-    if (a == NULL || dtype == NULL || dtype == Py_None)
-        return (PyObject *)a;
-    PyObject *want = cukit_resolve_dtype(st, dtype);
-    int same = want ? PyObject_RichCompareBool(want, a->dtype, Py_EQ) : -1;
-    if (same == 0)
-        PyErr_Format(PyExc_TypeError,
-                     "asarray(): the device data is %S, not %S; cukit does not convert device "
-                     "data (convert it where it was made)",
-                     a->dtype, want);
-    Py_XDECREF(want);
-    if (same != 1)
+    if (a != NULL && cukit_array_check_dtype(a, dtype, "asarray()") < 0)
         Py_CLEAR(a);
     return (PyObject *)a;
 }
