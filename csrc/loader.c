@@ -95,6 +95,22 @@ fill(void *lib, const entry *list, size_t n, unsigned int major, char *why, size
     return 0;
 }
 
+/* Repeat a library's verdict: 0 when it loaded (state 1), else -1 with exception
+ * class exc[kind] carrying `why`. */
+static int
+verdict(cukit_state *st, int state, const char *why, int kind, long code, const char *name,
+        const char *call)
+{
+    if (state == 1)
+        return 0;
+    PyObject *msg = PyUnicode_FromString(why);
+    if (msg == NULL)
+        return -1;
+    cukit_raise(st, kind, code, name, call, msg);
+    Py_DECREF(msg);
+    return -1;
+}
+
 int
 cukit_driver_ready(void)
 {
@@ -140,15 +156,8 @@ cukit_driver_load(cukit_state *st)
             }
         }
     }
-    if (loaded.driver == 1)
-        return 0;
-    PyObject *msg = PyUnicode_FromString(loaded.driver_why);
-    if (msg == NULL)
-        return -1;
-    cukit_raise(st, CUKIT_EXC_NO_DEVICE, CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "cuInit",
-                msg);
-    Py_DECREF(msg);
-    return -1;
+    return verdict(st, loaded.driver, loaded.driver_why, CUKIT_EXC_NO_DEVICE,
+                   CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "cuInit");
 }
 
 /* Try dir/name for each of lib's sonames ("" dir: the loader path); on success
@@ -340,14 +349,8 @@ cukit_nvrtc_load(cukit_state *st)
             dlclose(lib);
         }
     }
-    if (loaded.nvrtc == 1)
-        return 0;
-    PyObject *msg = PyUnicode_FromString(loaded.nvrtc_why);
-    if (msg == NULL)
-        return -1;
-    cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, -1, NULL, "dlopen", msg);
-    Py_DECREF(msg);
-    return -1;
+    return verdict(st, loaded.nvrtc, loaded.nvrtc_why, CUKIT_EXC_NOT_SUPPORTED, -1, NULL,
+                   "dlopen");
 }
 
 const char *
@@ -399,14 +402,8 @@ cukit_nvjitlink_load(cukit_state *st)
                 dlclose(lib);
         }
     }
-    if (loaded.nvjitlink == 1)
-        return 0;
-    PyObject *msg = PyUnicode_FromString(loaded.nvjitlink_why);
-    if (msg == NULL)
-        return -1;
-    cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, -1, NULL, "dlopen", msg);
-    Py_DECREF(msg);
-    return -1;
+    return verdict(st, loaded.nvjitlink, loaded.nvjitlink_why, CUKIT_EXC_NOT_SUPPORTED, -1, NULL,
+                   "dlopen");
 }
 
 const char *
