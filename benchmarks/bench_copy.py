@@ -39,18 +39,16 @@ Usage
 import argparse
 import json
 import platform
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from _bench import import_cukit, run_c
+
 HERE = Path(__file__).resolve().parent
-C_BASELINE = HERE / "copy_baseline.c"
 MiB = 1 << 20
 SIZES = [1 * MiB, 64 * MiB, 1024 * MiB]
 TUNE_SIZE = 256 * MiB
@@ -60,20 +58,6 @@ RAW_C = "raw C cuMemcpy"
 
 def fail(message):
     sys.exit(f"bench_copy: {message}")
-
-
-def import_cukit():
-    """cukit from the environment, else from the checkout's src/ (built in place)."""
-    try:
-        import cukit
-    except ImportError:
-        sys.path.insert(0, str(HERE.parent / "src"))
-        try:
-            import cukit
-        except ImportError as e:
-            fail(f"cannot import cukit ({e}). Build it first: "
-                 "python setup.py build_ext --inplace -b src, then run with PYTHONPATH=src")
-    return cukit
 
 
 def size_name(n):
@@ -89,20 +73,7 @@ def iterations(nbytes):
 
 
 def run_c_baseline(device, reps, sizes):
-    cc = shutil.which("cc")
-    if cc is None:
-        raise RuntimeError("no C compiler: `cc` is not on PATH")
-    with tempfile.TemporaryDirectory(prefix="bench_copy_") as workdir:
-        exe = Path(workdir) / "copy_baseline"
-        proc = subprocess.run([cc, "-O2", "-std=c11", "-o", str(exe), str(C_BASELINE), "-ldl"],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"cc failed:\n{proc.stderr}")
-        proc = subprocess.run([str(exe), str(device), str(reps), *map(str, sizes)],
-                              capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr.strip() or f"exit status {proc.returncode}")
-    return json.loads(proc.stdout)
+    return run_c("copy_baseline.c", [device, reps, *sizes], timeout=600)
 
 
 def try_c_baseline(device, reps, sizes):
@@ -411,7 +382,7 @@ def parse_args():
 
 def main():
     args = parse_args()
-    cukit = import_cukit()
+    cukit = import_cukit("bench_copy")
     try:
         device = cukit.Device(0)
     except cukit.NoDeviceError as e:

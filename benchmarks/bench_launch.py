@@ -47,18 +47,16 @@ import argparse
 import ctypes
 import json
 import platform
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from _bench import import_cukit, run_c
+
 HERE = Path(__file__).resolve().parent
-C_BASELINE = HERE / "launch_baseline.c"
 
 KERNEL_SOURCE = r"""
 extern "C" __global__ void empty0() {}
@@ -118,20 +116,6 @@ RAW_C_GRAPH = "raw C, CUDA graph replay (per kernel)"
 
 def fail(message):
     sys.exit(f"bench_launch: {message}")
-
-
-def import_cukit():
-    """cukit from the environment, else from the checkout's src/ (built in place)."""
-    try:
-        import cukit
-    except ImportError:
-        sys.path.insert(0, str(HERE.parent / "src"))
-        try:
-            import cukit
-        except ImportError as e:
-            fail(f"cannot import cukit ({e}). Build it first: "
-                 "python setup.py build_ext --inplace -b src, then run with PYTHONPATH=src")
-    return cukit
 
 
 def expected_output(nargs, x, y):
@@ -253,31 +237,11 @@ class LaunchBench:
 # ------------------------------------------------------------------ raw C
 
 
-def build_c_baseline(workdir):
-    """Compile launch_baseline.c with the system C compiler; returns the executable's path."""
-    cc = shutil.which("cc")
-    if cc is None:
-        raise RuntimeError("no C compiler: `cc` is not on PATH")
-    exe = Path(workdir) / "launch_baseline"
-    proc = subprocess.run([cc, "-O2", "-std=c11", "-o", str(exe), str(C_BASELINE), "-ldl"],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"cc failed:\n{proc.stderr}")
-    return exe
-
-
 def run_c_baseline(bench):
     """Run the C program on the same cubin; returns its parsed JSON."""
-    with tempfile.TemporaryDirectory(prefix="bench_launch_") as workdir:
-        exe = build_c_baseline(workdir)
-        cubin = Path(workdir) / "kernels.cubin"
-        cubin.write_bytes(bench.cubin)
-        argv = [str(exe), str(cubin), str(bench.device.ordinal), str(bench.launches),
-                str(bench.reps), str(WARMUP), str(GRAPH_REPLAYS), str(BIG_N), str(BIG_REPS)]
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr.strip() or f"exit status {proc.returncode}")
-    return json.loads(proc.stdout)
+    args = ["{dir}/kernels.cubin", bench.device.ordinal, bench.launches, bench.reps, WARMUP,
+            GRAPH_REPLAYS, BIG_N, BIG_REPS]
+    return run_c("launch_baseline.c", args, timeout=300, files={"kernels.cubin": bench.cubin})
 
 
 def try_raw_c(bench):
@@ -634,7 +598,7 @@ def parse_args():
 
 def main():
     args = parse_args()
-    cukit = import_cukit()
+    cukit = import_cukit("bench_launch")
     try:
         bench = LaunchBench(cukit, args.launches, args.reps)
     except cukit.NoDeviceError as e:

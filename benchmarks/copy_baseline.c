@@ -6,7 +6,7 @@
  * compiler, runs it and reads the single JSON object it prints on stdout.
  *
  * The driver is dlopen'ed (libcuda.so.1): no CUDA headers, no -lcuda. The few
- * types and prototypes it needs are declared below.
+ * types and prototypes it needs are declared below and in baseline.h.
  *
  *   copy_baseline DEVICE REPS SIZE [SIZE ...]
  *
@@ -20,25 +20,16 @@
  * and their median.
  * Errors go to stderr, exit 1. */
 #define _DEFAULT_SOURCE
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
+
+#define BASELINE_NAME "copy_baseline"
+#include "baseline.h"
 
 /* ------------------------------------------------------------ driver ABI */
 
-typedef int CUresult;
-typedef int CUdevice;
-typedef unsigned long long CUdeviceptr;
-typedef struct CUctx_st *CUcontext;
-
-#define CUDA_SUCCESS 0
-
 static struct {
     CUresult (*Init)(unsigned int flags);
-    CUresult (*GetErrorName)(CUresult error, const char **name);
     CUresult (*DeviceGet)(CUdevice *dev, int ordinal);
     CUresult (*DeviceGetName)(char *name, int len, CUdevice dev);
     CUresult (*DevicePrimaryCtxRetain)(CUcontext *ctx, CUdevice dev);
@@ -53,42 +44,10 @@ static struct {
 } cu;
 
 static void
-die(const char *what)
-{
-    fprintf(stderr, "copy_baseline: %s\n", what);
-    exit(1);
-}
-
-static void
-check(CUresult res, const char *call, int line)
-{
-    if (res == CUDA_SUCCESS)
-        return;
-    const char *name = NULL;
-    if (cu.GetErrorName == NULL || cu.GetErrorName(res, &name) != CUDA_SUCCESS || name == NULL)
-        name = "unknown error";
-    fprintf(stderr, "copy_baseline: line %d: %s failed: %s (%d)\n", line, call, name, res);
-    exit(1);
-}
-#define CHECK(call) check((call), #call, __LINE__)
-
-#define LOAD(field, symbol)                                               \
-    do {                                                                  \
-        *(void **)&cu.field = dlsym(lib, symbol);                         \
-        if (cu.field == NULL)                                             \
-            die("libcuda.so.1 lacks " symbol " (driver too old?)");      \
-    } while (0)
-
-static void
 load_driver(void)
 {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL) {
-        fprintf(stderr, "copy_baseline: cannot load libcuda.so.1: %s\n", dlerror());
-        exit(1);
-    }
+    void *lib = open_driver();
     LOAD(Init, "cuInit");
-    LOAD(GetErrorName, "cuGetErrorName");
     LOAD(DeviceGet, "cuDeviceGet");
     LOAD(DeviceGetName, "cuDeviceGetName");
     LOAD(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
@@ -103,34 +62,6 @@ load_driver(void)
 }
 
 /* ------------------------------------------------------------ helpers */
-
-static double
-now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int
-compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double
-median(const double *samples, int n)
-{
-    double *sorted = malloc(n * sizeof *sorted);
-    if (sorted == NULL)
-        die("out of memory");
-    memcpy(sorted, samples, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, compare_doubles);
-    double m = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    free(sorted);
-    return m;
-}
 
 /* Pageable memory as numpy allocates it: malloc, with huge pages advised for the
  * page-aligned part from 4 MiB on; written once so the copies find it mapped. */

@@ -7,7 +7,7 @@
  * reads the single JSON object it prints on stdout.
  *
  * The driver is dlopen'ed (libcuda.so.1): no CUDA headers, no -lcuda. The few
- * types and prototypes it needs are declared below.
+ * types and prototypes it needs are declared below and in baseline.h.
  *
  *   launch_baseline CUBIN DEVICE LAUNCHES REPS WARMUP GRAPH_REPLAYS BIG_N BIG_REPS
  *
@@ -22,17 +22,11 @@
  *                 cuEventRecord around each launch, BIG_REPS samples.
  * Each reports every sample and their median. Errors go to stderr, exit 1. */
 #define _POSIX_C_SOURCE 199309L
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+#define BASELINE_NAME "launch_baseline"
+#include "baseline.h"
 
 /* ------------------------------------------------------------ driver ABI */
 
-typedef int CUresult;
-typedef int CUdevice;
-typedef unsigned long long CUdeviceptr;
-typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
@@ -40,13 +34,11 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 
-#define CUDA_SUCCESS 0
 #define CU_STREAM_NON_BLOCKING 1
 #define CU_STREAM_CAPTURE_MODE_GLOBAL 0
 #define CU_EVENT_DEFAULT 0
 
 typedef CUresult (*cuInit_t)(unsigned int flags);
-typedef CUresult (*cuGetErrorName_t)(CUresult error, const char **name);
 typedef CUresult (*cuDriverGetVersion_t)(int *version);
 typedef CUresult (*cuDeviceGet_t)(CUdevice *dev, int ordinal);
 typedef CUresult (*cuDeviceGetName_t)(char *name, int len, CUdevice dev);
@@ -81,7 +73,6 @@ typedef CUresult (*cuEventElapsedTime_t)(float *ms, CUevent start, CUevent end);
 
 static struct {
     cuInit_t Init;
-    cuGetErrorName_t GetErrorName;
     cuDriverGetVersion_t DriverGetVersion;
     cuDeviceGet_t DeviceGet;
     cuDeviceGetName_t DeviceGetName;
@@ -111,34 +102,6 @@ static struct {
     cuEventElapsedTime_t EventElapsedTime;
 } cu;
 
-static void
-die(const char *what)
-{
-    fprintf(stderr, "launch_baseline: %s\n", what);
-    exit(1);
-}
-
-static void
-check(CUresult res, const char *call, int line)
-{
-    if (res == CUDA_SUCCESS)
-        return;
-    const char *name = NULL;
-    if (cu.GetErrorName == NULL || cu.GetErrorName(res, &name) != CUDA_SUCCESS || name == NULL)
-        name = "unknown error";
-    fprintf(stderr, "launch_baseline: line %d: %s failed: %s (%d)\n", line, call, name, res);
-    exit(1);
-}
-#define CHECK(call) check((call), #call, __LINE__)
-
-/* Store dlsym(lib, symbol) into a function-pointer field. */
-#define LOAD(field, symbol)                                               \
-    do {                                                                  \
-        *(void **)&cu.field = dlsym(lib, symbol);                         \
-        if (cu.field == NULL)                                             \
-            die("libcuda.so.1 lacks " symbol " (driver too old?)");      \
-    } while (0)
-
 /* The newer symbol where the driver has it (same prototype), else the older. */
 #define LOAD_NEWEST(field, newer, older)                                  \
     do {                                                                  \
@@ -150,13 +113,8 @@ check(CUresult res, const char *call, int line)
 static void
 load_driver(void)
 {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL) {
-        fprintf(stderr, "launch_baseline: cannot load libcuda.so.1: %s\n", dlerror());
-        exit(1);
-    }
+    void *lib = open_driver();
     LOAD(Init, "cuInit");
-    LOAD(GetErrorName, "cuGetErrorName");
     LOAD(DriverGetVersion, "cuDriverGetVersion");
     LOAD(DeviceGet, "cuDeviceGet");
     LOAD(DeviceGetName, "cuDeviceGetName");
@@ -187,35 +145,6 @@ load_driver(void)
 }
 
 /* ------------------------------------------------------------ helpers */
-
-static double
-now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
-
-static int
-compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double
-median(const double *samples, int n)
-{
-    double *sorted = malloc(n * sizeof *sorted);
-    if (sorted == NULL)
-        die("out of memory");
-    for (int i = 0; i < n; i++)
-        sorted[i] = samples[i];
-    qsort(sorted, n, sizeof *sorted, compare_doubles);
-    double m = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    free(sorted);
-    return m;
-}
 
 /* Prints "key": {"median": m, "samples": [...]} */
 static void
@@ -252,11 +181,11 @@ static double
 time_launches(CUfunction f, void **params, int count)
 {
     CHECK(cu.CtxSynchronize());
-    double t0 = now_us();
+    double t0 = now_s();
     for (int i = 0; i < count; i++)
         CHECK(cu.LaunchKernel(f, GRID, 1, 1, BLOCK, 1, 1, 0, NULL, params, NULL));
     CHECK(cu.CtxSynchronize());
-    return (now_us() - t0) / count;
+    return (now_s() - t0) * 1e6 / count;
 }
 
 static void
@@ -286,11 +215,11 @@ measure_graph(CUfunction f, void **params, int replays, int reps, double *sample
         CHECK(cu.GraphLaunch(exec, stream));
     for (int r = 0; r < reps; r++) {
         CHECK(cu.CtxSynchronize());
-        double t0 = now_us();
+        double t0 = now_s();
         for (int i = 0; i < replays; i++)
             CHECK(cu.GraphLaunch(exec, stream));
         CHECK(cu.CtxSynchronize());
-        samples[r] = (now_us() - t0) / ((double)replays * GRAPH_KERNELS);
+        samples[r] = (now_s() - t0) * 1e6 / ((double)replays * GRAPH_KERNELS);
     }
     CHECK(cu.GraphExecDestroy(exec));
     CHECK(cu.GraphDestroy(graph));
