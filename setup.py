@@ -16,11 +16,12 @@ setup(
     ext_modules=[
         Extension(
             "cukit._cukit",
-            sources=sorted(glob.glob("csrc/*.c")),
-            depends=sorted(glob.glob("csrc/*.h")),
+            sources=sorted(glob.glob("csrc/*.c") + glob.glob("csrc/*/*.c")),
+            include_dirs=["csrc"],
+            depends=sorted(glob.glob("csrc/*.h") + glob.glob("csrc/*/*.h")),
             extra_compile_args=flags,
             extra_link_args=link,
-            libraries=["dl", "pthread"],
+            libraries=["dl", "pthread", "m"],
         )
     ],
 )

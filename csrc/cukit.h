@@ -413,6 +413,13 @@ typedef struct {
 /* Load libcuda and call cuInit once. 0 on success; -1 with NoDeviceError set
  * (the message names the library and where it was looked for). */
 int cukit_driver_load(cukit_state *st);
+/* The emulator layer registers its table filler here at init (a hook: the loader
+ * sits below the emulator). */
+void cukit_driver_set_emulator(int (*fill)(cukit_api_t *));
+/* "gpu" or "emulator" once cukit_driver_load succeeded, else NULL. Static storage. */
+const char *cukit_backend_name(void);
+/* Adds cukit.set_backend() and cukit.backend(). 0 / -1. */
+int cukit_loader_setup(PyObject *module, cukit_state *st);
 /* 1 when the driver is loaded and initialised, else 0; never raises. */
 int cukit_driver_ready(void);
 /* Load NVRTC. 0 on success; -1 with NotSupportedError naming every place searched. */

@@ -1,5 +1,6 @@
 /* module.c - the cukit._cukit module: definition, multi-phase init, state traverse/clear */
 #include "cukit.h"
+#include "emulator/emulator.h"
 
 static struct PyModuleDef cukit_moduledef;
 
@@ -128,6 +129,7 @@ cukit_exec(PyObject *m)
         cukit_link_setup,
         cukit_hostmem_setup, cukit_transfer_setup,
         cukit_dlpack_setup,
+        cukit_loader_setup, cukit_emulator_setup,
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
         if (setups[i](m, st) < 0)

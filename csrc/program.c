@@ -791,8 +791,19 @@ program_load_on(cukit_Program *self, cukit_Device *dev)
     char arch[32];
     PyObject *image = NULL, *symbols = NULL;
     PyOS_snprintf(arch, sizeof arch, "sm_%d", cc);
+    /* A device that runs PTX only (the emulator) says so through the driver table; it
+     * gets PTX with line information, so faults can name the source line. */
+    int ptx_only = 0;
+    if (cukit_api.cuDeviceGetAttribute(&ptx_only, CUKIT_DEVICE_ATTRIBUTE_PTX_ONLY, dev->dev) !=
+        CUDA_SUCCESS)
+        ptx_only = 0;
+    if (ptx_only) {
+        PyOS_snprintf(arch, sizeof arch, "compute_%d", cc);
+        if (cukit_program_compile(self, arch, CUKIT_OUT_PTX, "-lineinfo", &image, &symbols) < 0)
+            return NULL;
+    }
     /* A cached cubin loads without NVRTC, whose dlopen alone costs milliseconds. */
-    if (cukit_cache_enabled() && cukit_nvrtc_realpath() == NULL) {
+    else if (cukit_cache_enabled() && cukit_nvrtc_realpath() == NULL) {
         cukit_cache_key key = {0};
         int hit = cache_lookup(self, arch, 1, &key, &image, &symbols);
         cukit_cache_key_clear(&key);
