@@ -506,6 +506,7 @@ cukit_program_compile(cukit_Program *self, const char *arch, int kind, const cha
     if (copy->log && copy->options && copy->deps) {
         rc = compile_for(copy, arch, kind, image, symbols);
         Py_SETREF(self->log, Py_NewRef(copy->log));
+        Py_SETREF(self->deps, Py_NewRef(copy->deps)); /* the headers this compile read */
     }
     Py_DECREF(copy);
     return rc;
@@ -801,6 +802,7 @@ program_load_on(cukit_Program *self, cukit_Device *dev)
         PyOS_snprintf(arch, sizeof arch, "compute_%d", cc);
         if (cukit_program_compile(self, arch, CUKIT_OUT_PTX, "-lineinfo", &image, &symbols) < 0)
             return NULL;
+        PyOS_snprintf(arch, sizeof arch, "sm_%d", cc); /* the module is for this device */
     }
     /* A cached cubin loads without NVRTC, whose dlopen alone costs milliseconds. */
     else if (cukit_cache_enabled() && cukit_nvrtc_realpath() == NULL) {

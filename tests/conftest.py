@@ -1,4 +1,8 @@
-"""Shared fixtures: a `gpu` marker that skips without a device, fresh random data."""
+"""Shared fixtures: a `gpu` marker that skips without a device, fresh random data.
+
+Without a GPU, cukit's default backend (auto) runs kernels on its CPU emulator, so
+`gpu` tests run there too; tests marked `gpu_hardware` need a real GPU (timings,
+the driver's memory pool, machine code) and skip on the emulator."""
 import os
 import tempfile
 
@@ -11,14 +15,27 @@ os.environ["CUKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="cukit-test-cache-")
 import cukit  # noqa: E402
 
 HAVE_GPU = cukit.device_count() > 0
+EMULATOR = HAVE_GPU and cukit.backend() == "emulator"
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "gpu_hardware: needs a real GPU, not the emulator (timing, the driver's "
+        "memory pool, machine code); skipped on the emulator")
 
 
 def pytest_collection_modifyitems(config, items):
-    if HAVE_GPU:
+    if HAVE_GPU and not EMULATOR:
         return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU (cukit.device_count() == 0)")
+    if HAVE_GPU:
+        reason = "needs a real GPU: this run uses cukit's CPU emulator"
+        marker = "gpu_hardware"
+    else:
+        reason = "needs a CUDA GPU (cukit.device_count() == 0)"
+        marker = "gpu"
+    skip = pytest.mark.skip(reason=reason)
     for item in items:
-        if "gpu" in item.keywords:
+        if marker in item.keywords or (not HAVE_GPU and "gpu_hardware" in item.keywords):
             item.add_marker(skip)
 
 

@@ -288,6 +288,7 @@ def test_managed_memory_is_freed_with_the_last_array():
 
 
 @gpu
+@pytest.mark.gpu_hardware  # the driver's stream-ordered pool
 def test_memory_info_and_trim_pool():
     info = cukit.memory_info()
     assert set(info) == {"free", "total", "pool_reserved", "pool_used"}
@@ -333,6 +334,7 @@ def test_pool_reuses_memory_in_a_loop():
 
 
 @gpu
+@pytest.mark.gpu_hardware  # a kernel still running while the host goes on
 def test_free_while_a_stream_still_reads_does_not_wait_and_is_safe(rng, kernels):
     """Dropping an array that a running kernel reads neither blocks the host nor lets
     new allocations reuse the memory before the kernel is done."""
@@ -358,6 +360,7 @@ def test_free_while_a_stream_still_reads_does_not_wait_and_is_safe(rng, kernels)
 
 
 @gpu
+@pytest.mark.gpu_hardware  # a kernel still running while the host goes on
 def test_dropping_a_stream_with_work_still_orders_frees(rng, kernels):
     n = 1 << 18
     data = rng.standard_normal(n).astype(np.float32)

@@ -16,7 +16,7 @@
 /* The detail of the last failure on this thread, returned by cuGetErrorString for
  * that code: how the emulator says which address faulted or what it cannot do. */
 static _Thread_local CUresult last_code;
-static _Thread_local char last_why[2048];
+static _Thread_local char last_why[2304];
 
 static CUresult
 failed(CUresult code, const char *fmt, ...)
@@ -99,6 +99,40 @@ ok(void)
 {
     last_code = CUDA_SUCCESS;
     return CUDA_SUCCESS;
+}
+
+/* A kernel fault, held until the next call that waits for the device reports it, as a
+ * GPU does; unlike a GPU's, it is reported once and the context stays usable. */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUresult pending_code;
+static char pending_why[2304];
+
+static void
+set_pending(CUresult code, const char *why)
+{
+    pthread_mutex_lock(&pending_lock);
+    if (pending_code == CUDA_SUCCESS) {
+        pending_code = code;
+        snprintf(pending_why, sizeof pending_why, "%s", why);
+    }
+    pthread_mutex_unlock(&pending_lock);
+}
+
+/* The pending fault, cleared, as this thread's failure; CUDA_SUCCESS if none. */
+static CUresult
+take_pending(void)
+{
+    if (__atomic_load_n(&pending_code, __ATOMIC_RELAXED) == CUDA_SUCCESS)
+        return CUDA_SUCCESS;
+    pthread_mutex_lock(&pending_lock);
+    CUresult code = pending_code;
+    if (code != CUDA_SUCCESS) {
+        snprintf(last_why, sizeof last_why, "%s", pending_why);
+        last_code = code;
+        pending_code = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&pending_lock);
+    return code;
 }
 
 /* ------------------------------------------------------------------ the allocation registry */
@@ -379,8 +413,8 @@ e_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d)
 static CUresult e_cuCtxGetCurrent(CUcontext *ctx) { *ctx = current_ctx; return ok(); }
 static CUresult e_cuCtxSetCurrent(CUcontext ctx) { current_ctx = ctx; return ok(); }
 static CUresult e_cuCtxGetDevice(CUdevice *d) { *d = 0; return ok(); }
-/* All work runs when it is issued, so there is never anything to wait for. */
-static CUresult e_cuCtxSynchronize(void) { return ok(); }
+/* All work runs when it is issued: waiting only reports a fault held since. */
+static CUresult e_cuCtxSynchronize(void) { return take_pending() ?: ok(); }
 
 static CUresult
 e_cuMemGetInfo(size_t *free_, size_t *total)
@@ -505,8 +539,8 @@ e_cuStreamDestroy(CUstream h)
     return ok();
 }
 
-static CUresult e_cuStreamSynchronize(CUstream h) { return ok(); }
-static CUresult e_cuStreamQuery(CUstream h) { return ok(); }
+static CUresult e_cuStreamSynchronize(CUstream h) { return take_pending() ?: ok(); }
+static CUresult e_cuStreamQuery(CUstream h) { return take_pending() ?: ok(); }
 static CUresult e_cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags) { return ok(); }
 
 static CUresult
@@ -755,8 +789,8 @@ e_cuEventRecord(CUevent e, CUstream s)
     return ok();
 }
 
-static CUresult e_cuEventSynchronize(CUevent e) { return ok(); }
-static CUresult e_cuEventQuery(CUevent e) { return ok(); }
+static CUresult e_cuEventSynchronize(CUevent e) { return take_pending() ?: ok(); }
+static CUresult e_cuEventQuery(CUevent e) { return take_pending() ?: ok(); }
 
 static CUresult
 e_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
@@ -861,9 +895,10 @@ capture_copy(graph *g, CUdeviceptr dst, const void *src, size_t n)
     return ok();
 }
 
-static CUresult e_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) { return copy_now(d, s, n, 1, 0); }
-static CUresult e_cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) { return copy_now((CUdeviceptr)(uintptr_t)d, (const void *)(uintptr_t)s, n, 0, 1); }
-static CUresult e_cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_now(d, (const void *)(uintptr_t)s, n, 1, 1); }
+/* The synchronous copies wait for the device, so they report a held fault. */
+static CUresult e_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) { return take_pending() ?: copy_now(d, s, n, 1, 0); }
+static CUresult e_cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) { return take_pending() ?: copy_now((CUdeviceptr)(uintptr_t)d, (const void *)(uintptr_t)s, n, 0, 1); }
+static CUresult e_cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) { return take_pending() ?: copy_now(d, (const void *)(uintptr_t)s, n, 1, 1); }
 
 static CUresult
 e_cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st)
@@ -1240,6 +1275,9 @@ launch(emu_func *f, const unsigned grid[3], const unsigned block[3], unsigned sh
     if (f->nparams > 0 && params == NULL)
         return failed(CUDA_ERROR_INVALID_VALUE, "the kernel takes %d parameters and none were given",
                       f->nparams);
+    CUresult held = take_pending();
+    if (held != CUDA_SUCCESS)
+        return held;
     graph *g = capturing(s);
     if (g) {
         node *n = graph_add(g, N_KERNEL);
@@ -1265,8 +1303,15 @@ launch(emu_func *f, const unsigned grid[3], const unsigned block[3], unsigned sh
     CUresult r = emu_run(&L, why, sizeof why);
     if (buf != stackbuf)
         free(buf);
-    if (r != CUDA_SUCCESS)
-        return failed(r, "%s. The emulator checked this access; its context stays usable", why);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+        return failed(r, "%s", why);
+    if (r != CUDA_SUCCESS) {
+        /* reported by the next call that waits, like a GPU's fault */
+        char text[2200];
+        snprintf(text, sizeof text, "%s. (The emulator checked every access; it stopped the "
+                 "kernel there, and the context stays usable.)", why);
+        set_pending(r, text);
+    }
     return ok();
 }
 

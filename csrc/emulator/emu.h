@@ -97,6 +97,7 @@ typedef struct {
     int32_t guard;    /* predicate register, -1 when unguarded */
     int32_t d[4];     /* destinations (slots; predicate numbers for predicate results) */
     int32_t s[4];     /* sources */
+    int32_t addr;     /* memory operations: the slot holding the address (plus imm) */
     int64_t imm;      /* address offset, branch target, lut, ... */
     uint32_t line;    /* index into the module's line table (0: unknown) */
     uint32_t ptxline; /* line of the PTX text */
@@ -108,7 +109,7 @@ enum {
     SR_CTAID_X, SR_CTAID_Y, SR_CTAID_Z, SR_NCTAID_X, SR_NCTAID_Y, SR_NCTAID_Z,
     SR_LANEID, SR_WARPID, SR_NWARPID, SR_SMID, SR_NSMID, SR_GRIDID,
     SR_LANEMASK_EQ, SR_LANEMASK_LT, SR_LANEMASK_LE, SR_LANEMASK_GT, SR_LANEMASK_GE,
-    SR_DYN_SMEM, SR_TOTAL_SMEM, SR_DYNBASE /* value: offset from the dynamic shared base */,
+    SR_DYN_SMEM, SR_TOTAL_SMEM, SR_ZERO, SR_ONE, SR_DYNBASE /* value: offset from the dynamic shared base */,
     SR_COUNT
 };
 

@@ -1287,7 +1287,7 @@ run_warp(block *b, warp *w)
             break;
         }
         case OP_LD: {
-            const uint64_t *Ad = R + (size_t)in->s[3] * 32;
+            const uint64_t *Ad = R + (size_t)in->addr * 32;
             int t = in->type, sz = emu_type_size(t), n = in->vec;
             unsigned total = (unsigned)(sz * n);
             int sp = in->space;
@@ -1319,7 +1319,7 @@ run_warp(block *b, warp *w)
             break;
         }
         case OP_ST: {
-            const uint64_t *Ad = R + (size_t)in->s[3] * 32;
+            const uint64_t *Ad = R + (size_t)in->addr * 32;
             int sz = emu_type_size(in->type), n = in->vec;
             unsigned total = (unsigned)(sz * n);
             int sp = in->space;
@@ -1352,7 +1352,7 @@ run_warp(block *b, warp *w)
         }
         case OP_ATOM:
         case OP_RED: {
-            const uint64_t *Ad = R + (size_t)in->s[3] * 32;
+            const uint64_t *Ad = R + (size_t)in->addr * 32;
             unsigned sz = (unsigned)emu_type_size(in->type);
             LANES(m, {
                 uint64_t a = Ad[l] + (uint64_t)in->imm;

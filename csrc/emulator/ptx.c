@@ -266,7 +266,7 @@ fail(P *p, int line, const char *fmt, ...)
         char where[192] = "";
         if (p->cur_line)
             emu_line_str(p->m, p->cur_line, where, sizeof where);
-        snprintf(p->why, p->whylen, "%s%s%s(PTX line %d)", msg, where[0] ? " at " : " ", where,
+        snprintf(p->why, p->whylen, "%s%s%s (PTX line %d)", msg, where[0] ? " at " : "", where,
                  line);
     }
     p->failed = 1;
@@ -573,6 +573,7 @@ emit(P *p, int ptxline)
     in->guard = -1;
     in->vec = 1;
     in->line = p->cur_line;
+    in->addr = p->zero_slot;
     in->ptxline = (uint32_t)ptxline;
     for (int i = 0; i < 4; i++)
         in->d[i] = in->s[i] = p->zero_slot;
@@ -593,6 +594,12 @@ static const struct {
     {"%lanemask_le", SR_LANEMASK_LE}, {"%lanemask_gt", SR_LANEMASK_GT},
     {"%lanemask_ge", SR_LANEMASK_GE}, {"%dynamic_smem_size", SR_DYN_SMEM},
     {"%total_smem_size", SR_TOTAL_SMEM},
+    /* without a cluster launch each block is a cluster of one */
+    {"%clusterid.x", SR_CTAID_X}, {"%clusterid.y", SR_CTAID_Y}, {"%clusterid.z", SR_CTAID_Z},
+    {"%nclusterid.x", SR_NCTAID_X}, {"%nclusterid.y", SR_NCTAID_Y}, {"%nclusterid.z", SR_NCTAID_Z},
+    {"%cluster_ctaid.x", SR_ZERO}, {"%cluster_ctaid.y", SR_ZERO}, {"%cluster_ctaid.z", SR_ZERO},
+    {"%cluster_nctaid.x", SR_ONE}, {"%cluster_nctaid.y", SR_ONE}, {"%cluster_nctaid.z", SR_ONE},
+    {"%cluster_ctarank", SR_ZERO}, {"%cluster_nctarank", SR_ONE}, {"%is_explicit_cluster", SR_ZERO},
 };
 
 /* ------------------------------------------------------------------ operands */
@@ -757,8 +764,18 @@ name_slot(P *p, const char *name, int len, int64_t off, int line)
         return new_slot(p);
     for (size_t i = 0; i < sizeof specials / sizeof *specials; i++) {
         if ((int)strlen(specials[i].name) == len && memcmp(specials[i].name, name, (size_t)len) == 0)
-            return add_prefill(p, specials[i].kind, 0);
+            return specials[i].kind == SR_ZERO || specials[i].kind == SR_ONE
+                       ? const_slot(p, specials[i].kind == SR_ONE)
+                       : add_prefill(p, specials[i].kind, 0);
     }
+    /* %envreg0..31: the driver's environment registers, zero outside cooperative launches */
+    if (len > 7 && memcmp(name, "%envreg", 7) == 0)
+        return const_slot(p, 0);
+    if ((len == 6 && memcmp(name, "%clock", 6) == 0) || (len == 8 && memcmp(name, "%clock64", 8) == 0) ||
+        (len == 12 && memcmp(name, "%globaltimer", 12) == 0))
+        return fail(p, line, "'%.*s' is read with mov only", len, name);
+    if (name[0] == '%')
+        return fail(p, line, "the emulator does not support the special register '%.*s'", len, name);
     return fail(p, line, "the emulator does not know the register or symbol '%.*s'", len, name);
 }
 
@@ -1047,7 +1064,7 @@ address(P *p, emu_inst *in, const operand *o, int *is_kparam)
     if (o->kind != OK_ADDR)
         return fail(p, o->line, "the emulator expected an address [..] here");
     in->imm = o->off;
-    in->s[3] = p->zero_slot;
+    in->addr = p->zero_slot;
     if (is_kparam)
         *is_kparam = 0;
     if (o->name == NULL)
@@ -1057,7 +1074,7 @@ address(P *p, emu_inst *in, const operand *o, int *is_kparam)
         return fail(p, o->line, "the emulator does not know '%.*s'", o->nlen, o->name);
     switch (s->kind) {
     case S_REG:
-        in->s[3] = (int)s->value;
+        in->addr = (int)s->value;
         return 0;
     case S_SHARED:
     case S_LOCAL:
@@ -1070,12 +1087,12 @@ address(P *p, emu_inst *in, const operand *o, int *is_kparam)
             *is_kparam = 1;
         return 0;
     case S_DYNSHARED:
-        in->s[3] = add_prefill(p, SR_DYNBASE, 0);
+        in->addr = add_prefill(p, SR_DYNBASE, 0);
         return 0;
     case S_CPARAM:
         if (is_kparam)
             *is_kparam = 2;
-        in->s[3] = (int)s->value;
+        in->addr = (int)s->value;
         return 0;
     }
     return fail(p, o->line, "the emulator cannot use '%.*s' as an address", o->nlen, o->name);
@@ -1206,6 +1223,18 @@ parse_instruction(P *p)
             }
             return (in->s[0] = src(p, &ops[1], type)) < 0 ? -1 : 0;
         }
+        if (ops[1].kind == OK_NAME && ops[1].name[0] == '%') {
+            static const struct {
+                const char *name;
+                int op;
+            } clocks[] = {{"%clock", OP_CLOCK}, {"%clock64", OP_CLOCK64}, {"%globaltimer", OP_GLOBALTIMER}};
+            for (size_t k = 0; k < sizeof clocks / sizeof *clocks; k++) {
+                if ((int)strlen(clocks[k].name) == ops[1].nlen && memcmp(clocks[k].name, ops[1].name, (size_t)ops[1].nlen) == 0) {
+                    in->op = (uint16_t)clocks[k].op;
+                    return (in->d[0] = dst(p, &ops[0])) < 0 ? -1 : 0;
+                }
+            }
+        }
         in->op = OP_MOV;
         if ((in->d[0] = dst(p, &ops[0])) < 0 || (in->s[0] = src(p, &ops[1], type)) < 0)
             return -1;
@@ -1322,18 +1351,18 @@ parse_instruction(P *p)
                 return unsupported(p, op, line);
             in->op = OP_MOV;
             if (isst) {
-                in->d[0] = in->s[3];
+                in->d[0] = in->addr;
                 if ((in->s[0] = src(p, val, type)) < 0)
                     return -1;
             }
             else {
-                in->s[0] = in->s[3];
+                in->s[0] = in->addr;
                 if ((in->d[0] = dst(p, val)) < 0)
                     return -1;
             }
             return 0;
         }
-        if (kparam == 1 && !isst && in->s[3] == p->zero_slot && m.vec == 1) {
+        if (kparam == 1 && !isst && in->addr == p->zero_slot && m.vec == 1) {
             in->op = OP_LDPARAM;
             in->space = SP_PARAM;
             return (in->d[0] = dst(p, val)) < 0 ? -1 : 0;
@@ -2037,6 +2066,29 @@ parse_global(P *p, int space, int is_extern)
     return expect(p, ';');
 }
 
+static void
+add_file(P *p, int idx, const tok *s)
+{
+    emu_module *m = p->m;
+    if (idx < 0 || idx >= 4096)
+        return;
+    if (idx >= m->nfiles) {
+        char **v = realloc(m->files, (size_t)(idx + 1) * sizeof *v);
+        if (v == NULL)
+            return;
+        for (int k = m->nfiles; k <= idx; k++)
+            v[k] = NULL;
+        m->files = v;
+        m->nfiles = idx + 1;
+    }
+    free(m->files[idx]);
+    m->files[idx] = malloc((size_t)s->len + 1);
+    if (m->files[idx]) {
+        memcpy(m->files[idx], s->p, (size_t)s->len);
+        m->files[idx][s->len] = '\0';
+    }
+}
+
 static int
 parse_module(P *p)
 {
@@ -2047,28 +2099,6 @@ parse_module(P *p)
             skip_line(p, line);
         }
         else if (is(t, ".file")) {
-            p->i++;
-            int idx = (int)strtol(peek(p)->p, NULL, 10);
-            p->i++;
-            tok *s = peek(p);
-            if (s->kind == TK_STR && idx >= 0 && idx < 4096) {
-                emu_module *m = p->m;
-                if (idx >= m->nfiles) {
-                    char **v = realloc(m->files, (size_t)(idx + 1) * sizeof *v);
-                    if (v == NULL)
-                        return fail(p, line, "out of memory");
-                    for (int k = m->nfiles; k <= idx; k++)
-                        v[k] = NULL;
-                    m->files = v;
-                    m->nfiles = idx + 1;
-                }
-                free(m->files[idx]);
-                m->files[idx] = malloc((size_t)s->len + 1);
-                if (m->files[idx]) {
-                    memcpy(m->files[idx], s->p, (size_t)s->len);
-                    m->files[idx][s->len] = '\0';
-                }
-            }
             skip_line(p, line);
         }
         else if (is(t, ".section")) {
@@ -2134,6 +2164,13 @@ emu_ptx_load(const char *ptx, char *why, size_t whylen)
         snprintf(why, whylen, "out of memory");
         emu_module_free(p.m);
         return NULL;
+    }
+    /* .file comes after the functions that use it; read the names first, so that
+     * messages at load can name the source line */
+    for (int k = 0; k + 2 < p.t.n; k++) {
+        tok *t = &p.t.v[k];
+        if (t->kind == TK_ID && is(t, ".file") && t[1].kind == TK_NUM && t[2].kind == TK_STR)
+            add_file(&p, (int)strtol(t[1].p, NULL, 10), &t[2]);
     }
     int rc = parse_module(&p);
     sym_clear(&p.fn);
