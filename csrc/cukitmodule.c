@@ -44,7 +44,9 @@ cukit_free(void *m)
     cukit_clear((PyObject *)m);
     /* Only here, not in clear: the module is freed after the last object of its
      * types, so no buffer or copy can still use the pool's or staging state. */
-    cukit_mem_teardown(PyModule_GetState((PyObject *)m));
+    cukit_state *st = PyModule_GetState((PyObject *)m);
+    cukit_transfer_teardown(st);
+    cukit_mem_teardown(st);
 }
 
 static int
@@ -86,7 +88,8 @@ cukit_exec(PyObject *m)
         cukit_link_setup,
         cukit_module_setup, cukit_kernel_setup, cukit_prepared_setup,  /* launch */
         cukit_graph_setup,
-        cukit_array_setup, cukit_dlpack_setup, cukit_internal_setup,   /* array */
+        cukit_array_setup, cukit_array_functions_setup, cukit_dlpack_setup, /* array */
+        cukit_internal_setup,
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
         if (setups[i](m, st) < 0)

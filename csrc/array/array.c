@@ -511,5 +511,5 @@ cukit_array_setup(PyObject *module, cukit_state *st)
     st->ArrayType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &array_spec, NULL);
     if (st->ArrayType == NULL || PyModule_AddType(module, st->ArrayType) < 0)
         return -1;
-    return cukit_array_functions_setup(module, st);
+    return 0;
 }

@@ -52,7 +52,4 @@ PyObject *cukit_array_transpose(cukit_Array *self, PyObject *args);
 /* Array.T */
 PyObject *cukit_array_get_T(cukit_Array *self, void *closure);
 
-/* The module functions of functions.c (empty, zeros, to_device, ...). 0 / -1. */
-int cukit_array_functions_setup(PyObject *module, cukit_state *st);
-
 #endif /* CUKIT_ARRAY_IMPL_H */
