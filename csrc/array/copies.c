@@ -61,16 +61,9 @@ cukit_array_stream(cukit_Array *a, PyObject *stream, PyObject *keep, CUstream *h
 {
     if (cukit_stream_handle(a->st, stream, a->device, h) < 0)
         return -1;
-    return cukit_capture_keep(stream, keep);
+    return cukit_capture_keep(a->st, stream, keep);
 }
 
-/* During a capture on `stream`, keep `obj` (a host array the graph reads or writes)
- * alive with the graph. 0 / -1. */
-static int
-keep_host(PyObject *stream, PyObject *obj)
-{
-    return cukit_capture_keep(stream, obj);
-}
 
 /* Host bytes in C order (a->nbytes of them) to the array (to_device=1) or back
  * (0). The array may be strided: one contiguous run is copied directly, else
@@ -309,7 +302,7 @@ cukit_array_get(cukit_Array *self, PyObject *args, PyObject *kwargs)
         }
         Py_INCREF(out);
     }
-    if (keep_host(stream, out) < 0) {
+    if (cukit_capture_keep(self->st, stream, out) < 0) { /* the graph writes it */
         Py_DECREF(out);
         return NULL;
     }
@@ -385,7 +378,7 @@ cukit_array_set_from_host(cukit_Array *self, PyObject *host, PyObject *stream, c
     }
     if (src == NULL)
         return -1;
-    if (keep_host(stream, src) < 0) {
+    if (cukit_capture_keep(self->st, stream, src) < 0) { /* the graph reads it */
         Py_DECREF(src);
         return -1;
     }
@@ -435,7 +428,7 @@ cukit_array_copy_method(cukit_Array *self, PyObject *args, PyObject *kwargs)
     if (cukit_array_check_live(self) < 0 || cukit_array_stream(self, stream, (PyObject *)self, &h) < 0)
         return NULL;
     cukit_Array *out = copy_on(self, h);
-    if (out && cukit_capture_keep(stream, (PyObject *)out) < 0)
+    if (out && cukit_capture_keep(self->st, stream, (PyObject *)out) < 0)
         Py_CLEAR(out);
     return (PyObject *)out;
 }

@@ -224,6 +224,10 @@ struct cukit_state {
     PyObject *str_dtype;
     PyObject *str_data_ptr;
     PyObject *str_get_device;
+    /* strong refs: interned names read on other libraries' streams */
+    PyObject *str_cuda_stream_protocol; /* "__cuda_stream__" */
+    PyObject *str_cuda_stream;          /* "cuda_stream" (torch) */
+    PyObject *str_ptr;                  /* "ptr" (CuPy) */
 };
 
 /* ------------------------------------------------------------------ state.c */

@@ -113,6 +113,7 @@
     X(CUresult, cuStreamDestroy, "cuStreamDestroy_v2", REQUIRED, (CUstream))             \
     X(CUresult, cuStreamSynchronize, "cuStreamSynchronize", REQUIRED, (CUstream))        \
     X(CUresult, cuStreamQuery, "cuStreamQuery", REQUIRED, (CUstream))                    \
+    X(CUresult, cuStreamGetCtx, "cuStreamGetCtx", OPTIONAL, (CUstream, CUcontext *))     \
     X(CUresult, cuStreamWaitEvent, "cuStreamWaitEvent", REQUIRED, (CUstream, CUevent, unsigned int)) \
     X(CUresult, cuEventCreate, "cuEventCreate", REQUIRED, (CUevent *, unsigned int))     \
     X(CUresult, cuEventDestroy, "cuEventDestroy_v2", REQUIRED, (CUevent))                \

@@ -17,6 +17,8 @@ static const struct {
 int
 cukit_device_count(cukit_state *st)
 {
+    if (cukit_forked())
+        return cukit_fork_error(st, "cukit.device_count");
     if (st->driver_count >= 0)
         return st->driver_count;
     if (cukit_driver_load(st) < 0) {
@@ -29,6 +31,7 @@ cukit_device_count(cukit_state *st)
     int n = 0;
     if (CU_CALL(st, cuDeviceGetCount, (&n)) < 0)
         return -1;
+    cukit_fork_guard();
     st->driver_count = n;
     return n;
 }
@@ -138,8 +141,13 @@ cukit_device_activate(cukit_Device *dev)
 cukit_Device *
 cukit_device_current(cukit_state *st)
 {
+    if (cukit_forked()) {
+        cukit_fork_error(st, "choosing a device");
+        return NULL;
+    }
     if (cukit_driver_load(st) < 0)
         return NULL;
+    cukit_fork_guard();
     CUcontext cur = NULL;
     if (CU_CALL(st, cuCtxGetCurrent, (&cur)) < 0)
         return NULL;

@@ -39,7 +39,10 @@ typedef struct cukit_Stream_s {
     PyObject_HEAD
     cukit_state *st;
     cukit_Device *device;  /* strong ref */
-    CUstream handle;       /* owned unless this is the default stream (NULL) */
+    CUstream handle;       /* owned when `owned`; NULL: the legacy default stream */
+    int owned;             /* 1: cukit created the stream and destroys it */
+    PyObject *owner;       /* strong ref or NULL: keeps a foreign handle's stream alive
+                              (Stream.from_handle's owner=) */
     PyObject *capture;     /* strong ref: list of what a capture in progress must keep
                               alive (kernels, arguments), NULL when not capturing */
 } cukit_Stream;
@@ -74,8 +77,11 @@ void cukit_device_arch(const cukit_Device *dev, char *buf, size_t n);
 /* ------------------------------------------------------------------ stream.c */
 
 int cukit_stream_setup(PyObject *module, cukit_state *st);
-/* The CUstream for a `stream=` argument: None -> default, Stream -> its handle.
- * 0 / -1 with TypeError, or ValueError when it belongs to another device than dev. */
+/* The CUstream for a `stream=` argument: None -> the legacy default stream, a
+ * cukit.Stream -> its handle, and other libraries' streams: any object with the
+ * __cuda_stream__ protocol (cuda.core), a torch.cuda.Stream, a CuPy stream. 0 / -1
+ * with TypeError, or ValueError when it belongs to another device than dev (may be
+ * NULL) or no longer exists. */
 int cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUstream *out);
 /* A stream of dev (made current) on which work queued now runs only after all work
  * queued so far on the legacy stream and on every live cukit.Stream of dev, streams
@@ -89,9 +95,9 @@ CUstream cukit_device_release_stream(cukit_Device *dev);
 int cukit_capture_begin(cukit_Stream *s);
 /* Stop keeping for s. New ref: the list kept (never NULL once begun). */
 PyObject *cukit_capture_end(cukit_Stream *s);
-/* When `stream` (a cukit.Stream, None or NULL) is being captured, keep `what`
- * alive with the graph. 0 (also when not capturing) / -1. */
-int cukit_capture_keep(PyObject *stream, PyObject *what);
+/* When `stream` (any stream= argument, or NULL) is a cukit.Stream being captured,
+ * keep `what` alive with the graph. 0 (also when not capturing) / -1. */
+int cukit_capture_keep(cukit_state *st, PyObject *stream, PyObject *what);
 /* 1 while any stream capture is in progress in this module (a synchronize would
  * break it), else 0. */
 int cukit_capture_active(cukit_state *st);
