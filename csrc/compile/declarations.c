@@ -374,8 +374,8 @@ record_globals(const lexer *lx, int from, int to, const char *ns, PyObject *alia
         if (t->kind == TOK_PUNCT && (t->p[0] == '[' || t->p[0] == '=' || t->p[0] == ','))
             break;
         if (t->kind != TOK_IDENT || is_qualifier(t) || token_is(t, "__constant__") ||
-            token_is(t, "__device__") || token_is(t, "__managed__") || token_is(t, "static") || token_is(t, "extern") ||
-            token_is(t, "__shared__") || nwords == 16)
+            token_is(t, "__device__") || token_is(t, "__managed__") || token_is(t, "static") ||
+            token_is(t, "extern") || token_is(t, "__shared__") || nwords == 16)
             continue;
         words[nwords++] = *t;
         name_at = i;
