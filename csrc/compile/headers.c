@@ -1,4 +1,4 @@
-/* headers.c - following a source's #include lines the way NVRTC does, so the cache key covers user headers */
+/* headers.c - a source's user headers, found as NVRTC finds them, for the cache key */
 #include "compile/headers.h"
 
 #include <limits.h>

@@ -1,4 +1,4 @@
-/* headers.h - compile/'s own: the user headers a source reaches, found as NVRTC finds them (headers.c, for cache.c) */
+/* headers.h - compile/'s own: the #include scan of headers.c, used by cache.c */
 #ifndef CUKIT_COMPILE_HEADERS_H
 #define CUKIT_COMPILE_HEADERS_H
 

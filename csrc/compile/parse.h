@@ -1,4 +1,4 @@
-/* parse.h - compile/'s own: what lexer.c, declarations.c and signature.c share to read kernel signatures */
+/* parse.h - compile/'s own: what lexer.c, declarations.c and signature.c share */
 #ifndef CUKIT_COMPILE_PARSE_H
 #define CUKIT_COMPILE_PARSE_H
 

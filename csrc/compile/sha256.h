@@ -1,4 +1,4 @@
-/* sha256.h - compile/'s own: SHA-256, used by the cache (cache.c) and the header scan (headers.c) */
+/* sha256.h - compile/'s own: SHA-256, for cache.c and headers.c */
 #ifndef CUKIT_COMPILE_SHA256_H
 #define CUKIT_COMPILE_SHA256_H
 
