@@ -1,4 +1,4 @@
-/* parse.h - compile/'s own: what lexer.c, declarations.c and signature.c share */
+/* parse.h - compile/'s own: what lexer.c, declarations.c, templates.c and signature.c share */
 #ifndef CUKIT_COMPILE_PARSE_H
 #define CUKIT_COMPILE_PARSE_H
 
@@ -50,6 +50,30 @@ token_is(const token *t, const char *text)
 {
     return (int)strlen(text) == t->len && memcmp(t->p, text, (size_t)t->len) == 0;
 }
+
+/* ------------------------------------------------------------------ declarations.c */
+
+/* Parse the parameter list whose "(" is lx->toks[open] into a Signature named
+ * `name`, with typedef/using `aliases` (dict alias -> (str base, int pointer
+ * depth)) applied. New ref, or NULL with an exception. */
+cukit_Signature *cukit_params_read(cukit_state *st, const lexer *lx, int open, const char *name,
+                                   PyObject *aliases);
+/* Remember in `aliases` the `typedef ... NAME` (is_using 0) or `using NAME = ...`
+ * (is_using 1) in lx->toks[from..to), the ";" excluded; one cukit cannot read
+ * (a struct body, a function pointer) is left out. 0 / -1 with an exception. */
+int cukit_alias_record(const lexer *lx, int from, int to, PyObject *aliases, int is_using);
+
+/* ------------------------------------------------------------------ templates.c */
+
+/* For each name expression in exprs (tuple of str) naming the template kernel
+ * `base` ("axpy<float>"), the kernel's Signature with the template parameters
+ * replaced by the expression's arguments, stored in out under the expression as
+ * the user wrote it (the key NVRTC lowers). toks[stmt..] holds "template < ... >";
+ * toks[open] is the "(" of the kernel's parameter list. Templates cukit cannot read
+ * are left out. 0 / -1 with an exception. */
+int cukit_template_instantiate(cukit_state *st, const lexer *lx, int stmt, int open,
+                               const char *base, PyObject *aliases, PyObject *exprs,
+                               PyObject *out);
 
 /* ------------------------------------------------------------------ signature.c */
 
