@@ -69,7 +69,7 @@ typedef struct {
     PyObject *signatures;  /* strong ref: dict kernel name -> Signature, parsed from source */
     PyObject *name_expressions; /* strong ref: tuple of str given by the user */
     PyObject *deps;        /* strong ref: tuple of user-header records of the last compile
-                              (see cache.c), () before one */
+                              (see headers.c), () before one */
     PyObject *globals;     /* strong ref: dict __constant__/__device__ variable -> (typecode,
                               shape or None), read from the source */
     int prelude;           /* 1: cukit put lines before the source (fp16/bf16 headers) */
