@@ -87,7 +87,8 @@ cukit_exec(PyObject *m)
         cukit_device_setup, cukit_stream_setup, cukit_event_setup,     /* runtime */
         cukit_buffer_setup, cukit_pool_setup, cukit_transfer_setup,    /* memory */
         cukit_hostmem_setup, cukit_registration_setup,
-        cukit_signature_setup, cukit_program_setup, cukit_cache_setup, /* compile */
+        cukit_signature_setup, cukit_program_setup, cukit_compile_functions_setup, /* compile */
+        cukit_cache_setup,
         cukit_link_setup,
         cukit_module_setup, cukit_kernel_setup, cukit_prepared_setup,  /* launch */
         cukit_graph_setup,

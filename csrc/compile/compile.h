@@ -76,6 +76,8 @@ typedef struct {
 } cukit_Program;
 
 int cukit_program_setup(PyObject *module, cukit_state *st);
+/* functions.c: compile() with its in-process cache, nvrtc_version(), nvrtc_archs(). 0 / -1. */
+int cukit_compile_functions_setup(PyObject *module, cukit_state *st);
 /* What compiling a Program produces. */
 typedef enum { CUKIT_OUT_PTX = 0, CUKIT_OUT_CUBIN = 1, CUKIT_OUT_LTOIR = 2 } cukit_output;
 /* Compile prog for arch ("sm_90") into `kind` with the option `extra` (e.g.

@@ -159,7 +159,7 @@ static PyMethodDef compile_functions[] = {
 };
 
 int
-cukit_compile_functions_setup(PyObject *module)
+cukit_compile_functions_setup(PyObject *module, cukit_state *st)
 {
     return PyModule_AddFunctions(module, compile_functions);
 }

@@ -1,4 +1,4 @@
-/* parse.h - compile/'s own: what lexer.c, declarations.c, templates.c and signature.c share */
+/* parse.h - compile/'s own: what the signature readers share (lexer.c, params.c, templates.c, declarations.c, signature.c, signature_type.c) */
 #ifndef CUKIT_COMPILE_PARSE_H
 #define CUKIT_COMPILE_PARSE_H
 
@@ -51,7 +51,7 @@ token_is(const token *t, const char *text)
     return (int)strlen(text) == t->len && memcmp(t->p, text, (size_t)t->len) == 0;
 }
 
-/* ------------------------------------------------------------------ declarations.c */
+/* ------------------------------------------------------------------ params.c */
 
 /* Parse the parameter list whose "(" is lx->toks[open] into a Signature named
  * `name`, with typedef/using `aliases` (dict alias -> (str base, int pointer
@@ -62,6 +62,13 @@ cukit_Signature *cukit_params_read(cukit_state *st, const lexer *lx, int open, c
  * (is_using 1) in lx->toks[from..to), the ";" excluded; one cukit cannot read
  * (a struct body, a function pointer) is left out. 0 / -1 with an exception. */
 int cukit_alias_record(const lexer *lx, int from, int to, PyObject *aliases, int is_using);
+/* The statement lx->toks[from..to): when it is `__constant__ float coef[16];` or
+ * `__device__ int a, b[2][3];` (file or namespace `ns` scope), record each variable
+ * in `globals` as name -> (element typecode, shape tuple or None when a dimension is
+ * not a plain number). Declarations cukit cannot read are left out; get_global then
+ * asks for dtype and shape. 0 / -1 with an exception. */
+int cukit_globals_record(const lexer *lx, int from, int to, const char *ns, PyObject *aliases,
+                         PyObject *globals);
 
 /* ------------------------------------------------------------------ templates.c */
 
@@ -84,5 +91,7 @@ char *cukit_text_dup(const char *s, size_t n);
  * nparams set to 0 (the caller counts them in as it fills them, so dealloc frees
  * only those). New ref, or NULL with an exception. */
 cukit_Signature *cukit_signature_alloc(cukit_state *st, const char *name, int nparams);
+/* The Signature type's dealloc: frees the strings and parameters. */
+void cukit_signature_dealloc(cukit_Signature *self);
 
 #endif /* CUKIT_COMPILE_PARSE_H */

@@ -789,5 +789,5 @@ cukit_program_setup(PyObject *module, cukit_state *st)
     st->ProgramType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &program_spec, NULL);
     if (st->ProgramType == NULL || PyModule_AddType(module, st->ProgramType) < 0)
         return -1;
-    return cukit_compile_functions_setup(module);
+    return 0;
 }

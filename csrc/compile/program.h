@@ -1,4 +1,4 @@
-/* program.h - compile/'s own: what program.c shares with diagnostics.c and functions.c */
+/* program.h - compile/'s own: what program.c shares with diagnostics.c */
 #ifndef CUKIT_COMPILE_PROGRAM_H
 #define CUKIT_COMPILE_PROGRAM_H
 
@@ -12,10 +12,5 @@ int cukit_program_read_log(cukit_Program *self, nvrtcProgram prog);
  * the log as file:line:col diagnostics, its `log` attribute the log as NVRTC wrote
  * it. Returns -1. */
 int cukit_program_compile_error(cukit_Program *self, const char *arch);
-
-/* ------------------------------------------------------------------ functions.c */
-
-/* Adds compile(), nvrtc_version() and nvrtc_archs() to the module. 0 / -1. */
-int cukit_compile_functions_setup(PyObject *module);
 
 #endif /* CUKIT_COMPILE_PROGRAM_H */
