@@ -10,7 +10,7 @@ static struct PyModuleDef cukit_moduledef;
     V(np_empty) V(np_asarray) V(np_ndarray) V(np_generic) V(np_floating)       \
     V(np_integer) V(np_bool) V(torch_tensor) V(torch_dtypes) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream) V(str_n) \
     V(str_cai) V(str_data) V(str_typestr) V(str_strides) V(str_shape) V(str_dtype) \
-    V(str_data_ptr) V(str_get_device) V(str_cuda_stream_protocol) V(str_cuda_stream) V(str_ptr) \
+    V(str_data_ptr) V(str_get_device) V(str_cuda_stream_protocol) V(str_cuda_stream) V(str_ptr) V(last_stream) \
     V(compiled) \
     V(HostMemoryType) V(RegistrationType)
 

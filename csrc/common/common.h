@@ -228,6 +228,12 @@ struct cukit_state {
     PyObject *str_cuda_stream_protocol; /* "__cuda_stream__" */
     PyObject *str_cuda_stream;          /* "cuda_stream" (torch) */
     PyObject *str_ptr;                  /* "ptr" (CuPy) */
+
+    /* runtime/: the last other library's stream passed as stream=, remembered so
+     * that passing it again costs no attribute lookups or driver query */
+    PyObject *last_stream;              /* strong ref or NULL */
+    void *last_stream_handle;           /* its CUstream */
+    void *last_stream_ctx;              /* its CUcontext; NULL: a special handle */
 };
 
 /* ------------------------------------------------------------------ state.c */
