@@ -1,4 +1,4 @@
-"""Build cukit._cukit from csrc/*.c. Needs a C compiler and Python headers only."""
+"""Build cukit._cukit from csrc/ (one folder per layer). Needs a C compiler and Python headers only."""
 import glob
 import os
 
@@ -17,8 +17,8 @@ setup(
         Extension(
             "cukit._cukit",
             sources=sorted(glob.glob("csrc/*.c") + glob.glob("csrc/*/*.c")),
+            depends=sorted(glob.glob("csrc/*/*.h")),
             include_dirs=["csrc"],
-            depends=sorted(glob.glob("csrc/*.h") + glob.glob("csrc/*/*.h")),
             extra_compile_args=flags,
             extra_link_args=link,
             libraries=["dl", "pthread", "m"],

@@ -5,11 +5,11 @@
 #ifndef CUKIT_EMU_H
 #define CUKIT_EMU_H
 
+#include "driver/driver.h"
+
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include "cuda_abi.h"
 
 /* ------------------------------------------------------------------ decoded PTX */
 

@@ -3,7 +3,7 @@
 #ifndef CUKIT_EMULATOR_H
 #define CUKIT_EMULATOR_H
 
-#include "cukit.h"
+#include "driver/driver.h"
 
 /* Write the emulator's functions into every driver entry of api (the optional pool
  * entries become NULL: the emulator has no stream-ordered pool). Returns 0. */
