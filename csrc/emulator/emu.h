@@ -44,6 +44,7 @@ enum {
     OP_NOP = 0,
     OP_MOV,           /* d = a (any width) */
     OP_MOVP,          /* predicate d = predicate a */
+    OP_PCONST,        /* predicate d = imm (0 or 1) */
     OP_PACK,          /* d = {s0, s1[, s2, s3]} of width imm bits each */
     OP_UNPACK,        /* {d0, d1[, ...]} = s0 split into imm-bit pieces */
     OP_ADD32, OP_ADD64, OP_SUB32, OP_SUB64, OP_MUL32, OP_MUL64,

@@ -98,6 +98,7 @@ run_warp(block *b, warp *w)
             break;
         case OP_MOV: LANES(m, Dd[l] = A[l]); break;
         case OP_MOVP: P[in->d[0]] = (P[in->d[0]] & ~m) | (P[in->s[0]] & m); break;
+        case OP_PCONST: P[in->d[0]] = (P[in->d[0]] & ~m) | (in->imm ? m : 0); break;
         case OP_PACK: {
             int wbits = (int)in->imm, n = in->vec;
             uint64_t mk = wbits >= 64 ? ~0ull : (1ull << wbits) - 1;

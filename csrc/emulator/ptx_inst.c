@@ -365,6 +365,20 @@ ptx_parse_instruction(P *p)
     mods m;
     if (B("call"))
         return parse_call(p, op, line, ops, nops, guard, gneg);
+    static const char *const known[] = {
+        "mov", "setp", "set", "selp", "slct", "and", "or", "xor", "not", "cvt", "cvta", "ld", "ldu",
+        "st", "atom", "red", "bra", "ret", "exit", "bar", "barrier", "membar", "fence", "nanosleep",
+        "prefetch", "prefetchu", "pmevent", "trap", "brkpt", "shfl", "vote", "activemask", "match",
+        "add", "sub", "mul", "mad", "div", "rem", "abs", "neg", "min", "max", "cnot", "shl", "shr",
+        "popc", "clz", "brev", "bfind", "bfe", "bfi", "prmt", "lop3", "shf", "fma", "rcp", "sqrt",
+        "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "copysign", "testp", "sad", "mul24", "mad24",
+        "dp4a", "dp2a", "addc", "subc", "madc",
+    };
+    int is_known = 0;
+    for (size_t k = 0; k < sizeof known / sizeof *known && !is_known; k++)
+        is_known = (int)strlen(known[k]) == nbase && memcmp(known[k], base, (size_t)nbase) == 0;
+    if (!is_known)
+        return unsupported(p, op, line);
     if (parse_mods(p, op, base, nbase, &m, line) < 0)
         return -1;
     int type = m.ntypes ? m.types[m.ntypes - 1] : TY_NONE;
@@ -380,6 +394,15 @@ ptx_parse_instruction(P *p)
     if (B("mov")) {
         if (nops != 2)
             return unsupported(p, op, line);
+        if (type == TY_PRED && ops[1].kind == OK_NUM) {
+            uint64_t v;
+            in->op = OP_PCONST;
+            if (ptx_literal(ops[1].name, ops[1].nlen, 0, TY_U32, &v) < 0 ||
+                (in->d[0] = ptx_pred(p, ops[0].name, ops[0].nlen, line)) < 0)
+                return ptx_fail(p, line, "the emulator could not read '%.*s'", op->len, op->p);
+            in->imm = v != 0;
+            return 0;
+        }
         if (type == TY_PRED) {
             in->op = OP_MOVP;
             if ((in->d[0] = ptx_pred(p, ops[0].name, ops[0].nlen, line)) < 0 ||
