@@ -443,9 +443,29 @@ cukit_emulator_fill(cukit_api_t *api)
     return 0;
 }
 
+static PyObject *
+mod_emulator_instructions(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    return PyLong_FromUnsignedLongLong(__atomic_load_n(&emu_thread_instructions, __ATOMIC_RELAXED));
+}
+
+static PyObject *
+mod_emulator_threads(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    return PyLong_FromLong(emu_thread_count());
+}
+
+static PyMethodDef emulator_functions[] = {
+    {"_emulator_instructions", mod_emulator_instructions, METH_NOARGS,
+     "Thread-instructions the emulator has run in this process (for benchmarks)."},
+    {"_emulator_threads", mod_emulator_threads, METH_NOARGS,
+     "CPU threads the emulator spreads blocks over (CUKIT_EMULATOR_THREADS)."},
+    {NULL},
+};
+
 int
 cukit_emulator_setup(PyObject *module, cukit_state *st)
 {
     cukit_driver_set_emulator(cukit_emulator_fill);
-    return 0;
+    return PyModule_AddFunctions(module, emulator_functions);
 }

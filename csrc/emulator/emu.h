@@ -208,6 +208,9 @@ typedef struct {
 /* Run a whole grid. CUDA_SUCCESS, or an error with a message in why. */
 CUresult emu_run(const emu_launch *L, char *why, size_t whylen);
 
+/* Thread-instructions run since the process started (lanes x instructions), for benchmarks. */
+extern uint64_t emu_thread_instructions;
+
 /* Output of printf is written here under this lock. */
 extern pthread_mutex_t emu_print_lock;
 

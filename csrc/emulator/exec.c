@@ -1,11 +1,13 @@
 /* exec.c - runs decoded PTX: warps of 32 lanes in lockstep, blocks spread over CPU threads */
 #include "emulator/exec.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
 pthread_mutex_t emu_print_lock = PTHREAD_MUTEX_INITIALIZER;
+uint64_t emu_thread_instructions;
 
 /* ------------------------------------------------------------------ warps */
 
@@ -21,6 +23,47 @@ pthread_mutex_t emu_print_lock = PTHREAD_MUTEX_INITIALIZER;
             }                                                               \
         }                                                                   \
     } while (0)
+
+/* fma for 32 lanes: libm's fmaf is a call per lane; the CPU's FMA instruction, where
+ * it has one, is one instruction (both round once, as PTX's fma.rn does). */
+__attribute__((target("fma"))) static void
+fma32_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+{
+    LANES(m, d[l] = UF(__builtin_fmaf(F(a[l]), F(b[l]), F(c[l]))));
+}
+
+__attribute__((target("fma"))) static void
+fma64_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+{
+    LANES(m, d[l] = UD(__builtin_fma(D(a[l]), D(b[l]), D(c[l]))));
+}
+
+static void
+fma32_sw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+{
+    LANES(m, d[l] = UF(fmaf(F(a[l]), F(b[l]), F(c[l]))));
+}
+
+static void
+fma64_sw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+{
+    LANES(m, d[l] = UD(fma(D(a[l]), D(b[l]), D(c[l]))));
+}
+
+typedef void (*lanes_fn)(uint32_t, uint64_t *, const uint64_t *, const uint64_t *, const uint64_t *);
+static lanes_fn fma32_lanes_fn, fma64_lanes_fn;
+
+static void
+fma32_lanes(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+{
+    fma32_lanes_fn(m, d, a, b, c);
+}
+
+static void
+fma64_lanes(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+{
+    fma64_lanes_fn(m, d, a, b, c);
+}
 
 /* Pick the next group: the runnable lanes with the lowest pc. */
 static void
@@ -82,11 +125,13 @@ run_warp(block *b, warp *w)
     uint64_t *R = w->R;
     uint32_t *P = w->P;
     FILE *out = stdout;
+    uint64_t count = 0;
     while (w->state == W_RUN) {
         const emu_inst *in = &code[w->pc];
         uint32_t m = w->mask;
         if (in->guard >= 0)
             m &= in->gneg ? ~P[in->guard] : P[in->guard];
+        count += (uint64_t)__builtin_popcount(m);
         uint64_t *Dd = R + (size_t)in->d[0] * 32;
         const uint64_t *A = R + (size_t)in->s[0] * 32;
         const uint64_t *Bv = R + (size_t)in->s[1] * 32;
@@ -145,11 +190,11 @@ run_warp(block *b, warp *w)
         case OP_FADD32: LANES(m, Dd[l] = UF(F(A[l]) + F(Bv[l]))); break;
         case OP_FSUB32: LANES(m, Dd[l] = UF(F(A[l]) - F(Bv[l]))); break;
         case OP_FMUL32: LANES(m, Dd[l] = UF(F(A[l]) * F(Bv[l]))); break;
-        case OP_FFMA32: LANES(m, Dd[l] = UF(fmaf(F(A[l]), F(Bv[l]), F(C[l])))); break;
+        case OP_FFMA32: fma32_lanes(m, Dd, A, Bv, C); break;
         case OP_FADD64: LANES(m, Dd[l] = UD(D(A[l]) + D(Bv[l]))); break;
         case OP_FSUB64: LANES(m, Dd[l] = UD(D(A[l]) - D(Bv[l]))); break;
         case OP_FMUL64: LANES(m, Dd[l] = UD(D(A[l]) * D(Bv[l]))); break;
-        case OP_FFMA64: LANES(m, Dd[l] = UD(fma(D(A[l]), D(Bv[l]), D(C[l])))); break;
+        case OP_FFMA64: fma64_lanes(m, Dd, A, Bv, C); break;
         case OP_INT: {
             const uint64_t *E = R + (size_t)in->s[3] * 32;
             if (in->base == B_TESTP)
@@ -492,9 +537,12 @@ run_warp(block *b, warp *w)
         if (w->pc == w->wmin)
             merge(w);
     }
+    b->icount += count;
 }
 
 /* ------------------------------------------------------------------ blocks */
+
+static void warp_start(block *b, warp *w, int all);
 
 static int
 block_init(block *b, const emu_launch *L)
@@ -519,6 +567,7 @@ block_init(block *b, const emu_launch *L)
         b->warps[i].R = b->regs + (size_t)i * (size_t)f->nslots * 32;
         b->warps[i].P = b->preds + (size_t)i * (size_t)(f->npreds + 1);
         b->warps[i].index = i;
+        warp_start(b, &b->warps[i], 1);
     }
     return 0;
 }
@@ -533,13 +582,55 @@ block_free(block *b)
     free(b->local);
 }
 
-static void
-warp_start(block *b, warp *w)
+/* The value of prefilled slot pf in lane l of warp w. */
+static uint64_t
+prefill_value(const block *b, const warp *w, const emu_prefill *pf, int l)
 {
     const emu_launch *L = b->L;
-    const emu_func *f = b->f;
     unsigned bx = L->block[0], by = L->block[1];
-    size_t dyn_base = (f->shared_static + 15) / 16 * 16;
+    unsigned t = (unsigned)(w->index * 32 + l);
+    switch (pf->kind) {
+    case SR_CONST: return pf->value;
+    case SR_TID_X: return t % bx;
+    case SR_TID_Y: return (t / bx) % by;
+    case SR_TID_Z: return t / (bx * by);
+    case SR_NTID_X: return L->block[0];
+    case SR_NTID_Y: return L->block[1];
+    case SR_NTID_Z: return L->block[2];
+    case SR_CTAID_X: return b->bid[0];
+    case SR_CTAID_Y: return b->bid[1];
+    case SR_CTAID_Z: return b->bid[2];
+    case SR_NCTAID_X: return L->grid[0];
+    case SR_NCTAID_Y: return L->grid[1];
+    case SR_NCTAID_Z: return L->grid[2];
+    case SR_LANEID: return (uint64_t)l;
+    case SR_WARPID: return (uint64_t)w->index;
+    case SR_NWARPID: return (uint64_t)b->nwarps;
+    case SR_NSMID: case SR_GRIDID: return 1;
+    case SR_LANEMASK_EQ: return 1u << l;
+    case SR_LANEMASK_LT: return (1u << l) - 1;
+    case SR_LANEMASK_LE: return (uint32_t)((2ull << l) - 1);
+    case SR_LANEMASK_GT: return (uint32_t)~((2ull << l) - 1);
+    case SR_LANEMASK_GE: return (uint32_t)~((1u << l) - 1);
+    case SR_DYN_SMEM: return L->shared_dyn;
+    case SR_TOTAL_SMEM: return b->shared_size;
+    case SR_DYNBASE: return (b->f->shared_static + 15) / 16 * 16 + pf->value;
+    default: return 0;
+    }
+}
+
+static int
+per_block(int kind)
+{
+    return kind == SR_CTAID_X || kind == SR_CTAID_Y || kind == SR_CTAID_Z;
+}
+
+/* Start warp w of a block. Constants and special registers are written once per
+ * launch (`all`): no instruction writes them; only the block indices change. */
+static void
+warp_start(block *b, warp *w, int all)
+{
+    const emu_func *f = b->f;
     uint32_t live = 0;
     for (int l = 0; l < 32; l++) {
         if ((unsigned)(w->index * 32 + l) < b->nthreads)
@@ -547,44 +638,16 @@ warp_start(block *b, warp *w)
     }
     for (int i = 0; i < f->nprefill; i++) {
         const emu_prefill *pf = &f->prefill[i];
+        if (!all && !per_block(pf->kind))
+            continue;
         uint64_t *d = w->R + (size_t)pf->slot * 32;
-        uint64_t v;
-        switch (pf->kind) {
-        case SR_CONST: v = pf->value; break;
-        case SR_NTID_X: v = L->block[0]; break;
-        case SR_NTID_Y: v = L->block[1]; break;
-        case SR_NTID_Z: v = L->block[2]; break;
-        case SR_CTAID_X: v = b->bid[0]; break;
-        case SR_CTAID_Y: v = b->bid[1]; break;
-        case SR_CTAID_Z: v = b->bid[2]; break;
-        case SR_NCTAID_X: v = L->grid[0]; break;
-        case SR_NCTAID_Y: v = L->grid[1]; break;
-        case SR_NCTAID_Z: v = L->grid[2]; break;
-        case SR_WARPID: v = (uint64_t)w->index; break;
-        case SR_NWARPID: v = (uint64_t)b->nwarps; break;
-        case SR_SMID: v = 0; break;
-        case SR_NSMID: v = 1; break;
-        case SR_GRIDID: v = 1; break;
-        case SR_DYN_SMEM: v = L->shared_dyn; break;
-        case SR_TOTAL_SMEM: v = b->shared_size; break;
-        case SR_DYNBASE: v = dyn_base + pf->value; break;
-        default: v = 0; break;
+        if (pf->kind == SR_CONST) {
+            for (int l = 0; l < 32; l++)
+                d[l] = pf->value;
         }
-        for (int l = 0; l < 32; l++) {
-            unsigned t = (unsigned)(w->index * 32 + l);
-            switch (pf->kind) {
-            case SR_TID_X: v = t % bx; break;
-            case SR_TID_Y: v = (t / bx) % by; break;
-            case SR_TID_Z: v = t / (bx * by); break;
-            case SR_LANEID: v = (uint64_t)l; break;
-            case SR_LANEMASK_EQ: v = 1u << l; break;
-            case SR_LANEMASK_LT: v = (1u << l) - 1; break;
-            case SR_LANEMASK_LE: v = (uint32_t)((2ull << l) - 1); break;
-            case SR_LANEMASK_GT: v = (uint32_t)~((2ull << l) - 1); break;
-            case SR_LANEMASK_GE: v = (uint32_t)~((1u << l) - 1); break;
-            default: break;
-            }
-            d[l] = v;
+        else {
+            for (int l = 0; l < 32; l++)
+                d[l] = prefill_value(b, w, pf, l);
         }
     }
     memset(w->P, 0, (size_t)(f->npreds + 1) * sizeof(uint32_t));
@@ -608,7 +671,7 @@ run_block(block *b, unsigned linear)
     if (b->f->shared_static || L->shared_dyn)
         memset(b->shared, 0, b->shared_size);
     for (int i = 0; i < b->nwarps; i++)
-        warp_start(b, &b->warps[i]);
+        warp_start(b, &b->warps[i], 0);
     for (;;) {
         int running = 0, waiting = 0;
         for (int i = 0; i < b->nwarps; i++) {
@@ -665,6 +728,7 @@ worker(void *arg)
         __atomic_store_n(&g->stop, 1, __ATOMIC_SEQ_CST);
         return NULL;
     }
+    b.icount = 0;
     for (;;) {
         if (__atomic_load_n(&g->stop, __ATOMIC_RELAXED))
             break;
@@ -682,6 +746,7 @@ worker(void *arg)
             break;
         }
     }
+    __atomic_fetch_add(&emu_thread_instructions, b.icount, __ATOMIC_RELAXED);
     block_free(&b);
     return NULL;
 }
@@ -703,6 +768,12 @@ emu_thread_count(void)
 CUresult
 emu_run(const emu_launch *L, char *why, size_t whylen)
 {
+    if (fma32_lanes_fn == NULL) {
+        __builtin_cpu_init();
+        int hw = __builtin_cpu_supports("fma");
+        fma32_lanes_fn = hw ? fma32_hw : fma32_sw;
+        fma64_lanes_fn = hw ? fma64_hw : fma64_sw;
+    }
     grid_job g = {0};
     g.L = L;
     g.nblocks = L->grid[0] * L->grid[1] * L->grid[2];

@@ -39,6 +39,7 @@ typedef struct {
     uint8_t *local;      /* nwarps * 32 lanes * local_bytes */
     size_t local_bytes;
     uint64_t lo, hi;     /* the allocation the last global access hit */
+    uint64_t icount;     /* thread-instructions executed (lanes x instructions) */
     int fault;           /* 1: this block faulted; fault text in why */
     CUresult err;
     char why[1536];
