@@ -91,6 +91,7 @@ def child(which):
 
 def numba_saxpy():
     """numba's CUDA simulator on the same 1M-element saxpy (Python kernels on the CPU)."""
+    global cuda  # the simulator swaps the module in the kernel's globals
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     try:
         import numpy as np
@@ -100,7 +101,7 @@ def numba_saxpy():
 
     @cuda.jit
     def saxpy(a, x, y, out, n):
-        i = cuda.grid(1)
+        i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         if i < n:
             out[i] = a * x[i] + y[i]
 

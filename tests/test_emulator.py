@@ -421,3 +421,23 @@ def test_auto_falls_back_to_the_emulator_with_one_line_saying_why():
         print(cukit.device_count())
     """, CUKIT_BACKEND="gpu")
     assert out.stdout.split() == ["NODEV", "0"]
+
+
+# ------------------------------------------------------------------ against a GPU
+
+@pytest.mark.gpu
+@pytest.mark.gpu_hardware
+def test_differential_corpus_matches_the_gpu(tmp_path):
+    """tests/differential.py's corpus on the GPU and on the emulator: integer and
+    IEEE-exact results bit for bit, approximate ones within bounds."""
+    here = os.path.dirname(__file__)
+    script = os.path.join(here, "differential.py")
+    for backend in ("gpu", "emulator"):
+        out = subprocess.run([sys.executable, script, "run", str(tmp_path / f"{backend}.npz")],
+                             capture_output=True, text=True, timeout=600,
+                             env=dict(os.environ, CUKIT_BACKEND=backend))
+        assert out.returncode == 0, out.stderr
+    out = subprocess.run([sys.executable, script, "compare", str(tmp_path / "gpu.npz"),
+                          str(tmp_path / "emulator.npz")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout
+    assert out.stdout.splitlines()[-1].endswith(" 0 differ")

@@ -170,7 +170,8 @@ emu_alu_int(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c, uint64_t e, 
             x = zx(~a, size);
         if (x == 0)
             return 0xffffffffu;
-        return (uint64_t)(63 - __builtin_clzll(x));
+        uint64_t msb = (uint64_t)(63 - __builtin_clzll(x));
+        return in->imm ? (uint64_t)(bits - 1) - msb : msb;
     }
     case B_BFE: {
         unsigned pos = (unsigned)(b & 0xff), len = (unsigned)(c & 0xff);

@@ -722,8 +722,8 @@ ptx_parse_instruction(P *p)
                 return unsupported(p, op, line);
             if ((b == B_SIN || b == B_COS || b == B_LG2 || b == B_EX2 || b == B_TANH) && !m.approx)
                 return unsupported(p, op, line);
-            if (b == B_BFIND && m.shiftamt)
-                return unsupported(p, op, line);
+            if (b == B_BFIND)
+                in->imm = m.shiftamt; /* .shiftamt: the left shift that normalizes */
             if (type == TY_F16X2 || type == TY_BF16X2 || type == TY_BF16)
                 return unsupported(p, op, line);
             in->base = (uint8_t)b;
