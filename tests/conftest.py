@@ -16,6 +16,9 @@ import cukit  # noqa: E402
 
 HAVE_GPU = cukit.device_count() > 0
 EMULATOR = HAVE_GPU and cukit.backend() == "emulator"
+if EMULATOR and os.environ.get("CUKIT_BACKEND", "auto") == "auto":
+    # processes the tests start use the emulator too, without auto's note on stderr
+    os.environ["CUKIT_BACKEND"] = "emulator"
 
 
 def pytest_configure(config):
