@@ -441,3 +441,31 @@ def test_differential_corpus_matches_the_gpu(tmp_path):
                           str(tmp_path / "emulator.npz")], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout
     assert out.stdout.splitlines()[-1].endswith(" 0 differ")
+
+
+@emulator
+def test_device_functions_that_nvrtc_keeps_are_inlined(rng):
+    mod = cukit.compile(r"""
+    __device__ __noinline__ float scale(float v, int k) {
+        if (k & 1) return v * 3.0f;
+        return v - 1.0f;
+    }
+    __device__ __noinline__ float twice(float v, int k) { return scale(scale(v, k), k + 1) + k; }
+    extern "C" __global__ void apply(const float* x, float* y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) y[i] = twice(x[i], i);
+    }
+    """)
+    n = 1000
+    x = rng.standard_normal(n).astype(np.float32)
+    y = cukit.to_device(poison(n, np.float32))
+    mod.apply(cukit.to_device(x), y, n, grid=4, block=256)
+    k = np.arange(n)
+    first = np.where(k & 1, x * np.float32(3), x - np.float32(1)).astype(np.float32)
+    second = np.where((k + 1) & 1, first * np.float32(3), first - np.float32(1)).astype(np.float32)
+    np.testing.assert_array_equal(y.get(), second + k.astype(np.float32))
+    with pytest.raises(cukit.NotSupportedError, match="recursive function"):
+        cukit.compile(r"""
+        __device__ __noinline__ int fib(int v) { return v < 2 ? v : fib(v - 1) + fib(v - 2); }
+        extern "C" __global__ void f(int* p) { p[0] = fib(p[0]); }
+        """)

@@ -41,9 +41,23 @@ typedef struct {
     int inst;
 } fixup;
 
+/* A .func defined in the module: inlined at each call (the emulator has no call stack). */
+typedef struct {
+    const char *name;
+    int nlen;
+    int body;                /* token index of its '{' */
+    int nparams, nrets;
+    const char *params[32], *rets[2];
+    int plens[32], rlens[2];
+} devfunc;
+
 typedef struct {
     toks t;
     int i;
+    devfunc *funcs;          /* owned */
+    int nfuncs;
+    const char *inlining[16]; /* the functions being inlined now, outermost first */
+    int depth;
     char *why;
     size_t whylen;
     int failed;
@@ -113,6 +127,12 @@ sym *ptx_lookup(P *p, const char *name, int len);
 int ptx_src(P *p, const operand *o, int type);
 int ptx_dst(P *p, const operand *o);
 int ptx_pred(P *p, const char *name, int len, int line);
+
+/* ptx.c: a function body from its '{' to the matching '}'. 0 / -1. */
+int ptx_parse_body(P *p);
+
+/* ptx.c: a call: vprintf, or a .func of the module inlined. 0 / -1. */
+int ptx_parse_call(P *p, const tok *op, int line, operand *ops, int nops, int guard, int gneg);
 
 /* ptx_inst.c: one instruction statement (the guard, opcode, operands) into p->f. 0 / -1. */
 int ptx_parse_instruction(P *p);

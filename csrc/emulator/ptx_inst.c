@@ -286,43 +286,6 @@ address(P *p, emu_inst *in, const operand *o, int *is_kparam)
     return ptx_fail(p, o->line, "the emulator cannot use '%.*s' as an address", o->nlen, o->name);
 }
 
-static int
-parse_call(P *p, const tok *op, int line, operand *ops, int nops, int guard, int gneg)
-{
-    /* call[.uni] (ret), fname, (args); or call fname, (args); */
-    int k = 0;
-    operand *ret = NULL;
-    if (k < nops && ops[k].kind == OK_PAREN)
-        ret = &ops[k++];
-    if (k >= nops || ops[k].kind != OK_NAME)
-        return unsupported(p, op, line);
-    operand *fn = &ops[k++];
-    operand *args = k < nops ? &ops[k] : NULL;
-    if (fn->nlen == 7 && memcmp(fn->name, "vprintf", 7) == 0 && args && args->nitems == 2) {
-        emu_inst *in = ptx_emit(p, line);
-        if (in == NULL)
-            return -1;
-        in->op = OP_PRINTF;
-        in->guard = guard;
-        in->gneg = (uint8_t)gneg;
-        sym *a = ptx_lookup(p, args->items[0], args->ilens[0]);
-        sym *b = ptx_lookup(p, args->items[1], args->ilens[1]);
-        if (a == NULL || b == NULL || a->kind != S_CPARAM || b->kind != S_CPARAM)
-            return unsupported(p, op, line);
-        in->s[0] = (int)a->value;
-        in->s[1] = (int)b->value;
-        if (ret && ret->nitems == 1) {
-            sym *r = ptx_lookup(p, ret->items[0], ret->ilens[0]);
-            if (r && r->kind == S_CPARAM)
-                in->d[0] = (int)r->value;
-        }
-        return 0;
-    }
-    return ptx_fail(p, line, "the emulator does not support the PTX instruction '%.*s' to '%.*s' (calls to "
-                         "device functions that NVRTC did not inline; mark them __forceinline__)",
-                op->len, op->p, fn->nlen, fn->name);
-}
-
 int
 ptx_parse_instruction(P *p)
 {
@@ -364,7 +327,7 @@ ptx_parse_instruction(P *p)
 #define B(str) (nbase == (int)sizeof(str) - 1 && memcmp(base, str, sizeof(str) - 1) == 0)
     mods m;
     if (B("call"))
-        return parse_call(p, op, line, ops, nops, guard, gneg);
+        return ptx_parse_call(p, op, line, ops, nops, guard, gneg);
     static const char *const known[] = {
         "mov", "setp", "set", "selp", "slct", "and", "or", "xor", "not", "cvt", "cvta", "ld", "ldu",
         "st", "atom", "red", "bra", "ret", "exit", "bar", "barrier", "membar", "fence", "nanosleep",
@@ -635,6 +598,19 @@ ptx_parse_instruction(P *p)
             p->capfix = cap;
         }
         p->fix[p->nfix++] = (fixup){ops[0].name, ops[0].nlen, p->f->ncode - 1};
+        return 0;
+    }
+    if (B("ret") && p->depth > 0) { /* the end of an inlined function */
+        in->op = OP_BRA;
+        if (p->nfix == p->capfix) {
+            int cap = p->capfix ? p->capfix * 2 : 64;
+            fixup *v = realloc(p->fix, (size_t)cap * sizeof *v);
+            if (v == NULL)
+                return ptx_fail(p, line, "out of memory");
+            p->fix = v;
+            p->capfix = cap;
+        }
+        p->fix[p->nfix++] = (fixup){"$__emu_ret", 10, p->f->ncode - 1};
         return 0;
     }
     if (B("ret") || B("exit")) {
