@@ -50,6 +50,7 @@ from ._cukit import (
     empty,
     empty_like,
     from_dlpack,
+    frombuffer,
     get_device,
     link,
     managed_empty,
