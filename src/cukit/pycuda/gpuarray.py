@@ -1,0 +1,580 @@
+"""pycuda.gpuarray on cukit: GPUArray, a PyCUDA-shaped face of cukit.Array.
+
+Each GPUArray holds a cukit.Array (`.array`) over its memory; transfers, views,
+fills and copies are cukit's. `gpudata` is the allocation (a DeviceAllocation,
+or what the allocator returned), or an int address for views, as in PyCUDA.
+Arithmetic goes to cukit's array engine through `_engine`.
+"""
+from __future__ import annotations
+
+import builtins
+import numbers
+
+import numpy as np
+
+import cukit
+
+from . import _engine
+from . import driver as drv
+
+# ------------------------------------------------------------------ vector types
+
+
+class _VecTypes:
+    """CUDA's vector types (float3, int4, ...) as numpy structured dtypes, with
+    make_<type>(x, y, ...) giving a 0-d array to pass by value."""
+
+    def __init__(self):
+        self._by_name = {}
+        self._names = {}
+        base = [("char", np.int8), ("uchar", np.uint8), ("short", np.int16),
+                ("ushort", np.uint16), ("int", np.int32), ("uint", np.uint32),
+                ("long", np.int64), ("ulong", np.uint64), ("longlong", np.int64),
+                ("ulonglong", np.uint64), ("float", np.float32), ("double", np.float64)]
+        fields = "xyzw"
+        for name, t in base:
+            for n in (1, 2, 3, 4):
+                tname = "%s%d" % (name, n)
+                size = np.dtype(t).itemsize
+                # CUDA aligns 2- and 4-vectors to their size (up to 16 bytes); 3-vectors not.
+                align = size * n if n in (2, 4) and size * n <= 16 else size
+                if name in ("long", "ulong", "longlong", "ulonglong", "double") and n == 4:
+                    align = 16
+                dtype = np.dtype({"names": list(fields[:n]), "formats": [t] * n,
+                                  "itemsize": _round_up(size * n, align)}, align=True)
+                self._by_name[tname] = dtype
+                self._names[dtype] = tname
+                setattr(self, tname, dtype)
+                setattr(self, "make_" + tname, self._maker(dtype, n))
+                setattr(self, "filled_" + tname, self._filler(dtype, n))
+        self.types = dict(self._by_name)
+
+    @staticmethod
+    def _maker(dtype, n):
+        def make(*args):
+            if len(args) != n:
+                raise TypeError("expected %d components, got %d" % (n, len(args)))
+            return np.array(tuple(args), dtype=dtype)
+        return make
+
+    @staticmethod
+    def _filler(dtype, n):
+        def fill(value):
+            return np.array((value,) * n, dtype=dtype)
+        return fill
+
+    def name_of(self, dtype):
+        return self._names.get(np.dtype(dtype))
+
+    def dtype_of(self, name):
+        return self._by_name.get(name)
+
+
+def _round_up(n, align):
+    return (n + align - 1) // align * align
+
+
+vec = _VecTypes()
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _shape_tuple(shape):
+    if isinstance(shape, numbers.Integral):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for s in reversed(shape):
+        strides.append(step)
+        step *= builtins.max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _f_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for s in shape:
+        strides.append(step)
+        step *= builtins.max(s, 1)
+    return tuple(strides)
+
+
+class _Holder:
+    __slots__ = ("__cuda_array_interface__", "_owner")
+
+    def __init__(self, ptr, shape, dtype, strides, owner):
+        self.__cuda_array_interface__ = {"data": (int(ptr), False), "shape": shape,
+                                         "typestr": dtype.str, "strides": strides,
+                                         "version": 3}
+        self._owner = owner
+
+
+def _wrap_memory(gpudata, shape, dtype, strides, owner):
+    """A cukit.Array over gpudata (a Buffer, an int address or a pointer holder)."""
+    if isinstance(gpudata, cukit.Buffer):
+        return cukit.frombuffer(gpudata, dtype, shape, strides)
+    return cukit.asarray(_Holder(int(gpudata), shape, dtype, strides, owner or gpudata))
+
+
+# ------------------------------------------------------------------ GPUArray
+
+
+class GPUArray:
+    """An N-D array in device memory (PyCUDA's GPUArray over a cukit.Array)."""
+
+    __array_priority__ = 100
+
+    def __init__(self, shape, dtype, allocator=None, base=None, gpudata=None, strides=None,
+                 order="C"):
+        dtype = np.dtype(dtype)
+        shape = _shape_tuple(shape)
+        if strides is None:
+            if order == "F":
+                strides = _f_strides(shape, dtype.itemsize)
+            elif order == "C":
+                strides = _c_strides(shape, dtype.itemsize)
+            else:
+                raise ValueError("order must be 'C' or 'F', got %r" % (order,))
+        else:
+            strides = tuple(int(s) for s in strides)
+        size = 1
+        for s in shape:
+            size *= s
+        self.shape = shape
+        self.dtype = dtype
+        self.strides = strides
+        self.size = size
+        self.mem_size = size
+        self.nbytes = size * dtype.itemsize
+        self.allocator = allocator
+        self.base = base
+        if gpudata is None:
+            if size:
+                gpudata = (allocator or drv.mem_alloc)(self.nbytes)
+            else:
+                gpudata = None
+        self.gpudata = gpudata
+        self._a = None
+
+    @classmethod
+    def _of(cls, a, gpudata, base=None, allocator=None):
+        """A GPUArray for cukit.Array a (whose memory gpudata owns)."""
+        self = cls.__new__(cls)
+        self.shape = a.shape
+        self.dtype = a.dtype
+        self.strides = a.strides
+        self.size = a.size
+        self.mem_size = a.size
+        self.nbytes = a.nbytes
+        self.allocator = allocator
+        self.base = base
+        self.gpudata = gpudata
+        self._a = a
+        return self
+
+    @property
+    def array(self):
+        """The cukit.Array over this array's memory."""
+        a = self._a
+        if a is None:
+            if self.gpudata is None:
+                a = cukit.empty(self.shape, self.dtype)
+            else:
+                a = _wrap_memory(self.gpudata, self.shape, self.dtype, self.strides, self.base)
+            self._a = a
+        return a
+
+    # ---- properties
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def ptr(self):
+        return 0 if self.gpudata is None else int(self.gpudata)
+
+    @property
+    def flags(self):
+        return _Flags(self)
+
+    @property
+    def is_c_contiguous(self):
+        return self.strides == _c_strides(self.shape, self.dtype.itemsize) or self.size <= 1
+
+    @property
+    def is_f_contiguous(self):
+        return self.strides == _f_strides(self.shape, self.dtype.itemsize) or self.size <= 1
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "strides": self.strides, "typestr": self.dtype.str,
+                "data": (self.ptr, False), "stream": None, "version": 3}
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self):
+        return repr(self.get())
+
+    def __str__(self):
+        return str(self.get())
+
+    def __bool__(self):
+        if self.size == 1:
+            return bool(self.get())
+        raise ValueError("The truth value of an array with more than one element is "
+                         "ambiguous. Use a.any() or a.all()")
+
+    def __int__(self):
+        if self.size == 1:
+            return int(self.get())
+        raise TypeError("only size-1 arrays can be converted to Python scalars")
+
+    def __float__(self):
+        if self.size == 1:
+            return float(self.get())
+        raise TypeError("only size-1 arrays can be converted to Python scalars")
+
+    def __hash__(self):
+        raise TypeError("GPUArrays are not hashable")
+
+    # ---- transfers
+
+    def set(self, ary, async_=False, stream=None, **kwargs):
+        stream = kwargs.pop("async", None) and stream or stream
+        ary = np.asarray(ary)
+        if ary.size != self.size:
+            raise ValueError("set(): the host array has %d elements, this array %d"
+                             % (ary.size, self.size))
+        if ary.dtype != self.dtype:
+            raise TypeError("set(): the host array is %s, this array %s; convert it with "
+                            "ary.astype(numpy.%s)" % (ary.dtype, self.dtype, self.dtype))
+        if self.size == 0:
+            return
+        if ary.shape != self.shape:
+            ary = ary.reshape(self.shape)
+        if stream is None:
+            self.array.set(ary)
+        else:
+            self.array.set(np.ascontiguousarray(ary) if ary.flags.c_contiguous else ary,
+                           stream=stream)
+
+    def set_async(self, ary, stream=None):
+        return self.set(ary, async_=True, stream=stream)
+
+    def get(self, ary=None, pagelocked=False, async_=False, stream=None, **kwargs):
+        if ary is None:
+            if pagelocked:
+                ary = drv.pagelocked_empty(self.shape, self.dtype,
+                                           "F" if self.is_f_contiguous and not self.is_c_contiguous
+                                           else "C")
+            elif self.size == 0:
+                return np.empty(self.shape, self.dtype)
+            elif self.is_f_contiguous and not self.is_c_contiguous:
+                return self.array.T.get(stream=stream).T
+            else:
+                return self.array.get(stream=stream) if stream is not None else self.array.get()
+        else:
+            if ary.size != self.size or ary.dtype != self.dtype:
+                raise TypeError("get(): 'ary' has the wrong size or type")
+        if self.size:
+            if stream is not None:
+                self.array.get(out=ary, stream=stream)
+            else:
+                self.array.get(out=ary)
+        return ary
+
+    def get_async(self, stream=None, ary=None):
+        return self.get(ary=ary, async_=True, stream=stream)
+
+    def copy(self):
+        if self.size == 0:
+            return GPUArray(self.shape, self.dtype, self.allocator)
+        new = empty(self.shape, self.dtype, self.allocator,
+                    order="F" if self.is_f_contiguous and not self.is_c_contiguous else "C")
+        cukit.copy(new.array, self.array)
+        return new
+
+    # ---- fills
+
+    def fill(self, value, stream=None):
+        if self.size:
+            if stream is None:
+                self.array.fill(value)
+            else:
+                self.array.fill(value, stream=stream)
+        return self
+
+    # ---- views
+
+    def _view_of(self, a):
+        if a.size == 0:
+            return GPUArray._of(a, None, base=self, allocator=self.allocator)
+        return GPUArray._of(a, a.ptr, base=self, allocator=self.allocator)
+
+    def __getitem__(self, index):
+        if self.size == 0 and self.gpudata is None:
+            host = np.empty(self.shape, self.dtype)[index]
+            return GPUArray(host.shape, self.dtype, self.allocator)
+        return self._view_of(self.array[index])
+
+    def __setitem__(self, index, value):
+        if isinstance(value, GPUArray):
+            value = value.array
+        self.array[index] = value
+
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+            shape = tuple(shape[0])
+        if order != "C":
+            raise NotImplementedError("reshape(order='F') is not provided by cukit.pycuda")
+        shape = tuple(int(s) for s in shape)
+        if shape == self.shape:
+            return self
+        if self.size == 0:
+            return GPUArray(np.empty(self.shape).reshape(shape).shape, self.dtype,
+                            self.allocator)
+        return self._view_of(self.array.reshape(shape))
+
+    def ravel(self, order="C"):
+        return self.reshape(self.size)
+
+    def view(self, dtype=None):
+        if dtype is None:
+            dtype = self.dtype
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype:
+            return self._view_of(self.array.reshape(self.shape))
+        if not self.is_c_contiguous:
+            raise ValueError("view(dtype) needs a C-contiguous array")
+        old = self.dtype.itemsize
+        if self.shape and (self.shape[-1] * old) % dtype.itemsize:
+            raise ValueError("view(): the last axis (%d bytes) is not a multiple of %s's "
+                             "%d bytes" % (self.shape[-1] * old, dtype, dtype.itemsize))
+        shape = self.shape[:-1] + ((self.shape[-1] * old) // dtype.itemsize,) \
+            if self.shape else ()
+        a = cukit.asarray(_Holder(self.ptr, shape, dtype, None, self))
+        return GPUArray._of(a, self.ptr, base=self, allocator=self.allocator)
+
+    def squeeze(self):
+        shape = tuple(s for s in self.shape if s != 1)
+        return self.reshape(shape) if self.is_c_contiguous else self
+
+    @property
+    def T(self):
+        return self._view_of(self.array.T)
+
+    def transpose(self, axes=None):
+        if axes is None:
+            return self.T
+        return self._view_of(self.array.transpose(*axes))
+
+    # ---- arithmetic (cukit's array engine)
+
+    def _other(self, other):
+        if isinstance(other, GPUArray):
+            if other.shape != self.shape and other.size != 1:
+                raise ValueError("operands have different shapes: %s and %s"
+                                 % (self.shape, other.shape))
+            if other.shape != self.shape:  # a 0-d or one-element array: its value
+                return other.get().reshape(()).item(), np.result_type(self.dtype, other.dtype)
+            return other.array, np.result_type(self.dtype, other.dtype)
+        if isinstance(other, np.ndarray) and other.ndim > 0:
+            raise TypeError("GPUArray and numpy array: copy the numpy array to the device "
+                            "first (gpuarray.to_gpu)")
+        if isinstance(other, (numbers.Number, np.generic)) or \
+                (isinstance(other, np.ndarray) and other.ndim == 0):
+            value = other.item() if isinstance(other, (np.ndarray, np.generic)) else other
+            return value, np.result_type(self.dtype, other)
+        return NotImplemented, None
+
+    def _binary(self, op, other, reflected=False):
+        b, dtype = self._other(other)
+        if b is NotImplemented:
+            return NotImplemented
+        if op == "/" and dtype.kind in "iub":
+            dtype = np.result_type(dtype, np.float64) if dtype.itemsize > 4 else \
+                np.dtype(np.float64)
+        if reflected:
+            out = _engine.rbinary(op, b, self.array, dtype)
+        else:
+            out = _engine.binary(op, self.array, b, dtype)
+        return GPUArray._of(out, out.buffer, allocator=self.allocator)
+
+    def __add__(self, other):
+        return self._binary("+", other)
+
+    def __radd__(self, other):
+        return self._binary("+", other, True)
+
+    def __sub__(self, other):
+        return self._binary("-", other)
+
+    def __rsub__(self, other):
+        return self._binary("-", other, True)
+
+    def __mul__(self, other):
+        return self._binary("*", other)
+
+    def __rmul__(self, other):
+        return self._binary("*", other, True)
+
+    def __truediv__(self, other):
+        return self._binary("/", other)
+
+    def __rtruediv__(self, other):
+        return self._binary("/", other, True)
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+
+    def _inplace(self, op, other):
+        b, dtype = self._other(other)
+        if b is NotImplemented:
+            return NotImplemented
+        _engine.binary(op, self.array, b, self.dtype, out=self.array)
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace("+", other)
+
+    def __isub__(self, other):
+        return self._inplace("-", other)
+
+    def __imul__(self, other):
+        return self._inplace("*", other)
+
+    def __itruediv__(self, other):
+        return self._inplace("/", other)
+
+    def __neg__(self):
+        out = _engine.unary("neg", self.array)
+        return GPUArray._of(out, out.buffer, allocator=self.allocator)
+
+    def __pos__(self):
+        return self
+
+    def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None):
+        return self * selffac + other * otherfac
+
+    def astype(self, dtype, stream=None):
+        if np.dtype(dtype) == self.dtype:
+            return self.copy()
+        raise _engine.needs_engine("astype")
+
+    def __getattr__(self, name):
+        if name in ("real", "imag", "conj", "conjugate", "any", "all", "sum", "dot"):
+            raise _engine.needs_engine("GPUArray.%s" % name)
+        raise AttributeError(name)
+
+    def bind_to_texref(self, *args, **kwargs):
+        drv._texrefs_removed()
+
+    bind_to_texref_ext = bind_to_texref
+
+
+class _Flags:
+    def __init__(self, a):
+        self.c_contiguous = a.is_c_contiguous
+        self.f_contiguous = a.is_f_contiguous
+        self.forc = self.c_contiguous or self.f_contiguous
+
+
+# ------------------------------------------------------------------ constructors
+
+
+def to_gpu(ary, allocator=None):
+    """A GPUArray holding a copy of host array ary."""
+    ary = np.asarray(ary)
+    if allocator is None and ary.flags.c_contiguous and ary.size:
+        alloc = drv.DeviceAllocation(ary.nbytes)
+        a = cukit.frombuffer(alloc, ary.dtype, ary.shape)
+        a.set(ary)
+        return GPUArray._of(a, alloc)
+    order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
+    result = GPUArray(ary.shape, ary.dtype, allocator, order=order)
+    result.set(ary)
+    return result
+
+
+def to_gpu_async(ary, allocator=None, stream=None):
+    ary = np.asarray(ary)
+    order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
+    result = GPUArray(ary.shape, ary.dtype, allocator, order=order)
+    result.set(ary, stream=stream)
+    return result
+
+
+def empty(shape, dtype, allocator=None, order="C"):
+    return GPUArray(shape, dtype, allocator, order=order)
+
+
+def zeros(shape, dtype=np.float64, allocator=None, order="C"):
+    result = GPUArray(shape, dtype, allocator, order=order)
+    return result.fill(0)
+
+
+def ones(shape, dtype=np.float64, allocator=None, order="C"):
+    result = GPUArray(shape, dtype, allocator, order=order)
+    return result.fill(1)
+
+
+def _like_order(other, order):
+    if order == "K" or order == "A":
+        return "F" if other.is_f_contiguous and not other.is_c_contiguous else "C"
+    return order
+
+
+def empty_like(other_ary, dtype=None, order="K"):
+    return GPUArray(other_ary.shape, dtype or other_ary.dtype, other_ary.allocator,
+                    order=_like_order(other_ary, order))
+
+
+def zeros_like(other_ary, dtype=None, order="K"):
+    return empty_like(other_ary, dtype, order).fill(0)
+
+
+def ones_like(other_ary, dtype=None, order="K"):
+    return empty_like(other_ary, dtype, order).fill(1)
+
+
+def arange(*args, **kwargs):
+    """numpy.arange's values, computed on the host and copied in (the engine's arange
+    will compute them on the device)."""
+    dtype = kwargs.pop("dtype", None)
+    allocator = kwargs.pop("allocator", None)
+    host = np.arange(*args, dtype=dtype, **kwargs)
+    return to_gpu(host, allocator)
+
+
+def _not_yet(name):
+    def missing(*args, **kwargs):
+        raise _engine.needs_engine("gpuarray.%s" % name)
+    missing.__name__ = name
+    return missing
+
+
+for _name in ("sum", "dot", "vdot", "max", "min", "subset_dot", "subset_max", "subset_min",
+              "subset_sum", "take", "multi_take", "multi_put", "multi_take_put", "if_positive",
+              "where", "maximum", "minimum", "concatenate", "stack", "hstack", "any", "all",
+              "logical_and", "logical_or", "logical_not", "reshape", "transpose"):
+    globals()[_name] = _not_yet(_name)
+del _name
+
+
+def reshape(a, shape):  # noqa: F811
+    return a.reshape(shape)
+
+
+def transpose(a, axes=None):  # noqa: F811
+    return a.transpose(axes)
