@@ -125,6 +125,7 @@ def _wrap_memory(gpudata, shape, dtype, strides, owner):
 class GPUArray:
     """An N-D array in device memory (PyCUDA's GPUArray over a cukit.Array)."""
 
+    __slots__ = ("_a", "gpudata", "base", "allocator", "__dict__", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, shape, dtype, allocator=None, base=None, gpudata=None, strides=None,
@@ -135,7 +136,7 @@ class GPUArray:
             if order == "F":
                 strides = _f_strides(shape, dtype.itemsize)
             elif order == "C":
-                strides = _c_strides(shape, dtype.itemsize)
+                strides = None
             else:
                 raise ValueError("order must be 'C' or 'F', got %r" % (order,))
         else:
@@ -143,59 +144,52 @@ class GPUArray:
         size = 1
         for s in shape:
             size *= s
-        self.shape = shape
-        self.dtype = dtype
-        self.strides = strides
-        self.size = size
-        self.mem_size = size
-        self.nbytes = size * dtype.itemsize
         self.allocator = allocator
         self.base = base
+        if gpudata is None and size:
+            gpudata = (allocator or drv.mem_alloc)(size * dtype.itemsize)
+        self.gpudata = gpudata
         if gpudata is None:
-            if size:
-                gpudata = (allocator or drv.mem_alloc)(self.nbytes)
-            else:
-                gpudata = None
-        self.gpudata = gpudata
-        self._a = None
-
-    @classmethod
-    def _of(cls, a, gpudata, base=None, allocator=None):
-        """A GPUArray for cukit.Array a (whose memory gpudata owns)."""
-        self = cls.__new__(cls)
-        self.shape = a.shape
-        self.dtype = a.dtype
-        self.strides = a.strides
-        self.size = a.size
-        self.mem_size = a.size
-        self.nbytes = a.nbytes
-        self.allocator = allocator
-        self.base = base
-        self.gpudata = gpudata
-        self._a = a
-        return self
+            self._a = cukit.empty(shape, dtype)  # no elements: nothing to point at
+        else:
+            self._a = _wrap_memory(gpudata, shape, dtype, strides, base)
 
     @property
     def array(self):
         """The cukit.Array over this array's memory."""
-        a = self._a
-        if a is None:
-            if self.gpudata is None:
-                a = cukit.empty(self.shape, self.dtype)
-            else:
-                a = _wrap_memory(self.gpudata, self.shape, self.dtype, self.strides, self.base)
-            self._a = a
-        return a
+        return self._a
+
+    @property
+    def shape(self):
+        return self._a.shape
+
+    @property
+    def dtype(self):
+        return self._a.dtype
+
+    @property
+    def strides(self):
+        return self._a.strides
+
+    @property
+    def size(self):
+        return self._a.size
+
+    mem_size = size
+
+    @property
+    def nbytes(self):
+        return self._a.nbytes
 
     # ---- properties
 
     @property
     def ndim(self):
-        return len(self.shape)
+        return self._a.ndim
 
     @property
     def itemsize(self):
-        return self.dtype.itemsize
+        return self._a.itemsize
 
     @property
     def ptr(self):
@@ -273,6 +267,9 @@ class GPUArray:
         return self.set(ary, async_=True, stream=stream)
 
     def get(self, ary=None, pagelocked=False, async_=False, stream=None, **kwargs):
+        a = self._a
+        if ary is None and stream is None and not pagelocked and a.is_contiguous and a.size:
+            return a.get()
         if ary is None:
             if pagelocked:
                 ary = drv.pagelocked_empty(self.shape, self.dtype,
@@ -318,15 +315,10 @@ class GPUArray:
     # ---- views
 
     def _view_of(self, a):
-        if a.size == 0:
-            return GPUArray._of(a, None, base=self, allocator=self.allocator)
-        return GPUArray._of(a, a.ptr, base=self, allocator=self.allocator)
+        return _of(a, a.ptr if a.size else None, base=self, allocator=self.allocator)
 
     def __getitem__(self, index):
-        if self.size == 0 and self.gpudata is None:
-            host = np.empty(self.shape, self.dtype)[index]
-            return GPUArray(host.shape, self.dtype, self.allocator)
-        return self._view_of(self.array[index])
+        return self._view_of(self._a[index])
 
     def __setitem__(self, index, value):
         if isinstance(value, GPUArray):
@@ -341,10 +333,7 @@ class GPUArray:
         shape = tuple(int(s) for s in shape)
         if shape == self.shape:
             return self
-        if self.size == 0:
-            return GPUArray(np.empty(self.shape).reshape(shape).shape, self.dtype,
-                            self.allocator)
-        return self._view_of(self.array.reshape(shape))
+        return self._view_of(self._a.reshape(shape))
 
     def ravel(self, order="C"):
         return self.reshape(self.size)
@@ -364,7 +353,7 @@ class GPUArray:
         shape = self.shape[:-1] + ((self.shape[-1] * old) // dtype.itemsize,) \
             if self.shape else ()
         a = cukit.asarray(_Holder(self.ptr, shape, dtype, None, self))
-        return GPUArray._of(a, self.ptr, base=self, allocator=self.allocator)
+        return _of(a, self.ptr, base=self, allocator=self.allocator)
 
     def squeeze(self):
         shape = tuple(s for s in self.shape if s != 1)
@@ -409,7 +398,7 @@ class GPUArray:
             out = _engine.rbinary(op, b, self.array, dtype)
         else:
             out = _engine.binary(op, self.array, b, dtype)
-        return GPUArray._of(out, out.buffer, allocator=self.allocator)
+        return _of(out, out.buffer, allocator=self.allocator)
 
     def __add__(self, other):
         return self._binary("+", other)
@@ -459,7 +448,7 @@ class GPUArray:
 
     def __neg__(self):
         out = _engine.unary("neg", self.array)
-        return GPUArray._of(out, out.buffer, allocator=self.allocator)
+        return _of(out, out.buffer, allocator=self.allocator)
 
     def __pos__(self):
         return self
@@ -483,6 +472,19 @@ class GPUArray:
     bind_to_texref_ext = bind_to_texref
 
 
+_new = object.__new__
+
+
+def _of(a, gpudata, base=None, allocator=None):
+    """A GPUArray for cukit.Array a (whose memory gpudata owns)."""
+    self = _new(GPUArray)
+    self._a = a
+    self.gpudata = gpudata
+    self.base = base
+    self.allocator = allocator
+    return self
+
+
 class _Flags:
     def __init__(self, a):
         self.c_contiguous = a.is_c_contiguous
@@ -495,12 +497,12 @@ class _Flags:
 
 def to_gpu(ary, allocator=None):
     """A GPUArray holding a copy of host array ary."""
-    ary = np.asarray(ary)
-    if allocator is None and ary.flags.c_contiguous and ary.size:
-        alloc = drv.DeviceAllocation(ary.nbytes)
-        a = cukit.frombuffer(alloc, ary.dtype, ary.shape)
-        a.set(ary)
-        return GPUArray._of(a, alloc)
+    if type(ary) is not np.ndarray:
+        ary = np.asarray(ary)
+    if allocator is None and ary.size and ary.flags.c_contiguous:
+        # cukit's own copy path; gpudata is then the array's cukit.Buffer
+        a = cukit.to_device(ary)
+        return _of(a, a.buffer)
     order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
     result = GPUArray(ary.shape, ary.dtype, allocator, order=order)
     result.set(ary)
