@@ -74,6 +74,8 @@ def main(argv=None):
             print(USAGE, file=sys.stderr)
             return 2
         sys.argv = [argv[1]] + argv[2:]
+        if argv[1] == "pytest":  # PyCUDA's tests carry a `cuda` marker: register it
+            sys.argv[1:1] = ["-p", "cukit.pycuda._pytest_plugin"]
         sys.path.insert(0, os.getcwd())
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
     elif argv[0] == "-c":

@@ -81,9 +81,10 @@ vec = _VecTypes()
 
 
 def _shape_tuple(shape):
-    if isinstance(shape, numbers.Integral):
+    if np.ndim(shape) == 0:
         return (int(shape),)
-    return tuple(int(s) for s in shape)
+    return tuple(int(s) for s in np.asarray(shape).ravel()) if isinstance(shape, np.ndarray) \
+        else tuple(int(s) for s in shape)
 
 
 def _c_strides(shape, itemsize):
@@ -116,7 +117,8 @@ def _wrap_memory(gpudata, shape, dtype, strides, owner):
     """A cukit.Array over gpudata (a Buffer, an int address or a pointer holder)."""
     if isinstance(gpudata, cukit.Buffer):
         return cukit.frombuffer(gpudata, dtype, shape, strides)
-    return cukit.asarray(_Holder(int(gpudata), shape, dtype, strides, owner or gpudata))
+    return cukit.asarray(_Holder(int(gpudata), shape, dtype, strides,
+                                 gpudata if owner is None else owner))
 
 
 # ------------------------------------------------------------------ GPUArray
@@ -201,11 +203,11 @@ class GPUArray:
 
     @property
     def is_c_contiguous(self):
-        return self.strides == _c_strides(self.shape, self.dtype.itemsize) or self.size <= 1
+        return self._a.is_contiguous
 
     @property
     def is_f_contiguous(self):
-        return self.strides == _f_strides(self.shape, self.dtype.itemsize) or self.size <= 1
+        return self._a.flags["F_CONTIGUOUS"]
 
     @property
     def __cuda_array_interface__(self):
@@ -328,12 +330,20 @@ class GPUArray:
     def reshape(self, *shape, order="C"):
         if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
             shape = tuple(shape[0])
-        if order != "C":
-            raise NotImplementedError("reshape(order='F') is not provided by cukit.pycuda")
         shape = tuple(int(s) for s in shape)
-        if shape == self.shape:
-            return self
-        return self._view_of(self._a.reshape(shape))
+        if order not in ("C", "F"):
+            raise ValueError("order must be 'C' or 'F', got %r" % (order,))
+        if order == "C" and (self.is_c_contiguous or not self.is_f_contiguous):
+            return self._view_of(self._a.reshape(shape))
+        # As PyCUDA does, the same memory read in the order asked for (no copy).
+        if not (self.is_c_contiguous or self.is_f_contiguous):
+            raise ValueError("reshape(order=%r) needs a contiguous array" % order)
+        shape = np.empty(self.shape, np.uint8).reshape(shape).shape  # resolves -1, checks size
+        if self.size == 0:
+            return GPUArray(shape, self.dtype, self.allocator, order=order)
+        strides = (_f_strides if order == "F" else _c_strides)(shape, self.itemsize)
+        a = _wrap_memory(self.ptr, shape, self.dtype, strides, self)
+        return _of(a, self.ptr, base=self, allocator=self.allocator)
 
     def ravel(self, order="C"):
         return self.reshape(self.size)
@@ -356,8 +366,20 @@ class GPUArray:
         return _of(a, self.ptr, base=self, allocator=self.allocator)
 
     def squeeze(self):
-        shape = tuple(s for s in self.shape if s != 1)
-        return self.reshape(shape) if self.is_c_contiguous else self
+        """A view without the dimensions of length 1."""
+        keep = [i for i, n in enumerate(self.shape) if n != 1]
+        if len(keep) == self.ndim:
+            return self
+        shape = tuple(self.shape[i] for i in keep)
+        strides = tuple(self.strides[i] for i in keep)
+        a = _wrap_memory(self.ptr, shape, self.dtype, strides, self)
+        return _of(a, self.ptr, base=self, allocator=self.allocator)
+
+    def reverse(self, stream=None):
+        """A reversed copy of a 1-D array."""
+        if self.ndim != 1:
+            raise ValueError("reverse() takes a 1-D array")
+        return self[::-1].copy()
 
     @property
     def T(self):
