@@ -65,7 +65,7 @@ def launch_rows(calls, reps):
     f = mod.get_function("axpb")
     out, x = drv.mem_alloc(4 * N), drv.mem_alloc(4 * N)
     a, b, n = np.float32(2), np.int32(1), np.uint32(N)
-    k = f.kernel
+    k = mod.module.get_kernel("axpb")  # the module's own kernel, as cukit users call it
     kout, kx = cukit.alloc(4 * N), cukit.alloc(4 * N)
     f.prepare("PPfiI")
     grid, block = (4, 1), (256, 1, 1)

@@ -304,6 +304,86 @@ def test_compiler_warning_and_cache_off(ctx):
     assert any("said the following" in str(x.message) for x in w)
 
 
+@gpu
+def test_device_to_device_and_2d_copies(ctx, rng):
+    a = rng.standard_normal((6, 40)).astype(np.float32)
+    src, dst = drv.to_device(a), drv.mem_alloc(a.nbytes)
+    drv.memcpy_dtod(dst, src, a.nbytes)
+    np.testing.assert_array_equal(drv.from_device_like(dst, a), a)
+    # a 4 x 10 block of a (rows of 40 floats) into a packed device buffer
+    packed = drv.mem_alloc(4 * 10 * 4)
+    c = drv.Memcpy2D()
+    c.set_src_host(a)
+    c.src_x_in_bytes, c.src_y, c.src_pitch = 8, 1, a.strides[0]
+    c.set_dst_device(packed)
+    c.dst_pitch = c.width_in_bytes = 40
+    c.height = 4
+    c()
+    np.testing.assert_array_equal(drv.from_device(packed, (4, 10), np.float32), a[1:5, 2:12])
+    drv.memset_d32(packed, 7, 40)
+    np.testing.assert_array_equal(drv.from_device(packed, (40,), np.uint32), np.full(40, 7))
+
+
+@gpu
+def test_function_attributes_and_compile_to_cubin(mod):
+    f = mod.get_function("axpb")
+    assert f.num_regs == f.get_attribute(drv.function_attribute.NUM_REGS) > 0
+    assert 0 < f.max_threads_per_block <= 1024
+    f.set_cache_config(drv.func_cache.PREFER_L1)
+    from cukit.pycuda.compiler import compile as compile_to
+    cubin = compile_to("__global__ void k(int *x) { x[0] = 1; }")
+    assert cubin[:4] == b"\x7fELF"
+
+
+@gpu
+def test_dynamic_module_links_sources(ctx, rng):
+    from cukit.pycuda.compiler import DynamicModule
+    m = DynamicModule()
+    m.add_source("__device__ int twice(int v);\n"
+                 "__global__ void k(int *x) { x[threadIdx.x] = twice(x[threadIdx.x]); }",
+                 nvcc_options=["-rdc=true"])
+    m.add_source("__device__ int twice(int v) { return 2 * v; }", nvcc_options=["-rdc=true"])
+    m.link()
+    x = rng.integers(-100, 100, 64).astype(np.int32)
+    out = x.copy()
+    m.get_function("k")(drv.InOut(out), block=(64, 1, 1))
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+@gpu
+def test_gpuarray_views_reshape_squeeze(ctx, rng):
+    a = rng.standard_normal((40, 2, 5, 10))
+    g = gpuarray.to_gpu(a)
+    s = g[0:1, 1:2].squeeze()
+    assert s.shape == (5, 10) and s.flags.c_contiguous
+    np.testing.assert_array_equal(s.get(), a[0, 1])
+    f = g.reshape(400, 10, order="F")
+    assert f.flags.f_contiguous
+    np.testing.assert_array_equal(f.get(), a.reshape(-1).reshape((400, 10), order="F"))
+    assert g.reshape(-1, 10).shape == (400, 10)
+    v = g.view(np.int64)
+    np.testing.assert_array_equal(v.get(), a.view(np.int64))
+    r = gpuarray.to_gpu(a[:, 0, 0, 0].copy()).reverse()
+    np.testing.assert_array_equal(r.get(), a[::-1, 0, 0, 0])
+    assert gpuarray.empty(np.array([2, 3]), np.float32).shape == (2, 3)
+
+
+@gpu
+def test_register_host_memory_and_page_locked_pool(ctx, rng):
+    a = drv.aligned_empty((1 << 16,), np.float64)
+    a[:] = rng.standard_normal(a.shape)
+    pinned = drv.register_host_memory(a)
+    gpu_ary = drv.mem_alloc_like(a)
+    s = drv.Stream()
+    drv.memcpy_htod_async(gpu_ary, pinned, s)
+    s.synchronize()
+    np.testing.assert_array_equal(drv.from_device_like(gpu_ary, a), a)
+    pinned.base.unregister()
+    from cukit.pycuda.tools import PageLockedMemoryPool
+    h = PageLockedMemoryPool().allocate((3, 4), np.float32)
+    assert h.shape == (3, 4) and isinstance(h.base, cukit.HostMemory)
+
+
 # ------------------------------------------------------------------ bad input
 
 
@@ -342,6 +422,21 @@ def test_bad_arguments_name_the_parameter(mod):
         f(x, x, np.float32(1), np.float32(0), np.uint32(16), block=(16, 1, 1))
     with pytest.raises(TypeError, match="invalid type"):
         f(x, object(), np.float32(1), np.int32(0), np.uint32(16), block=(16, 1, 1))
+
+
+@gpu
+def test_strict_kernel_refuses_python_numbers(mod):
+    k = mod.module.get_kernel("axpb")
+    s = k.strict()
+    assert s.is_strict and not k.is_strict
+    x = drv.mem_alloc(64)
+    with pytest.raises(TypeError, match=r"argument 4 'b' \(int\): got a plain Python int \(3\)"):
+        s(x, x, np.float32(1), 3, np.uint32(16), grid=1, block=16)
+    with pytest.raises(TypeError, match=r"argument 1 'out' \(float\*\): got a plain Python int"):
+        s(int(x), x, np.float32(1), np.int32(3), np.uint32(16), grid=1, block=16)
+    k(x, x, 1.0, 3, 16, grid=1, block=16)  # the module's own kernel still takes them
+    s.prepare(grid=1, block=16)(x, x, 1.0, 3, 16)  # and so do prepared launches
+    cukit.synchronize()
 
 
 @gpu

@@ -9,6 +9,7 @@ check each.
 from __future__ import annotations
 
 import builtins
+import functools
 import gc
 import threading
 
@@ -218,6 +219,17 @@ class Device:
 _tls = threading.local()
 
 
+class _either:
+    """A method callable on the class (self is None) or on an instance."""
+
+    def __init__(self, func):
+        self.func = func
+        self.__doc__ = func.__doc__
+
+    def __get__(self, obj, owner=None):
+        return functools.partial(self.func, obj)
+
+
 def _stack():
     s = getattr(_tls, "stack", None)
     if s is None:
@@ -260,8 +272,11 @@ class Context:
         s = _stack()
         return s[-1] if s else None
 
-    @staticmethod
-    def get_device():
+    @_either
+    def get_device(self):
+        """ctx.get_device(): the context's device; Context.get_device(): the current one's."""
+        if self is not None:
+            return self._device
         s = _stack()
         if s:
             return s[-1]._device
@@ -751,7 +766,7 @@ class Function:
                  "_shared", "_block", "_cache_config", "__weakref__")
 
     def __init__(self, kernel, module=None):
-        self._k = kernel
+        self._k = kernel.strict()  # plain Python numbers are refused, as in PyCUDA
         self._module = module
         self._formats = None
         self._lp_key = None
@@ -767,13 +782,18 @@ class Function:
                  texrefs=None, time_kernel=False, **extra):
         if extra or block is None or texrefs or time_kernel:
             return self._call_slow(args, block, grid, stream, shared, texrefs, time_kernel, extra)
-        for a in args:
-            if type(a) not in _DIRECT:
-                return self._call_slow(args, block, grid, stream, shared, texrefs,
-                                       time_kernel, extra)
-        if stream is None and not shared:
-            return self._k(*args, grid=grid, block=block)
-        return self._k(*args, grid=grid, block=block, shared_mem=shared, stream=stream)
+        # cukit's launch takes device memory, numpy scalars (converted to each parameter's
+        # type) and structs as they are; anything else (In/Out, GPUArrays, host arrays,
+        # Python numbers) fails its check before anything is launched, and goes the
+        # slow way, which converts or explains.
+        try:
+            if stream is None and not shared:
+                return self._k(*args, grid=grid, block=block)
+            return self._k(*args, grid=grid, block=block, shared_mem=shared, stream=stream)
+        except (TypeError, ValueError) as e:
+            if isinstance(e, cukit.CudaError):
+                raise
+            return self._call_slow(args, block, grid, stream, shared, texrefs, time_kernel, extra)
 
     def _describe(self, i):
         params = self._k.signature.params
@@ -814,16 +834,16 @@ class Function:
             return a.tobytes()  # passed by value, as PyCUDA does
         if isinstance(a, (cukit.Buffer, cukit.Array)):
             return a
-        cai = getattr(a, "__cuda_array_interface__", None)
-        if cai is not None and not hasattr(a, "gpudata"):
-            return int(cai["data"][0])
+        # Addresses go as DevicePointer: an int the strict kernel takes for a pointer
+        # (a plain int is refused there, as PyCUDA refuses it).
         gpudata = getattr(a, "gpudata", None)
         if gpudata is not None:
-            return int(gpudata)
+            return DevicePointer(int(gpudata), a)
+        cai = getattr(a, "__cuda_array_interface__", None)
         if cai is not None:
-            return int(cai["data"][0])
+            return DevicePointer(int(cai["data"][0]), a)
         if isinstance(a, PointerHolderBase):
-            return int(a.get_pointer())
+            return DevicePointer(int(a.get_pointer()), a)
         raise TypeError("%s: invalid type %s (PyCUDA takes numpy scalars, device memory, "
                         "GPUArrays and In/Out/InOut)" % (self._describe(i), t.__name__))
 
@@ -899,8 +919,9 @@ class Function:
         if block is None:
             block = self._block
         p = self._launcher(grid, block, shared_size or self._shared, None)
-        self._lp_key = (grid, block, shared_size)
-        self._lp = p
+        if type(grid) is tuple and type(block) is tuple:  # immutable: safe to know by identity
+            self._lp_key = (grid, block, shared_size)
+            self._lp = p
         try:
             return p(*args)
         except (TypeError, ValueError):
