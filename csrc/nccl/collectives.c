@@ -133,7 +133,20 @@ resolve(cukit_Communicator *c, PyObject *obj, const char *who, const char *arg, 
                          "host data with cukit.to_device first", who, arg, Py_TYPE(obj)->tp_name);
         return -1;
     }
+    PyObject *where = PyObject_CallNoArgs(attr);
     Py_DECREF(attr);
+    int type = 0, id = 0;
+    rc = where ? cukit_dlpack_parse_device(where, &type, &id, who) : -1;
+    Py_XDECREF(where);
+    if (rc < 0)
+        return -1;
+    if (!cukit_dlpack_is_cuda(type)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: %s must be an array in GPU memory, but this %s is on DLPack device "
+                     "type %d (host memory); copy it with cukit.to_device first", who, arg,
+                     Py_TYPE(obj)->tp_name, type);
+        return -1;
+    }
     /* DLPack alone does not say the size without a capsule: import it as an Array. */
     PyObject *module = PyType_GetModule(Py_TYPE(c));
     PyObject *a = module ? PyObject_CallMethod(module, "from_dlpack", "O", obj) : NULL;

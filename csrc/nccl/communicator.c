@@ -43,11 +43,25 @@ wrap(cukit_state *st, cukit_Device *dev, ncclComm_t comm, double timeout)
     c->comm = comm;
     c->timeout = timeout;
     c->aborted = 0;
-    c->rank = c->nranks = 0;
-    if (NCCL_CALL(st, ncclCommUserRank, (comm, &c->rank), comm) < 0 ||
-        NCCL_CALL(st, ncclCommCount, (comm, &c->nranks), comm) < 0)
-        Py_CLEAR(c);
+    c->rank = -1;
+    c->nranks = 0;
     return c;
+}
+
+/* Ask NCCL for the rank and size once the communicator is ready: inside a group
+ * (split, init from several threads' group) it is only ready at ncclGroupEnd. */
+static int
+info(cukit_Communicator *c)
+{
+    if (c->nranks > 0 || c->comm == NULL)
+        return 0;
+    int rank = -1, n = 0;
+    if (NCCL_CALL(c->st, ncclCommUserRank, (c->comm, &rank), c->comm) < 0 ||
+        NCCL_CALL(c->st, ncclCommCount, (c->comm, &n), c->comm) < 0)
+        return -1;
+    c->rank = rank;
+    c->nranks = n;
+    return 0;
 }
 
 /* timeout= as seconds (< 0: none). 0 / -1 with ValueError or TypeError. */
@@ -191,7 +205,9 @@ cukit_communicator_check(cukit_Communicator *c)
     ncclResult_t async = ncclSuccess;
     if (NCCL_CALL(c->st, ncclCommGetAsyncError, (c->comm, &async), c->comm) < 0)
         return -1;
-    if (async == ncclSuccess || async == ncclInProgress)
+    if (async == ncclSuccess)
+        return info(c);
+    if (async == ncclInProgress)
         return 0;
     return cukit_nccl_check(c->st, async, "ncclCommGetAsyncError (an asynchronous error)",
                             c->comm);
@@ -321,6 +337,8 @@ communicator_split(cukit_Communicator *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:split", kwlist, &color_o, &key_o))
         return NULL;
     cukit_state *st = self->st;
+    if (cukit_communicator_check(self) < 0)
+        return NULL;
     int color = CUKIT_NCCL_SPLIT_NOCOLOR, key = self->rank;
     if (color_o != Py_None) {
         if (as_int(color_o, &color) < 0)
@@ -400,12 +418,12 @@ communicator_repr(cukit_Communicator *self)
 static PyObject *
 get_rank(cukit_Communicator *self, void *c)
 {
-    return PyLong_FromLong(self->rank);
+    return info(self) < 0 ? NULL : PyLong_FromLong(self->rank);
 }
 static PyObject *
 get_size(cukit_Communicator *self, void *c)
 {
-    return PyLong_FromLong(self->nranks);
+    return info(self) < 0 ? NULL : PyLong_FromLong(self->nranks);
 }
 static PyObject *
 get_device(cukit_Communicator *self, void *c)
