@@ -282,7 +282,7 @@ WORKER = """
 """
 
 
-def spawn(code, tmp_path, seed, env=None):
+def spawn(code, tmp_path, seed, env=None, timeout=300):
     uid_file = tmp_path / "uid"
     uid_file.write_text(nccl.get_unique_id().hex())
     procs = []
@@ -295,7 +295,7 @@ def spawn(code, tmp_path, seed, env=None):
     outs = []
     for p in procs:
         try:
-            out, err = p.communicate(timeout=300)
+            out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             p.kill()
             out, err = p.communicate()
@@ -338,7 +338,7 @@ DEAD_PEER = """
 @needs_nccl
 @pytest.mark.multi_gpu
 def test_dead_peer_raises_within_the_timeout(tmp_path):
-    outs = spawn(DEAD_PEER, tmp_path, 0)
+    outs = spawn(DEAD_PEER, tmp_path, 0, timeout=90)
     rc, out, err = outs[0]
     assert "RAISED" in out, f"rank 0:\n{out}\n{err[-3000:]}"
     seconds = float(out.split()[2])
