@@ -9,9 +9,11 @@ What it measures
       (cukit: comm.all_reduce + comm.synchronize; torch: dist.all_reduce +
       torch.cuda.synchronize; raw: ncclAllReduce + cuStreamSynchronize through
       ctypes on cukit's own communicator, which adds ctypes' overhead to the raw
-      number), median over 2000 calls per sample.
+      number), median over 2000 calls per sample; cukit both on the default stream
+      and on a cukit.Stream of its own.
     * peer copy of 256 MiB from GPU 0 to GPU 1 in one process: cukit.copy (through
-      cuMemcpyPeerAsync, peer access enabled) against torch's dst.copy_(src).
+      cuMemcpyPeerAsync; the copy turns peer access on, for the memory pool too)
+      against torch's dst.copy_(src).
     Each way is sampled REPS times, the ways taking turns; the table shows medians
     and the ratio cukit / torch (for bandwidth, > 1 is better; for latency, < 1).
 
@@ -103,6 +105,14 @@ def worker(args):
             comm.synchronize()
 
     ways["cukit"] = cukit_latency
+    stream = cukit.Stream(device=rank)
+
+    def cukit_stream_latency():
+        for _ in range(calls):
+            comm.all_reduce(x, stream=stream)
+            comm.synchronize(stream)
+
+    ways["cukit, on a cukit.Stream"] = cukit_stream_latency
     raw = raw_nccl(comm, x)
     if raw is not None:
         ways["raw ncclAllReduce (ctypes)"] = raw
@@ -124,8 +134,10 @@ def worker(args):
             fn()
             samples[k].append(time.perf_counter() - t0)
     for k, s in samples.items():
-        rows.append({"measure": "all_reduce 4 B latency us", "way": k,
-                     "value": statistics.median(s) / calls * 1e6})
+        measure = "all_reduce 4 B latency us"
+        if k == "cukit, on a cukit.Stream":
+            measure, k = measure + " (stream)", "cukit"
+        rows.append({"measure": measure, "way": k, "value": statistics.median(s) / calls * 1e6})
     assert x.get()[0] >= 1  # summed many times over: only that it was written
     comm.destroy()
     if dist is not None:
@@ -162,9 +174,6 @@ def peer_copy(reps):
     nbytes = 256 << 20
     src = cukit.to_device(np.ones(nbytes // 4, np.float32), device=0)
     dst = cukit.empty(nbytes // 4, np.float32, device=1)
-    if cukit.can_access_peer(1, 0):
-        cukit.Device(1).enable_peer_access(0)
-        cukit.Device(0).enable_peer_access(1)
     d1 = cukit.Device(1)
     ways = {"cukit": lambda: ([cukit.copy(dst, src) for _ in range(10)], d1.synchronize())}
     try:
@@ -205,6 +214,9 @@ def table(rows):
         torch_v = ways.get("torch.distributed", ways.get("torch copy_"))
         raw_v = ways.get("raw ncclAllReduce (ctypes)")
         ratio = ways["cukit"] / torch_v if torch_v else float("nan")
+        if torch_v is None and "(stream)" in measure:  # compared with torch's row above
+            torch_v = by.get(measure.replace(" (stream)", ""), {}).get("torch.distributed")
+            ratio = ways["cukit"] / torch_v if torch_v else float("nan")
         fmt = lambda v: f"{v:10.1f}" if v is not None else f"{'-':>10}"  # noqa: E731
         lines.append(f"{measure:<38} {fmt(ways['cukit'])} {fmt(torch_v)} {fmt(raw_v)} "
                      f"{ratio:12.2f}")

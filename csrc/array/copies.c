@@ -192,6 +192,9 @@ peer_copy(cukit_Array *dst, cukit_Array *src, CUstream h)
 {
     cukit_state *st = dst->st;
     CUevent ready = NULL;
+    /* The direct path (NVLink or PCIe peer to peer) where the hardware has one. */
+    if (cukit_device_enable_peer(dst->device, src->device) < 0)
+        return -1;
     if (cukit_device_activate(src->device) < 0 ||
         CU_CALL(st, cuEventCreate, (&ready, CU_EVENT_DISABLE_TIMING)) < 0)
         return -1;

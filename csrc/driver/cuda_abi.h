@@ -211,6 +211,13 @@ typedef struct {
 } CUmemLocation;
 
 enum { CU_MEM_LOCATION_TYPE_DEVICE = 1, CU_MEM_LOCATION_TYPE_HOST = 2 };
+
+/* CUmemAccessDesc: who may use a memory pool's allocations, and how. */
+typedef struct {
+    CUmemLocation location;
+    int flags; /* CU_MEM_ACCESS_FLAGS_PROT_* */
+} CUmemAccessDesc;
+enum { CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3 };
 enum { CU_MEMHOSTALLOC_PORTABLE = 0x1, CU_MEMHOSTALLOC_DEVICEMAP = 0x2 };
 enum { CU_MEMHOSTREGISTER_PORTABLE = 0x1, CU_MEMHOSTREGISTER_DEVICEMAP = 0x2 };
 enum { CU_MEM_ATTACH_GLOBAL = 0x1 };

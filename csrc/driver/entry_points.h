@@ -79,6 +79,8 @@
     /* many GPUs: peer access and copies between devices */                           \
     X(CUresult, cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", OPTIONAL, (int *, CUdevice, CUdevice)) \
     X(CUresult, cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", OPTIONAL, (CUcontext, unsigned int)) \
+    X(CUresult, cuMemPoolSetAccess, "cuMemPoolSetAccess", OPTIONAL,                      \
+      (CUmemoryPool, const CUmemAccessDesc *, size_t))                                   \
     X(CUresult, cuMemcpyPeerAsync, "cuMemcpyPeerAsync", OPTIONAL,                        \
       (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream))                \
     /* views and interop: strided copies and fills, stream-ordered temporaries,       \

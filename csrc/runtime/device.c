@@ -116,6 +116,7 @@ cukit_device_get(cukit_state *st, int ordinal)
     d->legacy_event = NULL;
     d->streams = NULL;
     d->nstreams = d->capstreams = 0;
+    d->peers_tried = 0;
     if (device_init(d) < 0) {
         Py_DECREF(d);
         return NULL;
@@ -308,6 +309,38 @@ can_access(cukit_Device *a, cukit_Device *b)
     return can != 0;
 }
 
+int
+cukit_device_enable_peer(cukit_Device *dev, cukit_Device *other)
+{
+    cukit_state *st = dev->st;
+    uint64_t bit = other->ordinal < 64 ? 1ULL << other->ordinal : 0;
+    if (dev == other)
+        return 1;
+    int can = can_access(dev, other);
+    if (can <= 0 || (dev->peers_tried & bit))
+        return can;
+    CUcontext prev = NULL;
+    if (CU_CALL(st, cuCtxGetCurrent, (&prev)) < 0 || cukit_device_activate(dev) < 0)
+        return -1;
+    CUresult res = cukit_api.cuCtxEnablePeerAccess(other->ctx, 0);
+    cukit_api.cuCtxSetCurrent(prev);
+    /* Idempotent: enabled before (by cukit, NCCL or torch) is fine. */
+    if (res != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED &&
+        cukit_check_cu(st, res, "cuCtxEnablePeerAccess") < 0)
+        return -1;
+    /* Memory from a stream-ordered pool is not covered by context peer access: the
+     * pool itself must let dev in, or copies from it are staged through the host. */
+    CUmemoryPool pool;
+    CUmemAccessDesc access = {{CU_MEM_LOCATION_TYPE_DEVICE, dev->ordinal},
+                              CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    if (cukit_api.cuDeviceGetDefaultMemPool && cukit_api.cuMemPoolSetAccess &&
+        (CU_CALL(st, cuDeviceGetDefaultMemPool, (&pool, other->dev)) < 0 ||
+         CU_CALL(st, cuMemPoolSetAccess, (pool, &access, 1)) < 0))
+        return -1;
+    dev->peers_tried |= bit;
+    return 1;
+}
+
 static PyObject *
 device_enable_peer_access(cukit_Device *self, PyObject *other_o)
 {
@@ -315,10 +348,10 @@ device_enable_peer_access(cukit_Device *self, PyObject *other_o)
     cukit_Device *other = cukit_device_arg(st, other_o);
     if (other == NULL)
         return NULL;
-    int can = can_access(self, other);
-    if (can < 0)
+    int on = cukit_device_enable_peer(self, other);
+    if (on < 0)
         return NULL;
-    if (!can) {
+    if (on == 0) {
         PyObject *msg = PyUnicode_FromFormat(
             "device %d cannot address device %d's memory (no peer-to-peer path between them); "
             "copies between them still work, staged by the driver", self->ordinal,
@@ -328,17 +361,6 @@ device_enable_peer_access(cukit_Device *self, PyObject *other_o)
         Py_XDECREF(msg);
         return NULL;
     }
-    if (self == other)
-        Py_RETURN_NONE;
-    CUcontext prev = NULL;
-    if (CU_CALL(st, cuCtxGetCurrent, (&prev)) < 0 || cukit_device_activate(self) < 0)
-        return NULL;
-    CUresult res = cukit_api.cuCtxEnablePeerAccess(other->ctx, 0);
-    cukit_api.cuCtxSetCurrent(prev);
-    /* Idempotent: enabling twice is not an error here. */
-    if (res != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED &&
-        cukit_check_cu(st, res, "cuCtxEnablePeerAccess") < 0)
-        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -446,8 +468,9 @@ static PyMethodDef device_methods[] = {
     {"__exit__", (PyCFunction)device_exit, METH_VARARGS, NULL},
     {"enable_peer_access", (PyCFunction)device_enable_peer_access, METH_O,
      "enable_peer_access(other): let kernels and copies on this device address other's "
-     "memory directly (cuCtxEnablePeerAccess). Idempotent; NotSupportedError where the "
-     "hardware has no peer path."},
+     "memory directly (cuCtxEnablePeerAccess, and access to other's memory pool). "
+     "Idempotent; NotSupportedError where the hardware has no peer path. Copies between "
+     "devices turn it on by themselves."},
     {"can_access_peer", (PyCFunction)device_can_access_peer, METH_O,
      "can_access_peer(other) -> bool: whether this device can address other's memory."},
     {NULL},
