@@ -410,6 +410,8 @@ communicator_dealloc(cukit_Communicator *self)
 static PyObject *
 communicator_repr(cukit_Communicator *self)
 {
+    if (info(self) < 0)
+        PyErr_Clear(); /* a repr shows what is known */
     return PyUnicode_FromFormat("<cukit.nccl.Communicator rank %d of %d on device %d%s>",
                                 self->rank, self->nranks, self->device->ordinal,
                                 self->comm ? "" : self->aborted ? " (aborted)" : " (destroyed)");
