@@ -83,6 +83,8 @@ enum {
     CUKIT_EXC_FAULT,         /* KernelFaultError(CudaError): a kernel crashed, context lost */
     CUKIT_EXC_COMPILE,       /* CompileError(CudaError) */
     CUKIT_EXC_LINK,          /* LinkError(CompileError): nvJitLink failed */
+    CUKIT_EXC_NCCL,          /* NcclError(CudaError): an NCCL call or an asynchronous NCCL error */
+    CUKIT_EXC_NCCL_TIMEOUT,  /* NcclTimeoutError(NcclError, TimeoutError): a wait outran timeout= */
     CUKIT_EXC_COUNT
 };
 
@@ -167,6 +169,7 @@ struct cukit_state {
     PyTypeObject *GraphType;
     PyTypeObject *KernelNodeType;
     PyTypeObject *ArrayType;
+    PyTypeObject *CommunicatorType;
 
     PyObject *exc[CUKIT_EXC_COUNT]; /* strong refs: exception classes, see the enum */
     cukit_hooks hooks;
