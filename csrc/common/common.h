@@ -167,6 +167,9 @@ struct cukit_state {
     PyTypeObject *GraphType;
     PyTypeObject *KernelNodeType;
     PyTypeObject *ArrayType;
+    PyTypeObject *CudaArrayType;
+    PyTypeObject *TextureType;
+    PyTypeObject *SurfaceType;
 
     PyObject *exc[CUKIT_EXC_COUNT]; /* strong refs: exception classes, see the enum */
     cukit_hooks hooks;
