@@ -99,8 +99,12 @@ cudaarray_dealloc(cukit_CudaArray *self)
 static int
 read_shape(PyObject *obj, int layered, Py_ssize_t *shape)
 {
-    PyObject *seq = PyNumber_Check(obj) && !PySequence_Check(obj) ? PyTuple_Pack(1, obj)
-                                                                   : PySequence_Tuple(obj);
+    PyObject *seq = PyUnicode_Check(obj) || PyBytes_Check(obj) ? NULL
+                    : PyIndex_Check(obj) ? PyTuple_Pack(1, obj)
+                                         : PySequence_Tuple(obj);
+    for (Py_ssize_t i = 0; seq && i < PyTuple_GET_SIZE(seq); i++)
+        if (!PyIndex_Check(PyTuple_GET_ITEM(seq, i)))
+            Py_CLEAR(seq);
     if (seq == NULL) {
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "CudaArray shape must be an int or a tuple of ints, got %s",
