@@ -487,6 +487,9 @@ def test_bad_combinations_on_the_device(rng):
     with pytest.raises(ValueError, match=r"shape \(8, 8\) does not match the CudaArray's "
                                          r"\(8, 8, 4\) \(its shape, then the channels\)"):
         c4.set(np.zeros((8, 8), np.float32))
+    with pytest.raises(TypeError, match=r"CudaArray.get\(\): expected a numpy array or a device "
+                                        r"array, got bytearray"):
+        ca.get(out=bytearray(256))
     ca.set(rng.random((8, 8)).tolist())  # lists take the array's dtype
 
 

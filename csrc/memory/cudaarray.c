@@ -335,8 +335,14 @@ static int
 copy_host(cukit_CudaArray *a, PyObject *arr, int to_array, const char *who)
 {
     PyObject *dt = PyObject_GetAttr(arr, a->st->str_dtype);
-    int tc = dt ? cukit_typecode_of_dtype(dt) : -1;
-    Py_XDECREF(dt);
+    if (dt == NULL) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s: expected a numpy array or a device array, got %s",
+                     who, Py_TYPE(arr)->tp_name);
+        return -1;
+    }
+    int tc = cukit_typecode_of_dtype(dt);
+    Py_DECREF(dt);
     if (tc < 0 || check_dtype(a, tc, who) < 0)
         return -1;
     Py_buffer view;
