@@ -298,7 +298,7 @@ def test_handles_as_ints_and_a_typedef(mod, rng):
     tex = cukit.Texture(ca)
     assert int(tex) == tex.handle > 0
     out = cukit.to_device(poison(16, np.float32))
-    mod.texels2d(tex.handle, out, 4, 4, grid=1, block=64)
+    launch2d(mod.texels2d, tex.handle, out, 4, 4, w=4, h=4)
     np.testing.assert_array_equal(out.get().reshape(4, 4), img)
     one = cukit.to_device(poison(1, np.float32))
     mod.via_typedef(tex, one, grid=1, block=1)
@@ -323,7 +323,7 @@ def test_wrong_objects_for_texture_and_pointer_parameters(mod):
                                         r"parameter takes a cukit.Surface"):
         mod.surf_read(tex, out, 4, 4, grid=1, block=64)
     with pytest.raises(TypeError, match=r"argument 1 'tex' .*expected a cukit.Texture \(or its "
-                                        r"handle as an int\), got Array"):
+                                        r"handle as an int\), got cukit.Array"):
         mod.texels2d(out, out, 4, 4, grid=1, block=64)
 
 
