@@ -1,5 +1,5 @@
 /* cukitmodule.c - the cukit._cukit module: definition, multi-phase init calling each layer's setup, state traverse/clear */
-#include "array/array.h"
+#include "nccl/nccl.h"
 
 static struct PyModuleDef cukit_moduledef;
 
@@ -10,9 +10,10 @@ static struct PyModuleDef cukit_moduledef;
     V(np_empty) V(np_asarray) V(np_ndarray) V(np_generic) V(np_floating)       \
     V(np_integer) V(np_bool) V(torch_tensor) V(torch_dtypes) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream) V(str_n) \
     V(str_cai) V(str_data) V(str_typestr) V(str_strides) V(str_shape) V(str_dtype) \
-    V(str_data_ptr) V(str_get_device) V(str_cuda_stream_protocol) V(str_cuda_stream) V(str_ptr) \
+    V(str_data_ptr) V(str_get_device) V(str_cuda_stream_protocol) V(str_cuda_stream) V(str_ptr) V(last_stream) \
     V(compiled) \
-    V(HostMemoryType) V(RegistrationType) V(CudaArrayType) V(TextureType) V(SurfaceType)
+    V(HostMemoryType) V(RegistrationType) V(CommunicatorType) V(CudaArrayType) V(TextureType) \
+    V(SurfaceType)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -95,6 +96,7 @@ cukit_exec(PyObject *m)
         cukit_graph_setup,
         cukit_array_setup, cukit_array_functions_setup, cukit_dlpack_setup, /* array */
         cukit_internal_setup,
+        cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
         if (setups[i](m, st) < 0)

@@ -47,15 +47,28 @@ foreign_handle(cukit_state *st, PyObject *obj, CUstream *out)
     return 1;
 }
 
-/* Check that foreign handle h is a live stream of dev (NULL: any device). 0 / -1. */
+/* ValueError when a foreign stream's context is not dev's (dev NULL: any). 0 / -1. */
 static int
-check_foreign(cukit_state *st, CUstream h, const cukit_Device *dev, PyObject *obj)
+wrong_context(CUcontext ctx, const cukit_Device *dev, PyObject *obj)
 {
+    if (ctx == NULL || dev == NULL || ctx == dev->ctx)
+        return 0;
+    PyErr_Format(PyExc_ValueError,
+                 "the %s passed as stream= belongs to another device or context than "
+                 "device %d, where this work runs", Py_TYPE(obj)->tp_name, dev->ordinal);
+    return -1;
+}
+
+/* Check that foreign handle h is a live stream of dev (NULL: any device); its
+ * context into *ctx (NULL for the special handles). 0 / -1. */
+static int
+check_foreign(cukit_state *st, CUstream h, const cukit_Device *dev, PyObject *obj, CUcontext *ctx)
+{
+    *ctx = NULL;
     if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD ||
         cukit_api.cuStreamGetCtx == NULL)
         return 0;
-    CUcontext ctx = NULL;
-    CUresult res = cukit_api.cuStreamGetCtx(h, &ctx);
+    CUresult res = cukit_api.cuStreamGetCtx(h, ctx);
     if (res != CUDA_SUCCESS) {
         const char *name = "?";
         cukit_api.cuGetErrorName(res, &name);
@@ -65,13 +78,7 @@ check_foreign(cukit_state *st, CUstream h, const cukit_Device *dev, PyObject *ob
                      Py_TYPE(obj)->tp_name, (unsigned long long)(uintptr_t)h, name);
         return -1;
     }
-    if (dev && ctx != dev->ctx) {
-        PyErr_Format(PyExc_ValueError,
-                     "the %s passed as stream= belongs to another device or context than "
-                     "device %d, where this work runs", Py_TYPE(obj)->tp_name, dev->ordinal);
-        return -1;
-    }
-    return 0;
+    return wrong_context(*ctx, dev, obj);
 }
 
 int
@@ -91,6 +98,10 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
         *out = s->handle;
         return 0;
     }
+    if (obj == st->last_stream) { /* the same foreign stream again: already checked */
+        *out = (CUstream)st->last_stream_handle;
+        return wrong_context((CUcontext)st->last_stream_ctx, dev, obj);
+    }
     int r = foreign_handle(st, obj, out);
     if (r < 0)
         return -1;
@@ -102,7 +113,15 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
-    return check_foreign(st, *out, dev, obj);
+    CUcontext ctx;
+    if (check_foreign(st, *out, dev, obj, &ctx) < 0)
+        return -1;
+    /* Remembered by identity while held: the object cannot be freed and its address
+     * reused meanwhile. */
+    Py_XSETREF(st->last_stream, Py_NewRef(obj));
+    st->last_stream_handle = (void *)*out;
+    st->last_stream_ctx = (void *)ctx;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ what frees wait for
@@ -391,7 +410,9 @@ stream_from_handle(PyObject *cls, PyObject *args, PyObject *kwargs)
     }
     CUstream h = (CUstream)(uintptr_t)v;
     cukit_Device *dev = cukit_device_arg(st, device);
-    if (dev == NULL || cukit_device_activate(dev) < 0 || check_foreign(st, h, dev, handle_o) < 0)
+    CUcontext ctx;
+    if (dev == NULL || cukit_device_activate(dev) < 0 ||
+        check_foreign(st, h, dev, handle_o, &ctx) < 0)
         return NULL;
     cukit_Stream *s = stream_alloc(st, dev);
     if (s == NULL)

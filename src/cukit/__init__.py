@@ -29,6 +29,8 @@ from ._cukit import (
     LaunchError,
     LinkError,
     Module,
+    NcclError,
+    NcclTimeoutError,
     NoDeviceError,
     NotSupportedError,
     OutOfMemoryError,
@@ -42,6 +44,7 @@ from ._cukit import (
     advise,
     alloc,
     cache_info,
+    can_access_peer,
     clear_cache,
     asarray,
     ascontiguousarray,
@@ -82,5 +85,7 @@ from ._cukit import (  # noqa: E402
     _pointer_kind,
     _transfer_config,
 )
+
+from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 
 __all__ = [name for name in dir() if not name.startswith("_")]
