@@ -115,7 +115,7 @@ read_shape(PyObject *obj, int layered, Py_ssize_t *shape)
     int lo = layered ? 2 : 1, hi = 3;
     if (n < lo || n > hi) {
         PyErr_Format(PyExc_ValueError,
-                     "CudaArray shape %R has %zd dimensions; %s", obj, n,
+                     "CudaArray shape %R has %zd dimension%s; %s", obj, n, n == 1 ? "" : "s",
                      layered ? "a layered array's shape is (layers, width) or (layers, height, "
                                "width)"
                              : "a CUDA array is (width,), (height, width) or (depth, height, "
