@@ -487,6 +487,8 @@ def test_texture_references_say_cuda12_removed_them(mod):
         mod.get_texref("tex")
     with pytest.raises(drv.LogicError, match="removed in CUDA 12"):
         drv.matrix_to_texref(np.zeros((2, 2), np.float32), None)
+    with pytest.raises(drv.LogicError, match="cukit.CudaArray.*cukit.Texture"):
+        drv.np_to_array(np.zeros((2, 2), np.float32), "C")
 
 
 def test_errors_are_pycuda_and_cukit_classes():

@@ -108,8 +108,9 @@ _graft(cukit.CompileError, CompileError)
 
 _REFS_REMOVED = (
     "texture and surface references were removed in CUDA 12 (cukit runs on CUDA 12 and "
-    "newer); use texture objects instead: cudaTextureObject_t made with "
-    "cudaCreateTextureObject and passed to the kernel as an argument")
+    "newer); use texture and surface objects instead: cukit.Texture(cukit.CudaArray or device "
+    "array) and cukit.Surface(cukit.CudaArray), passed to the kernel as "
+    "cudaTextureObject_t / cudaSurfaceObject_t arguments")
 
 
 def _texrefs_removed(*args, **kwargs):
@@ -1241,8 +1242,10 @@ class _Holder:
 
 def _cuda_arrays_missing(*args, **kwargs):
     raise LogicError(
-        "CUDA arrays (cuArrayCreate) are not provided by cukit.pycuda; in PyCUDA they serve "
-        "texture and surface references, which CUDA 12 removed (" + _REFS_REMOVED + ")")
+        "PyCUDA's CUDA arrays (driver.Array, np_to_array, matrix_to_array, ...) are not "
+        "provided by cukit.pycuda; in PyCUDA they feed texture and surface references, which "
+        "CUDA 12 removed. Use cukit.CudaArray(shape, dtype, channels) with cukit.Texture or "
+        "cukit.Surface (texture and surface objects) instead")
 
 
 class Memcpy3D(Memcpy2D):
