@@ -46,11 +46,12 @@ _SAME_PREFIX = ("-ftz=", "--ftz=", "-prec-div=", "--prec-div=", "-prec-sqrt=", "
                 "-fmad=", "--fmad=", "-maxrregcount=", "--maxrregcount=", "-std=", "--std=",
                 "-Xptxas=", "--ptxas-options=", "-diag-suppress=", "--diag-suppress=",
                 "-diag-error=", "--diag-error=", "-diag-warn=", "--diag-warn=",
-                "--dopt=", "-dopt=", "-split-compile=", "--split-compile=")
+                "-split-compile=", "--split-compile=")
 _IGNORE = {"-keep", "--keep", "-cubin", "--cubin", "-ptx", "--ptx", "-m64", "--machine=64",
            "-rdc=true", "--relocatable-device-code=true", "-dc", "--device-c",
            "-shared",
-           "-O3", "-O2", "-O1"}
+           # nvcc's -O sets the host code's optimization; device code is always optimized
+           "-O", "-O0", "-O1", "-O2", "-O3"}
 _IGNORE_WITH_VALUE = {"-Xcompiler", "--compiler-options", "-ccbin", "--compiler-bindir",
                       "-Xlinker", "--linker-options", "-odir", "--output-directory"}
 _VALUE_NEXT = {"-I": "include", "--include-path": "include", "-D": "define",
@@ -107,9 +108,6 @@ def _translate(flags, who):
             continue
         if f in ("-lineinfo", "--generate-line-info"):
             out.lineinfo = True
-            continue
-        if f in ("-O0",):
-            out.options.append("--dopt=off")
             continue
         if f in _IGNORE or f.startswith(("-Xcompiler=", "--compiler-options=", "-ccbin=",
                                          "--compiler-bindir=", "-odir=", "-Xlinker=")):

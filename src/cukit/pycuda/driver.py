@@ -1,10 +1,11 @@
 """pycuda.driver on cukit: devices, contexts, memory, copies, streams, events and
 kernel calls with PyCUDA's names and argument conventions.
 
-Kernel calls go straight into cukit's C launch path (`cukit.Kernel`): a
-`Function` holds the cukit kernel built once from the module, and its
-`__call__` and `prepared_call` hand the arguments to it after at most a type
-check each.
+Kernel calls go straight into cukit's C launch path: a `Function` holds a
+strict `cukit.Kernel` built once (plain Python numbers refused, as in PyCUDA),
+and `__call__` hands it the arguments as they are; only when cukit refuses one
+(In/Out/InOut, GPUArrays, host arrays) does the call convert them in Python.
+`prepared_call` calls a `cukit.PreparedLaunch` kept per configuration.
 """
 from __future__ import annotations
 
@@ -1207,8 +1208,10 @@ class Memcpy2D:
         kind, obj = side
         h, w = self.height, self.width_in_bytes
         if kind == "host":
-            flat = np.frombuffer(memoryview(_host_bytes(obj, False)).cast("B"), np.uint8) \
-                if not isinstance(obj, np.ndarray) else obj.reshape(-1).view(np.uint8)
+            # the array's own bytes (a view, never a copy: a destination is written)
+            flat = np.frombuffer(memoryview(_host_bytes(obj, False)).cast("B"), np.uint8)
+            if not flat.flags.writeable and owner_kind == "dst":
+                raise ValueError("Memcpy2D: the host destination is read-only")
             return np.lib.stride_tricks.as_strided(flat[y * pitch + x:], (h, w), (pitch, 1))
         base = _address(obj) + y * pitch + x
         cai = {"data": (base, False), "shape": (h, w), "typestr": "|u1",

@@ -247,7 +247,6 @@ class GPUArray:
     # ---- transfers
 
     def set(self, ary, async_=False, stream=None, **kwargs):
-        stream = kwargs.pop("async", None) and stream or stream
         ary = np.asarray(ary)
         if ary.size != self.size:
             raise ValueError("set(): the host array has %d elements, this array %d"
@@ -591,14 +590,14 @@ def _not_yet(name):
 for _name in ("sum", "dot", "vdot", "max", "min", "subset_dot", "subset_max", "subset_min",
               "subset_sum", "take", "multi_take", "multi_put", "multi_take_put", "if_positive",
               "where", "maximum", "minimum", "concatenate", "stack", "hstack", "any", "all",
-              "logical_and", "logical_or", "logical_not", "reshape", "transpose"):
+              "logical_and", "logical_or", "logical_not"):
     globals()[_name] = _not_yet(_name)
 del _name
 
 
-def reshape(a, shape):  # noqa: F811
-    return a.reshape(shape)
+def reshape(a, shape, order="C"):
+    return a.reshape(shape, order=order)
 
 
-def transpose(a, axes=None):  # noqa: F811
+def transpose(a, axes=None):
     return a.transpose(axes)
