@@ -16,8 +16,8 @@ setup(
     ext_modules=[
         Extension(
             "cukit._cukit",
-            sources=sorted(glob.glob("csrc/*.c")),
-            depends=sorted(glob.glob("csrc/*.h")),
+            sources=sorted(glob.glob("csrc/*.c") + glob.glob("csrc/compute/*.c")),
+            depends=sorted(glob.glob("csrc/*.h") + glob.glob("csrc/compute/*.h")),
             extra_compile_args=flags,
             extra_link_args=link,
             libraries=["dl", "pthread"],

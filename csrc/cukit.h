@@ -210,7 +210,31 @@ typedef struct cukit_state {
     cukit_xfer_config xfer;         /* the pipeline's tuning; defaults set at module exec */
     Py_ssize_t host_live;           /* HostMemory objects alive (pinned and managed) */
     Py_ssize_t host_live_bytes;     /* ...and their bytes */
+    /* compute: array math (csrc/compute/), set up by cukit_compute_setup */
+    PyTypeObject *UfuncType;        /* strong ref */
+    PyTypeObject *ElementwiseType;  /* strong ref */
+    PyObject *ufuncs;               /* strong ref: tuple of the ufuncs, by their table index */
+    PyObject *math_dtypes;          /* strong ref: tuple of numpy dtypes by typecode, built at
+                                       first use */
+    PyObject *fuse_proxy;           /* strong ref: the class of cukit.fuse's traced values */
+    PyObject *compile_fn;           /* strong ref: cukit.compile, for generated kernels */
+    /* Hooks the compute layer registers, so the Array type (a lower layer) reaches its
+     * operators and math methods; NULL until registered. */
+    PyObject *(*array_math)(struct cukit_state *st, int op, PyObject *a, PyObject *b, int inplace);
+    PyObject *(*array_call)(struct cukit_state *st, int which, PyObject *self, PyObject *args,
+                            PyObject *kwargs);
 } cukit_state;
+
+/* The Array's operators, as passed to the array_math hook (CUKIT_OP_LT + Py_LT ... for
+ * comparisons), and its math methods for the array_call hook. */
+enum {
+    CUKIT_OP_ADD, CUKIT_OP_SUB, CUKIT_OP_MUL, CUKIT_OP_TRUEDIV, CUKIT_OP_FLOORDIV,
+    CUKIT_OP_MOD, CUKIT_OP_POW, CUKIT_OP_LSHIFT, CUKIT_OP_RSHIFT, CUKIT_OP_AND,
+    CUKIT_OP_OR, CUKIT_OP_XOR, CUKIT_OP_NEG, CUKIT_OP_POS, CUKIT_OP_ABS, CUKIT_OP_INVERT,
+    CUKIT_OP_BOOL, CUKIT_OP_LT, /* then LE, EQ, NE, GT, GE in Py_LT.. order */
+    CUKIT_OP_COUNT = CUKIT_OP_LT + 6
+};
+enum { CUKIT_CALL_ASTYPE, CUKIT_CALL_CONJ, CUKIT_CALL_REAL, CUKIT_CALL_IMAG };
 
 /* ------------------------------------------------------------------ element types */
 
@@ -643,6 +667,15 @@ int cukit_array_setup(PyObject *module, cukit_state *st);
 cukit_Array *cukit_array_wrap(cukit_state *st, cukit_Device *dev, CUdeviceptr base,
                               PyObject *owner, PyObject *dtype, int ndim,
                               const Py_ssize_t *shape, const Py_ssize_t *strides, int readonly);
+/* A new uninitialised C-contiguous array of `dtype` (whose typecode and itemsize the
+ * caller knows) from dev's pool. New ref, or NULL with an exception. */
+cukit_Array *cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecode,
+                             Py_ssize_t itemsize, int ndim, const Py_ssize_t *shape);
+/* A view of a: same memory, `offset` bytes from its start, another dtype allowed
+ * (typecode/itemsize describe it). New ref or NULL. */
+cukit_Array *cukit_array_view(cukit_Array *a, PyObject *dtype, int typecode, Py_ssize_t itemsize,
+                              Py_ssize_t offset, int ndim, const Py_ssize_t *shape,
+                              const Py_ssize_t *strides);
 /* A new C-contiguous array with a's data, copied on the legacy default stream.
  * New ref, or NULL with an exception. */
 cukit_Array *cukit_array_copy(cukit_Array *a);
@@ -671,6 +704,8 @@ typedef struct {
 } cukit_dlpack_info;
 
 int cukit_dlpack_setup(PyObject *module, cukit_state *st);
+/* compute/: array math (ufuncs, ElementwiseKernel, fuse); registers the Array hooks. */
+int cukit_compute_setup(PyObject *module, cukit_state *st);
 /* Array.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None). */
 PyObject *cukit_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
 /* Array.__dlpack_device__() -> (2, ordinal). */

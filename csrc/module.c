@@ -56,7 +56,8 @@ cukit_numpy(cukit_state *st)
     V(str_cai) V(str_data) V(str_typestr) V(str_strides) V(str_shape) V(str_dtype) \
     V(str_data_ptr) V(str_get_device) \
     V(compiled) \
-    V(HostMemoryType) V(RegistrationType)
+    V(HostMemoryType) V(RegistrationType) \
+    V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) V(compile_fn)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -128,6 +129,7 @@ cukit_exec(PyObject *m)
         cukit_link_setup,
         cukit_hostmem_setup, cukit_transfer_setup,
         cukit_dlpack_setup,
+        cukit_compute_setup,
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
         if (setups[i](m, st) < 0)
