@@ -132,7 +132,7 @@ kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int ve
         else
             put(&b, "    T%d *const a%d = (T%d *)p.op[%d].lo;\n", k, k, k, k);
     }
-    put(&b, "    const ck_index _ind{p.n};\n");
+    put(&b, "    const ck_index _ind{p.n};\n    (void)_ind;\n");
     if (cls == CK_CLASS_VEC) {
         put(&b, "    const long long n = p.n, step = (long long)gridDim.x * blockDim.x * %d;\n", vec);
         put(&b, "    for (long long b_ = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * %d; "

@@ -218,23 +218,29 @@ cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
         Py_SETREF(head, PyUnicode_FromFormat("%U#line 1 \"preamble\"\n%U\n", head, self->preamble));
     if (head == NULL)
         goto done;
-    /* the statement: each parameter bound by name, then the operation */
-    stmt = PyUnicode_FromString("            {\n");
-    for (int k = 0; stmt && k < self->nparams; k++) {
+    /* the operation, once, as a device function of the parameters by name */
+    Py_SETREF(head, PyUnicode_FromFormat("%UCKD void ck_op(const long long i, const ck_index &_ind",
+                                         head));
+    for (int k = 0; head && k < self->nparams; k++) {
         const ek_param *p = &self->params[k];
         const char *t = ck_dtypes[tcs[k]].ctype;
-        PyObject *line;
         if (p->raw)
-            line = PyUnicode_FromFormat("%U            %s *const %s = CK_E%d;\n", stmt, t, p->name, k);
+            Py_SETREF(head, PyUnicode_FromFormat("%U, %s *const %s", head, t, p->name));
         else if (p->output)
-            line = PyUnicode_FromFormat("%U            %s &%s = CK_E%d;\n", stmt, t, p->name, k);
+            Py_SETREF(head, PyUnicode_FromFormat("%U, %s &%s", head, t, p->name));
         else
-            line = PyUnicode_FromFormat("%U            const %s %s = CK_E%d;\n", stmt, t, p->name, k);
-        Py_SETREF(stmt, line);
+            Py_SETREF(head, PyUnicode_FromFormat("%U, const %s %s", head, t, p->name));
     }
+    if (head)
+        Py_SETREF(head, PyUnicode_FromFormat("%U) {\n    (void)i; (void)_ind;\n#line 1 \"operation\"\n"
+                                             "%U\n;\n}\n", head, self->operation));
+    if (head == NULL)
+        goto done;
+    stmt = PyUnicode_FromString("                ck_op(i, _ind");
+    for (int k = 0; stmt && k < self->nparams; k++)
+        Py_SETREF(stmt, PyUnicode_FromFormat("%U, CK_E%d", stmt, k));
     if (stmt)
-        Py_SETREF(stmt, PyUnicode_FromFormat("%U#line 1 \"operation\"\n%U\n;\n            }",
-                                             stmt, self->operation));
+        Py_SETREF(stmt, PyUnicode_FromFormat("%U);", stmt));
     if (stmt == NULL)
         goto done;
     const char *h = PyUnicode_AsUTF8(head), *s = PyUnicode_AsUTF8(stmt);
@@ -718,6 +724,38 @@ ek_repr(cukit_EK *self)
     return PyUnicode_FromFormat("<cukit.ElementwiseKernel %U>", self->name);
 }
 
+/* _source(dtypes, scalars, cls=0, vec=4): the CUDA C for one binding (tests, warmup). */
+static PyObject *
+ek_source(cukit_EK *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"dtypes", "scalars", "cls", "vec", NULL};
+    PyObject *dts, *scs;
+    int cls = CK_CLASS_VEC, vec = 4;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|ii:_source", kwlist, &dts, &scs, &cls,
+                                     &vec))
+        return NULL;
+    int tcs[CK_MAXOP], scalar[CK_MAXOP], load[CK_MAXOP] = {0};
+    if (self->pycuda || PySequence_Size(dts) != self->nparams ||
+        PySequence_Size(scs) != self->nparams || cls < 0 || cls >= CK_CLASS_COUNT)
+        return PyErr_Format(PyExc_ValueError, "_source(): one dtype and scalar flag per parameter");
+    for (int k = 0; k < self->nparams; k++) {
+        PyObject *d = PySequence_GetItem(dts, k), *s = PySequence_GetItem(scs, k);
+        tcs[k] = d ? ck_tc_of(self->st, d) : -1;
+        scalar[k] = s ? PyObject_IsTrue(s) : -1;
+        Py_XDECREF(d);
+        Py_XDECREF(s);
+        if (tcs[k] < 0 || scalar[k] < 0)
+            return NULL;
+    }
+    return cupy_source(self, tcs, scalar, cls, cls == CK_CLASS_VEC ? vec : 1, load);
+}
+
+static PyMethodDef ek_methods[] = {
+    {"_source", (PyCFunction)(void (*)(void))ek_source, METH_VARARGS | METH_KEYWORDS,
+     "_source(dtypes, scalars, cls=0, vec=4) -> str: the CUDA C one binding compiles."},
+    {NULL},
+};
+
 static PyMemberDef ek_members[] = {
     {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(cukit_EK, vectorcall), Py_READONLY},
     {"name", Py_T_OBJECT_EX, offsetof(cukit_EK, name), Py_READONLY, "The kernel's name."},
@@ -742,6 +780,7 @@ static PyType_Slot ek_slots[] = {
     {Py_tp_call, PyVectorcall_Call},
     {Py_tp_repr, ek_repr},
     {Py_tp_members, ek_members},
+    {Py_tp_methods, ek_methods},
     {0, NULL},
 };
 

@@ -1101,6 +1101,25 @@ ck_array_call(cukit_state *st, int which, PyObject *self, PyObject *args, PyObje
 
 /* ------------------------------------------------------------------ setup */
 
+static PyObject *
+mod_set_fuse_proxy(PyObject *m, PyObject *cls)
+{
+    cukit_state *st = PyModule_GetState(m);
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "_set_fuse_proxy() takes a class");
+        return NULL;
+    }
+    Py_XSETREF(st->fuse_proxy, Py_NewRef(cls));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef ufunc_functions[] = {
+    {"_set_fuse_proxy", mod_set_fuse_proxy, METH_O,
+     "Internal: the class of cukit.fuse's traced values; ufuncs hand such operands to its "
+     "_apply(ufunc, args)."},
+    {NULL},
+};
+
 int
 ck_ufunc_setup(PyObject *module, cukit_state *st)
 {
@@ -1139,6 +1158,8 @@ ck_ufunc_setup(PyObject *module, cukit_state *st)
             return -1;
         }
     }
+    if (PyModule_AddFunctions(module, ufunc_functions) < 0)
+        return -1;
     st->array_math = ck_array_math;
     st->array_call = ck_array_call;
     return 0;
