@@ -261,8 +261,10 @@ class Fused:
             s = _STORAGE[o.dtype.name][0]
             out_params.append(f"{o.dtype.name} out{j}")
             stmts.append(f"out{j} = cv<{s}>({o._expr});")
+        # numpy rounds every operation: no fused multiply-adds
         kernel = _cukit.ElementwiseKernel(", ".join(params), ", ".join(out_params),
-                                          "\n".join(stmts), self._name)
+                                          "\n".join(stmts), self._name,
+                                          options=("-fmad=false",))
         checks = [(int(p[2:]), sorted(d.name for d in dts))
                   for p, dts in tracer.weak_uses.items() if dts]
         return kernel, multiple, checks
