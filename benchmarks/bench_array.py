@@ -161,11 +161,19 @@ def main():
     versions = {n: getattr(m, "__version__", "?") for n, m in found.items()}
     table = {n: cases(n, m) for n, m in found.items()}
     results = {n: {k: [] for k in table[n]} for n in table}
+    errors = {}
     for _ in range(args.reps):
         for n in table:  # interleaved
             for k, (_, fn) in table[n].items():
-                results[n][k].append(fn())
-    med = {n: {k: statistics.median(v) for k, v in r.items()} for n, r in results.items()}
+                if (n, k) in errors:
+                    continue
+                try:
+                    results[n][k].append(fn())
+                except Exception as e:  # a library without this operation: say so, go on
+                    errors[(n, k)] = f"{type(e).__name__}: {e}"
+    for (n, k), e in errors.items():
+        print(f"{n}: {k}: {e}")
+    med = {n: {k: statistics.median(v) for k, v in r.items() if v} for n, r in results.items()}
     names = list(table)
     print(f"device: {cukit.Device().name}; " + ", ".join(f"{n} {v}" for n, v in versions.items()))
     print("| measure | " + " | ".join(names) + " | cukit vs best peer |")
@@ -177,17 +185,20 @@ def main():
             row.append("—" if v is None else f"{v:.2f} {unit}" if unit == "us" else f"{v:.0f} {unit}")
         peers = [med[n][k] for n in names if n != "cukit" and k in med[n]]
         ratio = ""
-        if peers:
+        if peers and k in med["cukit"]:
             best = min(peers) if unit == "us" else max(peers)
             ratio = f"{best / med['cukit'][k]:.2f}x" if unit == "us" else f"{med['cukit'][k] / best:.2f}x"
         print(f"| {k} | " + " | ".join(row) + f" | {ratio} |")
     c = med["cukit"]
-    print(f"transposed / contiguous add: {c['add 8192x8192 transposed (a.T + b)'] / c['add 8192x8192 contiguous']:.2f}; "
-          f"fused / unfused: {c['a*x*x + b fused (1 kernel)'] / c['a*x*x + b unfused (3 kernels)']:.2f}x")
+    if len(c) == len(table["cukit"]):
+        print(f"transposed / contiguous add: {c['add 8192x8192 transposed (a.T + b)'] / c['add 8192x8192 contiguous']:.2f}; "
+              f"fused / unfused: {c['a*x*x + b fused (1 kernel)'] / c['a*x*x + b unfused (3 kernels)']:.2f}x")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({"device": cukit.Device().name, "versions": versions,
-                                               "median": med, "samples": results}, indent=1))
+                                               "median": med, "samples": results,
+                                               "errors": {f"{n}: {k}": e for (n, k), e in errors.items()}},
+                                              indent=1))
 
 
 if __name__ == "__main__":

@@ -278,7 +278,8 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
         return PyErr_Format(PyExc_TypeError,
                             "%U() takes %d input arguments (or %d with the outputs), %zd given",
                             self->name, nin, np_, nargs);
-    int tcs[CK_MAXOP], scalar[CK_MAXOP], ph_tc[MAXPH] = {-1, -1, -1, -1}, weak[CK_MAXOP];
+    int tcs[CK_MAXOP], scalar[CK_MAXOP] = {0}, ph_tc[MAXPH] = {-1, -1, -1, -1},
+        weak[CK_MAXOP] = {0};
     cukit_Array *arrays[CK_MAXOP], *bcast[CK_MAXOP];
     int nb = 0;
     cukit_Device *dev = NULL;
