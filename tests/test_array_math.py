@@ -315,6 +315,8 @@ def test_every_operator(rng, compiled):
         c -= 1
         same(c.get(), (x + y) * 2 - 1)
     assert bool(cukit.to_device(np.array([3]))) is True
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+        a ** -1
 
 
 @gpu

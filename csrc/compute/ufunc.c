@@ -555,6 +555,16 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
                 return NULL;
         }
     }
+    if (u->index == U_POW && op[1].arr == NULL && ck_dtypes[ltc[1]].kind == 'i') {
+        /* numpy's check, possible here because the exponent is on the host */
+        PyObject *zero = PyLong_FromLong(0);
+        int neg = zero ? PyObject_RichCompareBool(op[1].obj, zero, Py_LT) : -1;
+        Py_XDECREF(zero);
+        if (neg != 0)
+            return neg < 0 ? NULL
+                           : PyErr_Format(PyExc_ValueError,
+                                          "Integers to negative integer powers are not allowed.");
+    }
     int ndim;
     Py_ssize_t shape[CUKIT_MAXDIM];
     if (ck_broadcast(arrays, nin, &ndim, shape) < 0)
