@@ -475,6 +475,7 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
     cukit_state *st = u->st;
     const ufunc_def *def = u->def;
     opnd op[3];
+    memset(op, 0, sizeof op);
     cukit_Device *dev = NULL;
     int strong = -1;
     for (int k = 0; k < nin; k++) {
@@ -555,7 +556,7 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
                 return NULL;
         }
     }
-    if (u->index == U_POW && op[1].arr == NULL && ck_dtypes[ltc[1]].kind == 'i') {
+    if (u->index == U_POW && nin == 2 && op[1].arr == NULL && ck_dtypes[ltc[1]].kind == 'i') {
         /* numpy's check, possible here because the exponent is on the host */
         PyObject *zero = PyLong_FromLong(0);
         int neg = zero ? PyObject_RichCompareBool(op[1].obj, zero, Py_LT) : -1;
