@@ -468,7 +468,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
             PyObject *file = src ? PyUnicode_FromFormat("%U.cu", self->name) : NULL;
             const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
             PyObject *module = NULL;
-            int rc = fname ? ck_load(st, dev, src, fname, self->options, &module, &func) : -1;
+            int rc = fname ? ck_load(st, dev, src, fname, self->options, NULL, &module, &func) : -1;
             Py_XDECREF(src);
             Py_XDECREF(file);
             if (rc == 0)
@@ -524,7 +524,8 @@ pycuda_kernel(cukit_EK *self, cukit_Device *dev)
     PyObject *module = NULL;
     CUfunction f;
     const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
-    int rc = fname ? ck_load(st, dev, src, fname, self->options, &module, &f) : -1;
+    const char *kname = PyUnicode_AsUTF8(self->name);
+    int rc = fname && kname ? ck_load(st, dev, src, fname, self->options, kname, &module, &f) : -1;
     Py_DECREF(src);
     Py_XDECREF(file);
     if (rc < 0)

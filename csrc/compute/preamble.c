@@ -187,7 +187,7 @@ const char ck_preamble[] =
     "    typedef typename P<C>::t Q;\n"
     "    if (b.re == 0 && b.im == 0) return C{1, 0};\n"
     "    if (a.re == 0 && a.im == 0) {\n"
-    "        if (b.re > 0 && b.im == 0) return C{0, 0};\n"
+    "        if (b.re > 0) return C{0, 0};\n"
     "        return C{(Q)CK_NAN, (Q)CK_NAN};\n"
     "    }\n"
     "    if (b.im == 0 && b.re == (Q)(long long)b.re && b.re > -100 && b.re < 100) {\n"
