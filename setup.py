@@ -1,4 +1,4 @@
-"""Build cukit._cukit from csrc/*.c. Needs a C compiler and Python headers only."""
+"""Build cukit._cukit from csrc/ (one folder per layer). Needs a C compiler and Python headers only."""
 import glob
 import os
 
@@ -16,8 +16,9 @@ setup(
     ext_modules=[
         Extension(
             "cukit._cukit",
-            sources=sorted(glob.glob("csrc/*.c") + glob.glob("csrc/compute/*.c")),
-            depends=sorted(glob.glob("csrc/*.h") + glob.glob("csrc/compute/*.h")),
+            sources=sorted(glob.glob("csrc/*.c") + glob.glob("csrc/*/*.c")),
+            depends=sorted(glob.glob("csrc/*/*.h")),
+            include_dirs=["csrc"],
             extra_compile_args=flags,
             extra_link_args=link,
             libraries=["dl", "pthread"],

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-ENTRY_POINTS = pathlib.Path(__file__).parent.parent / "csrc" / "entry_points.h"
+ENTRY_POINTS = pathlib.Path(__file__).parent.parent / "csrc" / "driver" / "entry_points.h"
 
 
 def stub_libcuda():

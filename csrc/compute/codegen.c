@@ -9,7 +9,7 @@
  *   FLAT  one contiguous run: one element per thread, grid-stride
  *   N1-3  strided, 1 to 3 dimensions, 32-bit index and offsets
  *   NN    strided, any number of dimensions, 64-bit */
-#include "compute.h"
+#include "compute/compute.h"
 
 #include <stdarg.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* compute.c - the compute layer's setup: ufuncs and the Array's operators, the array
  * functions, ElementwiseKernel */
-#include "compute.h"
+#include "compute/compute.h"
 
 int
 cukit_compute_setup(PyObject *module, cukit_state *st)

@@ -3,7 +3,7 @@
 #ifndef CUKIT_COMPUTE_H
 #define CUKIT_COMPUTE_H
 
-#include "../cukit.h"
+#include "array/array.h"
 
 #define CK_NT CUKIT_TC_COUNT  /* tables are indexed by cukit_typecode */
 #define CK_MAXOP 12           /* operands of one generated kernel (ElementwiseKernel's limit:

@@ -7,7 +7,7 @@
  * "z[i] = a * x[i]", name) -- pointers indexed by i over the first array's size, launched
  * through cukit.Kernel (so every argument is checked against the declaration). The
  * operation is compiled under `#line 1 "operation"`, so a compile error points into it. */
-#include "compute.h"
+#include "compute/compute.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -480,11 +480,11 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
         CUstream h = NULL;
         if (ck_stream(st, stream, dev, NULL, &h) < 0)
             goto done;
-        if (stream != Py_None && ((cukit_Stream *)stream)->capture != NULL) {
+        if (Py_IS_TYPE(stream, st->StreamType) && ((cukit_Stream *)stream)->capture != NULL) {
             PyObject *keep = PyTuple_New(np_);
             for (int k = 0; keep && k < np_; k++)
                 PyTuple_SET_ITEM(keep, k, Py_NewRef(k < nargs ? args[k] : outs[k]));
-            int rc = keep ? cukit_capture_keep((cukit_Stream *)stream, keep) : -1;
+            int rc = keep ? cukit_capture_keep(st, stream, keep) : -1;
             Py_XDECREF(keep);
             if (rc < 0)
                 goto done;

@@ -1,7 +1,7 @@
 /* engine.c - what every elementwise launch shares: the per-operation kernel tables,
  * loading generated code through cukit.compile (memory and disk caches), broadcasting,
  * layout simplification, the launch itself, and output allocation */
-#include "compute.h"
+#include "compute/compute.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -339,7 +339,7 @@ ck_stream(cukit_state *st, PyObject *stream, cukit_Device *dev, PyObject *keep, 
     }
     if (cukit_stream_handle(st, stream, dev, h) < 0)
         return -1;
-    if (keep && ((cukit_Stream *)stream)->capture != NULL)
-        return cukit_capture_keep((cukit_Stream *)stream, keep);
+    if (keep)
+        return cukit_capture_keep(st, stream, keep);
     return 0;
 }

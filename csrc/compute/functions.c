@@ -1,6 +1,6 @@
 /* functions.c - cukit.where, clip, full/ones(_like), arange, linspace, concatenate,
  * stack, real, imag: numpy's names and signatures on device arrays */
-#include "compute.h"
+#include "compute/compute.h"
 
 #include <math.h>
 #include <string.h>
@@ -424,7 +424,7 @@ place(cukit_state *st, cukit_Array *out, cukit_Array *a, int axis, Py_ssize_t lo
     Py_ssize_t shape[CUKIT_MAXDIM];
     memcpy(shape, out->shape, sizeof(Py_ssize_t) * (size_t)out->ndim);
     shape[axis] = a->shape[axis];
-    cukit_Array *v = cukit_array_view(out, out->dtype, out->typecode, out->itemsize,
+    cukit_Array *v = cukit_array_view_as(out, out->dtype, out->typecode, out->itemsize,
                                       out->offset + lo * out->strides[axis], out->ndim, shape,
                                       out->strides);
     if (v == NULL)
@@ -578,7 +578,7 @@ mod_stack(PyObject *m, PyObject *args, PyObject *kwargs)
                 s++;
             }
         }
-        PyObject *v = (PyObject *)cukit_array_view(a, a->dtype, a->typecode, a->itemsize,
+        PyObject *v = (PyObject *)cukit_array_view_as(a, a->dtype, a->typecode, a->itemsize,
                                                    a->offset, nd, shape, strides);
         if (v == NULL)
             goto done;

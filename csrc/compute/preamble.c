@@ -1,7 +1,7 @@
 /* preamble.c - the CUDA C that every kernel cukit generates for array math starts with:
  * element types, numpy's casts, and one device function per ufunc (uf_<name>),
  * overloaded on the type its loop computes in. */
-#include "compute.h"
+#include "compute/compute.h"
 
 const char ck_preamble[] =
     "// The preamble of every kernel cukit generates for array math: element types,\n"

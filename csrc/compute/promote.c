@@ -4,7 +4,7 @@
  * The rules are numpy's, written once as functions of kind and size; each ufunc
  * turns them into its own table of loops at creation (ufunc.c), so a call only
  * indexes a table. tests/test_array_math.py checks every pair against numpy. */
-#include "compute.h"
+#include "compute/compute.h"
 
 #include <math.h>
 #include <string.h>

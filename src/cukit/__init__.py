@@ -28,6 +28,8 @@ from ._cukit import (
     LaunchError,
     LinkError,
     Module,
+    NcclError,
+    NcclTimeoutError,
     NoDeviceError,
     NotSupportedError,
     OutOfMemoryError,
@@ -39,6 +41,7 @@ from ._cukit import (
     advise,
     alloc,
     cache_info,
+    can_access_peer,
     clear_cache,
     asarray,
     ascontiguousarray,
@@ -102,5 +105,6 @@ from ._cukit import (  # noqa: E402
 
 globals().update({n: f for n, f in vars(_cukit).items() if isinstance(f, ufunc)})
 from ._fuse import fuse  # noqa: E402
+from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

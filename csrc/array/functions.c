@@ -1,0 +1,236 @@
+/* functions.c - the array module functions: empty, zeros, *_like, to_device, copy, ascontiguousarray */
+#include "array/impl.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------------ module functions */
+
+static PyObject *
+new_array(PyObject *m, PyObject *shape_o, PyObject *dtype_o, PyObject *device, int zero)
+{
+    cukit_state *st = PyModule_GetState(m);
+    Py_ssize_t shape[CUKIT_MAXDIM];
+    int ndim;
+    if (cukit_parse_shape(shape_o, shape, &ndim, 0) < 0)
+        return NULL;
+    PyObject *dtype = cukit_resolve_dtype(st, dtype_o);
+    if (dtype == NULL)
+        return NULL;
+    cukit_Device *dev = cukit_device_arg(st, device);
+    cukit_Array *a = dev ? cukit_array_create(st, dev, ndim, shape, dtype) : NULL;
+    Py_DECREF(dtype);
+    if (a && zero && a->nbytes > 0 &&
+        (cukit_device_activate(dev) < 0 ||
+         CU_CALL(st, cuMemsetD8, (cukit_array_ptr(a), 0, (size_t)a->nbytes)) < 0))
+        Py_CLEAR(a);
+    return (PyObject *)a;
+}
+
+static PyObject *
+mod_empty(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"shape", "dtype", "device", NULL};
+    PyObject *shape, *dtype = NULL, *device = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:empty", kwlist, &shape, &dtype, &device))
+        return NULL;
+    return new_array(m, shape, dtype ? dtype : (PyObject *)&PyFloat_Type, device, 0);
+}
+
+static PyObject *
+mod_zeros(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"shape", "dtype", "device", NULL};
+    PyObject *shape, *dtype = NULL, *device = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:zeros", kwlist, &shape, &dtype, &device))
+        return NULL;
+    return new_array(m, shape, dtype ? dtype : (PyObject *)&PyFloat_Type, device, 1);
+}
+
+static PyObject *
+like(PyObject *m, PyObject *args, PyObject *kwargs, int zero)
+{
+    static char *kwlist[] = {"a", "dtype", "device", NULL};
+    PyObject *a, *dtype = NULL, *device = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, zero ? "O|OO:zeros_like" : "O|OO:empty_like",
+                                     kwlist, &a, &dtype, &device))
+        return NULL;
+    PyObject *shape = PyObject_GetAttrString(a, "shape");
+    PyObject *dt = dtype && dtype != Py_None ? Py_NewRef(dtype) : PyObject_GetAttrString(a, "dtype");
+    if (device == NULL && Py_IS_TYPE(a, ((cukit_state *)PyModule_GetState(m))->ArrayType))
+        device = (PyObject *)((cukit_Array *)a)->device;
+    PyObject *out = shape && dt ? new_array(m, shape, dt, device, zero) : NULL;
+    Py_XDECREF(shape);
+    Py_XDECREF(dt);
+    return out;
+}
+
+static PyObject *
+mod_empty_like(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    return like(m, args, kwargs, 0);
+}
+
+static PyObject *
+mod_zeros_like(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    return like(m, args, kwargs, 1);
+}
+
+/* to_device's work: host data (any layout, converted by numpy) -> a new array.
+ * With a stream (h, sync=0) the host data must already be what is copied. */
+static PyObject *
+from_host(cukit_state *st, PyObject *obj, PyObject *dtype, PyObject *device, PyObject *stream)
+{
+    if (cukit_numpy(st) < 0)
+        return NULL;
+    int sync = stream == NULL || stream == Py_None;
+    PyObject *host = cukit_as_host_array(st, obj, dtype);
+    if (host == NULL)
+        return NULL;
+    /* Device code reads native byte order: swap a big-endian array once, here. */
+    PyObject *dt = PyObject_GetAttrString(host, "dtype");
+    PyObject *native = dt ? PyObject_GetAttrString(dt, "isnative") : NULL;
+    if (native == Py_False) {
+        PyObject *swapped_dt = PyObject_CallMethod(dt, "newbyteorder", "s", "=");
+        PyObject *swapped = swapped_dt ? PyObject_CallMethod(host, "astype", "O", swapped_dt) : NULL;
+        Py_XDECREF(swapped_dt);
+        Py_SETREF(host, swapped);
+        Py_SETREF(dt, host ? PyObject_GetAttrString(host, "dtype") : NULL);
+    }
+    Py_XDECREF(native);
+    PyObject *checked = dt ? cukit_resolve_dtype(st, dt) : NULL;
+    Py_XDECREF(dt);
+    cukit_Array *a = NULL;
+    Py_buffer view;
+    if (checked && host && !sync && host != obj)
+        PyErr_Format(PyExc_ValueError, cukit_async_host_msg, "to_device()", checked);
+    else if (checked && host &&
+             PyObject_GetBuffer(host, &view, PyBUF_C_CONTIGUOUS | PyBUF_ND) == 0) {
+        cukit_Device *dev = cukit_device_arg(st, device);
+        Py_ssize_t shape[CUKIT_MAXDIM];
+        CUstream h = NULL;
+        for (int i = 0; i < view.ndim && i < CUKIT_MAXDIM; i++)
+            shape[i] = view.shape[i];
+        if (view.ndim > CUKIT_MAXDIM)
+            PyErr_Format(PyExc_ValueError, "cukit arrays have at most %d dimensions", CUKIT_MAXDIM);
+        else if (dev)
+            a = cukit_array_create(st, dev, view.ndim, shape, checked);
+        if (a && (cukit_array_stream(a, sync ? Py_None : stream, host, &h) < 0 ||
+                  cukit_array_host_transfer(a, view.buf, h, sync, 1) < 0))
+            Py_CLEAR(a);
+        PyBuffer_Release(&view);
+    }
+    Py_XDECREF(checked);
+    Py_XDECREF(host);
+    return (PyObject *)a;
+}
+
+PyObject *
+cukit_array_from_host(cukit_state *st, PyObject *obj, PyObject *dtype, PyObject *device)
+{
+    return from_host(st, obj, dtype, device, NULL);
+}
+
+static PyObject *
+mod_to_device(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"obj", "dtype", "device", "stream", NULL};
+    PyObject *obj, *dtype = NULL, *device = NULL, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOO:to_device", kwlist, &obj, &dtype,
+                                     &device, &stream))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    if (Py_IS_TYPE(obj, st->ArrayType)) {
+        cukit_Array *a = (cukit_Array *)obj;
+        cukit_Device *dev = device && device != Py_None ? cukit_device_arg(st, device) : a->device;
+        if (dev == NULL)
+            return NULL;
+        if (cukit_array_check_dtype(a, dtype, "to_device()") < 0)
+            return NULL;
+        cukit_Array *out = cukit_array_create(st, dev, a->ndim, a->shape, a->dtype);
+        if (out && cukit_array_copy_into(out, a, stream, "to_device()") < 0)
+            Py_CLEAR(out);
+        return (PyObject *)out;
+    }
+    return from_host(st, obj, dtype, device, stream);
+}
+
+static PyObject *
+mod_copy(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"dst", "src", "stream", NULL};
+    PyObject *dst_o, *src_o, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:copy", kwlist, &dst_o, &src_o, &stream))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    int dst_dev = Py_IS_TYPE(dst_o, st->ArrayType), src_dev = Py_IS_TYPE(src_o, st->ArrayType);
+    if (dst_dev && !src_dev) {
+        if (cukit_array_set_from_host((cukit_Array *)dst_o, src_o, stream, "copy(dst, src)") < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    if (src_dev && !dst_dev) {
+        PyObject *a = PyTuple_New(0), *kw = Py_BuildValue("{sOsO}", "out", dst_o, "stream", stream);
+        PyObject *r = a && kw ? cukit_array_get((cukit_Array *)src_o, a, kw) : NULL;
+        Py_XDECREF(a);
+        Py_XDECREF(kw);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+        Py_RETURN_NONE;
+    }
+    if (!dst_dev) {
+        PyErr_SetString(PyExc_TypeError, "copy(dst, src): one of them must be a cukit.Array");
+        return NULL;
+    }
+    if (cukit_array_copy_into((cukit_Array *)dst_o, (cukit_Array *)src_o, stream, "copy()") < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+mod_ascontiguousarray(PyObject *m, PyObject *obj)
+{
+    cukit_state *st = PyModule_GetState(m);
+    PyObject *a = Py_IS_TYPE(obj, st->ArrayType) ? Py_NewRef(obj)
+                                                 : PyObject_CallMethod(m, "asarray", "O", obj);
+    if (a == NULL)
+        return NULL;
+    if (!Py_IS_TYPE(a, st->ArrayType) || cukit_array_is_c_contig((cukit_Array *)a))
+        return a;
+    PyObject *out = (PyObject *)cukit_array_copy((cukit_Array *)a);
+    Py_DECREF(a);
+    return out;
+}
+
+static PyMethodDef array_functions[] = {
+    {"copy", (PyCFunction)(void (*)(void))mod_copy, METH_VARARGS | METH_KEYWORDS,
+     "copy(dst, src, stream=None): copy between arrays of the same shape and dtype, either "
+     "side a device or host array, either side strided. With stream= the copy is only "
+     "queued (a host array must be C-contiguous and stay alive and unchanged until the "
+     "stream is synchronized); without, device-to-device copies are queued on the default "
+     "stream and host copies wait."},
+    {"to_device", (PyCFunction)(void (*)(void))mod_to_device, METH_VARARGS | METH_KEYWORDS,
+     "to_device(obj, dtype=None, device=None, stream=None) -> Array: copy a numpy array (or "
+     "anything numpy.asarray takes, of any layout) to a new C-contiguous device array. With "
+     "stream= the copy is only queued, straight from obj, which must then be a C-contiguous "
+     "array of the final dtype that stays alive and unchanged until the stream is "
+     "synchronized."},
+    {"ascontiguousarray", (PyCFunction)mod_ascontiguousarray, METH_O,
+     "ascontiguousarray(a) -> Array: a itself when C-contiguous, else a C-contiguous copy."},
+    {"empty", (PyCFunction)(void (*)(void))mod_empty, METH_VARARGS | METH_KEYWORDS,
+     "empty(shape, dtype=float64, device=None) -> Array, uninitialised."},
+    {"zeros", (PyCFunction)(void (*)(void))mod_zeros, METH_VARARGS | METH_KEYWORDS,
+     "zeros(shape, dtype=float64, device=None) -> Array of zeros."},
+    {"empty_like", (PyCFunction)(void (*)(void))mod_empty_like, METH_VARARGS | METH_KEYWORDS,
+     "empty_like(a, dtype=None, device=None) -> Array with a's shape and dtype."},
+    {"zeros_like", (PyCFunction)(void (*)(void))mod_zeros_like, METH_VARARGS | METH_KEYWORDS,
+     "zeros_like(a, dtype=None, device=None) -> Array of zeros with a's shape and dtype."},
+    {NULL},
+};
+
+int
+cukit_array_functions_setup(PyObject *module, cukit_state *st)
+{
+    return PyModule_AddFunctions(module, array_functions);
+}

@@ -1,0 +1,57 @@
+/* impl.h - array/'s own: what its files (array.c, copies.c, views.c, functions.c) share; not for other layers */
+#ifndef CUKIT_ARRAY_IMPL_H
+#define CUKIT_ARRAY_IMPL_H
+
+#include "array/array.h"
+
+/* shape from an int or a sequence of ints. 0 / -1 with ValueError or TypeError.
+ * `minus_one` allows one -1 (reshape), returned as -1 in shape. */
+int cukit_parse_shape(PyObject *obj, Py_ssize_t *shape, int *ndim, int minus_one);
+PyObject *cukit_ssize_tuple(const Py_ssize_t *v, int n);
+/* C-order byte strides for shape. */
+void cukit_c_strides(int ndim, const Py_ssize_t *shape, Py_ssize_t itemsize, Py_ssize_t *out);
+/* A new uninitialised C-contiguous array on dev. Steals nothing. New ref or NULL. */
+cukit_Array *cukit_array_create(cukit_state *st, cukit_Device *dev, int ndim, const Py_ssize_t *shape, PyObject *dtype);
+/* A view of `a`: the same memory, `offset` bytes from its start. New ref or NULL. */
+cukit_Array *cukit_array_view(cukit_Array *a, Py_ssize_t offset, int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides);
+int cukit_array_check_live(const cukit_Array *a);
+int cukit_array_check_writable(const cukit_Array *a, const char *what);
+int cukit_array_is_c_contig(const cukit_Array *a);
+PyObject *cukit_as_host_array(cukit_state *st, PyObject *obj, PyObject *dtype);
+/* A `stream=` argument for an operation on a: its handle, and the capture
+ * bookkeeping when the stream is being recorded into a graph. */
+int cukit_array_stream(cukit_Array *a, PyObject *stream, PyObject *keep, CUstream *h);
+/* Host bytes in C order (a->nbytes of them) to the array (to_device=1) or back
+ * (0). The array may be strided: one contiguous run is copied directly, else
+ * through contiguous device scratch that is rearranged on the device. sync=0 only
+ * queues on h. */
+int cukit_array_host_transfer(cukit_Array *a, void *host, CUstream h, int sync, int to_device);
+/* dst <- src between two device arrays, checked, on `stream` (None: default). */
+int cukit_array_copy_into(cukit_Array *dst, cukit_Array *src, PyObject *stream, const char *what);
+PyObject *cukit_array_get(cukit_Array *self, PyObject *args, PyObject *kwargs);
+/* The ValueError text for host data that a stream= copy cannot read in place:
+ * format with (the call, the dtype). */
+extern const char cukit_async_host_msg[];
+/* set() and copy(dst, host): host data -> self, on `stream` (None: wait for it). */
+int cukit_array_set_from_host(cukit_Array *self, PyObject *host, PyObject *stream, const char *what);
+PyObject *cukit_array_set(cukit_Array *self, PyObject *args, PyObject *kwargs);
+PyObject *cukit_array_copy_method(cukit_Array *self, PyObject *args, PyObject *kwargs);
+/* Array.to(device, stream=None): on another device through a peer copy. */
+PyObject *cukit_array_to(cukit_Array *self, PyObject *args, PyObject *kwargs);
+/* The element bytes of `value` in a's dtype, by numpy's conversion rules (with its
+ * range errors). New ref (bytes of a->itemsize) or NULL. */
+PyObject *cukit_array_element_bytes(cukit_Array *a, PyObject *value, const char *what);
+/* Array.free(): let go of the memory now. */
+PyObject *cukit_array_free(cukit_Array *self, PyObject *ignored);
+PyObject *cukit_array_fill(cukit_Array *self, PyObject *args, PyObject *kwargs);
+/* self[key] for basic indexing: ints, slices, ..., None. New ref or NULL. */
+PyObject *cukit_array_subscript(cukit_Array *self, PyObject *key);
+/* self[key] = value: a device array is copied, a scalar filled in, anything else
+ * taken as host data (broadcast by numpy to the view's shape) and copied in. */
+int cukit_array_ass_subscript(cukit_Array *self, PyObject *key, PyObject *value);
+PyObject *cukit_array_reshape(cukit_Array *self, PyObject *args);
+PyObject *cukit_array_transpose(cukit_Array *self, PyObject *args);
+/* Array.T */
+PyObject *cukit_array_get_T(cukit_Array *self, void *closure);
+
+#endif /* CUKIT_ARRAY_IMPL_H */

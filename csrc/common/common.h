@@ -1,0 +1,293 @@
+/* common.h - the bottom of every layer: module state, the error convention, the one element-type table */
+#ifndef CUKIT_COMMON_H
+#define CUKIT_COMMON_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ Python 3.10-3.12 */
+
+#if PY_VERSION_HEX < 0x030C0000
+#include <structmember.h>
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#define Py_T_INT T_INT
+#define Py_T_PYSSIZET T_PYSSIZET
+#define Py_READONLY READONLY
+static inline PyObject *
+PyErr_GetRaisedException(void)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (type == NULL)
+        return NULL;
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL)
+        PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+}
+static inline void
+PyErr_SetRaisedException(PyObject *exc)
+{
+    if (exc == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+}
+#endif
+
+/* getattr that returns 0 (and no exception) when the attribute is missing,
+ * 1 with a new ref in *out when present, -1 on other errors. `name` is a str
+ * (interned ones, for paths that run per launch). */
+static inline int
+cukit_optional_attr_obj(PyObject *obj, PyObject *name, PyObject **out)
+{
+    *out = PyObject_GetAttr(obj, name);
+    if (*out)
+        return 1;
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+/* The same with the name as a C string. */
+static inline int
+cukit_optional_attr(PyObject *obj, const char *name, PyObject **out)
+{
+    *out = PyObject_GetAttrString(obj, name);
+    if (*out)
+        return 1;
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+#define CUKIT_VERSION "0.1.0" /* also in pyproject.toml; part of every cache key */
+#define CUKIT_MAXDIM 32        /* numpy's own limit is 64; 32 covers every real use */
+
+/* ------------------------------------------------------------------ exceptions */
+
+enum {
+    CUKIT_EXC_CUDA,          /* CudaError(RuntimeError): base of every driver/NVRTC failure */
+    CUKIT_EXC_OOM,           /* OutOfMemoryError(CudaError, MemoryError) */
+    CUKIT_EXC_NO_DEVICE,     /* NoDeviceError(CudaError) */
+    CUKIT_EXC_INVALID_VALUE, /* InvalidValueError(CudaError, ValueError) */
+    CUKIT_EXC_NOT_SUPPORTED, /* NotSupportedError(CudaError) */
+    CUKIT_EXC_LAUNCH,        /* LaunchError(CudaError): the launch was refused */
+    CUKIT_EXC_FAULT,         /* KernelFaultError(CudaError): a kernel crashed, context lost */
+    CUKIT_EXC_COMPILE,       /* CompileError(CudaError) */
+    CUKIT_EXC_LINK,          /* LinkError(CompileError): nvJitLink failed */
+    CUKIT_EXC_NCCL,          /* NcclError(CudaError): an NCCL call or an asynchronous NCCL error */
+    CUKIT_EXC_NCCL_TIMEOUT,  /* NcclTimeoutError(NcclError, TimeoutError): a wait outran timeout= */
+    CUKIT_EXC_COUNT
+};
+
+/* ------------------------------------------------------------------ element types */
+
+/* What an array's elements are, reduced to what an argument check needs. */
+typedef enum {
+    CUKIT_TC_OTHER = 0, /* structured, void, strings: only untyped and struct pointers take them */
+    CUKIT_TC_ANY,       /* a pointer parameter that accepts every dtype (void*, char*) */
+    CUKIT_TC_BOOL,
+    CUKIT_TC_I8, CUKIT_TC_U8, CUKIT_TC_I16, CUKIT_TC_U16,
+    CUKIT_TC_I32, CUKIT_TC_U32, CUKIT_TC_I64, CUKIT_TC_U64,
+    CUKIT_TC_F16, CUKIT_TC_BF16, CUKIT_TC_F32, CUKIT_TC_F64,
+    CUKIT_TC_C64, CUKIT_TC_C128,
+    CUKIT_TC_PTR,       /* a pointer to pointers: takes 64-bit integer arrays */
+    CUKIT_TC_COUNT
+} cukit_typecode;
+
+/* ------------------------------------------------------------------ module state */
+
+typedef struct cukit_state cukit_state;
+
+/* Objects of higher layers that the state and the hooks below name by pointer only. */
+struct cukit_Device_s;
+struct cukit_Signature_s;
+struct cukit_devmem;
+
+/* A cukit.Array as layers below array/ may read it (filled by hooks.array_ref). */
+typedef struct {
+    struct cukit_Device_s *device; /* borrowed: the device that holds the data */
+    unsigned long long ptr;        /* device address of element [0, ..., 0] */
+    long long nbytes;              /* bytes of the elements */
+    int typecode;                  /* cukit_typecode */
+    int c_contiguous;              /* 1: C order with no gaps */
+    int live;                      /* 0 once the memory was freed or let go of */
+} cukit_array_ref;
+
+/* What a higher layer lends a lower one, registered by the higher layer's setup
+ * (so that no call runs back up the tree). NULL until registered. */
+typedef struct {
+    /* launch/module.c: load device code on dev as a cukit.Module; signatures,
+     * symbols and globals may be NULL. Used by Program.load, compile() and link().
+     * New ref or NULL with an exception. */
+    PyObject *(*load_module)(struct cukit_Device_s *dev, PyObject *image, const char *arch,
+                             PyObject *signatures, PyObject *symbols, PyObject *globals);
+    /* launch/graph.c: Stream.capture(). New ref or NULL. */
+    PyObject *(*stream_capture)(PyObject *stream);
+    /* launch/args.c: convert v for parameter `index` of sig into dst (Signature.pack).
+     * 0 / -1 with the conversion error. */
+    int (*pack_arg)(cukit_state *st, const struct cukit_Signature_s *sig, int index, PyObject *v,
+                    unsigned char *dst, const struct cukit_Device_s *dev);
+    /* array/array.c: read `array`, whose type the caller checked is st->ArrayType. */
+    void (*array_ref)(PyObject *array, cukit_array_ref *out);
+    /* array/array.c: an Array over device memory at `base` that `owner` keeps alive
+     * (strides in bytes, NULL for C order). New ref or NULL with an exception. */
+    PyObject *(*array_wrap)(cukit_state *st, struct cukit_Device_s *dev, unsigned long long base,
+                            PyObject *owner, PyObject *dtype, int ndim, const Py_ssize_t *shape,
+                            const Py_ssize_t *strides, int readonly);
+    /* compute/: the Array's operators (op: CUKIT_OP_* of array.h; b NULL for unary ones;
+     * inplace: a is also the output) and math methods (which: CUKIT_CALL_*). New refs. */
+    PyObject *(*array_math)(cukit_state *st, int op, PyObject *a, PyObject *b, int inplace);
+    PyObject *(*array_call)(cukit_state *st, int which, PyObject *self, PyObject *args,
+                            PyObject *kwargs);
+} cukit_hooks;
+
+
+/* Tuning of memory/'s pageable transfer pipeline (cukit._transfer_config). */
+typedef struct {
+    size_t threshold; /* copies below this many bytes go straight to the driver */
+    size_t chunk;     /* bytes per staging buffer */
+    int slots;        /* staging buffers per thread */
+    int threads;      /* threads copying host memory, the caller included */
+} cukit_xfer_config;
+
+struct cukit_state {
+    /* strong refs: the heap types, created by each file's cukit_<type>_setup */
+    PyTypeObject *DeviceType;
+    PyTypeObject *StreamType;
+    PyTypeObject *EventType;
+    PyTypeObject *BufferType;
+    PyTypeObject *HostMemoryType;
+    PyTypeObject *RegistrationType;
+    PyTypeObject *ProgramType;
+    PyTypeObject *SignatureType;
+    PyTypeObject *ModuleType;
+    PyTypeObject *KernelType;
+    PyTypeObject *PreparedType;
+    PyTypeObject *GraphType;
+    PyTypeObject *KernelNodeType;
+    PyTypeObject *ArrayType;
+    PyTypeObject *CommunicatorType;
+
+    PyObject *exc[CUKIT_EXC_COUNT]; /* strong refs: exception classes, see the enum */
+    cukit_hooks hooks;
+
+    /* runtime/ */
+    PyObject *devices;  /* strong ref: tuple of Device by ordinal, built at first use */
+    int driver_count;   /* devices the driver reports; -1 until asked */
+    int captures;       /* stream captures in progress (a synchronize would break them) */
+
+    /* strong refs, filled at first use by cukit_numpy(): numpy and what we call on it */
+    PyObject *numpy;
+    PyObject *np_dtype;
+    PyObject *np_empty;
+    PyObject *np_asarray;
+    PyObject *np_ndarray;
+    PyObject *np_generic;
+    PyObject *np_floating;
+    PyObject *np_integer;
+    PyObject *np_bool;
+
+    /* memory/: strong refs, filled when a torch tensor is first passed (torch already
+     * imported by the program) */
+    PyObject *torch_tensor;
+    PyObject *torch_dtypes; /* dict torch dtype -> typecode */
+    struct cukit_devmem *devmem; /* owned (PyMem): ndevmem entries by ordinal, NULL until
+                                    first use; freed by cukit_mem_teardown */
+    int ndevmem;
+    cukit_xfer_config xfer;         /* the pipeline's tuning; defaults set at module exec */
+    Py_ssize_t host_live;           /* HostMemory objects alive (pinned and managed) */
+    Py_ssize_t host_live_bytes;     /* ...and their bytes */
+
+    /* compile/: strong ref: dict compile key -> (Module, header records, cwd): what
+     * cukit.compile already loaded in this process */
+    PyObject *compiled;
+
+    /* launch/ */
+    int debug;          /* 1: synchronize after every launch and name a faulting kernel */
+
+    /* array/: strong ref: dict device ordinal -> Module holding the strided copy and
+     * fill kernels, compiled at the first copy that needs them on that device */
+    PyObject *strided_modules;
+
+    /* compute/, strong refs: the ufunc and ElementwiseKernel types, the ufuncs by index,
+     * numpy dtypes by typecode (built at first use), fuse's traced-value class, and
+     * cukit.compile (generated kernels go through it) */
+    PyTypeObject *UfuncType, *ElementwiseType;
+    PyObject *ufuncs, *math_dtypes, *fuse_proxy, *compile_fn;
+
+    /* strong refs: interned keyword names the launch path compares by pointer */
+    PyObject *str_grid;
+    PyObject *str_block;
+    PyObject *str_shared_mem;
+    PyObject *str_stream;
+    PyObject *str_n;
+    /* strong refs: interned names looked up on foreign arrays per launch */
+    PyObject *str_cai;          /* "__cuda_array_interface__" */
+    PyObject *str_data;
+    PyObject *str_typestr;
+    PyObject *str_strides;
+    PyObject *str_shape;
+    PyObject *str_dtype;
+    PyObject *str_data_ptr;
+    PyObject *str_get_device;
+    /* strong refs: interned names read on other libraries' streams */
+    PyObject *str_cuda_stream_protocol; /* "__cuda_stream__" */
+    PyObject *str_cuda_stream;          /* "cuda_stream" (torch) */
+    PyObject *str_ptr;                  /* "ptr" (CuPy) */
+
+    /* runtime/: the last other library's stream passed as stream=, remembered so
+     * that passing it again costs no attribute lookups or driver query */
+    PyObject *last_stream;              /* strong ref or NULL */
+    void *last_stream_handle;           /* its CUstream */
+    void *last_stream_ctx;              /* its CUcontext; NULL: a special handle */
+};
+
+/* ------------------------------------------------------------------ state.c */
+
+/* State of the module that defined `type`. Borrowed. */
+cukit_state *cukit_state_of_type(PyTypeObject *type);
+/* Import numpy into st once. 0 / -1 with ImportError explaining it is required. */
+int cukit_numpy(cukit_state *st);
+/* 1 when this interpreter runs a Python thread besides the calling one. */
+int cukit_other_threads(void);
+
+/* ------------------------------------------------------------------ errors.c */
+
+/* An instance of exc[kind] with .code/.name/.call set (code < 0 and NULL names
+ * give None). New ref, or NULL with an exception. */
+PyObject *cukit_make_error(cukit_state *st, int kind, long code, const char *name,
+                           const char *call, PyObject *message);
+/* Raise exception class exc[kind] with a message and .code/.name/.call set. Returns -1. */
+int cukit_raise(cukit_state *st, int kind, long code, const char *name, const char *call,
+                PyObject *message);
+/* Build the exception classes into st->exc and add them to module. 0 / -1. */
+int cukit_errors_setup(PyObject *module, cukit_state *st);
+
+/* ------------------------------------------------------------------ dtypes.c: the one element-type table */
+
+/* typecode of a numpy dtype (-1 with an exception on error), of an
+ * __array_interface__ typestr such as "<f4", of a torch dtype's name after
+ * "torch." and of a DLPack (code, bits, lanes); CUKIT_TC_OTHER when none fits. */
+int cukit_typecode_of_dtype(PyObject *dtype);
+int cukit_typecode_of_typestr(const char *typestr);
+int cukit_typecode_of_torch(const char *name);
+int cukit_typecode_of_dlpack(int code, int bits, int lanes);
+/* DLPack (code, bits) of a typecode; 0 when it has none. */
+int cukit_typecode_dlpack(int tc, int *code, int *bits);
+/* Bytes per element of a typecode; 0 for CUKIT_TC_OTHER/ANY. */
+int cukit_typecode_size(int tc);
+/* "float32" style name of a typecode, for messages and numpy.dtype(). Static storage. */
+const char *cukit_typecode_name(int tc);
+/* numpy.dtype(obj), refusing dtypes that hold Python objects. New ref or NULL. */
+PyObject *cukit_resolve_dtype(cukit_state *st, PyObject *obj);
+
+#endif /* CUKIT_COMMON_H */

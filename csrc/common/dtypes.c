@@ -1,0 +1,135 @@
+/* dtypes.c - the one element-type table: numpy, __array_interface__, torch and DLPack names of each typecode */
+#include "common/common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* DLPack's type codes (dlpack.h 1.x). */
+enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_COMPLEX = 5, DL_BOOL = 6 };
+
+/* Each element type once: its typestr kind and size, its DLPack code, and the
+ * name numpy and torch give it (numpy's bfloat16 comes from ml_dtypes). */
+static const struct {
+    int typecode;
+    char kind; /* typestr kind: b i u f c; 'V' for bfloat16, which has no typestr */
+    int size;
+    int dl_code;
+    const char *name;
+} table[] = {
+    {CUKIT_TC_BOOL, 'b', 1, DL_BOOL, "bool"},
+    {CUKIT_TC_I8, 'i', 1, DL_INT, "int8"},
+    {CUKIT_TC_U8, 'u', 1, DL_UINT, "uint8"},
+    {CUKIT_TC_I16, 'i', 2, DL_INT, "int16"},
+    {CUKIT_TC_U16, 'u', 2, DL_UINT, "uint16"},
+    {CUKIT_TC_I32, 'i', 4, DL_INT, "int32"},
+    {CUKIT_TC_U32, 'u', 4, DL_UINT, "uint32"},
+    {CUKIT_TC_I64, 'i', 8, DL_INT, "int64"},
+    {CUKIT_TC_U64, 'u', 8, DL_UINT, "uint64"},
+    {CUKIT_TC_F16, 'f', 2, DL_FLOAT, "float16"},
+    {CUKIT_TC_F32, 'f', 4, DL_FLOAT, "float32"},
+    {CUKIT_TC_F64, 'f', 8, DL_FLOAT, "float64"},
+    {CUKIT_TC_C64, 'c', 8, DL_COMPLEX, "complex64"},
+    {CUKIT_TC_C128, 'c', 16, DL_COMPLEX, "complex128"},
+    {CUKIT_TC_BF16, 'V', 2, DL_BFLOAT, "bfloat16"},
+};
+#define NTYPES (sizeof table / sizeof *table)
+
+const char *
+cukit_typecode_name(int tc)
+{
+    for (size_t i = 0; i < NTYPES; i++)
+        if (table[i].typecode == tc)
+            return table[i].name;
+    return tc == CUKIT_TC_PTR ? "int64 or uint64 (pointers)" : "a structured or other dtype";
+}
+
+int
+cukit_typecode_size(int tc)
+{
+    for (size_t i = 0; i < NTYPES; i++)
+        if (table[i].typecode == tc)
+            return table[i].size;
+    return tc == CUKIT_TC_PTR ? 8 : 0;
+}
+
+int
+cukit_typecode_of_typestr(const char *typestr)
+{
+    if (typestr == NULL || strlen(typestr) < 3)
+        return CUKIT_TC_OTHER;
+    char kind = typestr[1];
+    int size = atoi(typestr + 2);
+    for (size_t i = 0; i < NTYPES; i++)
+        if (table[i].kind == kind && table[i].size == size && kind != 'V')
+            return table[i].typecode;
+    return CUKIT_TC_OTHER;
+}
+
+int
+cukit_typecode_of_torch(const char *name)
+{
+    for (size_t i = 0; i < NTYPES; i++)
+        if (strcmp(name, table[i].name) == 0)
+            return table[i].typecode;
+    return CUKIT_TC_OTHER;
+}
+
+int
+cukit_typecode_of_dlpack(int code, int bits, int lanes)
+{
+    for (size_t i = 0; i < NTYPES; i++)
+        if (lanes == 1 && table[i].dl_code == code && table[i].size * 8 == bits)
+            return table[i].typecode;
+    return CUKIT_TC_OTHER;
+}
+
+int
+cukit_typecode_dlpack(int tc, int *code, int *bits)
+{
+    for (size_t i = 0; i < NTYPES; i++)
+        if (table[i].typecode == tc) {
+            *code = table[i].dl_code;
+            *bits = table[i].size * 8;
+            return 1;
+        }
+    return 0;
+}
+
+int
+cukit_typecode_of_dtype(PyObject *dtype)
+{
+    PyObject *str = PyObject_GetAttrString(dtype, "str");
+    PyObject *name = str ? PyObject_GetAttrString(dtype, "name") : NULL;
+    int tc = -1;
+    if (str && name) {
+        const char *s = PyUnicode_AsUTF8(str), *n = PyUnicode_AsUTF8(name);
+        if (s && n)
+            tc = strcmp(n, "bfloat16") == 0 ? CUKIT_TC_BF16 : cukit_typecode_of_typestr(s);
+    }
+    Py_XDECREF(str);
+    Py_XDECREF(name);
+    return tc;
+}
+
+PyObject *
+cukit_resolve_dtype(cukit_state *st, PyObject *obj)
+{
+    if (cukit_numpy(st) < 0)
+        return NULL;
+    PyObject *dtype = PyObject_CallOneArg(st->np_dtype, obj);
+    if (dtype == NULL)
+        return NULL;
+    PyObject *hasobj = PyObject_GetAttrString(dtype, "hasobject");
+    int bad = hasobj ? PyObject_IsTrue(hasobj) : -1;
+    Py_XDECREF(hasobj);
+    if (bad != 0) {
+        if (bad > 0)
+            PyErr_Format(PyExc_TypeError,
+                         "dtype %S holds Python objects, which cannot live in device, pinned "
+                         "or managed memory",
+                         dtype);
+        Py_DECREF(dtype);
+        return NULL;
+    }
+    return dtype;
+}

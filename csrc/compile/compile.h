@@ -1,0 +1,117 @@
+/* compile.h - the compile layer: Program (NVRTC), the kernel cache, linking, device-code images, signatures */
+#ifndef CUKIT_COMPILE_H
+#define CUKIT_COMPILE_H
+
+#include "runtime/runtime.h"
+
+/* ------------------------------------------------------------------ signature.c */
+
+#define CUKIT_MAX_PARAMS 256 /* the most parameters a signature is laid out for */
+
+/* One kernel parameter: its C type as declared and, once verified, its place in
+ * the compiled kernel's parameter buffer. */
+typedef enum {
+    CUKIT_P_INT, CUKIT_P_UINT, CUKIT_P_FLOAT, CUKIT_P_BOOL,
+    CUKIT_P_HALF, CUKIT_P_BF16, CUKIT_P_POINTER, CUKIT_P_STRUCT
+} cukit_param_kind;
+
+typedef struct {
+    cukit_param_kind kind;
+    int typecode;   /* scalars: their own; pointers: the element type they accept */
+    size_t size;    /* bytes; 0 for a struct whose size only the compiled kernel knows */
+    size_t offset;  /* bytes from the start of the parameter buffer */
+    size_t align;   /* C alignment, for layouts computed without a compiled kernel */
+    char *type;     /* owned (PyMem): the type as shown to users, "const float*" */
+    char *name;     /* owned (PyMem): the parameter's name, "" when unnamed */
+} cukit_param;
+
+typedef struct cukit_Signature_s {
+    PyObject_HEAD
+    char *name;            /* owned (PyMem): the kernel's name as written in the source */
+    int extern_c;          /* 1: declared extern "C", so its symbol is its name */
+    int nparams;
+    cukit_param *params;   /* owned (PyMem): nparams entries */
+    size_t arg_bytes;      /* size of the whole parameter buffer */
+    int verified;          /* 1: sizes and offsets come from the compiled kernel */
+} cukit_Signature;
+
+int cukit_signature_setup(PyObject *module, cukit_state *st);
+/* Parse every __global__ function in `source`; `defines` maps macro names to values
+ * (may be NULL). Template kernels are read once per name expression (tuple of str,
+ * may be NULL) that instantiates them, under the expression as written. When
+ * `globals` (a dict) is given, __constant__/__device__ variables go into it as
+ * name -> (typecode, shape tuple or None). New ref: dict name -> Signature; NULL
+ * with an exception. */
+PyObject *cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines,
+                                 PyObject *name_expressions, PyObject *globals);
+/* Parse one declaration "name(type a, type b)" or "(type a, ...)". New ref or NULL. */
+cukit_Signature *cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name);
+/* A copy of `sig` laid out by the compiled kernel's own offsets and sizes
+ * (n entries). New ref, or NULL with TypeError when the two disagree. */
+cukit_Signature *cukit_signature_verify(cukit_state *st, cukit_Signature *sig, int n,
+                                        const size_t *offsets, const size_t *sizes);
+/* Same layout computed by the C ABI rules, for packing without a compiled kernel. */
+cukit_Signature *cukit_signature_layout(cukit_state *st, cukit_Signature *sig);
+/* "saxpy(float a, const float* x)". New ref or NULL. */
+PyObject *cukit_signature_str(cukit_Signature *sig);
+/* Raise TypeError for a wrong argument count, showing the signature. Returns -1. */
+int cukit_arg_count_error(cukit_Signature *sig, Py_ssize_t given);
+
+/* ------------------------------------------------------------------ program.c */
+
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;
+    PyObject *source;      /* strong ref: str */
+    PyObject *name;        /* strong ref: str, the file name NVRTC reports */
+    PyObject *options;     /* strong ref: tuple of str, user options, -I and -D folded in */
+    PyObject *log;         /* strong ref: str, the log of the last compile ("" before) */
+    PyObject *signatures;  /* strong ref: dict kernel name -> Signature, parsed from source */
+    PyObject *name_expressions; /* strong ref: tuple of str given by the user */
+    PyObject *deps;        /* strong ref: tuple of user-header records of the last compile
+                              (see headers.c), () before one */
+    PyObject *globals;     /* strong ref: dict __constant__/__device__ variable -> (typecode,
+                              shape or None), read from the source */
+    int prelude;           /* 1: cukit put lines before the source (fp16/bf16 headers) */
+} cukit_Program;
+
+int cukit_program_setup(PyObject *module, cukit_state *st);
+/* functions.c: compile() with its in-process cache, nvrtc_version(), nvrtc_archs(). 0 / -1. */
+int cukit_compile_functions_setup(PyObject *module, cukit_state *st);
+/* What compiling a Program produces. */
+typedef enum { CUKIT_OUT_PTX = 0, CUKIT_OUT_CUBIN = 1, CUKIT_OUT_LTOIR = 2 } cukit_output;
+/* Compile prog for arch ("sm_90") into `kind` with the option `extra` (e.g.
+ * "-rdc=true"; may be NULL) added after prog's own; prog is unchanged but for its
+ * log. New refs in *image (bytes) and *symbols (dict kernel name -> symbol).
+ * 0 / -1 with CompileError or another exception. */
+int cukit_program_compile(cukit_Program *prog, const char *arch, cukit_output kind,
+                          const char *extra, PyObject **image, PyObject **symbols);
+/* Compile prog for dev's exact architecture (through the disk cache, without
+ * loading NVRTC on a hit) and load it as a cukit.Module. New ref or NULL. */
+PyObject *cukit_program_load(cukit_Program *prog, cukit_Device *dev);
+
+/* ------------------------------------------------------------------ cache.c */
+
+/* cache_info() and clear_cache(). 0 / -1. */
+int cukit_cache_setup(PyObject *module, cukit_state *st);
+/* 0 when CUKIT_CACHE turns the cache off ("0", "off", "false", "no"), else 1. */
+int cukit_cache_enabled(void);
+/* The cache folder into out. 0, or -1 (no exception) when none can be named. */
+int cukit_cache_dir(char *out, size_t n);
+
+/* ------------------------------------------------------------------ image.c, link.c */
+
+/* What `n` bytes of device code are, by their magic: NVJITLINK_INPUT_CUBIN, _PTX,
+ * _FATBIN, _LTOIR, _OBJECT (a host ELF object), _LIBRARY (an ar archive), or
+ * NVJITLINK_INPUT_NONE when none of these. Never raises. */
+int cukit_image_kind(const unsigned char *data, size_t n);
+/* "cubin", "PTX", ... for a kind from cukit_image_kind. Static storage. */
+const char *cukit_image_kind_name(int kind);
+/* The file at `path` (str or os.PathLike): all of it, or its first `limit` bytes
+ * when limit >= 0. New ref: bytes; NULL with OSError (FileNotFoundError, ...)
+ * naming the file, or TypeError. */
+PyObject *cukit_read_file(PyObject *path, Py_ssize_t limit);
+/* Adds cukit.link() and cukit.nvjitlink_version(). 0 / -1. */
+int cukit_link_setup(PyObject *module, cukit_state *st);
+
+#endif /* CUKIT_COMPILE_H */

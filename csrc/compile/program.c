@@ -1,0 +1,793 @@
+/* program.c - cukit.Program: NVRTC compilation to PTX, cubin or LTO-IR, options, the disk cache */
+#include "compile/cache.h"
+#include "compile/program.h"
+
+#include <limits.h>
+#include <string.h>
+
+/* Parse "sm_90" / "compute_90" / "90" into 90; -1 when it is none of these. */
+static int
+arch_number(const char *arch)
+{
+    const char *digits = arch;
+    if (strncmp(arch, "sm_", 3) == 0)
+        digits = arch + 3;
+    else if (strncmp(arch, "compute_", 8) == 0)
+        digits = arch + 8;
+    int v = 0, n = 0;
+    for (; digits[n] >= '0' && digits[n] <= '9'; n++)
+        v = v * 10 + (digits[n] - '0');
+    /* a trailing 'a' or 'f' (sm_90a) is allowed */
+    if (n < 2 || (digits[n] && !(digits[n] == 'a' || digits[n] == 'f') ))
+        return -1;
+    return v;
+}
+
+/* Whether this NVRTC can generate machine code for `cc`; 1 when it cannot say. */
+static int
+nvrtc_supports(int cc)
+{
+    int n = 0;
+    if (!cukit_api.nvrtcGetNumSupportedArchs || cukit_api.nvrtcGetNumSupportedArchs(&n) != 0 ||
+        n <= 0 || n > 256)
+        return 1;
+    int archs[256];
+    if (cukit_api.nvrtcGetSupportedArchs(archs) != 0)
+        return 1;
+    for (int i = 0; i < n; i++)
+        if (archs[i] == cc)
+            return 1;
+    return 0;
+}
+
+/* The newest architecture this NVRTC knows, for PTX the driver can JIT. */
+static int
+nvrtc_newest(void)
+{
+    int n = 0, archs[256];
+    if (!cukit_api.nvrtcGetNumSupportedArchs || cukit_api.nvrtcGetNumSupportedArchs(&n) != 0 ||
+        n <= 0 || n > 256 || cukit_api.nvrtcGetSupportedArchs(archs) != 0)
+        return 0;
+    return archs[n - 1];
+}
+
+/* The options that decide what NVRTC produces, less -arch and the toolkit's -I
+ * (the cache key covers those through arch and the NVRTC identity): the user's,
+ * then cukit's defaults. New ref: tuple of str. */
+static PyObject *
+effective_options(cukit_Program *self)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(self->options);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *o = PyUnicode_AsUTF8(PyTuple_GET_ITEM(self->options, i));
+        if (o == NULL)
+            return NULL;
+        if (strncmp(o, "-std", 4) == 0 || strncmp(o, "--std", 5) == 0)
+            return Py_NewRef(self->options);
+    }
+    PyObject *std = PyUnicode_FromString("-std=c++17");
+    PyObject *extra = std ? PyTuple_Pack(1, std) : NULL;
+    PyObject *out = extra ? PySequence_Concat(self->options, extra) : NULL;
+    Py_XDECREF(std);
+    Py_XDECREF(extra);
+    return out;
+}
+
+/* The compiled output of `kind` (CUKIT_OUT_*). New ref: bytes, or NULL. */
+static PyObject *
+fetch_output(cukit_state *st, nvrtcProgram prog, cukit_output kind)
+{
+    static const struct {
+        nvrtcResult (**size)(nvrtcProgram, size_t *);
+        nvrtcResult (**get)(nvrtcProgram, char *);
+        const char *size_call, *get_call;
+    } outputs[] = {
+        [CUKIT_OUT_PTX] = {&cukit_api.nvrtcGetPTXSize, &cukit_api.nvrtcGetPTX, "nvrtcGetPTXSize",
+                           "nvrtcGetPTX"},
+        [CUKIT_OUT_CUBIN] = {&cukit_api.nvrtcGetCUBINSize, &cukit_api.nvrtcGetCUBIN,
+                             "nvrtcGetCUBINSize", "nvrtcGetCUBIN"},
+        [CUKIT_OUT_LTOIR] = {&cukit_api.nvrtcGetLTOIRSize, &cukit_api.nvrtcGetLTOIR,
+                             "nvrtcGetLTOIRSize", "nvrtcGetLTOIR"},
+    };
+    if (*outputs[kind].size == NULL || *outputs[kind].get == NULL) {
+        PyObject *msg = PyUnicode_FromFormat(
+            "this NVRTC has no %s; link-time optimization needs NVRTC from CUDA 12 or newer",
+            outputs[kind].get_call);
+        if (msg)
+            cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, -1, NULL, outputs[kind].get_call, msg);
+        Py_XDECREF(msg);
+        return NULL;
+    }
+    size_t size = 0;
+    if (cukit_check_nvrtc(st, (*outputs[kind].size)(prog, &size), outputs[kind].size_call) < 0)
+        return NULL;
+    PyObject *image = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (image && cukit_check_nvrtc(st, (*outputs[kind].get)(prog, PyBytes_AS_STRING(image)),
+                                   outputs[kind].get_call) < 0)
+        Py_CLEAR(image);
+    return image;
+}
+
+/* Compile for `arch` into `kind` (PTX, cubin or LTO-IR).
+ * New refs in *image (bytes; PTX ends with its NUL) and, if asked, *symbols (dict
+ * kernel -> symbol). 0 / -1 with CompileError or another exception. */
+static int compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_names,
+                        PyObject **image, PyObject **symbols);
+
+/* compile_once, and if that fails on a C++ kernel name NVRTC cannot resolve, once
+ * more without name expressions. */
+static int
+compile_retry(cukit_Program *self, const char *arch, cukit_output kind, PyObject **image,
+              PyObject **symbols)
+{
+    if (compile_once(self, arch, kind, 1, image, symbols) == 0)
+        return 0;
+    /* A C++ kernel cukit read but NVRTC cannot name (overloaded, or inside an #if
+     * cukit could not evaluate) fails the whole compile; try once more without
+     * name expressions, so only such kernels become unreachable. */
+    if (!PyErr_ExceptionMatches(self->st->exc[CUKIT_EXC_COMPILE]))
+        return -1;
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    int cpp = 0;
+    while (PyDict_Next(self->signatures, &pos, &k, &v)) {
+        int asked = PySequence_Contains(self->name_expressions, k);
+        if (asked < 0)
+            return -1;
+        cpp |= !asked && !((cukit_Signature *)v)->extern_c;
+    }
+    if (!cpp)
+        return -1;
+    PyObject *first = PyErr_GetRaisedException();
+    if (compile_once(self, arch, kind, 0, image, symbols) == 0) {
+        Py_DECREF(first);
+        return 0;
+    }
+    Py_DECREF(first);
+    return -1;
+}
+
+/* Look the compile up in the disk cache, making *key first. 1 hit (new refs in
+ * *image and *symbols; the log and header records are the entry's), 0 miss, -1. */
+static int
+cache_lookup(cukit_Program *self, const char *arch, cukit_output kind, cukit_cache_key *key,
+             PyObject **image, PyObject **symbols)
+{
+    PyObject *opts = effective_options(self);
+    if (opts == NULL)
+        return -1;
+    int rc = cukit_cache_key_make(self, arch, kind, opts, key);
+    Py_DECREF(opts);
+    if (rc < 0)
+        return -1;
+    /* Records of a compile the key cannot vouch for are None: not kept in process either. */
+    Py_SETREF(self->deps, Py_NewRef(key->usable ? key->deps : Py_None));
+    PyObject *log;
+    rc = cukit_cache_load(key, kind, image, symbols, &log);
+    if (rc == 1)
+        Py_SETREF(self->log, log);
+    return rc;
+}
+
+static int
+compile_for(cukit_Program *self, const char *arch, cukit_output kind, PyObject **image, PyObject **symbols)
+{
+    cukit_cache_key key = {0};
+    PyObject *syms = NULL;
+    int cache = cukit_cache_enabled(), rc = -1;
+    *image = NULL;
+    if (cache) {
+        int hit = cache_lookup(self, arch, kind, &key, image, &syms);
+        if (hit < 0)
+            goto done;
+        if (hit) {
+            rc = 0;
+            goto done;
+        }
+    }
+    if (compile_retry(self, arch, kind, image, &syms) < 0)
+        goto done;
+    if (cache && cukit_cache_store(&key, kind, *image, syms, self->log) < 0)
+        goto done;
+    rc = 0;
+done:
+    cukit_cache_key_clear(&key);
+    if (rc < 0) {
+        Py_CLEAR(*image);
+        Py_CLEAR(syms);
+    }
+    if (symbols)
+        *symbols = syms;
+    else
+        Py_XDECREF(syms);
+    return rc;
+}
+
+static int
+compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_names, PyObject **image,
+             PyObject **symbols)
+{
+    cukit_state *st = self->st;
+    nvrtcProgram prog = NULL;
+    const char **opts = NULL;
+    PyObject *names = NULL, *effective = NULL;
+    int rc = -1;
+    *image = NULL;
+    if (symbols)
+        *symbols = NULL;
+    if (cukit_nvrtc_load(st) < 0)
+        return -1;
+    const char *src = PyUnicode_AsUTF8(self->source), *name = PyUnicode_AsUTF8(self->name);
+    if (src == NULL || name == NULL)
+        return -1;
+    /* half and bfloat16 need their headers; add them when the source uses the types
+     * without including them, and a #line so diagnostics count the user's lines. */
+    PyObject *full = NULL;
+    if (self->prelude && cukit_toolkit_include(0)) {
+        char quoted[PATH_MAX];
+        size_t q = 0;
+        for (const char *c = name; *c && q + 3 < sizeof quoted; c++) {
+            if (*c == '"' || *c == '\\')
+                quoted[q++] = '\\';
+            quoted[q++] = *c;
+        }
+        quoted[q] = '\0';
+        full = PyUnicode_FromFormat("#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
+                                    "#line 1 \"%s\"\n%s", quoted, src);
+        if (full == NULL || (src = PyUnicode_AsUTF8(full)) == NULL) {
+            Py_XDECREF(full);
+            return -1;
+        }
+    }
+    nvrtcResult created = cukit_api.nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL);
+    Py_XDECREF(full); /* NVRTC keeps its own copy */
+    if (cukit_check_nvrtc(st, created, "nvrtcCreateProgram") < 0)
+        return -1;
+
+    /* C++ kernels are found through name expressions: their symbols are mangled. */
+    names = PyList_New(0);
+    if (names == NULL)
+        goto done;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    /* The user's own name expressions always; the ones cukit adds for C++ kernels it
+     * read (use_names) only on the first try. */
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->name_expressions); i++) {
+        k = PyTuple_GET_ITEM(self->name_expressions, i);
+        if (PyList_Append(names, k) < 0)
+            goto done;
+    }
+    while (use_names && PyDict_Next(self->signatures, &pos, &k, &v)) {
+        int listed = PySequence_Contains(names, k);
+        if (listed < 0 || (!listed && !((cukit_Signature *)v)->extern_c && PyList_Append(names, k) < 0))
+            goto done;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(names); i++) {
+        const char *expr = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i));
+        if (expr == NULL || NVRTC_CALL(st, nvrtcAddNameExpression, (prog, expr)) < 0)
+            goto done;
+    }
+
+    effective = effective_options(self);
+    if (effective == NULL)
+        goto done;
+    Py_ssize_t nuser = PyTuple_GET_SIZE(effective);
+    opts = PyMem_Calloc((size_t)nuser + 4, sizeof *opts);
+    if (opts == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int nopt = 0;
+    for (Py_ssize_t i = 0; i < nuser; i++) {
+        opts[nopt] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(effective, i));
+        if (opts[nopt] == NULL)
+            goto done;
+        nopt++;
+    }
+    char archopt[64], incopt[2][PATH_MAX + 8];
+    PyOS_snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+    opts[nopt++] = archopt;
+    /* The toolkit's own headers (cuda_fp16.h, cooperative_groups.h, cuda/std, cub),
+     * after the user's -I so those come first. */
+    for (int i = 0; i < 2; i++) {
+        if (cukit_toolkit_include(i)) {
+            PyOS_snprintf(incopt[i], sizeof incopt[i], "-I%s", cukit_toolkit_include(i));
+            opts[nopt++] = incopt[i];
+        }
+    }
+
+    nvrtcResult res;
+    Py_BEGIN_ALLOW_THREADS
+    res = cukit_api.nvrtcCompileProgram(prog, nopt, opts);
+    Py_END_ALLOW_THREADS
+    if (cukit_program_read_log(self, prog) < 0)
+        goto done;
+    if (res == NVRTC_ERROR_COMPILATION) {
+        cukit_program_compile_error(self, arch);
+        goto done;
+    }
+    if (res == NVRTC_ERROR_INVALID_OPTION) {
+        PyErr_Format(PyExc_ValueError, "NVRTC rejected an option (%R, arch %s): %U",
+                     effective, arch, self->log);
+        goto done;
+    }
+    if (cukit_check_nvrtc(st, res, "nvrtcCompileProgram") < 0)
+        goto done;
+
+    if ((*image = fetch_output(st, prog, kind)) == NULL)
+        goto done;
+
+    if (symbols) {
+        *symbols = PyDict_New();
+        if (*symbols == NULL)
+            goto done;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(names); i++) {
+            const char *lowered = NULL;
+            PyObject *key = PyList_GET_ITEM(names, i);
+            if (NVRTC_CALL(st, nvrtcGetLoweredName, (prog, PyUnicode_AsUTF8(key), &lowered)) < 0)
+                goto done;
+            PyObject *sym = PyUnicode_FromString(lowered);
+            if (sym == NULL || PyDict_SetItem(*symbols, key, sym) < 0) {
+                Py_XDECREF(sym);
+                goto done;
+            }
+            Py_DECREF(sym);
+        }
+    }
+    rc = 0;
+done:
+    if (rc < 0) {
+        Py_CLEAR(*image);
+        if (symbols)
+            Py_CLEAR(*symbols);
+    }
+    PyMem_Free(opts);
+    Py_XDECREF(names);
+    Py_XDECREF(effective);
+    if (prog)
+        cukit_api.nvrtcDestroyProgram(&prog);
+    return rc;
+}
+
+int
+cukit_program_compile(cukit_Program *self, const char *arch, cukit_output kind, const char *extra,
+                      PyObject **image, PyObject **symbols)
+{
+    /* A private copy carries the extra option, so a compile of self running in
+     * another thread meanwhile (NVRTC runs without the GIL) never sees it. Every
+     * field is set here, before anything can fail. */
+    cukit_Program *copy = PyObject_GC_New(cukit_Program, Py_TYPE(self));
+    if (copy == NULL)
+        return -1;
+    copy->st = self->st;
+    copy->source = Py_NewRef(self->source);
+    copy->name = Py_NewRef(self->name);
+    copy->signatures = Py_NewRef(self->signatures);
+    copy->name_expressions = Py_NewRef(self->name_expressions);
+    copy->globals = Py_XNewRef(self->globals);
+    copy->deps = PyTuple_New(0);
+    copy->prelude = self->prelude;
+    copy->log = PyUnicode_FromString("");
+    copy->options = NULL;
+    PyObject *opt = extra ? PyUnicode_FromString(extra) : NULL;
+    PyObject *more = opt ? PyTuple_Pack(1, opt) : PyTuple_New(0);
+    copy->options = more ? PySequence_Concat(self->options, more) : NULL;
+    Py_XDECREF(opt);
+    Py_XDECREF(more);
+    PyObject_GC_Track(copy);
+    int rc = -1;
+    *image = NULL;
+    *symbols = NULL;
+    if (copy->log && copy->options && copy->deps) {
+        rc = compile_for(copy, arch, kind, image, symbols);
+        Py_SETREF(self->log, Py_NewRef(copy->log));
+    }
+    Py_DECREF(copy);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ the type */
+
+/* Fold include_dirs and defines into the option tuple NVRTC sees. New ref. */
+static PyObject *
+build_options(PyObject *options, PyObject *include_dirs, PyObject *defines)
+{
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    PyObject *it = NULL, *item;
+    if (PyUnicode_Check(options)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "options must be a sequence of str, e.g. options=(\"-O3\",), not one str");
+        goto error;
+    }
+    if ((it = PyObject_GetIter(options)) == NULL)
+        goto error;
+    while ((item = PyIter_Next(it)) != NULL) {
+        int ok = PyUnicode_Check(item) && PyList_Append(out, item) == 0;
+        if (!PyUnicode_Check(item))
+            PyErr_Format(PyExc_TypeError, "each option must be a str, got %s",
+                         Py_TYPE(item)->tp_name);
+        Py_DECREF(item);
+        if (!ok)
+            goto error;
+    }
+    Py_CLEAR(it);
+    if (PyErr_Occurred() || (it = PyObject_GetIter(include_dirs)) == NULL)
+        goto error;
+    while ((item = PyIter_Next(it)) != NULL) {
+        PyObject *path = PyOS_FSPath(item);
+        Py_DECREF(item);
+        PyObject *opt = path ? PyUnicode_FromFormat("-I%S", path) : NULL;
+        Py_XDECREF(path);
+        if (opt == NULL || PyList_Append(out, opt) < 0) {
+            Py_XDECREF(opt);
+            goto error;
+        }
+        Py_DECREF(opt);
+    }
+    Py_CLEAR(it);
+    if (PyErr_Occurred())
+        goto error;
+    if (!PyDict_Check(defines)) {
+        PyErr_SetString(PyExc_TypeError, "defines must be a dict, e.g. {\"N\": 256, \"DEBUG\": None}");
+        goto error;
+    }
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(defines, &pos, &k, &v)) {
+        PyObject *opt = v == Py_None ? PyUnicode_FromFormat("-D%S", k)
+                                     : PyUnicode_FromFormat("-D%S=%S", k, v);
+        if (opt == NULL || PyList_Append(out, opt) < 0) {
+            Py_XDECREF(opt);
+            goto error;
+        }
+        Py_DECREF(opt);
+    }
+    PyObject *tuple = PyList_AsTuple(out);
+    Py_DECREF(out);
+    return tuple;
+error:
+    Py_XDECREF(it);
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* A tuple of str from a sequence of str (name_expressions). New ref or NULL. */
+static PyObject *
+str_tuple(PyObject *seq, const char *what)
+{
+    if (PyUnicode_Check(seq)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a sequence of str, not one str", what);
+        return NULL;
+    }
+    PyObject *t = PySequence_Tuple(seq);
+    for (Py_ssize_t i = 0; t && i < PyTuple_GET_SIZE(t); i++) {
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(t, i))) {
+            PyErr_Format(PyExc_TypeError, "each of %s must be a str, got %s", what,
+                         Py_TYPE(PyTuple_GET_ITEM(t, i))->tp_name);
+            Py_CLEAR(t);
+        }
+    }
+    return t;
+}
+
+/* Whether `word` appears in src as a whole identifier. */
+static int
+has_word(const char *src, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = strstr(src, word); p; p = strstr(p + 1, word)) {
+        int before = p > src && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
+                                 (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'));
+        char c = p[n];
+        int after = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!before && !after)
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when the source names the fp16/bf16 types but includes neither header. */
+static int
+needs_prelude(const char *src)
+{
+    static const char *types[] = {"half", "__half", "half2", "__half2", "__nv_bfloat16",
+                                  "nv_bfloat16", "__nv_bfloat162", "nv_bfloat162"};
+    if (strstr(src, "cuda_fp16.h") || strstr(src, "cuda_bf16.h"))
+        return 0;
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (has_word(src, types[i]))
+            return 1;
+    return 0;
+}
+
+static PyObject *
+program_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"source", "name", "options", "include_dirs", "defines",
+                             "name_expressions", "lineinfo", NULL};
+    PyObject *source, *name = NULL, *options = NULL, *include_dirs = NULL, *defines = NULL;
+    PyObject *exprs = NULL;
+    int lineinfo = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|UOOOOp:Program", kwlist, &source, &name,
+                                     &options, &include_dirs, &defines, &exprs, &lineinfo))
+        return NULL;
+    cukit_state *st = cukit_state_of_type(type);
+    PyObject *empty = PyTuple_New(0), *nodefs = PyDict_New();
+    cukit_Program *self = NULL;
+    if (empty == NULL || nodefs == NULL)
+        goto error;
+    self = PyObject_GC_New(cukit_Program, type);
+    if (self == NULL)
+        goto error;
+    self->st = st;
+    self->source = Py_NewRef(source);
+    self->name = name ? Py_NewRef(name) : PyUnicode_FromString("kernel.cu");
+    self->log = PyUnicode_FromString("");
+    self->options = build_options(options ? options : empty, include_dirs ? include_dirs : empty,
+                                  defines ? defines : nodefs);
+    self->signatures = NULL;
+    self->name_expressions = exprs && exprs != Py_None ? str_tuple(exprs, "name_expressions")
+                                                       : Py_NewRef(empty);
+    self->deps = Py_NewRef(empty);
+    self->globals = NULL;
+    self->prelude = 0;
+    PyObject_GC_Track(self);
+    if (!self->name || !self->log || !self->options || !self->name_expressions)
+        goto error;
+    if (lineinfo) {
+        PyObject *opt = PyUnicode_FromString("-lineinfo");
+        PyObject *one = opt ? PyTuple_Pack(1, opt) : NULL;
+        Py_XDECREF(opt);
+        if (one == NULL)
+            goto error;
+        Py_SETREF(self->options, PySequence_Concat(self->options, one));
+        Py_DECREF(one);
+        if (self->options == NULL)
+            goto error;
+    }
+    const char *src = PyUnicode_AsUTF8(source);
+    if (src == NULL)
+        goto error;
+    self->prelude = needs_prelude(src);
+    self->globals = PyDict_New();
+    if (self->globals == NULL)
+        goto error;
+    self->signatures = cukit_signatures_parse(st, src, defines, self->name_expressions,
+                                              self->globals);
+    if (self->signatures == NULL)
+        goto error;
+    Py_DECREF(empty);
+    Py_DECREF(nodefs);
+    return (PyObject *)self;
+error:
+    Py_XDECREF(empty);
+    Py_XDECREF(nodefs);
+    Py_XDECREF(self);
+    return NULL;
+}
+
+static int
+program_traverse(cukit_Program *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->signatures);
+    return 0;
+}
+
+static int
+program_clear(cukit_Program *self)
+{
+    Py_CLEAR(self->source);
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->options);
+    Py_CLEAR(self->log);
+    Py_CLEAR(self->signatures);
+    Py_CLEAR(self->name_expressions);
+    Py_CLEAR(self->deps);
+    Py_CLEAR(self->globals);
+    return 0;
+}
+
+static void
+program_dealloc(cukit_Program *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    program_clear(self);
+    PyObject_GC_Del(self);
+    Py_DECREF(tp);
+}
+
+/* The arch argument, or the current device's. Writes e.g. "sm_90" to buf. */
+static int
+resolve_arch(cukit_Program *self, PyObject *arch, const char *prefix, char *buf, size_t n)
+{
+    if (arch == NULL || arch == Py_None) {
+        cukit_Device *dev = cukit_device_count(self->st) > 0 ? cukit_device_current(self->st) : NULL;
+        if (dev == NULL) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError,
+                            "no GPU to take the architecture from; pass arch, e.g. arch=\"sm_90\"");
+            return -1;
+        }
+        PyOS_snprintf(buf, n, "%s%d%d", prefix, dev->cc_major, dev->cc_minor);
+        return 0;
+    }
+    const char *a = PyUnicode_Check(arch) ? PyUnicode_AsUTF8(arch) : NULL;
+    int num = a ? arch_number(a) : -1;
+    if (num < 0) {
+        PyErr_Format(PyExc_ValueError, "arch must look like \"sm_90\" or \"compute_90\", got %R",
+                     arch);
+        return -1;
+    }
+    const char *suffix = a + strlen(a) - 1;
+    PyOS_snprintf(buf, n, "%s%d%s", prefix, num,
+                  (*suffix == 'a' || *suffix == 'f') ? suffix : "");
+    return 0;
+}
+
+static PyObject *
+program_output(cukit_Program *self, PyObject *args, PyObject *kwargs, cukit_output kind)
+{
+    static char *kwlist[] = {"arch", NULL};
+    PyObject *arch = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, kind == CUKIT_OUT_CUBIN ? "|O:cubin" : "|O:ptx", kwlist, &arch))
+        return NULL;
+    char buf[32];
+    if (resolve_arch(self, arch, kind == CUKIT_OUT_CUBIN ? "sm_" : "compute_", buf, sizeof buf) < 0)
+        return NULL;
+    PyObject *image;
+    if (compile_for(self, buf, kind, &image, NULL) < 0)
+        return NULL;
+    if (kind == CUKIT_OUT_PTX && PyBytes_GET_SIZE(image) > 0 && PyBytes_AS_STRING(image)[PyBytes_GET_SIZE(image) - 1] == 0)
+        Py_SETREF(image, PyBytes_FromStringAndSize(PyBytes_AS_STRING(image), PyBytes_GET_SIZE(image) - 1));
+    return image;
+}
+
+static PyObject *
+program_ptx(cukit_Program *self, PyObject *args, PyObject *kwargs)
+{
+    return program_output(self, args, kwargs, CUKIT_OUT_PTX);
+}
+
+static PyObject *
+program_cubin(cukit_Program *self, PyObject *args, PyObject *kwargs)
+{
+    return program_output(self, args, kwargs, CUKIT_OUT_CUBIN);
+}
+
+PyObject *
+cukit_program_load(cukit_Program *self, cukit_Device *dev)
+{
+    if (cukit_device_activate(dev) < 0)
+        return NULL;
+    int cc = dev->cc_major * 10 + dev->cc_minor;
+    char arch[32];
+    PyObject *image = NULL, *symbols = NULL;
+    PyOS_snprintf(arch, sizeof arch, "sm_%d", cc);
+    /* A cached cubin loads without NVRTC, whose dlopen alone costs milliseconds. */
+    if (cukit_cache_enabled() && cukit_nvrtc_realpath() == NULL) {
+        cukit_cache_key key = {0};
+        int hit = cache_lookup(self, arch, CUKIT_OUT_CUBIN, &key, &image, &symbols);
+        cukit_cache_key_clear(&key);
+        if (hit < 0)
+            return NULL;
+    }
+    if (image == NULL) {
+        if (cukit_nvrtc_load(self->st) < 0)
+            return NULL;
+        int native = nvrtc_supports(cc);
+        if (!native) /* a GPU newer than this NVRTC: PTX the driver compiles */
+            PyOS_snprintf(arch, sizeof arch, "compute_%d", nvrtc_newest());
+        if (compile_for(self, arch, native ? CUKIT_OUT_CUBIN : CUKIT_OUT_PTX, &image, &symbols) < 0)
+            return NULL;
+    }
+    PyObject *mod = self->st->hooks.load_module(dev, image, arch, self->signatures, symbols,
+                                                self->globals);
+    Py_DECREF(image);
+    Py_DECREF(symbols);
+    return mod;
+}
+
+static PyObject *
+program_load(cukit_Program *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"device", NULL};
+    PyObject *device = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:load", kwlist, &device))
+        return NULL;
+    cukit_Device *dev = cukit_device_arg(self->st, device);
+    if (dev == NULL || cukit_device_activate(dev) < 0)
+        return NULL;
+    return cukit_program_load(self, dev);
+}
+
+static PyObject *
+program_get_signatures(cukit_Program *self, void *c)
+{
+    return PyDictProxy_New(self->signatures);
+}
+
+static PyObject *
+program_get_globals(cukit_Program *self, void *c)
+{
+    PyObject *out = PyDict_New();
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (out && PyDict_Next(self->globals, &pos, &k, &v)) {
+        int tc = (int)PyLong_AsLong(PyTuple_GET_ITEM(v, 0));
+        PyObject *rec = Py_BuildValue("(sO)", tc == CUKIT_TC_OTHER ? "unknown" : cukit_typecode_name(tc),
+                                      PyTuple_GET_ITEM(v, 1));
+        if (rec == NULL || PyDict_SetItem(out, k, rec) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(rec);
+    }
+    return out;
+}
+
+static PyMemberDef program_members[] = {
+    {"source", Py_T_OBJECT_EX, offsetof(cukit_Program, source), Py_READONLY, "The CUDA C source."},
+    {"name", Py_T_OBJECT_EX, offsetof(cukit_Program, name), Py_READONLY,
+     "The file name NVRTC reports in diagnostics."},
+    {"options", Py_T_OBJECT_EX, offsetof(cukit_Program, options), Py_READONLY,
+     "The options given to NVRTC (include_dirs and defines folded in)."},
+    {"log", Py_T_OBJECT_EX, offsetof(cukit_Program, log), Py_READONLY,
+     "NVRTC's log from the last compile: warnings and errors."},
+    {"name_expressions", Py_T_OBJECT_EX, offsetof(cukit_Program, name_expressions), Py_READONLY,
+     "The C++ names (template instances) asked for, as given."},
+    {NULL},
+};
+
+static PyGetSetDef program_getset[] = {
+    {"signatures", (getter)program_get_signatures, NULL,
+     "The __global__ functions read from the source: name -> Signature."},
+    {"globals", (getter)program_get_globals, NULL,
+     "The __device__/__constant__ variables read from the source: name -> (dtype name, "
+     "shape or None); what Module.get_global uses."},
+    {NULL},
+};
+
+static PyMethodDef program_methods[] = {
+    {"ptx", (PyCFunction)(void (*)(void))program_ptx, METH_VARARGS | METH_KEYWORDS,
+     "ptx(arch=None) -> bytes: PTX for arch (\"sm_90\" or \"compute_90\"); the current "
+     "device's when None. Needs NVRTC, not a GPU."},
+    {"cubin", (PyCFunction)(void (*)(void))program_cubin, METH_VARARGS | METH_KEYWORDS,
+     "cubin(arch=None) -> bytes: machine code for arch, e.g. \"sm_90\". Needs NVRTC, not a GPU."},
+    {"load", (PyCFunction)(void (*)(void))program_load, METH_VARARGS | METH_KEYWORDS,
+     "load(device=None) -> Module: compile for the device's exact architecture and load it."},
+    {NULL},
+};
+
+static PyType_Slot program_slots[] = {
+    {Py_tp_doc, "Program(source, name='kernel.cu', options=(), include_dirs=(), defines={}, "
+                "name_expressions=(), lineinfo=False)\n\n"
+                "CUDA C source for NVRTC. Compiling needs NVRTC but no GPU. name_expressions "
+                "instantiates C++ templates (\"axpy<float>\"); lineinfo=True keeps source "
+                "lines for the profilers."},
+    {Py_tp_new, program_new},
+    {Py_tp_dealloc, program_dealloc},
+    {Py_tp_traverse, program_traverse},
+    {Py_tp_clear, program_clear},
+    {Py_tp_members, program_members},
+    {Py_tp_getset, program_getset},
+    {Py_tp_methods, program_methods},
+    {0, NULL},
+};
+
+static PyType_Spec program_spec = {
+    .name = "cukit.Program",
+    .basicsize = sizeof(cukit_Program),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = program_slots,
+};
+
+int
+cukit_program_setup(PyObject *module, cukit_state *st)
+{
+    st->ProgramType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &program_spec, NULL);
+    if (st->ProgramType == NULL || PyModule_AddType(module, st->ProgramType) < 0)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,82 @@
+/* driver.h - the driver layer: the dlopen'ed entry-point table, its loader, and CUresult -> exception */
+#ifndef CUKIT_DRIVER_H
+#define CUKIT_DRIVER_H
+
+#include "common/common.h"
+#include "driver/cuda_abi.h"
+#include "driver/entry_points.h"
+
+_Static_assert(sizeof(CUdeviceptr) == sizeof(unsigned long long),
+               "cukit_array_ref.ptr holds a CUdeviceptr");
+
+/* ------------------------------------------------------------------ entry points */
+
+/* The one process-wide global: function pointers filled by loader.c, written once
+ * under the GIL and only read afterwards. */
+typedef struct {
+#define CUKIT_X(ret, name, sym, req, params) ret(*name) params;
+    CUKIT_DRIVER_API(CUKIT_X)
+    CUKIT_NVRTC_API(CUKIT_X)
+    CUKIT_NVJITLINK_API(CUKIT_X)
+#undef CUKIT_X
+} cukit_api_t;
+
+extern cukit_api_t cukit_api;
+
+/* ------------------------------------------------------------------ loader.c */
+
+/* Load libcuda and call cuInit once. 0 on success; -1 with NoDeviceError set
+ * (the message names the library and where it was looked for). */
+int cukit_driver_load(cukit_state *st);
+/* 1 when the driver is loaded and initialised, else 0; never raises. */
+int cukit_driver_ready(void);
+/* Load NVRTC. 0 on success; -1 with NotSupportedError naming every place searched. */
+int cukit_nvrtc_load(cukit_state *st);
+/* The toolkit's include folders found beside NVRTC (i = 0: include, 1: its CCCL
+ * folder), or NULL. Static storage. */
+const char *cukit_toolkit_include(int i);
+/* Name of the NVRTC library that was loaded, or NULL. Borrowed, static storage. */
+const char *cukit_nvrtc_path(void);
+/* The file that NVRTC was loaded from, links resolved, or NULL. Static storage. */
+const char *cukit_nvrtc_realpath(void);
+/* Load nvJitLink (first beside NVRTC, so the two match). 0 on success; -1 with
+ * NotSupportedError naming every place searched. */
+int cukit_nvjitlink_load(cukit_state *st);
+/* Name of the nvJitLink library that was loaded, or NULL. Borrowed, static storage. */
+const char *cukit_nvjitlink_path(void);
+
+/* ------------------------------------------------------------------ results.c */
+
+/* Turn a CUresult into 0 (success) or -1 with the mapped CudaError subclass set;
+ * `call` names the driver function for the message and the .call attribute. */
+int cukit_check_cu(cukit_state *st, CUresult res, const char *call);
+/* Same for an nvrtcResult. */
+int cukit_check_nvrtc(cukit_state *st, nvrtcResult res, const char *call);
+/* Raise NotSupportedError for an optional entry point the driver lacks. Returns -1. */
+int cukit_missing_entry(cukit_state *st, const char *call);
+/* 1 when `res` leaves the context unusable (a kernel fault), else 0. */
+int cukit_cu_is_sticky(CUresult res);
+
+/* After the driver is first initialised: make a forked child's CUDA calls fail with
+ * cukit_fork_error's message. Idempotent. */
+void cukit_fork_guard(void);
+/* 1 in a child forked from a process that had initialised CUDA, else 0. */
+int cukit_forked(void);
+/* Raise NotSupportedError saying CUDA state cannot cross fork() and to use the
+ * spawn start method; `call` (may be NULL) names what was tried. Returns -1. */
+int cukit_fork_error(cukit_state *st, const char *call);
+
+/* Calls through the table. CU_CALL is an expression worth 0 or -1; CU_CALL_NOGIL
+ * releases the GIL around the call and jumps to `error` on failure. Its arguments
+ * are evaluated without the GIL: pass locals, never fields of Python objects. */
+#define CU_CALL(st, fn, args) \
+    (cukit_api.fn ? cukit_check_cu((st), cukit_api.fn args, #fn) : cukit_missing_entry((st), #fn))
+#define CU_CALL_NOGIL(st, fn, args)                                   \
+    do {                                                              \
+        CUresult cu_res_;                                             \
+        Py_BEGIN_ALLOW_THREADS cu_res_ = cukit_api.fn args;           \
+        Py_END_ALLOW_THREADS if (cukit_check_cu((st), cu_res_, #fn) < 0) goto error; \
+    } while (0)
+#define NVRTC_CALL(st, fn, args) cukit_check_nvrtc((st), cukit_api.fn args, #fn)
+
+#endif /* CUKIT_DRIVER_H */

@@ -1,0 +1,413 @@
+/* loader.c - finds and dlopens libcuda, NVRTC and nvJitLink, fills cukit_api, says what is missing */
+#include "driver/driver.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+cukit_api_t cukit_api;
+
+enum { REQUIRED = 1, OPTIONAL = 0 };
+
+typedef struct {
+    const char *symbol;
+    size_t offset; /* of the pointer in cukit_api */
+    int required;
+} entry;
+
+static const entry driver_entries[] = {
+#define CUKIT_X(ret, name, sym, req, params) {sym, offsetof(cukit_api_t, name), req},
+    CUKIT_DRIVER_API(CUKIT_X)
+#undef CUKIT_X
+};
+
+static const entry nvrtc_entries[] = {
+#define CUKIT_X(ret, name, sym, req, params) {sym, offsetof(cukit_api_t, name), req},
+    CUKIT_NVRTC_API(CUKIT_X)
+#undef CUKIT_X
+};
+
+static const entry nvjitlink_entries[] = {
+#define CUKIT_X(ret, name, sym, req, params) {sym, offsetof(cukit_api_t, name), req},
+    CUKIT_NVJITLINK_API(CUKIT_X)
+#undef CUKIT_X
+};
+
+/* A toolkit library found by searching: its sonames, newest first, the variable
+ * that names it explicitly, and its folders inside NVIDIA's pip wheels. */
+typedef struct {
+    const char *names[4];      /* NULL-terminated */
+    const char *env;           /* e.g. CUKIT_NVRTC: a full path to the library */
+    const char *wheel_dirs[4]; /* NULL-terminated, relative to the `nvidia` package */
+} library;
+
+static const library nvrtc_library = {
+    {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL},
+    "CUKIT_NVRTC",
+    {"cu13/lib", "cuda_nvrtc/lib", "cu12/lib", NULL},
+};
+
+static const library nvjitlink_library = {
+    {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so", NULL},
+    "CUKIT_NVJITLINK",
+    {"cu13/lib", "nvjitlink/lib", "cu12/lib", NULL},
+};
+
+/* What happened at the first attempt; later calls repeat the verdict. Part of the
+ * once-written loader table, so process-wide like cukit_api itself. */
+static struct {
+    int driver;            /* 0 not tried, 1 ready, -1 failed */
+    int nvrtc;
+    int nvjitlink;
+    char driver_why[1024];
+    char nvrtc_why[2048];
+    char nvrtc_path[1024];
+    char nvrtc_real[PATH_MAX];      /* the file NVRTC was loaded from, links resolved */
+    char nvjitlink_why[2048];
+    char nvjitlink_path[1024];
+    char include_dirs[2][PATH_MAX]; /* the toolkit's headers beside NVRTC, "" if none */
+} loaded;
+
+/* dlsym every entry of `list` from `lib` into cukit_api; with `major` > 0, the
+ * versioned symbol __<symbol>_<major>_0 is preferred where the library has it. On
+ * a missing required symbol, write its name to why and return -1. */
+static int
+fill(void *lib, const entry *list, size_t n, unsigned int major, char *why, size_t whylen)
+{
+    for (size_t i = 0; i < n; i++) {
+        void *fn = NULL;
+        if (major > 0) {
+            char versioned[128];
+            snprintf(versioned, sizeof versioned, "__%s_%u_0", list[i].symbol, major);
+            fn = dlsym(lib, versioned);
+        }
+        if (fn == NULL)
+            fn = dlsym(lib, list[i].symbol);
+        if (fn == NULL && list[i].required) {
+            snprintf(why, whylen, "the library has no %s; it is too old for cukit",
+                     list[i].symbol);
+            return -1;
+        }
+        memcpy((char *)&cukit_api + list[i].offset, &fn, sizeof fn);
+    }
+    return 0;
+}
+
+/* Repeat a library's verdict: 0 when it loaded (state 1), else -1 with exception
+ * class exc[kind] carrying `why`. */
+static int
+verdict(cukit_state *st, int state, const char *why, int kind, long code, const char *name,
+        const char *call)
+{
+    if (state == 1)
+        return 0;
+    PyObject *msg = PyUnicode_FromString(why);
+    if (msg == NULL)
+        return -1;
+    cukit_raise(st, kind, code, name, call, msg);
+    Py_DECREF(msg);
+    return -1;
+}
+
+int
+cukit_driver_ready(void)
+{
+    return loaded.driver == 1;
+}
+
+int
+cukit_driver_load(cukit_state *st)
+{
+    if (loaded.driver == 0) {
+        static const char *names[] = {"libcuda.so.1", "libcuda.so"};
+        void *lib = NULL;
+        const char *err = "";
+        for (size_t i = 0; i < sizeof names / sizeof *names && lib == NULL; i++) {
+            lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+            if (lib == NULL)
+                err = dlerror();
+        }
+        loaded.driver = -1;
+        if (lib == NULL) {
+            snprintf(loaded.driver_why, sizeof loaded.driver_why,
+                     "no CUDA driver: libcuda.so.1 was not found on the loader path (%s). "
+                     "Install the NVIDIA driver, or run on a machine with an NVIDIA GPU",
+                     err ? err : "");
+        }
+        else if (fill(lib, driver_entries, sizeof driver_entries / sizeof *driver_entries, 0,
+                      loaded.driver_why, sizeof loaded.driver_why) < 0) {
+            dlclose(lib);
+        }
+        else {
+            CUresult res = cukit_api.cuInit(0);
+            if (res == CUDA_SUCCESS) {
+                loaded.driver = 1;
+            }
+            else {
+                const char *name = "?";
+                cukit_api.cuGetErrorName(res, &name);
+                snprintf(loaded.driver_why, sizeof loaded.driver_why,
+                         "the CUDA driver (libcuda.so.1) loaded but cuInit failed with %s (%d): "
+                         "no usable GPU is visible to this process (check nvidia-smi and "
+                         "CUDA_VISIBLE_DEVICES)",
+                         name ? name : "?", res);
+            }
+        }
+    }
+    return verdict(st, loaded.driver, loaded.driver_why, CUKIT_EXC_NO_DEVICE,
+                   CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "cuInit");
+}
+
+/* Try dir/name for each of lib's sonames ("" dir: the loader path); on success
+ * write the path to found, else add dir to the list in tried. */
+static void *
+try_dir(const library *lib, const char *dir, char *found, size_t foundlen, char *tried,
+        size_t triedlen)
+{
+    for (size_t i = 0; lib->names[i]; i++) {
+        char path[1024];
+        if (dir[0])
+            snprintf(path, sizeof path, "%s/%s", dir, lib->names[i]);
+        else
+            snprintf(path, sizeof path, "%s", lib->names[i]);
+        void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (handle) {
+            snprintf(found, foundlen, "%s", path);
+            return handle;
+        }
+    }
+    size_t used = strlen(tried);
+    snprintf(tried + used, triedlen - used, "%s%s", used ? ", " : "",
+             dir[0] ? dir : "the loader path");
+    return NULL;
+}
+
+/* The lib folders of NVIDIA's pip wheels for `lib`, found through the `nvidia`
+ * namespace package if it is installed. New ref: list of str, never NULL unless
+ * memory runs out. */
+static PyObject *
+wheel_dirs(const library *lib)
+{
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    PyObject *pkg = PyImport_ImportModule("nvidia");
+    if (pkg == NULL) {
+        PyErr_Clear();
+        return out;
+    }
+    PyObject *paths = PyObject_GetAttrString(pkg, "__path__");
+    Py_DECREF(pkg);
+    PyObject *it = paths ? PyObject_GetIter(paths) : NULL;
+    Py_XDECREF(paths);
+    if (it == NULL) {
+        PyErr_Clear();
+        return out;
+    }
+    PyObject *p;
+    while ((p = PyIter_Next(it)) != NULL) {
+        for (size_t i = 0; lib->wheel_dirs[i]; i++) {
+            PyObject *d = PyUnicode_FromFormat("%S/%s", p, lib->wheel_dirs[i]);
+            if (d == NULL || PyList_Append(out, d) < 0)
+                PyErr_Clear();
+            Py_XDECREF(d);
+        }
+        Py_DECREF(p);
+    }
+    PyErr_Clear();
+    Py_DECREF(it);
+    return out;
+}
+
+/* dlopen `lib`: the path in its variable, then `first` (a folder, may be NULL),
+ * the loader path, CUDA_HOME and CUDA_PATH, /usr/local/cuda, NVIDIA's wheels.
+ * The handle, with the path in found; or NULL with every place tried in `tried`
+ * (and a Python exception only if memory ran out). */
+static void *
+search(const library *lib, const char *first, char *found, size_t foundlen, char *tried,
+       size_t triedlen)
+{
+    void *handle = NULL;
+    const char *explicit_path = getenv(lib->env);
+    if (explicit_path && explicit_path[0]) {
+        handle = dlopen(explicit_path, RTLD_NOW | RTLD_LOCAL);
+        if (handle) {
+            snprintf(found, foundlen, "%s", explicit_path);
+            return handle;
+        }
+        snprintf(tried, triedlen, "%s=%s", lib->env, explicit_path);
+    }
+    if (first && first[0] && (handle = try_dir(lib, first, found, foundlen, tried, triedlen)))
+        return handle;
+    if ((handle = try_dir(lib, "", found, foundlen, tried, triedlen)))
+        return handle;
+    static const char *envs[] = {"CUDA_HOME", "CUDA_PATH"};
+    for (size_t i = 0; i < 2 && handle == NULL; i++) {
+        const char *root = getenv(envs[i]);
+        if (root && root[0]) {
+            char dir[1024];
+            snprintf(dir, sizeof dir, "%s/lib64", root);
+            if ((handle = try_dir(lib, dir, found, foundlen, tried, triedlen)) == NULL) {
+                snprintf(dir, sizeof dir, "%s/lib", root);
+                handle = try_dir(lib, dir, found, foundlen, tried, triedlen);
+            }
+        }
+    }
+    if (handle == NULL)
+        handle = try_dir(lib, "/usr/local/cuda/lib64", found, foundlen, tried, triedlen);
+    if (handle == NULL) {
+        PyObject *dirs = wheel_dirs(lib);
+        if (dirs == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(dirs) && handle == NULL; i++) {
+            const char *d = PyUnicode_AsUTF8(PyList_GET_ITEM(dirs, i));
+            if (d)
+                handle = try_dir(lib, d, found, foundlen, tried, triedlen);
+            else
+                PyErr_Clear();
+        }
+        Py_DECREF(dirs);
+    }
+    return handle;
+}
+
+/* The real folder of the loaded NVRTC library into dir; 0, or -1 when unknown.
+ * Remembers the library's real path for cukit_nvrtc_realpath. */
+static int
+nvrtc_dir(char *dir, size_t n)
+{
+    Dl_info info;
+    char real[PATH_MAX];
+    if (loaded.nvrtc != 1 || !dladdr((void *)cukit_api.nvrtcVersion, &info) ||
+        info.dli_fname == NULL || realpath(info.dli_fname, real) == NULL)
+        return -1;
+    snprintf(loaded.nvrtc_real, sizeof loaded.nvrtc_real, "%s", real);
+    char *slash = strrchr(real, '/');
+    if (slash == NULL)
+        return -1;
+    *slash = '\0';
+    snprintf(dir, n, "%s", real);
+    return 0;
+}
+
+/* The toolkit's include folder sits at ../include from the library's folder, in
+ * the CUDA toolkit and in NVIDIA's wheels alike; CCCL (cuda/std, cub) is in
+ * include/cccl since CUDA 13. Found from the NVRTC actually loaded, so the
+ * headers match the compiler. */
+static void
+find_headers(void)
+{
+    char real[PATH_MAX];
+    if (nvrtc_dir(real, sizeof real) < 0)
+        return;
+    static const char *subdirs[] = {"/../include", "/../include/cccl"};
+    for (int i = 0; i < 2; i++) {
+        char dir[PATH_MAX + 32], probe[PATH_MAX + 64], canon[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s%s", real, subdirs[i]);
+        snprintf(probe, sizeof probe, "%s/%s", dir, i == 0 ? "cuda_fp16.h" : "cuda/std/version");
+        FILE *f = fopen(probe, "r");
+        if (f == NULL)
+            continue;
+        fclose(f);
+        if (realpath(dir, canon))
+            snprintf(loaded.include_dirs[i], sizeof loaded.include_dirs[i], "%s", canon);
+    }
+}
+
+const char *
+cukit_toolkit_include(int i)
+{
+    return (loaded.nvrtc == 1 && i >= 0 && i < 2 && loaded.include_dirs[i][0])
+               ? loaded.include_dirs[i] : NULL;
+}
+
+int
+cukit_nvrtc_load(cukit_state *st)
+{
+    if (loaded.nvrtc == 0) {
+        char tried[1536] = "";
+        void *lib = search(&nvrtc_library, NULL, loaded.nvrtc_path, sizeof loaded.nvrtc_path,
+                           tried, sizeof tried);
+        if (lib == NULL && PyErr_Occurred())
+            return -1;
+        loaded.nvrtc = -1;
+        if (lib == NULL) {
+            snprintf(loaded.nvrtc_why, sizeof loaded.nvrtc_why,
+                     "NVRTC (libnvrtc.so) was not found; looked in: %s, and the "
+                     "nvidia-cuda-nvrtc wheel. Install the CUDA toolkit and set CUDA_HOME, "
+                     "or `pip install nvidia-cuda-nvrtc`, or point CUKIT_NVRTC at the library",
+                     tried);
+        }
+        else if (fill(lib, nvrtc_entries, sizeof nvrtc_entries / sizeof *nvrtc_entries, 0,
+                      loaded.nvrtc_why, sizeof loaded.nvrtc_why) == 0) {
+            loaded.nvrtc = 1;
+            find_headers();
+        }
+        else {
+            dlclose(lib);
+        }
+    }
+    return verdict(st, loaded.nvrtc, loaded.nvrtc_why, CUKIT_EXC_NOT_SUPPORTED, -1, NULL,
+                   "dlopen");
+}
+
+const char *
+cukit_nvrtc_path(void)
+{
+    return loaded.nvrtc == 1 ? loaded.nvrtc_path : NULL;
+}
+
+const char *
+cukit_nvrtc_realpath(void)
+{
+    return (loaded.nvrtc == 1 && loaded.nvrtc_real[0]) ? loaded.nvrtc_real : NULL;
+}
+
+int
+cukit_nvjitlink_load(cukit_state *st)
+{
+    if (loaded.nvjitlink == 0) {
+        /* LTO-IR from NVRTC needs an nvJitLink at least as new: the one beside it. */
+        char beside[PATH_MAX] = "", tried[1536] = "";
+        if (cukit_nvrtc_load(st) < 0)
+            PyErr_Clear();
+        nvrtc_dir(beside, sizeof beside);
+        void *lib = search(&nvjitlink_library, beside, loaded.nvjitlink_path,
+                           sizeof loaded.nvjitlink_path, tried, sizeof tried);
+        if (lib == NULL && PyErr_Occurred())
+            return -1;
+        loaded.nvjitlink = -1;
+        if (lib == NULL) {
+            snprintf(loaded.nvjitlink_why, sizeof loaded.nvjitlink_why,
+                     "nvJitLink (libnvJitLink.so) was not found; looked in: %s, and the "
+                     "nvidia-nvjitlink wheel. Install the CUDA toolkit (12 or newer) and set "
+                     "CUDA_HOME, or `pip install nvidia-nvjitlink`, or point CUKIT_NVJITLINK at "
+                     "the library",
+                     tried);
+        }
+        else {
+            /* The versioned symbols of the library's own major are the ABI it serves. */
+            unsigned int major = 0, minor = 0;
+            nvJitLinkResult (*version)(unsigned int *, unsigned int *);
+            void *sym = dlsym(lib, "nvJitLinkVersion");
+            memcpy(&version, &sym, sizeof version);
+            if (version == NULL || version(&major, &minor) != NVJITLINK_SUCCESS)
+                major = 0;
+            if (fill(lib, nvjitlink_entries, sizeof nvjitlink_entries / sizeof *nvjitlink_entries,
+                     major, loaded.nvjitlink_why, sizeof loaded.nvjitlink_why) == 0)
+                loaded.nvjitlink = 1;
+            else
+                dlclose(lib);
+        }
+    }
+    return verdict(st, loaded.nvjitlink, loaded.nvjitlink_why, CUKIT_EXC_NOT_SUPPORTED, -1, NULL,
+                   "dlopen");
+}
+
+const char *
+cukit_nvjitlink_path(void)
+{
+    return loaded.nvjitlink == 1 ? loaded.nvjitlink_path : NULL;
+}

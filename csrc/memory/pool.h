@@ -1,0 +1,31 @@
+/* pool.h - memory/'s own: per-device pool and staging state shared by buffer.c, pool.c and transfer.c */
+#ifndef CUKIT_MEMORY_POOL_H
+#define CUKIT_MEMORY_POOL_H
+
+#include "memory/memory.h"
+
+typedef struct cukit_stage cukit_stage; /* transfer.c: one device's staging pipeline */
+
+/* What cukit keeps per device for its memory, made at the device's first allocation
+ * or big copy and destroyed with the module (cukit_mem_teardown). */
+typedef struct cukit_devmem {
+    int ready;                       /* 1 once the pool is set up */
+    CUcontext ctx;                   /* borrowed: the primary context, retained by Device */
+    CUmemoryPool pool;               /* borrowed: the device's default pool; NULL: the
+                                        driver has none, so plain cuMemAlloc/cuMemFree */
+    cukit_stage *stage;              /* owned: staging buffers and threads, NULL until the
+                                        first big pageable copy */
+    int stage_failed;                /* 1: staging could not be set up; copies go direct */
+} cukit_devmem;
+
+/* The device's memory state, set up at first use; dev's context must be current.
+ * Borrowed pointer into st->devmem, or NULL with an exception. */
+cukit_devmem *cukit_devmem_get(cukit_Device *dev);
+/* Allocate n bytes from dm's pool (or plainly, without one). When the device is
+ * full, wait for the frees still queued, then give the pool's spare memory back,
+ * trying again after each: the GIL is released meanwhile. */
+CUresult cukit_pool_alloc(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr *p, size_t n);
+/* Raise OutOfMemoryError giving the requested and available sizes. */
+void cukit_oom_error(cukit_state *st, size_t nbytes, const char *call);
+
+#endif /* CUKIT_MEMORY_POOL_H */

@@ -1,0 +1,116 @@
+/* runtime.h - the runtime layer: devices and their primary contexts, streams, events, capture bookkeeping */
+#ifndef CUKIT_RUNTIME_H
+#define CUKIT_RUNTIME_H
+
+#include "driver/driver.h"
+
+struct cukit_Stream_s;
+
+/* A live cukit.Stream that work freeing memory must wait for (see
+ * cukit_device_release_stream). */
+typedef struct {
+    struct cukit_Stream_s *stream; /* borrowed: removed by the stream's dealloc */
+    CUevent event;                 /* owned: recorded on the stream when a wait is needed */
+} cukit_tracked_stream;
+
+typedef struct cukit_Device_s {
+    PyObject_HEAD
+    cukit_state *st;       /* borrowed: the module outlives every instance of its types */
+    int ordinal;
+    CUdevice dev;
+    CUcontext ctx;         /* retained primary context, held for the life of the process */
+    char name[256];
+    int cc_major, cc_minor;
+    int sm_count;
+    size_t total_memory;
+    int max_threads_per_block;
+    int max_block[3];
+    int max_grid[3];
+    int max_shared;        /* per block without opt-in */
+    int max_shared_optin;  /* per block with CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    /* ordering of deferred work (frees) after everything queued on the device */
+    CUstream release_stream;        /* owned: NULL until first needed */
+    CUevent legacy_event;           /* owned: recorded on the legacy stream when waited on */
+    cukit_tracked_stream *streams;  /* owned (PyMem): the device's live cukit streams */
+    int nstreams, capstreams;
+    uint64_t peers_tried;  /* bit i: enabling access to device i's memory was tried */
+} cukit_Device;
+
+typedef struct cukit_Stream_s {
+    PyObject_HEAD
+    cukit_state *st;
+    cukit_Device *device;  /* strong ref */
+    CUstream handle;       /* owned when `owned`; NULL: the legacy default stream */
+    int owned;             /* 1: cukit created the stream and destroys it */
+    PyObject *owner;       /* strong ref or NULL: keeps a foreign handle's stream alive
+                              (Stream.from_handle's owner=) */
+    PyObject *capture;     /* strong ref: list of what a capture in progress must keep
+                              alive (kernels, arguments), NULL when not capturing */
+} cukit_Stream;
+
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;
+    cukit_Device *device;  /* strong ref */
+    CUevent handle;        /* owned */
+    int timing;            /* 1: created without CU_EVENT_DISABLE_TIMING */
+    int recorded;          /* 1: record() has been called */
+} cukit_Event;
+
+/* ------------------------------------------------------------------ device.c */
+
+int cukit_device_setup(PyObject *module, cukit_state *st);
+/* Number of devices; 0 without a driver. -1 with an exception on a driver error. */
+int cukit_device_count(cukit_state *st);
+/* Device `ordinal`, created at first use. Borrowed ref, or NULL with an exception. */
+cukit_Device *cukit_device_get(cukit_state *st, int ordinal);
+/* The device whose primary context is current on this thread, else device 0 made
+ * current. Borrowed ref, or NULL with NoDeviceError. */
+cukit_Device *cukit_device_current(cukit_state *st);
+/* The device for a `device=` argument: NULL or None -> current, a Device, or an
+ * ordinal. Borrowed ref, or NULL with an exception. */
+cukit_Device *cukit_device_arg(cukit_state *st, PyObject *device);
+/* Make dev's primary context current on this thread if it is not. 0 / -1. */
+int cukit_device_activate(cukit_Device *dev);
+/* Let dev address other's memory: cuCtxEnablePeerAccess, and access to other's
+ * default memory pool (where cukit's arrays come from). Tried once per pair. 1 when
+ * access is on, 0 when the hardware has no peer path, -1 with an exception. */
+int cukit_device_enable_peer(cukit_Device *dev, cukit_Device *other);
+/* "sm_90" for dev into buf (at least 16 bytes). */
+void cukit_device_arch(const cukit_Device *dev, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ stream.c */
+
+int cukit_stream_setup(PyObject *module, cukit_state *st);
+/* The CUstream for a `stream=` argument: None -> the legacy default stream, a
+ * cukit.Stream -> its handle, and other libraries' streams: any object with the
+ * __cuda_stream__ protocol (cuda.core), a torch.cuda.Stream, a CuPy stream. 0 / -1
+ * with TypeError, or ValueError when it belongs to another device than dev (may be
+ * NULL) or no longer exists. */
+int cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUstream *out);
+/* A stream of dev (made current) on which work queued now runs only after all work
+ * queued so far on the legacy stream and on every live cukit.Stream of dev, streams
+ * being captured aside (captured work does not run; its graph keeps what it uses).
+ * memory/ queues frees on it. Borrowed handle, or NULL with an exception. */
+CUstream cukit_device_release_stream(cukit_Device *dev);
+
+/* Capture bookkeeping: while a stream is captured into a graph, what the captured
+ * work uses is kept in a list that the graph then holds. */
+/* Begin keeping for s (cuStreamBeginCapture is the caller's). 0 / -1. */
+int cukit_capture_begin(cukit_Stream *s);
+/* Stop keeping for s. New ref: the list kept (never NULL once begun). */
+PyObject *cukit_capture_end(cukit_Stream *s);
+/* When `stream` (any stream= argument, or NULL) is a cukit.Stream being captured,
+ * keep `what` alive with the graph. 0 (also when not capturing) / -1. */
+int cukit_capture_keep(cukit_state *st, PyObject *stream, PyObject *what);
+/* 1 while any stream capture is in progress in this module (a synchronize would
+ * break it), else 0. */
+int cukit_capture_active(cukit_state *st);
+/* 1 when the driver says `stream` is being captured (any library's capture). */
+int cukit_stream_capturing(CUstream stream);
+
+/* ------------------------------------------------------------------ event.c */
+
+int cukit_event_setup(PyObject *module, cukit_state *st);
+
+#endif /* CUKIT_RUNTIME_H */

@@ -1,0 +1,525 @@
+/* stream.c - cukit.Stream: ordered queues of device work, what frees wait for, and capture bookkeeping */
+#include "runtime/runtime.h"
+
+#include <string.h>
+
+/* The handle another library's stream object carries: 1 with *out set, 0 when obj
+ * is no stream cukit knows, -1 with an exception. */
+static int
+foreign_handle(cukit_state *st, PyObject *obj, CUstream *out)
+{
+    PyObject *v;
+    int r = cukit_optional_attr_obj(obj, st->str_cuda_stream_protocol, &v);
+    if (r < 0)
+        return -1;
+    if (r > 0) { /* cuda.core's protocol: __cuda_stream__() -> (version, handle) */
+        PyObject *t = PyObject_CallNoArgs(v);
+        Py_DECREF(v);
+        if (t == NULL)
+            return -1;
+        int ok = PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 2;
+        v = ok ? Py_NewRef(PyTuple_GET_ITEM(t, 1)) : NULL;
+        Py_DECREF(t);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "%s.__cuda_stream__() must return (version, handle)",
+                         Py_TYPE(obj)->tp_name);
+            return -1;
+        }
+    }
+    else if ((r = cukit_optional_attr_obj(obj, st->str_cuda_stream, &v)) <= 0) { /* torch */
+        if (r < 0)
+            return -1;
+        /* CuPy's streams: .ptr (only on types named as streams: arrays have .ptr too) */
+        if (strstr(Py_TYPE(obj)->tp_name, "Stream") == NULL ||
+            (r = cukit_optional_attr_obj(obj, st->str_ptr, &v)) <= 0)
+            return r;
+    }
+    unsigned long long h = PyLong_Check(v) ? PyLong_AsUnsignedLongLong(v) : 0;
+    int bad = !PyLong_Check(v) || (h == (unsigned long long)-1 && PyErr_Occurred());
+    Py_DECREF(v);
+    if (bad) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "the %s passed as stream= gave no integer stream handle",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *out = (CUstream)(uintptr_t)h;
+    return 1;
+}
+
+/* ValueError when a foreign stream's context is not dev's (dev NULL: any). 0 / -1. */
+static int
+wrong_context(CUcontext ctx, const cukit_Device *dev, PyObject *obj)
+{
+    if (ctx == NULL || dev == NULL || ctx == dev->ctx)
+        return 0;
+    PyErr_Format(PyExc_ValueError,
+                 "the %s passed as stream= belongs to another device or context than "
+                 "device %d, where this work runs", Py_TYPE(obj)->tp_name, dev->ordinal);
+    return -1;
+}
+
+/* Check that foreign handle h is a live stream of dev (NULL: any device); its
+ * context into *ctx (NULL for the special handles). 0 / -1. */
+static int
+check_foreign(cukit_state *st, CUstream h, const cukit_Device *dev, PyObject *obj, CUcontext *ctx)
+{
+    *ctx = NULL;
+    if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD ||
+        cukit_api.cuStreamGetCtx == NULL)
+        return 0;
+    CUresult res = cukit_api.cuStreamGetCtx(h, ctx);
+    if (res != CUDA_SUCCESS) {
+        const char *name = "?";
+        cukit_api.cuGetErrorName(res, &name);
+        PyErr_Format(PyExc_ValueError,
+                     "the %s passed as stream= (handle 0x%llx) is not a live CUDA stream "
+                     "(cuStreamGetCtx: %s); was it destroyed?",
+                     Py_TYPE(obj)->tp_name, (unsigned long long)(uintptr_t)h, name);
+        return -1;
+    }
+    return wrong_context(*ctx, dev, obj);
+}
+
+int
+cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUstream *out)
+{
+    if (obj == NULL || obj == Py_None) {
+        *out = NULL; /* the legacy default stream */
+        return 0;
+    }
+    if (Py_IS_TYPE(obj, st->StreamType)) {
+        cukit_Stream *s = (cukit_Stream *)obj;
+        if (dev && s->device != dev) {
+            PyErr_Format(PyExc_ValueError, "the stream belongs to device %d, not device %d",
+                         s->device->ordinal, dev->ordinal);
+            return -1;
+        }
+        *out = s->handle;
+        return 0;
+    }
+    if (obj == st->last_stream) { /* the same foreign stream again: already checked */
+        *out = (CUstream)st->last_stream_handle;
+        return wrong_context((CUcontext)st->last_stream_ctx, dev, obj);
+    }
+    int r = foreign_handle(st, obj, out);
+    if (r < 0)
+        return -1;
+    if (r == 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "stream must be a cukit.Stream, None, or another library's stream (an "
+                     "object with __cuda_stream__, a torch.cuda.Stream, a CuPy stream), got %s; "
+                     "wrap a raw handle with cukit.Stream.from_handle(handle, owner=...)",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    CUcontext ctx;
+    if (check_foreign(st, *out, dev, obj, &ctx) < 0)
+        return -1;
+    /* Remembered by identity while held: the object cannot be freed and its address
+     * reused meanwhile. */
+    Py_XSETREF(st->last_stream, Py_NewRef(obj));
+    st->last_stream_handle = (void *)*out;
+    st->last_stream_ctx = (void *)ctx;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ what frees wait for
+ *
+ * A device's live cukit streams are tracked so that work which frees memory can be
+ * queued after everything that may still use it (memory/'s pool rule): the
+ * release stream waits, through an event, on each stream with unfinished work. */
+
+/* Remember s in its device's list. 0 / -1. */
+static int
+track(cukit_Stream *s)
+{
+    cukit_Device *dev = s->device;
+    if (dev->nstreams == dev->capstreams) {
+        int cap = dev->capstreams ? 2 * dev->capstreams : 8;
+        cukit_tracked_stream *grown = PyMem_Realloc(dev->streams, cap * sizeof *grown);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        dev->streams = grown;
+        dev->capstreams = cap;
+    }
+    CUevent ev;
+    if (CU_CALL(s->st, cuEventCreate, (&ev, CU_EVENT_DISABLE_TIMING)) < 0)
+        return -1;
+    dev->streams[dev->nstreams].stream = s;
+    dev->streams[dev->nstreams].event = ev;
+    dev->nstreams++;
+    return 0;
+}
+
+/* Forget s (its dealloc, with its context current). Work it queued may still use
+ * memory freed later, so the release stream waits for it first. Never raises. */
+static void
+untrack(cukit_Stream *s)
+{
+    cukit_Device *dev = s->device;
+    for (int i = 0; i < dev->nstreams; i++) {
+        cukit_tracked_stream *t = &dev->streams[i];
+        if (t->stream != s)
+            continue;
+        if (s->capture == NULL && cukit_api.cuStreamQuery(s->handle) == CUDA_ERROR_NOT_READY) {
+            CUstream release = cukit_device_release_stream(dev);
+            if (release == NULL)
+                PyErr_Clear(); /* the stream is destroyed, which waits for its work */
+            else if (cukit_api.cuEventRecord(t->event, s->handle) == CUDA_SUCCESS)
+                cukit_api.cuStreamWaitEvent(release, t->event, 0);
+        }
+        cukit_api.cuEventDestroy(t->event); /* released by the driver once it completes */
+        dev->streams[i] = dev->streams[--dev->nstreams];
+        return;
+    }
+}
+
+/* Make `release` wait, using `event`, for the work queued on stream h (NULL: legacy)
+ * when that work is unfinished. 0 / -1. */
+static int
+wait_for(cukit_state *st, CUstream release, CUstream h, CUevent event)
+{
+    CUresult res = cukit_api.cuStreamQuery(h);
+    if (res == CUDA_SUCCESS)
+        return 0; /* idle: nothing queued so far can still touch the memory */
+    if (res != CUDA_ERROR_NOT_READY)
+        return cukit_check_cu(st, res, "cuStreamQuery");
+    if (CU_CALL(st, cuEventRecord, (event, h)) < 0 ||
+        CU_CALL(st, cuStreamWaitEvent, (release, event, 0)) < 0)
+        return -1;
+    return 0;
+}
+
+CUstream
+cukit_device_release_stream(cukit_Device *dev)
+{
+    cukit_state *st = dev->st;
+    if (cukit_device_activate(dev) < 0)
+        return NULL;
+    if (dev->release_stream == NULL) {
+        CUstream h = NULL;
+        CUevent ev = NULL;
+        if (CU_CALL(st, cuStreamCreateWithPriority, (&h, CU_STREAM_NON_BLOCKING, 0)) < 0)
+            return NULL;
+        if (CU_CALL(st, cuEventCreate, (&ev, CU_EVENT_DISABLE_TIMING)) < 0) {
+            cukit_api.cuStreamDestroy(h);
+            return NULL;
+        }
+        dev->release_stream = h;
+        dev->legacy_event = ev;
+    }
+    if (wait_for(st, dev->release_stream, NULL, dev->legacy_event) < 0)
+        return NULL;
+    for (int i = 0; i < dev->nstreams; i++) {
+        cukit_tracked_stream *t = &dev->streams[i];
+        if (t->stream->capture == NULL &&
+            wait_for(st, dev->release_stream, t->stream->handle, t->event) < 0)
+            return NULL;
+    }
+    return dev->release_stream;
+}
+
+/* ------------------------------------------------------------------ capture bookkeeping */
+
+int
+cukit_capture_begin(cukit_Stream *s)
+{
+    if ((s->capture = PyList_New(0)) == NULL)
+        return -1;
+    s->st->captures++;
+    return 0;
+}
+
+PyObject *
+cukit_capture_end(cukit_Stream *s)
+{
+    PyObject *kept = s->capture;
+    s->capture = NULL;
+    s->st->captures--;
+    return kept;
+}
+
+int
+cukit_capture_keep(cukit_state *st, PyObject *stream, PyObject *what)
+{
+    if (stream == NULL || !Py_IS_TYPE(stream, st->StreamType))
+        return 0; /* None, or another library's stream: its captures are its own */
+    cukit_Stream *s = (cukit_Stream *)stream;
+    return s->capture ? PyList_Append(s->capture, what) : 0;
+}
+
+int
+cukit_capture_active(cukit_state *st)
+{
+    return st->captures > 0;
+}
+
+int
+cukit_stream_capturing(CUstream stream)
+{
+    int status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return stream != NULL && cukit_api.cuStreamIsCapturing &&
+           cukit_api.cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS &&
+           status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* ------------------------------------------------------------------ the type */
+
+static cukit_Stream *
+stream_alloc(cukit_state *st, cukit_Device *dev)
+{
+    cukit_Stream *s = PyObject_New(cukit_Stream, st->StreamType);
+    if (s == NULL)
+        return NULL;
+    s->st = st;
+    s->device = (cukit_Device *)Py_NewRef(dev);
+    s->handle = NULL;
+    s->owned = 0;
+    s->owner = NULL;
+    s->capture = NULL;
+    return s;
+}
+
+static PyObject *
+stream_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"device", "priority", "non_blocking", NULL};
+    PyObject *device = NULL;
+    int priority = 0, non_blocking = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Oip:Stream", kwlist, &device, &priority,
+                                     &non_blocking))
+        return NULL;
+    cukit_state *st = cukit_state_of_type(type);
+    cukit_Device *dev = cukit_device_arg(st, device);
+    if (dev == NULL || cukit_device_activate(dev) < 0)
+        return NULL;
+    cukit_Stream *s = stream_alloc(st, dev);
+    if (s == NULL)
+        return NULL;
+    if (CU_CALL(st, cuStreamCreateWithPriority,
+                (&s->handle, non_blocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT,
+                 priority)) < 0) {
+        s->handle = NULL;
+        Py_DECREF(s);
+        return NULL;
+    }
+    s->owned = 1;
+    if (track(s) < 0) { /* frees wait for this stream's work */
+        Py_DECREF(s);
+        return NULL;
+    }
+    return (PyObject *)s;
+}
+
+static void
+stream_dealloc(cukit_Stream *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    if (self->handle) {
+        PyObject *saved = PyErr_GetRaisedException();
+        CUresult res = CUDA_ERROR_INVALID_CONTEXT;
+        if (cukit_device_activate(self->device) == 0) {
+            untrack(self);
+            res = self->owned ? cukit_api.cuStreamDestroy(self->handle) : CUDA_SUCCESS;
+        }
+        else
+            PyErr_Clear();
+        if (res != CUDA_SUCCESS && !cukit_cu_is_sticky(res) &&
+            cukit_check_cu(self->st, res, "cuStreamDestroy") < 0)
+            PyErr_WriteUnraisable((PyObject *)self);
+        PyErr_SetRaisedException(saved);
+    }
+    Py_XDECREF(self->capture);
+    Py_XDECREF(self->owner);
+    Py_XDECREF(self->device);
+    PyObject_Free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *
+stream_synchronize(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
+{
+    cukit_state *st = self->st;
+    if (cukit_device_activate(self->device) < 0)
+        return NULL;
+    CU_CALL_NOGIL(st, cuStreamSynchronize, (self->handle));
+    Py_RETURN_NONE;
+error:
+    return NULL;
+}
+
+static PyObject *
+stream_query(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
+{
+    if (cukit_device_activate(self->device) < 0)
+        return NULL;
+    CUresult res = cukit_api.cuStreamQuery(self->handle);
+    if (res == CUDA_ERROR_NOT_READY)
+        Py_RETURN_FALSE;
+    if (cukit_check_cu(self->st, res, "cuStreamQuery") < 0)
+        return NULL;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *
+stream_wait(cukit_Stream *self, PyObject *event)
+{
+    if (!Py_IS_TYPE(event, self->st->EventType)) {
+        PyErr_Format(PyExc_TypeError, "wait() takes a cukit.Event, got %s",
+                     Py_TYPE(event)->tp_name);
+        return NULL;
+    }
+    if (cukit_device_activate(self->device) < 0 ||
+        CU_CALL(self->st, cuStreamWaitEvent, (self->handle, ((cukit_Event *)event)->handle, 0)) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Stream.capture(), built by launch/'s graphs. */
+static PyObject *
+stream_capture(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
+{
+    if (self->st->hooks.stream_capture == NULL) {
+        PyErr_SetString(PyExc_SystemError, "cukit's graphs are not set up");
+        return NULL;
+    }
+    return self->st->hooks.stream_capture((PyObject *)self);
+}
+
+/* Stream.from_handle(handle, owner=None, device=None): a cukit.Stream over a stream
+ * another library made; cukit never destroys it, and `owner` is kept alive. */
+static PyObject *
+stream_from_handle(PyObject *cls, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"handle", "owner", "device", NULL};
+    PyObject *handle_o, *owner = Py_None, *device = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:from_handle", kwlist, &handle_o, &owner,
+                                     &device))
+        return NULL;
+    cukit_state *st = cukit_state_of_type((PyTypeObject *)cls);
+    unsigned long long v = PyLong_Check(handle_o) ? PyLong_AsUnsignedLongLong(handle_o) : 0;
+    if (!PyLong_Check(handle_o) || (v == (unsigned long long)-1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "Stream.from_handle takes the CUstream as an int (0 to 2**64 - 1), got %R",
+                     handle_o);
+        return NULL;
+    }
+    CUstream h = (CUstream)(uintptr_t)v;
+    cukit_Device *dev = cukit_device_arg(st, device);
+    CUcontext ctx;
+    if (dev == NULL || cukit_device_activate(dev) < 0 ||
+        check_foreign(st, h, dev, handle_o, &ctx) < 0)
+        return NULL;
+    cukit_Stream *s = stream_alloc(st, dev);
+    if (s == NULL)
+        return NULL;
+    s->handle = h;
+    s->owner = owner == Py_None ? NULL : Py_NewRef(owner);
+    if (h != NULL && track(s) < 0) {
+        Py_DECREF(s);
+        return NULL;
+    }
+    return (PyObject *)s;
+}
+
+/* Stream.__cuda_stream__(): (0, handle), the protocol other libraries read. */
+static PyObject *
+stream_cuda_stream(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
+{
+    return Py_BuildValue("(iK)", 0, (unsigned long long)(uintptr_t)self->handle);
+}
+
+static PyObject *
+stream_get_handle(cukit_Stream *self, void *c)
+{
+    return PyLong_FromVoidPtr(self->handle);
+}
+
+static PyObject *
+stream_repr(cukit_Stream *self)
+{
+    if (self->handle == NULL)
+        return PyUnicode_FromFormat("<cukit.Stream default on device %d>", self->device->ordinal);
+    return PyUnicode_FromFormat("<cukit.Stream %p on device %d>", (void *)self->handle,
+                                self->device->ordinal);
+}
+
+static PyMemberDef stream_members[] = {
+    {"device", Py_T_OBJECT_EX, offsetof(cukit_Stream, device), Py_READONLY, "The Device."},
+    {NULL},
+};
+
+static PyGetSetDef stream_getset[] = {
+    {"handle", (getter)stream_get_handle, NULL, "The CUstream, as an int (0: the default stream)."},
+    {NULL},
+};
+
+static PyMethodDef stream_methods[] = {
+    {"synchronize", (PyCFunction)stream_synchronize, METH_NOARGS,
+     "Wait until all work queued on this stream has finished."},
+    {"query", (PyCFunction)stream_query, METH_NOARGS, "True when all queued work has finished."},
+    {"capture", (PyCFunction)stream_capture, METH_NOARGS,
+     "capture() -> Graph: `with stream.capture() as graph:` records the launches, copies "
+     "and fills queued on this stream into graph instead of running them."},
+    {"wait", (PyCFunction)stream_wait, METH_O,
+     "wait(event): later work on this stream waits for the event."},
+    {"from_handle", (PyCFunction)(void (*)(void))stream_from_handle,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "Stream.from_handle(handle, owner=None, device=None) -> Stream: a stream another library "
+     "created, as an int CUstream; cukit never destroys it and keeps `owner` alive."},
+    {"__cuda_stream__", (PyCFunction)stream_cuda_stream, METH_NOARGS,
+     "__cuda_stream__() -> (0, handle): the CUDA stream protocol."},
+    {NULL},
+};
+
+static PyType_Slot stream_slots[] = {
+    {Py_tp_doc, "Stream(device=None, priority=0, non_blocking=True): a queue of device work.\n\n"
+                "A non-blocking stream does not synchronize with the default stream."},
+    {Py_tp_new, stream_new},
+    {Py_tp_dealloc, stream_dealloc},
+    {Py_tp_repr, stream_repr},
+    {Py_tp_members, stream_members},
+    {Py_tp_getset, stream_getset},
+    {Py_tp_methods, stream_methods},
+    {0, NULL},
+};
+
+static PyType_Spec stream_spec = {
+    .name = "cukit.Stream",
+    .basicsize = sizeof(cukit_Stream),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = stream_slots,
+};
+
+static PyObject *
+mod_default_stream(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"device", NULL};
+    PyObject *device = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:default_stream", kwlist, &device))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    cukit_Device *dev = cukit_device_arg(st, device);
+    return dev ? (PyObject *)stream_alloc(st, dev) : NULL;
+}
+
+static PyMethodDef stream_functions[] = {
+    {"default_stream", (PyCFunction)(void (*)(void))mod_default_stream,
+     METH_VARARGS | METH_KEYWORDS,
+     "default_stream(device=None) -> Stream: the device's legacy default stream, the one "
+     "stream=None means."},
+    {NULL},
+};
+
+int
+cukit_stream_setup(PyObject *module, cukit_state *st)
+{
+    st->StreamType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &stream_spec, NULL);
+    if (st->StreamType == NULL || PyModule_AddType(module, st->StreamType) < 0)
+        return -1;
+    return PyModule_AddFunctions(module, stream_functions);
+}
