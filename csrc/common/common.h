@@ -176,6 +176,9 @@ struct cukit_state {
     PyTypeObject *KernelNodeType;
     PyTypeObject *ArrayType;
     PyTypeObject *CommunicatorType;
+    PyTypeObject *CudaArrayType;
+    PyTypeObject *TextureType;
+    PyTypeObject *SurfaceType;
 
     PyObject *exc[CUKIT_EXC_COUNT]; /* strong refs: exception classes, see the enum */
     cukit_hooks hooks;
