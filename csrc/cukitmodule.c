@@ -1,4 +1,5 @@
 /* cukitmodule.c - the cukit._cukit module: definition, multi-phase init calling each layer's setup, state traverse/clear */
+#include "compute/compute.h"
 #include "nccl/nccl.h"
 
 static struct PyModuleDef cukit_moduledef;
@@ -13,7 +14,8 @@ static struct PyModuleDef cukit_moduledef;
     V(str_data_ptr) V(str_get_device) V(str_cuda_stream_protocol) V(str_cuda_stream) V(str_ptr) V(last_stream) \
     V(compiled) \
     V(HostMemoryType) V(RegistrationType) V(CommunicatorType) V(CudaArrayType) V(TextureType) \
-    V(SurfaceType)
+    V(SurfaceType) \
+    V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) V(compile_fn)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -96,6 +98,7 @@ cukit_exec(PyObject *m)
         cukit_graph_setup,
         cukit_array_setup, cukit_array_functions_setup, cukit_dlpack_setup, /* array */
         cukit_internal_setup,
+        cukit_compute_setup,                                           /* compute */
         cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {

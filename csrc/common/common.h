@@ -143,7 +143,13 @@ typedef struct {
     PyObject *(*array_wrap)(cukit_state *st, struct cukit_Device_s *dev, unsigned long long base,
                             PyObject *owner, PyObject *dtype, int ndim, const Py_ssize_t *shape,
                             const Py_ssize_t *strides, int readonly);
+    /* compute/: the Array's operators (op: CUKIT_OP_* of array.h; b NULL for unary ones;
+     * inplace: a is also the output) and math methods (which: CUKIT_CALL_*). New refs. */
+    PyObject *(*array_math)(cukit_state *st, int op, PyObject *a, PyObject *b, int inplace);
+    PyObject *(*array_call)(cukit_state *st, int which, PyObject *self, PyObject *args,
+                            PyObject *kwargs);
 } cukit_hooks;
+
 
 /* Tuning of memory/'s pageable transfer pipeline (cukit._transfer_config). */
 typedef struct {
@@ -214,6 +220,12 @@ struct cukit_state {
     /* array/: strong ref: dict device ordinal -> Module holding the strided copy and
      * fill kernels, compiled at the first copy that needs them on that device */
     PyObject *strided_modules;
+
+    /* compute/, strong refs: the ufunc and ElementwiseKernel types, the ufuncs by index,
+     * numpy dtypes by typecode (built at first use), fuse's traced-value class, and
+     * cukit.compile (generated kernels go through it) */
+    PyTypeObject *UfuncType, *ElementwiseType;
+    PyObject *ufuncs, *math_dtypes, *fuse_proxy, *compile_fn;
 
     /* strong refs: interned keyword names the launch path compares by pointer */
     PyObject *str_grid;
