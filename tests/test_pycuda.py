@@ -217,6 +217,33 @@ def test_gpuarray_arithmetic(ctx, rng):
 
 
 @gpu
+def test_gpuarray_faces_of_the_array_engine(ctx, rng):
+    from cukit.pycuda import cumath
+    from cukit.pycuda.elementwise import ElementwiseKernel
+    a = rng.standard_normal(3000).astype(np.float32)
+    b = rng.standard_normal(3000).astype(np.float32)
+    a_g, b_g = gpuarray.to_gpu(a), gpuarray.to_gpu(b)
+    gt = a_g > b_g  # PyCUDA's comparisons: 1 and 0 in the common type
+    assert gt.dtype == np.float32
+    np.testing.assert_array_equal(gt.get(), (a > b).astype(np.float32))
+    np.testing.assert_array_equal(abs(a_g).get(), np.abs(a))
+    np.testing.assert_allclose((a_g ** 2).get(), a ** 2, rtol=1e-6)
+    np.testing.assert_array_equal(a_g.astype(np.float64).get(), a.astype(np.float64))
+    np.testing.assert_array_equal(gpuarray.maximum(a_g, b_g).get(), np.maximum(a, b))
+    np.testing.assert_array_equal(gpuarray.where(a_g > 0, a_g, b_g).get(), np.where(a > 0, a, b))
+    np.testing.assert_array_equal(gpuarray.arange(5, dtype=np.int32).get(), np.arange(5))
+    np.testing.assert_allclose(cumath.exp(a_g).get(), np.exp(a), rtol=1e-6)
+    out = gpuarray.empty_like(a_g)
+    assert cumath.sin(a_g, out=out) is out
+    np.testing.assert_allclose(out.get(), np.sin(a), rtol=1e-6, atol=1e-6)
+    lin = ElementwiseKernel("float a, float *x, float *y, float *z", "z[i] = a*x[i] + y[i]",
+                            "lin_comb")
+    z = gpuarray.to_gpu(poison(3000, np.float32))
+    lin(np.float32(2), a_g, b_g, z)
+    np.testing.assert_allclose(z.get(), 2 * a + b, rtol=1e-6, atol=1e-6)
+
+
+@gpu
 def test_complex_header(ctx, rng):
     n = 256
     z = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)

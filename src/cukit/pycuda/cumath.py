@@ -17,10 +17,15 @@ _NAMES = {
 
 def _face(pycuda_name, cukit_name):
     def f(*args, out=None, stream=None):
+        from . import gpuarray
         engine = getattr(cukit, cukit_name, None)
         if engine is None:
             raise needs_engine("cumath.%s" % pycuda_name)
-        return engine(*[getattr(a, "array", a) for a in args], out=out, stream=stream)
+        ops = [a.array if isinstance(a, gpuarray.GPUArray) else a for a in args]
+        r = engine(*ops, out=None if out is None else out.array, stream=stream)
+        if out is not None:
+            return out
+        return gpuarray._of(r, r.buffer)
     f.__name__ = pycuda_name
     f.__doc__ = "cumath.%s: cukit.%s on the device." % (pycuda_name, cukit_name)
     return f

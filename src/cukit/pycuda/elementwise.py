@@ -1,6 +1,7 @@
-"""pycuda.elementwise on cukit: ElementwiseKernel and its helpers, a face of
-cukit's ElementwiseKernel (cukit's array engine builds, caches and launches the
-generated kernel; PyCUDA's argument-string form is the engine's too)."""
+"""pycuda.elementwise on cukit: ElementwiseKernel, a face of cukit's
+ElementwiseKernel (cukit's array engine takes PyCUDA's argument-string form,
+builds, caches and launches the kernel). range=/slice=, loop_prep and after_loop
+are not provided by the engine yet and raise TypeError."""
 from __future__ import annotations
 
 import cukit
@@ -27,8 +28,8 @@ class ElementwiseKernel:
                                    options=options)
 
     def __call__(self, *args, **kwargs):
-        args = [a.array if hasattr(a, "gpudata") and hasattr(a, "array") else a for a in args]
-        return self._k(*args, **kwargs)
+        from .gpuarray import GPUArray
+        return self._k(*[a.array if isinstance(a, GPUArray) else a for a in args], **kwargs)
 
 
 def get_elwise_module(arguments, operation, name="kernel", keep=False, options=None,

@@ -392,34 +392,39 @@ class GPUArray:
     # ---- arithmetic (cukit's array engine)
 
     def _other(self, other):
+        """The engine's operand for `other`: a cukit.Array or a scalar; NotImplemented
+        for what PyCUDA does not combine with a GPUArray."""
         if isinstance(other, GPUArray):
-            if other.shape != self.shape and other.size != 1:
-                raise ValueError("operands have different shapes: %s and %s"
-                                 % (self.shape, other.shape))
-            if other.shape != self.shape:  # a 0-d or one-element array: its value
-                return other.get().reshape(()).item(), np.result_type(self.dtype, other.dtype)
-            return other.array, np.result_type(self.dtype, other.dtype)
-        if isinstance(other, np.ndarray) and other.ndim > 0:
+            if other.shape != self.shape and other.size == 1:
+                return other.get().reshape(()).item()  # a 0-d or one-element array: its value
+            return other._a
+        if isinstance(other, np.ndarray):
+            if other.ndim == 0:
+                return other.item()
             raise TypeError("GPUArray and numpy array: copy the numpy array to the device "
                             "first (gpuarray.to_gpu)")
-        if isinstance(other, (numbers.Number, np.generic)) or \
-                (isinstance(other, np.ndarray) and other.ndim == 0):
-            value = other.item() if isinstance(other, (np.ndarray, np.generic)) else other
-            return value, np.result_type(self.dtype, other)
-        return NotImplemented, None
+        if isinstance(other, (numbers.Number, np.generic)):
+            return other
+        return NotImplemented
+
+    def _result(self, a):
+        return _of(a, a.buffer, allocator=self.allocator)
 
     def _binary(self, op, other, reflected=False):
-        b, dtype = self._other(other)
+        b = self._other(other)
         if b is NotImplemented:
             return NotImplemented
-        if op == "/" and dtype.kind in "iub":
-            dtype = np.result_type(dtype, np.float64) if dtype.itemsize > 4 else \
-                np.dtype(np.float64)
         if reflected:
-            out = _engine.rbinary(op, b, self.array, dtype)
-        else:
-            out = _engine.binary(op, self.array, b, dtype)
-        return _of(out, out.buffer, allocator=self.allocator)
+            return self._result(_engine.binary(op, b, self._a))
+        return self._result(_engine.binary(op, self._a, b))
+
+    def _compare(self, op, other):
+        """PyCUDA's comparisons: 1 and 0 in the operands' common type, not bool."""
+        b = self._other(other)
+        if b is NotImplemented:
+            return NotImplemented
+        dtype = np.result_type(self.dtype, other.dtype if isinstance(other, GPUArray) else other)
+        return self._result(_engine.binary(op, self._a, b).astype(dtype))
 
     def __add__(self, other):
         return self._binary("+", other)
@@ -448,11 +453,35 @@ class GPUArray:
     __div__ = __truediv__
     __rdiv__ = __rtruediv__
 
+    def __pow__(self, other):
+        return self._binary("**", other)
+
+    def __rpow__(self, other):
+        return self._binary("**", other, True)
+
+    def __eq__(self, other):
+        return self._compare("==", other)
+
+    def __ne__(self, other):
+        return self._compare("!=", other)
+
+    def __lt__(self, other):
+        return self._compare("<", other)
+
+    def __le__(self, other):
+        return self._compare("<=", other)
+
+    def __gt__(self, other):
+        return self._compare(">", other)
+
+    def __ge__(self, other):
+        return self._compare(">=", other)
+
     def _inplace(self, op, other):
-        b, dtype = self._other(other)
+        b = self._other(other)
         if b is NotImplemented:
             return NotImplemented
-        _engine.binary(op, self.array, b, self.dtype, out=self.array)
+        _engine.binary(op, self._a, b, out=self._a)
         return self
 
     def __iadd__(self, other):
@@ -467,23 +496,45 @@ class GPUArray:
     def __itruediv__(self, other):
         return self._inplace("/", other)
 
+    def __ipow__(self, other):
+        return self._inplace("**", other)
+
     def __neg__(self):
-        out = _engine.unary("neg", self.array)
-        return _of(out, out.buffer, allocator=self.allocator)
+        return self._result(_engine.unary("neg", self._a))
 
     def __pos__(self):
         return self
+
+    def __abs__(self):
+        return self._result(_engine.unary("abs", self._a))
 
     def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None):
         return self * selffac + other * otherfac
 
     def astype(self, dtype, stream=None):
-        if np.dtype(dtype) == self.dtype:
-            return self.copy()
-        raise _engine.needs_engine("astype")
+        return self._result(self._a.astype(dtype))
+
+    @property
+    def real(self):
+        if self.dtype.kind != "c":
+            return self
+        return self._view_of(self._a.real)
+
+    @property
+    def imag(self):
+        if self.dtype.kind != "c":
+            return zeros_like(self)
+        return self._view_of(self._a.imag)
+
+    def conj(self):
+        if self.dtype.kind != "c":
+            return self
+        return self._result(self._a.conj())
+
+    conjugate = conj
 
     def __getattr__(self, name):
-        if name in ("real", "imag", "conj", "conjugate", "any", "all", "sum", "dot"):
+        if name in ("any", "all", "sum", "dot"):
             raise _engine.needs_engine("GPUArray.%s" % name)
         raise AttributeError(name)
 
@@ -572,12 +623,62 @@ def ones_like(other_ary, dtype=None, order="K"):
 
 
 def arange(*args, **kwargs):
-    """numpy.arange's values, computed on the host and copied in (the engine's arange
-    will compute them on the device)."""
+    """numpy.arange's values, made on the device."""
     dtype = kwargs.pop("dtype", None)
     allocator = kwargs.pop("allocator", None)
-    host = np.arange(*args, dtype=dtype, **kwargs)
-    return to_gpu(host, allocator)
+    if kwargs:
+        raise TypeError("arange() got unexpected keyword arguments %s" % ", ".join(kwargs))
+    a = cukit.arange(*args, dtype=dtype)  # dtype None: numpy's choice
+    return _of(a, a.buffer, allocator=allocator)
+
+
+def _operand(x):
+    return x._a if isinstance(x, GPUArray) else x
+
+
+def _first(*xs):
+    for x in xs:
+        if isinstance(x, GPUArray):
+            return x
+    raise TypeError("at least one argument must be a GPUArray")
+
+
+def maximum(a, b, out=None, stream=None):
+    """Elementwise maximum (cukit.maximum)."""
+    r = cukit.maximum(_operand(a), _operand(b), out=_operand(out), stream=stream)
+    return out if out is not None else _first(a, b)._result(r)
+
+
+def minimum(a, b, out=None, stream=None):
+    """Elementwise minimum (cukit.minimum)."""
+    r = cukit.minimum(_operand(a), _operand(b), out=_operand(out), stream=stream)
+    return out if out is not None else _first(a, b)._result(r)
+
+
+def where(criterion, then_, else_, out=None, stream=None):
+    """then_ where criterion is nonzero, else else_ (cukit.where)."""
+    c = _operand(criterion)
+    if not (isinstance(c, cukit.Array) and c.dtype == np.bool_):
+        c = cukit.not_equal(c, 0)
+    r = cukit.where(c, _operand(then_), _operand(else_), out=_operand(out), stream=stream)
+    return out if out is not None else _first(criterion, then_, else_)._result(r)
+
+
+def if_positive(criterion, then_, else_, out=None, stream=None):
+    """then_ where criterion > 0, else else_."""
+    c = cukit.greater(_operand(criterion), 0)
+    r = cukit.where(c, _operand(then_), _operand(else_), out=_operand(out), stream=stream)
+    return out if out is not None else _first(criterion, then_, else_)._result(r)
+
+
+def concatenate(arrays, axis=0, allocator=None):
+    a = cukit.concatenate([_operand(x) for x in arrays], axis=axis)
+    return _of(a, a.buffer, allocator=allocator)
+
+
+def stack(arrays, axis=0, allocator=None):
+    a = cukit.stack([_operand(x) for x in arrays], axis=axis)
+    return _of(a, a.buffer, allocator=allocator)
 
 
 def _not_yet(name):
@@ -587,10 +688,10 @@ def _not_yet(name):
     return missing
 
 
+# Reductions, gathers and scatters: the engine's next part.
 for _name in ("sum", "dot", "vdot", "max", "min", "subset_dot", "subset_max", "subset_min",
-              "subset_sum", "take", "multi_take", "multi_put", "multi_take_put", "if_positive",
-              "where", "maximum", "minimum", "concatenate", "stack", "hstack", "any", "all",
-              "logical_and", "logical_or", "logical_not"):
+              "subset_sum", "take", "multi_take", "multi_put", "multi_take_put", "any", "all",
+              "logical_and", "logical_or", "logical_not", "hstack"):
     globals()[_name] = _not_yet(_name)
 del _name
 
