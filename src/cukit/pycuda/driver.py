@@ -409,7 +409,11 @@ def _host_bytes(ary, writable):
 
 
 def _address(dev):
-    """int address of a device-side memcpy argument."""
+    """int address of a device-side memcpy argument (a GPUArray's is its gpudata's:
+    int() of a one-element GPUArray is its value)."""
+    gpudata = getattr(dev, "gpudata", None)
+    if gpudata is not None:
+        return int(gpudata)
     try:
         return int(dev)
     except TypeError:
