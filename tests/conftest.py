@@ -1,4 +1,4 @@
-"""Shared fixtures: a `gpu` marker that skips without a device, fresh random data.
+"""Shared fixtures: `gpu` and `multi_gpu` markers that skip without the devices, fresh random data.
 
 Without a GPU, cukit's default backend (auto) runs kernels on its CPU emulator, so
 `gpu` tests run there too; tests marked `gpu_hardware` need a real GPU (timings,
@@ -11,10 +11,14 @@ import pytest
 
 # Tests must not read or fill the user's own kernel cache; subprocesses inherit this.
 os.environ["CUKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="cukit-test-cache-")
+# NVLink multicast (NVLS) stays off in every run and every subprocess: the shared
+# multi-GPU machines are run with it switched off.
+os.environ["NCCL_NVLS_ENABLE"] = "0"
 
 import cukit  # noqa: E402
 
-HAVE_GPU = cukit.device_count() > 0
+DEVICES = cukit.device_count()
+HAVE_GPU = DEVICES > 0
 EMULATOR = HAVE_GPU and cukit.backend() == "emulator"
 if EMULATOR and os.environ.get("CUKIT_BACKEND", "auto") == "auto":
     # processes the tests start use the emulator too, without auto's note on stderr
@@ -28,18 +32,16 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    if HAVE_GPU and not EMULATOR:
-        return
-    if HAVE_GPU:
-        reason = "needs a real GPU: this run uses cukit's CPU emulator"
-        marker = "gpu_hardware"
-    else:
-        reason = "needs a CUDA GPU (cukit.device_count() == 0)"
-        marker = "gpu"
-    skip = pytest.mark.skip(reason=reason)
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU (cukit.device_count() == 0)")
+    skip_two = pytest.mark.skip(reason=f"needs 2 GPUs (cukit.device_count() == {DEVICES})")
+    skip_hw = pytest.mark.skip(reason="needs a real GPU: this run uses cukit's CPU emulator")
     for item in items:
-        if marker in item.keywords or (not HAVE_GPU and "gpu_hardware" in item.keywords):
-            item.add_marker(skip)
+        if ("gpu" in item.keywords or "gpu_hardware" in item.keywords) and not HAVE_GPU:
+            item.add_marker(skip_gpu)
+        elif "multi_gpu" in item.keywords and DEVICES < 2:
+            item.add_marker(skip_two)
+        elif "gpu_hardware" in item.keywords and EMULATOR:
+            item.add_marker(skip_hw)
 
 
 @pytest.fixture

@@ -434,6 +434,7 @@ cukit_emulator_fill(cukit_api_t *api)
     emu_fill_streams(api);
     emu_fill_memory(api);
     emu_fill_launch(api);
+    emu_fill_unsupported(api);
     /* No stream-ordered pool: cukit then allocates with cuMemAlloc directly. */
     api->cuDeviceGetDefaultMemPool = NULL;
     api->cuMemAllocFromPoolAsync = NULL;

@@ -79,5 +79,7 @@ void emu_fill_memory(cukit_api_t *api);
 CUresult emu_launch_kernel(emu_func *f, const unsigned grid[3], const unsigned block[3], unsigned shared,
                     CUstream s, void **params, void **extra);
 void emu_fill_launch(cukit_api_t *api);
+/* Peer access, CUDA arrays, textures, surfaces: NotSupported, saying the emulator cannot. */
+void emu_fill_unsupported(cukit_api_t *api);
 
 #endif /* CUKIT_EMU_ENTRIES_H */

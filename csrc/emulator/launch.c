@@ -270,3 +270,59 @@ emu_fill_launch(cukit_api_t *api)
     E(cuModuleLoadData) E(cuModuleUnload) E(cuModuleGetFunction) E(cuModuleGetGlobal) E(cuFuncGetAttribute) E(cuFuncSetAttribute) E(cuFuncGetParamInfo) E(cuOccupancyMaxActiveBlocksPerMultiprocessor) E(cuOccupancyMaxPotentialBlockSize) E(cuLaunchKernel) E(cuLaunchKernelEx) E(cuGraphLaunch)
 #undef E
 }
+
+/* ------------------------------------------------------------------ what the emulator cannot do */
+
+static CUresult
+e_cuDeviceCanAccessPeer(int *can, CUdevice a, CUdevice b)
+{
+    *can = 0; /* one emulated device: no peers */
+    return emu_ok();
+}
+
+static CUresult
+e_cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
+{
+    return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator cannot do peer access (it has one device)");
+}
+
+static CUresult
+e_cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *desc, size_t n)
+{
+    return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator cannot do peer access (it has one device)");
+}
+
+static CUresult
+e_cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st)
+{
+    return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator cannot do peer copies (it has one device)");
+}
+
+static CUresult
+no_arrays(void)
+{
+    return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator cannot do CUDA arrays, textures or "
+                      "surfaces; read plain device memory instead");
+}
+
+static CUresult e_cuArray3DCreate(CUarray *a, const CUDA_ARRAY3D_DESCRIPTOR *d) { return no_arrays(); }
+static CUresult e_cuArrayDestroy(CUarray a) { return no_arrays(); }
+static CUresult
+e_cuTexObjectCreate(CUtexObject *t, const CUDA_RESOURCE_DESC *r, const CUDA_TEXTURE_DESC *d,
+                    const CUDA_RESOURCE_VIEW_DESC *v)
+{
+    return no_arrays();
+}
+static CUresult e_cuTexObjectDestroy(CUtexObject t) { return no_arrays(); }
+static CUresult e_cuSurfObjectCreate(CUsurfObject *s, const CUDA_RESOURCE_DESC *r) { return no_arrays(); }
+static CUresult e_cuSurfObjectDestroy(CUsurfObject s) { return no_arrays(); }
+
+void
+emu_fill_unsupported(cukit_api_t *api)
+{
+#define E(name) api->name = e_##name;
+    E(cuDeviceCanAccessPeer) E(cuCtxEnablePeerAccess) E(cuMemPoolSetAccess) E(cuMemcpyPeerAsync)
+    E(cuArray3DCreate) E(cuArrayDestroy) E(cuTexObjectCreate) E(cuTexObjectDestroy)
+    E(cuSurfObjectCreate) E(cuSurfObjectDestroy)
+#undef E
+}
