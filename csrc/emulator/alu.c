@@ -60,15 +60,12 @@ emu_alu_int(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c, uint64_t e, 
     case B_MUL:
         return zx(a * b, size);
     case B_MULHI:
-    case B_MADHI:
         if (size == 8)
             r = s ? (uint64_t)(((__int128)(int64_t)a * (int64_t)b) >> 64)
                   : (uint64_t)(((unsigned __int128)a * b) >> 64);
         else
             r = s ? (uint64_t)((sx(a, size) * sx(b, size)) >> bits)
                   : (zx(a, size) * zx(b, size)) >> bits;
-        if (in->base == B_MADHI)
-            r += c;
         return zx(r, size);
     case B_MULWIDE:
     case B_MADWIDE:
@@ -77,9 +74,20 @@ emu_alu_int(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c, uint64_t e, 
             r += c;
         return zx(r, size * 2);
     case B_MAD:
+    case B_MADHI:
     case B_MADC: {
+        /* mad.lo / mad.hi, with carry in (madc) and out (.cc): the hi variants add the
+         * high half of the product */
         uint64_t cin = in->base == B_MADC ? (*carry & 1) : 0;
         uint64_t prod = zx(a * b, size), zc = zx(c, size);
+        if (in->base == B_MADHI || (in->base == B_MADC && in->imm)) {
+            if (size == 8)
+                prod = s ? (uint64_t)(((__int128)(int64_t)a * (int64_t)b) >> 64)
+                         : (uint64_t)(((unsigned __int128)a * b) >> 64);
+            else
+                prod = zx(s ? (uint64_t)((sx(a, size) * sx(b, size)) >> bits)
+                            : (zx(a, size) * zx(b, size)) >> bits, size);
+        }
         if ((in->mod & M_SAT) && s && size == 4) {
             int64_t v = sx(a, 4) * sx(b, 4) + sx(c, 4);
             return zx((uint64_t)(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v), 4);

@@ -52,6 +52,8 @@ parse_reg(P *p)
             memcpy(buf, name, (size_t)len);
             if (k >= 0)
                 n += snprintf(buf + len, sizeof buf - (size_t)len, "%ld", k);
+            if (ptx_scope_note(p, buf, n) < 0)
+                return -1;
             sym *s = type == TY_PRED ? ptx_sym_add(&p->fn, buf, n, S_PRED, p->f->npreds++, type)
                                     : ptx_sym_add(&p->fn, buf, n, S_REG, ptx_new_slot(p), type);
             if (s == NULL)
@@ -185,8 +187,15 @@ parse_param_decl(P *p, int entry)
         f->param_bytes += size;
         return 0;
     }
-    if (size > 8)
-        return ptx_fail(p, ptx_peek(p)->line, "the emulator does not support call parameters larger than 8 bytes");
+    if (ptx_scope_note(p, name, nlen) < 0)
+        return -1;
+    if (size > 8) { /* an aggregate: lives in the thread's local memory */
+        f->local_bytes = align_up(f->local_bytes, align);
+        if (!ptx_sym_add(&p->fn, name, nlen, S_PLOCAL, (int64_t)f->local_bytes, type))
+            return -1;
+        f->local_bytes += size;
+        return 0;
+    }
     return ptx_sym_add(&p->fn, name, nlen, S_CPARAM, ptx_new_slot(p), type) ? 0 : -1;
 }
 
@@ -215,6 +224,9 @@ ptx_parse_body(P *p)
     if (ptx_expect(p, '{') < 0)
         return -1;
     int depth = 1;
+    int marks[64];
+    int saved_depth = p->block_depth;
+    marks[1] = p->nundo;
     while (depth > 0 && !p->failed) {
         tok *t = ptx_peek(p);
         if (t->kind == TK_END)
@@ -222,12 +234,23 @@ ptx_parse_body(P *p)
         if (ptx_is_punct(t, '{')) {
             depth++;
             p->i++;
+            marks[depth < 64 ? depth : 63] = p->nundo;
         }
         else if (ptx_is_punct(t, '}')) {
+            /* the block's declarations end: what they shadowed is visible again */
+            int mark = marks[depth < 64 ? depth : 63];
+            while (depth > 1 && p->nundo > mark) {
+                scoped *u = &p->undo[--p->nundo];
+                if (u->had)
+                    ptx_sym_add(&p->fn, u->name, (int)strlen(u->name), u->old.kind, u->old.value, u->old.type);
+                else
+                    ptx_sym_add(&p->fn, u->name, (int)strlen(u->name), S_NONE, 0, 0);
+                free(u->name);
+            }
             depth--;
             p->i++;
         }
-        else if (ptx_is(t, ".reg")) {
+        else if ((p->block_depth = depth) && ptx_is(t, ".reg")) {
             if (parse_reg(p) < 0)
                 return -1;
         }
@@ -239,7 +262,7 @@ ptx_parse_body(P *p)
             if (parse_local_var(p, SP_LOCAL) < 0)
                 return -1;
         }
-        else if (ptx_is(t, ".param")) {
+        else if ((p->block_depth = depth) && ptx_is(t, ".param")) {
             if (parse_param_decl(p, 0) < 0 || ptx_expect(p, ';') < 0)
                 return -1;
         }
@@ -267,7 +290,35 @@ ptx_parse_body(P *p)
         else if (ptx_parse_instruction(p) < 0)
             return -1;
     }
+    p->block_depth = saved_depth;
     return p->failed ? -1 : 0;
+}
+
+int
+ptx_scope_note(P *p, const char *name, int len)
+{
+    if (p->block_depth <= 1)
+        return 0; /* the function's own scope: nothing to restore */
+    if (p->nundo == p->capundo) {
+        int cap = p->capundo ? p->capundo * 2 : 64;
+        scoped *v = realloc(p->undo, (size_t)cap * sizeof *v);
+        if (v == NULL)
+            return ptx_fail(p, 0, "out of memory");
+        p->undo = v;
+        p->capundo = cap;
+    }
+    scoped *u = &p->undo[p->nundo];
+    sym *old = ptx_sym_find(&p->fn, name, len);
+    u->name = malloc((size_t)len + 1);
+    if (u->name == NULL)
+        return ptx_fail(p, 0, "out of memory");
+    memcpy(u->name, name, (size_t)len);
+    u->name[len] = '\0';
+    u->had = old != NULL && old->kind != S_NONE;
+    if (u->had)
+        u->old = *old;
+    p->nundo++;
+    return 0;
 }
 
 static int
@@ -619,13 +670,13 @@ inline_call(P *p, const tok *op, int line, operand *ret, operand *fn, operand *a
         const char *item = isret ? ret->items[k - df->nparams] : args->items[k];
         int ilen = isret ? ret->ilens[k - df->nparams] : args->ilens[k];
         sym *a = ptx_lookup(p, item, ilen);
-        if (a == NULL || a->kind != S_CPARAM) {
+        if (a == NULL || (a->kind != S_CPARAM && a->kind != S_PLOCAL)) {
             ptx_sym_clear(&callee);
             return ptx_fail(p, line, "the emulator could not read the arguments of '%.*s'", fn->nlen, fn->name);
         }
         const char *name = isret ? df->rets[k - df->nparams] : df->params[k];
         int nlen = isret ? df->rlens[k - df->nparams] : df->plens[k];
-        if (!ptx_sym_add(&callee, name, nlen, S_CPARAM, a->value, a->type)) {
+        if (!ptx_sym_add(&callee, name, nlen, a->kind, a->value, a->type)) {
             ptx_sym_clear(&callee);
             return ptx_fail(p, line, "out of memory");
         }
@@ -779,6 +830,9 @@ emu_ptx_load(const char *ptx, char *why, size_t whylen)
     free(p.t.v);
     free(p.fix);
     free(p.funcs);
+    for (int k = 0; k < p.nundo; k++)
+        free(p.undo[k].name);
+    free(p.undo);
     if (rc < 0) {
         emu_module_free(p.m);
         return NULL;

@@ -19,7 +19,7 @@ typedef struct {
 } toks;
 
 enum { S_NONE = 0, S_REG, S_PRED, S_SHARED, S_LOCAL, S_GLOBAL, S_KPARAM, S_CPARAM, S_LABEL,
-       S_FUNC, S_DYNSHARED };
+       S_FUNC, S_DYNSHARED, S_PLOCAL /* a call parameter over 8 bytes, in local memory */ };
 
 typedef struct {
     char *name;
@@ -51,9 +51,20 @@ typedef struct {
     int plens[32], rlens[2];
 } devfunc;
 
+/* A name a nested { } block declared, to restore at its '}' (PTX scopes .reg, .param
+ * and .local declarations by block; inner ones may shadow outer ones). */
+typedef struct {
+    char *name;      /* owned */
+    int had;         /* 1: it shadowed `old` */
+    sym old;         /* name not owned */
+} scoped;
+
 typedef struct {
     toks t;
     int i;
+    scoped *undo;            /* owned */
+    int nundo, capundo;
+    int block_depth;         /* braces open inside the current function body */
     devfunc *funcs;          /* owned */
     int nfuncs;
     const char *inlining[16]; /* the functions being inlined now, outermost first */
@@ -127,6 +138,9 @@ sym *ptx_lookup(P *p, const char *name, int len);
 int ptx_src(P *p, const operand *o, int type);
 int ptx_dst(P *p, const operand *o);
 int ptx_pred(P *p, const char *name, int len, int line);
+
+/* Note that name is declared in the current block (before declaring it). 0 / -1. */
+int ptx_scope_note(P *p, const char *name, int len);
 
 /* ptx.c: a function body from its '{' to the matching '}'. 0 / -1. */
 int ptx_parse_body(P *p);

@@ -277,6 +277,11 @@ address(P *p, emu_inst *in, const operand *o, int *is_kparam)
     case S_DYNSHARED:
         in->addr = ptx_add_prefill(p, SR_DYNBASE, 0);
         return 0;
+    case S_PLOCAL:
+        in->imm += s->value;
+        if (is_kparam)
+            *is_kparam = 3;
+        return 0;
     case S_CPARAM:
         if (is_kparam)
             *is_kparam = 2;
@@ -518,7 +523,7 @@ ptx_parse_instruction(P *p)
         int kparam = 0;
         if (address(p, in, addr, &kparam) < 0)
             return -1;
-        in->space = (uint8_t)m.space;
+        in->space = (uint8_t)(kparam == 3 ? SP_LOCAL : m.space);
         in->vec = (uint8_t)m.vec;
         if (kparam == 2) { /* a call's own parameter: a register in disguise */
             if (val->kind == OK_VEC)
@@ -541,6 +546,8 @@ ptx_parse_instruction(P *p)
             in->space = SP_PARAM;
             return (in->d[0] = ptx_dst(p, val)) < 0 ? -1 : 0;
         }
+        if (kparam == 3)
+            m.space = SP_LOCAL; /* an aggregate call parameter */
         if (m.space == SP_PARAM && isst)
             return unsupported(p, op, line);
         in->op = isst ? OP_ST : OP_LD;
@@ -692,6 +699,8 @@ ptx_parse_instruction(P *p)
             if (b == B_MUL && m.hi) b = B_MULHI;
             if (b == B_MUL && m.wide) b = B_MULWIDE;
             if (b == B_MAD && m.hi) b = B_MADHI;
+            if (b == B_MADC)
+                in->imm = m.hi; /* madc.hi */
             if (b == B_MAD && m.wide) b = B_MADWIDE;
             if (b == B_SHFL_L && !m.shf_left) b = B_SHFL_R;
             if (b == B_MAD && ptx_is_float(type) && !m.rnd)
