@@ -145,8 +145,10 @@ int ptx_scope_note(P *p, const char *name, int len);
 /* ptx.c: a function body from its '{' to the matching '}'. 0 / -1. */
 int ptx_parse_body(P *p);
 
-/* ptx.c: a call: vprintf, or a .func of the module inlined. 0 / -1. */
+/* ptx_call.c: a call: vprintf, or a .func of the module inlined. 0 / -1. */
 int ptx_parse_call(P *p, const tok *op, int line, operand *ops, int nops, int guard, int gneg);
+/* Find every .func definition of the module (a call may come before the body). */
+void ptx_scan_funcs(P *p);
 
 /* ptx_inst.c: one instruction statement (the guard, opcode, operands) into p->f. 0 / -1. */
 int ptx_parse_instruction(P *p);
