@@ -186,6 +186,11 @@ int ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *L, int cls, i
  * New ref or NULL. */
 cukit_Array *ck_empty(cukit_state *st, cukit_Device *dev, int tc, int ndim,
                       const Py_ssize_t *shape);
+/* The same for a kernel's output, which the kernel queued next on `stream` writes
+ * first: with no stream (the legacy one) the memory may be a block an array just let
+ * go of, reused without a driver call (memory/pool.c's rule). New ref or NULL. */
+cukit_Array *ck_empty_out(cukit_state *st, cukit_Device *dev, int tc, int ndim,
+                          const Py_ssize_t *shape, PyObject *stream);
 /* numpy dtype of typecode tc (borrowed), built at first use; NULL with an exception. */
 PyObject *ck_dtype_obj(cukit_state *st, int tc);
 /* The typecode of a numpy dtype (or anything numpy.dtype takes) the engine computes

@@ -416,7 +416,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
                              p->name);
                 goto done;
             }
-            outs[k] = (PyObject *)ck_empty(st, dev, tcs[k], ndim, shape);
+            outs[k] = (PyObject *)ck_empty_out(st, dev, tcs[k], ndim, shape, stream);
             if (outs[k] == NULL)
                 goto done;
             arrays[k] = (cukit_Array *)outs[k];

@@ -330,6 +330,19 @@ ck_empty(cukit_state *st, cukit_Device *dev, int tc, int ndim, const Py_ssize_t 
     return cukit_array_new(st, dev, dtype, tc, ck_dtypes[tc].size, ndim, shape);
 }
 
+cukit_Array *
+ck_empty_out(cukit_state *st, cukit_Device *dev, int tc, int ndim, const Py_ssize_t *shape,
+             PyObject *stream)
+{
+    if (stream != NULL && stream != Py_None)
+        return ck_empty(st, dev, tc, ndim, shape);
+    PyObject *dtype = ck_dtype_obj(st, tc);
+    if (dtype == NULL)
+        return NULL;
+    return cukit_array_new_for_legacy_write(st, dev, dtype, tc, ck_dtypes[tc].size, ndim,
+                                            shape);
+}
+
 int
 ck_stream(cukit_state *st, PyObject *stream, cukit_Device *dev, PyObject *keep, CUstream *h)
 {

@@ -545,7 +545,7 @@ ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObj
     }
     else {
         otc = cast_tc >= 0 ? cast_tc : rtc;
-        out = ck_empty(st, dev, otc, ndim, shape);
+        out = ck_empty_out(st, dev, otc, ndim, shape, stream_o);
         if (out == NULL)
             return NULL;
     }
