@@ -228,7 +228,8 @@ ck_layout_finish(ck_layout *L, int ndim, const Py_ssize_t *shape, int order_by, 
     *vec = 1;
     /* Two dimensions where an input runs along the other one than the output: tiles,
      * so that neither its reads nor the output's writes stride across memory. */
-    if (L->nd == 2 && ref >= 0 && llabs(L->strides[ref][1]) <= llabs(L->strides[ref][0]) &&
+    if (L->nd == 2 && ref >= 0 && !L->scalar[ref] &&
+        llabs(L->strides[ref][1]) <= llabs(L->strides[ref][0]) &&
         (L->shape[0] + 31) / 32 <= 65535) {
         unsigned tiled = 0;
         long long shared = 0;
