@@ -678,7 +678,9 @@ ek_source(cukit_EK *self, PyObject *args, PyObject *kwargs)
                                      &vec, &tiled))
         return NULL;
     int tcs[CK_MAXOP], scalar[CK_MAXOP], load[CK_MAXOP] = {0};
-    if (self->pycuda || PySequence_Size(dts) != self->nparams ||
+    if (self->pycuda)
+        return ck_ek_pycuda_source(self);
+    if (PySequence_Size(dts) != self->nparams ||
         PySequence_Size(scs) != self->nparams || cls < 0 || cls >= CK_CLASS_COUNT)
         return PyErr_Format(PyExc_ValueError, "_source(): one dtype and scalar flag per parameter");
     for (int k = 0; k < self->nparams; k++) {
@@ -697,7 +699,7 @@ ek_source(cukit_EK *self, PyObject *args, PyObject *kwargs)
 static PyMethodDef ek_methods[] = {
     {"_source", (PyCFunction)(void (*)(void))ek_source, METH_VARARGS | METH_KEYWORDS,
      "_source(dtypes, scalars, cls=0, vec=4, tiled=0) -> str: the CUDA C one binding "
-     "compiles."},
+     "compiles (PyCUDA's form: the arguments are ignored)."},
     {NULL},
 };
 

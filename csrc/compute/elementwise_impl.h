@@ -41,4 +41,8 @@ typedef struct {
 PyObject *ck_ek_pycuda_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames);
 
+/* The CUDA C of PyCUDA's form: kernels <name> (over i < n) and <name>_range (over
+ * range=/slice=). New ref: str, or NULL. */
+PyObject *ck_ek_pycuda_source(cukit_EK *self);
+
 #endif /* CUKIT_COMPUTE_ELEMENTWISE_IMPL_H */

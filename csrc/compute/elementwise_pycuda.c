@@ -5,13 +5,11 @@
 
 /* PyCUDA's kernels: <name>(arguments, n) over i < n, and <name>_range(arguments, start,
  * stop, step) over range(start, stop, step), each with loop_prep before its loop and
- * after_loop after it, and PyCUDA's names tid, total_threads, cta_start and i. Loaded
- * into self->kernel and self->range_kernel. 0 / -1. */
-static int
-pycuda_kernels(cukit_EK *self, cukit_Device *dev)
+ * after_loop after it, and PyCUDA's names tid, total_threads, cta_start and i. */
+PyObject *
+ck_ek_pycuda_source(cukit_EK *self)
 {
-    cukit_state *st = self->st;
-    PyObject *src = PyUnicode_FromFormat(
+    return PyUnicode_FromFormat(
         "%s\n#line 1 \"preamble\"\n%U\n"
         "#define CK_PYCUDA_HEAD \\\n"
         "    const unsigned tid = threadIdx.x, total_threads = gridDim.x * blockDim.x, \\\n"
@@ -34,6 +32,13 @@ pycuda_kernels(cukit_EK *self, cukit_Device *dev)
         ck_preamble, self->preamble, self->name, self->arguments, self->loop_prep,
         self->operation, self->after_loop, self->name, self->arguments, self->loop_prep,
         self->operation, self->after_loop);
+}
+
+static int
+pycuda_kernels(cukit_EK *self, cukit_Device *dev)
+{
+    cukit_state *st = self->st;
+    PyObject *src = ck_ek_pycuda_source(self); /* loaded into kernel and range_kernel */
     if (src == NULL)
         return -1;
     PyObject *file = PyUnicode_FromFormat("%U.cu", self->name);

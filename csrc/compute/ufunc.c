@@ -682,7 +682,9 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
     }
     else {
         otc = cast_tc >= 0 ? cast_tc : rtc;
-        out = ck_empty_out(st, dev, otc, ndim, shape, stream_o);
+        /* a kept block only for an output the kernel writes whole (not under where=) */
+        out = mask || where == 0 ? ck_empty(st, dev, otc, ndim, shape)
+                                 : ck_empty_out(st, dev, otc, ndim, shape, stream_o);
         if (out == NULL)
             return NULL;
     }
