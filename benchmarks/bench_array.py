@@ -188,7 +188,7 @@ def plot(doc, path):
             rows.append((k, v / max(peers)))
     c = med["cukit"]
     t_key, a_key = "add 8192x8192 transposed (a.T + b)", "add 8192x8192 contiguous"
-    fig, ax = plt.subplots(figsize=(9, 0.38 * len(rows) + 1.6))
+    fig, ax = plt.subplots(figsize=(10, 0.38 * len(rows) + 1.6))
     names = [r[0] for r in rows][::-1]
     vals = [r[1] for r in rows][::-1]
     ax.barh(names, vals, color=["tab:green" if v >= 1 else "tab:red" for v in vals])
@@ -198,7 +198,7 @@ def plot(doc, path):
     title = f"cukit vs the best of {', '.join(n for n in med if n != 'cukit')} on {doc['device']}"
     if t_key in c and a_key in c:
         title += f"\ntransposed / contiguous add: {c[t_key] / c[a_key]:.2f}"
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=8)
     ax.set_xlabel("cukit / best peer (dispatch: peer time / cukit time)")
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -32,12 +32,14 @@
  *    captured) has unfinished work, and no dropped stream's work is still running
  *    (Device.orphan_work): then everything that may still use it was queued on the
  *    legacy stream (other libraries' streams are theirs to finish, as above).
- *  - A kept block goes only to the output of a ufunc or ElementwiseKernel whose kernel
- *    is queued next on the legacy stream (no stream=, no capture in progress). That
- *    kernel runs after every earlier user of the block, in legacy order; anything
- *    that uses the output on another stream must wait for that kernel (to see its
- *    values at all), so it too comes after them. cukit.empty() and every other
- *    allocation still come from the pool, ready for any stream at once.
+ *  - A kept block goes only to the output of a ufunc (not under where=) or an
+ *    ElementwiseKernel whose kernel is queued next on the legacy stream (no stream=,
+ *    no capture in progress). That kernel runs after every earlier user of the block,
+ *    in legacy order; anything that uses the output on another stream must wait for
+ *    that kernel (to see its values at all), so it too comes after them. (An
+ *    ElementwiseKernel output the operation leaves partly unwritten is no different:
+ *    it must not be touched elsewhere before its kernel ran.) cukit.empty() and every
+ *    other allocation still come from the pool, ready for any stream at once.
  *  - trim_pool(), an allocation that finds the device full, and memory_info() (so that
  *    pool_used counts arrays only) give kept blocks back through the free path above.
  */
