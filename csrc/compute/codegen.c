@@ -1,7 +1,7 @@
 /* codegen.c - CUDA C for elementwise kernels: one loop per launch class around one
  * statement (a ufunc's call, or an ElementwiseKernel's operation)
  *
- * Every generated kernel is `extern "C" __global__ void ck(const ck_args p)`: one
+ * Every generated kernel is `extern "C" __global__ void ck(const ck_args p_)`: one
  * struct by value whose layout ck_args_layout_of gives the host. The statement sees
  * operand k as CK_E<k>, an lvalue of its element (or the scalar's value), so the
  * same statement serves every class:
@@ -106,17 +106,17 @@ defines(sbuf *b, const ck_operand *ops, int nops, int how)
     for (int k = 0; k < nops; k++) {
         put(b, "#undef CK_E%d\n", k);
         if (ops[k].scalar)
-            put(b, "#define CK_E%d a%d\n", k, k);
+            put(b, "#define CK_E%d a%d_\n", k, k);
         else if (ops[k].raw)
-            put(b, "#define CK_E%d a%d\n", k, k);
+            put(b, "#define CK_E%d a%d_\n", k, k);
         else if (how == ACC_VEC)
             put(b, "#define CK_E%d v%d.v[j_]\n", k, k);
         else if (how == ACC_FLAT)
-            put(b, "#define CK_E%d a%d[i]\n", k, k);
+            put(b, "#define CK_E%d a%d_[i]\n", k, k);
         else if (ops[k].tiled)
             put(b, "#define CK_E%d t%d_[threadIdx.x][j_]\n", k, k);
         else
-            put(b, "#define CK_E%d (*(T%d *)((char *)a%d + o%d))\n", k, k, k, k);
+            put(b, "#define CK_E%d (*(T%d *)((char *)a%d_ + o%d))\n", k, k, k, k);
     }
 }
 
@@ -136,19 +136,19 @@ kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int ve
     if (nd)
         put(&b, " long long shape[%d]; long long stride[%d][%d];", nd, nops, nd);
     put(&b, " };\n%s\n", head);
-    put(&b, "extern \"C\" __global__ void __launch_bounds__(%d) ck(const ck_args p) {\n",
+    put(&b, "extern \"C\" __global__ void __launch_bounds__(%d) ck(const ck_args p_) {\n",
         CK_THREADS);
     for (int k = 0; k < nops; k++) {
         if (ops[k].scalar)
-            put(&b, "    const T%d a%d = *(const T%d *)&p.op[%d];\n", k, k, k, k);
+            put(&b, "    const T%d a%d_ = *(const T%d *)&p_.op[%d];\n", k, k, k, k);
         else
-            put(&b, "    T%d *const a%d = (T%d *)p.op[%d].lo;\n", k, k, k, k);
+            put(&b, "    T%d *const a%d_ = (T%d *)p_.op[%d].lo;\n", k, k, k, k);
     }
-    put(&b, "    const ck_index _ind{p.n};\n    (void)_ind;\n");
+    put(&b, "    const ck_index _ind{p_.n};\n    (void)_ind;\n");
     if (prep)
         put(&b, "%s\n", prep);
     if (cls == CK_CLASS_VEC) {
-        put(&b, "    const long long n_ = p.n, step_ = (long long)gridDim.x * blockDim.x * %d;\n", vec);
+        put(&b, "    const long long n_ = p_.n, step_ = (long long)gridDim.x * blockDim.x * %d;\n", vec);
         put(&b, "    for (long long b_ = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * %d; "
                 "b_ < n_; b_ += step_) {\n", vec);
         put(&b, "        if (b_ + %d <= n_) {\n", vec);
@@ -156,7 +156,7 @@ kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int ve
             if (ops[k].scalar || ops[k].raw)
                 continue;
             if (!ops[k].output || (load_out && load_out[k]))
-                put(&b, "            ck_vec<T%d, %d> v%d = *(const ck_vec<T%d, %d> *)(a%d + b_);\n",
+                put(&b, "            ck_vec<T%d, %d> v%d = *(const ck_vec<T%d, %d> *)(a%d_ + b_);\n",
                     k, vec, k, k, vec, k);
             else
                 put(&b, "            ck_vec<T%d, %d> v%d;\n", k, vec, k);
@@ -167,21 +167,21 @@ kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int ve
         put(&b, "%s\n            }\n", stmt);
         for (int k = 0; k < nops; k++)
             if (ops[k].output && !ops[k].scalar && !ops[k].raw)
-                put(&b, "            *(ck_vec<T%d, %d> *)(a%d + b_) = v%d;\n", k, vec, k, k);
+                put(&b, "            *(ck_vec<T%d, %d> *)(a%d_ + b_) = v%d;\n", k, vec, k, k);
         put(&b, "        }\n        else {\n");
         defines(&b, ops, nops, ACC_FLAT);
         put(&b, "            for (long long i = b_; i < n_; i++) {\n%s\n            }\n", stmt);
         put(&b, "        }\n    }\n");
     }
     else if (cls == CK_CLASS_FLAT) {
-        put(&b, "    const long long n_ = p.n, step_ = (long long)gridDim.x * blockDim.x;\n");
+        put(&b, "    const long long n_ = p_.n, step_ = (long long)gridDim.x * blockDim.x;\n");
         defines(&b, ops, nops, ACC_FLAT);
         put(&b, "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_; "
                 "i += step_) {\n%s\n    }\n", stmt);
     }
     else if (cls == CK_CLASS_T2) {
         /* blockDim (32, 8): tile rows r0_.., columns c0_.. of the [R_][C_] layout */
-        put(&b, "    const long long R_ = p.shape[0], C_ = p.shape[1];\n"
+        put(&b, "    const long long R_ = p_.shape[0], C_ = p_.shape[1];\n"
                 "    const long long r0_ = (long long)blockIdx.y * 32, c0_ = (long long)blockIdx.x * 32;\n");
         for (int k = 0; k < nops; k++) {
             if (!ops[k].tiled)
@@ -190,8 +190,8 @@ kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int ve
             put(&b, "    for (int j_ = threadIdx.y; j_ < 32; j_ += 8) {\n"
                     "        const long long r_ = r0_ + threadIdx.x, c_ = c0_ + j_;\n"
                     "        if (r_ < R_ && c_ < C_)\n"
-                    "            t%d_[j_][threadIdx.x] = *(const T%d *)((const char *)a%d + "
-                    "r_ * p.stride[%d][0] + c_ * p.stride[%d][1]);\n    }\n",
+                    "            t%d_[j_][threadIdx.x] = *(const T%d *)((const char *)a%d_ + "
+                    "r_ * p_.stride[%d][0] + c_ * p_.stride[%d][1]);\n    }\n",
                 k, k, k, k, k);
         }
         put(&b, "    __syncthreads();\n");
@@ -202,13 +202,13 @@ kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int ve
                 "        const long long i = r_ * C_ + c_;\n        (void)i;\n");
         for (int k = 0; k < nops; k++)
             if (!ops[k].scalar && !ops[k].raw && !ops[k].tiled)
-                put(&b, "        const long long o%d = r_ * p.stride[%d][0] + c_ * p.stride[%d][1];\n",
+                put(&b, "        const long long o%d = r_ * p_.stride[%d][0] + c_ * p_.stride[%d][1];\n",
                     k, k, k);
         put(&b, "%s\n    }\n", stmt);
     }
     else if (cls == CK_CLASS_NN) {
-        put(&b, "    const long long n_ = p.n, step_ = (long long)gridDim.x * blockDim.x;\n");
-        put(&b, "    const int nd_ = p.ndim;\n");
+        put(&b, "    const long long n_ = p_.n, step_ = (long long)gridDim.x * blockDim.x;\n");
+        put(&b, "    const int nd_ = p_.ndim;\n");
         defines(&b, ops, nops, ACC_OFF);
         put(&b, "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_; "
                 "i += step_) {\n        long long r_ = i");
@@ -216,24 +216,24 @@ kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int ve
             if (!ops[k].scalar && !ops[k].raw)
                 put(&b, ", o%d = 0", k);
         put(&b, ";\n        for (int d_ = nd_ - 1; d_ > 0; d_--) {\n"
-                "            const long long c_ = r_ %% p.shape[d_];\n"
-                "            r_ /= p.shape[d_];\n");
+                "            const long long c_ = r_ %% p_.shape[d_];\n"
+                "            r_ /= p_.shape[d_];\n");
         for (int k = 0; k < nops; k++)
             if (!ops[k].scalar && !ops[k].raw)
-                put(&b, "            o%d += c_ * p.stride[%d][d_];\n", k, k);
+                put(&b, "            o%d += c_ * p_.stride[%d][d_];\n", k, k);
         put(&b, "        }\n");
         for (int k = 0; k < nops; k++)
             if (!ops[k].scalar && !ops[k].raw)
-                put(&b, "        o%d += r_ * p.stride[%d][0];\n", k, k);
+                put(&b, "        o%d += r_ * p_.stride[%d][0];\n", k, k);
         put(&b, "%s\n    }\n", stmt);
     }
     else { /* N1..N3: 32-bit */
-        put(&b, "    const unsigned int n_ = (unsigned int)p.n, step_ = gridDim.x * blockDim.x;\n");
+        put(&b, "    const unsigned int n_ = (unsigned int)p_.n, step_ = gridDim.x * blockDim.x;\n");
         for (int d = 1; d < nd; d++)
-            put(&b, "    const unsigned int s%d_ = (unsigned int)p.shape[%d];\n", d, d);
+            put(&b, "    const unsigned int s%d_ = (unsigned int)p_.shape[%d];\n", d, d);
         for (int k = 0; k < nops; k++)
             for (int d = 0; d < nd && !ops[k].scalar && !ops[k].raw; d++)
-                put(&b, "    const int t%d_%d = (int)p.stride[%d][%d];\n", k, d, k, d);
+                put(&b, "    const int t%d_%d = (int)p_.stride[%d][%d];\n", k, d, k, d);
         defines(&b, ops, nops, ACC_OFF);
         put(&b, "    for (unsigned int u_ = blockIdx.x * blockDim.x + threadIdx.x; u_ < n_; "
                 "u_ += step_) {\n        const long long i = u_;\n        (void)i;\n"

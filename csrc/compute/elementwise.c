@@ -226,10 +226,10 @@ cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
             const ek_param *p = &self->params[k];
             const char *t = ck_dtypes[tcs[k]].ctype;
             if (p->raw)
-                Py_SETREF(prep, PyUnicode_FromFormat("%U    %s *const %s = a%d;\n", prep, t,
+                Py_SETREF(prep, PyUnicode_FromFormat("%U    %s *const %s = a%d_;\n", prep, t,
                                                      p->name, k));
             else if (scalar[k])
-                Py_SETREF(prep, PyUnicode_FromFormat("%U    const %s %s = a%d;\n", prep, t,
+                Py_SETREF(prep, PyUnicode_FromFormat("%U    const %s %s = a%d_;\n", prep, t,
                                                      p->name, k));
         }
         if (prep)
