@@ -200,6 +200,18 @@ def test_new_kernel_forms_compile():
     for cls in range(7):
         src = k._source(["float32"] * 4, [False, True, False, False], cls=cls, tiled=1)
         cukit.Program(src, name="lp.cu").cubin(arch="sm_90")
+    named = cukit.ElementwiseKernel("T p, float32 a1, raw T n", "T z", "z = p * a1 + q",
+                                    "names", loop_prep="const float q = a1 + n[0];")
+    for cls in (0, 5, 6):   # parameters may be named like generated locals
+        src = named._source(["float32"] * 4, [False, True, False, False], cls=cls, tiled=1)
+        cukit.Program(src, name="names.cu").cubin(arch="sm_90")
+    pk = cukit.ElementwiseKernel("float a, float *x, float *z", "z[i] = a * x[i] + s", "pyc",
+                                 loop_prep="float s = 2 * a;", after_loop="x[0] = s;")
+    prog = cukit.Program(pk._source([], []), name="pyc.cu")
+    prog.cubin(arch="sm_90")
+    assert str(prog.signatures["pyc"]) == "pyc(float a, float* x, float* z, long long n)"
+    assert str(prog.signatures["pyc_range"]) == ("pyc_range(float a, float* x, float* z, long long "
+                                                "start, long long stop, long long step)")
     bad = cukit.ElementwiseKernel("T x", "T z", "z = x", "lp2", loop_prep="int q = ;")
     with pytest.raises(cukit.CompileError, match=r"loop_prep:1:\d+: error"):
         cukit.Program(bad._source(["float32"] * 2, [False, False]), name="lp2.cu").cubin(arch="sm_90")
