@@ -1,5 +1,5 @@
 /* cukitmodule.c - the cukit._cukit module: definition, multi-phase init calling each layer's setup, state traverse/clear */
-#include "array/array.h"
+#include "compute/compute.h"
 
 static struct PyModuleDef cukit_moduledef;
 
@@ -12,7 +12,8 @@ static struct PyModuleDef cukit_moduledef;
     V(str_cai) V(str_data) V(str_typestr) V(str_strides) V(str_shape) V(str_dtype) \
     V(str_data_ptr) V(str_get_device) \
     V(compiled) \
-    V(HostMemoryType) V(RegistrationType)
+    V(HostMemoryType) V(RegistrationType) \
+    V(PhiloxType) V(GeneratorType) V(random_modules)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -87,6 +88,7 @@ cukit_exec(PyObject *m)
         cukit_module_setup, cukit_kernel_setup, cukit_prepared_setup,  /* launch */
         cukit_graph_setup,
         cukit_array_setup, cukit_dlpack_setup, cukit_internal_setup,   /* array */
+        cukit_random_setup,                                            /* compute */
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
         if (setups[i](m, st) < 0)

@@ -209,6 +209,12 @@ struct cukit_state {
      * fill kernels, compiled at the first copy that needs them on that device */
     PyObject *strided_modules;
 
+    /* compute/random: strong refs: cukit.random's types, and dict device ordinal ->
+     * Module holding the random-number kernels, compiled at the first draw there */
+    PyTypeObject *PhiloxType;
+    PyTypeObject *GeneratorType;
+    PyObject *random_modules;
+
     /* strong refs: interned keyword names the launch path compares by pointer */
     PyObject *str_grid;
     PyObject *str_block;
