@@ -138,7 +138,7 @@ parse_words(PyObject *obj, const char *name, int n, uint64_t *out)
 {
     if (PyLong_Check(obj) || !PySequence_Check(obj))
         return int_words(obj, name, n, out);
-    PyObject *seq = PySequence_Fast(obj, "");
+    PyObject *seq = PyUnicode_Check(obj) || PyBytes_Check(obj) ? NULL : PySequence_Fast(obj, "");
     if (seq == NULL) {
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "%s must be an int or a sequence of %d ints, got %.200s",
