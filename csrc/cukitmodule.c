@@ -1,5 +1,6 @@
 /* cukitmodule.c - the cukit._cukit module: definition, multi-phase init calling each layer's setup, state traverse/clear */
 #include "compute/compute.h"
+#include "nccl/nccl.h"
 
 static struct PyModuleDef cukit_moduledef;
 
@@ -10,9 +11,9 @@ static struct PyModuleDef cukit_moduledef;
     V(np_empty) V(np_asarray) V(np_ndarray) V(np_generic) V(np_floating)       \
     V(np_integer) V(np_bool) V(torch_tensor) V(torch_dtypes) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream) V(str_n) \
     V(str_cai) V(str_data) V(str_typestr) V(str_strides) V(str_shape) V(str_dtype) \
-    V(str_data_ptr) V(str_get_device) \
+    V(str_data_ptr) V(str_get_device) V(str_cuda_stream_protocol) V(str_cuda_stream) V(str_ptr) V(last_stream) \
     V(compiled) \
-    V(HostMemoryType) V(RegistrationType) \
+    V(HostMemoryType) V(RegistrationType) V(CommunicatorType) \
     V(PhiloxType) V(GeneratorType) V(random_modules)
 
 static int
@@ -45,7 +46,9 @@ cukit_free(void *m)
     cukit_clear((PyObject *)m);
     /* Only here, not in clear: the module is freed after the last object of its
      * types, so no buffer or copy can still use the pool's or staging state. */
-    cukit_mem_teardown(PyModule_GetState((PyObject *)m));
+    cukit_state *st = PyModule_GetState((PyObject *)m);
+    cukit_transfer_teardown(st);
+    cukit_mem_teardown(st);
 }
 
 static int
@@ -70,6 +73,9 @@ cukit_exec(PyObject *m)
         {"dtype", offsetof(cukit_state, str_dtype)},
         {"data_ptr", offsetof(cukit_state, str_data_ptr)},
         {"get_device", offsetof(cukit_state, str_get_device)},
+        {"__cuda_stream__", offsetof(cukit_state, str_cuda_stream_protocol)},
+        {"cuda_stream", offsetof(cukit_state, str_cuda_stream)},
+        {"ptr", offsetof(cukit_state, str_ptr)},
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         PyObject *s = PyUnicode_InternFromString(names[i].text);
@@ -83,12 +89,15 @@ cukit_exec(PyObject *m)
         cukit_device_setup, cukit_stream_setup, cukit_event_setup,     /* runtime */
         cukit_buffer_setup, cukit_pool_setup, cukit_transfer_setup,    /* memory */
         cukit_hostmem_setup, cukit_registration_setup,
-        cukit_signature_setup, cukit_program_setup, cukit_cache_setup, /* compile */
+        cukit_signature_setup, cukit_program_setup, cukit_compile_functions_setup, /* compile */
+        cukit_cache_setup,
         cukit_link_setup,
         cukit_module_setup, cukit_kernel_setup, cukit_prepared_setup,  /* launch */
         cukit_graph_setup,
-        cukit_array_setup, cukit_dlpack_setup, cukit_internal_setup,   /* array */
+        cukit_array_setup, cukit_array_functions_setup, cukit_dlpack_setup, /* array */
+        cukit_internal_setup,
         cukit_random_setup,                                            /* compute */
+        cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
         if (setups[i](m, st) < 0)

@@ -438,6 +438,10 @@ static PyMethodDef array_methods[] = {
      "unchanged until the stream is synchronized."},
     {"copy", (PyCFunction)(void (*)(void))cukit_array_copy_method, METH_VARARGS | METH_KEYWORDS,
      "copy(stream=None) -> Array: a new C-contiguous device array with the same data."},
+    {"to", (PyCFunction)(void (*)(void))cukit_array_to, METH_VARARGS | METH_KEYWORDS,
+     "to(device, *, stream=None) -> Array: this array when it is on `device`, else a "
+     "C-contiguous copy there (cuMemcpyPeerAsync; queued on `stream`, one of the "
+     "destination device, after the work queued on the source device's default stream)."},
     {"fill", (PyCFunction)(void (*)(void))cukit_array_fill, METH_VARARGS | METH_KEYWORDS,
      "fill(value, stream=None): set every element, with the memset family where the layout "
      "allows, else a fill kernel (asynchronous on the stream; capturable into a graph)."},
@@ -511,5 +515,5 @@ cukit_array_setup(PyObject *module, cukit_state *st)
     st->ArrayType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &array_spec, NULL);
     if (st->ArrayType == NULL || PyModule_AddType(module, st->ArrayType) < 0)
         return -1;
-    return cukit_array_functions_setup(module, st);
+    return 0;
 }

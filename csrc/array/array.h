@@ -50,8 +50,7 @@ cukit_array_ptr(const cukit_Array *a)
 
 /* ------------------------------------------------------------------ array.c */
 
-/* The Array type and its module functions; registers hooks.array_ref and
- * hooks.array_wrap. 0 / -1. */
+/* The Array type; registers hooks.array_ref and hooks.array_wrap. 0 / -1. */
 int cukit_array_setup(PyObject *module, cukit_state *st);
 /* A new uninitialised C-contiguous array on dev (a Buffer of its own). Steals
  * nothing. New ref, or NULL with an exception (ValueError when the size overflows). */
@@ -76,6 +75,11 @@ int cukit_array_check_dtype(cukit_Array *a, PyObject *dtype, const char *who);
 /* The shape as a tuple / the byte strides as a tuple. New ref or NULL. */
 PyObject *cukit_array_shape(const cukit_Array *a);
 PyObject *cukit_array_strides(const cukit_Array *a);
+
+/* ------------------------------------------------------------------ functions.c */
+
+/* The module functions empty, zeros, *_like, to_device, copy, ascontiguousarray. 0 / -1. */
+int cukit_array_functions_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ dlpack.c */
 

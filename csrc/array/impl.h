@@ -34,6 +34,8 @@ extern const char cukit_async_host_msg[];
 int cukit_array_set_from_host(cukit_Array *self, PyObject *host, PyObject *stream, const char *what);
 PyObject *cukit_array_set(cukit_Array *self, PyObject *args, PyObject *kwargs);
 PyObject *cukit_array_copy_method(cukit_Array *self, PyObject *args, PyObject *kwargs);
+/* Array.to(device, stream=None): on another device through a peer copy. */
+PyObject *cukit_array_to(cukit_Array *self, PyObject *args, PyObject *kwargs);
 /* The element bytes of `value` in a's dtype, by numpy's conversion rules (with its
  * range errors). New ref (bytes of a->itemsize) or NULL. */
 PyObject *cukit_array_element_bytes(cukit_Array *a, PyObject *value, const char *what);
@@ -49,8 +51,5 @@ PyObject *cukit_array_reshape(cukit_Array *self, PyObject *args);
 PyObject *cukit_array_transpose(cukit_Array *self, PyObject *args);
 /* Array.T */
 PyObject *cukit_array_get_T(cukit_Array *self, void *closure);
-
-/* The module functions of functions.c (empty, zeros, to_device, ...). 0 / -1. */
-int cukit_array_functions_setup(PyObject *module, cukit_state *st);
 
 #endif /* CUKIT_ARRAY_IMPL_H */

@@ -83,6 +83,8 @@ enum {
     CUKIT_EXC_FAULT,         /* KernelFaultError(CudaError): a kernel crashed, context lost */
     CUKIT_EXC_COMPILE,       /* CompileError(CudaError) */
     CUKIT_EXC_LINK,          /* LinkError(CompileError): nvJitLink failed */
+    CUKIT_EXC_NCCL,          /* NcclError(CudaError): an NCCL call or an asynchronous NCCL error */
+    CUKIT_EXC_NCCL_TIMEOUT,  /* NcclTimeoutError(NcclError, TimeoutError): a wait outran timeout= */
     CUKIT_EXC_COUNT
 };
 
@@ -167,6 +169,7 @@ struct cukit_state {
     PyTypeObject *GraphType;
     PyTypeObject *KernelNodeType;
     PyTypeObject *ArrayType;
+    PyTypeObject *CommunicatorType;
 
     PyObject *exc[CUKIT_EXC_COUNT]; /* strong refs: exception classes, see the enum */
     cukit_hooks hooks;
@@ -230,6 +233,16 @@ struct cukit_state {
     PyObject *str_dtype;
     PyObject *str_data_ptr;
     PyObject *str_get_device;
+    /* strong refs: interned names read on other libraries' streams */
+    PyObject *str_cuda_stream_protocol; /* "__cuda_stream__" */
+    PyObject *str_cuda_stream;          /* "cuda_stream" (torch) */
+    PyObject *str_ptr;                  /* "ptr" (CuPy) */
+
+    /* runtime/: the last other library's stream passed as stream=, remembered so
+     * that passing it again costs no attribute lookups or driver query */
+    PyObject *last_stream;              /* strong ref or NULL */
+    void *last_stream_handle;           /* its CUstream */
+    void *last_stream_ctx;              /* its CUcontext; NULL: a special handle */
 };
 
 /* ------------------------------------------------------------------ state.c */

@@ -1,5 +1,7 @@
-/* cache.c - the compiled-code cache on disk: keys, user-header tracking, entries */
+/* cache.c - the compiled-code cache on disk: keys, entries, cache_info() and clear_cache() */
 #include "compile/cache.h"
+#include "compile/headers.h"
+#include "compile/sha256.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,120 +17,6 @@
 /* Bump when the entry format or what the key covers changes. */
 #define CACHE_FORMAT "cukit-cache 1"
 #define ENTRY_SUFFIX ".bin"
-#define MAX_HEADERS 256
-#define MAX_HEADER_BYTES (64u << 20)
-
-/* ------------------------------------------------------------------ SHA-256 (FIPS 180-4) */
-
-typedef struct {
-    uint32_t h[8];
-    uint64_t bytes;
-    unsigned char buf[64];
-    size_t used;
-} sha256_ctx;
-
-static const uint32_t sha_k[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-};
-
-#define ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
-
-static void
-sha256_block(sha256_ctx *c, const unsigned char *p)
-{
-    uint32_t w[64], v[8];
-    for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-               (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-    for (int i = 16; i < 64; i++) {
-        uint32_t s0 = ROTR(w[i - 15], 7) ^ ROTR(w[i - 15], 18) ^ (w[i - 15] >> 3);
-        uint32_t s1 = ROTR(w[i - 2], 17) ^ ROTR(w[i - 2], 19) ^ (w[i - 2] >> 10);
-        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    memcpy(v, c->h, sizeof v);
-    for (int i = 0; i < 64; i++) {
-        uint32_t s1 = ROTR(v[4], 6) ^ ROTR(v[4], 11) ^ ROTR(v[4], 25);
-        uint32_t ch = (v[4] & v[5]) ^ (~v[4] & v[6]);
-        uint32_t t1 = v[7] + s1 + ch + sha_k[i] + w[i];
-        uint32_t s0 = ROTR(v[0], 2) ^ ROTR(v[0], 13) ^ ROTR(v[0], 22);
-        uint32_t maj = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
-        memmove(v + 1, v, 7 * sizeof *v);
-        v[4] += t1;
-        v[0] = t1 + s0 + maj;
-    }
-    for (int i = 0; i < 8; i++)
-        c->h[i] += v[i];
-}
-
-static void
-sha256_init(sha256_ctx *c)
-{
-    static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    memcpy(c->h, h0, sizeof h0);
-    c->bytes = 0;
-    c->used = 0;
-}
-
-static void
-sha256_update(sha256_ctx *c, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    c->bytes += n;
-    while (n > 0) {
-        size_t take = 64 - c->used < n ? 64 - c->used : n;
-        memcpy(c->buf + c->used, p, take);
-        c->used += take;
-        p += take;
-        n -= take;
-        if (c->used == 64) {
-            sha256_block(c, c->buf);
-            c->used = 0;
-        }
-    }
-}
-
-static void
-sha256_final(sha256_ctx *c, unsigned char out[32])
-{
-    uint64_t bits = c->bytes * 8;
-    unsigned char pad = 0x80, zero = 0, len[8];
-    sha256_update(c, &pad, 1);
-    while (c->used != 56)
-        sha256_update(c, &zero, 1);
-    for (int i = 0; i < 8; i++)
-        len[i] = (unsigned char)(bits >> (56 - 8 * i));
-    sha256_update(c, len, 8);
-    for (int i = 0; i < 8; i++) {
-        out[4 * i] = (unsigned char)(c->h[i] >> 24);
-        out[4 * i + 1] = (unsigned char)(c->h[i] >> 16);
-        out[4 * i + 2] = (unsigned char)(c->h[i] >> 8);
-        out[4 * i + 3] = (unsigned char)c->h[i];
-    }
-}
-
-/* Feed one field, length first, so ("ab","c") and ("a","bc") differ. */
-static void
-sha256_field(sha256_ctx *c, const char *s, size_t n)
-{
-    uint64_t len = n;
-    sha256_update(c, &len, sizeof len);
-    sha256_update(c, s, n);
-}
-
-static void
-hex32(const unsigned char d[32], char out[65])
-{
-    for (int i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", d[i]);
-}
 
 /* "ptx", "cubin" or "ltoir" for a CUKIT_OUT_* kind. */
 static const char *
@@ -217,171 +105,6 @@ dir_ready(const char *dir, int create)
     return 1;
 }
 
-/* ------------------------------------------------------------------ user headers */
-
-static int
-read_file(const char *path, char **text, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return -1;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        char *bigger = cap > MAX_HEADER_BYTES ? NULL : realloc(buf, 2 * cap + 1);
-        if (bigger == NULL) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (buf == NULL || bad) {
-        free(buf);
-        return -1;
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return 0;
-}
-
-/* One dependency record: (path, mtime_ns, size, inode), or (path, None, None, None)
- * for a place NVRTC would look and found nothing. New ref. */
-static PyObject *
-dep_record(const char *path, const struct stat *s)
-{
-    PyObject *p = PyUnicode_DecodeFSDefault(path);
-    if (p == NULL)
-        return NULL;
-    if (s == NULL)
-        return Py_BuildValue("(NOOO)", p, Py_None, Py_None, Py_None);
-    long long ns = (long long)s->st_mtim.tv_sec * 1000000000LL + s->st_mtim.tv_nsec;
-    return Py_BuildValue("(NLLK)", p, ns, (long long)s->st_size, (unsigned long long)s->st_ino);
-}
-
-typedef struct {
-    sha256_ctx *sha;
-    PyObject *deps;     /* borrowed: list the records go to */
-    PyObject *seen;     /* borrowed: set of paths already read */
-    PyObject *idirs;    /* borrowed: list of absolute -I folders, in order */
-    int files;
-    size_t bytes;
-    int complete;       /* 0 once an include cannot be followed */
-} scan_state;
-
-static int scan_text(scan_state *sc, const char *text, const char *dir, int depth);
-
-/* Resolve one #include the way NVRTC does: "name" in the including file's folder,
- * then the -I folders; <name> in the -I folders only. Toolkit and built-in headers
- * are not found here: the NVRTC identity in the entry covers those. */
-static int
-follow(scan_state *sc, const char *name, size_t n, int quoted, const char *dir, int depth)
-{
-    char rel[PATH_MAX];
-    if (n >= sizeof rel)
-        return sc->complete = 0;
-    memcpy(rel, name, n);
-    rel[n] = '\0';
-    Py_ssize_t ndirs = PyList_GET_SIZE(sc->idirs);
-    for (Py_ssize_t i = quoted ? -1 : 0; i < ndirs; i++) {
-        const char *base = i < 0 ? dir : PyUnicode_AsUTF8(PyList_GET_ITEM(sc->idirs, i));
-        char path[PATH_MAX];
-        if (base == NULL)
-            return -1;
-        if (snprintf(path, sizeof path, "%s/%s", rel[0] == '/' ? "" : base,
-                     rel[0] == '/' ? rel + 1 : rel) >= (int)sizeof path)
-            return sc->complete = 0;
-        struct stat s;
-        int found = stat(path, &s) == 0 && S_ISREG(s.st_mode);
-        PyObject *key = PyUnicode_DecodeFSDefault(path);
-        if (key == NULL)
-            return -1;
-        int seen = PySet_Contains(sc->seen, key);
-        if (seen < 0 || (!seen && PySet_Add(sc->seen, key) < 0)) {
-            Py_DECREF(key);
-            return -1;
-        }
-        Py_DECREF(key);
-        if (seen) { /* already recorded, and read if it was found */
-            if (found)
-                return 0;
-            continue;
-        }
-        PyObject *rec = dep_record(path, found ? &s : NULL);
-        if (rec == NULL || PyList_Append(sc->deps, rec) < 0) {
-            Py_XDECREF(rec);
-            return -1;
-        }
-        Py_DECREF(rec);
-        sha256_field(sc->sha, path, strlen(path));
-        if (!found) {
-            sha256_field(sc->sha, "-", 1);
-            continue;
-        }
-        char *text;
-        size_t len;
-        /* Too many, too big or unreadable: the entry could not vouch for it. */
-        if (++sc->files > MAX_HEADERS || read_file(path, &text, &len) < 0)
-            return sc->complete = 0;
-        if ((sc->bytes += len) > MAX_HEADER_BYTES) {
-            free(text);
-            return sc->complete = 0;
-        }
-        sha256_field(sc->sha, text, len);
-        char *slash = strrchr(path, '/');
-        *slash = '\0';
-        int rc = scan_text(sc, text, path, depth + 1);
-        free(text);
-        return rc;
-    }
-    return 0;
-}
-
-/* Every #include line of `text`, read from folder `dir`. Conditional includes are
- * all followed: reading a header NVRTC skips only costs a stat and a hash. */
-static int
-scan_text(scan_state *sc, const char *text, const char *dir, int depth)
-{
-    if (depth > 64 || strstr(text, "__has_include") || strstr(text, "include_next"))
-        return sc->complete = 0; /* reads headers cukit does not follow */
-    for (const char *p = text; *p;) {
-        const char *q = p;
-        while (*q == ' ' || *q == '\t')
-            q++;
-        if (*q == '#') {
-            q++;
-            while (*q == ' ' || *q == '\t')
-                q++;
-            if (strncmp(q, "include", 7) == 0 && (q[7] == ' ' || q[7] == '\t' || q[7] == '"' ||
-                                                 q[7] == '<')) {
-                q += 7;
-                while (*q == ' ' || *q == '\t')
-                    q++;
-                char close = *q == '"' ? '"' : *q == '<' ? '>' : 0;
-                const char *end = close ? strchr(q + 1, close) : NULL;
-                const char *eol = strchr(q, '\n');
-                if (close == 0 || end == NULL || (eol && end > eol))
-                    sc->complete = 0; /* #include MACRO: cannot tell what it reads */
-                else if (follow(sc, q + 1, (size_t)(end - q - 1), close == '"', dir, depth) < 0)
-                    return -1;
-            }
-        }
-        const char *eol = strchr(p, '\n');
-        if (eol == NULL)
-            break;
-        p = eol + 1;
-    }
-    return 0;
-}
-
 /* Absolute form of the first n bytes of `path` against the working directory,
  * into out. 0, or -1 when it does not fit. */
 static int
@@ -400,25 +123,25 @@ static void
 environment_digest(char out[65])
 {
     static const char *vars[] = {"CUKIT_NVRTC", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH"};
-    sha256_ctx c;
-    sha256_init(&c);
+    cukit_sha256 c;
+    cukit_sha256_init(&c);
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         const char *v = getenv(vars[i]);
-        sha256_field(&c, v ? v : "", v ? strlen(v) : 0);
+        cukit_sha256_field(&c, v ? v : "", v ? strlen(v) : 0);
     }
     PyObject *prefix = PySys_GetObject("prefix"); /* borrowed: NVRTC wheels live under it */
     const char *pre = prefix && PyUnicode_Check(prefix) ? PyUnicode_AsUTF8(prefix) : NULL;
     if (pre == NULL)
         PyErr_Clear();
-    sha256_field(&c, pre ? pre : "", pre ? strlen(pre) : 0);
+    cukit_sha256_field(&c, pre ? pre : "", pre ? strlen(pre) : 0);
     struct stat s;
     char ld[64] = "";
     if (stat("/etc/ld.so.cache", &s) == 0)
         snprintf(ld, sizeof ld, "%lld:%lld", (long long)s.st_mtim.tv_sec, (long long)s.st_size);
-    sha256_field(&c, ld, strlen(ld));
+    cukit_sha256_field(&c, ld, strlen(ld));
     unsigned char d[32];
-    sha256_final(&c, d);
-    hex32(d, out);
+    cukit_sha256_final(&c, d);
+    cukit_sha256_hex(d, out);
 }
 
 static int
@@ -463,11 +186,11 @@ cukit_cache_key_make(cukit_Program *prog, const char *arch, cukit_output kind, P
     int rc = -1;
     if (deps == NULL || seen == NULL || idirs == NULL || pre == NULL)
         goto done;
-    sha256_ctx c;
-    sha256_init(&c);
+    cukit_sha256 c;
+    cukit_sha256_init(&c);
     const char *fixed[] = {CACHE_FORMAT, CUKIT_VERSION, arch, kind_name(kind)};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
-        sha256_field(&c, fixed[i], strlen(fixed[i]));
+        cukit_sha256_field(&c, fixed[i], strlen(fixed[i]));
     /* Options that name files NVRTC reads: -I folders (where <names> are looked for,
      * in order) and pre-included headers, in any of their spellings. */
     int complete = 1;
@@ -479,7 +202,7 @@ cukit_cache_key_make(cukit_Program *prog, const char *arch, cukit_output kind, P
             const char *s = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(lists[l], i), &n);
             if (s == NULL)
                 goto done;
-            sha256_field(&c, s, (size_t)n);
+            cukit_sha256_field(&c, s, (size_t)n);
             if (l != 0)
                 continue;
             const char *dir = NULL, *file = NULL;
@@ -521,15 +244,15 @@ cukit_cache_key_make(cukit_Program *prog, const char *arch, cukit_output kind, P
             }
             Py_DECREF(d);
         }
-        sha256_field(&c, "|", 1);
+        cukit_sha256_field(&c, "|", 1);
     }
     Py_ssize_t srclen, namelen;
     const char *src = PyUnicode_AsUTF8AndSize(prog->source, &srclen);
     const char *name = PyUnicode_AsUTF8AndSize(prog->name, &namelen);
     if (src == NULL || name == NULL)
         goto done;
-    sha256_field(&c, name, (size_t)namelen);
-    sha256_field(&c, src, (size_t)srclen);
+    cukit_sha256_field(&c, name, (size_t)namelen);
+    cukit_sha256_field(&c, src, (size_t)srclen);
     /* Quoted includes of the source are looked for beside the file NVRTC is told it
      * compiles: the program's name, taken relative to the working directory. */
     char srcdir[PATH_MAX];
@@ -541,23 +264,23 @@ cukit_cache_key_make(cukit_Program *prog, const char *arch, cukit_output kind, P
         rc = key->deps ? 0 : -1;
         goto done;
     }
-    sha256_field(&c, srcdir, strlen(srcdir));
-    scan_state sc = {&c, deps, seen, idirs, 0, 0, complete};
+    cukit_sha256_field(&c, srcdir, strlen(srcdir));
+    cukit_header_scan sc = {&c, deps, seen, idirs, 0, 0, complete};
     /* A pre-included header is found like a quoted #include in the working folder. */
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(pre); i++) {
         PyObject *enc = PyUnicode_EncodeFSDefault(PyList_GET_ITEM(pre, i));
         if (enc == NULL)
             goto done;
-        int r = follow(&sc, PyBytes_AS_STRING(enc), (size_t)PyBytes_GET_SIZE(enc), 1, cwd, 0);
+        int r = cukit_header_follow(&sc, PyBytes_AS_STRING(enc), (size_t)PyBytes_GET_SIZE(enc), 1, cwd, 0);
         Py_DECREF(enc);
         if (r < 0)
             goto done;
     }
-    if (scan_text(&sc, src, srcdir, 0) < 0)
+    if (cukit_header_scan_text(&sc, src, srcdir, 0) < 0)
         goto done;
     unsigned char d[32];
-    sha256_final(&c, d);
-    hex32(d, key->hex);
+    cukit_sha256_final(&c, d);
+    cukit_sha256_hex(d, key->hex);
     key->usable = sc.complete;
     key->deps = PyList_AsTuple(deps);
     if (key->deps == NULL)
@@ -588,7 +311,7 @@ cukit_cache_deps_unchanged(PyObject *deps)
         const char *path = PyBytes_AS_STRING(enc);
         struct stat s;
         int found = stat(path, &s) == 0 && S_ISREG(s.st_mode);
-        PyObject *now = dep_record(path, found ? &s : NULL);
+        PyObject *now = cukit_header_record(path, found ? &s : NULL);
         Py_DECREF(enc);
         if (now == NULL)
             return -1;
@@ -685,11 +408,11 @@ parse_entry(const char *data, size_t size, const cukit_cache_key *key, cukit_out
     *why = "it is truncated";
     if (size < 32)
         return 0;
-    sha256_ctx c;
+    cukit_sha256 c;
     unsigned char d[32];
-    sha256_init(&c);
-    sha256_update(&c, data, size - 32);
-    sha256_final(&c, d);
+    cukit_sha256_init(&c);
+    cukit_sha256_update(&c, data, size - 32);
+    cukit_sha256_final(&c, d);
     if (memcmp(d, data + size - 32, 32) != 0) {
         *why = "its checksum does not match (truncated or corrupted)";
         return 0;
@@ -811,10 +534,10 @@ done:
 
 /* write(2) all of it. */
 static int
-write_all(int fd, const void *data, size_t n, sha256_ctx *c)
+write_all(int fd, const void *data, size_t n, cukit_sha256 *c)
 {
     const char *p = data;
-    sha256_update(c, data, n);
+    cukit_sha256_update(c, data, n);
     while (n > 0) {
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
@@ -860,8 +583,8 @@ cukit_cache_store(const cukit_cache_key *key, cukit_output kind, PyObject *image
     if (fd < 0)
         return warn("cukit: could not write to the kernel cache folder %s (%s)", dir,
                     strerror(errno)) < 0 ? -1 : 0;
-    sha256_ctx c;
-    sha256_init(&c);
+    cukit_sha256 c;
+    cukit_sha256_init(&c);
     char line[PATH_MAX + 512];
     int ok = 1;
     snprintf(line, sizeof line, CACHE_FORMAT "\n%s\n%s\t%s\nsymbols %zd\n", key->hex, ident, env,
@@ -894,9 +617,9 @@ cukit_cache_store(const cukit_cache_key *key, cukit_output kind, PyObject *image
               write_all(fd, PyBytes_AS_STRING(image), (size_t)PyBytes_GET_SIZE(image), &c) == 0;
     }
     unsigned char d[32];
-    sha256_final(&c, d);
-    sha256_ctx ignored;
-    sha256_init(&ignored);
+    cukit_sha256_final(&c, d);
+    cukit_sha256 ignored;
+    cukit_sha256_init(&ignored);
     ok &= ok && write_all(fd, d, 32, &ignored) == 0;
     ok &= close(fd) == 0;
     if (ok && rename(tmp, path) == 0)

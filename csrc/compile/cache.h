@@ -1,4 +1,4 @@
-/* cache.h - compile/'s own: the disk cache's keys, used by program.c and cache.c */
+/* cache.h - compile/'s own: the disk cache's keys, used by program.c, functions.c and cache.c */
 #ifndef CUKIT_COMPILE_CACHE_H
 #define CUKIT_COMPILE_CACHE_H
 

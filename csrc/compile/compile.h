@@ -69,13 +69,15 @@ typedef struct {
     PyObject *signatures;  /* strong ref: dict kernel name -> Signature, parsed from source */
     PyObject *name_expressions; /* strong ref: tuple of str given by the user */
     PyObject *deps;        /* strong ref: tuple of user-header records of the last compile
-                              (see cache.c), () before one */
+                              (see headers.c), () before one */
     PyObject *globals;     /* strong ref: dict __constant__/__device__ variable -> (typecode,
                               shape or None), read from the source */
     int prelude;           /* 1: cukit put lines before the source (fp16/bf16 headers) */
 } cukit_Program;
 
 int cukit_program_setup(PyObject *module, cukit_state *st);
+/* functions.c: compile() with its in-process cache, nvrtc_version(), nvrtc_archs(). 0 / -1. */
+int cukit_compile_functions_setup(PyObject *module, cukit_state *st);
 /* What compiling a Program produces. */
 typedef enum { CUKIT_OUT_PTX = 0, CUKIT_OUT_CUBIN = 1, CUKIT_OUT_LTOIR = 2 } cukit_output;
 /* Compile prog for arch ("sm_90") into `kind` with the option `extra` (e.g.

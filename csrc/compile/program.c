@@ -1,9 +1,9 @@
-/* program.c - cukit.Program: NVRTC compilation to PTX or cubin, options, the log */
+/* program.c - cukit.Program: NVRTC compilation to PTX, cubin or LTO-IR, options, the disk cache */
 #include "compile/cache.h"
+#include "compile/program.h"
 
 #include <limits.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Parse "sm_90" / "compute_90" / "90" into 90; -1 when it is none of these. */
 static int
@@ -49,131 +49,6 @@ nvrtc_newest(void)
         n <= 0 || n > 256 || cukit_api.nvrtcGetSupportedArchs(archs) != 0)
         return 0;
     return archs[n - 1];
-}
-
-/* Read the log of prog into self->log. 0 / -1. */
-static int
-read_log(cukit_Program *self, nvrtcProgram prog)
-{
-    size_t n = 0;
-    if (NVRTC_CALL(self->st, nvrtcGetProgramLogSize, (prog, &n)) < 0)
-        return -1;
-    PyObject *bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
-    if (bytes == NULL)
-        return -1;
-    if (NVRTC_CALL(self->st, nvrtcGetProgramLog, (prog, PyBytes_AS_STRING(bytes))) < 0) {
-        Py_DECREF(bytes);
-        return -1;
-    }
-    PyObject *log = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(bytes), (Py_ssize_t)strlen(PyBytes_AS_STRING(bytes)),
-                                         "replace");
-    Py_DECREF(bytes);
-    if (log == NULL)
-        return -1;
-    Py_SETREF(self->log, log);
-    return 0;
-}
-
-/* Rewrite NVRTC's log the way C compilers print diagnostics:
- *     kernel.cu:3:12: error: identifier "x" is undefined
- *         y[i] = x * 2;
- *                ^
- * NVRTC gives "file(line): error: ..." with the source line and a caret under it,
- * each indented by two spaces; the column is where the caret is. New ref or NULL. */
-static PyObject *
-format_log(PyObject *log)
-{
-    Py_ssize_t n;
-    const char *text = PyUnicode_AsUTF8AndSize(log, &n);
-    if (text == NULL)
-        return NULL;
-    PyObject *lines = PyUnicode_Splitlines(log, 0), *out = PyList_New(0);
-    if (lines == NULL || out == NULL)
-        goto error;
-    Py_ssize_t count = PyList_GET_SIZE(lines);
-    for (Py_ssize_t i = 0; i < count; i++) {
-        const char *line = PyUnicode_AsUTF8(PyList_GET_ITEM(lines, i));
-        if (line == NULL)
-            goto error;
-        const char *open = strchr(line, '('), *close = open ? strstr(open, "): ") : NULL;
-        int lineno = 0, digits = 0;
-        for (const char *q = open ? open + 1 : NULL; q && q < close && *q >= '0' && *q <= '9' &&
-                                                     digits < 9; q++, digits++)
-            lineno = lineno * 10 + (*q - '0');
-        PyObject *piece;
-        if (open == NULL || open == line || close == NULL || digits == 0 ||
-            open + 1 + digits != close) {
-            piece = PyUnicode_FromFormat("%s\n", line);
-        }
-        else {
-            /* The source line and the caret under it, when NVRTC shows them. */
-            const char *src = NULL, *caret = NULL;
-            if (i + 2 < count) {
-                src = PyUnicode_AsUTF8(PyList_GET_ITEM(lines, i + 1));
-                caret = PyUnicode_AsUTF8(PyList_GET_ITEM(lines, i + 2));
-                if (src == NULL || caret == NULL)
-                    goto error;
-                const char *hat = strchr(caret, '^');
-                if (strncmp(src, "  ", 2) != 0 || strncmp(caret, "  ", 2) != 0 || hat == NULL ||
-                    hat[1] != '\0' || strspn(caret, " \t") != (size_t)(hat - caret))
-                    src = caret = NULL;
-            }
-            size_t cap = strlen(line) + (src ? strlen(src) + strlen(caret) : 0) + 64;
-            char *buf = PyMem_Malloc(cap);
-            if (buf == NULL) {
-                PyErr_NoMemory();
-                goto error;
-            }
-            if (src) {
-                PyOS_snprintf(buf, cap, "%.*s:%d:%d:%s\n%s\n%s\n", (int)(open - line), line, lineno,
-                              (int)(strchr(caret, '^') - caret - 2 + 1), close + 2, src + 2,
-                              caret + 2);
-                i += 2;
-            }
-            else {
-                PyOS_snprintf(buf, cap, "%.*s:%d:%s\n", (int)(open - line), line, lineno, close + 2);
-            }
-            piece = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)strlen(buf), "replace");
-            PyMem_Free(buf);
-        }
-        if (piece == NULL || PyList_Append(out, piece) < 0) {
-            Py_XDECREF(piece);
-            goto error;
-        }
-        Py_DECREF(piece);
-    }
-    PyObject *empty = PyUnicode_FromString("");
-    PyObject *joined = empty ? PyUnicode_Join(empty, out) : NULL;
-    Py_XDECREF(empty);
-    Py_DECREF(lines);
-    Py_DECREF(out);
-    return joined;
-error:
-    Py_XDECREF(lines);
-    Py_XDECREF(out);
-    return NULL;
-}
-
-static int
-compile_error(cukit_Program *self, const char *arch)
-{
-    PyObject *pretty = format_log(self->log);
-    if (pretty == NULL)
-        return -1;
-    PyObject *msg = PyUnicode_FromFormat("%U did not compile for %s:\n%U", self->name, arch,
-                                         pretty);
-    Py_DECREF(pretty);
-    if (msg == NULL)
-        return -1;
-    PyObject *exc = cukit_make_error(self->st, CUKIT_EXC_COMPILE, NVRTC_ERROR_COMPILATION,
-                                     "NVRTC_ERROR_COMPILATION", "nvrtcCompileProgram", msg);
-    Py_DECREF(msg);
-    if (exc == NULL)
-        return -1;
-    if (PyObject_SetAttrString(exc, "log", self->log) == 0)
-        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-    Py_DECREF(exc);
-    return -1;
 }
 
 /* The options that decide what NVRTC produces, less -arch and the toolkit's -I
@@ -425,10 +300,10 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
     Py_BEGIN_ALLOW_THREADS
     res = cukit_api.nvrtcCompileProgram(prog, nopt, opts);
     Py_END_ALLOW_THREADS
-    if (read_log(self, prog) < 0)
+    if (cukit_program_read_log(self, prog) < 0)
         goto done;
     if (res == NVRTC_ERROR_COMPILATION) {
-        compile_error(self, arch);
+        cukit_program_compile_error(self, arch);
         goto done;
     }
     if (res == NVRTC_ERROR_INVALID_OPTION) {
@@ -908,165 +783,11 @@ static PyType_Spec program_spec = {
     .slots = program_slots,
 };
 
-/* ------------------------------------------------------------------ module functions */
-
-/* A hashable stand-in for a compile argument: lists become tuples, a dict its
- * items as a frozenset. New ref; NULL with an exception when it cannot be. */
-static PyObject *
-hashable(PyObject *v)
-{
-    if (v == NULL)
-        return Py_NewRef(Py_None);
-    if (PyDict_Check(v)) {
-        PyObject *items = PyDict_Items(v);
-        PyObject *out = items ? PyFrozenSet_New(items) : NULL;
-        Py_XDECREF(items);
-        return out;
-    }
-    if (PyList_Check(v))
-        return PyList_AsTuple(v);
-    return Py_NewRef(v);
-}
-
-static PyObject *
-mod_compile(PyObject *m, PyObject *args, PyObject *kwargs)
-{
-    static char *kwlist[] = {"source", "name", "options", "include_dirs", "defines",
-                             "name_expressions", "lineinfo", "device", NULL};
-    cukit_state *st = PyModule_GetState(m);
-    PyObject *v[8] = {NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|UOOOOOO:compile", kwlist, &v[0], &v[1],
-                                     &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]))
-        return NULL;
-    cukit_Device *dev = cukit_device_arg(st, v[7]);
-    if (dev == NULL || cukit_device_activate(dev) < 0)
-        return NULL;
-
-    /* The same compile again in this process is the module already loaded, as long
-     * as the user headers it read are as they were. */
-    PyObject *key = NULL, *out = NULL, *prog = NULL;
-    int cache = cukit_cache_enabled();
-    if (cache) {
-        PyObject *parts[8];
-        int ok = 1;
-        for (int i = 0; i < 7; i++)
-            ok &= (parts[i] = ok ? hashable(v[i]) : NULL) != NULL;
-        parts[7] = ok ? PyLong_FromLong(dev->ordinal) : NULL;
-        key = parts[7] ? PyTuple_New(8) : NULL;
-        for (int i = 0; i < 8; i++) {
-            if (key)
-                PyTuple_SET_ITEM(key, i, parts[i]);
-            else if (i < 7 && parts[i])
-                Py_DECREF(parts[i]);
-        }
-        PyObject *hit = key ? PyDict_GetItemWithError(st->compiled, key) : NULL;
-        if (hit == NULL && key && PyErr_Occurred()) /* a set or other unhashable argument */
-            Py_CLEAR(key);
-        if (hit) {
-            PyObject *deps = PyTuple_GET_ITEM(hit, 1), *was = PyTuple_GET_ITEM(hit, 2);
-            int same = 1;
-            if (PyTuple_GET_SIZE(deps) > 0) {
-                char buf[PATH_MAX];
-                same = getcwd(buf, sizeof buf) != NULL && strcmp(buf, PyBytes_AS_STRING(was)) == 0;
-                if (same)
-                    same = cukit_cache_deps_unchanged(deps);
-            }
-            if (same < 0)
-                goto done;
-            if (same) {
-                out = Py_NewRef(PyTuple_GET_ITEM(hit, 0));
-                goto done;
-            }
-        }
-        if (key == NULL) { /* unhashable arguments: compile without this cache */
-            if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_TypeError))
-                goto done;
-            PyErr_Clear();
-        }
-    }
-
-    PyObject *pkw = PyDict_New();
-    for (int i = 1; pkw && i < 7; i++) {
-        if (v[i] && PyDict_SetItemString(pkw, kwlist[i], v[i]) < 0)
-            Py_CLEAR(pkw);
-    }
-    PyObject *pargs = pkw ? PyTuple_Pack(1, v[0]) : NULL;
-    prog = pargs ? PyObject_Call((PyObject *)st->ProgramType, pargs, pkw) : NULL;
-    Py_XDECREF(pargs);
-    Py_XDECREF(pkw);
-    if (prog == NULL)
-        goto done;
-    out = cukit_program_load((cukit_Program *)prog, dev);
-    if (out && key && PyTuple_Check(((cukit_Program *)prog)->deps)) {
-        char buf[PATH_MAX];
-        PyObject *deps = ((cukit_Program *)prog)->deps;
-        PyObject *entry = Py_BuildValue("(OOy)", out, deps,
-                                        getcwd(buf, sizeof buf) ? buf : "");
-        if (entry == NULL || PyDict_SetItem(st->compiled, key, entry) < 0)
-            Py_CLEAR(out);
-        Py_XDECREF(entry);
-    }
-done:
-    Py_XDECREF(key);
-    Py_XDECREF(prog);
-    return out;
-}
-
-static PyObject *
-mod_nvrtc_version(PyObject *m, PyObject *Py_UNUSED(ignored))
-{
-    cukit_state *st = PyModule_GetState(m);
-    int major = 0, minor = 0;
-    if (cukit_nvrtc_load(st) < 0 || NVRTC_CALL(st, nvrtcVersion, (&major, &minor)) < 0)
-        return NULL;
-    return Py_BuildValue("(ii)", major, minor);
-}
-
-static PyObject *
-mod_nvrtc_archs(PyObject *m, PyObject *Py_UNUSED(ignored))
-{
-    cukit_state *st = PyModule_GetState(m);
-    int n = 0, archs[256];
-    if (cukit_nvrtc_load(st) < 0)
-        return NULL;
-    if (!cukit_api.nvrtcGetNumSupportedArchs || !cukit_api.nvrtcGetSupportedArchs)
-        return PyErr_Format(st->exc[CUKIT_EXC_NOT_SUPPORTED],
-                            "this NVRTC cannot list its architectures (it is older than CUDA 11.2)");
-    if (NVRTC_CALL(st, nvrtcGetNumSupportedArchs, (&n)) < 0)
-        return NULL;
-    if (n < 0 || n > 256)
-        return PyErr_Format(PyExc_RuntimeError, "NVRTC reports %d architectures", n);
-    if (NVRTC_CALL(st, nvrtcGetSupportedArchs, (archs)) < 0)
-        return NULL;
-    PyObject *out = PyTuple_New(n);
-    for (int i = 0; out && i < n; i++) {
-        PyObject *s = PyUnicode_FromFormat("sm_%d", archs[i]);
-        if (s == NULL)
-            Py_CLEAR(out);
-        else
-            PyTuple_SET_ITEM(out, i, s);
-    }
-    return out;
-}
-
-static PyMethodDef program_functions[] = {
-    {"compile", (PyCFunction)(void (*)(void))mod_compile, METH_VARARGS | METH_KEYWORDS,
-     "compile(source, name='kernel.cu', options=(), include_dirs=(), defines={}, "
-     "name_expressions=(), lineinfo=False, device=None) -> Module\n\n"
-     "Compile with NVRTC for the device's exact architecture and load it. The same compile "
-     "again returns the module already loaded; compiled code is also kept on disk (see "
-     "cache_info)."},
-    {"nvrtc_version", mod_nvrtc_version, METH_NOARGS, "NVRTC's version as (major, minor)."},
-    {"nvrtc_archs", mod_nvrtc_archs, METH_NOARGS,
-     "The architectures NVRTC can generate machine code for, oldest first: ('sm_75', ...)."},
-    {NULL},
-};
-
 int
 cukit_program_setup(PyObject *module, cukit_state *st)
 {
     st->ProgramType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &program_spec, NULL);
     if (st->ProgramType == NULL || PyModule_AddType(module, st->ProgramType) < 0)
         return -1;
-    return PyModule_AddFunctions(module, program_functions);
+    return 0;
 }

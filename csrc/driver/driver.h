@@ -57,6 +57,15 @@ int cukit_missing_entry(cukit_state *st, const char *call);
 /* 1 when `res` leaves the context unusable (a kernel fault), else 0. */
 int cukit_cu_is_sticky(CUresult res);
 
+/* After the driver is first initialised: make a forked child's CUDA calls fail with
+ * cukit_fork_error's message. Idempotent. */
+void cukit_fork_guard(void);
+/* 1 in a child forked from a process that had initialised CUDA, else 0. */
+int cukit_forked(void);
+/* Raise NotSupportedError saying CUDA state cannot cross fork() and to use the
+ * spawn start method; `call` (may be NULL) names what was tried. Returns -1. */
+int cukit_fork_error(cukit_state *st, const char *call);
+
 /* Calls through the table. CU_CALL is an expression worth 0 or -1; CU_CALL_NOGIL
  * releases the GIL around the call and jumps to `error` on failure. Its arguments
  * are evaluated without the GIL: pass locals, never fields of Python objects. */

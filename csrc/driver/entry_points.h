@@ -76,6 +76,13 @@
       (int *, int *, CUfunction, size_t (*)(int), size_t, int))                          \
     X(CUresult, cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", REQUIRED,                     \
       (CUdeviceptr, CUdeviceptr, size_t, CUstream))                                      \
+    /* many GPUs: peer access and copies between devices */                           \
+    X(CUresult, cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", OPTIONAL, (int *, CUdevice, CUdevice)) \
+    X(CUresult, cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", OPTIONAL, (CUcontext, unsigned int)) \
+    X(CUresult, cuMemPoolSetAccess, "cuMemPoolSetAccess", OPTIONAL,                      \
+      (CUmemoryPool, const CUmemAccessDesc *, size_t))                                   \
+    X(CUresult, cuMemcpyPeerAsync, "cuMemcpyPeerAsync", OPTIONAL,                        \
+      (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream))                \
     /* views and interop: strided copies and fills, stream-ordered temporaries,       \
      * the device of a foreign pointer; the two async copies serve transfer.c */       \
     X(CUresult, cuMemcpy2D, "cuMemcpy2D_v2", REQUIRED, (const CUDA_MEMCPY2D *))          \
@@ -113,6 +120,7 @@
     X(CUresult, cuStreamDestroy, "cuStreamDestroy_v2", REQUIRED, (CUstream))             \
     X(CUresult, cuStreamSynchronize, "cuStreamSynchronize", REQUIRED, (CUstream))        \
     X(CUresult, cuStreamQuery, "cuStreamQuery", REQUIRED, (CUstream))                    \
+    X(CUresult, cuStreamGetCtx, "cuStreamGetCtx", OPTIONAL, (CUstream, CUcontext *))     \
     X(CUresult, cuStreamWaitEvent, "cuStreamWaitEvent", REQUIRED, (CUstream, CUevent, unsigned int)) \
     X(CUresult, cuEventCreate, "cuEventCreate", REQUIRED, (CUevent *, unsigned int))     \
     X(CUresult, cuEventDestroy, "cuEventDestroy_v2", REQUIRED, (CUevent))                \

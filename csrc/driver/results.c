@@ -1,6 +1,8 @@
 /* results.c - CUresult / nvrtcResult -> cukit exceptions, from one table */
 #include "driver/driver.h"
 
+#include <pthread.h>
+
 /* Driver codes with a class of their own; the rest are plain CudaError. Sticky
  * codes leave the context unusable, so their message says to restart. */
 static const struct {
@@ -41,9 +43,57 @@ lookup(CUresult res, int *sticky)
     return CUKIT_EXC_CUDA;
 }
 
+/* ------------------------------------------------------------------ fork()
+ *
+ * CUDA state does not survive fork(): in a child of a process that initialised
+ * the driver every call fails. A flag set by a pthread_atfork child handler turns
+ * that into one clear error. Process-wide like the entry-point table it guards. */
+
+static volatile int forked;
+
+static void
+on_fork_child(void)
+{
+    forked = 1;
+}
+
+void
+cukit_fork_guard(void)
+{
+    static int armed;
+    if (!armed) {
+        armed = 1;
+        pthread_atfork(NULL, NULL, on_fork_child);
+    }
+}
+
+int
+cukit_forked(void)
+{
+    return forked;
+}
+
+int
+cukit_fork_error(cukit_state *st, const char *call)
+{
+    PyObject *msg = PyUnicode_FromFormat(
+        "%s: this process was forked from one that had already used CUDA, and CUDA state "
+        "cannot cross fork(); start worker processes with "
+        "multiprocessing.get_context(\"spawn\") (or forkserver), or use CUDA only after the "
+        "fork. Compiling and the kernel cache still work here", call ? call : "CUDA");
+    if (msg == NULL)
+        return -1;
+    cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, CUDA_ERROR_NOT_INITIALIZED,
+                "CUDA_ERROR_NOT_INITIALIZED", call, msg);
+    Py_DECREF(msg);
+    return -1;
+}
+
 int
 cukit_cu_is_sticky(CUresult res)
 {
+    if (forked)
+        return 1; /* nothing inherited from the parent can be released here */
     int sticky;
     lookup(res, &sticky);
     return sticky;
@@ -54,6 +104,8 @@ cukit_check_cu(cukit_state *st, CUresult res, const char *call)
 {
     if (res == CUDA_SUCCESS)
         return 0;
+    if (forked)
+        return cukit_fork_error(st, call);
     const char *name = NULL, *text = NULL;
     if (cukit_api.cuGetErrorName(res, &name) != CUDA_SUCCESS || name == NULL)
         name = "CUDA_ERROR_UNRECOGNIZED";

@@ -283,7 +283,8 @@ cukit_launch_config(cukit_Kernel *k, PyObject *const *values, PyObject *kwnames,
     cfg->cluster[0] = cfg->cluster[1] = cfg->cluster[2] = 0;
     if (cluster_o != NULL && cluster_o != Py_None && parse_dims(cluster_o, "cluster", cfg->cluster) < 0)
         return -1;
-    cfg->stream_obj = stream_o && stream_o != Py_None ? (cukit_Stream *)stream_o : NULL;
+    cfg->stream_obj = stream_o && Py_IS_TYPE(stream_o, k->st->StreamType) ? (cukit_Stream *)stream_o : NULL;
+    cfg->stream_arg = stream_o;
     if (check_config(k, cfg, shared) < 0 || cukit_stream_handle(st, stream_o, k->device, &cfg->stream) < 0)
         return -1;
     cfg->shared = (unsigned int)shared;
@@ -387,7 +388,7 @@ cukit_kernel_keep_for_capture(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyOb
     PyTuple_SET_ITEM(t, 0, Py_NewRef(k));
     for (int i = 0; i < k->sig->nparams; i++)
         PyTuple_SET_ITEM(t, i + 1, Py_NewRef(args[i]));
-    int rc = cukit_capture_keep((PyObject *)cfg->stream_obj, t);
+    int rc = cukit_capture_keep(k->st, (PyObject *)cfg->stream_obj, t);
     Py_DECREF(t);
     return rc;
 }
@@ -585,7 +586,7 @@ kernel_prepare(cukit_Kernel *self, PyObject *const *args, Py_ssize_t nargs, PyOb
         Py_DECREF(p);
         return NULL;
     }
-    p->stream = Py_NewRef(p->cfg.stream_obj ? (PyObject *)p->cfg.stream_obj : Py_None);
+    p->stream = Py_NewRef(p->cfg.stream_arg ? p->cfg.stream_arg : Py_None);
     p->vectorcall = cukit_prepared_vectorcall;
     return (PyObject *)p;
 }

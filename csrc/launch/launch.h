@@ -54,7 +54,8 @@ typedef struct {
     unsigned int block[3];
     unsigned int shared;
     CUstream stream;
-    cukit_Stream *stream_obj; /* borrowed: the Stream passed, or NULL */
+    cukit_Stream *stream_obj; /* borrowed: the cukit.Stream passed, or NULL */
+    PyObject *stream_arg;     /* borrowed: what stream= was (any library's stream), or NULL */
     int cooperative;
     unsigned int cluster[3];  /* all 0: no cluster */
 } cukit_launch_cfg;
@@ -110,7 +111,8 @@ typedef struct {
     vectorcallfunc vectorcall;
     cukit_Kernel *kernel;   /* strong ref */
     cukit_launch_cfg cfg;
-    PyObject *stream;       /* strong ref: keeps cfg.stream alive (None for default) */
+    PyObject *stream;       /* strong ref: the stream= given, keeping cfg.stream alive
+                               (None for default) */
     unsigned char *buf;     /* owned (PyMem): the packed parameters of the last call */
     void **ptrs;            /* inside buf's allocation: one pointer per parameter */
     PyObject **last;        /* owned (PyMem): strong refs to the last call's arguments */

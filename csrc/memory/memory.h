@@ -29,8 +29,8 @@ int cukit_pool_setup(PyObject *module, cukit_state *st);
 /* Wait for the frees still queued on dev, then give its pool's unused memory back,
  * keeping `keep` bytes. 0 / -1. */
 int cukit_pool_trim(cukit_Device *dev, size_t keep);
-/* Free everything the pools and the transfer pipeline made: staging buffers and
- * threads. Called once when the module is freed. Never raises. */
+/* Free the per-device memory state, after cukit_transfer_teardown. Called once
+ * when the module is freed. Never raises. */
 void cukit_mem_teardown(cukit_state *st);
 
 /* Device scratch memory ordered on a stream: cuMemAllocAsync where the driver has it,
@@ -57,6 +57,9 @@ int cukit_copy_htod(cukit_state *st, CUdeviceptr dst, const void *src, size_t nb
 /* Same, device to host. */
 int cukit_copy_dtoh(cukit_state *st, void *dst, CUdeviceptr src, size_t nbytes,
                     CUstream stream, int sync);
+/* Stop every device's staging threads and free their buffers; waits for a copy in
+ * progress. Called once when the module is freed. Never raises. */
+void cukit_transfer_teardown(cukit_state *st);
 /* The pipeline's defaults and cukit._transfer_config, _pointer_kind. 0 / -1. */
 int cukit_transfer_setup(PyObject *module, cukit_state *st);
 

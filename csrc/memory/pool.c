@@ -77,14 +77,6 @@ cukit_devmem_get(cukit_Device *dev)
 void
 cukit_mem_teardown(cukit_state *st)
 {
-    if (st->devmem == NULL)
-        return;
-    for (int i = 0; i < st->ndevmem; i++) {
-        cukit_devmem *dm = &st->devmem[i];
-        if (dm->stage)
-            cukit_stage_release(dm->stage);
-        dm->stage = NULL;
-    }
     PyMem_Free(st->devmem);
     st->devmem = NULL;
     st->ndevmem = 0;

@@ -27,8 +27,5 @@ cukit_devmem *cukit_devmem_get(cukit_Device *dev);
 CUresult cukit_pool_alloc(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr *p, size_t n);
 /* Raise OutOfMemoryError giving the requested and available sizes. */
 void cukit_oom_error(cukit_state *st, size_t nbytes, const char *call);
-/* Stop the staging threads of one device and free its buffers; waits for a copy in
- * progress. Never raises. */
-void cukit_stage_release(cukit_stage *stage);
 
 #endif /* CUKIT_MEMORY_POOL_H */

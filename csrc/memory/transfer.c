@@ -229,8 +229,10 @@ pipeline(struct cukit_stage *s, int to_device, unsigned char *host, CUdeviceptr 
 
 /* ------------------------------------------------------------------ stages */
 
-void
-cukit_stage_release(cukit_stage *s)
+/* Stop the staging threads of one device and free its buffers; waits for a copy in
+ * progress. Never raises. */
+static void
+stage_release(cukit_stage *s)
 {
     if (s == NULL)
         return;
@@ -256,6 +258,17 @@ cukit_stage_release(cukit_stage *s)
     free(s->workers);
     free(s->args);
     free(s);
+}
+
+void
+cukit_transfer_teardown(cukit_state *st)
+{
+    for (int i = 0; st->devmem && i < st->ndevmem; i++) {
+        cukit_devmem *dm = &st->devmem[i];
+        if (dm->stage)
+            stage_release(dm->stage);
+        dm->stage = NULL;
+    }
 }
 
 /* A stage for the current context (ctx) built to cfg. Needs no GIL. NULL with
@@ -302,7 +315,7 @@ stage_create(CUcontext ctx, cukit_xfer_config cfg, CUresult *res, const char **c
     *res = CUDA_SUCCESS;
     return s;
 error:
-    cukit_stage_release(s);
+    stage_release(s);
     return NULL;
 }
 
@@ -326,7 +339,7 @@ stage_acquire(cukit_state *st)
         cukit_stage *old = dm->stage;
         dm->stage = NULL;
         Py_BEGIN_ALLOW_THREADS
-        cukit_stage_release(old);
+        stage_release(old);
         Py_END_ALLOW_THREADS
         dm->stage_failed = 0;
     }
@@ -346,7 +359,7 @@ stage_acquire(cukit_state *st)
         if (made == NULL)
             dm->stage_failed = 1; /* no pinned memory to spare: the driver copies alone */
         else if (dm->stage != NULL) /* another thread made one meanwhile */
-            cukit_stage_release(made);
+            stage_release(made);
         else
             dm->stage = made;
     }

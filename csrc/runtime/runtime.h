@@ -33,13 +33,17 @@ typedef struct cukit_Device_s {
     CUevent legacy_event;           /* owned: recorded on the legacy stream when waited on */
     cukit_tracked_stream *streams;  /* owned (PyMem): the device's live cukit streams */
     int nstreams, capstreams;
+    uint64_t peers_tried;  /* bit i: enabling access to device i's memory was tried */
 } cukit_Device;
 
 typedef struct cukit_Stream_s {
     PyObject_HEAD
     cukit_state *st;
     cukit_Device *device;  /* strong ref */
-    CUstream handle;       /* owned unless this is the default stream (NULL) */
+    CUstream handle;       /* owned when `owned`; NULL: the legacy default stream */
+    int owned;             /* 1: cukit created the stream and destroys it */
+    PyObject *owner;       /* strong ref or NULL: keeps a foreign handle's stream alive
+                              (Stream.from_handle's owner=) */
     PyObject *capture;     /* strong ref: list of what a capture in progress must keep
                               alive (kernels, arguments), NULL when not capturing */
 } cukit_Stream;
@@ -68,14 +72,21 @@ cukit_Device *cukit_device_current(cukit_state *st);
 cukit_Device *cukit_device_arg(cukit_state *st, PyObject *device);
 /* Make dev's primary context current on this thread if it is not. 0 / -1. */
 int cukit_device_activate(cukit_Device *dev);
+/* Let dev address other's memory: cuCtxEnablePeerAccess, and access to other's
+ * default memory pool (where cukit's arrays come from). Tried once per pair. 1 when
+ * access is on, 0 when the hardware has no peer path, -1 with an exception. */
+int cukit_device_enable_peer(cukit_Device *dev, cukit_Device *other);
 /* "sm_90" for dev into buf (at least 16 bytes). */
 void cukit_device_arch(const cukit_Device *dev, char *buf, size_t n);
 
 /* ------------------------------------------------------------------ stream.c */
 
 int cukit_stream_setup(PyObject *module, cukit_state *st);
-/* The CUstream for a `stream=` argument: None -> default, Stream -> its handle.
- * 0 / -1 with TypeError, or ValueError when it belongs to another device than dev. */
+/* The CUstream for a `stream=` argument: None -> the legacy default stream, a
+ * cukit.Stream -> its handle, and other libraries' streams: any object with the
+ * __cuda_stream__ protocol (cuda.core), a torch.cuda.Stream, a CuPy stream. 0 / -1
+ * with TypeError, or ValueError when it belongs to another device than dev (may be
+ * NULL) or no longer exists. */
 int cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUstream *out);
 /* A stream of dev (made current) on which work queued now runs only after all work
  * queued so far on the legacy stream and on every live cukit.Stream of dev, streams
@@ -89,9 +100,9 @@ CUstream cukit_device_release_stream(cukit_Device *dev);
 int cukit_capture_begin(cukit_Stream *s);
 /* Stop keeping for s. New ref: the list kept (never NULL once begun). */
 PyObject *cukit_capture_end(cukit_Stream *s);
-/* When `stream` (a cukit.Stream, None or NULL) is being captured, keep `what`
- * alive with the graph. 0 (also when not capturing) / -1. */
-int cukit_capture_keep(PyObject *stream, PyObject *what);
+/* When `stream` (any stream= argument, or NULL) is a cukit.Stream being captured,
+ * keep `what` alive with the graph. 0 (also when not capturing) / -1. */
+int cukit_capture_keep(cukit_state *st, PyObject *stream, PyObject *what);
 /* 1 while any stream capture is in progress in this module (a synchronize would
  * break it), else 0. */
 int cukit_capture_active(cukit_state *st);

@@ -1,6 +1,86 @@
 /* stream.c - cukit.Stream: ordered queues of device work, what frees wait for, and capture bookkeeping */
 #include "runtime/runtime.h"
 
+#include <string.h>
+
+/* The handle another library's stream object carries: 1 with *out set, 0 when obj
+ * is no stream cukit knows, -1 with an exception. */
+static int
+foreign_handle(cukit_state *st, PyObject *obj, CUstream *out)
+{
+    PyObject *v;
+    int r = cukit_optional_attr_obj(obj, st->str_cuda_stream_protocol, &v);
+    if (r < 0)
+        return -1;
+    if (r > 0) { /* cuda.core's protocol: __cuda_stream__() -> (version, handle) */
+        PyObject *t = PyObject_CallNoArgs(v);
+        Py_DECREF(v);
+        if (t == NULL)
+            return -1;
+        int ok = PyTuple_Check(t) && PyTuple_GET_SIZE(t) == 2;
+        v = ok ? Py_NewRef(PyTuple_GET_ITEM(t, 1)) : NULL;
+        Py_DECREF(t);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "%s.__cuda_stream__() must return (version, handle)",
+                         Py_TYPE(obj)->tp_name);
+            return -1;
+        }
+    }
+    else if ((r = cukit_optional_attr_obj(obj, st->str_cuda_stream, &v)) <= 0) { /* torch */
+        if (r < 0)
+            return -1;
+        /* CuPy's streams: .ptr (only on types named as streams: arrays have .ptr too) */
+        if (strstr(Py_TYPE(obj)->tp_name, "Stream") == NULL ||
+            (r = cukit_optional_attr_obj(obj, st->str_ptr, &v)) <= 0)
+            return r;
+    }
+    unsigned long long h = PyLong_Check(v) ? PyLong_AsUnsignedLongLong(v) : 0;
+    int bad = !PyLong_Check(v) || (h == (unsigned long long)-1 && PyErr_Occurred());
+    Py_DECREF(v);
+    if (bad) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "the %s passed as stream= gave no integer stream handle",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *out = (CUstream)(uintptr_t)h;
+    return 1;
+}
+
+/* ValueError when a foreign stream's context is not dev's (dev NULL: any). 0 / -1. */
+static int
+wrong_context(CUcontext ctx, const cukit_Device *dev, PyObject *obj)
+{
+    if (ctx == NULL || dev == NULL || ctx == dev->ctx)
+        return 0;
+    PyErr_Format(PyExc_ValueError,
+                 "the %s passed as stream= belongs to another device or context than "
+                 "device %d, where this work runs", Py_TYPE(obj)->tp_name, dev->ordinal);
+    return -1;
+}
+
+/* Check that foreign handle h is a live stream of dev (NULL: any device); its
+ * context into *ctx (NULL for the special handles). 0 / -1. */
+static int
+check_foreign(cukit_state *st, CUstream h, const cukit_Device *dev, PyObject *obj, CUcontext *ctx)
+{
+    *ctx = NULL;
+    if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD ||
+        cukit_api.cuStreamGetCtx == NULL)
+        return 0;
+    CUresult res = cukit_api.cuStreamGetCtx(h, ctx);
+    if (res != CUDA_SUCCESS) {
+        const char *name = "?";
+        cukit_api.cuGetErrorName(res, &name);
+        PyErr_Format(PyExc_ValueError,
+                     "the %s passed as stream= (handle 0x%llx) is not a live CUDA stream "
+                     "(cuStreamGetCtx: %s); was it destroyed?",
+                     Py_TYPE(obj)->tp_name, (unsigned long long)(uintptr_t)h, name);
+        return -1;
+    }
+    return wrong_context(*ctx, dev, obj);
+}
+
 int
 cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUstream *out)
 {
@@ -8,18 +88,39 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
         *out = NULL; /* the legacy default stream */
         return 0;
     }
-    if (!Py_IS_TYPE(obj, st->StreamType)) {
-        PyErr_Format(PyExc_TypeError, "stream must be a cukit.Stream or None, got %s",
+    if (Py_IS_TYPE(obj, st->StreamType)) {
+        cukit_Stream *s = (cukit_Stream *)obj;
+        if (dev && s->device != dev) {
+            PyErr_Format(PyExc_ValueError, "the stream belongs to device %d, not device %d",
+                         s->device->ordinal, dev->ordinal);
+            return -1;
+        }
+        *out = s->handle;
+        return 0;
+    }
+    if (obj == st->last_stream) { /* the same foreign stream again: already checked */
+        *out = (CUstream)st->last_stream_handle;
+        return wrong_context((CUcontext)st->last_stream_ctx, dev, obj);
+    }
+    int r = foreign_handle(st, obj, out);
+    if (r < 0)
+        return -1;
+    if (r == 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "stream must be a cukit.Stream, None, or another library's stream (an "
+                     "object with __cuda_stream__, a torch.cuda.Stream, a CuPy stream), got %s; "
+                     "wrap a raw handle with cukit.Stream.from_handle(handle, owner=...)",
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
-    cukit_Stream *s = (cukit_Stream *)obj;
-    if (dev && s->device != dev) {
-        PyErr_Format(PyExc_ValueError, "the stream belongs to device %d, not device %d",
-                     s->device->ordinal, dev->ordinal);
+    CUcontext ctx;
+    if (check_foreign(st, *out, dev, obj, &ctx) < 0)
         return -1;
-    }
-    *out = s->handle;
+    /* Remembered by identity while held: the object cannot be freed and its address
+     * reused meanwhile. */
+    Py_XSETREF(st->last_stream, Py_NewRef(obj));
+    st->last_stream_handle = (void *)*out;
+    st->last_stream_ctx = (void *)ctx;
     return 0;
 }
 
@@ -142,10 +243,10 @@ cukit_capture_end(cukit_Stream *s)
 }
 
 int
-cukit_capture_keep(PyObject *stream, PyObject *what)
+cukit_capture_keep(cukit_state *st, PyObject *stream, PyObject *what)
 {
-    if (stream == NULL || stream == Py_None)
-        return 0;
+    if (stream == NULL || !Py_IS_TYPE(stream, st->StreamType))
+        return 0; /* None, or another library's stream: its captures are its own */
     cukit_Stream *s = (cukit_Stream *)stream;
     return s->capture ? PyList_Append(s->capture, what) : 0;
 }
@@ -176,6 +277,8 @@ stream_alloc(cukit_state *st, cukit_Device *dev)
     s->st = st;
     s->device = (cukit_Device *)Py_NewRef(dev);
     s->handle = NULL;
+    s->owned = 0;
+    s->owner = NULL;
     s->capture = NULL;
     return s;
 }
@@ -203,6 +306,7 @@ stream_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         Py_DECREF(s);
         return NULL;
     }
+    s->owned = 1;
     if (track(s) < 0) { /* frees wait for this stream's work */
         Py_DECREF(s);
         return NULL;
@@ -219,7 +323,7 @@ stream_dealloc(cukit_Stream *self)
         CUresult res = CUDA_ERROR_INVALID_CONTEXT;
         if (cukit_device_activate(self->device) == 0) {
             untrack(self);
-            res = cukit_api.cuStreamDestroy(self->handle);
+            res = self->owned ? cukit_api.cuStreamDestroy(self->handle) : CUDA_SUCCESS;
         }
         else
             PyErr_Clear();
@@ -229,6 +333,7 @@ stream_dealloc(cukit_Stream *self)
         PyErr_SetRaisedException(saved);
     }
     Py_XDECREF(self->capture);
+    Py_XDECREF(self->owner);
     Py_XDECREF(self->device);
     PyObject_Free(self);
     Py_DECREF(tp);
@@ -284,6 +389,50 @@ stream_capture(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
     return self->st->hooks.stream_capture((PyObject *)self);
 }
 
+/* Stream.from_handle(handle, owner=None, device=None): a cukit.Stream over a stream
+ * another library made; cukit never destroys it, and `owner` is kept alive. */
+static PyObject *
+stream_from_handle(PyObject *cls, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"handle", "owner", "device", NULL};
+    PyObject *handle_o, *owner = Py_None, *device = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:from_handle", kwlist, &handle_o, &owner,
+                                     &device))
+        return NULL;
+    cukit_state *st = cukit_state_of_type((PyTypeObject *)cls);
+    unsigned long long v = PyLong_Check(handle_o) ? PyLong_AsUnsignedLongLong(handle_o) : 0;
+    if (!PyLong_Check(handle_o) || (v == (unsigned long long)-1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "Stream.from_handle takes the CUstream as an int (0 to 2**64 - 1), got %R",
+                     handle_o);
+        return NULL;
+    }
+    CUstream h = (CUstream)(uintptr_t)v;
+    cukit_Device *dev = cukit_device_arg(st, device);
+    CUcontext ctx;
+    if (dev == NULL || cukit_device_activate(dev) < 0 ||
+        check_foreign(st, h, dev, handle_o, &ctx) < 0)
+        return NULL;
+    cukit_Stream *s = stream_alloc(st, dev);
+    if (s == NULL)
+        return NULL;
+    s->handle = h;
+    s->owner = owner == Py_None ? NULL : Py_NewRef(owner);
+    if (h != NULL && track(s) < 0) {
+        Py_DECREF(s);
+        return NULL;
+    }
+    return (PyObject *)s;
+}
+
+/* Stream.__cuda_stream__(): (0, handle), the protocol other libraries read. */
+static PyObject *
+stream_cuda_stream(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
+{
+    return Py_BuildValue("(iK)", 0, (unsigned long long)(uintptr_t)self->handle);
+}
+
 static PyObject *
 stream_get_handle(cukit_Stream *self, void *c)
 {
@@ -318,6 +467,12 @@ static PyMethodDef stream_methods[] = {
      "and fills queued on this stream into graph instead of running them."},
     {"wait", (PyCFunction)stream_wait, METH_O,
      "wait(event): later work on this stream waits for the event."},
+    {"from_handle", (PyCFunction)(void (*)(void))stream_from_handle,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "Stream.from_handle(handle, owner=None, device=None) -> Stream: a stream another library "
+     "created, as an int CUstream; cukit never destroys it and keeps `owner` alive."},
+    {"__cuda_stream__", (PyCFunction)stream_cuda_stream, METH_NOARGS,
+     "__cuda_stream__() -> (0, handle): the CUDA stream protocol."},
     {NULL},
 };
 

@@ -28,6 +28,8 @@ from ._cukit import (
     LaunchError,
     LinkError,
     Module,
+    NcclError,
+    NcclTimeoutError,
     NoDeviceError,
     NotSupportedError,
     OutOfMemoryError,
@@ -39,6 +41,7 @@ from ._cukit import (
     advise,
     alloc,
     cache_info,
+    can_access_peer,
     clear_cache,
     asarray,
     ascontiguousarray,
@@ -79,5 +82,7 @@ from ._cukit import (  # noqa: E402
     _pointer_kind,
     _transfer_config,
 )
+
+from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

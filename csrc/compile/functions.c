@@ -1,0 +1,165 @@
+/* functions.c - compile() with its in-process cache, nvrtc_version(), nvrtc_archs() */
+#include "compile/cache.h"
+#include "compile/program.h"
+
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A hashable stand-in for a compile argument: lists become tuples, a dict its
+ * items as a frozenset. New ref; NULL with an exception when it cannot be. */
+static PyObject *
+hashable(PyObject *v)
+{
+    if (v == NULL)
+        return Py_NewRef(Py_None);
+    if (PyDict_Check(v)) {
+        PyObject *items = PyDict_Items(v);
+        PyObject *out = items ? PyFrozenSet_New(items) : NULL;
+        Py_XDECREF(items);
+        return out;
+    }
+    if (PyList_Check(v))
+        return PyList_AsTuple(v);
+    return Py_NewRef(v);
+}
+
+static PyObject *
+mod_compile(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"source", "name", "options", "include_dirs", "defines",
+                             "name_expressions", "lineinfo", "device", NULL};
+    cukit_state *st = PyModule_GetState(m);
+    PyObject *v[8] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|UOOOOOO:compile", kwlist, &v[0], &v[1],
+                                     &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]))
+        return NULL;
+    cukit_Device *dev = cukit_device_arg(st, v[7]);
+    if (dev == NULL || cukit_device_activate(dev) < 0)
+        return NULL;
+
+    /* The same compile again in this process is the module already loaded, as long
+     * as the user headers it read are as they were. */
+    PyObject *key = NULL, *out = NULL, *prog = NULL;
+    int cache = cukit_cache_enabled();
+    if (cache) {
+        PyObject *parts[8];
+        int ok = 1;
+        for (int i = 0; i < 7; i++)
+            ok &= (parts[i] = ok ? hashable(v[i]) : NULL) != NULL;
+        parts[7] = ok ? PyLong_FromLong(dev->ordinal) : NULL;
+        key = parts[7] ? PyTuple_New(8) : NULL;
+        for (int i = 0; i < 8; i++) {
+            if (key)
+                PyTuple_SET_ITEM(key, i, parts[i]);
+            else if (i < 7 && parts[i])
+                Py_DECREF(parts[i]);
+        }
+        PyObject *hit = key ? PyDict_GetItemWithError(st->compiled, key) : NULL;
+        if (hit == NULL && key && PyErr_Occurred()) /* a set or other unhashable argument */
+            Py_CLEAR(key);
+        if (hit) {
+            PyObject *deps = PyTuple_GET_ITEM(hit, 1), *was = PyTuple_GET_ITEM(hit, 2);
+            int same = 1;
+            if (PyTuple_GET_SIZE(deps) > 0) {
+                char buf[PATH_MAX];
+                same = getcwd(buf, sizeof buf) != NULL && strcmp(buf, PyBytes_AS_STRING(was)) == 0;
+                if (same)
+                    same = cukit_cache_deps_unchanged(deps);
+            }
+            if (same < 0)
+                goto done;
+            if (same) {
+                out = Py_NewRef(PyTuple_GET_ITEM(hit, 0));
+                goto done;
+            }
+        }
+        if (key == NULL) { /* unhashable arguments: compile without this cache */
+            if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_TypeError))
+                goto done;
+            PyErr_Clear();
+        }
+    }
+
+    PyObject *pkw = PyDict_New();
+    for (int i = 1; pkw && i < 7; i++) {
+        if (v[i] && PyDict_SetItemString(pkw, kwlist[i], v[i]) < 0)
+            Py_CLEAR(pkw);
+    }
+    PyObject *pargs = pkw ? PyTuple_Pack(1, v[0]) : NULL;
+    prog = pargs ? PyObject_Call((PyObject *)st->ProgramType, pargs, pkw) : NULL;
+    Py_XDECREF(pargs);
+    Py_XDECREF(pkw);
+    if (prog == NULL)
+        goto done;
+    out = cukit_program_load((cukit_Program *)prog, dev);
+    if (out && key && PyTuple_Check(((cukit_Program *)prog)->deps)) {
+        char buf[PATH_MAX];
+        PyObject *deps = ((cukit_Program *)prog)->deps;
+        PyObject *entry = Py_BuildValue("(OOy)", out, deps,
+                                        getcwd(buf, sizeof buf) ? buf : "");
+        if (entry == NULL || PyDict_SetItem(st->compiled, key, entry) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(entry);
+    }
+done:
+    Py_XDECREF(key);
+    Py_XDECREF(prog);
+    return out;
+}
+
+static PyObject *
+mod_nvrtc_version(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    cukit_state *st = PyModule_GetState(m);
+    int major = 0, minor = 0;
+    if (cukit_nvrtc_load(st) < 0 || NVRTC_CALL(st, nvrtcVersion, (&major, &minor)) < 0)
+        return NULL;
+    return Py_BuildValue("(ii)", major, minor);
+}
+
+static PyObject *
+mod_nvrtc_archs(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    cukit_state *st = PyModule_GetState(m);
+    int n = 0, archs[256];
+    if (cukit_nvrtc_load(st) < 0)
+        return NULL;
+    if (!cukit_api.nvrtcGetNumSupportedArchs || !cukit_api.nvrtcGetSupportedArchs)
+        return PyErr_Format(st->exc[CUKIT_EXC_NOT_SUPPORTED],
+                            "this NVRTC cannot list its architectures (it is older than CUDA 11.2)");
+    if (NVRTC_CALL(st, nvrtcGetNumSupportedArchs, (&n)) < 0)
+        return NULL;
+    if (n < 0 || n > 256)
+        return PyErr_Format(PyExc_RuntimeError, "NVRTC reports %d architectures", n);
+    if (NVRTC_CALL(st, nvrtcGetSupportedArchs, (archs)) < 0)
+        return NULL;
+    PyObject *out = PyTuple_New(n);
+    for (int i = 0; out && i < n; i++) {
+        PyObject *s = PyUnicode_FromFormat("sm_%d", archs[i]);
+        if (s == NULL)
+            Py_CLEAR(out);
+        else
+            PyTuple_SET_ITEM(out, i, s);
+    }
+    return out;
+}
+
+static PyMethodDef compile_functions[] = {
+    {"compile", (PyCFunction)(void (*)(void))mod_compile, METH_VARARGS | METH_KEYWORDS,
+     "compile(source, name='kernel.cu', options=(), include_dirs=(), defines={}, "
+     "name_expressions=(), lineinfo=False, device=None) -> Module\n\n"
+     "Compile with NVRTC for the device's exact architecture and load it. The same compile "
+     "again returns the module already loaded; compiled code is also kept on disk (see "
+     "cache_info)."},
+    {"nvrtc_version", mod_nvrtc_version, METH_NOARGS, "NVRTC's version as (major, minor)."},
+    {"nvrtc_archs", mod_nvrtc_archs, METH_NOARGS,
+     "The architectures NVRTC can generate machine code for, oldest first: ('sm_75', ...)."},
+    {NULL},
+};
+
+int
+cukit_compile_functions_setup(PyObject *module, cukit_state *st)
+{
+    return PyModule_AddFunctions(module, compile_functions);
+}
