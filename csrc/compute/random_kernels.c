@@ -26,28 +26,40 @@ static const char kernel_source[] =
     "    u64 out; long long n; u64 ctr[4]; u64 buf[4]; u64 rk[" STR(2 * CUKIT_PHILOX_ROUNDS) "];\n"
     "    double a, b; long long ilow; u64 irange; int pos, head; u32 uinteger; int vec;\n"
     "};\n"
-    /* 64 x 64 -> 128 bits from four 32 x 32 -> 64 products (IMAD.WIDE). */
-    "__device__ __forceinline__ void mulhilo(u64 a, u32 ml, u32 mh, u64 &lo, u64 &hi) {\n"
-    "    u32 a0 = (u32)a, a1 = (u32)(a >> 32);\n"
-    "    u64 p = (u64)a0 * ml, t = (u64)a0 * mh + (p >> 32), s = (u64)a1 * ml + (u32)t;\n"
-    "    hi = (u64)a1 * mh + (t >> 32) + (s >> 32);\n"
-    "    lo = (s << 32) | (u32)p;\n"
+    /* 64 x 64 -> 128 bits in 32-bit limbs r3:r2:r1:r0: four 32 x 32 -> 64 products
+     * (IMAD.WIDE, the scarce pipe) and one carry chain of adds (the integer ALU). */
+    "__device__ __forceinline__ void mulhilo(u32 a0, u32 a1, u32 ml, u32 mh,\n"
+    "                                        u32 &r0, u32 &r1, u32 &r2, u32 &r3) {\n"
+    "    asm(\"{\\n\\t.reg .u64 p, q, r, s;\\n\\t.reg .u32 p1, q0, q1, x0, x1, s0, s1;\\n\\t\"\n"
+    "        \"mul.wide.u32 p, %4, %6;\\n\\tmul.wide.u32 q, %5, %7;\\n\\t\"\n"
+    "        \"mul.wide.u32 r, %4, %7;\\n\\tmul.wide.u32 s, %5, %6;\\n\\t\"\n"
+    "        \"mov.b64 {%0, p1}, p;\\n\\tmov.b64 {q0, q1}, q;\\n\\t\"\n"
+    "        \"mov.b64 {x0, x1}, r;\\n\\tmov.b64 {s0, s1}, s;\\n\\t\"\n"
+    "        \"add.cc.u32 %1, p1, x0;\\n\\taddc.cc.u32 %2, q0, x1;\\n\\taddc.u32 %3, q1, 0;\\n\\t\"\n"
+    "        \"add.cc.u32 %1, %1, s0;\\n\\taddc.cc.u32 %2, %2, s1;\\n\\taddc.u32 %3, %3, 0;\\n\\t}\"\n"
+    "        : \"=r\"(r0), \"=r\"(r1), \"=r\"(r2), \"=r\"(r3) : \"r\"(a0), \"r\"(a1), \"r\"(ml), \"r\"(mh));\n"
     "}\n"
-    /* The words of block b: counter ctr + b (256 bits); block 0 is the host's buffer. */
+    /* The words of block b: counter ctr + b (256 bits); block 0 is the host's buffer.
+     * The rounds work on 32-bit halves, x[2i + 1]:x[2i] being word i. */
     "__device__ __forceinline__ void words(const Params &p, long long b, u64 w[4]) {\n"
     "    if (b == 0) { w[0] = p.buf[0]; w[1] = p.buf[1]; w[2] = p.buf[2]; w[3] = p.buf[3]; return; }\n"
     "    u64 c0 = p.ctr[0] + (u64)b, cy = c0 < (u64)b;\n"
     "    u64 c1 = p.ctr[1] + cy; cy &= (u64)(c1 == 0);\n"
     "    u64 c2 = p.ctr[2] + cy; cy &= (u64)(c2 == 0);\n"
     "    u64 c3 = p.ctr[3] + cy;\n"
+    "    u32 x0 = (u32)c0, x1 = (u32)(c0 >> 32), x2 = (u32)c1, x3 = (u32)(c1 >> 32);\n"
+    "    u32 x4 = (u32)c2, x5 = (u32)(c2 >> 32), x6 = (u32)c3, x7 = (u32)(c3 >> 32);\n"
     "#pragma unroll\n"
     "    for (int r = 0; r < " STR(CUKIT_PHILOX_ROUNDS) "; r++) {\n"
-    "        u64 lo0, hi0, lo1, hi1;\n"
-    "        mulhilo(c0, 0xE14C6C93u, 0xD2E7470Eu, lo0, hi0);\n"
-    "        mulhilo(c2, 0x95121157u, 0xCA5A8263u, lo1, hi1);\n"
-    "        c0 = hi1 ^ c1 ^ p.rk[2 * r]; c1 = lo1; c2 = hi0 ^ c3 ^ p.rk[2 * r + 1]; c3 = lo0;\n"
+    "        u32 l0, l1, h0, h1, m0, m1, g0, g1;\n"
+    "        mulhilo(x0, x1, 0xE14C6C93u, 0xD2E7470Eu, l0, l1, h0, h1);\n"
+    "        mulhilo(x4, x5, 0x95121157u, 0xCA5A8263u, m0, m1, g0, g1);\n"
+    "        u64 k0 = p.rk[2 * r], k1 = p.rk[2 * r + 1];\n"
+    "        x0 = g0 ^ x2 ^ (u32)k0; x1 = g1 ^ x3 ^ (u32)(k0 >> 32); x2 = m0; x3 = m1;\n"
+    "        x4 = h0 ^ x6 ^ (u32)k1; x5 = h1 ^ x7 ^ (u32)(k1 >> 32); x6 = l0; x7 = l1;\n"
     "    }\n"
-    "    w[0] = c0; w[1] = c1; w[2] = c2; w[3] = c3;\n"
+    "    w[0] = (u64)x1 << 32 | x0; w[1] = (u64)x3 << 32 | x2;\n"
+    "    w[2] = (u64)x5 << 32 | x4; w[3] = (u64)x7 << 32 | x6;\n"
     "}\n"
     "__device__ __forceinline__ u64 bits(double x) { return (u64)__double_as_longlong(x); }\n"
     "__device__ __forceinline__ u64 bits(float x) { return __float_as_uint(x); }\n"
@@ -110,45 +122,51 @@ static const char kernel_source[] =
     "struct Raw { __device__ u64 operator()(u64 w) const { return w; } };\n"
     "__device__ __forceinline__ double unit64(u64 w) { return (double)(w >> 11) * 0x1.0p-53; }\n"
     "__device__ __forceinline__ float unit32(u32 x) { return (float)(x >> 8) * 0x1.0p-24f; }\n"
-    "struct Uniform64 { double a, b;\n"
-    "    __device__ double operator()(u64 w) const { return __dadd_rn(a, __dmul_rn(b, unit64(w))); } };\n"
-    "struct Uniform32 { float a, b;\n"
-    "    __device__ float operator()(u32 x) const { return __fadd_rn(a, __fmul_rn(b, unit32(x))); } };\n"
+    /* A = false: the plain draw (a = 0, b = 1), without the two operations. */
+    "template <bool A> struct Uniform64 { double a, b;\n"
+    "    __device__ double operator()(u64 w) const {\n"
+    "        return A ? __dadd_rn(a, __dmul_rn(b, unit64(w))) : unit64(w); } };\n"
+    "template <bool A> struct Uniform32 { float a, b;\n"
+    "    __device__ float operator()(u32 x) const {\n"
+    "        return A ? __fadd_rn(a, __fmul_rn(b, unit32(x))) : unit32(x); } };\n"
     /* Normals by the inverse normal CDF: the sign from the top bit, the tail
      * probability u in (0, 1/2) from the rest. */
-    "struct Normal64 { double a, b;\n"
+    "template <bool A> struct Normal64 { double a, b;\n"
     "    __device__ double operator()(u64 w) const {\n"
     "        double u = ((double)((w >> 10) & ((1ULL << 53) - 1)) + 0.5) * 0x1.0p-54;\n"
     "        double z = normcdfinv(u);\n"
-    "        return __dadd_rn(a, __dmul_rn(b, (w >> 63) ? -z : z));\n"
+    "        z = (w >> 63) ? -z : z;\n"
+    "        return A ? __dadd_rn(a, __dmul_rn(b, z)) : z;\n"
     "    } };\n"
-    /* float: erfinv(x) = x * P(w), w = -log(1 - x * x) = -log(4u(1 - u)), x = 1 - 2u;
-     * P a degree-8 polynomial in w - 2.5 (w < 5) or in sqrt(w) - 3, fitted to
-     * within 7e-7 relative error of the inverse CDF for u down to 2**-33. */
+    /* float: z = x * P(w) = sqrt(2) erfinv(x), x = 1 - 2u, w = -log(1 - x * x) =
+     * -log(4u(1 - u)); P a polynomial fitted to within 6e-7 relative error: degree 9
+     * in w - 4 for w < 8, degree 8 in sqrt(w) - 3.5 beyond (u < 8.4e-5, down to
+     * 2**-33). log2 by the hardware's approximation: 4u(1 - u) is never subnormal. */
     "__device__ __forceinline__ float ndtri_tail(u32 x) {\n"
-    "    float u = __fmaf_rn((float)(x & 0x7fffffffu), 0x1.0p-32f, 0x1.0p-33f);\n"
-    "    float w = -logf((4.0f * u) * (1.0f - u)), t, r;\n"
-    "    if (w < 5.0f) {\n"
-    "        t = w - 2.5f;\n"
-    "        r = 2.79988956e-08f;\n"
-    "        r = fmaf(r, t, 3.43085077e-07f); r = fmaf(r, t, -3.52234906e-06f);\n"
-    "        r = fmaf(r, t, -4.38976213e-06f); r = fmaf(r, t, 0.000218577799f);\n"
-    "        r = fmaf(r, t, -0.00125372945f); r = fmaf(r, t, -0.00417767931f);\n"
-    "        r = fmaf(r, t, 0.246640742f); r = fmaf(r, t, 1.50140941f);\n"
-    "    } else {\n"
-    "        t = sqrtf(w) - 3.0f;\n"
-    "        r = 7.44591989e-06f;\n"
-    "        r = fmaf(r, t, -0.000198040696f); r = fmaf(r, t, 0.00118057523f);\n"
-    "        r = fmaf(r, t, -0.00333376136f); r = fmaf(r, t, 0.00576552982f);\n"
-    "        r = fmaf(r, t, -0.00773883052f); r = fmaf(r, t, 0.00944017153f);\n"
-    "        r = fmaf(r, t, 1.00168467f); r = fmaf(r, t, 2.83297682f);\n"
+    "    u32 m = x & 0x7fffffffu;\n"
+    "    float u4 = __fmaf_rn((float)m, 0x1.0p-30f, 0x1.0p-31f), q = __fmaf_rn(u4 * -0.25f, u4, u4), l, r;\n"
+    "    asm(\"lg2.approx.ftz.f32 %0, %1;\" : \"=f\"(l) : \"f\"(q));\n"
+    "    float t = __fmaf_rn(l, -0.693147181f, -4.0f);\n"
+    "    r = -1.31279221e-09f;\n"
+    "    r = fmaf(r, t, -2.7462038e-08f); r = fmaf(r, t, 3.19055744e-07f);\n"
+    "    r = fmaf(r, t, 4.05440488e-07f); r = fmaf(r, t, -2.25063395e-05f);\n"
+    "    r = fmaf(r, t, 0.000169723571f); r = fmaf(r, t, -0.000286467519f);\n"
+    "    r = fmaf(r, t, -0.0102152806f); r = fmaf(r, t, 0.32294026f); r = fmaf(r, t, 2.6287117f);\n"
+    "    if (l < -11.5415603f) { /* w > 8: one value in 6000 */\n"
+    "        t = sqrtf(l * -0.693147181f) - 3.5f;\n"
+    "        r = 5.56993327e-05f;\n"
+    "        r = fmaf(r, t, -0.000283470989f); r = fmaf(r, t, 0.00064272352f);\n"
+    "        r = fmaf(r, t, -0.000992616988f); r = fmaf(r, t, 0.00153917319f);\n"
+    "        r = fmaf(r, t, -0.00290976837f); r = fmaf(r, t, 0.00463481573f);\n"
+    "        r = fmaf(r, t, 1.4246341f); r = fmaf(r, t, 4.71708918f);\n"
     "    }\n"
-    "    float x1 = __fmaf_rn((float)(0x7fffffffu - (x & 0x7fffffffu)), 0x1.0p-31f, 0x1.0p-32f);\n"
-    "    float z = 1.41421356f * x1 * r; /* x1 = 1 - 2u, exact near u = 1/2 */\n"
+    "    float z = __fmaf_rn((float)(0x7fffffffu - m), 0x1.0p-31f, 0x1.0p-32f) * r; /* exact near u = 1/2 */\n"
     "    return (x >> 31) ? z : -z;\n"
     "}\n"
-    "struct Normal32 { float a, b;\n"
-    "    __device__ float operator()(u32 x) const { return __fadd_rn(a, __fmul_rn(b, ndtri_tail(x))); } };\n"
+    "template <bool A> struct Normal32 { float a, b;\n"
+    "    __device__ float operator()(u32 x) const {\n"
+    "        float z = ndtri_tail(x);\n"
+    "        return A ? __fadd_rn(a, __fmul_rn(b, z)) : z; } };\n"
     /* Exponentials: -log(1 - U) of the same uniform that random() gives. */
     "struct Exp64 { double b;\n"
     "    __device__ double operator()(u64 w) const { return __dmul_rn(b, -log1p(-unit64(w))); } };\n"
@@ -162,10 +180,14 @@ static const char kernel_source[] =
     "    } };\n"
     "extern \"C\" {\n"
     "__global__ void cukit_random_raw(const Params p) { per_word<u64>(p, Raw()); }\n"
-    "__global__ void cukit_uniform_f64(const Params p) { per_word<double>(p, Uniform64{p.a, p.b}); }\n"
-    "__global__ void cukit_uniform_f32(const Params p) { per_half(p, Uniform32{(float)p.a, (float)p.b}); }\n"
-    "__global__ void cukit_normal_f64(const Params p) { per_word<double>(p, Normal64{p.a, p.b}); }\n"
-    "__global__ void cukit_normal_f32(const Params p) { per_half(p, Normal32{(float)p.a, (float)p.b}); }\n"
+    "__global__ void cukit_random_f64(const Params p) { per_word<double>(p, Uniform64<false>{0, 1}); }\n"
+    "__global__ void cukit_uniform_f64(const Params p) { per_word<double>(p, Uniform64<true>{p.a, p.b}); }\n"
+    "__global__ void cukit_random_f32(const Params p) { per_half(p, Uniform32<false>{0, 1}); }\n"
+    "__global__ void cukit_uniform_f32(const Params p) { per_half(p, Uniform32<true>{(float)p.a, (float)p.b}); }\n"
+    "__global__ void cukit_standard_normal_f64(const Params p) { per_word<double>(p, Normal64<false>{0, 1}); }\n"
+    "__global__ void cukit_normal_f64(const Params p) { per_word<double>(p, Normal64<true>{p.a, p.b}); }\n"
+    "__global__ void cukit_standard_normal_f32(const Params p) { per_half(p, Normal32<false>{0, 1}); }\n"
+    "__global__ void cukit_normal_f32(const Params p) { per_half(p, Normal32<true>{(float)p.a, (float)p.b}); }\n"
     "__global__ void cukit_exponential_f64(const Params p) { per_word<double>(p, Exp64{p.b}); }\n"
     "__global__ void cukit_exponential_f32(const Params p) { per_half(p, Exp32{(float)p.b}); }\n"
     "__global__ void cukit_integers_1(const Params p) { per_word<unsigned char>(p, Int<unsigned char>{p.ilow, p.irange}); }\n"
@@ -174,22 +196,23 @@ static const char kernel_source[] =
     "__global__ void cukit_integers_8(const Params p) { per_word<u64>(p, Int<u64>{p.ilow, p.irange}); }\n"
     "}\n";
 
-/* By cukit_rand_kind: the kernel, and whether it draws 32-bit halves. */
+/* By cukit_rand_kind: the kernels for the plain draw (a = 0, b = 1) and for any a
+ * and b, and whether they draw 32-bit halves. */
 static const struct {
-    const char *name;
+    const char *plain, *affine;
     int halves;
 } kinds[CUKIT_RK_COUNT] = {
-    [CUKIT_RK_RAW] = {"cukit_random_raw", 0},
-    [CUKIT_RK_U64] = {"cukit_uniform_f64", 0},
-    [CUKIT_RK_U32] = {"cukit_uniform_f32", 1},
-    [CUKIT_RK_N64] = {"cukit_normal_f64", 0},
-    [CUKIT_RK_N32] = {"cukit_normal_f32", 1},
-    [CUKIT_RK_E64] = {"cukit_exponential_f64", 0},
-    [CUKIT_RK_E32] = {"cukit_exponential_f32", 1},
-    [CUKIT_RK_I8] = {"cukit_integers_1", 0},
-    [CUKIT_RK_I16] = {"cukit_integers_2", 0},
-    [CUKIT_RK_I32] = {"cukit_integers_4", 0},
-    [CUKIT_RK_I64] = {"cukit_integers_8", 0},
+    [CUKIT_RK_RAW] = {"cukit_random_raw", "cukit_random_raw", 0},
+    [CUKIT_RK_U64] = {"cukit_random_f64", "cukit_uniform_f64", 0},
+    [CUKIT_RK_U32] = {"cukit_random_f32", "cukit_uniform_f32", 1},
+    [CUKIT_RK_N64] = {"cukit_standard_normal_f64", "cukit_normal_f64", 0},
+    [CUKIT_RK_N32] = {"cukit_standard_normal_f32", "cukit_normal_f32", 1},
+    [CUKIT_RK_E64] = {"cukit_exponential_f64", "cukit_exponential_f64", 0},
+    [CUKIT_RK_E32] = {"cukit_exponential_f32", "cukit_exponential_f32", 1},
+    [CUKIT_RK_I8] = {"cukit_integers_1", "cukit_integers_1", 0},
+    [CUKIT_RK_I16] = {"cukit_integers_2", "cukit_integers_2", 0},
+    [CUKIT_RK_I32] = {"cukit_integers_4", "cukit_integers_4", 0},
+    [CUKIT_RK_I64] = {"cukit_integers_8", "cukit_integers_8", 0},
 };
 
 /* The source, for tests that compile it without a device (cukit._random_source). */
@@ -371,7 +394,8 @@ cukit_random_draw(cukit_Philox *bg, cukit_rand_kind kind, PyObject *dtype, PyObj
     if (blocks < 1)
         blocks = 1;
     void *args[] = {p};
-    if (kernel(dev, kinds[kind].name, &f) < 0 ||
+    const char *name = p->a == 0.0 && p->b == 1.0 ? kinds[kind].plain : kinds[kind].affine;
+    if (kernel(dev, name, &f) < 0 ||
         CU_CALL(st, cuLaunchKernel,
                 (f, (unsigned)blocks, 1, 1, THREADS, 1, 1, 0, NULL, args, NULL)) < 0) {
         memcpy(bg->ctr, saved.ctr, sizeof bg->ctr);
