@@ -11,10 +11,10 @@ What it measures
       bandwidth no generator can beat.
     * cukit: Generator(Philox).random / standard_normal / integers into out=.
       random() is numpy's Philox stream bit for bit (float32 too).
-    * CuPy default_rng (Philox4x32-10 through cuRAND-like kernels, its own
-      stream): random / standard_normal into out=.
-    * CuPy legacy RandomState (cuRAND XORWOW): random_sample / standard_normal,
-      which allocate their result (from CuPy's memory pool).
+    * CuPy default_rng (XORWOW, cuRAND's device generator): random /
+      standard_normal into out=.
+    * CuPy legacy RandomState (cuRAND's host API): random_sample /
+      standard_normal, which allocate their result (from CuPy's memory pool).
     * PyTorch: tensor.uniform_() / normal_() (Philox4x32-10).
 
     A library that is not importable is left out; its cells read n/a. Each row
