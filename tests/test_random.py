@@ -438,3 +438,36 @@ def test_freed_out():
     out.free()
     with pytest.raises(ValueError, match="freed"):
         cr.default_rng(1).random(5, out=out)
+
+
+@gpu
+def test_draws_on_a_stream_and_in_a_graph(rng):
+    key = int(rng.integers(0, 2**62))
+    ours, theirs = pair(key, None)
+    s = cukit.Stream()
+    x = ours.random(10_001, dtype=np.float32, stream=s)
+    y = ours.standard_normal(999, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(x.get(), theirs.random(10_001, dtype=np.float32))
+    assert y.shape == (999,)
+    theirs.random(999)  # the normals drew what random() would
+
+    out = cukit.to_device(poison(4097, np.float64))
+    with s.capture() as graph:
+        ours.random(out=out, stream=s)  # the state moves once, at capture
+    assert np.isnan(out.get()).all()  # captured, not run
+    want = theirs.random(4097)
+    for _ in range(2):  # each replay writes the same numbers
+        out.fill(np.nan)
+        graph.launch(s)
+        s.synchronize()
+        np.testing.assert_array_equal(out.get(), want)
+    np.testing.assert_array_equal(ours.random(5).get(), theirs.random(5))
+
+
+@gpu
+def test_a_bad_stream_raises_and_draws_nothing():
+    g = cr.default_rng(1)
+    with pytest.raises(TypeError, match="stream must be a cukit.Stream"):
+        g.random(3, stream="s")
+    assert same_state(g.bit_generator, np.random.Philox(1))

@@ -339,10 +339,11 @@ philox_set_state(cukit_Philox *self, PyObject *value, void *closure)
 static PyObject *
 philox_random_raw(cukit_Philox *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"size", "output", NULL};
-    PyObject *size = Py_None;
+    static char *kwlist[] = {"size", "output", "stream", NULL};
+    PyObject *size = Py_None, *stream = Py_None;
     int output = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op:random_raw", kwlist, &size, &output))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op$O:random_raw", kwlist, &size, &output,
+                                     &stream))
         return NULL;
     cukit_rand_params p;
     memset(&p, 0, sizeof p);
@@ -375,7 +376,7 @@ philox_random_raw(cukit_Philox *self, PyObject *args, PyObject *kwargs)
     PyObject *name = PyUnicode_FromString("uint64");
     PyObject *dtype = name ? cukit_resolve_dtype(self->st, name) : NULL;
     Py_XDECREF(name);
-    PyObject *out = dtype ? cukit_random_draw(self, CUKIT_RK_RAW, dtype, size, NULL, &p,
+    PyObject *out = dtype ? cukit_random_draw(self, CUKIT_RK_RAW, dtype, size, NULL, stream, &p,
                                               "random_raw()")
                           : NULL;
     Py_XDECREF(dtype);
@@ -520,9 +521,9 @@ static PyMethodDef philox_methods[] = {
      "_take(n, halves) -> bytes: move the state past a draw of n values (32-bit halves when "
      "halves) and return the kernel parameters it would launch with (tests)."},
     {"random_raw", (PyCFunction)(void (*)(void))philox_random_raw, METH_VARARGS | METH_KEYWORDS,
-     "random_raw(size=None, output=True): the next raw 64-bit words, numpy's exactly. "
-     "size=None gives one int (computed on the host); otherwise a uint64 cukit.Array "
-     "made on the GPU; output=False only moves the state past them."},
+     "random_raw(size=None, output=True, *, stream=None): the next raw 64-bit words, numpy's "
+     "exactly. size=None gives one int (computed on the host); otherwise a uint64 "
+     "cukit.Array made on the GPU; output=False only moves the state past them."},
     {"advance", (PyCFunction)philox_advance, METH_O,
      "advance(delta) -> self: add delta to the 256-bit counter (one counter step is a block "
      "of four 64-bit words) and empty the buffers, as numpy's Philox.advance."},

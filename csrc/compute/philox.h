@@ -107,11 +107,12 @@ const char *cukit_random_kernel_source(void);
 /* Draw `kind` into a new array of shape `size` (None: a 0-d array; an int or a tuple)
  * with dtype `dtype`, or into `out` (a C-contiguous writable cukit.Array of that
  * dtype whose shape matches `size` when both are given), on the current device or
- * out's. p's a, b, ilow and irange are the caller's; the rest is filled here and bg
- * advanced by what was drawn. `who` names the method in messages. New ref (the
- * array) or NULL with an exception. */
+ * out's, queued on `stream` (a stream= argument; NULL or None: the default
+ * stream). p's a, b, ilow and irange are the caller's; the rest is filled here and
+ * bg advanced by what was drawn. `who` names the method in messages. New ref (the
+ * array) or NULL with an exception, the state then unchanged. */
 PyObject *cukit_random_draw(cukit_Philox *bg, cukit_rand_kind kind, PyObject *dtype,
-                            PyObject *size, PyObject *out, cukit_rand_params *p,
-                            const char *who);
+                            PyObject *size, PyObject *out, PyObject *stream,
+                            cukit_rand_params *p, const char *who);
 
 #endif /* CUKIT_COMPUTE_PHILOX_H */

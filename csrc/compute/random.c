@@ -72,7 +72,7 @@ check_scale(double scale, const char *what)
 /* One draw of a float kind: `k64` for float64, k64 + 1 (its float32 twin) for float32. */
 static PyObject *
 float_draw(cukit_Generator *self, cukit_rand_kind k64, PyObject *dtype_arg, PyObject *size,
-           PyObject *out, double a, double b, const char *method)
+           PyObject *out, PyObject *stream, double a, double b, const char *method)
 {
     PyObject *dtype;
     int half;
@@ -83,7 +83,7 @@ float_draw(cukit_Generator *self, cukit_rand_kind k64, PyObject *dtype_arg, PyOb
     p.a = a;
     p.b = b;
     PyObject *r = cukit_random_draw(self->bg, (cukit_rand_kind)(k64 + half), dtype, size, out,
-                                    &p, method);
+                                    stream, &p, method);
     Py_DECREF(dtype);
     return r;
 }
@@ -93,21 +93,23 @@ float_draw(cukit_Generator *self, cukit_rand_kind k64, PyObject *dtype_arg, PyOb
 static PyObject *
 gen_random(cukit_Generator *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"size", "dtype", "out", NULL};
-    PyObject *size = Py_None, *dtype = NULL, *out = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:random", kwlist, &size, &dtype, &out))
+    static char *kwlist[] = {"size", "dtype", "out", "stream", NULL};
+    PyObject *size = Py_None, *dtype = NULL, *out = Py_None, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO$O:random", kwlist, &size, &dtype, &out,
+                                     &stream))
         return NULL;
-    return float_draw(self, CUKIT_RK_U64, dtype, size, out, 0.0, 1.0, "random");
+    return float_draw(self, CUKIT_RK_U64, dtype, size, out, stream, 0.0, 1.0, "random");
 }
 
 static PyObject *
 gen_uniform(cukit_Generator *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"low", "high", "size", "dtype", "out", NULL};
+    static char *kwlist[] = {"low", "high", "size", "dtype", "out", "stream", NULL};
     PyObject *lo = NULL, *hi = NULL, *size = Py_None, *dtype = NULL, *out = Py_None;
+    PyObject *stream = Py_None;
     double low, high;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOO:uniform", kwlist, &lo, &hi, &size,
-                                     &dtype, &out) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOO$O:uniform", kwlist, &lo, &hi, &size,
+                                     &dtype, &out, &stream) ||
         float_arg(lo, 0.0, "low", "uniform", &low) < 0 ||
         float_arg(hi, 1.0, "high", "uniform", &high) < 0)
         return NULL;
@@ -121,57 +123,60 @@ gen_uniform(cukit_Generator *self, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_ValueError, "uniform: high - low < 0; pass low <= high");
         return NULL;
     }
-    return float_draw(self, CUKIT_RK_U64, dtype, size, out, low, range, "uniform");
+    return float_draw(self, CUKIT_RK_U64, dtype, size, out, stream, low, range, "uniform");
 }
 
 static PyObject *
 gen_standard_normal(cukit_Generator *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"size", "dtype", "out", NULL};
-    PyObject *size = Py_None, *dtype = NULL, *out = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:standard_normal", kwlist, &size, &dtype,
-                                     &out))
+    static char *kwlist[] = {"size", "dtype", "out", "stream", NULL};
+    PyObject *size = Py_None, *dtype = NULL, *out = Py_None, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO$O:standard_normal", kwlist, &size, &dtype,
+                                     &out, &stream))
         return NULL;
-    return float_draw(self, CUKIT_RK_N64, dtype, size, out, 0.0, 1.0, "standard_normal");
+    return float_draw(self, CUKIT_RK_N64, dtype, size, out, stream, 0.0, 1.0, "standard_normal");
 }
 
 static PyObject *
 gen_normal(cukit_Generator *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"loc", "scale", "size", "dtype", "out", NULL};
+    static char *kwlist[] = {"loc", "scale", "size", "dtype", "out", "stream", NULL};
     PyObject *lo = NULL, *sc = NULL, *size = Py_None, *dtype = NULL, *out = Py_None;
+    PyObject *stream = Py_None;
     double loc, scale;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOO:normal", kwlist, &lo, &sc, &size,
-                                     &dtype, &out) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOO$O:normal", kwlist, &lo, &sc, &size,
+                                     &dtype, &out, &stream) ||
         float_arg(lo, 0.0, "loc", "normal", &loc) < 0 ||
         float_arg(sc, 1.0, "scale", "normal", &scale) < 0 || check_scale(scale, "scale") < 0)
         return NULL;
-    return float_draw(self, CUKIT_RK_N64, dtype, size, out, loc, scale, "normal");
+    return float_draw(self, CUKIT_RK_N64, dtype, size, out, stream, loc, scale, "normal");
 }
 
 static PyObject *
 gen_standard_exponential(cukit_Generator *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"size", "dtype", "method", "out", NULL};
+    static char *kwlist[] = {"size", "dtype", "method", "out", "stream", NULL};
     PyObject *size = Py_None, *dtype = NULL, *method = Py_None, *out = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:standard_exponential", kwlist, &size,
-                                     &dtype, &method, &out))
+    PyObject *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO$O:standard_exponential", kwlist, &size,
+                                     &dtype, &method, &out, &stream))
         return NULL;
     /* method= is accepted for numpy's signature: cukit always inverts ('inv'). */
-    return float_draw(self, CUKIT_RK_E64, dtype, size, out, 0.0, 1.0, "standard_exponential");
+    return float_draw(self, CUKIT_RK_E64, dtype, size, out, stream, 0.0, 1.0,
+                      "standard_exponential");
 }
 
 static PyObject *
 gen_exponential(cukit_Generator *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"scale", "size", "dtype", "out", NULL};
-    PyObject *sc = NULL, *size = Py_None, *dtype = NULL, *out = Py_None;
+    static char *kwlist[] = {"scale", "size", "dtype", "out", "stream", NULL};
+    PyObject *sc = NULL, *size = Py_None, *dtype = NULL, *out = Py_None, *stream = Py_None;
     double scale;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:exponential", kwlist, &sc, &size,
-                                     &dtype, &out) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO$O:exponential", kwlist, &sc, &size,
+                                     &dtype, &out, &stream) ||
         float_arg(sc, 1.0, "scale", "exponential", &scale) < 0 || check_scale(scale, "scale") < 0)
         return NULL;
-    return float_draw(self, CUKIT_RK_E64, dtype, size, out, 0.0, scale, "exponential");
+    return float_draw(self, CUKIT_RK_E64, dtype, size, out, stream, 0.0, scale, "exponential");
 }
 
 /* The smallest and largest value of an integer typecode, as Python ints. 0 / -1. */
@@ -212,11 +217,12 @@ less(PyObject *a, PyObject *b)
 static PyObject *
 gen_integers(cukit_Generator *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"low", "high", "size", "dtype", "endpoint", "out", NULL};
+    static char *kwlist[] = {"low", "high", "size", "dtype", "endpoint", "out", "stream", NULL};
     PyObject *lo_arg, *hi_arg = Py_None, *size = Py_None, *dtype_arg = NULL, *out = Py_None;
+    PyObject *stream = Py_None;
     int endpoint = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOpO:integers", kwlist, &lo_arg, &hi_arg,
-                                     &size, &dtype_arg, &endpoint, &out))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOpO$O:integers", kwlist, &lo_arg, &hi_arg,
+                                     &size, &dtype_arg, &endpoint, &out, &stream))
         return NULL;
     cukit_state *st = self->bg->st;
     if (!PyIndex_Check(lo_arg) || (hi_arg != Py_None && !PyIndex_Check(hi_arg))) {
@@ -283,8 +289,8 @@ gen_integers(cukit_Generator *self, PyObject *args, PyObject *kwargs)
         goto done;
     static const cukit_rand_kind by_size[9] = {
         [1] = CUKIT_RK_I8, [2] = CUKIT_RK_I16, [4] = CUKIT_RK_I32, [8] = CUKIT_RK_I64};
-    result = cukit_random_draw(self->bg, by_size[cukit_typecode_size(tc)], dtype, size, out, &p,
-                               "integers");
+    result = cukit_random_draw(self->bg, by_size[cukit_typecode_size(tc)], dtype, size, out,
+                               stream, &p, "integers");
 done:
     Py_XDECREF(low);
     Py_XDECREF(high);
@@ -399,7 +405,9 @@ static PyType_Slot gen_slots[] = {
     {Py_tp_doc, "Generator(bit_generator): numpy.random.Generator's methods, drawing on the GPU "
                 "into cukit arrays from a cukit.random.Philox. Each value depends only on the "
                 "key and its position in the stream, so the numbers are the same whatever the "
-                "grid and however a request is split into calls."},
+                "grid and however a request is split into calls. Every method also takes "
+                "stream= (keyword only): the draw is queued there instead of on the default "
+                "stream."},
     {Py_tp_new, gen_new},
     {Py_tp_dealloc, gen_dealloc},
     {Py_tp_repr, gen_repr},

@@ -326,7 +326,7 @@ check_out(cukit_state *st, cukit_Array *a, PyObject *dtype, int sized, int ndim,
 
 PyObject *
 cukit_random_draw(cukit_Philox *bg, cukit_rand_kind kind, PyObject *dtype, PyObject *size,
-                  PyObject *out, cukit_rand_params *p, const char *who)
+                  PyObject *out, PyObject *stream, cukit_rand_params *p, const char *who)
 {
     cukit_state *st = bg->st;
     Py_ssize_t shape[CUKIT_MAXDIM];
@@ -352,7 +352,13 @@ cukit_random_draw(cukit_Philox *bg, cukit_rand_kind kind, PyObject *dtype, PyObj
         if (a == NULL)
             return NULL;
     }
+    CUstream h;
     int64_t n = a->size;
+    if (cukit_stream_handle(st, stream, a->device, &h) < 0 ||
+        cukit_capture_keep(st, stream, (PyObject *)a) < 0) { /* a graph writes it */
+        Py_DECREF(a);
+        return NULL;
+    }
     if (n == 0)
         return (PyObject *)a;
     /* Keep the state to put back if the launch fails: only what was drawn moves it. */
@@ -381,7 +387,7 @@ cukit_random_draw(cukit_Philox *bg, cukit_rand_kind kind, PyObject *dtype, PyObj
     const char *name = p->a == 0.0 && p->b == 1.0 ? kinds[kind].plain : kinds[kind].affine;
     if (kernel(dev, name, &f) < 0 ||
         CU_CALL(st, cuLaunchKernel,
-                (f, (unsigned)blocks, 1, 1, THREADS, 1, 1, 0, NULL, args, NULL)) < 0) {
+                (f, (unsigned)blocks, 1, 1, THREADS, 1, 1, 0, h, args, NULL)) < 0) {
         memcpy(bg->ctr, saved.ctr, sizeof bg->ctr);
         memcpy(bg->buffer, saved.buffer, sizeof bg->buffer);
         bg->buffer_pos = saved.buffer_pos;
