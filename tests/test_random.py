@@ -1,4 +1,5 @@
 """cukit.random: numpy's Philox stream bit for bit, the counter-based distributions, bad input."""
+import math
 import struct
 from statistics import NormalDist
 
@@ -471,3 +472,53 @@ def test_a_bad_stream_raises_and_draws_nothing():
     with pytest.raises(TypeError, match="stream must be a cukit.Stream"):
         g.random(3, stream="s")
     assert same_state(g.bit_generator, np.random.Philox(1))
+
+
+def poisson_pmf(lam, kmax):
+    k = np.arange(kmax + 1)
+    logp = -lam + k * np.log(lam) - np.array([math.lgamma(x + 1) for x in k])
+    return np.exp(logp)
+
+
+@gpu
+@pytest.mark.parametrize("lam", [0.5, 3.0, 9.99, 10.0, 42.5, 1e4, 3e9])
+def test_poisson_statistics(lam):
+    n = 2_000_000
+    x = cr.default_rng(31).poisson(lam, n).get()
+    assert x.dtype == np.int64 and x.min() >= 0
+    sd = np.sqrt(lam)
+    assert abs(x.mean() - lam) < 5 * sd / np.sqrt(n)
+    assert abs(x.var() / lam - 1) < 5 * np.sqrt(2.0 / n) + 5 / np.sqrt(n * lam)
+    if lam < 100:  # chi-square against the pmf, over the bins expecting 50 or more
+        kmax = int(lam + 12 * sd + 12)
+        pmf = poisson_pmf(lam, kmax) * n
+        counts = np.bincount(x, minlength=kmax + 1)[: kmax + 1]
+        keep = pmf >= 50
+        chi2 = ((counts[keep] - pmf[keep]) ** 2 / pmf[keep]).sum()
+        dof = keep.sum() - 1
+        assert chi2 < dof + 6 * np.sqrt(2 * dof) + 10
+
+
+@gpu
+def test_poisson_takes_one_word_per_value_and_splits():
+    whole = cr.default_rng(8).poisson(25.0, 9001).get()
+    g = cr.default_rng(8)
+    parts = [g.poisson(25.0, n).get() for n in (1, 4000, 3, 4997)]
+    np.testing.assert_array_equal(np.concatenate(parts), whole)
+    theirs = np.random.Generator(np.random.Philox(8))
+    theirs.bit_generator.random_raw(9001)
+    np.testing.assert_array_equal(g.random(7).get(), theirs.random(7))
+    assert (cr.default_rng(8).poisson(0.0, 100).get() == 0).all()
+    small = cr.default_rng(9).poisson(2.0, 5)  # inversion at the word's uniform
+    u = np.random.Generator(np.random.Philox(9)).random(5)
+    cdf = np.cumsum(poisson_pmf(2.0, 60))
+    np.testing.assert_array_equal(small.get(), np.searchsorted(cdf, u, side="right"))
+
+
+@pytest.mark.parametrize("lam,exc,words", [
+    (-1.0, ValueError, "lam < 0"), (float("nan"), ValueError, "lam < 0"),
+    (1e19, ValueError, "lam value too large"), ("a", TypeError, "lam must be a number"),
+])
+def test_poisson_bad_lam(lam, exc, words):
+    with pytest.raises(exc, match=words):
+        cr.default_rng(1).poisson(lam, 3)

@@ -76,6 +76,7 @@ typedef struct {
     int32_t head;          /* 32-bit draws: 1 when element 0 is `uinteger` */
     uint32_t uinteger;
     int32_t vec;           /* 1 when `out` is 16-byte aligned */
+    double c[8];           /* a distribution's constants (poisson: lam and PTRS's) */
 } cukit_rand_params;
 
 /* What a Generator method draws: one kernel each. */
@@ -85,6 +86,7 @@ typedef enum {
     CUKIT_RK_N64, CUKIT_RK_N32,   /* normal */
     CUKIT_RK_E64, CUKIT_RK_E32,   /* exponential */
     CUKIT_RK_I8, CUKIT_RK_I16, CUKIT_RK_I32, CUKIT_RK_I64, /* integers, one word each */
+    CUKIT_RK_POISSON,      /* int64, one word each */
     CUKIT_RK_COUNT
 } cukit_rand_kind;
 

@@ -302,6 +302,49 @@ done:
     return result;
 }
 
+/* numpy's largest lam: the int64 range less ten standard deviations */
+#define POISSON_LAM_MAX 9.223372006484771e18
+
+static PyObject *
+gen_poisson(cukit_Generator *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"lam", "size", "out", "stream", NULL};
+    PyObject *lam_o = NULL, *size = Py_None, *out = Py_None, *stream = Py_None;
+    double lam;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO$O:poisson", kwlist, &lam_o, &size, &out,
+                                     &stream) ||
+        float_arg(lam_o, 1.0, "lam", "poisson", &lam) < 0)
+        return NULL;
+    if (lam < 0 || isnan(lam)) {
+        PyErr_SetString(PyExc_ValueError, "poisson: lam < 0 (or NaN); pass a lam >= 0");
+        return NULL;
+    }
+    if (lam > POISSON_LAM_MAX) {
+        PyErr_Format(PyExc_ValueError, "poisson: lam value too large (at most %.17g)",
+                     POISSON_LAM_MAX);
+        return NULL;
+    }
+    cukit_rand_params p;
+    memset(&p, 0, sizeof p);
+    /* The constants of Hormann's PTRS (1993), for lam >= 10; exp(-lam) for the rest. */
+    double slam = sqrt(lam), b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+    p.c[0] = lam;
+    p.c[1] = b;
+    p.c[2] = a;
+    p.c[3] = log(1.1239 + 1.1328 / (b - 3.4));
+    p.c[4] = 0.9277 - 3.6224 / (b - 2);
+    p.c[5] = log(lam);
+    p.c[6] = exp(-lam);
+    PyObject *name = PyUnicode_FromString("int64");
+    PyObject *dtype = name ? cukit_resolve_dtype(self->bg->st, name) : NULL;
+    Py_XDECREF(name);
+    PyObject *r = dtype ? cukit_random_draw(self->bg, CUKIT_RK_POISSON, dtype, size, out, stream,
+                                            &p, "poisson")
+                        : NULL;
+    Py_XDECREF(dtype);
+    return r;
+}
+
 static PyObject *
 gen_spawn(cukit_Generator *self, PyObject *arg)
 {
@@ -388,6 +431,10 @@ static PyMethodDef gen_methods[] = {
      "integers(low, high=None, size=None, dtype=int64, endpoint=False, out=None): integers in "
      "[low, high) ([low, high] with endpoint=True), one 64-bit word each: low + the high 64 "
      "bits of word * (high - low). Any integer dtype or bool."},
+    {"poisson", FN(gen_poisson), KW,
+     "poisson(lam=1.0, size=None, out=None): int64 Poisson counts, one 64-bit word each: "
+     "inversion of the CDF for lam < 10, Hormann's transformed rejection (its draws from a "
+     "Philox stream keyed by the word) for larger lam. Not numpy's stream."},
     {"spawn", (PyCFunction)gen_spawn, METH_O,
      "spawn(n) -> list of n Generators on independent streams (children of the bit "
      "generator's SeedSequence)."},

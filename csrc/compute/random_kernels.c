@@ -25,6 +25,7 @@ static const char kernel_source[] =
     "struct Params {\n"
     "    u64 out; long long n; u64 ctr[4]; u64 buf[4]; u64 rk[" STR(2 * CUKIT_PHILOX_ROUNDS) "];\n"
     "    double a, b; long long ilow; u64 irange; int pos, head; u32 uinteger; int vec;\n"
+    "    double c[8];\n"
     "};\n"
     /* The words of block b: counter ctr + b (256 bits); block 0 is the host's buffer.
      * The 64 x 64 -> 128-bit products are left to the compiler (mul.lo and mul.hi
@@ -162,6 +163,50 @@ static const char kernel_source[] =
     "        u64 off = range == ~0ULL ? w : __umul64hi(w, range + 1);\n"
     "        return (T)((u64)low + off);\n"
     "    } };\n"
+    /* Poisson. lam < 10: inversion of the CDF at the word's uniform. lam >= 10:
+     * Hormann's transformed rejection (PTRS), its (U, V) pairs drawn from a Philox
+     * stream keyed by the word, so a value still takes one word of the generator.
+     * c: lam, b, a, 1/alpha's log, v_r, log(lam), exp(-lam). */
+    "__device__ __forceinline__ void philox_keyed(u64 n, u64 k0, u64 k1, u64 w[4]) {\n"
+    "    u64 c0 = n, c1 = 0, c2 = 0, c3 = 0;\n"
+    "#pragma unroll\n"
+    "    for (int r = 0; r < " STR(CUKIT_PHILOX_ROUNDS) "; r++) {\n"
+    "        u64 lo0 = c0 * 0xD2E7470EE14C6C93ULL, hi0 = __umul64hi(c0, 0xD2E7470EE14C6C93ULL);\n"
+    "        u64 lo1 = c2 * 0xCA5A826395121157ULL, hi1 = __umul64hi(c2, 0xCA5A826395121157ULL);\n"
+    "        c0 = hi1 ^ c1 ^ k0; c1 = lo1; c2 = hi0 ^ c3 ^ k1; c3 = lo0;\n"
+    "        k0 += 0x9E3779B97F4A7C15ULL; k1 += 0xBB67AE8584CAA73BULL;\n"
+    "    }\n"
+    "    w[0] = c0; w[1] = c1; w[2] = c2; w[3] = c3;\n"
+    "}\n"
+    /* log(gamma(x)) for x >= 1: Stirling's series from x >= 7, the recurrence below. */
+    "__device__ __forceinline__ double loggam(double x) {\n"
+    "    double prod = 1.0;\n"
+    "    while (x < 7.0) { prod *= x; x += 1.0; }\n"
+    "    double r = 1.0 / x, r2 = r * r;\n"
+    "    double series = r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680 - r2 / 1188))));\n"
+    "    return (x - 0.5) * log(x) - x + 0.91893853320467274178 + series - log(prod);\n"
+    "}\n"
+    "struct Poisson { double lam, b, a, linvalpha, vr, loglam, emlam;\n"
+    "    __device__ long long operator()(u64 w) const {\n"
+    "        if (lam < 10.0) {\n"
+    "            double u = unit64(w), pk = emlam, f = pk;\n"
+    "            long long k = 0;\n"
+    "            while (f <= u && k < 256) { k++; pk *= lam / (double)k; f += pk; }\n"
+    "            return k;\n"
+    "        }\n"
+    "        for (u64 n = 0;; n++) {\n"
+    "            u64 r[4];\n"
+    "            philox_keyed(n, w, 0x6A09E667F3BCC909ULL, r);\n"
+    "            for (int j = 0; j < 4; j += 2) {\n"
+    "                double U = unit64(r[j]) - 0.5, V = unit64(r[j + 1]), us = 0.5 - fabs(U);\n"
+    "                long long k = (long long)floor((2.0 * a / us + b) * U + lam + 0.43);\n"
+    "                if (us >= 0.07 && V <= vr) return k;\n"
+    "                if (k < 0 || (us < 0.013 && V > us)) continue;\n"
+    "                if (log(V) + linvalpha - log(a / (us * us) + b) <=\n"
+    "                    -lam + (double)k * loglam - loggam((double)k + 1.0)) return k;\n"
+    "            }\n"
+    "        }\n"
+    "    } };\n"
     "extern \"C\" {\n"
     "__global__ void cukit_random_raw(const Params p) { per_word<u64>(p, Raw()); }\n"
     "__global__ void cukit_random_f64(const Params p) { per_word<double>(p, Uniform64<false>{0, 1}); }\n"
@@ -178,6 +223,7 @@ static const char kernel_source[] =
     "__global__ void cukit_integers_2(const Params p) { per_word<unsigned short>(p, Int<unsigned short>{p.ilow, p.irange}); }\n"
     "__global__ void cukit_integers_4(const Params p) { per_word<u32>(p, Int<u32>{p.ilow, p.irange}); }\n"
     "__global__ void cukit_integers_8(const Params p) { per_word<u64>(p, Int<u64>{p.ilow, p.irange}); }\n"
+    "__global__ void cukit_poisson(const Params p) { per_word<long long>(p, Poisson{p.c[0], p.c[1], p.c[2], p.c[3], p.c[4], p.c[5], p.c[6]}); }\n"
     "}\n";
 
 /* By cukit_rand_kind: the kernels for the plain draw (a = 0, b = 1) and for any a
@@ -197,6 +243,7 @@ static const struct {
     [CUKIT_RK_I16] = {"cukit_integers_2", "cukit_integers_2", 0},
     [CUKIT_RK_I32] = {"cukit_integers_4", "cukit_integers_4", 0},
     [CUKIT_RK_I64] = {"cukit_integers_8", "cukit_integers_8", 0},
+    [CUKIT_RK_POISSON] = {"cukit_poisson", "cukit_poisson", 0},
 };
 
 /* The source, for tests that compile it without a device (cukit._random_source). */
