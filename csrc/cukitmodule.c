@@ -13,7 +13,9 @@ static struct PyModuleDef cukit_moduledef;
     V(str_cai) V(str_data) V(str_typestr) V(str_strides) V(str_shape) V(str_dtype) \
     V(str_data_ptr) V(str_get_device) V(str_cuda_stream_protocol) V(str_cuda_stream) V(str_ptr) V(last_stream) \
     V(compiled) \
-    V(HostMemoryType) V(RegistrationType) V(CommunicatorType) \
+    V(HostMemoryType) V(RegistrationType) V(CommunicatorType) V(CudaArrayType) V(TextureType) \
+    V(SurfaceType) \
+    V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) V(compile_fn) \
     V(PhiloxType) V(GeneratorType) V(random_modules)
 
 static int
@@ -89,6 +91,7 @@ cukit_exec(PyObject *m)
         cukit_device_setup, cukit_stream_setup, cukit_event_setup,     /* runtime */
         cukit_buffer_setup, cukit_pool_setup, cukit_transfer_setup,    /* memory */
         cukit_hostmem_setup, cukit_registration_setup,
+        cukit_cudaarray_setup, cukit_texture_setup,
         cukit_signature_setup, cukit_program_setup, cukit_compile_functions_setup, /* compile */
         cukit_cache_setup,
         cukit_link_setup,
@@ -96,7 +99,8 @@ cukit_exec(PyObject *m)
         cukit_graph_setup,
         cukit_array_setup, cukit_array_functions_setup, cukit_dlpack_setup, /* array */
         cukit_internal_setup,
-        cukit_random_setup,                                            /* compute */
+        cukit_compute_setup,                                           /* compute */
+        cukit_random_setup,
         cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {

@@ -143,7 +143,13 @@ typedef struct {
     PyObject *(*array_wrap)(cukit_state *st, struct cukit_Device_s *dev, unsigned long long base,
                             PyObject *owner, PyObject *dtype, int ndim, const Py_ssize_t *shape,
                             const Py_ssize_t *strides, int readonly);
+    /* compute/: the Array's operators (op: CUKIT_OP_* of array.h; b NULL for unary ones;
+     * inplace: a is also the output) and math methods (which: CUKIT_CALL_*). New refs. */
+    PyObject *(*array_math)(cukit_state *st, int op, PyObject *a, PyObject *b, int inplace);
+    PyObject *(*array_call)(cukit_state *st, int which, PyObject *self, PyObject *args,
+                            PyObject *kwargs);
 } cukit_hooks;
+
 
 /* Tuning of memory/'s pageable transfer pipeline (cukit._transfer_config). */
 typedef struct {
@@ -170,6 +176,9 @@ struct cukit_state {
     PyTypeObject *KernelNodeType;
     PyTypeObject *ArrayType;
     PyTypeObject *CommunicatorType;
+    PyTypeObject *CudaArrayType;
+    PyTypeObject *TextureType;
+    PyTypeObject *SurfaceType;
 
     PyObject *exc[CUKIT_EXC_COUNT]; /* strong refs: exception classes, see the enum */
     cukit_hooks hooks;
@@ -212,10 +221,13 @@ struct cukit_state {
      * fill kernels, compiled at the first copy that needs them on that device */
     PyObject *strided_modules;
 
-    /* compute/random: strong refs: cukit.random's types, and dict device ordinal ->
-     * Module holding the random-number kernels, compiled at the first draw there */
-    PyTypeObject *PhiloxType;
-    PyTypeObject *GeneratorType;
+    /* compute/, strong refs: the ufunc and ElementwiseKernel types, the ufuncs by index,
+     * numpy dtypes by typecode (built at first use), fuse's traced-value class, and
+     * cukit.compile (generated kernels go through it) */
+    PyTypeObject *UfuncType, *ElementwiseType;
+    PyObject *ufuncs, *math_dtypes, *fuse_proxy, *compile_fn;
+    /* compute/random: strong refs: its types; dict device ordinal -> Module of its kernels */
+    PyTypeObject *PhiloxType, *GeneratorType;
     PyObject *random_modules;
 
     /* strong refs: interned keyword names the launch path compares by pointer */

@@ -250,4 +250,7 @@ enum {
     CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
 };
 
+/* CUDA arrays, texture and surface objects: their own file, to keep this one short. */
+#include "driver/cuda_abi_textures.h"
+
 #endif /* CUKIT_CUDA_ABI_H */

@@ -59,8 +59,10 @@ wrong_context(CUcontext ctx, const cukit_Device *dev, PyObject *obj)
     return -1;
 }
 
-/* Check that foreign handle h is a live stream of dev (NULL: any device); its
- * context into *ctx (NULL for the special handles). 0 / -1. */
+/* Check that foreign handle h is a stream of dev (NULL: any device); its context
+ * into *ctx (NULL for the special handles). 0 / -1. A handle whose stream was
+ * destroyed cannot be told apart safely (the driver reads through it): the object
+ * that hands out a handle must keep its stream alive, as torch's and CuPy's do. */
 static int
 check_foreign(cukit_state *st, CUstream h, const cukit_Device *dev, PyObject *obj, CUcontext *ctx)
 {

@@ -15,6 +15,7 @@ from ._cukit import (
     Array,
     Buffer,
     CompileError,
+    CudaArray,
     CudaError,
     Device,
     Event,
@@ -37,6 +38,8 @@ from ._cukit import (
     Registration,
     Signature,
     Stream,
+    Surface,
+    Texture,
     __version__,
     advise,
     alloc,
@@ -83,6 +86,28 @@ from ._cukit import (  # noqa: E402
     _transfer_config,
 )
 
+# Array math (csrc/compute/): every ufunc the core defines (add, sqrt, ... and numpy's
+# other names for them), the array functions, ElementwiseKernel and fuse.
+from . import _cukit  # noqa: E402
+from ._cukit import (  # noqa: E402
+    ElementwiseKernel,
+    arange,
+    clip,
+    concatenate,
+    full,
+    full_like,
+    imag,
+    linspace,
+    ones,
+    ones_like,
+    real,
+    stack,
+    ufunc,
+    where,
+)
+
+globals().update({n: f for n, f in vars(_cukit).items() if isinstance(f, ufunc)})
+from ._fuse import fuse  # noqa: E402
 from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 
 __all__ = [name for name in dir() if not name.startswith("_")]
