@@ -522,3 +522,67 @@ def test_poisson_takes_one_word_per_value_and_splits():
 def test_poisson_bad_lam(lam, exc, words):
     with pytest.raises(exc, match=words):
         cr.default_rng(1).poisson(lam, 3)
+
+
+@gpu
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 1000, 100_003])
+def test_permutation_of_n_is_a_permutation(n):
+    p = cr.default_rng(41).permutation(n)
+    assert p.dtype == np.int64 and p.shape == (n,)
+    got = p.get()
+    np.testing.assert_array_equal(np.sort(got), np.arange(n))
+    np.testing.assert_array_equal(cr.default_rng(41).permutation(n).get(), got)  # reproducible
+    if n >= 1000:
+        assert not np.array_equal(cr.default_rng(42).permutation(n).get(), got)
+        assert abs(np.corrcoef(got, np.arange(n))[0, 1]) < 0.1
+        assert np.sum(got == np.arange(n)) < 10  # fixed points: Poisson(1)
+
+
+@gpu
+def test_permutations_of_four_are_uniform():
+    g = cr.default_rng(43)
+    samples = 4800
+    counts = {}
+    for _ in range(samples):
+        key = tuple(g.permutation(4).get())
+        counts[key] = counts.get(key, 0) + 1
+    assert len(counts) == 24
+    expected = samples / 24
+    chi2 = sum((c - expected) ** 2 / expected for c in counts.values())
+    assert chi2 < 60  # 23 degrees of freedom: 60 is far past the 0.01% level
+
+
+@gpu
+def test_permutation_and_shuffle_of_rows(rng):
+    host = rng.standard_normal((1001, 3)).astype(np.float32)
+    x = cukit.to_device(host)
+    p = cr.default_rng(44).permutation(x)
+    np.testing.assert_array_equal(x.get(), host)  # a copy; x is left alone
+    order = cr.default_rng(44).permutation(1001).get()
+    np.testing.assert_array_equal(p.get(), host[order])
+    cr.default_rng(44).shuffle(x)
+    np.testing.assert_array_equal(x.get(), host[order])
+    odd = cukit.to_device(rng.integers(0, 255, (77, 5), dtype=np.uint8))  # 5-byte rows
+    before = odd.get()
+    cr.default_rng(45).shuffle(odd)
+    np.testing.assert_array_equal(odd.get(), before[cr.default_rng(45).permutation(77).get()])
+
+
+BAD_PERM = [
+    (lambda g: g.permutation(-3), ValueError, "negative dimensions are not allowed"),
+    (lambda g: g.permutation(3.5), TypeError, "x must be an int or a cukit.Array"),
+    (lambda g: g.shuffle(np.arange(4)), TypeError, "x must be a cukit.Array"),
+    (lambda g: g.permutation(cukit.to_device(np.float32(1))), ValueError,
+     "x must be an integer or at least 1-dimensional"),
+    (lambda g: g.shuffle(cukit.empty((4, 4))[:, ::2]), ValueError, "x must be C-contiguous"),
+    (lambda g: g.permutation(cukit.empty((4, 4)), axis=1), ValueError, "along axis 0 only"),
+]
+
+
+@gpu
+@pytest.mark.parametrize("call,exc,words", BAD_PERM, ids=[w for _, _, w in BAD_PERM])
+def test_bad_permutation_input(call, exc, words):
+    g = cr.default_rng(1)
+    with pytest.raises(exc, match=words):
+        call(g)
+    assert same_state(g.bit_generator, np.random.Philox(1))

@@ -90,6 +90,15 @@ typedef enum {
     CUKIT_RK_COUNT
 } cukit_rand_kind;
 
+/* What cukit_permutation takes: the device struct PermParams, field for field. */
+#define CUKIT_PERM_MAX_ROUNDS 832 /* 12 rounds per bit of n, and 64: n up to 2**64 */
+typedef struct {
+    uint64_t out;          /* int64[n]: the permutation */
+    int64_t n;
+    uint64_t k0, k1;       /* its key: two words of the bit generator */
+    int32_t rounds, pad;
+} cukit_perm_params;
+
 /* ------------------------------------------------------------------ philox.c */
 
 /* The Philox type into st->PhiloxType. 0 / -1. */
@@ -104,6 +113,11 @@ void cukit_philox_take32(cukit_Philox *bg, int64_t n, cukit_rand_params *p);
 
 /* ------------------------------------------------------------------ random_kernels.c */
 
+/* Launch kernel `name` of the random module on dev (compiled at first need) with
+ * `args`, enough 256-thread blocks for `work` threads (capped; the kernels loop), on
+ * h. 0 / -1. */
+int cukit_random_launch(cukit_Device *dev, const char *name, long long work, void **args,
+                        CUstream h);
 /* The CUDA C source of the kernels. Static storage. */
 const char *cukit_random_kernel_source(void);
 /* Draw `kind` into a new array of shape `size` (None: a 0-d array; an int or a tuple)

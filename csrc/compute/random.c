@@ -345,6 +345,198 @@ gen_poisson(cukit_Generator *self, PyObject *args, PyObject *kwargs)
     return r;
 }
 
+/* ------------------------------------------------------------------ permutations */
+
+/* The next 64-bit word of bg, as random_raw() would give it. */
+static uint64_t
+next_word(cukit_Philox *bg)
+{
+    cukit_rand_params p;
+    memset(&p, 0, sizeof p);
+    cukit_philox_take64(bg, 1, &p);
+    return p.buf[p.pos];
+}
+
+/* A permutation of [0, n) into int64 device memory at `out`, queued on h: its key is
+ * the next two words of bg (put back if the launch fails). 0 / -1. */
+static int
+fill_permutation(cukit_Philox *bg, cukit_Device *dev, CUdeviceptr out, Py_ssize_t n, CUstream h)
+{
+    if (n == 0)
+        return 0;
+    cukit_Philox saved = *bg;
+    cukit_perm_params pp;
+    memset(&pp, 0, sizeof pp);
+    pp.out = out;
+    pp.n = n;
+    pp.k0 = next_word(bg);
+    pp.k1 = next_word(bg);
+    int bits = 0;
+    for (unsigned long long v = (unsigned long long)n; v; v >>= 1)
+        bits++;
+    pp.rounds = 12 * bits + 64;
+    void *args[] = {&pp};
+    if (cukit_random_launch(dev, "cukit_permutation", n, args, h) < 0) {
+        memcpy(bg->ctr, saved.ctr, sizeof bg->ctr);
+        memcpy(bg->buffer, saved.buffer, sizeof bg->buffer);
+        bg->buffer_pos = saved.buffer_pos;
+        return -1;
+    }
+    return 0;
+}
+
+/* dst's rows (axis 0) = src's rows in the order `perm` (int64 device memory) gives,
+ * both C-contiguous of one shape and dtype, queued on h. 0 / -1. */
+static int
+gather_rows(cukit_Array *dst, cukit_Array *src, CUdeviceptr perm, CUstream h)
+{
+    long long rows = src->shape[0];
+    if (rows == 0 || src->nbytes == 0)
+        return 0;
+    long long row_bytes = src->nbytes / rows;
+    unsigned long long d = cukit_array_ptr(dst), s = cukit_array_ptr(src);
+    unsigned long long bits = (unsigned long long)row_bytes | d | s;
+    int unit = 16;
+    while (unit > 1 && (bits & (unsigned long long)(unit - 1)))
+        unit /= 2;
+    static const char *names[17] = {[1] = "cukit_gather_1", [2] = "cukit_gather_2",
+                                    [4] = "cukit_gather_4", [8] = "cukit_gather_8",
+                                    [16] = "cukit_gather_16"};
+    long long units = row_bytes / unit;
+    void *args[] = {&d, &s, &perm, &rows, &units};
+    return cukit_random_launch(src->device, names[unit], rows * units, args, h);
+}
+
+/* x for permutation/shuffle: a live, C-contiguous Array of at least one dimension
+ * (writable for shuffle). 0 / -1. */
+static int
+check_rows(cukit_state *st, PyObject *x, int writable, const char *who)
+{
+    if (!Py_IS_TYPE(x, st->ArrayType)) {
+        PyErr_Format(PyExc_TypeError, "%s: x must be %sa cukit.Array, got %.200s (copy host "
+                     "data to the device with cukit.to_device first)", who,
+                     writable ? "" : "an int or ", Py_TYPE(x)->tp_name);
+        return -1;
+    }
+    cukit_Array *a = (cukit_Array *)x;
+    if (!cukit_array_live(a))
+        return cukit_freed_error();
+    if (a->ndim < 1) {
+        PyErr_Format(PyExc_ValueError, "%s: x must be an integer or at least 1-dimensional",
+                     who);
+        return -1;
+    }
+    if (!(a->flags & CUKIT_ARRAY_C_CONTIG)) {
+        PyErr_Format(PyExc_ValueError, "%s: x must be C-contiguous (use "
+                     "cukit.ascontiguousarray(x))", who);
+        return -1;
+    }
+    if (writable && (a->flags & CUKIT_ARRAY_READONLY)) {
+        PyErr_Format(PyExc_ValueError, "%s: x is read-only", who);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+check_axis(int axis, const char *who)
+{
+    if (axis != 0) {
+        PyErr_Format(PyExc_ValueError, "%s: cukit permutes along axis 0 only (got axis=%d); "
+                     "move that axis first (x.transpose(...)) and copy", who, axis);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+gen_permutation(cukit_Generator *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"x", "axis", "stream", NULL};
+    PyObject *x, *stream = Py_None;
+    int axis = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|i$O:permutation", kwlist, &x, &axis,
+                                     &stream) ||
+        check_axis(axis, "permutation") < 0)
+        return NULL;
+    cukit_state *st = self->bg->st;
+    CUstream h;
+    if (!Py_IS_TYPE(x, st->ArrayType) && PyIndex_Check(x)) {
+        Py_ssize_t n = PyNumber_AsSsize_t(x, PyExc_OverflowError);
+        if (n == -1 && PyErr_Occurred())
+            return NULL;
+        if (n < 0) {
+            PyErr_SetString(PyExc_ValueError, "permutation: negative dimensions are not allowed");
+            return NULL;
+        }
+        PyObject *name = PyUnicode_FromString("int64");
+        PyObject *dtype = name ? cukit_resolve_dtype(st, name) : NULL;
+        Py_XDECREF(name);
+        cukit_Device *dev = dtype ? cukit_device_current(st) : NULL;
+        cukit_Array *a = dev ? cukit_array_create(st, dev, 1, &n, dtype) : NULL;
+        Py_XDECREF(dtype);
+        if (a && (cukit_stream_handle(st, stream, dev, &h) < 0 ||
+                  cukit_capture_keep(st, stream, (PyObject *)a) < 0 ||
+                  fill_permutation(self->bg, dev, cukit_array_ptr(a), n, h) < 0))
+            Py_CLEAR(a);
+        return (PyObject *)a;
+    }
+    if (check_rows(st, x, 0, "permutation") < 0)
+        return NULL;
+    cukit_Array *src = (cukit_Array *)x, *out;
+    cukit_Device *dev = src->device;
+    if (cukit_stream_handle(st, stream, dev, &h) < 0 ||
+        (out = cukit_array_create(st, dev, src->ndim, src->shape, src->dtype)) == NULL)
+        return NULL;
+    cukit_scratch perm = {0, 0};
+    Py_ssize_t rows = src->shape[0];
+    if (cukit_capture_keep(st, stream, (PyObject *)out) < 0 ||
+        cukit_capture_keep(st, stream, x) < 0 ||
+        cukit_scratch_alloc(dev, (size_t)(rows ? rows : 1) * 8, h, &perm) < 0 ||
+        fill_permutation(self->bg, dev, perm.ptr, rows, h) < 0 ||
+        gather_rows(out, src, perm.ptr, h) < 0)
+        Py_CLEAR(out);
+    if (perm.ptr && cukit_scratch_release(dev, &perm, h) < 0)
+        Py_CLEAR(out);
+    return (PyObject *)out;
+}
+
+static PyObject *
+gen_shuffle(cukit_Generator *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"x", "axis", "stream", NULL};
+    PyObject *x, *stream = Py_None;
+    int axis = 0;
+    cukit_state *st = self->bg->st;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|i$O:shuffle", kwlist, &x, &axis, &stream) ||
+        check_axis(axis, "shuffle") < 0 || check_rows(st, x, 1, "shuffle") < 0)
+        return NULL;
+    cukit_Array *a = (cukit_Array *)x, *tmp;
+    cukit_Device *dev = a->device;
+    CUstream h;
+    if (cukit_stream_handle(st, stream, dev, &h) < 0 || cukit_capture_keep(st, stream, x) < 0 ||
+        (tmp = cukit_array_create(st, dev, a->ndim, a->shape, a->dtype)) == NULL)
+        return NULL;
+    /* Rows gathered into a copy, then copied back: the copy is freed in stream order. */
+    cukit_scratch perm = {0, 0};
+    Py_ssize_t rows = a->shape[0];
+    int rc = -1;
+    if (cukit_capture_keep(st, stream, (PyObject *)tmp) == 0 &&
+        cukit_scratch_alloc(dev, (size_t)(rows ? rows : 1) * 8, h, &perm) == 0 &&
+        fill_permutation(self->bg, dev, perm.ptr, rows, h) == 0 &&
+        gather_rows(tmp, a, perm.ptr, h) == 0)
+        rc = a->nbytes == 0 ? 0
+                            : CU_CALL(st, cuMemcpyDtoDAsync, (cukit_array_ptr(a),
+                                                             cukit_array_ptr(tmp),
+                                                             (size_t)a->nbytes, h));
+    if (perm.ptr && cukit_scratch_release(dev, &perm, h) < 0)
+        rc = -1;
+    Py_DECREF(tmp);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 gen_spawn(cukit_Generator *self, PyObject *arg)
 {
@@ -435,6 +627,13 @@ static PyMethodDef gen_methods[] = {
      "poisson(lam=1.0, size=None, out=None): int64 Poisson counts, one 64-bit word each: "
      "inversion of the CDF for lam < 10, Hormann's transformed rejection (its draws from a "
      "Philox stream keyed by the word) for larger lam. Not numpy's stream."},
+    {"permutation", FN(gen_permutation), KW,
+     "permutation(x, axis=0): x an int: a permutation of range(x) (int64); x a cukit.Array: "
+     "a copy with its rows (axis 0) permuted. A keyed bijection (swap-or-not) that each "
+     "element follows alone; it takes two words of the stream. Not numpy's."},
+    {"shuffle", FN(gen_shuffle), KW,
+     "shuffle(x, axis=0): permute the rows (axis 0) of the cukit.Array x in place, as "
+     "permutation(x) orders them."},
     {"spawn", (PyCFunction)gen_spawn, METH_O,
      "spawn(n) -> list of n Generators on independent streams (children of the bit "
      "generator's SeedSequence)."},

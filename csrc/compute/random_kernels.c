@@ -167,8 +167,8 @@ static const char kernel_source[] =
      * Hormann's transformed rejection (PTRS), its (U, V) pairs drawn from a Philox
      * stream keyed by the word, so a value still takes one word of the generator.
      * c: lam, b, a, 1/alpha's log, v_r, log(lam), exp(-lam). */
-    "__device__ __forceinline__ void philox_keyed(u64 n, u64 k0, u64 k1, u64 w[4]) {\n"
-    "    u64 c0 = n, c1 = 0, c2 = 0, c3 = 0;\n"
+    "__device__ __forceinline__ void philox_keyed(u64 c0, u64 c1, u64 k0, u64 k1, u64 w[4]) {\n"
+    "    u64 c2 = 0, c3 = 0;\n"
     "#pragma unroll\n"
     "    for (int r = 0; r < " STR(CUKIT_PHILOX_ROUNDS) "; r++) {\n"
     "        u64 lo0 = c0 * " STR(CUKIT_PHILOX_M0) ", hi0 = __umul64hi(c0, " STR(CUKIT_PHILOX_M0) ");\n"
@@ -196,7 +196,7 @@ static const char kernel_source[] =
     "        }\n"
     "        for (u64 n = 0;; n++) {\n"
     "            u64 r[4];\n"
-    "            philox_keyed(n, w, 0x6A09E667F3BCC909ULL, r);\n"
+    "            philox_keyed(n, 0, w, 0x6A09E667F3BCC909ULL, r);\n"
     "            for (int j = 0; j < 4; j += 2) {\n"
     "                double U = unit64(r[j]) - 0.5, V = unit64(r[j + 1]), us = 0.5 - fabs(U);\n"
     "                long long k = (long long)floor((2.0 * a / us + b) * U + lam + 0.43);\n"
@@ -207,6 +207,43 @@ static const char kernel_source[] =
     "            }\n"
     "        }\n"
     "    } };\n"
+    /* Permutations: Hoang, Morris and Rogaway's swap-or-not shuffle, a keyed bijection
+     * of [0, n) that each element follows alone. Round r pairs x with K_r - x (mod n),
+     * K_r uniform in [0, n) (the block computes them first), and swaps the pair when a
+     * bit keyed by (the larger of the two, r) is set. */
+    "#define MAX_ROUNDS " STR(CUKIT_PERM_MAX_ROUNDS) "\n"
+    "struct PermParams { u64 out; long long n; u64 k0, k1; int rounds; };\n"
+    "extern \"C\" __global__ void cukit_permutation(const PermParams p) {\n"
+    "    __shared__ u64 keys[MAX_ROUNDS];\n"
+    "    const u64 n = (u64)p.n;\n"
+    "    for (int r = threadIdx.x; r < p.rounds; r += blockDim.x) {\n"
+    "        u64 w[4];\n"
+    "        philox_keyed((u64)r, 1ULL << 63, p.k0, p.k1, w);\n"
+    "        keys[r] = __umul64hi(w[0], n);\n"
+    "    }\n"
+    "    __syncthreads();\n"
+    "    for (long long i = FIRST; i < p.n; i += STRIDE) {\n"
+    "        u64 x = (u64)i;\n"
+    "        for (int r = 0; r < p.rounds; r++) {\n"
+    "            u64 k = keys[r], y = k >= x ? k - x : k + (n - x), w[4];\n"
+    "            philox_keyed(x > y ? x : y, (u64)r, p.k0, p.k1, w);\n"
+    "            if (w[0] & 1) x = y;\n"
+    "        }\n"
+    "        ((long long *)p.out)[i] = (long long)x;\n"
+    "    }\n"
+    "}\n"
+    /* dst's row i = src's row perm[i], in units of T. */
+    "template <class T> __device__ __forceinline__ void gather(u64 d, u64 s, const long long *perm,\n"
+    "                                                       long long rows, long long units) {\n"
+    "    T *dst = (T *)d; const T *src = (const T *)s;\n"
+    "    for (long long e = FIRST; e < rows * units; e += STRIDE) {\n"
+    "        long long row = e / units;\n"
+    "        dst[e] = src[perm[row] * units + (e - row * units)];\n"
+    "    }\n"
+    "}\n"
+    "#define GATHER(T, B) extern \"C\" __global__ void cukit_gather_##B(u64 d, u64 s, \\\n"
+    "    const long long *perm, long long rows, long long units) { gather<T>(d, s, perm, rows, units); }\n"
+    "GATHER(unsigned char, 1) GATHER(unsigned short, 2) GATHER(u32, 4) GATHER(u64, 8) GATHER(uint4, 16)\n"
     "extern \"C\" {\n"
     "__global__ void cukit_random_raw(const Params p) { per_word<u64>(p, Raw()); }\n"
     "__global__ void cukit_random_f64(const Params p) { per_word<double>(p, Uniform64<false>{0, 1}); }\n"
@@ -282,6 +319,21 @@ kernel(cukit_Device *dev, const char *name, CUfunction *out)
     if (cukit_device_activate(dev) < 0)
         return -1;
     return CU_CALL(st, cuModuleGetFunction, (out, ((cukit_Module *)mod)->handle, name));
+}
+
+int
+cukit_random_launch(cukit_Device *dev, const char *name, long long work, void **args, CUstream h)
+{
+    CUfunction f;
+    long long blocks = (work + THREADS - 1) / THREADS, most = (long long)dev->sm_count * BLOCKS_PER_SM;
+    if (blocks > most)
+        blocks = most;
+    if (blocks < 1)
+        blocks = 1;
+    if (kernel(dev, name, &f) < 0)
+        return -1;
+    return CU_CALL(dev->st, cuLaunchKernel,
+                   (f, (unsigned)blocks, 1, 1, THREADS, 1, 1, 0, h, args, NULL));
 }
 
 /* ------------------------------------------------------------------ arguments */
@@ -423,18 +475,9 @@ cukit_random_draw(cukit_Philox *bg, cukit_rand_kind kind, PyObject *dtype, PyObj
         p->head = 0;
         nblk = (p->pos + n + 3) / 4;
     }
-    CUfunction f;
-    cukit_Device *dev = a->device;
-    long long blocks = (nblk + THREADS - 1) / THREADS, most = (long long)dev->sm_count * BLOCKS_PER_SM;
-    if (blocks > most)
-        blocks = most;
-    if (blocks < 1)
-        blocks = 1;
     void *args[] = {p};
     const char *name = p->a == 0.0 && p->b == 1.0 ? kinds[kind].plain : kinds[kind].affine;
-    if (kernel(dev, name, &f) < 0 ||
-        CU_CALL(st, cuLaunchKernel,
-                (f, (unsigned)blocks, 1, 1, THREADS, 1, 1, 0, h, args, NULL)) < 0) {
+    if (cukit_random_launch(a->device, name, nblk, args, h) < 0) {
         memcpy(bg->ctr, saved.ctr, sizeof bg->ctr);
         memcpy(bg->buffer, saved.buffer, sizeof bg->buffer);
         bg->buffer_pos = saved.buffer_pos;
