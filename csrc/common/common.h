@@ -259,7 +259,7 @@ struct cukit_state {
 
 /* ------------------------------------------------------------------ state.c */
 
-/* State of the module that defined `type`. Borrowed. */
+/* State of the module that defined `type` (or, for a Python subclass, its cukit base). Borrowed. */
 cukit_state *cukit_state_of_type(PyTypeObject *type);
 /* Import numpy into st once. 0 / -1 with ImportError explaining it is required. */
 int cukit_numpy(cukit_state *st);

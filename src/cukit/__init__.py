@@ -56,6 +56,7 @@ from ._cukit import (
     empty,
     empty_like,
     from_dlpack,
+    frombuffer,
     get_device,
     link,
     managed_empty,
