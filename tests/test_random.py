@@ -586,3 +586,18 @@ def test_bad_permutation_input(call, exc, words):
     with pytest.raises(exc, match=words):
         call(g)
     assert same_state(g.bit_generator, np.random.Philox(1))
+
+
+def test_cukit_random_is_an_attribute_and_has_a_version():
+    assert cukit.random is cr
+    assert cr.version() == tuple(int(p) for p in cukit.__version__.split(".")[:3])
+
+
+@gpu
+def test_rand_of_integer_dtypes_and_the_pycuda_face():
+    from cukit.pycuda import curandom
+    x = cr.rand(100_000, dtype=np.int32).get()
+    assert x.dtype == np.int32 and x.min() < -2**30 and x.max() > 2**30
+    u = curandom.rand((10, 10))
+    assert u.shape == (10, 10) and u.dtype == np.float32
+    assert 0 <= u.get().min() and u.get().max() < 1

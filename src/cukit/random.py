@@ -14,7 +14,7 @@ import numpy as _np
 from ._cukit import Generator, Philox
 from ._cukit import _random_kernel_source as _kernel_source  # for tests without a GPU
 
-__all__ = ["Generator", "Philox", "default_rng", "rand", "randn", "seed"]
+__all__ = ["Generator", "Philox", "default_rng", "rand", "randn", "seed", "version"]
 
 
 def default_rng(seed=None):
@@ -42,11 +42,23 @@ def seed(seed=None):
     _global = default_rng(seed)
 
 
-def rand(shape, dtype=_np.float32):
-    """Uniform numbers in [0, 1) of `shape` (PyCUDA's curandom.rand), from a module-wide generator."""
-    return _default().random(shape, dtype=dtype)
+def rand(shape, dtype=_np.float32, stream=None):
+    """Uniform numbers in [0, 1) of `shape` (PyCUDA's curandom.rand), from a module-wide
+    generator; an integer dtype gives integers over its whole range."""
+    dtype = _np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = _np.iinfo(dtype)
+        return _default().integers(int(info.min), int(info.max), shape, dtype=dtype,
+                                   endpoint=True, stream=stream)
+    return _default().random(shape, dtype=dtype, stream=stream)
 
 
-def randn(shape, dtype=_np.float32):
+def randn(shape, dtype=_np.float32, stream=None):
     """Standard normal numbers of `shape`, from the module-wide generator."""
-    return _default().standard_normal(shape, dtype=dtype)
+    return _default().standard_normal(shape, dtype=dtype, stream=stream)
+
+
+def version():
+    """The version of cukit's random numbers (cukit's own: it does not use cuRAND)."""
+    from . import __version__
+    return tuple(int(part) for part in __version__.split(".")[:3])
