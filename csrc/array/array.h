@@ -63,6 +63,10 @@ enum { CUKIT_CALL_ASTYPE, CUKIT_CALL_CONJ, CUKIT_CALL_REAL, CUKIT_CALL_IMAG };
 
 /* The Array type; registers hooks.array_ref and hooks.array_wrap. 0 / -1. */
 int cukit_array_setup(PyObject *module, cukit_state *st);
+/* A new uninitialised C-contiguous array on dev (a Buffer of its own). Steals
+ * nothing. New ref, or NULL with an exception (ValueError when the size overflows). */
+cukit_Array *cukit_array_create(cukit_state *st, cukit_Device *dev, int ndim,
+                                const Py_ssize_t *shape, PyObject *dtype);
 /* An array over memory cukit did not allocate, at `base` on dev. `owner` keeps the
  * memory alive (a new strong ref is taken); `strides` are bytes, NULL for C order.
  * New ref, or NULL with an exception. */

@@ -1,5 +1,5 @@
-/* compute.h - the elementwise engine: dtypes and NEP 50 promotion, CUDA C generation,
- * ufuncs and their one-call dispatch, ElementwiseKernel (the layer above array/ and launch/) */
+/* compute.h - the compute layer: the elementwise engine (dtypes and NEP 50 promotion, CUDA C
+ * generation, ufuncs and their one-call dispatch, ElementwiseKernel) and random numbers */
 #ifndef CUKIT_COMPUTE_H
 #define CUKIT_COMPUTE_H
 
@@ -241,5 +241,12 @@ int ck_elementwise_setup(PyObject *module, cukit_state *st);
 
 /* The compute layer's setup, called from module init. 0 / -1. */
 int cukit_compute_setup(PyObject *module, cukit_state *st);
+
+/* ------------------------------------------------------------------ random.c */
+
+/* cukit.random's types, added to the module as Philox and Generator (and
+ * _random_kernel_source); they draw with Philox4x64-10 kernels compiled once per
+ * device. 0 / -1. */
+int cukit_random_setup(PyObject *module, cukit_state *st);
 
 #endif /* CUKIT_COMPUTE_H */
