@@ -272,6 +272,10 @@ def test_fuse_refuses_what_it_cannot_fuse():
         cukit.fuse(lambda x: x[0])._build((np.dtype("float32"),))
     with pytest.raises(TypeError, match="returns a Python scalar|must return traced"):
         cukit.fuse(lambda x: 3)._build((np.dtype("float32"),))
+    with pytest.raises(TypeError, match="cannot fuse cukit.add with dtype="):
+        cukit.fuse(lambda x: cukit.add(x, x, dtype=np.float64))._build((np.dtype("float32"),))
+    with pytest.raises(TypeError, match="cannot fuse cukit.sqrt with where="):
+        cukit.fuse(lambda x: cukit.sqrt(x, where=x > 0))._build((np.dtype("float32"),))
 
 
 # ------------------------------------------------------------------ GPU: compile up front

@@ -529,8 +529,14 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
         int r = classify(st, in[k], &op[k]);
         if (r < 0)
             return NULL;
-        if (r == CLS_PROXY)
+        if (r == CLS_PROXY) {
+            if (dtype_tc >= 0 || where_o != NULL)
+                return PyErr_Format(PyExc_TypeError,
+                                    "cukit.fuse cannot fuse cukit.%s with %s (call it outside "
+                                    "the fused function, or cast with astype inside)",
+                                    def->name, dtype_tc >= 0 ? "dtype=" : "where=");
             return apply_proxy(u, in, nin);
+        }
         if (r == CLS_FOREIGN) {
             if (mode == MODE_OPERATOR)
                 Py_RETURN_NOTIMPLEMENTED;

@@ -188,12 +188,15 @@ ufunc_resolve(cukit_Ufunc *u, PyObject *args, PyObject *kwargs)
 static PyObject *
 ufunc_source(cukit_Ufunc *u, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"inputs", "scalars", "out", "cls", "vec", "tiled", "masked", NULL};
-    PyObject *inputs, *scalars = NULL, *out_o = Py_None;
-    int cls = CK_CLASS_VEC, vec = 4, masked = 0;
+    static char *kwlist[] = {"inputs", "scalars", "out", "cls", "vec", "tiled", "masked",
+                             "dtype", NULL};
+    PyObject *inputs, *scalars = NULL, *out_o = Py_None, *dtype = Py_None;
+    int cls = CK_CLASS_VEC, vec = 4, masked = 0, dtype_tc = -1;
     unsigned int tiled = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOiiIp:_source", kwlist, &inputs,
-                                     &scalars, &out_o, &cls, &vec, &tiled, &masked))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOiiIpO:_source", kwlist, &inputs,
+                                     &scalars, &out_o, &cls, &vec, &tiled, &masked, &dtype))
+        return NULL;
+    if (dtype != Py_None && (dtype_tc = ck_tc_of(u->st, dtype)) < 0)
         return NULL;
     cukit_state *st = u->st;
     const ufunc_def *def = u->def;
@@ -230,6 +233,10 @@ ufunc_source(cukit_Ufunc *u, PyObject *args, PyObject *kwargs)
                                       : ck_promote(ck_promote(tc[0], tc[1]), tc[2]);
         ltc[0] = (def->flags & F_COND) ? CUKIT_TC_BOOL : t;
         ltc[1] = ltc[2] = t;
+    }
+    else if (dtype_tc >= 0) {
+        if (ck_loop_for_dtype(u, tc, nin, dtype_tc, ltc) < 0)
+            return NULL;
     }
     else {
         unsigned short e = nin == 1 ? u->loop1[tc[0]] : u->loop2[tc[0]][tc[1]];
@@ -346,8 +353,8 @@ static PyMethodDef ufunc_methods[] = {
      "arrays of these dtypes (and numpy's dtype=) computes in (int, float, complex or bool "
      "for a Python scalar)."},
     {"_source", (PyCFunction)(void (*)(void))ufunc_source, METH_VARARGS | METH_KEYWORDS,
-     "_source(inputs, scalars=None, out=None, cls=0, vec=4, tiled=0, masked=False) -> "
-     "(source, name, options)."},
+     "_source(inputs, scalars=None, out=None, cls=0, vec=4, tiled=0, masked=False, "
+     "dtype=None) -> (source, name, options)."},
     {"_cache_size", (PyCFunction)ufunc_cache_size, METH_NOARGS,
      "Number of kernels loaded for this ufunc."},
     {NULL},
