@@ -71,7 +71,7 @@ cukit_buffer_create_for_legacy_write(cukit_Device *dev, size_t nbytes)
         if (p) {
             cukit_Buffer *b = PyObject_New(cukit_Buffer, dev->st->BufferType);
             if (b == NULL) {
-                /* back where it was: the slot just emptied */
+                /* back with the kept blocks: the slot just emptied */
                 dm->kept[dm->nkept].ptr = p;
                 dm->kept[dm->nkept].size = nbytes;
                 dm->nkept++;

@@ -1,6 +1,8 @@
 /* pool.c - each device's stream-ordered memory pool, scratch memory, memory_info and trim_pool */
 #include "memory/pool.h"
 
+#include <string.h>
+
 /* ------------------------------------------------------------------ the pool
  *
  * Device memory comes from the device's default memory pool, stream-ordered, so
@@ -141,13 +143,31 @@ only_legacy_busy(cukit_Device *dev)
     return 1;
 }
 
+/* Remove entry i of the kept blocks, oldest first. */
+static void
+keep_remove(cukit_devmem *dm, int i)
+{
+    dm->kept_bytes -= dm->kept[i].size;
+    memmove(&dm->kept[i], &dm->kept[i + 1], sizeof dm->kept[0] * (size_t)(dm->nkept - i - 1));
+    dm->nkept--;
+}
+
 int
 cukit_keep_put(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr p, size_t n)
 {
     if (dm->keep_off || dm->pool == NULL || n == 0 || n > CUKIT_KEEP_MAX_BLOCK ||
-        dm->nkept == CUKIT_KEEP_SLOTS || dm->kept_bytes + n > CUKIT_KEEP_MAX_BYTES ||
         !only_legacy_busy(dev))
         return 0;
+    /* Full: the oldest blocks go back to the pool (the free path above), so that the
+     * sizes in use now are the ones kept. */
+    while (dm->nkept == CUKIT_KEEP_SLOTS || dm->kept_bytes + n > CUKIT_KEEP_MAX_BYTES) {
+        CUstream release = cukit_device_release_stream(dev);
+        if (release == NULL || cukit_api.cuMemFreeAsync(dm->kept[0].ptr, release) != CUDA_SUCCESS) {
+            PyErr_Clear(); /* the caller frees p its own way and reports a failure */
+            return 0;
+        }
+        keep_remove(dm, 0);
+    }
     dm->kept[dm->nkept].ptr = p;
     dm->kept[dm->nkept].size = n;
     dm->nkept++;
@@ -158,12 +178,11 @@ cukit_keep_put(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr p, size_t n)
 CUdeviceptr
 cukit_keep_take(cukit_devmem *dm, size_t n)
 {
-    for (int i = dm->nkept - 1; i >= 0; i--) {
+    for (int i = dm->nkept - 1; i >= 0; i--) { /* the newest: warm in the L2 */
         if (dm->kept[i].size != n)
             continue;
         CUdeviceptr p = dm->kept[i].ptr;
-        dm->kept[i] = dm->kept[--dm->nkept];
-        dm->kept_bytes -= n;
+        keep_remove(dm, i);
         return p;
     }
     return 0;

@@ -38,8 +38,8 @@ cukit_devmem *cukit_devmem_get(cukit_Device *dev);
  * trying again after each: the GIL is released meanwhile. */
 CUresult cukit_pool_alloc(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr *p, size_t n);
 /* Keep the block (p, n) that a Buffer lets go of for cukit_keep_take, when that is
- * safe now: see the rule in pool.c. 1 when kept (nothing else to do), 0 when the
- * caller must free it. Never raises. */
+ * safe now: see the rule in pool.c; the oldest kept blocks go back to the pool to make
+ * room. 1 when kept (nothing else to do), 0 when the caller must free it. Never raises. */
 int cukit_keep_put(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr p, size_t n);
 /* A kept block of exactly n bytes, or 0. Only for memory that work queued next on the
  * legacy stream writes first (pool.c). Never raises. */
