@@ -1,6 +1,7 @@
 /* program.c - cukit.Program: NVRTC compilation to PTX, cubin or LTO-IR, options, the disk cache */
 #include "compile/cache.h"
 #include "compile/program.h"
+#include "compile/worker.h"
 
 #include <limits.h>
 #include <string.h>
@@ -73,39 +74,18 @@ effective_options(cukit_Program *self)
     return out;
 }
 
-/* The compiled output of `kind` (CUKIT_OUT_*). New ref: bytes, or NULL. */
-static PyObject *
-fetch_output(cukit_state *st, nvrtcProgram prog, cukit_output kind)
+/* NotSupportedError when this NVRTC cannot produce `kind` (LTO-IR before CUDA 12). 0 / -1. */
+static int
+check_output_kind(cukit_state *st, cukit_output kind)
 {
-    static const struct {
-        nvrtcResult (**size)(nvrtcProgram, size_t *);
-        nvrtcResult (**get)(nvrtcProgram, char *);
-        const char *size_call, *get_call;
-    } outputs[] = {
-        [CUKIT_OUT_PTX] = {&cukit_api.nvrtcGetPTXSize, &cukit_api.nvrtcGetPTX, "nvrtcGetPTXSize",
-                           "nvrtcGetPTX"},
-        [CUKIT_OUT_CUBIN] = {&cukit_api.nvrtcGetCUBINSize, &cukit_api.nvrtcGetCUBIN,
-                             "nvrtcGetCUBINSize", "nvrtcGetCUBIN"},
-        [CUKIT_OUT_LTOIR] = {&cukit_api.nvrtcGetLTOIRSize, &cukit_api.nvrtcGetLTOIR,
-                             "nvrtcGetLTOIRSize", "nvrtcGetLTOIR"},
-    };
-    if (*outputs[kind].size == NULL || *outputs[kind].get == NULL) {
-        PyObject *msg = PyUnicode_FromFormat(
-            "this NVRTC has no %s; link-time optimization needs NVRTC from CUDA 12 or newer",
-            outputs[kind].get_call);
-        if (msg)
-            cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, -1, NULL, outputs[kind].get_call, msg);
-        Py_XDECREF(msg);
-        return NULL;
-    }
-    size_t size = 0;
-    if (cukit_check_nvrtc(st, (*outputs[kind].size)(prog, &size), outputs[kind].size_call) < 0)
-        return NULL;
-    PyObject *image = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-    if (image && cukit_check_nvrtc(st, (*outputs[kind].get)(prog, PyBytes_AS_STRING(image)),
-                                   outputs[kind].get_call) < 0)
-        Py_CLEAR(image);
-    return image;
+    if (kind != CUKIT_OUT_LTOIR || (cukit_api.nvrtcGetLTOIRSize && cukit_api.nvrtcGetLTOIR))
+        return 0;
+    PyObject *msg = PyUnicode_FromString(
+        "this NVRTC has no nvrtcGetLTOIR; link-time optimization needs NVRTC from CUDA 12 or newer");
+    if (msg)
+        cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, -1, NULL, "nvrtcGetLTOIR", msg);
+    Py_XDECREF(msg);
+    return -1;
 }
 
 /* Compile for `arch` into `kind` (PTX, cubin or LTO-IR).
@@ -208,21 +188,20 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
              PyObject **symbols)
 {
     cukit_state *st = self->st;
-    nvrtcProgram prog = NULL;
-    const char **opts = NULL;
-    PyObject *names = NULL, *effective = NULL;
+    const char **opts = NULL, **exprs = NULL;
+    PyObject *names = NULL, *effective = NULL, *full = NULL;
+    cukit_compile_result res = {0};
     int rc = -1;
     *image = NULL;
     if (symbols)
         *symbols = NULL;
-    if (cukit_nvrtc_load(st) < 0)
+    if (cukit_nvrtc_load(st) < 0 || check_output_kind(st, kind) < 0)
         return -1;
     const char *src = PyUnicode_AsUTF8(self->source), *name = PyUnicode_AsUTF8(self->name);
     if (src == NULL || name == NULL)
         return -1;
     /* half and bfloat16 need their headers; add them when the source uses the types
      * without including them, and a #line so diagnostics count the user's lines. */
-    PyObject *full = NULL;
     if (self->prelude && cukit_toolkit_include(0)) {
         char quoted[PATH_MAX];
         size_t q = 0;
@@ -234,24 +213,18 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
         quoted[q] = '\0';
         full = PyUnicode_FromFormat("#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
                                     "#line 1 \"%s\"\n%s", quoted, src);
-        if (full == NULL || (src = PyUnicode_AsUTF8(full)) == NULL) {
-            Py_XDECREF(full);
-            return -1;
-        }
+        if (full == NULL || (src = PyUnicode_AsUTF8(full)) == NULL)
+            goto done;
     }
-    nvrtcResult created = cukit_api.nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL);
-    Py_XDECREF(full); /* NVRTC keeps its own copy */
-    if (cukit_check_nvrtc(st, created, "nvrtcCreateProgram") < 0)
-        return -1;
 
-    /* C++ kernels are found through name expressions: their symbols are mangled. */
+    /* C++ kernels are found through name expressions: their symbols are mangled.
+     * The user's own name expressions always; the ones cukit adds for C++ kernels it
+     * read (use_names) only on the first try. */
     names = PyList_New(0);
     if (names == NULL)
         goto done;
     PyObject *k, *v;
     Py_ssize_t pos = 0;
-    /* The user's own name expressions always; the ones cukit adds for C++ kernels it
-     * read (use_names) only on the first try. */
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->name_expressions); i++) {
         k = PyTuple_GET_ITEM(self->name_expressions, i);
         if (PyList_Append(names, k) < 0)
@@ -262,11 +235,15 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
         if (listed < 0 || (!listed && !((cukit_Signature *)v)->extern_c && PyList_Append(names, k) < 0))
             goto done;
     }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(names); i++) {
-        const char *expr = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i));
-        if (expr == NULL || NVRTC_CALL(st, nvrtcAddNameExpression, (prog, expr)) < 0)
-            goto done;
+    Py_ssize_t nnames = PyList_GET_SIZE(names);
+    exprs = PyMem_Calloc((size_t)nnames + 1, sizeof *exprs);
+    if (exprs == NULL) {
+        PyErr_NoMemory();
+        goto done;
     }
+    for (Py_ssize_t i = 0; i < nnames; i++)
+        if ((exprs[i] = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i))) == NULL)
+            goto done;
 
     effective = effective_options(self);
     if (effective == NULL)
@@ -296,38 +273,45 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
         }
     }
 
-    nvrtcResult res;
+    cukit_compile_request req = {kind, src, name, nopt, opts, (int)nnames, exprs};
+    int ran;
     Py_BEGIN_ALLOW_THREADS
-    res = cukit_api.nvrtcCompileProgram(prog, nopt, opts);
+    ran = cukit_compile_run(&req, &res);
     Py_END_ALLOW_THREADS
-    if (cukit_program_read_log(self, prog) < 0)
-        goto done;
-    if (res == NVRTC_ERROR_COMPILATION) {
-        cukit_program_compile_error(self, arch);
+    if (res.crashed || res.spawn_errno) {
+        cukit_program_crash_error(self, arch, &req, &res);
         goto done;
     }
-    if (res == NVRTC_ERROR_INVALID_OPTION) {
-        PyErr_Format(PyExc_ValueError, "NVRTC rejected an option (%R, arch %s): %U",
-                     effective, arch, self->log);
+    if (res.oom) {
+        PyErr_NoMemory();
         goto done;
     }
-    if (cukit_check_nvrtc(st, res, "nvrtcCompileProgram") < 0)
+    if (res.log && cukit_program_set_log(self, res.log, res.log_len) < 0)
         goto done;
-
-    if ((*image = fetch_output(st, prog, kind)) == NULL)
+    if (ran < 0 && strcmp(res.call, "nvrtcCompileProgram") == 0) {
+        if (res.status == NVRTC_ERROR_COMPILATION) {
+            cukit_program_compile_error(self, arch);
+            goto done;
+        }
+        if (res.status == NVRTC_ERROR_INVALID_OPTION) {
+            PyErr_Format(PyExc_ValueError, "NVRTC rejected an option (%R, arch %s): %U",
+                         effective, arch, self->log);
+            goto done;
+        }
+    }
+    if (ran < 0) {
+        cukit_check_nvrtc(st, (nvrtcResult)res.status, res.call);
         goto done;
-
+    }
+    if ((*image = PyBytes_FromStringAndSize(res.image, (Py_ssize_t)res.image_len)) == NULL)
+        goto done;
     if (symbols) {
         *symbols = PyDict_New();
         if (*symbols == NULL)
             goto done;
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(names); i++) {
-            const char *lowered = NULL;
-            PyObject *key = PyList_GET_ITEM(names, i);
-            if (NVRTC_CALL(st, nvrtcGetLoweredName, (prog, PyUnicode_AsUTF8(key), &lowered)) < 0)
-                goto done;
-            PyObject *sym = PyUnicode_FromString(lowered);
-            if (sym == NULL || PyDict_SetItem(*symbols, key, sym) < 0) {
+        for (Py_ssize_t i = 0; i < nnames; i++) {
+            PyObject *sym = PyUnicode_FromString(res.lowered[i]);
+            if (sym == NULL || PyDict_SetItem(*symbols, PyList_GET_ITEM(names, i), sym) < 0) {
                 Py_XDECREF(sym);
                 goto done;
             }
@@ -341,11 +325,12 @@ done:
         if (symbols)
             Py_CLEAR(*symbols);
     }
+    cukit_compile_result_clear(&res, names ? (int)PyList_GET_SIZE(names) : 0);
     PyMem_Free(opts);
+    PyMem_Free(exprs);
     Py_XDECREF(names);
     Py_XDECREF(effective);
-    if (prog)
-        cukit_api.nvrtcDestroyProgram(&prog);
+    Py_XDECREF(full);
     return rc;
 }
 

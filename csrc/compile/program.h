@@ -2,15 +2,22 @@
 #ifndef CUKIT_COMPILE_PROGRAM_H
 #define CUKIT_COMPILE_PROGRAM_H
 
-#include "compile/compile.h"
+#include "compile/worker.h"
 
 /* ------------------------------------------------------------------ diagnostics.c */
 
-/* Read the log of the NVRTC program prog into self->log. 0 / -1 with an exception. */
-int cukit_program_read_log(cukit_Program *self, nvrtcProgram prog);
+/* Set self->log from NVRTC's log (n bytes of UTF-8). 0 / -1 with an exception. */
+int cukit_program_set_log(cukit_Program *self, const char *log, size_t n);
 /* Raise CompileError for a compile of self for `arch` that failed: its message is
  * the log as file:line:col diagnostics, its `log` attribute the log as NVRTC wrote
  * it. Returns -1. */
 int cukit_program_compile_error(cukit_Program *self, const char *arch);
+
+/* Raise CompileError for a compile of self that the compiler did not survive (res
+ * from cukit_compile_run, res->crashed): how it died, where the source was saved,
+ * and a command that reproduces it; or OSError when no worker could be started.
+ * Returns -1. */
+int cukit_program_crash_error(cukit_Program *self, const char *arch, const cukit_compile_request *req,
+                              const cukit_compile_result *res);
 
 #endif /* CUKIT_COMPILE_PROGRAM_H */
