@@ -6,52 +6,6 @@
 #include <limits.h>
 #include <string.h>
 
-/* Parse "sm_90" / "compute_90" / "90" into 90; -1 when it is none of these. */
-static int
-arch_number(const char *arch)
-{
-    const char *digits = arch;
-    if (strncmp(arch, "sm_", 3) == 0)
-        digits = arch + 3;
-    else if (strncmp(arch, "compute_", 8) == 0)
-        digits = arch + 8;
-    int v = 0, n = 0;
-    for (; digits[n] >= '0' && digits[n] <= '9'; n++)
-        v = v * 10 + (digits[n] - '0');
-    /* a trailing 'a' or 'f' (sm_90a) is allowed */
-    if (n < 2 || (digits[n] && !(digits[n] == 'a' || digits[n] == 'f') ))
-        return -1;
-    return v;
-}
-
-/* Whether this NVRTC can generate machine code for `cc`; 1 when it cannot say. */
-static int
-nvrtc_supports(int cc)
-{
-    int n = 0;
-    if (!cukit_api.nvrtcGetNumSupportedArchs || cukit_api.nvrtcGetNumSupportedArchs(&n) != 0 ||
-        n <= 0 || n > 256)
-        return 1;
-    int archs[256];
-    if (cukit_api.nvrtcGetSupportedArchs(archs) != 0)
-        return 1;
-    for (int i = 0; i < n; i++)
-        if (archs[i] == cc)
-            return 1;
-    return 0;
-}
-
-/* The newest architecture this NVRTC knows, for PTX the driver can JIT. */
-static int
-nvrtc_newest(void)
-{
-    int n = 0, archs[256];
-    if (!cukit_api.nvrtcGetNumSupportedArchs || cukit_api.nvrtcGetNumSupportedArchs(&n) != 0 ||
-        n <= 0 || n > 256 || cukit_api.nvrtcGetSupportedArchs(archs) != 0)
-        return 0;
-    return archs[n - 1];
-}
-
 /* The options that decide what NVRTC produces, less -arch and the toolkit's -I
  * (the cache key covers those through arch and the NVRTC identity): the user's,
  * then cukit's defaults. New ref: tuple of str. */
@@ -457,6 +411,51 @@ str_tuple(PyObject *seq, const char *what)
     return t;
 }
 
+/* ValueError unless the str `text` can reach NVRTC whole: NVRTC takes C strings,
+ * so a NUL would silently cut it; with `one_line`, a line break is refused too (a
+ * file name goes into #line directives and diagnostics). `what` names it. 0 / -1. */
+static int
+check_text(PyObject *text, const char *what, int one_line)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(text, &n);
+    if (s == NULL)
+        return -1;
+    size_t bad = strlen(s);
+    if (one_line)
+        bad = strcspn(s, "\n\r");
+    if ((Py_ssize_t)bad >= n)
+        return 0;
+    if (one_line) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s must be one line without NUL characters (it is the file name NVRTC "
+                     "puts in #line directives and diagnostics), got %R", what, text);
+        return -1;
+    }
+    int line = 1;
+    const char *start = s;
+    for (const char *c = s; c < s + bad; c++)
+        if (*c == '\n') {
+            line++;
+            start = c + 1;
+        }
+    PyErr_Format(PyExc_ValueError,
+                 "%s contains a NUL character (\\0) at line %d, column %d: NVRTC reads it as a C "
+                 "string, so everything after it would be silently dropped; remove it",
+                 what, line, (int)(s + bad - start) + 1);
+    return -1;
+}
+
+/* check_text for each str of a tuple. 0 / -1. */
+static int
+check_texts(PyObject *tuple, const char *what)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++)
+        if (check_text(PyTuple_GET_ITEM(tuple, i), what, 0) < 0)
+            return -1;
+    return 0;
+}
+
 /* Whether `word` appears in src as a whole identifier. */
 static int
 has_word(const char *src, const char *word)
@@ -520,6 +519,10 @@ program_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->prelude = 0;
     PyObject_GC_Track(self);
     if (!self->name || !self->log || !self->options || !self->name_expressions)
+        goto error;
+    if (check_text(source, "the source", 0) < 0 || check_text(self->name, "name", 1) < 0 ||
+        check_texts(self->options, "an option") < 0 ||
+        check_texts(self->name_expressions, "a name expression") < 0)
         goto error;
     if (lineinfo) {
         PyObject *opt = PyUnicode_FromString("-lineinfo");
@@ -585,7 +588,8 @@ program_dealloc(cukit_Program *self)
     Py_DECREF(tp);
 }
 
-/* The arch argument, or the current device's. Writes e.g. "sm_90" to buf. */
+/* The arch argument, or the current device's. Writes e.g. "sm_90" to buf, with
+ * `prefix` ("sm_" or "compute_") in place of the one given. */
 static int
 resolve_arch(cukit_Program *self, PyObject *arch, const char *prefix, char *buf, size_t n)
 {
@@ -594,22 +598,18 @@ resolve_arch(cukit_Program *self, PyObject *arch, const char *prefix, char *buf,
         if (dev == NULL) {
             PyErr_Clear();
             PyErr_SetString(PyExc_ValueError,
-                            "no GPU to take the architecture from; pass arch, e.g. arch=\"sm_90\"");
+                            "no GPU to take the architecture from; pass arch, e.g. arch=\"sm_90\" "
+                            "(cukit.nvrtc_archs() lists what NVRTC supports)");
             return -1;
         }
         PyOS_snprintf(buf, n, "%s%d%d", prefix, dev->cc_major, dev->cc_minor);
         return 0;
     }
-    const char *a = PyUnicode_Check(arch) ? PyUnicode_AsUTF8(arch) : NULL;
-    int num = a ? arch_number(a) : -1;
-    if (num < 0) {
-        PyErr_Format(PyExc_ValueError, "arch must look like \"sm_90\" or \"compute_90\", got %R",
-                     arch);
+    int num;
+    char suffix;
+    if (cukit_arch_parse(self->st, arch, &num, &suffix) < 0)
         return -1;
-    }
-    const char *suffix = a + strlen(a) - 1;
-    PyOS_snprintf(buf, n, "%s%d%s", prefix, num,
-                  (*suffix == 'a' || *suffix == 'f') ? suffix : "");
+    PyOS_snprintf(buf, n, "%s%d%s", prefix, num, suffix == 'a' ? "a" : suffix == 'f' ? "f" : "");
     return 0;
 }
 
@@ -663,9 +663,9 @@ cukit_program_load(cukit_Program *self, cukit_Device *dev)
     if (image == NULL) {
         if (cukit_nvrtc_load(self->st) < 0)
             return NULL;
-        int native = nvrtc_supports(cc);
+        int native = cukit_nvrtc_supports(cc);
         if (!native) /* a GPU newer than this NVRTC: PTX the driver compiles */
-            PyOS_snprintf(arch, sizeof arch, "compute_%d", nvrtc_newest());
+            PyOS_snprintf(arch, sizeof arch, "compute_%d", cukit_nvrtc_newest());
         if (compile_for(self, arch, native ? CUKIT_OUT_CUBIN : CUKIT_OUT_PTX, &image, &symbols) < 0)
             return NULL;
     }

@@ -1,8 +1,20 @@
-/* program.h - compile/'s own: what program.c shares with diagnostics.c */
+/* program.h - compile/'s own: what program.c shares with arch.c and diagnostics.c */
 #ifndef CUKIT_COMPILE_PROGRAM_H
 #define CUKIT_COMPILE_PROGRAM_H
 
 #include "compile/worker.h"
+
+/* ------------------------------------------------------------------ arch.c */
+
+/* Parse a user's arch (a str) strictly: "sm_90", "sm_90a", "sm_100f", "compute_90"
+ * or "90", for an architecture this NVRTC supports (loading NVRTC). The number into
+ * *num, the suffix ('\0', 'a', 'f') into *suffix. 0, or -1 with a ValueError that
+ * lists the valid forms and the supported architectures (TypeError for a non-str). */
+int cukit_arch_parse(cukit_state *st, PyObject *arch, int *num, char *suffix);
+/* Whether the loaded NVRTC can generate machine code for `cc`; 1 when it cannot say. */
+int cukit_nvrtc_supports(int cc);
+/* The newest architecture the loaded NVRTC knows (0 when it cannot say). */
+int cukit_nvrtc_newest(void);
 
 /* ------------------------------------------------------------------ diagnostics.c */
 
