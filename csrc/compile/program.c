@@ -446,13 +446,25 @@ check_text(PyObject *text, const char *what, int one_line)
     return -1;
 }
 
-/* check_text for each str of a tuple. 0 / -1. */
+/* check_text for each str of a tuple; with `options`, an option that sets the
+ * architecture is refused too (cukit passes -arch itself, and NVRTC would only
+ * warn that one overrides the other). 0 / -1. */
 static int
-check_texts(PyObject *tuple, const char *what)
+check_texts(PyObject *tuple, const char *what, int options)
 {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++)
-        if (check_text(PyTuple_GET_ITEM(tuple, i), what, 0) < 0)
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, i);
+        if (check_text(item, what, 0) < 0)
             return -1;
+        const char *o = PyUnicode_AsUTF8(item);
+        if (options && (strncmp(o, "-arch", 5) == 0 || strncmp(o, "--gpu-architecture", 18) == 0)) {
+            PyErr_Format(PyExc_ValueError,
+                         "options must not set the architecture (%R): cukit passes it to NVRTC "
+                         "itself; give it as arch=, e.g. prog.cubin(arch=\"sm_90\") (compile() and "
+                         "load() use the device's)", item);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -521,8 +533,8 @@ program_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!self->name || !self->log || !self->options || !self->name_expressions)
         goto error;
     if (check_text(source, "the source", 0) < 0 || check_text(self->name, "name", 1) < 0 ||
-        check_texts(self->options, "an option") < 0 ||
-        check_texts(self->name_expressions, "a name expression") < 0)
+        check_texts(self->options, "an option", 1) < 0 ||
+        check_texts(self->name_expressions, "a name expression", 0) < 0)
         goto error;
     if (lineinfo) {
         PyObject *opt = PyUnicode_FromString("-lineinfo");
