@@ -47,6 +47,8 @@ def test_a_compiler_crash_is_a_compile_error_and_the_process_lives_on(tmp_path, 
 
 
 def test_the_reproducer_in_the_message_does_reproduce_the_crash(tmp_path, monkeypatch):
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        pytest.skip("under AddressSanitizer the reproduced NVRTC crash would be reported as ours")
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     with pytest.raises(cukit.CompileError) as info:
         cukit.Program(CRASHER, name_expressions=["k<int>"]).cubin(arch="sm_90")
@@ -275,3 +277,33 @@ def test_cli_reports_a_kernel_without_shared_memory_as_zero(saxpy_file):
     assert proc.returncode == 0, proc.stderr
     assert "saxpy.cu: 1 kernel for sm_90 (--arch)" in proc.stdout
     assert "saxpy: " in proc.stdout and " 0 bytes shared (static)" in proc.stdout
+
+
+def children():
+    """{pid: command name} of this process's children (Linux)."""
+    pids = set()
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids.update(int(p) for p in f.read().split())
+        except OSError:
+            pass
+    names = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                names[pid] = f.read().strip()
+        except OSError:
+            pass
+    return names
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux's /proc")
+def test_compiles_run_in_the_worker_program_shipped_beside_the_module(monkeypatch):
+    worker = os.path.join(os.path.dirname(cukit._cukit.__file__), "_cukit_worker")
+    assert os.access(worker, os.X_OK), "the build puts _cukit_worker beside the extension"
+    monkeypatch.setenv("CUKIT_CACHE", "0")
+    cukit.Program(SAXPY + "// which process\n").cubin(arch="sm_90")
+    assert "_cukit_worker" in children().values()
+    proc = subprocess.run([worker], capture_output=True, text=True)
+    assert proc.returncode == 2 and "not meant to be run by hand" in proc.stderr

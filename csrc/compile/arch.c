@@ -96,9 +96,25 @@ cukit_arch_parse(cukit_state *st, PyObject *arch, int *num, char *suffix)
         return arch_error(arch, "asks for architecture-specific features (the 'a'), which begin with sm_90");
     if (*suffix == 'f' && *num < 100)
         return arch_error(arch, "asks for an architecture family (the 'f'), which begin with sm_100");
-    if (cukit_nvrtc_load(st) < 0)
-        return -1;
-    if (!cukit_nvrtc_supports(*num))
+    /* Checked against NVRTC here only if it is loaded: a cached compile needs none. */
+    if (cukit_nvrtc_realpath() && !cukit_nvrtc_supports(*num))
         return arch_error(arch, "is not one this NVRTC can compile for");
     return 0;
+}
+
+int
+cukit_arch_check_supported(const char *arch)
+{
+    int num;
+    char suffix;
+    const char *digits = strchr(arch, '_');
+    digits = digits ? digits + 1 : arch;
+    if (parse_arch(digits, strlen(digits), &num, &suffix) < 0 || cukit_nvrtc_supports(num))
+        return 0;
+    PyObject *name = PyUnicode_FromString(arch);
+    if (name == NULL)
+        return -1;
+    arch_error(name, "is not one this NVRTC can compile for");
+    Py_DECREF(name);
+    return -1;
 }

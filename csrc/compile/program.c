@@ -149,7 +149,10 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
     *image = NULL;
     if (symbols)
         *symbols = NULL;
-    if (cukit_nvrtc_load(st) < 0 || check_output_kind(st, kind) < 0)
+    if (cukit_nvrtc_realpath() == NULL)
+        cukit_compile_warm(); /* a worker loads NVRTC while this process does */
+    if (cukit_nvrtc_load(st) < 0 || check_output_kind(st, kind) < 0 ||
+        cukit_arch_check_supported(arch) < 0)
         return -1;
     const char *src = PyUnicode_AsUTF8(self->source), *name = PyUnicode_AsUTF8(self->name);
     if (src == NULL || name == NULL)
@@ -673,6 +676,8 @@ cukit_program_load(cukit_Program *self, cukit_Device *dev)
             return NULL;
     }
     if (image == NULL) {
+        if (cukit_nvrtc_realpath() == NULL)
+            cukit_compile_warm(); /* a worker loads NVRTC while this process does */
         if (cukit_nvrtc_load(self->st) < 0)
             return NULL;
         int native = cukit_nvrtc_supports(cc);

@@ -7,10 +7,14 @@
 /* ------------------------------------------------------------------ arch.c */
 
 /* Parse a user's arch (a str) strictly: "sm_90", "sm_90a", "sm_100f", "compute_90"
- * or "90", for an architecture this NVRTC supports (loading NVRTC). The number into
+ * or "90"; checked against what NVRTC supports when it is loaded already (else at
+ * compile time: cukit_arch_check_supported). The number into
  * *num, the suffix ('\0', 'a', 'f') into *suffix. 0, or -1 with a ValueError that
  * lists the valid forms and the supported architectures (TypeError for a non-str). */
 int cukit_arch_parse(cukit_state *st, PyObject *arch, int *num, char *suffix);
+/* After NVRTC is loaded: ValueError (as cukit_arch_parse's) when it cannot compile for
+ * arch ("sm_90", "compute_90a"). 0 / -1. */
+int cukit_arch_check_supported(const char *arch);
 /* Whether the loaded NVRTC can generate machine code for `cc`; 1 when it cannot say. */
 int cukit_nvrtc_supports(int cc);
 /* The newest architecture the loaded NVRTC knows (0 when it cannot say). */

@@ -2,11 +2,13 @@
 #include "compile/worker.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,7 +130,7 @@ done:
 
 /* ------------------------------------------------------------------ the wire
  *
- * Request: u32 kind, field cwd, field source, field name, u32 nopts, nopts fields, u32 nnames,
+ * Request: u32 kind, field nvrtc (the library's real path), field cwd, field source, field name, u32 nopts, nopts fields, u32 nnames,
  * nnames fields. Response: i32 status, u32 oom, field call, field log, field image,
  * nnames fields (lowered names). A field is a u64 length and that many bytes. */
 
@@ -245,11 +247,14 @@ slow:
             close(fd);
 }
 
-/* The forked worker: serve requests on fd until its end closes, then exit. Never
- * returns; touches no Python object. */
-static void
-worker_main(int fd)
+/* A helper process's way to make sure the NVRTC at a path is the one in
+ * cukit_api (NULL in a forked worker, which has the parent's). */
+static int (*use_nvrtc)(const char *path);
+
+void
+cukit_worker_serve(int fd, int (*ensure_nvrtc)(const char *path))
 {
+    use_nvrtc = ensure_nvrtc;
     /* A crash must end the worker plainly, so the parent reads its signal: no
      * Python fault handler, no sanitizer report of NVRTC's own fault. */
     static const int defaults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGPIPE};
@@ -267,10 +272,10 @@ worker_main(int fd)
     for (;;) {
         cukit_compile_request req = {0};
         uint32_t kind, nopts = 0, nnames = 0;
-        char *fields[2] = {NULL, NULL}, *cwd = NULL;
+        char *fields[2] = {NULL, NULL}, *cwd = NULL, *nvrtc = NULL;
         char **opts = NULL, **names = NULL;
         int ok = recv_u32(fd, &kind) == 0 && kind <= CUKIT_OUT_LTOIR &&
-                 recv_field(fd, &cwd, NULL) == 0 && recv_field(fd, &fields[0], NULL) == 0 && recv_field(fd, &fields[1], NULL) == 0 &&
+                 recv_field(fd, &nvrtc, NULL) == 0 && recv_field(fd, &cwd, NULL) == 0 && recv_field(fd, &fields[0], NULL) == 0 && recv_field(fd, &fields[1], NULL) == 0 &&
                  recv_u32(fd, &nopts) == 0 && nopts < 1000000 &&
                  (opts = calloc(nopts + 1, sizeof *opts)) != NULL;
         for (uint32_t i = 0; ok && i < nopts; i++)
@@ -294,7 +299,13 @@ worker_main(int fd)
         if (cwd[0] && chdir(cwd) != 0) {
             /* gone meanwhile: NVRTC will say which file it cannot find */
         }
-        run_nvrtc(&req, &res);
+        if (use_nvrtc && use_nvrtc(nvrtc) < 0) {
+            memset(&res, 0, sizeof res);
+            failed(&res, (nvrtcResult)11 /* NVRTC_ERROR_INTERNAL_ERROR */, "dlopen");
+        }
+        else {
+            run_nvrtc(&req, &res);
+        }
         buffer out = {0};
         int32_t status = res.status;
         ok = put(&out, &status, sizeof status) == 0 && put_u32(&out, (uint32_t)res.oom) == 0 &&
@@ -318,18 +329,25 @@ worker_main(int fd)
         free(fields[0]);
         free(fields[1]);
         free(cwd);
+        free(nvrtc);
     }
 }
 
+#ifndef CUKIT_WORKER_PROGRAM /* the worker program (worker_main.c) serves; the rest is the extension's */
+
 /* ------------------------------------------------------------------ the pool, in the user's process
  *
- * Workers are forked from this process once NVRTC is loaded in it, so a worker
- * starts with NVRTC ready (no second dlopen) and costs one fork, once. Idle ones
- * are kept for the next compile; compiles running at once in several threads each
- * get their own. The pool belongs to the process, not to a module instance: it is
- * the second process-wide global besides the entry-point table, and a child forked
- * by the user starts an empty pool of its own (the inherited workers are not its
- * children). */
+ * A worker is the small executable built beside the extension (worker_main.c),
+ * started with posix_spawn: no copy of this process's memory and no fork handlers
+ * run, which matters once a CUDA context makes fork() cost tens of milliseconds.
+ * The first one is started as soon as a compile is known to be needed, before this
+ * process loads NVRTC, so both load it at the same time. Idle workers are kept for
+ * the next compile; compiles running at once in several threads each get their
+ * own. Where the executable is missing, a worker is forked from this process
+ * instead (NVRTC already loaded in it). The pool belongs to the process, not to a
+ * module instance: it is the second process-wide global besides the entry-point
+ * table, and a child forked by the user starts an empty pool of its own (the
+ * inherited workers are not its children). */
 
 #define MAX_IDLE 4
 
@@ -345,41 +363,113 @@ static struct {
     worker idle[MAX_IDLE];
 } pool = {PTHREAD_MUTEX_INITIALIZER, 0, 0, {{0, 0}}};
 
-/* An idle worker, else a new one. 0, or -1 with errno. */
-static int
-worker_take(worker *w)
+static void worker_give_back(worker *w);
+
+/* The helper executable beside this extension module, or "" when there is none. */
+static const char *
+helper_path(void)
 {
-    pthread_mutex_lock(&pool.lock);
-    if (pool.owner != getpid()) { /* forked by the user: those workers are the parent's */
-        for (int i = 0; i < pool.nidle; i++)
-            close(pool.idle[i].fd);
-        pool.nidle = 0;
-        pool.owner = getpid();
+    static char path[PATH_MAX];
+    static int looked;
+    if (!looked) {
+        Dl_info info;
+        looked = 1;
+        if (dladdr((void *)cukit_compile_run, &info) && info.dli_fname) {
+            const char *slash = strrchr(info.dli_fname, '/');
+            int n = slash ? (int)(slash - info.dli_fname) : 0;
+            snprintf(path, sizeof path, "%.*s%s" CUKIT_WORKER_NAME, n, info.dli_fname,
+                     slash ? "/" : "");
+            if (access(path, X_OK) != 0)
+                path[0] = '\0';
+        }
     }
-    int have = pool.nidle > 0;
-    if (have)
-        *w = pool.idle[--pool.nidle];
-    pthread_mutex_unlock(&pool.lock);
-    if (have)
-        return 0;
+    return path;
+}
+
+extern char **environ;
+
+/* Start a worker: the helper executable, else a fork. 0, or -1 with errno. */
+static int
+worker_start(worker *w)
+{
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(sv[0]);
-        worker_main(sv[1]);
+    const char *helper = helper_path();
+    pid_t pid = -1;
+    int err = 0;
+    if (helper[0]) {
+        /* The worker's end becomes its descriptor 3 (dup2 clears close-on-exec). */
+        int end = sv[1] == 3 ? fcntl(sv[1], F_DUPFD_CLOEXEC, 4) : sv[1];
+        posix_spawn_file_actions_t fa;
+        const char *nvrtc = cukit_nvrtc_realpath();
+        char *argv[] = {(char *)helper, (char *)(nvrtc ? nvrtc : ""), NULL};
+        if (end < 0)
+            err = errno;
+        else if ((err = posix_spawn_file_actions_init(&fa)) == 0) {
+            if ((err = posix_spawn_file_actions_adddup2(&fa, end, 3)) == 0)
+                err = posix_spawn(&pid, helper, &fa, NULL, argv, environ);
+            posix_spawn_file_actions_destroy(&fa);
+        }
+        if (end >= 0 && end != sv[1])
+            close(end);
     }
-    int err = errno;
+    else {
+        pid = fork();
+        if (pid == 0) {
+            close(sv[0]);
+            cukit_worker_serve(sv[1], NULL);
+        }
+        err = errno;
+    }
     close(sv[1]);
-    if (pid < 0) {
+    if (err != 0 || pid < 0) {
         close(sv[0]);
-        errno = err;
+        errno = err ? err : EAGAIN;
         return -1;
     }
     w->fd = sv[0];
     w->pid = pid;
     return 0;
+}
+
+/* Forget the workers of the process this one was forked from. Under the lock. */
+static void
+adopt_pool(void)
+{
+    if (pool.owner != getpid()) {
+        for (int i = 0; i < pool.nidle; i++)
+            close(pool.idle[i].fd);
+        pool.nidle = 0;
+        pool.owner = getpid();
+    }
+}
+
+/* An idle worker, else a new one. 0, or -1 with errno. */
+static int
+worker_take(worker *w)
+{
+    pthread_mutex_lock(&pool.lock);
+    adopt_pool();
+    int have = pool.nidle > 0;
+    if (have)
+        *w = pool.idle[--pool.nidle];
+    pthread_mutex_unlock(&pool.lock);
+    return have ? 0 : worker_start(w);
+}
+
+void
+cukit_compile_warm(void)
+{
+    if (!cukit_compile_isolated() || !helper_path()[0])
+        return; /* a forked worker needs NVRTC loaded here first */
+    pthread_mutex_lock(&pool.lock);
+    adopt_pool();
+    int none = pool.nidle == 0;
+    pthread_mutex_unlock(&pool.lock);
+    worker w;
+    if (none && worker_start(&w) == 0)
+        worker_give_back(&w);
 }
 
 static void
@@ -417,7 +507,9 @@ worker_run(const cukit_compile_request *req, cukit_compile_result *res)
     char cwd[PATH_MAX];
     if (getcwd(cwd, sizeof cwd) == NULL)
         cwd[0] = '\0';
-    int ok = put_u32(&out, (uint32_t)req->kind) == 0 && put_field(&out, cwd, strlen(cwd)) == 0 &&
+    const char *nvrtc = cukit_nvrtc_realpath() ? cukit_nvrtc_realpath() : "";
+    int ok = put_u32(&out, (uint32_t)req->kind) == 0 && put_field(&out, nvrtc, strlen(nvrtc)) == 0 &&
+             put_field(&out, cwd, strlen(cwd)) == 0 &&
              put_field(&out, req->source, strlen(req->source)) == 0 &&
              put_field(&out, req->name, strlen(req->name)) == 0 &&
              put_u32(&out, (uint32_t)req->nopts) == 0;
@@ -485,3 +577,5 @@ cukit_compile_run(const cukit_compile_request *req, cukit_compile_result *res)
 {
     return cukit_compile_isolated() ? worker_run(req, res) : run_nvrtc(req, res);
 }
+
+#endif /* CUKIT_WORKER_PROGRAM */

@@ -31,6 +31,9 @@ typedef struct {
     char **lowered;      /* nnames lowered names, after a successful compile */
 } cukit_compile_result;
 
+/* The worker executable's file name, beside the extension module. */
+#define CUKIT_WORKER_NAME "_cukit_worker"
+
 /* 1 unless CUKIT_COMPILE_IN_PROCESS asks for compiles in this process. */
 int cukit_compile_isolated(void);
 /* Compile req: in a worker process (forked from this one, NVRTC already loaded;
@@ -40,5 +43,14 @@ int cukit_compile_isolated(void);
  * call failed; res->oom; res->spawn_errno). Clear res either way. */
 int cukit_compile_run(const cukit_compile_request *req, cukit_compile_result *res);
 void cukit_compile_result_clear(cukit_compile_result *res, int nnames);
+/* A compile is coming: start a worker now, unless one is idle, so that it loads
+ * NVRTC while this process does. Call it before cukit_nvrtc_load on a cache miss,
+ * with the GIL held or not. Never fails (a worker is started later if need be). */
+void cukit_compile_warm(void);
+/* Serve compile requests on fd until its other end closes, then _exit. Run by a
+ * worker process (forked, or the executable, which passes ensure_nvrtc: it makes
+ * the NVRTC at the path each request names the one in cukit_api, 0 / -1). Never
+ * returns; touches no Python object. */
+void cukit_worker_serve(int fd, int (*ensure_nvrtc)(const char *path));
 
 #endif /* CUKIT_COMPILE_WORKER_H */
