@@ -233,7 +233,10 @@ def main():
         print("    " + e.strip().replace("\n", "\n    "))
     print(f"  RSS         {start['rss'] / mib:.0f} MiB at the start, {end['rss'] / mib:.0f} MiB at the end")
     print(f"  device used {start['device_used'] / mib:.0f} MiB at the start, "
-          f"{end['device_used'] / mib:.0f} MiB at the end (pool trimmed)")
+          f"{end['device_used'] / mib:.0f} MiB at the end (the whole GPU's, pool trimmed)")
+    print(f"  cukit pool  {start['pool']['pool_used'] / mib:.0f} MiB used and "
+          f"{start['pool']['pool_reserved'] / mib:.0f} MiB reserved at the start, "
+          f"{end['pool']['pool_used'] / mib:.0f} and {end['pool']['pool_reserved'] / mib:.0f} at the end")
     result = {"machine": platform.node(), "python": sys.version, "threads": args.threads,
               "minutes": args.minutes, "seed": seed, "seconds": elapsed, "operations": ops,
               "checked_elements": checked, "errors": errors, "start": start, "end": end}
