@@ -307,3 +307,44 @@ def test_compiles_run_in_the_worker_program_shipped_beside_the_module(monkeypatc
     assert "_cukit_worker" in children().values()
     proc = subprocess.run([worker], capture_output=True, text=True)
     assert proc.returncode == 2 and "not meant to be run by hand" in proc.stderr
+
+
+# Long enough to compile (seconds: NVRTC optimises each sinf/cosf chain) that the
+# worker can be killed in the middle.
+SLOW = ("#define A(x) x = x * 1.0001f + sinf(x) * cosf(x);\n"
+        "#define B(x) A(x) A(x) A(x) A(x) A(x) A(x) A(x) A(x) A(x) A(x)\n"
+        'extern "C" __global__ void slow(float* x) {\n'
+        "    float a = x[threadIdx.x]; B(a) B(a) B(a) B(a) x[threadIdx.x] = a;\n}\n")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux's /proc")
+def test_a_worker_killed_mid_compile_is_a_compile_error_and_the_next_compile_works(monkeypatch,
+                                                                                   tmp_path):
+    import signal
+    import time
+
+    monkeypatch.setenv("CUKIT_CACHE", "0")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # where the crashed compile's source goes
+    cukit.Program(SAXPY + "// a worker first\n").ptx(arch="sm_90")
+    outcome = {}
+
+    def compile_slow():
+        try:
+            cukit.Program(SLOW).cubin(arch="sm_90")
+            outcome["result"] = "compiled"
+        except cukit.CompileError as e:
+            outcome["result"] = str(e)
+
+    t = threading.Thread(target=compile_slow)
+    t.start()
+    time.sleep(0.5)
+    # Every worker: the busy one dies mid-compile, idle ones are replaced unnoticed.
+    for pid, name in children().items():
+        if name == "_cukit_worker":
+            os.kill(pid, signal.SIGKILL)
+    t.join(timeout=300)
+    if outcome.get("result") == "compiled":
+        pytest.skip("the compile finished before the worker could be killed")
+    assert "the compiler crashed: NVRTC" in outcome["result"]
+    assert "died of signal 9 (SIGKILL) while compiling kernel.cu for sm_90" in outcome["result"]
+    assert b".entry saxpy" in cukit.Program(SAXPY + "// after\n").ptx(arch="sm_90")

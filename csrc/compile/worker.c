@@ -445,17 +445,24 @@ adopt_pool(void)
     }
 }
 
-/* An idle worker, else a new one. 0, or -1 with errno. */
+/* An idle worker that is still alive, else a new one. 0, or -1 with errno. */
 static int
 worker_take(worker *w)
 {
-    pthread_mutex_lock(&pool.lock);
-    adopt_pool();
-    int have = pool.nidle > 0;
-    if (have)
-        *w = pool.idle[--pool.nidle];
-    pthread_mutex_unlock(&pool.lock);
-    return have ? 0 : worker_start(w);
+    for (;;) {
+        pthread_mutex_lock(&pool.lock);
+        adopt_pool();
+        int have = pool.nidle > 0;
+        if (have)
+            *w = pool.idle[--pool.nidle];
+        pthread_mutex_unlock(&pool.lock);
+        if (!have)
+            return worker_start(w);
+        /* One that ended while idle (killed, say) is replaced, not reported. */
+        if (waitpid(w->pid, NULL, WNOHANG) == 0)
+            return 0;
+        close(w->fd);
+    }
 }
 
 void
