@@ -365,25 +365,29 @@ static struct {
 
 static void worker_give_back(worker *w);
 
-/* The helper executable beside this extension module, or "" when there is none. */
+static char helper[PATH_MAX]; /* written once, by find_helper */
+
+static void
+find_helper(void)
+{
+    Dl_info info;
+    if (dladdr((void *)cukit_compile_run, &info) && info.dli_fname) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        int n = slash ? (int)(slash - info.dli_fname) : 0;
+        snprintf(helper, sizeof helper, "%.*s%s" CUKIT_WORKER_NAME, n, info.dli_fname,
+                 slash ? "/" : "");
+        if (access(helper, X_OK) != 0)
+            helper[0] = '\0';
+    }
+}
+
+/* The worker program beside this extension module, or "" when there is none. */
 static const char *
 helper_path(void)
 {
-    static char path[PATH_MAX];
-    static int looked;
-    if (!looked) {
-        Dl_info info;
-        looked = 1;
-        if (dladdr((void *)cukit_compile_run, &info) && info.dli_fname) {
-            const char *slash = strrchr(info.dli_fname, '/');
-            int n = slash ? (int)(slash - info.dli_fname) : 0;
-            snprintf(path, sizeof path, "%.*s%s" CUKIT_WORKER_NAME, n, info.dli_fname,
-                     slash ? "/" : "");
-            if (access(path, X_OK) != 0)
-                path[0] = '\0';
-        }
-    }
-    return path;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_helper);
+    return helper;
 }
 
 extern char **environ;
@@ -395,20 +399,20 @@ worker_start(worker *w)
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return -1;
-    const char *helper = helper_path();
+    const char *program = helper_path();
     pid_t pid = -1;
     int err = 0;
-    if (helper[0]) {
+    if (program[0]) {
         /* The worker's end becomes its descriptor 3 (dup2 clears close-on-exec). */
         int end = sv[1] == 3 ? fcntl(sv[1], F_DUPFD_CLOEXEC, 4) : sv[1];
         posix_spawn_file_actions_t fa;
         const char *nvrtc = cukit_nvrtc_realpath();
-        char *argv[] = {(char *)helper, (char *)(nvrtc ? nvrtc : ""), NULL};
+        char *argv[] = {(char *)program, (char *)(nvrtc ? nvrtc : ""), NULL};
         if (end < 0)
             err = errno;
         else if ((err = posix_spawn_file_actions_init(&fa)) == 0) {
             if ((err = posix_spawn_file_actions_adddup2(&fa, end, 3)) == 0)
-                err = posix_spawn(&pid, helper, &fa, NULL, argv, environ);
+                err = posix_spawn(&pid, program, &fa, NULL, argv, environ);
             posix_spawn_file_actions_destroy(&fa);
         }
         if (end >= 0 && end != sv[1])
@@ -420,7 +424,7 @@ worker_start(worker *w)
             close(sv[0]);
             cukit_worker_serve(sv[1], NULL);
         }
-        err = errno;
+        err = pid < 0 ? errno : 0;
     }
     close(sv[1]);
     if (err != 0 || pid < 0) {
