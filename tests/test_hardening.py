@@ -348,3 +348,23 @@ def test_a_worker_killed_mid_compile_is_a_compile_error_and_the_next_compile_wor
     assert "the compiler crashed: NVRTC" in outcome["result"]
     assert "died of signal 9 (SIGKILL) while compiling kernel.cu for sm_90" in outcome["result"]
     assert b".entry saxpy" in cukit.Program(SAXPY + "// after\n").ptx(arch="sm_90")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs Linux's /proc")
+def test_a_disk_hit_loads_no_nvrtc_and_starts_no_worker(tmp_path):
+    """Neither the strict arch check nor the worker may cost a cache hit anything."""
+    code = ("import cukit, os\n"
+            f"cukit.Program({SAXPY!r}).cubin(arch='sm_90')\n"
+            "maps = open('/proc/self/maps').read()\n"
+            "kids = open(f'/proc/self/task/{os.getpid()}/children').read().split()\n"
+            "print('libnvrtc' in maps, len(kids))\n")
+    env = dict(os.environ, CUKIT_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.path.dirname(os.path.dirname(cukit.__file__)))
+    run = lambda: subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,  # noqa: E731
+                                 text=True, timeout=120)
+    first = run()
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split()[0] == "True"  # a compile: NVRTC and a worker
+    hit = run()
+    assert hit.returncode == 0, hit.stderr
+    assert hit.stdout.split() == ["False", "0"]
