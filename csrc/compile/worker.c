@@ -392,9 +392,11 @@ helper_path(void)
 
 extern char **environ;
 
-/* Start a worker: the helper executable, else a fork. 0, or -1 with errno. */
+/* Start a worker: the helper executable, else a fork. `dirs` (NULL-terminated, may
+ * be NULL) are more folders for the program to look for NVRTC in, after its own
+ * places, when this process has not loaded NVRTC yet. 0, or -1 with errno. */
 static int
-worker_start(worker *w)
+worker_start(worker *w, char *const *dirs)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -407,7 +409,9 @@ worker_start(worker *w)
         int end = sv[1] == 3 ? fcntl(sv[1], F_DUPFD_CLOEXEC, 4) : sv[1];
         posix_spawn_file_actions_t fa;
         const char *nvrtc = cukit_nvrtc_realpath();
-        char *argv[] = {(char *)program, (char *)(nvrtc ? nvrtc : ""), NULL};
+        char *argv[16] = {(char *)program, (char *)(nvrtc ? nvrtc : ""), NULL};
+        for (int i = 0; dirs && dirs[i] && i + 3 < 16; i++)
+            argv[i + 2] = dirs[i];
         if (end < 0)
             err = errno;
         else if ((err = posix_spawn_file_actions_init(&fa)) == 0) {
@@ -461,7 +465,7 @@ worker_take(worker *w)
             *w = pool.idle[--pool.nidle];
         pthread_mutex_unlock(&pool.lock);
         if (!have)
-            return worker_start(w);
+            return worker_start(w, NULL);
         /* One that ended while idle (killed, say) is replaced, not reported. */
         if (waitpid(w->pid, NULL, WNOHANG) == 0)
             return 0;
@@ -478,9 +482,38 @@ cukit_compile_warm(void)
     adopt_pool();
     int none = pool.nidle == 0;
     pthread_mutex_unlock(&pool.lock);
+    if (!none)
+        return;
+    /* The last places the loader looks are the lib folders of NVIDIA's wheels,
+     * which only Python can name (the `nvidia` namespace package): the program is
+     * told them, so it finds the NVRTC this process will load wherever that is. */
+    static const char *subdirs[] = {"cu13/lib", "cuda_nvrtc/lib", "cu12/lib"};
+    PyObject *found = PyList_New(0), *pkg = found ? PyImport_ImportModule("nvidia") : NULL;
+    PyObject *paths = pkg ? PyObject_GetAttrString(pkg, "__path__") : NULL;
+    PyObject *it = paths ? PyObject_GetIter(paths) : NULL, *p;
+    while (it && (p = PyIter_Next(it)) != NULL) {
+        for (size_t i = 0; i < sizeof subdirs / sizeof *subdirs; i++) {
+            PyObject *d = PyUnicode_FromFormat("%S/%s", p, subdirs[i]);
+            if (d == NULL || PyList_Append(found, d) < 0)
+                PyErr_Clear();
+            Py_XDECREF(d);
+        }
+        Py_DECREF(p);
+    }
+    PyErr_Clear(); /* no wheels: nothing more to tell */
+    char *dirs[13] = {NULL};
+    for (Py_ssize_t i = 0; found && i < PyList_GET_SIZE(found) && i < 12; i++)
+        if ((dirs[i] = (char *)PyUnicode_AsUTF8(PyList_GET_ITEM(found, i))) == NULL) {
+            PyErr_Clear();
+            break;
+        }
     worker w;
-    if (none && worker_start(&w) == 0)
+    if (worker_start(&w, dirs) == 0)
         worker_give_back(&w);
+    Py_XDECREF(it);
+    Py_XDECREF(paths);
+    Py_XDECREF(pkg);
+    Py_XDECREF(found);
 }
 
 static void

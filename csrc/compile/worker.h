@@ -45,7 +45,8 @@ int cukit_compile_run(const cukit_compile_request *req, cukit_compile_result *re
 void cukit_compile_result_clear(cukit_compile_result *res, int nnames);
 /* A compile is coming: start a worker now, unless one is idle, so that it loads
  * NVRTC while this process does. Call it before cukit_nvrtc_load on a cache miss,
- * with the GIL held or not. Never fails (a worker is started later if need be). */
+ * with the GIL held. Never fails and leaves no exception (a worker is started
+ * later if need be). */
 void cukit_compile_warm(void);
 /* Serve compile requests on fd until its other end closes, then _exit. Run by a
  * worker process (forked, or the executable, which passes ensure_nvrtc: it makes

@@ -49,11 +49,11 @@ ensure(const char *path)
     return load(path);
 }
 
-/* Look for NVRTC the way the user's process does, except NVIDIA's wheels (whose
- * folders only Python knows): it is usually found here while that process loads
- * its own, and the first request names the one to use anyway. */
+/* Look for NVRTC the way the user's process does, its wheels' folders (which only
+ * Python can name) given as `wheels`: it is found here while that process loads
+ * its own, and each request names the one to use anyway. */
 static void
-search(void)
+search(char **wheels)
 {
     static const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
     static const char *roots[] = {"CUDA_HOME", "CUDA_PATH"};
@@ -78,6 +78,13 @@ search(void)
             if (load(path) == 0)
                 return;
         }
+    for (int d = 0; wheels[d]; d++)
+        for (size_t n = 0; n < sizeof names / sizeof *names; n++) {
+            char path[PATH_MAX + 32];
+            snprintf(path, sizeof path, "%.4000s/%s", wheels[d], names[n]);
+            if (load(path) == 0)
+                return;
+        }
 }
 
 int
@@ -89,6 +96,6 @@ main(int argc, char **argv)
         return 2;
     }
     if (argv[1][0] == '\0' || load(argv[1]) < 0)
-        search();
+        search(argv + 2);
     cukit_worker_serve(3, ensure);
 }
