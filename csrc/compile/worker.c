@@ -453,9 +453,10 @@ adopt_pool(void)
     }
 }
 
-/* An idle worker that is still alive, else a new one. 0, or -1 with errno. */
+/* An idle worker that is still alive (*reused = 1), else a new one. 0, or -1 with
+ * errno. */
 static int
-worker_take(worker *w)
+worker_take(worker *w, int *reused)
 {
     for (;;) {
         pthread_mutex_lock(&pool.lock);
@@ -464,6 +465,7 @@ worker_take(worker *w)
         if (have)
             *w = pool.idle[--pool.nidle];
         pthread_mutex_unlock(&pool.lock);
+        *reused = have;
         if (!have)
             return worker_start(w, NULL);
         /* One that ended while idle (killed, say) is replaced, not reported. */
@@ -568,33 +570,43 @@ worker_run(const cukit_compile_request *req, cukit_compile_result *res)
         res->oom = 1;
         return -1;
     }
+    /* A worker kept idle may have been ended meanwhile (killed, out of memory)
+     * without its end of the socket showing it yet: when a reused one fails, the
+     * compile is tried once more in a new one before it counts as a crash. */
     worker w;
-    if (worker_take(&w) < 0) {
-        free(out.data);
-        res->spawn_errno = errno;
-        return -1;
-    }
-    int sent = send_all(w.fd, out.data, out.len);
-    free(out.data);
     int32_t status = 0;
     uint32_t oom = 0;
-    char *call = NULL;
-    ok = sent == 0 && recv_all(w.fd, &status, sizeof status) == 0 && recv_u32(w.fd, &oom) == 0 &&
-         recv_field(w.fd, &call, NULL) == 0 && recv_field(w.fd, &res->log, &res->log_len) == 0 &&
-         recv_field(w.fd, &res->image, &res->image_len) == 0;
-    if (ok && req->nnames && (res->lowered = calloc((size_t)req->nnames, sizeof *res->lowered)) == NULL)
-        ok = 0;
-    for (int i = 0; ok && i < req->nnames; i++)
-        ok = recv_field(w.fd, &res->lowered[i], NULL) == 0;
-    if (call) {
-        snprintf(res->call, sizeof res->call, "%s", call);
-        free(call);
-    }
-    if (!ok) {
+    for (int attempt = 0;; attempt++) {
+        int reused = 0;
+        memset(res, 0, sizeof *res);
+        if ((attempt == 0 ? worker_take(&w, &reused) : worker_start(&w, NULL)) < 0) {
+            free(out.data);
+            res->spawn_errno = errno;
+            return -1;
+        }
+        char *call = NULL;
+        ok = send_all(w.fd, out.data, out.len) == 0 && recv_all(w.fd, &status, sizeof status) == 0 &&
+             recv_u32(w.fd, &oom) == 0 && recv_field(w.fd, &call, NULL) == 0 &&
+             recv_field(w.fd, &res->log, &res->log_len) == 0 &&
+             recv_field(w.fd, &res->image, &res->image_len) == 0;
+        if (ok && req->nnames && (res->lowered = calloc((size_t)req->nnames, sizeof *res->lowered)) == NULL)
+            ok = 0;
+        for (int i = 0; ok && i < req->nnames; i++)
+            ok = recv_field(w.fd, &res->lowered[i], NULL) == 0;
+        if (call) {
+            snprintf(res->call, sizeof res->call, "%s", call);
+            free(call);
+        }
+        if (ok)
+            break;
         cukit_compile_result_clear(res, req->nnames);
         worker_lost(&w, res);
-        return -1;
+        if (!reused) {
+            free(out.data);
+            return -1;
+        }
     }
+    free(out.data);
     worker_give_back(&w);
     res->status = status;
     res->oom = (int)oom;
