@@ -15,7 +15,8 @@ static struct PyModuleDef cukit_moduledef;
     V(compiled) \
     V(HostMemoryType) V(RegistrationType) V(CommunicatorType) V(CudaArrayType) V(TextureType) \
     V(SurfaceType) \
-    V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) V(compile_fn)
+    V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) V(compile_fn) \
+    V(reduce_tables) V(ReductionKernelType) V(ScanKernelType)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)

@@ -226,6 +226,9 @@ struct cukit_state {
      * cukit.compile (generated kernels go through it) */
     PyTypeObject *UfuncType, *ElementwiseType;
     PyObject *ufuncs, *math_dtypes, *fuse_proxy, *compile_fn;
+    /* compute/, strong refs: the reduction and scan kernel tables (capsule), their types */
+    PyObject *reduce_tables;
+    PyTypeObject *ReductionKernelType, *ScanKernelType;
 
     /* strong refs: interned keyword names the launch path compares by pointer */
     PyObject *str_grid;
