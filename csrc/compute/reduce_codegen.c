@@ -281,10 +281,11 @@ ck_reduce_source(const ck_rspec *s)
     user_text(&b, s, "identity", s->identity);
     put(&b, "\n);\n}\nCKD TA ck_red(const TA a, const TA b) {\n    return (");
     user_text(&b, s, "reduce_expr", s->reduce);
-    put(&b, "\n);\n}\nCKD TA ck_map(const long long _j");
+    const char *ix = s->index ? s->index : "_j";
+    put(&b, "\n);\n}\nCKD TA ck_map(const long long %s", ix);
     for (int k = 0; k < nin; k++)
         put(&b, s->kind[k] == CK_OPND_RAW ? ", T%d *const %s" : ", const T%d %s", k, s->names[k]);
-    put(&b, ") {\n    (void)_j;\n    return cv<TA>(");
+    put(&b, ") {\n    (void)%s;\n    return cv<TA>(", ix);
     user_text(&b, s, "map_expr", s->map);
     put(&b, "\n);\n}\nCKD void ck_post(TA a, TO &%s, const long long _n, const double _d) {\n"
             "    (void)_n; (void)_d;\n", s->names[nin]);

@@ -24,6 +24,7 @@ typedef struct {
     int user;                     /* 1: the texts are a user's: #line each one */
     int has_init;                 /* 1: the final value is reduce(a, initial) */
     int vec;                      /* elements per vector load in the vector kernels */
+    const char *index;            /* the map's name for the reduced index (NULL: "_j") */
 } ck_rspec;
 
 enum { CK_OPND_ARRAY = 0, CK_OPND_SCALAR, CK_OPND_RAW };
