@@ -264,14 +264,12 @@ load_all(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, con
     return rc;
 }
 
-int
-ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
-             const ck_rspec *spec, const char *file, PyObject *options, int acc_size,
-             ck_rplan *P, CUstream h)
+void
+ck_rplan_choose(const ck_rplan *P, int vec, int sm, ck_rlaunch *L)
 {
-    if (P->nout == 0)
-        return 0;
-    int nin = P->nin, nops = nin + 1, sm = dev->sm_count > 0 ? dev->sm_count : 1;
+    int nin = P->nin;
+    if (sm < 1)
+        sm = 1;
     long long want = (long long)sm * 8, nred = P->nred, nout = P->nout;
     int first = -1; /* the first array input */
     for (int k = 0; k < nin && first < 0; k++)
@@ -318,7 +316,7 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
         gy = splits;
     }
     else {
-        int v = spec->vec > 1 ? spec->vec : 1, vec = contig && v > 1;
+        int v = vec > 1 ? vec : 1, vec = contig && v > 1;
         for (int k = 0; k < nin && vec; k++) {
             if (P->kind[k] != CK_OPND_ARRAY)
                 continue;
@@ -347,6 +345,26 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
         if (gx > 0x7fffffffLL)
             gx = 0x7fffffffLL;
     }
+    L->fn = fn;
+    L->splits = splits;
+    L->chunk = chunk;
+    L->gx = gx;
+    L->gy = gy;
+}
+
+int
+ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
+             const ck_rspec *spec, const char *file, PyObject *options, int acc_size,
+             ck_rplan *P, CUstream h)
+{
+    if (P->nout == 0)
+        return 0;
+    int nin = P->nin, nops = nin + 1;
+    long long nout = P->nout, nred = P->nred;
+    ck_rlaunch R;
+    ck_rplan_choose(P, spec->vec, dev->sm_count, &R);
+    int fn = R.fn;
+    long long splits = R.splits, chunk = R.chunk, gx = R.gx, gy = R.gy;
     ck_entry *e = ck_kcache_find(cache, key | (uint64_t)fn);
     if (e == NULL) {
         if (load_all(st, dev, cache, key, spec, file, options) < 0)
@@ -416,4 +434,107 @@ done:
 error:
     Py_XDECREF(part);
     return -1;
+}
+
+/* ------------------------------------------------------------------ for the tests */
+
+static PyObject *
+ll_tuple(const long long *v, int n)
+{
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t && i < n; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i]);
+        if (x == NULL)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
+/* Fill a (not Python-visible) Array struct from (shape, strides, itemsize, address). */
+static int
+fake_array(PyObject *spec, cukit_Array *a)
+{
+    PyObject *shape, *strides;
+    Py_ssize_t itemsize;
+    unsigned long long addr;
+    memset(a, 0, sizeof *a);
+    if (!PyArg_ParseTuple(spec, "OOnK", &shape, &strides, &itemsize, &addr))
+        return -1;
+    Py_ssize_t nd = PySequence_Size(shape);
+    if (nd < 0 || nd > CUKIT_MAXDIM || PySequence_Size(strides) != nd) {
+        PyErr_SetString(PyExc_ValueError, "_reduce_plan: bad shape or strides");
+        return -1;
+    }
+    a->ndim = (int)nd;
+    a->itemsize = itemsize;
+    a->base = (CUdeviceptr)addr;
+    a->size = 1;
+    for (Py_ssize_t d = 0; d < nd; d++) {
+        PyObject *s = PySequence_GetItem(shape, d), *t = PySequence_GetItem(strides, d);
+        a->shape[d] = s ? PyLong_AsSsize_t(s) : -1;
+        a->strides[d] = t ? PyLong_AsSsize_t(t) : -1;
+        Py_XDECREF(s);
+        Py_XDECREF(t);
+        if (PyErr_Occurred())
+            return -1;
+        a->size *= a->shape[d];
+    }
+    return 0;
+}
+
+PyObject *
+ck_reduce_plan_py(PyObject *m, PyObject *args)
+{
+    PyObject *inputs, *axes_o, *out_spec;
+    int keep_order = 0, vec = 4, sm = 132;
+    if (!PyArg_ParseTuple(args, "OOO|pii:_reduce_plan", &inputs, &axes_o, &out_spec, &keep_order,
+                          &vec, &sm))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    Py_ssize_t nin = PySequence_Size(inputs);
+    if (nin < 1 || nin > CK_RMAXIN) {
+        PyErr_SetString(PyExc_ValueError, "_reduce_plan: 1 to 8 inputs");
+        return NULL;
+    }
+    cukit_Array arrs[CK_RMAXIN], out;
+    cukit_Array *in[CK_RMAXIN];
+    int kinds[CK_RMAXIN] = {0};
+    for (Py_ssize_t k = 0; k < nin; k++) {
+        PyObject *s = PySequence_GetItem(inputs, k);
+        int rc = s ? fake_array(s, &arrs[k]) : -1;
+        Py_XDECREF(s);
+        if (rc < 0)
+            return NULL;
+        in[k] = &arrs[k];
+    }
+    if (fake_array(out_spec, &out) < 0)
+        return NULL;
+    int ndim;
+    Py_ssize_t shape[CUKIT_MAXDIM];
+    uint64_t axes;
+    ck_rplan P;
+    if (ck_broadcast(in, (int)nin, &ndim, shape) < 0 || ck_parse_axes(st, axes_o, ndim, &axes) < 0 ||
+        ck_rplan_make(&P, in, kinds, (int)nin, ndim, shape, axes, &out, keep_order) < 0)
+        return NULL;
+    ck_rlaunch L;
+    ck_rplan_choose(&P, vec, sm, &L);
+    PyObject *ks = PyList_New(0), *rs = PyList_New(0);
+    for (int k = 0; ks && rs && k <= nin; k++) {
+        PyObject *a = ll_tuple(P.ks[k], P.kd), *b = ll_tuple(P.rs[k], P.rd);
+        if (!a || !b || PyList_Append(ks, a) < 0 || PyList_Append(rs, b) < 0)
+            Py_CLEAR(ks);
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+    }
+    PyObject *r = ks && rs ? Py_BuildValue("{sLsLsNsNsOsOsisLsLsLsL}", "nout", P.nout, "nred",
+                                           P.nred, "kshape", ll_tuple(P.kshape, P.kd), "rshape",
+                                           ll_tuple(P.rshape, P.rd), "ks", ks, "rs", rs, "fn",
+                                           L.fn, "splits", L.splits, "chunk", L.chunk, "gx",
+                                           L.gx, "gy", L.gy)
+                           : NULL;
+    Py_XDECREF(ks);
+    Py_XDECREF(rs);
+    return r;
 }

@@ -58,6 +58,17 @@ typedef struct {
  * reduced dimensions stay in C order (arg reductions count in it). 0 / -1. */
 int ck_rplan_make(ck_rplan *P, cukit_Array *const *in, const int *kind, int nin, int ndim,
                   const Py_ssize_t *shape, uint64_t axes, cukit_Array *out, int keep_order);
+/* How a plan is launched: the kernel (RF_*), splits of the reduced range and their
+ * length, the grid. vec: the spec's elements per vector load; sm: the device's SMs. */
+typedef struct {
+    int fn;
+    long long splits, chunk, gx, gy;
+} ck_rlaunch;
+void ck_rplan_choose(const ck_rplan *P, int vec, int sm, ck_rlaunch *L);
+/* _reduce_plan(inputs, axes, out_shape, out_strides, keep_order=False, vec=4, sm=132):
+ * the plan and launch of fake arrays ((shape, strides, itemsize, address) each), for the
+ * tests that check the engine's layouts without a device. New ref (dict) or NULL. */
+PyObject *ck_reduce_plan_py(PyObject *m, PyObject *args);
 /* Run P with the kernels of the module cached under key (compiled from spec at first
  * use) on stream h. acc_size: bytes of the accumulator. 0 / -1. */
 int ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,

@@ -442,6 +442,10 @@ call_def(cukit_state *st, const rdef *d, PyObject *const *args, Py_ssize_t nargs
     rreq q;
     memset(&q, 0, sizeof q);
     q.kind = d->kind;
+    if ((d->kind == RK_ARGMAX || d->kind == RK_ARGMIN) && v[A_AXIS] &&
+        (PyTuple_Check(v[A_AXIS]) || PyList_Check(v[A_AXIS])))
+        return PyErr_Format(PyExc_TypeError, "cukit.%s(): axis must be an integer or None "
+                            "(as numpy's)", d->name);
     q.a = as_array(st, v[A_A], d->name, "a");
     if (q.a == NULL || ck_parse_axes(st, v[A_AXIS], q.a->ndim, &q.axes) < 0 ||
         get_bool(v[A_KEEPDIMS], &q.keepdims) < 0)
@@ -711,6 +715,7 @@ static PyMethodDef reduce_functions[] = {
 #undef M
     {"_vector_norm", fn_vector_norm, METH_VARARGS, "Internal: linalg.norm of vectors."},
     {"_reduce_source", fn_reduce_source, METH_VARARGS, "Internal: a reduction's CUDA C."},
+    {"_reduce_plan", ck_reduce_plan_py, METH_VARARGS, "Internal: a reduction's plan."},
     {NULL},
 };
 
