@@ -51,10 +51,7 @@ def data(rng, dtype, shape, nan=False):
 def reference(kind, x, axis, keepdims=False):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        f = getattr(np, kind)
-        if kind in ("argmax", "argmin", "count_nonzero"):
-            return np.asarray(f(x, axis=axis, keepdims=keepdims))
-        return np.asarray(f(x, axis=axis, keepdims=keepdims))
+        return np.asarray(getattr(np, kind)(x, axis=axis, keepdims=keepdims))
 
 
 def scale_of(kind, x, axis, keepdims=False):
@@ -503,13 +500,13 @@ def plan_case(views, bases, axis, keepdims, keep_index=False, out_view=None):
     ospec = fake(target, obase, out_addr)
     plan = cukit._cukit._reduce_plan(ins, axis, ospec, keep_index)
     starts = [spec[3] - a for spec, a in zip(ins, addrs)]
-    obase[...] = -12345.0 if out_view is not None else obase
+    if out_view is not None:
+        obase[...] = -12345.0
     got = simulate(plan, bases, starts, obase, ospec[3] - out_addr, keep_index)
     got = target
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9, err_msg=f"{shape} axis={axis}")
-    if plan["fn"] in (0, 1):  # vector loads: every row and split aligned, one contiguous run
-        for v, a in zip(views, addrs):
-            assert all(r[0] == v.itemsize for r in plan["rs"][:len(views)])
+    if plan["fn"] in (0, 1):  # vector loads: one contiguous run, splits of whole vectors
+        assert all(r[0] == v.itemsize for r, v in zip(plan["rs"], views))
         assert plan["chunk"] % 2 == 0 or plan["splits"] == 1
     return plan
 
@@ -542,4 +539,4 @@ def test_plans_index_every_element_once(rng):
     assert p["fn"] == 4  # a thread per column, no transpose
     short = rng.standard_normal(5000 * 3)
     assert plan_case([short.reshape(5000, 3)], [short], 1, False)["fn"] == 4
-    assert {0, 2, 3, 4} <= seen | {0, 4}
+    assert {2, 3, 4} <= seen
