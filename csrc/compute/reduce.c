@@ -257,20 +257,28 @@ load_all(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, con
         if (i > 0 && CU_CALL(st, cuModuleGetFunction,
                              (&f, ((cukit_Module *)module)->handle, ck_rfunc_names[i])) < 0)
             rc = -1;
+        /* blocks of CK_THREADS one SM holds at once (0: unknown), kept in the entry */
+        int occ = 0;
+        if (rc == 0 && CU_CALL(st, cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                               (&occ, f, CK_THREADS, 0)) < 0) {
+            PyErr_Clear();
+            occ = 0;
+        }
         if (rc == 0)
-            rc = ck_kcache_add(cache, key | (uint64_t)i, f, 0, module);
+            rc = ck_kcache_add(cache, key | (uint64_t)i, f, occ, module);
     }
     Py_XDECREF(module);
     return rc;
 }
 
 void
-ck_rplan_choose(const ck_rplan *P, int vec, int sm, ck_rlaunch *L)
+ck_rplan_choose(const ck_rplan *P, int vec, int sm, const int *occ, ck_rlaunch *L)
 {
     int nin = P->nin;
     if (sm < 1)
         sm = 1;
-    long long want = (long long)sm * 8, nred = P->nred, nout = P->nout;
+    /* blocks resident at once: one wave of them fills the device evenly */
+    long long want, nred = P->nred, nout = P->nout;
     int first = -1; /* the first array input */
     for (int k = 0; k < nin && first < 0; k++)
         if (P->kind[k] == CK_OPND_ARRAY)
@@ -299,6 +307,7 @@ ck_rplan_choose(const ck_rplan *P, int vec, int sm, ck_rlaunch *L)
     long long splits = 1, chunk = nred, gx, gy = 1;
     int fn;
     if (col) {
+        want = (long long)sm * (occ[RF_COL] > 0 ? occ[RF_COL] : 8);
         long long bx = (nout + CK_THREADS - 1) / CK_THREADS;
         splits = (nred + 511) / 512;
         if (splits * bx < want)
@@ -327,6 +336,7 @@ ck_rplan_choose(const ck_rplan *P, int vec, int sm, ck_rlaunch *L)
                 if (P->ks[k][d] % align != 0)
                     vec = 0;
         }
+        want = (long long)sm * (occ[vec ? RF_ROWV : RF_ROWN] > 0 ? occ[vec ? RF_ROWV : RF_ROWN] : 8);
         if (nout < want && nred > 16384) {
             splits = (want + nout - 1) / nout;
             if (splits > nred / 8192)
@@ -361,16 +371,19 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
         return 0;
     int nin = P->nin, nops = nin + 1;
     long long nout = P->nout, nred = P->nred;
+    if (ck_kcache_find(cache, key | RF_FINAL) == NULL &&
+        load_all(st, dev, cache, key, spec, file, options) < 0)
+        return -1;
+    int occ[RF_COUNT];
+    for (int i = 0; i < RF_COUNT; i++) {
+        ck_entry *x = ck_kcache_find(cache, key | (uint64_t)i);
+        occ[i] = x ? x->vec : 0;
+    }
     ck_rlaunch R;
-    ck_rplan_choose(P, spec->vec, dev->sm_count, &R);
+    ck_rplan_choose(P, spec->vec, dev->sm_count, occ, &R);
     int fn = R.fn;
     long long splits = R.splits, chunk = R.chunk, gx = R.gx, gy = R.gy;
     ck_entry *e = ck_kcache_find(cache, key | (uint64_t)fn);
-    if (e == NULL) {
-        if (load_all(st, dev, cache, key, spec, file, options) < 0)
-            return -1;
-        e = ck_kcache_find(cache, key | (uint64_t)fn);
-    }
     ck_entry *ef = splits > 1 ? ck_kcache_find(cache, key | RF_FINAL) : NULL;
     if (e == NULL || (splits > 1 && ef == NULL)) {
         PyErr_SetString(PyExc_SystemError, "reduction kernel missing after load");
@@ -488,9 +501,9 @@ PyObject *
 ck_reduce_plan_py(PyObject *m, PyObject *args)
 {
     PyObject *inputs, *axes_o, *out_spec;
-    int keep_order = 0, vec = 4, sm = 132;
-    if (!PyArg_ParseTuple(args, "OOO|pii:_reduce_plan", &inputs, &axes_o, &out_spec, &keep_order,
-                          &vec, &sm))
+    int keep_order = 0, vec = 4, sm = 132, blocks = 8;
+    if (!PyArg_ParseTuple(args, "OOO|piii:_reduce_plan", &inputs, &axes_o, &out_spec, &keep_order,
+                          &vec, &sm, &blocks))
         return NULL;
     cukit_state *st = PyModule_GetState(m);
     Py_ssize_t nin = PySequence_Size(inputs);
@@ -519,7 +532,10 @@ ck_reduce_plan_py(PyObject *m, PyObject *args)
         ck_rplan_make(&P, in, kinds, (int)nin, ndim, shape, axes, &out, keep_order) < 0)
         return NULL;
     ck_rlaunch L;
-    ck_rplan_choose(&P, vec, sm, &L);
+    int occ[RF_COUNT];
+    for (int i = 0; i < RF_COUNT; i++)
+        occ[i] = blocks;
+    ck_rplan_choose(&P, vec, sm, occ, &L);
     PyObject *ks = PyList_New(0), *rs = PyList_New(0);
     for (int k = 0; ks && rs && k <= nin; k++) {
         PyObject *a = ll_tuple(P.ks[k], P.kd), *b = ll_tuple(P.rs[k], P.rd);

@@ -59,13 +59,14 @@ typedef struct {
 int ck_rplan_make(ck_rplan *P, cukit_Array *const *in, const int *kind, int nin, int ndim,
                   const Py_ssize_t *shape, uint64_t axes, cukit_Array *out, int keep_order);
 /* How a plan is launched: the kernel (RF_*), splits of the reduced range and their
- * length, the grid. vec: the spec's elements per vector load; sm: the device's SMs. */
+ * length, the grid. vec: the spec's elements per vector load; sm: the device's SMs;
+ * occ[RF_*]: blocks of each kernel an SM holds at once (0: unknown, 8 assumed). */
 typedef struct {
     int fn;
     long long splits, chunk, gx, gy;
 } ck_rlaunch;
-void ck_rplan_choose(const ck_rplan *P, int vec, int sm, ck_rlaunch *L);
-/* _reduce_plan(inputs, axes, out_shape, out_strides, keep_order=False, vec=4, sm=132):
+void ck_rplan_choose(const ck_rplan *P, int vec, int sm, const int *occ, ck_rlaunch *L);
+/* _reduce_plan(inputs, axes, out, keep_order=False, vec=4, sm=132, blocks=8):
  * the plan and launch of fake arrays ((shape, strides, itemsize, address) each), for the
  * tests that check the engine's layouts without a device. New ref (dict) or NULL. */
 PyObject *ck_reduce_plan_py(PyObject *m, PyObject *args);
