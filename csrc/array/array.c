@@ -227,6 +227,52 @@ cukit_array_wrap(cukit_state *st, cukit_Device *dev, CUdeviceptr base, PyObject 
     return a;
 }
 
+cukit_Array *
+cukit_array_over_buffer(cukit_state *st, cukit_Buffer *buf, PyObject *dtype, int ndim,
+                        const Py_ssize_t *shape, const Py_ssize_t *strides, Py_ssize_t offset)
+{
+    Py_ssize_t itemsize, cs[CUKIT_MAXDIM];
+    int tc;
+    if (buf->ptr == 0) {
+        cukit_freed_error();
+        return NULL;
+    }
+    if (dtype_info(dtype, &itemsize, &tc) < 0)
+        return NULL;
+    if (strides == NULL) {
+        cukit_c_strides(ndim, shape, itemsize, cs);
+        strides = cs;
+    }
+    /* Every element must lie inside the buffer: the lowest and highest byte reached. */
+    Py_ssize_t lo = offset, hi = offset + itemsize, size = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) {
+            PyErr_Format(PyExc_ValueError, "negative dimension %zd", shape[i]);
+            return NULL;
+        }
+        size *= shape[i];
+        if (shape[i] == 0)
+            continue;
+        Py_ssize_t reach = (shape[i] - 1) * strides[i];
+        if (reach < 0)
+            lo += reach;
+        else
+            hi += reach;
+    }
+    if (size > 0 && (offset < 0 || lo < 0 || (size_t)hi > buf->size)) {
+        PyErr_Format(PyExc_ValueError,
+                     "the array reaches bytes %zd to %zd of the buffer, which holds %zu bytes",
+                     lo, hi, buf->size);
+        return NULL;
+    }
+    cukit_Array *a = array_alloc(st, buf->device, dtype, tc, itemsize, ndim, shape, strides);
+    if (a == NULL)
+        return NULL;
+    a->buffer = (cukit_Buffer *)Py_NewRef(buf);
+    a->offset = offset;
+    return a;
+}
+
 /* A view of `a`: the same memory, `offset` bytes from its start. New ref or NULL. */
 cukit_Array *
 cukit_array_view(cukit_Array *a, Py_ssize_t offset, int ndim, const Py_ssize_t *shape,
@@ -244,9 +290,9 @@ cukit_array_view(cukit_Array *a, Py_ssize_t offset, int ndim, const Py_ssize_t *
     return v;
 }
 
-cukit_Array *
-cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecode,
-                Py_ssize_t itemsize, int ndim, const Py_ssize_t *shape)
+static cukit_Array *
+array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecode,
+          Py_ssize_t itemsize, int ndim, const Py_ssize_t *shape, int legacy_write)
 {
     Py_ssize_t size = 1, strides[CUKIT_MAXDIM];
     for (int i = 0; i < ndim; i++) {
@@ -260,7 +306,9 @@ cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecod
         PyErr_SetString(PyExc_ValueError, "array is too large: its byte size overflows");
         return NULL;
     }
-    cukit_Buffer *buf = cukit_buffer_create(dev, (size_t)(size * itemsize));
+    size_t nbytes = (size_t)(size * itemsize);
+    cukit_Buffer *buf = legacy_write ? cukit_buffer_create_for_legacy_write(dev, nbytes)
+                                     : cukit_buffer_create(dev, nbytes);
     if (buf == NULL)
         return NULL;
     cukit_c_strides(ndim, shape, itemsize, strides);
@@ -271,6 +319,21 @@ cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecod
     }
     a->buffer = buf;
     return a;
+}
+
+cukit_Array *
+cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecode,
+                Py_ssize_t itemsize, int ndim, const Py_ssize_t *shape)
+{
+    return array_new(st, dev, dtype, typecode, itemsize, ndim, shape, 0);
+}
+
+cukit_Array *
+cukit_array_new_for_legacy_write(cukit_state *st, cukit_Device *dev, PyObject *dtype,
+                                 int typecode, Py_ssize_t itemsize, int ndim,
+                                 const Py_ssize_t *shape)
+{
+    return array_new(st, dev, dtype, typecode, itemsize, ndim, shape, 1);
 }
 
 cukit_Array *

@@ -226,9 +226,10 @@ struct cukit_state {
      * cukit.compile (generated kernels go through it) */
     PyTypeObject *UfuncType, *ElementwiseType;
     PyObject *ufuncs, *math_dtypes, *fuse_proxy, *compile_fn;
-    /* compute/, strong refs: the reduction and scan kernel tables (capsule), their types */
-    PyObject *reduce_tables;
-    PyTypeObject *ReductionKernelType, *ScanKernelType;
+    /* compute/, strong refs: the reduction and scan kernel tables (capsule) and types; random's
+     * types, and dict device ordinal -> Module of its kernels */
+    PyObject *reduce_tables, *random_modules;
+    PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *GeneratorType;
 
     /* strong refs: interned keyword names the launch path compares by pointer */
     PyObject *str_grid;
@@ -259,7 +260,7 @@ struct cukit_state {
 
 /* ------------------------------------------------------------------ state.c */
 
-/* State of the module that defined `type`. Borrowed. */
+/* State of the module that defined `type` (or, for a Python subclass, its cukit base). Borrowed. */
 cukit_state *cukit_state_of_type(PyTypeObject *type);
 /* Import numpy into st once. 0 / -1 with ImportError explaining it is required. */
 int cukit_numpy(cukit_state *st);

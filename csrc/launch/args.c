@@ -351,8 +351,8 @@ pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
                                   "cukit.ascontiguousarray(x)");
         ptr = a.ptr;
     }
-    else if (Py_IS_TYPE(v, st->BufferType)) {
-        cukit_Buffer *b = (cukit_Buffer *)v;
+    else if (Py_IS_TYPE(v, st->BufferType) || PyObject_TypeCheck(v, st->BufferType)) {
+        cukit_Buffer *b = (cukit_Buffer *)v; /* subclasses too (cukit.pycuda's DeviceAllocation) */
         if (b->ptr == 0)
             return arg_error(PyExc_ValueError, sig, i,
                              "the buffer was freed (with .free()); it cannot be used");
@@ -365,8 +365,12 @@ pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
     else if (v == Py_None) {
         ptr = 0;
     }
-    else if (PyLong_Check(v) && !PyBool_Check(v)) {
-        ptr = PyLong_AsUnsignedLongLong(v);
+    else if ((PyLong_Check(v) && !PyBool_Check(v)) ||
+             (st->np_integer && PyObject_TypeCheck(v, (PyTypeObject *)st->np_integer))) {
+        /* an int address; numpy integers too (numpy.uintp(x) + offset) */
+        PyObject *n = PyNumber_Index(v);
+        ptr = n ? PyLong_AsUnsignedLongLong(n) : (CUdeviceptr)-1;
+        Py_XDECREF(n);
         if (ptr == (CUdeviceptr)-1 && PyErr_Occurred()) {
             PyErr_Clear();
             return arg_error(PyExc_OverflowError, sig, i,

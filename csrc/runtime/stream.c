@@ -90,7 +90,7 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
         *out = NULL; /* the legacy default stream */
         return 0;
     }
-    if (Py_IS_TYPE(obj, st->StreamType)) {
+    if (Py_IS_TYPE(obj, st->StreamType) || PyObject_TypeCheck(obj, st->StreamType)) {
         cukit_Stream *s = (cukit_Stream *)obj;
         if (dev && s->device != dev) {
             PyErr_Format(PyExc_ValueError, "the stream belongs to device %d, not device %d",
@@ -170,8 +170,9 @@ untrack(cukit_Stream *s)
             CUstream release = cukit_device_release_stream(dev);
             if (release == NULL)
                 PyErr_Clear(); /* the stream is destroyed, which waits for its work */
-            else if (cukit_api.cuEventRecord(t->event, s->handle) == CUDA_SUCCESS)
-                cukit_api.cuStreamWaitEvent(release, t->event, 0);
+            else if (cukit_api.cuEventRecord(t->event, s->handle) == CUDA_SUCCESS &&
+                     cukit_api.cuStreamWaitEvent(release, t->event, 0) == CUDA_SUCCESS)
+                dev->orphan_work = 1;
         }
         cukit_api.cuEventDestroy(t->event); /* released by the driver once it completes */
         dev->streams[i] = dev->streams[--dev->nstreams];
@@ -271,9 +272,10 @@ cukit_stream_capturing(CUstream stream)
 /* ------------------------------------------------------------------ the type */
 
 static cukit_Stream *
-stream_alloc(cukit_state *st, cukit_Device *dev)
+stream_alloc(cukit_state *st, PyTypeObject *type, cukit_Device *dev)
 {
-    cukit_Stream *s = PyObject_New(cukit_Stream, st->StreamType);
+    cukit_Stream *s = type == st->StreamType ? PyObject_New(cukit_Stream, type)
+                                             : (cukit_Stream *)type->tp_alloc(type, 0);
     if (s == NULL)
         return NULL;
     s->st = st;
@@ -298,7 +300,7 @@ stream_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     cukit_Device *dev = cukit_device_arg(st, device);
     if (dev == NULL || cukit_device_activate(dev) < 0)
         return NULL;
-    cukit_Stream *s = stream_alloc(st, dev);
+    cukit_Stream *s = stream_alloc(st, type, dev);
     if (s == NULL)
         return NULL;
     if (CU_CALL(st, cuStreamCreateWithPriority,
@@ -337,7 +339,7 @@ stream_dealloc(cukit_Stream *self)
     Py_XDECREF(self->capture);
     Py_XDECREF(self->owner);
     Py_XDECREF(self->device);
-    PyObject_Free(self);
+    tp->tp_free(self); /* a subclass may allocate differently */
     Py_DECREF(tp);
 }
 
@@ -369,7 +371,7 @@ stream_query(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 stream_wait(cukit_Stream *self, PyObject *event)
 {
-    if (!Py_IS_TYPE(event, self->st->EventType)) {
+    if (!PyObject_TypeCheck(event, self->st->EventType)) {
         PyErr_Format(PyExc_TypeError, "wait() takes a cukit.Event, got %s",
                      Py_TYPE(event)->tp_name);
         return NULL;
@@ -416,7 +418,7 @@ stream_from_handle(PyObject *cls, PyObject *args, PyObject *kwargs)
     if (dev == NULL || cukit_device_activate(dev) < 0 ||
         check_foreign(st, h, dev, handle_o, &ctx) < 0)
         return NULL;
-    cukit_Stream *s = stream_alloc(st, dev);
+    cukit_Stream *s = stream_alloc(st, st->StreamType, dev);
     if (s == NULL)
         return NULL;
     s->handle = h;
@@ -493,7 +495,7 @@ static PyType_Slot stream_slots[] = {
 static PyType_Spec stream_spec = {
     .name = "cukit.Stream",
     .basicsize = sizeof(cukit_Stream),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_BASETYPE,
     .slots = stream_slots,
 };
 
@@ -506,7 +508,7 @@ mod_default_stream(PyObject *m, PyObject *args, PyObject *kwargs)
         return NULL;
     cukit_state *st = PyModule_GetState(m);
     cukit_Device *dev = cukit_device_arg(st, device);
-    return dev ? (PyObject *)stream_alloc(st, dev) : NULL;
+    return dev ? (PyObject *)stream_alloc(st, st->StreamType, dev) : NULL;
 }
 
 static PyMethodDef stream_functions[] = {

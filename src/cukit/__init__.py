@@ -56,6 +56,7 @@ from ._cukit import (
     empty,
     empty_like,
     from_dlpack,
+    frombuffer,
     get_device,
     link,
     managed_empty,
@@ -140,5 +141,6 @@ from ._cukit import (  # noqa: E402
 from ._reduce import ExclusiveScanKernel, InclusiveScanKernel, allclose, array_equal  # noqa: E402
 from . import linalg  # noqa: E402
 from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
+from . import random  # noqa: E402  (cukit.random: numpy's Generator on the GPU)
 
 __all__ = [name for name in dir() if not name.startswith("_")]
