@@ -290,9 +290,9 @@ cukit_array_view(cukit_Array *a, Py_ssize_t offset, int ndim, const Py_ssize_t *
     return v;
 }
 
-cukit_Array *
-cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecode,
-                Py_ssize_t itemsize, int ndim, const Py_ssize_t *shape)
+static cukit_Array *
+array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecode,
+          Py_ssize_t itemsize, int ndim, const Py_ssize_t *shape, int legacy_write)
 {
     Py_ssize_t size = 1, strides[CUKIT_MAXDIM];
     for (int i = 0; i < ndim; i++) {
@@ -306,7 +306,9 @@ cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecod
         PyErr_SetString(PyExc_ValueError, "array is too large: its byte size overflows");
         return NULL;
     }
-    cukit_Buffer *buf = cukit_buffer_create(dev, (size_t)(size * itemsize));
+    size_t nbytes = (size_t)(size * itemsize);
+    cukit_Buffer *buf = legacy_write ? cukit_buffer_create_for_legacy_write(dev, nbytes)
+                                     : cukit_buffer_create(dev, nbytes);
     if (buf == NULL)
         return NULL;
     cukit_c_strides(ndim, shape, itemsize, strides);
@@ -317,6 +319,21 @@ cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecod
     }
     a->buffer = buf;
     return a;
+}
+
+cukit_Array *
+cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecode,
+                Py_ssize_t itemsize, int ndim, const Py_ssize_t *shape)
+{
+    return array_new(st, dev, dtype, typecode, itemsize, ndim, shape, 0);
+}
+
+cukit_Array *
+cukit_array_new_for_legacy_write(cukit_state *st, cukit_Device *dev, PyObject *dtype,
+                                 int typecode, Py_ssize_t itemsize, int ndim,
+                                 const Py_ssize_t *shape)
+{
+    return array_new(st, dev, dtype, typecode, itemsize, ndim, shape, 1);
 }
 
 cukit_Array *
@@ -468,6 +485,17 @@ array_get_imag(PyObject *self, void *c)
 {
     return math_call(self, CUKIT_CALL_IMAG, NULL, NULL);
 }
+
+/* Reductions and scans: Array.sum(...) is cukit.sum(a, ...); the order is compute/'s. */
+#define RMETHOD(i, name)                                                                \
+    static PyObject *array_##name(PyObject *self, PyObject *args, PyObject *kwargs)     \
+    {                                                                                   \
+        return math_call(self, CUKIT_CALL_REDUCE + (i), args, kwargs);                  \
+    }
+RMETHOD(0, sum) RMETHOD(1, prod) RMETHOD(2, max) RMETHOD(3, min) RMETHOD(4, argmax)
+RMETHOD(5, argmin) RMETHOD(6, all) RMETHOD(7, any) RMETHOD(8, mean) RMETHOD(9, var)
+RMETHOD(10, std) RMETHOD(11, ptp) RMETHOD(12, cumsum) RMETHOD(13, cumprod) RMETHOD(14, dot)
+#undef RMETHOD
 
 /* ------------------------------------------------------------------ type slots */
 
@@ -667,6 +695,11 @@ static PyMethodDef array_methods[] = {
      "unsafe cast), in a new C-contiguous array; the array itself when copy=False and the "
      "dtype is its own."},
     {"conj", (PyCFunction)array_conj, METH_NOARGS, "conj() -> Array: cukit.conjugate(a)."},
+#define RM(name) {#name, (PyCFunction)(void (*)(void))array_##name, METH_VARARGS | METH_KEYWORDS, \
+                  #name "(...) -> Array: cukit." #name "(a, ...)."}
+    RM(sum), RM(prod), RM(max), RM(min), RM(argmax), RM(argmin), RM(all), RM(any), RM(mean),
+    RM(var), RM(std), RM(ptp), RM(cumsum), RM(cumprod), RM(dot),
+#undef RM
     {"conjugate", (PyCFunction)array_conj, METH_NOARGS, "conjugate() -> Array: cukit.conjugate(a)."},
     {NULL},
 };
