@@ -85,6 +85,7 @@ from ._cukit import (  # noqa: E402
     _copy_dtoh,
     _copy_htod,
     _host_memory_stats,
+    _keep_freed,
     _pointer_kind,
     _transfer_config,
 )
