@@ -180,7 +180,7 @@ emu_registry_add(uint64_t base, uint64_t size, int kind, const char *origin)
     allocs[i].kind = kind;
     snprintf(allocs[i].origin, sizeof allocs[i].origin, "%s", origin);
     nallocs++;
-    if (kind == 0 || kind == 2)
+    if (kind == EMU_DEVICE || kind == EMU_MANAGED || kind == EMU_POOLED)
         emu_used_bytes += size;
 done:
     pthread_rwlock_unlock(&reg_lock);
@@ -198,7 +198,8 @@ emu_registry_remove(uint64_t base, emu_alloc *out)
         if (out)
             *out = allocs[i];
         freed[nfreed++ % 64] = allocs[i];
-        if (allocs[i].kind == 0 || allocs[i].kind == 2)
+        if (allocs[i].kind == EMU_DEVICE || allocs[i].kind == EMU_MANAGED ||
+            allocs[i].kind == EMU_POOLED)
             emu_used_bytes -= allocs[i].size;
         memmove(&allocs[i], &allocs[i + 1], (nallocs - i - 1) * sizeof *allocs);
         nallocs--;
@@ -378,7 +379,7 @@ e_cuDeviceGetAttribute(int *v, int attr, CUdevice d)
         {14, 512}, {15, 1}, {17, 0}, {18, 0}, {19, 1}, {20, 0}, {30, 512}, {31, 1}, {36, 1000000},
         {37, 64}, {38, 1 << 20}, {39, 2048}, {40, 1}, {41, 1}, {78, 1}, {79, 1}, {80, 1},
         {81, 228 * 1024}, {82, 65536}, {83, 1}, {86, 1}, {87, 2}, {88, 1}, {89, 1}, {91, 1},
-        {95, 0}, {96, 0}, {97, 227 * 1024}, {99, 1}, {100, 1}, {101, 1}, {106, 32}, {115, 0},
+        {95, 0}, {96, 0}, {97, 227 * 1024}, {99, 1}, {100, 1}, {101, 1}, {106, 32}, {115, 1},
         {120, 0},
     };
     if (attr == CUKIT_DEVICE_ATTRIBUTE_PTX_ONLY) {
@@ -419,7 +420,8 @@ static CUresult
 e_cuMemGetInfo(size_t *free_, size_t *total)
 {
     *total = emu_total_memory();
-    *free_ = emu_used_bytes < *total ? *total - emu_used_bytes : 0;
+    uint64_t used = emu_used_bytes + emu_pool_cached_bytes();
+    *free_ = used < *total ? *total - used : 0;
     return emu_ok();
 }
 
@@ -435,12 +437,6 @@ cukit_emulator_fill(cukit_api_t *api)
     emu_fill_memory(api);
     emu_fill_launch(api);
     emu_fill_unsupported(api);
-    /* No stream-ordered pool: cukit then allocates with cuMemAlloc directly. */
-    api->cuDeviceGetDefaultMemPool = NULL;
-    api->cuMemAllocFromPoolAsync = NULL;
-    api->cuMemPoolSetAttribute = NULL;
-    api->cuMemPoolGetAttribute = NULL;
-    api->cuMemPoolTrimTo = NULL;
     return 0;
 }
 

@@ -177,9 +177,13 @@ void emu_line_str(const emu_module *m, uint32_t line, char *buf, size_t n);
 
 /* ------------------------------------------------------------------ memory registry */
 
+/* Kinds of registered memory. */
+enum { EMU_DEVICE = 0, EMU_HOST, EMU_MANAGED, EMU_GLOBAL, EMU_POOLED };
+
 typedef struct {
     uint64_t base, size;
-    int kind;            /* 0 device, 1 host (pinned/registered), 2 managed, 3 module global */
+    int kind;            /* EMU_*: cuMemAlloc, pinned/registered host, managed, a module's
+                          * global, the stream-ordered pool */
     char origin[160];    /* where it was allocated: "test_x.py:31" or a variable name */
 } emu_alloc;
 

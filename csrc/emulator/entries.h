@@ -73,6 +73,9 @@ CUresult emu_copy_now(CUdeviceptr dst, const void *src, size_t n, int dst_dev, i
 CUresult emu_memset_now(CUdeviceptr p, size_t pitch, unsigned value, size_t elem, size_t width,
                         size_t height);
 void emu_fill_memory(cukit_api_t *api);
+/* Bytes the stream-ordered pool holds for reuse (freed, not trimmed): device memory
+ * in use, as the driver counts it. */
+uint64_t emu_pool_cached_bytes(void);
 
 /* launch.c */
 /* Check and run (or, during a capture, record) one launch. */

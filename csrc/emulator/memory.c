@@ -10,15 +10,23 @@
 
 /* ------------------------------------------------------------------ memory */
 
+/* Allocations are whole 256-byte units, as the driver's. */
+static size_t
+units(size_t n)
+{
+    return (n + 255) / 256 * 256;
+}
+
 static CUresult
 alloc_kind(CUdeviceptr *p, size_t n, int kind, const char *what)
 {
     if (n == 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "a zero-byte allocation");
-    if (n > emu_total_memory() - (emu_used_bytes < emu_total_memory() ? emu_used_bytes : emu_total_memory()))
-        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "the emulated device has %zu bytes free",
-                      emu_total_memory() - emu_used_bytes);
-    size_t rounded = (n + 255) / 256 * 256;
+    uint64_t total = emu_total_memory(), used = emu_used_bytes + emu_pool_cached_bytes();
+    if (used > total || n > total - used)
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "the emulated device has %llu bytes free",
+                          (unsigned long long)(used < total ? total - used : 0));
+    size_t rounded = units(n);
     void *mem = aligned_alloc(256, rounded);
     if (mem == NULL)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "the host could not provide %zu bytes", n);
@@ -35,33 +43,206 @@ alloc_kind(CUdeviceptr *p, size_t n, int kind, const char *what)
 static CUresult
 e_cuMemAlloc(CUdeviceptr *p, size_t n)
 {
-    return alloc_kind(p, n, 0, "an unknown place");
+    return alloc_kind(p, n, EMU_DEVICE, "an unknown place");
+}
+
+/* ------------------------------------------------------------------ the stream-ordered pool
+ *
+ * The device's default pool. Work runs when it is issued, so a free queued on any
+ * stream is complete at once: the block leaves the registry (a kernel that still uses
+ * it faults as "already freed") and waits in the pool's cache, where a later
+ * allocation of a size that fits takes it back. The cache counts as device memory in
+ * use, as the driver counts a pool's reserved memory, until cuMemPoolTrimTo or the
+ * release threshold gives it back. */
+
+struct CUmemPoolHandle_st {
+    int magic;
+};
+static struct CUmemPoolHandle_st default_pool;
+
+typedef struct {
+    void *mem;
+    size_t cap; /* whole units */
+} cached_block;
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static cached_block *cache;   /* owned, with each block's memory */
+static size_t ncache, capcache;
+static uint64_t cached_bytes, used_bytes, used_high, reserved_high;
+static uint64_t release_threshold; /* the driver's default: give back at once */
+
+uint64_t
+emu_pool_cached_bytes(void)
+{
+    return __atomic_load_n(&cached_bytes, __ATOMIC_RELAXED);
+}
+
+/* Give cached blocks back until the pool reserves at most keep bytes. pool_lock held. */
+static void
+trim_locked(uint64_t keep)
+{
+    while (ncache > 0 && used_bytes + cached_bytes > keep) {
+        ncache--;
+        free(cache[ncache].mem);
+        __atomic_fetch_sub(&cached_bytes, cache[ncache].cap, __ATOMIC_RELAXED);
+    }
 }
 
 static CUresult
-e_cuMemFree(CUdeviceptr p)
+pool_alloc(CUdeviceptr *p, size_t n)
+{
+    if (n == 0)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "a zero-byte allocation");
+    size_t want = units(n), best = SIZE_MAX;
+    pthread_mutex_lock(&pool_lock);
+    /* The smallest cached block that fits without wasting more than half of it. */
+    for (size_t i = 0; i < ncache; i++)
+        if (cache[i].cap >= want && cache[i].cap / 2 <= want &&
+            (best == SIZE_MAX || cache[i].cap < cache[best].cap))
+            best = i;
+    CUresult r;
+    if (best != SIZE_MAX) {
+        cached_block b = cache[best];
+        char origin[160];
+        emu_origin_of(origin, sizeof origin, "an unknown place");
+        if (emu_registry_add((uint64_t)(uintptr_t)b.mem, n, EMU_POOLED, origin) < 0) {
+            r = emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+            goto done;
+        }
+        cache[best] = cache[--ncache];
+        __atomic_fetch_sub(&cached_bytes, b.cap, __ATOMIC_RELAXED);
+        *p = (CUdeviceptr)(uintptr_t)b.mem;
+        r = emu_ok();
+    }
+    else if ((r = alloc_kind(p, n, EMU_POOLED, "an unknown place")) != CUDA_SUCCESS)
+        goto done;
+    used_bytes += want;
+    used_high = used_bytes > used_high ? used_bytes : used_high;
+    reserved_high = used_bytes + cached_bytes > reserved_high ? used_bytes + cached_bytes : reserved_high;
+done:
+    pthread_mutex_unlock(&pool_lock);
+    return r;
+}
+
+/* Free p, whichever allocator made it: a pool block goes to the cache. */
+static CUresult
+free_device(CUdeviceptr p)
 {
     emu_alloc a;
     if (p == 0)
         return emu_ok();
-    if (emu_registry_remove(p, &a) < 0 || (a.kind != 0 && a.kind != 2))
+    if (!emu_registry_containing(p, &a) || a.base != p ||
+        (a.kind != EMU_DEVICE && a.kind != EMU_MANAGED && a.kind != EMU_POOLED))
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "0x%llx is not the start of device memory",
-                      (unsigned long long)p);
-    free((void *)(uintptr_t)p);
+                          (unsigned long long)p);
+    if (emu_registry_remove(p, &a) < 0)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "0x%llx was freed twice at once",
+                          (unsigned long long)p);
+    if (a.kind != EMU_POOLED) {
+        free((void *)(uintptr_t)p);
+        return emu_ok();
+    }
+    pthread_mutex_lock(&pool_lock);
+    size_t cap = units(a.size);
+    used_bytes -= cap;
+    if (ncache == capcache) {
+        size_t more = capcache ? capcache * 2 : 64;
+        cached_block *v = realloc(cache, more * sizeof *v);
+        if (v == NULL) {
+            free((void *)(uintptr_t)p); /* not kept, still freed */
+            pthread_mutex_unlock(&pool_lock);
+            return emu_ok();
+        }
+        cache = v;
+        capcache = more;
+    }
+    cache[ncache].mem = (void *)(uintptr_t)p;
+    cache[ncache].cap = cap;
+    ncache++;
+    __atomic_fetch_add(&cached_bytes, cap, __ATOMIC_RELAXED);
+    trim_locked(release_threshold);
+    pthread_mutex_unlock(&pool_lock);
+    return emu_ok();
+}
+
+static CUresult e_cuMemFree(CUdeviceptr p) { return free_device(p); }
+static CUresult e_cuMemFreeAsync(CUdeviceptr p, CUstream s) { return emu_check_stream(s) ?: free_device(p); }
+static CUresult e_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) { return emu_check_stream(s) ?: pool_alloc(p, n); }
+
+static CUresult
+e_cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice d)
+{
+    if (d != 0)
+        return emu_failed(CUDA_ERROR_INVALID_DEVICE, "the emulator has one device, 0");
+    *pool = &default_pool;
     return emu_ok();
 }
 
 static CUresult
-e_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
+check_pool(CUmemoryPool pool)
 {
-    return e_cuMemAlloc(p, n);
+    return pool == &default_pool ? CUDA_SUCCESS
+                                 : emu_failed(CUDA_ERROR_INVALID_VALUE, "the emulator has one memory pool, the device's default");
 }
 
 static CUresult
-e_cuMemFreeAsync(CUdeviceptr p, CUstream s)
+e_cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s)
 {
-    return e_cuMemFree(p);
+    return check_pool(pool) ?: emu_check_stream(s) ?: pool_alloc(p, n);
 }
+
+static CUresult
+e_cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
+{
+    CUresult r = check_pool(pool);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&pool_lock);
+    trim_locked(keep);
+    pthread_mutex_unlock(&pool_lock);
+    return emu_ok();
+}
+
+/* The attributes the driver reads as int are the reuse switches (accepted; a free is
+ * always complete here); the byte counts are 64-bit. */
+static CUresult
+pool_attribute(CUmemoryPool pool, int attr, void *value, int set)
+{
+    CUresult r = check_pool(pool);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&pool_lock);
+    uint64_t *v = value, reserved = used_bytes + cached_bytes;
+    r = CUDA_SUCCESS;
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        if (!set)
+            *(int *)value = 1;
+        break;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        if (set) {
+            release_threshold = *v;
+            trim_locked(release_threshold);
+        }
+        else
+            *v = release_threshold;
+        break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: if (!set) *v = reserved; else r = CUDA_ERROR_INVALID_VALUE; break;
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: if (!set) *v = used_bytes; else r = CUDA_ERROR_INVALID_VALUE; break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: if (set) reserved_high = reserved; else *v = reserved_high; break;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH: if (set) used_high = used_bytes; else *v = used_high; break;
+    default: r = CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    return r == CUDA_SUCCESS ? emu_ok() : emu_failed(r, "the emulator's pool has no settable attribute %d", attr);
+}
+
+static CUresult e_cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *v) { return pool_attribute(pool, attr, v, 1); }
+static CUresult e_cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *v) { return pool_attribute(pool, attr, v, 0); }
+
+/* ------------------------------------------------------------------ copies and sets */
 
 static CUresult
 check_dev(CUdeviceptr p, size_t n, const char *what)
@@ -246,7 +427,7 @@ static CUresult
 e_cuMemHostAlloc(void **p, size_t n, unsigned int flags)
 {
     CUdeviceptr d = 0;
-    CUresult r = alloc_kind(&d, n ? n : 1, 1, "pinned memory");
+    CUresult r = alloc_kind(&d, n ? n : 1, EMU_HOST, "pinned memory");
     if (r == CUDA_SUCCESS)
         *p = (void *)(uintptr_t)d;
     return r;
@@ -256,7 +437,8 @@ static CUresult
 e_cuMemFreeHost(void *p)
 {
     emu_alloc a;
-    if (emu_registry_remove((uint64_t)(uintptr_t)p, &a) < 0)
+    if (!emu_registry_containing((uint64_t)(uintptr_t)p, &a) || a.base != (uint64_t)(uintptr_t)p ||
+        a.kind != EMU_HOST || emu_registry_remove((uint64_t)(uintptr_t)p, &a) < 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "%p is not pinned memory", p);
     free(p);
     return emu_ok();
@@ -277,7 +459,7 @@ e_cuMemHostRegister(void *p, size_t n, unsigned int flags)
         return emu_failed(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "the memory is already registered");
     char origin[160];
     emu_origin_of(origin, sizeof origin, "registered host memory");
-    return emu_registry_add((uint64_t)(uintptr_t)p, n, 1, origin) < 0
+    return emu_registry_add((uint64_t)(uintptr_t)p, n, EMU_HOST, origin) < 0
                ? emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory") : emu_ok();
 }
 
@@ -291,7 +473,7 @@ e_cuMemHostUnregister(void *p)
 static CUresult
 e_cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
 {
-    return alloc_kind(p, n, 2, "managed memory");
+    return alloc_kind(p, n, EMU_MANAGED, "managed memory");
 }
 
 static CUresult
@@ -305,7 +487,7 @@ e_cuPointerGetAttribute(void *out, int attr, CUdeviceptr p)
         return emu_ok();
     }
     if (attr == CU_POINTER_ATTRIBUTE_MEMORY_TYPE) {
-        *(unsigned int *)out = a.kind == 1 ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        *(unsigned int *)out = a.kind == EMU_HOST ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
         return emu_ok();
     }
     return emu_failed(CUDA_ERROR_INVALID_VALUE, "the emulator does not know pointer attribute %d", attr);
@@ -319,6 +501,6 @@ void
 emu_fill_memory(cukit_api_t *api)
 {
 #define E(name) api->name = e_##name;
-    E(cuMemAlloc) E(cuMemFree) E(cuMemAllocAsync) E(cuMemFreeAsync) E(cuMemcpyHtoD) E(cuMemcpyDtoH) E(cuMemcpyDtoD) E(cuMemcpyHtoDAsync) E(cuMemcpyDtoHAsync) E(cuMemcpyDtoDAsync) E(cuMemsetD8) E(cuMemsetD8Async) E(cuMemsetD16Async) E(cuMemsetD2D8Async) E(cuMemsetD2D16Async) E(cuMemsetD2D32Async) E(cuMemcpy3D) E(cuMemcpy3DAsync) E(cuMemcpy2D) E(cuMemcpy2DAsync) E(cuMemHostAlloc) E(cuMemFreeHost) E(cuMemHostGetDevicePointer) E(cuMemHostRegister) E(cuMemHostUnregister) E(cuMemAllocManaged) E(cuPointerGetAttribute) E(cuMemPrefetchAsync) E(cuMemAdvise)
+    E(cuMemAlloc) E(cuMemFree) E(cuMemAllocAsync) E(cuMemFreeAsync) E(cuDeviceGetDefaultMemPool) E(cuMemAllocFromPoolAsync) E(cuMemPoolTrimTo) E(cuMemPoolSetAttribute) E(cuMemPoolGetAttribute) E(cuMemcpyHtoD) E(cuMemcpyDtoH) E(cuMemcpyDtoD) E(cuMemcpyHtoDAsync) E(cuMemcpyDtoHAsync) E(cuMemcpyDtoDAsync) E(cuMemsetD8) E(cuMemsetD8Async) E(cuMemsetD16Async) E(cuMemsetD2D8Async) E(cuMemsetD2D16Async) E(cuMemsetD2D32Async) E(cuMemcpy3D) E(cuMemcpy3DAsync) E(cuMemcpy2D) E(cuMemcpy2DAsync) E(cuMemHostAlloc) E(cuMemFreeHost) E(cuMemHostGetDevicePointer) E(cuMemHostRegister) E(cuMemHostUnregister) E(cuMemAllocManaged) E(cuPointerGetAttribute) E(cuMemPrefetchAsync) E(cuMemAdvise)
 #undef E
 }

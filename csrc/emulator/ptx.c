@@ -551,7 +551,7 @@ parse_global(P *p, int space, int is_extern)
     }
     char origin[160];
     snprintf(origin, sizeof origin, "the module variable %s", g->name);
-    if (emu_registry_add((uint64_t)(uintptr_t)g->data, size, 3, origin) < 0)
+    if (emu_registry_add((uint64_t)(uintptr_t)g->data, size, EMU_GLOBAL, origin) < 0)
         return ptx_fail(p, line, "out of memory");
     return ptx_expect(p, ';');
 }
