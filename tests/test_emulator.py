@@ -117,6 +117,22 @@ def test_shared_memory_overrun_and_misaligned_access():
 
 
 @emulator
+def test_a_fault_is_held_through_the_queries_cukit_makes():
+    """An array that goes while a cukit.Stream lives makes cukit query the streams (may
+    the block be kept?) and ignore the answer: the fault stays held for the next call
+    that waits (a query does not wait, and leaves it held)."""
+    skew = cukit.compile(r'extern "C" __global__ void skew(char* p) { *(int*)(p + 1) = 7; }').skew
+    s = cukit.Stream()
+    for _ in range(2):
+        skew(cukit.zeros(16, np.uint8), grid=1, block=1)   # the temporary goes at once
+        assert s.query() is True and cukit.Event().record().query() is True
+        with pytest.raises(cukit.KernelFaultError, match="misaligned") as info:
+            cukit.synchronize()
+        assert "restart the process" not in str(info.value)
+    cukit.synchronize()                                       # reported once: nothing held
+
+
+@emulator
 def test_debug_mode_names_the_launch_and_its_arguments(rng):
     mod = cukit.compile(OOB, name="shift.cu")
     x, y = cukit.zeros(64, np.float32), cukit.zeros(64, np.float32)

@@ -147,7 +147,10 @@ e_cuStreamDestroy(CUstream h)
 }
 
 static CUresult e_cuStreamSynchronize(CUstream h) { return emu_check_stream(h) ?: emu_take_pending() ?: emu_ok(); }
-static CUresult e_cuStreamQuery(CUstream h) { return emu_check_stream(h) ?: emu_take_pending() ?: emu_ok(); }
+/* Work is done when it is issued. A query does not wait, so it leaves a held fault for
+ * the next call that does: cukit queries streams and ignores the answer when an array
+ * goes (may its block be kept?), which must not swallow the fault. */
+static CUresult e_cuStreamQuery(CUstream h) { return emu_check_stream(h) ?: emu_ok(); }
 static CUresult e_cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags) { return emu_check_stream(h) ?: emu_ok(); }
 
 static CUresult
@@ -406,7 +409,7 @@ e_cuEventRecord(CUevent e, CUstream s)
 }
 
 static CUresult e_cuEventSynchronize(CUevent e) { return emu_take_pending() ?: emu_ok(); }
-static CUresult e_cuEventQuery(CUevent e) { return emu_take_pending() ?: emu_ok(); }
+static CUresult e_cuEventQuery(CUevent e) { return emu_ok(); }
 
 static CUresult
 e_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
