@@ -55,7 +55,7 @@ static const char *const ignored_mods[] = {
     "weak", "gpu", "sys", "cta", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "full", "noftz",
     "mmio", "shared::cta", "L1::evict_normal", "L1::evict_last", "L1::evict_first",
     "L1::no_allocate", "L2::64B", "L2::128B", "L2::256B", "L2::evict_normal", "L2::evict_first",
-    "L2::evict_last", "L1::evict_unchanged", "unified",
+    "L2::evict_last", "L1::evict_unchanged", "unified", "gl",
 };
 
 static int
