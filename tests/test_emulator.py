@@ -427,6 +427,34 @@ def test_backend_switch_by_environment_and_call():
     assert out.stdout.split() == ["emulator", "sm_80"], out.stderr
 
 
+def test_the_emulated_memory_size():
+    """Half the host's memory by default (it holds the host's copies too), or
+    CUKIT_EMULATOR_MEMORY; more than that is OutOfMemoryError, as on a GPU."""
+    code = """
+        import os, numpy as np, cukit
+        total = cukit.Device(0).total_memory
+        print(total, os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGESIZE"))
+        try:
+            cukit.empty(total + 1, np.uint8)
+        except cukit.OutOfMemoryError as e:
+            print("OOM", e)
+        a = cukit.empty(1 << 20, np.uint8)
+        print("free", cukit.memory_info()["free"])
+    """
+    out = run(code, CUKIT_BACKEND="emulator", CUKIT_EMULATOR_MEMORY=None)
+    assert out.returncode == 0, out.stderr
+    total, phys = map(int, out.stdout.split()[:2])
+    assert total == phys // 2
+    for value, want in [("3G", 3 << 30), ("1536M", 1536 << 20), ("2.5GB", 5 << 29), ("4096", 4096)]:
+        out = run(code, CUKIT_BACKEND="emulator", CUKIT_EMULATOR_MEMORY=value)
+        assert out.returncode == 0 or want < (1 << 20), out.stderr
+        assert int(out.stdout.split()[0]) == want, (value, out.stdout)
+        assert f"could not allocate {want + 1} bytes" in out.stdout
+    out = run(code, CUKIT_BACKEND="emulator", CUKIT_EMULATOR_MEMORY="3G")
+    free = [int(line.split()[1]) for line in out.stdout.splitlines() if line.startswith("free ")]
+    assert free and free[0] <= (3 << 30) - (1 << 20)
+
+
 def test_auto_falls_back_to_the_emulator_with_one_line_saying_why():
     out = run("""
         import cukit

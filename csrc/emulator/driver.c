@@ -332,11 +332,31 @@ emu_arch_cc(void)
     return cc >= 50 && cc < 200 ? cc : 90;
 }
 
+/* The emulated device's memory comes out of the host's, which also holds the host's
+ * copies of the same data: by default it is half the host's physical memory (a test
+ * that sizes its arrays by the device's free memory then leaves the host room).
+ * CUKIT_EMULATOR_MEMORY sets it: bytes, or a number with K, M, G or T (powers of 1024). */
 size_t
 emu_total_memory(void)
 {
+    static size_t total;
+    size_t t = __atomic_load_n(&total, __ATOMIC_RELAXED);
+    if (t)
+        return t;
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-    return pages > 0 && size > 0 ? (size_t)pages * (size_t)size : (size_t)16 << 30;
+    t = pages > 0 && size > 0 ? (size_t)pages * (size_t)size / 2 : (size_t)8 << 30;
+    const char *env = getenv("CUKIT_EMULATOR_MEMORY");
+    if (env && env[0]) {
+        char *end = NULL;
+        double v = strtod(env, &end);
+        static const char units[] = "KMGT";
+        const char *u = end && *end ? strchr(units, *end == 'k' ? 'K' : *end) : NULL;
+        int shift = u ? 10 * (int)(u - units + 1) : 0;
+        if (end != env && v >= 1 && (!*end || (u && (!end[1] || (end[1] == 'B' && !end[2])))))
+            t = (size_t)(v * (double)((size_t)1 << shift));
+    }
+    __atomic_store_n(&total, t, __ATOMIC_RELAXED);
+    return t;
 }
 
 static CUresult e_cuInit(unsigned int flags) { return emu_ok(); }
