@@ -11,35 +11,63 @@
 typedef enum { TOK_IDENT, TOK_NUMBER, TOK_STRING, TOK_PUNCT } tok_kind;
 
 typedef struct {
-    tok_kind kind;
     const char *p;      /* borrowed: into the source or a buffer in lexer.keep */
     int len;
-    int buf;            /* which text p points into: tokens join only within one */
+    unsigned buf : 29;  /* which text p points into: tokens join only within one */
+    unsigned kind : 3;  /* a tok_kind */
 } token;
 
-#define MAX_TOKENS (1 << 22) /* a bound on macro expansion, far above real kernels */
-#define MAX_IF_DEPTH 64
+/* Macro expansion is bounded: after this many units of work (one per expansion and
+ * one per token a macro produces) macros are no longer expanded, and what is left of
+ * the source is read as written (lexer.gave_up). The source's own tokens are not
+ * bounded: they cost what the source does. */
+#define CUKIT_EXPANSION_BUDGET (1 << 21)
+
+/* A growing text, NUL-terminated once anything was added. */
+typedef struct {
+    char *s;            /* owned (PyMem), or NULL while empty */
+    size_t n, cap;
+} cukit_text;
+
+/* Append s[0..n) to t. 0 / -1 with MemoryError. */
+int cukit_text_add(cukit_text *t, const char *s, size_t n);
+/* Append a NUL-terminated string. 0 / -1 with MemoryError. */
+int cukit_text_adds(cukit_text *t, const char *s);
+/* t's text ("" when empty). Borrowed: valid until t changes. */
+const char *cukit_text_str(const cukit_text *t);
+void cukit_text_free(cukit_text *t);
 
 typedef struct {
     token *toks;        /* owned (PyMem): n of cap used */
     int n, cap;
-    PyObject *macros;   /* borrowed: dict str name -> str body (object-like only) */
-    PyObject *keep;     /* strong ref: list of str whose buffers tokens point into */
-    PyObject *hidden;   /* strong ref: list of macro names being expanded: never expanded
-                           again inside */
+    PyObject *macros;   /* borrowed: dict str name -> str body (object-like), None
+                           (function-like: defined, never expanded) */
+    PyObject *keep;     /* strong ref or NULL: list of str whose buffers tokens point into */
+    PyObject *hidden;   /* strong ref or NULL: set of the macro names being expanded:
+                           never expanded again inside (as in C) */
     int buf;            /* id of the text being tokenized */
     int nbufs;
-    /* #if nesting: each level is taking its branch, has taken one, or is unknown */
-    int nif;
-    signed char taking[MAX_IF_DEPTH];
-    signed char taken[MAX_IF_DEPTH];
+    long spent;         /* expansion work done, against CUKIT_EXPANSION_BUDGET */
+    int gave_up;        /* 1: the budget ran out; later macros were left unexpanded */
+    int init_depth;     /* >0: inside a brace initializer (= { ... }), whose tokens
+                           are dropped but for its braces */
+    /* #if nesting: per level, bit 0 taking its branch, bit 1 one was taken,
+       bit 2 an earlier condition was unknown */
+    unsigned char *ifs; /* owned (PyMem): nif of ifcap used */
+    int nif, ifcap;
+    int dead;           /* levels not taking their branch: tokens are dropped while > 0 */
 } lexer;
 
 /* Append the tokens of s[0..end) to lx->toks: comments skipped, macros from
- * lx->macros expanded, and, when `top` (the source itself rather than a macro
- * body), directives obeyed: #define adds to lx->macros, #if/#ifdef/#else drop the
- * branches known not taken. 0 / -1 with an exception. */
+ * lx->macros expanded (iteratively, within the budget), brace initializers reduced
+ * to their braces, and, when `top` (the source itself rather than a macro body),
+ * directives obeyed: #define/#undef change lx->macros, #if/#ifdef/#elif/#else drop
+ * the branches known not taken (conditions are evaluated; an unknown one reads
+ * every branch). A lexer is zero-initialized with macros set. 0 / -1 with an
+ * exception (MemoryError, or ValueError for a source of over 2**31 tokens). */
 int cukit_tokenize(lexer *lx, const char *s, const char *end, int top);
+/* Free what the lexer owns (not its macros). */
+void cukit_lexer_release(lexer *lx);
 /* Index just past the group opened at lx->toks[i] (one of "(", "[", "<", "{"), or
  * lx->n when it is never closed. */
 int cukit_skip_group(const lexer *lx, int i);
@@ -56,12 +84,20 @@ token_is(const token *t, const char *text)
 /* Parse the parameter list whose "(" is lx->toks[open] into a Signature named
  * `name`, with typedef/using `aliases` (dict alias -> (str base, int pointer
  * depth)) applied. New ref, or NULL with an exception. */
+/* Split the parameter list whose "(" is lx->toks[open] at its top-level commas:
+ * *bounds (owned by the caller, PyMem; NULL when none) gets [from, to) token index
+ * pairs, one per entry, empty entries included ("()" is one empty entry). Returns
+ * the number of entries, or -1 with MemoryError. */
+int cukit_params_bounds(const lexer *lx, int open, int **bounds);
 cukit_Signature *cukit_params_read(cukit_state *st, const lexer *lx, int open, const char *name,
                                    PyObject *aliases);
 /* Remember in `aliases` the `typedef ... NAME` (is_using 0) or `using NAME = ...`
  * (is_using 1) in lx->toks[from..to), the ";" excluded; one cukit cannot read
  * (a struct body, a function pointer) is left out. 0 / -1 with an exception. */
 int cukit_alias_record(const lexer *lx, int from, int to, PyObject *aliases, int is_using);
+/* aliases[name] = the type (or, for a value argument such as 3, the text) in
+ * lx->toks[from..to), as `using name = ...;` would. 0 / -1 with an exception. */
+int cukit_alias_set(const lexer *lx, int from, int to, const char *name, PyObject *aliases);
 /* The statement lx->toks[from..to): when it is `__constant__ float coef[16];` or
  * `__device__ int a, b[2][3];` (file or namespace `ns` scope), record each variable
  * in `globals` as name -> (element typecode, shape tuple or None when a dimension is
@@ -81,6 +117,23 @@ int cukit_globals_record(const lexer *lx, int from, int to, const char *ns, PyOb
 int cukit_template_instantiate(cukit_state *st, const lexer *lx, int stmt, int open,
                                const char *base, PyObject *aliases, PyObject *exprs,
                                PyObject *out);
+
+/* ------------------------------------------------------------------ declarations.c */
+
+/* Like cukit_signatures_parse without defines, globals or name expressions, for a
+ * declaration the user wrote for cukit: a malformed parameter list raises
+ * ValueError pointing at its column. New ref or NULL. */
+PyObject *cukit_signatures_parse_strict(cukit_state *st, const char *source);
+/* Raise ValueError about `text` at token `at` of lx (lx->n: the end), showing the
+ * line with a caret under the column and saying `what`. Returns -1. */
+int cukit_decl_error(const char *text, const lexer *lx, int at, const char *what);
+/* Check the parameter list whose "(" is lx->toks[open] as C declares parameters.
+ * Returns the index past its ")", or -1 with ValueError (cukit_decl_error). */
+int cukit_decl_check(const char *text, const lexer *lx, int open);
+/* Check the kernel's name before lx->toks[open] ("k", "ns::k<int>", "void k").
+ * Returns the index of the name's first token (open when there is none), or -1
+ * with ValueError. */
+int cukit_decl_check_name(const char *text, const lexer *lx, int open);
 
 /* ------------------------------------------------------------------ signature.c */
 

@@ -12,7 +12,7 @@ signature_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     cukit_state *st = cukit_state_of_type(type);
     if (strstr(decl, "__global__")) {
-        PyObject *all = cukit_signatures_parse(st, decl, NULL, NULL, NULL);
+        PyObject *all = cukit_signatures_parse_strict(st, decl);
         if (all == NULL)
             return NULL;
         if (PyDict_GET_SIZE(all) != 1) {
