@@ -6,7 +6,9 @@
 
 /* ------------------------------------------------------------------ signature.c */
 
-#define CUKIT_MAX_PARAMS 256 /* the most parameters a signature is laid out for */
+/* Parameter lists up to this long are laid out and packed in fixed arrays (on the
+ * C stack); longer ones, which kernels may have, use the heap. */
+#define CUKIT_MAX_PARAMS 256
 
 /* One kernel parameter: its C type as declared and, once verified, its place in
  * the compiled kernel's parameter buffer. */
