@@ -234,6 +234,15 @@ read_source(cukit_state *st, const char *source, PyObject *defines, PyObject *na
         goto error;
     if (cukit_tokenize(&w.lx, source, source + strlen(source), 1) < 0)
         goto error;
+    if (w.lx.gave_up &&
+        PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                         "cukit stopped expanding macros while reading kernel signatures: the "
+                         "source's macros expand into more than %d tokens (a macro that "
+                         "doubles itself?). NVRTC still compiles the source as written, but a "
+                         "kernel whose parameter types come from a macro may be read wrongly: "
+                         "give it with get_kernel(name, signature=\"(float a, int n)\")",
+                         CUKIT_EXPANSION_BUDGET) < 0)
+        goto error;
 
     /* Each token either moves between scopes, ends a statement, marks it (template,
      * extern "C"), or starts a kernel. Every token is looked at a bounded number of

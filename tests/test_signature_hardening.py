@@ -1,0 +1,349 @@
+"""Regression tests for what fuzzing found in the signature reader (issue 16).
+
+Each test names the finding it pins down. The reader must never crash, hang or
+reject a source NVRTC accepts; a declaration written for cukit (Signature(...),
+get_kernel(signature=...)) that is not C is a ValueError with a caret under the
+column.
+"""
+import struct
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import cukit
+
+
+def sigs(src, **kw):
+    return {name: str(sig) for name, sig in cukit.Program(src, **kw).signatures.items()}
+
+
+def run_isolated(code, timeout=120):
+    """Run code in a fresh interpreter: a crash there is a failed test, not a dead suite."""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=timeout)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+# ------------------------------------------------------------------ finding 1: the scanner
+
+def test_a_100000_deep_macro_chain_does_not_overflow_the_stack():
+    out = run_isolated("""
+        import cukit
+        src = "".join(f"#define M{i} M{i + 1}\\n" for i in range(100_000))
+        src += "#define M100000 float\\n"
+        src += 'extern "C" __global__ void k(M0 a, int n) {}\\n'
+        print(cukit.Program(src).signatures["k"])
+    """)
+    assert out.strip() == "k(float a, int n)"
+
+
+DOUBLING = "#define E0 x\n" + "".join(f"#define E{i + 1} E{i} E{i}\n" for i in range(40))
+
+
+def test_doubling_macros_in_a_dead_branch_are_never_expanded():
+    src = DOUBLING + "#if 1 + 1 == 3\nint y = E40;\n#endif\n" \
+        'extern "C" __global__ void k(int n) {}\n'
+    out = run_isolated(f"""
+        import time, warnings, cukit
+        warnings.simplefilter("error")
+        start = time.perf_counter()
+        print(cukit.Program({src!r}).signatures["k"])
+        print(time.perf_counter() - start < 5)
+    """, timeout=60)
+    assert out.split() == ["k(int", "n)", "True"]
+
+
+def test_doubling_macros_in_live_code_stop_with_a_warning():
+    src = DOUBLING + 'extern "C" __global__ void k(REAL a) {}\n' "int y = E40;\n" \
+        'extern "C" __global__ void later(int n) {}\n'
+    with pytest.warns(RuntimeWarning, match=r"stopped expanding macros.*signature="):
+        found = cukit.Program(src, defines={"REAL": "double"}).signatures
+    assert str(found["k"]) == "k(double a)"  # before the budget ran out
+    assert str(found["later"]) == "later(int n)"  # after it, read as written
+
+
+def test_doubling_macros_in_a_condition_stop_with_a_warning():
+    src = DOUBLING + "#if E40 == 3\nint y;\n#endif\n" 'extern "C" __global__ void k(int n) {}\n'
+    with pytest.warns(RuntimeWarning, match="stopped expanding macros"):
+        assert sigs(src) == {"k": "k(int n)"}
+
+
+@pytest.mark.parametrize("cond, taken", [
+    ("1 + 1 == 3", False), ("1 + 1 == 2", True), ("(2 * 3) % 4 == 2 && !0", True),
+    ("defined(A) || defined B", True), ("!defined(A)", False), ("A == 5", True),
+    ("A > 5 ? 0 : 1", True), ("0x10 >> 4 == 1", True), ("-1 < 0", True), ("-1 < 0u", False),
+    ("1 / 0", None), ("UNDEFINED_BY_CUKIT", None), ("UNDEFINED_BY_CUKIT && 0", False),
+    ("UNDEFINED_BY_CUKIT || 1", True), ("__CUDACC_VER_MAJOR__ >= 12", None),
+    ("'a' == 97", True), ("true", True), ("F(1)", None), ("((((1))))", True), ("1 +", None),
+])
+def test_if_conditions_are_evaluated(cond, taken):
+    src = f"""
+    #define A 5
+    #define F(x) x
+    #if {cond}
+    extern "C" __global__ void inside(int x) {{}}
+    #else
+    extern "C" __global__ void other(int x) {{}}
+    #endif
+    """
+    found = set(sigs(src))
+    expected = {True: {"inside"}, False: {"other"}, None: {"inside", "other"}}[taken]
+    assert found == expected
+
+
+def test_elif_chains_and_undef():
+    src = """
+    #define V 2
+    #if V == 1
+    typedef int T;
+    #elif V == 2
+    typedef double T;
+    #else
+    typedef char T;
+    #endif
+    #undef V
+    #ifdef V
+    extern "C" __global__ void gone(int x) {}
+    #endif
+    extern "C" __global__ void k(T x) {}
+    """
+    assert sigs(src) == {"k": "k(double x)"}
+
+
+def test_deeply_nested_conditions_and_parentheses_are_bounded():
+    start = time.perf_counter()
+    sigs("#if 1\n" * 100_000 + 'extern "C" __global__ void k(int n) {}\n' + "#endif\n" * 100_000)
+    sigs("#if " + "(" * 100_000 + "1" + ")" * 100_000 + "\nint x;\n#endif\n")
+    sigs("#if " + "!" * 100_000 + "1\nint x;\n#endif\n")
+    sigs("{" * 1_000_000 + "}" * 1_000_000)
+    sigs("__global__ " * 200_000)
+    assert time.perf_counter() - start < 60  # a bound on a hang, not a speed test
+
+
+def test_a_2_million_element_initializer_is_accepted():
+    src = "__device__ float table[] = {" + ",".join(["1.5f"] * 2_100_000) + "};\n" \
+          'extern "C" __global__ void k(const float* x, int n) {}\n'
+    prog = cukit.Program(src)
+    assert str(prog.signatures["k"]) == "k(const float* x, int n)"
+    assert prog.globals["table"] == ("float32", None)
+
+
+def test_a_source_of_more_than_4_million_tokens_is_accepted():
+    src = 'extern "C" __global__ void k(float* x) {\n' + "x[0] += 1;\n" * 700_000 + "}\n" \
+          'extern "C" __global__ void k2(int n) {}\n'
+    assert sigs(src) == {"k": "k(float* x)", "k2": "k2(int n)"}
+
+
+def test_a_kernel_with_257_parameters_is_read_and_compiled():
+    src = 'extern "C" __global__ void k(' + ", ".join(f"int a{i}" for i in range(257)) + \
+          ", int* out) { out[0] = a0 + a256; }"
+    prog = cukit.Program(src)
+    sig = prog.signatures["k"]
+    assert len(sig) == 258
+    packed = sig.pack(*range(257), 0)
+    assert len(packed) == 257 * 4 + 4 + 8  # 4-byte ints, then the pointer aligned to 8
+    assert struct.unpack_from("<i", packed, 256 * 4) == (256,)
+    assert b".entry k" in prog.ptx(arch="sm_90")
+
+
+@pytest.mark.gpu
+def test_a_kernel_with_300_parameters_launches(rng):
+    n = 300
+    src = 'extern "C" __global__ void k(' + ", ".join(f"int a{i}" for i in range(n)) + \
+          ", int* out) { out[0] = " + " + ".join(f"a{i}" for i in range(n)) + "; }"
+    values = [int(v) for v in rng.integers(-1000, 1000, n)]
+    out = cukit.to_device(np.full(1, -1, np.int32))
+    cukit.compile(src).k(*values, out, grid=1, block=1)
+    assert out.get()[0] == sum(values)
+
+
+# ------------------------------------------------------------------ finding 4: names
+
+def test_kernel_names_longer_than_511_bytes_are_whole():
+    name = "k" * 600
+    assert list(cukit.Program(f'extern "C" __global__ void {name}(int n) {{}}').signatures) == [name]
+    assert list(cukit.Program(f"namespace {'n' * 600} {{ __global__ void k(int n) {{}} }}")
+                .signatures) == ["n" * 600 + "::k"]
+
+
+def test_a_300_character_utf8_name_is_read_whole():
+    name = "é" * 300  # 600 bytes: cut at 511 it was invalid UTF-8
+    found = cukit.Program(f'extern "C" __global__ void {name}(int n) {{}}').signatures
+    assert list(found) == [name]
+    assert cukit.Signature(f"{name}(int n)").name == name
+
+
+def test_kernels_after_300_nested_namespaces_are_found():
+    src = "".join(f"namespace n{i} {{ " for i in range(300)) + "__global__ void k(int x) {}" \
+          + "}" * 300 + '\nextern "C" __global__ void after(int y) {}'
+    found = sigs(src)
+    deep = "::".join(f"n{i}" for i in range(300)) + "::k"
+    assert found == {deep: f"{deep}(int x)", "after": "after(int y)"}
+
+
+def test_a_type_name_over_255_bytes_is_shown_whole():
+    t = "T" * 300
+    src = f'struct {t} {{ int x; }};\nextern "C" __global__ void k({t} v, const {t}* p) {{}}'
+    assert sigs(src)["k"] == f"k({t} v, const {t}* p)"
+    assert cukit.Signature(f"k({t} v)").params == ((t, "v"),)
+
+
+# ------------------------------------------------------------------ finding 5: templates
+
+TEMPLATES = """
+template <typename T> struct Vec { T x; };
+template <typename T> __global__ void k(T v) {}
+template <typename T> __global__ void reduce(const T* in, T* out, int n) {}
+template <typename T, int N = 4> __global__ void fixed(T (*rows)[N], Vec<T> v) {}
+"""
+
+
+def test_a_template_argument_passed_by_value_is_not_a_pointer():
+    found = cukit.Program(TEMPLATES, name_expressions=["k<Vec<float*>>"]).signatures
+    sig = found["k<Vec<float*>>"]
+    assert str(sig) == "k<Vec<float*>>(Vec<float*> v)"
+    with pytest.raises(TypeError, match="struct"):
+        sig.pack(0)  # a struct by value takes bytes, never an address
+
+
+def test_nested_template_arguments_are_types():
+    exprs = ["reduce<Vec<int>>", "reduce<unsigned>", "fixed<float>", "k< Vec< Vec<double> > >"]
+    found = sigs(TEMPLATES, name_expressions=exprs)
+    assert found == {
+        "reduce<Vec<int>>": "reduce<Vec<int>>(const Vec<int>* in, Vec<int>* out, int n)",
+        "reduce<unsigned>": "reduce<unsigned>(const unsigned int* in, unsigned int* out, int n)",
+        "fixed<float>": "fixed<float>(float* rows, Vec<float> v)",
+        "k< Vec< Vec<double> > >": "k< Vec< Vec<double> > >(Vec<Vec<double>> v)",
+    }
+
+
+def test_signature_text_round_trips_for_template_instances():
+    exprs = ["k<Vec<float*>>", "reduce<Vec<int>>", "fixed<double, 8>", "k<int>"]
+    for sig in cukit.Program(TEMPLATES, name_expressions=exprs).signatures.values():
+        again = cukit.Signature(str(sig))
+        assert str(again) == str(sig)
+        assert again.name == sig.name and again.params == sig.params
+
+
+@pytest.mark.parametrize("decl", [
+    "saxpy(float a, const float* x, float* y, size_t n)", "(float a)", "()", "k()",
+    "ns::k(const ns::Foo<int, 3>* p, unsigned long long n)", "k(int* __restrict__ p)",
+])
+def test_signature_text_round_trips(decl):
+    sig = cukit.Signature(decl)
+    assert str(cukit.Signature(str(sig))) == str(sig)
+
+
+def test_an_unnamed_declaration_has_no_name():
+    assert cukit.Signature("(float a)").name == ""
+    assert str(cukit.Signature("(float a)")) == "(float a)"
+    assert cukit.Signature("float a, int n").name == ""
+
+
+@pytest.mark.gpu
+def test_a_template_struct_by_value_launches(rng):
+    src = """
+    template <typename T> struct Pair { T a; T b; };
+    template <typename T> __global__ void add(Pair<T> p, T* out) { out[0] = p.a + p.b; }
+    """
+    mod = cukit.compile(src, name_expressions=["add<float>"])
+    assert str(mod.get_kernel("add<float>").signature) == "add<float>(Pair<float> p, float* out)"
+    a, b = (float(v) for v in rng.random(2).astype(np.float32))
+    out = cukit.to_device(np.full(1, np.nan, np.float32))
+    mod.get_kernel("add<float>")(struct.pack("<ff", a, b), out, grid=1, block=1)
+    assert out.get()[0] == np.float32(a) + np.float32(b)
+
+
+# ------------------------------------------------------------------ malformed declarations
+
+@pytest.mark.parametrize("decl, column, words", [
+    ("k(int n, dou#ble *p)", 13, "'#' cannot be part of a parameter"),
+    ("k(float a, ;;; int b)", 12, "';' cannot be part of a parameter"),
+    ("saxpy(...)))", 7, "variable number of arguments"),
+    ("saxpy(float a)))", 15, "unexpected text after the parameter list"),
+    ("k(float a", 10, "not closed"),
+    ("k(int a,, int b)", 9, "parameter 2 is empty"),
+    ("k(int a,)", 9, "parameter 2 is empty"),
+    ("k(void x)", 3, "cannot have type void"),
+    ("k(const)", 3, "has no type"),
+    ("k(float a b)", 11, "one word too many"),
+    ("k(int 3)", 7, "a number cannot be"),
+    ('k(int "s")', 7, "a string cannot be"),
+    ("k(Vec<float)> v)", 6, "never closed"),
+    ("k(Vec<float]> v)", 12, "closes nothing"),
+    ("k{int a}(int b)", 2, "kernel's name"),
+    ("k(int a) {", 10, "unexpected text"),
+])
+def test_malformed_declarations_are_refused_with_a_caret(decl, column, words):
+    with pytest.raises(ValueError) as info:
+        cukit.Signature(decl)
+    msg = str(info.value)
+    assert words in msg
+    assert f"line 1, column {column}:" in msg
+    lines = msg.splitlines()
+    shown, caret = lines[1], lines[2]
+    assert shown == "    " + decl
+    assert caret == "    " + " " * (column - 1) + "^"
+
+
+def test_the_caret_points_into_the_right_line_and_counts_characters():
+    decl = "k(float é,\n\tint 3x)"
+    with pytest.raises(ValueError, match="line 2, column 6") as info:
+        cukit.Signature(decl)
+    assert info.value.args[0].splitlines()[1:3] == ["    \tint 3x)", "    \t    ^"]
+
+
+def test_a_long_line_is_shown_around_the_column():
+    decl = "k(" + ", ".join(f"int a{i}" for i in range(100)) + ", float # b)"
+    with pytest.raises(ValueError) as info:
+        cukit.Signature(decl)
+    shown, caret = info.value.args[0].splitlines()[1:3]
+    assert len(shown) < 140 and shown.startswith("    ...")
+    assert shown[len(caret) - 1] == "#"
+
+
+@pytest.mark.gpu
+def test_malformed_signatures_given_to_get_kernel_are_refused_the_same_way():
+    image = cukit.Program('extern "C" __global__ void k(float a) {}').ptx(arch=cukit.Device().arch)
+    mod = cukit.Module.load(image)
+    with pytest.raises(ValueError, match=r"column 9: '@'"):
+        mod.get_kernel("k", signature="k(float @a)")
+    assert str(mod.get_kernel("k", signature="(float a)").signature) == "k(float a)"
+
+
+@pytest.mark.parametrize("decl, shown", [
+    ("k(float a, const float* __restrict__ x, float *y, size_t n)",
+     "k(float a, const float* x, float* y, size_t n)"),
+    ("k(float (*p)[4], int x[][3], const ns::Foo<int, 3>& r)", "k(float* p, int* x, const ns::Foo<int, 3>* r)"),
+    ("k(__grid_constant__ const Params p)", "k(Params p)"),
+    ("k(int __align__(16) a, int alignas(8) b)", "k(int a, int b)"),
+    ("k(int n = 3, float* p = nullptr)", "k(int n, float* p)"),
+    ("void k(int a);", "k(int a)"),
+    ("k(void)", "k()"),
+    ("k(unsigned, long long)", "k(unsigned int, long long)"),
+    ("k(typename T::type x)", "k(T::type x)"),
+    ("k(std::size_t n, ::uint32_t m)", "k(size_t n, uint32_t m)"),
+    ("k(int n) // a comment", "k(int n)"),
+])
+def test_declarations_nvrtc_accepts_still_parse(decl, shown):
+    assert str(cukit.Signature(decl)) == shown
+
+
+def test_global_declarations_are_checked_too():
+    assert str(cukit.Signature('extern "C" __global__ void k(int n, float* x);')) == "k(int n, float* x)"
+    with pytest.raises(ValueError, match="column 37: '#'") as info:
+        cukit.Signature('extern "C" __global__ void k(int n, #x)')
+    assert info.value.args[0].splitlines()[2].index("^") == 4 + 36
+
+
+def test_sources_nvrtc_rejects_are_left_to_nvrtc():
+    # The reader of Program sources stays lenient: NVRTC, not cukit, reports the error.
+    prog = cukit.Program('extern "C" __global__ void k(int n, dou#ble *p) {}')
+    with pytest.raises(cukit.CompileError):
+        prog.ptx(arch="sm_90")
