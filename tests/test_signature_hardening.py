@@ -347,3 +347,63 @@ def test_sources_nvrtc_rejects_are_left_to_nvrtc():
     prog = cukit.Program('extern "C" __global__ void k(int n, dou#ble *p) {}')
     with pytest.raises(cukit.CompileError):
         prog.ptx(arch="sm_90")
+
+
+# ------------------------------------------------------------------ found by tests/fuzz
+
+@pytest.mark.parametrize("decl, words", [
+    # __global__ inside a longer word is not a kernel declaration
+    ("(f__global__lf float a)", "one word too many"),
+    ('extern "C" __global__0x7f void k(=int n)', "parameter 1 has no type"),
+    # more than one kernel, or none that can be read
+    ('__global__ void a(int x); __global__ void b(int y);', "one kernel's declaration"),
+    ("#if 0\n__global__ void k(int n);\n#endif", "no kernel declaration could be read"),
+    ("struct S { __global__ void k(int n); };", "no kernel declaration could be read"),
+    # a stray comma in a function parameter's own list
+    ("k(short s(, bool b))", "an empty entry in parentheses"),
+])
+def test_fuzzed_declarations_are_refused_with_a_caret(decl, words):
+    with pytest.raises(ValueError, match="column") as info:
+        cukit.Signature(decl)
+    msg = info.value.args[0]
+    assert words in msg and msg.splitlines()[2].rstrip().endswith("^")
+
+
+def test_control_characters_and_line_separators_keep_the_message_in_shape():
+    with pytest.raises(ValueError) as info:
+        cukit.Signature("k(int a\x1c, float\u2028b, \x85x)")
+    lines = info.value.args[0].splitlines()
+    assert "control character \\x1c" in lines[0] and "column 8" in lines[0]
+    assert lines[1] == "    k(int a?, float?b, ?x)"
+    assert lines[2] == "           ^"
+
+
+@pytest.mark.parametrize("decl, shown", [
+    ("k(::__grid_constant__ const Params p)", "k(Params p)"),
+    ("k(void (*f)(int a, float b), int n)", "k(void* f, int n)"),
+    ("k(int f(int), float* x)", "k(int* f, float* x)"),
+    ("k<decltype(1 + 2)>(decltype(1+2) v)", "k<decltype(1 + 2)>(decltype(1+2) v)"),
+    ("::k<long long>(long long v)", "::k<long long>(long long v)"),
+])
+def test_fuzzed_declarations_that_are_c_read_back(decl, shown):
+    sig = cukit.Signature(decl)
+    assert str(sig) == shown
+    assert str(cukit.Signature(str(sig))) == shown
+
+
+def test_fuzzed_name_expressions():
+    src = """
+    template <typename T> struct Vec { T x; };
+    template <typename T> __global__ void k(T v) {}
+    """
+    exprs = ["&k<unsigned>", "k<int[3]>", "k<decltype(1 + 2)>", "k<Vec<f/*lo*>>", "k<Vec<int"]
+    found = cukit.Program(src, name_expressions=exprs).signatures
+    # the & takes the kernel's address: not part of its name; an array decays to a pointer;
+    # an expression whose brackets never close (a comment ate them) is left to NVRTC
+    assert {k: str(v) for k, v in found.items()} == {
+        "&k<unsigned>": "k<unsigned>(unsigned int v)",
+        "k<int[3]>": "k<int[3]>(int* v)",
+        "k<decltype(1 + 2)>": "k<decltype(1 + 2)>(decltype(1+2) v)",
+    }
+    for sig in found.values():
+        assert str(cukit.Signature(str(sig))) == str(sig)

@@ -39,6 +39,8 @@ typedef struct {
     int stmt;                   /* index of the current statement's first token */
     int template_at;            /* index of the statement's `template`, or -1 */
     int extern_c;               /* 1: the statement says extern "C" */
+    int globals_seen;           /* __global__ tokens met, and where the first two are */
+    int global_at[2];
 } file_walk;
 
 /* Copy the user's defines (name -> value, None for "1") into macros. 0 / -1. */
@@ -275,10 +277,24 @@ read_source(cukit_state *st, const char *source, PyObject *defines, PyObject *na
                  token_is(&lx->toks[i + 1], "\"C\"")) {
             w.extern_c = 1;
         }
-        else if (w.other == 0 && t->kind == TOK_IDENT && token_is(t, "__global__")) {
-            if ((i = read_kernel(&w, i)) < 0)
+        else if (t->kind == TOK_IDENT && token_is(t, "__global__")) {
+            if (w.globals_seen < 2)
+                w.global_at[w.globals_seen] = i;
+            w.globals_seen++;
+            if (w.other == 0 && (i = read_kernel(&w, i)) < 0)
                 goto error;
         }
+    }
+    if (strict && PyDict_GET_SIZE(w.out) != 1) {
+        /* A declaration for cukit is one kernel's: say where that is not so. */
+        if (PyDict_GET_SIZE(w.out) == 0)
+            cukit_decl_error(source, lx, w.globals_seen ? w.global_at[0] : lx->n,
+                             "no kernel declaration could be read here (is it inside braces "
+                             "or a branch of #if that is not taken?)");
+        else
+            cukit_decl_error(source, lx, w.global_at[1],
+                             "a Signature is one kernel's declaration, and this is another");
+        goto error;
     }
     cukit_lexer_release(&w.lx);
     PyMem_Free(w.scopes);
@@ -329,9 +345,13 @@ cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name)
     lx.buf = 2;
     if (bare && cukit_tokenize(&lx, ")", ")" + 1, 0) < 0)
         goto done;
-    int open = 0;
-    while (open < lx.n && !token_is(&lx.toks[open], "("))
+    int open = 0; /* the first "(" outside template arguments */
+    while (open < lx.n && !token_is(&lx.toks[open], "(")) {
+        if (token_is(&lx.toks[open], "<") && open > 0 && lx.toks[open - 1].kind == TOK_IDENT &&
+            cukit_group_close(&lx, open) > open)
+            open = cukit_group_close(&lx, open);
         open++;
+    }
     if (open == lx.n) { /* "(" inside a string or a comment only */
         cukit_decl_error(decl, &lx, lx.n, "expected a parameter list in parentheses");
         goto done;
@@ -417,8 +437,20 @@ cukit_decl_error(const char *text, const lexer *lx, int at, const char *what)
             rc = cukit_text_add(&caret, text[k] == '\t' ? "\t" : " ", 1);
     if (rc == 0 && from > ls)
         rc = cukit_text_add(&shown, "...", 3) < 0 || cukit_text_add(&caret, "   ", 3) < 0 ? -1 : 0;
-    if (rc == 0)
-        rc = cukit_text_add(&shown, text + from, to - from);
+    /* Control characters and Unicode's line breaks (U+0085, U+2028, U+2029) are shown
+     * as '?', one column each, so the message keeps its lines and the caret its place. */
+    for (size_t k = from; rc == 0 && k < to; k++) {
+        const unsigned char *c = (const unsigned char *)text + k;
+        size_t skip = 0;
+        if ((c[0] < 0x20 && c[0] != '\t') || c[0] == 0x7f)
+            skip = 1;
+        else if (c[0] == 0xC2 && k + 1 < to && c[1] == 0x85)
+            skip = 2;
+        else if (c[0] == 0xE2 && k + 2 < to && c[1] == 0x80 && (c[2] == 0xA8 || c[2] == 0xA9))
+            skip = 3;
+        rc = cukit_text_add(&shown, skip ? "?" : text + k, 1);
+        k += skip ? skip - 1 : 0;
+    }
     if (rc == 0 && to < le)
         rc = cukit_text_add(&shown, "...", 3);
     if (rc == 0)
@@ -468,8 +500,16 @@ check_group(const char *text, const lexer *lx, int i, int to)
         cukit_decl_error(text, lx, i, "this bracket is never closed");
         return -1;
     }
-    int parens = 0, squares = 0;
+    int parens = 0, squares = 0, entry = i + 1;
     for (int k = i + 1; k < end - 1; k++) {
+        if (token_is(&lx->toks[i], "(") && parens == 0 && squares == 0 &&
+            token_is(&lx->toks[k], ",")) {
+            if (k == entry) {
+                cukit_decl_error(text, lx, k, "an empty entry in parentheses (a stray comma?)");
+                return -1;
+            }
+            entry = k + 1;
+        }
         const token *t = &lx->toks[k];
         if (t->kind == TOK_STRING && token_is(&lx->toks[i - 1 >= 0 ? i - 1 : i], "__attribute__"))
             continue;
@@ -485,6 +525,10 @@ check_group(const char *text, const lexer *lx, int i, int to)
             cukit_decl_error(text, lx, k, "this bracket closes nothing");
             return -1;
         }
+    }
+    if (entry > i + 1 && entry == end - 1) {
+        cukit_decl_error(text, lx, end - 1, "an empty entry in parentheses (a stray comma?)");
+        return -1;
     }
     return end;
 }
@@ -551,7 +595,12 @@ check_param(const char *text, const lexer *lx, int from, int to, int index, int 
             why = "a string cannot be part of a parameter";
         }
         else {
-            PyOS_snprintf(what, sizeof what, "'%c' cannot be part of a parameter", t->p[0]);
+            unsigned char c = (unsigned char)t->p[0];
+            if (c < 0x20 || c == 0x7f)
+                PyOS_snprintf(what, sizeof what, "the control character \\x%02x cannot be "
+                              "part of a parameter", c);
+            else
+                PyOS_snprintf(what, sizeof what, "'%c' cannot be part of a parameter", c);
             why = what;
         }
         if (why) {
@@ -612,12 +661,19 @@ cukit_decl_check_name(const char *text, const lexer *lx, int open)
     int start = open;
     for (int i = 0; i < open; i++) {
         const token *t = &lx->toks[i];
+        /* A name starts at an identifier or a "::" that does not continue one. */
+        int continues = i > 0 && (lx->toks[i - 1].kind == TOK_IDENT || token_is(&lx->toks[i - 1], ">"));
         if (t->kind == TOK_IDENT) {
             if (i == 0 || !token_is(&lx->toks[i - 1], "::"))
                 start = i;
             continue;
         }
-        if (token_is(t, "::") || (t->kind == TOK_STRING && token_is(t, "\"C\"")))
+        if (token_is(t, "::")) {
+            if (!continues)
+                start = i;
+            continue;
+        }
+        if (t->kind == TOK_STRING && token_is(t, "\"C\""))
             continue;
         if (token_is(t, "<") && i > 0 && lx->toks[i - 1].kind == TOK_IDENT) {
             int end = check_group(text, lx, i, open);
@@ -631,4 +687,32 @@ cukit_decl_check_name(const char *text, const lexer *lx, int open)
     if (open > 0 && lx->toks[open - 1].kind != TOK_IDENT && !token_is(&lx->toks[open - 1], ">"))
         return cukit_decl_error(text, lx, open - 1, "expected the kernel's name before '('");
     return start;
+}
+
+cukit_Signature *
+cukit_signature_read(cukit_state *st, const char *text)
+{
+    /* A whole kernel declaration when __global__ is one of its words. */
+    lexer lx = {0};
+    int whole = 0;
+    if ((lx.macros = PyDict_New()) == NULL)
+        return NULL;
+    int rc = cukit_tokenize(&lx, text, text + strlen(text), 0);
+    for (int i = 0; rc == 0 && i < lx.n && !whole; i++)
+        whole = lx.toks[i].kind == TOK_IDENT && token_is(&lx.toks[i], "__global__");
+    cukit_lexer_release(&lx);
+    Py_DECREF(lx.macros);
+    if (rc < 0)
+        return NULL;
+    if (!whole)
+        return cukit_signature_from_decl(st, text, NULL);
+    PyObject *all = cukit_signatures_parse_strict(st, text);
+    if (all == NULL)
+        return NULL;
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    PyDict_Next(all, &pos, &k, &v);
+    Py_INCREF(v);
+    Py_DECREF(all);
+    return (cukit_Signature *)v;
 }

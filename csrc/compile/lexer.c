@@ -825,7 +825,7 @@ done:
 }
 
 int
-cukit_skip_group(const lexer *lx, int i)
+cukit_group_close(const lexer *lx, int i)
 {
     static const char open[] = "([<{", close[] = ")]>}";
     const char *o = strchr(open, lx->toks[i].p[0]);
@@ -837,7 +837,14 @@ cukit_skip_group(const lexer *lx, int i)
         if (lx->toks[i].p[0] == oc)
             depth++;
         else if (lx->toks[i].p[0] == cc && --depth == 0)
-            return i + 1;
+            return i;
     }
-    return lx->n;
+    return -1;
+}
+
+int
+cukit_skip_group(const lexer *lx, int i)
+{
+    int close = cukit_group_close(lx, i);
+    return close < 0 ? lx->n : close + 1;
 }

@@ -178,6 +178,18 @@ collect_words(const lexer *lx, int from, int to, PyObject *aliases, int depth, d
             i = cukit_skip_group(lx, i) - 1;
             continue;
         }
+        if (t->kind == TOK_PUNCT && t->p[0] == '(' && i > from &&
+            (token_is(&lx->toks[i - 1], ")") || (!d->parens && lx->toks[i - 1].kind == TOK_IDENT &&
+                                                 d->n >= 2))) {
+            /* A function's parameter list: void (*f)(int) or int f(int), which as a
+             * parameter is a pointer to the function. */
+            if (!d->parens)
+                d->pointers++;
+            d->parens = 1;
+            d->plain = 0;
+            i = cukit_skip_group(lx, i) - 1;
+            continue;
+        }
         if (t->kind == TOK_PUNCT && (t->p[0] == '(' || t->p[0] == ')')) {
             d->parens = 1;
             d->plain = 0;
@@ -190,21 +202,43 @@ collect_words(const lexer *lx, int from, int to, PyObject *aliases, int depth, d
             continue;
         }
         if (t->kind == TOK_PUNCT && token_is(t, "::")) { /* std::size_t -> size_t; ns::T -> ns::T */
-            if (i + 1 < to && lx->toks[i + 1].kind == TOK_IDENT) {
+            /* A leading :: (::uint32_t) only says "global": the next word is read as usual. */
+            if (d->n > 0 && i > from && i + 1 < to && lx->toks[i + 1].kind == TOK_IDENT &&
+                !is_qualifier(&lx->toks[i - 1])) {
                 const token *next = &lx->toks[i + 1];
-                if (d->n > 0 && strcmp(cukit_text_str(&d->w[d->n - 1]), "std") != 0) {
-                    cukit_text *w = &d->w[d->n - 1];
-                    if (cukit_text_add(w, "::", 2) < 0 || cukit_text_add(w, next->p, (size_t)next->len) < 0)
-                        return -1;
-                }
-                else if (d->n < MAX_WORDS) {
-                    cukit_text *w = &d->w[d->n > 0 ? d->n - 1 : d->n++];
+                cukit_text *w = &d->w[d->n - 1];
+                if (strcmp(cukit_text_str(w), "std") == 0)
                     w->n = 0;
-                    if (cukit_text_add(w, next->p, (size_t)next->len) < 0)
-                        return -1;
-                }
+                else if (cukit_text_add(w, "::", 2) < 0)
+                    return -1;
+                if (cukit_text_add(w, next->p, (size_t)next->len) < 0)
+                    return -1;
                 i++;
             }
+            continue;
+        }
+        if ((token_is(t, "decltype") || token_is(t, "__typeof__") || token_is(t, "typeof")) &&
+            i + 1 < to && token_is(&lx->toks[i + 1], "(")) {
+            /* decltype(expr) is one word: its text, tokens joined as C would print them */
+            int close = cukit_skip_group(lx, i + 1);
+            if (close > to)
+                close = to;
+            if (d->n == MAX_WORDS) {
+                i = close - 1;
+                continue;
+            }
+            cukit_text *w = &d->w[d->n++];
+            for (int k = i; k < close; k++) {
+                const token *u = &lx->toks[k];
+                int word = u->kind == TOK_IDENT || u->kind == TOK_NUMBER;
+                if (k > i + 1 && word && (lx->toks[k - 1].kind == TOK_IDENT ||
+                                          lx->toks[k - 1].kind == TOK_NUMBER) &&
+                    cukit_text_add(w, " ", 1) < 0)
+                    return -1;
+                if (cukit_text_add(w, u->p, (size_t)u->len) < 0)
+                    return -1;
+            }
+            i = close - 1;
             continue;
         }
         if (token_is(t, "const") && d->pointers == 0)
@@ -507,10 +541,18 @@ cukit_alias_set(const lexer *lx, int from, int to, const char *name, PyObject *a
     int rc = -1, pointers = 0;
     if (collect_words(lx, from, to, aliases, 0, &d) < 0)
         goto done;
-    for (int i = from; i < to && d.plain; i++)
-        d.plain = lx->toks[i].kind == TOK_IDENT ||
-                  (lx->toks[i].kind == TOK_PUNCT && strchr("*&:<>,", lx->toks[i].p[0]));
-    if (d.plain && d.n > 0) {
+    /* A type, arrays included: int[3] for T makes `T v` an int* (a parameter's array
+     * decays to a pointer). */
+    int plain = 1;
+    for (int i = from; i < to && plain; i++) {
+        if (token_is(&lx->toks[i], "[") || token_is(&lx->toks[i], "<")) {
+            i = cukit_skip_group(lx, i) - 1;
+            continue;
+        }
+        plain = lx->toks[i].kind == TOK_IDENT ||
+                (lx->toks[i].kind == TOK_PUNCT && strchr("*&:", lx->toks[i].p[0]));
+    }
+    if (plain && d.n > 0) {
         pointers = d.pointers;
         if (type_text(&d, d.n, aliases, &base, &pointers) < 0)
             goto done;

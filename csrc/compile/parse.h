@@ -68,6 +68,9 @@ typedef struct {
 int cukit_tokenize(lexer *lx, const char *s, const char *end, int top);
 /* Free what the lexer owns (not its macros). */
 void cukit_lexer_release(lexer *lx);
+/* Index of the token that closes the group opened at lx->toks[i] (one of "(",
+ * "[", "<", "{"; only that kind of bracket is counted), or -1 when none does. */
+int cukit_group_close(const lexer *lx, int i);
 /* Index just past the group opened at lx->toks[i] (one of "(", "[", "<", "{"), or
  * lx->n when it is never closed. */
 int cukit_skip_group(const lexer *lx, int i);
@@ -124,6 +127,10 @@ int cukit_template_instantiate(cukit_state *st, const lexer *lx, int stmt, int o
  * declaration the user wrote for cukit: a malformed parameter list raises
  * ValueError pointing at its column. New ref or NULL. */
 PyObject *cukit_signatures_parse_strict(cukit_state *st, const char *source);
+/* cukit.Signature(text): one kernel's declaration, "name(float a)", "(float a)",
+ * "float a, int n" or a whole `__global__ void k(...)`. New ref, or NULL with
+ * ValueError pointing at the column (cukit_decl_error). */
+cukit_Signature *cukit_signature_read(cukit_state *st, const char *text);
 /* Raise ValueError about `text` at token `at` of lx (lx->n: the end), showing the
  * line with a caret under the column and saying `what`. Returns -1. */
 int cukit_decl_error(const char *text, const lexer *lx, int at, const char *what);

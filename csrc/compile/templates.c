@@ -82,8 +82,8 @@ instantiate(cukit_state *st, const lexer *lx, int open, const char *base, PyObje
         if (cukit_text_add(&head, sub.toks[i].p, (size_t)sub.toks[i].len) < 0)
             goto done;
     if (i >= sub.n || !token_is(&sub.toks[i], "<") || strcmp(cukit_text_str(&head), base) != 0 ||
-        cukit_skip_group(&sub, i) != sub.n)
-        goto done; /* another kernel's, or not a plain instance */
+        cukit_group_close(&sub, i) != sub.n - 1)
+        goto done; /* another kernel's, or not a plain instance (NVRTC will judge it) */
     int nargs = cukit_params_bounds(&sub, i, &bounds);
     if (nargs < 0)
         goto done;
@@ -109,6 +109,9 @@ instantiate(cukit_state *st, const lexer *lx, int open, const char *base, PyObje
         if (rc != 0)
             goto done;
     }
+    /* Its name is the expression without the & that takes its address. */
+    while (*e == '&' || *e == ' ' || *e == '\t' || *e == '\n')
+        e++;
     sig = cukit_params_read(st, lx, open, e, al);
     if (sig != NULL)
         sig->extern_c = 0;
