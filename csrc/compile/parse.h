@@ -1,4 +1,4 @@
-/* parse.h - compile/'s own: what the signature readers share (lexer.c, params.c, templates.c, declarations.c, signature.c, signature_type.c) */
+/* parse.h - compile/'s own: what the signature readers share (lexer.c, conditions.c, params.c, templates.c, declarations.c, signature.c, signature_type.c) */
 #ifndef CUKIT_COMPILE_PARSE_H
 #define CUKIT_COMPILE_PARSE_H
 
@@ -66,6 +66,9 @@ typedef struct {
  * every branch). A lexer is zero-initialized with macros set. 0 / -1 with an
  * exception (MemoryError, or ValueError for a source of over 2**31 tokens). */
 int cukit_tokenize(lexer *lx, const char *s, const char *end, int top);
+/* 1 if macro `name` (n bytes) is defined (cukit's own list of the compiler's
+ * included), 0 if not, -1 with an exception. */
+int cukit_macro_defined(lexer *lx, const char *name, size_t n);
 /* Free what the lexer owns (not its macros). */
 void cukit_lexer_release(lexer *lx);
 /* Index of the token that closes the group opened at lx->toks[i] (one of "(",
@@ -81,6 +84,14 @@ token_is(const token *t, const char *text)
 {
     return (int)strlen(text) == t->len && memcmp(t->p, text, (size_t)t->len) == 0;
 }
+
+/* ------------------------------------------------------------------ conditions.c */
+
+/* The value of the #if/#elif condition s[0..end) read by lx: 1, 0, or 2 when cukit
+ * cannot tell (every branch is then read, and the compiled kernel's layout check
+ * remains the safety net). Macros are expanded within lx's budget. -1 with an
+ * exception. */
+int cukit_condition(lexer *lx, const char *s, const char *end);
 
 /* ------------------------------------------------------------------ params.c */
 
