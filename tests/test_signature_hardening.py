@@ -407,3 +407,13 @@ def test_fuzzed_name_expressions():
     }
     for sig in found.values():
         assert str(cukit.Signature(str(sig))) == str(sig)
+
+
+def test_many_template_kernels_and_name_expressions_are_read_in_linear_time():
+    n = 3000
+    src = "".join(f"template <typename T> __global__ void k{i}(T x, const T* y) {{}}\n" for i in range(n))
+    exprs = [f"k{i}<float>" for i in range(n)] + ["k0<float>"] * n
+    start = time.perf_counter()
+    found = cukit.Program(src, name_expressions=exprs).signatures
+    assert len(found) == n and str(found["k17<float>"]) == "k17<float>(float x, const float* y)"
+    assert time.perf_counter() - start < 30  # a bound on a quadratic blow-up, not a speed test

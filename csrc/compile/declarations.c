@@ -31,6 +31,7 @@ typedef struct {
     PyObject *out;              /* strong ref: dict kernel name -> Signature */
     PyObject *globals;          /* borrowed: dict for device variables, or NULL */
     PyObject *name_expressions; /* borrowed: tuple of str, or NULL */
+    PyObject *heads;            /* strong ref or NULL until needed: cukit_template_heads */
     scope *scopes;              /* owned (PyMem): one per open brace, depth of cap used */
     int depth, cap;
     cukit_text ns;              /* "a::b::": the namespaces open here */
@@ -193,9 +194,12 @@ read_kernel(file_walk *w, int i)
     if (cukit_text_add(&name, name_tok->p, (size_t)name_tok->len) < 0)
         goto done;
     if (w->template_at >= 0) {
-        if (w->name_expressions &&
-            cukit_template_instantiate(w->st, lx, w->template_at, open, cukit_text_str(&name),
-                                       w->aliases, w->name_expressions, w->out) < 0)
+        if (w->name_expressions && w->heads == NULL &&
+            (w->heads = cukit_template_heads(lx, w->name_expressions)) == NULL)
+            goto done;
+        PyObject *mine = w->heads ? PyDict_GetItemString(w->heads, cukit_text_str(&name)) : NULL;
+        if (mine && cukit_template_instantiate(w->st, lx, w->template_at, open,
+                                               cukit_text_str(&name), w->aliases, mine, w->out) < 0)
             goto done;
     }
     else {
@@ -299,6 +303,7 @@ read_source(cukit_state *st, const char *source, PyObject *defines, PyObject *na
     cukit_lexer_release(&w.lx);
     PyMem_Free(w.scopes);
     cukit_text_free(&w.ns);
+    Py_XDECREF(w.heads);
     Py_DECREF(w.aliases);
     Py_DECREF(w.lx.macros);
     return w.out;
@@ -306,6 +311,7 @@ error:
     cukit_lexer_release(&w.lx);
     PyMem_Free(w.scopes);
     cukit_text_free(&w.ns);
+    Py_XDECREF(w.heads);
     Py_XDECREF(w.out);
     Py_XDECREF(w.aliases);
     Py_XDECREF(w.lx.macros);

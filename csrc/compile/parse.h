@@ -122,12 +122,16 @@ int cukit_globals_record(const lexer *lx, int from, int to, const char *ns, PyOb
 
 /* ------------------------------------------------------------------ templates.c */
 
-/* For each name expression in exprs (tuple of str) naming the template kernel
- * `base` ("axpy<float>"), the kernel's Signature with the template parameters
- * replaced by the expression's arguments, stored in out under the expression as
- * the user wrote it (the key NVRTC lowers). toks[stmt..] holds "template < ... >";
- * toks[open] is the "(" of the kernel's parameter list. Templates cukit cannot read
- * are left out. 0 / -1 with an exception. */
+/* The name expressions (tuple of str) by the kernel each names: new ref to a dict
+ * "ns::k" -> list of the expressions as written ("&ns::k<int>"), or NULL with an
+ * exception. Made once per source, so each template kernel meets only its own. */
+PyObject *cukit_template_heads(const lexer *lx, PyObject *exprs);
+/* For each name expression in exprs (a list of str from cukit_template_heads) naming
+ * the template kernel `base` ("axpy<float>"), the kernel's Signature with the
+ * template parameters replaced by the expression's arguments, stored in out under
+ * the expression as the user wrote it (the key NVRTC lowers). toks[stmt..] holds
+ * "template < ... >"; toks[open] is the "(" of the kernel's parameter list.
+ * Templates cukit cannot read are left out. 0 / -1 with an exception. */
 int cukit_template_instantiate(cukit_state *st, const lexer *lx, int stmt, int open,
                                const char *base, PyObject *aliases, PyObject *exprs,
                                PyObject *out);

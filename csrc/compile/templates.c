@@ -54,6 +54,68 @@ done:
     return ntp;
 }
 
+/* The kernel an expression names, [&][::]name::name<args>, into head; returns the
+ * index of the token after it, or -1 with MemoryError. */
+static int
+expression_head(const lexer *sub, cukit_text *head)
+{
+    int i = 0;
+    while (i < sub->n && token_is(&sub->toks[i], "&"))
+        i++;
+    if (i < sub->n && token_is(&sub->toks[i], "::"))
+        i++;
+    if (cukit_text_add(head, "", 0) < 0)
+        return -1;
+    for (; i < sub->n && (sub->toks[i].kind == TOK_IDENT || token_is(&sub->toks[i], "::")); i++)
+        if (cukit_text_add(head, sub->toks[i].p, (size_t)sub->toks[i].len) < 0)
+            return -1;
+    return i;
+}
+
+PyObject *
+cukit_template_heads(const lexer *lx, PyObject *exprs)
+{
+    PyObject *heads = PyDict_New(), *seen = PySet_New(NULL);
+    if (seen == NULL)
+        Py_CLEAR(heads);
+    for (Py_ssize_t x = 0; heads && x < PyTuple_GET_SIZE(exprs); x++) {
+        PyObject *expr = PyTuple_GET_ITEM(exprs, x);
+        int dup = PySet_Contains(seen, expr);
+        if (dup != 0) { /* an expression given twice is read once */
+            if (dup < 0)
+                Py_CLEAR(heads);
+            continue;
+        }
+        if (PySet_Add(seen, expr) < 0) {
+            Py_CLEAR(heads);
+            break;
+        }
+        Py_ssize_t len;
+        const char *e = PyUnicode_AsUTF8AndSize(expr, &len);
+        lexer sub = {0};
+        cukit_text head = {0};
+        sub.macros = lx->macros;
+        PyObject *key = NULL, *list;
+        int ok = e && cukit_tokenize(&sub, e, e + len, 0) == 0 && expression_head(&sub, &head) >= 0 &&
+                 (key = PyUnicode_FromStringAndSize(head.s, (Py_ssize_t)head.n)) != NULL;
+        if (ok && (list = PyDict_GetItemWithError(heads, key)) == NULL) {
+            ok = !PyErr_Occurred() && (list = PyList_New(0)) != NULL;
+            if (ok) {
+                ok = PyDict_SetItem(heads, key, list) == 0;
+                Py_DECREF(list);
+            }
+        }
+        ok = ok && PyList_Append(list, expr) == 0;
+        Py_XDECREF(key);
+        cukit_text_free(&head);
+        cukit_lexer_release(&sub);
+        if (!ok)
+            Py_CLEAR(heads);
+    }
+    Py_XDECREF(seen);
+    return heads;
+}
+
 /* The Signature of template kernel `base` for name expression `expr`, or NULL
  * with no exception when expr does not name it or cannot be read. */
 static cukit_Signature *
@@ -72,15 +134,9 @@ instantiate(cukit_state *st, const lexer *lx, int open, const char *base, PyObje
     cukit_Signature *sig = NULL;
     if (cukit_tokenize(&sub, e, e + len, 0) < 0)
         goto done;
-    /* [&][::]name::name<args> */
-    int i = 0;
-    while (i < sub.n && token_is(&sub.toks[i], "&"))
-        i++;
-    if (i < sub.n && token_is(&sub.toks[i], "::"))
-        i++;
-    for (; i < sub.n && (sub.toks[i].kind == TOK_IDENT || token_is(&sub.toks[i], "::")); i++)
-        if (cukit_text_add(&head, sub.toks[i].p, (size_t)sub.toks[i].len) < 0)
-            goto done;
+    int i = expression_head(&sub, &head);
+    if (i < 0)
+        goto done;
     if (i >= sub.n || !token_is(&sub.toks[i], "<") || strcmp(cukit_text_str(&head), base) != 0 ||
         cukit_group_close(&sub, i) != sub.n - 1)
         goto done; /* another kernel's, or not a plain instance (NVRTC will judge it) */
@@ -137,8 +193,8 @@ cukit_template_instantiate(cukit_state *st, const lexer *lx, int stmt, int open,
     if (ntp < 0)
         return -1;
     int rc = 0;
-    for (Py_ssize_t x = 0; ntp > 0 && x < PyTuple_GET_SIZE(exprs); x++) {
-        PyObject *expr = PyTuple_GET_ITEM(exprs, x);
+    for (Py_ssize_t x = 0; ntp > 0 && x < PyList_GET_SIZE(exprs); x++) {
+        PyObject *expr = PyList_GET_ITEM(exprs, x);
         cukit_Signature *sig = instantiate(st, lx, open, base, aliases, tp, ntp, expr);
         if (sig == NULL && PyErr_Occurred()) {
             rc = -1;
