@@ -330,6 +330,9 @@ def test_malformed_signatures_given_to_get_kernel_are_refused_the_same_way():
     ("k(typename T::type x)", "k(T::type x)"),
     ("k(std::size_t n, ::uint32_t m)", "k(size_t n, uint32_t m)"),
     ("k(int n) // a comment", "k(int n)"),
+    ("void __launch_bounds__(256, 2) k(int a)", "k(int a)"),
+    ("k(const float* x, int n) { if (n) x[0]; }", "k(const float* x, int n)"),
+    ("template <typename T> k(T a)", "k(T a)"),
 ])
 def test_declarations_nvrtc_accepts_still_parse(decl, shown):
     assert str(cukit.Signature(decl)) == shown

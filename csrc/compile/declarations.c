@@ -142,16 +142,24 @@ end_statement(file_walk *w, int i)
  * toks[i], past attributes such as __launch_bounds__(...); when the declaration is
  * not one cukit can read, -(index of the token the search stopped at) - 1, so the
  * walk goes on from there and no token is searched twice. */
+/* 1 when toks[i] is an attribute of a kernel with its arguments: __launch_bounds__(...). */
+static int
+attribute_at(const lexer *lx, int i)
+{
+    const token *u = &lx->toks[i];
+    return u->kind == TOK_IDENT && i + 1 < lx->n && token_is(&lx->toks[i + 1], "(") &&
+           (token_is(u, "__launch_bounds__") || token_is(u, "__cluster_dims__") ||
+            token_is(u, "__maxnreg__") || token_is(u, "__attribute__") ||
+            token_is(u, "__declspec"));
+}
+
 static int
 parameter_list_at(const lexer *lx, int i)
 {
     int j = i + 1;
     while (j < lx->n) {
         const token *u = &lx->toks[j];
-        if (u->kind == TOK_IDENT && j + 1 < lx->n && token_is(&lx->toks[j + 1], "(") &&
-            (token_is(u, "__launch_bounds__") || token_is(u, "__cluster_dims__") ||
-             token_is(u, "__maxnreg__") || token_is(u, "__attribute__") ||
-             token_is(u, "__declspec"))) {
+        if (attribute_at(lx, j)) {
             j = cukit_skip_group(lx, j + 1);
             continue;
         }
@@ -351,11 +359,13 @@ cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name)
     lx.buf = 2;
     if (bare && cukit_tokenize(&lx, ")", ")" + 1, 0) < 0)
         goto done;
-    int open = 0; /* the first "(" outside template arguments */
+    int open = 0; /* the first "(" outside template arguments and attributes */
     while (open < lx.n && !token_is(&lx.toks[open], "(")) {
         if (token_is(&lx.toks[open], "<") && open > 0 && lx.toks[open - 1].kind == TOK_IDENT &&
             cukit_group_close(&lx, open) > open)
             open = cukit_group_close(&lx, open);
+        else if (attribute_at(&lx, open) && cukit_group_close(&lx, open + 1) > open)
+            open = cukit_group_close(&lx, open + 1);
         open++;
     }
     if (open == lx.n) { /* "(" inside a string or a comment only */
@@ -368,6 +378,9 @@ cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name)
     int past = cukit_decl_check(decl, &lx, open);
     if (past < 0)
         goto done;
+    /* A definition's body may follow, as in the source: k(float a) { ... } */
+    if (past < lx.n && token_is(&lx.toks[past], "{") && cukit_group_close(&lx, past) > past)
+        past = cukit_group_close(&lx, past) + 1;
     if (past < lx.n && token_is(&lx.toks[past], ";"))
         past++;
     if (past < lx.n) {
@@ -681,6 +694,13 @@ cukit_decl_check_name(const char *text, const lexer *lx, int open)
         }
         if (t->kind == TOK_STRING && token_is(t, "\"C\""))
             continue;
+        if (token_is(t, "(") && i > 0 && attribute_at(lx, i - 1)) {
+            int end = check_group(text, lx, i, open);
+            if (end < 0)
+                return -1;
+            i = end - 1;
+            continue;
+        }
         if (token_is(t, "<") && i > 0 && lx->toks[i - 1].kind == TOK_IDENT) {
             int end = check_group(text, lx, i, open);
             if (end < 0)
