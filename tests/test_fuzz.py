@@ -15,6 +15,7 @@ from fuzz import DEFAULT_SEED, report, run_isolated
 # Cases per target in CI: together a few seconds on two cores.
 CASES = {
     "signature": 3000,
+    "signature_nvrtc": 60,  # each one runs NVRTC
     "source": 1500,
     "name_expressions": 2000,
     "includes": 60,       # each one runs NVRTC

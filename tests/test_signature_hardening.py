@@ -387,6 +387,7 @@ def test_control_characters_and_line_separators_keep_the_message_in_shape():
     ("k(int f(int), float* x)", "k(int* f, float* x)"),
     ("k<decltype(1 + 2)>(decltype(1+2) v)", "k<decltype(1 + 2)>(decltype(1+2) v)"),
     ("::k<long long>(long long v)", "::k<long long>(long long v)"),
+    ("k([[maybe_unused]] int n, float [[maybe_unused]] x)", "k(int n, float x)"),
 ])
 def test_fuzzed_declarations_that_are_c_read_back(decl, shown):
     sig = cukit.Signature(decl)

@@ -170,6 +170,11 @@ collect_words(const lexer *lx, int from, int to, PyObject *aliases, int depth, d
             d->pointers++;
             continue;
         }
+        if (t->kind == TOK_PUNCT && t->p[0] == '[' && i + 1 < to &&
+            token_is(&lx->toks[i + 1], "[")) {
+            i = cukit_skip_group(lx, i) - 1; /* an attribute: [[maybe_unused]] */
+            continue;
+        }
         if (t->kind == TOK_PUNCT && t->p[0] == '[') {
             /* T x[] and T x[][4] are one pointer; T (*x)[4] already counted its '*' */
             if (d->arrays++ == 0 && !d->parens)

@@ -128,6 +128,73 @@ class SignatureTarget(Target):
         sig.params, len(sig), repr(sig)
 
 
+class SignatureVsNvrtcTarget(Target):
+    """Every parameter list NVRTC compiles, cukit.Signature reads: a refusal is checked
+    against NVRTC itself (`extern "C" __global__ void k(<list>) {}`), and NVRTC
+    accepting it is a finding."""
+
+    allowed = (ValueError,)
+    time_limit = 20.0
+    TYPES = ["int", "float", "double", "unsigned", "long long", "char", "bool", "size_t",
+             "unsigned char", "short", "int8_t", "uint64_t", "float2", "double2", "void*",
+             "const float*", "float**", "int*"]
+    NEAR = ["*", "&", "const", "volatile", "__restrict__", "unsigned", "long", "signed", "[]",
+            "[4]", "(*p)", ",", " ", "x", "int", "=", "= 0", "__align__(16)", "alignas(8)",
+            "__grid_constant__", "::", "std::", "[[maybe_unused]]", "/* c */", "\n", "0"]
+
+    def make(self, rng):
+        params = [f"{rng.choice(self.TYPES)} p{i}" for i in range(rng.randint(1, 4))]
+        text = ", ".join(params)
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randint(0, len(text))
+            text = text[:at] + (" " if rng.random() < 0.5 else "") + rng.choice(self.NEAR) + \
+                (" " if rng.random() < 0.5 else "") + text[at:]
+        return text
+
+    # What cukit shows -> bytes, for the types whose size it knows without a compile.
+    SIZES = {"bool": 1, "char": 1, "signed char": 1, "unsigned char": 1, "short": 2,
+             "unsigned short": 2, "int": 4, "unsigned int": 4, "long": 8, "unsigned long": 8,
+             "long long": 8, "unsigned long long": 8, "int8_t": 1, "uint64_t": 8, "size_t": 8,
+             "float": 4, "double": 8, "float2": 8, "double2": 16}
+    PTX_BITS = {"8": 1, "16": 2, "32": 4, "64": 8}
+
+    @classmethod
+    def ptx_sizes(cls, ptx):
+        """The parameter sizes of kernel k, from its PTX .entry."""
+        import re
+
+        entry = ptx[ptx.index(".entry k("):]
+        entry = entry[:entry.index(")")]
+        sizes = []
+        for m in re.finditer(r"\.param\s+([^\n,]*?)\s*k_param_\d+(?:\[(\d+)\])?", entry):
+            if m.group(2):
+                sizes.append(int(m.group(2)))
+            else:
+                sizes.append(cls.PTX_BITS[re.search(r"\.[usbf](\d+)", m.group(1)).group(1)])
+        return sizes
+
+    def check(self, plist):
+        src = f'extern "C" __global__ void k({plist}) {{}}'
+        try:
+            sig = cukit.Signature(f"k({plist})")
+        except ValueError as refusal:
+            check_caret(refusal)
+            try:
+                cukit.Program(src).ptx(arch="sm_90")
+            except cukit.CompileError:
+                raise refusal from None
+            raise AssertionError(f"NVRTC compiles k({plist}) but cukit refuses it: {refusal}")
+        try:
+            ptx = cukit.Program(src).ptx(arch="sm_90").decode()
+        except cukit.CompileError:
+            return  # cukit reads more than NVRTC compiles: NVRTC reports it
+        sizes = self.ptx_sizes(ptx)
+        mine = [8 if t.endswith("*") else self.SIZES.get(t) for t, _ in sig.params]
+        if len(mine) != len(sizes) or any(m is not None and m != s for m, s in zip(mine, sizes)):
+            raise AssertionError(f"k({plist}) reads as {sig}, but NVRTC's parameters have "
+                                 f"sizes {sizes}")
+
+
 # ------------------------------------------------------------------ sources
 
 SOURCE_PARTS = [
@@ -556,6 +623,7 @@ class LoadTarget(Target):
 
 TARGETS = {
     "signature": SignatureTarget(),
+    "signature_nvrtc": SignatureVsNvrtcTarget(),
     "source": SourceTarget(),
     "name_expressions": NameExpressionTarget(),
     "includes": IncludeTarget(),
