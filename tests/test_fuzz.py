@@ -18,6 +18,7 @@ CASES = {
     "signature_nvrtc": 60,  # each one runs NVRTC
     "source": 1500,
     "name_expressions": 2000,
+    "conditions_nvrtc": 60,  # each one runs NVRTC
     "includes": 60,       # each one runs NVRTC
     "cai": 2000,
     "dlpack": 2000,

@@ -81,6 +81,8 @@ def test_doubling_macros_in_a_condition_stop_with_a_warning():
     ("1 / 0", None), ("UNDEFINED_BY_CUKIT", None), ("UNDEFINED_BY_CUKIT && 0", False),
     ("UNDEFINED_BY_CUKIT || 1", True), ("__CUDACC_VER_MAJOR__ >= 12", None),
     ("'a' == 97", True), ("true", True), ("F(1)", None), ("((((1))))", True), ("1 +", None),
+    ("(1 ? -1 : 0u) < 0", False), ("-9223372036854775807 - 1 < 0", True),
+    ("18446744073709551615 == -1", True), ("1 << 64", None), ("(-9223372036854775807 - 1) / -1", None),
 ])
 def test_if_conditions_are_evaluated(cond, taken):
     src = f"""

@@ -283,6 +283,7 @@ pp_expr(pp_eval *e)
             c = (a.known && b.known && a.v == b.v) ? a : UNKNOWN;
         else
             c = c.v ? a : b;
+        c.uns = a.uns || b.uns; /* the two branches' common type */
     }
     e->depth--;
     return c;

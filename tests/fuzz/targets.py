@@ -251,6 +251,59 @@ class SourceTarget(Target):
         prog.globals
 
 
+class ConditionsVsNvrtcTarget(Target):
+    """#if evaluation against NVRTC's: when cukit decides a branch, it is NVRTC's."""
+
+    allowed = ()
+    time_limit = 20.0
+    BINARY = ["+", "-", "*", "/", "%", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&", "^",
+              "|", "&&", "||"]
+
+    def expr(self, rng, depth):
+        if depth <= 0 or rng.random() < 0.25:
+            return rng.choice([
+                str(rng.randint(0, 20)), str(rng.randint(-5, 5)), hex(rng.randint(0, 300)),
+                f"{rng.randint(0, 9)}u", f"{rng.randint(0, 2**63 - 1)}", "0x7fffffffffffffff",
+                "'a'", "A", "B", "UNDEF", "defined(A)", "defined UNDEF", "!defined(B)", "true",
+                "false", "M(1)"])
+        kind = rng.random()
+        if kind < 0.6:
+            return f"{self.expr(rng, depth - 1)} {rng.choice(self.BINARY)} {self.expr(rng, depth - 1)}"
+        if kind < 0.75:
+            return f"{rng.choice(['!', '-', '~', '+'])}{self.expr(rng, depth - 1)}"
+        if kind < 0.9:
+            return f"({self.expr(rng, depth - 1)})"
+        return f"{self.expr(rng, depth - 1)} ? {self.expr(rng, depth - 1)} : {self.expr(rng, depth - 1)}"
+
+    def make(self, rng):
+        defines = f"#define A {rng.randint(-3, 9)}\n#define B (A + {rng.randint(0, 3)})\n" \
+                  "#define M(x) x\n"
+        return defines, self.expr(rng, rng.randint(1, 4))
+
+    def show(self, data):
+        return f"{data[0]}#if {data[1]}"
+
+    def check(self, data):
+        defines, cond = data
+        src = f"""{defines}#if {cond}
+extern "C" __global__ void yes(int x) {{}}
+#else
+extern "C" __global__ void no(int x) {{}}
+#endif
+"""
+        read = set(cukit.Program(src).signatures)
+        if read == {"yes", "no"}:
+            return  # unknown to cukit: both branches read
+        try:
+            ptx = cukit.Program(src).ptx(arch="sm_90")
+        except cukit.CompileError:
+            return  # NVRTC refuses the condition (a division by zero, ...)
+        nvrtc = {k for k in ("yes", "no") if f".entry {k}(".encode() in ptx}
+        if read != nvrtc:
+            raise AssertionError(f"#if {cond}: cukit reads {sorted(read)}, NVRTC compiles "
+                                 f"{sorted(nvrtc)}")
+
+
 class NameExpressionTarget(Target):
     """Name expressions that instantiate template kernels: each instance reads back the same."""
 
@@ -626,6 +679,7 @@ TARGETS = {
     "signature_nvrtc": SignatureVsNvrtcTarget(),
     "source": SourceTarget(),
     "name_expressions": NameExpressionTarget(),
+    "conditions_nvrtc": ConditionsVsNvrtcTarget(),
     "includes": IncludeTarget(),
     "cai": CAITarget(),
     "dlpack": DLPackTarget(),
