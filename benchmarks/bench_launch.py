@@ -324,6 +324,21 @@ def bench_cukit_torch(bench):
                   call("k", call_text(5), f"grid={GRID}", f"block={BLOCK}"), ns)
 
 
+def bench_cukit_streams(bench):
+    """The same 5-argument launch on a cukit.Stream and on a torch stream (stream=)."""
+    import torch
+
+    cukit = bench.cukit
+    ns = {"k": bench.module.saxpy, "s": cukit.Stream(), "ts": torch.cuda.Stream(),
+          **named_args(arg_values(5, bench.arrays, {}))}
+    bench.measure("cukit, k(..., stream=cukit.Stream)", 5,
+                  call("k", call_text(5), f"grid={GRID}", f"block={BLOCK}", "stream=s"), ns,
+                  sync=ns["s"].synchronize)
+    bench.measure(f"cukit, k(..., stream=torch {torch.__version__} stream)", 5,
+                  call("k", call_text(5), f"grid={GRID}", f"block={BLOCK}", "stream=ts"), ns,
+                  sync=ns["ts"].synchronize)
+
+
 def bench_cukit_cupy(bench):
     import cupy
 
@@ -446,6 +461,7 @@ def bench_pycuda(bench):
 PEERS = [
     ("cukit, torch tensors as args", bench_cukit_torch),
     ("cukit, cupy arrays as args", bench_cukit_cupy),
+    ("cukit, k(..., stream=torch stream)", bench_cukit_streams),
     ("cuda.core launch()", bench_cuda_core),
     ("cuda.bindings", bench_cuda_bindings),
     ("CuPy RawModule kernel", bench_cupy),

@@ -1,5 +1,6 @@
 /* cukitmodule.c - the cukit._cukit module: definition, multi-phase init calling each layer's setup, state traverse/clear */
-#include "array/array.h"
+#include "compute/compute.h"
+#include "nccl/nccl.h"
 
 static struct PyModuleDef cukit_moduledef;
 
@@ -10,9 +11,11 @@ static struct PyModuleDef cukit_moduledef;
     V(np_empty) V(np_asarray) V(np_ndarray) V(np_generic) V(np_floating)       \
     V(np_integer) V(np_bool) V(torch_tensor) V(torch_dtypes) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream) V(str_n) \
     V(str_cai) V(str_data) V(str_typestr) V(str_strides) V(str_shape) V(str_dtype) \
-    V(str_data_ptr) V(str_get_device) V(str_cuda_stream_protocol) V(str_cuda_stream) V(str_ptr) \
+    V(str_data_ptr) V(str_get_device) V(str_cuda_stream_protocol) V(str_cuda_stream) V(str_ptr) V(last_stream) \
     V(compiled) \
-    V(HostMemoryType) V(RegistrationType)
+    V(HostMemoryType) V(RegistrationType) V(CommunicatorType) V(CudaArrayType) V(TextureType) \
+    V(SurfaceType) \
+    V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) V(compile_fn)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -87,6 +90,7 @@ cukit_exec(PyObject *m)
         cukit_device_setup, cukit_stream_setup, cukit_event_setup,     /* runtime */
         cukit_buffer_setup, cukit_pool_setup, cukit_transfer_setup,    /* memory */
         cukit_hostmem_setup, cukit_registration_setup,
+        cukit_cudaarray_setup, cukit_texture_setup,
         cukit_signature_setup, cukit_program_setup, cukit_compile_functions_setup, /* compile */
         cukit_cache_setup,
         cukit_link_setup,
@@ -94,6 +98,8 @@ cukit_exec(PyObject *m)
         cukit_graph_setup,
         cukit_array_setup, cukit_array_functions_setup, cukit_dlpack_setup, /* array */
         cukit_internal_setup,
+        cukit_compute_setup,                                           /* compute */
+        cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
         if (setups[i](m, st) < 0)

@@ -1,4 +1,4 @@
-"""Shared fixtures: a `gpu` marker that skips without a device, fresh random data."""
+"""Shared fixtures: `gpu` and `multi_gpu` markers that skip without the devices, fresh random data."""
 import os
 import tempfile
 
@@ -7,19 +7,24 @@ import pytest
 
 # Tests must not read or fill the user's own kernel cache; subprocesses inherit this.
 os.environ["CUKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="cukit-test-cache-")
+# NVLink multicast (NVLS) stays off in every run and every subprocess: the shared
+# multi-GPU machines are run with it switched off.
+os.environ["NCCL_NVLS_ENABLE"] = "0"
 
 import cukit  # noqa: E402
 
-HAVE_GPU = cukit.device_count() > 0
+DEVICES = cukit.device_count()
+HAVE_GPU = DEVICES > 0
 
 
 def pytest_collection_modifyitems(config, items):
-    if HAVE_GPU:
-        return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU (cukit.device_count() == 0)")
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU (cukit.device_count() == 0)")
+    skip_two = pytest.mark.skip(reason=f"needs 2 GPUs (cukit.device_count() == {DEVICES})")
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        if "gpu" in item.keywords and not HAVE_GPU:
+            item.add_marker(skip_gpu)
+        elif "multi_gpu" in item.keywords and DEVICES < 2:
+            item.add_marker(skip_two)
 
 
 @pytest.fixture

@@ -475,13 +475,19 @@ def test_copy_hooks_check_their_arguments(small_pipeline):
     dev = cukit.empty(100, np.uint8)
     with pytest.raises(ValueError, match="holds 99 bytes but the device side 100"):
         cukit._copy_htod(dev, np.zeros(99, np.uint8))
-    with pytest.raises(TypeError, match="cukit.Array or cukit.Buffer"):
+    with pytest.raises(TypeError, match="cukit.Array, a cukit.Buffer or an int address"):
         cukit._copy_dtoh(np.zeros(100, np.uint8), np.zeros(100, np.uint8))
+    with pytest.raises(ValueError, match="address is 0"):
+        cukit._copy_htod(0, bytes(4))
     buf = cukit.alloc(100)
     cukit._copy_htod(buf, bytes(range(100)))
     out = bytearray(100)
     cukit._copy_dtoh(out, buf)
     assert out == bytes(range(100))
+    cukit._copy_htod(int(buf) + 10, bytes(range(50, 60)))  # an int address: len(src) bytes
+    part = bytearray(20)
+    cukit._copy_dtoh(part, int(buf))
+    assert part == bytes(range(10)) + bytes(range(50, 60))
     buf.free()
     with pytest.raises(ValueError, match="freed"):
         cukit._copy_htod(buf, bytes(100))

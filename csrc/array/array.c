@@ -227,6 +227,52 @@ cukit_array_wrap(cukit_state *st, cukit_Device *dev, CUdeviceptr base, PyObject 
     return a;
 }
 
+cukit_Array *
+cukit_array_over_buffer(cukit_state *st, cukit_Buffer *buf, PyObject *dtype, int ndim,
+                        const Py_ssize_t *shape, const Py_ssize_t *strides, Py_ssize_t offset)
+{
+    Py_ssize_t itemsize, cs[CUKIT_MAXDIM];
+    int tc;
+    if (buf->ptr == 0) {
+        cukit_freed_error();
+        return NULL;
+    }
+    if (dtype_info(dtype, &itemsize, &tc) < 0)
+        return NULL;
+    if (strides == NULL) {
+        cukit_c_strides(ndim, shape, itemsize, cs);
+        strides = cs;
+    }
+    /* Every element must lie inside the buffer: the lowest and highest byte reached. */
+    Py_ssize_t lo = offset, hi = offset + itemsize, size = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) {
+            PyErr_Format(PyExc_ValueError, "negative dimension %zd", shape[i]);
+            return NULL;
+        }
+        size *= shape[i];
+        if (shape[i] == 0)
+            continue;
+        Py_ssize_t reach = (shape[i] - 1) * strides[i];
+        if (reach < 0)
+            lo += reach;
+        else
+            hi += reach;
+    }
+    if (size > 0 && (offset < 0 || lo < 0 || (size_t)hi > buf->size)) {
+        PyErr_Format(PyExc_ValueError,
+                     "the array reaches bytes %zd to %zd of the buffer, which holds %zu bytes",
+                     lo, hi, buf->size);
+        return NULL;
+    }
+    cukit_Array *a = array_alloc(st, buf->device, dtype, tc, itemsize, ndim, shape, strides);
+    if (a == NULL)
+        return NULL;
+    a->buffer = (cukit_Buffer *)Py_NewRef(buf);
+    a->offset = offset;
+    return a;
+}
+
 /* A view of `a`: the same memory, `offset` bytes from its start. New ref or NULL. */
 cukit_Array *
 cukit_array_view(cukit_Array *a, Py_ssize_t offset, int ndim, const Py_ssize_t *shape,
@@ -234,6 +280,52 @@ cukit_array_view(cukit_Array *a, Py_ssize_t offset, int ndim, const Py_ssize_t *
 {
     cukit_Array *v = array_alloc(a->st, a->device, a->dtype, a->typecode, a->itemsize, ndim,
                                  shape, strides);
+    if (v == NULL)
+        return NULL;
+    v->buffer = (cukit_Buffer *)Py_XNewRef(a->buffer);
+    v->owner = Py_XNewRef(a->owner);
+    v->base = a->base;
+    v->offset = offset;
+    v->flags |= a->flags & CUKIT_ARRAY_READONLY;
+    return v;
+}
+
+cukit_Array *
+cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecode,
+                Py_ssize_t itemsize, int ndim, const Py_ssize_t *shape)
+{
+    Py_ssize_t size = 1, strides[CUKIT_MAXDIM];
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] != 0 && size > PY_SSIZE_T_MAX / shape[i]) {
+            PyErr_SetString(PyExc_ValueError, "array is too large: its size overflows");
+            return NULL;
+        }
+        size *= shape[i];
+    }
+    if (itemsize != 0 && size > PY_SSIZE_T_MAX / itemsize) {
+        PyErr_SetString(PyExc_ValueError, "array is too large: its byte size overflows");
+        return NULL;
+    }
+    cukit_Buffer *buf = cukit_buffer_create(dev, (size_t)(size * itemsize));
+    if (buf == NULL)
+        return NULL;
+    cukit_c_strides(ndim, shape, itemsize, strides);
+    cukit_Array *a = array_alloc(st, dev, dtype, typecode, itemsize, ndim, shape, strides);
+    if (a == NULL) {
+        Py_DECREF(buf);
+        return NULL;
+    }
+    a->buffer = buf;
+    return a;
+}
+
+cukit_Array *
+cukit_array_view_as(cukit_Array *a, PyObject *dtype, int typecode, Py_ssize_t itemsize,
+                    Py_ssize_t offset, int ndim, const Py_ssize_t *shape,
+                    const Py_ssize_t *strides)
+{
+    cukit_Array *v = array_alloc(a->st, a->device, dtype, typecode, itemsize, ndim, shape,
+                                 strides);
     if (v == NULL)
         return NULL;
     v->buffer = (cukit_Buffer *)Py_XNewRef(a->buffer);
@@ -267,6 +359,114 @@ int
 cukit_array_is_c_contig(const cukit_Array *a)
 {
     return (a->flags & CUKIT_ARRAY_C_CONTIG) != 0;
+}
+
+static void array_dealloc(cukit_Array *self);
+
+/* ------------------------------------------------------------------ math: hooks into compute/
+ *
+ * Operators and math methods live in the compute layer, above this one; it registers
+ * st->array_math and st->array_call at init, and these slots call through them. */
+
+static PyObject *
+math_op(PyObject *a, PyObject *b, int op, int inplace)
+{
+    PyObject *self = Py_TYPE(a)->tp_dealloc == (destructor)array_dealloc ? a : b;
+    cukit_state *st = ((cukit_Array *)self)->st;
+    if (st->hooks.array_math == NULL)
+        Py_RETURN_NOTIMPLEMENTED;
+    return st->hooks.array_math(st, op, a, b, inplace);
+}
+
+#define ARRAY_BINOPS(X)                                                                  \
+    X(add, ADD) X(sub, SUB) X(mul, MUL) X(truediv, TRUEDIV) X(floordiv, FLOORDIV)          \
+    X(mod, MOD) X(lshift, LSHIFT) X(rshift, RSHIFT) X(and, AND) X(or, OR) X(xor, XOR)
+#define BINOP(name, OP)                                                                  \
+    static PyObject *array_nb_##name(PyObject *a, PyObject *b)                           \
+    {                                                                                    \
+        return math_op(a, b, CUKIT_OP_##OP, 0);                                          \
+    }                                                                                    \
+    static PyObject *array_nb_i##name(PyObject *a, PyObject *b)                          \
+    {                                                                                    \
+        return math_op(a, b, CUKIT_OP_##OP, 1);                                          \
+    }
+ARRAY_BINOPS(BINOP)
+#undef BINOP
+
+static PyObject *
+array_nb_pow(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (mod != Py_None)
+        Py_RETURN_NOTIMPLEMENTED;
+    return math_op(a, b, CUKIT_OP_POW, 0);
+}
+
+static PyObject *
+array_nb_ipow(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (mod != Py_None)
+        Py_RETURN_NOTIMPLEMENTED;
+    return math_op(a, b, CUKIT_OP_POW, 1);
+}
+
+#define UNOP(name, OP)                                                                   \
+    static PyObject *array_nb_##name(PyObject *a)                                        \
+    {                                                                                    \
+        return math_op(a, NULL, CUKIT_OP_##OP, 0);                                       \
+    }
+UNOP(neg, NEG) UNOP(pos, POS) UNOP(abs, ABS) UNOP(invert, INVERT)
+#undef UNOP
+
+static int
+array_nb_bool(PyObject *a)
+{
+    PyObject *r = math_op(a, NULL, CUKIT_OP_BOOL, 0);
+    if (r == NULL)
+        return -1;
+    int v = r == Py_NotImplemented ? 1 : PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return v;
+}
+
+static PyObject *
+array_richcompare(PyObject *a, PyObject *b, int op)
+{
+    return math_op(a, b, CUKIT_OP_LT + op, 0);
+}
+
+static PyObject *
+math_call(PyObject *self, int which, PyObject *args, PyObject *kwargs)
+{
+    cukit_state *st = ((cukit_Array *)self)->st;
+    if (st->hooks.array_call == NULL) {
+        PyErr_SetString(PyExc_NotImplementedError, "array math is not available");
+        return NULL;
+    }
+    return st->hooks.array_call(st, which, self, args, kwargs);
+}
+
+static PyObject *
+array_astype(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return math_call(self, CUKIT_CALL_ASTYPE, args, kwargs);
+}
+
+static PyObject *
+array_conj(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return math_call(self, CUKIT_CALL_CONJ, NULL, NULL);
+}
+
+static PyObject *
+array_get_real(PyObject *self, void *c)
+{
+    return math_call(self, CUKIT_CALL_REAL, NULL, NULL);
+}
+
+static PyObject *
+array_get_imag(PyObject *self, void *c)
+{
+    return math_call(self, CUKIT_CALL_IMAG, NULL, NULL);
 }
 
 /* ------------------------------------------------------------------ type slots */
@@ -424,6 +624,10 @@ static PyGetSetDef array_getset[] = {
     {"T", (getter)cukit_array_get_T, NULL, "The transposed view (dimensions reversed)."},
     {"__cuda_array_interface__", (getter)array_get_cai, NULL,
      "The CUDA Array Interface (version 3), for CuPy, PyTorch, numba and others."},
+    {"real", (getter)array_get_real, NULL,
+     "The real part: a view for complex arrays, the array itself otherwise."},
+    {"imag", (getter)array_get_imag, NULL,
+     "The imaginary part: a view for complex arrays, zeros (a new array) otherwise."},
     {NULL},
 };
 
@@ -438,6 +642,10 @@ static PyMethodDef array_methods[] = {
      "unchanged until the stream is synchronized."},
     {"copy", (PyCFunction)(void (*)(void))cukit_array_copy_method, METH_VARARGS | METH_KEYWORDS,
      "copy(stream=None) -> Array: a new C-contiguous device array with the same data."},
+    {"to", (PyCFunction)(void (*)(void))cukit_array_to, METH_VARARGS | METH_KEYWORDS,
+     "to(device, *, stream=None) -> Array: this array when it is on `device`, else a "
+     "C-contiguous copy there (cuMemcpyPeerAsync; queued on `stream`, one of the "
+     "destination device, after the work queued on the source device's default stream)."},
     {"fill", (PyCFunction)(void (*)(void))cukit_array_fill, METH_VARARGS | METH_KEYWORDS,
      "fill(value, stream=None): set every element, with the memset family where the layout "
      "allows, else a fill kernel (asynchronous on the stream; capturable into a graph)."},
@@ -454,6 +662,12 @@ static PyMethodDef array_methods[] = {
      "capsule sharing this array's memory."},
     {"__dlpack_device__", (PyCFunction)cukit_array_dlpack_device, METH_NOARGS,
      "__dlpack_device__() -> (2, ordinal): kDLCUDA and the device."},
+    {"astype", (PyCFunction)(void (*)(void))array_astype, METH_VARARGS | METH_KEYWORDS,
+     "astype(dtype, copy=True, stream=None) -> Array: the values cast to dtype (numpy's "
+     "unsafe cast), in a new C-contiguous array; the array itself when copy=False and the "
+     "dtype is its own."},
+    {"conj", (PyCFunction)array_conj, METH_NOARGS, "conj() -> Array: cukit.conjugate(a)."},
+    {"conjugate", (PyCFunction)array_conj, METH_NOARGS, "conjugate() -> Array: cukit.conjugate(a)."},
     {NULL},
 };
 
@@ -470,6 +684,20 @@ static PyType_Slot array_slots[] = {
     {Py_mp_length, array_len},
     {Py_mp_subscript, cukit_array_subscript},
     {Py_mp_ass_subscript, cukit_array_ass_subscript},
+#define BINSLOTS(slot, fn) {Py_nb_##slot, array_nb_##fn}, {Py_nb_inplace_##slot, array_nb_i##fn},
+    BINSLOTS(add, add) BINSLOTS(subtract, sub) BINSLOTS(multiply, mul)
+    BINSLOTS(true_divide, truediv) BINSLOTS(floor_divide, floordiv) BINSLOTS(remainder, mod)
+    BINSLOTS(lshift, lshift) BINSLOTS(rshift, rshift) BINSLOTS(and, and) BINSLOTS(or, or)
+    BINSLOTS(xor, xor)
+#undef BINSLOTS
+    {Py_nb_power, array_nb_pow},
+    {Py_nb_inplace_power, array_nb_ipow},
+    {Py_nb_negative, array_nb_neg},
+    {Py_nb_positive, array_nb_pos},
+    {Py_nb_absolute, array_nb_abs},
+    {Py_nb_invert, array_nb_invert},
+    {Py_nb_bool, array_nb_bool},
+    {Py_tp_richcompare, array_richcompare},
     {0, NULL},
 };
 
@@ -511,5 +739,10 @@ cukit_array_setup(PyObject *module, cukit_state *st)
     st->ArrayType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &array_spec, NULL);
     if (st->ArrayType == NULL || PyModule_AddType(module, st->ArrayType) < 0)
         return -1;
+    /* numpy defers to our reflected operators (ndarray + Array reaches Array.__radd__,
+     * which explains what to do) instead of making an object array. */
+    if (PyDict_SetItemString(st->ArrayType->tp_dict, "__array_ufunc__", Py_None) < 0)
+        return -1;
+    PyType_Modified(st->ArrayType);
     return 0;
 }

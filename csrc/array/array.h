@@ -48,6 +48,17 @@ cukit_array_ptr(const cukit_Array *a)
     return (a->buffer ? a->buffer->ptr : a->base) + (CUdeviceptr)a->offset;
 }
 
+/* The Array's operators, as passed to cukit_hooks.array_math (CUKIT_OP_LT + Py_LT ... for
+ * comparisons), and its math methods for cukit_hooks.array_call. */
+enum {
+    CUKIT_OP_ADD, CUKIT_OP_SUB, CUKIT_OP_MUL, CUKIT_OP_TRUEDIV, CUKIT_OP_FLOORDIV,
+    CUKIT_OP_MOD, CUKIT_OP_POW, CUKIT_OP_LSHIFT, CUKIT_OP_RSHIFT, CUKIT_OP_AND,
+    CUKIT_OP_OR, CUKIT_OP_XOR, CUKIT_OP_NEG, CUKIT_OP_POS, CUKIT_OP_ABS, CUKIT_OP_INVERT,
+    CUKIT_OP_BOOL, CUKIT_OP_LT, /* then LE, EQ, NE, GT, GE in Py_LT.. order */
+    CUKIT_OP_COUNT = CUKIT_OP_LT + 6
+};
+enum { CUKIT_CALL_ASTYPE, CUKIT_CALL_CONJ, CUKIT_CALL_REAL, CUKIT_CALL_IMAG };
+
 /* ------------------------------------------------------------------ array.c */
 
 /* The Array type; registers hooks.array_ref and hooks.array_wrap. 0 / -1. */
@@ -58,6 +69,15 @@ int cukit_array_setup(PyObject *module, cukit_state *st);
 cukit_Array *cukit_array_wrap(cukit_state *st, cukit_Device *dev, CUdeviceptr base,
                               PyObject *owner, PyObject *dtype, int ndim,
                               const Py_ssize_t *shape, const Py_ssize_t *strides, int readonly);
+/* A new uninitialised C-contiguous array of `dtype` (whose typecode and itemsize the
+ * caller knows) from dev's pool. New ref, or NULL with an exception. */
+cukit_Array *cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecode,
+                             Py_ssize_t itemsize, int ndim, const Py_ssize_t *shape);
+/* A view of a: same memory, `offset` bytes from its start, with another dtype allowed
+ * (typecode/itemsize describe it). New ref or NULL. */
+cukit_Array *cukit_array_view_as(cukit_Array *a, PyObject *dtype, int typecode,
+                                 Py_ssize_t itemsize, Py_ssize_t offset, int ndim,
+                                 const Py_ssize_t *shape, const Py_ssize_t *strides);
 /* A new C-contiguous array with a's data, copied on the legacy default stream.
  * New ref, or NULL with an exception. */
 cukit_Array *cukit_array_copy(cukit_Array *a);

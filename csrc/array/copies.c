@@ -177,6 +177,37 @@ device_copy(cukit_Array *dst, cukit_Array *src, CUstream h)
     return rc;
 }
 
+/* dst <- src, one contiguous run each on two devices, queued on h (a stream of dst's
+ * device) after the work queued so far on src's legacy stream: cuMemcpyPeerAsync,
+ * which takes the NVLink/PCIe peer path where there is one and stages otherwise. */
+static int
+peer_copy(cukit_Array *dst, cukit_Array *src, CUstream h)
+{
+    cukit_state *st = dst->st;
+    CUevent ready = NULL;
+    /* The direct path (NVLink or PCIe peer to peer) where the hardware has one. */
+    if (cukit_device_enable_peer(dst->device, src->device) < 0)
+        return -1;
+    if (cukit_device_activate(src->device) < 0 ||
+        CU_CALL(st, cuEventCreate, (&ready, CU_EVENT_DISABLE_TIMING)) < 0)
+        return -1;
+    int rc = CU_CALL(st, cuEventRecord, (ready, NULL));
+    if (rc == 0)
+        rc = cukit_device_activate(dst->device);
+    if (rc == 0)
+        rc = CU_CALL(st, cuStreamWaitEvent, (h, ready, 0));
+    cukit_api.cuEventDestroy(ready); /* the wait keeps what it needs */
+    if (rc < 0)
+        return -1;
+    if (cukit_api.cuMemcpyPeerAsync)
+        return CU_CALL(st, cuMemcpyPeerAsync,
+                       (cukit_array_ptr(dst), dst->device->ctx, cukit_array_ptr(src),
+                        src->device->ctx, (size_t)dst->nbytes, h));
+    /* Unified addressing: the plain copy also crosses devices. */
+    return CU_CALL(st, cuMemcpyDtoDAsync,
+                   (cukit_array_ptr(dst), cukit_array_ptr(src), (size_t)dst->nbytes, h));
+}
+
 /* Same dtype and shape, or TypeError / ValueError naming both. 0 / -1. */
 static int
 check_same_layout(cukit_Array *dst, cukit_Array *src, const char *what)
@@ -224,10 +255,35 @@ cukit_array_copy_into(cukit_Array *dst, cukit_Array *src, PyObject *stream, cons
     }
     if (dst->nbytes == 0)
         return 0;
-    return cukit_device_activate(dst->device) < 0
-               ? -1
-               : CU_CALL(dst->st, cuMemcpyDtoDAsync,
-                         (cukit_array_ptr(dst), cukit_array_ptr(src), (size_t)dst->nbytes, h));
+    return peer_copy(dst, src, h);
+}
+
+/* Array.to(device, stream=None): self when it is on `device` already, else a new
+ * C-contiguous array there with the same data, copied peer to peer (queued on
+ * `stream`, a stream of the destination device). */
+PyObject *
+cukit_array_to(cukit_Array *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"device", "stream", NULL};
+    PyObject *device, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:to", kwlist, &device, &stream))
+        return NULL;
+    cukit_Device *dev = cukit_device_arg(self->st, device);
+    if (dev == NULL || cukit_array_check_live(self) < 0)
+        return NULL;
+    if (dev == self->device)
+        return Py_NewRef(self);
+    /* A strided array is first made contiguous on its own device (the peer copy
+     * is queued after it through peer_copy's event). */
+    cukit_Array *src = cukit_array_is_c_contig(self) ? (cukit_Array *)Py_NewRef(self)
+                                                      : cukit_array_copy(self);
+    if (src == NULL)
+        return NULL;
+    cukit_Array *out = cukit_array_create(self->st, dev, self->ndim, self->shape, self->dtype);
+    if (out && cukit_array_copy_into(out, src, stream, "Array.to()") < 0)
+        Py_CLEAR(out);
+    Py_DECREF(src);
+    return (PyObject *)out;
 }
 
 /* A new C-contiguous copy of a on its device, queued on h. New ref or NULL. */

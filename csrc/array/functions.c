@@ -1,4 +1,4 @@
-/* functions.c - the array module functions: empty, zeros, *_like, to_device, copy, ascontiguousarray */
+/* functions.c - the array module functions: empty, zeros, *_like, frombuffer, to_device, copy, ascontiguousarray */
 #include "array/impl.h"
 
 #include <string.h>
@@ -74,6 +74,64 @@ static PyObject *
 mod_zeros_like(PyObject *m, PyObject *args, PyObject *kwargs)
 {
     return like(m, args, kwargs, 1);
+}
+
+static PyObject *
+mod_frombuffer(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"buffer", "dtype", "shape", "strides", "offset", NULL};
+    PyObject *buf_o, *dtype_o = (PyObject *)&PyFloat_Type, *shape_o = Py_None, *strides_o = Py_None;
+    Py_ssize_t offset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOn:frombuffer", kwlist, &buf_o, &dtype_o,
+                                     &shape_o, &strides_o, &offset))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    if (!PyObject_TypeCheck(buf_o, st->BufferType)) {
+        PyErr_Format(PyExc_TypeError, "frombuffer() takes a cukit.Buffer, got %s",
+                     Py_TYPE(buf_o)->tp_name);
+        return NULL;
+    }
+    cukit_Buffer *buf = (cukit_Buffer *)buf_o;
+    PyObject *dtype = cukit_resolve_dtype(st, dtype_o);
+    if (dtype == NULL)
+        return NULL;
+    cukit_Array *a = NULL;
+    Py_ssize_t shape[CUKIT_MAXDIM], strides[CUKIT_MAXDIM];
+    int ndim = 1, nstrides = -1;
+    if (shape_o == Py_None) {
+        PyObject *isz = PyObject_GetAttrString(dtype, "itemsize");
+        Py_ssize_t itemsize = isz ? PyLong_AsSsize_t(isz) : -1;
+        Py_XDECREF(isz);
+        if (itemsize <= 0 || offset < 0 || (size_t)offset > buf->size) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "frombuffer(): offset outside the buffer");
+            goto done;
+        }
+        shape[0] = (Py_ssize_t)((buf->size - (size_t)offset) / (size_t)itemsize);
+    }
+    else if (cukit_parse_shape(shape_o, shape, &ndim, 0) < 0) {
+        goto done;
+    }
+    if (strides_o != Py_None) {
+        PyObject *t = PySequence_Tuple(strides_o);
+        if (t == NULL)
+            goto done;
+        nstrides = (int)PyTuple_GET_SIZE(t);
+        for (int i = 0; i < nstrides && i < CUKIT_MAXDIM; i++)
+            strides[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, i));
+        Py_DECREF(t);
+        if (PyErr_Occurred())
+            goto done;
+        if (nstrides != ndim) {
+            PyErr_Format(PyExc_ValueError, "frombuffer(): %d strides for %d dimensions", nstrides,
+                         ndim);
+            goto done;
+        }
+    }
+    a = cukit_array_over_buffer(st, buf, dtype, ndim, shape, nstrides < 0 ? NULL : strides, offset);
+done:
+    Py_DECREF(dtype);
+    return (PyObject *)a;
 }
 
 /* to_device's work: host data (any layout, converted by numpy) -> a new array.
@@ -210,6 +268,10 @@ static PyMethodDef array_functions[] = {
      "queued (a host array must be C-contiguous and stay alive and unchanged until the "
      "stream is synchronized); without, device-to-device copies are queued on the default "
      "stream and host copies wait."},
+    {"frombuffer", (PyCFunction)(void (*)(void))mod_frombuffer, METH_VARARGS | METH_KEYWORDS,
+     "frombuffer(buffer, dtype=float, shape=None, strides=None, offset=0) -> Array: a view of a "
+     "cukit.Buffer's memory (which the array keeps alive); shape None is 1-D over the rest of "
+     "the buffer. Every element must lie inside the buffer."},
     {"to_device", (PyCFunction)(void (*)(void))mod_to_device, METH_VARARGS | METH_KEYWORDS,
      "to_device(obj, dtype=None, device=None, stream=None) -> Array: copy a numpy array (or "
      "anything numpy.asarray takes, of any layout) to a new C-contiguous device array. With "

@@ -12,6 +12,12 @@ PyObject *cukit_ssize_tuple(const Py_ssize_t *v, int n);
 void cukit_c_strides(int ndim, const Py_ssize_t *shape, Py_ssize_t itemsize, Py_ssize_t *out);
 /* A new uninitialised C-contiguous array on dev. Steals nothing. New ref or NULL. */
 cukit_Array *cukit_array_create(cukit_state *st, cukit_Device *dev, int ndim, const Py_ssize_t *shape, PyObject *dtype);
+/* An array over `buf` (cukit.Buffer or a subclass), which it keeps alive: element
+ * [0, ..., 0] `offset` bytes in, byte `strides` (NULL: C order); every element must
+ * lie inside the buffer (else ValueError). New ref or NULL. */
+cukit_Array *cukit_array_over_buffer(cukit_state *st, cukit_Buffer *buf, PyObject *dtype, int ndim,
+                                     const Py_ssize_t *shape, const Py_ssize_t *strides,
+                                     Py_ssize_t offset);
 /* A view of `a`: the same memory, `offset` bytes from its start. New ref or NULL. */
 cukit_Array *cukit_array_view(cukit_Array *a, Py_ssize_t offset, int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides);
 int cukit_array_check_live(const cukit_Array *a);
@@ -36,6 +42,8 @@ extern const char cukit_async_host_msg[];
 int cukit_array_set_from_host(cukit_Array *self, PyObject *host, PyObject *stream, const char *what);
 PyObject *cukit_array_set(cukit_Array *self, PyObject *args, PyObject *kwargs);
 PyObject *cukit_array_copy_method(cukit_Array *self, PyObject *args, PyObject *kwargs);
+/* Array.to(device, stream=None): on another device through a peer copy. */
+PyObject *cukit_array_to(cukit_Array *self, PyObject *args, PyObject *kwargs);
 /* The element bytes of `value` in a's dtype, by numpy's conversion rules (with its
  * range errors). New ref (bytes of a->itemsize) or NULL. */
 PyObject *cukit_array_element_bytes(cukit_Array *a, PyObject *value, const char *what);

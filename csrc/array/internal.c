@@ -1,7 +1,9 @@
-/* internal.c - cukit._copy_htod and _copy_dtoh: the transfer path on its own, for tests and benchmarks */
+/* internal.c - cukit._copy_htod and _copy_dtoh: the transfer path on its own, for tests, benchmarks and cukit.pycuda's memcpy */
 #include "array/array.h"
 
-/* The device memory of a cukit.Array or Buffer: address, size, device. 0 / -1. */
+/* The device memory of a cukit.Array or Buffer (or subclass): address, size,
+ * device; or an int address, *n left as the caller set it (the host side's size)
+ * and the current device. 0 / -1. */
 static int
 device_side(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, size_t *n, cukit_Device **dev)
 {
@@ -19,13 +21,24 @@ device_side(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, size_t *n, cukit_D
         *dev = a->device;
         return 0;
     }
-    else if (Py_IS_TYPE(obj, st->BufferType)) {
+    else if (PyObject_TypeCheck(obj, st->BufferType)) {
         b = (cukit_Buffer *)obj;
         *ptr = b->ptr;
         *n = b->size;
     }
+    else if (PyLong_Check(obj) && !PyBool_Check(obj)) {
+        *ptr = PyLong_AsUnsignedLongLong(obj);
+        if (*ptr == (CUdeviceptr)-1 && PyErr_Occurred())
+            return -1;
+        if (*ptr == 0) {
+            PyErr_SetString(PyExc_ValueError, "the device address is 0 (NULL)");
+            return -1;
+        }
+        *dev = cukit_device_arg(st, NULL);
+        return *dev ? 0 : -1;
+    }
     else {
-        PyErr_Format(PyExc_TypeError, "expected a cukit.Array or cukit.Buffer, got %s",
+        PyErr_Format(PyExc_TypeError, "expected a cukit.Array, a cukit.Buffer or an int address, got %s",
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
@@ -45,13 +58,16 @@ hook_copy(PyObject *m, PyObject *dev_obj, PyObject *host_obj, PyObject *stream, 
     size_t n = 0;
     cukit_Device *dev = NULL;
     CUstream h;
-    if (device_side(st, dev_obj, &ptr, &n, &dev) < 0 ||
-        cukit_stream_handle(st, stream, dev, &h) < 0)
-        return NULL;
     Py_buffer view;
     if (PyObject_GetBuffer(host_obj, &view,
                            to_device ? PyBUF_C_CONTIGUOUS : PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0)
         return NULL;
+    n = (size_t)view.len; /* an int address takes the host side's size */
+    if (device_side(st, dev_obj, &ptr, &n, &dev) < 0 ||
+        cukit_stream_handle(st, stream, dev, &h) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
     int rc = -1;
     if ((size_t)view.len != n)
         PyErr_Format(PyExc_ValueError, "the host side holds %zd bytes but the device side %zu",
@@ -91,8 +107,9 @@ mod_copy_dtoh(PyObject *m, PyObject *args, PyObject *kwargs)
 
 static PyMethodDef internal_functions[] = {
     {"_copy_htod", (PyCFunction)(void (*)(void))mod_copy_htod, METH_VARARGS | METH_KEYWORDS,
-     "Internal, for tests and benchmarks: _copy_htod(dst, src, stream=None, sync=True) copies "
-     "the bytes of host buffer src into cukit.Array or Buffer dst through cukit's transfer path."},
+     "Internal, for tests, benchmarks and cukit.pycuda: _copy_htod(dst, src, stream=None, "
+     "sync=True) copies the bytes of host buffer src into cukit.Array or Buffer dst (or to an "
+     "int device address, len(src) bytes) through cukit's transfer path."},
     {"_copy_dtoh", (PyCFunction)(void (*)(void))mod_copy_dtoh, METH_VARARGS | METH_KEYWORDS,
      "Internal: _copy_dtoh(dst, src, stream=None, sync=True), device to host likewise."},
     {NULL},

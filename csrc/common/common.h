@@ -83,6 +83,8 @@ enum {
     CUKIT_EXC_FAULT,         /* KernelFaultError(CudaError): a kernel crashed, context lost */
     CUKIT_EXC_COMPILE,       /* CompileError(CudaError) */
     CUKIT_EXC_LINK,          /* LinkError(CompileError): nvJitLink failed */
+    CUKIT_EXC_NCCL,          /* NcclError(CudaError): an NCCL call or an asynchronous NCCL error */
+    CUKIT_EXC_NCCL_TIMEOUT,  /* NcclTimeoutError(NcclError, TimeoutError): a wait outran timeout= */
     CUKIT_EXC_COUNT
 };
 
@@ -141,7 +143,13 @@ typedef struct {
     PyObject *(*array_wrap)(cukit_state *st, struct cukit_Device_s *dev, unsigned long long base,
                             PyObject *owner, PyObject *dtype, int ndim, const Py_ssize_t *shape,
                             const Py_ssize_t *strides, int readonly);
+    /* compute/: the Array's operators (op: CUKIT_OP_* of array.h; b NULL for unary ones;
+     * inplace: a is also the output) and math methods (which: CUKIT_CALL_*). New refs. */
+    PyObject *(*array_math)(cukit_state *st, int op, PyObject *a, PyObject *b, int inplace);
+    PyObject *(*array_call)(cukit_state *st, int which, PyObject *self, PyObject *args,
+                            PyObject *kwargs);
 } cukit_hooks;
+
 
 /* Tuning of memory/'s pageable transfer pipeline (cukit._transfer_config). */
 typedef struct {
@@ -167,6 +175,10 @@ struct cukit_state {
     PyTypeObject *GraphType;
     PyTypeObject *KernelNodeType;
     PyTypeObject *ArrayType;
+    PyTypeObject *CommunicatorType;
+    PyTypeObject *CudaArrayType;
+    PyTypeObject *TextureType;
+    PyTypeObject *SurfaceType;
 
     PyObject *exc[CUKIT_EXC_COUNT]; /* strong refs: exception classes, see the enum */
     cukit_hooks hooks;
@@ -209,6 +221,12 @@ struct cukit_state {
      * fill kernels, compiled at the first copy that needs them on that device */
     PyObject *strided_modules;
 
+    /* compute/, strong refs: the ufunc and ElementwiseKernel types, the ufuncs by index,
+     * numpy dtypes by typecode (built at first use), fuse's traced-value class, and
+     * cukit.compile (generated kernels go through it) */
+    PyTypeObject *UfuncType, *ElementwiseType;
+    PyObject *ufuncs, *math_dtypes, *fuse_proxy, *compile_fn;
+
     /* strong refs: interned keyword names the launch path compares by pointer */
     PyObject *str_grid;
     PyObject *str_block;
@@ -228,11 +246,17 @@ struct cukit_state {
     PyObject *str_cuda_stream_protocol; /* "__cuda_stream__" */
     PyObject *str_cuda_stream;          /* "cuda_stream" (torch) */
     PyObject *str_ptr;                  /* "ptr" (CuPy) */
+
+    /* runtime/: the last other library's stream passed as stream=, remembered so
+     * that passing it again costs no attribute lookups or driver query */
+    PyObject *last_stream;              /* strong ref or NULL */
+    void *last_stream_handle;           /* its CUstream */
+    void *last_stream_ctx;              /* its CUcontext; NULL: a special handle */
 };
 
 /* ------------------------------------------------------------------ state.c */
 
-/* State of the module that defined `type`. Borrowed. */
+/* State of the module that defined `type` (or, for a Python subclass, its cukit base). Borrowed. */
 cukit_state *cukit_state_of_type(PyTypeObject *type);
 /* Import numpy into st once. 0 / -1 with ImportError explaining it is required. */
 int cukit_numpy(cukit_state *st);

@@ -23,6 +23,12 @@ static const struct {
                            "NVRTC could not compile the source. .log holds the full log."},
     [CUKIT_EXC_LINK] = {"LinkError", CUKIT_EXC_COMPILE,
                         "nvJitLink could not link the code. .log holds the linker's error log."},
+    [CUKIT_EXC_NCCL] = {"NcclError", CUKIT_EXC_CUDA,
+                        "An NCCL call failed, or NCCL reported an asynchronous error (a peer "
+                        "that died, a network failure). .last_error holds ncclGetLastError."},
+    [CUKIT_EXC_NCCL_TIMEOUT] = {"NcclTimeoutError", CUKIT_EXC_NCCL,
+                                "An NCCL wait outran the communicator's timeout; the "
+                                "communicator was aborted."},
 };
 
 PyObject *
@@ -68,13 +74,15 @@ cukit_errors_setup(PyObject *module, cukit_state *st)
             bases = PyTuple_Pack(2, st->exc[classes[i].base], PyExc_MemoryError);
         else if (i == CUKIT_EXC_INVALID_VALUE)
             bases = PyTuple_Pack(2, st->exc[classes[i].base], PyExc_ValueError);
+        else if (i == CUKIT_EXC_NCCL_TIMEOUT)
+            bases = PyTuple_Pack(2, st->exc[classes[i].base], PyExc_TimeoutError);
         else
             bases = PyTuple_Pack(1, st->exc[classes[i].base]);
         if (bases == NULL)
             return -1;
         /* Class attributes give .code/.name/.call to instances raised without them. */
-        PyObject *dict = Py_BuildValue("{sOsOsOsO}", "code", Py_None, "name", Py_None, "call",
-                                       Py_None, "log", Py_None);
+        PyObject *dict = Py_BuildValue("{sOsOsOsOsO}", "code", Py_None, "name", Py_None, "call",
+                                       Py_None, "log", Py_None, "last_error", Py_None);
         if (dict == NULL) {
             Py_DECREF(bases);
             return -1;

@@ -4,6 +4,15 @@
 cukit_state *
 cukit_state_of_type(PyTypeObject *type)
 {
+    /* A Python subclass of a cukit type has no module of its own: the first
+     * type in its MRO that cukit defined has. */
+    PyObject *mro = type->tp_mro;
+    Py_ssize_t n = mro ? PyTuple_GET_SIZE(mro) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTypeObject *t = (PyTypeObject *)PyTuple_GET_ITEM(mro, i);
+        if (PyType_HasFeature(t, Py_TPFLAGS_HEAPTYPE) && ((PyHeapTypeObject *)t)->ht_module)
+            return (cukit_state *)PyModule_GetState(((PyHeapTypeObject *)t)->ht_module);
+    }
     return (cukit_state *)PyType_GetModuleState(type);
 }
 

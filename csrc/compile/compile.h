@@ -14,7 +14,9 @@
  * the compiled kernel's parameter buffer. */
 typedef enum {
     CUKIT_P_INT, CUKIT_P_UINT, CUKIT_P_FLOAT, CUKIT_P_BOOL,
-    CUKIT_P_HALF, CUKIT_P_BF16, CUKIT_P_POINTER, CUKIT_P_STRUCT
+    CUKIT_P_HALF, CUKIT_P_BF16, CUKIT_P_POINTER, CUKIT_P_STRUCT,
+    CUKIT_P_TEXTURE, /* cudaTextureObject_t, CUtexObject: a cukit.Texture or its handle */
+    CUKIT_P_SURFACE  /* cudaSurfaceObject_t, CUsurfObject: a cukit.Surface or its handle */
 } cukit_param_kind;
 
 typedef struct {

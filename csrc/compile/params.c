@@ -50,6 +50,10 @@ static const struct {
     {"double2", CUKIT_P_STRUCT, 16, CUKIT_TC_C128, 16},
     {"cuDoubleComplex", CUKIT_P_STRUCT, 16, CUKIT_TC_C128, 16},
     {"void", CUKIT_P_STRUCT, 0, CUKIT_TC_ANY},
+    {"cudaTextureObject_t", CUKIT_P_TEXTURE, 8, CUKIT_TC_U64},
+    {"CUtexObject", CUKIT_P_TEXTURE, 8, CUKIT_TC_U64},
+    {"cudaSurfaceObject_t", CUKIT_P_SURFACE, 8, CUKIT_TC_U64},
+    {"CUsurfObject", CUKIT_P_SURFACE, 8, CUKIT_TC_U64},
 };
 
 /* Words that only ever qualify a parameter; they do not change what it takes. */

@@ -84,6 +84,7 @@ enum {
     CUDA_ERROR_ILLEGAL_ADDRESS = 700,
     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
     CUDA_ERROR_LAUNCH_TIMEOUT = 702,
+    CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
     CUDA_ERROR_ASSERT = 710,
     CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
     CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
@@ -210,6 +211,13 @@ typedef struct {
 } CUmemLocation;
 
 enum { CU_MEM_LOCATION_TYPE_DEVICE = 1, CU_MEM_LOCATION_TYPE_HOST = 2 };
+
+/* CUmemAccessDesc: who may use a memory pool's allocations, and how. */
+typedef struct {
+    CUmemLocation location;
+    int flags; /* CU_MEM_ACCESS_FLAGS_PROT_* */
+} CUmemAccessDesc;
+enum { CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3 };
 enum { CU_MEMHOSTALLOC_PORTABLE = 0x1, CU_MEMHOSTALLOC_DEVICEMAP = 0x2 };
 enum { CU_MEMHOSTREGISTER_PORTABLE = 0x1, CU_MEMHOSTREGISTER_DEVICEMAP = 0x2 };
 enum { CU_MEM_ATTACH_GLOBAL = 0x1 };
@@ -241,5 +249,8 @@ enum {
     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89,
     CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
 };
+
+/* CUDA arrays, texture and surface objects: their own file, to keep this one short. */
+#include "driver/cuda_abi_textures.h"
 
 #endif /* CUKIT_CUDA_ABI_H */

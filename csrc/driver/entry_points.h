@@ -76,12 +76,30 @@
       (int *, int *, CUfunction, size_t (*)(int), size_t, int))                          \
     X(CUresult, cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", REQUIRED,                     \
       (CUdeviceptr, CUdeviceptr, size_t, CUstream))                                      \
+    /* many GPUs: peer access and copies between devices */                           \
+    X(CUresult, cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", OPTIONAL, (int *, CUdevice, CUdevice)) \
+    X(CUresult, cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", OPTIONAL, (CUcontext, unsigned int)) \
+    X(CUresult, cuMemPoolSetAccess, "cuMemPoolSetAccess", OPTIONAL,                      \
+      (CUmemoryPool, const CUmemAccessDesc *, size_t))                                   \
+    X(CUresult, cuMemcpyPeerAsync, "cuMemcpyPeerAsync", OPTIONAL,                        \
+      (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream))                \
     /* views and interop: strided copies and fills, stream-ordered temporaries,       \
      * the device of a foreign pointer; the two async copies serve transfer.c */       \
     X(CUresult, cuMemcpy2D, "cuMemcpy2D_v2", REQUIRED, (const CUDA_MEMCPY2D *))          \
     X(CUresult, cuMemcpy2DAsync, "cuMemcpy2DAsync_v2", REQUIRED, (const CUDA_MEMCPY2D *, CUstream)) \
     X(CUresult, cuMemcpy3D, "cuMemcpy3D_v2", REQUIRED, (const CUDA_MEMCPY3D *))          \
     X(CUresult, cuMemcpy3DAsync, "cuMemcpy3DAsync_v2", REQUIRED, (const CUDA_MEMCPY3D *, CUstream)) \
+    /* CUDA arrays, texture and surface objects (memory/cudaarray.c, texture.c) */    \
+    X(CUresult, cuArray3DCreate, "cuArray3DCreate_v2", OPTIONAL,                         \
+      (CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *))                                      \
+    X(CUresult, cuArrayDestroy, "cuArrayDestroy", OPTIONAL, (CUarray))                   \
+    X(CUresult, cuTexObjectCreate, "cuTexObjectCreate", OPTIONAL,                        \
+      (CUtexObject *, const CUDA_RESOURCE_DESC *, const CUDA_TEXTURE_DESC *,             \
+       const CUDA_RESOURCE_VIEW_DESC *))                                                 \
+    X(CUresult, cuTexObjectDestroy, "cuTexObjectDestroy", OPTIONAL, (CUtexObject))       \
+    X(CUresult, cuSurfObjectCreate, "cuSurfObjectCreate", OPTIONAL,                      \
+      (CUsurfObject *, const CUDA_RESOURCE_DESC *))                                      \
+    X(CUresult, cuSurfObjectDestroy, "cuSurfObjectDestroy", OPTIONAL, (CUsurfObject))    \
     X(CUresult, cuMemsetD2D8Async, "cuMemsetD2D8Async", REQUIRED,                        \
       (CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream))                    \
     X(CUresult, cuMemsetD2D16Async, "cuMemsetD2D16Async", REQUIRED,                      \

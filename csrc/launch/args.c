@@ -47,6 +47,12 @@ pack_integer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
     PyObject *n = PyLong_CheckExact(v) ? Py_NewRef(v) : PyNumber_Index(v);
     if (n == NULL) {
         PyErr_Clear();
+        if (!is_signed && p->size == 8 &&
+            (Py_IS_TYPE(v, st->TextureType) || Py_IS_TYPE(v, st->SurfaceType))) {
+            /* `typedef unsigned long long CUtexObject;` in the kernel's source */
+            memcpy(dst, &((cukit_TexObject *)v)->handle, 8);
+            return 0;
+        }
         return arg_error(PyExc_TypeError, sig, i, "expected an int, got %s",
                          Py_TYPE(v)->tp_name);
     }
@@ -345,8 +351,8 @@ pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
                                   "cukit.ascontiguousarray(x)");
         ptr = a.ptr;
     }
-    else if (Py_IS_TYPE(v, st->BufferType)) {
-        cukit_Buffer *b = (cukit_Buffer *)v;
+    else if (Py_IS_TYPE(v, st->BufferType) || PyObject_TypeCheck(v, st->BufferType)) {
+        cukit_Buffer *b = (cukit_Buffer *)v; /* subclasses too (cukit.pycuda's DeviceAllocation) */
         if (b->ptr == 0)
             return arg_error(PyExc_ValueError, sig, i,
                              "the buffer was freed (with .free()); it cannot be used");
@@ -359,13 +365,26 @@ pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
     else if (v == Py_None) {
         ptr = 0;
     }
-    else if (PyLong_Check(v) && !PyBool_Check(v)) {
-        ptr = PyLong_AsUnsignedLongLong(v);
+    else if ((PyLong_Check(v) && !PyBool_Check(v)) ||
+             (st->np_integer && PyObject_TypeCheck(v, (PyTypeObject *)st->np_integer))) {
+        /* an int address; numpy integers too (numpy.uintp(x) + offset) */
+        PyObject *n = PyNumber_Index(v);
+        ptr = n ? PyLong_AsUnsignedLongLong(n) : (CUdeviceptr)-1;
+        Py_XDECREF(n);
         if (ptr == (CUdeviceptr)-1 && PyErr_Occurred()) {
             PyErr_Clear();
             return arg_error(PyExc_OverflowError, sig, i,
                              "%R is not a device address (0 to 2**64 - 1)", v);
         }
+    }
+    else if (Py_IS_TYPE(v, st->TextureType) || Py_IS_TYPE(v, st->SurfaceType)) {
+        int tex = Py_IS_TYPE(v, st->TextureType);
+        return arg_error(PyExc_TypeError, sig, i,
+                         "got a cukit.%s, which is not device memory; declare the parameter "
+                         "%s and read it with %s, or pass the array it reads (.source)",
+                         tex ? "Texture" : "Surface",
+                         tex ? "cudaTextureObject_t" : "cudaSurfaceObject_t",
+                         tex ? "tex1D/tex2D/tex3D<T>(...)" : "surf2Dread/surf2Dwrite(...)");
     }
     else {
         int found = pointer_from_torch(st, sig, i, v, dev, &ptr);
@@ -425,6 +444,52 @@ pack_struct(const cukit_Signature *sig, int i, PyObject *v, unsigned char *dst)
     return 0;
 }
 
+/* ------------------------------------------------------------------ texture and surface objects */
+
+/* A cudaTextureObject_t / cudaSurfaceObject_t parameter: a cukit.Texture / cukit.Surface
+ * of the kernel's device, or a handle as an int. */
+static int
+pack_texobj(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, unsigned char *dst,
+            const cukit_Device *dev)
+{
+    int surface = sig->params[i].kind == CUKIT_P_SURFACE;
+    const char *want = surface ? "Surface" : "Texture";
+    unsigned long long h;
+    if (Py_IS_TYPE(v, st->TextureType) || Py_IS_TYPE(v, st->SurfaceType)) {
+        if (Py_IS_TYPE(v, st->SurfaceType) != surface)
+            return arg_error(PyExc_TypeError, sig, i, "got a cukit.%s; this parameter takes a "
+                             "cukit.%s (or its handle as an int)",
+                             surface ? "Texture" : "Surface", want);
+        cukit_TexObject *t = (cukit_TexObject *)v;
+        if (dev && t->device != dev)
+            return arg_error(PyExc_ValueError, sig, i,
+                             "the %s belongs to device %d but the kernel runs on device %d",
+                             want, t->device->ordinal, dev->ordinal);
+        if (st->hooks.array_ref && Py_IS_TYPE(t->source, st->ArrayType)) {
+            cukit_array_ref a;
+            st->hooks.array_ref(t->source, &a);
+            if (!a.live)
+                return arg_error(PyExc_ValueError, sig, i, "the device array this Texture "
+                                 "reads was freed (with .free())");
+        }
+        h = t->handle;
+    }
+    else if (PyLong_Check(v) && !PyBool_Check(v)) {
+        h = PyLong_AsUnsignedLongLong(v);
+        if (h == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return arg_error(PyExc_OverflowError, sig, i, "%R is not a handle (0 to 2**64 - 1)",
+                             v);
+        }
+    }
+    else {
+        return arg_error(PyExc_TypeError, sig, i, "expected a cukit.%s (or its handle as an "
+                         "int), got %s", want, Py_TYPE(v)->tp_name);
+    }
+    memcpy(dst, &h, 8);
+    return 0;
+}
+
 int
 cukit_pack_arg(cukit_state *st, const cukit_Signature *sig, int index, PyObject *v,
                unsigned char *dst, const cukit_Device *dev)
@@ -443,6 +508,9 @@ cukit_pack_arg(cukit_state *st, const cukit_Signature *sig, int index, PyObject 
         return pack_bool(st, sig, index, v, dst);
     case CUKIT_P_STRUCT:
         return pack_struct(sig, index, v, dst);
+    case CUKIT_P_TEXTURE:
+    case CUKIT_P_SURFACE:
+        return pack_texobj(st, sig, index, v, dst, dev);
     }
     return arg_error(PyExc_SystemError, sig, index, "unknown parameter kind");
 }

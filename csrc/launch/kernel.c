@@ -54,6 +54,7 @@ cukit_kernel_create(cukit_Module *mod, CUfunction func, cukit_Signature *parsed)
     k->sig = sig;
     k->dyn_shared_set = 0;
     k->best_block = 0;
+    k->strict = 0;
     PyObject_GC_Track(k);
     if (CU_CALL(st, cuFuncGetAttribute, (&k->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, func)) < 0 ||
         CU_CALL(st, cuFuncGetAttribute, (&k->static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, func)) < 0) {
@@ -329,12 +330,29 @@ cukit_params_release(cukit_params *p)
     p->buf = p->stack;
 }
 
+/* TypeError for a plain Python number passed to a strict kernel. Returns -1. */
+static int
+strict_error(const cukit_Kernel *k, int i, PyObject *v)
+{
+    const cukit_param *p = &k->sig->params[i];
+    PyErr_Format(PyExc_TypeError,
+                 "%s() argument %d%s%s%s (%s): got a plain Python %s (%R); this kernel takes "
+                 "numbers as numpy scalars, which carry their C type: pass numpy.int32(...), "
+                 "numpy.float32(...) or the type that matches the parameter",
+                 k->sig->name, i + 1, p->name[0] ? " '" : "", p->name, p->name[0] ? "'" : "",
+                 p->type, Py_TYPE(v)->tp_name, v);
+    return -1;
+}
+
 int
 cukit_kernel_pack(cukit_Kernel *k, PyObject *const *args, unsigned char *buf, void **ptrs)
 {
     const cukit_Signature *sig = k->sig;
     for (int i = 0; i < sig->nparams; i++) {
         unsigned char *slot = buf + sig->params[i].offset;
+        if (k->strict && (PyLong_CheckExact(args[i]) || PyFloat_CheckExact(args[i]) ||
+                          PyBool_Check(args[i])))
+            return strict_error(k, i, args[i]);
         if (cukit_pack_arg(k->st, sig, i, args[i], slot, k->device) < 0)
             return -1;
         ptrs[i] = slot;
@@ -658,6 +676,21 @@ kernel_repr(cukit_Kernel *self)
     return out;
 }
 
+static PyObject *
+kernel_strict(cukit_Kernel *self, PyObject *Py_UNUSED(ignored))
+{
+    cukit_Kernel *k = cukit_kernel_create(self->module, self->func, self->sig);
+    if (k != NULL)
+        k->strict = 1;
+    return (PyObject *)k;
+}
+
+static PyObject *
+kernel_get_strict(cukit_Kernel *self, void *c)
+{
+    return PyBool_FromLong(self->strict);
+}
+
 static PyMemberDef kernel_members[] = {
     {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(cukit_Kernel, vectorcall), Py_READONLY},
     {"signature", Py_T_OBJECT_EX, offsetof(cukit_Kernel, sig), Py_READONLY,
@@ -677,6 +710,10 @@ static PyMethodDef kernel_methods[] = {
     {"suggest_block_size", (PyCFunction)(void (*)(void))kernel_suggest_block_size,
      METH_VARARGS | METH_KEYWORDS,
      "suggest_block_size(shared_mem=0) -> int: the block size with the best occupancy."},
+    {"strict", (PyCFunction)kernel_strict, METH_NOARGS,
+     "strict() -> Kernel: the same kernel, refusing plain Python int, float and bool arguments "
+     "(numbers must be numpy scalars, whose C type is explicit), as PyCUDA programs expect. "
+     "Prepared launches of it take Python numbers as usual."},
     {NULL},
 };
 
@@ -685,6 +722,8 @@ static PyGetSetDef kernel_getset[] = {
     {"attributes", (getter)kernel_attributes, NULL,
      "Registers, static shared, local and constant memory, max threads per block, ..."},
     {"handle", (getter)kernel_get_handle, NULL, "The CUfunction, as an int."},
+    {"is_strict", (getter)kernel_get_strict, NULL,
+     "True for a kernel from strict(): plain Python numbers are refused."},
     {NULL},
 };
 

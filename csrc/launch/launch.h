@@ -46,6 +46,7 @@ typedef struct cukit_Kernel_s {
     int static_shared;     /* bytes of __shared__ declared in the kernel */
     int dyn_shared_set;    /* current MAX_DYNAMIC_SHARED_SIZE_BYTES attribute */
     int best_block;        /* occupancy-suggested block size, 0 until asked */
+    int strict;            /* 1: plain Python int/float/bool arguments are refused (strict()) */
 } cukit_Kernel;
 
 /* A launch's configuration, checked against the kernel's and device's limits. */
@@ -82,7 +83,8 @@ cukit_Kernel *cukit_kernel_create(cukit_Module *mod, CUfunction func, cukit_Sign
 int cukit_launch_config(cukit_Kernel *k, PyObject *const *values, PyObject *kwnames,
                         int allow_stream, cukit_launch_cfg *cfg);
 /* Pack args (k->sig->nparams of them) into buf, writing one pointer per parameter
- * into ptrs. 0 / -1 with the conversion error. */
+ * into ptrs; a strict kernel refuses plain Python numbers first. 0 / -1 with the
+ * conversion error. */
 int cukit_kernel_pack(cukit_Kernel *k, PyObject *const *args, unsigned char *buf, void **ptrs);
 /* Launch k with packed parameters: with the GIL released when another Python thread
  * exists, else held (the call only queues work, and releasing costs). 0 / -1. */

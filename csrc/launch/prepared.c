@@ -19,7 +19,7 @@ unchanged(cukit_state *st, PyObject *a)
     }
     if (PyFloat_CheckExact(a) || PyLong_CheckExact(a) || PyBool_Check(a) || PyBytes_CheckExact(a))
         return 1;
-    if (Py_IS_TYPE(a, st->BufferType))
+    if (PyObject_TypeCheck(a, st->BufferType))
         return ((cukit_Buffer *)a)->ptr != 0;
     /* numpy numbers are immutable; structured (void) scalars can be views, so not those */
     return st->np_floating && (PyObject_TypeCheck(a, (PyTypeObject *)st->np_floating) ||

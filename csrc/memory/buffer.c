@@ -11,8 +11,9 @@ cukit_freed_error(void)
     return -1;
 }
 
-cukit_Buffer *
-cukit_buffer_create(cukit_Device *dev, size_t nbytes)
+/* nbytes on dev as an instance of `type` (cukit.Buffer or a subclass). */
+static cukit_Buffer *
+buffer_create_as(PyTypeObject *type, cukit_Device *dev, size_t nbytes)
 {
     cukit_state *st = dev->st;
     if (cukit_device_activate(dev) < 0)
@@ -26,7 +27,8 @@ cukit_buffer_create(cukit_Device *dev, size_t nbytes)
         cukit_oom_error(st, nbytes, call);
         return NULL;
     }
-    cukit_Buffer *b = PyObject_New(cukit_Buffer, st->BufferType);
+    cukit_Buffer *b = type == st->BufferType ? PyObject_New(cukit_Buffer, type)
+                                             : (cukit_Buffer *)type->tp_alloc(type, 0);
     if (b == NULL)
         return NULL;
     b->st = st;
@@ -48,6 +50,12 @@ cukit_buffer_create(cukit_Device *dev, size_t nbytes)
         return NULL;
     }
     return b;
+}
+
+cukit_Buffer *
+cukit_buffer_create(cukit_Device *dev, size_t nbytes)
+{
+    return buffer_create_as(dev->st->BufferType, dev, nbytes);
 }
 
 int
@@ -97,7 +105,7 @@ buffer_dealloc(cukit_Buffer *self)
         PyErr_SetRaisedException(saved);
     }
     Py_XDECREF(self->device);
-    PyObject_Free(self);
+    tp->tp_free(self); /* a subclass may allocate differently */
     Py_DECREF(tp);
 }
 
@@ -165,8 +173,12 @@ static PyMethodDef buffer_methods[] = {
     {NULL},
 };
 
+static PyObject *buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs);
+
 static PyType_Slot buffer_slots[] = {
-    {Py_tp_doc, "Buffer: raw device memory from cukit.alloc(nbytes). int(buf) is its address."},
+    {Py_tp_doc, "Buffer(nbytes, device=None): raw device memory, also made by "
+                "cukit.alloc(nbytes). int(buf) is its address. May be subclassed."},
+    {Py_tp_new, buffer_new},
     {Py_tp_dealloc, buffer_dealloc},
     {Py_tp_repr, buffer_repr},
     {Py_tp_members, buffer_members},
@@ -180,20 +192,20 @@ static PyType_Slot buffer_slots[] = {
 static PyType_Spec buffer_spec = {
     .name = "cukit.Buffer",
     .basicsize = sizeof(cukit_Buffer),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_BASETYPE,
     .slots = buffer_slots,
 };
 
 /* ------------------------------------------------------------------ module functions */
 
+/* alloc(nbytes, device=None) and Buffer(...): an instance of `type`. */
 static PyObject *
-mod_alloc(PyObject *m, PyObject *args, PyObject *kwargs)
+alloc_as(cukit_state *st, PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"nbytes", "device", NULL};
     PyObject *nbytes_o, *device = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:alloc", kwlist, &nbytes_o, &device))
         return NULL;
-    cukit_state *st = PyModule_GetState(m);
     PyObject *n = PyNumber_Index(nbytes_o);
     if (n == NULL)
         return NULL;
@@ -206,7 +218,20 @@ mod_alloc(PyObject *m, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     cukit_Device *dev = cukit_device_arg(st, device);
-    return dev ? (PyObject *)cukit_buffer_create(dev, (size_t)nbytes) : NULL;
+    return dev ? (PyObject *)buffer_create_as(type, dev, (size_t)nbytes) : NULL;
+}
+
+static PyObject *
+mod_alloc(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    cukit_state *st = PyModule_GetState(m);
+    return alloc_as(st, st->BufferType, args, kwargs);
+}
+
+static PyObject *
+buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    return alloc_as(cukit_state_of_type(type), type, args, kwargs);
 }
 
 static PyMethodDef buffer_functions[] = {

@@ -73,6 +73,51 @@ int cukit_registration_setup(PyObject *module, cukit_state *st);
  * managed (or mapped pinned) memory, 0 when it is not, -1 with an exception. */
 int cukit_host_array_device_ptr(cukit_state *st, PyObject *obj, CUdeviceptr *out);
 
+/* ------------------------------------------------------------------ cudaarray.c, texture.c */
+
+/* A CUDA array: memory laid out for texture fetches and surface loads/stores. */
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;
+    cukit_Device *device;  /* strong ref: the context that owns the array */
+    CUarray handle;        /* owned: destroyed on dealloc, after the work queued before it */
+    PyObject *dtype;       /* strong ref: numpy dtype of one channel */
+    int typecode;          /* of one channel: int8 to uint32, float16, float32 */
+    int format;            /* CUarray_format of typecode */
+    int channels;          /* 1, 2 or 4 */
+    int ndim;              /* entries of shape: 1 to 3, the layer count included */
+    Py_ssize_t shape[3];   /* as given: ([layers,] [depth,] [height,] width) */
+    int layered, surface;  /* 1: made with CUDA_ARRAY3D_LAYERED / _SURFACE_LDST */
+    size_t width, height, depth; /* the descriptor's (0 for an absent dimension) */
+} cukit_CudaArray;
+
+/* A texture or surface object (cukit.Texture, cukit.Surface share the layout). */
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;
+    cukit_Device *device;  /* strong ref: the context the object belongs to */
+    unsigned long long handle; /* owned: CUtexObject or CUsurfObject, destroyed on dealloc
+                                  after the work queued before it */
+    PyObject *source;      /* strong ref: the CudaArray or device array it reads, kept
+                              alive as long as the object */
+    PyObject *info;        /* strong ref: dict of the settings, shown by attributes */
+} cukit_TexObject;
+
+/* The CUarray_format of elements of `typecode` with `channels` (1, 2 or 4), or -1
+ * with TypeError (an unsupported dtype) or ValueError (channels) naming `who`. */
+int cukit_array_format(int typecode, int channels, const char *who);
+/* CudaArray. 0 / -1. */
+int cukit_cudaarray_setup(PyObject *module, cukit_state *st);
+/* Texture and Surface. 0 / -1. */
+int cukit_texture_setup(PyObject *module, cukit_state *st);
+/* Wait (GIL released) until the work queued so far on dev's legacy stream and its
+ * cukit streams is done, so that an object it may read can be destroyed. 0 / -1. */
+int cukit_wait_queued(cukit_Device *dev);
+/* Release a driver object in a dealloc: report a failure with PyErr_WriteUnraisable
+ * on `self`, unless the context was already lost to a kernel fault. Keeps any
+ * exception set before. */
+void cukit_report_release(PyObject *self, int rc);
+
 /* ------------------------------------------------------------------ foreign.c: other libraries' arrays */
 
 /* DLPack's ABI (dlpack.h 1.x), what cukit reads and writes of it. */

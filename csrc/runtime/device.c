@@ -119,6 +119,7 @@ cukit_device_get(cukit_state *st, int ordinal)
     d->legacy_event = NULL;
     d->streams = NULL;
     d->nstreams = d->capstreams = 0;
+    d->peers_tried = 0;
     if (device_init(d) < 0) {
         Py_DECREF(d);
         return NULL;
@@ -241,6 +242,144 @@ device_use(cukit_Device *self, PyObject *Py_UNUSED(ignored))
     return Py_NewRef(self);
 }
 
+/* The calling thread's stack of contexts that `with Device(i):` replaced, kept in
+ * the thread's state dict (a Device is shared by every thread). Borrowed list, or
+ * NULL with an exception. */
+static PyObject *
+scope_stack(void)
+{
+    PyObject *tdict = PyThreadState_GetDict();
+    if (tdict == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "cukit.Device: no thread state");
+        return NULL;
+    }
+    PyObject *stack = PyDict_GetItemString(tdict, "cukit.device_scopes");
+    if (stack)
+        return stack;
+    stack = PyList_New(0);
+    if (stack == NULL || PyDict_SetItemString(tdict, "cukit.device_scopes", stack) < 0) {
+        Py_XDECREF(stack);
+        return NULL;
+    }
+    Py_DECREF(stack); /* the dict holds it */
+    return stack;
+}
+
+/* with Device(i): make i current on this thread; on exit the context that was
+ * current before (possibly none, possibly another library's) is current again. */
+static PyObject *
+device_enter(cukit_Device *self, PyObject *Py_UNUSED(ignored))
+{
+    CUcontext prev = NULL;
+    PyObject *stack = scope_stack();
+    if (stack == NULL || CU_CALL(self->st, cuCtxGetCurrent, (&prev)) < 0)
+        return NULL;
+    PyObject *saved = PyLong_FromVoidPtr(prev);
+    if (saved == NULL || PyList_Append(stack, saved) < 0) {
+        Py_XDECREF(saved);
+        return NULL;
+    }
+    Py_DECREF(saved);
+    if (cukit_device_activate(self) < 0) {
+        PySequence_DelItem(stack, PyList_GET_SIZE(stack) - 1);
+        return NULL;
+    }
+    return Py_NewRef(self);
+}
+
+static PyObject *
+device_exit(cukit_Device *self, PyObject *args)
+{
+    PyObject *stack = scope_stack();
+    if (stack == NULL)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(stack);
+    if (n == 0) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "cukit.Device.__exit__ without a matching __enter__ on this thread");
+        return NULL;
+    }
+    CUcontext prev = PyLong_AsVoidPtr(PyList_GET_ITEM(stack, n - 1));
+    if (PySequence_DelItem(stack, n - 1) < 0 || CU_CALL(self->st, cuCtxSetCurrent, (prev)) < 0)
+        return NULL;
+    Py_RETURN_FALSE;
+}
+
+/* 1 when a's contexts can address b's memory, 0 when not; -1 with an exception. */
+static int
+can_access(cukit_Device *a, cukit_Device *b)
+{
+    if (a == b)
+        return 1;
+    int can = 0;
+    if (CU_CALL(a->st, cuDeviceCanAccessPeer, (&can, a->dev, b->dev)) < 0)
+        return -1;
+    return can != 0;
+}
+
+int
+cukit_device_enable_peer(cukit_Device *dev, cukit_Device *other)
+{
+    cukit_state *st = dev->st;
+    uint64_t bit = other->ordinal < 64 ? 1ULL << other->ordinal : 0;
+    if (dev == other)
+        return 1;
+    int can = can_access(dev, other);
+    if (can <= 0 || (dev->peers_tried & bit))
+        return can;
+    CUcontext prev = NULL;
+    if (CU_CALL(st, cuCtxGetCurrent, (&prev)) < 0 || cukit_device_activate(dev) < 0)
+        return -1;
+    CUresult res = cukit_api.cuCtxEnablePeerAccess(other->ctx, 0);
+    cukit_api.cuCtxSetCurrent(prev);
+    /* Idempotent: enabled before (by cukit, NCCL or torch) is fine. */
+    if (res != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED &&
+        cukit_check_cu(st, res, "cuCtxEnablePeerAccess") < 0)
+        return -1;
+    /* Memory from a stream-ordered pool is not covered by context peer access: the
+     * pool itself must let dev in, or copies from it are staged through the host. */
+    CUmemoryPool pool;
+    CUmemAccessDesc access = {{CU_MEM_LOCATION_TYPE_DEVICE, dev->ordinal},
+                              CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    if (cukit_api.cuDeviceGetDefaultMemPool && cukit_api.cuMemPoolSetAccess &&
+        (CU_CALL(st, cuDeviceGetDefaultMemPool, (&pool, other->dev)) < 0 ||
+         CU_CALL(st, cuMemPoolSetAccess, (pool, &access, 1)) < 0))
+        return -1;
+    dev->peers_tried |= bit;
+    return 1;
+}
+
+static PyObject *
+device_enable_peer_access(cukit_Device *self, PyObject *other_o)
+{
+    cukit_state *st = self->st;
+    cukit_Device *other = cukit_device_arg(st, other_o);
+    if (other == NULL)
+        return NULL;
+    int on = cukit_device_enable_peer(self, other);
+    if (on < 0)
+        return NULL;
+    if (on == 0) {
+        PyObject *msg = PyUnicode_FromFormat(
+            "device %d cannot address device %d's memory (no peer-to-peer path between them); "
+            "copies between them still work, staged by the driver", self->ordinal,
+            other->ordinal);
+        if (msg)
+            cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, -1, NULL, "cuDeviceCanAccessPeer", msg);
+        Py_XDECREF(msg);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+device_can_access_peer(cukit_Device *self, PyObject *other_o)
+{
+    cukit_Device *other = cukit_device_arg(self->st, other_o);
+    int can = other ? can_access(self, other) : -1;
+    return can < 0 ? NULL : PyBool_FromLong(can);
+}
+
 static PyObject *
 device_synchronize(cukit_Device *self, PyObject *Py_UNUSED(ignored))
 {
@@ -331,6 +470,17 @@ static PyMethodDef device_methods[] = {
      "Make this device current on the calling thread. Returns the device."},
     {"synchronize", (PyCFunction)device_synchronize, METH_NOARGS,
      "Wait until all work on this device has finished."},
+    {"__enter__", (PyCFunction)device_enter, METH_NOARGS,
+     "with Device(i): i is the current device inside; on leaving, the device (or context) "
+     "current before is restored. Nests; per thread."},
+    {"__exit__", (PyCFunction)device_exit, METH_VARARGS, NULL},
+    {"enable_peer_access", (PyCFunction)device_enable_peer_access, METH_O,
+     "enable_peer_access(other): let kernels and copies on this device address other's "
+     "memory directly (cuCtxEnablePeerAccess, and access to other's memory pool). "
+     "Idempotent; NotSupportedError where the hardware has no peer path. Copies between "
+     "devices turn it on by themselves."},
+    {"can_access_peer", (PyCFunction)device_can_access_peer, METH_O,
+     "can_access_peer(other) -> bool: whether this device can address other's memory."},
     {NULL},
 };
 
@@ -376,6 +526,19 @@ mod_synchronize(PyObject *m, PyObject *Py_UNUSED(ignored))
 }
 
 static PyObject *
+mod_can_access_peer(PyObject *m, PyObject *args)
+{
+    PyObject *a_o, *b_o;
+    if (!PyArg_ParseTuple(args, "OO:can_access_peer", &a_o, &b_o))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    cukit_Device *a = cukit_device_arg(st, a_o);
+    cukit_Device *b = a ? cukit_device_arg(st, b_o) : NULL;
+    int can = b ? can_access(a, b) : -1;
+    return can < 0 ? NULL : PyBool_FromLong(can);
+}
+
+static PyObject *
 mod_driver_version(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     cukit_state *st = PyModule_GetState(m);
@@ -391,6 +554,9 @@ static PyMethodDef device_functions[] = {
     {"get_device", mod_get_device, METH_NOARGS,
      "The current device (device 0 unless another was made current)."},
     {"synchronize", mod_synchronize, METH_NOARGS, "Wait for all work on the current device."},
+    {"can_access_peer", mod_can_access_peer, METH_VARARGS,
+     "can_access_peer(a, b) -> bool: whether device a can address device b's memory "
+     "directly (then a.enable_peer_access(b) makes it so)."},
     {"driver_version", mod_driver_version, METH_NOARGS,
      "The CUDA version the driver supports, as (major, minor)."},
     {NULL},

@@ -14,7 +14,8 @@ event_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     cukit_Device *dev = cukit_device_arg(st, device);
     if (dev == NULL || cukit_device_activate(dev) < 0)
         return NULL;
-    cukit_Event *e = PyObject_New(cukit_Event, type);
+    cukit_Event *e = type == st->EventType ? PyObject_New(cukit_Event, type)
+                                           : (cukit_Event *)type->tp_alloc(type, 0);
     if (e == NULL)
         return NULL;
     e->st = st;
@@ -48,7 +49,7 @@ event_dealloc(cukit_Event *self)
         PyErr_SetRaisedException(saved);
     }
     Py_XDECREF(self->device);
-    PyObject_Free(self);
+    tp->tp_free(self); /* a subclass may allocate differently */
     Py_DECREF(tp);
 }
 
@@ -97,7 +98,7 @@ static PyObject *
 event_elapsed_time(cukit_Event *self, PyObject *end_o)
 {
     cukit_state *st = self->st;
-    if (!Py_IS_TYPE(end_o, st->EventType)) {
+    if (!PyObject_TypeCheck(end_o, st->EventType)) {
         PyErr_Format(PyExc_TypeError, "elapsed_time() takes the end cukit.Event, got %s",
                      Py_TYPE(end_o)->tp_name);
         return NULL;
@@ -166,7 +167,7 @@ static PyType_Slot event_slots[] = {
 static PyType_Spec event_spec = {
     .name = "cukit.Event",
     .basicsize = sizeof(cukit_Event),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_BASETYPE,
     .slots = event_slots,
 };
 

@@ -33,6 +33,7 @@ typedef struct cukit_Device_s {
     CUevent legacy_event;           /* owned: recorded on the legacy stream when waited on */
     cukit_tracked_stream *streams;  /* owned (PyMem): the device's live cukit streams */
     int nstreams, capstreams;
+    uint64_t peers_tried;  /* bit i: enabling access to device i's memory was tried */
 } cukit_Device;
 
 typedef struct cukit_Stream_s {
@@ -71,6 +72,10 @@ cukit_Device *cukit_device_current(cukit_state *st);
 cukit_Device *cukit_device_arg(cukit_state *st, PyObject *device);
 /* Make dev's primary context current on this thread if it is not. 0 / -1. */
 int cukit_device_activate(cukit_Device *dev);
+/* Let dev address other's memory: cuCtxEnablePeerAccess, and access to other's
+ * default memory pool (where cukit's arrays come from). Tried once per pair. 1 when
+ * access is on, 0 when the hardware has no peer path, -1 with an exception. */
+int cukit_device_enable_peer(cukit_Device *dev, cukit_Device *other);
 /* "sm_90" for dev into buf (at least 16 bytes). */
 void cukit_device_arch(const cukit_Device *dev, char *buf, size_t n);
 

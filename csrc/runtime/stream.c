@@ -47,15 +47,30 @@ foreign_handle(cukit_state *st, PyObject *obj, CUstream *out)
     return 1;
 }
 
-/* Check that foreign handle h is a live stream of dev (NULL: any device). 0 / -1. */
+/* ValueError when a foreign stream's context is not dev's (dev NULL: any). 0 / -1. */
 static int
-check_foreign(cukit_state *st, CUstream h, const cukit_Device *dev, PyObject *obj)
+wrong_context(CUcontext ctx, const cukit_Device *dev, PyObject *obj)
 {
+    if (ctx == NULL || dev == NULL || ctx == dev->ctx)
+        return 0;
+    PyErr_Format(PyExc_ValueError,
+                 "the %s passed as stream= belongs to another device or context than "
+                 "device %d, where this work runs", Py_TYPE(obj)->tp_name, dev->ordinal);
+    return -1;
+}
+
+/* Check that foreign handle h is a stream of dev (NULL: any device); its context
+ * into *ctx (NULL for the special handles). 0 / -1. A handle whose stream was
+ * destroyed cannot be told apart safely (the driver reads through it): the object
+ * that hands out a handle must keep its stream alive, as torch's and CuPy's do. */
+static int
+check_foreign(cukit_state *st, CUstream h, const cukit_Device *dev, PyObject *obj, CUcontext *ctx)
+{
+    *ctx = NULL;
     if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD ||
         cukit_api.cuStreamGetCtx == NULL)
         return 0;
-    CUcontext ctx = NULL;
-    CUresult res = cukit_api.cuStreamGetCtx(h, &ctx);
+    CUresult res = cukit_api.cuStreamGetCtx(h, ctx);
     if (res != CUDA_SUCCESS) {
         const char *name = "?";
         cukit_api.cuGetErrorName(res, &name);
@@ -65,13 +80,7 @@ check_foreign(cukit_state *st, CUstream h, const cukit_Device *dev, PyObject *ob
                      Py_TYPE(obj)->tp_name, (unsigned long long)(uintptr_t)h, name);
         return -1;
     }
-    if (dev && ctx != dev->ctx) {
-        PyErr_Format(PyExc_ValueError,
-                     "the %s passed as stream= belongs to another device or context than "
-                     "device %d, where this work runs", Py_TYPE(obj)->tp_name, dev->ordinal);
-        return -1;
-    }
-    return 0;
+    return wrong_context(*ctx, dev, obj);
 }
 
 int
@@ -81,7 +90,7 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
         *out = NULL; /* the legacy default stream */
         return 0;
     }
-    if (Py_IS_TYPE(obj, st->StreamType)) {
+    if (Py_IS_TYPE(obj, st->StreamType) || PyObject_TypeCheck(obj, st->StreamType)) {
         cukit_Stream *s = (cukit_Stream *)obj;
         if (dev && s->device != dev) {
             PyErr_Format(PyExc_ValueError, "the stream belongs to device %d, not device %d",
@@ -90,6 +99,10 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
         }
         *out = s->handle;
         return 0;
+    }
+    if (obj == st->last_stream) { /* the same foreign stream again: already checked */
+        *out = (CUstream)st->last_stream_handle;
+        return wrong_context((CUcontext)st->last_stream_ctx, dev, obj);
     }
     int r = foreign_handle(st, obj, out);
     if (r < 0)
@@ -102,7 +115,15 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
-    return check_foreign(st, *out, dev, obj);
+    CUcontext ctx;
+    if (check_foreign(st, *out, dev, obj, &ctx) < 0)
+        return -1;
+    /* Remembered by identity while held: the object cannot be freed and its address
+     * reused meanwhile. */
+    Py_XSETREF(st->last_stream, Py_NewRef(obj));
+    st->last_stream_handle = (void *)*out;
+    st->last_stream_ctx = (void *)ctx;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ what frees wait for
@@ -250,9 +271,10 @@ cukit_stream_capturing(CUstream stream)
 /* ------------------------------------------------------------------ the type */
 
 static cukit_Stream *
-stream_alloc(cukit_state *st, cukit_Device *dev)
+stream_alloc(cukit_state *st, PyTypeObject *type, cukit_Device *dev)
 {
-    cukit_Stream *s = PyObject_New(cukit_Stream, st->StreamType);
+    cukit_Stream *s = type == st->StreamType ? PyObject_New(cukit_Stream, type)
+                                             : (cukit_Stream *)type->tp_alloc(type, 0);
     if (s == NULL)
         return NULL;
     s->st = st;
@@ -277,7 +299,7 @@ stream_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     cukit_Device *dev = cukit_device_arg(st, device);
     if (dev == NULL || cukit_device_activate(dev) < 0)
         return NULL;
-    cukit_Stream *s = stream_alloc(st, dev);
+    cukit_Stream *s = stream_alloc(st, type, dev);
     if (s == NULL)
         return NULL;
     if (CU_CALL(st, cuStreamCreateWithPriority,
@@ -316,7 +338,7 @@ stream_dealloc(cukit_Stream *self)
     Py_XDECREF(self->capture);
     Py_XDECREF(self->owner);
     Py_XDECREF(self->device);
-    PyObject_Free(self);
+    tp->tp_free(self); /* a subclass may allocate differently */
     Py_DECREF(tp);
 }
 
@@ -348,7 +370,7 @@ stream_query(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 stream_wait(cukit_Stream *self, PyObject *event)
 {
-    if (!Py_IS_TYPE(event, self->st->EventType)) {
+    if (!PyObject_TypeCheck(event, self->st->EventType)) {
         PyErr_Format(PyExc_TypeError, "wait() takes a cukit.Event, got %s",
                      Py_TYPE(event)->tp_name);
         return NULL;
@@ -391,9 +413,11 @@ stream_from_handle(PyObject *cls, PyObject *args, PyObject *kwargs)
     }
     CUstream h = (CUstream)(uintptr_t)v;
     cukit_Device *dev = cukit_device_arg(st, device);
-    if (dev == NULL || cukit_device_activate(dev) < 0 || check_foreign(st, h, dev, handle_o) < 0)
+    CUcontext ctx;
+    if (dev == NULL || cukit_device_activate(dev) < 0 ||
+        check_foreign(st, h, dev, handle_o, &ctx) < 0)
         return NULL;
-    cukit_Stream *s = stream_alloc(st, dev);
+    cukit_Stream *s = stream_alloc(st, st->StreamType, dev);
     if (s == NULL)
         return NULL;
     s->handle = h;
@@ -470,7 +494,7 @@ static PyType_Slot stream_slots[] = {
 static PyType_Spec stream_spec = {
     .name = "cukit.Stream",
     .basicsize = sizeof(cukit_Stream),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_BASETYPE,
     .slots = stream_slots,
 };
 
@@ -483,7 +507,7 @@ mod_default_stream(PyObject *m, PyObject *args, PyObject *kwargs)
         return NULL;
     cukit_state *st = PyModule_GetState(m);
     cukit_Device *dev = cukit_device_arg(st, device);
-    return dev ? (PyObject *)stream_alloc(st, dev) : NULL;
+    return dev ? (PyObject *)stream_alloc(st, st->StreamType, dev) : NULL;
 }
 
 static PyMethodDef stream_functions[] = {

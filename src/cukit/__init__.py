@@ -15,6 +15,7 @@ from ._cukit import (
     Array,
     Buffer,
     CompileError,
+    CudaArray,
     CudaError,
     Device,
     Event,
@@ -28,6 +29,8 @@ from ._cukit import (
     LaunchError,
     LinkError,
     Module,
+    NcclError,
+    NcclTimeoutError,
     NoDeviceError,
     NotSupportedError,
     OutOfMemoryError,
@@ -35,10 +38,13 @@ from ._cukit import (
     Registration,
     Signature,
     Stream,
+    Surface,
+    Texture,
     __version__,
     advise,
     alloc,
     cache_info,
+    can_access_peer,
     clear_cache,
     asarray,
     ascontiguousarray,
@@ -50,6 +56,7 @@ from ._cukit import (
     empty,
     empty_like,
     from_dlpack,
+    frombuffer,
     get_device,
     link,
     managed_empty,
@@ -79,5 +86,29 @@ from ._cukit import (  # noqa: E402
     _pointer_kind,
     _transfer_config,
 )
+
+# Array math (csrc/compute/): every ufunc the core defines (add, sqrt, ... and numpy's
+# other names for them), the array functions, ElementwiseKernel and fuse.
+from . import _cukit  # noqa: E402
+from ._cukit import (  # noqa: E402
+    ElementwiseKernel,
+    arange,
+    clip,
+    concatenate,
+    full,
+    full_like,
+    imag,
+    linspace,
+    ones,
+    ones_like,
+    real,
+    stack,
+    ufunc,
+    where,
+)
+
+globals().update({n: f for n, f in vars(_cukit).items() if isinstance(f, ufunc)})
+from ._fuse import fuse  # noqa: E402
+from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -273,9 +273,50 @@ def add_cache(subparsers):
     p.set_defaults(run=run_cache)
 
 
+# ------------------------------------------------------------------ warmup
+
+def run_warmup(args):
+    from . import _warmup
+
+    dtypes = tuple(args.dtypes.split(",")) if args.dtypes else _warmup.COMMON
+    for d in dtypes:
+        if d not in _warmup.COMMON:
+            raise CliError(f"unknown dtype {d!r}; choose from {', '.join(_warmup.COMMON)}")
+    jobs = _warmup.common_jobs(dtypes, with_scalars=not args.no_scalars)
+    arch = args.arch
+    if arch is None and cukit.device_count() == 0:
+        raise CliError("no GPU here: name the architecture to compile for with --arch sm_90")
+    if not cukit.cache_info()["enabled"]:
+        raise CliError("the kernel cache is off (CUKIT_CACHE=0): warmup would keep nothing")
+    print(f"compiling the array-math kernels of {len(jobs)} ufunc x dtype loops for "
+          f"{arch or cukit.Device().arch} into {cukit.cache_info()['dir']}", file=sys.stderr)
+    try:
+        n = _warmup.compile_jobs(jobs, arch=arch, threads=args.threads,
+                                 progress=None if args.quiet else _warmup.bar)
+    except cukit.CudaError as e:
+        raise CliError(f"warmup failed: {one_line(e)}")
+    print(f"{n} kernels ready", file=sys.stderr)
+    return 0
+
+
+def add_warmup(subparsers):
+    p = subparsers.add_parser(
+        "warmup", help="precompile the common array-math kernels into the disk cache",
+        description="Compile the kernels that cukit's ufuncs and operators use on contiguous "
+                    "arrays of the common dtypes (and with a Python scalar operand), so that "
+                    "the first a + b of a program does not pay a compile. Uses every core.")
+    p.add_argument("--dtypes", help="comma-separated dtypes (default: all 13)")
+    p.add_argument("--arch", help="compile for this architecture (default: the current GPU's)")
+    p.add_argument("--threads", type=int, help="compiler threads (default: the cores)")
+    p.add_argument("--no-scalars", action="store_true",
+                   help="skip the array-with-scalar kernels")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=run_warmup)
+
+
 # ------------------------------------------------------------------ main
 
-COMMANDS = [add_info, add_compile, add_cache]
+COMMANDS = [add_info, add_compile, add_cache, add_warmup]
 
 
 def build_parser():

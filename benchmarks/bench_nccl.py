@@ -1,0 +1,264 @@
+"""NCCL through cukit against torch.distributed (NCCL backend) in the same run, and
+peer copies between two GPUs against torch's copy_.
+
+What it measures
+    * all_reduce (sum, float32, in place) of 16 MiB, 256 MiB and 1 GiB: bus bandwidth
+      in GB/s (1e9 B/s) = algorithm bandwidth x 2(n-1)/n, NCCL's own definition. A
+      sample is ITERS back-to-back all_reduces, then one wait.
+    * all_reduce of 4 bytes: latency in microseconds of one call plus its wait
+      (cukit: comm.all_reduce + comm.synchronize; torch: dist.all_reduce +
+      torch.cuda.synchronize; raw: ncclAllReduce + cuStreamSynchronize through
+      ctypes on cukit's own communicator, which adds ctypes' overhead to the raw
+      number), median over 2000 calls per sample; cukit both on the default stream
+      and on a cukit.Stream of its own.
+    * peer copy of 256 MiB from GPU 0 to GPU 1 in one process: cukit.copy (through
+      cuMemcpyPeerAsync; the copy turns peer access on, for the memory pool too)
+      against torch's dst.copy_(src).
+    Each way is sampled REPS times, the ways taking turns; the table shows medians
+    and the ratio cukit / torch (for bandwidth, > 1 is better; for latency, < 1).
+
+How
+    The parent process measures the peer copy, makes an NCCL unique id and starts
+    one worker per GPU (RANK, WORLD_SIZE, MASTER_ADDR/PORT set as torchrun would).
+    Each worker makes a cukit Communicator and, if torch is installed, a
+    torch.distributed process group on the same GPU; rank 0 reports. NVLink
+    multicast stays off (NCCL_NVLS_ENABLE=0) in the parent and the workers.
+
+Usage
+    PYTHONPATH=src python benchmarks/bench_nccl.py [--reps 5] [--gpus 2]
+        [--json benchmarks/results/nccl.json]
+"""
+import argparse
+import ctypes
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+os.environ["NCCL_NVLS_ENABLE"] = "0"
+
+from _bench import import_cukit  # noqa: E402
+
+cukit = import_cukit("bench_nccl")
+import numpy as np  # noqa: E402
+
+import cukit.nccl as nccl  # noqa: E402
+
+SIZES = [16 << 20, 256 << 20, 1 << 30]
+
+
+def iters_for(nbytes):
+    return max(5, min(50, (2 << 30) // nbytes))
+
+
+def worker(args):
+    rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    uid = bytes.fromhex(os.environ["CUKIT_BENCH_UID"])
+    comm = nccl.Communicator(size, uid, rank, device=rank, timeout=300)
+    try:
+        import torch
+        import torch.distributed as dist
+
+        torch.cuda.set_device(rank)
+        dist.init_process_group("nccl", rank=rank, world_size=size,
+                                device_id=torch.device(f"cuda:{rank}"))
+    except ImportError:
+        torch = dist = None
+    factor = 2 * (size - 1) / size
+    rows = []
+    for nbytes in SIZES:
+        n = nbytes // 4
+        iters = iters_for(nbytes)
+        x = cukit.to_device(np.ones(n, np.float32), device=rank)
+        ways = {"cukit": lambda: ([comm.all_reduce(x) for _ in range(iters)], comm.synchronize())}
+        if torch is not None:
+            t = torch.ones(n, dtype=torch.float32, device=f"cuda:{rank}")
+            ways["torch.distributed"] = lambda: ([dist.all_reduce(t) for _ in range(iters)],
+                                                torch.cuda.synchronize())
+        for fn in ways.values():  # warm up: connections, buffers
+            fn()
+        samples = {k: [] for k in ways}
+        for _ in range(args.reps):
+            for k, fn in ways.items():
+                t0 = time.perf_counter()
+                fn()
+                samples[k].append(time.perf_counter() - t0)
+        for k, s in samples.items():
+            sec = statistics.median(s) / iters
+            rows.append({"measure": f"all_reduce {nbytes >> 20} MiB bus GB/s", "way": k,
+                         "value": nbytes / sec / 1e9 * factor})
+        x.free()
+        if torch is not None:
+            del t
+            torch.cuda.empty_cache()
+    # 4-byte latency: one call and its wait.
+    calls = 2000
+    x = cukit.to_device(np.ones(1, np.float32), device=rank)
+    ways = {}
+
+    def cukit_latency():
+        for _ in range(calls):
+            comm.all_reduce(x)
+            comm.synchronize()
+
+    ways["cukit"] = cukit_latency
+    stream = cukit.Stream(device=rank)
+
+    def cukit_stream_latency():
+        for _ in range(calls):
+            comm.all_reduce(x, stream=stream)
+            comm.synchronize(stream)
+
+    ways["cukit, on a cukit.Stream"] = cukit_stream_latency
+    raw = raw_nccl(comm, x)
+    if raw is not None:
+        ways["raw ncclAllReduce (ctypes)"] = raw
+    if torch is not None:
+        t = torch.ones(1, dtype=torch.float32, device=f"cuda:{rank}")
+
+        def torch_latency():
+            for _ in range(calls):
+                dist.all_reduce(t)
+                torch.cuda.synchronize()
+
+        ways["torch.distributed"] = torch_latency
+    for fn in ways.values():
+        fn()
+    samples = {k: [] for k in ways}
+    for _ in range(args.reps):
+        for k, fn in ways.items():
+            t0 = time.perf_counter()
+            fn()
+            samples[k].append(time.perf_counter() - t0)
+    for k, s in samples.items():
+        measure = "all_reduce 4 B latency us"
+        if k == "cukit, on a cukit.Stream":
+            measure, k = measure + " (stream)", "cukit"
+        rows.append({"measure": measure, "way": k, "value": statistics.median(s) / calls * 1e6})
+    assert x.get()[0] >= 1  # summed many times over: only that it was written
+    comm.destroy()
+    if dist is not None:
+        dist.destroy_process_group()
+    if rank == 0:
+        print("RESULT " + json.dumps(rows))
+
+
+def raw_nccl(comm, x):
+    """ncclAllReduce + cuStreamSynchronize on cukit's communicator, through ctypes."""
+    try:
+        path = nccl.library().replace(" (already loaded)", "")
+        lib = ctypes.CDLL(path)
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+    fn = lib.ncclAllReduce
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                   ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+    sync = cuda.cuStreamSynchronize
+    sync.argtypes = [ctypes.c_void_p]
+    handle, ptr, calls = comm.handle, x.ptr, 2000
+
+    def run():
+        for _ in range(calls):
+            fn(ptr, ptr, 1, 7, 0, handle, None)
+            sync(None)
+
+    return run
+
+
+def peer_copy(reps):
+    rows = []
+    nbytes = 256 << 20
+    src = cukit.to_device(np.ones(nbytes // 4, np.float32), device=0)
+    dst = cukit.empty(nbytes // 4, np.float32, device=1)
+    d1 = cukit.Device(1)
+    ways = {"cukit": lambda: ([cukit.copy(dst, src) for _ in range(10)], d1.synchronize())}
+    try:
+        import torch
+
+        ts = torch.ones(nbytes // 4, dtype=torch.float32, device="cuda:0")
+        td = torch.empty(nbytes // 4, dtype=torch.float32, device="cuda:1")
+        ways["torch copy_"] = lambda: ([td.copy_(ts) for _ in range(10)], torch.cuda.synchronize(1))
+    except ImportError:
+        pass
+    for fn in ways.values():
+        fn()
+    samples = {k: [] for k in ways}
+    for _ in range(reps):
+        for k, fn in ways.items():
+            t0 = time.perf_counter()
+            fn()
+            samples[k].append(time.perf_counter() - t0)
+    for k, s in samples.items():
+        rows.append({"measure": "peer copy 256 MiB GPU0->GPU1 GB/s", "way": k,
+                     "value": nbytes * 10 / statistics.median(s) / 1e9})
+    assert (dst.get()[:: 1 << 16] == 1).all()
+    return rows
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def table(rows):
+    by = {}
+    for r in rows:
+        by.setdefault(r["measure"], {})[r["way"]] = r["value"]
+    lines = [f"{'measure':<38} {'cukit':>10} {'torch':>10} {'raw':>10} {'cukit/torch':>12}"]
+    for measure, ways in by.items():
+        torch_v = ways.get("torch.distributed", ways.get("torch copy_"))
+        raw_v = ways.get("raw ncclAllReduce (ctypes)")
+        ratio = ways["cukit"] / torch_v if torch_v else float("nan")
+        if torch_v is None and "(stream)" in measure:  # compared with torch's row above
+            torch_v = by.get(measure.replace(" (stream)", ""), {}).get("torch.distributed")
+            ratio = ways["cukit"] / torch_v if torch_v else float("nan")
+        fmt = lambda v: f"{v:10.1f}" if v is not None else f"{'-':>10}"  # noqa: E731
+        lines.append(f"{measure:<38} {fmt(ways['cukit'])} {fmt(torch_v)} {fmt(raw_v)} "
+                     f"{ratio:12.2f}")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--gpus", type=int, default=2)
+    ap.add_argument("--json")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+    n = cukit.device_count()
+    if n < args.gpus or args.gpus < 2:
+        sys.exit(f"bench_nccl: needs {max(args.gpus, 2)} GPUs, this machine has {n}")
+    rows = peer_copy(args.reps)
+    uid = nccl.get_unique_id().hex()
+    port = free_port()
+    procs = []
+    for rank in range(args.gpus):
+        env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(args.gpus),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), CUKIT_BENCH_UID=uid,
+                   NCCL_NVLS_ENABLE="0")
+        procs.append(subprocess.Popen([sys.executable, __file__, "--worker", "--reps",
+                                       str(args.reps)], env=env, stdout=subprocess.PIPE,
+                                      text=True))
+    outs = [p.communicate()[0] for p in procs]
+    if any(p.returncode for p in procs):
+        sys.exit(f"bench_nccl: a worker failed: {[p.returncode for p in procs]}")
+    rows += json.loads(outs[0].split("RESULT ", 1)[1])
+    info = {"nccl": nccl.version(), "gpus": args.gpus,
+            "device": cukit.Device(0).name, "reps": args.reps}
+    print(f"NCCL {'.'.join(map(str, info['nccl']))}, {args.gpus} x {info['device']}")
+    print(table(rows))
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump({"info": info, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

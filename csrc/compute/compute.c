@@ -1,0 +1,12 @@
+/* compute.c - the compute layer's setup: ufuncs and the Array's operators, the array
+ * functions, ElementwiseKernel */
+#include "compute/compute.h"
+
+int
+cukit_compute_setup(PyObject *module, cukit_state *st)
+{
+    if (ck_ufunc_setup(module, st) < 0 || ck_functions_setup(module, st) < 0 ||
+        ck_elementwise_setup(module, st) < 0)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,804 @@
+/* elementwise.c - cukit.ElementwiseKernel: a user's per-element C statement, compiled
+ * once per set of concrete dtypes through the ufunc engine
+ *
+ * Two forms. CuPy's: ElementwiseKernel("T x, float32 a, raw T w", "T z", "z = a * x",
+ * name) -- typed or placeholder parameters, broadcasting, scalars, raw pointers, outputs
+ * allocated or given. PyCUDA's: ElementwiseKernel("float a, float *x, float *z",
+ * "z[i] = a * x[i]", name) -- pointers indexed by i over the first array's size, launched
+ * through cukit.Kernel (so every argument is checked against the declaration). The
+ * operation is compiled under `#line 1 "operation"`, so a compile error points into it. */
+#include "compute/compute.h"
+
+#include <ctype.h>
+#include <string.h>
+
+#define MAXPH 4 /* type placeholders per kernel (they are part of the 64-bit key) */
+
+typedef struct {
+    char name[64];
+    int tc;          /* declared dtype, or -1 for a placeholder */
+    int ph;          /* placeholder index when tc < 0 */
+    int raw;
+    int output;
+} ek_param;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    cukit_state *st;                /* borrowed */
+    int pycuda;                     /* 1: PyCUDA's form */
+    int nparams, nin;
+    ek_param params[CK_MAXOP];
+    char ph_names[MAXPH][64];
+    int nph;
+    PyObject *name;                 /* strong ref: str */
+    PyObject *operation;            /* strong ref: str */
+    PyObject *preamble;             /* strong ref: str */
+    PyObject *options;              /* strong ref: tuple of str */
+    PyObject *arguments;            /* strong ref: str (PyCUDA form) */
+    PyObject *kernel;               /* strong ref: cukit.Kernel (PyCUDA form), NULL until used */
+    ck_kcache cache;
+} cukit_EK;
+
+/* ------------------------------------------------------------------ parameters */
+
+static const struct {
+    const char *name;
+    int tc;
+} c_types[] = {
+    {"bool", CUKIT_TC_BOOL}, {"int8_t", CUKIT_TC_I8}, {"signed char", CUKIT_TC_I8},
+    {"char", CUKIT_TC_I8}, {"uint8_t", CUKIT_TC_U8}, {"unsigned char", CUKIT_TC_U8},
+    {"int16_t", CUKIT_TC_I16}, {"short", CUKIT_TC_I16}, {"uint16_t", CUKIT_TC_U16},
+    {"unsigned short", CUKIT_TC_U16}, {"int32_t", CUKIT_TC_I32}, {"int", CUKIT_TC_I32},
+    {"uint32_t", CUKIT_TC_U32}, {"unsigned int", CUKIT_TC_U32}, {"unsigned", CUKIT_TC_U32},
+    {"int64_t", CUKIT_TC_I64}, {"long long", CUKIT_TC_I64}, {"long", CUKIT_TC_I64},
+    {"ptrdiff_t", CUKIT_TC_I64}, {"uint64_t", CUKIT_TC_U64}, {"size_t", CUKIT_TC_U64},
+    {"unsigned long long", CUKIT_TC_U64}, {"unsigned long", CUKIT_TC_U64},
+    {"half", CUKIT_TC_F16}, {"float", CUKIT_TC_F32}, {"double", CUKIT_TC_F64},
+};
+
+/* The typecode a type name means: a numpy name ("float32") or a C one ("float"). -1 when
+ * neither (a placeholder). */
+static int
+type_named(const char *t)
+{
+    for (int tc = 0; tc < CK_NT; tc++)
+        if (ck_dtypes[tc].ch && strcmp(ck_dtypes[tc].name, t) == 0)
+            return tc;
+    for (size_t i = 0; i < sizeof c_types / sizeof *c_types; i++)
+        if (strcmp(c_types[i].name, t) == 0)
+            return c_types[i].tc;
+    return -1;
+}
+
+static int
+is_ident(const char *s)
+{
+    if (!(isalpha((unsigned char)*s) || *s == '_'))
+        return 0;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* Parse "T x, raw float32 y" into self->params. 0 / -1 with ValueError. */
+static int
+parse_params(cukit_EK *self, PyObject *text, int output)
+{
+    const char *s = PyUnicode_AsUTF8(text);
+    if (s == NULL)
+        return -1;
+    char buf[1024];
+    if (strlen(s) >= sizeof buf) {
+        PyErr_SetString(PyExc_ValueError, "ElementwiseKernel: parameter list too long");
+        return -1;
+    }
+    strcpy(buf, s);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *words[8];
+        int nw = 0;
+        char *s2 = NULL;
+        for (char *w = strtok_r(item, " \t\n", &s2); w && nw < 8; w = strtok_r(NULL, " \t\n", &s2))
+            words[nw++] = w;
+        if (nw == 0)
+            continue;
+        if (self->nparams >= CK_MAXOP) {
+            PyErr_Format(PyExc_ValueError, "ElementwiseKernel takes at most %d parameters",
+                         CK_MAXOP);
+            return -1;
+        }
+        ek_param *p = &self->params[self->nparams];
+        memset(p, 0, sizeof *p);
+        p->output = output;
+        int w0 = 0;
+        if (strcmp(words[0], "raw") == 0) {
+            p->raw = 1;
+            w0 = 1;
+        }
+        if (nw - w0 < 2 || !is_ident(words[nw - 1]) || strlen(words[nw - 1]) >= sizeof p->name) {
+            PyErr_Format(PyExc_ValueError,
+                         "ElementwiseKernel: cannot read the parameters %R: write each as "
+                         "\"[raw] type name\", e.g. \"float32 x\" or \"T y\"",
+                         text);
+            return -1;
+        }
+        strcpy(p->name, words[nw - 1]);
+        char type[256] = "";
+        for (int i = w0; i < nw - 1; i++) {
+            if (i > w0)
+                strcat(type, " ");
+            strncat(type, words[i], sizeof type - strlen(type) - 2);
+        }
+        p->tc = type_named(type);
+        if (p->tc < 0) {
+            if (!is_ident(type) || strlen(type) >= 64) {
+                PyErr_Format(PyExc_ValueError,
+                             "ElementwiseKernel: unknown type '%s' for parameter '%s' (use a "
+                             "numpy name such as float32, a C name such as float, or one "
+                             "identifier as a type placeholder)",
+                             type, p->name);
+                return -1;
+            }
+            int ph = -1;
+            for (int i = 0; i < self->nph; i++)
+                if (strcmp(self->ph_names[i], type) == 0)
+                    ph = i;
+            if (ph < 0) {
+                if (self->nph >= MAXPH) {
+                    PyErr_Format(PyExc_ValueError,
+                                 "ElementwiseKernel takes at most %d type placeholders", MAXPH);
+                    return -1;
+                }
+                ph = self->nph++;
+                strcpy(self->ph_names[ph], type);
+            }
+            p->ph = ph;
+        }
+        for (int i = 0; i < self->nparams; i++)
+            if (strcmp(self->params[i].name, p->name) == 0) {
+                PyErr_Format(PyExc_ValueError, "ElementwiseKernel: parameter %s given twice",
+                             p->name);
+                return -1;
+            }
+        self->nparams++;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the CuPy form */
+
+static int
+bind(cukit_EK *self, int *ph_tc, int ph, int tc)
+{
+    if (ph_tc[ph] >= 0 && ph_tc[ph] != tc) {
+        PyErr_Format(PyExc_TypeError,
+                     "%U: type placeholder %s is bound to both %s and %s by the arguments; "
+                     "cast one with astype",
+                     self->name, self->ph_names[ph], ck_dtypes[ph_tc[ph]].name,
+                     ck_dtypes[tc].name);
+        return -1;
+    }
+    ph_tc[ph] = tc;
+    return 0;
+}
+
+/* The generated source for one binding. New ref or NULL. */
+static PyObject *
+cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
+            const int *load_out)
+{
+    ck_operand ops[CK_MAXOP];
+    memset(ops, 0, sizeof ops);
+    PyObject *head = NULL, *stmt = NULL, *src = NULL;
+    PyObject *parts = PyList_New(0);
+    if (parts == NULL)
+        return NULL;
+    for (int k = 0; k < self->nparams; k++) {
+        ops[k].tc = tcs[k];
+        ops[k].scalar = scalar[k];
+        ops[k].raw = self->params[k].raw;
+        ops[k].output = self->params[k].output;
+    }
+    /* head: the placeholders' types, then the user's preamble */
+    head = PyUnicode_FromString("");
+    for (int i = 0; head && i < self->nph; i++) {
+        int tc = -1;
+        for (int k = 0; k < self->nparams; k++)
+            if (self->params[k].tc < 0 && self->params[k].ph == i)
+                tc = tcs[k];
+        if (tc < 0)
+            continue;
+        PyObject *line = PyUnicode_FromFormat("%Utypedef %s %s;\n", head, ck_dtypes[tc].ctype,
+                                              self->ph_names[i]);
+        Py_SETREF(head, line);
+    }
+    if (head && PyUnicode_GET_LENGTH(self->preamble) > 0)
+        Py_SETREF(head, PyUnicode_FromFormat("%U#line 1 \"preamble\"\n%U\n", head, self->preamble));
+    if (head == NULL)
+        goto done;
+    /* the operation, once, as a device function of the parameters by name */
+    Py_SETREF(head, PyUnicode_FromFormat("%UCKD void ck_op(const long long i, const ck_index &_ind",
+                                         head));
+    for (int k = 0; head && k < self->nparams; k++) {
+        const ek_param *p = &self->params[k];
+        const char *t = ck_dtypes[tcs[k]].ctype;
+        if (p->raw)
+            Py_SETREF(head, PyUnicode_FromFormat("%U, %s *const %s", head, t, p->name));
+        else if (p->output)
+            Py_SETREF(head, PyUnicode_FromFormat("%U, %s &%s", head, t, p->name));
+        else
+            Py_SETREF(head, PyUnicode_FromFormat("%U, const %s %s", head, t, p->name));
+    }
+    if (head)
+        Py_SETREF(head, PyUnicode_FromFormat("%U) {\n    (void)i; (void)_ind;\n#line 1 \"operation\"\n"
+                                             "%U\n;\n}\n", head, self->operation));
+    if (head == NULL)
+        goto done;
+    stmt = PyUnicode_FromString("                ck_op(i, _ind");
+    for (int k = 0; stmt && k < self->nparams; k++)
+        Py_SETREF(stmt, PyUnicode_FromFormat("%U, CK_E%d", stmt, k));
+    if (stmt)
+        Py_SETREF(stmt, PyUnicode_FromFormat("%U);", stmt));
+    if (stmt == NULL)
+        goto done;
+    const char *h = PyUnicode_AsUTF8(head), *s = PyUnicode_AsUTF8(stmt);
+    if (h && s)
+        src = ck_custom_source(h, ops, self->nparams, cls, vec, s, load_out);
+done:
+    Py_XDECREF(parts);
+    Py_XDECREF(head);
+    Py_XDECREF(stmt);
+    return src;
+}
+
+static PyObject *
+cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    cukit_state *st = self->st;
+    int np_ = self->nparams, nin = self->nin;
+    PyObject *stream = Py_None, *size_o = Py_None;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+        if (key == st->str_stream || PyUnicode_CompareWithASCIIString(key, "stream") == 0)
+            stream = args[nargs + i];
+        else if (PyUnicode_CompareWithASCIIString(key, "size") == 0)
+            size_o = args[nargs + i];
+        else if (PyUnicode_CompareWithASCIIString(key, "block_size") == 0)
+            ;
+        else
+            return PyErr_Format(PyExc_TypeError,
+                                "%U() got an unexpected keyword argument %R (it takes size= "
+                                "and stream=)",
+                                self->name, key);
+    }
+    if (nargs != nin && nargs != np_)
+        return PyErr_Format(PyExc_TypeError,
+                            "%U() takes %d input arguments (or %d with the outputs), %zd given",
+                            self->name, nin, np_, nargs);
+    int tcs[CK_MAXOP], scalar[CK_MAXOP] = {0}, ph_tc[MAXPH] = {-1, -1, -1, -1},
+        weak[CK_MAXOP] = {0};
+    cukit_Array *arrays[CK_MAXOP], *bcast[CK_MAXOP];
+    int nb = 0;
+    cukit_Device *dev = NULL;
+    PyObject *outs[CK_MAXOP];
+    memset(outs, 0, sizeof outs);
+    PyObject *result = NULL;
+    /* arguments: arrays bind placeholders first, scalars after */
+    for (int k = 0; k < nargs; k++) {
+        const ek_param *p = &self->params[k];
+        PyObject *v = args[k];
+        arrays[k] = NULL;
+        scalar[k] = 0;
+        weak[k] = 0;
+        if (Py_IS_TYPE(v, st->ArrayType)) {
+            cukit_Array *a = (cukit_Array *)v;
+            if (!cukit_array_live(a))
+                return cukit_freed_error(), NULL;
+            if (dev && a->device != dev)
+                return PyErr_Format(PyExc_ValueError, "%U(): the arrays are on devices %d and %d",
+                                    self->name, dev->ordinal, a->device->ordinal);
+            dev = a->device;
+            if (!ck_math_tc(a->typecode))
+                return PyErr_Format(PyExc_TypeError, "%U(): argument %s has dtype %S, which "
+                                    "cukit kernels do not take", self->name, p->name, a->dtype);
+            arrays[k] = a;
+            if (p->tc < 0) {
+                if (bind(self, ph_tc, p->ph, a->typecode) < 0)
+                    return NULL;
+            }
+            else if (p->tc != a->typecode) {
+                return PyErr_Format(PyExc_TypeError,
+                                    "%U(): argument %s is declared %s but the array is %S; "
+                                    "convert it with .astype(%s)",
+                                    self->name, p->name, ck_dtypes[p->tc].name, a->dtype,
+                                    ck_dtypes[p->tc].name);
+            }
+            if (p->raw && !(a->flags & CUKIT_ARRAY_C_CONTIG))
+                return PyErr_Format(PyExc_ValueError,
+                                    "%U(): raw argument %s must be C-contiguous (the code "
+                                    "indexes it as a flat run); pass cukit.ascontiguousarray(x)",
+                                    self->name, p->name);
+            if (p->output && (a->flags & CUKIT_ARRAY_READONLY))
+                return PyErr_Format(PyExc_ValueError, "%U(): output %s is read-only", self->name,
+                                    p->name);
+            if (!p->raw && !p->output)
+                bcast[nb++] = a;
+            continue;
+        }
+        if (p->output)
+            return PyErr_Format(PyExc_TypeError, "%U(): output %s must be a cukit.Array, not %s",
+                                self->name, p->name, Py_TYPE(v)->tp_name);
+        if (p->raw)
+            return PyErr_Format(PyExc_TypeError, "%U(): raw argument %s must be a cukit.Array, "
+                                "not %s", self->name, p->name, Py_TYPE(v)->tp_name);
+        if (PyObject_TypeCheck(v, (PyTypeObject *)st->np_ndarray))
+            return PyErr_Format(PyExc_TypeError,
+                                "%U(): argument %s is a numpy array in host memory; copy it to "
+                                "the device first with cukit.to_device(x)",
+                                self->name, p->name);
+        scalar[k] = 1;
+        if (PyBool_Check(v)) weak[k] = CK_WEAK_BOOL;
+        else if (PyLong_Check(v)) weak[k] = CK_WEAK_INT;
+        else if (PyFloat_Check(v) && !PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic))
+            weak[k] = CK_WEAK_FLOAT;
+        else if (PyComplex_Check(v) && !PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic))
+            weak[k] = CK_WEAK_COMPLEX;
+        else if (!PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic))
+            return PyErr_Format(PyExc_TypeError,
+                                "%U(): argument %s must be a cukit.Array or a scalar, not %s",
+                                self->name, p->name, Py_TYPE(v)->tp_name);
+    }
+    for (int k = 0; k < nargs; k++) {
+        const ek_param *p = &self->params[k];
+        if (!scalar[k] || p->tc >= 0 || ph_tc[p->ph] >= 0)
+            continue;
+        int tc;
+        if (weak[k]) {
+            tc = ck_weak_tc(weak[k], -1);
+        }
+        else {
+            PyObject *dt = PyObject_GetAttr(args[k], st->str_dtype);
+            tc = dt ? cukit_typecode_of_dtype(dt) : -1;
+            Py_XDECREF(dt);
+            if (tc < 0)
+                return NULL;
+        }
+        ph_tc[p->ph] = tc;
+    }
+    for (int k = 0; k < np_; k++) {
+        const ek_param *p = &self->params[k];
+        tcs[k] = p->tc >= 0 ? p->tc : ph_tc[p->ph];
+        if (tcs[k] < 0)
+            return PyErr_Format(PyExc_TypeError,
+                                "%U(): cannot tell type %s of %s from the inputs; pass the "
+                                "output array",
+                                self->name, self->ph_names[p->ph], p->name);
+    }
+    if (dev == NULL)
+        return PyErr_Format(PyExc_TypeError, "%U() needs at least one cukit.Array argument",
+                            self->name);
+    int ndim = 0;
+    Py_ssize_t shape[CUKIT_MAXDIM];
+    if (ck_broadcast(bcast, nb, &ndim, shape) < 0)
+        return NULL;
+    if (nb == 0) { /* only raw arrays: size= gives the count */
+        if (size_o == Py_None)
+            return PyErr_Format(PyExc_ValueError, "%U(): with only raw arrays, pass size=",
+                                self->name);
+        ndim = 1;
+        shape[0] = PyNumber_AsSsize_t(size_o, PyExc_OverflowError);
+        if (shape[0] < 0)
+            return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "size must be >= 0");
+    }
+    int load_out[CK_MAXOP] = {0}, user_out = 0;
+    for (int k = nin; k < np_; k++) {
+        const ek_param *p = &self->params[k];
+        if (k < nargs) {
+            cukit_Array *a = arrays[k];
+            if (!p->raw && (a->ndim != ndim ||
+                            memcmp(a->shape, shape, sizeof(Py_ssize_t) * (size_t)ndim) != 0)) {
+                PyObject *have = cukit_array_shape(a);
+                PyErr_Format(PyExc_ValueError, "%U(): output %s has shape %R, not the broadcast "
+                             "shape of the inputs", self->name, p->name, have);
+                Py_XDECREF(have);
+                goto done;
+            }
+            outs[k] = Py_NewRef(a);
+            load_out[k] = 1;
+            user_out = 1;
+        }
+        else {
+            if (p->raw) {
+                PyErr_Format(PyExc_TypeError, "%U(): raw output %s must be given", self->name,
+                             p->name);
+                goto done;
+            }
+            outs[k] = (PyObject *)ck_empty(st, dev, tcs[k], ndim, shape);
+            if (outs[k] == NULL)
+                goto done;
+            arrays[k] = (cukit_Array *)outs[k];
+        }
+    }
+    Py_ssize_t total = 1;
+    for (int d = 0; d < ndim; d++)
+        total *= shape[d];
+    if (total > 0) {
+        ck_layout L;
+        L.nops = np_;
+        for (int k = 0; k < np_; k++) {
+            if (scalar[k]) {
+                L.scalar[k] = 1;
+                L.itemsize[k] = 0;
+                if (ck_scalar_to(args[k], tcs[k], 1, &L.val[k]) < 0)
+                    goto done;
+            }
+            else if (self->params[k].raw) {
+                L.scalar[k] = 2;
+                L.itemsize[k] = 0;
+                L.ptr[k] = cukit_array_ptr(arrays[k]);
+            }
+            else {
+                ck_layout_operand(&L, k, arrays[k], ndim, shape);
+            }
+        }
+        int vec;
+        int cls = ck_layout_finish(&L, ndim, shape, user_out ? nin : -1, &vec);
+        if (nb == 0) { /* nothing to broadcast: a flat count */
+            cls = CK_CLASS_FLAT;
+            vec = 1;
+            L.n = total;
+        }
+        int vlog = vec >= 16 ? 4 : vec >= 8 ? 3 : vec >= 4 ? 2 : vec >= 2 ? 1 : 0;
+        uint64_t key = (1ULL << 63) | (uint64_t)cls | (uint64_t)vlog << 3 |
+                       (uint64_t)(dev->ordinal & 63) << 6;
+        for (int i = 0; i < self->nph; i++)
+            key |= (uint64_t)(ph_tc[i] < 0 ? 31 : ph_tc[i]) << (12 + 5 * i);
+        for (int k = 0; k < np_; k++)
+            key |= (uint64_t)(scalar[k] | load_out[k]) << (32 + k);
+        ck_entry *e = ck_kcache_find(&self->cache, key);
+        CUfunction func;
+        if (e) {
+            func = e->func;
+        }
+        else {
+            PyObject *src = cupy_source(self, tcs, scalar, cls, vec, load_out);
+            PyObject *file = src ? PyUnicode_FromFormat("%U.cu", self->name) : NULL;
+            const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
+            PyObject *module = NULL;
+            int rc = fname ? ck_load(st, dev, src, fname, self->options, NULL, &module, &func) : -1;
+            Py_XDECREF(src);
+            Py_XDECREF(file);
+            if (rc == 0)
+                rc = ck_kcache_add(&self->cache, key, func, vec, module);
+            Py_XDECREF(module);
+            if (rc < 0)
+                goto done;
+        }
+        CUstream h = NULL;
+        if (ck_stream(st, stream, dev, NULL, &h) < 0)
+            goto done;
+        if (Py_IS_TYPE(stream, st->StreamType) && ((cukit_Stream *)stream)->capture != NULL) {
+            PyObject *keep = PyTuple_New(np_);
+            for (int k = 0; keep && k < np_; k++)
+                PyTuple_SET_ITEM(keep, k, Py_NewRef(k < nargs ? args[k] : outs[k]));
+            int rc = keep ? cukit_capture_keep(st, stream, keep) : -1;
+            Py_XDECREF(keep);
+            if (rc < 0)
+                goto done;
+        }
+        if (ck_launch(dev, func, &L, cls, vec, h) < 0)
+            goto done;
+    }
+    if (np_ - nin == 1) {
+        result = Py_NewRef(outs[nin]);
+    }
+    else {
+        result = PyTuple_New(np_ - nin);
+        for (int k = nin; result && k < np_; k++)
+            PyTuple_SET_ITEM(result, k - nin, Py_NewRef(outs[k]));
+    }
+done:
+    for (int k = 0; k < np_; k++)
+        Py_XDECREF(outs[k]);
+    return result;
+}
+
+/* ------------------------------------------------------------------ the PyCUDA form */
+
+static PyObject *
+pycuda_kernel(cukit_EK *self, cukit_Device *dev)
+{
+    cukit_state *st = self->st;
+    PyObject *src = PyUnicode_FromFormat(
+        "%s\n#line 1 \"preamble\"\n%U\nextern \"C\" __global__ void %U(%U, long long n) {\n"
+        "    const long long step = (long long)gridDim.x * blockDim.x;\n"
+        "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; "
+        "i += step) {\n#line 1 \"operation\"\n%U\n;\n    }\n}\n",
+        ck_preamble, self->preamble, self->name, self->arguments, self->operation);
+    if (src == NULL)
+        return NULL;
+    PyObject *file = PyUnicode_FromFormat("%U.cu", self->name);
+    PyObject *module = NULL;
+    CUfunction f;
+    const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
+    const char *kname = PyUnicode_AsUTF8(self->name);
+    int rc = fname && kname ? ck_load(st, dev, src, fname, self->options, kname, &module, &f) : -1;
+    Py_DECREF(src);
+    Py_XDECREF(file);
+    if (rc < 0)
+        return NULL;
+    PyObject *k = PyObject_CallMethod(module, "get_kernel", "O", self->name);
+    Py_DECREF(module);
+    return k;
+}
+
+static PyObject *
+pycuda_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    cukit_state *st = self->st;
+    PyObject *stream = Py_None, *range = Py_None;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+        if (PyUnicode_CompareWithASCIIString(key, "stream") == 0)
+            stream = args[nargs + i];
+        else if (PyUnicode_CompareWithASCIIString(key, "range") == 0 ||
+                 PyUnicode_CompareWithASCIIString(key, "slice") == 0)
+            range = args[nargs + i];
+        else
+            return PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument %R",
+                                self->name, key);
+    }
+    if (range != Py_None)
+        return PyErr_Format(PyExc_TypeError, "%U(): range= and slice= are not supported",
+                            self->name);
+    cukit_Array *first = NULL;
+    for (Py_ssize_t k = 0; k < nargs && first == NULL; k++)
+        if (Py_IS_TYPE(args[k], st->ArrayType))
+            first = (cukit_Array *)args[k];
+    if (first == NULL)
+        return PyErr_Format(PyExc_TypeError, "%U() needs a cukit.Array argument (its size is "
+                            "the number of elements)", self->name);
+    if (self->kernel == NULL && (self->kernel = pycuda_kernel(self, first->device)) == NULL)
+        return NULL;
+    cukit_Kernel *k = (cukit_Kernel *)self->kernel;
+    if (nargs + 1 != k->sig->nparams)
+        return PyErr_Format(PyExc_TypeError, "%U() takes %d arguments (%U), %zd given",
+                            self->name, k->sig->nparams - 1, self->arguments, nargs);
+    long long n = first->size;
+    PyObject *call[CK_MAXOP + 8];
+    if (nargs > CK_MAXOP + 2)
+        return PyErr_Format(PyExc_TypeError, "%U(): too many arguments", self->name);
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        call[i] = args[i];
+    long long blocks = (n + CK_THREADS - 1) / CK_THREADS,
+              most = (long long)first->device->sm_count * (2048 / CK_THREADS);
+    if (blocks > most)
+        blocks = most;
+    if (blocks < 1)
+        blocks = 1;
+    PyObject *n_o = PyLong_FromLongLong(n), *grid = PyLong_FromLongLong(blocks),
+             *block = PyLong_FromLong(CK_THREADS);
+    PyObject *names = Py_BuildValue("(OOO)", st->str_grid, st->str_block, st->str_stream);
+    PyObject *r = NULL;
+    if (n_o && grid && block && names) {
+        call[nargs] = n_o;
+        call[nargs + 1] = grid;
+        call[nargs + 2] = block;
+        call[nargs + 3] = stream;
+        r = n == 0 ? Py_NewRef(Py_None)
+                   : PyObject_Vectorcall(self->kernel, call, (size_t)nargs + 1, names);
+    }
+    Py_XDECREF(n_o);
+    Py_XDECREF(grid);
+    Py_XDECREF(block);
+    Py_XDECREF(names);
+    return r;
+}
+
+/* ------------------------------------------------------------------ the type */
+
+static PyObject *
+ek_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    cukit_EK *self = (cukit_EK *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (cukit_numpy(self->st) < 0)
+        return NULL;
+    return self->pycuda ? pycuda_call(self, args, nargs, kwnames)
+                        : cupy_call(self, args, nargs, kwnames);
+}
+
+static PyObject *
+ek_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"in_params", "out_params", "operation", "name", "reduce_dims",
+                             "preamble", "no_return", "return_tuple", "loop_prep",
+                             "after_loop", "options", NULL};
+    PyObject *a = NULL, *b = NULL, *c = NULL, *name = NULL, *reduce = NULL, *preamble = NULL,
+             *no_return = NULL, *return_tuple = NULL, *loop_prep = NULL, *after_loop = NULL,
+             *options = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UU|OOOOOOOOO:ElementwiseKernel", kwlist, &a,
+                                     &b, &c, &name, &reduce, &preamble, &no_return,
+                                     &return_tuple, &loop_prep, &after_loop, &options))
+        return NULL;
+    cukit_state *st = cukit_state_of_type(type);
+    const char *first = PyUnicode_AsUTF8(a);
+    if (first == NULL)
+        return NULL;
+    /* PyCUDA's form: (arguments, operation, name) with pointer parameters */
+    int pycuda = strchr(first, '*') != NULL || c == NULL || !PyUnicode_Check(c);
+    if (pycuda) {
+        if (c != NULL && name == NULL)
+            name = c; /* the third positional argument is the name */
+        c = b;
+    }
+    if ((loop_prep && loop_prep != Py_None && PyObject_IsTrue(loop_prep)) ||
+        (after_loop && after_loop != Py_None && PyObject_IsTrue(after_loop)))
+        return PyErr_Format(PyExc_TypeError,
+                            "ElementwiseKernel: loop_prep and after_loop are not supported");
+    cukit_EK *self = PyObject_GC_New(cukit_EK, type);
+    if (self == NULL)
+        return NULL;
+    self->vectorcall = NULL;
+    self->st = st;
+    self->pycuda = pycuda;
+    self->nparams = self->nin = self->nph = 0;
+    memset(&self->cache, 0, sizeof self->cache);
+    self->kernel = NULL;
+    self->arguments = pycuda ? Py_NewRef(a) : NULL;
+    self->name = name && name != Py_None ? Py_NewRef(name) : PyUnicode_FromString("kernel");
+    self->operation = Py_NewRef(c);
+    self->preamble = preamble && preamble != Py_None ? Py_NewRef(preamble) : PyUnicode_FromString("");
+    self->options = options && options != Py_None ? PySequence_Tuple(options) : PyTuple_New(0);
+    PyObject_GC_Track(self);
+    if (self->name == NULL || self->preamble == NULL || self->options == NULL)
+        goto error;
+    if (!PyUnicode_Check(self->name) || !PyUnicode_Check(self->operation) ||
+        !PyUnicode_Check(self->preamble)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "ElementwiseKernel: name, operation and preamble must be str");
+        goto error;
+    }
+    const char *nm = PyUnicode_AsUTF8(self->name);
+    if (nm == NULL || !is_ident(nm)) {
+        if (nm)
+            PyErr_Format(PyExc_ValueError, "ElementwiseKernel: name %R is not a C identifier",
+                         self->name);
+        goto error;
+    }
+    if (!pycuda) {
+        if (parse_params(self, a, 0) < 0)
+            goto error;
+        self->nin = self->nparams;
+        if (parse_params(self, b, 1) < 0)
+            goto error;
+        if (self->nparams == self->nin) {
+            PyErr_SetString(PyExc_ValueError, "ElementwiseKernel needs at least one output");
+            goto error;
+        }
+    }
+    self->vectorcall = ek_vectorcall;
+    return (PyObject *)self;
+error:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static int
+ek_traverse(cukit_EK *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->kernel);
+    Py_VISIT(self->cache.modules);
+    return 0;
+}
+
+static int
+ek_clear(cukit_EK *self)
+{
+    Py_CLEAR(self->kernel);
+    ck_kcache_clear(&self->cache);
+    return 0;
+}
+
+static void
+ek_dealloc(cukit_EK *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    ek_clear(self);
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->operation);
+    Py_CLEAR(self->preamble);
+    Py_CLEAR(self->options);
+    Py_CLEAR(self->arguments);
+    PyObject_GC_Del(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *
+ek_repr(cukit_EK *self)
+{
+    return PyUnicode_FromFormat("<cukit.ElementwiseKernel %U>", self->name);
+}
+
+/* _source(dtypes, scalars, cls=0, vec=4): the CUDA C for one binding (tests, warmup). */
+static PyObject *
+ek_source(cukit_EK *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"dtypes", "scalars", "cls", "vec", NULL};
+    PyObject *dts, *scs;
+    int cls = CK_CLASS_VEC, vec = 4;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|ii:_source", kwlist, &dts, &scs, &cls,
+                                     &vec))
+        return NULL;
+    int tcs[CK_MAXOP], scalar[CK_MAXOP], load[CK_MAXOP] = {0};
+    if (self->pycuda || PySequence_Size(dts) != self->nparams ||
+        PySequence_Size(scs) != self->nparams || cls < 0 || cls >= CK_CLASS_COUNT)
+        return PyErr_Format(PyExc_ValueError, "_source(): one dtype and scalar flag per parameter");
+    for (int k = 0; k < self->nparams; k++) {
+        PyObject *d = PySequence_GetItem(dts, k), *s = PySequence_GetItem(scs, k);
+        tcs[k] = d ? ck_tc_of(self->st, d) : -1;
+        scalar[k] = s ? PyObject_IsTrue(s) : -1;
+        Py_XDECREF(d);
+        Py_XDECREF(s);
+        if (tcs[k] < 0 || scalar[k] < 0)
+            return NULL;
+    }
+    return cupy_source(self, tcs, scalar, cls, cls == CK_CLASS_VEC ? vec : 1, load);
+}
+
+static PyMethodDef ek_methods[] = {
+    {"_source", (PyCFunction)(void (*)(void))ek_source, METH_VARARGS | METH_KEYWORDS,
+     "_source(dtypes, scalars, cls=0, vec=4) -> str: the CUDA C one binding compiles."},
+    {NULL},
+};
+
+static PyMemberDef ek_members[] = {
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(cukit_EK, vectorcall), Py_READONLY},
+    {"name", Py_T_OBJECT_EX, offsetof(cukit_EK, name), Py_READONLY, "The kernel's name."},
+    {"operation", Py_T_OBJECT_EX, offsetof(cukit_EK, operation), Py_READONLY, "The code."},
+    {NULL},
+};
+
+static PyType_Slot ek_slots[] = {
+    {Py_tp_doc,
+     "ElementwiseKernel(in_params, out_params, operation, name='kernel', preamble='', "
+     "options=())\n\n"
+     "A per-element C statement compiled once per set of dtypes. Parameters are "
+     "\"[raw] type name\" with numpy or C type names, or a placeholder such as T bound by the "
+     "arguments' dtypes. Non-raw arrays broadcast together; `i` is the element's index and "
+     "raw arrays are pointers. Call with the inputs (and optionally the outputs); the "
+     "outputs are returned. PyCUDA's form, ElementwiseKernel(\"float a, float *x\", "
+     "\"x[i] = a * x[i]\", name), is also taken."},
+    {Py_tp_new, ek_new},
+    {Py_tp_dealloc, ek_dealloc},
+    {Py_tp_traverse, ek_traverse},
+    {Py_tp_clear, ek_clear},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_repr, ek_repr},
+    {Py_tp_members, ek_members},
+    {Py_tp_methods, ek_methods},
+    {0, NULL},
+};
+
+static PyType_Spec ek_spec = {
+    .name = "cukit.ElementwiseKernel",
+    .basicsize = sizeof(cukit_EK),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = ek_slots,
+};
+
+int
+ck_elementwise_setup(PyObject *module, cukit_state *st)
+{
+    st->ElementwiseType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &ek_spec, NULL);
+    if (st->ElementwiseType == NULL)
+        return -1;
+    return PyModule_AddObjectRef(module, "ElementwiseKernel", (PyObject *)st->ElementwiseType);
+}

@@ -1,0 +1,379 @@
+/* loader.c - finds and dlopens libnccl, fills cukit_nccl_api, NCCL results to NcclError, the dtype and op tables */
+#include "nccl/nccl.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+cukit_nccl_api_t cukit_nccl_api;
+
+enum { REQUIRED = 1, OPTIONAL = 0 };
+
+static const struct {
+    const char *symbol;
+    size_t offset; /* of the pointer in cukit_nccl_api */
+    int required;
+} entries[] = {
+#define CUKIT_X(ret, name, sym, req, params) {sym, offsetof(cukit_nccl_api_t, name), req},
+    CUKIT_NCCL_API(CUKIT_X)
+#undef CUKIT_X
+};
+
+/* What the first attempt found; later calls repeat it. Process-wide, like the table. */
+static struct {
+    int state;        /* 0 not tried, 1 ready, -1 failed */
+    int version;      /* ncclGetVersion's code */
+    char path[1024];
+    char why[3072];
+} loaded;
+
+/* Folders of NVIDIA's pip wheels that hold libnccl.so.2, relative to the `nvidia`
+ * namespace package: nvidia-nccl-cu13 and nvidia-nccl-cu12 both install nccl/lib. */
+static const char *const wheel_subdirs[] = {"nccl/lib", "cu13/lib", "cu12/lib", NULL};
+static const char *const torch_subdirs[] = {"lib", NULL};
+static const char *const sonames[] = {"libnccl.so.2", "libnccl.so", NULL};
+
+/* dlopen `path`; on success remember it. */
+static void *
+try_path(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h)
+        snprintf(loaded.path, sizeof loaded.path, "%s", path);
+    return h;
+}
+
+/* Each soname in `dir` ("" for the loader path); else append dir to tried. */
+static void *
+try_dir(const char *dir, char *tried, size_t n)
+{
+    for (int i = 0; sonames[i]; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s%s%s", dir, dir[0] ? "/" : "", sonames[i]);
+        void *h = try_path(path);
+        if (h)
+            return h;
+    }
+    size_t used = strlen(tried);
+    snprintf(tried + used, n - used, "%s%s", used ? ", " : "", dir[0] ? dir : "the loader path");
+    return NULL;
+}
+
+/* The wheels' lib folders through the `nvidia` package's __path__, then torch's lib
+ * folder (some builds ship libnccl there). */
+static void *
+try_packages(char *tried, size_t n)
+{
+    static const struct {
+        const char *package;
+        const char *const *subdirs;
+    } where[] = {{"nvidia", wheel_subdirs}, {"torch", torch_subdirs}};
+    void *h = NULL;
+    for (size_t w = 0; w < sizeof where / sizeof *where && h == NULL; w++) {
+        PyObject *pkg = PyImport_ImportModule(where[w].package);
+        PyObject *paths = pkg ? PyObject_GetAttrString(pkg, "__path__") : NULL;
+        PyObject *it = paths ? PyObject_GetIter(paths) : NULL;
+        Py_XDECREF(pkg);
+        Py_XDECREF(paths);
+        PyErr_Clear();
+        PyObject *p;
+        while (it && h == NULL && (p = PyIter_Next(it)) != NULL) {
+            const char *base = PyUnicode_AsUTF8(p);
+            for (int i = 0; base && where[w].subdirs[i] && h == NULL; i++) {
+                char dir[1024];
+                snprintf(dir, sizeof dir, "%s/%s", base, where[w].subdirs[i]);
+                h = try_dir(dir, tried, n);
+            }
+            Py_DECREF(p);
+        }
+        PyErr_Clear();
+        Py_XDECREF(it);
+    }
+    return h;
+}
+
+/* Search in order: CUKIT_NCCL (alone when set), a libnccl already in the process
+ * (torch's), the wheels, torch's folder, the loader path. */
+static void *
+find(char *tried, size_t n)
+{
+    const char *explicit_path = getenv("CUKIT_NCCL");
+    if (explicit_path && explicit_path[0]) {
+        /* Named explicitly: that library or none, never another one silently. */
+        void *h = try_path(explicit_path);
+        if (h == NULL)
+            snprintf(tried, n, "CUKIT_NCCL=%s (%s) only", explicit_path, dlerror());
+        return h;
+    }
+    for (int i = 0; sonames[i]; i++) {
+        void *h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (h) {
+            snprintf(loaded.path, sizeof loaded.path, "%s (already loaded)", sonames[i]);
+            return h;
+        }
+    }
+    void *h = try_packages(tried, n);
+    return h ? h : try_dir("", tried, n);
+}
+
+int
+cukit_nccl_load(cukit_state *st)
+{
+    if (loaded.state == 0) {
+        char tried[2048] = "";
+        void *lib = find(tried, sizeof tried);
+        loaded.state = -1;
+        if (lib == NULL) {
+            snprintf(loaded.why, sizeof loaded.why,
+                     "NCCL (libnccl.so.2) was not found; looked in: %s. Install it with "
+                     "`pip install nvidia-nccl-cu13` (CUDA 13; nvidia-nccl-cu12 for CUDA 12), "
+                     "or `pip install cukit[nccl]`, or point CUKIT_NCCL at the library",
+                     tried);
+        }
+        else {
+            size_t i;
+            for (i = 0; i < sizeof entries / sizeof *entries; i++) {
+                void *fn = dlsym(lib, entries[i].symbol);
+                if (fn == NULL && entries[i].required)
+                    break;
+                memcpy((char *)&cukit_nccl_api + entries[i].offset, &fn, sizeof fn);
+            }
+            int v = 0;
+            if (i < sizeof entries / sizeof *entries)
+                snprintf(loaded.why, sizeof loaded.why,
+                         "%s has no %s: it is too old for cukit (NCCL 2.13 or newer is needed); "
+                         "`pip install -U nvidia-nccl-cu13`",
+                         loaded.path, entries[i].symbol);
+            else if (cukit_nccl_api.ncclGetVersion(&v) != ncclSuccess || v < CUKIT_NCCL_MIN_VERSION)
+                snprintf(loaded.why, sizeof loaded.why,
+                         "%s is NCCL version code %d; cukit needs NCCL 2.13 or newer "
+                         "(`pip install -U nvidia-nccl-cu13`)",
+                         loaded.path, v);
+            else {
+                loaded.version = v;
+                loaded.state = 1;
+            }
+            if (loaded.state != 1)
+                memset(&cukit_nccl_api, 0, sizeof cukit_nccl_api);
+        }
+    }
+    if (loaded.state == 1)
+        return 0;
+    PyObject *msg = PyUnicode_FromString(loaded.why);
+    if (msg)
+        cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, -1, NULL, "dlopen", msg);
+    Py_XDECREF(msg);
+    return -1;
+}
+
+/* ------------------------------------------------------------------ results */
+
+static const char *const result_names[] = {
+    [ncclSuccess] = "ncclSuccess",
+    [ncclUnhandledCudaError] = "ncclUnhandledCudaError",
+    [ncclSystemError] = "ncclSystemError",
+    [ncclInternalError] = "ncclInternalError",
+    [ncclInvalidArgument] = "ncclInvalidArgument",
+    [ncclInvalidUsage] = "ncclInvalidUsage",
+    [ncclRemoteError] = "ncclRemoteError",
+    [ncclInProgress] = "ncclInProgress",
+};
+
+int
+cukit_nccl_check(cukit_state *st, ncclResult_t res, const char *call, ncclComm_t comm)
+{
+    if (res == ncclSuccess)
+        return 0;
+    const char *name = res >= 0 && res < (int)(sizeof result_names / sizeof *result_names)
+                           ? result_names[res] : "ncclUnknownResult";
+    const char *text = cukit_nccl_api.ncclGetErrorString ? cukit_nccl_api.ncclGetErrorString(res)
+                                                         : NULL;
+    const char *last = cukit_nccl_api.ncclGetLastError ? cukit_nccl_api.ncclGetLastError(comm)
+                                                       : NULL;
+    PyObject *msg = PyUnicode_FromFormat("%s failed: %s (%s, %d)%s%s", call, text ? text : "?",
+                                         name, res, last && last[0] ? "; NCCL says: " : "",
+                                         last && last[0] ? last : "");
+    PyObject *exc = msg ? cukit_make_error(st, CUKIT_EXC_NCCL, res, name, call, msg) : NULL;
+    Py_XDECREF(msg);
+    if (exc == NULL)
+        return -1;
+    PyObject *pylast = PyUnicode_FromString(last ? last : "");
+    if (pylast == NULL || PyObject_SetAttrString(exc, "last_error", pylast) < 0) {
+        Py_XDECREF(pylast);
+        Py_DECREF(exc);
+        return -1;
+    }
+    Py_DECREF(pylast);
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+    return -1;
+}
+
+/* ------------------------------------------------------------------ dtypes and operations */
+
+enum { OPS_ALL = 0x1f, OPS_INT = 0x0f, OPS_ORDER = (1 << ncclMax) | (1 << ncclMin),
+       OPS_SUM = (1 << ncclSum) | (1 << ncclAvg) };
+
+/* How each element type travels through NCCL: as `lanes` elements of an NCCL type,
+ * and which reductions give the right answer that way (bit i: ncclRedOp_t i).
+ * Complex numbers add as pairs of reals; int16 only moves, as bytes. */
+static const struct {
+    int typecode;
+    int type;
+    int lanes;
+    int ops;
+} type_table[] = {
+    {CUKIT_TC_BOOL, ncclUint8, 1, OPS_ORDER},
+    {CUKIT_TC_I8, ncclInt8, 1, OPS_INT},
+    {CUKIT_TC_U8, ncclUint8, 1, OPS_INT},
+    {CUKIT_TC_I16, ncclUint8, 2, 0},
+    {CUKIT_TC_U16, ncclUint8, 2, 0},
+    {CUKIT_TC_I32, ncclInt32, 1, OPS_INT},
+    {CUKIT_TC_U32, ncclUint32, 1, OPS_INT},
+    {CUKIT_TC_I64, ncclInt64, 1, OPS_INT},
+    {CUKIT_TC_U64, ncclUint64, 1, OPS_INT},
+    {CUKIT_TC_F16, ncclFloat16, 1, OPS_ALL},
+    {CUKIT_TC_BF16, ncclBfloat16, 1, OPS_ALL},
+    {CUKIT_TC_F32, ncclFloat32, 1, OPS_ALL},
+    {CUKIT_TC_F64, ncclFloat64, 1, OPS_ALL},
+    {CUKIT_TC_C64, ncclFloat32, 2, OPS_SUM},
+    {CUKIT_TC_C128, ncclFloat64, 2, OPS_SUM},
+};
+
+static const char *const op_names[] = {"sum", "prod", "max", "min", "avg"};
+
+int
+cukit_nccl_datatype(int tc, int op, int *lanes, const char *who)
+{
+    for (size_t i = 0; i < sizeof type_table / sizeof *type_table; i++) {
+        if (type_table[i].typecode != tc)
+            continue;
+        if (op >= 0 && !(type_table[i].ops & (1 << op))) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: NCCL cannot reduce %s with op=\"%s\"%s", who,
+                         cukit_typecode_name(tc), op_names[op],
+                         op == ncclAvg && (type_table[i].ops & 1)
+                             ? " (avg needs a floating dtype: use sum, then divide)"
+                             : "; reductions take int8/uint8/int32/uint32/int64/uint64, "
+                               "float16/bfloat16/float32/float64 (complex: sum and avg only)");
+            return -1;
+        }
+        *lanes = type_table[i].lanes;
+        return type_table[i].type;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "%s: NCCL cannot carry elements of dtype %s; use a numeric dtype (bool, "
+                 "integers, float16/bfloat16/float32/float64, complex)",
+                 who, cukit_typecode_name(tc));
+    return -1;
+}
+
+int
+cukit_nccl_op(PyObject *name, const char *who)
+{
+    if (PyUnicode_Check(name)) {
+        for (int i = 0; i < (int)(sizeof op_names / sizeof *op_names); i++) {
+            if (PyUnicode_CompareWithASCIIString(name, op_names[i]) == 0)
+                return i;
+        }
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "%s: op must be one of \"sum\", \"prod\", \"min\", \"max\", \"avg\", got %R", who,
+                 name);
+    return -1;
+}
+
+/* ------------------------------------------------------------------ module functions */
+
+static PyObject *
+mod_version(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    if (cukit_nccl_load(PyModule_GetState(m)) < 0)
+        return NULL;
+    int v = loaded.version;
+    return Py_BuildValue("(iii)", v / 10000, (v / 100) % 100, v % 100);
+}
+
+static PyObject *
+mod_library(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    if (cukit_nccl_load(PyModule_GetState(m)) < 0)
+        return NULL;
+    return PyUnicode_FromString(loaded.path);
+}
+
+static PyObject *
+mod_get_unique_id(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    cukit_state *st = PyModule_GetState(m);
+    ncclUniqueId id;
+    ncclResult_t res;
+    if (cukit_nccl_load(st) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS res = cukit_nccl_api.ncclGetUniqueId(&id);
+    Py_END_ALLOW_THREADS if (cukit_nccl_check(st, res, "ncclGetUniqueId", NULL) < 0) return NULL;
+    return PyBytes_FromStringAndSize(id.internal, sizeof id.internal);
+}
+
+static PyObject *
+mod_group_start(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    cukit_state *st = PyModule_GetState(m);
+    if (cukit_nccl_load(st) < 0 || NCCL_CALL(st, ncclGroupStart, (), NULL) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+mod_group_end(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    cukit_state *st = PyModule_GetState(m);
+    ncclResult_t res;
+    if (cukit_nccl_load(st) < 0)
+        return NULL;
+    /* Ending a group launches its work and may wait for peers to connect. */
+    Py_BEGIN_ALLOW_THREADS res = cukit_nccl_api.ncclGroupEnd();
+    Py_END_ALLOW_THREADS if (cukit_nccl_check(st, res, "ncclGroupEnd", NULL) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* _nccl_datatype(dtype, op=None) -> (NCCL type, lanes): the mapping, for tests. */
+static PyObject *
+mod_datatype(PyObject *m, PyObject *args)
+{
+    PyObject *dtype, *opname = Py_None;
+    if (!PyArg_ParseTuple(args, "O|O:_nccl_datatype", &dtype, &opname))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    PyObject *d = cukit_resolve_dtype(st, dtype);
+    if (d == NULL)
+        return NULL;
+    int tc = cukit_typecode_of_dtype(d);
+    Py_DECREF(d);
+    int op = opname == Py_None ? -1 : cukit_nccl_op(opname, "_nccl_datatype()");
+    if (tc < 0 || (op < 0 && opname != Py_None))
+        return NULL;
+    int lanes = 1, type = cukit_nccl_datatype(tc, op, &lanes, "_nccl_datatype()");
+    return type < 0 ? NULL : Py_BuildValue("(ii)", type, lanes);
+}
+
+static PyMethodDef nccl_functions[] = {
+    {"nccl_version", mod_version, METH_NOARGS,
+     "nccl_version() -> (major, minor, patch) of the libnccl cukit loaded (loading it)."},
+    {"nccl_library", mod_library, METH_NOARGS, "nccl_library() -> where libnccl was loaded from."},
+    {"nccl_get_unique_id", mod_get_unique_id, METH_NOARGS,
+     "nccl_get_unique_id() -> bytes: a new NCCL unique id (128 bytes) for Communicator()."},
+    {"nccl_group_start", mod_group_start, METH_NOARGS, "ncclGroupStart()."},
+    {"nccl_group_end", mod_group_end, METH_NOARGS,
+     "ncclGroupEnd(): launch the operations queued since nccl_group_start()."},
+    {"_nccl_datatype", mod_datatype, METH_VARARGS,
+     "_nccl_datatype(dtype, op=None) -> (ncclDataType_t, lanes), or TypeError."},
+    {NULL},
+};
+
+int
+cukit_nccl_setup(PyObject *module, cukit_state *st)
+{
+    return PyModule_AddFunctions(module, nccl_functions);
+}

@@ -1,0 +1,137 @@
+/* nccl.h - the NCCL layer: NCCL's ABI as cukit declares it, its entry-point table, cukit.nccl's Communicator */
+#ifndef CUKIT_NCCL_H
+#define CUKIT_NCCL_H
+
+#include "array/array.h"
+
+/* ------------------------------------------------------------------ NCCL's ABI (nccl.h 2.x)
+ *
+ * Only what cukit calls, written from NCCL's documented C API so that the build
+ * needs no NCCL headers. These values have been stable since NCCL 2.12. */
+
+typedef struct ncclComm *ncclComm_t;
+typedef int ncclResult_t;
+typedef int ncclDataType_t;
+typedef int ncclRedOp_t;
+#define CUKIT_NCCL_UNIQUE_ID_BYTES 128
+typedef struct {
+    char internal[CUKIT_NCCL_UNIQUE_ID_BYTES];
+} ncclUniqueId;
+/* Opaque here: cukit passes NULL wherever NCCL takes a configuration. */
+typedef struct ncclConfig_opaque ncclConfig_t;
+
+enum {
+    ncclSuccess = 0,
+    ncclUnhandledCudaError = 1,
+    ncclSystemError = 2,
+    ncclInternalError = 3,
+    ncclInvalidArgument = 4,
+    ncclInvalidUsage = 5,
+    ncclRemoteError = 6,
+    ncclInProgress = 7,
+};
+
+enum {
+    ncclInt8 = 0, ncclUint8 = 1, ncclInt32 = 2, ncclUint32 = 3, ncclInt64 = 4, ncclUint64 = 5,
+    ncclFloat16 = 6, ncclFloat32 = 7, ncclFloat64 = 8, ncclBfloat16 = 9,
+};
+
+enum { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4 };
+
+#define CUKIT_NCCL_SPLIT_NOCOLOR (-1)
+/* The oldest NCCL cukit loads: ncclAvg and ncclBfloat16 (2.10), ncclGetLastError (2.13),
+ * a stable ABI for everything in the list below. Versions are major*10000+minor*100+patch. */
+#define CUKIT_NCCL_MIN_VERSION 21300
+
+/* X(return type, field name, exported symbol, REQUIRED|OPTIONAL, (parameters)), as in
+ * driver/entry_points.h. loader.c expands this list into cukit_nccl_api and the
+ * table it walks after dlopen; nothing else calls libnccl. */
+#define CUKIT_NCCL_API(X)                                                                \
+    X(ncclResult_t, ncclGetVersion, "ncclGetVersion", REQUIRED, (int *))                 \
+    X(const char *, ncclGetErrorString, "ncclGetErrorString", REQUIRED, (ncclResult_t))  \
+    X(const char *, ncclGetLastError, "ncclGetLastError", REQUIRED, (ncclComm_t))        \
+    X(ncclResult_t, ncclGetUniqueId, "ncclGetUniqueId", REQUIRED, (ncclUniqueId *))      \
+    X(ncclResult_t, ncclCommInitRank, "ncclCommInitRank", REQUIRED,                      \
+      (ncclComm_t *, int, ncclUniqueId, int))                                            \
+    X(ncclResult_t, ncclCommInitAll, "ncclCommInitAll", REQUIRED, (ncclComm_t *, int, const int *)) \
+    X(ncclResult_t, ncclCommSplit, "ncclCommSplit", OPTIONAL,                            \
+      (ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *))                              \
+    X(ncclResult_t, ncclCommFinalize, "ncclCommFinalize", OPTIONAL, (ncclComm_t))        \
+    X(ncclResult_t, ncclCommDestroy, "ncclCommDestroy", REQUIRED, (ncclComm_t))          \
+    X(ncclResult_t, ncclCommAbort, "ncclCommAbort", REQUIRED, (ncclComm_t))              \
+    X(ncclResult_t, ncclCommGetAsyncError, "ncclCommGetAsyncError", REQUIRED, (ncclComm_t, ncclResult_t *)) \
+    X(ncclResult_t, ncclCommCount, "ncclCommCount", REQUIRED, (ncclComm_t, int *))       \
+    X(ncclResult_t, ncclCommCuDevice, "ncclCommCuDevice", REQUIRED, (ncclComm_t, int *)) \
+    X(ncclResult_t, ncclCommUserRank, "ncclCommUserRank", REQUIRED, (ncclComm_t, int *)) \
+    X(ncclResult_t, ncclAllReduce, "ncclAllReduce", REQUIRED,                            \
+      (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, CUstream)) \
+    X(ncclResult_t, ncclBroadcast, "ncclBroadcast", REQUIRED,                            \
+      (const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, CUstream))         \
+    X(ncclResult_t, ncclReduce, "ncclReduce", REQUIRED,                                  \
+      (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, CUstream)) \
+    X(ncclResult_t, ncclAllGather, "ncclAllGather", REQUIRED,                            \
+      (const void *, void *, size_t, ncclDataType_t, ncclComm_t, CUstream))              \
+    X(ncclResult_t, ncclReduceScatter, "ncclReduceScatter", REQUIRED,                    \
+      (const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, CUstream)) \
+    X(ncclResult_t, ncclSend, "ncclSend", REQUIRED,                                      \
+      (const void *, size_t, ncclDataType_t, int, ncclComm_t, CUstream))                 \
+    X(ncclResult_t, ncclRecv, "ncclRecv", REQUIRED,                                      \
+      (void *, size_t, ncclDataType_t, int, ncclComm_t, CUstream))                       \
+    X(ncclResult_t, ncclGroupStart, "ncclGroupStart", REQUIRED, (void))                  \
+    X(ncclResult_t, ncclGroupEnd, "ncclGroupEnd", REQUIRED, (void))
+
+/* Filled once by cukit_nccl_load under the GIL, only read afterwards (like cukit_api). */
+typedef struct {
+#define CUKIT_X(ret, name, sym, req, params) ret(*name) params;
+    CUKIT_NCCL_API(CUKIT_X)
+#undef CUKIT_X
+} cukit_nccl_api_t;
+
+extern cukit_nccl_api_t cukit_nccl_api;
+
+/* ------------------------------------------------------------------ loader.c */
+
+/* dlopen libnccl (CUKIT_NCCL, the nvidia-nccl-cu13/cu12 wheels, the loader path),
+ * fill cukit_nccl_api and check the version. 0, or -1 with NotSupportedError saying
+ * where it looked and what to install. Later calls repeat the first verdict. */
+int cukit_nccl_load(cukit_state *st);
+/* Turn an NCCL result into 0 (success) or -1 with NcclError set: the message holds
+ * ncclGetErrorString and, with `comm`, ncclGetLastError; `call` names the function. */
+int cukit_nccl_check(cukit_state *st, ncclResult_t res, const char *call, ncclComm_t comm);
+/* version(), get_unique_id(), group_start/group_end and the mapping helpers. 0 / -1. */
+int cukit_nccl_setup(PyObject *module, cukit_state *st);
+/* NCCL's data type for typecode tc with reduction `op` (-1: none, data only moves);
+ * each element travels as *lanes elements of that type. The type, or -1 with
+ * TypeError naming the dtype, the op and `who`. */
+int cukit_nccl_datatype(int tc, int op, int *lanes, const char *who);
+/* NCCL's operation for "sum", "prod", "min", "max" or "avg"; -1 with ValueError. */
+int cukit_nccl_op(PyObject *name, const char *who);
+
+/* Calls through the table; the expression is 0 or -1 with NcclError. */
+#define NCCL_CALL(st, fn, args, comm) cukit_nccl_check((st), cukit_nccl_api.fn args, #fn, (comm))
+
+/* ------------------------------------------------------------------ communicator.c */
+
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;
+    cukit_Device *device;  /* strong ref: the GPU this rank drives */
+    ncclComm_t comm;       /* owned: NULL once destroyed or aborted */
+    int rank, nranks;
+    double timeout;        /* seconds a wait may take before the communicator is aborted;
+                              < 0: wait for ever */
+    int aborted;           /* 1: abort() ran (or a timeout did) */
+} cukit_Communicator;
+
+/* The Communicator type into module state slot and the module. 0 / -1. */
+int cukit_communicator_setup(PyObject *module, cukit_state *st);
+/* 0 while c can be used; else -1 with ValueError (destroyed) or NcclError (an
+ * asynchronous error of NCCL, e.g. a peer that died). */
+int cukit_communicator_check(cukit_Communicator *c);
+
+/* ------------------------------------------------------------------ collectives.c */
+
+/* The Communicator methods that move data; the type's method table lists them. */
+extern PyMethodDef cukit_collective_methods[];
+
+#endif /* CUKIT_NCCL_H */

@@ -1,0 +1,1302 @@
+"""pycuda.driver on cukit: devices, contexts, memory, copies, streams, events and
+kernel calls with PyCUDA's names and argument conventions.
+
+Kernel calls go straight into cukit's C launch path: a `Function` holds a
+strict `cukit.Kernel` built once (plain Python numbers refused, as in PyCUDA),
+and `__call__` hands it the arguments as they are; only when cukit refuses one
+(In/Out/InOut, GPUArrays, host arrays) does the call convert them in Python.
+`prepared_call` calls a `cukit.PreparedLaunch` kept per configuration.
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+import gc
+import threading
+
+import numpy as np
+
+import cukit
+from cukit import _cukit
+
+from ._enums import (  # noqa: F401  (re-exported: PyCUDA's names)
+    FUNCTION_ATTRIBUTE_KEYS,
+    address_mode,
+    array_format,
+    compute_mode,
+    ctx_flags,
+    device_attribute,
+    event_flags,
+    filter_mode,
+    func_cache,
+    function_attribute,
+    host_alloc_flags,
+    jit_input_type,
+    limit,
+    mem_attach_flags,
+    mem_host_register_flags,
+    memory_type,
+    pointer_attribute,
+    shared_config,
+    stream_flags,
+)
+
+TRSA_OVERRIDE_FORMAT = 1
+TRSF_READ_AS_INTEGER = 1
+TRSF_NORMALIZED_COORDINATES = 2
+TR_DEFAULT = -1
+
+# ------------------------------------------------------------------ errors
+#
+# PyCUDA's classes, subclasses of cukit.CudaError. Importing this module also
+# makes cukit's own classes subclasses of the matching PyCUDA class (an except
+# clause compares classes directly), so `except pycuda.driver.LogicError` catches
+# the cukit.InvalidValueError that a call raises.
+
+
+class Error(cukit.CudaError):
+    """Base of PyCUDA's errors (also a cukit.CudaError)."""
+
+
+class LogicError(Error):
+    """A call that cannot succeed as made: invalid value, context or handle."""
+
+
+class LaunchError(Error):
+    """A kernel launch failed, or a kernel faulted."""
+
+
+class RuntimeError(Error):
+    """A driver failure that is not the caller's logic error."""
+
+
+class MemoryError(Error, builtins.MemoryError):
+    """Out of device or host memory."""
+
+
+class CompileError(Error):
+    """The source did not compile. `stderr` holds the compiler's log."""
+
+    def __init__(self, msg, command_line=None, stdout=None, stderr=None):
+        super().__init__(msg)
+        self.msg = msg
+        self.command_line = command_line
+        self.stdout = stdout
+        if stderr is not None:
+            self.log = stderr
+
+    @property
+    def stderr(self):
+        return self.log
+
+
+def _graft(cukit_class, pycuda_class):
+    """Make pycuda_class a base of cukit_class, keeping its other builtin bases."""
+    if issubclass(cukit_class, pycuda_class):
+        return
+    keep = tuple(b for b in cukit_class.__bases__
+                 if not issubclass(pycuda_class, b) and b is not cukit.CudaError)
+    cukit_class.__bases__ = (pycuda_class,) + keep
+
+
+_graft(cukit.InvalidValueError, LogicError)
+_graft(cukit.NotSupportedError, LogicError)
+_graft(cukit.LaunchError, LaunchError)
+_graft(cukit.KernelFaultError, LaunchError)
+_graft(cukit.OutOfMemoryError, MemoryError)
+_graft(cukit.NoDeviceError, RuntimeError)
+_graft(cukit.CompileError, CompileError)
+
+_REFS_REMOVED = (
+    "texture and surface references were removed in CUDA 12 (cukit runs on CUDA 12 and "
+    "newer); use texture and surface objects instead: cukit.Texture(cukit.CudaArray or device "
+    "array) and cukit.Surface(cukit.CudaArray), passed to the kernel as "
+    "cudaTextureObject_t / cudaSurfaceObject_t arguments")
+
+
+def _texrefs_removed(*args, **kwargs):
+    raise LogicError(_REFS_REMOVED)
+
+
+matrix_to_texref = bind_array_to_texref = _texrefs_removed
+
+
+class TextureReference:
+    def __init__(self, *args, **kwargs):
+        _texrefs_removed()
+
+
+SurfaceReference = TextureReference
+
+# ------------------------------------------------------------------ init, versions
+
+
+def init(flags=0):
+    """Check that a driver and a GPU are there (cukit loads the driver itself)."""
+    if cukit.device_count() == 0:
+        cukit.Device(0)  # raises NoDeviceError saying what was looked for
+
+
+def get_driver_version():
+    """The CUDA version the driver supports, as an int: 13000 for 13.0."""
+    major, minor = cukit.driver_version()
+    return major * 1000 + minor * 10
+
+
+def get_version():
+    """The CUDA version as (major, minor, 0): the driver's (cukit is not built
+    against a toolkit)."""
+    major, minor = cukit.driver_version()
+    return (major, minor, 0)
+
+
+# ------------------------------------------------------------------ devices and contexts
+
+
+class Device:
+    """A GPU, by ordinal. PyCUDA's attribute names read device attributes
+    (`dev.max_threads_per_block`)."""
+
+    __slots__ = ("_dev",)
+
+    def __init__(self, ordinal):
+        if isinstance(ordinal, str):
+            raise LogicError("cukit.pycuda takes a device by ordinal, not by PCI bus id")
+        self._dev = cukit.Device(int(ordinal))
+
+    @staticmethod
+    def count():
+        return cukit.device_count()
+
+    def name(self):
+        return self._dev.name
+
+    def compute_capability(self):
+        return tuple(self._dev.compute_capability)
+
+    def total_memory(self):
+        return self._dev.total_memory
+
+    def pci_bus_id(self):
+        a = self._dev.attributes
+        return "%04x:%02x:%02x.0" % (a["pci_domain_id"], a["pci_bus_id"], a["pci_device_id"])
+
+    def get_attribute(self, attr):
+        return self._dev.attributes[device_attribute(attr).name.lower()]
+
+    def get_attributes(self):
+        attrs = self._dev.attributes
+        return {a: attrs[a.name.lower()] for a in device_attribute if a.name.lower() in attrs}
+
+    def __getattr__(self, name):
+        attr = device_attribute.__members__.get(name.upper())
+        if attr is None:
+            raise AttributeError(name)
+        return self.get_attribute(attr)
+
+    def make_context(self, flags=0):
+        """A context on this device, pushed on this thread's stack. cukit runs on
+        the device's primary context: every context of a device shares it."""
+        ctx = Context(self)
+        ctx.push()
+        return ctx
+
+    def retain_primary_context(self):
+        """The primary context, not pushed (push() it to make it current)."""
+        return Context(self)
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other._dev.ordinal == self._dev.ordinal
+
+    def __hash__(self):
+        return hash(("cukit.pycuda.Device", self._dev.ordinal))
+
+    def __int__(self):
+        return self._dev.ordinal
+
+    def __repr__(self):
+        return "<cukit.pycuda Device %d: %s>" % (self._dev.ordinal, self._dev.name)
+
+
+_tls = threading.local()
+
+
+class _either:
+    """A method callable on the class (self is None) or on an instance."""
+
+    def __init__(self, func):
+        self.func = func
+        self.__doc__ = func.__doc__
+
+    def __get__(self, obj, owner=None):
+        return functools.partial(self.func, obj)
+
+
+def _stack():
+    s = getattr(_tls, "stack", None)
+    if s is None:
+        s = _tls.stack = []
+    return s
+
+
+class Context:
+    """PyCUDA's per-thread context stack, over the devices' primary contexts:
+    push/pop/detach move this thread's stack and make the top's device current."""
+
+    __slots__ = ("_device", "_cache_config", "__weakref__")
+
+    def __init__(self, device):
+        self._device = device
+        self._cache_config = func_cache.PREFER_NONE
+
+    def push(self):
+        _stack().append(self)
+        self._device._dev.use()
+
+    @staticmethod
+    def pop():
+        s = _stack()
+        if not s:
+            raise LogicError("Context.pop: this thread's context stack is empty")
+        s.pop()
+        if s:
+            s[-1]._device._dev.use()
+
+    def detach(self):
+        s = _stack()
+        if s and s[-1] is self:
+            Context.pop()
+        elif self in s:
+            s.remove(self)
+
+    @staticmethod
+    def get_current():
+        s = _stack()
+        return s[-1] if s else None
+
+    @_either
+    def get_device(self):
+        """ctx.get_device(): the context's device; Context.get_device(): the current one's."""
+        if self is not None:
+            return self._device
+        s = _stack()
+        if s:
+            return s[-1]._device
+        return Device(cukit.get_device().ordinal)
+
+    @staticmethod
+    def synchronize():
+        cukit.synchronize()
+
+    def get_api_version(self):
+        return get_driver_version()
+
+    @staticmethod
+    def set_cache_config(config):
+        pass  # a preference only; cukit leaves the driver's default
+
+    @staticmethod
+    def get_cache_config():
+        return func_cache.PREFER_NONE
+
+    @staticmethod
+    def set_limit(which, value):
+        raise LogicError("Context.set_limit is not provided by cukit.pycuda (cuCtxSetLimit)")
+
+    @staticmethod
+    def get_limit(which):
+        raise LogicError("Context.get_limit is not provided by cukit.pycuda (cuCtxGetLimit)")
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return id(self)
+
+
+def _context_device():
+    """The cukit.Device of this thread's current PyCUDA context (or cukit's current)."""
+    s = _stack()
+    return s[-1]._device._dev if s else None
+
+
+# ------------------------------------------------------------------ device memory
+
+
+class DeviceAllocation(cukit.Buffer):
+    """Device memory from mem_alloc: a cukit.Buffer, so kernels take it directly.
+    int() is the address; `alloc + n` is an int address; a second free() raises."""
+
+    __slots__ = ()
+
+    def free(self):
+        if self.freed:
+            raise LogicError("cuMemFree failed: this allocation was already freed")
+        cukit.Buffer.free(self)
+
+    def __add__(self, other):
+        return int(self) + int(other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return int(self) - int(other)
+
+    def as_buffer(self, size, offset=0):
+        raise LogicError(
+            "as_buffer() needs memory the host can read; a DeviceAllocation is device "
+            "memory: copy it with memcpy_dtoh, or use managed_empty for shared memory")
+
+    def __repr__(self):
+        if self.freed:
+            return "<DeviceAllocation %d bytes, freed>" % self.size
+        return "<DeviceAllocation %d bytes at 0x%x>" % (self.size, int(self))
+
+
+class PointerHolderBase:
+    """Base for objects that hold a device pointer: subclasses define get_pointer()."""
+
+    def get_pointer(self):
+        raise NotImplementedError
+
+    def __int__(self):
+        return int(self.get_pointer())
+
+    __index__ = __int__
+
+    def as_buffer(self, size, offset=0):
+        raise LogicError("as_buffer() needs memory the host can read")
+
+
+class DevicePointer(int):
+    """An int device address that keeps what owns the memory alive (Module.get_global)."""
+
+    def __new__(cls, ptr, owner=None):
+        self = int.__new__(cls, ptr)
+        self._owner = owner
+        return self
+
+
+def mem_alloc(nbytes):
+    """nbytes of device memory. On out-of-memory, collects garbage (dropped
+    arrays free their memory) and tries once more before raising."""
+    try:
+        return DeviceAllocation(nbytes)
+    except cukit.OutOfMemoryError:
+        gc.collect()
+        return DeviceAllocation(nbytes)
+
+
+def mem_alloc_like(ary):
+    return mem_alloc(ary.nbytes)
+
+
+def mem_get_info():
+    """(free, total) device memory in bytes."""
+    info = cukit.memory_info()
+    return info["free"], info["total"]
+
+
+def _host_bytes(ary, writable):
+    """ary as a C-contiguous buffer of the same bytes: an F-contiguous numpy array is
+    read through its transpose (the same memory)."""
+    if isinstance(ary, np.ndarray) and not ary.flags.c_contiguous:
+        if ary.flags.f_contiguous:
+            return ary.T
+        raise ValueError("memcpy needs a contiguous host array (C or Fortran order); "
+                         "pass numpy.ascontiguousarray(a)")
+    return ary
+
+
+def _address(dev):
+    """int address of a device-side memcpy argument (a GPUArray's is its gpudata's:
+    int() of a one-element GPUArray is its value)."""
+    gpudata = getattr(dev, "gpudata", None)
+    if gpudata is not None:
+        return int(gpudata)
+    try:
+        return int(dev)
+    except TypeError:
+        cai = getattr(dev, "__cuda_array_interface__", None)
+        if cai is not None:
+            return cai["data"][0]
+        raise TypeError("expected device memory (a DeviceAllocation, an int address or an "
+                        "object with __cuda_array_interface__), got %s"
+                        % type(dev).__name__) from None
+
+
+def _check_fits(dev, nbytes, what):
+    size = getattr(dev, "size", None)
+    if isinstance(dev, cukit.Buffer) and size is not None and nbytes > size:
+        raise ValueError("%s: %d bytes do not fit in the %d-byte allocation"
+                         % (what, nbytes, size))
+
+
+def memcpy_htod(dest, src):
+    """Copy len(src) bytes (its whole buffer) from host to device address dest."""
+    src = _host_bytes(src, False)
+    n = memoryview(src).nbytes
+    _check_fits(dest, n, "memcpy_htod")
+    if n:
+        _cukit._copy_htod(_address(dest), src)
+
+
+def memcpy_dtoh(dest, src):
+    """Fill host buffer dest (all of it) from device address src."""
+    dest = _host_bytes(dest, True)
+    n = memoryview(dest).nbytes
+    _check_fits(src, n, "memcpy_dtoh")
+    if n:
+        _cukit._copy_dtoh(dest, _address(src))
+
+
+def memcpy_htod_async(dest, src, stream=None):
+    """Queue the copy on stream; src must stay alive and unchanged until then
+    (page-locked memory makes it truly asynchronous)."""
+    src = _host_bytes(src, False)
+    n = memoryview(src).nbytes
+    _check_fits(dest, n, "memcpy_htod_async")
+    if n:
+        _cukit._copy_htod(_address(dest), src, stream, stream is None)
+
+
+def memcpy_dtoh_async(dest, src, stream=None):
+    dest = _host_bytes(dest, True)
+    n = memoryview(dest).nbytes
+    _check_fits(src, n, "memcpy_dtoh_async")
+    if n:
+        _cukit._copy_dtoh(dest, _address(src), stream, stream is None)
+
+
+def _device_view(ptr, nbytes, owner=None):
+    """A cukit.Array of nbytes uint8 at a device address (kept alive by owner)."""
+    if isinstance(ptr, cukit.Buffer):
+        return cukit.frombuffer(ptr, np.uint8, (nbytes,))
+    return cukit.asarray(_RawCAI(int(ptr), nbytes, owner))
+
+
+class _RawCAI:
+    __slots__ = ("__cuda_array_interface__", "_owner")
+
+    def __init__(self, ptr, nbytes, owner):
+        self.__cuda_array_interface__ = {"data": (ptr, False), "shape": (nbytes,),
+                                         "typestr": "|u1", "strides": None, "version": 3}
+        self._owner = owner
+
+
+def memcpy_dtod(dest, src, size):
+    """Copy size bytes between device addresses (on the default stream)."""
+    if size:
+        cukit.copy(_device_view(dest, size), _device_view(src, size))
+
+
+def memcpy_dtod_async(dest, src, size, stream=None):
+    if size:
+        cukit.copy(_device_view(dest, size), _device_view(src, size), stream=stream)
+
+
+def memset_d8(dest, data, count):
+    _device_view(dest, count).fill(np.uint8(data))
+
+
+def memset_d32(dest, data, count):
+    a = cukit.asarray(_TypedCAI(_address(dest), count, "<u4", dest))
+    a.fill(np.uint32(data))
+
+
+class _TypedCAI:
+    __slots__ = ("__cuda_array_interface__", "_owner")
+
+    def __init__(self, ptr, count, typestr, owner):
+        self.__cuda_array_interface__ = {"data": (ptr, False), "shape": (count,),
+                                         "typestr": typestr, "strides": None, "version": 3}
+        self._owner = owner
+
+
+def memset_d16(dest, data, count):
+    cukit.asarray(_TypedCAI(_address(dest), count, "<u2", dest)).fill(np.uint16(data))
+
+
+def to_device(bf_obj):
+    """A new DeviceAllocation holding a copy of the host buffer."""
+    src = _host_bytes(bf_obj, False)
+    n = memoryview(src).nbytes
+    result = mem_alloc(n)
+    if n:
+        _cukit._copy_htod(int(result), src)
+    return result
+
+
+def from_device(devptr, shape, dtype, order="C"):
+    result = np.empty(shape, dtype, order=order)
+    memcpy_dtoh(result, devptr)
+    return result
+
+
+def from_device_like(devptr, other_ary):
+    result = np.empty_like(other_ary)
+    memcpy_dtoh(result, devptr)
+    return result
+
+
+# ------------------------------------------------------------------ host memory
+
+
+def _shape(shape):
+    return (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+
+
+def _host_array(make, shape, dtype, order):
+    """A numpy array from cukit's allocator `make` whose .base is the allocation,
+    in C or Fortran order."""
+    shape = _shape(shape)
+    if order == "C":
+        return make(shape, dtype)
+    if order != "F":
+        raise ValueError("order must be 'C' or 'F', got %r" % (order,))
+    flat = make(int(np.prod(shape)), dtype)
+    return np.ndarray(shape, flat.dtype, buffer=flat.base, order="F")
+
+
+def _order_of(array):
+    return "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+
+
+def pagelocked_empty(shape, dtype, order="C", mem_flags=0):
+    """A numpy array in page-locked (pinned) host memory; .base owns it."""
+    return _host_array(cukit.pinned_empty, shape, dtype, order)
+
+
+def pagelocked_zeros(shape, dtype, order="C", mem_flags=0):
+    return _host_array(cukit.pinned_zeros, shape, dtype, order)
+
+
+def pagelocked_empty_like(array, mem_flags=0):
+    return pagelocked_empty(array.shape, array.dtype, _order_of(array))
+
+
+def pagelocked_zeros_like(array, mem_flags=0):
+    return pagelocked_zeros(array.shape, array.dtype, _order_of(array))
+
+
+def _check_attach(mem_flags):
+    if mem_flags not in (0, mem_attach_flags.GLOBAL):
+        raise LogicError("cukit.pycuda allocates managed memory attached globally "
+                         "(mem_attach_flags.GLOBAL); other attach flags are not provided")
+
+
+def managed_empty(shape, dtype, order="C", mem_flags=0):
+    """A numpy array in managed memory, attached globally (mem_flags 0 means that
+    too), usable as a kernel pointer argument. Touch it on the host only after
+    Context.synchronize()."""
+    _check_attach(mem_flags)
+    return _host_array(cukit.managed_empty, shape, dtype, order)
+
+
+def managed_zeros(shape, dtype, order="C", mem_flags=0):
+    _check_attach(mem_flags)
+    return _host_array(cukit.managed_zeros, shape, dtype, order)
+
+
+def managed_empty_like(array, mem_flags=0):
+    return managed_empty(array.shape, array.dtype, _order_of(array), mem_flags)
+
+
+def managed_zeros_like(array, mem_flags=0):
+    return managed_zeros(array.shape, array.dtype, _order_of(array), mem_flags)
+
+
+def aligned_empty(shape, dtype, order="C", alignment=4096):
+    """An ordinary numpy array whose data starts at a multiple of `alignment`."""
+    shape = _shape(shape)
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(nbytes + alignment, np.uint8)
+    start = (-raw.ctypes.data) % alignment
+    flat = raw[start:start + nbytes].view(dtype)
+    if order == "F":
+        return flat.reshape(shape[::-1]).T
+    return flat.reshape(shape)
+
+
+def aligned_zeros(shape, dtype, order="C", alignment=4096):
+    a = aligned_empty(shape, dtype, order, alignment)
+    a.fill(0)
+    return a
+
+
+def aligned_empty_like(ary, alignment=4096):
+    return aligned_empty(ary.shape, ary.dtype, alignment=alignment)
+
+
+def aligned_zeros_like(ary, alignment=4096):
+    return aligned_zeros(ary.shape, ary.dtype, alignment=alignment)
+
+
+class RegisteredHostMemory:
+    """The .base of register_host_memory's array: unregister() unlocks the pages."""
+
+    def __init__(self, ary, registration):
+        self._ary = ary
+        self._reg = registration
+        self.__array_interface__ = ary.__array_interface__
+        self.base = ary
+
+    def unregister(self):
+        self._reg.unregister()
+
+
+def register_host_memory(ary, flags=0):
+    """Page-lock an existing C-contiguous numpy array; the returned array's .base
+    is a RegisteredHostMemory (unregister() to unlock)."""
+    reg = cukit.register(ary)
+    return np.asarray(RegisteredHostMemory(ary, reg))
+
+
+# ------------------------------------------------------------------ streams and events
+
+
+class Stream(cukit.Stream):
+    """A stream. flags=0 makes one that waits for the legacy default stream, as in
+    PyCUDA; stream_flags.NON_BLOCKING one that does not."""
+
+    __slots__ = ()
+
+    def __new__(cls, flags=0):
+        return cukit.Stream.__new__(cls, non_blocking=bool(flags & stream_flags.NON_BLOCKING))
+
+    def is_done(self):
+        return self.query()
+
+    def wait_for_event(self, event):
+        self.wait(event)
+
+
+class Event(cukit.Event):
+    """A marker in a stream, for timing and ordering."""
+
+    __slots__ = ()
+
+    def __new__(cls, flags=0):
+        return cukit.Event.__new__(cls, timing=not (flags & event_flags.DISABLE_TIMING),
+                                   blocking=bool(flags & event_flags.BLOCKING_SYNC))
+
+    def record(self, stream=None):
+        cukit.Event.record(self, stream)
+        return self
+
+    def time_since(self, event):
+        """Milliseconds from `event` to this one (both recorded)."""
+        return event.elapsed_time(self)
+
+    def time_till(self, event):
+        """Milliseconds from this event to `event`."""
+        return self.elapsed_time(event)
+
+
+# ------------------------------------------------------------------ kernel arguments
+
+
+class ArgumentHandler:
+    """A host numpy array passed to a kernel through device memory made for the call."""
+
+    def __init__(self, array):
+        if not isinstance(array, np.ndarray):
+            array = np.asarray(array)
+        self.array = array
+        self.dev_alloc = None
+
+    def get_device_alloc(self):
+        if self.dev_alloc is None:
+            self.dev_alloc = mem_alloc(max(self.array.nbytes, 1))
+        return self.dev_alloc
+
+    def pre_call(self, stream):
+        pass
+
+    def post_call(self, stream):
+        pass
+
+
+class In(ArgumentHandler):
+    """Copied to the device before the launch."""
+
+    def pre_call(self, stream):
+        if stream is None:
+            memcpy_htod(self.get_device_alloc(), self.array)
+        else:
+            memcpy_htod_async(self.get_device_alloc(), self.array, stream)
+
+
+class Out(ArgumentHandler):
+    """Copied back to the host array after the launch."""
+
+    def post_call(self, stream):
+        if stream is None:
+            memcpy_dtoh(self.array, self.get_device_alloc())
+        else:
+            memcpy_dtoh_async(self.array, self.get_device_alloc(), stream)
+
+
+class InOut(In, Out):
+    """Copied in before the launch and back after it."""
+
+
+# Arguments cukit's launch takes as they are: numpy scalars convert to the
+# parameter's declared type (PyCUDA packs them by dtype; with the kernel's own
+# signature a mismatch is an error rather than wrong bytes), device memory is
+# a pointer.
+_DIRECT = frozenset([
+    DeviceAllocation, cukit.Buffer, cukit.Array, DevicePointer, np.void,
+    np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
+    np.uint8, np.uint16, np.uint32, np.uint64, np.bool_, np.longlong, np.ulonglong,
+])
+
+_UNKNOWN_KW = "%s() got unexpected keyword arguments %s; a call takes block=, grid=, stream=, shared=, texrefs= and time_kernel="
+
+
+def _is_managed(ary):
+    """True for numpy arrays in cukit's managed (or mapped pinned) memory."""
+    base = ary
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return isinstance(base, cukit.HostMemory) and base.kind == "managed"
+
+
+class Function:
+    """A kernel of a Module, called PyCUDA's way:
+    f(*args, block=(x, y, z), grid=(1, 1), stream=None, shared=0, time_kernel=False),
+    or prepared once with prepare(arg_types) and called with prepared_call."""
+
+    __slots__ = ("_k", "_module", "_formats", "_lp_key", "_lp", "_prepared",
+                 "_shared", "_block", "_cache_config", "__weakref__")
+
+    def __init__(self, kernel, module=None):
+        self._k = kernel.strict()  # plain Python numbers are refused, as in PyCUDA
+        self._module = module
+        self._formats = None
+        self._lp_key = None
+        self._lp = None
+        self._prepared = {}
+        self._shared = 0
+        self._block = None
+        self._cache_config = func_cache.PREFER_NONE
+
+    # ---- plain calls
+
+    def __call__(self, *args, block=None, grid=(1, 1), stream=None, shared=0,
+                 texrefs=None, time_kernel=False, **extra):
+        if extra or block is None or texrefs or time_kernel:
+            return self._call_slow(args, block, grid, stream, shared, texrefs, time_kernel, extra)
+        # cukit's launch takes device memory, numpy scalars (converted to each parameter's
+        # type) and structs as they are; anything else (In/Out, GPUArrays, host arrays,
+        # Python numbers) fails its check before anything is launched, and goes the
+        # slow way, which converts or explains.
+        try:
+            if stream is None and not shared:
+                return self._k(*args, grid=grid, block=block)
+            return self._k(*args, grid=grid, block=block, shared_mem=shared, stream=stream)
+        except (TypeError, ValueError) as e:
+            if isinstance(e, cukit.CudaError):
+                raise
+            return self._call_slow(args, block, grid, stream, shared, texrefs, time_kernel, extra)
+
+    def _describe(self, i):
+        params = self._k.signature.params
+        if i < len(params):
+            ctype, name = params[i]
+            return "%s() argument %d%s (%s)" % (self._k.name, i + 1,
+                                                " '%s'" % name if name else "", ctype)
+        return "%s() argument %d" % (self._k.name, i + 1)
+
+    def _is_pointer_param(self, i):
+        params = self._k.signature.params
+        return i < len(params) and _param_kind(params[i][0]) == "pointer"
+
+    def _convert(self, i, a, handlers):
+        t = type(a)
+        if t in _DIRECT:
+            return a
+        if t is int or t is float or t is bool or t is complex:
+            raise TypeError(
+                "%s: got a plain Python %s (%r). PyCUDA passes numpy scalars, which carry "
+                "their C type: pass numpy.int32(%r), numpy.float32(...) or the type that "
+                "matches the parameter (or use prepare() with the argument types)"
+                % (self._describe(i), t.__name__, a, a))
+        if isinstance(a, np.generic):
+            return a
+        if isinstance(a, ArgumentHandler):
+            handlers.append(a)
+            return a.get_device_alloc()
+        if isinstance(a, np.ndarray):
+            if _is_managed(a):
+                return a
+            if self._is_pointer_param(i):
+                raise TypeError(
+                    "%s: got a numpy array in host memory for a pointer parameter; wrap it "
+                    "as pycuda.driver.In(a), Out(a) or InOut(a) to copy it for the call, or "
+                    "copy it to the device first (pycuda.driver.to_device(a), "
+                    "gpuarray.to_gpu(a))" % self._describe(i))
+            return a.tobytes()  # passed by value, as PyCUDA does
+        if isinstance(a, (cukit.Buffer, cukit.Array)):
+            return a
+        # Addresses go as DevicePointer: an int the strict kernel takes for a pointer
+        # (a plain int is refused there, as PyCUDA refuses it).
+        gpudata = getattr(a, "gpudata", None)
+        if gpudata is not None:
+            return DevicePointer(int(gpudata), a)
+        cai = getattr(a, "__cuda_array_interface__", None)
+        if cai is not None:
+            return DevicePointer(int(cai["data"][0]), a)
+        if isinstance(a, PointerHolderBase):
+            return DevicePointer(int(a.get_pointer()), a)
+        raise TypeError("%s: invalid type %s (PyCUDA takes numpy scalars, device memory, "
+                        "GPUArrays and In/Out/InOut)" % (self._describe(i), t.__name__))
+
+    def _call_slow(self, args, block, grid, stream, shared, texrefs, time_kernel, extra):
+        if extra:
+            raise ValueError(_UNKNOWN_KW % (self._k.name, ", ".join(sorted(extra))))
+        if texrefs:
+            _texrefs_removed()
+        if block is None:
+            raise ValueError("%s(): block= is required, e.g. block=(256, 1, 1)" % self._k.name)
+        if time_kernel and stream is not None:
+            raise ValueError("%s(): time_kernel=True cannot be used with a stream"
+                             % self._k.name)
+        handlers = []
+        converted = [self._convert(i, a, handlers) for i, a in enumerate(args)]
+        for h in handlers:
+            h.pre_call(stream)
+        start = end = None
+        if time_kernel:
+            start, end = Event(), Event()
+            start.record()
+        self._k(*converted, grid=grid, block=block, shared_mem=shared, stream=stream)
+        if time_kernel:
+            end.record()
+        for h in handlers:
+            h.post_call(stream)
+        if time_kernel:
+            end.synchronize()
+            return end.time_since(start) * 1e-3
+        return None
+
+    # ---- prepared calls
+
+    def prepare(self, arg_types, block=None, shared=None, texrefs=()):
+        """Declare the argument types (a struct format string such as "PiP", or numpy
+        types/dtypes); they are checked against the kernel's parameters. Returns self."""
+        if texrefs:
+            _texrefs_removed()
+        self._formats = _check_formats(self, _formats_of(arg_types))
+        self._block = block
+        if shared is not None:
+            self._shared = shared
+        return self
+
+    @property
+    def arg_format(self):
+        return "".join(self._formats or ())
+
+    def _launcher(self, grid, block, shared, stream):
+        key = (tuple(grid) if not isinstance(grid, int) else grid,
+               tuple(block) if not isinstance(block, int) else block, shared, stream)
+        p = self._prepared.get(key)
+        if p is None:
+            if self._formats is None:
+                raise LogicError("%s: call prepare(arg_types) before prepared_call"
+                                 % self._k.name)
+            p = self._k.prepare(grid=grid, block=block, shared_mem=shared, stream=stream)
+            if len(self._prepared) > 64:
+                self._prepared.clear()
+            self._prepared[key] = p
+        return p
+
+    def prepared_call(self, grid, block, *args, shared_size=0):
+        lk = self._lp_key
+        if lk is not None and grid is lk[0] and block is lk[1] and shared_size == lk[2]:
+            try:
+                return self._lp(*args)
+            except (TypeError, ValueError):
+                return self._prepared_retry(self._lp, args)
+        return self._prepared_first(grid, block, args, shared_size)
+
+    def _prepared_first(self, grid, block, args, shared_size):
+        if block is None:
+            block = self._block
+        p = self._launcher(grid, block, shared_size or self._shared, None)
+        if type(grid) is tuple and type(block) is tuple:  # immutable: safe to know by identity
+            self._lp_key = (grid, block, shared_size)
+            self._lp = p
+        try:
+            return p(*args)
+        except (TypeError, ValueError):
+            return self._prepared_retry(p, args)
+
+    def _prepared_retry(self, p, args):
+        """A prepared call's arguments that cukit does not take as they are
+        (GPUArrays, objects with gpudata or __cuda_array_interface__)."""
+        fixed = []
+        changed = False
+        for a in args:
+            if type(a) not in _DIRECT and not isinstance(a, (int, float, np.generic, bytes)):
+                gpudata = getattr(a, "gpudata", None)
+                cai = getattr(a, "__cuda_array_interface__", None)
+                if gpudata is not None:
+                    a, changed = int(gpudata), True
+                elif cai is not None:
+                    a, changed = int(cai["data"][0]), True
+                elif isinstance(a, PointerHolderBase):
+                    a, changed = int(a.get_pointer()), True
+            fixed.append(a)
+        if not changed:
+            return p(*args)  # raise cukit's own error about the argument
+        return p(*fixed)
+
+    def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
+        if block is None:
+            block = self._block
+        p = self._launcher(grid, block, shared_size or self._shared, stream)
+        try:
+            return p(*args)
+        except (TypeError, ValueError):
+            return self._prepared_retry(p, args)
+
+    def prepared_timed_call(self, grid, block, *args, shared_size=0):
+        """Launch, and return a function that gives the kernel's time in seconds."""
+        start, end = Event(), Event()
+        start.record()
+        self.prepared_call(grid, block, *args, shared_size=shared_size)
+        end.record()
+
+        def get_call_time():
+            end.synchronize()
+            return end.time_since(start) * 1e-3
+
+        return get_call_time
+
+    # ---- attributes
+
+    def get_attribute(self, attr):
+        key = FUNCTION_ATTRIBUTE_KEYS.get(function_attribute(attr))
+        if key is None:
+            raise LogicError("function attribute %s is not provided" % function_attribute(attr).name)
+        return self._k.attributes[key]
+
+    def set_attribute(self, attr, value):
+        raise LogicError("Function.set_attribute is not provided; cukit raises the dynamic "
+                         "shared memory limit by itself when a launch asks for more")
+
+    def set_cache_config(self, config):
+        self._cache_config = config  # a preference only; cukit leaves the driver's default
+
+    def set_shared_config(self, config):
+        pass
+
+    def param_set_texref(self, *args):
+        _texrefs_removed()
+
+    @property
+    def num_regs(self):
+        return self._k.attributes["num_regs"]
+
+    @property
+    def max_threads_per_block(self):
+        return self._k.attributes["max_threads_per_block"]
+
+    @property
+    def shared_size_bytes(self):
+        return self._k.attributes["shared_size_bytes"]
+
+    @property
+    def local_size_bytes(self):
+        return self._k.attributes["local_size_bytes"]
+
+    @property
+    def const_size_bytes(self):
+        return self._k.attributes["const_size_bytes"]
+
+    @property
+    def kernel(self):
+        """The cukit.Kernel this function calls."""
+        return self._k
+
+    def __repr__(self):
+        return "<cukit.pycuda Function %s>" % self._k.signature
+
+
+# struct format characters by what they carry: (kind, size). 'P' is a pointer.
+_FORMAT_KIND = {
+    "b": ("int", 1), "B": ("int", 1), "h": ("int", 2), "H": ("int", 2),
+    "i": ("int", 4), "I": ("int", 4), "l": ("int", 8), "L": ("int", 8),
+    "q": ("int", 8), "Q": ("int", 8), "n": ("int", 8), "N": ("int", 8),
+    "e": ("float", 2), "f": ("float", 4), "d": ("float", 8), "?": ("bool", 1),
+    "P": ("pointer", 8),
+}
+
+
+def _formats_of(arg_types):
+    """One struct format item per parameter, from a format string or numpy types."""
+    if isinstance(arg_types, str):
+        items = []
+        count = ""
+        for ch in arg_types:
+            if ch.isdigit():
+                count += ch
+            elif ch in " @=<>!":
+                continue
+            elif ch == "s":
+                items.append("%ss" % (count or "1"))
+                count = ""
+            elif ch in _FORMAT_KIND:
+                items.extend([ch] * int(count or 1))
+                count = ""
+            else:
+                raise ValueError("prepare(): %r is not a struct format character cukit knows"
+                                 % ch)
+        return items
+    items = []
+    for t in arg_types:
+        if isinstance(t, str) and len(t) == 1 and t in _FORMAT_KIND:
+            items.append(t)
+            continue
+        dt = np.dtype(t)
+        if dt.kind == "V" or dt.kind == "c":
+            items.append("%ds" % dt.itemsize)
+        elif dt.char == "p" or dt.char == "P":
+            items.append("P" if dt.char == "P" else "q")
+        else:
+            items.append(dt.char)
+    return items
+
+
+_INT_TYPES = frozenset([
+    "char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int",
+    "unsigned", "signed", "long", "unsigned long", "long long", "unsigned long long",
+    "short int", "long int", "long long int", "unsigned short int", "unsigned long int",
+    "unsigned long long int", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t", "int8_t",
+    "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
+    "CUdeviceptr",
+])
+_FLOAT_TYPES = frozenset(["float", "double", "half", "__half", "__nv_bfloat16",
+                          "nv_bfloat16"])
+
+
+def _param_kind(ctype):
+    """'pointer', 'float', 'bool', 'int' or 'struct' for a declared parameter type."""
+    if "*" in ctype or "[" in ctype:
+        return "pointer"
+    base = " ".join(w for w in ctype.split() if w not in ("const", "volatile", "__restrict__"))
+    if base in _FLOAT_TYPES:
+        return "float"
+    if base == "bool":
+        return "bool"
+    if base in _INT_TYPES:
+        return "int"
+    return "struct"
+
+
+def _check_formats(func, items):
+    """The prepare() types against the kernel's parameters: same count, same kind.
+    Raises TypeError naming the parameter. Returns items."""
+    k = func._k
+    decls = [("%s %s" % (t, n)).strip() for t, n in k.signature.params]
+    if len(decls) != len(items):
+        raise TypeError("prepare(): %d argument types for %s, which takes %d"
+                        % (len(items), k.signature, len(decls)))
+    for i, (item, decl) in enumerate(zip(items, decls)):
+        kind = _param_kind(k.signature.params[i][0])
+        if item.endswith("s"):
+            have = "struct"
+        else:
+            have = _FORMAT_KIND[item][0]
+        ok = (have == kind or (kind == "pointer" and have == "int" and _FORMAT_KIND[item][1] == 8)
+              or (kind == "struct" and have == "struct")
+              or (kind == "bool" and have == "int")
+              or (kind == "int" and have == "bool"))
+        if kind == "struct" and have != "struct":
+            ok = True  # a typedef cukit reads as a struct: the launch checks the size
+        if not ok:
+            raise TypeError(
+                "prepare(): argument %d of %s is %r (%s), but the kernel declares %s; use "
+                "the matching type (%s)"
+                % (i + 1, k.name, item, have, decl,
+                   {"pointer": "'P' or numpy.intp", "float": "'f' for float, 'd' for double",
+                    "int": "'i' for int, 'I' for unsigned, 'q' for long long",
+                    "bool": "'?'", "struct": "the struct's numpy dtype"}[kind]))
+    return items
+
+
+# ------------------------------------------------------------------ modules
+
+
+class Module:
+    """A loaded module: get_function, get_global."""
+
+    def __init__(self, cukit_module):
+        self._m = cukit_module
+        self._functions = {}
+
+    def get_function(self, name):
+        f = self._functions.get(name)
+        if f is None:
+            try:
+                k = self._m.get_kernel(name)
+            except (AttributeError, KeyError, ValueError) as e:
+                raise LogicError("cuModuleGetFunction failed: %s" % e) from None
+            f = self._functions[name] = Function(k, self)
+        return f
+
+    def get_global(self, name):
+        """(device address, size in bytes) of a __device__ or __constant__ variable."""
+        try:
+            arr = self._m.get_global(name)
+        except AttributeError as e:
+            raise LogicError("cuModuleGetGlobal failed: %s" % e) from None
+        return DevicePointer(arr.ptr, arr), arr.nbytes
+
+    def get_texref(self, name):
+        _texrefs_removed()
+
+    def get_surfref(self, name):
+        _texrefs_removed()
+
+    @property
+    def module(self):
+        """The cukit.Module."""
+        return self._m
+
+
+def module_from_buffer(buffer, options=None, message_handler=None):
+    raise LogicError(
+        "module_from_buffer: a loaded image has no source to read the kernels' parameter "
+        "types from; compile with SourceModule, or load it with cukit.Module.load(...) and "
+        "give get_kernel(name, signature=...)")
+
+
+def module_from_file(filename):
+    module_from_buffer(None)
+
+
+# ------------------------------------------------------------------ CUDA arrays (2-D/3-D copies)
+
+
+class Memcpy2D:
+    """A 2-D copy between host and device memory with pitches (cuMemcpy2D's fields)."""
+
+    def __init__(self):
+        self.src_x_in_bytes = self.src_y = 0
+        self.dst_x_in_bytes = self.dst_y = 0
+        self.src_pitch = self.dst_pitch = 0
+        self.width_in_bytes = self.height = 0
+        self._src = self._dst = None
+
+    def set_src_host(self, ary):
+        self._src = ("host", ary)
+
+    def set_src_device(self, ptr):
+        self._src = ("device", ptr)
+
+    def set_dst_host(self, ary):
+        self._dst = ("host", ary)
+
+    def set_dst_device(self, ptr):
+        self._dst = ("device", ptr)
+
+    def set_src_array(self, ary):
+        _cuda_arrays_missing()
+
+    set_dst_array = set_src_array
+
+    def _view(self, side, x, y, pitch, owner_kind):
+        kind, obj = side
+        h, w = self.height, self.width_in_bytes
+        if kind == "host":
+            # the array's own bytes (a view, never a copy: a destination is written)
+            flat = np.frombuffer(memoryview(_host_bytes(obj, False)).cast("B"), np.uint8)
+            if not flat.flags.writeable and owner_kind == "dst":
+                raise ValueError("Memcpy2D: the host destination is read-only")
+            return np.lib.stride_tricks.as_strided(flat[y * pitch + x:], (h, w), (pitch, 1))
+        base = _address(obj) + y * pitch + x
+        cai = {"data": (base, False), "shape": (h, w), "typestr": "|u1",
+               "strides": (pitch, 1), "version": 3}
+        return cukit.asarray(_Holder(cai, obj))
+
+    def __call__(self, stream=None):
+        if self._src is None or self._dst is None:
+            raise LogicError("Memcpy2D: set a source and a destination first")
+        src = self._view(self._src, self.src_x_in_bytes, self.src_y,
+                         self.src_pitch or self.width_in_bytes, "src")
+        dst = self._view(self._dst, self.dst_x_in_bytes, self.dst_y,
+                         self.dst_pitch or self.width_in_bytes, "dst")
+        if isinstance(src, np.ndarray) and isinstance(dst, np.ndarray):
+            dst[...] = src
+        elif isinstance(src, np.ndarray):
+            dst.set(np.ascontiguousarray(src), stream=stream) if stream else dst.set(src)
+        elif isinstance(dst, np.ndarray):
+            dst[...] = src.get()
+        else:
+            cukit.copy(dst, src, stream=stream)
+
+
+class _Holder:
+    __slots__ = ("__cuda_array_interface__", "_owner")
+
+    def __init__(self, cai, owner):
+        self.__cuda_array_interface__ = cai
+        self._owner = owner
+
+
+def _cuda_arrays_missing(*args, **kwargs):
+    raise LogicError(
+        "PyCUDA's CUDA arrays (driver.Array, np_to_array, matrix_to_array, ...) are not "
+        "provided by cukit.pycuda; in PyCUDA they feed texture and surface references, which "
+        "CUDA 12 removed. Use cukit.CudaArray(shape, dtype, channels) with cukit.Texture or "
+        "cukit.Surface (texture and surface objects) instead")
+
+
+class Memcpy3D(Memcpy2D):
+    def __init__(self):
+        super().__init__()
+        self.depth = 0
+        self.src_height = self.dst_height = 0
+        self.src_z = self.dst_z = 0
+
+    def __call__(self, stream=None):
+        if self.depth > 1:
+            raise LogicError("Memcpy3D with depth > 1 is not provided by cukit.pycuda")
+        super().__call__(stream)
+
+
+class Array:
+    def __init__(self, *args, **kwargs):
+        _cuda_arrays_missing()
+
+
+class ArrayDescriptor:
+    def __init__(self):
+        self.width = self.height = self.num_channels = 0
+        self.format = None
+
+
+class ArrayDescriptor3D(ArrayDescriptor):
+    def __init__(self):
+        super().__init__()
+        self.depth = 0
+        self.flags = 0
+
+
+np_to_array = matrix_to_array = make_multichannel_2d_array = gpuarray_to_array = \
+    _cuda_arrays_missing
+
+
+def dtype_to_array_format(dtype):
+    dtype = np.dtype(dtype)
+    table = {"uint8": array_format.UNSIGNED_INT8, "uint16": array_format.UNSIGNED_INT16,
+             "uint32": array_format.UNSIGNED_INT32, "int8": array_format.SIGNED_INT8,
+             "int16": array_format.SIGNED_INT16, "int32": array_format.SIGNED_INT32,
+             "float32": array_format.FLOAT, "float16": array_format.HALF}
+    try:
+        return table[dtype.name]
+    except KeyError:
+        raise TypeError("no CUDA array format for %s" % dtype) from None

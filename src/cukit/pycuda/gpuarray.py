@@ -1,0 +1,704 @@
+"""pycuda.gpuarray on cukit: GPUArray, a PyCUDA-shaped face of cukit.Array.
+
+Each GPUArray holds a cukit.Array (`.array`) over its memory; transfers, views,
+fills and copies are cukit's. `gpudata` is the allocation (a DeviceAllocation,
+or what the allocator returned), or an int address for views, as in PyCUDA.
+Arithmetic goes to cukit's array engine through `_engine`.
+"""
+from __future__ import annotations
+
+import builtins
+import numbers
+
+import numpy as np
+
+import cukit
+
+from . import _engine
+from . import driver as drv
+
+# ------------------------------------------------------------------ vector types
+
+
+class _VecTypes:
+    """CUDA's vector types (float3, int4, ...) as numpy structured dtypes, with
+    make_<type>(x, y, ...) giving a 0-d array to pass by value."""
+
+    def __init__(self):
+        self._by_name = {}
+        self._names = {}
+        base = [("char", np.int8), ("uchar", np.uint8), ("short", np.int16),
+                ("ushort", np.uint16), ("int", np.int32), ("uint", np.uint32),
+                ("long", np.int64), ("ulong", np.uint64), ("longlong", np.int64),
+                ("ulonglong", np.uint64), ("float", np.float32), ("double", np.float64)]
+        fields = "xyzw"
+        for name, t in base:
+            for n in (1, 2, 3, 4):
+                tname = "%s%d" % (name, n)
+                size = np.dtype(t).itemsize
+                # CUDA aligns 2- and 4-vectors to their size (up to 16 bytes); 3-vectors not.
+                align = size * n if n in (2, 4) and size * n <= 16 else size
+                if name in ("long", "ulong", "longlong", "ulonglong", "double") and n == 4:
+                    align = 16
+                dtype = np.dtype({"names": list(fields[:n]), "formats": [t] * n,
+                                  "itemsize": _round_up(size * n, align)}, align=True)
+                self._by_name[tname] = dtype
+                self._names[dtype] = tname
+                setattr(self, tname, dtype)
+                setattr(self, "make_" + tname, self._maker(dtype, n))
+                setattr(self, "filled_" + tname, self._filler(dtype, n))
+        self.types = dict(self._by_name)
+
+    @staticmethod
+    def _maker(dtype, n):
+        def make(*args):
+            if len(args) != n:
+                raise TypeError("expected %d components, got %d" % (n, len(args)))
+            return np.array(tuple(args), dtype=dtype)
+        return make
+
+    @staticmethod
+    def _filler(dtype, n):
+        def fill(value):
+            return np.array((value,) * n, dtype=dtype)
+        return fill
+
+    def name_of(self, dtype):
+        return self._names.get(np.dtype(dtype))
+
+    def dtype_of(self, name):
+        return self._by_name.get(name)
+
+
+def _round_up(n, align):
+    return (n + align - 1) // align * align
+
+
+vec = _VecTypes()
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _shape_tuple(shape):
+    if np.ndim(shape) == 0:
+        return (int(shape),)
+    return tuple(int(s) for s in np.asarray(shape).ravel()) if isinstance(shape, np.ndarray) \
+        else tuple(int(s) for s in shape)
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for s in reversed(shape):
+        strides.append(step)
+        step *= builtins.max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _f_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for s in shape:
+        strides.append(step)
+        step *= builtins.max(s, 1)
+    return tuple(strides)
+
+
+class _Holder:
+    __slots__ = ("__cuda_array_interface__", "_owner")
+
+    def __init__(self, ptr, shape, dtype, strides, owner):
+        self.__cuda_array_interface__ = {"data": (int(ptr), False), "shape": shape,
+                                         "typestr": dtype.str, "strides": strides,
+                                         "version": 3}
+        self._owner = owner
+
+
+def _wrap_memory(gpudata, shape, dtype, strides, owner):
+    """A cukit.Array over gpudata (a Buffer, an int address or a pointer holder)."""
+    if isinstance(gpudata, cukit.Buffer):
+        return cukit.frombuffer(gpudata, dtype, shape, strides)
+    return cukit.asarray(_Holder(int(gpudata), shape, dtype, strides,
+                                 gpudata if owner is None else owner))
+
+
+# ------------------------------------------------------------------ GPUArray
+
+
+class GPUArray:
+    """An N-D array in device memory (PyCUDA's GPUArray over a cukit.Array)."""
+
+    __slots__ = ("_a", "gpudata", "base", "allocator", "__dict__", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, shape, dtype, allocator=None, base=None, gpudata=None, strides=None,
+                 order="C"):
+        dtype = np.dtype(dtype)
+        shape = _shape_tuple(shape)
+        if strides is None:
+            if order == "F":
+                strides = _f_strides(shape, dtype.itemsize)
+            elif order == "C":
+                strides = None
+            else:
+                raise ValueError("order must be 'C' or 'F', got %r" % (order,))
+        else:
+            strides = tuple(int(s) for s in strides)
+        size = 1
+        for s in shape:
+            size *= s
+        self.allocator = allocator
+        self.base = base
+        if gpudata is None and size:
+            gpudata = (allocator or drv.mem_alloc)(size * dtype.itemsize)
+        self.gpudata = gpudata
+        if gpudata is None:
+            self._a = cukit.empty(shape, dtype)  # no elements: nothing to point at
+        else:
+            self._a = _wrap_memory(gpudata, shape, dtype, strides, base)
+
+    @property
+    def array(self):
+        """The cukit.Array over this array's memory."""
+        return self._a
+
+    @property
+    def shape(self):
+        return self._a.shape
+
+    @property
+    def dtype(self):
+        return self._a.dtype
+
+    @property
+    def strides(self):
+        return self._a.strides
+
+    @property
+    def size(self):
+        return self._a.size
+
+    mem_size = size
+
+    @property
+    def nbytes(self):
+        return self._a.nbytes
+
+    # ---- properties
+
+    @property
+    def ndim(self):
+        return self._a.ndim
+
+    @property
+    def itemsize(self):
+        return self._a.itemsize
+
+    @property
+    def ptr(self):
+        return 0 if self.gpudata is None else int(self.gpudata)
+
+    @property
+    def flags(self):
+        return _Flags(self)
+
+    @property
+    def is_c_contiguous(self):
+        return self._a.is_contiguous
+
+    @property
+    def is_f_contiguous(self):
+        return self._a.flags["F_CONTIGUOUS"]
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "strides": self.strides, "typestr": self.dtype.str,
+                "data": (self.ptr, False), "stream": None, "version": 3}
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self):
+        return repr(self.get())
+
+    def __str__(self):
+        return str(self.get())
+
+    def __bool__(self):
+        if self.size == 1:
+            return bool(self.get())
+        raise ValueError("The truth value of an array with more than one element is "
+                         "ambiguous. Use a.any() or a.all()")
+
+    def __int__(self):
+        if self.size == 1:
+            return int(self.get())
+        raise TypeError("only size-1 arrays can be converted to Python scalars")
+
+    def __float__(self):
+        if self.size == 1:
+            return float(self.get())
+        raise TypeError("only size-1 arrays can be converted to Python scalars")
+
+    def __hash__(self):
+        raise TypeError("GPUArrays are not hashable")
+
+    # ---- transfers
+
+    def set(self, ary, async_=False, stream=None, **kwargs):
+        ary = np.asarray(ary)
+        if ary.size != self.size:
+            raise ValueError("set(): the host array has %d elements, this array %d"
+                             % (ary.size, self.size))
+        if ary.dtype != self.dtype:
+            raise TypeError("set(): the host array is %s, this array %s; convert it with "
+                            "ary.astype(numpy.%s)" % (ary.dtype, self.dtype, self.dtype))
+        if self.size == 0:
+            return
+        if ary.shape != self.shape:
+            ary = ary.reshape(self.shape)
+        if stream is None:
+            self.array.set(ary)
+        else:
+            self.array.set(np.ascontiguousarray(ary) if ary.flags.c_contiguous else ary,
+                           stream=stream)
+
+    def set_async(self, ary, stream=None):
+        return self.set(ary, async_=True, stream=stream)
+
+    def get(self, ary=None, pagelocked=False, async_=False, stream=None, **kwargs):
+        a = self._a
+        if ary is None and stream is None and not pagelocked and a.is_contiguous and a.size:
+            return a.get()
+        if ary is None:
+            if pagelocked:
+                ary = drv.pagelocked_empty(self.shape, self.dtype,
+                                           "F" if self.is_f_contiguous and not self.is_c_contiguous
+                                           else "C")
+            elif self.size == 0:
+                return np.empty(self.shape, self.dtype)
+            elif self.is_f_contiguous and not self.is_c_contiguous:
+                return self.array.T.get(stream=stream).T
+            else:
+                return self.array.get(stream=stream) if stream is not None else self.array.get()
+        else:
+            if ary.size != self.size or ary.dtype != self.dtype:
+                raise TypeError("get(): 'ary' has the wrong size or type")
+        if self.size:
+            if stream is not None:
+                self.array.get(out=ary, stream=stream)
+            else:
+                self.array.get(out=ary)
+        return ary
+
+    def get_async(self, stream=None, ary=None):
+        return self.get(ary=ary, async_=True, stream=stream)
+
+    def copy(self):
+        if self.size == 0:
+            return GPUArray(self.shape, self.dtype, self.allocator)
+        new = empty(self.shape, self.dtype, self.allocator,
+                    order="F" if self.is_f_contiguous and not self.is_c_contiguous else "C")
+        cukit.copy(new.array, self.array)
+        return new
+
+    # ---- fills
+
+    def fill(self, value, stream=None):
+        if self.size:
+            if stream is None:
+                self.array.fill(value)
+            else:
+                self.array.fill(value, stream=stream)
+        return self
+
+    # ---- views
+
+    def _view_of(self, a):
+        return _of(a, a.ptr if a.size else None, base=self, allocator=self.allocator)
+
+    def __getitem__(self, index):
+        return self._view_of(self._a[index])
+
+    def __setitem__(self, index, value):
+        if isinstance(value, GPUArray):
+            value = value.array
+        self.array[index] = value
+
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+            shape = tuple(shape[0])
+        shape = tuple(int(s) for s in shape)
+        if order not in ("C", "F"):
+            raise ValueError("order must be 'C' or 'F', got %r" % (order,))
+        if order == "C" and (self.is_c_contiguous or not self.is_f_contiguous):
+            return self._view_of(self._a.reshape(shape))
+        # As PyCUDA does, the same memory read in the order asked for (no copy).
+        if not (self.is_c_contiguous or self.is_f_contiguous):
+            raise ValueError("reshape(order=%r) needs a contiguous array" % order)
+        shape = np.empty(self.shape, np.uint8).reshape(shape).shape  # resolves -1, checks size
+        if self.size == 0:
+            return GPUArray(shape, self.dtype, self.allocator, order=order)
+        strides = (_f_strides if order == "F" else _c_strides)(shape, self.itemsize)
+        a = _wrap_memory(self.ptr, shape, self.dtype, strides, self)
+        return _of(a, self.ptr, base=self, allocator=self.allocator)
+
+    def ravel(self, order="C"):
+        return self.reshape(self.size)
+
+    def view(self, dtype=None):
+        if dtype is None:
+            dtype = self.dtype
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype:
+            return self._view_of(self.array.reshape(self.shape))
+        if not self.is_c_contiguous:
+            raise ValueError("view(dtype) needs a C-contiguous array")
+        old = self.dtype.itemsize
+        if self.shape and (self.shape[-1] * old) % dtype.itemsize:
+            raise ValueError("view(): the last axis (%d bytes) is not a multiple of %s's "
+                             "%d bytes" % (self.shape[-1] * old, dtype, dtype.itemsize))
+        shape = self.shape[:-1] + ((self.shape[-1] * old) // dtype.itemsize,) \
+            if self.shape else ()
+        a = cukit.asarray(_Holder(self.ptr, shape, dtype, None, self))
+        return _of(a, self.ptr, base=self, allocator=self.allocator)
+
+    def squeeze(self):
+        """A view without the dimensions of length 1."""
+        keep = [i for i, n in enumerate(self.shape) if n != 1]
+        if len(keep) == self.ndim:
+            return self
+        shape = tuple(self.shape[i] for i in keep)
+        strides = tuple(self.strides[i] for i in keep)
+        a = _wrap_memory(self.ptr, shape, self.dtype, strides, self)
+        return _of(a, self.ptr, base=self, allocator=self.allocator)
+
+    def reverse(self, stream=None):
+        """A reversed copy of a 1-D array."""
+        if self.ndim != 1:
+            raise ValueError("reverse() takes a 1-D array")
+        return self[::-1].copy()
+
+    @property
+    def T(self):
+        return self._view_of(self.array.T)
+
+    def transpose(self, axes=None):
+        if axes is None:
+            return self.T
+        return self._view_of(self.array.transpose(*axes))
+
+    # ---- arithmetic (cukit's array engine)
+
+    def _other(self, other):
+        """The engine's operand for `other`: a cukit.Array or a scalar; NotImplemented
+        for what PyCUDA does not combine with a GPUArray."""
+        if isinstance(other, GPUArray):
+            if other.shape != self.shape and other.size == 1:
+                return other.get().reshape(()).item()  # a 0-d or one-element array: its value
+            return other._a
+        if isinstance(other, np.ndarray):
+            if other.ndim == 0:
+                return other.item()
+            raise TypeError("GPUArray and numpy array: copy the numpy array to the device "
+                            "first (gpuarray.to_gpu)")
+        if isinstance(other, (numbers.Number, np.generic)):
+            return other
+        return NotImplemented
+
+    def _result(self, a):
+        return _of(a, a.buffer, allocator=self.allocator)
+
+    def _binary(self, op, other, reflected=False):
+        b = self._other(other)
+        if b is NotImplemented:
+            return NotImplemented
+        if reflected:
+            return self._result(_engine.binary(op, b, self._a))
+        return self._result(_engine.binary(op, self._a, b))
+
+    def _compare(self, op, other):
+        """PyCUDA's comparisons: 1 and 0 in the operands' common type, not bool."""
+        b = self._other(other)
+        if b is NotImplemented:
+            return NotImplemented
+        dtype = np.result_type(self.dtype, other.dtype if isinstance(other, GPUArray) else other)
+        return self._result(_engine.binary(op, self._a, b).astype(dtype))
+
+    def __add__(self, other):
+        return self._binary("+", other)
+
+    def __radd__(self, other):
+        return self._binary("+", other, True)
+
+    def __sub__(self, other):
+        return self._binary("-", other)
+
+    def __rsub__(self, other):
+        return self._binary("-", other, True)
+
+    def __mul__(self, other):
+        return self._binary("*", other)
+
+    def __rmul__(self, other):
+        return self._binary("*", other, True)
+
+    def __truediv__(self, other):
+        return self._binary("/", other)
+
+    def __rtruediv__(self, other):
+        return self._binary("/", other, True)
+
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+
+    def __pow__(self, other):
+        return self._binary("**", other)
+
+    def __rpow__(self, other):
+        return self._binary("**", other, True)
+
+    def __eq__(self, other):
+        return self._compare("==", other)
+
+    def __ne__(self, other):
+        return self._compare("!=", other)
+
+    def __lt__(self, other):
+        return self._compare("<", other)
+
+    def __le__(self, other):
+        return self._compare("<=", other)
+
+    def __gt__(self, other):
+        return self._compare(">", other)
+
+    def __ge__(self, other):
+        return self._compare(">=", other)
+
+    def _inplace(self, op, other):
+        b = self._other(other)
+        if b is NotImplemented:
+            return NotImplemented
+        _engine.binary(op, self._a, b, out=self._a)
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace("+", other)
+
+    def __isub__(self, other):
+        return self._inplace("-", other)
+
+    def __imul__(self, other):
+        return self._inplace("*", other)
+
+    def __itruediv__(self, other):
+        return self._inplace("/", other)
+
+    def __ipow__(self, other):
+        return self._inplace("**", other)
+
+    def __neg__(self):
+        return self._result(_engine.unary("neg", self._a))
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self._result(_engine.unary("abs", self._a))
+
+    def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None):
+        return self * selffac + other * otherfac
+
+    def astype(self, dtype, stream=None):
+        return self._result(self._a.astype(dtype))
+
+    @property
+    def real(self):
+        if self.dtype.kind != "c":
+            return self
+        return self._view_of(self._a.real)
+
+    @property
+    def imag(self):
+        if self.dtype.kind != "c":
+            return zeros_like(self)
+        return self._view_of(self._a.imag)
+
+    def conj(self):
+        if self.dtype.kind != "c":
+            return self
+        return self._result(self._a.conj())
+
+    conjugate = conj
+
+    def __getattr__(self, name):
+        if name in ("any", "all", "sum", "dot"):
+            raise _engine.needs_engine("GPUArray.%s" % name)
+        raise AttributeError(name)
+
+    def bind_to_texref(self, *args, **kwargs):
+        drv._texrefs_removed()
+
+    bind_to_texref_ext = bind_to_texref
+
+
+_new = object.__new__
+
+
+def _of(a, gpudata, base=None, allocator=None):
+    """A GPUArray for cukit.Array a (whose memory gpudata owns)."""
+    self = _new(GPUArray)
+    self._a = a
+    self.gpudata = gpudata
+    self.base = base
+    self.allocator = allocator
+    return self
+
+
+class _Flags:
+    def __init__(self, a):
+        self.c_contiguous = a.is_c_contiguous
+        self.f_contiguous = a.is_f_contiguous
+        self.forc = self.c_contiguous or self.f_contiguous
+
+
+# ------------------------------------------------------------------ constructors
+
+
+def to_gpu(ary, allocator=None):
+    """A GPUArray holding a copy of host array ary."""
+    if type(ary) is not np.ndarray:
+        ary = np.asarray(ary)
+    if allocator is None and ary.size and ary.flags.c_contiguous:
+        # cukit's own copy path; gpudata is then the array's cukit.Buffer
+        a = cukit.to_device(ary)
+        return _of(a, a.buffer)
+    order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
+    result = GPUArray(ary.shape, ary.dtype, allocator, order=order)
+    result.set(ary)
+    return result
+
+
+def to_gpu_async(ary, allocator=None, stream=None):
+    ary = np.asarray(ary)
+    order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
+    result = GPUArray(ary.shape, ary.dtype, allocator, order=order)
+    result.set(ary, stream=stream)
+    return result
+
+
+def empty(shape, dtype, allocator=None, order="C"):
+    return GPUArray(shape, dtype, allocator, order=order)
+
+
+def zeros(shape, dtype=np.float64, allocator=None, order="C"):
+    result = GPUArray(shape, dtype, allocator, order=order)
+    return result.fill(0)
+
+
+def ones(shape, dtype=np.float64, allocator=None, order="C"):
+    result = GPUArray(shape, dtype, allocator, order=order)
+    return result.fill(1)
+
+
+def _like_order(other, order):
+    if order == "K" or order == "A":
+        return "F" if other.is_f_contiguous and not other.is_c_contiguous else "C"
+    return order
+
+
+def empty_like(other_ary, dtype=None, order="K"):
+    return GPUArray(other_ary.shape, dtype or other_ary.dtype, other_ary.allocator,
+                    order=_like_order(other_ary, order))
+
+
+def zeros_like(other_ary, dtype=None, order="K"):
+    return empty_like(other_ary, dtype, order).fill(0)
+
+
+def ones_like(other_ary, dtype=None, order="K"):
+    return empty_like(other_ary, dtype, order).fill(1)
+
+
+def arange(*args, **kwargs):
+    """numpy.arange's values, made on the device."""
+    dtype = kwargs.pop("dtype", None)
+    allocator = kwargs.pop("allocator", None)
+    if kwargs:
+        raise TypeError("arange() got unexpected keyword arguments %s" % ", ".join(kwargs))
+    a = cukit.arange(*args, dtype=dtype)  # dtype None: numpy's choice
+    return _of(a, a.buffer, allocator=allocator)
+
+
+def _operand(x):
+    return x._a if isinstance(x, GPUArray) else x
+
+
+def _first(*xs):
+    for x in xs:
+        if isinstance(x, GPUArray):
+            return x
+    raise TypeError("at least one argument must be a GPUArray")
+
+
+def maximum(a, b, out=None, stream=None):
+    """Elementwise maximum (cukit.maximum)."""
+    r = cukit.maximum(_operand(a), _operand(b), out=_operand(out), stream=stream)
+    return out if out is not None else _first(a, b)._result(r)
+
+
+def minimum(a, b, out=None, stream=None):
+    """Elementwise minimum (cukit.minimum)."""
+    r = cukit.minimum(_operand(a), _operand(b), out=_operand(out), stream=stream)
+    return out if out is not None else _first(a, b)._result(r)
+
+
+def where(criterion, then_, else_, out=None, stream=None):
+    """then_ where criterion is nonzero, else else_ (cukit.where)."""
+    c = _operand(criterion)
+    if not (isinstance(c, cukit.Array) and c.dtype == np.bool_):
+        c = cukit.not_equal(c, 0)
+    r = cukit.where(c, _operand(then_), _operand(else_), out=_operand(out), stream=stream)
+    return out if out is not None else _first(criterion, then_, else_)._result(r)
+
+
+def if_positive(criterion, then_, else_, out=None, stream=None):
+    """then_ where criterion > 0, else else_."""
+    c = cukit.greater(_operand(criterion), 0)
+    r = cukit.where(c, _operand(then_), _operand(else_), out=_operand(out), stream=stream)
+    return out if out is not None else _first(criterion, then_, else_)._result(r)
+
+
+def concatenate(arrays, axis=0, allocator=None):
+    a = cukit.concatenate([_operand(x) for x in arrays], axis=axis)
+    return _of(a, a.buffer, allocator=allocator)
+
+
+def stack(arrays, axis=0, allocator=None):
+    a = cukit.stack([_operand(x) for x in arrays], axis=axis)
+    return _of(a, a.buffer, allocator=allocator)
+
+
+def _not_yet(name):
+    def missing(*args, **kwargs):
+        raise _engine.needs_engine("gpuarray.%s" % name)
+    missing.__name__ = name
+    return missing
+
+
+# Reductions, gathers and scatters: the engine's next part.
+for _name in ("sum", "dot", "vdot", "max", "min", "subset_dot", "subset_max", "subset_min",
+              "subset_sum", "take", "multi_take", "multi_put", "multi_take_put", "any", "all",
+              "logical_and", "logical_or", "logical_not", "hstack"):
+    globals()[_name] = _not_yet(_name)
+del _name
+
+
+def reshape(a, shape, order="C"):
+    return a.reshape(shape, order=order)
+
+
+def transpose(a, axes=None):
+    return a.transpose(axes)

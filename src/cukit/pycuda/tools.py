@@ -1,0 +1,374 @@
+"""pycuda.tools on cukit: memory pools, context helpers for tests, dtype <-> C
+type names, and small utilities."""
+from __future__ import annotations
+
+import functools
+import os
+import re
+
+import numpy as np
+
+from . import driver as cuda
+
+# ------------------------------------------------------------------ contexts
+
+
+def make_default_context(ctx_maker=None):
+    """A context on device $CUDA_DEVICE, else on the first device that takes one;
+    pushed on this thread's stack."""
+    if ctx_maker is None:
+        def ctx_maker(dev):
+            return dev.make_context()
+
+    ndevices = cuda.Device.count()
+    if ndevices == 0:
+        raise cuda.RuntimeError("make_default_context(): no CUDA device found")
+    devn = os.environ.get("CUDA_DEVICE")
+    if devn is not None:
+        try:
+            devn = int(devn)
+        except ValueError:
+            raise TypeError("CUDA_DEVICE must be an integer, got %r" % devn) from None
+        return ctx_maker(cuda.Device(devn))
+    errors = []
+    for i in range(ndevices):
+        try:
+            return ctx_maker(cuda.Device(i))
+        except cuda.Error as e:
+            errors.append(e)
+    raise cuda.RuntimeError("make_default_context(): no device could be used: %s" % errors)
+
+
+_memoized = []  # every context_dependent_memoize cache, for clear_context_caches
+
+
+def context_dependent_memoize(func):
+    """Cache func's results per current context (and arguments)."""
+    cache = {}
+    _memoized.append(cache)
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        ctx = cuda.Context.get_current()
+        key = (id(ctx), args)
+        try:
+            return cache[key]
+        except KeyError:
+            result = cache[key] = func(*args)
+            return result
+
+    wrapper.clear_cache = cache.clear
+    return wrapper
+
+
+def clear_context_caches():
+    for cache in _memoized:
+        cache.clear()
+
+
+def _check_context(ctx):
+    dev = ctx.get_device()
+    assert isinstance(dev.name(), str)
+    assert isinstance(dev.compute_capability(), tuple)
+    assert isinstance(dev.get_attributes(), dict)
+
+
+def _release_context(ctx):
+    ctx.pop()
+    clear_context_caches()
+    import gc
+    gc.collect()
+
+
+def mark_cuda_test(inner_f):
+    """Run a test inside a fresh default context, popped afterwards."""
+
+    @functools.wraps(inner_f)
+    def f(*args, **kwargs):
+        cuda.init()
+        ctx = make_default_context()
+        try:
+            _check_context(ctx)
+            return inner_f(*args, **kwargs)
+        finally:
+            _release_context(ctx)
+
+    try:
+        import pytest
+        return pytest.mark.cuda(f)
+    except ImportError:  # pragma: no cover
+        return f
+
+
+def init_cuda_context_fixture():
+    """For a pytest fixture: `yield from init_cuda_context_fixture()`."""
+    cuda.init()
+    ctx = make_default_context()
+    _check_context(ctx)
+    try:
+        yield
+    finally:
+        _release_context(ctx)
+
+
+# ------------------------------------------------------------------ small utilities
+
+
+def bitlog2(n):
+    """floor(log2(n)) for n >= 1 (0 for 0)."""
+    n = int(n)
+    return n.bit_length() - 1 if n > 0 else 0
+
+
+def get_default_device(default=0):
+    return cuda.Device(int(os.environ.get("CUDA_DEVICE", default)))
+
+
+# ------------------------------------------------------------------ memory pools
+
+_MANTISSA_BITS = 2
+
+
+class PooledDeviceAllocation(cuda.PointerHolderBase):
+    """Memory from a DeviceMemoryPool: it goes back to the pool when freed or dropped."""
+
+    def __init__(self, pool, alloc, size):
+        super().__init__()
+        self._pool = pool
+        self._alloc = alloc
+        self.size = size
+
+    def get_pointer(self):
+        if self._alloc is None:
+            raise cuda.LogicError("this pooled allocation was already freed")
+        return int(self._alloc)
+
+    def free(self):
+        if self._alloc is None:
+            raise cuda.LogicError("this pooled allocation was already freed")
+        self._pool._give_back(self._alloc)
+        self._alloc = None
+
+    def __del__(self):
+        alloc = getattr(self, "_alloc", None)
+        if alloc is not None:
+            self._pool._give_back(alloc)
+            self._alloc = None
+
+
+class DeviceMemoryPool:
+    """Keeps freed device allocations, binned by size (4 bins per power of two), and
+    hands them out again; an allocation that fails frees what is held and retries."""
+
+    def __init__(self, allocator=None):
+        self._allocator = allocator or cuda.mem_alloc
+        self._bins = {}
+        self._holding = True
+        self.active_blocks = 0
+        self.held_blocks = 0
+        self.managed_bytes = 0
+        self.active_bytes = 0
+
+    @staticmethod
+    def bin_number(size):
+        size = int(size)
+        if size < (1 << _MANTISSA_BITS):
+            return size if size > 0 else 1  # a 0-byte request still gets a 1-byte block
+        log = size.bit_length() - 1
+        shift = log - _MANTISSA_BITS
+        mantissa = (size >> shift) & ((1 << _MANTISSA_BITS) - 1)
+        bin_nr = (log << _MANTISSA_BITS) | mantissa
+        if size & ((1 << shift) - 1):
+            bin_nr += 1  # round up to the next bin's size
+        return bin_nr
+
+    @staticmethod
+    def alloc_size(bin_nr):
+        bin_nr = int(bin_nr)
+        if bin_nr < (1 << _MANTISSA_BITS):
+            return bin_nr
+        log = bin_nr >> _MANTISSA_BITS
+        mantissa = bin_nr & ((1 << _MANTISSA_BITS) - 1)
+        return ((1 << _MANTISSA_BITS) | mantissa) << (log - _MANTISSA_BITS)
+
+    def allocate(self, size):
+        bin_nr = self.bin_number(size)
+        held = self._bins.get(bin_nr)
+        if held:
+            alloc = held.pop()
+            self.held_blocks -= 1
+        else:
+            asize = max(self.alloc_size(bin_nr), 1)
+            try:
+                alloc = self._allocator(asize)
+            except cuda.MemoryError:
+                self.free_held()
+                alloc = self._allocator(asize)
+            self.managed_bytes += asize
+        self.active_blocks += 1
+        self.active_bytes += self.alloc_size(bin_nr)
+        return PooledDeviceAllocation(self, alloc, size)
+
+    __call__ = allocate
+
+    def _give_back(self, alloc):
+        self.active_blocks -= 1
+        size = getattr(alloc, "size", 0)
+        self.active_bytes -= size
+        if self._holding:
+            self._bins.setdefault(self.bin_number(size), []).append(alloc)
+            self.held_blocks += 1
+        else:
+            self.managed_bytes -= size
+
+    def free_held(self):
+        for held in self._bins.values():
+            for alloc in held:
+                self.managed_bytes -= getattr(alloc, "size", 0)
+                alloc.free()
+        self._bins.clear()
+        self.held_blocks = 0
+
+    def stop_holding(self):
+        self._holding = False
+        self.free_held()
+
+
+class PageLockedMemoryPool:
+    """Page-locked host arrays (pagelocked_empty); cukit frees each with its last
+    array, so nothing is held back."""
+
+    def __init__(self, allocator=None):
+        self.active_blocks = 0
+        self.held_blocks = 0
+
+    def allocate(self, shape, dtype, order="C"):
+        return cuda.pagelocked_empty(shape, dtype, order)
+
+    def free_held(self):
+        pass
+
+    def stop_holding(self):
+        pass
+
+
+# ------------------------------------------------------------------ dtypes and C types
+
+_ctypes = {}
+_registered = {}
+
+
+def _init_ctypes():
+    if _ctypes:
+        return
+    table = [
+        (np.int8, "signed char"), (np.uint8, "unsigned char"), (np.int16, "short"),
+        (np.uint16, "unsigned short"), (np.int32, "int"), (np.uint32, "unsigned int"),
+        (np.int64, "long"), (np.uint64, "unsigned long"), (np.float16, "__half"),
+        (np.float32, "float"), (np.float64, "double"),
+        (np.complex64, "pycuda::complex<float>"), (np.complex128, "pycuda::complex<double>"),
+        (np.bool_, "bool"),
+    ]
+    for t, name in table:
+        _ctypes[np.dtype(t)] = name
+
+
+def register_dtype(dtype, c_names, alias_ok=False):
+    """Name a (structured) dtype's C type for dtype_to_ctype."""
+    dtype = np.dtype(dtype)
+    if isinstance(c_names, str):
+        c_names = [c_names]
+    if dtype in _registered and not alias_ok and _registered[dtype] != c_names[0]:
+        raise RuntimeError("dtype %s is already registered as %s" % (dtype, _registered[dtype]))
+    _registered[dtype] = c_names[0]
+
+
+def dtype_to_ctype(dtype, with_fp_tex_hack=False):
+    """The C type name of a numpy dtype (complex64 -> "pycuda::complex<float>")."""
+    if dtype is None:
+        raise ValueError("dtype may not be None")
+    dtype = np.dtype(dtype)
+    if with_fp_tex_hack:
+        if dtype == np.float64:
+            return "fp_tex_double"
+        if dtype == np.complex64:
+            return "fp_tex_cfloat"
+        if dtype == np.complex128:
+            return "fp_tex_cdouble"
+    if dtype in _registered:
+        return _registered[dtype]
+    _init_ctypes()
+    try:
+        return _ctypes[dtype]
+    except KeyError:
+        pass
+    from . import gpuarray  # the vector types register themselves there
+    name = gpuarray.vec.name_of(dtype)
+    if name is not None:
+        return name
+    raise ValueError("unable to map dtype '%s' to a C type" % dtype)
+
+
+# ------------------------------------------------------------------ argument descriptions
+
+
+class Argument:
+    def __init__(self, dtype, name):
+        self.dtype = np.dtype(dtype)
+        self.name = name
+
+    def __repr__(self):
+        return "%s(%r, %s)" % (type(self).__name__, self.name, self.dtype)
+
+
+class VectorArg(Argument):
+    def declarator(self):
+        return "%s *%s" % (dtype_to_ctype(self.dtype), self.name)
+
+    struct_char = "P"
+
+
+class ScalarArg(Argument):
+    def declarator(self):
+        return "%s %s" % (dtype_to_ctype(self.dtype), self.name)
+
+    @property
+    def struct_char(self):
+        return self.dtype.char
+
+
+def parse_c_arg(c_arg):
+    """'float *x' -> VectorArg(float32, 'x'); 'int n' -> ScalarArg(int32, 'n')."""
+    c_arg = c_arg.replace("const", "").replace("volatile", "").strip()
+    m = re.match(r"^(.*?)([\w]+)\s*(\[\s*\])?$", c_arg)
+    if m is None:
+        raise ValueError("cannot parse C argument %r" % c_arg)
+    ctype, name, brackets = m.group(1).strip(), m.group(2), m.group(3)
+    is_vector = brackets is not None or ctype.endswith("*")
+    ctype = ctype.rstrip("*").strip()
+    dtype = _ctype_to_dtype(ctype)
+    return (VectorArg if is_vector else ScalarArg)(dtype, name)
+
+
+def _ctype_to_dtype(ctype):
+    _init_ctypes()
+    ctype = " ".join(ctype.split())
+    aliases = {"int": np.int32, "signed int": np.int32, "unsigned": np.uint32,
+               "long long": np.int64, "unsigned long long": np.uint64, "size_t": np.uintp,
+               "ptrdiff_t": np.intp, "char": np.int8, "signed": np.int32,
+               "long int": np.int64, "unsigned long int": np.uint64, "half": np.float16}
+    if ctype in aliases:
+        return np.dtype(aliases[ctype])
+    for dt, name in list(_ctypes.items()) + list(_registered.items()):
+        if name == ctype:
+            return dt
+    from . import gpuarray
+    dt = gpuarray.vec.dtype_of(ctype)
+    if dt is not None:
+        return dt
+    raise ValueError("unknown C type %r" % ctype)
+
+
+def get_arg_type(c_arg):
+    return parse_c_arg(c_arg).struct_char
+

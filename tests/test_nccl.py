@@ -1,0 +1,345 @@
+"""cukit.nccl: the loader, the dtype/op mapping and bad input (everywhere); every
+collective against numpy on two GPUs, in one process (init_all) and in two spawned
+processes; a dead peer raises within the timeout."""
+import os
+import pathlib
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import cukit
+import cukit.nccl as nccl
+
+from conftest import DEVICES, HAVE_GPU
+
+HERE = pathlib.Path(__file__).resolve().parent
+SRC = HERE.parent / "src"
+
+try:
+    NCCL_VERSION = nccl.version()
+    NO_NCCL = None
+except cukit.NotSupportedError as e:
+    NCCL_VERSION = None
+    NO_NCCL = str(e)
+
+needs_nccl = pytest.mark.skipif(NCCL_VERSION is None, reason=f"libnccl not installed: {NO_NCCL}")
+
+
+def run_python(code, env=None, timeout=120):
+    full = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{HERE}")
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+# ------------------------------------------------------------------ everywhere
+
+
+def test_nvls_is_off_in_the_test_environment():
+    assert os.environ.get("NCCL_NVLS_ENABLE") == "0"
+    out = run_python("import os; print(os.environ.get('NCCL_NVLS_ENABLE'))")
+    assert out.stdout.strip() == "0", "subprocesses must inherit NCCL_NVLS_ENABLE=0"
+
+
+def test_missing_library_says_what_to_install():
+    out = run_python("""
+        import cukit.nccl as nccl, cukit
+        try:
+            nccl.version()
+        except cukit.NotSupportedError as e:
+            print("RAISED", e)
+    """, env={"CUKIT_NCCL": "/nonexistent/libnccl.so.2"})
+    assert "RAISED" in out.stdout, out.stderr
+    assert "pip install nvidia-nccl-cu13" in out.stdout
+    assert "cukit[nccl]" in out.stdout
+    assert "CUKIT_NCCL=/nonexistent/libnccl.so.2" in out.stdout
+
+
+def test_a_library_without_nccl_symbols_is_refused(tmp_path):
+    """A library that is not NCCL (libc here) gives NotSupportedError, not a crash."""
+    libc = next((p for p in ("/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib64/libc.so.6",
+                             "/lib64/libc.so.6") if os.path.exists(p)), None)
+    if libc is None:
+        pytest.skip("no libc.so.6 at a known path")
+    out = run_python("""
+        import cukit.nccl as nccl, cukit
+        try:
+            nccl.version()
+        except cukit.NotSupportedError as e:
+            print("RAISED", e)
+    """, env={"CUKIT_NCCL": libc})
+    assert "RAISED" in out.stdout and "has no ncclGetVersion" in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("dtype, want", [
+    ("int8", (0, 1)), ("uint8", (1, 1)), ("int32", (2, 1)), ("uint32", (3, 1)),
+    ("int64", (4, 1)), ("uint64", (5, 1)), ("float16", (6, 1)), ("float32", (7, 1)),
+    ("float64", (8, 1)), ("complex64", (7, 2)), ("complex128", (8, 2)), ("bool", (1, 1)),
+    ("int16", (1, 2)),
+])
+def test_dtype_mapping(dtype, want):
+    assert cukit._cukit._nccl_datatype(dtype) == want
+
+
+def test_bfloat16_maps_to_ncclBfloat16():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    assert cukit._cukit._nccl_datatype(ml_dtypes.bfloat16, "sum") == (9, 1)
+
+
+@pytest.mark.parametrize("dtype, op, words", [
+    ("int16", "sum", "NCCL cannot reduce int16"),
+    ("int32", "avg", "avg needs a floating dtype"),
+    ("bool", "sum", "NCCL cannot reduce bool"),
+    ("complex64", "max", "complex: sum and avg only"),
+    ("V8", None, "NCCL cannot carry elements"),
+])
+def test_unsupported_dtype_is_a_type_error(dtype, op, words):
+    with pytest.raises(TypeError, match=words):
+        cukit._cukit._nccl_datatype(dtype, op)
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "min", "max", "avg"])
+def test_ops_map_to_ncclRedOp(op):
+    assert cukit._cukit._nccl_datatype("float32", op) == (7, 1)
+
+
+def test_unknown_op_is_a_value_error():
+    with pytest.raises(ValueError, match=r'op must be one of "sum", "prod", "min", "max", "avg"'):
+        cukit._cukit._nccl_datatype("float32", "median")
+
+
+def test_bad_unique_id():
+    with pytest.raises(ValueError, match="unique_id must be the 128 bytes"):
+        nccl.Communicator(2, b"short", 0)
+    with pytest.raises(TypeError):
+        nccl.Communicator(2, "not bytes" * 20, 0)
+
+
+def test_bad_rank_and_timeout():
+    with pytest.raises(ValueError, match=r"rank must be in 0..nranks-1"):
+        nccl.Communicator(2, bytes(128), 2)
+    with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
+        nccl.Communicator(1, bytes(128), 0, timeout=-1)
+
+
+@needs_nccl
+def test_version_and_unique_id():
+    assert len(NCCL_VERSION) == 3 and NCCL_VERSION >= (2, 13, 0)
+    a, b = nccl.get_unique_id(), nccl.get_unique_id()
+    assert isinstance(a, bytes) and len(a) == 128 and a != b
+    assert pickle.loads(pickle.dumps(a)) == a
+
+
+@needs_nccl
+@pytest.mark.skipif(HAVE_GPU, reason="checks the error on a machine without a GPU")
+def test_no_gpu_is_a_clear_error():
+    with pytest.raises(cukit.NoDeviceError):
+        nccl.Communicator(1, nccl.get_unique_id(), 0)
+
+
+def test_from_env_needs_rank_when_world_size_is_set(monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.delenv("RANK", raising=False)
+    with pytest.raises(RuntimeError, match="RANK is not set; launch with torchrun"):
+        nccl.from_env()
+
+
+def test_from_mpi_without_mpi4py_says_so():
+    try:
+        import mpi4py  # noqa: F401
+        pytest.skip("mpi4py is installed")
+    except ImportError:
+        pass
+    with pytest.raises(ImportError, match="pip install mpi4py"):
+        nccl.from_mpi()
+
+
+# ------------------------------------------------------------------ one GPU
+
+
+@needs_nccl
+@pytest.mark.gpu
+def test_single_rank_communicator(rng):
+    with nccl.Communicator(1, nccl.get_unique_id(), 0, timeout=60) as comm:
+        assert (comm.rank, comm.size, comm.device) == (0, 1, cukit.Device(0))
+        x = rng.standard_normal(1000).astype(np.float32)
+        a = cukit.to_device(x)
+        out = cukit.empty(1000, np.float32)
+        out.set(np.full(1000, np.nan, np.float32))
+        comm.all_reduce(a, out, op="max")
+        comm.synchronize()
+        np.testing.assert_array_equal(out.get(), x)
+    with pytest.raises(ValueError, match="the communicator was destroyed"):
+        comm.all_reduce(a)
+
+
+@needs_nccl
+@pytest.mark.gpu
+def test_bad_arrays_are_refused_before_nccl(rng):
+    with nccl.Communicator(1, nccl.get_unique_id(), 0) as comm:
+        a = cukit.to_device(rng.standard_normal(64).astype(np.float32))
+        with pytest.raises(TypeError, match="must be an array in GPU memory"):
+            comm.all_reduce(np.zeros(64, np.float32))
+        with pytest.raises(TypeError, match="send is float32 but recv is float64"):
+            comm.all_reduce(a, cukit.empty(64, np.float64))
+        with pytest.raises(ValueError, match="send has 64, recv has 32"):
+            comm.all_reduce(a, cukit.empty(32, np.float32))
+        with pytest.raises(ValueError, match="must be C-contiguous"):
+            comm.all_reduce(cukit.to_device(np.zeros((8, 8), np.float32))[:, ::2])
+        with pytest.raises(TypeError, match="NCCL cannot reduce int16"):
+            comm.all_reduce(cukit.zeros(8, np.int16))
+        with pytest.raises(ValueError, match="op must be one of"):
+            comm.all_reduce(a, op="median")
+        with pytest.raises(ValueError, match=r"root must be a rank in 0..0, got 3"):
+            comm.broadcast(a, root=3)
+        with pytest.raises(ValueError, match="peer must be a rank"):
+            comm.send(a, 1)
+        with pytest.raises(ValueError, match="NCCL has no in-place all-to-all"):
+            comm.all_to_all(a, a)
+
+
+# ------------------------------------------------------------------ two GPUs, one process
+
+import nccl_cases  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def comms():
+    if NCCL_VERSION is None or DEVICES < 2:
+        pytest.skip("needs libnccl and 2 GPUs")
+    cs = nccl.init_all([0, 1], timeout=120)
+    yield cs
+    for c in cs:
+        c.destroy()
+
+
+def backends():
+    out = [nccl_cases.CukitArrays]
+    try:
+        import torch  # noqa: F401
+
+        out.append(nccl_cases.TorchTensors)
+    except ImportError:
+        pass
+    return out
+
+
+@needs_nccl
+@pytest.mark.multi_gpu
+@pytest.mark.parametrize("backend", backends(), ids=lambda b: b.name)
+@pytest.mark.parametrize("case", nccl_cases.cases(), ids=lambda c: "-".join(map(str, c)))
+def test_collective_init_all(comms, backend, case, rng):
+    b = backend()
+    if case[2] == "bfloat16" and not b.bfloat16:
+        pytest.skip("cukit's bfloat16 host arrays need ml_dtypes")
+    assert [c.rank for c in comms] == [0, 1] and comms[1].device == cukit.Device(1)
+    nccl_cases.run_case(comms, 2, int(rng.integers(1 << 30)), b, *case)
+
+
+@needs_nccl
+@pytest.mark.multi_gpu
+def test_split_into_singletons(comms, rng):
+    """Each GPU's rank splits off alone; one thread per rank (split is collective)."""
+    import threading
+
+    subs = [None, None]
+
+    def split(i):
+        subs[i] = comms[i].split(comms[i].rank)
+
+    threads = [threading.Thread(target=split, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    try:
+        assert [(s.rank, s.size) for s in subs] == [(0, 1), (0, 1)]
+    finally:
+        for s in subs:
+            s.destroy()
+
+
+# ------------------------------------------------------------------ two GPUs, two processes
+
+WORKER = """
+    import os, sys, numpy as np
+    import cukit, cukit.nccl as nccl, nccl_cases
+    rank, seed = int(os.environ["RANK"]), int(os.environ["SEED"])
+    uid = bytes.fromhex(open(os.environ["UID_FILE"]).read())
+    comm = nccl.Communicator(2, uid, rank, device=rank, timeout=120)
+    n = nccl_cases.run_all([comm], 2, seed, nccl_cases.CukitArrays())
+    try:
+        import torch
+        n += nccl_cases.run_all([comm], 2, seed, nccl_cases.TorchTensors())
+    except ImportError:
+        pass
+    comm.destroy()
+    print("CASES", n)
+"""
+
+
+def spawn(code, tmp_path, seed, env=None, timeout=300):
+    uid_file = tmp_path / "uid"
+    uid_file.write_text(nccl.get_unique_id().hex())
+    procs = []
+    for rank in range(2):
+        full = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{HERE}", RANK=str(rank),
+                    WORLD_SIZE="2", SEED=str(seed), UID_FILE=str(uid_file))
+        full.update(env or {})
+        procs.append(subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=full,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outs = []
+    for p in procs:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        outs.append((p.returncode, out, err))
+    return outs
+
+
+@needs_nccl
+@pytest.mark.multi_gpu
+def test_two_processes_every_collective(tmp_path, rng):
+    outs = spawn(WORKER, tmp_path, int(rng.integers(1 << 30)))
+    for rank, (rc, out, err) in enumerate(outs):
+        assert rc == 0 and "CASES" in out, f"rank {rank}:\n{out}\n{err[-3000:]}"
+    counts = {int(out.split("CASES")[1]) for _, out, _ in outs}
+    assert len(counts) == 1 and counts.pop() >= len(nccl_cases.cases(False))
+
+
+DEAD_PEER = """
+    import os, sys, time, numpy as np
+    import cukit, cukit.nccl as nccl
+    rank = int(os.environ["RANK"])
+    uid = bytes.fromhex(open(os.environ["UID_FILE"]).read())
+    comm = nccl.Communicator(2, uid, rank, device=rank, timeout=10)
+    x = cukit.to_device(np.ones(1 << 20, np.float32), device=rank)
+    comm.all_reduce(x)
+    comm.synchronize()
+    if rank == 1:
+        os._exit(0)  # dies without a word; rank 0's next all_reduce has no peer
+    time.sleep(1)
+    start = time.monotonic()
+    try:
+        comm.all_reduce(x)
+        comm.synchronize()
+        print("NO ERROR")
+    except nccl.NcclError as e:
+        print("RAISED", type(e).__name__, round(time.monotonic() - start, 1), e)
+"""
+
+
+@needs_nccl
+@pytest.mark.multi_gpu
+def test_dead_peer_raises_within_the_timeout(tmp_path):
+    outs = spawn(DEAD_PEER, tmp_path, 0, timeout=90)
+    rc, out, err = outs[0]
+    assert "RAISED" in out, f"rank 0:\n{out}\n{err[-3000:]}"
+    seconds = float(out.split()[2])
+    assert seconds < 10 + 30, out  # the timeout plus the abort, not a hang

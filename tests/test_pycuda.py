@@ -1,0 +1,619 @@
+"""cukit.pycuda: PyCUDA programs on cukit. Workflows against numpy, every kind of bad
+input, the import hook, and PyCUDA's own test_driver.py when its folder is given."""
+import os
+import re
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import cukit
+from conftest import HAVE_GPU, poison
+
+import cukit.pycuda.driver as drv
+from cukit.pycuda import gpuarray
+from cukit.pycuda.compiler import DynamicSourceModule, SourceModule, _translate
+from cukit.pycuda.tools import DeviceMemoryPool, bitlog2, dtype_to_ctype, make_default_context
+
+gpu = pytest.mark.gpu
+SRC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+
+KERNELS = r"""
+__global__ void axpb(float *out, const float *x, float a, int b, unsigned int n)
+{
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i] + b;
+}
+
+__global__ void multiply_them(float *dest, float *a, float *b)
+{
+    const int i = threadIdx.x;
+    dest[i] = a[i] * b[i];
+}
+
+__global__ void set_vec(float3 *dest, float3 v)
+{
+    dest[threadIdx.x] = v;
+}
+
+__constant__ float coef[16];
+__global__ void scale_by_coef(float *x)
+{
+    x[threadIdx.x] *= coef[threadIdx.x];
+}
+"""
+
+
+def run_cli(*args, env=None, timeout=300):
+    e = dict(os.environ)
+    e["PYTHONPATH"] = SRC_DIR + os.pathsep + e.get("PYTHONPATH", "")
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "cukit.pycuda", *args], capture_output=True,
+                          text=True, env=e, timeout=timeout)
+
+
+@pytest.fixture
+def ctx():
+    drv.init()
+    c = make_default_context()
+    yield c
+    c.pop()
+
+
+@pytest.fixture
+def mod(ctx):
+    return SourceModule(KERNELS)
+
+
+# ------------------------------------------------------------------ workflows
+
+
+@gpu
+def test_seed_workflow_sourcemodule_alloc_copy_call_copy_back(mod, rng):
+    n = 1000
+    x = rng.standard_normal(n).astype(np.float32)
+    x_gpu = drv.mem_alloc(x.nbytes)
+    out_gpu = drv.mem_alloc(x.nbytes)
+    drv.memcpy_htod(x_gpu, x)
+    drv.memcpy_htod(out_gpu, poison(n, np.float32))
+    a, b = np.float32(rng.uniform(-2, 2)), np.int32(rng.integers(-5, 5))
+    axpb = mod.get_function("axpb")
+    axpb(out_gpu, x_gpu, a, b, np.uint32(n), block=(256, 1, 1), grid=((n + 255) // 256, 1))
+    out = poison(n, np.float32)
+    drv.memcpy_dtoh(out, out_gpu)
+    np.testing.assert_allclose(out, a * x + np.float32(b), rtol=1e-6, atol=1e-6)  # fma
+
+
+@gpu
+def test_in_out_inout_copy_around_the_call(mod, rng):
+    a = rng.standard_normal(400).astype(np.float32)
+    b = rng.standard_normal(400).astype(np.float32)
+    dest = poison(400, np.float32)
+    mod.get_function("multiply_them")(drv.Out(dest), drv.In(a), drv.In(b), block=(400, 1, 1))
+    np.testing.assert_array_equal(dest, a * b)
+    inout = a.copy()
+    mod.get_function("multiply_them")(drv.InOut(inout), drv.In(a), drv.In(b), block=(400, 1, 1))
+    np.testing.assert_array_equal(inout, a * b)
+
+
+@gpu
+def test_managed_zeros_default_flags_as_kernel_pointer(mod, rng):
+    n = 512
+    m = drv.managed_zeros(n, dtype=np.float32)
+    x = drv.to_device(rng.standard_normal(n).astype(np.float32))
+    host_x = drv.from_device(x, (n,), np.float32)
+    mod.get_function("axpb")(m, x, np.float32(3), np.int32(1), np.uint32(n),
+                             block=(128, 1, 1), grid=(4, 1))
+    drv.Context.synchronize()
+    np.testing.assert_allclose(m, np.float32(3) * host_x + np.float32(1), rtol=1e-6, atol=1e-6)
+
+
+@gpu
+def test_pointer_arithmetic_and_gpuarray_arguments(mod, rng):
+    a = rng.standard_normal(400).astype(np.float32)
+    b = rng.standard_normal(400).astype(np.float32)
+    a_gpu, b_gpu = drv.to_device(a), gpuarray.to_gpu(b)
+    dest = poison(400, np.float32)
+    mod.get_function("multiply_them")(drv.Out(dest), np.intp(a_gpu) + 4, b_gpu,
+                                      block=(399, 1, 1))
+    np.testing.assert_array_equal(dest[:-1], a[1:] * b[:-1])
+    assert a_gpu + 4 == int(a_gpu) + 4
+
+
+@gpu
+def test_vector_type_by_value(mod):
+    v = gpuarray.vec.make_float3(1.5, -2, 3)
+    dest = np.zeros(64, gpuarray.vec.float3)
+    mod.get_function("set_vec")(drv.Out(dest), v, block=(64, 1, 1))
+    assert (dest == v).all()
+
+
+@gpu
+def test_prepared_calls_and_streams(mod, rng):
+    n = 300
+    x = rng.standard_normal(n).astype(np.float32)
+    x_gpu, out_gpu = drv.to_device(x), drv.mem_alloc(x.nbytes)
+    f = mod.get_function("axpb")
+    assert f.prepare("PPfiI") is f
+    f.prepared_call((2, 1), (256, 1, 1), out_gpu, x_gpu, 2.5, 7, n)
+    np.testing.assert_allclose(drv.from_device_like(out_gpu, x), np.float32(2.5) * x + 7,
+                               rtol=1e-6, atol=1e-6)
+    s = drv.Stream()
+    f.prepare([np.intp, np.intp, np.float32, np.int32, np.uint32])
+    f.prepared_async_call((2, 1), (256, 1, 1), s, out_gpu, x_gpu, np.float32(-1), 0, n)
+    s.synchronize()
+    np.testing.assert_array_equal(drv.from_device_like(out_gpu, x), -x)
+    secs = f.prepared_timed_call((2, 1), (256, 1, 1), out_gpu, x_gpu, 1.0, 0, n)()
+    assert 0 < secs < 1
+
+
+@gpu
+def test_time_kernel_and_events(mod, rng):
+    x = drv.to_device(rng.standard_normal(256).astype(np.float32))
+    f = mod.get_function("axpb")
+    t = f(x, x, np.float32(1), np.int32(0), np.uint32(256), block=(256, 1, 1), time_kernel=True)
+    assert isinstance(t, float) and 0 < t < 1
+    start, end = drv.Event(), drv.Event()
+    start.record()
+    f(x, x, np.float32(1), np.int32(0), np.uint32(256), block=(256, 1, 1))
+    end.record()
+    end.synchronize()
+    assert end.query()
+    assert end.time_since(start) == pytest.approx(start.time_till(end))
+    assert end.time_since(start) >= 0
+
+
+@gpu
+def test_get_global_constant_memory(mod, rng):
+    coef = rng.uniform(1, 2, 16).astype(np.float32)
+    ptr, size = mod.get_global("coef")
+    assert size == 64
+    drv.memcpy_htod(ptr, coef)
+    x = rng.standard_normal(16).astype(np.float32)
+    x_gpu = drv.to_device(x)
+    mod.get_function("scale_by_coef")(x_gpu, block=(16, 1, 1))
+    np.testing.assert_array_equal(drv.from_device_like(x_gpu, x), x * coef)
+
+
+@gpu
+def test_gpuarray_transfers_views_and_interface(ctx, rng):
+    a = rng.standard_normal((6, 10)).astype(np.float32)
+    g = gpuarray.to_gpu(a)
+    np.testing.assert_array_equal(g.get(), a)
+    np.testing.assert_array_equal(g[1:5:2, ::3].get(), a[1:5:2, ::3])
+    np.testing.assert_array_equal(g.reshape(60).get(), a.reshape(60))
+    np.testing.assert_array_equal(g.T.get(), a.T)
+    cai = g.__cuda_array_interface__
+    assert cai["strides"] == a.strides and cai["version"] == 3 and cai["data"][0] == g.ptr
+    assert gpuarray.zeros(3).dtype == np.float64
+    z = gpuarray.zeros((4, 5), np.int32)
+    np.testing.assert_array_equal(z.get(), np.zeros((4, 5), np.int32))
+    z.fill(7)
+    np.testing.assert_array_equal(z.get(), np.full((4, 5), 7, np.int32))
+    z.set(np.arange(20, dtype=np.int32))
+    np.testing.assert_array_equal(z.get().ravel(), np.arange(20))
+    f = gpuarray.to_gpu(np.asfortranarray(a))
+    np.testing.assert_array_equal(f.get(), a)
+    empty = gpuarray.empty(0, np.float32)
+    assert empty.gpudata is None and empty.get().shape == (0,)
+    held = gpuarray.GPUArray((10,), np.float32, gpudata=drv.mem_alloc(40))
+    held.set(a[0])
+    np.testing.assert_array_equal(held.get(), a[0])
+
+
+@gpu
+def test_gpuarray_arithmetic(ctx, rng):
+    a = rng.standard_normal(5000).astype(np.float32)
+    b = rng.standard_normal(5000).astype(np.float32)
+    a_g, b_g = gpuarray.to_gpu(a), gpuarray.to_gpu(b)
+    np.testing.assert_array_equal((a_g - 3 * b_g + (-a_g)).get(), a - 3 * b + (-a))
+    np.testing.assert_array_equal((a_g * b_g).get(), a * b)
+    np.testing.assert_allclose((a_g / b_g).get(), a / b, rtol=1e-6)
+    np.testing.assert_array_equal((2 - a_g).get(), 2 - a)
+    a_g += b_g
+    np.testing.assert_array_equal(a_g.get(), a + b)
+
+
+@gpu
+def test_gpuarray_faces_of_the_array_engine(ctx, rng):
+    from cukit.pycuda import cumath
+    from cukit.pycuda.elementwise import ElementwiseKernel
+    a = rng.standard_normal(3000).astype(np.float32)
+    b = rng.standard_normal(3000).astype(np.float32)
+    a_g, b_g = gpuarray.to_gpu(a), gpuarray.to_gpu(b)
+    gt = a_g > b_g  # PyCUDA's comparisons: 1 and 0 in the common type
+    assert gt.dtype == np.float32
+    np.testing.assert_array_equal(gt.get(), (a > b).astype(np.float32))
+    np.testing.assert_array_equal(abs(a_g).get(), np.abs(a))
+    np.testing.assert_allclose((a_g ** 2).get(), a ** 2, rtol=1e-6)
+    np.testing.assert_array_equal(a_g.astype(np.float64).get(), a.astype(np.float64))
+    np.testing.assert_array_equal(gpuarray.maximum(a_g, b_g).get(), np.maximum(a, b))
+    np.testing.assert_array_equal(gpuarray.where(a_g > 0, a_g, b_g).get(), np.where(a > 0, a, b))
+    np.testing.assert_array_equal(gpuarray.arange(5, dtype=np.int32).get(), np.arange(5))
+    np.testing.assert_allclose(cumath.exp(a_g).get(), np.exp(a), rtol=1e-6)
+    out = gpuarray.empty_like(a_g)
+    assert cumath.sin(a_g, out=out) is out
+    np.testing.assert_allclose(out.get(), np.sin(a), rtol=1e-6, atol=1e-6)
+    lin = ElementwiseKernel("float a, float *x, float *y, float *z", "z[i] = a*x[i] + y[i]",
+                            "lin_comb")
+    z = gpuarray.to_gpu(poison(3000, np.float32))
+    lin(np.float32(2), a_g, b_g, z)
+    np.testing.assert_allclose(z.get(), 2 * a + b, rtol=1e-6, atol=1e-6)
+
+
+@gpu
+def test_complex_header(ctx, rng):
+    n = 256
+    z = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
+    mod = SourceModule(r"""
+    #include <pycuda-complex.hpp>
+    __global__ void f(pycuda::complex<float> *z, pycuda::complex<float> *out)
+    {
+        int i = threadIdx.x;
+        out[i] = pycuda::exp(z[i]) * pycuda::conj(z[i]) + z[i] / (z[i] + 2.0f)
+                 + pycuda::abs(z[i]);
+    }
+    """)
+    out = poison(n, np.complex64)
+    mod.get_function("f")(drv.In(z), drv.Out(out), block=(n, 1, 1))
+    want = np.exp(z) * np.conj(z) + z / (z + 2) + np.abs(z)
+    np.testing.assert_allclose(out, want, rtol=2e-5, atol=2e-5)
+    assert dtype_to_ctype(np.complex64) == "pycuda::complex<float>"
+
+
+@gpu
+def test_dynamic_parallelism(ctx, rng):
+    mod = DynamicSourceModule(r"""
+    __global__ void child(int *x) { x[threadIdx.x] *= 2; }
+    __global__ void parent(int *x) { child<<<1, 32>>>(x); }
+    """)
+    x = rng.integers(-1000, 1000, 32).astype(np.int32)
+    out = x.copy()
+    mod.get_function("parent")(drv.InOut(out), block=(1, 1, 1))
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+@gpu
+def test_context_stack(ctx):
+    assert drv.Context.get_current() is ctx
+    dev = ctx.get_device()
+    assert isinstance(dev.name(), str) and isinstance(dev.get_attributes(), dict)
+    assert dev.get_attribute(drv.device_attribute.WARP_SIZE) == 32 == dev.warp_size
+    ctx2 = dev.make_context()
+    assert drv.Context.get_current() is ctx2
+    mem = drv.mem_alloc(60)
+    ctx2.detach()
+    assert drv.Context.get_current() is ctx
+    mem.free()
+    p = dev.retain_primary_context()
+    p.push()
+    drv.Context.pop()
+    assert drv.Context.get_current() is ctx
+    assert drv.get_driver_version() // 1000 >= 12
+    free, total = drv.mem_get_info()
+    assert 0 < free <= total == dev.total_memory()
+
+
+@gpu
+def test_host_memory_kinds(ctx):
+    p = drv.pagelocked_zeros((32, 8), np.float32)
+    assert p.shape == (32, 8) and not p.any() and isinstance(p.base, cukit.HostMemory)
+    f = drv.pagelocked_empty((3, 4), np.float64, order="F")
+    assert f.flags.f_contiguous and isinstance(f.base, cukit.HostMemory)
+    m = drv.managed_zeros((5, 3), np.int32)
+    assert m.shape == (5, 3) and m.base.kind == "managed"
+    a = drv.aligned_empty((1000,), np.float64, alignment=4096)
+    assert a.ctypes.data % 4096 == 0
+
+
+@gpu
+def test_memory_pool(ctx):
+    pool = DeviceMemoryPool()
+    a = pool.allocate(1000)
+    ptr = int(a)
+    del a
+    assert pool.held_blocks == 1
+    b = pool.allocate(1000)
+    assert int(b) == ptr
+    b.free()
+    pool.stop_holding()
+    assert pool.held_blocks == 0
+
+
+@gpu
+def test_compiler_warning_and_cache_off(ctx):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        SourceModule("__global__ void k(int *x) { int unused_%d; x[0] = 1; }"
+                     % os.getpid(), cache_dir=False)
+    assert any("said the following" in str(x.message) for x in w)
+
+
+@gpu
+def test_device_to_device_and_2d_copies(ctx, rng):
+    a = rng.standard_normal((6, 40)).astype(np.float32)
+    src, dst = drv.to_device(a), drv.mem_alloc(a.nbytes)
+    drv.memcpy_dtod(dst, src, a.nbytes)
+    np.testing.assert_array_equal(drv.from_device_like(dst, a), a)
+    # a 4 x 10 block of a (rows of 40 floats) into a packed device buffer
+    packed = drv.mem_alloc(4 * 10 * 4)
+    c = drv.Memcpy2D()
+    c.set_src_host(a)
+    c.src_x_in_bytes, c.src_y, c.src_pitch = 8, 1, a.strides[0]
+    c.set_dst_device(packed)
+    c.dst_pitch = c.width_in_bytes = 40
+    c.height = 4
+    c()
+    np.testing.assert_array_equal(drv.from_device(packed, (4, 10), np.float32), a[1:5, 2:12])
+    drv.memset_d32(packed, 7, 40)
+    np.testing.assert_array_equal(drv.from_device(packed, (40,), np.uint32), np.full(40, 7))
+
+
+@gpu
+def test_function_attributes_and_compile_to_cubin(mod):
+    f = mod.get_function("axpb")
+    assert f.num_regs == f.get_attribute(drv.function_attribute.NUM_REGS) > 0
+    assert 0 < f.max_threads_per_block <= 1024
+    f.set_cache_config(drv.func_cache.PREFER_L1)
+    from cukit.pycuda.compiler import compile as compile_to
+    cubin = compile_to("__global__ void k(int *x) { x[0] = 1; }")
+    assert cubin[:4] == b"\x7fELF"
+
+
+@gpu
+def test_dynamic_module_links_sources(ctx, rng):
+    from cukit.pycuda.compiler import DynamicModule
+    m = DynamicModule()
+    m.add_source("__device__ int twice(int v);\n"
+                 "__global__ void k(int *x) { x[threadIdx.x] = twice(x[threadIdx.x]); }",
+                 nvcc_options=["-rdc=true"])
+    m.add_source("__device__ int twice(int v) { return 2 * v; }", nvcc_options=["-rdc=true"])
+    m.link()
+    x = rng.integers(-100, 100, 64).astype(np.int32)
+    out = x.copy()
+    m.get_function("k")(drv.InOut(out), block=(64, 1, 1))
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+@gpu
+def test_gpuarray_views_reshape_squeeze(ctx, rng):
+    a = rng.standard_normal((40, 2, 5, 10))
+    g = gpuarray.to_gpu(a)
+    s = g[0:1, 1:2].squeeze()
+    assert s.shape == (5, 10) and s.flags.c_contiguous
+    np.testing.assert_array_equal(s.get(), a[0, 1])
+    f = g.reshape(400, 10, order="F")
+    assert f.flags.f_contiguous
+    np.testing.assert_array_equal(f.get(), a.reshape(-1).reshape((400, 10), order="F"))
+    assert g.reshape(-1, 10).shape == (400, 10)
+    v = g.view(np.int64)
+    np.testing.assert_array_equal(v.get(), a.view(np.int64))
+    r = gpuarray.to_gpu(a[:, 0, 0, 0].copy()).reverse()
+    np.testing.assert_array_equal(r.get(), a[::-1, 0, 0, 0])
+    assert gpuarray.empty(np.array([2, 3]), np.float32).shape == (2, 3)
+
+
+@gpu
+def test_register_host_memory_and_page_locked_pool(ctx, rng):
+    a = drv.aligned_empty((1 << 16,), np.float64)
+    a[:] = rng.standard_normal(a.shape)
+    pinned = drv.register_host_memory(a)
+    gpu_ary = drv.mem_alloc_like(a)
+    s = drv.Stream()
+    drv.memcpy_htod_async(gpu_ary, pinned, s)
+    s.synchronize()
+    np.testing.assert_array_equal(drv.from_device_like(gpu_ary, a), a)
+    pinned.base.unregister()
+    from cukit.pycuda.tools import PageLockedMemoryPool
+    h = PageLockedMemoryPool().allocate((3, 4), np.float32)
+    assert h.shape == (3, 4) and isinstance(h.base, cukit.HostMemory)
+
+
+# ------------------------------------------------------------------ bad input
+
+
+@gpu
+def test_bad_launch_configurations(mod):
+    f = mod.get_function("multiply_them")
+    x = drv.mem_alloc(64)
+    with pytest.raises(ValueError, match="block= is required"):
+        f(x, x, x)
+    with pytest.raises(ValueError, match="dimension"):
+        f(x, x, x, block=(0, 1, 1))
+    with pytest.raises(ValueError, match="1 to 3"):
+        f(x, x, x, block=(1, 1, 1, 1))
+    with pytest.raises(TypeError, match="grid"):
+        f(x, x, x, block=(1, 1, 1), grid=(1.5, 1))
+    with pytest.raises(ValueError, match="threads"):
+        f(x, x, x, block=(1024, 2, 1))
+    with pytest.raises(ValueError, match="unexpected keyword arguments blok"):
+        f(x, x, x, blok=(1, 1, 1))
+    with pytest.raises(ValueError, match="time_kernel=True cannot be used with a stream"):
+        f(x, x, x, block=(1, 1, 1), stream=drv.Stream(), time_kernel=True)
+
+
+@gpu
+def test_bad_arguments_name_the_parameter(mod):
+    f = mod.get_function("axpb")
+    x = drv.mem_alloc(64)
+    host = np.zeros(16, np.float32)
+    with pytest.raises(TypeError, match=r"argument 2 'x' \(const float\*\).*host memory.*In\(a\)"):
+        f(x, host, np.float32(1), np.int32(0), np.uint32(16), block=(16, 1, 1))
+    with pytest.raises(TypeError, match=r"argument 4 'b' \(int\): got a plain Python int"):
+        f(x, x, np.float32(1), 3, np.uint32(16), block=(16, 1, 1))
+    with pytest.raises(TypeError, match=r"argument 3 'a' \(float\): got a plain Python float"):
+        f(x, x, 1.5, np.int32(0), np.uint32(16), block=(16, 1, 1))
+    with pytest.raises(TypeError, match="float"):
+        f(x, x, np.float32(1), np.float32(0), np.uint32(16), block=(16, 1, 1))
+    with pytest.raises(TypeError, match="invalid type"):
+        f(x, object(), np.float32(1), np.int32(0), np.uint32(16), block=(16, 1, 1))
+
+
+@gpu
+def test_strict_kernel_refuses_python_numbers(mod):
+    k = mod.module.get_kernel("axpb")
+    s = k.strict()
+    assert s.is_strict and not k.is_strict
+    x = drv.mem_alloc(64)
+    with pytest.raises(TypeError, match=r"argument 4 'b' \(int\): got a plain Python int \(3\)"):
+        s(x, x, np.float32(1), 3, np.uint32(16), grid=1, block=16)
+    with pytest.raises(TypeError, match=r"argument 1 'out' \(float\*\): got a plain Python int"):
+        s(int(x), x, np.float32(1), np.int32(3), np.uint32(16), grid=1, block=16)
+    k(x, x, 1.0, 3, 16, grid=1, block=16)  # the module's own kernel still takes them
+    s.prepare(grid=1, block=16)(x, x, 1.0, 3, 16)  # and so do prepared launches
+    cukit.synchronize()
+
+
+@gpu
+def test_bad_prepare(mod):
+    f = mod.get_function("axpb")
+    with pytest.raises(TypeError, match=r"argument 3 of axpb is 'i' \(int\), but the kernel "
+                                        r"declares float a"):
+        f.prepare("PPiiI")
+    with pytest.raises(TypeError, match="4 argument types"):
+        f.prepare("PPfi")
+    with pytest.raises(ValueError, match="struct format"):
+        f.prepare("PPfiZ")
+    f.prepare("PPfiI")
+    x = drv.mem_alloc(64)
+    with pytest.raises(TypeError, match="'b' .*float"):
+        f.prepared_call((1, 1), (16, 1, 1), x, x, 1.0, 2.5, 16)
+
+
+@gpu
+def test_memory_errors(ctx):
+    a = drv.mem_alloc(16)
+    a.free()
+    with pytest.raises(drv.LogicError, match="already freed"):
+        a.free()
+    with pytest.raises(drv.MemoryError):
+        drv.mem_alloc(1 << 62)
+    with pytest.raises(MemoryError):
+        drv.mem_alloc(1 << 62)
+    b = drv.mem_alloc(16)
+    with pytest.raises(ValueError, match="do not fit"):
+        drv.memcpy_htod(b, np.zeros(8, np.float32))
+
+
+@gpu
+def test_compile_errors(ctx):
+    with pytest.raises(drv.CompileError) as e:
+        SourceModule("__global__ void k(int *x) { x[0] = y; }")
+    assert isinstance(e.value, cukit.CudaError) and "identifier" in e.value.stderr
+    with pytest.raises(ValueError, match="nvcc option '--frobnicate' has no NVRTC"):
+        SourceModule("__global__ void k() {}", options=["--frobnicate"])
+    with pytest.raises(drv.LogicError, match="cuModuleGetFunction"):
+        SourceModule("__global__ void k() {}").get_function("nope")
+
+
+@gpu
+def test_texture_references_say_cuda12_removed_them(mod):
+    with pytest.raises(drv.LogicError, match="removed in CUDA 12.*cukit.Texture"):
+        mod.get_texref("tex")
+    with pytest.raises(drv.LogicError, match="removed in CUDA 12"):
+        drv.matrix_to_texref(np.zeros((2, 2), np.float32), None)
+    with pytest.raises(drv.LogicError, match="cukit.CudaArray.*cukit.Texture"):
+        drv.np_to_array(np.zeros((2, 2), np.float32), "C")
+
+
+def test_errors_are_pycuda_and_cukit_classes():
+    assert issubclass(drv.LogicError, cukit.CudaError)
+    assert issubclass(cukit.InvalidValueError, drv.LogicError)
+    assert issubclass(cukit.OutOfMemoryError, drv.MemoryError)
+    assert issubclass(cukit.CompileError, drv.CompileError)
+    assert issubclass(cukit.KernelFaultError, drv.LaunchError)
+    assert not issubclass(cukit.OutOfMemoryError, drv.LogicError)
+    try:
+        raise cukit.InvalidValueError("x")
+    except drv.LogicError:
+        pass
+
+
+# ------------------------------------------------------------------ no GPU needed
+
+
+def test_nvcc_options_translate_or_refuse():
+    o = _translate(["-O3", "--use_fast_math", "-lineinfo", "-Iinc", "-I", "inc2", "-DA=2", "-DB",
+                    "-arch=sm_80", "-std=c++17", "-maxrregcount=32", "-Xcompiler", "-fPIC"], "t")
+    assert o.options == ["--use_fast_math", "-std=c++17", "-maxrregcount=32"]
+    assert o.include_dirs == ["inc", "inc2"] and o.defines == {"A": "2", "B": None}
+    assert o.lineinfo and o.arch == 80
+    with pytest.raises(ValueError, match="'--bogus' has no NVRTC equivalent"):
+        _translate(["--bogus"], "t")
+    with pytest.raises(ValueError, match="needs a value"):
+        _translate(["-I"], "t")
+
+
+def test_tools_helpers():
+    assert [bitlog2(v) for v in (17, 0xAFFE, 0x3AFFE, 0xCC3AFFE)] == [4, 15, 17, 27]
+    for s in list(range(0, 70)) + [1 << 31, (1 << 31) + 1, 12345678901]:
+        b = DeviceMemoryPool.bin_number(s)
+        assert DeviceMemoryPool.alloc_size(b) >= max(s, 1)
+        assert DeviceMemoryPool.bin_number(DeviceMemoryPool.alloc_size(b)) == b
+    assert dtype_to_ctype(np.complex128) == "pycuda::complex<double>"
+    assert dtype_to_ctype(gpuarray.vec.float3) == "float3"
+    assert gpuarray.vec.float3.itemsize == 12 and gpuarray.vec.float4.itemsize == 16
+
+
+def test_gl_and_sparse_say_not_provided():
+    for name in ("gl", "sparse"):
+        with pytest.raises(ImportError, match="not provided by cukit.pycuda"):
+            __import__("cukit.pycuda." + name)
+
+
+def test_import_hook_is_for_the_run_only(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text("import sys, pycuda, pycuda.driver as drv, pycuda.compiler\n"
+                    "import cukit.pycuda.driver\n"
+                    "assert drv is cukit.pycuda.driver\n"
+                    "print('ran', sys.argv[1:], pycuda.__name__)\n")
+    r = run_cli(str(prog), "a", "--b")
+    assert r.returncode == 0, r.stderr
+    assert "ran ['a', '--b'] cukit.pycuda" in r.stdout
+    r = run_cli("-c", "import pycuda.nothing_here")
+    assert r.returncode != 0 and "No module named 'pycuda.nothing_here'" in r.stderr
+    # Without the runner, importing cukit.pycuda leaves `pycuda` alone.
+    r = subprocess.run([sys.executable, "-c", "import cukit.pycuda.driver, importlib.util;"
+                        "s = importlib.util.find_spec('pycuda');"
+                        "print('real' if s else 'none', s and s.origin)"],
+                       capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": SRC_DIR})
+    assert r.returncode == 0, r.stderr
+    assert "cukit" not in r.stdout
+    r = run_cli()
+    assert r.returncode == 2 and "usage" in r.stdout
+
+
+@gpu
+def test_autoinit_in_a_new_process():
+    r = run_cli("-c", "import pycuda.autoinit, pycuda.driver as drv\n"
+                      "assert drv.Context.get_current() is pycuda.autoinit.context\n"
+                      "print(pycuda.autoinit.device.name())")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == cukit.Device(0).name
+
+
+# ------------------------------------------------------------------ PyCUDA's own tests
+
+
+def _counts(text):
+    counts = dict.fromkeys(("passed", "skipped", "xfailed", "failed", "error", "errors"), 0)
+    for n, what in re.findall(r"(\d+) (passed|skipped|xfailed|failed|errors?)", text):
+        counts[what] = int(n)
+    return counts
+
+
+@pytest.mark.skipif(not os.environ.get("CUKIT_PYCUDA_CONFORMANCE"),
+                    reason="CUKIT_PYCUDA_CONFORMANCE (the folder with PyCUDA's test_driver.py) "
+                           "is not set")
+@pytest.mark.skipif(not HAVE_GPU, reason="needs a CUDA GPU")
+def test_pycuda_test_driver_passes():
+    folder = os.environ["CUKIT_PYCUDA_CONFORMANCE"]
+    r = run_cli("-m", "pytest", "-q", "-rsx", "-p", "no:cacheprovider",
+                os.path.join(folder, "test_driver.py"), timeout=600)
+    print(r.stdout[-6000:])
+    c = _counts(r.stdout.splitlines()[-1] if r.stdout else "")
+    assert c["failed"] == 0 and c["error"] == 0 and c["errors"] == 0, r.stdout[-6000:]
+    assert c["passed"] >= 21, r.stdout[-3000:]
