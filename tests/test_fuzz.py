@@ -17,6 +17,7 @@ CASES = {
     "signature": 3000,
     "signature_nvrtc": 60,  # each one runs NVRTC
     "source": 1500,
+    "source_nvrtc": 60,  # each one runs NVRTC
     "name_expressions": 2000,
     "conditions_nvrtc": 60,  # each one runs NVRTC
     "includes": 60,       # each one runs NVRTC

@@ -423,3 +423,46 @@ def test_many_template_kernels_and_name_expressions_are_read_in_linear_time():
     found = cukit.Program(src, name_expressions=exprs).signatures
     assert len(found) == n and str(found["k17<float>"]) == "k17<float>(float x, const float* y)"
     assert time.perf_counter() - start < 30  # a bound on a quadratic blow-up, not a speed test
+
+
+# ------------------------------------------------------------------ branches cukit cannot evaluate
+
+UNKNOWABLE = "__CUDACC_VER_MAJOR__ >= 12"  # NVRTC knows; cukit does not load NVRTC to read
+
+
+@pytest.mark.parametrize("src", [
+    f"#if {UNKNOWABLE}\n#define R float\n#else\n#define R int\n#endif\n"
+    'extern "C" __global__ void k(R a) {}',
+    f"#if {UNKNOWABLE}\ntypedef float R;\n#else\ntypedef int R;\n#endif\n"
+    'extern "C" __global__ void k(R a) {}',
+    f"#if {UNKNOWABLE}\n#define USE 1\n#else\n#define USE 0\n#endif\n"
+    '#if USE\ntypedef float R;\n#else\ntypedef int R;\n#endif\nextern "C" __global__ void k(R a) {}',
+    f"#if {UNKNOWABLE}\n#define USE\n#endif\n"
+    '#ifdef USE\ntypedef float R;\n#else\ntypedef int R;\n#endif\nextern "C" __global__ void k(R a) {}',
+    f"#if {UNKNOWABLE}\n" 'extern "C" __global__ void k(float a) {}\n#else\n'
+    'extern "C" __global__ void k(int a) {}\n#endif',
+])
+def test_types_from_a_branch_cukit_cannot_evaluate_are_warned_about(src):
+    # NVRTC 12+ reads float; cukit, which cannot tell, reads both branches and the
+    # last one wins: a float passed as an int's bits would be a silent wrong result
+    with pytest.warns(RuntimeWarning, match=r"k\(int a\) with parameter types that depend on "
+                                            r"a branch of #if.*signature="):
+        assert str(cukit.Program(src).signatures["k"]) == "k(int a)"
+    with pytest.warns(RuntimeWarning):
+        ptx = cukit.Program(src).ptx(arch="sm_90")
+    assert b".param .f32 k_param_0" in ptx  # what NVRTC compiled
+
+
+@pytest.mark.parametrize("src", [
+    f"#if {UNKNOWABLE}\n" 'extern "C" __global__ void fast(float* x) {}\n#else\n'
+    'extern "C" __global__ void slow(float* x) {}\n#endif',
+    f"#define R float\n#if {UNKNOWABLE}\n" 'extern "C" __global__ void k(R a) {}\n#endif',
+    f"#if {UNKNOWABLE}\n" 'extern "C" __global__ void k(float a);\n#endif\n'
+    'extern "C" __global__ void k(float a) {}',
+    "#define V 2\n#if V == 2\ntypedef float R;\n#else\ntypedef int R;\n#endif\n"
+    'extern "C" __global__ void k(R a) {}',
+])
+def test_branches_that_do_not_change_a_type_are_not_warned_about(src):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cukit.Program(src).signatures

@@ -27,6 +27,7 @@ typedef struct {
     size_t align;   /* C alignment, for layouts computed without a compiled kernel */
     char *type;     /* owned (PyMem): the type as shown to users, "const float*" */
     char *name;     /* owned (PyMem): the parameter's name, "" when unnamed */
+    int uncertain;  /* 1: its type was read from a branch of #if cukit could not evaluate */
 } cukit_param;
 
 typedef struct cukit_Signature_s {

@@ -309,7 +309,9 @@ cukit_condition(lexer *lx, const char *s, const char *end)
                 const char *after = skip_space(b, end);
                 if (b > a && (!paren || (after < end && *after == ')'))) {
                     int d = cukit_macro_defined(lx, a, (size_t)(b - a));
-                    if (d < 0 || cukit_text_adds(&text, d ? " 1 " : " 0 ") < 0)
+                    /* unknown: an identifier that is no macro has no known value */
+                    if (d < 0 || cukit_text_adds(&text, d == 2 ? " __cukit_unknown__ "
+                                                 : d ? " 1 " : " 0 ") < 0)
                         goto done;
                     s = paren ? after + 1 : b;
                     continue;
@@ -327,6 +329,7 @@ cukit_condition(lexer *lx, const char *s, const char *end)
             goto done;
     }
     sub.macros = lx->macros;
+    sub.uncertain = Py_XNewRef(lx->uncertain);
     sub.spent = lx->spent;
     sub.gave_up = lx->gave_up;
     const char *c = cukit_text_str(&text);
@@ -337,6 +340,10 @@ cukit_condition(lexer *lx, const char *s, const char *end)
     pp_eval e = {sub.toks, sub.n, 0, 0};
     pp_val v = sub.n ? pp_expr(&e) : UNKNOWN;
     rc = (e.i != e.n || !v.known) ? 2 : v.v != 0;
+    /* A macro (re)defined in a branch cukit could not evaluate makes the value unknown. */
+    for (int i = 0; i < sub.n && rc != 2; i++)
+        if (sub.toks[i].macro)
+            rc = 2;
 done:
     cukit_lexer_release(&sub);
     cukit_text_free(&text);

@@ -32,6 +32,8 @@ typedef struct {
     PyObject *globals;          /* borrowed: dict for device variables, or NULL */
     PyObject *name_expressions; /* borrowed: tuple of str, or NULL */
     PyObject *heads;            /* strong ref or NULL until needed: cukit_template_heads */
+    PyObject *branchy;          /* strong ref or NULL: set of the kernels declared in a branch
+                                   of #if cukit could not evaluate */
     scope *scopes;              /* owned (PyMem): one per open brace, depth of cap used */
     int depth, cap;
     cukit_text ns;              /* "a::b::": the namespaces open here */
@@ -175,6 +177,39 @@ parameter_list_at(const lexer *lx, int i)
     return j;
 }
 
+/* When kernel `name` is declared both in a branch of #if cukit could not evaluate
+ * and elsewhere, with other parameters, which one NVRTC compiles is unknown: mark
+ * sig's parameters uncertain. 0 / -1. */
+static int
+uncertain_twin(file_walk *w, const token *name_tok, const char *name, cukit_Signature *sig)
+{
+    PyObject *key = PyUnicode_FromString(name);
+    if (key == NULL)
+        return -1;
+    int rc = 0, was = w->branchy ? PySet_Contains(w->branchy, key) : 0;
+    PyObject *old = was < 0 ? NULL : PyDict_GetItemWithError(w->out, key);
+    if (was < 0 || (old == NULL && PyErr_Occurred()))
+        rc = -1;
+    else if (old && (was || name_tok->branch)) {
+        PyObject *a = cukit_signature_str((cukit_Signature *)old), *b = cukit_signature_str(sig);
+        int same = a && b ? PyUnicode_Compare(a, b) == 0 : -1;
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        if (same < 0 || PyErr_Occurred())
+            rc = -1;
+        for (int i = 0; same == 0 && i < sig->nparams; i++)
+            sig->params[i].uncertain = 1;
+    }
+    if (rc == 0 && name_tok->branch) {
+        if (w->branchy == NULL && (w->branchy = PySet_New(NULL)) == NULL)
+            rc = -1;
+        else if (PySet_Add(w->branchy, key) < 0)
+            rc = -1;
+    }
+    Py_DECREF(key);
+    return rc;
+}
+
 /* The __global__ at toks[i]: read the kernel's parameter list into w->out, under
  * its name (with its namespaces unless extern "C"), or once per name expression
  * for a template. Returns the index of the token to go on after; -1 with an
@@ -215,6 +250,10 @@ read_kernel(file_walk *w, int i)
         if (sig == NULL)
             goto done;
         sig->extern_c = extern_c;
+        if (!w->strict && uncertain_twin(w, name_tok, cukit_text_str(&name), sig) < 0) {
+            Py_DECREF(sig);
+            goto done;
+        }
         /* A later definition replaces an earlier declaration (it has the names). */
         int set = PyDict_SetItemString(w->out, cukit_text_str(&name), (PyObject *)sig);
         Py_DECREF(sig);
@@ -224,6 +263,41 @@ read_kernel(file_walk *w, int i)
     rc = cukit_skip_group(lx, open) - 1;
 done:
     cukit_text_free(&name);
+    return rc;
+}
+
+/* One RuntimeWarning naming the kernels whose parameter types cukit read from a
+ * branch of #if it could not evaluate (they may differ from NVRTC's). 0 / -1. */
+static int
+warn_uncertain(PyObject *out)
+{
+    PyObject *names = PyList_New(0), *k, *v;
+    Py_ssize_t pos = 0;
+    int rc = names ? 0 : -1;
+    while (rc == 0 && PyDict_Next(out, &pos, &k, &v)) {
+        cukit_Signature *sig = (cukit_Signature *)v;
+        for (int i = 0; i < sig->nparams; i++)
+            if (sig->params[i].uncertain) {
+                PyObject *shown = cukit_signature_str(sig);
+                rc = shown ? PyList_Append(names, shown) : -1;
+                Py_XDECREF(shown);
+                break;
+            }
+    }
+    if (rc == 0 && PyList_GET_SIZE(names) > 0) {
+        PyObject *sep = PyUnicode_FromString(", "), *listed = sep ? PyUnicode_Join(sep, names) : NULL;
+        if (listed == NULL ||
+            PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                             "cukit read %U with parameter types that depend on a branch of #if "
+                             "it cannot evaluate (a macro NVRTC or an option defines); if NVRTC "
+                             "takes another branch, those types are wrong: give the kernel its "
+                             "parameters with get_kernel(name, signature=\"(float a, int n)\"), "
+                             "or pass the macros as defines=", listed) < 0)
+            rc = -1;
+        Py_XDECREF(sep);
+        Py_XDECREF(listed);
+    }
+    Py_XDECREF(names);
     return rc;
 }
 
@@ -297,6 +371,8 @@ read_source(cukit_state *st, const char *source, PyObject *defines, PyObject *na
                 goto error;
         }
     }
+    if (!strict && warn_uncertain(w.out) < 0)
+        goto error;
     if (strict && PyDict_GET_SIZE(w.out) != 1) {
         /* A declaration for cukit is one kernel's: say where that is not so. */
         if (PyDict_GET_SIZE(w.out) == 0)
@@ -312,6 +388,7 @@ read_source(cukit_state *st, const char *source, PyObject *defines, PyObject *na
     PyMem_Free(w.scopes);
     cukit_text_free(&w.ns);
     Py_XDECREF(w.heads);
+    Py_XDECREF(w.branchy);
     Py_DECREF(w.aliases);
     Py_DECREF(w.lx.macros);
     return w.out;
@@ -320,6 +397,7 @@ error:
     PyMem_Free(w.scopes);
     cukit_text_free(&w.ns);
     Py_XDECREF(w.heads);
+    Py_XDECREF(w.branchy);
     Py_XDECREF(w.out);
     Py_XDECREF(w.aliases);
     Py_XDECREF(w.lx.macros);

@@ -102,6 +102,8 @@ push_tok(lexer *lx, tok_kind kind, const char *p, int len)
     t->len = len;
     t->buf = (unsigned)lx->buf;
     t->kind = (unsigned)kind;
+    t->branch = lx->unknown > 0;
+    t->macro = lx->maybe != 0;
     return 0;
 }
 
@@ -115,6 +117,7 @@ cukit_lexer_release(lexer *lx)
     lx->n = lx->cap = lx->nif = lx->ifcap = 0;
     Py_CLEAR(lx->keep);
     Py_CLEAR(lx->hidden);
+    Py_CLEAR(lx->uncertain);
 }
 
 /* ------------------------------------------------------------------ directives */
@@ -141,7 +144,11 @@ cukit_macro_defined(lexer *lx, const char *name, size_t n)
     PyObject *key = PyUnicode_FromStringAndSize(name, (Py_ssize_t)n);
     if (key == NULL)
         return -1;
-    int rc = PyDict_Contains(lx->macros, key);
+    int rc = lx->uncertain ? PySet_Contains(lx->uncertain, key) : 0;
+    if (rc == 0)
+        rc = PyDict_Contains(lx->macros, key);
+    else if (rc == 1)
+        rc = 2; /* (un)defined in a branch cukit could not evaluate */
     Py_DECREF(key);
     return rc;
 }
@@ -167,6 +174,13 @@ ident_end(const char *s, const char *end)
 
 enum { IF_TAKING = 1, IF_DONE = 2, IF_UNKNOWN = 4 };
 
+/* 1 for a branch read without knowing whether NVRTC reads it. */
+static int
+uncertain_branch(unsigned char state)
+{
+    return (state & IF_TAKING) && (state & IF_UNKNOWN);
+}
+
 static int
 if_push(lexer *lx, unsigned char state)
 {
@@ -186,6 +200,7 @@ if_push(lexer *lx, unsigned char state)
     }
     lx->ifs[lx->nif++] = state;
     lx->dead += !(state & IF_TAKING);
+    lx->unknown += uncertain_branch(state);
     return 0;
 }
 
@@ -194,6 +209,7 @@ if_set(lexer *lx, unsigned char state)
 {
     unsigned char *top = &lx->ifs[lx->nif - 1];
     lx->dead += !(state & IF_TAKING) - !(*top & IF_TAKING);
+    lx->unknown += uncertain_branch(state) - uncertain_branch(*top);
     *top = state;
 }
 
@@ -206,6 +222,18 @@ if_branch(unsigned char state, int v)
     if (v == 1 && !(state & IF_UNKNOWN))
         return IF_TAKING | IF_DONE;
     return IF_TAKING | IF_UNKNOWN; /* read it, and what follows too */
+}
+
+/* Inside a branch cukit could not evaluate, macro `key` is (re)defined or undefined:
+ * what it expands to is uncertain from here on. 0 / -1. */
+static int
+remember_uncertain(lexer *lx, PyObject *key)
+{
+    if (lx->unknown == 0)
+        return 0;
+    if (lx->uncertain == NULL && (lx->uncertain = PySet_New(NULL)) == NULL)
+        return -1;
+    return PySet_Add(lx->uncertain, key);
 }
 
 /* #define NAME body: object-like macros are stored with their body, function-like
@@ -234,6 +262,8 @@ define(lexer *lx, const char *s, const char *end)
         Py_XDECREF(raw);
     }
     int rc = (key && body) ? PyDict_SetItem(lx->macros, key, body) : -1;
+    if (rc == 0)
+        rc = remember_uncertain(lx, key);
     Py_XDECREF(key);
     Py_XDECREF(body);
     return rc;
@@ -258,7 +288,7 @@ directive(lexer *lx, const char *s, const char *end)
         else {
             const char *q = skip_space(s, end), *e = ident_end(q, end);
             v = cukit_macro_defined(lx, q, (size_t)(e - q));
-            if (v >= 0 && WORD("ifndef"))
+            if ((v == 0 || v == 1) && WORD("ifndef"))
                 v = !v;
         }
         return v < 0 ? -1 : if_push(lx, if_branch(0, v));
@@ -278,6 +308,7 @@ directive(lexer *lx, const char *s, const char *end)
     if (WORD("endif")) {
         if (lx->nif > 0) {
             lx->dead -= !(lx->ifs[lx->nif - 1] & IF_TAKING);
+            lx->unknown -= uncertain_branch(lx->ifs[lx->nif - 1]);
             lx->nif--;
         }
         return 0;
@@ -294,11 +325,13 @@ directive(lexer *lx, const char *s, const char *end)
         if (key == NULL)
             return -1;
         int rc = PyDict_DelItem(lx->macros, key);
-        Py_DECREF(key);
         if (rc < 0 && PyErr_ExceptionMatches(PyExc_KeyError)) {
             PyErr_Clear();
             rc = 0;
         }
+        if (rc == 0)
+            rc = remember_uncertain(lx, key);
+        Py_DECREF(key);
         return rc;
     }
 #undef WORD
@@ -317,6 +350,7 @@ is_ident_char(unsigned char c)
 typedef struct {
     const char *s, *end;
     int buf;
+    int maybe;          /* its tokens are uncertain (token.maybe) */
     PyObject *name;     /* strong ref: the macro expanded here, in lx->hidden; NULL at the bottom */
 } frame;
 
@@ -345,7 +379,7 @@ macro_body(lexer *lx, const char *q, int len, PyObject **key, PyObject **body)
         Py_DECREF(k);
         return hidden < 0 ? -1 : 0;
     }
-    if (++lx->spent > CUKIT_EXPANSION_BUDGET || lx->nbufs >= (1 << 28)) {
+    if (++lx->spent > CUKIT_EXPANSION_BUDGET || lx->nbufs >= (1 << 26)) {
         lx->gave_up = 1;
         Py_DECREF(k);
         return 0;
@@ -372,7 +406,7 @@ cukit_tokenize(lexer *lx, const char *s0, const char *end0, int top)
         PyErr_NoMemory();
         return -1;
     }
-    frames[0] = (frame){s0, end0, lx->buf, NULL};
+    frames[0] = (frame){s0, end0, lx->buf, lx->maybe, NULL};
     while (nframes > 0) {
         frame *f = &frames[nframes - 1];
         const char *s = f->s, *end = f->end;
@@ -383,8 +417,10 @@ cukit_tokenize(lexer *lx, const char *s0, const char *end0, int top)
                 Py_DECREF(f->name);
             }
             nframes--;
-            if (nframes > 0)
+            if (nframes > 0) {
                 lx->buf = frames[nframes - 1].buf;
+                lx->maybe = frames[nframes - 1].maybe;
+            }
             continue;
         }
         char c = *s;
@@ -469,8 +505,15 @@ cukit_tokenize(lexer *lx, const char *s0, const char *end0, int top)
                 frames = grown;
                 cap *= 2;
             }
+            /* A macro defined in an uncertain branch, and all it expands, is uncertain. */
+            int maybe = lx->maybe;
+            if (!maybe && lx->uncertain && (maybe = PySet_Contains(lx->uncertain, key)) < 0) {
+                Py_DECREF(key);
+                goto done;
+            }
             lx->buf = ++lx->nbufs;
-            frames[nframes++] = (frame){b, b + blen, lx->buf, key};
+            lx->maybe = maybe;
+            frames[nframes++] = (frame){b, b + blen, lx->buf, maybe, key};
             continue;
         }
         if (isdigit((unsigned char)c)) {
@@ -500,8 +543,10 @@ done:
         }
         PyErr_Restore(type, value, tb);
     }
-    if (nframes > 0)
+    if (nframes > 0) {
         lx->buf = frames[0].buf;
+        lx->maybe = frames[0].maybe;
+    }
     PyMem_Free(frames);
     return rc;
 }

@@ -115,6 +115,8 @@ typedef struct {
     int n;
     int pointers, const_first, arrays, parens;
     int plain;               /* 1: only words, qualifiers, * & and <...>: a type */
+    int uncertain;           /* 1: a token or an alias of it comes from a branch of #if
+                                cukit could not evaluate (token.maybe) */
 } decl_words;
 
 static void
@@ -125,13 +127,14 @@ words_free(decl_words *d)
 }
 
 static int type_arg_text(const lexer *lx, int from, int to, PyObject *aliases, int depth,
-                         cukit_text *out);
+                         cukit_text *out, int *uncertain);
 
 /* Append the template argument list whose "<" is toks[lt] to t, each argument
  * shown as a type when it is one ("Vec<float*>"), else as written. Returns the
  * index past the ">", or -1 with an exception. */
 static int
-template_args(const lexer *lx, int lt, int to, PyObject *aliases, int depth, cukit_text *t)
+template_args(const lexer *lx, int lt, int to, PyObject *aliases, int depth, cukit_text *t,
+              int *uncertain)
 {
     int gt = cukit_skip_group(lx, lt) - 1;
     if (gt >= to)
@@ -149,7 +152,7 @@ template_args(const lexer *lx, int lt, int to, PyObject *aliases, int depth, cuk
             continue;
         if (start > lt + 1 && cukit_text_add(t, ", ", 2) < 0)
             return -1;
-        if (i > start && type_arg_text(lx, start, i, aliases, depth + 1, t) < 0)
+        if (i > start && type_arg_text(lx, start, i, aliases, depth + 1, t, uncertain) < 0)
             return -1;
         start = i + 1;
     }
@@ -166,6 +169,8 @@ collect_words(const lexer *lx, int from, int to, PyObject *aliases, int depth, d
 {
     memset(d, 0, sizeof *d);
     d->plain = 1;
+    for (int i = from; i < to; i++)
+        d->uncertain |= lx->toks[i].macro;
     for (int i = from; i < to; i++) {
         const token *t = &lx->toks[i];
         if (t->kind == TOK_PUNCT && t->p[0] == '=')
@@ -260,7 +265,7 @@ collect_words(const lexer *lx, int from, int to, PyObject *aliases, int depth, d
                 i = cukit_skip_group(lx, i) - 1;
                 continue;
             }
-            int past = template_args(lx, i, to, aliases, depth, &d->w[d->n - 1]);
+            int past = template_args(lx, i, to, aliases, depth, &d->w[d->n - 1], &d->uncertain);
             if (past < 0)
                 return -1;
             i = past - 1;
@@ -280,7 +285,7 @@ collect_words(const lexer *lx, int from, int to, PyObject *aliases, int depth, d
  * long"), else the words joined, then typedef/using aliases applied until the name
  * is not an alias (each may add pointer levels to *pointers). 0 / -1. */
 static int
-type_text(const decl_words *d, int n, PyObject *aliases, cukit_text *base, int *pointers)
+type_text(decl_words *d, int n, PyObject *aliases, cukit_text *base, int *pointers)
 {
     int all_int = n > 0;
     for (int i = 0; i < n; i++)
@@ -309,6 +314,8 @@ type_text(const decl_words *d, int n, PyObject *aliases, cukit_text *base, int *
         if (cukit_text_add(base, text, (size_t)len) < 0)
             return -1;
         *pointers += (int)PyLong_AsLong(PyTuple_GET_ITEM(hit, 1));
+        if (PyTuple_GET_SIZE(hit) > 2 && PyTuple_GET_ITEM(hit, 2) == Py_True)
+            d->uncertain = 1;
     }
     return 0;
 }
@@ -330,7 +337,8 @@ shown_type(const cukit_text *base, int pointers, int const_first, cukit_text *ou
 /* Append template argument toks[from..to) to out: as a type when it reads as one,
  * else its tokens as written (a number, an expression). 0 / -1. */
 static int
-type_arg_text(const lexer *lx, int from, int to, PyObject *aliases, int depth, cukit_text *out)
+type_arg_text(const lexer *lx, int from, int to, PyObject *aliases, int depth, cukit_text *out,
+              int *uncertain)
 {
     decl_words d;
     cukit_text base = {0};
@@ -344,8 +352,10 @@ type_arg_text(const lexer *lx, int from, int to, PyObject *aliases, int depth, c
         int pointers = d.pointers;
         rc = type_text(&d, d.n, aliases, &base, &pointers) < 0 ? -1
              : shown_type(&base, pointers, d.const_first, out);
+        *uncertain |= d.uncertain;
         goto done;
     }
+    *uncertain |= d.uncertain;
     for (int i = from; i < to; i++) {
         const token *t = &lx->toks[i];
         int word = t->kind == TOK_IDENT || t->kind == TOK_NUMBER;
@@ -413,6 +423,7 @@ parse_param(const lexer *lx, int from, int to, PyObject *aliases, cukit_param *p
     }
     if (shown_type(&base, pointers, d.const_first, &shown) < 0)
         goto done;
+    p->uncertain = d.uncertain;
     p->type = cukit_text_dup(cukit_text_str(&shown), shown.n);
     p->name = name ? cukit_text_dup(cukit_text_str(name), name->n) : cukit_text_dup("", 0);
     rc = (p->type && p->name) ? 0 : -1;
@@ -519,6 +530,10 @@ cukit_alias_record(const lexer *lx, int from, int to, PyObject *aliases, int is_
         if (t->kind == TOK_PUNCT && (t->p[0] == '{' || t->p[0] == '(' || t->p[0] == '['))
             return 0; /* typedef struct {...}, a function pointer, an array: stays opaque */
     }
+    /* A typedef in a branch cukit could not evaluate may not be NVRTC's. */
+    int branch = 0;
+    for (int i = from; i < to; i++)
+        branch |= lx->toks[i].branch;
     decl_words d;
     cukit_text base = {0};
     int rc = -1, pointers;
@@ -531,7 +546,8 @@ cukit_alias_record(const lexer *lx, int from, int to, PyObject *aliases, int is_
     }
     if (type_text(&d, d.n, aliases, &base, &pointers) < 0)
         goto done;
-    PyObject *v = Py_BuildValue("(s#i)", cukit_text_str(&base), (Py_ssize_t)base.n, pointers);
+    PyObject *v = Py_BuildValue("(s#iO)", cukit_text_str(&base), (Py_ssize_t)base.n, pointers,
+                                d.uncertain || branch ? Py_True : Py_False);
     PyObject *k = PyUnicode_FromStringAndSize(lx->toks[name_at].p, lx->toks[name_at].len);
     rc = (v && k) ? PyDict_SetItem(aliases, k, v) : -1;
     Py_XDECREF(v);
@@ -566,10 +582,11 @@ cukit_alias_set(const lexer *lx, int from, int to, const char *name, PyObject *a
         if (type_text(&d, d.n, aliases, &base, &pointers) < 0)
             goto done;
     }
-    else if (type_arg_text(lx, from, to, aliases, 0, &base) < 0) { /* 3, N + 1 */
+    else if (type_arg_text(lx, from, to, aliases, 0, &base, &d.uncertain) < 0) { /* 3, N + 1 */
         goto done;
     }
-    PyObject *v = Py_BuildValue("(s#i)", cukit_text_str(&base), (Py_ssize_t)base.n, pointers);
+    PyObject *v = Py_BuildValue("(s#iO)", cukit_text_str(&base), (Py_ssize_t)base.n, pointers,
+                                d.uncertain ? Py_True : Py_False);
     rc = v ? PyDict_SetItemString(aliases, name, v) : -1;
     Py_XDECREF(v);
 done:

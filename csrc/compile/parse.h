@@ -13,8 +13,11 @@ typedef enum { TOK_IDENT, TOK_NUMBER, TOK_STRING, TOK_PUNCT } tok_kind;
 typedef struct {
     const char *p;      /* borrowed: into the source or a buffer in lexer.keep */
     int len;
-    unsigned buf : 29;  /* which text p points into: tokens join only within one */
+    unsigned buf : 27;  /* which text p points into: tokens join only within one */
     unsigned kind : 3;  /* a tok_kind */
+    unsigned branch : 1; /* 1: read in a branch of #if cukit could not evaluate */
+    unsigned macro : 1; /* 1: from a macro (re)defined in such a branch: what NVRTC
+                           reads there may differ */
 } token;
 
 /* Macro expansion is bounded: after this many units of work (one per expansion and
@@ -56,6 +59,10 @@ typedef struct {
     unsigned char *ifs; /* owned (PyMem): nif of ifcap used */
     int nif, ifcap;
     int dead;           /* levels not taking their branch: tokens are dropped while > 0 */
+    int unknown;        /* levels reading a branch whose condition cukit could not evaluate */
+    int maybe;          /* the text being read comes from an uncertain macro (token.macro) */
+    PyObject *uncertain; /* strong ref or NULL: set of macro names (re)defined or undefined
+                            in such a branch */
 } lexer;
 
 /* Append the tokens of s[0..end) to lx->toks: comments skipped, macros from
@@ -67,7 +74,8 @@ typedef struct {
  * exception (MemoryError, or ValueError for a source of over 2**31 tokens). */
 int cukit_tokenize(lexer *lx, const char *s, const char *end, int top);
 /* 1 if macro `name` (n bytes) is defined (cukit's own list of the compiler's
- * included), 0 if not, -1 with an exception. */
+ * included), 0 if not, 2 when that depends on a branch of #if cukit could not
+ * evaluate, -1 with an exception. */
 int cukit_macro_defined(lexer *lx, const char *name, size_t n);
 /* Free what the lexer owns (not its macros). */
 void cukit_lexer_release(lexer *lx);

@@ -304,6 +304,98 @@ extern "C" __global__ void no(int x) {{}}
                                  f"{sorted(nvrtc)}")
 
 
+class SourceVsNvrtcTarget(Target):
+    """Kernels read from generated sources (aliases, macros, #if, attributes, arrays)
+    against NVRTC's PTX: every kernel it compiles is read, with its parameters'
+    count, sizes and kinds (floating point, integer or pointer, bytes)."""
+
+    allowed = ()
+    time_limit = 20.0
+    SPELLINGS = [  # (spelling, kind, size)
+        ("int", "i", 4), ("signed", "i", 4), ("unsigned", "i", 4), ("unsigned int", "i", 4),
+        ("long int", "i", 8), ("long unsigned", "i", 8), ("unsigned long long int", "i", 8),
+        ("long long unsigned", "i", 8), ("short", "i", 2), ("unsigned short int", "i", 2),
+        ("signed char", "i", 1), ("unsigned char", "i", 1), ("char", "i", 1), ("bool", "i", 1),
+        ("float", "f", 4), ("double", "f", 8), ("const float*", "i", 8), ("float const*", "i", 8),
+        ("const float* const", "i", 8), ("volatile int*", "i", 8), ("double**", "i", 8),
+        ("void*", "i", 8), ("__half", "b", 2), ("float2", "b", 8), ("double2", "b", 16),
+        ("int8_t", "i", 1), ("uint16_t", "i", 2), ("int64_t", "i", 8), ("size_t", "i", 8),
+    ]
+    PTX_KIND = {"u": "i", "s": "i", "b": "i", "f": "f"}
+
+    def make(self, rng):
+        lines = [f"#define A {rng.randint(0, 5)}"]
+        types = list(self.SPELLINGS)
+        for i in range(rng.randint(0, 5)):  # aliases of the spellings, and of each other
+            spelling, kind, size = rng.choice(types)
+            how = rng.choice(["typedef {s} T{i};", "using T{i} = {s};", "#define T{i} {s}"])
+            if rng.random() < 0.3:
+                other = rng.choice(types)
+                subject = rng.choice(["A", "A", "__CUDACC_VER_MAJOR__", "UNSEEN"])
+                lines += [f"#if {subject} {rng.choice(['>', '<', '==', '!='])} {rng.randint(0, 13)} "
+                          f"{rng.choice(['&& 1', '|| 0', ''])}", how.format(s=spelling, i=i),
+                          "#else", how.format(s=other[0], i=i), "#endif"]
+                types.append((f"T{i}", None, None))  # which one NVRTC took: checked by size
+            else:
+                lines.append(how.format(s=spelling, i=i))
+                types.append((f"T{i}", kind, size))
+        lines.append('#define KERNEL extern "C" __global__')
+        for k in range(rng.randint(1, 3)):
+            params = []
+            for j in range(rng.randint(0, 5)):
+                spelling = rng.choice(types)[0]
+                deco = rng.choice(["", "", "", "[]", "[4]", "[2][3]", "(*)[4]", "attr"])
+                if deco == "(*)[4]":
+                    params.append(f"{spelling} (*p{j})[4]")
+                elif deco == "attr":
+                    params.append(f"[[maybe_unused]] {spelling} p{j}")
+                else:
+                    params.append(f"{spelling} p{j}{deco}")
+            head = rng.choice(['extern "C" __global__ void', "KERNEL void",
+                               'extern "C" __global__ void __launch_bounds__(128)'])
+            lines.append(f"{head} k{k}({', '.join(params)}) {{}}")
+        return "\n".join(lines) + "\n"
+
+    def check(self, src):
+        import re
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            read = cukit.Program(src).signatures
+        # kernels cukit warned about: read from branches of #if it could not evaluate
+        warned = " ".join(str(w.message) for w in caught if "branch of #if" in str(w.message))
+        try:
+            ptx = cukit.Program(src).ptx(arch="sm_90").decode()
+        except cukit.CompileError:
+            return
+        for entry in re.finditer(r"\.entry (\w+)\(([^)]*)\)", ptx):
+            name, body = entry.group(1), entry.group(2)
+            if name not in read:
+                raise AssertionError(f"NVRTC compiled kernel {name}, which cukit did not read")
+            got = []
+            for m in re.finditer(r"\.param\s+([^\n,]*?)\s*\w+_param_\d+(?:\[(\d+)\])?", body):
+                if m.group(2):
+                    got.append(("b", int(m.group(2))))
+                else:
+                    t = re.search(r"\.([usbf])(\d+)", m.group(1))
+                    got.append((self.PTX_KIND[t.group(1)], int(t.group(2)) // 8))
+            mine = []
+            for ctype, _ in read[name].params:
+                if ctype.endswith("*"):
+                    mine.append(("i", 8))
+                else:
+                    known = {sp: (kd, sz) for sp, kd, sz in self.SPELLINGS}
+                    canon = str(cukit.Signature(f"k({ctype})")).removeprefix("k(").removesuffix(")")
+                    hit = [v for sp, v in known.items()
+                           if str(cukit.Signature(f"k({sp})")) == f"k({canon})"]
+                    mine.append(hit[0] if hit else None)
+            if len(mine) != len(got) or any(m is not None and m != g for m, g in zip(mine, got)):
+                if f"{read[name]}" in warned:
+                    continue  # said so: the user was told to give signature=
+                raise AssertionError(f"{name} reads as {read[name]} ({mine}), NVRTC's "
+                                     f"parameters are {got}, without a warning")
+
+
 class NameExpressionTarget(Target):
     """Name expressions that instantiate template kernels: each instance reads back the same."""
 
@@ -679,6 +771,7 @@ TARGETS = {
     "signature_nvrtc": SignatureVsNvrtcTarget(),
     "source": SourceTarget(),
     "name_expressions": NameExpressionTarget(),
+    "source_nvrtc": SourceVsNvrtcTarget(),
     "conditions_nvrtc": ConditionsVsNvrtcTarget(),
     "includes": IncludeTarget(),
     "cai": CAITarget(),
