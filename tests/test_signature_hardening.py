@@ -347,9 +347,14 @@ def test_global_declarations_are_checked_too():
     assert info.value.args[0].splitlines()[2].index("^") == 4 + 36
 
 
-def test_sources_nvrtc_rejects_are_left_to_nvrtc():
+@pytest.mark.parametrize("src", [
+    'extern "C" __global__ void k(int n, dou#ble *p) {}',
+    'extern "C" __global__ void k(void x) {}',
+    'extern "C" __global__ void k(const) {}',
+])
+def test_sources_nvrtc_rejects_are_left_to_nvrtc(src):
     # The reader of Program sources stays lenient: NVRTC, not cukit, reports the error.
-    prog = cukit.Program('extern "C" __global__ void k(int n, dou#ble *p) {}')
+    prog = cukit.Program(src)
     with pytest.raises(cukit.CompileError):
         prog.ptx(arch="sm_90")
 

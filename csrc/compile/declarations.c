@@ -247,6 +247,13 @@ read_kernel(file_walk *w, int i)
     }
     else {
         cukit_Signature *sig = cukit_params_read(w->st, lx, open, cukit_text_str(&name), w->aliases);
+        if (sig == NULL && !w->strict && PyErr_ExceptionMatches(PyExc_ValueError)) {
+            /* A list that is not C (a parameter of type void, one with no type): NVRTC
+             * says what is wrong when it compiles; cukit leaves the kernel out. */
+            PyErr_Clear();
+            rc = cukit_skip_group(lx, open) - 1;
+            goto done;
+        }
         if (sig == NULL)
             goto done;
         sig->extern_c = extern_c;

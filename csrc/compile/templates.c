@@ -171,6 +171,8 @@ instantiate(cukit_state *st, const lexer *lx, int open, const char *base, PyObje
     sig = cukit_params_read(st, lx, open, e, al);
     if (sig != NULL)
         sig->extern_c = 0;
+    else if (PyErr_ExceptionMatches(PyExc_ValueError))
+        PyErr_Clear(); /* not C once instantiated (T = void): NVRTC will say so */
 done:
     PyMem_Free(bounds);
     Py_XDECREF(al);
