@@ -371,6 +371,7 @@ def test_sources_nvrtc_rejects_are_left_to_nvrtc(src):
     ("struct S { __global__ void k(int n); };", "no kernel declaration could be read"),
     # a stray comma in a function parameter's own list
     ("k(short s(, bool b))", "an empty entry in parentheses"),
+    ("k(std::void)", "cannot have type void"),
 ])
 def test_fuzzed_declarations_are_refused_with_a_caret(decl, words):
     with pytest.raises(ValueError, match="column") as info:

@@ -478,8 +478,27 @@ cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name)
             goto done;
     }
     sig = cukit_params_read(st, &lx, open, name ? name : cukit_text_str(&kname), NULL);
-    if (sig != NULL)
+    if (sig != NULL) {
         sig->extern_c = 1;
+    }
+    else if (PyErr_ExceptionMatches(PyExc_ValueError)) {
+        /* What the checks above let through and the reader refuses still gets a caret. */
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *why = value ? PyObject_Str(value) : NULL;
+        const char *what = why ? PyUnicode_AsUTF8(why) : NULL;
+        if (what != NULL) {
+            cukit_decl_error(decl, &lx, open, what);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        }
+        else {
+            PyErr_Clear();
+            PyErr_Restore(type, value, tb);
+        }
+        Py_XDECREF(why);
+    }
 done:
     cukit_text_free(&kname);
     cukit_lexer_release(&lx);
@@ -665,9 +684,11 @@ check_param(const char *text, const lexer *lx, int from, int to, int index, int 
                 i = end - 1;
                 continue;
             }
-            if (qualifier_word(t) || (i > from && token_is(&lx->toks[i - 1], "::")))
+            if (qualifier_word(t))
                 continue;
-            is_void |= token_is(t, "void");
+            is_void |= token_is(t, "void"); /* std::void reads as void too */
+            if (i > from && token_is(&lx->toks[i - 1], "::"))
+                continue;
             if (builtin_word(t))
                 builtins++;
             else if (++others > (builtins ? 1 : 2))
