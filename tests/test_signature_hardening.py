@@ -279,6 +279,8 @@ def test_a_template_struct_by_value_launches(rng):
     ('k(int "s")', 7, "a string cannot be"),
     ("k(Vec<float)> v)", 6, "never closed"),
     ("k(Vec<float]> v)", 12, "closes nothing"),
+    ("k(Vec<float;> v)", 12, "cannot appear inside these brackets"),
+    ('k(int a["x"])', 9, "a string cannot appear inside these brackets"),
     ("k{int a}(int b)", 2, "kernel's name"),
     ("k(int a) {", 10, "unexpected text"),
 ])

@@ -634,10 +634,12 @@ check_group(const char *text, const lexer *lx, int i, int to)
             entry = k + 1;
         }
         const token *t = &lx->toks[k];
-        if (t->kind == TOK_STRING && token_is(&lx->toks[i - 1 >= 0 ? i - 1 : i], "__attribute__"))
+        if (t->kind == TOK_STRING && i > 0 && token_is(&lx->toks[i - 1], "__attribute__"))
             continue;
         if (t->kind == TOK_STRING || (t->kind == TOK_PUNCT && strchr(";#{}\\@$`", t->p[0]))) {
-            cukit_decl_error(text, lx, k, "this cannot be part of a parameter");
+            cukit_decl_error(text, lx, k, t->kind == TOK_STRING
+                             ? "a string cannot appear inside these brackets"
+                             : "this cannot appear inside these brackets");
             return -1;
         }
         if (t->kind != TOK_PUNCT)
