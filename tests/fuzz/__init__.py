@@ -47,8 +47,15 @@ def run_cases(target, seed, first, count, journal=None, deadline=None):
 
     spec = targets.TARGETS[target]
     findings = []
-    ran = 0
     spec.setup()
+    try:
+        return _run(spec, target, seed, first, count, journal, deadline, findings)
+    finally:
+        spec.teardown()
+
+
+def _run(spec, target, seed, first, count, journal, deadline, findings):
+    ran = 0
     for index in range(first, first + count):
         if deadline is not None and time.monotonic() > deadline:
             break
@@ -124,8 +131,10 @@ def run_isolated(target, seed, first, count, seconds=None, env=None):
         from . import targets
 
         spec = targets.TARGETS[target]
+        spec.setup()
         spec.index = crashed
         data = spec.make(case_rng(seed, target, crashed))
+        spec.teardown()
         findings.append({
             "target": target, "seed": seed, "case": crashed, "kind": "crash",
             "input": shorten(spec.show(data)),

@@ -1,6 +1,7 @@
 """The fuzz targets: how each makes an input, feeds it to cukit, and what a clean refusal is."""
 import ctypes
 import os
+import shutil
 import tempfile
 import warnings
 
@@ -80,6 +81,11 @@ class Target:
 
     def setup(self):
         warnings.simplefilter("ignore")
+        self.temporary = []  # folders to remove in teardown
+
+    def teardown(self):
+        for path in self.temporary:
+            shutil.rmtree(path, ignore_errors=True)
 
     def make(self, rng):
         raise NotImplementedError
@@ -445,7 +451,10 @@ class IncludeTarget(Target):
     def setup(self):
         super().setup()
         self.root = tempfile.mkdtemp(prefix="cukit-fuzz-inc-")
-        os.environ.setdefault("CUKIT_CACHE_DIR", tempfile.mkdtemp(prefix="cukit-fuzz-cache-"))
+        self.temporary.append(self.root)
+        if "CUKIT_CACHE_DIR" not in os.environ:  # never the user's own cache
+            os.environ["CUKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="cukit-fuzz-cache-")
+            self.temporary.append(os.environ["CUKIT_CACHE_DIR"])
 
     def make(self, rng):
         names = [rng.choice(["a.h", "b.h", "sub/c.h", "../up.h", "d d.h", "é.h", "x" * 300 + ".h",
@@ -725,6 +734,7 @@ class LoadTarget(Target):
     def setup(self):
         super().setup()
         self.dir = tempfile.mkdtemp(prefix="cukit-fuzz-load-")
+        self.temporary.append(self.dir)
         src = 'extern "C" __global__ void k(float* x) { x[0] = 1; }'
         try:
             prog = cukit.Program(src)
