@@ -44,3 +44,17 @@ def test_the_harness_reports_a_crash_and_an_exception_and_goes_on():
     # -11 (SIGSEGV), or under the sanitizer build its abort (-6) or exit status
     assert "exited with status" in findings[0]["error"] and "KeyError" in findings[1]["error"]
     assert "--case 3" in report(findings)
+
+
+def test_the_command_line_runs_by_count_and_replays_one_case():
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    run = subprocess.run([sys.executable, "-m", "tests.fuzz", "--target", "signature",
+                          "--cases", "50", "--seed", "3"], cwd=root, capture_output=True, text=True)
+    assert run.returncode == 0 and "50 cases, 0 finding(s); seed 3" in run.stdout
+    replay = subprocess.run([sys.executable, "-m", "tests.fuzz", "--target", "selftest",
+                             "--case", "5"], cwd=root, capture_output=True, text=True)
+    assert replay.returncode != 0 and "KeyError" in replay.stderr
