@@ -16,6 +16,8 @@ What it measures
 
 Usage
     PYTHONPATH=src python benchmarks/bench_array.py [--reps 5] [--json benchmarks/results/array.json]
+        [--plot benchmarks/results/array.png]
+    python benchmarks/bench_array.py --replot benchmarks/results/array.json --plot benchmarks/results/array.png
 """
 import argparse
 import json
@@ -110,6 +112,20 @@ def cases(name, lib):
     k = saxpy_kernel(name, lib)
     if k is not None:
         c["ElementwiseKernel saxpy dispatch"] = ("us", lambda: per_call_us(name, lib, lambda: k(a1, 2.0, b1)))
+    if name == "cukit":
+        # the same with every output from the pool and every free ordered through the
+        # release stream (no kept blocks): what the two rows above cost before
+        def pooled(fn):
+            def run():
+                was = cukit._keep_freed(False)
+                try:
+                    return per_call_us(name, lib, fn)
+                finally:
+                    cukit._keep_freed(was)
+            return run
+        c["a + b dispatch, no kept blocks"] = ("us", pooled(lambda: a1 + b1))
+        c["ElementwiseKernel saxpy dispatch, no kept blocks"] = ("us", pooled(lambda: k(a1, 2.0, b1)))
+        c["empty(1) + free, pool"] = ("us", pooled(lambda: cukit.empty(1, f32)))
 
     rng = np.random.default_rng(0)
     host = rng.standard_normal(N).astype(f32)
@@ -154,11 +170,51 @@ def cases(name, lib):
     return c
 
 
+def plot(doc, path):
+    """Bars of cukit's ratio to the best peer per measure (higher is better for cukit),
+    from the JSON this script writes."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    med = doc["median"]
+    rows = []
+    for k, v in med["cukit"].items():
+        peers = [med[n][k] for n in med if n != "cukit" and k in med[n]]
+        if not peers:
+            continue
+        if "dispatch" in k:
+            rows.append((k, min(peers) / v))
+        else:
+            rows.append((k, v / max(peers)))
+    c = med["cukit"]
+    t_key, a_key = "add 8192x8192 transposed (a.T + b)", "add 8192x8192 contiguous"
+    fig, ax = plt.subplots(figsize=(10, 0.38 * len(rows) + 1.6))
+    names = [r[0] for r in rows][::-1]
+    vals = [r[1] for r in rows][::-1]
+    ax.barh(names, vals, color=["tab:green" if v >= 1 else "tab:red" for v in vals])
+    ax.axvline(1.0, color="k", lw=0.8)
+    for i, v in enumerate(vals):
+        ax.text(v, i, f" {v:.2f}x", va="center", fontsize=8)
+    title = f"cukit vs the best of {', '.join(n for n in med if n != 'cukit')} on {doc['device']}"
+    if t_key in c and a_key in c:
+        title += f"\ntransposed / contiguous add: {c[t_key] / c[a_key]:.2f}"
+    ax.set_title(title, fontsize=8)
+    ax.set_xlabel("cukit / best peer (dispatch: peer time / cukit time)")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--plot", default=None, help="draw the ratios into this PNG (matplotlib)")
+    ap.add_argument("--replot", default=None, help="draw --plot from this JSON, measuring nothing")
     args = ap.parse_args()
+    if args.replot:
+        plot(json.loads(Path(args.replot).read_text()), args.plot or "benchmarks/results/array.png")
+        return
     found = libs()
     versions = {n: getattr(m, "__version__", "?") for n, m in found.items()}
     table = {n: cases(n, m) for n, m in found.items()}
@@ -195,12 +251,16 @@ def main():
     if len(c) == len(table["cukit"]):
         print(f"transposed / contiguous add: {c['add 8192x8192 transposed (a.T + b)'] / c['add 8192x8192 contiguous']:.2f}; "
               f"fused / unfused: {c['a*x*x + b fused (1 kernel)'] / c['a*x*x + b unfused (3 kernels)']:.2f}x")
+    doc = {"device": cukit.Device().name, "versions": versions, "median": med, "samples": results,
+           "errors": {f"{n}: {k}": e for (n, k), e in errors.items()}}
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"device": cukit.Device().name, "versions": versions,
-                                               "median": med, "samples": results,
-                                               "errors": {f"{n}: {k}": e for (n, k), e in errors.items()}},
-                                              indent=1))
+        Path(args.json).write_text(json.dumps(doc, indent=1))
+    if args.plot:
+        try:
+            plot(doc, args.plot)
+        except ImportError:
+            print("no plot: matplotlib is not installed (pip install matplotlib)")
 
 
 if __name__ == "__main__":

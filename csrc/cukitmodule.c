@@ -15,7 +15,8 @@ static struct PyModuleDef cukit_moduledef;
     V(compiled) \
     V(HostMemoryType) V(RegistrationType) V(CommunicatorType) V(CudaArrayType) V(TextureType) \
     V(SurfaceType) \
-    V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) V(compile_fn)
+    V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) V(compile_fn) \
+    V(PhiloxType) V(GeneratorType) V(random_modules)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -99,6 +100,7 @@ cukit_exec(PyObject *m)
         cukit_array_setup, cukit_array_functions_setup, cukit_dlpack_setup, /* array */
         cukit_internal_setup,
         cukit_compute_setup,                                           /* compute */
+        cukit_random_setup,
         cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {

@@ -21,9 +21,6 @@ TESTED = ["bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "uint64"
 UFUNCS = _warmup.ufuncs()
 BINARY = sorted(n for n, f in UFUNCS.items() if f.nin == 2)
 UNARY = sorted(n for n, f in UFUNCS.items() if f.nin == 1)
-# numpy has complex loops that cukit does not (yet): the README lists them
-NO_COMPLEX = {"exp2", "expm1", "log1p", "tan", "arcsin", "arccos", "arctan", "tanh",
-              "arcsinh", "arccosh", "arctanh"}
 # IEEE-exact (or integer) results must match numpy bit for bit; the rest within tolerance
 APPROX = {"power", "arctan2", "hypot", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10",
           "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
@@ -116,8 +113,6 @@ def test_every_ufunc_resolves_as_numpy():
             try:
                 loops, got = f.resolve(*dts)
             except TypeError:
-                if want is not None and name in NO_COMPLEX and "complex" in want[0].name:
-                    continue
                 got = None
             if want is None and got is None:
                 continue
@@ -137,7 +132,7 @@ def test_python_scalars_are_weak(name):
         try:
             loops, got = f.resolve(np.dtype(t), s)
         except TypeError:
-            assert want is None or (name in NO_COMPLEX), (t, s)
+            assert want is None, (t, s)
             continue
         assert want is not None and (tuple(loops), got) == (tuple(want[:-1]), want[-1]), (t, s)
 
@@ -150,9 +145,76 @@ def test_ufunc_objects():
     assert repr(cukit.sqrt) == "<cukit.ufunc 'sqrt'>"
 
 
-def test_complex_gap_is_named():
-    with pytest.raises(TypeError, match="cukit.arcsin does not support the input type complex64"):
-        cukit.arcsin.resolve(np.complex64)
+def test_missing_loop_is_named():
+    with pytest.raises(TypeError, match="cukit.cbrt does not support the input type complex64"):
+        cukit.cbrt.resolve(np.complex64)
+
+
+def test_dtype_argument_resolves_as_numpy():
+    """dtype= picks numpy's loop (or raises numpy's TypeError) for every ufunc, input
+    dtype and requested dtype."""
+    bad = []
+    for name, f in UFUNCS.items():
+        for t in ("int8", "int32", "uint64", "float16", "float32", "float64", "complex64", "bool"):
+            for want in ("bool", "int16", "int64", "float16", "float32", "float64", "complex128"):
+                ins = [np.dtype(t)] * f.nin
+                try:
+                    with np.errstate(all="ignore"):
+                        r = getattr(np, name)(*[np.ones(1, d) for d in ins], dtype=want)
+                    expect_dt = r.dtype
+                except TypeError:
+                    expect_dt = None
+                try:
+                    got = f.resolve(*ins, dtype=want)[1]
+                except TypeError:
+                    got = None
+                if got != expect_dt:
+                    bad.append((name, t, want, expect_dt, got))
+    assert not bad, bad[:10]
+    with pytest.raises(TypeError, match=r"Cannot cast ufunc 'add' input 0 from dtype\('float64'\) "
+                                        r"to dtype\('int32'\) with casting rule 'same_kind'"):
+        cukit.add.resolve(np.float64, np.float64, dtype=np.int32)
+    with pytest.raises(TypeError, match="No loop matching the specified signature .* less"):
+        cukit.less.resolve(np.int32, np.int32, dtype=np.float64)
+    assert cukit.add.resolve(np.int32, float, dtype=np.float32)[1] == np.float32
+
+
+def test_new_kernel_forms_compile():
+    """Tiled (transposed 2-D) and where= ufunc kernels, and ElementwiseKernel's
+    loop_prep/after_loop, compile for sm_90 with NVRTC alone."""
+    try:
+        cukit.nvrtc_version()
+    except cukit.CudaError:
+        pytest.skip("NVRTC is not available")
+    T2 = 6
+    for f, ins, kw in [(cukit.add, ["float32", "float32"], dict(cls=T2, tiled=2)),
+                       (cukit.add, ["float16", "float64"], dict(cls=T2, tiled=6)),
+                       (cukit.multiply, ["complex128", "complex128"], dict(cls=T2, tiled=6, masked=True)),
+                       (cukit.add, ["float32", "float32"], dict(cls=0, vec=4, masked=True)),
+                       (cukit.arcsinh, ["complex64"], dict(cls=5, masked=True)),
+                       (cukit.add, ["float32", "float32"], dict(cls=1, out="float16"))]:
+        src, name, opts = f._source(ins, **kw)
+        cukit.Program(src, name=name, options=opts).cubin(arch="sm_90")
+    k = cukit.ElementwiseKernel("T x, float32 a, raw T w", "T z", "z = a * x + s", "lp",
+                                loop_prep="T s = a * 2;", after_loop="if (s < -1e30f) w[0] = s;")
+    for cls in range(7):
+        src = k._source(["float32"] * 4, [False, True, False, False], cls=cls, tiled=1)
+        cukit.Program(src, name="lp.cu").cubin(arch="sm_90")
+    named = cukit.ElementwiseKernel("T p, float32 a1, raw T n", "T z", "z = p * a1 + q",
+                                    "names", loop_prep="const float q = a1 + n[0];")
+    for cls in (0, 5, 6):   # parameters may be named like generated locals
+        src = named._source(["float32"] * 4, [False, True, False, False], cls=cls, tiled=1)
+        cukit.Program(src, name="names.cu").cubin(arch="sm_90")
+    pk = cukit.ElementwiseKernel("float a, float *x, float *z", "z[i] = a * x[i] + s", "pyc",
+                                 loop_prep="float s = 2 * a;", after_loop="x[0] = s;")
+    prog = cukit.Program(pk._source([], []), name="pyc.cu")
+    prog.cubin(arch="sm_90")
+    assert str(prog.signatures["pyc"]) == "pyc(float a, float* x, float* z, long long n)"
+    assert str(prog.signatures["pyc_range"]) == ("pyc_range(float a, float* x, float* z, long long "
+                                                "start, long long stop, long long step)")
+    bad = cukit.ElementwiseKernel("T x", "T z", "z = x", "lp2", loop_prep="int q = ;")
+    with pytest.raises(cukit.CompileError, match=r"loop_prep:1:\d+: error"):
+        cukit.Program(bad._source(["float32"] * 2, [False, False]), name="lp2.cu").cubin(arch="sm_90")
 
 
 def test_generated_sources_compile():
@@ -210,6 +272,10 @@ def test_fuse_refuses_what_it_cannot_fuse():
         cukit.fuse(lambda x: x[0])._build((np.dtype("float32"),))
     with pytest.raises(TypeError, match="returns a Python scalar|must return traced"):
         cukit.fuse(lambda x: 3)._build((np.dtype("float32"),))
+    with pytest.raises(TypeError, match="cannot fuse cukit.add with dtype="):
+        cukit.fuse(lambda x: cukit.add(x, x, dtype=np.float64))._build((np.dtype("float32"),))
+    with pytest.raises(TypeError, match="cannot fuse cukit.sqrt with where="):
+        cukit.fuse(lambda x: cukit.sqrt(x, where=x > 0))._build((np.dtype("float32"),))
 
 
 # ------------------------------------------------------------------ GPU: compile up front
@@ -362,6 +428,95 @@ def test_strided_transposed_and_negative_step_views(rng, compiled):
 
 
 @gpu
+@pytest.mark.parametrize("shape", [(67, 45), (32, 32), (5, 300), (1000, 33)])
+@pytest.mark.parametrize("t", ["float32", "float16", "int8", "complex128"])
+def test_transposed_2d_operands_use_tiles(shape, t, rng, compiled):
+    """Inputs transposed relative to the output (the tiled kernel): every element."""
+    x, y = data(rng, t, n=shape[0] * shape[1]).reshape(shape), data(rng, t, n=shape[0] * shape[1]).reshape(shape)
+    a, b = cukit.to_device(x), cukit.to_device(y)
+    with np.errstate(all="ignore"):
+        same(cukit.add(a.T, b.T).get(), x.T + y.T)                 # both tiled
+        same(cukit.add(a.T, b[:, ::-1].T).get(), x.T + y[:, ::-1].T)
+        same(cukit.subtract(a.T[::-1], 1).get(), x.T[::-1] - 1)   # negative steps
+        m = cukit.to_device(x.T.copy())
+        same((a.T * m).get(), x.T * x.T.copy())                     # one tiled, one direct
+        out = cukit.to_device(poison(shape, t))
+        cukit.add(a, m.T, out=out)                                  # out= sets the order
+        same(out.get(), x + x)
+        ot = cukit.to_device(poison(shape[::-1], t)).T              # a transposed out=
+        cukit.multiply(a, b, out=ot)
+        same(ot.get(), x * y, approx=np.dtype(t).kind == "c")
+        c = x > y if np.dtype(t).kind != "c" else x.real > y.real
+        same(cukit.where(cukit.to_device(c.T.copy()).T, a, b).get(), np.where(c, x, y))
+    k = cukit.ElementwiseKernel("T x, T y", "T z", "z = x + y + y", "tiled_ek")
+    with np.errstate(all="ignore"):
+        same(k(a.T, b).get() if shape[0] == shape[1] else k(a.T, b.T).get(),
+             (x.T + y + y) if shape[0] == shape[1] else (x.T + y.T + y.T))
+
+
+@gpu
+def test_where_argument(rng, compiled):
+    x, y = rng.standard_normal((4, 50)).astype(np.float32), rng.standard_normal(50).astype(np.float32)
+    m = rng.random((4, 50)) < 0.5
+    a, b, M = cukit.to_device(x), cukit.to_device(y), cukit.to_device(m)
+    out = cukit.to_device(poison((4, 50), np.float32))
+    o0 = out.get()
+    assert cukit.add(a, b, out=out, where=M) is out
+    same(out.get(), np.add(x, y, out=o0.copy(), where=m))
+    got = cukit.sqrt(a, where=M).get()                  # no out=: only where True is defined
+    with np.errstate(all="ignore"):
+        same(got[m], np.sqrt(x)[m], approx=True)
+    row = rng.random(50) < 0.5                          # the mask broadcasts, and can widen
+    out = cukit.to_device(poison((4, 50), np.float64))
+    cukit.multiply(a, 2.0, out=out, where=cukit.to_device(row))
+    same(out.get(), np.multiply(x, 2.0, out=poison((4, 50), np.float64), where=row))
+    wide = cukit.add(b, 1.0, where=M)                   # shape (4, 50) from the mask
+    assert wide.shape == (4, 50)
+    same(wide.get()[m], (y + np.float32(1))[np.nonzero(m)[1]])
+    out = cukit.to_device(poison((4, 50), np.float32))
+    cukit.add(a, b, out=out, where=False)
+    same(out.get(), poison((4, 50), np.float32))
+    cukit.add(a, b, out=out, where=True)
+    same(out.get(), x + y)
+    mt = cukit.to_device(m.T.copy()).T                 # a transposed mask (tiled)
+    out = cukit.to_device(poison((4, 50), np.float32))
+    cukit.negative(a, out=out, where=mt)
+    same(out.get(), np.negative(x, out=poison((4, 50), np.float32), where=m))
+    with pytest.raises(TypeError, match=r"Cannot cast array data from dtype\('int32'\) to "
+                                        r"dtype\('bool'\) according to the rule 'safe'"):
+        cukit.add(a, b, where=cukit.to_device(m.astype(np.int32)))
+    with pytest.raises(TypeError, match="where= is a numpy array in host memory"):
+        cukit.add(a, b, where=m)
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        cukit.add(a, b, where=cukit.to_device(np.ones(3, bool)))
+    with pytest.raises(TypeError, match="where= takes a bool cukit.Array or True/False, not str"):
+        cukit.add(a, b, where="yes")
+
+
+@gpu
+def test_dtype_argument(rng, compiled):
+    i = data(rng, "int32", edges=False)
+    f = data(rng, "float32", edges=False)
+    d = data(rng, "float64", edges=False)
+    I, F, D = map(cukit.to_device, (i, f, d))
+    same(cukit.add(I, I, dtype=np.float32).get(), np.add(i, i, dtype=np.float32))
+    same(cukit.sqrt(I, dtype="float32").get(), np.sqrt(i, dtype=np.float32), approx=True)
+    same(cukit.add(F, F, dtype=np.float16).get(), np.add(f, f, dtype=np.float16))   # inputs round first
+    same(cukit.multiply(D, 3, dtype=np.float32).get(), np.multiply(d, 3, dtype=np.float32))
+    same(cukit.add(I, 7, dtype=np.int8).get(), np.add(i, 7, dtype=np.int8))
+    same(cukit.less(I, F, dtype=bool).get(), np.less(i, f, dtype=bool))
+    out = cukit.to_device(poison(len(i), np.float64))
+    cukit.add(I, I, out=out, dtype=np.float32)
+    same(out.get(), np.add(i, i, dtype=np.float32).astype(np.float64))
+    with pytest.raises(TypeError, match=r"Cannot cast ufunc 'add' input 0 from dtype\('float64'\)"):
+        cukit.add(D, D, dtype=np.int32)
+    with pytest.raises(TypeError, match="No loop matching the specified signature"):
+        cukit.less(I, I, dtype=np.float64)
+    with pytest.raises(TypeError, match="does not support dtype"):
+        cukit.add(I, I, dtype="S3")
+
+
+@gpu
 def test_out_and_aliasing(rng, compiled):
     x, y = rng.standard_normal(1000).astype(np.float32), rng.standard_normal(1000).astype(np.float32)
     a, b = cukit.to_device(x), cukit.to_device(y)
@@ -415,8 +570,8 @@ def test_bad_inputs(rng, compiled):
         cukit.add(a, [1, 2, 3])
     with pytest.raises(TypeError, match="unsupported operand"):
         a + "x"
-    with pytest.raises(TypeError, match="unexpected keyword argument 'where'"):
-        cukit.add(a, a, where=True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'casting'"):
+        cukit.add(a, a, casting="unsafe")
     with pytest.raises(ValueError, match="truth value of an array with 6 elements is ambiguous"):
         bool(a)
     with pytest.raises(ValueError, match="out= is read-only"):
@@ -572,6 +727,51 @@ def test_elementwise_kernel(rng, compiled):
     bad = cukit.ElementwiseKernel("T x", "T z", "z = x +* 2", "bad")
     with pytest.raises(cukit.CompileError, match=r"operation:1:\d+: error"):
         bad(cukit.to_device(x))
+
+
+@gpu
+def test_elementwise_kernel_loop_prep_and_after_loop(rng, compiled):
+    x = rng.standard_normal(5000).astype(np.float32)
+    w = cukit.to_device(poison(4, np.float32))
+    k = cukit.ElementwiseKernel("T x, float32 a, raw T w", "T z", "z = x * s", "prep",
+                                loop_prep="const T s = a * 2;",
+                                after_loop="if (blockIdx.x == 0 && threadIdx.x == 0) w[1] = s;")
+    same(k(cukit.to_device(x), 1.5, w).get(), x * np.float32(3))
+    assert w.get()[1] == 3.0 and np.isnan(w.get()[0])
+    same(k(cukit.to_device(x)[::-2], 0.5, w).get(), x[::-2] * np.float32(1))   # strided
+    m = rng.standard_normal((40, 40)).astype(np.float32)
+    same(k(cukit.to_device(m).T, 1.0, w).get(), m.T * np.float32(2))  # tiled
+    bad = cukit.ElementwiseKernel("T x", "T z", "z = x", "badprep", loop_prep="int q = ;")
+    with pytest.raises(cukit.CompileError, match=r"loop_prep:1:\d+: error"):
+        bad(cukit.to_device(x))
+
+
+@gpu
+def test_elementwise_kernel_pycuda_range_slice_and_prep(rng, compiled):
+    k = cukit.ElementwiseKernel("float a, float *x, float *z, float *w", "z[i] = a * x[i] + s",
+                                "lin_prep", loop_prep="float s = 2 * a;",
+                                after_loop="if (blockIdx.x == 0 && threadIdx.x == 0) w[1] = s;")
+    n = 3001
+    x = rng.standard_normal(n).astype(np.float32)
+    X = cukit.to_device(x)
+    for kw, idx in [({}, slice(None)), ({"range": slice(5, 2001, 3)}, slice(5, 2001, 3)),
+                    ({"range": slice(2999, 10, -7)}, slice(2999, 10, -7)),
+                    ({"slice": slice(None, None, -2)}, slice(None, None, -2)),
+                    ({"slice": slice(-100, None)}, slice(-100, None))]:
+        Z, W = cukit.to_device(poison(n, np.float32)), cukit.to_device(poison(4, np.float32))
+        k(np.float32(1.5), X, Z, W, **kw)
+        want = poison(n, np.float32)
+        want[idx] = np.float32(1.5) * x[idx] + np.float32(3)
+        same(Z.get(), want, str(kw))
+        assert W.get()[1] == 3.0 and np.isnan(W.get()[0])
+    with pytest.raises(TypeError, match="give range= or slice=, not both"):
+        k(np.float32(1), X, X, X, range=slice(0, 3), slice=slice(0, 3))
+    with pytest.raises(ValueError, match="range= needs a stop"):
+        k(np.float32(1), X, X, X, range=slice(3, None))
+    with pytest.raises(ValueError, match="step cannot be zero"):
+        k(np.float32(1), X, X, X, range=slice(0, 3, 0))
+    with pytest.raises(TypeError, match="range= takes a slice object, not int"):
+        k(np.float32(1), X, X, X, range=3)
 
 
 @gpu

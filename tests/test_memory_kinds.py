@@ -373,6 +373,90 @@ def test_dropping_a_stream_with_work_still_orders_frees(rng, kernels):
     assert all((j.get() == 0).all() for j in junk)
 
 
+def ptr(a):
+    return a.__cuda_array_interface__["data"][0]
+
+
+@gpu
+def test_kernel_outputs_reuse_freed_blocks(rng):
+    """A ufunc's or ElementwiseKernel's output on the legacy stream takes the block an
+    array just let go of, and the results stay right through a long loop."""
+    n = 1 << 16
+    x = rng.standard_normal(n).astype(np.float32)
+    a = cukit.to_device(x)
+    big = [a.astype(np.float64) + 0.0 for _ in range(40)]   # more than the kept blocks hold
+    del big                                                  # (the oldest go back to the pool)
+    c = a + 1.0
+    old = ptr(c)
+    del c
+    c = a * 2.0
+    assert ptr(c) == old                       # reused, no driver call
+    want = x.copy()
+    r = a
+    for i in range(300):
+        r = (r + np.float32(i)) * np.float32(0.5)
+        want = (want + np.float32(i)) * np.float32(0.5)
+    np.testing.assert_array_equal(r.get(), want)
+    saxpy = cukit.ElementwiseKernel("T x, T y", "T z", "z = x - y", "sub_keep")
+    for _ in range(50):
+        z = saxpy(a, c)
+    np.testing.assert_array_equal(z.get(), x - 2 * x)
+    assert cukit._keep_freed(False) is True       # off: every block goes back to the pool
+    try:
+        for _ in range(20):
+            d = a + 1.0
+        np.testing.assert_array_equal(d.get(), x + np.float32(1))
+    finally:
+        assert cukit._keep_freed(True) is False
+
+
+@gpu
+def test_a_kept_block_waits_for_the_legacy_stream(rng, kernels):
+    """Freed while a legacy-stream kernel still reads it: the next output on the legacy
+    stream may take it (it runs after that kernel), an output on another stream may not."""
+    n = 1 << 18
+    data = rng.standard_normal(n).astype(np.float32)
+    x = cukit.to_device(data)
+    y = cukit.to_device(poison(n, np.float32))
+    a = cukit.to_device(np.ones(n, np.float32))
+    launch(kernels.slow_copy, n, x, y, n, 300_000_000)   # legacy stream, reads x for 0.3 s
+    old = ptr(x)
+    del x
+    s = cukit.Stream()
+    other = cukit.add(a, a, stream=s)                   # another stream: never the kept block
+    assert ptr(other) != old
+    same = a + a                                        # legacy: may take it, runs after
+    s.synchronize()
+    cukit.synchronize()
+    np.testing.assert_array_equal(y.get(), data)
+    np.testing.assert_array_equal(same.get(), np.full(n, 2, np.float32))
+    np.testing.assert_array_equal(other.get(), np.full(n, 2, np.float32))
+
+
+@gpu
+@pytest.mark.parametrize("drop_stream", [False, True])
+def test_blocks_another_stream_may_use_are_not_kept(rng, kernels, drop_stream):
+    n = 1 << 18
+    data = rng.standard_normal(n).astype(np.float32)
+    s = cukit.Stream()
+    x = cukit.to_device(data)
+    y = cukit.to_device(poison(n, np.float32))
+    a = cukit.to_device(np.ones(n, np.float32))
+    cukit.synchronize()
+    launch(kernels.slow_copy, n, x, y, n, 300_000_000, stream=s)  # s reads x for 0.3 s
+    old = ptr(x)
+    del x
+    if drop_stream:
+        del s
+        gc.collect()
+    outs = [a + a for _ in range(8)]                    # legacy outputs of x's size
+    assert all(ptr(o) != old for o in outs), "a block still read on a stream was reused"
+    cukit.synchronize()
+    np.testing.assert_array_equal(y.get(), data)
+    for o in outs:
+        np.testing.assert_array_equal(o.get(), np.full(n, 2, np.float32))
+
+
 # ------------------------------------------------------------------ copies
 
 

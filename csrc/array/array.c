@@ -290,9 +290,9 @@ cukit_array_view(cukit_Array *a, Py_ssize_t offset, int ndim, const Py_ssize_t *
     return v;
 }
 
-cukit_Array *
-cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecode,
-                Py_ssize_t itemsize, int ndim, const Py_ssize_t *shape)
+static cukit_Array *
+array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecode,
+          Py_ssize_t itemsize, int ndim, const Py_ssize_t *shape, int legacy_write)
 {
     Py_ssize_t size = 1, strides[CUKIT_MAXDIM];
     for (int i = 0; i < ndim; i++) {
@@ -306,7 +306,9 @@ cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecod
         PyErr_SetString(PyExc_ValueError, "array is too large: its byte size overflows");
         return NULL;
     }
-    cukit_Buffer *buf = cukit_buffer_create(dev, (size_t)(size * itemsize));
+    size_t nbytes = (size_t)(size * itemsize);
+    cukit_Buffer *buf = legacy_write ? cukit_buffer_create_for_legacy_write(dev, nbytes)
+                                     : cukit_buffer_create(dev, nbytes);
     if (buf == NULL)
         return NULL;
     cukit_c_strides(ndim, shape, itemsize, strides);
@@ -317,6 +319,21 @@ cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecod
     }
     a->buffer = buf;
     return a;
+}
+
+cukit_Array *
+cukit_array_new(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecode,
+                Py_ssize_t itemsize, int ndim, const Py_ssize_t *shape)
+{
+    return array_new(st, dev, dtype, typecode, itemsize, ndim, shape, 0);
+}
+
+cukit_Array *
+cukit_array_new_for_legacy_write(cukit_state *st, cukit_Device *dev, PyObject *dtype,
+                                 int typecode, Py_ssize_t itemsize, int ndim,
+                                 const Py_ssize_t *shape)
+{
+    return array_new(st, dev, dtype, typecode, itemsize, ndim, shape, 1);
 }
 
 cukit_Array *

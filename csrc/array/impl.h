@@ -10,8 +10,6 @@ int cukit_parse_shape(PyObject *obj, Py_ssize_t *shape, int *ndim, int minus_one
 PyObject *cukit_ssize_tuple(const Py_ssize_t *v, int n);
 /* C-order byte strides for shape. */
 void cukit_c_strides(int ndim, const Py_ssize_t *shape, Py_ssize_t itemsize, Py_ssize_t *out);
-/* A new uninitialised C-contiguous array on dev. Steals nothing. New ref or NULL. */
-cukit_Array *cukit_array_create(cukit_state *st, cukit_Device *dev, int ndim, const Py_ssize_t *shape, PyObject *dtype);
 /* An array over `buf` (cukit.Buffer or a subclass), which it keeps alive: element
  * [0, ..., 0] `offset` bytes in, byte `strides` (NULL: C order); every element must
  * lie inside the buffer (else ValueError). New ref or NULL. */

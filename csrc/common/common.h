@@ -226,6 +226,9 @@ struct cukit_state {
      * cukit.compile (generated kernels go through it) */
     PyTypeObject *UfuncType, *ElementwiseType;
     PyObject *ufuncs, *math_dtypes, *fuse_proxy, *compile_fn;
+    /* compute/random: strong refs: its types; dict device ordinal -> Module of its kernels */
+    PyTypeObject *PhiloxType, *GeneratorType;
+    PyObject *random_modules;
 
     /* strong refs: interned keyword names the launch path compares by pointer */
     PyObject *str_grid;

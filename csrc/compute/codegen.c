@@ -1,14 +1,22 @@
 /* codegen.c - CUDA C for elementwise kernels: one loop per launch class around one
  * statement (a ufunc's call, or an ElementwiseKernel's operation)
  *
- * Every generated kernel is `extern "C" __global__ void ck(const ck_args p)`: one
+ * Every generated kernel is `extern "C" __global__ void ck(const ck_args p_)`: one
  * struct by value whose layout ck_args_layout_of gives the host. The statement sees
  * operand k as CK_E<k>, an lvalue of its element (or the scalar's value), so the
  * same statement serves every class:
  *   VEC   one contiguous run, aligned: V elements per thread, vector loads/stores
  *   FLAT  one contiguous run: one element per thread, grid-stride
  *   N1-3  strided, 1 to 3 dimensions, 32-bit index and offsets
- *   NN    strided, any number of dimensions, 64-bit */
+ *   NN    strided, any number of dimensions, 64-bit
+ *   T2    2-D, with inputs transposed relative to the output: a block of 32 x 8 threads
+ *         takes a 32 x 32 tile; each transposed input is read along its own fast
+ *         dimension into shared memory, then every operand is walked along the
+ *         output's, so that both reads and writes stay coalesced
+ *
+ * An ElementwiseKernel's loop_prep runs before the loop (where its parameters that
+ * are scalars or raw pointers are visible by name) and after_loop after it; its
+ * operation then becomes a lambda in the kernel, so it sees what loop_prep declares. */
 #include "compute/compute.h"
 
 #include <stdarg.h>
@@ -20,6 +28,7 @@ ck_class_dims(int cls)
     switch (cls) {
     case CK_CLASS_N1: return 1;
     case CK_CLASS_N2: return 2;
+    case CK_CLASS_T2: return 2;
     case CK_CLASS_N3: return 3;
     case CK_CLASS_NN: return CUKIT_MAXDIM;
     default: return 0;
@@ -97,22 +106,25 @@ defines(sbuf *b, const ck_operand *ops, int nops, int how)
     for (int k = 0; k < nops; k++) {
         put(b, "#undef CK_E%d\n", k);
         if (ops[k].scalar)
-            put(b, "#define CK_E%d a%d\n", k, k);
+            put(b, "#define CK_E%d a%d_\n", k, k);
         else if (ops[k].raw)
-            put(b, "#define CK_E%d a%d\n", k, k);
+            put(b, "#define CK_E%d a%d_\n", k, k);
         else if (how == ACC_VEC)
             put(b, "#define CK_E%d v%d.v[j_]\n", k, k);
         else if (how == ACC_FLAT)
-            put(b, "#define CK_E%d a%d[i]\n", k, k);
+            put(b, "#define CK_E%d a%d_[i]\n", k, k);
+        else if (ops[k].tiled)
+            put(b, "#define CK_E%d t%d_[threadIdx.x][j_]\n", k, k);
         else
-            put(b, "#define CK_E%d (*(T%d *)((char *)a%d + o%d))\n", k, k, k, k);
+            put(b, "#define CK_E%d (*(T%d *)((char *)a%d_ + o%d))\n", k, k, k, k);
     }
 }
 
-/* The kernel over `ops` in class cls around `stmt`, after `head` (types, helpers). */
+/* The kernel over `ops` in class cls around `stmt`, after `head` (types, helpers);
+ * `prep` (may be NULL) opens the kernel's body, `after` (may be NULL) closes it. */
 static PyObject *
 kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int vec,
-              const char *stmt, const int *load_out)
+              const char *stmt, const int *load_out, const char *prep, const char *after)
 {
     sbuf b = {0};
     int nd = ck_class_dims(cls);
@@ -124,25 +136,27 @@ kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int ve
     if (nd)
         put(&b, " long long shape[%d]; long long stride[%d][%d];", nd, nops, nd);
     put(&b, " };\n%s\n", head);
-    put(&b, "extern \"C\" __global__ void __launch_bounds__(%d) ck(const ck_args p) {\n",
+    put(&b, "extern \"C\" __global__ void __launch_bounds__(%d) ck(const ck_args p_) {\n",
         CK_THREADS);
     for (int k = 0; k < nops; k++) {
         if (ops[k].scalar)
-            put(&b, "    const T%d a%d = *(const T%d *)&p.op[%d];\n", k, k, k, k);
+            put(&b, "    const T%d a%d_ = *(const T%d *)&p_.op[%d];\n", k, k, k, k);
         else
-            put(&b, "    T%d *const a%d = (T%d *)p.op[%d].lo;\n", k, k, k, k);
+            put(&b, "    T%d *const a%d_ = (T%d *)p_.op[%d].lo;\n", k, k, k, k);
     }
-    put(&b, "    const ck_index _ind{p.n};\n    (void)_ind;\n");
+    put(&b, "    const ck_index _ind{p_.n};\n    (void)_ind;\n");
+    if (prep)
+        put(&b, "%s\n", prep);
     if (cls == CK_CLASS_VEC) {
-        put(&b, "    const long long n = p.n, step = (long long)gridDim.x * blockDim.x * %d;\n", vec);
+        put(&b, "    const long long n_ = p_.n, step_ = (long long)gridDim.x * blockDim.x * %d;\n", vec);
         put(&b, "    for (long long b_ = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * %d; "
-                "b_ < n; b_ += step) {\n", vec);
-        put(&b, "        if (b_ + %d <= n) {\n", vec);
+                "b_ < n_; b_ += step_) {\n", vec);
+        put(&b, "        if (b_ + %d <= n_) {\n", vec);
         for (int k = 0; k < nops; k++) {
             if (ops[k].scalar || ops[k].raw)
                 continue;
             if (!ops[k].output || (load_out && load_out[k]))
-                put(&b, "            ck_vec<T%d, %d> v%d = *(const ck_vec<T%d, %d> *)(a%d + b_);\n",
+                put(&b, "            ck_vec<T%d, %d> v%d = *(const ck_vec<T%d, %d> *)(a%d_ + b_);\n",
                     k, vec, k, k, vec, k);
             else
                 put(&b, "            ck_vec<T%d, %d> v%d;\n", k, vec, k);
@@ -153,49 +167,76 @@ kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int ve
         put(&b, "%s\n            }\n", stmt);
         for (int k = 0; k < nops; k++)
             if (ops[k].output && !ops[k].scalar && !ops[k].raw)
-                put(&b, "            *(ck_vec<T%d, %d> *)(a%d + b_) = v%d;\n", k, vec, k, k);
+                put(&b, "            *(ck_vec<T%d, %d> *)(a%d_ + b_) = v%d;\n", k, vec, k, k);
         put(&b, "        }\n        else {\n");
         defines(&b, ops, nops, ACC_FLAT);
-        put(&b, "            for (long long i = b_; i < n; i++) {\n%s\n            }\n", stmt);
-        put(&b, "        }\n    }\n}\n");
+        put(&b, "            for (long long i = b_; i < n_; i++) {\n%s\n            }\n", stmt);
+        put(&b, "        }\n    }\n");
     }
     else if (cls == CK_CLASS_FLAT) {
-        put(&b, "    const long long n = p.n, step = (long long)gridDim.x * blockDim.x;\n");
+        put(&b, "    const long long n_ = p_.n, step_ = (long long)gridDim.x * blockDim.x;\n");
         defines(&b, ops, nops, ACC_FLAT);
-        put(&b, "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; "
-                "i += step) {\n%s\n    }\n}\n", stmt);
+        put(&b, "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_; "
+                "i += step_) {\n%s\n    }\n", stmt);
+    }
+    else if (cls == CK_CLASS_T2) {
+        /* blockDim (32, 8): tile rows r0_.., columns c0_.. of the [R_][C_] layout */
+        put(&b, "    const long long R_ = p_.shape[0], C_ = p_.shape[1];\n"
+                "    const long long r0_ = (long long)blockIdx.y * 32, c0_ = (long long)blockIdx.x * 32;\n");
+        for (int k = 0; k < nops; k++) {
+            if (!ops[k].tiled)
+                continue;
+            put(&b, "    __shared__ T%d t%d_[32][33];\n", k, k);
+            put(&b, "    for (int j_ = threadIdx.y; j_ < 32; j_ += 8) {\n"
+                    "        const long long r_ = r0_ + threadIdx.x, c_ = c0_ + j_;\n"
+                    "        if (r_ < R_ && c_ < C_)\n"
+                    "            t%d_[j_][threadIdx.x] = *(const T%d *)((const char *)a%d_ + "
+                    "r_ * p_.stride[%d][0] + c_ * p_.stride[%d][1]);\n    }\n",
+                k, k, k, k, k);
+        }
+        put(&b, "    __syncthreads();\n");
+        defines(&b, ops, nops, ACC_OFF);
+        put(&b, "    for (int j_ = threadIdx.y; j_ < 32; j_ += 8) {\n"
+                "        const long long r_ = r0_ + j_, c_ = c0_ + threadIdx.x;\n"
+                "        if (r_ >= R_ || c_ >= C_)\n            continue;\n"
+                "        const long long i = r_ * C_ + c_;\n        (void)i;\n");
+        for (int k = 0; k < nops; k++)
+            if (!ops[k].scalar && !ops[k].raw && !ops[k].tiled)
+                put(&b, "        const long long o%d = r_ * p_.stride[%d][0] + c_ * p_.stride[%d][1];\n",
+                    k, k, k);
+        put(&b, "%s\n    }\n", stmt);
     }
     else if (cls == CK_CLASS_NN) {
-        put(&b, "    const long long n = p.n, step = (long long)gridDim.x * blockDim.x;\n");
-        put(&b, "    const int nd_ = p.ndim;\n");
+        put(&b, "    const long long n_ = p_.n, step_ = (long long)gridDim.x * blockDim.x;\n");
+        put(&b, "    const int nd_ = p_.ndim;\n");
         defines(&b, ops, nops, ACC_OFF);
-        put(&b, "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; "
-                "i += step) {\n        long long r_ = i");
+        put(&b, "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_; "
+                "i += step_) {\n        long long r_ = i");
         for (int k = 0; k < nops; k++)
             if (!ops[k].scalar && !ops[k].raw)
                 put(&b, ", o%d = 0", k);
         put(&b, ";\n        for (int d_ = nd_ - 1; d_ > 0; d_--) {\n"
-                "            const long long c_ = r_ %% p.shape[d_];\n"
-                "            r_ /= p.shape[d_];\n");
+                "            const long long c_ = r_ %% p_.shape[d_];\n"
+                "            r_ /= p_.shape[d_];\n");
         for (int k = 0; k < nops; k++)
             if (!ops[k].scalar && !ops[k].raw)
-                put(&b, "            o%d += c_ * p.stride[%d][d_];\n", k, k);
+                put(&b, "            o%d += c_ * p_.stride[%d][d_];\n", k, k);
         put(&b, "        }\n");
         for (int k = 0; k < nops; k++)
             if (!ops[k].scalar && !ops[k].raw)
-                put(&b, "        o%d += r_ * p.stride[%d][0];\n", k, k);
-        put(&b, "%s\n    }\n}\n", stmt);
+                put(&b, "        o%d += r_ * p_.stride[%d][0];\n", k, k);
+        put(&b, "%s\n    }\n", stmt);
     }
     else { /* N1..N3: 32-bit */
-        put(&b, "    const unsigned int n = (unsigned int)p.n, step = gridDim.x * blockDim.x;\n");
+        put(&b, "    const unsigned int n_ = (unsigned int)p_.n, step_ = gridDim.x * blockDim.x;\n");
         for (int d = 1; d < nd; d++)
-            put(&b, "    const unsigned int s%d_ = (unsigned int)p.shape[%d];\n", d, d);
+            put(&b, "    const unsigned int s%d_ = (unsigned int)p_.shape[%d];\n", d, d);
         for (int k = 0; k < nops; k++)
             for (int d = 0; d < nd && !ops[k].scalar && !ops[k].raw; d++)
-                put(&b, "    const int t%d_%d = (int)p.stride[%d][%d];\n", k, d, k, d);
+                put(&b, "    const int t%d_%d = (int)p_.stride[%d][%d];\n", k, d, k, d);
         defines(&b, ops, nops, ACC_OFF);
-        put(&b, "    for (unsigned int u_ = blockIdx.x * blockDim.x + threadIdx.x; u_ < n; "
-                "u_ += step) {\n        const long long i = u_;\n        (void)i;\n"
+        put(&b, "    for (unsigned int u_ = blockIdx.x * blockDim.x + threadIdx.x; u_ < n_; "
+                "u_ += step_) {\n        const long long i = u_;\n        (void)i;\n"
                 "        unsigned int r_ = u_;\n");
         for (int d = nd - 1; d >= 1; d--) {
             put(&b, "        const unsigned int c%d_ = r_ %% s%d_;\n        r_ /= s%d_;\n", d, d, d);
@@ -208,8 +249,11 @@ kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int ve
                 put(&b, " + (int)c%d_ * t%d_%d", d, k, d);
             put(&b, ";\n");
         }
-        put(&b, "%s\n    }\n}\n", stmt);
+        put(&b, "%s\n    }\n", stmt);
     }
+    if (after)
+        put(&b, "%s\n", after);
+    put(&b, "}\n");
     return finish(&b);
 }
 
@@ -220,9 +264,17 @@ ck_ufunc_source(const ck_ufunc_body *body, const ck_operand *ops, int cls, int v
     int nops = body->nin + 1;
     size_t used = 0;
     used += (size_t)PyOS_snprintf(call + used, sizeof call - used, "%s(", body->func);
-    for (int k = 1; k < nops; k++)
-        used += (size_t)PyOS_snprintf(call + used, sizeof call - used, "%scv<%s>(x%d)",
-                                      k > 1 ? ", " : "", ck_dtypes[body->ltc[k - 1]].ctype_c, k);
+    for (int k = 1; k < nops; k++) {
+        int l = body->ltc[k - 1];
+        if (l == CUKIT_TC_F16 && ops[k].tc != CUKIT_TC_F16 && !ops[k].scalar)
+            /* a wider input meets a float16 loop (dtype=): rounded to half first, as
+             * numpy casts it */
+            used += (size_t)PyOS_snprintf(call + used, sizeof call - used,
+                                          "%scv<float>(cv<f16>(x%d))", k > 1 ? ", " : "", k);
+        else
+            used += (size_t)PyOS_snprintf(call + used, sizeof call - used, "%scv<%s>(x%d)",
+                                          k > 1 ? ", " : "", ck_dtypes[l].ctype_c, k);
+    }
     PyOS_snprintf(call + used, sizeof call - used, ")");
     used = (size_t)PyOS_snprintf(head, sizeof head, "CKD T0 ck_f(");
     for (int k = 1; k < nops; k++)
@@ -232,17 +284,24 @@ ck_ufunc_source(const ck_ufunc_body *body, const ck_operand *ops, int cls, int v
     PyOS_snprintf(head + used, sizeof head - used, ") {\n    return cv<T0>(cv<%s>(%s));\n}\n",
                   ck_dtypes[body->rtc].ctype, call);
     char stmt[256];
-    used = (size_t)PyOS_snprintf(stmt, sizeof stmt, "                CK_E0 = ck_f(");
+    /* where=: the mask is the last operand; the output keeps its value where it is false */
+    if (body->masked)
+        used = (size_t)PyOS_snprintf(stmt, sizeof stmt, "                if (CK_E%d) CK_E0 = ck_f(",
+                                     nops);
+    else
+        used = (size_t)PyOS_snprintf(stmt, sizeof stmt, "                CK_E0 = ck_f(");
     for (int k = 1; k < nops; k++)
         used += (size_t)PyOS_snprintf(stmt + used, sizeof stmt - used, "%sCK_E%d",
                                       k > 1 ? ", " : "", k);
     PyOS_snprintf(stmt + used, sizeof stmt - used, ");");
-    return kernel_source(head, ops, nops, cls, vec, stmt, NULL);
+    int load_out[CK_UMAXOP + 1] = {body->masked};
+    return kernel_source(head, ops, nops + (body->masked ? 1 : 0), cls, vec, stmt, load_out,
+                         NULL, NULL);
 }
 
 PyObject *
 ck_custom_source(const char *head, const ck_operand *ops, int nops, int cls, int vec,
-                 const char *stmt, const int *load_out)
+                 const char *stmt, const int *load_out, const char *prep, const char *after)
 {
-    return kernel_source(head, ops, nops, cls, vec, stmt, load_out);
+    return kernel_source(head, ops, nops, cls, vec, stmt, load_out, prep, after);
 }

@@ -1,5 +1,5 @@
-/* compute.h - the elementwise engine: dtypes and NEP 50 promotion, CUDA C generation,
- * ufuncs and their one-call dispatch, ElementwiseKernel (the layer above array/ and launch/) */
+/* compute.h - the compute layer: the elementwise engine (dtypes and NEP 50 promotion, CUDA C
+ * generation, ufuncs and their one-call dispatch, ElementwiseKernel) and random numbers */
 #ifndef CUKIT_COMPUTE_H
 #define CUKIT_COMPUTE_H
 
@@ -67,6 +67,8 @@ enum {
     CK_CLASS_N2,
     CK_CLASS_N3,
     CK_CLASS_NN,       /* strided, any dimensions, 64-bit indexing */
+    CK_CLASS_T2,       /* 2-D with inputs transposed to the output: 32 x 32 tiles through
+                          shared memory, 64-bit offsets */
     CK_CLASS_COUNT
 };
 /* Dimensions a class's argument block carries (0 for the contiguous ones). */
@@ -79,6 +81,7 @@ typedef struct {
     int scalar;       /* 1: a value in the argument block, not a pointer */
     int output;       /* 1: written */
     int raw;          /* ElementwiseKernel `raw` parameter: a pointer the code indexes itself */
+    int tiled;        /* CK_CLASS_T2: an input read through a shared-memory tile */
     const char *name; /* name in generated code */
 } ck_operand;
 
@@ -88,6 +91,8 @@ typedef struct {
     int nin;
     int ltc[3];         /* loop type of each input (the type it is computed in) */
     int rtc;            /* type the loop's result is rounded to before the output cast */
+    int masked;         /* 1: where=, a bool operand after the inputs; the output keeps its
+                           value where it is false */
 } ck_ufunc_body;
 
 /* The preamble every generated kernel starts with: element types, conversions,
@@ -95,13 +100,16 @@ typedef struct {
 extern const char ck_preamble[];
 
 /* CUDA C for one ufunc loop in launch class cls: kernel "ck" over ops[0] (the output)
- * and ops[1..nin]; vec elements per thread in CK_CLASS_VEC. New ref: str, or NULL. */
+ * and ops[1..nin] (and the mask ops[nin + 1] when body->masked); vec elements per
+ * thread in CK_CLASS_VEC. New ref: str, or NULL. */
 PyObject *ck_ufunc_source(const ck_ufunc_body *body, const ck_operand *ops, int cls, int vec);
 /* The same around any statement (ElementwiseKernel): `head` follows the preamble and
  * the typedefs T<k> of each operand; load_out[k] 1: output k is read before it is
- * written (may be NULL). New ref: str, or NULL. */
+ * written (may be NULL); `prep` opens the kernel's body and `after` closes it (each may
+ * be NULL). New ref: str, or NULL. */
 PyObject *ck_custom_source(const char *head, const ck_operand *ops, int nops, int cls, int vec,
-                           const char *stmt, const int *load_out);
+                           const char *stmt, const int *load_out, const char *prep,
+                           const char *after);
 
 /* The argument block of a generated kernel, as the host fills it: one 16-byte slot per
  * operand (pointer or scalar), then n, ndim, and for strided classes the shape and each
@@ -167,6 +175,7 @@ typedef struct {
     ck_slot val[CK_MAXOP];              /* scalars */
     int scalar[CK_MAXOP];               /* 1: operand is a scalar (or raw: pointer only) */
     int itemsize[CK_MAXOP];
+    unsigned tiled;                     /* CK_CLASS_T2: bit k, operand k is read through a tile */
 } ck_layout;
 
 /* Broadcast `count` arrays (NULL entries are scalars) to one shape. 0 / -1 with numpy's
@@ -176,8 +185,11 @@ int ck_broadcast(cukit_Array *const *arrays, int count, int *ndim, Py_ssize_t *s
 void ck_layout_operand(ck_layout *L, int k, cukit_Array *a, int ndim, const Py_ssize_t *shape);
 /* Drop length-1 dimensions, order by operand `order_by`'s strides when it is >= 0,
  * merge dimensions every operand walks as one run; then pick the launch class and
- * the vector width (*vec) of the contiguous case. */
-int ck_layout_finish(ck_layout *L, int ndim, const Py_ssize_t *shape, int order_by, int *vec);
+ * the vector width (*vec) of the contiguous case. Two dimensions where an operand of
+ * the `inputs` mask runs along the other dimension than output `ref` get CK_CLASS_T2,
+ * with L->tiled naming those inputs. */
+int ck_layout_finish(ck_layout *L, int ndim, const Py_ssize_t *shape, int order_by, int ref,
+                     unsigned inputs, int *vec);
 /* Launch func over L (class cls) on stream h. 0 / -1. */
 int ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *L, int cls, int vec,
               CUstream h);
@@ -186,6 +198,11 @@ int ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *L, int cls, i
  * New ref or NULL. */
 cukit_Array *ck_empty(cukit_state *st, cukit_Device *dev, int tc, int ndim,
                       const Py_ssize_t *shape);
+/* The same for a kernel's output, which the kernel queued next on `stream` writes
+ * first: with no stream (the legacy one) the memory may be a block an array just let
+ * go of, reused without a driver call (memory/pool.c's rule). New ref or NULL. */
+cukit_Array *ck_empty_out(cukit_state *st, cukit_Device *dev, int tc, int ndim,
+                          const Py_ssize_t *shape, PyObject *stream);
 /* numpy dtype of typecode tc (borrowed), built at first use; NULL with an exception. */
 PyObject *ck_dtype_obj(cukit_state *st, int tc);
 /* The typecode of a numpy dtype (or anything numpy.dtype takes) the engine computes
@@ -224,5 +241,12 @@ int ck_elementwise_setup(PyObject *module, cukit_state *st);
 
 /* The compute layer's setup, called from module init. 0 / -1. */
 int cukit_compute_setup(PyObject *module, cukit_state *st);
+
+/* ------------------------------------------------------------------ random.c */
+
+/* cukit.random's types, added to the module as Philox and Generator (and
+ * _random_kernel_source); they draw with Philox4x64-10 kernels compiled once per
+ * device. 0 / -1. */
+int cukit_random_setup(PyObject *module, cukit_state *st);
 
 #endif /* CUKIT_COMPUTE_H */

@@ -5,40 +5,12 @@
  * name) -- typed or placeholder parameters, broadcasting, scalars, raw pointers, outputs
  * allocated or given. PyCUDA's: ElementwiseKernel("float a, float *x, float *z",
  * "z[i] = a * x[i]", name) -- pointers indexed by i over the first array's size, launched
- * through cukit.Kernel (so every argument is checked against the declaration). The
+ * through cukit.Kernel (elementwise_pycuda.c). The
  * operation is compiled under `#line 1 "operation"`, so a compile error points into it. */
-#include "compute/compute.h"
+#include "compute/elementwise_impl.h"
 
 #include <ctype.h>
 #include <string.h>
-
-#define MAXPH 4 /* type placeholders per kernel (they are part of the 64-bit key) */
-
-typedef struct {
-    char name[64];
-    int tc;          /* declared dtype, or -1 for a placeholder */
-    int ph;          /* placeholder index when tc < 0 */
-    int raw;
-    int output;
-} ek_param;
-
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    cukit_state *st;                /* borrowed */
-    int pycuda;                     /* 1: PyCUDA's form */
-    int nparams, nin;
-    ek_param params[CK_MAXOP];
-    char ph_names[MAXPH][64];
-    int nph;
-    PyObject *name;                 /* strong ref: str */
-    PyObject *operation;            /* strong ref: str */
-    PyObject *preamble;             /* strong ref: str */
-    PyObject *options;              /* strong ref: tuple of str */
-    PyObject *arguments;            /* strong ref: str (PyCUDA form) */
-    PyObject *kernel;               /* strong ref: cukit.Kernel (PyCUDA form), NULL until used */
-    ck_kcache cache;
-} cukit_EK;
 
 /* ------------------------------------------------------------------ parameters */
 
@@ -187,11 +159,15 @@ bind(cukit_EK *self, int *ph_tc, int ph, int tc)
 /* The generated source for one binding. New ref or NULL. */
 static PyObject *
 cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
-            const int *load_out)
+            const int *load_out, unsigned tiled)
 {
     ck_operand ops[CK_MAXOP];
     memset(ops, 0, sizeof ops);
-    PyObject *head = NULL, *stmt = NULL, *src = NULL;
+    PyObject *head = NULL, *stmt = NULL, *src = NULL, *prep = NULL, *after = NULL;
+    /* loop_prep or after_loop: the operation becomes a lambda after loop_prep, in the
+     * kernel, so that it sees what loop_prep declares */
+    int lambda = PyUnicode_GET_LENGTH(self->loop_prep) > 0 ||
+                 PyUnicode_GET_LENGTH(self->after_loop) > 0;
     PyObject *parts = PyList_New(0);
     if (parts == NULL)
         return NULL;
@@ -200,6 +176,7 @@ cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
         ops[k].scalar = scalar[k];
         ops[k].raw = self->params[k].raw;
         ops[k].output = self->params[k].output;
+        ops[k].tiled = (int)(tiled >> k & 1);
     }
     /* head: the placeholders' types, then the user's preamble */
     head = PyUnicode_FromString("");
@@ -218,38 +195,80 @@ cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
         Py_SETREF(head, PyUnicode_FromFormat("%U#line 1 \"preamble\"\n%U\n", head, self->preamble));
     if (head == NULL)
         goto done;
-    /* the operation, once, as a device function of the parameters by name */
-    Py_SETREF(head, PyUnicode_FromFormat("%UCKD void ck_op(const long long i, const ck_index &_ind",
-                                         head));
-    for (int k = 0; head && k < self->nparams; k++) {
-        const ek_param *p = &self->params[k];
-        const char *t = ck_dtypes[tcs[k]].ctype;
-        if (p->raw)
-            Py_SETREF(head, PyUnicode_FromFormat("%U, %s *const %s", head, t, p->name));
-        else if (p->output)
-            Py_SETREF(head, PyUnicode_FromFormat("%U, %s &%s", head, t, p->name));
-        else
-            Py_SETREF(head, PyUnicode_FromFormat("%U, const %s %s", head, t, p->name));
+    if (!lambda) {
+        /* the operation, once, as a device function of the parameters by name */
+        Py_SETREF(head, PyUnicode_FromFormat("%UCKD void ck_op(const long long i, const ck_index &_ind",
+                                             head));
+        for (int k = 0; head && k < self->nparams; k++) {
+            const ek_param *p = &self->params[k];
+            const char *t = ck_dtypes[tcs[k]].ctype;
+            if (p->raw)
+                Py_SETREF(head, PyUnicode_FromFormat("%U, %s *const %s", head, t, p->name));
+            else if (p->output)
+                Py_SETREF(head, PyUnicode_FromFormat("%U, %s &%s", head, t, p->name));
+            else
+                Py_SETREF(head, PyUnicode_FromFormat("%U, const %s %s", head, t, p->name));
+        }
+        if (head)
+            Py_SETREF(head, PyUnicode_FromFormat("%U) {\n    (void)i; (void)_ind;\n#line 1 \"operation\"\n"
+                                                 "%U\n;\n}\n", head, self->operation));
+        if (head == NULL)
+            goto done;
+        stmt = PyUnicode_FromString("                ck_op(i, _ind");
+        for (int k = 0; stmt && k < self->nparams; k++)
+            Py_SETREF(stmt, PyUnicode_FromFormat("%U, CK_E%d", stmt, k));
     }
-    if (head)
-        Py_SETREF(head, PyUnicode_FromFormat("%U) {\n    (void)i; (void)_ind;\n#line 1 \"operation\"\n"
-                                             "%U\n;\n}\n", head, self->operation));
-    if (head == NULL)
-        goto done;
-    stmt = PyUnicode_FromString("                ck_op(i, _ind");
-    for (int k = 0; stmt && k < self->nparams; k++)
-        Py_SETREF(stmt, PyUnicode_FromFormat("%U, CK_E%d", stmt, k));
+    else {
+        /* scalars and raw pointers by name, loop_prep, then the operation as a lambda of
+         * the elementwise parameters (the others it captures) */
+        prep = PyUnicode_FromString("");
+        for (int k = 0; prep && k < self->nparams; k++) {
+            const ek_param *p = &self->params[k];
+            const char *t = ck_dtypes[tcs[k]].ctype;
+            if (p->raw)
+                Py_SETREF(prep, PyUnicode_FromFormat("%U    %s *const %s = a%d_;\n", prep, t,
+                                                     p->name, k));
+            else if (scalar[k])
+                Py_SETREF(prep, PyUnicode_FromFormat("%U    const %s %s = a%d_;\n", prep, t,
+                                                     p->name, k));
+        }
+        if (prep)
+            Py_SETREF(prep, PyUnicode_FromFormat("%U#line 1 \"loop_prep\"\n%U\n;\n"
+                                                 "    auto ck_op = [&](const long long i",
+                                                 prep, self->loop_prep));
+        for (int k = 0; prep && k < self->nparams; k++) {
+            const ek_param *p = &self->params[k];
+            const char *t = ck_dtypes[tcs[k]].ctype;
+            if (p->raw || scalar[k])
+                continue;
+            Py_SETREF(prep, PyUnicode_FromFormat(p->output ? "%U, %s &%s" : "%U, const %s %s",
+                                                 prep, t, p->name));
+        }
+        if (prep)
+            Py_SETREF(prep, PyUnicode_FromFormat("%U) {\n    (void)i;\n#line 1 \"operation\"\n"
+                                                 "%U\n;\n    };\n", prep, self->operation));
+        after = PyUnicode_FromFormat("#line 1 \"after_loop\"\n%U\n;", self->after_loop);
+        if (prep == NULL || after == NULL)
+            goto done;
+        stmt = PyUnicode_FromString("                ck_op(i");
+        for (int k = 0; stmt && k < self->nparams; k++)
+            if (!self->params[k].raw && !scalar[k])
+                Py_SETREF(stmt, PyUnicode_FromFormat("%U, CK_E%d", stmt, k));
+    }
     if (stmt)
         Py_SETREF(stmt, PyUnicode_FromFormat("%U);", stmt));
     if (stmt == NULL)
         goto done;
     const char *h = PyUnicode_AsUTF8(head), *s = PyUnicode_AsUTF8(stmt);
-    if (h && s)
-        src = ck_custom_source(h, ops, self->nparams, cls, vec, s, load_out);
+    const char *pr = prep ? PyUnicode_AsUTF8(prep) : NULL, *af = after ? PyUnicode_AsUTF8(after) : NULL;
+    if (h && s && (prep == NULL || pr) && (after == NULL || af))
+        src = ck_custom_source(h, ops, self->nparams, cls, vec, s, load_out, pr, af);
 done:
     Py_XDECREF(parts);
     Py_XDECREF(head);
     Py_XDECREF(stmt);
+    Py_XDECREF(prep);
+    Py_XDECREF(after);
     return src;
 }
 
@@ -416,7 +435,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
                              p->name);
                 goto done;
             }
-            outs[k] = (PyObject *)ck_empty(st, dev, tcs[k], ndim, shape);
+            outs[k] = (PyObject *)ck_empty_out(st, dev, tcs[k], ndim, shape, stream);
             if (outs[k] == NULL)
                 goto done;
             arrays[k] = (cukit_Array *)outs[k];
@@ -445,15 +464,22 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
             }
         }
         int vec;
-        int cls = ck_layout_finish(&L, ndim, shape, user_out ? nin : -1, &vec);
+        unsigned inputs = 0;
+        for (int k = 0; k < nin; k++)
+            if (!scalar[k] && !self->params[k].raw)
+                inputs |= 1u << k;
+        int cls = ck_layout_finish(&L, ndim, shape, user_out ? nin : -1, nin, inputs, &vec);
         if (nb == 0) { /* nothing to broadcast: a flat count */
             cls = CK_CLASS_FLAT;
             vec = 1;
             L.n = total;
+            L.tiled = 0;
         }
+        /* bits 0-2 class, 3-5 vector width, 6-11 device, 12-31 placeholders' types,
+         * 32-43 scalar or read output per parameter, 44-55 tiled inputs */
         int vlog = vec >= 16 ? 4 : vec >= 8 ? 3 : vec >= 4 ? 2 : vec >= 2 ? 1 : 0;
         uint64_t key = (1ULL << 63) | (uint64_t)cls | (uint64_t)vlog << 3 |
-                       (uint64_t)(dev->ordinal & 63) << 6;
+                       (uint64_t)(dev->ordinal & 63) << 6 | (uint64_t)L.tiled << 44;
         for (int i = 0; i < self->nph; i++)
             key |= (uint64_t)(ph_tc[i] < 0 ? 31 : ph_tc[i]) << (12 + 5 * i);
         for (int k = 0; k < np_; k++)
@@ -464,7 +490,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
             func = e->func;
         }
         else {
-            PyObject *src = cupy_source(self, tcs, scalar, cls, vec, load_out);
+            PyObject *src = cupy_source(self, tcs, scalar, cls, vec, load_out, L.tiled);
             PyObject *file = src ? PyUnicode_FromFormat("%U.cu", self->name) : NULL;
             const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
             PyObject *module = NULL;
@@ -506,99 +532,6 @@ done:
     return result;
 }
 
-/* ------------------------------------------------------------------ the PyCUDA form */
-
-static PyObject *
-pycuda_kernel(cukit_EK *self, cukit_Device *dev)
-{
-    cukit_state *st = self->st;
-    PyObject *src = PyUnicode_FromFormat(
-        "%s\n#line 1 \"preamble\"\n%U\nextern \"C\" __global__ void %U(%U, long long n) {\n"
-        "    const long long step = (long long)gridDim.x * blockDim.x;\n"
-        "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; "
-        "i += step) {\n#line 1 \"operation\"\n%U\n;\n    }\n}\n",
-        ck_preamble, self->preamble, self->name, self->arguments, self->operation);
-    if (src == NULL)
-        return NULL;
-    PyObject *file = PyUnicode_FromFormat("%U.cu", self->name);
-    PyObject *module = NULL;
-    CUfunction f;
-    const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
-    const char *kname = PyUnicode_AsUTF8(self->name);
-    int rc = fname && kname ? ck_load(st, dev, src, fname, self->options, kname, &module, &f) : -1;
-    Py_DECREF(src);
-    Py_XDECREF(file);
-    if (rc < 0)
-        return NULL;
-    PyObject *k = PyObject_CallMethod(module, "get_kernel", "O", self->name);
-    Py_DECREF(module);
-    return k;
-}
-
-static PyObject *
-pycuda_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    cukit_state *st = self->st;
-    PyObject *stream = Py_None, *range = Py_None;
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t i = 0; i < nkw; i++) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
-        if (PyUnicode_CompareWithASCIIString(key, "stream") == 0)
-            stream = args[nargs + i];
-        else if (PyUnicode_CompareWithASCIIString(key, "range") == 0 ||
-                 PyUnicode_CompareWithASCIIString(key, "slice") == 0)
-            range = args[nargs + i];
-        else
-            return PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument %R",
-                                self->name, key);
-    }
-    if (range != Py_None)
-        return PyErr_Format(PyExc_TypeError, "%U(): range= and slice= are not supported",
-                            self->name);
-    cukit_Array *first = NULL;
-    for (Py_ssize_t k = 0; k < nargs && first == NULL; k++)
-        if (Py_IS_TYPE(args[k], st->ArrayType))
-            first = (cukit_Array *)args[k];
-    if (first == NULL)
-        return PyErr_Format(PyExc_TypeError, "%U() needs a cukit.Array argument (its size is "
-                            "the number of elements)", self->name);
-    if (self->kernel == NULL && (self->kernel = pycuda_kernel(self, first->device)) == NULL)
-        return NULL;
-    cukit_Kernel *k = (cukit_Kernel *)self->kernel;
-    if (nargs + 1 != k->sig->nparams)
-        return PyErr_Format(PyExc_TypeError, "%U() takes %d arguments (%U), %zd given",
-                            self->name, k->sig->nparams - 1, self->arguments, nargs);
-    long long n = first->size;
-    PyObject *call[CK_MAXOP + 8];
-    if (nargs > CK_MAXOP + 2)
-        return PyErr_Format(PyExc_TypeError, "%U(): too many arguments", self->name);
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        call[i] = args[i];
-    long long blocks = (n + CK_THREADS - 1) / CK_THREADS,
-              most = (long long)first->device->sm_count * (2048 / CK_THREADS);
-    if (blocks > most)
-        blocks = most;
-    if (blocks < 1)
-        blocks = 1;
-    PyObject *n_o = PyLong_FromLongLong(n), *grid = PyLong_FromLongLong(blocks),
-             *block = PyLong_FromLong(CK_THREADS);
-    PyObject *names = Py_BuildValue("(OOO)", st->str_grid, st->str_block, st->str_stream);
-    PyObject *r = NULL;
-    if (n_o && grid && block && names) {
-        call[nargs] = n_o;
-        call[nargs + 1] = grid;
-        call[nargs + 2] = block;
-        call[nargs + 3] = stream;
-        r = n == 0 ? Py_NewRef(Py_None)
-                   : PyObject_Vectorcall(self->kernel, call, (size_t)nargs + 1, names);
-    }
-    Py_XDECREF(n_o);
-    Py_XDECREF(grid);
-    Py_XDECREF(block);
-    Py_XDECREF(names);
-    return r;
-}
-
 /* ------------------------------------------------------------------ the type */
 
 static PyObject *
@@ -608,7 +541,7 @@ ek_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (cukit_numpy(self->st) < 0)
         return NULL;
-    return self->pycuda ? pycuda_call(self, args, nargs, kwnames)
+    return self->pycuda ? ck_ek_pycuda_call(self, args, nargs, kwnames)
                         : cupy_call(self, args, nargs, kwnames);
 }
 
@@ -636,10 +569,6 @@ ek_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             name = c; /* the third positional argument is the name */
         c = b;
     }
-    if ((loop_prep && loop_prep != Py_None && PyObject_IsTrue(loop_prep)) ||
-        (after_loop && after_loop != Py_None && PyObject_IsTrue(after_loop)))
-        return PyErr_Format(PyExc_TypeError,
-                            "ElementwiseKernel: loop_prep and after_loop are not supported");
     cukit_EK *self = PyObject_GC_New(cukit_EK, type);
     if (self == NULL)
         return NULL;
@@ -648,19 +577,26 @@ ek_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->pycuda = pycuda;
     self->nparams = self->nin = self->nph = 0;
     memset(&self->cache, 0, sizeof self->cache);
-    self->kernel = NULL;
+    self->kernel = self->range_kernel = NULL;
+    self->loop_prep = loop_prep && loop_prep != Py_None ? Py_NewRef(loop_prep)
+                                                        : PyUnicode_FromString("");
+    self->after_loop = after_loop && after_loop != Py_None ? Py_NewRef(after_loop)
+                                                           : PyUnicode_FromString("");
     self->arguments = pycuda ? Py_NewRef(a) : NULL;
     self->name = name && name != Py_None ? Py_NewRef(name) : PyUnicode_FromString("kernel");
     self->operation = Py_NewRef(c);
     self->preamble = preamble && preamble != Py_None ? Py_NewRef(preamble) : PyUnicode_FromString("");
     self->options = options && options != Py_None ? PySequence_Tuple(options) : PyTuple_New(0);
     PyObject_GC_Track(self);
-    if (self->name == NULL || self->preamble == NULL || self->options == NULL)
+    if (self->name == NULL || self->preamble == NULL || self->options == NULL ||
+        self->loop_prep == NULL || self->after_loop == NULL)
         goto error;
     if (!PyUnicode_Check(self->name) || !PyUnicode_Check(self->operation) ||
-        !PyUnicode_Check(self->preamble)) {
+        !PyUnicode_Check(self->preamble) || !PyUnicode_Check(self->loop_prep) ||
+        !PyUnicode_Check(self->after_loop)) {
         PyErr_SetString(PyExc_TypeError,
-                        "ElementwiseKernel: name, operation and preamble must be str");
+                        "ElementwiseKernel: name, operation, preamble, loop_prep and after_loop "
+                        "must be str");
         goto error;
     }
     const char *nm = PyUnicode_AsUTF8(self->name);
@@ -693,6 +629,7 @@ ek_traverse(cukit_EK *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->kernel);
+    Py_VISIT(self->range_kernel);
     Py_VISIT(self->cache.modules);
     return 0;
 }
@@ -701,6 +638,7 @@ static int
 ek_clear(cukit_EK *self)
 {
     Py_CLEAR(self->kernel);
+    Py_CLEAR(self->range_kernel);
     ck_kcache_clear(&self->cache);
     return 0;
 }
@@ -714,6 +652,8 @@ ek_dealloc(cukit_EK *self)
     Py_CLEAR(self->name);
     Py_CLEAR(self->operation);
     Py_CLEAR(self->preamble);
+    Py_CLEAR(self->loop_prep);
+    Py_CLEAR(self->after_loop);
     Py_CLEAR(self->options);
     Py_CLEAR(self->arguments);
     PyObject_GC_Del(self);
@@ -730,14 +670,17 @@ ek_repr(cukit_EK *self)
 static PyObject *
 ek_source(cukit_EK *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"dtypes", "scalars", "cls", "vec", NULL};
+    static char *kwlist[] = {"dtypes", "scalars", "cls", "vec", "tiled", NULL};
     PyObject *dts, *scs;
     int cls = CK_CLASS_VEC, vec = 4;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|ii:_source", kwlist, &dts, &scs, &cls,
-                                     &vec))
+    unsigned int tiled = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|iiI:_source", kwlist, &dts, &scs, &cls,
+                                     &vec, &tiled))
         return NULL;
     int tcs[CK_MAXOP], scalar[CK_MAXOP], load[CK_MAXOP] = {0};
-    if (self->pycuda || PySequence_Size(dts) != self->nparams ||
+    if (self->pycuda)
+        return ck_ek_pycuda_source(self);
+    if (PySequence_Size(dts) != self->nparams ||
         PySequence_Size(scs) != self->nparams || cls < 0 || cls >= CK_CLASS_COUNT)
         return PyErr_Format(PyExc_ValueError, "_source(): one dtype and scalar flag per parameter");
     for (int k = 0; k < self->nparams; k++) {
@@ -749,12 +692,14 @@ ek_source(cukit_EK *self, PyObject *args, PyObject *kwargs)
         if (tcs[k] < 0 || scalar[k] < 0)
             return NULL;
     }
-    return cupy_source(self, tcs, scalar, cls, cls == CK_CLASS_VEC ? vec : 1, load);
+    return cupy_source(self, tcs, scalar, cls, cls == CK_CLASS_VEC ? vec : 1, load,
+                       cls == CK_CLASS_T2 ? tiled : 0);
 }
 
 static PyMethodDef ek_methods[] = {
     {"_source", (PyCFunction)(void (*)(void))ek_source, METH_VARARGS | METH_KEYWORDS,
-     "_source(dtypes, scalars, cls=0, vec=4) -> str: the CUDA C one binding compiles."},
+     "_source(dtypes, scalars, cls=0, vec=4, tiled=0) -> str: the CUDA C one binding "
+     "compiles (PyCUDA's form: the arguments are ignored)."},
     {NULL},
 };
 
@@ -768,7 +713,7 @@ static PyMemberDef ek_members[] = {
 static PyType_Slot ek_slots[] = {
     {Py_tp_doc,
      "ElementwiseKernel(in_params, out_params, operation, name='kernel', preamble='', "
-     "options=())\n\n"
+     "loop_prep='', after_loop='', options=())\n\n"
      "A per-element C statement compiled once per set of dtypes. Parameters are "
      "\"[raw] type name\" with numpy or C type names, or a placeholder such as T bound by the "
      "arguments' dtypes. Non-raw arrays broadcast together; `i` is the element's index and "

@@ -154,10 +154,15 @@ ck_layout_operand(ck_layout *L, int k, cukit_Array *a, int ndim, const Py_ssize_
     }
 }
 
+/* Largest shared memory the tiles of one T2 kernel may take (static, under 48 KiB). */
+#define T2_MAX_SHARED (40 * 1024)
+
 int
-ck_layout_finish(ck_layout *L, int ndim, const Py_ssize_t *shape, int order_by, int *vec)
+ck_layout_finish(ck_layout *L, int ndim, const Py_ssize_t *shape, int order_by, int ref,
+                 unsigned inputs, int *vec)
 {
     int nops = L->nops;
+    L->tiled = 0;
     long long n = 1;
     int m = 0;
     for (int d = 0; d < ndim; d++) {
@@ -221,6 +226,27 @@ ck_layout_finish(ck_layout *L, int ndim, const Py_ssize_t *shape, int order_by, 
         return v > 1 ? CK_CLASS_VEC : CK_CLASS_FLAT;
     }
     *vec = 1;
+    /* Two dimensions where an input runs along the other one than the output: tiles,
+     * so that neither its reads nor the output's writes stride across memory. */
+    if (L->nd == 2 && ref >= 0 && !L->scalar[ref] &&
+        llabs(L->strides[ref][1]) <= llabs(L->strides[ref][0]) &&
+        (L->shape[0] + 31) / 32 <= 65535) {
+        unsigned tiled = 0;
+        long long shared = 0;
+        for (int k = 0; k < nops; k++) {
+            if (!(inputs >> k & 1) || L->scalar[k])
+                continue;
+            long long s0 = llabs(L->strides[k][0]), s1 = llabs(L->strides[k][1]);
+            if (s0 != 0 && s0 < s1) {
+                tiled |= 1u << k;
+                shared += 32 * 33 * (long long)L->itemsize[k];
+            }
+        }
+        if (tiled && shared <= T2_MAX_SHARED) {
+            L->tiled = tiled;
+            return CK_CLASS_T2;
+        }
+    }
     /* 32-bit indexing when every element index and byte offset fits */
     int small = n <= 0x7fffffffLL && L->nd <= 3;
     for (int k = 0; k < nops && small; k++) {
@@ -265,11 +291,17 @@ ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *L, int cls, int v
         blocks = most;
     if (blocks < 1)
         blocks = 1;
+    unsigned gx = (unsigned)blocks, gy = 1, bx = CK_THREADS, by = 1;
+    if (cls == CK_CLASS_T2) { /* 32 x 32 tiles, 32 x 8 threads each */
+        gx = (unsigned)((L->shape[1] + 31) / 32);
+        gy = (unsigned)((L->shape[0] + 31) / 32);
+        bx = 32;
+        by = CK_THREADS / 32;
+    }
     void *args[] = {buf};
     cukit_state *st = dev->st;
     if (cukit_device_activate(dev) < 0 ||
-        CU_CALL(st, cuLaunchKernel, (func, (unsigned)blocks, 1, 1, CK_THREADS, 1, 1, 0, h, args,
-                                     NULL)) < 0)
+        CU_CALL(st, cuLaunchKernel, (func, gx, gy, 1, bx, by, 1, 0, h, args, NULL)) < 0)
         return -1;
     if (st->debug && st->captures == 0)
         CU_CALL_NOGIL(st, cuCtxSynchronize, ());
@@ -328,6 +360,19 @@ ck_empty(cukit_state *st, cukit_Device *dev, int tc, int ndim, const Py_ssize_t 
     if (dtype == NULL)
         return NULL;
     return cukit_array_new(st, dev, dtype, tc, ck_dtypes[tc].size, ndim, shape);
+}
+
+cukit_Array *
+ck_empty_out(cukit_state *st, cukit_Device *dev, int tc, int ndim, const Py_ssize_t *shape,
+             PyObject *stream)
+{
+    if (stream != NULL && stream != Py_None)
+        return ck_empty(st, dev, tc, ndim, shape);
+    PyObject *dtype = ck_dtype_obj(st, tc);
+    if (dtype == NULL)
+        return NULL;
+    return cukit_array_new_for_legacy_write(st, dev, dtype, tc, ck_dtypes[tc].size, ndim,
+                                            shape);
 }
 
 int

@@ -206,7 +206,8 @@ run_fill(cukit_state *st, cukit_Array *out, const char *name, const char *stmt, 
         L.scalar[k + 1] = 1;
         L.val[k + 1] = vals[k];
     }
-    PyObject *src = ck_custom_source("", ops, nvals + 1, CK_CLASS_FLAT, 1, stmt, NULL);
+    PyObject *src = ck_custom_source("", ops, nvals + 1, CK_CLASS_FLAT, 1, stmt, NULL, NULL,
+                                     NULL);
     PyObject *opts = src ? Py_BuildValue("(s)", "-fmad=false") : NULL;
     PyObject *module = NULL;
     CUfunction f;

@@ -56,24 +56,24 @@ const ufunc_def ck_ufunc_defs[] = {
     {"square", 1, NUM, OUT_SAME, 0, "x * x"},
     {"reciprocal", 1, NUM, OUT_SAME, 0, "1 / x (integers: integer division)"},
     {"exp", 1, FLTC, OUT_SAME, 0, "e ** x"},
-    {"exp2", 1, FLT, OUT_SAME, 0, "2 ** x"},
-    {"expm1", 1, FLT, OUT_SAME, 0, "e ** x - 1, accurate near 0"},
+    {"exp2", 1, FLTC, OUT_SAME, 0, "2 ** x"},
+    {"expm1", 1, FLTC, OUT_SAME, 0, "e ** x - 1, accurate near 0"},
     {"log", 1, FLTC, OUT_SAME, 0, "natural logarithm"},
     {"log2", 1, FLTC, OUT_SAME, 0, "base-2 logarithm"},
     {"log10", 1, FLTC, OUT_SAME, 0, "base-10 logarithm"},
-    {"log1p", 1, FLT, OUT_SAME, 0, "log(1 + x), accurate near 0"},
+    {"log1p", 1, FLTC, OUT_SAME, 0, "log(1 + x), accurate near 0"},
     {"sin", 1, FLTC, OUT_SAME, 0, "sine"},
     {"cos", 1, FLTC, OUT_SAME, 0, "cosine"},
-    {"tan", 1, FLT, OUT_SAME, 0, "tangent"},
-    {"arcsin", 1, FLT, OUT_SAME, 0, "inverse sine"},
-    {"arccos", 1, FLT, OUT_SAME, 0, "inverse cosine"},
-    {"arctan", 1, FLT, OUT_SAME, 0, "inverse tangent"},
+    {"tan", 1, FLTC, OUT_SAME, 0, "tangent"},
+    {"arcsin", 1, FLTC, OUT_SAME, 0, "inverse sine"},
+    {"arccos", 1, FLTC, OUT_SAME, 0, "inverse cosine"},
+    {"arctan", 1, FLTC, OUT_SAME, 0, "inverse tangent"},
     {"sinh", 1, FLTC, OUT_SAME, 0, "hyperbolic sine"},
     {"cosh", 1, FLTC, OUT_SAME, 0, "hyperbolic cosine"},
-    {"tanh", 1, FLT, OUT_SAME, 0, "hyperbolic tangent"},
-    {"arcsinh", 1, FLT, OUT_SAME, 0, "inverse hyperbolic sine"},
-    {"arccosh", 1, FLT, OUT_SAME, 0, "inverse hyperbolic cosine"},
-    {"arctanh", 1, FLT, OUT_SAME, 0, "inverse hyperbolic tangent"},
+    {"tanh", 1, FLTC, OUT_SAME, 0, "hyperbolic tangent"},
+    {"arcsinh", 1, FLTC, OUT_SAME, 0, "inverse hyperbolic sine"},
+    {"arccosh", 1, FLTC, OUT_SAME, 0, "inverse hyperbolic cosine"},
+    {"arctanh", 1, FLTC, OUT_SAME, 0, "inverse hyperbolic tangent"},
     {"floor", 1, "?" INTS FLT, OUT_SAME, 0, "largest integer <= x (integers unchanged)"},
     {"ceil", 1, "?" INTS FLT, OUT_SAME, 0, "smallest integer >= x (integers unchanged)"},
     {"trunc", 1, "?" INTS FLT, OUT_SAME, 0, "x rounded toward zero (integers unchanged)"},
@@ -153,6 +153,48 @@ ck_result_tc(const ufunc_def *def, int ltc)
     if (def->out == OUT_REAL && ck_dtypes[ltc].kind == 'c')
         return ltc == CUKIT_TC_C64 ? CUKIT_TC_F32 : CUKIT_TC_F64;
     return ltc;
+}
+
+int
+ck_loop_for_dtype(cukit_Ufunc *u, const int *tc, int nin, int want, int *ltc)
+{
+    const ufunc_def *def = u->def;
+    unsigned short e = nin == 1 ? u->loop1[tc[0]] : u->loop2[tc[0]][tc[1]];
+    if (e != NOLOOP && ck_result_tc(def, e & 0xff) == want) {
+        ltc[0] = e & 0xff;
+        ltc[1] = e >> 8;
+        return 0;
+    }
+    int first = -1;
+    for (const char *c = def->loops; *c; c++) {
+        int l = ck_tc_of_char(*c), ok = 1;
+        if (ck_result_tc(def, l) != want)
+            continue;
+        if (first < 0)
+            first = l;
+        for (int k = 0; k < nin; k++)
+            ok &= ck_can_cast(tc[k], l, 1);
+        if (ok) {
+            ltc[0] = l;
+            ltc[1] = nin > 1 ? l : 0;
+            return 0;
+        }
+    }
+    if (first < 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "No loop matching the specified signature and casting was found for ufunc "
+                     "%s (cukit.%s has no loop giving dtype=%s)",
+                     def->name, def->name, ck_dtypes[want].name);
+        return -1;
+    }
+    for (int k = 0; k < nin; k++)
+        if (!ck_can_cast(tc[k], first, 1))
+            return PyErr_Format(PyExc_TypeError,
+                                "Cannot cast ufunc '%s' input %d from dtype('%s') to dtype('%s') "
+                                "with casting rule 'same_kind' (cast it first with astype)",
+                                def->name, k, ck_dtypes[tc[k]].name, ck_dtypes[first].name),
+                   -1;
+    return -1; /* not reached: some input fails the cast */
 }
 
 /* ------------------------------------------------------------------ operands */
@@ -395,12 +437,87 @@ partial_overlap(cukit_Array *a, cukit_Array *b)
            (long long)pb + blo < (long long)pa + ahi + a->itemsize;
 }
 
-/* The one call: ufunc u on inputs in[0..nin) into out_o (NULL/None: a new array).
- * cast_tc >= 0 (astype) names the output dtype. New ref (the output) or NULL;
- * Py_NotImplemented in operator mode for operands that are not ours. */
+/* where=: 1 to compute everywhere, 0 nowhere, 2 under the bool array *mask (borrowed).
+ * -1 with numpy's TypeError otherwise. */
+static int
+where_arg(cukit_state *st, const ufunc_def *def, PyObject *w, cukit_Device *dev,
+          cukit_Array **mask)
+{
+    *mask = NULL;
+    if (w == NULL || w == Py_True)
+        return 1;
+    if (w == Py_False)
+        return 0;
+    if (Py_IS_TYPE(w, st->ArrayType)) {
+        cukit_Array *m = (cukit_Array *)w;
+        if (!cukit_array_live(m))
+            return cukit_freed_error();
+        if (m->device != dev) {
+            PyErr_Format(PyExc_ValueError,
+                         "cukit.%s(): where= is on device %d but the inputs on device %d",
+                         def->name, m->device->ordinal, dev->ordinal);
+            return -1;
+        }
+        if (m->typecode != CUKIT_TC_BOOL) {
+            PyErr_Format(PyExc_TypeError,
+                         "Cannot cast array data from dtype(%R) to dtype('bool') according to "
+                         "the rule 'safe' (cukit.%s's where= takes a bool array: compare first, "
+                         "e.g. where=x != 0)",
+                         m->dtype, def->name);
+            return -1;
+        }
+        *mask = m;
+        return 2;
+    }
+    if (cukit_numpy(st) < 0)
+        return -1;
+    if (PyObject_TypeCheck(w, (PyTypeObject *)st->np_ndarray)) {
+        PyErr_Format(PyExc_TypeError,
+                     "cukit.%s(): where= is a numpy array in host memory; copy it to the device "
+                     "first with cukit.to_device(mask)",
+                     def->name);
+        return -1;
+    }
+    if (PyLong_Check(w) || PyObject_TypeCheck(w, (PyTypeObject *)st->np_generic)) {
+        PyObject *dt = PyLong_Check(w) ? NULL : PyObject_GetAttr(w, st->str_dtype);
+        int tc = dt ? cukit_typecode_of_dtype(dt) : CUKIT_TC_BOOL;
+        Py_XDECREF(dt);
+        if (tc == CUKIT_TC_BOOL || PyLong_Check(w)) {
+            int t = PyObject_IsTrue(w);
+            return t < 0 ? -1 : t;
+        }
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "cukit.%s(): where= takes a bool cukit.Array or True/False, not %s", def->name,
+                 Py_TYPE(w)->tp_name);
+    return -1;
+}
+
+static PyObject *dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o,
+                          PyObject *stream_o, int mode, int cast_tc, int dtype_tc,
+                          PyObject *where_o);
+
 PyObject *
 ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject *stream_o,
-         int mode, int cast_tc)
+            int mode, int cast_tc)
+{
+    return dispatch(u, in, nin, out_o, stream_o, mode, cast_tc, -1, NULL);
+}
+
+PyObject *
+ck_dispatch_call(cukit_Ufunc *u, PyObject *const *in, PyObject *out_o, PyObject *stream_o,
+                 int dtype_tc, PyObject *where_o)
+{
+    return dispatch(u, in, u->def->nin, out_o, stream_o, MODE_CALL, -1, dtype_tc, where_o);
+}
+
+/* The one call: ufunc u on inputs in[0..nin) into out_o (NULL/None: a new array).
+ * cast_tc >= 0 (astype) names the output dtype; dtype_tc >= 0 is numpy's dtype=;
+ * where_o (NULL: none) numpy's where=. New ref (the output) or NULL;
+ * Py_NotImplemented in operator mode for operands that are not ours. */
+static PyObject *
+dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject *stream_o,
+         int mode, int cast_tc, int dtype_tc, PyObject *where_o)
 {
     cukit_state *st = u->st;
     const ufunc_def *def = u->def;
@@ -412,8 +529,14 @@ ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObj
         int r = classify(st, in[k], &op[k]);
         if (r < 0)
             return NULL;
-        if (r == CLS_PROXY)
+        if (r == CLS_PROXY) {
+            if (dtype_tc >= 0 || where_o != NULL)
+                return PyErr_Format(PyExc_TypeError,
+                                    "cukit.fuse cannot fuse cukit.%s with %s (call it outside "
+                                    "the fused function, or cast with astype inside)",
+                                    def->name, dtype_tc >= 0 ? "dtype=" : "where=");
             return apply_proxy(u, in, nin);
+        }
         if (r == CLS_FOREIGN) {
             if (mode == MODE_OPERATOR)
                 Py_RETURN_NOTIMPLEMENTED;
@@ -462,6 +585,10 @@ ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObj
         ltc[0] = (def->flags & F_COND) ? CUKIT_TC_BOOL : t;
         ltc[1] = ltc[2] = t;
     }
+    else if (dtype_tc >= 0) {
+        if (ck_loop_for_dtype(u, tcs, nin, dtype_tc, ltc) < 0)
+            return NULL;
+    }
     else {
         unsigned short e = nin == 1 ? u->loop1[tcs[0]] : u->loop2[tcs[0]][tcs[1]];
         if (e == NOLOOP) {
@@ -472,11 +599,15 @@ ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObj
         ltc[1] = e >> 8;
     }
     int rtc = ck_result_tc(def, nin == 3 ? ltc[1] : ltc[0]);
+    cukit_Array *mask = NULL;
+    int where = where_arg(st, def, where_o, dev, &mask);
+    if (where < 0)
+        return NULL;
 
     /* operands: 0 the output, then the inputs */
     ck_layout L;
     L.nops = nin + 1;
-    cukit_Array *arrays[3];
+    cukit_Array *arrays[4];
     for (int k = 0; k < nin; k++) {
         arrays[k] = op[k].arr;
         if (op[k].arr == NULL) {
@@ -498,7 +629,8 @@ ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObj
     }
     int ndim;
     Py_ssize_t shape[CUKIT_MAXDIM];
-    if (ck_broadcast(arrays, nin, &ndim, shape) < 0)
+    arrays[nin] = mask;
+    if (ck_broadcast(arrays, nin + (mask != NULL), &ndim, shape) < 0)
         return NULL;
     cukit_Array *out;
     int otc;
@@ -524,6 +656,16 @@ ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObj
                                 "math does not support", def->name, out->dtype);
         if (cast_tc < 0 && !ck_can_cast(rtc, otc, 1))
             return cast_error(def, rtc, otc), NULL;
+        if (mask && partial_overlap((cukit_Array *)out_o, mask)) {
+            /* read from a copy, as numpy does */
+            cukit_Array *c = cukit_array_copy(mask);
+            if (c == NULL)
+                return NULL;
+            PyObject *r = dispatch(u, in, nin, out_o, stream_o, mode, cast_tc, dtype_tc,
+                                   (PyObject *)c);
+            Py_DECREF(c);
+            return r;
+        }
         Py_INCREF(out);
         /* an input that overlaps out= without being it is read from a copy first */
         for (int k = 0; k < nin; k++) {
@@ -536,7 +678,8 @@ ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObj
                 PyObject *args[3];
                 for (int j = 0; j < nin; j++)
                     args[j] = j == k ? (PyObject *)c : in[j];
-                PyObject *r = ck_dispatch(u, args, nin, out_o, stream_o, mode, cast_tc);
+                PyObject *r = dispatch(u, args, nin, out_o, stream_o, mode, cast_tc, dtype_tc,
+                                       where_o);
                 Py_DECREF(c);
                 Py_DECREF(out);
                 return r;
@@ -545,23 +688,37 @@ ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObj
     }
     else {
         otc = cast_tc >= 0 ? cast_tc : rtc;
-        out = ck_empty(st, dev, otc, ndim, shape);
+        /* a kept block only for an output the kernel writes whole (not under where=) */
+        out = mask || where == 0 ? ck_empty(st, dev, otc, ndim, shape)
+                                 : ck_empty_out(st, dev, otc, ndim, shape, stream_o);
         if (out == NULL)
             return NULL;
     }
-    if (out->size == 0)
+    if (out->size == 0 || where == 0)
         return (PyObject *)out;
     ck_layout_operand(&L, 0, out, ndim, shape);
-    for (int k = 0; k < nin; k++)
-        if (op[k].arr)
+    unsigned inputs = 0;
+    for (int k = 0; k < nin; k++) {
+        if (op[k].arr) {
             ck_layout_operand(&L, k + 1, op[k].arr, ndim, shape);
+            inputs |= 1u << (k + 1);
+        }
+    }
+    if (mask) {
+        L.nops = nin + 2;
+        ck_layout_operand(&L, nin + 1, mask, ndim, shape);
+        inputs |= 1u << (nin + 1);
+    }
     int vec;
-    int cls = ck_layout_finish(&L, ndim, shape, out_o && out_o != Py_None ? 0 : -1, &vec);
+    int cls = ck_layout_finish(&L, ndim, shape, out_o && out_o != Py_None ? 0 : -1, 0, inputs,
+                               &vec);
 
-    /* the kernel */
+    /* the kernel: bits 0-2 class, 3-5 vector width, 7-12 device, 13-17 output type, then
+     * 11 bits per input (type, scalar, loop type), 51 where=, 52-56 tiled operands */
     int vlog = vec >= 16 ? 4 : vec >= 8 ? 3 : vec >= 4 ? 2 : vec >= 2 ? 1 : 0;
     uint64_t key = (1ULL << 63) | (uint64_t)cls | (uint64_t)vlog << 3 |
-                   (uint64_t)(dev->ordinal & 63) << 7 | (uint64_t)otc << 13;
+                   (uint64_t)(dev->ordinal & 63) << 7 | (uint64_t)otc << 13 |
+                   (uint64_t)(mask != NULL) << 51 | (uint64_t)L.tiled << 52;
     for (int k = 0; k < nin; k++)
         key |= (uint64_t)(op[k].tc | (op[k].arr == NULL) << 5 | ltc[k] << 6) << (18 + 11 * k);
     ck_entry *e = ck_kcache_find(&u->cache, key);
@@ -570,7 +727,7 @@ ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObj
         func = e->func;
     }
     else {
-        ck_operand ops[4];
+        ck_operand ops[CK_UMAXOP + 1];
         memset(ops, 0, sizeof ops);
         ops[0].tc = otc;
         ops[0].output = 1;
@@ -578,10 +735,14 @@ ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObj
             ops[k + 1].tc = op[k].arr ? op[k].tc : ltc[k];
             ops[k + 1].scalar = op[k].arr == NULL;
         }
+        if (mask)
+            ops[nin + 1].tc = CUKIT_TC_BOOL;
+        for (int k = 0; k < L.nops; k++)
+            ops[k].tiled = (int)(L.tiled >> k & 1);
         char func_name[48], file[64];
         PyOS_snprintf(func_name, sizeof func_name, "uf_%s", def->name);
         PyOS_snprintf(file, sizeof file, "cukit_%s.cu", def->name);
-        ck_ufunc_body body = {func_name, nin, {ltc[0], ltc[1], ltc[2]}, rtc};
+        ck_ufunc_body body = {func_name, nin, {ltc[0], ltc[1], ltc[2]}, rtc, mask != NULL};
         PyObject *src = ck_ufunc_source(&body, ops, cls, vec);
         PyObject *opts = src ? Py_BuildValue("(s)", "-fmad=false") : NULL;
         PyObject *module = NULL;
@@ -599,7 +760,8 @@ ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObj
     CUstream h = NULL;
     if (stream_o != NULL && stream_o != Py_None &&
         (ck_stream(st, stream_o, dev, NULL, &h) < 0 ||
-         keep_for_capture(st, stream_o, (PyObject *)out, in, nin) < 0)) {
+         keep_for_capture(st, stream_o, (PyObject *)out, in, nin) < 0 ||
+         (mask && cukit_capture_keep(st, stream_o, (PyObject *)mask) < 0))) {
         Py_DECREF(out);
         return NULL;
     }

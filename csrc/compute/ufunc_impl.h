@@ -70,4 +70,12 @@ int ck_no_loop(const ufunc_def *def, const int *tc, int nin);
 PyObject *ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o,
                       PyObject *stream_o, int mode, int cast_tc);
 
+/* A public ufunc's call with numpy's dtype= (dtype_tc >= 0) and where= (NULL: none). */
+PyObject *ck_dispatch_call(cukit_Ufunc *u, PyObject *const *in, PyObject *out_o,
+                           PyObject *stream_o, int dtype_tc, PyObject *where_o);
+/* numpy's dtype=: the loop for input types tc[0..nin) whose result is `want` (the
+ * normal one if it gives that, else the first every input casts to by same_kind) into
+ * ltc. 0 / -1 with numpy's TypeError. */
+int ck_loop_for_dtype(cukit_Ufunc *u, const int *tc, int nin, int want, int *ltc);
+
 #endif /* CUKIT_COMPUTE_UFUNC_IMPL_H */

@@ -36,7 +36,7 @@ ufunc_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject 
     cukit_state *st = u->st;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     int nin = u->def->nin;
-    PyObject *out = NULL, *stream = NULL;
+    PyObject *out = NULL, *stream = NULL, *dtype = NULL, *where = NULL;
     if (nargs < nin || nargs > nin + 1)
         return PyErr_Format(PyExc_TypeError, "cukit.%s() takes %d input%s (and out), %zd given",
                             u->def->name, nin, nin > 1 ? "s" : "", nargs);
@@ -49,19 +49,28 @@ ufunc_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject 
             stream = args[nargs + i];
         else if (PyUnicode_CompareWithASCIIString(key, "out") == 0 && out == NULL)
             out = args[nargs + i];
+        else if (PyUnicode_CompareWithASCIIString(key, "dtype") == 0)
+            dtype = args[nargs + i];
+        else if (PyUnicode_CompareWithASCIIString(key, "where") == 0)
+            where = args[nargs + i];
         else
             return PyErr_Format(PyExc_TypeError,
                                 "cukit.%s() got an unexpected keyword argument %R (it takes "
-                                "out= and stream=)",
+                                "out=, where=, dtype= and stream=)",
                                 u->def->name, key);
     }
+    int dtype_tc = -1;
+    if (dtype != NULL && dtype != Py_None && (dtype_tc = ck_tc_of(st, dtype)) < 0)
+        return NULL;
     if (out && PyTuple_Check(out)) {
         if (PyTuple_GET_SIZE(out) != 1)
             return PyErr_Format(PyExc_ValueError, "cukit.%s(): out= takes one array",
                                 u->def->name);
         out = PyTuple_GET_ITEM(out, 0);
     }
-    return ck_dispatch(u, args, nin, out, stream, MODE_CALL, -1);
+    if (dtype_tc < 0 && where == NULL)
+        return ck_dispatch(u, args, nin, out, stream, MODE_CALL, -1);
+    return ck_dispatch_call(u, args, out, stream, dtype_tc, where);
 }
 
 static PyObject *
@@ -117,13 +126,20 @@ describe_arg(cukit_state *st, PyObject *v, int *tc, int *weak)
  * of these dtypes (or Python scalars, given as int/float/complex/bool) computes in.
  * cukit.fuse uses it; tests compare it with numpy. */
 static PyObject *
-ufunc_resolve(cukit_Ufunc *u, PyObject *args)
+ufunc_resolve(cukit_Ufunc *u, PyObject *args, PyObject *kwargs)
 {
     cukit_state *st = u->st;
     const ufunc_def *def = u->def;
-    int nin = def->nin, tc[3] = {0, 0, 0}, weak[3] = {0, 0, 0}, strong = -1;
+    int nin = def->nin, tc[3] = {0, 0, 0}, weak[3] = {0, 0, 0}, strong = -1, dtype_tc = -1;
     if (PyTuple_GET_SIZE(args) != nin)
         return PyErr_Format(PyExc_TypeError, "resolve() takes %d types", nin);
+    if (kwargs && PyDict_GET_SIZE(kwargs) > 0) {
+        PyObject *d = PyDict_GetItemString(kwargs, "dtype");
+        if (d == NULL || PyDict_GET_SIZE(kwargs) != 1)
+            return PyErr_Format(PyExc_TypeError, "resolve() takes only dtype= as a keyword");
+        if (d != Py_None && (dtype_tc = ck_tc_of(st, d)) < 0)
+            return NULL;
+    }
     for (int k = 0; k < nin; k++) {
         if (describe_arg(st, PyTuple_GET_ITEM(args, k), &tc[k], &weak[k]) < 0)
             return NULL;
@@ -139,6 +155,10 @@ ufunc_resolve(cukit_Ufunc *u, PyObject *args)
                                       : ck_promote(ck_promote(tc[0], tc[1]), tc[2]);
         ltc[0] = (def->flags & F_COND) ? CUKIT_TC_BOOL : t;
         ltc[1] = ltc[2] = t;
+    }
+    else if (!(def->flags & F_CAST) && dtype_tc >= 0) {
+        if (ck_loop_for_dtype(u, tc, nin, dtype_tc, ltc) < 0)
+            return NULL;
     }
     else if (!(def->flags & F_CAST)) {
         unsigned short e = nin == 1 ? u->loop1[tc[0]] : u->loop2[tc[0]][tc[1]];
@@ -168,11 +188,15 @@ ufunc_resolve(cukit_Ufunc *u, PyObject *args)
 static PyObject *
 ufunc_source(cukit_Ufunc *u, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"inputs", "scalars", "out", "cls", "vec", NULL};
-    PyObject *inputs, *scalars = NULL, *out_o = Py_None;
-    int cls = CK_CLASS_VEC, vec = 4;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOii:_source", kwlist, &inputs, &scalars,
-                                     &out_o, &cls, &vec))
+    static char *kwlist[] = {"inputs", "scalars", "out", "cls", "vec", "tiled", "masked",
+                             "dtype", NULL};
+    PyObject *inputs, *scalars = NULL, *out_o = Py_None, *dtype = Py_None;
+    int cls = CK_CLASS_VEC, vec = 4, masked = 0, dtype_tc = -1;
+    unsigned int tiled = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOiiIpO:_source", kwlist, &inputs,
+                                     &scalars, &out_o, &cls, &vec, &tiled, &masked, &dtype))
+        return NULL;
+    if (dtype != Py_None && (dtype_tc = ck_tc_of(u->st, dtype)) < 0)
         return NULL;
     cukit_state *st = u->st;
     const ufunc_def *def = u->def;
@@ -210,6 +234,10 @@ ufunc_source(cukit_Ufunc *u, PyObject *args, PyObject *kwargs)
         ltc[0] = (def->flags & F_COND) ? CUKIT_TC_BOOL : t;
         ltc[1] = ltc[2] = t;
     }
+    else if (dtype_tc >= 0) {
+        if (ck_loop_for_dtype(u, tc, nin, dtype_tc, ltc) < 0)
+            return NULL;
+    }
     else {
         unsigned short e = nin == 1 ? u->loop1[tc[0]] : u->loop2[tc[0]][tc[1]];
         if (e == NOLOOP)
@@ -221,7 +249,7 @@ ufunc_source(cukit_Ufunc *u, PyObject *args, PyObject *kwargs)
     int otc = out_o == Py_None ? rtc : ck_tc_of(st, out_o);
     if (otc < 0)
         return NULL;
-    ck_operand ops[4];
+    ck_operand ops[CK_UMAXOP + 1];
     memset(ops, 0, sizeof ops);
     ops[0].tc = otc;
     ops[0].output = 1;
@@ -229,10 +257,14 @@ ufunc_source(cukit_Ufunc *u, PyObject *args, PyObject *kwargs)
         ops[k + 1].tc = sc[k] ? ltc[k] : tc[k];
         ops[k + 1].scalar = sc[k];
     }
+    if (masked)
+        ops[nin + 1].tc = CUKIT_TC_BOOL;
+    for (int k = 0; k < CK_UMAXOP + 1; k++)
+        ops[k].tiled = cls == CK_CLASS_T2 && (tiled >> k & 1) && k > 0;
     char func_name[48], file[64];
     PyOS_snprintf(func_name, sizeof func_name, "uf_%s", def->name);
     PyOS_snprintf(file, sizeof file, "cukit_%s.cu", def->name);
-    ck_ufunc_body body = {func_name, nin, {ltc[0], ltc[1], ltc[2]}, rtc};
+    ck_ufunc_body body = {func_name, nin, {ltc[0], ltc[1], ltc[2]}, rtc, masked};
     PyObject *src = ck_ufunc_source(&body, ops, cls, cls == CK_CLASS_VEC ? vec : 1);
     if (src == NULL)
         return NULL;
@@ -285,11 +317,12 @@ ufunc_get_doc(cukit_Ufunc *u, void *c)
 {
     const ufunc_def *d = u->def;
     if (d->nin == 1)
-        return PyUnicode_FromFormat("%s(x, /, out=None, *, stream=None) -> Array: %s, "
-                                    "elementwise, as numpy.%s.",
+        return PyUnicode_FromFormat("%s(x, /, out=None, *, where=True, dtype=None, "
+                                    "stream=None) -> Array: %s, elementwise, as numpy.%s.",
                                     d->name, d->doc, d->name);
-    return PyUnicode_FromFormat("%s(x1, x2, /, out=None, *, stream=None) -> Array: %s, "
-                                "elementwise with broadcasting, as numpy.%s.",
+    return PyUnicode_FromFormat("%s(x1, x2, /, out=None, *, where=True, dtype=None, "
+                                "stream=None) -> Array: %s, elementwise with broadcasting, "
+                                "as numpy.%s.",
                                 d->name, d->doc, d->name);
 }
 
@@ -315,11 +348,13 @@ static PyGetSetDef ufunc_getset[] = {
 };
 
 static PyMethodDef ufunc_methods[] = {
-    {"resolve", (PyCFunction)ufunc_resolve, METH_VARARGS,
-     "resolve(*dtypes) -> (loop dtypes, result dtype): the types a call with arrays of these "
-     "dtypes computes in (int, float, complex or bool for a Python scalar)."},
+    {"resolve", (PyCFunction)(void (*)(void))ufunc_resolve, METH_VARARGS | METH_KEYWORDS,
+     "resolve(*dtypes, dtype=None) -> (loop dtypes, result dtype): the types a call with "
+     "arrays of these dtypes (and numpy's dtype=) computes in (int, float, complex or bool "
+     "for a Python scalar)."},
     {"_source", (PyCFunction)(void (*)(void))ufunc_source, METH_VARARGS | METH_KEYWORDS,
-     "_source(inputs, scalars=None, out=None, cls=0, vec=4) -> (source, name, options)."},
+     "_source(inputs, scalars=None, out=None, cls=0, vec=4, tiled=0, masked=False, "
+     "dtype=None) -> (source, name, options)."},
     {"_cache_size", (PyCFunction)ufunc_cache_size, METH_NOARGS,
      "Number of kernels loaded for this ufunc."},
     {NULL},

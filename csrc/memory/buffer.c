@@ -58,6 +58,36 @@ cukit_buffer_create(cukit_Device *dev, size_t nbytes)
     return buffer_create_as(dev->st->BufferType, dev, nbytes);
 }
 
+cukit_Buffer *
+cukit_buffer_create_for_legacy_write(cukit_Device *dev, size_t nbytes)
+{
+    if (nbytes > 0 && nbytes <= CUKIT_KEEP_MAX_BLOCK && !cukit_capture_active(dev->st)) {
+        if (cukit_device_activate(dev) < 0)
+            return NULL;
+        cukit_devmem *dm = cukit_devmem_get(dev);
+        if (dm == NULL)
+            return NULL;
+        CUdeviceptr p = dm->nkept ? cukit_keep_take(dm, nbytes) : 0;
+        if (p) {
+            cukit_Buffer *b = PyObject_New(cukit_Buffer, dev->st->BufferType);
+            if (b == NULL) {
+                /* back with the kept blocks: the slot just emptied */
+                dm->kept[dm->nkept].ptr = p;
+                dm->kept[dm->nkept].size = nbytes;
+                dm->nkept++;
+                dm->kept_bytes += nbytes;
+                return NULL;
+            }
+            b->st = dev->st;
+            b->device = (cukit_Device *)Py_NewRef(dev);
+            b->ptr = p;
+            b->size = nbytes;
+            return b;
+        }
+    }
+    return cukit_buffer_create(dev, nbytes);
+}
+
 int
 cukit_buffer_release(cukit_Buffer *b)
 {
@@ -71,6 +101,8 @@ cukit_buffer_release(cukit_Buffer *b)
     if (dm == NULL)
         return -1;
     if (dm->pool) {
+        if (cukit_keep_put(b->device, dm, p, b->size))
+            return 0; /* kept for the next kernel output of its size (pool.c) */
         /* Queued, not waited for: see the ordering rule in pool.c. */
         CUstream release = cukit_device_release_stream(b->device);
         if (release == NULL)

@@ -17,7 +17,11 @@ typedef struct {
 int cukit_buffer_setup(PyObject *module, cukit_state *st);
 /* nbytes of device memory on dev. New ref, or NULL (OutOfMemoryError, ...). */
 cukit_Buffer *cukit_buffer_create(cukit_Device *dev, size_t nbytes);
-/* Free now; idempotent. 0 / -1. */
+/* nbytes for memory whose first use is a kernel that the caller queues next on the
+ * legacy default stream and that writes it: may be a block an array let go of moments
+ * ago, reused without a driver call (the rule is in pool.c). New ref, or NULL. */
+cukit_Buffer *cukit_buffer_create_for_legacy_write(cukit_Device *dev, size_t nbytes);
+/* Free now (or keep the block for reuse, pool.c); idempotent. 0 / -1. */
 int cukit_buffer_release(cukit_Buffer *buf);
 /* Raise ValueError about use after free. Returns -1. */
 int cukit_freed_error(void);

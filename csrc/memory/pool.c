@@ -1,6 +1,8 @@
 /* pool.c - each device's stream-ordered memory pool, scratch memory, memory_info and trim_pool */
 #include "memory/pool.h"
 
+#include <string.h>
+
 /* ------------------------------------------------------------------ the pool
  *
  * Device memory comes from the device's default memory pool, stream-ordered, so
@@ -20,7 +22,29 @@
  *    pending frees and trims the pool, and only then raises OutOfMemoryError.
  *
  * Work that another library queues on its own stream with cukit memory (through
- * __cuda_array_interface__) is that library's to finish before the array goes. */
+ * __cuda_array_interface__) is that library's to finish before the array goes.
+ *
+ * Kept blocks. The rule above costs a free four driver calls (a stream query, an event
+ * record and wait, cuMemFreeAsync) and an allocation one more: most of what `a + b`
+ * costs beyond `add(a, b, out=c)`. So a few small blocks that arrays let go of are kept
+ * here, by size, and handed to the next kernel output of the same size without a
+ * driver call, when that is as safe as the rule:
+ *
+ *  - A block is kept only when no live cukit.Stream of the device (none being
+ *    captured) has unfinished work, and no dropped stream's work is still running
+ *    (Device.orphan_work): then everything that may still use it was queued on the
+ *    legacy stream (other libraries' streams are theirs to finish, as above).
+ *  - A kept block goes only to the output of a ufunc (not under where=) or an
+ *    ElementwiseKernel whose kernel is queued next on the legacy stream (no stream=,
+ *    no capture in progress). That kernel runs after every earlier user of the block,
+ *    in legacy order; anything that uses the output on another stream must wait for
+ *    that kernel (to see its values at all), so it too comes after them. (An
+ *    ElementwiseKernel output the operation leaves partly unwritten is no different:
+ *    it must not be touched elsewhere before its kernel ran.) cukit.empty() and every
+ *    other allocation still come from the pool, ready for any stream at once.
+ *  - trim_pool(), an allocation that finds the device full, and memory_info() (so that
+ *    pool_used counts arrays only) give kept blocks back through the free path above.
+ */
 
 /* Make the device's default pool cukit's allocator: keep freed memory, and reuse it
  * only after its free completed. 1 when set up, 0 when the driver or device has no
@@ -100,6 +124,87 @@ cukit_oom_error(cukit_state *st, size_t nbytes, const char *call)
     }
 }
 
+/* 1 when nothing but the legacy stream may still be running work that uses memory
+ * freed now: see "Kept blocks" above. Never raises. */
+static int
+only_legacy_busy(cukit_Device *dev)
+{
+    if (dev->orphan_work) {
+        if (dev->release_stream == NULL ||
+            cukit_api.cuStreamQuery(dev->release_stream) != CUDA_SUCCESS)
+            return 0;
+        dev->orphan_work = 0;
+    }
+    for (int i = 0; i < dev->nstreams; i++) {
+        cukit_tracked_stream *t = &dev->streams[i];
+        if (t->stream->capture == NULL && cukit_api.cuStreamQuery(t->stream->handle) != CUDA_SUCCESS)
+            return 0;
+    }
+    return 1;
+}
+
+/* Remove entry i of the kept blocks, oldest first. */
+static void
+keep_remove(cukit_devmem *dm, int i)
+{
+    dm->kept_bytes -= dm->kept[i].size;
+    memmove(&dm->kept[i], &dm->kept[i + 1], sizeof dm->kept[0] * (size_t)(dm->nkept - i - 1));
+    dm->nkept--;
+}
+
+int
+cukit_keep_put(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr p, size_t n)
+{
+    if (dm->keep_off || dm->pool == NULL || n == 0 || n > CUKIT_KEEP_MAX_BLOCK ||
+        !only_legacy_busy(dev))
+        return 0;
+    /* Full: the oldest blocks go back to the pool (the free path above), so that the
+     * sizes in use now are the ones kept. */
+    while (dm->nkept == CUKIT_KEEP_SLOTS || dm->kept_bytes + n > CUKIT_KEEP_MAX_BYTES) {
+        CUstream release = cukit_device_release_stream(dev);
+        if (release == NULL || cukit_api.cuMemFreeAsync(dm->kept[0].ptr, release) != CUDA_SUCCESS) {
+            PyErr_Clear(); /* the caller frees p its own way and reports a failure */
+            return 0;
+        }
+        keep_remove(dm, 0);
+    }
+    dm->kept[dm->nkept].ptr = p;
+    dm->kept[dm->nkept].size = n;
+    dm->nkept++;
+    dm->kept_bytes += n;
+    return 1;
+}
+
+CUdeviceptr
+cukit_keep_take(cukit_devmem *dm, size_t n)
+{
+    for (int i = dm->nkept - 1; i >= 0; i--) { /* the newest: warm in the L2 */
+        if (dm->kept[i].size != n)
+            continue;
+        CUdeviceptr p = dm->kept[i].ptr;
+        keep_remove(dm, i);
+        return p;
+    }
+    return 0;
+}
+
+int
+cukit_keep_flush(cukit_Device *dev, cukit_devmem *dm)
+{
+    if (dm->nkept == 0)
+        return 0;
+    CUstream release = cukit_device_release_stream(dev);
+    if (release == NULL)
+        return -1;
+    while (dm->nkept > 0) {
+        dm->nkept--;
+        dm->kept_bytes -= dm->kept[dm->nkept].size;
+        if (CU_CALL(dev->st, cuMemFreeAsync, (dm->kept[dm->nkept].ptr, release)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 CUresult
 cukit_pool_alloc(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr *p, size_t n)
 {
@@ -108,6 +213,10 @@ cukit_pool_alloc(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr *p, size_t n)
     CUresult res = cukit_api.cuMemAllocFromPoolAsync(p, n, dm->pool, NULL);
     if (res != CUDA_ERROR_OUT_OF_MEMORY)
         return res;
+    if (dm->nkept > 0) {
+        if (cukit_keep_flush(dev, dm) < 0)
+            PyErr_Clear(); /* the OutOfMemoryError that follows says more */
+    }
     CUstream pending = dev->release_stream; /* the frees still queued, if any */
     Py_BEGIN_ALLOW_THREADS
     res = pending ? cukit_api.cuStreamSynchronize(pending) : CUDA_SUCCESS;
@@ -129,6 +238,8 @@ cukit_pool_trim(cukit_Device *dev, size_t keep)
     if (dm == NULL)
         return -1;
     if (dm->pool) {
+        if (cukit_keep_flush(dev, dm) < 0)
+            return -1;
         /* Memory whose free is still queued counts as in use: let the frees finish. */
         CUstream pending = dev->release_stream;
         CUmemoryPool pool = dm->pool;
@@ -206,7 +317,8 @@ mod_memory_info(PyObject *m, PyObject *args, PyObject *kwargs)
     cukit_devmem *dm = cukit_devmem_get(dev);
     size_t free_b = 0, total = 0;
     uint64_t reserved = 0, used = 0;
-    if (dm == NULL || CU_CALL(st, cuMemGetInfo, (&free_b, &total)) < 0)
+    if (dm == NULL || cukit_keep_flush(dev, dm) < 0 ||
+        CU_CALL(st, cuMemGetInfo, (&free_b, &total)) < 0)
         return NULL;
     if (dm->pool &&
         (CU_CALL(st, cuMemPoolGetAttribute, (dm->pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
@@ -239,7 +351,31 @@ mod_trim_pool(PyObject *m, PyObject *args, PyObject *kwargs)
     Py_RETURN_NONE;
 }
 
+static PyObject *
+mod_keep_freed(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"on", "device", NULL};
+    int on;
+    PyObject *device = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "p|O:_keep_freed", kwlist, &on, &device))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    cukit_Device *dev = cukit_device_arg(st, device);
+    if (dev == NULL || cukit_device_activate(dev) < 0)
+        return NULL;
+    cukit_devmem *dm = cukit_devmem_get(dev);
+    if (dm == NULL || cukit_keep_flush(dev, dm) < 0)
+        return NULL;
+    int was = !dm->keep_off;
+    dm->keep_off = !on;
+    return PyBool_FromLong(was);
+}
+
 static PyMethodDef pool_functions[] = {
+    {"_keep_freed", (PyCFunction)(void (*)(void))mod_keep_freed, METH_VARARGS | METH_KEYWORDS,
+     "_keep_freed(on, device=None) -> bool: whether freed small blocks are kept for the "
+     "next kernel output (pool.c's rule); returns the previous setting. For benchmarks "
+     "and tests."},
     {"memory_info", (PyCFunction)(void (*)(void))mod_memory_info, METH_VARARGS | METH_KEYWORDS,
      "memory_info(device=None) -> dict: the device's free and total bytes, and the bytes "
      "cukit's pool holds (pool_reserved) and hands out (pool_used)."},

@@ -33,6 +33,8 @@ typedef struct cukit_Device_s {
     CUevent legacy_event;           /* owned: recorded on the legacy stream when waited on */
     cukit_tracked_stream *streams;  /* owned (PyMem): the device's live cukit streams */
     int nstreams, capstreams;
+    int orphan_work;                /* 1: a dropped stream's work may still run; the release
+                                       stream waits for it (memory/ asks before reusing) */
     uint64_t peers_tried;  /* bit i: enabling access to device i's memory was tried */
 } cukit_Device;
 

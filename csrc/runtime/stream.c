@@ -170,8 +170,9 @@ untrack(cukit_Stream *s)
             CUstream release = cukit_device_release_stream(dev);
             if (release == NULL)
                 PyErr_Clear(); /* the stream is destroyed, which waits for its work */
-            else if (cukit_api.cuEventRecord(t->event, s->handle) == CUDA_SUCCESS)
-                cukit_api.cuStreamWaitEvent(release, t->event, 0);
+            else if (cukit_api.cuEventRecord(t->event, s->handle) == CUDA_SUCCESS &&
+                     cukit_api.cuStreamWaitEvent(release, t->event, 0) == CUDA_SUCCESS)
+                dev->orphan_work = 1;
         }
         cukit_api.cuEventDestroy(t->event); /* released by the driver once it completes */
         dev->streams[i] = dev->streams[--dev->nstreams];

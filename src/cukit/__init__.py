@@ -110,5 +110,6 @@ from ._cukit import (  # noqa: E402
 globals().update({n: f for n, f in vars(_cukit).items() if isinstance(f, ufunc)})
 from ._fuse import fuse  # noqa: E402
 from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
+from . import random  # noqa: E402  (cukit.random: numpy's Generator on the GPU)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,7 +1,7 @@
 """pycuda.elementwise on cukit: ElementwiseKernel, a face of cukit's
 ElementwiseKernel (cukit's array engine takes PyCUDA's argument-string form,
-builds, caches and launches the kernel). range=/slice=, loop_prep and after_loop
-are not provided by the engine yet and raise TypeError."""
+builds, caches and launches the kernel, with range=/slice=, loop_prep and
+after_loop)."""
 from __future__ import annotations
 
 import cukit

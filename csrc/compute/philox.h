@@ -1,0 +1,134 @@
+/* philox.h - compute/'s random-number internals: Philox4x64-10 on the host, the bit generator's state, the draw parameters the kernels take */
+#ifndef CUKIT_COMPUTE_PHILOX_H
+#define CUKIT_COMPUTE_PHILOX_H
+
+#include "compute/compute.h"
+
+/* Philox4x64-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
+ * SC11): the multipliers and the Weyl key increments. The device code in
+ * random_kernels.c uses the same numbers. */
+#define CUKIT_PHILOX_M0 0xD2E7470EE14C6C93ULL
+#define CUKIT_PHILOX_M1 0xCA5A826395121157ULL
+#define CUKIT_PHILOX_W0 0x9E3779B97F4A7C15ULL
+#define CUKIT_PHILOX_W1 0xBB67AE8584CAA73BULL
+#define CUKIT_PHILOX_ROUNDS 10
+
+static inline void
+cukit_mulhilo64(uint64_t a, uint64_t b, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+    uint64_t p00 = a0 * b0, t = a0 * b1 + (p00 >> 32), s = a1 * b0 + (uint32_t)t;
+    *hi = a1 * b1 + (t >> 32) + (s >> 32);
+    *lo = (s << 32) | (uint32_t)p00;
+}
+
+/* The four 64-bit words of Philox4x64-10 for counter `ctr` and key `key`, as
+ * numpy.random.Philox computes them (word 0 first). */
+static inline void
+cukit_philox_block(const uint64_t ctr[4], const uint64_t key[2], uint64_t out[4])
+{
+    uint64_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3], k0 = key[0], k1 = key[1];
+    for (int r = 0; r < CUKIT_PHILOX_ROUNDS; r++) {
+        uint64_t lo0, hi0, lo1, hi1;
+        cukit_mulhilo64(CUKIT_PHILOX_M0, c0, &lo0, &hi0);
+        cukit_mulhilo64(CUKIT_PHILOX_M1, c2, &lo1, &hi1);
+        c0 = hi1 ^ c1 ^ k0;
+        c1 = lo1;
+        c2 = hi0 ^ c3 ^ k1;
+        c3 = lo0;
+        k0 += CUKIT_PHILOX_W0;
+        k1 += CUKIT_PHILOX_W1;
+    }
+    out[0] = c0;
+    out[1] = c1;
+    out[2] = c2;
+    out[3] = c3;
+}
+
+/* cukit.random.Philox. The fields are numpy.random.Philox's state, with its meaning:
+ * `buffer` holds the words of counter `ctr` (numpy adds one to the counter before
+ * computing a block), buffer_pos of them were used; has_uint32/uinteger are the
+ * high half of a word of which a 32-bit draw used the low half. */
+typedef struct {
+    PyObject_HEAD
+    cukit_state *st;
+    uint64_t ctr[4];
+    uint64_t key[2];
+    uint64_t buffer[4];
+    int buffer_pos;        /* 0..4; 4: the buffer is used up */
+    int has_uint32;
+    uint32_t uinteger;
+    PyObject *seed_seq;    /* strong ref: the numpy SeedSequence behind spawn() */
+} cukit_Philox;
+
+/* What one kernel launch draws from: the device struct `Params` in
+ * random_kernels.c has this layout, field for field. */
+typedef struct {
+    uint64_t out;          /* device address of element 0 */
+    int64_t n;             /* elements */
+    uint64_t ctr[4];       /* the counter of block 0 */
+    uint64_t buf[4];       /* the words of block 0 (numpy's buffer, taken as it is) */
+    uint64_t rk[2 * CUKIT_PHILOX_ROUNDS]; /* the key of each round */
+    double a, b;           /* low and range, loc and scale, or 0 and scale */
+    int64_t ilow;          /* integers: the lowest value */
+    uint64_t irange;       /* integers: values - 1 (2**64 - 1: every 64-bit value) */
+    int32_t pos;           /* first word of block 0 drawn (0..3) */
+    int32_t head;          /* 32-bit draws: 1 when element 0 is `uinteger` */
+    uint32_t uinteger;
+    int32_t vec;           /* 1 when `out` is 16-byte aligned */
+    double c[8];           /* a distribution's constants (poisson: lam and PTRS's) */
+} cukit_rand_params;
+
+/* What a Generator method draws: one kernel each. */
+typedef enum {
+    CUKIT_RK_RAW,          /* uint64 words */
+    CUKIT_RK_U64, CUKIT_RK_U32,   /* uniform float64, float32 */
+    CUKIT_RK_N64, CUKIT_RK_N32,   /* normal */
+    CUKIT_RK_E64, CUKIT_RK_E32,   /* exponential */
+    CUKIT_RK_I8, CUKIT_RK_I16, CUKIT_RK_I32, CUKIT_RK_I64, /* integers, one word each */
+    CUKIT_RK_POISSON,      /* int64, one word each */
+    CUKIT_RK_COUNT
+} cukit_rand_kind;
+
+/* What cukit_permutation takes: the device struct PermParams, field for field. */
+#define CUKIT_PERM_MAX_ROUNDS 832 /* 12 rounds per bit of n, and 64: n up to 2**64 */
+typedef struct {
+    uint64_t out;          /* int64[n]: the permutation */
+    int64_t n;
+    uint64_t k0, k1;       /* its key: two words of the bit generator */
+    int32_t rounds, pad;
+} cukit_perm_params;
+
+/* ------------------------------------------------------------------ philox.c */
+
+/* The Philox type into st->PhiloxType. 0 / -1. */
+int cukit_philox_setup(PyObject *module, cukit_state *st);
+/* Take the next n 64-bit words of bg (n >= 1) for a launch: fills p's counter,
+ * buffer, round keys and pos, and moves bg past them exactly as numpy would. */
+void cukit_philox_take64(cukit_Philox *bg, int64_t n, cukit_rand_params *p);
+/* Take n 32-bit draws (n >= 1), with numpy's rule: a pending high half first, then
+ * the low and high halves of each next word, an odd last high half kept pending.
+ * Fills p's head and uinteger too. */
+void cukit_philox_take32(cukit_Philox *bg, int64_t n, cukit_rand_params *p);
+
+/* ------------------------------------------------------------------ random_kernels.c */
+
+/* Launch kernel `name` of the random module on dev (compiled at first need) with
+ * `args`, enough 256-thread blocks for `work` threads (capped; the kernels loop), on
+ * h. 0 / -1. */
+int cukit_random_launch(cukit_Device *dev, const char *name, long long work, void **args,
+                        CUstream h);
+/* The CUDA C source of the kernels. Static storage. */
+const char *cukit_random_kernel_source(void);
+/* Draw `kind` into a new array of shape `size` (None: a 0-d array; an int or a tuple)
+ * with dtype `dtype`, or into `out` (a C-contiguous writable cukit.Array of that
+ * dtype whose shape matches `size` when both are given), on the current device or
+ * out's, queued on `stream` (a stream= argument; NULL or None: the default
+ * stream). p's a, b, ilow and irange are the caller's; the rest is filled here and
+ * bg advanced by what was drawn. `who` names the method in messages. New ref (the
+ * array) or NULL with an exception, the state then unchanged. */
+PyObject *cukit_random_draw(cukit_Philox *bg, cukit_rand_kind kind, PyObject *dtype,
+                            PyObject *size, PyObject *out, PyObject *stream,
+                            cukit_rand_params *p, const char *who);
+
+#endif /* CUKIT_COMPUTE_PHILOX_H */

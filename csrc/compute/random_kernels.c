@@ -1,0 +1,490 @@
+/* random_kernels.c - the random-number kernels: one generated CUDA C source, compiled once per device, and the draw that launches them
+ *
+ * Every element is a pure function of (key, counter, position): a thread computes
+ * one Philox4x64-10 block (four 64-bit words) per step of a grid-stride loop and
+ * writes the elements those words make, so the numbers do not depend on the grid
+ * or on how a request is split into calls. Which words a call draws, and how the
+ * bit generator moves past them, is philox.c's bookkeeping (numpy's own rules). */
+#include "compute/philox.h"
+
+#include <string.h>
+
+#define THREADS 256
+#define BLOCKS_PER_SM 16 /* two waves of 256-thread blocks: 10% faster than one on an H200 */
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* The kernels. Params mirrors cukit_rand_params. per_word<T> makes one element of
+ * type T from each 64-bit word; per_half makes one float from each 32-bit half,
+ * low half first, after an optional pending half (numpy's next_uint32). Stores are
+ * 16 bytes wide (8 and 4 for small types) where the element index allows. */
+static const char kernel_source[] =
+    "typedef unsigned long long u64;\n"
+    "typedef unsigned int u32;\n"
+    "struct Params {\n"
+    "    u64 out; long long n; u64 ctr[4]; u64 buf[4]; u64 rk[" STR(2 * CUKIT_PHILOX_ROUNDS) "];\n"
+    "    double a, b; long long ilow; u64 irange; int pos, head; u32 uinteger; int vec;\n"
+    "    double c[8];\n"
+    "};\n"
+    /* The words of block b: counter ctr + b (256 bits); block 0 is the host's buffer.
+     * The 64 x 64 -> 128-bit products are left to the compiler (mul.lo and mul.hi
+     * of u64): that ran faster than writing them as four 32 x 32 -> 64 products
+     * with an explicit carry chain (uniform float32 on an H200: 1.86 against 1.50
+     * TB/s). */
+    "__device__ __forceinline__ void words(const Params &p, long long b, u64 w[4]) {\n"
+    "    if (b == 0) { w[0] = p.buf[0]; w[1] = p.buf[1]; w[2] = p.buf[2]; w[3] = p.buf[3]; return; }\n"
+    "    u64 c0 = p.ctr[0] + (u64)b, cy = c0 < (u64)b;\n"
+    "    u64 c1 = p.ctr[1] + cy; cy &= (u64)(c1 == 0);\n"
+    "    u64 c2 = p.ctr[2] + cy; cy &= (u64)(c2 == 0);\n"
+    "    u64 c3 = p.ctr[3] + cy;\n"
+    "#pragma unroll\n"
+    "    for (int r = 0; r < " STR(CUKIT_PHILOX_ROUNDS) "; r++) {\n"
+    "        u64 lo0 = c0 * " STR(CUKIT_PHILOX_M0) ", hi0 = __umul64hi(c0, " STR(CUKIT_PHILOX_M0) ");\n"
+    "        u64 lo1 = c2 * " STR(CUKIT_PHILOX_M1) ", hi1 = __umul64hi(c2, " STR(CUKIT_PHILOX_M1) ");\n"
+    "        c0 = hi1 ^ c1 ^ p.rk[2 * r]; c1 = lo1; c2 = hi0 ^ c3 ^ p.rk[2 * r + 1]; c3 = lo0;\n"
+    "    }\n"
+    "    w[0] = c0; w[1] = c1; w[2] = c2; w[3] = c3;\n"
+    "}\n"
+    "__device__ __forceinline__ u64 bits(double x) { return (u64)__double_as_longlong(x); }\n"
+    "__device__ __forceinline__ u64 bits(float x) { return __float_as_uint(x); }\n"
+    "template <class T> __device__ __forceinline__ u64 bits(T x) { return (u64)x; }\n"
+    /* Four elements at o (aligned to 4 elements, or 2 for 8-byte ones). */
+    "template <class T> __device__ __forceinline__ void store4(T *o, const T *v) {\n"
+    "    if (sizeof(T) == 8) {\n"
+    "        ((ulonglong2 *)o)[0] = make_ulonglong2(bits(v[0]), bits(v[1]));\n"
+    "        ((ulonglong2 *)o)[1] = make_ulonglong2(bits(v[2]), bits(v[3]));\n"
+    "    } else if (sizeof(T) == 4) {\n"
+    "        *(uint4 *)o = make_uint4((u32)bits(v[0]), (u32)bits(v[1]), (u32)bits(v[2]), (u32)bits(v[3]));\n"
+    "    } else if (sizeof(T) == 2) {\n"
+    "        *(uint2 *)o = make_uint2((u32)(bits(v[0]) & 0xffff) | (u32)(bits(v[1]) << 16),\n"
+    "                                 (u32)(bits(v[2]) & 0xffff) | (u32)(bits(v[3]) << 16));\n"
+    "    } else {\n"
+    "        *(u32 *)o = (u32)(bits(v[0]) & 0xff) | (u32)(bits(v[1]) & 0xff) << 8 |\n"
+    "                    (u32)(bits(v[2]) & 0xff) << 16 | (u32)(bits(v[3]) & 0xff) << 24;\n"
+    "    }\n"
+    "}\n"
+    "#define FIRST ((long long)blockIdx.x * blockDim.x + threadIdx.x)\n"
+    "#define STRIDE ((long long)gridDim.x * blockDim.x)\n"
+    /* Element i is word pos + i. */
+    "template <class T, class F> __device__ __forceinline__ void per_word(const Params &p, F f) {\n"
+    "    T *out = (T *)p.out;\n"
+    "    const long long n = p.n, nblk = (p.pos + n + 3) >> 2;\n"
+    "    const long long align = sizeof(T) == 8 ? 1 : 3;\n"
+    "    for (long long b = FIRST; b < nblk; b += STRIDE) {\n"
+    "        u64 w[4];\n"
+    "        words(p, b, w);\n"
+    "        T v[4];\n"
+    "#pragma unroll\n"
+    "        for (int j = 0; j < 4; j++) v[j] = f(w[j]);\n"
+    "        long long i0 = 4 * b - p.pos;\n"
+    "        if (p.vec && i0 >= 0 && i0 + 4 <= n && (i0 & align) == 0) { store4(out + i0, v); continue; }\n"
+    "#pragma unroll\n"
+    "        for (int j = 0; j < 4; j++) if (i0 + j >= 0 && i0 + j < n) out[i0 + j] = v[j];\n"
+    "    }\n"
+    "}\n"
+    /* Element i >= head is half 2 * pos + i - head (half 2k: the low 32 bits of word k). */
+    "template <class F> __device__ __forceinline__ void per_half(const Params &p, F f) {\n"
+    "    float *out = (float *)p.out;\n"
+    "    const long long n = p.n, m = n - p.head;\n"
+    "    if (p.head && FIRST == 0) out[0] = f(p.uinteger);\n"
+    "    const long long nblk = m > 0 ? (2LL * p.pos + m + 7) >> 3 : 0;\n"
+    "    for (long long b = FIRST; b < nblk; b += STRIDE) {\n"
+    "        u64 w[4];\n"
+    "        words(p, b, w);\n"
+    "        float v[8];\n"
+    "#pragma unroll\n"
+    "        for (int j = 0; j < 4; j++) { v[2 * j] = f((u32)w[j]); v[2 * j + 1] = f((u32)(w[j] >> 32)); }\n"
+    "        long long i0 = p.head + 8 * b - 2LL * p.pos;\n"
+    "        if (p.vec && i0 >= p.head && i0 + 8 <= n && (i0 & 3) == 0) {\n"
+    "            store4(out + i0, v); store4(out + i0 + 4, v + 4); continue;\n"
+    "        }\n"
+    "#pragma unroll\n"
+    "        for (int k = 0; k < 8; k++) if (i0 + k >= p.head && i0 + k < n) out[i0 + k] = v[k];\n"
+    "    }\n"
+    "}\n"
+    /* The transforms. Uniforms are numpy's: (w >> 11) * 2**-53 and (x >> 8) * 2**-24. */
+    "struct Raw { __device__ u64 operator()(u64 w) const { return w; } };\n"
+    "__device__ __forceinline__ double unit64(u64 w) { return (double)(w >> 11) * 0x1.0p-53; }\n"
+    "__device__ __forceinline__ float unit32(u32 x) { return (float)(x >> 8) * 0x1.0p-24f; }\n"
+    /* A = false: the plain draw (a = 0, b = 1), without the two operations. */
+    "template <bool A> struct Uniform64 { double a, b;\n"
+    "    __device__ double operator()(u64 w) const {\n"
+    "        return A ? __dadd_rn(a, __dmul_rn(b, unit64(w))) : unit64(w); } };\n"
+    "template <bool A> struct Uniform32 { float a, b;\n"
+    "    __device__ float operator()(u32 x) const {\n"
+    "        return A ? __fadd_rn(a, __fmul_rn(b, unit32(x))) : unit32(x); } };\n"
+    /* Normals by the inverse normal CDF: the sign from the top bit, the tail
+     * probability u in (0, 1/2) from the rest. */
+    "template <bool A> struct Normal64 { double a, b;\n"
+    "    __device__ double operator()(u64 w) const {\n"
+    "        double u = ((double)((w >> 10) & ((1ULL << 53) - 1)) + 0.5) * 0x1.0p-54;\n"
+    "        double z = normcdfinv(u);\n"
+    "        z = (w >> 63) ? -z : z;\n"
+    "        return A ? __dadd_rn(a, __dmul_rn(b, z)) : z;\n"
+    "    } };\n"
+    /* float: z = x * P(w) = sqrt(2) erfinv(x), x = 1 - 2u, w = -log(1 - x * x) =
+     * -log(4u(1 - u)); P a polynomial fitted to within 6e-7 relative error: degree 9
+     * in w - 4 for w < 8, degree 8 in sqrt(w) - 3.5 beyond (u < 8.4e-5, down to
+     * 2**-33). log2 by the hardware's approximation: 4u(1 - u) is never subnormal. */
+    "__device__ __forceinline__ float ndtri_tail(u32 x) {\n"
+    "    u32 m = x & 0x7fffffffu;\n"
+    "    float u4 = __fmaf_rn((float)m, 0x1.0p-30f, 0x1.0p-31f), q = __fmaf_rn(u4 * -0.25f, u4, u4), l, r;\n"
+    "    asm(\"lg2.approx.ftz.f32 %0, %1;\" : \"=f\"(l) : \"f\"(q));\n"
+    "    float t = __fmaf_rn(l, -0.693147181f, -4.0f);\n"
+    "    r = -1.31279221e-09f;\n"
+    "    r = fmaf(r, t, -2.7462038e-08f); r = fmaf(r, t, 3.19055744e-07f);\n"
+    "    r = fmaf(r, t, 4.05440488e-07f); r = fmaf(r, t, -2.25063395e-05f);\n"
+    "    r = fmaf(r, t, 0.000169723571f); r = fmaf(r, t, -0.000286467519f);\n"
+    "    r = fmaf(r, t, -0.0102152806f); r = fmaf(r, t, 0.32294026f); r = fmaf(r, t, 2.6287117f);\n"
+    "    if (l < -11.5415603f) { /* w > 8: one value in 6000 */\n"
+    "        t = sqrtf(l * -0.693147181f) - 3.5f;\n"
+    "        r = 5.56993327e-05f;\n"
+    "        r = fmaf(r, t, -0.000283470989f); r = fmaf(r, t, 0.00064272352f);\n"
+    "        r = fmaf(r, t, -0.000992616988f); r = fmaf(r, t, 0.00153917319f);\n"
+    "        r = fmaf(r, t, -0.00290976837f); r = fmaf(r, t, 0.00463481573f);\n"
+    "        r = fmaf(r, t, 1.4246341f); r = fmaf(r, t, 4.71708918f);\n"
+    "    }\n"
+    "    float z = __fmaf_rn((float)(0x7fffffffu - m), 0x1.0p-31f, 0x1.0p-32f) * r; /* exact near u = 1/2 */\n"
+    "    return (x >> 31) ? z : -z;\n"
+    "}\n"
+    "template <bool A> struct Normal32 { float a, b;\n"
+    "    __device__ float operator()(u32 x) const {\n"
+    "        float z = ndtri_tail(x);\n"
+    "        return A ? __fadd_rn(a, __fmul_rn(b, z)) : z; } };\n"
+    /* Exponentials: -log(1 - U) of the same uniform that random() gives. */
+    "struct Exp64 { double b;\n"
+    "    __device__ double operator()(u64 w) const { return __dmul_rn(b, -log1p(-unit64(w))); } };\n"
+    "struct Exp32 { float b;\n"
+    "    __device__ float operator()(u32 x) const { return __fmul_rn(b, -log1pf(-unit32(x))); } };\n"
+    /* Integers: low + floor(w * count / 2**64), the high word of a 128-bit product. */
+    "template <class T> struct Int { long long low; u64 range;\n"
+    "    __device__ T operator()(u64 w) const {\n"
+    "        u64 off = range == ~0ULL ? w : __umul64hi(w, range + 1);\n"
+    "        return (T)((u64)low + off);\n"
+    "    } };\n"
+    /* Poisson. lam < 10: inversion of the CDF at the word's uniform. lam >= 10:
+     * Hormann's transformed rejection (PTRS), its (U, V) pairs drawn from a Philox
+     * stream keyed by the word, so a value still takes one word of the generator.
+     * c: lam, b, a, 1/alpha's log, v_r, log(lam), exp(-lam). */
+    "__device__ __forceinline__ void philox_keyed(u64 c0, u64 c1, u64 k0, u64 k1, u64 w[4]) {\n"
+    "    u64 c2 = 0, c3 = 0;\n"
+    "#pragma unroll\n"
+    "    for (int r = 0; r < " STR(CUKIT_PHILOX_ROUNDS) "; r++) {\n"
+    "        u64 lo0 = c0 * " STR(CUKIT_PHILOX_M0) ", hi0 = __umul64hi(c0, " STR(CUKIT_PHILOX_M0) ");\n"
+    "        u64 lo1 = c2 * " STR(CUKIT_PHILOX_M1) ", hi1 = __umul64hi(c2, " STR(CUKIT_PHILOX_M1) ");\n"
+    "        c0 = hi1 ^ c1 ^ k0; c1 = lo1; c2 = hi0 ^ c3 ^ k1; c3 = lo0;\n"
+    "        k0 += " STR(CUKIT_PHILOX_W0) "; k1 += " STR(CUKIT_PHILOX_W1) ";\n"
+    "    }\n"
+    "    w[0] = c0; w[1] = c1; w[2] = c2; w[3] = c3;\n"
+    "}\n"
+    /* log(gamma(x)) for x >= 1: Stirling's series from x >= 7, the recurrence below. */
+    "__device__ __forceinline__ double loggam(double x) {\n"
+    "    double prod = 1.0;\n"
+    "    while (x < 7.0) { prod *= x; x += 1.0; }\n"
+    "    double r = 1.0 / x, r2 = r * r;\n"
+    "    double series = r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680 - r2 / 1188))));\n"
+    "    return (x - 0.5) * log(x) - x + 0.91893853320467274178 + series - log(prod);\n"
+    "}\n"
+    "struct Poisson { double lam, b, a, linvalpha, vr, loglam, emlam;\n"
+    "    __device__ long long operator()(u64 w) const {\n"
+    "        if (lam < 10.0) {\n"
+    "            double u = unit64(w), pk = emlam, f = pk;\n"
+    "            long long k = 0;\n"
+    "            while (f <= u && k < 256) { k++; pk *= lam / (double)k; f += pk; }\n"
+    "            return k;\n"
+    "        }\n"
+    "        for (u64 n = 0;; n++) {\n"
+    "            u64 r[4];\n"
+    "            philox_keyed(n, 0, w, 0x6A09E667F3BCC909ULL, r);\n"
+    "            for (int j = 0; j < 4; j += 2) {\n"
+    "                double U = unit64(r[j]) - 0.5, V = unit64(r[j + 1]), us = 0.5 - fabs(U);\n"
+    "                long long k = (long long)floor((2.0 * a / us + b) * U + lam + 0.43);\n"
+    "                if (us >= 0.07 && V <= vr) return k;\n"
+    "                if (k < 0 || (us < 0.013 && V > us)) continue;\n"
+    "                if (log(V) + linvalpha - log(a / (us * us) + b) <=\n"
+    "                    -lam + (double)k * loglam - loggam((double)k + 1.0)) return k;\n"
+    "            }\n"
+    "        }\n"
+    "    } };\n"
+    /* Permutations: Hoang, Morris and Rogaway's swap-or-not shuffle, a keyed bijection
+     * of [0, n) that each element follows alone. Round r pairs x with K_r - x (mod n),
+     * K_r uniform in [0, n) (the block computes them first), and swaps the pair when a
+     * bit keyed by (the larger of the two, r) is set. */
+    "#define MAX_ROUNDS " STR(CUKIT_PERM_MAX_ROUNDS) "\n"
+    "struct PermParams { u64 out; long long n; u64 k0, k1; int rounds; };\n"
+    "extern \"C\" __global__ void cukit_permutation(const PermParams p) {\n"
+    "    __shared__ u64 keys[MAX_ROUNDS];\n"
+    "    const u64 n = (u64)p.n;\n"
+    "    for (int r = threadIdx.x; r < p.rounds; r += blockDim.x) {\n"
+    "        u64 w[4];\n"
+    "        philox_keyed((u64)r, 1ULL << 63, p.k0, p.k1, w);\n"
+    "        keys[r] = __umul64hi(w[0], n);\n"
+    "    }\n"
+    "    __syncthreads();\n"
+    "    for (long long i = FIRST; i < p.n; i += STRIDE) {\n"
+    "        u64 x = (u64)i;\n"
+    "        for (int r = 0; r < p.rounds; r++) {\n"
+    "            u64 k = keys[r], y = k >= x ? k - x : k + (n - x), w[4];\n"
+    "            philox_keyed(x > y ? x : y, (u64)r, p.k0, p.k1, w);\n"
+    "            if (w[0] & 1) x = y;\n"
+    "        }\n"
+    "        ((long long *)p.out)[i] = (long long)x;\n"
+    "    }\n"
+    "}\n"
+    /* dst's row i = src's row perm[i], in units of T. */
+    "template <class T> __device__ __forceinline__ void gather(u64 d, u64 s, const long long *perm,\n"
+    "                                                       long long rows, long long units) {\n"
+    "    T *dst = (T *)d; const T *src = (const T *)s;\n"
+    "    for (long long e = FIRST; e < rows * units; e += STRIDE) {\n"
+    "        long long row = e / units;\n"
+    "        dst[e] = src[perm[row] * units + (e - row * units)];\n"
+    "    }\n"
+    "}\n"
+    "#define GATHER(T, B) extern \"C\" __global__ void cukit_gather_##B(u64 d, u64 s, \\\n"
+    "    const long long *perm, long long rows, long long units) { gather<T>(d, s, perm, rows, units); }\n"
+    "GATHER(unsigned char, 1) GATHER(unsigned short, 2) GATHER(u32, 4) GATHER(u64, 8) GATHER(uint4, 16)\n"
+    "extern \"C\" {\n"
+    "__global__ void cukit_random_raw(const Params p) { per_word<u64>(p, Raw()); }\n"
+    "__global__ void cukit_random_f64(const Params p) { per_word<double>(p, Uniform64<false>{0, 1}); }\n"
+    "__global__ void cukit_uniform_f64(const Params p) { per_word<double>(p, Uniform64<true>{p.a, p.b}); }\n"
+    "__global__ void cukit_random_f32(const Params p) { per_half(p, Uniform32<false>{0, 1}); }\n"
+    "__global__ void cukit_uniform_f32(const Params p) { per_half(p, Uniform32<true>{(float)p.a, (float)p.b}); }\n"
+    "__global__ void cukit_standard_normal_f64(const Params p) { per_word<double>(p, Normal64<false>{0, 1}); }\n"
+    "__global__ void cukit_normal_f64(const Params p) { per_word<double>(p, Normal64<true>{p.a, p.b}); }\n"
+    "__global__ void cukit_standard_normal_f32(const Params p) { per_half(p, Normal32<false>{0, 1}); }\n"
+    "__global__ void cukit_normal_f32(const Params p) { per_half(p, Normal32<true>{(float)p.a, (float)p.b}); }\n"
+    "__global__ void cukit_exponential_f64(const Params p) { per_word<double>(p, Exp64{p.b}); }\n"
+    "__global__ void cukit_exponential_f32(const Params p) { per_half(p, Exp32{(float)p.b}); }\n"
+    "__global__ void cukit_integers_1(const Params p) { per_word<unsigned char>(p, Int<unsigned char>{p.ilow, p.irange}); }\n"
+    "__global__ void cukit_integers_2(const Params p) { per_word<unsigned short>(p, Int<unsigned short>{p.ilow, p.irange}); }\n"
+    "__global__ void cukit_integers_4(const Params p) { per_word<u32>(p, Int<u32>{p.ilow, p.irange}); }\n"
+    "__global__ void cukit_integers_8(const Params p) { per_word<u64>(p, Int<u64>{p.ilow, p.irange}); }\n"
+    "__global__ void cukit_poisson(const Params p) { per_word<long long>(p, Poisson{p.c[0], p.c[1], p.c[2], p.c[3], p.c[4], p.c[5], p.c[6]}); }\n"
+    "}\n";
+
+/* By cukit_rand_kind: the kernels for the plain draw (a = 0, b = 1) and for any a
+ * and b, and whether they draw 32-bit halves. */
+static const struct {
+    const char *plain, *affine;
+    int halves;
+} kinds[CUKIT_RK_COUNT] = {
+    [CUKIT_RK_RAW] = {"cukit_random_raw", "cukit_random_raw", 0},
+    [CUKIT_RK_U64] = {"cukit_random_f64", "cukit_uniform_f64", 0},
+    [CUKIT_RK_U32] = {"cukit_random_f32", "cukit_uniform_f32", 1},
+    [CUKIT_RK_N64] = {"cukit_standard_normal_f64", "cukit_normal_f64", 0},
+    [CUKIT_RK_N32] = {"cukit_standard_normal_f32", "cukit_normal_f32", 1},
+    [CUKIT_RK_E64] = {"cukit_exponential_f64", "cukit_exponential_f64", 0},
+    [CUKIT_RK_E32] = {"cukit_exponential_f32", "cukit_exponential_f32", 1},
+    [CUKIT_RK_I8] = {"cukit_integers_1", "cukit_integers_1", 0},
+    [CUKIT_RK_I16] = {"cukit_integers_2", "cukit_integers_2", 0},
+    [CUKIT_RK_I32] = {"cukit_integers_4", "cukit_integers_4", 0},
+    [CUKIT_RK_I64] = {"cukit_integers_8", "cukit_integers_8", 0},
+    [CUKIT_RK_POISSON] = {"cukit_poisson", "cukit_poisson", 0},
+};
+
+/* The source, for tests that compile it without a device (cukit._random_source). */
+const char *
+cukit_random_kernel_source(void)
+{
+    return kernel_source;
+}
+
+/* Kernel `name` on dev, compiling the random kernels for it the first time.
+ * 0 / -1 (NotSupportedError without NVRTC, ...). */
+static int
+kernel(cukit_Device *dev, const char *name, CUfunction *out)
+{
+    cukit_state *st = dev->st;
+    if (st->random_modules == NULL && (st->random_modules = PyDict_New()) == NULL)
+        return -1;
+    PyObject *key = PyLong_FromLong(dev->ordinal);
+    if (key == NULL)
+        return -1;
+    PyObject *mod = PyDict_GetItemWithError(st->random_modules, key); /* borrowed */
+    if (mod == NULL && !PyErr_Occurred()) {
+        PyObject *prog = PyObject_CallFunction((PyObject *)st->ProgramType, "ss", kernel_source,
+                                               "cukit_random.cu");
+        PyObject *loaded = prog ? cukit_program_load((cukit_Program *)prog, dev) : NULL;
+        Py_XDECREF(prog);
+        if (loaded) {
+            /* Another thread may have loaded them meanwhile: keep the first. */
+            mod = PyDict_SetDefault(st->random_modules, key, loaded);
+            Py_DECREF(loaded);
+        }
+    }
+    Py_DECREF(key);
+    if (mod == NULL)
+        return -1;
+    if (cukit_device_activate(dev) < 0)
+        return -1;
+    return CU_CALL(st, cuModuleGetFunction, (out, ((cukit_Module *)mod)->handle, name));
+}
+
+int
+cukit_random_launch(cukit_Device *dev, const char *name, long long work, void **args, CUstream h)
+{
+    CUfunction f;
+    long long blocks = (work + THREADS - 1) / THREADS, most = (long long)dev->sm_count * BLOCKS_PER_SM;
+    if (blocks > most)
+        blocks = most;
+    if (blocks < 1)
+        blocks = 1;
+    if (kernel(dev, name, &f) < 0)
+        return -1;
+    return CU_CALL(dev->st, cuLaunchKernel,
+                   (f, (unsigned)blocks, 1, 1, THREADS, 1, 1, 0, h, args, NULL));
+}
+
+/* ------------------------------------------------------------------ arguments */
+
+/* size= : None (one element, 0-d), an int, or a tuple of ints. 0 / -1. */
+static int
+parse_size(PyObject *size, Py_ssize_t *shape, int *ndim, const char *who)
+{
+    *ndim = 0;
+    if (size == NULL || size == Py_None)
+        return 0;
+    PyObject *seq = PyIndex_Check(size) ? PyTuple_Pack(1, size)
+                                        : PySequence_Fast(size, "size must be None, an int or a "
+                                                                "tuple of ints");
+    if (seq == NULL)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int rc = 0;
+    if (n > CUKIT_MAXDIM) {
+        PyErr_Format(PyExc_ValueError, "%s: size has %zd dimensions; cukit allows at most %d",
+                     who, n, CUKIT_MAXDIM);
+        rc = -1;
+    }
+    for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        Py_ssize_t v = PyIndex_Check(item) ? PyNumber_AsSsize_t(item, PyExc_ValueError) : -2;
+        if (v == -2 && !PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "%s: size must be None, an int or a tuple of ints, "
+                         "got %R", who, size);
+            rc = -1;
+        }
+        else if (v == -1 && PyErr_Occurred()) {
+            rc = -1;
+        }
+        else if (v < 0) {
+            PyErr_Format(PyExc_ValueError, "%s: negative dimensions are not allowed (size=%R)",
+                         who, size);
+            rc = -1;
+        }
+        else {
+            shape[i] = v;
+        }
+    }
+    Py_DECREF(seq);
+    *ndim = (int)n;
+    return rc;
+}
+
+/* out= checked for a draw of `dtype` and (when size was given) shape. 0 / -1. */
+static int
+check_out(cukit_state *st, cukit_Array *a, PyObject *dtype, int sized, int ndim,
+          const Py_ssize_t *shape, const char *who)
+{
+    if (!cukit_array_live(a))
+        return cukit_freed_error();
+    if (a->flags & CUKIT_ARRAY_READONLY) {
+        PyErr_Format(PyExc_ValueError, "%s: out is read-only (imported as such); pass a "
+                     "writable array", who);
+        return -1;
+    }
+    if (!(a->flags & CUKIT_ARRAY_C_CONTIG)) {
+        PyErr_Format(PyExc_ValueError, "%s: out must be C-contiguous; draw into a new array "
+                     "and copy it into the view (out[...] = draw)", who);
+        return -1;
+    }
+    int same = PyObject_RichCompareBool(a->dtype, dtype, Py_EQ);
+    if (same < 0)
+        return -1;
+    if (!same) {
+        PyErr_Format(PyExc_TypeError, "%s: out has dtype %S but the draw is %S; pass "
+                     "dtype=%S or an out of dtype %S", who, a->dtype, dtype, a->dtype, dtype);
+        return -1;
+    }
+    int match = ndim == a->ndim;
+    for (int i = 0; match && i < ndim; i++)
+        match = shape[i] == a->shape[i];
+    if (sized && !match) {
+        PyObject *want = cukit_array_shape(a);
+        if (want)
+            PyErr_Format(PyExc_ValueError, "%s: size must match out.shape when used together "
+                         "(out.shape is %S)", who, want);
+        Py_XDECREF(want);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the draw */
+
+PyObject *
+cukit_random_draw(cukit_Philox *bg, cukit_rand_kind kind, PyObject *dtype, PyObject *size,
+                  PyObject *out, PyObject *stream, cukit_rand_params *p, const char *who)
+{
+    cukit_state *st = bg->st;
+    Py_ssize_t shape[CUKIT_MAXDIM];
+    int ndim;
+    if (parse_size(size, shape, &ndim, who) < 0)
+        return NULL;
+    cukit_Array *a;
+    if (out != NULL && out != Py_None) {
+        if (!Py_IS_TYPE(out, st->ArrayType)) {
+            PyErr_Format(PyExc_TypeError, "%s: out must be a cukit.Array, got %.200s (for host "
+                         "data draw into a device array and .get() it)", who,
+                         Py_TYPE(out)->tp_name);
+            return NULL;
+        }
+        a = (cukit_Array *)out;
+        if (check_out(st, a, dtype, size != NULL && size != Py_None, ndim, shape, who) < 0)
+            return NULL;
+        Py_INCREF(a);
+    }
+    else {
+        cukit_Device *dev = cukit_device_current(st);
+        a = dev ? cukit_array_create(st, dev, ndim, shape, dtype) : NULL;
+        if (a == NULL)
+            return NULL;
+    }
+    CUstream h;
+    int64_t n = a->size;
+    if (cukit_stream_handle(st, stream, a->device, &h) < 0 ||
+        cukit_capture_keep(st, stream, (PyObject *)a) < 0) { /* a graph writes it */
+        Py_DECREF(a);
+        return NULL;
+    }
+    if (n == 0)
+        return (PyObject *)a;
+    /* Keep the state to put back if the launch fails: only what was drawn moves it. */
+    cukit_Philox saved = *bg;
+    long long nblk;
+    p->out = cukit_array_ptr(a);
+    p->n = n;
+    p->vec = p->out % 16 == 0;
+    if (kinds[kind].halves) {
+        cukit_philox_take32(bg, n, p);
+        nblk = (2LL * p->pos + (n - p->head) + 7) / 8;
+    }
+    else {
+        cukit_philox_take64(bg, n, p);
+        p->head = 0;
+        nblk = (p->pos + n + 3) / 4;
+    }
+    void *args[] = {p};
+    const char *name = p->a == 0.0 && p->b == 1.0 ? kinds[kind].plain : kinds[kind].affine;
+    if (cukit_random_launch(a->device, name, nblk, args, h) < 0) {
+        memcpy(bg->ctr, saved.ctr, sizeof bg->ctr);
+        memcpy(bg->buffer, saved.buffer, sizeof bg->buffer);
+        bg->buffer_pos = saved.buffer_pos;
+        bg->has_uint32 = saved.has_uint32;
+        bg->uinteger = saved.uinteger;
+        Py_DECREF(a);
+        return NULL;
+    }
+    return (PyObject *)a;
+}

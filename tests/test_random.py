@@ -1,0 +1,603 @@
+"""cukit.random: numpy's Philox stream bit for bit, the counter-based distributions, bad input."""
+import math
+import struct
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+import cukit
+import cukit.random as cr
+from conftest import poison
+
+gpu = pytest.mark.gpu
+
+# (key, counter): small, at the top of both ranges (the counter wraps), array forms
+STREAMS = [
+    (5, None),
+    (2**128 - 1, 2**256 - 3),
+    ([1, 2], [2**63 - 1, 2**62, 0, 7]),
+    (123456789, 2**64 - 2),
+]
+SPLITS = [[1], [1000], [3, 5, 1, 8], [1, 1, 1, 2, 7], [33, 2, 31], [0, 4, 0, 1], [4097, 3, 65536]]
+
+
+def same_state(ours, theirs):
+    a, b = ours.state, theirs.state
+    return (all(np.array_equal(a["state"][k], b["state"][k]) for k in ("counter", "key"))
+            and np.array_equal(a["buffer"], b["buffer"])
+            and all(a[k] == b[k] for k in ("buffer_pos", "has_uint32", "uinteger")))
+
+
+def pair(key, counter):
+    return (cr.Generator(cr.Philox(key=key, counter=counter)),
+            np.random.Generator(np.random.Philox(key=key, counter=counter)))
+
+
+def numpy_draw(g, kind, n):
+    if kind == "raw":
+        return g.bit_generator.random_raw(n)
+    if kind == "float64":
+        return g.random(n)
+    return g.random(n, dtype=np.float32)
+
+
+def cukit_draw(g, kind, n, out=None):
+    if kind == "raw":
+        return g.bit_generator.random_raw(n)
+    return g.random(n, dtype=np.float64 if kind == "float64" else np.float32, out=out)
+
+
+# ------------------------------------------------------------------ the host side (no GPU)
+
+
+@pytest.mark.parametrize("key,counter", STREAMS)
+def test_key_counter_and_state_are_numpys(key, counter):
+    ours, theirs = cr.Philox(key=key, counter=counter), np.random.Philox(key=key, counter=counter)
+    assert same_state(ours, theirs)
+    assert [ours.random_raw() for _ in range(11)] == [int(theirs.random_raw()) for _ in range(11)]
+    assert same_state(ours, theirs)
+
+
+@pytest.mark.parametrize("seed", [0, 42, 2**70 + 3, [1, 2, 3], "SeedSequence(7)"])
+def test_seeding_is_numpys(seed):
+    if seed == "SeedSequence(7)":  # one each: spawning counts its children
+        ours, theirs = cr.Philox(np.random.SeedSequence(7)), np.random.Philox(np.random.SeedSequence(7))
+    else:
+        ours, theirs = cr.Philox(seed), np.random.Philox(seed)
+    assert same_state(ours, theirs)
+    for a, b in zip(ours.spawn(3), theirs.spawn(3)):
+        assert same_state(a, b)
+    assert isinstance(ours.seed_seq, np.random.SeedSequence)
+
+
+def test_advance_and_jumped_are_numpys(rng):
+    key = int(rng.integers(0, 2**62))
+    ours, theirs = cr.Philox(key=key), np.random.Philox(key=key)
+    ours.random_raw(5, output=False)
+    theirs.random_raw(5, output=False)
+    assert same_state(ours, theirs)
+    for delta in (1, 3, 2**64 + 5, -1, 2**255):
+        assert ours.advance(delta) is ours
+        theirs.advance(delta)
+        assert same_state(ours, theirs)
+    for jumps in (1, 2, 7):
+        assert same_state(ours.jumped(jumps), theirs.jumped(jumps))
+    assert ours.jumped().counter == ours.counter + 2**128
+
+
+def test_state_moves_between_numpy_and_cukit(rng):
+    theirs = np.random.Generator(np.random.Philox(int(rng.integers(0, 2**62))))
+    theirs.random(3, dtype=np.float32)  # leaves a pending high half and a part-used buffer
+    ours = cr.Philox()
+    ours.state = theirs.bit_generator.state
+    assert same_state(ours, theirs.bit_generator)
+    back = np.random.Philox()
+    back.state = ours.state
+    assert same_state(ours, back)
+
+
+def test_the_bookkeeping_of_32_and_64_bit_draws_is_numpys(rng):
+    """Philox._take moves the state as a draw would, without a GPU."""
+    for _ in range(50):
+        key = int(rng.integers(0, 2**62))
+        ours = cr.Philox(key=key)
+        theirs = np.random.Generator(np.random.Philox(key=key))
+        for _ in range(8):
+            n = int(rng.integers(1, 40))
+            halves = bool(rng.integers(2))
+            ours._take(n, halves)
+            theirs.random(n, dtype=np.float32 if halves else np.float64)
+            assert same_state(ours, theirs.bit_generator)
+
+
+def test_default_rng_and_generator():
+    g = cr.default_rng(3)
+    assert isinstance(g, cr.Generator) and isinstance(g.bit_generator, cr.Philox)
+    assert same_state(g.bit_generator, np.random.Philox(3))
+    assert cr.default_rng(g) is g
+    p = cr.Philox(key=1)
+    assert cr.default_rng(p).bit_generator is p
+    kids = g.spawn(2)
+    assert [type(k) for k in kids] == [cr.Generator] * 2
+    assert kids[0].bit_generator.key != kids[1].bit_generator.key
+
+
+def test_kernel_source_compiles_for_sm90():
+    if cukit.nvrtc_version() is None:
+        pytest.skip("NVRTC not found")
+    ptx = cukit.Program(cr._kernel_source(), name="cukit_random.cu").ptx(arch="sm_90")
+    for name in ("cukit_random_raw", "cukit_uniform_f32", "cukit_normal_f32", "cukit_integers_8"):
+        assert name.encode() in ptx
+
+
+BAD_HOST = [
+    (lambda: cr.Philox(1, key=2), ValueError, "seed and key cannot be both used"),
+    (lambda: cr.Philox(key=-1), ValueError, r"key must be positive and less than 2\*\*128"),
+    (lambda: cr.Philox(key=2**128), ValueError, r"key must be positive and less than 2\*\*128"),
+    (lambda: cr.Philox(key=[1, 2, 3]), ValueError, "key must have 2 elements"),
+    (lambda: cr.Philox(counter=2**256), ValueError, r"counter must be positive and less than 2\*\*256"),
+    (lambda: cr.Philox(key="abc"), TypeError, "key must be an int or a sequence"),
+    (lambda: cr.Generator(np.random.Philox(1)), TypeError, "must be a cukit.random.Philox"),
+    (lambda: cr.default_rng(1).random(3, dtype=np.int32), TypeError,
+     "Unsupported dtype dtype\\('int32'\\) for random"),
+    (lambda: cr.default_rng(1).standard_normal(3, dtype=np.float16), TypeError,
+     "Unsupported dtype .* for standard_normal"),
+    (lambda: cr.default_rng(1).integers(0, 5, dtype=np.float32), TypeError,
+     "Unsupported dtype .* for integers"),
+    (lambda: cr.default_rng(1).random(-1), ValueError, "negative dimensions are not allowed"),
+    (lambda: cr.default_rng(1).random((2, -3)), ValueError, "negative dimensions are not allowed"),
+    (lambda: cr.default_rng(1).random(2.5), TypeError, "size must be None, an int or a tuple"),
+    (lambda: cr.default_rng(1).random(3, out=np.empty(3)), TypeError, "out must be a cukit.Array"),
+    (lambda: cr.default_rng(1).integers(5, 5), ValueError, "low >= high"),
+    (lambda: cr.default_rng(1).integers(5, 4, endpoint=True), ValueError, "low > high"),
+    (lambda: cr.default_rng(1).integers(0), ValueError, "high <= 0"),
+    (lambda: cr.default_rng(1).integers(0, 300, dtype=np.int8), ValueError,
+     "high is out of bounds for int8"),
+    (lambda: cr.default_rng(1).integers(-1, 3, dtype=np.uint32), ValueError,
+     "low is out of bounds for uint32"),
+    (lambda: cr.default_rng(1).integers(0.5, 3), TypeError, "low and high must be ints"),
+    (lambda: cr.default_rng(1).normal(0, -1), ValueError, "scale < 0"),
+    (lambda: cr.default_rng(1).exponential(-2.0), ValueError, "scale < 0"),
+    (lambda: cr.default_rng(1).normal("a"), TypeError, "loc must be a number"),
+    (lambda: cr.default_rng(1).uniform(2, 1), ValueError, "high - low < 0"),
+    (lambda: cr.default_rng(1).uniform(0, np.inf), OverflowError, "range exceeds valid bounds"),
+    (lambda: setattr(cr.Philox(), "state", {"bit_generator": "PCG64", "state": {}}), ValueError,
+     "state must be for a Philox RNG"),
+]
+
+
+@pytest.mark.parametrize("call,exc,words", BAD_HOST, ids=[w for _, _, w in BAD_HOST])
+def test_bad_input_raises_before_the_gpu(call, exc, words):
+    with pytest.raises(exc, match=words):
+        call()
+
+
+def test_a_bad_input_leaves_the_state_alone():
+    g = cr.default_rng(1)
+    before = g.bit_generator.state
+    with pytest.raises(ValueError):
+        g.random(-1)
+    assert same_state(g.bit_generator, np.random.Philox(1))
+    assert np.array_equal(before["buffer"], g.bit_generator.state["buffer"])
+
+
+# ------------------------------------------------------------------ numpy's stream on the GPU
+
+
+@gpu
+@pytest.mark.parametrize("kind", ["raw", "float64", "float32"])
+@pytest.mark.parametrize("key,counter", STREAMS)
+def test_stream_equals_numpy_for_splits(kind, key, counter):
+    for splits in SPLITS:
+        ours, theirs = pair(key, counter)
+        for n in splits:
+            got = cukit_draw(ours, kind, n).get()
+            want = numpy_draw(theirs, kind, n)
+            assert got.dtype == want.dtype and got.shape == (n,)
+            np.testing.assert_array_equal(got, want)
+        assert same_state(ours.bit_generator, theirs.bit_generator)
+
+
+@gpu
+def test_mixed_draws_and_float32_half_buffering_across_calls(rng):
+    for _ in range(40):
+        key = int(rng.integers(0, 2**62))
+        ours, theirs = pair(key, None)
+        for _ in range(6):
+            kind = ("raw", "float64", "float32")[int(rng.integers(3))]
+            n = int(rng.integers(0, 70))
+            np.testing.assert_array_equal(cukit_draw(ours, kind, n).get(), numpy_draw(theirs, kind, n))
+        assert same_state(ours.bit_generator, theirs.bit_generator)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_out_shapes_and_unaligned_out(dtype, rng):
+    key = int(rng.integers(0, 2**62))
+    ours, theirs = pair(key, None)
+    big = cukit.to_device(poison(1 + 3 * 5 * 7, dtype))
+    view = big[1:].reshape(3, 5, 7)  # C-contiguous, one element past a 16-byte boundary
+    r = ours.random((3, 5, 7), dtype=dtype, out=view)
+    assert r is view
+    np.testing.assert_array_equal(view.get(), theirs.random((3, 5, 7), dtype=dtype))
+    assert np.isnan(big.get()[0])
+    np.testing.assert_array_equal(ours.random(dtype=dtype, out=view).get(),
+                                  theirs.random((3, 5, 7), dtype=dtype))
+    scalar = ours.random(dtype=dtype)
+    assert scalar.shape == () and scalar.get() == theirs.random(dtype=dtype)
+
+
+@gpu
+def test_uniform_float64_equals_numpy(rng):
+    key = int(rng.integers(0, 2**62))
+    ours, theirs = pair(key, None)
+    for low, high, n in [(-3.25, 7.5, 1001), (0.0, 1e-300, 5), (-1e300, 1e300, 4096)]:
+        np.testing.assert_array_equal(ours.uniform(low, high, n).get(), theirs.uniform(low, high, n))
+    u = ours.uniform(2.0, 3.0, 100_000, dtype=np.float32).get()
+    assert u.dtype == np.float32 and u.min() >= 2.0 and u.max() < 3.0
+
+
+def launch_with_grid(module, kernel, params, out, grid, block):
+    p = bytearray(params)
+    struct.pack_into("<Qq", p, 0, out.ptr, out.size)
+    struct.pack_into("<dd", p, 240, 0.0, 1.0)  # Generator's plain draw: a = 0, b = 1
+    struct.pack_into("<i", p, 284, int(out.ptr % 16 == 0))
+    module.get_kernel(kernel)(bytes(p), grid=grid, block=block)
+    cukit.synchronize()
+    return out.get()
+
+
+@gpu
+@pytest.mark.parametrize("kernel,dtype,halves", [("cukit_random_f32", np.float32, True),
+                                                 ("cukit_standard_normal_f64", np.float64, False),
+                                                 ("cukit_standard_normal_f32", np.float32, True)])
+def test_values_do_not_depend_on_the_grid(kernel, dtype, halves):
+    """The compiled kernels, launched by hand with other grids and blocks, write the
+    same numbers as Generator's own launch."""
+    module = cukit.compile(cr._kernel_source())
+    n = 100_003
+    bg = cr.Philox(key=99)
+    bg._take(3, True)  # start mid-buffer with a pending half
+    state = bg.state
+    params = bg._take(n, halves)
+    bg.state = state
+    g = cr.Generator(bg)
+    want = (g.random(n, dtype=dtype) if kernel == "cukit_random_f32"
+            else g.standard_normal(n, dtype=dtype)).get()
+    for grid, block in [(1, 32), (7, 64), (1000, 256), (3, 1024)]:
+        out = cukit.to_device(poison(n, dtype))
+        np.testing.assert_array_equal(launch_with_grid(module, kernel, params, out, grid, block), want)
+
+
+@gpu
+@pytest.mark.parametrize("method", ["standard_normal", "standard_exponential"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_split_calls_give_the_same_numbers(method, dtype):
+    whole = getattr(cr.default_rng(5), method)(10_001, dtype=dtype).get()
+    g = cr.default_rng(5)
+    parts = [getattr(g, method)(n, dtype=dtype).get() for n in (1, 2, 3, 4093, 5, 5891, 0, 6)]
+    np.testing.assert_array_equal(np.concatenate(parts), whole)
+
+
+# ------------------------------------------------------------------ the counter-based distributions
+
+
+def numpy_halves(bit_generator, n):
+    """The 32-bit draws numpy's next_uint32 would give, from a fresh state."""
+    words = bit_generator.random_raw((n + 1) // 2)
+    h = np.empty(2 * len(words), np.uint64)
+    h[0::2] = words & np.uint64(0xFFFFFFFF)
+    h[1::2] = words >> np.uint64(32)
+    return h[:n]
+
+
+@gpu
+def test_normals_are_the_inverse_cdf_of_the_draws(rng):
+    key = int(rng.integers(0, 2**62))
+    nd = NormalDist()
+    ours = cr.Generator(cr.Philox(key=key))
+    z = ours.standard_normal(3001).get()
+    w = np.random.Philox(key=key).random_raw(3001)
+    u = (((w >> np.uint64(10)) & np.uint64(2**53 - 1)).astype(np.float64) + 0.5) * 2.0**-54
+    ref = np.array([nd.inv_cdf(x) for x in u])
+    np.testing.assert_allclose(z, np.where(w >> np.uint64(63), -ref, ref), rtol=1e-13, atol=1e-15)
+
+    ours = cr.Generator(cr.Philox(key=key))
+    z = ours.normal(1.5, 2.0, 4001, dtype=np.float32).get()
+    h = numpy_halves(np.random.Philox(key=key), 4001)
+    u = ((h & np.uint64(0x7FFFFFFF)).astype(np.float64) + 0.5) * 2.0**-32
+    ref = np.array([nd.inv_cdf(x) for x in u])
+    ref = 1.5 + 2.0 * np.where(h >> np.uint64(31), -ref, ref)
+    np.testing.assert_allclose(z, ref, rtol=2e-6, atol=1e-6)
+
+
+@gpu
+def test_exponentials_are_minus_log_of_the_uniforms(rng):
+    key = int(rng.integers(0, 2**62))
+    ours, theirs = pair(key, None)
+    e = ours.exponential(2.5, 5001).get()
+    np.testing.assert_allclose(e, -2.5 * np.log1p(-theirs.random(5001)), rtol=1e-14)
+    e = ours.standard_exponential(5001, dtype=np.float32).get()
+    u = theirs.random(5001, dtype=np.float32).astype(np.float64)
+    np.testing.assert_allclose(e, -np.log1p(-u), rtol=2e-6, atol=1e-7)
+
+
+@gpu
+@pytest.mark.parametrize("dtype,low,high,endpoint", [
+    (np.int64, -5, 6, False), (np.int32, -2**31, 2**31 - 1, True), (np.int8, -128, 128, False),
+    (np.uint16, 3, 10, False), (np.uint64, 0, 2**64 - 1, True), (np.bool_, 0, 2, False),
+    (np.uint8, 7, 7, True), (np.int64, -2**63, 2**63 - 1, True),
+])
+def test_integers_are_the_high_word_of_draw_times_count(dtype, low, high, endpoint, rng):
+    key = int(rng.integers(0, 2**62))
+    ours = cr.Generator(cr.Philox(key=key))
+    out = cukit.to_device(np.ones(2001, dtype) if dtype == np.bool_ else poison(2001, dtype))
+    got = ours.integers(low, high, 2001, dtype=dtype, endpoint=endpoint, out=out).get()
+    count = high - low + (1 if endpoint else 0)
+    words = np.random.Philox(key=key).random_raw(2001)
+    want = np.array([low + ((int(x) * count) >> 64) for x in words], dtype=object)
+    assert got.dtype == np.dtype(dtype)
+    assert [int(v) for v in got] == list(want)
+
+
+N_STAT = 10_000_000
+
+
+def ks_grid(sorted_x, cdf_points, probs):
+    """Largest gap between the empirical CDF and the true one at the given points."""
+    emp = np.searchsorted(sorted_x, cdf_points, side="right") / len(sorted_x)
+    return np.max(np.abs(emp - probs))
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_normal_statistics(dtype):
+    x = cr.default_rng(11).normal(3.0, 2.0, N_STAT, dtype=dtype).get().astype(np.float64)
+    assert abs(x.mean() - 3.0) < 5 * 2.0 / np.sqrt(N_STAT)
+    assert abs(x.var() - 4.0) < 5 * 4.0 * np.sqrt(2.0 / N_STAT)
+    z = np.sort((x - 3.0) / 2.0)
+    probs = np.linspace(1e-4, 1 - 1e-4, 2001)
+    points = np.array([NormalDist().inv_cdf(p) for p in probs])
+    assert ks_grid(z, points, probs) < 1e-3  # 1.63 / sqrt(n) is the 1% level: 5.2e-4
+    assert abs(z).max() > 4.5  # the tails are there
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_exponential_statistics(dtype):
+    x = np.sort(cr.default_rng(12).exponential(0.5, N_STAT, dtype=dtype).get().astype(np.float64))
+    assert x.min() >= 0
+    assert abs(x.mean() - 0.5) < 5 * 0.5 / np.sqrt(N_STAT)
+    assert abs(x.var() - 0.25) < 5 * 0.25 * np.sqrt(8.0 / N_STAT)
+    cdf = 1 - np.exp(-x / 0.5)
+    i = np.arange(1, N_STAT + 1) / N_STAT
+    ks = max(np.max(i - cdf), np.max(cdf - (i - 1 / N_STAT)))
+    assert ks < 1e-3
+
+
+@gpu
+def test_integer_and_uniform_statistics():
+    g = cr.default_rng(13)
+    x = g.integers(-3, 10, N_STAT, dtype=np.int32).get()
+    counts = np.bincount(x + 3, minlength=13)
+    assert counts.min() > 0 and len(counts) == 13
+    expected = N_STAT / 13
+    chi2 = ((counts - expected) ** 2 / expected).sum()
+    assert chi2 < 40  # 12 degrees of freedom: 40 is far past the 0.01% level
+    assert abs(x.mean() - 3.0) < 5 * np.sqrt(14.0) / np.sqrt(N_STAT)
+    u = np.sort(g.random(N_STAT, dtype=np.float32).get().astype(np.float64))
+    i = np.arange(1, N_STAT + 1) / N_STAT
+    assert max(np.max(i - u), np.max(u - (i - 1 / N_STAT))) < 1e-3
+
+
+@gpu
+def test_spawned_and_jumped_streams_differ():
+    g = cr.default_rng(21)
+    a, b = (k.random(1000).get() for k in g.spawn(2))
+    c = cr.Generator(g.bit_generator.jumped()).random(1000).get()
+    d = g.random(1000).get()
+    for x, y in [(a, b), (a, d), (c, d)]:
+        assert not np.any(x == y)
+    assert abs(np.corrcoef(a, b)[0, 1]) < 0.15
+
+
+@gpu
+def test_rand_randn():
+    cr.seed(4)
+    x = cr.rand((64, 3))
+    assert x.shape == (64, 3) and x.dtype == np.float32
+    y = cr.randn(1000, dtype=np.float64)
+    assert y.dtype == np.float64 and abs(y.get().mean()) < 0.2
+    cr.seed(4)
+    np.testing.assert_array_equal(cr.rand((64, 3)).get(), x.get())
+
+
+BAD_OUT = [
+    (lambda g: g.random(4, out=cukit.empty(5)), ValueError, "size must match out.shape"),
+    (lambda g: g.random(out=cukit.empty(5, np.float32)), TypeError,
+     "out has dtype float32 but the draw is float64"),
+    (lambda g: g.integers(0, 5, out=cukit.empty(5, np.int32)), TypeError,
+     "out has dtype int32 but the draw is int64"),
+    (lambda g: g.standard_normal(out=cukit.empty((4, 4))[:, ::2]), ValueError,
+     "out must be C-contiguous"),
+]
+
+
+@gpu
+@pytest.mark.parametrize("call,exc,words", BAD_OUT, ids=[w for _, _, w in BAD_OUT])
+def test_bad_out(call, exc, words):
+    g = cr.default_rng(1)
+    with pytest.raises(exc, match=words):
+        call(g)
+    assert same_state(g.bit_generator, np.random.Philox(1))
+
+
+@gpu
+def test_freed_out():
+    out = cukit.empty(5)
+    out.free()
+    with pytest.raises(ValueError, match="freed"):
+        cr.default_rng(1).random(5, out=out)
+
+
+@gpu
+def test_draws_on_a_stream_and_in_a_graph(rng):
+    key = int(rng.integers(0, 2**62))
+    ours, theirs = pair(key, None)
+    s = cukit.Stream()
+    x = ours.random(10_001, dtype=np.float32, stream=s)
+    y = ours.standard_normal(999, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(x.get(), theirs.random(10_001, dtype=np.float32))
+    assert y.shape == (999,)
+    theirs.random(999)  # the normals drew what random() would
+
+    out = cukit.to_device(poison(4097, np.float64))
+    with s.capture() as graph:
+        ours.random(out=out, stream=s)  # the state moves once, at capture
+    assert np.isnan(out.get()).all()  # captured, not run
+    want = theirs.random(4097)
+    for _ in range(2):  # each replay writes the same numbers
+        out.fill(np.nan)
+        graph.launch(s)
+        s.synchronize()
+        np.testing.assert_array_equal(out.get(), want)
+    np.testing.assert_array_equal(ours.random(5).get(), theirs.random(5))
+
+
+@gpu
+def test_a_bad_stream_raises_and_draws_nothing():
+    g = cr.default_rng(1)
+    with pytest.raises(TypeError, match="stream must be a cukit.Stream"):
+        g.random(3, stream="s")
+    assert same_state(g.bit_generator, np.random.Philox(1))
+
+
+def poisson_pmf(lam, kmax):
+    k = np.arange(kmax + 1)
+    logp = -lam + k * np.log(lam) - np.array([math.lgamma(x + 1) for x in k])
+    return np.exp(logp)
+
+
+@gpu
+@pytest.mark.parametrize("lam", [0.5, 3.0, 9.99, 10.0, 42.5, 1e4, 3e9])
+def test_poisson_statistics(lam):
+    n = 2_000_000
+    x = cr.default_rng(31).poisson(lam, n).get()
+    assert x.dtype == np.int64 and x.min() >= 0
+    sd = np.sqrt(lam)
+    assert abs(x.mean() - lam) < 5 * sd / np.sqrt(n)
+    assert abs(x.var() / lam - 1) < 5 * np.sqrt(2.0 / n) + 5 / np.sqrt(n * lam)
+    if lam < 100:  # chi-square against the pmf, over the bins expecting 50 or more
+        kmax = int(lam + 12 * sd + 12)
+        pmf = poisson_pmf(lam, kmax) * n
+        counts = np.bincount(x, minlength=kmax + 1)[: kmax + 1]
+        keep = pmf >= 50
+        chi2 = ((counts[keep] - pmf[keep]) ** 2 / pmf[keep]).sum()
+        dof = keep.sum() - 1
+        assert chi2 < dof + 6 * np.sqrt(2 * dof) + 10
+
+
+@gpu
+def test_poisson_takes_one_word_per_value_and_splits():
+    whole = cr.default_rng(8).poisson(25.0, 9001).get()
+    g = cr.default_rng(8)
+    parts = [g.poisson(25.0, n).get() for n in (1, 4000, 3, 4997)]
+    np.testing.assert_array_equal(np.concatenate(parts), whole)
+    theirs = np.random.Generator(np.random.Philox(8))
+    theirs.bit_generator.random_raw(9001)
+    np.testing.assert_array_equal(g.random(7).get(), theirs.random(7))
+    assert (cr.default_rng(8).poisson(0.0, 100).get() == 0).all()
+    small = cr.default_rng(9).poisson(2.0, 5)  # inversion at the word's uniform
+    u = np.random.Generator(np.random.Philox(9)).random(5)
+    cdf = np.cumsum(poisson_pmf(2.0, 60))
+    np.testing.assert_array_equal(small.get(), np.searchsorted(cdf, u, side="right"))
+
+
+@pytest.mark.parametrize("lam,exc,words", [
+    (-1.0, ValueError, "lam < 0"), (float("nan"), ValueError, "lam < 0"),
+    (1e19, ValueError, "lam value too large"), ("a", TypeError, "lam must be a number"),
+])
+def test_poisson_bad_lam(lam, exc, words):
+    with pytest.raises(exc, match=words):
+        cr.default_rng(1).poisson(lam, 3)
+
+
+@gpu
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 1000, 100_003])
+def test_permutation_of_n_is_a_permutation(n):
+    p = cr.default_rng(41).permutation(n)
+    assert p.dtype == np.int64 and p.shape == (n,)
+    got = p.get()
+    np.testing.assert_array_equal(np.sort(got), np.arange(n))
+    np.testing.assert_array_equal(cr.default_rng(41).permutation(n).get(), got)  # reproducible
+    if n >= 1000:
+        assert not np.array_equal(cr.default_rng(42).permutation(n).get(), got)
+        assert abs(np.corrcoef(got, np.arange(n))[0, 1]) < 0.1
+        assert np.sum(got == np.arange(n)) < 10  # fixed points: Poisson(1)
+
+
+@gpu
+def test_permutations_of_four_are_uniform():
+    g = cr.default_rng(43)
+    samples = 4800
+    counts = {}
+    for _ in range(samples):
+        key = tuple(g.permutation(4).get())
+        counts[key] = counts.get(key, 0) + 1
+    assert len(counts) == 24
+    expected = samples / 24
+    chi2 = sum((c - expected) ** 2 / expected for c in counts.values())
+    assert chi2 < 60  # 23 degrees of freedom: 60 is far past the 0.01% level
+
+
+@gpu
+def test_permutation_and_shuffle_of_rows(rng):
+    host = rng.standard_normal((1001, 3)).astype(np.float32)
+    x = cukit.to_device(host)
+    p = cr.default_rng(44).permutation(x)
+    np.testing.assert_array_equal(x.get(), host)  # a copy; x is left alone
+    order = cr.default_rng(44).permutation(1001).get()
+    np.testing.assert_array_equal(p.get(), host[order])
+    cr.default_rng(44).shuffle(x)
+    np.testing.assert_array_equal(x.get(), host[order])
+    odd = cukit.to_device(rng.integers(0, 255, (77, 5), dtype=np.uint8))  # 5-byte rows
+    before = odd.get()
+    cr.default_rng(45).shuffle(odd)
+    np.testing.assert_array_equal(odd.get(), before[cr.default_rng(45).permutation(77).get()])
+
+
+BAD_PERM = [
+    (lambda g: g.permutation(-3), ValueError, "negative dimensions are not allowed"),
+    (lambda g: g.permutation(3.5), TypeError, "x must be an int or a cukit.Array"),
+    (lambda g: g.shuffle(np.arange(4)), TypeError, "x must be a cukit.Array"),
+    (lambda g: g.permutation(cukit.to_device(np.float32(1))), ValueError,
+     "x must be an integer or at least 1-dimensional"),
+    (lambda g: g.shuffle(cukit.empty((4, 4))[:, ::2]), ValueError, "x must be C-contiguous"),
+    (lambda g: g.permutation(cukit.empty((4, 4)), axis=1), ValueError, "along axis 0 only"),
+]
+
+
+@gpu
+@pytest.mark.parametrize("call,exc,words", BAD_PERM, ids=[w for _, _, w in BAD_PERM])
+def test_bad_permutation_input(call, exc, words):
+    g = cr.default_rng(1)
+    with pytest.raises(exc, match=words):
+        call(g)
+    assert same_state(g.bit_generator, np.random.Philox(1))
+
+
+def test_cukit_random_is_an_attribute_and_has_a_version():
+    assert cukit.random is cr
+    assert cr.version() == tuple(int(p) for p in cukit.__version__.split(".")[:3])
+
+
+@gpu
+def test_rand_of_integer_dtypes_and_the_pycuda_face():
+    from cukit.pycuda import curandom
+    x = cr.rand(100_000, dtype=np.int32).get()
+    assert x.dtype == np.int32 and x.min() < -2**30 and x.max() > 2**30
+    u = curandom.rand((10, 10))
+    assert u.shape == (10, 10) and u.dtype == np.float32
+    assert 0 <= u.get().min() and u.get().max() < 1
