@@ -1,4 +1,4 @@
-/* parse.h - compile/'s own: what the signature readers share (lexer.c, conditions.c, params.c, templates.c, declarations.c, signature.c, signature_type.c) */
+/* parse.h - compile/'s own: what the signature readers share (lexer.c, conditions.c, params.c, templates.c, declarations.c, checks.c, signature.c, signature_type.c) */
 #ifndef CUKIT_COMPILE_PARSE_H
 #define CUKIT_COMPILE_PARSE_H
 
@@ -154,6 +154,11 @@ PyObject *cukit_signatures_parse_strict(cukit_state *st, const char *source);
  * "float a, int n" or a whole `__global__ void k(...)`. New ref, or NULL with
  * ValueError pointing at the column (cukit_decl_error). */
 cukit_Signature *cukit_signature_read(cukit_state *st, const char *text);
+/* 1 when lx->toks[i] is a kernel attribute with its arguments: __launch_bounds__(...). */
+int cukit_attribute_at(const lexer *lx, int i);
+
+/* ------------------------------------------------------------------ checks.c */
+
 /* Raise ValueError about `text` at token `at` of lx (lx->n: the end), showing the
  * line with a caret under the column and saying `what`. Returns -1. */
 int cukit_decl_error(const char *text, const lexer *lx, int at, const char *what);
