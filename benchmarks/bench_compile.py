@@ -2,7 +2,8 @@
 
 What it measures
     The time from source text to a kernel ready to launch, for a saxpy kernel,
-    three ways:
+    three ways (cukit twice: compiling in its worker process, as it does, and
+    in-process with CUKIT_COMPILE_IN_PROCESS=1, to show what the isolation costs):
 
     * cold         a fresh process with an empty cache folder: a real compile
     * disk hit     a fresh process whose cache folder already holds the entry
@@ -55,6 +56,13 @@ def setup_cukit():
     return once
 
 
+def setup_cukit_in_process():
+    # The same, with NVRTC run in this process instead of a worker process: what
+    # isolating the compiler costs is the difference between the two rows.
+    os.environ["CUKIT_COMPILE_IN_PROCESS"] = "1"
+    return setup_cukit()
+
+
 def setup_cupy():
     import cupy
 
@@ -82,7 +90,7 @@ def setup_cuda_core():
     return once
 
 
-WAYS = {"cukit": setup_cukit, "CuPy RawModule": setup_cupy, "cuda.core Program": setup_cuda_core}
+WAYS = {"cukit": setup_cukit, "cukit in-process": setup_cukit_in_process, "CuPy RawModule": setup_cupy, "cuda.core Program": setup_cuda_core}
 
 
 def child(way, calls):
@@ -102,6 +110,24 @@ def child(way, calls):
             once()
         batches.append((time.perf_counter() - t0) / calls)
     print(json.dumps({"first": first, "again": batches}))
+
+
+def child_alternate(n):
+    """Compiles of fresh sources (no cache) in one process, alternating between a
+    worker process and this one; the first of each is left out (the fork, NVRTC's
+    own start-up). Prints both lists of seconds."""
+    import cukit
+
+    times = {"worker": [], "in-process": []}
+    for i in range(n + 1):
+        for mode in ("worker", "in-process"):
+            os.environ["CUKIT_COMPILE_IN_PROCESS"] = "1" if mode == "in-process" else "0"
+            src = SAXPY + f"\n// {mode} {i}\n"
+            t0 = time.perf_counter()
+            cukit.Program(src).cubin(arch="sm_90")
+            if i:
+                times[mode].append(time.perf_counter() - t0)
+    print(json.dumps(times))
 
 
 # ---------------------------------------------------------------- the parent
@@ -124,6 +150,8 @@ def main():
     ap.add_argument("--json", default=str(Path(__file__).resolve().parent / "results" / "compile.json"))
     ap.add_argument("--child")
     args = ap.parse_args()
+    if args.child == "alternate":
+        return child_alternate(args.reps * 3)
     if args.child:
         return child(args.child, args.calls)
 
@@ -163,6 +191,21 @@ def main():
         print(f"\ncukit targets: memory hit {statistics.median(c['memory_hit_s']) * 1e6:.2f} us "
               f"(<= 5 us), disk hit {statistics.median(c['disk_hit_s']) * 1e3:.3f} ms (<= 2 ms), "
               f"cold {statistics.median(c['cold_s']) * 1e3:.1f} ms")
+    i = results.get("cukit in-process", {})
+    if "error" not in c and "error" not in i and c and i:
+        print("cost of compiling in a worker process (cukit - cukit in-process): cold "
+              f"{(statistics.median(c['cold_s']) - statistics.median(i['cold_s'])) * 1e3:+.2f} ms, "
+              f"disk hit {(statistics.median(c['disk_hit_s']) - statistics.median(i['disk_hit_s'])) * 1e3:+.3f} ms, "
+              f"memory hit {(statistics.median(c['memory_hit_s']) - statistics.median(i['memory_hit_s'])) * 1e6:+.2f} us")
+    env = dict(os.environ, CUKIT_CACHE="0", PYTHONPATH=os.pathsep.join(sys.path))
+    r = subprocess.run([sys.executable, __file__, "--child", "alternate", "--reps", str(args.reps)],
+                       env=env, capture_output=True, text=True, timeout=600)
+    if r.returncode == 0:
+        alt = json.loads(r.stdout.strip().splitlines()[-1])
+        results["alternating compiles"] = alt
+        w, p = statistics.median(alt["worker"]), statistics.median(alt["in-process"])
+        print(f"compiles after the first, alternating in one process: worker {w * 1e3:.2f} ms, "
+              f"in-process {p * 1e3:.2f} ms ({(w - p) * 1e3:+.2f} ms)")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"machine": platform.node(), "python": sys.version,

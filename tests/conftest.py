@@ -1,12 +1,21 @@
 """Shared fixtures: `gpu` and `multi_gpu` markers that skip without the devices, fresh random data."""
 import os
+import shutil
 import tempfile
 
 import numpy as np
 import pytest
 
 # Tests must not read or fill the user's own kernel cache; subprocesses inherit this.
-os.environ["CUKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="cukit-test-cache-")
+# The session that made the folder removes it at its end (pytest_unconfigure); a
+# child that imports this file (multiprocessing's spawn) uses its parent's.
+_PREFIX = os.path.join(tempfile.gettempdir(), "cukit-test-cache-")
+_INHERITED = os.environ.get("CUKIT_CACHE_DIR", "")
+if _INHERITED.startswith(_PREFIX) and os.path.isdir(_INHERITED):
+    TEST_CACHE_DIR, _OWNED = _INHERITED, False
+else:
+    TEST_CACHE_DIR, _OWNED = tempfile.mkdtemp(prefix="cukit-test-cache-"), True
+os.environ["CUKIT_CACHE_DIR"] = TEST_CACHE_DIR
 # NVLink multicast (NVLS) stays off in every run and every subprocess: the shared
 # multi-GPU machines are run with it switched off.
 os.environ["NCCL_NVLS_ENABLE"] = "0"
@@ -15,6 +24,15 @@ import cukit  # noqa: E402
 
 DEVICES = cukit.device_count()
 HAVE_GPU = DEVICES > 0
+
+
+def pytest_unconfigure(config):
+    """Leave no cache folder behind (also when tests changed its permissions)."""
+    if not _OWNED:
+        return
+    if os.path.isdir(TEST_CACHE_DIR):
+        os.chmod(TEST_CACHE_DIR, 0o700)
+    shutil.rmtree(TEST_CACHE_DIR, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -486,6 +486,17 @@ array_get_imag(PyObject *self, void *c)
     return math_call(self, CUKIT_CALL_IMAG, NULL, NULL);
 }
 
+/* Reductions and scans: Array.sum(...) is cukit.sum(a, ...); the order is compute/'s. */
+#define RMETHOD(i, name)                                                                \
+    static PyObject *array_##name(PyObject *self, PyObject *args, PyObject *kwargs)     \
+    {                                                                                   \
+        return math_call(self, CUKIT_CALL_REDUCE + (i), args, kwargs);                  \
+    }
+RMETHOD(0, sum) RMETHOD(1, prod) RMETHOD(2, max) RMETHOD(3, min) RMETHOD(4, argmax)
+RMETHOD(5, argmin) RMETHOD(6, all) RMETHOD(7, any) RMETHOD(8, mean) RMETHOD(9, var)
+RMETHOD(10, std) RMETHOD(11, ptp) RMETHOD(12, cumsum) RMETHOD(13, cumprod) RMETHOD(14, dot)
+#undef RMETHOD
+
 /* ------------------------------------------------------------------ type slots */
 
 static void
@@ -684,6 +695,11 @@ static PyMethodDef array_methods[] = {
      "unsafe cast), in a new C-contiguous array; the array itself when copy=False and the "
      "dtype is its own."},
     {"conj", (PyCFunction)array_conj, METH_NOARGS, "conj() -> Array: cukit.conjugate(a)."},
+#define RM(name) {#name, (PyCFunction)(void (*)(void))array_##name, METH_VARARGS | METH_KEYWORDS, \
+                  #name "(...) -> Array: cukit." #name "(a, ...)."}
+    RM(sum), RM(prod), RM(max), RM(min), RM(argmax), RM(argmin), RM(all), RM(any), RM(mean),
+    RM(var), RM(std), RM(ptp), RM(cumsum), RM(cumprod), RM(dot),
+#undef RM
     {"conjugate", (PyCFunction)array_conj, METH_NOARGS, "conjugate() -> Array: cukit.conjugate(a)."},
     {NULL},
 };

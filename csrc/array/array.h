@@ -57,7 +57,8 @@ enum {
     CUKIT_OP_BOOL, CUKIT_OP_LT, /* then LE, EQ, NE, GT, GE in Py_LT.. order */
     CUKIT_OP_COUNT = CUKIT_OP_LT + 6
 };
-enum { CUKIT_CALL_ASTYPE, CUKIT_CALL_CONJ, CUKIT_CALL_REAL, CUKIT_CALL_IMAG };
+enum { CUKIT_CALL_ASTYPE, CUKIT_CALL_CONJ, CUKIT_CALL_REAL, CUKIT_CALL_IMAG,
+       CUKIT_CALL_REDUCE = 16 /* + the index of sum, prod, max, ... in array.c's table */ };
 
 /* ------------------------------------------------------------------ array.c */
 

@@ -226,9 +226,10 @@ struct cukit_state {
      * cukit.compile (generated kernels go through it) */
     PyTypeObject *UfuncType, *ElementwiseType;
     PyObject *ufuncs, *math_dtypes, *fuse_proxy, *compile_fn;
-    /* compute/random: strong refs: its types; dict device ordinal -> Module of its kernels */
-    PyTypeObject *PhiloxType, *GeneratorType;
-    PyObject *random_modules;
+    /* compute/, strong refs: the reduction and scan kernel tables (capsule) and types; random's
+     * types, and dict device ordinal -> Module of its kernels */
+    PyObject *reduce_tables, *random_modules;
+    PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *GeneratorType;
 
     /* strong refs: interned keyword names the launch path compares by pointer */
     PyObject *str_grid;

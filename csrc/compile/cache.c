@@ -82,11 +82,15 @@ make_dirs(const char *dir)
 }
 
 /* Whether `dir` can hold entries we trust: ours and writable by no one else.
- * 1 yes, 0 no (a warning says why), -1 when the warning became an error. */
+ * 1 yes, 0 no (a warning says why, unless `quiet`), -1 when the warning became an
+ * error. */
 static int
-dir_ready(const char *dir, int create)
+dir_ready_as(const char *dir, int create, int quiet)
 {
     struct stat s;
+    if (quiet)
+        return stat(dir, &s) == 0 && S_ISDIR(s.st_mode) && s.st_uid == getuid() &&
+               (s.st_mode & 022) == 0;
     if (stat(dir, &s) != 0) {
         if (!create)
             return 0;
@@ -103,6 +107,33 @@ dir_ready(const char *dir, int create)
                     "compiling without the cache. Fix: `chmod 700 %s`, or set CUKIT_CACHE_DIR",
                     dir, dir) < 0 ? -1 : 0;
     return 1;
+}
+
+static int
+dir_ready(const char *dir, int create)
+{
+    return dir_ready_as(dir, create, 0);
+}
+
+/* The cache folder into dir for a lookup or a store: 1, or 0 when none can be
+ * named (a warning says why: a CUKIT_CACHE_DIR longer than paths can be, no home
+ * folder), -1 when the warning became an error. */
+static int
+dir_named(char *dir, size_t n)
+{
+    if (cukit_cache_dir(dir, n) == 0)
+        return 1;
+    const char *d = getenv("CUKIT_CACHE_DIR");
+    char len[32], max[32];
+    if (d && d[0]) {
+        snprintf(len, sizeof len, "%zu", strlen(d));
+        snprintf(max, sizeof max, "%d", PATH_MAX - 1);
+        return warn("cukit: CUKIT_CACHE_DIR is %s characters long, more than a path can be "
+                    "here (%s); compiling without the disk cache. Point it at a shorter path",
+                    len, max) < 0 ? -1 : 0;
+    }
+    return warn("cukit: no folder for the kernel cache%s%s (CUKIT_CACHE_DIR, XDG_CACHE_HOME and "
+                "HOME name none that fits); compiling without the disk cache", "", "") < 0 ? -1 : 0;
 }
 
 /* Absolute form of the first n bytes of `path` against the working directory,
@@ -484,8 +515,11 @@ cukit_cache_load(const cukit_cache_key *key, cukit_output kind, PyObject **image
 {
     char dir[PATH_MAX], path[PATH_MAX + 80];
     *image = *symbols = *log = NULL;
-    if (!key->usable || cukit_cache_dir(dir, sizeof dir) < 0 || entry_path(dir, key, path, sizeof path) < 0)
+    if (!key->usable)
         return 0;
+    int named = dir_named(dir, sizeof dir);
+    if (named <= 0 || entry_path(dir, key, path, sizeof path) < 0)
+        return named;
     int ready = dir_ready(dir, 0);
     if (ready <= 0)
         return ready;
@@ -555,6 +589,7 @@ cukit_cache_store(const cukit_cache_key *key, cukit_output kind, PyObject *image
                   PyObject *log)
 {
     char dir[PATH_MAX], path[PATH_MAX + 80], tmp[PATH_MAX + 80];
+    /* A folder that cannot be named was warned about by the lookup before. */
     if (!key->usable || cukit_cache_dir(dir, sizeof dir) < 0 || entry_path(dir, key, path, sizeof path) < 0)
         return 0;
     /* An entry is lines: a kernel name with a line break in it cannot be one. */
@@ -644,12 +679,13 @@ hex_run(const char *name, size_t n)
 
 /* Walk cukit's own files in dir: entries ("<64 hex>.bin") and temporaries a
  * writer left ("<16 hex>.XXXXXX"); remove them when `remove`. Nothing else there
- * is touched, and nothing in a folder cukit does not trust. */
+ * is touched, and nothing in a folder cukit does not trust (a warning says why
+ * while the cache is on; with CUKIT_CACHE=0 the folder is not cukit's concern). */
 static int
 walk_entries(const char *dir, int remove, long long *count, long long *bytes)
 {
     *count = *bytes = 0;
-    if (dir_ready(dir, 0) <= 0)
+    if (dir_ready_as(dir, 0, !cukit_cache_enabled()) <= 0)
         return PyErr_Occurred() ? -1 : 0;
     DIR *d = opendir(dir);
     if (d == NULL)
@@ -686,7 +722,10 @@ mod_cache_info(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     cukit_state *st = PyModule_GetState(m);
     char dir[PATH_MAX];
-    if (cukit_cache_dir(dir, sizeof dir) < 0)
+    int named = cukit_cache_enabled() ? dir_named(dir, sizeof dir) : cukit_cache_dir(dir, sizeof dir) == 0;
+    if (named < 0)
+        return NULL;
+    if (named == 0)
         dir[0] = '\0';
     long long count = 0, bytes = 0;
     if (dir[0] && walk_entries(dir, 0, &count, &bytes) < 0)

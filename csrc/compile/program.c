@@ -1,55 +1,10 @@
 /* program.c - cukit.Program: NVRTC compilation to PTX, cubin or LTO-IR, options, the disk cache */
 #include "compile/cache.h"
 #include "compile/program.h"
+#include "compile/worker.h"
 
 #include <limits.h>
 #include <string.h>
-
-/* Parse "sm_90" / "compute_90" / "90" into 90; -1 when it is none of these. */
-static int
-arch_number(const char *arch)
-{
-    const char *digits = arch;
-    if (strncmp(arch, "sm_", 3) == 0)
-        digits = arch + 3;
-    else if (strncmp(arch, "compute_", 8) == 0)
-        digits = arch + 8;
-    int v = 0, n = 0;
-    for (; digits[n] >= '0' && digits[n] <= '9'; n++)
-        v = v * 10 + (digits[n] - '0');
-    /* a trailing 'a' or 'f' (sm_90a) is allowed */
-    if (n < 2 || (digits[n] && !(digits[n] == 'a' || digits[n] == 'f') ))
-        return -1;
-    return v;
-}
-
-/* Whether this NVRTC can generate machine code for `cc`; 1 when it cannot say. */
-static int
-nvrtc_supports(int cc)
-{
-    int n = 0;
-    if (!cukit_api.nvrtcGetNumSupportedArchs || cukit_api.nvrtcGetNumSupportedArchs(&n) != 0 ||
-        n <= 0 || n > 256)
-        return 1;
-    int archs[256];
-    if (cukit_api.nvrtcGetSupportedArchs(archs) != 0)
-        return 1;
-    for (int i = 0; i < n; i++)
-        if (archs[i] == cc)
-            return 1;
-    return 0;
-}
-
-/* The newest architecture this NVRTC knows, for PTX the driver can JIT. */
-static int
-nvrtc_newest(void)
-{
-    int n = 0, archs[256];
-    if (!cukit_api.nvrtcGetNumSupportedArchs || cukit_api.nvrtcGetNumSupportedArchs(&n) != 0 ||
-        n <= 0 || n > 256 || cukit_api.nvrtcGetSupportedArchs(archs) != 0)
-        return 0;
-    return archs[n - 1];
-}
 
 /* The options that decide what NVRTC produces, less -arch and the toolkit's -I
  * (the cache key covers those through arch and the NVRTC identity): the user's,
@@ -73,39 +28,18 @@ effective_options(cukit_Program *self)
     return out;
 }
 
-/* The compiled output of `kind` (CUKIT_OUT_*). New ref: bytes, or NULL. */
-static PyObject *
-fetch_output(cukit_state *st, nvrtcProgram prog, cukit_output kind)
+/* NotSupportedError when this NVRTC cannot produce `kind` (LTO-IR before CUDA 12). 0 / -1. */
+static int
+check_output_kind(cukit_state *st, cukit_output kind)
 {
-    static const struct {
-        nvrtcResult (**size)(nvrtcProgram, size_t *);
-        nvrtcResult (**get)(nvrtcProgram, char *);
-        const char *size_call, *get_call;
-    } outputs[] = {
-        [CUKIT_OUT_PTX] = {&cukit_api.nvrtcGetPTXSize, &cukit_api.nvrtcGetPTX, "nvrtcGetPTXSize",
-                           "nvrtcGetPTX"},
-        [CUKIT_OUT_CUBIN] = {&cukit_api.nvrtcGetCUBINSize, &cukit_api.nvrtcGetCUBIN,
-                             "nvrtcGetCUBINSize", "nvrtcGetCUBIN"},
-        [CUKIT_OUT_LTOIR] = {&cukit_api.nvrtcGetLTOIRSize, &cukit_api.nvrtcGetLTOIR,
-                             "nvrtcGetLTOIRSize", "nvrtcGetLTOIR"},
-    };
-    if (*outputs[kind].size == NULL || *outputs[kind].get == NULL) {
-        PyObject *msg = PyUnicode_FromFormat(
-            "this NVRTC has no %s; link-time optimization needs NVRTC from CUDA 12 or newer",
-            outputs[kind].get_call);
-        if (msg)
-            cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, -1, NULL, outputs[kind].get_call, msg);
-        Py_XDECREF(msg);
-        return NULL;
-    }
-    size_t size = 0;
-    if (cukit_check_nvrtc(st, (*outputs[kind].size)(prog, &size), outputs[kind].size_call) < 0)
-        return NULL;
-    PyObject *image = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-    if (image && cukit_check_nvrtc(st, (*outputs[kind].get)(prog, PyBytes_AS_STRING(image)),
-                                   outputs[kind].get_call) < 0)
-        Py_CLEAR(image);
-    return image;
+    if (kind != CUKIT_OUT_LTOIR || (cukit_api.nvrtcGetLTOIRSize && cukit_api.nvrtcGetLTOIR))
+        return 0;
+    PyObject *msg = PyUnicode_FromString(
+        "this NVRTC has no nvrtcGetLTOIR; link-time optimization needs NVRTC from CUDA 12 or newer");
+    if (msg)
+        cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, -1, NULL, "nvrtcGetLTOIR", msg);
+    Py_XDECREF(msg);
+    return -1;
 }
 
 /* Compile for `arch` into `kind` (PTX, cubin or LTO-IR).
@@ -208,21 +142,23 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
              PyObject **symbols)
 {
     cukit_state *st = self->st;
-    nvrtcProgram prog = NULL;
-    const char **opts = NULL;
-    PyObject *names = NULL, *effective = NULL;
+    const char **opts = NULL, **exprs = NULL;
+    PyObject *names = NULL, *effective = NULL, *full = NULL;
+    cukit_compile_result res = {0};
     int rc = -1;
     *image = NULL;
     if (symbols)
         *symbols = NULL;
-    if (cukit_nvrtc_load(st) < 0)
+    if (cukit_nvrtc_realpath() == NULL)
+        cukit_compile_warm(); /* a worker loads NVRTC while this process does */
+    if (cukit_nvrtc_load(st) < 0 || check_output_kind(st, kind) < 0 ||
+        cukit_arch_check_supported(arch) < 0)
         return -1;
     const char *src = PyUnicode_AsUTF8(self->source), *name = PyUnicode_AsUTF8(self->name);
     if (src == NULL || name == NULL)
         return -1;
     /* half and bfloat16 need their headers; add them when the source uses the types
      * without including them, and a #line so diagnostics count the user's lines. */
-    PyObject *full = NULL;
     if (self->prelude && cukit_toolkit_include(0)) {
         char quoted[PATH_MAX];
         size_t q = 0;
@@ -234,24 +170,18 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
         quoted[q] = '\0';
         full = PyUnicode_FromFormat("#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
                                     "#line 1 \"%s\"\n%s", quoted, src);
-        if (full == NULL || (src = PyUnicode_AsUTF8(full)) == NULL) {
-            Py_XDECREF(full);
-            return -1;
-        }
+        if (full == NULL || (src = PyUnicode_AsUTF8(full)) == NULL)
+            goto done;
     }
-    nvrtcResult created = cukit_api.nvrtcCreateProgram(&prog, src, name, 0, NULL, NULL);
-    Py_XDECREF(full); /* NVRTC keeps its own copy */
-    if (cukit_check_nvrtc(st, created, "nvrtcCreateProgram") < 0)
-        return -1;
 
-    /* C++ kernels are found through name expressions: their symbols are mangled. */
+    /* C++ kernels are found through name expressions: their symbols are mangled.
+     * The user's own name expressions always; the ones cukit adds for C++ kernels it
+     * read (use_names) only on the first try. */
     names = PyList_New(0);
     if (names == NULL)
         goto done;
     PyObject *k, *v;
     Py_ssize_t pos = 0;
-    /* The user's own name expressions always; the ones cukit adds for C++ kernels it
-     * read (use_names) only on the first try. */
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->name_expressions); i++) {
         k = PyTuple_GET_ITEM(self->name_expressions, i);
         if (PyList_Append(names, k) < 0)
@@ -262,11 +192,15 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
         if (listed < 0 || (!listed && !((cukit_Signature *)v)->extern_c && PyList_Append(names, k) < 0))
             goto done;
     }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(names); i++) {
-        const char *expr = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i));
-        if (expr == NULL || NVRTC_CALL(st, nvrtcAddNameExpression, (prog, expr)) < 0)
-            goto done;
+    Py_ssize_t nnames = PyList_GET_SIZE(names);
+    exprs = PyMem_Calloc((size_t)nnames + 1, sizeof *exprs);
+    if (exprs == NULL) {
+        PyErr_NoMemory();
+        goto done;
     }
+    for (Py_ssize_t i = 0; i < nnames; i++)
+        if ((exprs[i] = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i))) == NULL)
+            goto done;
 
     effective = effective_options(self);
     if (effective == NULL)
@@ -296,38 +230,45 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
         }
     }
 
-    nvrtcResult res;
+    cukit_compile_request req = {kind, src, name, nopt, opts, (int)nnames, exprs};
+    int ran;
     Py_BEGIN_ALLOW_THREADS
-    res = cukit_api.nvrtcCompileProgram(prog, nopt, opts);
+    ran = cukit_compile_run(&req, &res);
     Py_END_ALLOW_THREADS
-    if (cukit_program_read_log(self, prog) < 0)
-        goto done;
-    if (res == NVRTC_ERROR_COMPILATION) {
-        cukit_program_compile_error(self, arch);
+    if (res.crashed || res.spawn_errno) {
+        cukit_program_crash_error(self, arch, &req, &res);
         goto done;
     }
-    if (res == NVRTC_ERROR_INVALID_OPTION) {
-        PyErr_Format(PyExc_ValueError, "NVRTC rejected an option (%R, arch %s): %U",
-                     effective, arch, self->log);
+    if (res.oom) {
+        PyErr_NoMemory();
         goto done;
     }
-    if (cukit_check_nvrtc(st, res, "nvrtcCompileProgram") < 0)
+    if (res.log && cukit_program_set_log(self, res.log, res.log_len) < 0)
         goto done;
-
-    if ((*image = fetch_output(st, prog, kind)) == NULL)
+    if (ran < 0 && strcmp(res.call, "nvrtcCompileProgram") == 0) {
+        if (res.status == NVRTC_ERROR_COMPILATION) {
+            cukit_program_compile_error(self, arch);
+            goto done;
+        }
+        if (res.status == NVRTC_ERROR_INVALID_OPTION) {
+            PyErr_Format(PyExc_ValueError, "NVRTC rejected an option (%R, arch %s): %U",
+                         effective, arch, self->log);
+            goto done;
+        }
+    }
+    if (ran < 0) {
+        cukit_check_nvrtc(st, (nvrtcResult)res.status, res.call);
         goto done;
-
+    }
+    if ((*image = PyBytes_FromStringAndSize(res.image, (Py_ssize_t)res.image_len)) == NULL)
+        goto done;
     if (symbols) {
         *symbols = PyDict_New();
         if (*symbols == NULL)
             goto done;
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(names); i++) {
-            const char *lowered = NULL;
-            PyObject *key = PyList_GET_ITEM(names, i);
-            if (NVRTC_CALL(st, nvrtcGetLoweredName, (prog, PyUnicode_AsUTF8(key), &lowered)) < 0)
-                goto done;
-            PyObject *sym = PyUnicode_FromString(lowered);
-            if (sym == NULL || PyDict_SetItem(*symbols, key, sym) < 0) {
+        for (Py_ssize_t i = 0; i < nnames; i++) {
+            PyObject *sym = PyUnicode_FromString(res.lowered[i]);
+            if (sym == NULL || PyDict_SetItem(*symbols, PyList_GET_ITEM(names, i), sym) < 0) {
                 Py_XDECREF(sym);
                 goto done;
             }
@@ -341,11 +282,12 @@ done:
         if (symbols)
             Py_CLEAR(*symbols);
     }
+    cukit_compile_result_clear(&res, names ? (int)PyList_GET_SIZE(names) : 0);
     PyMem_Free(opts);
+    PyMem_Free(exprs);
     Py_XDECREF(names);
     Py_XDECREF(effective);
-    if (prog)
-        cukit_api.nvrtcDestroyProgram(&prog);
+    Py_XDECREF(full);
     return rc;
 }
 
@@ -472,6 +414,63 @@ str_tuple(PyObject *seq, const char *what)
     return t;
 }
 
+/* ValueError unless the str `text` can reach NVRTC whole: NVRTC takes C strings,
+ * so a NUL would silently cut it; with `one_line`, a line break is refused too (a
+ * file name goes into #line directives and diagnostics). `what` names it. 0 / -1. */
+static int
+check_text(PyObject *text, const char *what, int one_line)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(text, &n);
+    if (s == NULL)
+        return -1;
+    size_t bad = strlen(s);
+    if (one_line)
+        bad = strcspn(s, "\n\r");
+    if ((Py_ssize_t)bad >= n)
+        return 0;
+    if (one_line) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s must be one line without NUL characters (it is the file name NVRTC "
+                     "puts in #line directives and diagnostics), got %R", what, text);
+        return -1;
+    }
+    int line = 1;
+    const char *start = s;
+    for (const char *c = s; c < s + bad; c++)
+        if (*c == '\n') {
+            line++;
+            start = c + 1;
+        }
+    PyErr_Format(PyExc_ValueError,
+                 "%s contains a NUL character (\\0) at line %d, column %d: NVRTC reads it as a C "
+                 "string, so everything after it would be silently dropped; remove it",
+                 what, line, (int)(s + bad - start) + 1);
+    return -1;
+}
+
+/* check_text for each str of a tuple; with `options`, an option that sets the
+ * architecture is refused too (cukit passes -arch itself, and NVRTC would only
+ * warn that one overrides the other). 0 / -1. */
+static int
+check_texts(PyObject *tuple, const char *what, int options)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, i);
+        if (check_text(item, what, 0) < 0)
+            return -1;
+        const char *o = PyUnicode_AsUTF8(item);
+        if (options && (strncmp(o, "-arch", 5) == 0 || strncmp(o, "--gpu-architecture", 18) == 0)) {
+            PyErr_Format(PyExc_ValueError,
+                         "options must not set the architecture (%R): cukit passes it to NVRTC "
+                         "itself; give it as arch=, e.g. prog.cubin(arch=\"sm_90\") (compile() and "
+                         "load() use the device's)", item);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Whether `word` appears in src as a whole identifier. */
 static int
 has_word(const char *src, const char *word)
@@ -535,6 +534,10 @@ program_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->prelude = 0;
     PyObject_GC_Track(self);
     if (!self->name || !self->log || !self->options || !self->name_expressions)
+        goto error;
+    if (check_text(source, "the source", 0) < 0 || check_text(self->name, "name", 1) < 0 ||
+        check_texts(self->options, "an option", 1) < 0 ||
+        check_texts(self->name_expressions, "a name expression", 0) < 0)
         goto error;
     if (lineinfo) {
         PyObject *opt = PyUnicode_FromString("-lineinfo");
@@ -600,7 +603,8 @@ program_dealloc(cukit_Program *self)
     Py_DECREF(tp);
 }
 
-/* The arch argument, or the current device's. Writes e.g. "sm_90" to buf. */
+/* The arch argument, or the current device's. Writes e.g. "sm_90" to buf, with
+ * `prefix` ("sm_" or "compute_") in place of the one given. */
 static int
 resolve_arch(cukit_Program *self, PyObject *arch, const char *prefix, char *buf, size_t n)
 {
@@ -609,22 +613,18 @@ resolve_arch(cukit_Program *self, PyObject *arch, const char *prefix, char *buf,
         if (dev == NULL) {
             PyErr_Clear();
             PyErr_SetString(PyExc_ValueError,
-                            "no GPU to take the architecture from; pass arch, e.g. arch=\"sm_90\"");
+                            "no GPU to take the architecture from; pass arch, e.g. arch=\"sm_90\" "
+                            "(cukit.nvrtc_archs() lists what NVRTC supports)");
             return -1;
         }
         PyOS_snprintf(buf, n, "%s%d%d", prefix, dev->cc_major, dev->cc_minor);
         return 0;
     }
-    const char *a = PyUnicode_Check(arch) ? PyUnicode_AsUTF8(arch) : NULL;
-    int num = a ? arch_number(a) : -1;
-    if (num < 0) {
-        PyErr_Format(PyExc_ValueError, "arch must look like \"sm_90\" or \"compute_90\", got %R",
-                     arch);
+    int num;
+    char suffix;
+    if (cukit_arch_parse(self->st, arch, &num, &suffix) < 0)
         return -1;
-    }
-    const char *suffix = a + strlen(a) - 1;
-    PyOS_snprintf(buf, n, "%s%d%s", prefix, num,
-                  (*suffix == 'a' || *suffix == 'f') ? suffix : "");
+    PyOS_snprintf(buf, n, "%s%d%s", prefix, num, suffix == 'a' ? "a" : suffix == 'f' ? "f" : "");
     return 0;
 }
 
@@ -676,11 +676,13 @@ cukit_program_load(cukit_Program *self, cukit_Device *dev)
             return NULL;
     }
     if (image == NULL) {
+        if (cukit_nvrtc_realpath() == NULL)
+            cukit_compile_warm(); /* a worker loads NVRTC while this process does */
         if (cukit_nvrtc_load(self->st) < 0)
             return NULL;
-        int native = nvrtc_supports(cc);
+        int native = cukit_nvrtc_supports(cc);
         if (!native) /* a GPU newer than this NVRTC: PTX the driver compiles */
-            PyOS_snprintf(arch, sizeof arch, "compute_%d", nvrtc_newest());
+            PyOS_snprintf(arch, sizeof arch, "compute_%d", cukit_nvrtc_newest());
         if (compile_for(self, arch, native ? CUKIT_OUT_CUBIN : CUKIT_OUT_PTX, &image, &symbols) < 0)
             return NULL;
     }

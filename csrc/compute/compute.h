@@ -239,6 +239,23 @@ int ck_functions_setup(PyObject *module, cukit_state *st);
 
 int ck_elementwise_setup(PyObject *module, cukit_state *st);
 
+/* ------------------------------------------------------------------ reductions and scans
+ * reduce.c (the engine), reduce_codegen.c, reductions.c (numpy's names), reduce_kernel.c
+ * (ReductionKernel), scan.c (cumsum, cumprod, the scan kernels); their shared types are
+ * in reduce_impl.h. */
+
+/* Array.sum(...) and the other reduction and scan methods: index into reductions.c's
+ * table (array.h's CUKIT_CALL_REDUCE + index). New ref or NULL. */
+PyObject *ck_reduce_method(cukit_state *st, int index, PyObject *self, PyObject *args,
+                           PyObject *kwargs);
+/* cumsum (which 0) / cumprod (1) with fastcall arguments (a, axis, dtype, out). New ref. */
+PyObject *ck_scan_call(cukit_state *st, int which, PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames);
+/* The module functions and types of each file. 0 / -1. */
+int ck_reductions_setup(PyObject *module, cukit_state *st);
+int ck_reduce_kernel_setup(PyObject *module, cukit_state *st);
+int ck_scan_setup(PyObject *module, cukit_state *st);
+
 /* The compute layer's setup, called from module init. 0 / -1. */
 int cukit_compute_setup(PyObject *module, cukit_state *st);
 

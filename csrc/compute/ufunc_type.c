@@ -454,6 +454,8 @@ PyObject *
 ck_array_call(cukit_state *st, int which, PyObject *self, PyObject *args, PyObject *kwargs)
 {
     cukit_Array *a = (cukit_Array *)self;
+    if (which >= CUKIT_CALL_REDUCE)
+        return ck_reduce_method(st, which - CUKIT_CALL_REDUCE, self, args, kwargs);
     switch (which) {
     case CUKIT_CALL_ASTYPE: {
         static char *kwlist[] = {"dtype", "copy", "stream", NULL};

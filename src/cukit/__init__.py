@@ -109,6 +109,37 @@ from ._cukit import (  # noqa: E402
 
 globals().update({n: f for n, f in vars(_cukit).items() if isinstance(f, ufunc)})
 from ._fuse import fuse  # noqa: E402
+
+# Reductions and scans (csrc/compute/reduce*.c, scan.c).
+from ._cukit import (  # noqa: E402
+    ReductionKernel,
+    ScanKernel,
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    count_nonzero,
+    cumprod,
+    cumsum,
+    dot,
+    inner,
+    max,
+    mean,
+    min,
+    nanmax,
+    nanmin,
+    nansum,
+    prod,
+    ptp,
+    std,
+    sum,
+    var,
+    vdot,
+)
+from ._reduce import ExclusiveScanKernel, InclusiveScanKernel, allclose, array_equal  # noqa: E402
+from . import linalg  # noqa: E402
 from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 from . import random  # noqa: E402  (cukit.random: numpy's Generator on the GPU)
 

@@ -140,17 +140,44 @@ def source_name(symbol, names):
 
 
 def _arch_for(args):
-    """The architecture to compile for, and why it was chosen."""
+    """The architecture to compile for, and why it was chosen.
+
+    Without --arch it is the current GPU's; without a GPU too it is an error, as
+    for Program.cubin() without arch (the CLI never guesses a GPU).
+    """
     archs = cukit.nvrtc_archs()
     if args.arch is None:
         if cukit.device_count() > 0:
             return cukit.Device().arch, "the current GPU's"
-        return archs[-1], "no GPU: the newest NVRTC supports"
-    m = re.fullmatch(r"sm_(\d+)([af]?)", args.arch)
+        raise CliError(f"no GPU to take the architecture from; pass --arch, e.g. --arch sm_90 "
+                       f"(this NVRTC compiles for {', '.join(archs)})")
+    m = re.fullmatch(r"sm_([1-9]\d{1,2})([af]?)", args.arch)
     if m is None or f"sm_{m.group(1)}" not in archs:
         raise CliError(f"--arch {args.arch!r} is not an architecture this NVRTC compiles for; "
-                       f"use one of {', '.join(archs)}")
+                       f"use one of {', '.join(archs)} (sm_90a and newer: with 'a' for "
+                       f"architecture-specific features)")
     return args.arch, "--arch"
+
+
+# NVRTC options that take a value: given alone, NVRTC would take the next option
+# (cukit's own) as their value.
+VALUE_OPTIONS = {"-I": "-I DIR", "--include-path": "-I DIR", "-D": "-D NAME[=VALUE]",
+                 "--define-macro": "-D NAME[=VALUE]", "-U": None, "--undefine-macro": None,
+                 "-include": None, "--pre-include": None, "-maxrregcount": None,
+                 "--maxrregcount": None, "-std": "--std", "--std": "--std"}
+
+
+def _check_options(values):
+    """Refuse --option values that would swallow the next option or fight cukit's own."""
+    for opt in values:
+        flag = opt.rstrip("=")
+        if flag in VALUE_OPTIONS or (opt.endswith("=") and opt.startswith("-")):
+            better = VALUE_OPTIONS.get(flag)
+            raise CliError(f"--option={opt} has no value: write it in the same argument, e.g. "
+                           f"--option={flag}=VALUE" + (f", or use {better}" if better else ""))
+        if opt.startswith(("-arch", "--gpu-architecture")):
+            raise CliError(f"--option={opt} sets the architecture; use --arch instead, e.g. "
+                           f"--arch {opt.partition('=')[2] or 'sm_90'}")
 
 
 def _defines(values):
@@ -190,6 +217,7 @@ def run_compile(args):
         raise CliError(f"cannot read {args.file}: {e.strerror or e}") from None
     except UnicodeDecodeError as e:
         raise CliError(f"cannot read {args.file}: not UTF-8 text ({e.reason})") from None
+    _check_options(args.option)
     arch, why = _arch_for(args)
     options = [f"-std={args.std}"] if args.std else []
     options += args.option
@@ -232,9 +260,9 @@ def add_compile(subparsers):
         description="Compile FILE with NVRTC to machine code and print each kernel's registers, "
                     "static shared memory, spill stores and loads and stack frame, as ptxas "
                     "reports them. Needs no GPU. The architecture is --arch, else the current "
-                    "GPU's, else the newest NVRTC supports.")
+                    "GPU's; without a GPU, --arch is needed.")
     p.add_argument("file", metavar="FILE.cu")
-    p.add_argument("--arch", help="e.g. sm_90 (default: the GPU's, else the newest NVRTC supports)")
+    p.add_argument("--arch", help="e.g. sm_90 (default: the current GPU's; needed without a GPU)")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--ptx", action="store_true", help="-o writes PTX")
     fmt.add_argument("--cubin", action="store_true", help="-o writes the cubin (the default, "
@@ -322,6 +350,7 @@ COMMANDS = [add_info, add_compile, add_cache, add_warmup]
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m cukit", description="cukit's command line: devices, compiling kernels.")
+    parser.add_argument("--version", action="version", version=f"cukit {cukit.__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in COMMANDS:
         add(subparsers)

@@ -1,0 +1,556 @@
+/* reduce.c - the reduction engine: axes, the plan (kept and reduced dimensions, each
+ * sorted and merged), the choice of kernel for the layout, and the launch of one pass
+ * or two
+ *
+ * Layouts and kernels (reduce_codegen.c):
+ *   reduced part one contiguous run (axis=-1, or every axis of a contiguous array):
+ *     a block or a warp per row, vector loads; a long row is cut into splits whose
+ *     partials a second kernel reduces (a full reduction is one row)
+ *   reduced axis outside a kept one (axis=0 of a C-contiguous matrix): a thread per
+ *     output, neighbouring threads on neighbouring columns, no transpose; the reduced
+ *     axis is split so the grid fills the device and no thread sums more than 512
+ *   anything else: a block or warp per row over any strides */
+#include "compute/reduce_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ the tables */
+
+static void
+tables_free(PyObject *capsule)
+{
+    ck_kcache *c = PyCapsule_GetPointer(capsule, "cukit.reduce_tables");
+    if (c == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    for (int i = 0; i < 2; i++)
+        ck_kcache_clear(&c[i]);
+    PyMem_Free(c);
+}
+
+ck_kcache *
+ck_reduce_cache(cukit_state *st, int which)
+{
+    if (st->reduce_tables == NULL) {
+        ck_kcache *c = PyMem_Calloc(2, sizeof(ck_kcache));
+        if (c == NULL)
+            return (ck_kcache *)PyErr_NoMemory();
+        st->reduce_tables = PyCapsule_New(c, "cukit.reduce_tables", tables_free);
+        if (st->reduce_tables == NULL) {
+            PyMem_Free(c);
+            return NULL;
+        }
+    }
+    ck_kcache *c = PyCapsule_GetPointer(st->reduce_tables, "cukit.reduce_tables");
+    return c ? &c[which] : NULL;
+}
+
+int
+ck_acc_size(int tc)
+{
+    return tc == CUKIT_TC_F16 ? 4 : ck_dtypes[tc].size;
+}
+
+/* ------------------------------------------------------------------ axes */
+
+static int
+axis_error(cukit_state *st, long long axis, int ndim)
+{
+    PyObject *m = PyImport_ImportModule("numpy.exceptions");
+    PyObject *cls = m ? PyObject_GetAttrString(m, "AxisError") : NULL;
+    Py_XDECREF(m);
+    if (cls == NULL) {
+        PyErr_Clear();
+        cls = Py_NewRef(PyExc_ValueError);
+    }
+    PyObject *msg = PyUnicode_FromFormat("axis %lld is out of bounds for array of dimension %d",
+                                         axis, ndim);
+    if (msg)
+        PyErr_SetObject(cls, msg);
+    Py_XDECREF(msg);
+    Py_DECREF(cls);
+    (void)st;
+    return -1;
+}
+
+int
+ck_parse_axes(cukit_state *st, PyObject *axis, int ndim, uint64_t *axes)
+{
+    if (axis == NULL || axis == Py_None) {
+        *axes = ndim >= 64 ? ~0ULL : ((1ULL << ndim) - 1);
+        return 0;
+    }
+    *axes = 0;
+    PyObject *seq = PyTuple_Check(axis) || PyList_Check(axis) ? PySequence_Tuple(axis)
+                                                              : PyTuple_Pack(1, axis);
+    if (seq == NULL)
+        return -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
+        PyObject *v = PyTuple_GET_ITEM(seq, i);
+        if (PyBool_Check(v) || !PyIndex_Check(v)) {
+            PyErr_Format(PyExc_TypeError,
+                         "axis must be None, an integer or a tuple of integers, not %s",
+                         Py_TYPE(v)->tp_name);
+            Py_DECREF(seq);
+            return -1;
+        }
+        long long a = PyLong_AsLongLong(v);
+        if (a == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (a < -ndim || a >= ndim) {
+            Py_DECREF(seq);
+            return axis_error(st, a, ndim);
+        }
+        if (a < 0)
+            a += ndim;
+        if (*axes & (1ULL << a)) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "duplicate value in 'axis'");
+            return -1;
+        }
+        *axes |= 1ULL << a;
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+int
+ck_rout_shape(int ndim, const Py_ssize_t *shape, uint64_t axes, int keepdims,
+              Py_ssize_t *oshape)
+{
+    int n = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (axes & (1ULL << d)) {
+            if (keepdims)
+                oshape[n++] = 1;
+        }
+        else {
+            oshape[n++] = shape[d];
+        }
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------ the plan */
+
+typedef struct {
+    int n;
+    long long shape[CUKIT_MAXDIM];
+    long long s[CK_RMAXIN + 1][CUKIT_MAXDIM];
+} group;
+
+/* Merge neighbours every operand walks as one run; copy into the plan's arrays. */
+static int
+merge(group *g, int nops, long long *shape, long long (*s)[CK_RMAXD])
+{
+    int nd = 0;
+    for (int d = 1; d < g->n; d++) {
+        int ok = 1;
+        for (int k = 0; k < nops && ok; k++)
+            if (g->s[k][nd] != g->s[k][d] * g->shape[d])
+                ok = 0;
+        if (ok) {
+            g->shape[nd] *= g->shape[d];
+            for (int k = 0; k < nops; k++)
+                g->s[k][nd] = g->s[k][d];
+        }
+        else {
+            nd++;
+            g->shape[nd] = g->shape[d];
+            for (int k = 0; k < nops; k++)
+                g->s[k][nd] = g->s[k][d];
+        }
+    }
+    int n = g->n ? nd + 1 : 0;
+    if (n > CK_RMAXD) {
+        PyErr_Format(PyExc_ValueError,
+                     "cukit reductions take up to %d kept and %d reduced dimensions that do "
+                     "not merge; copy the array with cukit.ascontiguousarray first",
+                     CK_RMAXD, CK_RMAXD);
+        return -1;
+    }
+    for (int d = 0; d < n; d++) {
+        shape[d] = g->shape[d];
+        for (int k = 0; k < nops; k++)
+            s[k][d] = g->s[k][d];
+    }
+    return n;
+}
+
+int
+ck_rplan_make(ck_rplan *P, cukit_Array *const *in, const int *kind, int nin, int ndim,
+              const Py_ssize_t *shape, uint64_t axes, cukit_Array *out, int keep_order)
+{
+    group K, R;
+    K.n = R.n = 0;
+    P->nin = nin;
+    int nops = nin + 1, keep = out->ndim == ndim, oax = 0;
+    long long nout = 1, nred = 1;
+    for (int k = 0; k < nin; k++) {
+        P->kind[k] = kind[k];
+        P->itemsize[k] = in[k] ? (int)in[k]->itemsize : 0;
+        if (in[k] && kind[k] != CK_OPND_SCALAR)
+            P->ptr[k] = cukit_array_ptr(in[k]);
+    }
+    P->ptr[nin] = cukit_array_ptr(out);
+    P->itemsize[nin] = (int)out->itemsize;
+    for (int d = 0; d < ndim; d++) {
+        int red = (int)((axes >> d) & 1);
+        int od = keep ? d : (red ? -1 : oax++);
+        long long n = shape[d];
+        if (red)
+            nred *= n;
+        else
+            nout *= n;
+        if (n == 1)
+            continue;
+        group *g = red ? &R : &K;
+        int j = g->n++;
+        long long col[CK_RMAXIN + 1];
+        for (int k = 0; k < nin; k++) {
+            cukit_Array *a = in[k];
+            int ad = a ? d - (ndim - a->ndim) : -1;
+            col[k] = (a == NULL || kind[k] != CK_OPND_ARRAY || ad < 0 || a->shape[ad] == 1)
+                         ? 0 : a->strides[ad];
+        }
+        col[nin] = red ? 0 : out->strides[od];
+        /* reduced dimensions: outer to inner by the first input's strides */
+        long long key = llabs(col[0]);
+        while (red && !keep_order && j > 0 && llabs(g->s[0][j - 1]) < key) {
+            g->shape[j] = g->shape[j - 1];
+            for (int k = 0; k < nops; k++)
+                g->s[k][j] = g->s[k][j - 1];
+            j--;
+        }
+        g->shape[j] = n;
+        for (int k = 0; k < nops; k++)
+            g->s[k][j] = col[k];
+    }
+    P->nout = nout;
+    P->nred = nred;
+    if ((P->kd = merge(&K, nops, P->kshape, P->ks)) < 0 ||
+        (P->rd = merge(&R, nops, P->rshape, P->rs)) < 0)
+        return -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the launch */
+
+static int
+load_all(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, const ck_rspec *spec,
+         const char *file, PyObject *options)
+{
+    PyObject *src = ck_reduce_source(spec);
+    if (src == NULL)
+        return -1;
+    PyObject *opts = options ? Py_NewRef(options) : PyTuple_New(0);
+    PyObject *module = NULL;
+    CUfunction f;
+    int rc = opts ? ck_load(st, dev, src, file, opts, ck_rfunc_names[0], &module, &f) : -1;
+    Py_DECREF(src);
+    Py_XDECREF(opts);
+    for (int i = 0; rc == 0 && i < RF_COUNT; i++) {
+        if (i > 0 && CU_CALL(st, cuModuleGetFunction,
+                             (&f, ((cukit_Module *)module)->handle, ck_rfunc_names[i])) < 0)
+            rc = -1;
+        /* blocks of CK_THREADS one SM holds at once (0: unknown), kept in the entry */
+        int occ = 0;
+        if (rc == 0 && CU_CALL(st, cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                               (&occ, f, CK_THREADS, 0)) < 0) {
+            PyErr_Clear();
+            occ = 0;
+        }
+        if (rc == 0)
+            rc = ck_kcache_add(cache, key | (uint64_t)i, f, occ, module);
+    }
+    Py_XDECREF(module);
+    return rc;
+}
+
+void
+ck_rplan_choose(const ck_rplan *P, int vec, int sm, const int *occ, ck_rlaunch *L)
+{
+    int nin = P->nin;
+    if (sm < 1)
+        sm = 1;
+    /* blocks resident at once: one wave of them fills the device evenly */
+    long long want, nred = P->nred, nout = P->nout;
+    int first = -1; /* the first array input */
+    for (int k = 0; k < nin && first < 0; k++)
+        if (P->kind[k] == CK_OPND_ARRAY)
+            first = k;
+    int contig = P->rd == 1;
+    for (int k = 0; k < nin && contig; k++)
+        if (P->kind[k] == CK_OPND_ARRAY && P->rs[k][0] != P->itemsize[k])
+            contig = 0;
+    int col = 0;
+    if (!contig && P->kd > 0 && first >= 0 && nout >= 32) {
+        long long kmin = -1, rmin = -1;
+        for (int d = 0; d < P->kd; d++) {
+            long long v = llabs(P->ks[first][d]);
+            if (v && (kmin < 0 || v < kmin))
+                kmin = v;
+        }
+        for (int d = 0; d < P->rd; d++) {
+            long long v = llabs(P->rs[first][d]);
+            if (v && (rmin < 0 || v < rmin))
+                rmin = v;
+        }
+        col = kmin > 0 && (rmin < 0 || kmin < rmin);
+    }
+    if (nred <= 16 && nout >= 4096)
+        col = 1;
+    long long splits = 1, chunk = nred, gx, gy = 1;
+    int fn;
+    if (col) {
+        want = (long long)sm * (occ[RF_COL] > 0 ? occ[RF_COL] : 8);
+        long long bx = (nout + CK_THREADS - 1) / CK_THREADS;
+        splits = (nred + 511) / 512;
+        if (splits * bx < want)
+            splits = (want + bx - 1) / bx;
+        if (splits > nred)
+            splits = nred;
+        if (splits > 65535)
+            splits = 65535;
+        if (splits < 1)
+            splits = 1;
+        chunk = (nred + splits - 1) / splits;
+        splits = chunk ? (nred + chunk - 1) / chunk : 1;
+        fn = RF_COL;
+        gx = bx > 0x7fffffffLL ? 0x7fffffffLL : bx;
+        gy = splits;
+    }
+    else {
+        int v = vec > 1 ? vec : 1, vec = contig && v > 1;
+        for (int k = 0; k < nin && vec; k++) {
+            if (P->kind[k] != CK_OPND_ARRAY)
+                continue;
+            long long align = (long long)v * P->itemsize[k];
+            if (P->ptr[k] % (CUdeviceptr)align != 0)
+                vec = 0;
+            for (int d = 0; d < P->kd; d++)
+                if (P->ks[k][d] % align != 0)
+                    vec = 0;
+        }
+        want = (long long)sm * (occ[vec ? RF_ROWV : RF_ROWN] > 0 ? occ[vec ? RF_ROWV : RF_ROWN] : 8);
+        if (nout < want && nred > 16384) {
+            splits = (want + nout - 1) / nout;
+            if (splits > nred / 8192)
+                splits = nred / 8192;
+            if (splits < 1)
+                splits = 1;
+        }
+        chunk = (nred + splits - 1) / splits;
+        if (vec)
+            chunk = (chunk + v - 1) / v * v;
+        splits = chunk ? (nred + chunk - 1) / chunk : 1;
+        int block = chunk >= 2048;
+        fn = vec ? (block ? RF_ROWV : RF_ROWVW) : (block ? RF_ROWN : RF_ROWNW);
+        long long per = block ? 1 : CK_THREADS / 32, units = nout * splits;
+        gx = (units + per - 1) / per;
+        if (gx > 0x7fffffffLL)
+            gx = 0x7fffffffLL;
+    }
+    L->fn = fn;
+    L->splits = splits;
+    L->chunk = chunk;
+    L->gx = gx;
+    L->gy = gy;
+}
+
+int
+ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
+             const ck_rspec *spec, const char *file, PyObject *options, int acc_size,
+             ck_rplan *P, CUstream h)
+{
+    if (P->nout == 0)
+        return 0;
+    int nin = P->nin, nops = nin + 1;
+    long long nout = P->nout, nred = P->nred;
+    if (ck_kcache_find(cache, key | RF_FINAL) == NULL &&
+        load_all(st, dev, cache, key, spec, file, options) < 0)
+        return -1;
+    int occ[RF_COUNT];
+    for (int i = 0; i < RF_COUNT; i++) {
+        ck_entry *x = ck_kcache_find(cache, key | (uint64_t)i);
+        occ[i] = x ? x->vec : 0;
+    }
+    ck_rlaunch R;
+    ck_rplan_choose(P, spec->vec, dev->sm_count, occ, &R);
+    int fn = R.fn;
+    long long splits = R.splits, chunk = R.chunk, gx = R.gx, gy = R.gy;
+    ck_entry *e = ck_kcache_find(cache, key | (uint64_t)fn);
+    ck_entry *ef = splits > 1 ? ck_kcache_find(cache, key | RF_FINAL) : NULL;
+    if (e == NULL || (splits > 1 && ef == NULL)) {
+        PyErr_SetString(PyExc_SystemError, "reduction kernel missing after load");
+        return -1;
+    }
+    /* the argument block, as struct ck_rargs lays it out */
+    _Alignas(16) unsigned char buf[4096];
+    size_t off_init = 16 * (size_t)nops, off_part = off_init + 16, off_nout = off_part + 8;
+    size_t off_splits = off_nout + 40, off_kshape = off_splits + 16;
+    size_t off_rshape = off_kshape + 8 * CK_RMAXD, off_ks = off_rshape + 8 * CK_RMAXD;
+    size_t off_rs = off_ks + 8 * CK_RMAXD * (size_t)nops;
+    size_t size = (off_rs + 8 * CK_RMAXD * (size_t)nops + 15) / 16 * 16;
+    memset(buf, 0, size);
+    for (int k = 0; k <= nin; k++) {
+        if (k < nin && P->kind[k] == CK_OPND_SCALAR)
+            memcpy(buf + 16 * k, P->val[k].b, 16);
+        else
+            memcpy(buf + 16 * k, &P->ptr[k], 8);
+    }
+    memcpy(buf + off_init, P->init.b, 16);
+    cukit_Array *part = NULL;
+    if (splits > 1) {
+        Py_ssize_t bytes = (Py_ssize_t)(nout * splits * acc_size);
+        part = ck_empty(st, dev, CUKIT_TC_U8, 1, &bytes);
+        if (part == NULL)
+            return -1;
+        CUdeviceptr pp = cukit_array_ptr(part);
+        memcpy(buf + off_part, &pp, 8);
+    }
+    long long vals[4] = {nout, nred, chunk, P->count};
+    memcpy(buf + off_nout, vals, 32);
+    memcpy(buf + off_nout + 32, &P->d, 8);
+    int ints[3] = {(int)splits, P->kd, P->rd};
+    memcpy(buf + off_splits, ints, 12);
+    memcpy(buf + off_kshape, P->kshape, 8 * (size_t)P->kd);
+    memcpy(buf + off_rshape, P->rshape, 8 * (size_t)P->rd);
+    for (int k = 0; k < nops; k++) {
+        memcpy(buf + off_ks + 8 * CK_RMAXD * (size_t)k, P->ks[k], 8 * (size_t)P->kd);
+        memcpy(buf + off_rs + 8 * CK_RMAXD * (size_t)k, P->rs[k], 8 * (size_t)P->rd);
+    }
+    void *args[] = {buf};
+    int rc = -1;
+    if (cukit_device_activate(dev) < 0 ||
+        CU_CALL(st, cuLaunchKernel, (e->func, (unsigned)gx, (unsigned)gy, 1, CK_THREADS, 1, 1, 0,
+                                     h, args, NULL)) < 0)
+        goto done;
+    if (splits > 1) {
+        long long fx = (nout + CK_THREADS / 32 - 1) / (CK_THREADS / 32);
+        if (fx > 0x7fffffffLL)
+            fx = 0x7fffffffLL;
+        if (CU_CALL(st, cuLaunchKernel, (ef->func, (unsigned)fx, 1, 1, CK_THREADS, 1, 1, 0, h,
+                                         args, NULL)) < 0)
+            goto done;
+    }
+    if (st->debug && st->captures == 0)
+        CU_CALL_NOGIL(st, cuCtxSynchronize, ());
+    rc = 0;
+done:
+    Py_XDECREF(part);
+    return rc;
+error:
+    Py_XDECREF(part);
+    return -1;
+}
+
+/* ------------------------------------------------------------------ for the tests */
+
+static PyObject *
+ll_tuple(const long long *v, int n)
+{
+    PyObject *t = PyTuple_New(n);
+    for (int i = 0; t && i < n; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i]);
+        if (x == NULL)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
+/* Fill a (not Python-visible) Array struct from (shape, strides, itemsize, address). */
+static int
+fake_array(PyObject *spec, cukit_Array *a)
+{
+    PyObject *shape, *strides;
+    Py_ssize_t itemsize;
+    unsigned long long addr;
+    memset(a, 0, sizeof *a);
+    if (!PyArg_ParseTuple(spec, "OOnK", &shape, &strides, &itemsize, &addr))
+        return -1;
+    Py_ssize_t nd = PySequence_Size(shape);
+    if (nd < 0 || nd > CUKIT_MAXDIM || PySequence_Size(strides) != nd) {
+        PyErr_SetString(PyExc_ValueError, "_reduce_plan: bad shape or strides");
+        return -1;
+    }
+    a->ndim = (int)nd;
+    a->itemsize = itemsize;
+    a->base = (CUdeviceptr)addr;
+    a->size = 1;
+    for (Py_ssize_t d = 0; d < nd; d++) {
+        PyObject *s = PySequence_GetItem(shape, d), *t = PySequence_GetItem(strides, d);
+        a->shape[d] = s ? PyLong_AsSsize_t(s) : -1;
+        a->strides[d] = t ? PyLong_AsSsize_t(t) : -1;
+        Py_XDECREF(s);
+        Py_XDECREF(t);
+        if (PyErr_Occurred())
+            return -1;
+        a->size *= a->shape[d];
+    }
+    return 0;
+}
+
+PyObject *
+ck_reduce_plan_py(PyObject *m, PyObject *args)
+{
+    PyObject *inputs, *axes_o, *out_spec;
+    int keep_order = 0, vec = 4, sm = 132, blocks = 8;
+    if (!PyArg_ParseTuple(args, "OOO|piii:_reduce_plan", &inputs, &axes_o, &out_spec, &keep_order,
+                          &vec, &sm, &blocks))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    Py_ssize_t nin = PySequence_Size(inputs);
+    if (nin < 1 || nin > CK_RMAXIN) {
+        PyErr_SetString(PyExc_ValueError, "_reduce_plan: 1 to 8 inputs");
+        return NULL;
+    }
+    cukit_Array arrs[CK_RMAXIN], out;
+    cukit_Array *in[CK_RMAXIN];
+    int kinds[CK_RMAXIN] = {0};
+    for (Py_ssize_t k = 0; k < nin; k++) {
+        PyObject *s = PySequence_GetItem(inputs, k);
+        int rc = s ? fake_array(s, &arrs[k]) : -1;
+        Py_XDECREF(s);
+        if (rc < 0)
+            return NULL;
+        in[k] = &arrs[k];
+    }
+    if (fake_array(out_spec, &out) < 0)
+        return NULL;
+    int ndim;
+    Py_ssize_t shape[CUKIT_MAXDIM];
+    uint64_t axes;
+    ck_rplan P;
+    if (ck_broadcast(in, (int)nin, &ndim, shape) < 0 || ck_parse_axes(st, axes_o, ndim, &axes) < 0 ||
+        ck_rplan_make(&P, in, kinds, (int)nin, ndim, shape, axes, &out, keep_order) < 0)
+        return NULL;
+    ck_rlaunch L;
+    int occ[RF_COUNT];
+    for (int i = 0; i < RF_COUNT; i++)
+        occ[i] = blocks;
+    ck_rplan_choose(&P, vec, sm, occ, &L);
+    PyObject *ks = PyList_New(0), *rs = PyList_New(0);
+    for (int k = 0; ks && rs && k <= nin; k++) {
+        PyObject *a = ll_tuple(P.ks[k], P.kd), *b = ll_tuple(P.rs[k], P.rd);
+        if (!a || !b || PyList_Append(ks, a) < 0 || PyList_Append(rs, b) < 0)
+            Py_CLEAR(ks);
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+    }
+    PyObject *r = ks && rs ? Py_BuildValue("{sLsLsNsNsOsOsisLsLsLsL}", "nout", P.nout, "nred",
+                                           P.nred, "kshape", ll_tuple(P.kshape, P.kd), "rshape",
+                                           ll_tuple(P.rshape, P.rd), "ks", ks, "rs", rs, "fn",
+                                           L.fn, "splits", L.splits, "chunk", L.chunk, "gx",
+                                           L.gx, "gy", L.gy)
+                           : NULL;
+    Py_XDECREF(ks);
+    Py_XDECREF(rs);
+    return r;
+}

@@ -1,0 +1,337 @@
+/* reduce_codegen.c - CUDA C for reductions: one module per (operation, dtypes) holding
+ * every layout's kernel, so that a new layout of the same operation compiles nothing
+ *
+ * The texts of a ck_rspec become four device functions (ck_map, ck_red, ck_ident,
+ * ck_post); the kernels around them are the same for every operation:
+ *   ckr_v / ckr_vw   rows whose reduced part is one contiguous aligned run: a block (v)
+ *                    or a warp (vw) per row and split, 4 vector loads in flight
+ *   ckr_n / ckr_nw   the same over any strides (one index computation per element)
+ *   ckc              a thread per output, looping over its reduced elements: the reduced
+ *                    axis is not the innermost, so neighbouring threads read neighbours
+ *   ckf              the second pass: each output's partials (one per split) reduced
+ * Each thread accumulates its elements in order, then a warp tree (shuffles) and a block
+ * tree (shared memory) combine the threads: the order is fixed for a launch shape, so
+ * results are deterministic. */
+#include "compute/reduce_impl.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+const char *const ck_rfunc_names[RF_COUNT] = {"ckr_v", "ckr_vw", "ckr_n", "ckr_nw", "ckc", "ckf"};
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+    int failed;
+} rbuf;
+
+static void
+put(rbuf *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    for (;;) {
+        va_list va;
+        va_start(va, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, va);
+        va_end(va);
+        if (n < 0) {
+            b->failed = 1;
+            return;
+        }
+        if (b->p && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 16384;
+        while (cap <= b->len + (size_t)n)
+            cap *= 2;
+        char *grown = PyMem_Realloc(b->p, cap);
+        if (grown == NULL) {
+            b->failed = 1;
+            return;
+        }
+        b->p = grown;
+        b->cap = cap;
+    }
+}
+
+static PyObject *
+finish(rbuf *b)
+{
+    PyObject *s = b->failed ? PyErr_NoMemory()
+                            : PyUnicode_FromStringAndSize(b->p ? b->p : "", (Py_ssize_t)b->len);
+    PyMem_Free(b->p);
+    return s;
+}
+
+/* Helpers every reduction module has: identities, NaN handling, arg pairs, shuffles. */
+static const char rhelpers[] =
+    "template <class T> struct ck_arg { T v; long long i; };\n"
+    "template <class T> CKD T ck_lowest() {\n"
+    "    if constexpr (K<T>::c) { typedef typename P<T>::t Q; return T{(Q)-CK_INF, (Q)-CK_INF}; }\n"
+    "    else if constexpr (K<T>::f) return (T)-CK_INF;\n"
+    "    else if constexpr (K<T>::s) return ck_minval<T>();\n"
+    "    else return (T)0;\n"
+    "}\n"
+    "template <class T> CKD T ck_highest() {\n"
+    "    if constexpr (K<T>::c) { typedef typename P<T>::t Q; return T{(Q)CK_INF, (Q)CK_INF}; }\n"
+    "    else if constexpr (K<T>::f) return (T)CK_INF;\n"
+    "    else if constexpr (K<T>::s) return (T)(~(typename W<T>::t)ck_minval<T>());\n"
+    "    else if constexpr (K<T>::b) return true;\n"
+    "    else return (T)~(T)0;\n"
+    "}\n"
+    "// NaN for floating types, x otherwise (the identity of nanmax and nanmin)\n"
+    "template <class T> CKD T ck_nanor(T x) {\n"
+    "    if constexpr (K<T>::c) { typedef typename P<T>::t Q; return T{(Q)CK_NAN, (Q)CK_NAN}; }\n"
+    "    else if constexpr (K<T>::f) return (T)CK_NAN;\n"
+    "    else return x;\n"
+    "}\n"
+    "template <class T> CKD T ck_nan0(T x) {\n"
+    "    if constexpr (K<T>::c) return CK_CNAN(x) ? T{0, 0} : x;\n"
+    "    else if constexpr (K<T>::f) return x != x ? (T)0 : x;\n"
+    "    else return x;\n"
+    "}\n"
+    "template <class T> CKD typename P<T>::t ck_absq(T x) {\n"
+    "    if constexpr (K<T>::c) return x.re * x.re + x.im * x.im;\n"
+    "    else return x * x;\n"
+    "}\n"
+    "// numpy's argmax/argmin: the first NaN wins, then the first of equal values\n"
+    "template <class T> CKD ck_arg<T> ck_argmax(ck_arg<T> a, ck_arg<T> b) {\n"
+    "    const bool an = uf_isnan(a.v), bn = uf_isnan(b.v);\n"
+    "    if (an || bn) return (an && bn) ? (a.i <= b.i ? a : b) : (an ? a : b);\n"
+    "    if (a.v > b.v) return a;\n"
+    "    if (b.v > a.v) return b;\n"
+    "    return a.i <= b.i ? a : b;\n"
+    "}\n"
+    "template <class T> CKD ck_arg<T> ck_argmin(ck_arg<T> a, ck_arg<T> b) {\n"
+    "    const bool an = uf_isnan(a.v), bn = uf_isnan(b.v);\n"
+    "    if (an || bn) return (an && bn) ? (a.i <= b.i ? a : b) : (an ? a : b);\n"
+    "    if (a.v < b.v) return a;\n"
+    "    if (b.v < a.v) return b;\n"
+    "    return a.i <= b.i ? a : b;\n"
+    "}\n"
+    "template <class T> CKD T ck_shfl(const T &v, int d) {\n"
+    "    enum { N = (int)((sizeof(T) + 3) / 4) };\n"
+    "    int w[N], r[N];\n"
+    "    memcpy(w, &v, sizeof(T));\n"
+    "#pragma unroll\n"
+    "    for (int k = 0; k < N; k++) r[k] = __shfl_down_sync(0xffffffffu, w[k], d);\n"
+    "    T t;\n"
+    "    memcpy(&t, r, sizeof(T));\n"
+    "    return t;\n"
+    "}\n";
+
+/* The kernels, around ck_map/ck_red/ck_ident/ck_post, ck_mapk (one element at byte
+ * offsets), ck_vec1/ck_vec4 (vector loads) and the ck_rargs block. */
+static const char rkernels[] =
+    "CKD void ck_koffs(const ck_rargs &p, long long o, long long *ko) {\n"
+    "#pragma unroll\n"
+    "    for (int k = 0; k < CK_NOPS; k++) ko[k] = 0;\n"
+    "    for (int d = p.kd - 1; d >= 0; d--) {\n"
+    "        const long long c = o % p.kshape[d];\n"
+    "        o /= p.kshape[d];\n"
+    "#pragma unroll\n"
+    "        for (int k = 0; k < CK_NOPS; k++) ko[k] += c * p.ks[k][d];\n"
+    "    }\n"
+    "}\n"
+    "CKD TA ck_elem(const ck_rargs &p, const long long *ko, long long j) {\n"
+    "    long long off[CK_NOPS];\n"
+    "    if (p.rd <= 1) {\n"
+    "#pragma unroll\n"
+    "        for (int k = 0; k < CK_NOPS; k++) off[k] = ko[k] + j * p.rs[k][0];\n"
+    "    }\n"
+    "    else {\n"
+    "#pragma unroll\n"
+    "        for (int k = 0; k < CK_NOPS; k++) off[k] = ko[k];\n"
+    "        long long r = j;\n"
+    "        for (int d = p.rd - 1; d >= 0; d--) {\n"
+    "            const long long c = r % p.rshape[d];\n"
+    "            r /= p.rshape[d];\n"
+    "#pragma unroll\n"
+    "            for (int k = 0; k < CK_NOPS; k++) off[k] += c * p.rs[k][d];\n"
+    "        }\n"
+    "    }\n"
+    "    return ck_mapk(p, off, j);\n"
+    "}\n"
+    "CKD void ck_final(const ck_rargs &p, const long long *ko, TA a) {\n"
+    "#if CK_HAS_INIT\n"
+    "    a = ck_red(a, *(const TA *)&p.init);\n"
+    "#endif\n"
+    "    TO &y_ = *(TO *)((char *)p.op[CK_NIN].lo + ko[CK_NIN]);\n"
+    "    ck_post(a, y_, p.count, p.d);\n"
+    "}\n"
+    "CKD void ck_store(const ck_rargs &p, long long o, int s, const long long *ko, TA a) {\n"
+    "    if (p.splits == 1) ck_final(p, ko, a);\n"
+    "    else ((TA *)p.part)[o * p.splits + s] = a;\n"
+    "}\n"
+    "template <int TPR> CKD TA ck_group(TA acc, TA *sh) {\n"
+    "#pragma unroll\n"
+    "    for (int d = 16; d > 0; d >>= 1) acc = ck_red(acc, ck_shfl(acc, d));\n"
+    "    if constexpr (TPR > 32) {\n"
+    "        __syncthreads();\n"
+    "        if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = acc;\n"
+    "        __syncthreads();\n"
+    "        if (threadIdx.x < 32) {\n"
+    "            acc = threadIdx.x < TPR / 32 ? sh[threadIdx.x] : ck_ident();\n"
+    "#pragma unroll\n"
+    "            for (int d = 16; d > 0; d >>= 1) acc = ck_red(acc, ck_shfl(acc, d));\n"
+    "        }\n"
+    "    }\n"
+    "    return acc;\n"
+    "}\n"
+    "template <int TPR, bool VEC> CKD void ck_row(const ck_rargs &p) {\n"
+    "    __shared__ TA sh[32];\n"
+    "    const int lane = threadIdx.x % TPR;\n"
+    "    const long long per = blockDim.x / TPR, units = p.nout * p.splits;\n"
+    "    for (long long u = (long long)blockIdx.x * per + threadIdx.x / TPR; u < units;\n"
+    "         u += (long long)gridDim.x * per) {\n"
+    "        const long long o = u / p.splits;\n"
+    "        const int s = (int)(u - o * p.splits);\n"
+    "        long long ko[CK_NOPS];\n"
+    "        ck_koffs(p, o, ko);\n"
+    "        const long long lo = (long long)s * p.chunk;\n"
+    "        const long long hi = min(p.nred, lo + p.chunk);\n"
+    "        TA acc = ck_ident();\n"
+    "        long long j = lo + lane;\n"
+    "        if constexpr (VEC) {\n"
+    "            const long long nv = (hi - lo) / CK_V;\n"
+    "            long long q = lane;\n"
+    "            for (; q + 3 * TPR < nv; q += 4 * TPR)\n"
+    "                acc = ck_vec4(acc, p, ko, lo + q * CK_V, (long long)TPR * CK_V);\n"
+    "            for (; q < nv; q += TPR) acc = ck_vec1(acc, p, ko, lo + q * CK_V);\n"
+    "            j = lo + nv * CK_V + lane;\n"
+    "        }\n"
+    "        for (; j < hi; j += TPR) acc = ck_red(acc, ck_elem(p, ko, j));\n"
+    "        acc = ck_group<TPR>(acc, sh);\n"
+    "        if (lane == 0) ck_store(p, o, s, ko, acc);\n"
+    "    }\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_v(const ck_rargs p) { ck_row<CK_NT, true>(p); }\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_vw(const ck_rargs p) { ck_row<32, true>(p); }\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_n(const ck_rargs p) { ck_row<CK_NT, false>(p); }\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_nw(const ck_rargs p) { ck_row<32, false>(p); }\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckc(const ck_rargs p) {\n"
+    "    const int s = blockIdx.y;\n"
+    "    const long long lo = (long long)s * p.chunk, hi = min(p.nred, lo + p.chunk);\n"
+    "    for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < p.nout;\n"
+    "         o += (long long)gridDim.x * blockDim.x) {\n"
+    "        long long ko[CK_NOPS];\n"
+    "        ck_koffs(p, o, ko);\n"
+    "        TA acc = ck_ident();\n"
+    "        long long j = lo;\n"
+    "        if (p.rd <= 1) {\n"
+    "            for (; j + 4 <= hi; j += 4) {\n"
+    "                const TA m0 = ck_elem(p, ko, j), m1 = ck_elem(p, ko, j + 1);\n"
+    "                const TA m2 = ck_elem(p, ko, j + 2), m3 = ck_elem(p, ko, j + 3);\n"
+    "                acc = ck_red(ck_red(ck_red(ck_red(acc, m0), m1), m2), m3);\n"
+    "            }\n"
+    "        }\n"
+    "        for (; j < hi; j++) acc = ck_red(acc, ck_elem(p, ko, j));\n"
+    "        ck_store(p, o, s, ko, acc);\n"
+    "    }\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckf(const ck_rargs p) {\n"
+    "    const int lane = threadIdx.x & 31;\n"
+    "    const long long per = blockDim.x / 32;\n"
+    "    for (long long o = (long long)blockIdx.x * per + (threadIdx.x >> 5); o < p.nout;\n"
+    "         o += (long long)gridDim.x * per) {\n"
+    "        TA acc = ck_ident();\n"
+    "        const TA *part = (const TA *)p.part + o * p.splits;\n"
+    "        for (int s = lane; s < p.splits; s += 32) acc = ck_red(acc, part[s]);\n"
+    "        acc = ck_group<32>(acc, nullptr);\n"
+    "        if (lane == 0) {\n"
+    "            long long ko[CK_NOPS];\n"
+    "            ck_koffs(p, o, ko);\n"
+    "            ck_final(p, ko, acc);\n"
+    "        }\n"
+    "    }\n"
+    "}\n";
+
+/* `#line 1 "what"` before a user's text, so that a compile error points into it. */
+static void
+user_text(rbuf *b, const ck_rspec *s, const char *what, const char *text)
+{
+    if (s->user)
+        put(b, "\n#line 1 \"%s\"\n", what);
+    put(b, "%s", text);
+}
+
+PyObject *
+ck_reduce_source(const ck_rspec *s)
+{
+    rbuf b = {0};
+    int nin = s->nin, v = s->vec > 0 ? s->vec : 1;
+    put(&b, "%s\n%s\n", ck_preamble, rhelpers);
+    for (int k = 0; k <= nin; k++)
+        put(&b, "typedef %s T%d;\n", ck_dtypes[s->tc[k]].ctype, k);
+    put(&b, "typedef T%d TO;\n#define CK_NIN %d\n#define CK_NOPS %d\n#define CK_V %d\n"
+            "#define CK_NT %d\n#define CK_HAS_INIT %d\n#define CK_RMAXD %d\n",
+        nin, nin, nin + 1, v, CK_THREADS, s->has_init, CK_RMAXD);
+    put(&b, "struct ck_rargs {\n    ck_slot op[CK_NOPS];\n    ck_slot init;\n"
+            "    unsigned long long part;\n    long long nout, nred, chunk, count;\n"
+            "    double d;\n    int splits, kd, rd, pad_;\n"
+            "    long long kshape[CK_RMAXD], rshape[CK_RMAXD];\n"
+            "    long long ks[CK_NOPS][CK_RMAXD], rs[CK_NOPS][CK_RMAXD];\n};\n");
+    if (s->head)
+        put(&b, "%s\n", s->head);
+    put(&b, "typedef %s TA;\n", s->acc);
+    /* the operation's four functions */
+    put(&b, "CKD TA ck_ident() {\n    return cv<TA>(");
+    user_text(&b, s, "identity", s->identity);
+    put(&b, "\n);\n}\nCKD TA ck_red(const TA a, const TA b) {\n    return (");
+    user_text(&b, s, "reduce_expr", s->reduce);
+    const char *ix = s->index ? s->index : "_j";
+    put(&b, "\n);\n}\nCKD TA ck_map(const long long %s", ix);
+    for (int k = 0; k < nin; k++)
+        put(&b, s->kind[k] == CK_OPND_RAW ? ", T%d *const %s" : ", const T%d %s", k, s->names[k]);
+    put(&b, ") {\n    (void)%s;\n    return cv<TA>(", ix);
+    user_text(&b, s, "map_expr", s->map);
+    put(&b, "\n);\n}\nCKD void ck_post(TA a, TO &%s, const long long _n, const double _d) {\n"
+            "    (void)_n; (void)_d;\n", s->names[nin]);
+    user_text(&b, s, "post_map_expr", s->post);
+    put(&b, "\n;\n}\n");
+    /* one element at byte offsets off[k] of each array operand */
+    put(&b, "CKD TA ck_mapk(const ck_rargs &p, const long long *off, long long j) {\n"
+            "    (void)off;\n    return ck_map(j");
+    for (int k = 0; k < nin; k++) {
+        if (s->kind[k] == CK_OPND_SCALAR)
+            put(&b, ", *(const T%d *)&p.op[%d]", k, k);
+        else if (s->kind[k] == CK_OPND_RAW)
+            put(&b, ", (T%d *)p.op[%d].lo", k, k);
+        else
+            put(&b, ", *(const T%d *)((const char *)p.op[%d].lo + off[%d])", k, k, k);
+    }
+    put(&b, ");\n}\n");
+    /* vector loads: one vector of each array input, then four */
+    for (int four = 0; four < 2; four++) {
+        if (four)
+            put(&b, "CKD TA ck_vec4(TA acc, const ck_rargs &p, const long long *ko, long long j0, "
+                    "long long step) {\n");
+        else
+            put(&b, "CKD TA ck_vec1(TA acc, const ck_rargs &p, const long long *ko, long long j0) {\n"
+                    "    const long long step = 0;\n");
+        int nu = four ? 4 : 1;
+        for (int k = 0; k < nin; k++) {
+            if (s->kind[k] == CK_OPND_SCALAR) {
+                put(&b, "    const T%d a%d = *(const T%d *)&p.op[%d];\n", k, k, k, k);
+                continue;
+            }
+            if (s->kind[k] == CK_OPND_RAW) {
+                put(&b, "    T%d *const a%d = (T%d *)p.op[%d].lo;\n", k, k, k, k);
+                continue;
+            }
+            put(&b, "    ck_vec<T%d, CK_V> a%d[%d];\n#pragma unroll\n"
+                    "    for (int u = 0; u < %d; u++) a%d[u] = *(const ck_vec<T%d, CK_V> *)((const char *)"
+                    "p.op[%d].lo + ko[%d] + (j0 + u * step) * (long long)sizeof(T%d));\n",
+                k, k, nu, nu, k, k, k, k, k);
+        }
+        put(&b, "    (void)step;\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n#pragma unroll\n"
+                "        for (int e = 0; e < CK_V; e++) acc = ck_red(acc, ck_map(j0 + u * step + e", nu);
+        for (int k = 0; k < nin; k++)
+            put(&b, s->kind[k] == CK_OPND_ARRAY ? ", a%d[u].v[e]" : ", a%d", k);
+        put(&b, "));\n    }\n    return acc;\n}\n");
+    }
+    put(&b, "%s", rkernels);
+    return finish(&b);
+}

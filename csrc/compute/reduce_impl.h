@@ -1,0 +1,90 @@
+/* reduce_impl.h - compute/'s own: what the reduction engine (reduce.c), its code
+ * generator (reduce_codegen.c), the numpy-named reductions (reductions.c),
+ * ReductionKernel (reduce_kernel.c) and the scans (scan.c) share; not for other layers */
+#ifndef CUKIT_COMPUTE_REDUCE_IMPL_H
+#define CUKIT_COMPUTE_REDUCE_IMPL_H
+
+#include "compute/compute.h"
+
+#define CK_RMAXD 8   /* dimensions of each group (kept, reduced) after merging */
+#define CK_RMAXIN 8  /* inputs of one reduction kernel */
+
+/* What a generated reduction computes. Every text is C (CUDA) in the generated file. */
+typedef struct {
+    int nin;                      /* inputs */
+    int tc[CK_RMAXIN + 1];        /* element type of each input (as stored), then the output */
+    int kind[CK_RMAXIN];          /* CK_OPND_* */
+    const char *names[CK_RMAXIN + 1]; /* inputs' and the output's names in the texts */
+    const char *acc;              /* C type of the accumulator (TA) */
+    const char *head;             /* code before the kernels (typedefs, a user's preamble) */
+    const char *map;              /* expression of the inputs and _j (the reduced index) -> TA */
+    const char *reduce;           /* expression of a and b (TA) -> TA */
+    const char *identity;         /* expression -> TA */
+    const char *post;             /* statement: sees a (TA), the output by name, _n, _d */
+    int user;                     /* 1: the texts are a user's: #line each one */
+    int has_init;                 /* 1: the final value is reduce(a, initial) */
+    int vec;                      /* elements per vector load in the vector kernels */
+    const char *index;            /* the map's name for the reduced index (NULL: "_j") */
+} ck_rspec;
+
+enum { CK_OPND_ARRAY = 0, CK_OPND_SCALAR, CK_OPND_RAW };
+
+/* The kernels in one generated module, by index (key bits 0-2). */
+enum { RF_ROWV, RF_ROWVW, RF_ROWN, RF_ROWNW, RF_COL, RF_FINAL, RF_COUNT };
+extern const char *const ck_rfunc_names[RF_COUNT];
+
+/* CUDA C of every kernel of spec. New ref or NULL. */
+PyObject *ck_reduce_source(const ck_rspec *spec);
+
+/* One reduction as the kernels see it: kept dimensions (the output's), reduced ones. */
+typedef struct {
+    int nin;
+    int kind[CK_RMAXIN];
+    int itemsize[CK_RMAXIN + 1];
+    CUdeviceptr ptr[CK_RMAXIN + 1];   /* inputs, then the output */
+    ck_slot val[CK_RMAXIN];           /* scalar inputs */
+    int kd, rd;
+    long long nout, nred;
+    long long kshape[CK_RMAXD], rshape[CK_RMAXD];
+    long long ks[CK_RMAXIN + 1][CK_RMAXD], rs[CK_RMAXIN + 1][CK_RMAXD]; /* bytes */
+    long long count;                  /* post's _n */
+    double d;                         /* post's _d */
+    ck_slot init;
+} ck_rplan;
+
+/* Plan the reduction of `nin` operands (arrays, or scalars/raw pointers where in[k] is
+ * NULL and kind[k] says so) broadcast to (ndim, shape) over the dimensions in `axes`
+ * (bit d) into out, whose shape is the kept dimensions (keepdims: with 1s). keep_order:
+ * reduced dimensions stay in C order (arg reductions count in it). 0 / -1. */
+int ck_rplan_make(ck_rplan *P, cukit_Array *const *in, const int *kind, int nin, int ndim,
+                  const Py_ssize_t *shape, uint64_t axes, cukit_Array *out, int keep_order);
+/* How a plan is launched: the kernel (RF_*), splits of the reduced range and their
+ * length, the grid. vec: the spec's elements per vector load; sm: the device's SMs;
+ * occ[RF_*]: blocks of each kernel an SM holds at once (0: unknown, 8 assumed). */
+typedef struct {
+    int fn;
+    long long splits, chunk, gx, gy;
+} ck_rlaunch;
+void ck_rplan_choose(const ck_rplan *P, int vec, int sm, const int *occ, ck_rlaunch *L);
+/* _reduce_plan(inputs, axes, out, keep_order=False, vec=4, sm=132, blocks=8):
+ * the plan and launch of fake arrays ((shape, strides, itemsize, address) each), for the
+ * tests that check the engine's layouts without a device. New ref (dict) or NULL. */
+PyObject *ck_reduce_plan_py(PyObject *m, PyObject *args);
+/* Run P with the kernels of the module cached under key (compiled from spec at first
+ * use) on stream h. acc_size: bytes of the accumulator. 0 / -1. */
+int ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
+                 const ck_rspec *spec, const char *file, PyObject *options, int acc_size,
+                 ck_rplan *P, CUstream h);
+
+/* The output shape of reducing (ndim, shape) over axes. */
+int ck_rout_shape(int ndim, const Py_ssize_t *shape, uint64_t axes, int keepdims,
+                  Py_ssize_t *oshape);
+/* Parse an axis= argument (None, int, tuple) for ndim dimensions into a bit mask;
+ * numpy's AxisError (a ValueError and IndexError) when out of range or repeated. 0 / -1. */
+int ck_parse_axes(cukit_state *st, PyObject *axis, int ndim, uint64_t *axes);
+/* The reduction and scan kernel tables of the module state (created at setup). */
+ck_kcache *ck_reduce_cache(cukit_state *st, int which);
+/* Bytes of typecode tc's compute type (float16: 4). */
+int ck_acc_size(int tc);
+
+#endif /* CUKIT_COMPUTE_REDUCE_IMPL_H */

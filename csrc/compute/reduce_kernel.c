@@ -1,0 +1,598 @@
+/* reduce_kernel.c - cukit.ReductionKernel: a user's map, reduce and post-map expressions
+ * run by the reduction engine, in CuPy's form and PyCUDA's
+ *
+ * CuPy's: ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2") --
+ * typed or placeholder parameters, broadcasting, axis= and keepdims=, every layout the
+ * engine has. PyCUDA's: ReductionKernel(numpy.float32, neutral="0", reduce_expr="a+b",
+ * map_expr="x[i]*y[i]", arguments="float *x, float *y") -- pointers indexed by i over
+ * the first array's size, a 0-d result. Each text is compiled under its own #line, so a
+ * compile error names it (map_expr:1:7: error: ...). */
+#include "compute/reduce_impl.h"
+
+#include <ctype.h>
+#include <string.h>
+
+#define MAXPH 4
+
+typedef struct {
+    char name[64];
+    int tc;      /* declared dtype, or -1: placeholder ph */
+    int ph;
+    int raw;     /* CuPy's raw, or a PyCUDA pointer */
+    int output;
+} rk_param;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    cukit_state *st;            /* borrowed */
+    int pycuda;
+    int nparams, nin;
+    rk_param params[CK_RMAXIN + 1];
+    char ph_names[MAXPH][64];
+    int nph;
+    int rtc, rph;               /* the reduce type: a dtype, or placeholder rph */
+    PyObject *name, *map, *reduce, *post, *identity, *preamble; /* strong refs: str */
+    PyObject *options;          /* strong ref: tuple of str */
+    ck_kcache cache;
+} cukit_RK;
+
+static const struct {
+    const char *name;
+    int tc;
+} c_types[] = {
+    {"bool", CUKIT_TC_BOOL}, {"int8_t", CUKIT_TC_I8}, {"signed char", CUKIT_TC_I8},
+    {"char", CUKIT_TC_I8}, {"uint8_t", CUKIT_TC_U8}, {"unsigned char", CUKIT_TC_U8},
+    {"int16_t", CUKIT_TC_I16}, {"short", CUKIT_TC_I16}, {"uint16_t", CUKIT_TC_U16},
+    {"unsigned short", CUKIT_TC_U16}, {"int32_t", CUKIT_TC_I32}, {"int", CUKIT_TC_I32},
+    {"uint32_t", CUKIT_TC_U32}, {"unsigned int", CUKIT_TC_U32}, {"unsigned", CUKIT_TC_U32},
+    {"int64_t", CUKIT_TC_I64}, {"long long", CUKIT_TC_I64}, {"long", CUKIT_TC_I64},
+    {"uint64_t", CUKIT_TC_U64}, {"unsigned long long", CUKIT_TC_U64},
+    {"unsigned long", CUKIT_TC_U64}, {"size_t", CUKIT_TC_U64}, {"half", CUKIT_TC_F16},
+    {"float", CUKIT_TC_F32}, {"double", CUKIT_TC_F64},
+};
+
+static int
+type_named(const char *t)
+{
+    for (int tc = 0; tc < CK_NT; tc++)
+        if (ck_dtypes[tc].ch && strcmp(ck_dtypes[tc].name, t) == 0)
+            return tc;
+    for (size_t i = 0; i < sizeof c_types / sizeof *c_types; i++)
+        if (strcmp(c_types[i].name, t) == 0)
+            return c_types[i].tc;
+    return -1;
+}
+
+static int
+is_ident(const char *s)
+{
+    if (!(isalpha((unsigned char)*s) || *s == '_'))
+        return 0;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* A placeholder's index, adding it. -1 with ValueError when there are too many. */
+static int
+placeholder(cukit_RK *self, const char *type)
+{
+    for (int i = 0; i < self->nph; i++)
+        if (strcmp(self->ph_names[i], type) == 0)
+            return i;
+    if (self->nph >= MAXPH || strlen(type) >= 64) {
+        PyErr_Format(PyExc_ValueError, "ReductionKernel takes at most %d type placeholders", MAXPH);
+        return -1;
+    }
+    strcpy(self->ph_names[self->nph], type);
+    return self->nph++;
+}
+
+/* "T x, raw float32 y" (CuPy) or "const float *x, int n" (PyCUDA). 0 / -1. */
+static int
+parse_params(cukit_RK *self, PyObject *text, int output)
+{
+    const char *s = PyUnicode_AsUTF8(text);
+    if (s == NULL)
+        return -1;
+    char buf[1024];
+    if (strlen(s) >= sizeof buf) {
+        PyErr_SetString(PyExc_ValueError, "ReductionKernel: parameter list too long");
+        return -1;
+    }
+    strcpy(buf, s);
+    for (char *c = buf; *c; c++)
+        if (*c == '*')
+            *c = ' '; /* a pointer is seen in the original text below */
+    const char *orig = s;
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        /* the same item in the original text, to see its '*' */
+        size_t at = (size_t)(item - buf), len = strlen(item);
+        int pointer = memchr(orig + at, '*', len) != NULL;
+        char *words[8], *s2 = NULL;
+        int nw = 0;
+        for (char *w = strtok_r(item, " \t\n", &s2); w && nw < 8; w = strtok_r(NULL, " \t\n", &s2))
+            if (strcmp(w, "const") && strcmp(w, "__restrict__") && strcmp(w, "restrict") &&
+                strcmp(w, "volatile"))
+                words[nw++] = w;
+        if (nw == 0)
+            continue;
+        if (self->nparams > CK_RMAXIN) {
+            PyErr_Format(PyExc_ValueError, "ReductionKernel takes at most %d inputs", CK_RMAXIN);
+            return -1;
+        }
+        rk_param *p = &self->params[self->nparams];
+        memset(p, 0, sizeof *p);
+        p->output = output;
+        p->raw = pointer;
+        int w0 = 0;
+        if (strcmp(words[0], "raw") == 0)
+            p->raw = w0 = 1;
+        if (nw - w0 < 2 || !is_ident(words[nw - 1]) || strlen(words[nw - 1]) >= sizeof p->name) {
+            PyErr_Format(PyExc_ValueError, "ReductionKernel: cannot read the parameters %R: "
+                         "write each as \"type name\", e.g. \"float32 x\" or \"T y\"", text);
+            return -1;
+        }
+        strcpy(p->name, words[nw - 1]);
+        char type[256] = "";
+        for (int i = w0; i < nw - 1; i++) {
+            if (i > w0)
+                strcat(type, " ");
+            strncat(type, words[i], sizeof type - strlen(type) - 2);
+        }
+        p->tc = type_named(type);
+        if (p->tc < 0) {
+            if (self->pycuda || !is_ident(type)) {
+                PyErr_Format(PyExc_ValueError, "ReductionKernel: unknown type '%s' for "
+                             "parameter '%s'", type, p->name);
+                return -1;
+            }
+            if ((p->ph = placeholder(self, type)) < 0)
+                return -1;
+        }
+        self->nparams++;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the call */
+
+static PyObject *
+rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    cukit_RK *self = (cukit_RK *)obj;
+    cukit_state *st = self->st;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *axis = Py_None, *stream = Py_None, *out_o = NULL;
+    int keepdims = 0;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i), *v = args[nargs + i];
+        if (PyUnicode_CompareWithASCIIString(key, "stream") == 0)
+            stream = v;
+        else if (PyUnicode_CompareWithASCIIString(key, "out") == 0)
+            out_o = v;
+        else if (!self->pycuda && PyUnicode_CompareWithASCIIString(key, "axis") == 0)
+            axis = v;
+        else if (!self->pycuda && PyUnicode_CompareWithASCIIString(key, "keepdims") == 0) {
+            if ((keepdims = PyObject_IsTrue(v)) < 0)
+                return NULL;
+        }
+        else if (PyUnicode_CompareWithASCIIString(key, "allocator") == 0 ||
+                 PyUnicode_CompareWithASCIIString(key, "reduce_dims") == 0)
+            ;
+        else
+            return PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument %R",
+                                self->name, key);
+    }
+    int nin = self->nin;
+    if (nargs == nin + 1 && out_o == NULL)
+        out_o = args[nin];
+    else if (nargs != nin)
+        return PyErr_Format(PyExc_TypeError, "%U() takes %d arguments, %zd given", self->name,
+                            nin, nargs);
+    int ph_tc[MAXPH] = {-1, -1, -1, -1}, tcs[CK_RMAXIN + 1], kinds[CK_RMAXIN], weak[CK_RMAXIN];
+    cukit_Array *arrays[CK_RMAXIN], *bcast[CK_RMAXIN];
+    int nb = 0;
+    cukit_Device *dev = NULL;
+    for (int k = 0; k < nin; k++) {
+        const rk_param *p = &self->params[k];
+        PyObject *v = args[k];
+        arrays[k] = NULL;
+        weak[k] = 0;
+        if (Py_IS_TYPE(v, st->ArrayType)) {
+            cukit_Array *a = (cukit_Array *)v;
+            if (!cukit_array_live(a))
+                return cukit_freed_error(), NULL;
+            if (!ck_math_tc(a->typecode))
+                return PyErr_Format(PyExc_TypeError, "%U(): argument %s has dtype %S, which "
+                                    "cukit kernels do not take", self->name, p->name, a->dtype);
+            if (dev && a->device != dev)
+                return PyErr_Format(PyExc_ValueError, "%U(): the arrays are on different devices",
+                                    self->name);
+            dev = a->device;
+            arrays[k] = a;
+            kinds[k] = p->raw ? CK_OPND_RAW : CK_OPND_ARRAY;
+            if (p->tc < 0) {
+                if (ph_tc[p->ph] >= 0 && ph_tc[p->ph] != a->typecode)
+                    return PyErr_Format(PyExc_TypeError, "%U(): type placeholder %s is bound to "
+                                        "both %s and %s; cast one with astype", self->name,
+                                        self->ph_names[p->ph], ck_dtypes[ph_tc[p->ph]].name,
+                                        ck_dtypes[a->typecode].name);
+                ph_tc[p->ph] = a->typecode;
+            }
+            else if (p->tc != a->typecode) {
+                return PyErr_Format(PyExc_TypeError, "%U(): argument %s is declared %s but the "
+                                    "array is %S; convert it with .astype(%s)", self->name,
+                                    p->name, ck_dtypes[p->tc].name, a->dtype,
+                                    ck_dtypes[p->tc].name);
+            }
+            if (p->raw && !(a->flags & CUKIT_ARRAY_C_CONTIG))
+                return PyErr_Format(PyExc_ValueError, "%U(): argument %s is indexed by the code "
+                                    "and must be C-contiguous; pass cukit.ascontiguousarray(x)",
+                                    self->name, p->name);
+            if (!p->raw)
+                bcast[nb++] = a;
+            continue;
+        }
+        if (p->raw)
+            return PyErr_Format(PyExc_TypeError, "%U(): argument %s must be a cukit.Array, not "
+                                "%s", self->name, p->name, Py_TYPE(v)->tp_name);
+        if (cukit_numpy(st) < 0)
+            return NULL;
+        if (PyObject_TypeCheck(v, (PyTypeObject *)st->np_ndarray))
+            return PyErr_Format(PyExc_TypeError, "%U(): argument %s is a numpy array in host "
+                                "memory; copy it to the device first with cukit.to_device(x)",
+                                self->name, p->name);
+        kinds[k] = CK_OPND_SCALAR;
+        if (PyBool_Check(v)) weak[k] = CK_WEAK_BOOL;
+        else if (PyLong_Check(v)) weak[k] = CK_WEAK_INT;
+        else if (PyFloat_Check(v) && !PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic))
+            weak[k] = CK_WEAK_FLOAT;
+        else if (!PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic))
+            return PyErr_Format(PyExc_TypeError, "%U(): argument %s must be a cukit.Array or a "
+                                "scalar, not %s", self->name, p->name, Py_TYPE(v)->tp_name);
+    }
+    for (int k = 0; k < nin; k++) {
+        const rk_param *p = &self->params[k];
+        if (kinds[k] != CK_OPND_SCALAR || p->tc >= 0 || ph_tc[p->ph] >= 0)
+            continue;
+        if (weak[k]) {
+            ph_tc[p->ph] = ck_weak_tc(weak[k], -1);
+        }
+        else {
+            PyObject *dt = PyObject_GetAttr(args[k], st->str_dtype);
+            ph_tc[p->ph] = dt ? cukit_typecode_of_dtype(dt) : -1;
+            Py_XDECREF(dt);
+            if (ph_tc[p->ph] < 0)
+                return NULL;
+        }
+    }
+    for (int k = 0; k <= nin; k++) {
+        const rk_param *p = &self->params[k];
+        tcs[k] = p->tc >= 0 ? p->tc : ph_tc[p->ph];
+        if (tcs[k] < 0)
+            return PyErr_Format(PyExc_TypeError, "%U(): cannot tell type %s of %s from the "
+                                "arguments", self->name, self->ph_names[p->ph], p->name);
+    }
+    int atc = self->rtc >= 0 ? self->rtc : ph_tc[self->rph];
+    if (atc < 0)
+        return PyErr_Format(PyExc_TypeError, "%U(): cannot tell the reduce type from the "
+                            "arguments", self->name);
+    if (dev == NULL)
+        return PyErr_Format(PyExc_TypeError, "%U() needs at least one cukit.Array argument",
+                            self->name);
+    /* the shape: broadcast inputs (CuPy), or the first array's size (PyCUDA) */
+    int ndim = 0;
+    Py_ssize_t shape[CUKIT_MAXDIM], oshape[CUKIT_MAXDIM];
+    uint64_t axes = 0;
+    if (self->pycuda) {
+        cukit_Array *first = NULL;
+        for (int k = 0; k < nin && first == NULL; k++)
+            first = arrays[k];
+        ndim = 1;
+        shape[0] = first->size;
+        axes = 1;
+    }
+    else {
+        if (ck_broadcast(bcast, nb, &ndim, shape) < 0 || ck_parse_axes(st, axis, ndim, &axes) < 0)
+            return NULL;
+    }
+    int ond = ck_rout_shape(ndim, shape, axes, keepdims, oshape);
+    cukit_Array *out;
+    if (out_o && out_o != Py_None) {
+        if (!Py_IS_TYPE(out_o, st->ArrayType))
+            return PyErr_Format(PyExc_TypeError, "%U(): the output must be a cukit.Array",
+                                self->name);
+        out = (cukit_Array *)out_o;
+        if (out->typecode != tcs[nin] || out->ndim != ond ||
+            memcmp(out->shape, oshape, sizeof(Py_ssize_t) * (size_t)ond))
+            return PyErr_Format(PyExc_ValueError, "%U(): the output must be a %s array of the "
+                                "reduced shape", self->name, ck_dtypes[tcs[nin]].name);
+        Py_INCREF(out);
+    }
+    else if ((out = ck_empty(st, dev, tcs[nin], ond, oshape)) == NULL) {
+        return NULL;
+    }
+    /* the spec */
+    ck_rspec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.nin = nin;
+    spec.user = 1;
+    spec.index = self->pycuda ? "i" : NULL;
+    int widest = 1;
+    for (int k = 0; k <= nin; k++) {
+        spec.tc[k] = tcs[k];
+        spec.names[k] = self->params[k].name;
+        if (k < nin) {
+            spec.kind[k] = kinds[k];
+            if (kinds[k] == CK_OPND_ARRAY && ck_dtypes[tcs[k]].size > widest)
+                widest = ck_dtypes[tcs[k]].size;
+        }
+    }
+    spec.vec = widest >= 16 ? 1 : 16 / widest;
+    spec.acc = ck_dtypes[atc].ctype;
+    PyObject *head = PyUnicode_FromFormat("typedef %s _type_reduce;\n", ck_dtypes[atc].ctype);
+    for (int i = 0; head && i < self->nph; i++)
+        if (ph_tc[i] >= 0)
+            Py_SETREF(head, PyUnicode_FromFormat("%Utypedef %s %s;\n", head,
+                                                 ck_dtypes[ph_tc[i]].ctype, self->ph_names[i]));
+    if (head && PyUnicode_GET_LENGTH(self->preamble) > 0)
+        Py_SETREF(head, PyUnicode_FromFormat("%U#line 1 \"preamble\"\n%U\n", head, self->preamble));
+    const char *h = head ? PyUnicode_AsUTF8(head) : NULL;
+    spec.head = h;
+    spec.map = PyUnicode_AsUTF8(self->map);
+    spec.reduce = PyUnicode_AsUTF8(self->reduce);
+    spec.identity = PyUnicode_AsUTF8(self->identity);
+    spec.post = PyUnicode_AsUTF8(self->post);
+    ck_rplan P;
+    CUstream hs = NULL;
+    int rc = -1;
+    if (h == NULL || !spec.map || !spec.reduce || !spec.identity || !spec.post ||
+        ck_stream(st, stream, dev, NULL, &hs) < 0)
+        goto done;
+    if (ck_rplan_make(&P, arrays, kinds, nin, ndim, shape, axes, out, 0) < 0)
+        goto done;
+    for (int k = 0; k < nin; k++)
+        if (kinds[k] == CK_OPND_SCALAR && ck_scalar_to(args[k], tcs[k], 1, &P.val[k]) < 0)
+            goto done;
+    if (self->pycuda) { /* raw pointers: nothing to index but i */
+        P.kd = 0;
+        P.rd = 1;
+        P.nout = 1;
+        P.nred = shape[0];
+        P.rshape[0] = shape[0];
+        memset(P.rs, 0, sizeof P.rs);
+    }
+    P.count = P.nred;
+    P.d = (double)P.nred;
+    memset(&P.init, 0, sizeof P.init);
+    uint64_t key = (1ULL << 63) | (uint64_t)(dev->ordinal & 63) << 3;
+    for (int i = 0; i < MAXPH; i++)
+        key |= (uint64_t)(ph_tc[i] < 0 ? 31 : ph_tc[i]) << (9 + 5 * i);
+    for (int k = 0; k < nin; k++)
+        key |= (uint64_t)(kinds[k] == CK_OPND_SCALAR) << (29 + k);
+    PyObject *file = PyUnicode_FromFormat("%U.cu", self->name);
+    const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
+    if (fname)
+        rc = ck_rplan_run(st, dev, &self->cache, key, &spec, fname, self->options,
+                          ck_dtypes[atc].size, &P, hs);
+    Py_XDECREF(file);
+done:
+    Py_XDECREF(head);
+    if (rc < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return (PyObject *)out;
+}
+
+/* ------------------------------------------------------------------ the type */
+
+static PyObject *
+text_of(PyObject *v, const char *what)
+{
+    if (v == NULL || v == Py_None)
+        return PyUnicode_FromString("");
+    if (PyUnicode_Check(v))
+        return Py_NewRef(v);
+    if (PyLong_Check(v) || PyFloat_Check(v))
+        return PyObject_Str(v);
+    return PyErr_Format(PyExc_TypeError, "ReductionKernel: %s must be a str", what);
+}
+
+static PyObject *
+rk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    cukit_state *st = cukit_state_of_type(type);
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *first = n > 0 ? PyTuple_GET_ITEM(args, 0)
+                            : kwargs ? PyDict_GetItemString(kwargs, "dtype_out") : NULL;
+    int pycuda = first != NULL && !PyUnicode_Check(first);
+    PyObject *in = NULL, *outp = NULL, *map = NULL, *red = NULL, *post = NULL, *ident = NULL,
+             *name = NULL, *rtype = NULL, *pre = NULL, *opts = NULL, *dtype = NULL,
+             *args_o = NULL, *keep = NULL, *alloc = NULL, *dims = NULL;
+    if (pycuda) {
+        static char *kw[] = {"dtype_out", "neutral", "reduce_expr", "map_expr", "arguments",
+                             "name", "keep", "options", "preamble", "allocator", NULL};
+        if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OOOOOOO:ReductionKernel", kw, &dtype,
+                                         &ident, &red, &map, &args_o, &name, &keep, &opts, &pre,
+                                         &alloc))
+            return NULL;
+    }
+    else {
+        static char *kw[] = {"in_params", "out_params", "map_expr", "reduce_expr",
+                             "post_map_expr", "identity", "name", "reduce_type", "reduce_dims",
+                             "preamble", "options", NULL};
+        if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UUOOOO|OOOOO:ReductionKernel", kw, &in,
+                                         &outp, &map, &red, &post, &ident, &name, &rtype, &dims,
+                                         &pre, &opts))
+            return NULL;
+    }
+    cukit_RK *self = PyObject_GC_New(cukit_RK, type);
+    if (self == NULL)
+        return NULL;
+    self->vectorcall = rk_call;
+    self->st = st;
+    self->pycuda = pycuda;
+    self->nparams = self->nin = self->nph = 0;
+    self->rtc = self->rph = -1;
+    self->name = self->map = self->reduce = self->post = self->identity = self->preamble = NULL;
+    self->options = NULL;
+    memset(&self->cache, 0, sizeof self->cache);
+    PyObject_GC_Track(self);
+    self->name = name && name != Py_None ? text_of(name, "name")
+                                         : PyUnicode_FromString("reduce_kernel");
+    self->reduce = text_of(red, "reduce_expr");
+    self->identity = text_of(ident, pycuda ? "neutral" : "identity");
+    self->preamble = text_of(pre, "preamble");
+    if (!self->name || !self->reduce || !self->identity || !self->preamble)
+        goto error;
+    if (!is_ident(PyUnicode_AsUTF8(self->name))) {
+        PyErr_Format(PyExc_ValueError, "ReductionKernel: name %R must be a C identifier",
+                     self->name);
+        goto error;
+    }
+    self->options = opts && opts != Py_None ? PySequence_Tuple(opts) : PyTuple_New(0);
+    if (self->options == NULL)
+        goto error;
+    if (pycuda) {
+        int otc = ck_tc_of(st, dtype);
+        if (otc < 0)
+            goto error;
+        PyObject *arguments = args_o && args_o != Py_None
+                                  ? Py_NewRef(args_o)
+                                  : PyUnicode_FromFormat("const %s *in", ck_dtypes[otc].ctype_c);
+        if (arguments == NULL || parse_params(self, arguments, 0) < 0) {
+            Py_XDECREF(arguments);
+            goto error;
+        }
+        Py_DECREF(arguments);
+        self->nin = self->nparams;
+        rk_param *o = &self->params[self->nparams++];
+        memset(o, 0, sizeof *o);
+        strcpy(o->name, "out_");
+        o->tc = otc;
+        o->output = 1;
+        self->rtc = otc;
+        self->map = map && map != Py_None ? text_of(map, "map_expr") : PyUnicode_FromString("in[i]");
+        self->post = PyUnicode_FromString("out_ = a");
+    }
+    else {
+        if (parse_params(self, in, 0) < 0)
+            goto error;
+        self->nin = self->nparams;
+        if (parse_params(self, outp, 1) < 0)
+            goto error;
+        if (self->nparams != self->nin + 1) {
+            PyErr_SetString(PyExc_ValueError, "ReductionKernel takes one output parameter");
+            goto error;
+        }
+        self->map = text_of(map, "map_expr");
+        self->post = text_of(post, "post_map_expr");
+        const rk_param *o = &self->params[self->nin];
+        if (rtype == NULL || rtype == Py_None) {
+            self->rtc = o->tc;
+            self->rph = o->tc < 0 ? o->ph : -1;
+        }
+        else {
+            const char *t = PyUnicode_Check(rtype) ? PyUnicode_AsUTF8(rtype) : NULL;
+            if (t && (self->rtc = type_named(t)) < 0) {
+                if (!is_ident(t)) {
+                    PyErr_Format(PyExc_ValueError, "ReductionKernel: unknown reduce_type %R", rtype);
+                    goto error;
+                }
+                if ((self->rph = placeholder(self, t)) < 0)
+                    goto error;
+            }
+            else if (t == NULL && (self->rtc = ck_tc_of(st, rtype)) < 0) {
+                goto error;
+            }
+        }
+    }
+    if (self->map == NULL || self->post == NULL)
+        goto error;
+    for (int k = 0; k < self->nin; k++)
+        if (self->params[k].output) {
+            PyErr_SetString(PyExc_ValueError, "ReductionKernel: outputs come last");
+            goto error;
+        }
+    return (PyObject *)self;
+error:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static void
+rk_dealloc(cukit_RK *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    ck_kcache_clear(&self->cache);
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->map);
+    Py_CLEAR(self->reduce);
+    Py_CLEAR(self->post);
+    Py_CLEAR(self->identity);
+    Py_CLEAR(self->preamble);
+    Py_CLEAR(self->options);
+    PyObject_GC_Del(self);
+    Py_DECREF(tp);
+}
+
+static int
+rk_traverse(cukit_RK *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->cache.modules);
+    return 0;
+}
+
+static PyObject *
+rk_repr(cukit_RK *self)
+{
+    return PyUnicode_FromFormat("<cukit.ReductionKernel '%U'>", self->name);
+}
+
+static PyMemberDef rk_members[] = {
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(cukit_RK, vectorcall), Py_READONLY},
+    {"name", Py_T_OBJECT_EX, offsetof(cukit_RK, name), Py_READONLY, "The kernel's name."},
+    {NULL},
+};
+
+static PyType_Slot rk_slots[] = {
+    {Py_tp_new, rk_new},
+    {Py_tp_dealloc, rk_dealloc},
+    {Py_tp_traverse, rk_traverse},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_repr, rk_repr},
+    {Py_tp_members, rk_members},
+    {Py_tp_doc, "ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr, "
+                "identity, name='reduce_kernel', reduce_type=None, reduce_dims=True, preamble='', "
+                "options=()) -- CuPy's form; call k(*inputs, axis=None, keepdims=False, "
+                "out=None, stream=None).\n\nReductionKernel(dtype_out, neutral, reduce_expr, "
+                "map_expr=None, arguments=None, name='reduce_kernel', keep=False, options=None, "
+                "preamble='') -- PyCUDA's form; call k(*arguments, stream=None, out=None) -> a "
+                "0-d Array."},
+    {0, NULL},
+};
+
+static PyType_Spec rk_spec = {
+    .name = "cukit.ReductionKernel",
+    .basicsize = sizeof(cukit_RK),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = rk_slots,
+};
+
+int
+ck_reduce_kernel_setup(PyObject *module, cukit_state *st)
+{
+    st->ReductionKernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &rk_spec, NULL);
+    if (st->ReductionKernelType == NULL)
+        return -1;
+    return PyModule_AddObjectRef(module, "ReductionKernel", (PyObject *)st->ReductionKernelType);
+}

@@ -1,0 +1,41 @@
+// shim.h - CPU stand-ins for the CUDA built-ins cukit's generated reduction and scan
+// kernels use (tests only): 256 threads per block, blocks one after another, barriers
+// for __syncthreads and the warp shuffles.
+#include <pthread.h>
+#include <string.h>
+#include <math.h>
+#include <stdint.h>
+#include <thread>
+#include <vector>
+#include <algorithm>
+struct ck_dim3 { unsigned x, y, z; };
+static thread_local ck_dim3 threadIdx, blockIdx;
+static ck_dim3 blockDim = {256, 1, 1}, gridDim = {1, 1, 1};
+static pthread_barrier_t ck_block_bar;
+static pthread_barrier_t ck_warp_bar[8];
+static int ck_warp_buf[8][32];
+static inline void __syncthreads() { pthread_barrier_wait(&ck_block_bar); }
+static inline int ck_xchg(int v, int src, bool valid) {
+    int w = threadIdx.x / 32, l = threadIdx.x % 32;
+    ck_warp_buf[w][l] = v;
+    pthread_barrier_wait(&ck_warp_bar[w]);
+    int r = valid ? ck_warp_buf[w][src] : v;
+    pthread_barrier_wait(&ck_warp_bar[w]);
+    return r;
+}
+static inline int __shfl_down_sync(unsigned, int v, int d) { int l = threadIdx.x % 32; return ck_xchg(v, l + d, l + d < 32); }
+static inline int __shfl_up_sync(unsigned, int v, int d) { int l = threadIdx.x % 32; return ck_xchg(v, l - d, l - d >= 0); }
+static inline int __shfl_sync(unsigned, int v, int s) { return ck_xchg(v, s, true); }
+static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+static inline int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline void __threadfence() { __sync_synchronize(); }
+template <class A, class B> static inline auto min(A a, B b) { return a < b ? a : b; }
+template <class A, class B> static inline auto max(A a, B b) { return a > b ? a : b; }
+using std::isinf; using std::isfinite; using std::signbit;
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+#define __align__(n) alignas(n)
+#define asm(...) (void)0

@@ -1,0 +1,542 @@
+"""Reductions and scans: every reduction x dtype x axis form against numpy, on contiguous,
+transposed and strided views of fresh random data with NaN and infinity; empty and
+size-1 axes; initial=, where=, out=, dtype=; dot, vdot, inner, norms, allclose,
+array_equal; ReductionKernel in both forms; cumsum/cumprod and the scan kernels; the
+errors. The kernels the GPU tests use are compiled up front on every core."""
+import math
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import cukit
+from conftest import HAVE_GPU
+
+gpu = pytest.mark.gpu
+DTYPES = ["bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "uint64",
+          "float16", "float32", "float64", "complex64", "complex128"]
+KINDS = ["sum", "prod", "max", "min", "argmax", "argmin", "all", "any", "count_nonzero",
+         "nansum", "nanmax", "nanmin", "mean", "var", "std", "ptp"]
+AXES = [None, 0, 1, -1, (0, 2), (1, 2)]
+PAIRS = [("float32", "float32"), ("float64", "float64"), ("int32", "int64"),
+         ("float16", "float16"), ("complex64", "complex64"), ("float32", "float64")]
+# relative rounding allowed in a float result, by the result's dtype (times 8 below)
+RTOL = {"float16": 1e-2, "float32": 2e-5, "complex64": 2e-5, "float64": 1e-12,
+        "complex128": 1e-12}
+
+
+def skip_kind(kind, dtype):
+    d = np.dtype(dtype)
+    return (kind in ("argmax", "argmin") and d.kind == "c") or (kind == "ptp" and d.kind == "b")
+
+
+def data(rng, dtype, shape, nan=False):
+    d = np.dtype(dtype)
+    if d.kind == "b":
+        return rng.random(shape) > 0.5
+    if d.kind in "iu":
+        info = np.iinfo(d)
+        return rng.integers(max(info.min, -100), min(info.max, 100), shape, endpoint=True).astype(d)
+    if d.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(d)
+    x = rng.standard_normal(shape).astype(d)
+    if nan:
+        flat = x.reshape(-1)
+        idx = rng.choice(flat.size, 3, replace=False)
+        flat[idx[0]], flat[idx[1]], flat[idx[2]] = np.nan, np.inf, -np.inf
+    return x
+
+
+def reference(kind, x, axis, keepdims=False):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(getattr(np, kind)(x, axis=axis, keepdims=keepdims))
+
+
+def scale_of(kind, x, axis, keepdims=False):
+    """The sum of |x| over each output's elements: bounds the rounding of a sum."""
+    if x.dtype.kind == "b" or kind not in ("sum", "nansum", "mean", "var", "std"):
+        return 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = np.abs(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64))
+        a = np.where(np.isfinite(a), a, 0)
+        s = np.sum(a, axis=axis, keepdims=keepdims)
+        if kind in ("mean", "var", "std"):
+            n = max(1, x.size // max(1, np.asarray(s).size))
+            s = s / n if kind == "mean" else (s / n) ** 2 if kind == "var" else s / n
+        return np.asarray(s)
+
+
+def check(got, want, scale=0.0, what=""):
+    """got equals numpy's want: same shape and dtype, integers exactly, floats within the
+    result dtype's rounding (relative, plus `scale` times it: the sum of |x|)."""
+    got = got.get() if isinstance(got, cukit.Array) else np.asarray(got)
+    want = np.asarray(want)
+    assert got.shape == want.shape, (what, got.shape, want.shape)
+    assert got.dtype == want.dtype, (what, got.dtype, want.dtype)
+    rtol = RTOL.get(want.dtype.name, 0.0) * 8
+    if want.dtype.kind in "fc":
+        g = got.astype(np.complex128)
+        w = want.astype(np.complex128)
+        same_nan = np.isnan(g) == np.isnan(w)
+        assert same_nan.all(), (what, got, want)
+        finite = np.isfinite(w)
+        assert (g[~finite & ~np.isnan(w)] == w[~finite & ~np.isnan(w)]).all(), (what, got, want)
+        err = np.abs(g - w)[finite]
+        bound = (rtol * np.abs(w) + rtol * np.broadcast_to(scale, w.shape) + 1e-30)[finite]
+        assert (err <= bound).all(), (what, got, want)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+def warm(jobs):
+    """Run the first call of each job on every core: each compiles its kernels once."""
+    if not HAVE_GPU:
+        return
+    with ThreadPoolExecutor(16) as ex:
+        for f in [ex.submit(j) for j in jobs]:
+            try:
+                f.result()
+            except Exception:
+                pass
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled():
+    if not HAVE_GPU:
+        return
+    jobs = []
+    for a, b in PAIRS:
+        x, y = cukit.to_device(np.ones(3, a)), cukit.to_device(np.ones(3, b))
+        jobs += [lambda x=x, y=y: cukit.dot(x, y).get(), lambda x=x, y=y: cukit.vdot(x, y).get()]
+        for o in (1, 2, np.inf, -np.inf):
+            jobs.append(lambda x=x, o=o: cukit.linalg.norm(x, o).get())
+    for dt in DTYPES:
+        x = cukit.to_device(np.ones((2, 3), dt))
+        for kind in KINDS:
+            if not skip_kind(kind, dt):
+                jobs.append(lambda x=x, kind=kind: getattr(cukit, kind)(x).get())
+        jobs.append(lambda x=x: cukit.cumsum(x).get())
+        jobs.append(lambda x=x: cukit.cumprod(x).get())
+    warm(jobs)
+
+
+# ------------------------------------------------------------------ numpy's reductions
+
+
+@gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_reduction_axis_and_layout(rng, dtype):
+    host = data(rng, dtype, (5, 7, 33))
+    dev = cukit.to_device(host)
+    layouts = [("contiguous", host, dev), ("transposed", host.T, dev.T),
+               ("strided", host[:, ::2, 1:], dev[:, ::2, 1:])]
+    for kind in KINDS:
+        if skip_kind(kind, dtype):
+            continue
+        if kind == "prod" and np.dtype(dtype).kind in "fc":
+            h = (1 + 0.01 * data(rng, dtype, (5, 7, 33))).astype(dtype)
+            lay = [("contiguous", h, cukit.to_device(h))]
+        else:
+            lay = layouts
+        for name, x, xd in lay:
+            for axis in AXES:
+                if kind in ("argmax", "argmin") and isinstance(axis, tuple):
+                    continue
+                keep = axis == 1
+                want = reference(kind, x, axis, keep)
+                f = getattr(cukit, kind)
+                check(f(xd, axis=axis, keepdims=keep), want, scale_of(kind, x, axis, keep),
+                      f"{kind} {name} axis={axis}")
+        # the method form
+        if kind not in ("count_nonzero", "nansum", "nanmax", "nanmin"):
+            check(getattr(dev, kind)(axis=-1), reference(kind, host, -1),
+                  scale_of(kind, host, -1), f"Array.{kind}")
+
+
+@gpu
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_nan_and_infinity_as_numpy(rng, dtype):
+    host = data(rng, dtype, (6, 40), nan=True)
+    dev = cukit.to_device(host)
+    for kind in KINDS:
+        if kind == "prod":  # under- and overflow depend on the order
+            continue
+        for axis in (None, 0, 1):
+            want = reference(kind, host, axis)
+            check(getattr(cukit, kind)(dev, axis=axis), want, scale_of(kind, host, axis),
+                  f"{kind} axis={axis}")
+
+
+@gpu
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])
+def test_large_and_unaligned_layouts(rng, dtype):
+    """Splits and a second pass, vector loads, a thread per output, short rows."""
+    for shape, axes in [((3_000_017,), [None]), ((300, 5001), [None, 0, 1]),
+                        ((6000, 3), [0, 1]), ((2, 2_000_000), [1])]:
+        host = data(rng, dtype, shape)
+        dev = cukit.to_device(host)
+        views = [(host, dev), (host[..., 1:], dev[..., 1:])]
+        for x, xd in views:
+            for axis in axes:
+                for kind in ("sum", "max", "argmin", "mean"):
+                    check(getattr(cukit, kind)(xd, axis=axis), reference(kind, x, axis),
+                          scale_of(kind, x, axis), f"{kind} {x.shape} axis={axis}")
+
+
+@gpu
+def test_empty_and_size_one_axes():
+    for shape in [(0,), (3, 0), (0, 3), (1, 1), (1, 5), (4, 1)]:
+        host = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
+        dev = cukit.to_device(host)
+        for axis in [None, 0, -1]:
+            for kind in ("sum", "prod", "mean", "all", "any", "count_nonzero", "var"):
+                check(getattr(cukit, kind)(dev, axis=axis), reference(kind, host, axis),
+                      scale_of(kind, host, axis), f"{kind} {shape} {axis}")
+            for kind in ("max", "min", "argmax", "nanmax", "ptp"):
+                try:
+                    want = reference(kind, host, axis)
+                except ValueError as e:
+                    with pytest.raises(ValueError, match="zero-size array|empty sequence"):
+                        getattr(cukit, kind)(dev, axis=axis)
+                    assert "identity" in str(e) or "empty" in str(e)
+                    continue
+                check(getattr(cukit, kind)(dev, axis=axis), want, 0.0, f"{kind} {shape}")
+
+
+@gpu
+def test_initial_where_out_dtype(rng):
+    host = rng.standard_normal((8, 50)).astype(np.float32)
+    dev = cukit.to_device(host)
+    mask = rng.random((8, 50)) > 0.3
+    mdev = cukit.to_device(mask)
+    for kind, kw in [("sum", {}), ("prod", {}), ("max", {"initial": -10.0}),
+                     ("min", {"initial": 10.0}), ("all", {}), ("any", {})]:
+        for axis in (None, 1):
+            want = np.asarray(getattr(np, kind)(host, axis=axis, where=mask, **kw))
+            check(getattr(cukit, kind)(dev, axis=axis, where=mdev, **kw), want,
+                  scale_of(kind, host, axis), f"{kind} where= axis={axis}")
+    check(cukit.sum(dev, initial=5.0), np.sum(host, initial=5.0), scale_of("sum", host, None))
+    check(cukit.max(dev, axis=0, initial=100.0), np.max(host, axis=0, initial=100.0))
+    empty = cukit.to_device(np.zeros((0, 4), np.float32))
+    check(cukit.max(empty, axis=0, initial=-1.0), np.max(np.zeros((0, 4), np.float32), axis=0,
+                                                          initial=-1.0))
+    ints = rng.integers(-50, 50, (6, 9)).astype(np.int32)
+    idev = cukit.to_device(ints)
+    check(cukit.sum(idev, axis=0, dtype=np.int8), np.sum(ints, axis=0, dtype=np.int8))
+    check(cukit.mean(idev, axis=1, dtype=np.float32), np.mean(ints, axis=1, dtype=np.float32),
+          scale_of("mean", ints, 1))
+    out = cukit.to_device(np.full(9, np.nan, np.float64))
+    r = cukit.sum(idev, axis=0, out=out)
+    assert r is out
+    check(out, np.sum(ints, axis=0).astype(np.float64))
+    out2 = cukit.to_device(np.full((6, 1), -1, np.int64))
+    cukit.argmax(idev, axis=1, out=out2, keepdims=True)
+    check(out2, np.argmax(ints, axis=1, keepdims=True))
+    check(cukit.var(dev, axis=1, ddof=1), np.var(host, axis=1, ddof=1), scale_of("var", host, 1))
+    check(cukit.std(dev, ddof=2), np.std(host, ddof=2), scale_of("std", host, None))
+
+
+@gpu
+@pytest.mark.parametrize("pair", PAIRS)
+def test_dot_vdot_inner_norm(rng, pair):
+    a = data(rng, pair[0], (1000,))
+    b = data(rng, pair[1], (1000,))
+    m = data(rng, pair[0], (37, 1000))
+    ad, bd, md = cukit.to_device(a), cukit.to_device(b), cukit.to_device(m)
+    sc = float(np.abs(a.astype(np.complex128) * b).sum())
+    check(cukit.dot(ad, bd), np.dot(a, b), sc, "dot 1-D")
+    check(cukit.inner(ad, bd), np.inner(a, b), sc, "inner")
+    check(cukit.vdot(ad, bd), np.vdot(a, b), sc, "vdot")
+    check(cukit.dot(md, bd), np.dot(m, b), sc * 10, "dot 2-D . 1-D")
+    check(md.dot(bd), np.dot(m, b), sc * 10, "Array.dot")
+    if np.dtype(pair[0]).kind != "b":
+        for ord_ in (None, 1, 2, np.inf, -np.inf):
+            want = np.asarray(np.linalg.norm(a, ord_))
+            got = cukit.linalg.norm(ad, ord_)
+            check(got, want, 0.0, f"norm {ord_}")
+        check(cukit.linalg.norm(md, axis=1), np.linalg.norm(m, axis=1))
+
+
+@gpu
+def test_allclose_and_array_equal(rng):
+    a = rng.standard_normal(1000)
+    b = a + 1e-9
+    ad, bd = cukit.to_device(a), cukit.to_device(b)
+    assert cukit.allclose(ad, bd) is True
+    assert cukit.allclose(ad, cukit.to_device(a + 1e-3)) is False
+    n = a.copy()
+    n[3] = np.nan
+    nd = cukit.to_device(n)
+    assert cukit.allclose(nd, nd) is False
+    assert cukit.allclose(nd, nd, equal_nan=True) is True
+    inf = cukit.to_device(np.array([np.inf, 1.0]))
+    assert cukit.allclose(inf, inf) is True
+    assert cukit.array_equal(ad, cukit.to_device(a.copy())) is True
+    assert cukit.array_equal(ad, bd) is False
+    assert cukit.array_equal(ad, cukit.to_device(a[:10])) is False
+    assert cukit.array_equal(nd, nd) is False
+    assert cukit.array_equal(nd, nd, equal_nan=True) is True
+
+
+@gpu
+def test_reduction_errors(rng):
+    dev = cukit.to_device(rng.standard_normal((3, 4)))
+    with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of bounds"):
+        cukit.sum(dev, axis=2)
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        cukit.sum(dev, axis=(0, -2))
+    with pytest.raises(TypeError, match="numpy array in host memory.*to_device"):
+        cukit.sum(np.ones(3))
+    with pytest.raises(TypeError, match="must be a cukit.Array"):
+        cukit.max([1, 2])
+    with pytest.raises(TypeError, match="does not support complex"):
+        cukit.argmax(cukit.to_device(np.ones(3, np.complex64)))
+    with pytest.raises(TypeError, match="matrix products are not implemented"):
+        cukit.dot(dev, dev)
+    with pytest.raises(ValueError, match="not aligned"):
+        cukit.dot(dev, cukit.to_device(np.ones(3)))
+    with pytest.raises(TypeError, match="where= must be a bool array"):
+        cukit.sum(dev, where=dev)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dtype'"):
+        cukit.max(dev, dtype=np.float32)
+    with pytest.raises(ValueError, match="out= has shape"):
+        cukit.sum(dev, axis=0, out=cukit.to_device(np.zeros(3)))
+    with pytest.raises(ValueError, match="not supported for vectors"):
+        cukit.linalg.norm(cukit.to_device(np.ones(3)), ord=3)
+
+
+# ------------------------------------------------------------------ ReductionKernel
+
+
+@gpu
+def test_reduction_kernel_cupy_form(rng):
+    l2 = cukit.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+    for dtype in ("float32", "float64"):
+        host = rng.standard_normal((40, 300)).astype(dtype)
+        dev = cukit.to_device(host)
+        check(l2(dev), np.asarray(np.sqrt((host.astype(np.float64) ** 2).sum())).astype(dtype))
+        check(l2(dev, axis=0), np.sqrt((host.astype(np.float64) ** 2).sum(0)).astype(dtype))
+        check(l2(dev.T, axis=1, keepdims=True),
+              np.sqrt((host.T.astype(np.float64) ** 2).sum(1, keepdims=True)).astype(dtype))
+    # two inputs, broadcasting, a scalar, a typed output and reduce type
+    wsum = cukit.ReductionKernel("float32 x, float32 w, float32 s", "float64 y", "x * w * s",
+                                 "a + b", "y = a", "0", "wsum", reduce_type="float64")
+    x = rng.standard_normal((20, 64)).astype(np.float32)
+    w = rng.standard_normal(64).astype(np.float32)
+    got = wsum(cukit.to_device(x), cukit.to_device(w), 2.0, axis=1)
+    check(got, (x.astype(np.float64) * w * 2).sum(1), np.abs(x.astype(np.float64) * w * 2).sum(1))
+    mx = cukit.ReductionKernel("T x", "T y", "x", "max(a, b)", "y = a", "-1e30", "mymax")
+    check(mx(cukit.to_device(x)), np.asarray(x.max()))
+
+
+@gpu
+def test_reduction_kernel_pycuda_form(rng):
+    dot = cukit.ReductionKernel(np.float32, neutral="0", reduce_expr="a+b",
+                                map_expr="x[i]*y[i]", arguments="const float *x, const float *y")
+    x = rng.standard_normal(100_001).astype(np.float32)
+    y = rng.standard_normal(100_001).astype(np.float32)
+    got = dot(cukit.to_device(x), cukit.to_device(y))
+    assert got.shape == () and got.dtype == np.float32
+    np.testing.assert_allclose(got.get(), np.dot(x.astype(np.float64), y), rtol=1e-4, atol=1e-2)
+    total = cukit.ReductionKernel(np.int64, "0", "a+b", arguments="const long long *in")
+    ints = rng.integers(-1000, 1000, 5000)
+    assert int(total(cukit.to_device(ints)).get()) == int(ints.sum())
+    scaled = cukit.ReductionKernel(np.float64, "0", "a+b", "s*v[i]",
+                                   "double s, const double *v")
+    v = rng.standard_normal(777)
+    np.testing.assert_allclose(scaled(3.0, cukit.to_device(v)).get(), 3 * v.sum(), rtol=1e-12)
+
+
+@gpu
+def test_reduction_kernel_compile_errors_point_into_the_expression():
+    k = cukit.ReductionKernel("T x", "T y", "x * undefined_name", "a + b", "y = a", "0", "bad")
+    with pytest.raises(cukit.CompileError, match=r"map_expr:1:\d+: error.*undefined_name"):
+        k(cukit.to_device(np.ones(10, np.float32)))
+    k = cukit.ReductionKernel(np.float32, "0", "a +* ", "x[i]", "const float *x")
+    with pytest.raises(cukit.CompileError, match=r"reduce_expr:1:\d+: error"):
+        k(cukit.to_device(np.ones(10, np.float32)))
+
+
+def test_reduction_kernel_bad_declarations():
+    with pytest.raises(ValueError, match="cannot read the parameters"):
+        cukit.ReductionKernel("x", "T y", "x", "a + b", "y = a", "0")
+    with pytest.raises(ValueError, match="one output parameter"):
+        cukit.ReductionKernel("T x", "T y, T z", "x", "a + b", "y = a", "0")
+    with pytest.raises(ValueError, match="unknown type"):
+        cukit.ReductionKernel(np.float32, "0", "a+b", "x[i]", "floot *x")
+    with pytest.raises(ValueError, match="needs neutral"):
+        cukit.ExclusiveScanKernel(np.float32, "a+b", None)
+
+
+def test_generated_reduction_sources_compile():
+    """Without a device: the CUDA C of each kind compiles with NVRTC."""
+    cases = [("sum", "float16"), ("argmax", "float32"), ("nanmin", "complex64"),
+             ("count_nonzero", "bool"), ("mean", "int32"), ("prod", "uint8")]
+    for name, dt in cases:
+        cukit.Program(cukit._cukit._reduce_source(name, dt), name=f"{name}.cu").ptx(arch="sm_90")
+    src = cukit._cukit._reduce_source("sum", "float32", None, True, True)
+    cukit.Program(src, name="sum_where.cu").ptx(arch="sm_90")
+    cukit.Program(cukit._cukit._reduce_source("var", "int16", "float64"), name="v.cu").ptx(
+        arch="sm_90")
+    cukit.Program(cukit.ExclusiveScanKernel(np.float64, "a+b", 0).source, name="s.cu").ptx(
+        arch="sm_90")
+
+
+# ------------------------------------------------------------------ scans
+
+
+@gpu
+@pytest.mark.parametrize("dtype", ["int32", "float64", "float32", "uint8", "float16"])
+def test_cumsum_cumprod(rng, dtype):
+    flt = np.dtype(dtype).kind == "f"
+    sizes = (1, 5, 2048, 2049, 100_003, 3_000_001) if dtype != "float16" else (1, 5, 2049)
+    for n in sizes:
+        host = data(rng, dtype, (n,))
+        sc = np.cumsum(np.abs(host.astype(np.float64)))
+        check(cukit.cumsum(cukit.to_device(host)), np.cumsum(host), sc, f"cumsum {n}")
+    host = data(rng, dtype, (4, 33, 70))
+    dev = cukit.to_device(host)
+    for axis in (None, 0, 1, 2, -1):
+        for x, xd in ((host, dev), (host.transpose(2, 0, 1), dev.transpose(2, 0, 1))):
+            sc = np.cumsum(np.abs(x.astype(np.float64)), axis=axis)
+            check(cukit.cumsum(xd, axis=axis), np.cumsum(x, axis=axis), sc, f"cumsum axis={axis}")
+    small = (1 + 0.01 * data(rng, "float64", (6, 40))).astype(dtype) if flt else \
+        (data(rng, dtype, (6, 40)) % 3).astype(dtype)
+    for axis in (None, 0, 1):
+        check(cukit.cumprod(cukit.to_device(small), axis=axis), np.cumprod(small, axis=axis),
+              0.0, f"cumprod {axis}")
+    check(cukit.to_device(small).cumsum(axis=1), np.cumsum(small, axis=1),
+          np.cumsum(np.abs(small.astype(np.float64)), axis=1))
+
+
+@gpu
+def test_scan_kernels(rng):
+    x = rng.integers(-100, 100, 1_000_003).astype(np.int32)
+    inc = cukit.InclusiveScanKernel(np.int32, "a+b")
+    d = cukit.to_device(x)
+    assert inc(d) is d  # in place
+    np.testing.assert_array_equal(d.get(), np.cumsum(x).astype(np.int32))
+    exc = cukit.ExclusiveScanKernel(np.int32, "a+b", 0)
+    out = cukit.to_device(np.full(x.size, -7, np.int32))
+    exc(cukit.to_device(x), out)
+    want = np.concatenate([[0], np.cumsum(x)[:-1]]).astype(np.int32)
+    np.testing.assert_array_equal(out.get(), want)
+    mx = cukit.InclusiveScanKernel(np.float32, "max(a, b)")
+    f = rng.standard_normal(70_000).astype(np.float32) - 5
+    fd = cukit.to_device(f)
+    mx(fd, output_ary=fd)
+    np.testing.assert_array_equal(fd.get(), np.maximum.accumulate(f))
+    bad = cukit.InclusiveScanKernel(np.float32, "a + (b")
+    with pytest.raises(cukit.CompileError, match=r"scan_expr:1:\d+: error"):
+        bad(cukit.to_device(f))
+    with pytest.raises(TypeError, match="must be float32"):
+        mx(cukit.to_device(x))
+
+
+# ------------------------------------------------------------------ the engine's plans
+
+
+def fake(view, base, addr):
+    """(shape, strides, itemsize, address) of a numpy view of `base`, as if base lay at addr."""
+    off = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return (view.shape, view.strides, view.itemsize, addr + off)
+
+
+def offsets(i, shape, strides):
+    offs = [0] * len(strides)
+    for d in reversed(range(len(shape))):
+        c, i = i % shape[d], i // shape[d]
+        for k in range(len(strides)):
+            offs[k] += c * strides[k][d]
+    return offs
+
+
+def simulate(plan, bases, starts, out, out_start, keep_index=False):
+    """Run a plan as the kernels index it, on the host: per output, per split, per
+    element. Returns out filled with the sum of products of the inputs (or, with
+    keep_index, the first index of the maximum of input 0)."""
+    nin = len(bases)
+    ks, rs = plan["ks"], plan["rs"]
+    assert plan["splits"] * plan["chunk"] >= plan["nred"]
+    assert plan["splits"] == 1 or (plan["splits"] - 1) * plan["chunk"] < plan["nred"]
+    flat_out = out.reshape(-1) if out.flags.c_contiguous else None
+    for o in range(plan["nout"]):
+        ko = offsets(o, plan["kshape"], ks)
+        best = None
+        acc = 0.0
+        for s in range(plan["splits"]):
+            lo = s * plan["chunk"]
+            for j in range(lo, min(plan["nred"], lo + plan["chunk"])):
+                if len(plan["rshape"]) <= 1:
+                    off = [ko[k] + j * (rs[k][0] if rs[k] else 0) for k in range(nin + 1)]
+                else:
+                    ro = offsets(j, plan["rshape"], rs)
+                    off = [ko[k] + ro[k] for k in range(nin + 1)]
+                vals = [bases[k].reshape(-1)[(starts[k] + off[k]) // bases[k].itemsize]
+                        for k in range(nin)]
+                if keep_index:
+                    if best is None or vals[0] > best[0]:
+                        best = (vals[0], j)
+                else:
+                    acc += float(np.prod(vals))
+        idx = (out_start + ko[nin]) // out.itemsize
+        flat_out[idx] = best[1] if keep_index else acc
+    return out
+
+
+def plan_case(views, bases, axis, keepdims, keep_index=False, out_view=None):
+    addrs = [(1 << 20) * (k + 1) for k in range(len(views))]
+    shape = np.broadcast_shapes(*[v.shape for v in views])
+    ref = np.sum(np.prod(np.broadcast_arrays(*views), axis=0), axis=axis, keepdims=keepdims) \
+        if not keep_index else np.argmax(views[0], axis=axis)
+    out = np.full(np.shape(ref), -12345.0) if not keep_index else np.full(np.shape(ref), -1)
+    out_addr = 1 << 28
+    target = out if out_view is None else out_view
+    obase = out if out_view is None else out_view.base
+    ins = [fake(v, b, a) for v, b, a in zip(views, bases, addrs)]
+    ospec = fake(target, obase, out_addr)
+    plan = cukit._cukit._reduce_plan(ins, axis, ospec, keep_index)
+    starts = [spec[3] - a for spec, a in zip(ins, addrs)]
+    if out_view is not None:
+        obase[...] = -12345.0
+    got = simulate(plan, bases, starts, obase, ospec[3] - out_addr, keep_index)
+    got = target
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9, err_msg=f"{shape} axis={axis}")
+    if plan["fn"] in (0, 1):  # vector loads: one contiguous run, splits of whole vectors
+        assert all(r[0] == v.itemsize for r, v in zip(plan["rs"], views))
+        assert plan["chunk"] % 2 == 0 or plan["splits"] == 1
+    return plan
+
+
+def test_plans_index_every_element_once(rng):
+    """Without a device: the kept and reduced dimensions, their sorting and merging, the
+    split of long rows and the kernel choice address exactly numpy's elements."""
+    base = rng.standard_normal(4 * 5 * 12)
+    x = base.reshape(4, 5, 12)
+    seen = set()
+    for view in (x, x.T, x[:, ::2, 1:], x[::-1, :, ::-3], x.transpose(1, 2, 0)):
+        for axis in (None, 0, 1, 2, -1, (0, 2), (1, 2), ()):
+            for keep in (False, True):
+                seen.add(plan_case([view], [base], axis, keep)["fn"])
+            if not isinstance(axis, tuple):
+                plan_case([view], [base], axis, False, keep_index=True)
+    # two inputs with broadcasting (dot of a matrix and a vector)
+    mb, vb = rng.standard_normal(30 * 8), rng.standard_normal(8)
+    plan_case([mb.reshape(30, 8), vb], [mb, vb], -1, False)
+    plan_case([mb.reshape(30, 8).T, vb[:, None]], [mb, vb], 0, False)
+    # out= a transposed view
+    ob = np.zeros(12 * 4)
+    plan_case([x], [base], 1, False, out_view=ob.reshape(12, 4).T)
+    # long rows split in two passes, a thread per output, short rows
+    big = rng.standard_normal(100_000)
+    seen.add(plan_case([big], [big], None, False)["fn"])
+    seen.add(plan_case([big[3:]], [big], None, False)["fn"])
+    tall = rng.standard_normal(300 * 40)
+    p = plan_case([tall.reshape(300, 40)], [tall], 0, False)
+    assert p["fn"] == 4  # a thread per column, no transpose
+    short = rng.standard_normal(5000 * 3)
+    assert plan_case([short.reshape(5000, 3)], [short], 1, False)["fn"] == 4
+    assert {2, 3, 4} <= seen
