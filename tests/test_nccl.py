@@ -17,7 +17,8 @@ import cukit.nccl as nccl
 from conftest import DEVICES, HAVE_GPU
 
 HERE = pathlib.Path(__file__).resolve().parent
-SRC = HERE.parent / "src"
+# the folder holding the cukit this process imported (installed or built in place)
+SRC = pathlib.Path(nccl.__file__).resolve().parents[1]
 
 try:
     NCCL_VERSION = nccl.version()

@@ -18,7 +18,7 @@ from cukit.pycuda.compiler import DynamicSourceModule, SourceModule, _translate
 from cukit.pycuda.tools import DeviceMemoryPool, bitlog2, dtype_to_ctype, make_default_context
 
 gpu = pytest.mark.gpu
-SRC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+SRC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(cukit.__file__)))  # the cukit imported here
 
 KERNELS = r"""
 __global__ void axpb(float *out, const float *x, float a, int b, unsigned int n)
