@@ -52,11 +52,9 @@ def test_doubling_macros_in_a_dead_branch_are_never_expanded():
     out = run_isolated(f"""
         import time, warnings, cukit
         warnings.simplefilter("error")
-        start = time.perf_counter()
         print(cukit.Program({src!r}).signatures["k"])
-        print(time.perf_counter() - start < 5)
-    """, timeout=60)
-    assert out.split() == ["k(int", "n)", "True"]
+    """, timeout=60)  # the timeout is the bound on a hang
+    assert out.split() == ["k(int", "n)"]
 
 
 def test_doubling_macros_in_live_code_stop_with_a_warning():
@@ -474,3 +472,111 @@ def test_branches_that_do_not_change_a_type_are_not_warned_about(src):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cukit.Program(src).signatures
+
+
+# ------------------------------------------------------------------ the lexer: text that is not code
+
+def test_a_raw_string_hides_its_braces_comments_and_quotes():
+    src = '__device__ const char r[] = R"x(} { /* " __global__ void fake(int a) {} )x";\n' \
+          '__device__ const char u[] = u8R"(})";\n' \
+          'extern "C" __global__ void k(int n) {}\n'
+    assert sigs(src) == {"k": "k(int n)"}
+    assert b".entry k(" in cukit.Program(src).ptx(arch="sm_90")
+
+
+def test_digit_separators_are_part_of_a_number():
+    # read as a character literal, 1'0; would swallow the rest of its line
+    src = "__device__ int table[1'024];\n" \
+          'extern "C" __global__ void k(int n) { int x = 1\'0; }\n' \
+          'extern "C" __global__ void j(float a) {}\n'
+    prog = cukit.Program(src)
+    assert sigs(src) == {"k": "k(int n)", "j": "j(float a)"}
+    assert prog.globals["table"] == ("int32", (1024,))
+    assert b".entry j(" in prog.ptx(arch="sm_90")
+
+
+def test_array_dimensions_are_read_as_c_reads_them():
+    found = cukit.Program("__device__ int a[0x10]; __device__ int b[010]; __device__ int c[16u][2];"
+                          "__device__ int d[1'024]; __device__ float e[N];").globals
+    assert found == {"a": ("int32", (16,)), "b": ("int32", (8,)), "c": ("int32", (16, 2)),
+                     "d": ("int32", (1024,)), "e": ("float32", None)}
+
+
+@pytest.mark.parametrize("cond, taken", [("1'000 == 1000", True), ("0x1'0u == 16", True),
+                                         ("1'000 < 999", False)])
+def test_digit_separators_in_conditions(cond, taken):
+    src = f'#if {cond}\nextern "C" __global__ void yes(int n) {{}}\n#else\n' \
+          'extern "C" __global__ void no(int n) {}\n#endif\n'
+    assert set(sigs(src)) == ({"yes"} if taken else {"no"})
+
+
+def test_a_comment_in_a_directive_may_go_on_over_lines():
+    src = '#define ONE 1 /* a comment that goes on\n  __global__ void fake(int n) {} { */\n' \
+          'extern "C" __global__ void k(int n) {}\n'
+    assert sigs(src) == {"k": "k(int n)"}
+
+
+def test_line_splices_between_tokens_are_nothing():
+    src = 'extern "C" __global__ void k(int\\\n n, float\\\r\n a) {}\n' \
+          "// a comment goes on over a splice \\\n__global__ void fake(int n) {}\n"
+    assert sigs(src) == {"k": "k(int n, float a)"}
+    assert str(cukit.Signature("k(int\\\n n)")) == "k(int n)"
+
+
+# ------------------------------------------------------------------ declarations for cukit, again
+
+@pytest.mark.parametrize("decl, column, words", [
+    ("k(long long long x)", 13, "'long' once too often"),
+    ("k(int int x)", 7, "'int' once too often"),
+    ("k(unsigned signed char c)", 12, "a type cannot be both signed and unsigned"),
+])
+def test_built_in_type_words_are_said_once(decl, column, words):
+    # NVRTC refuses these; before, the name was dropped ("k(long long)")
+    with pytest.raises(ValueError, match=f"column {column}: {words}"):
+        cukit.Signature(decl)
+
+
+@pytest.mark.parametrize("decl, shown", [
+    ("float (*p)[4], int n", "(float* p, int n)"),
+    ("void (*f)(int), int n", "(void* f, int n)"),
+    ("float a, int (*f)(int)", "(float a, int* f)"),
+    ("MyType (*p)[4]", "(MyType* p)"),
+    ("MyType (*p), int n", "(MyType* p, int n)"),
+    ("k<int, 3>(float a)", "k<int, 3>(float a)"),
+])
+def test_a_bare_parameter_list_may_hold_parentheses(decl, shown):
+    # before, any "(" made the text a name and a list: these were refused
+    assert str(cukit.Signature(decl)) == shown
+
+
+def test_a_name_and_list_followed_by_more_is_still_refused():
+    with pytest.raises(ValueError, match="column 11: unexpected text after the parameter list"):
+        cukit.Signature("k(float a), int b")
+
+
+# ------------------------------------------------------------------ ElementwiseKernel and ReductionKernel
+
+LONG_TYPE = "T " + "t" * 200 + " " + "u" * 60 + " x"  # type words of 264 bytes
+
+
+def test_elementwise_parameter_types_over_255_bytes_are_refused():
+    # found by tests/fuzz (elementwise_params) under AddressSanitizer: a stack buffer overflow
+    with pytest.raises(ValueError, match="ElementwiseKernel: the type of parameter 'x' is over "
+                                         "255 bytes long"):
+        cukit.ElementwiseKernel(LONG_TYPE, "float32 out", "out = 0")
+
+
+def test_reduction_parameter_types_over_255_bytes_are_refused():
+    with pytest.raises(ValueError, match="ReductionKernel: the type of parameter 'x' is over "
+                                         "255 bytes long"):
+        cukit.ReductionKernel(LONG_TYPE, "float32 out", "x", "a + b", "out = a", "0")
+    with pytest.raises(ValueError, match="over 255 bytes long"):
+        cukit.ReductionKernel(np.float32, "0", "a + b", "x[i]", arguments="const " + LONG_TYPE)
+
+
+def test_a_ninth_word_of_a_parameter_is_not_dropped():
+    # before, "a b c d e f g h i" became a parameter named h
+    with pytest.raises(ValueError, match="more than 8 words"):
+        cukit.ElementwiseKernel("a b c d e f g h i", "float32 out", "out = 0")
+    with pytest.raises(ValueError, match="more than 8 words"):
+        cukit.ReductionKernel("a b c d e f g h i", "float32 out", "x", "a + b", "out = a", "0")

@@ -86,16 +86,21 @@ cukit_decl_error(const char *text, const lexer *lx, int at, const char *what)
 }
 
 /* Words that name a built-in type: a parameter has at most one other word (its
- * name) beside them, else at most two (a type and a name). */
+ * name) beside them, else at most two (a type and a name). Each may appear once,
+ * "long" twice, and only one of "signed" and "unsigned". */
+static const char *builtin_words[] = {"signed", "unsigned", "short", "long", "int", "char",
+                                      "float", "double", "bool", "void"};
+#define N_BUILTIN_WORDS (sizeof builtin_words / sizeof *builtin_words)
+enum { W_SIGNED, W_UNSIGNED, W_SHORT, W_LONG };
+
+/* Index of token t in builtin_words, or -1. */
 static int
 builtin_word(const token *t)
 {
-    static const char *words[] = {"signed", "unsigned", "short", "long", "int", "char",
-                                  "float", "double", "bool", "void"};
-    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-        if (token_is(t, words[i]))
-            return 1;
-    return 0;
+    for (size_t i = 0; i < N_BUILTIN_WORDS; i++)
+        if (token_is(t, builtin_words[i]))
+            return (int)i;
+    return -1;
 }
 
 static int
@@ -161,7 +166,7 @@ static int
 check_param(const char *text, const lexer *lx, int from, int to, int index, int only)
 {
     char what[96];
-    int builtins = 0, others = 0, stars = 0, is_void = 0;
+    int builtins = 0, others = 0, stars = 0, is_void = 0, seen[N_BUILTIN_WORDS] = {0};
     for (int i = from; i < to; i++) {
         const token *t = &lx->toks[i];
         const char *why = NULL;
@@ -189,8 +194,20 @@ check_param(const char *text, const lexer *lx, int from, int to, int index, int 
             is_void |= token_is(t, "void"); /* std::void reads as void too */
             if (i > from && token_is(&lx->toks[i - 1], "::"))
                 continue;
-            if (builtin_word(t))
+            int b = builtin_word(t);
+            if (b >= 0) {
                 builtins++;
+                if (++seen[b] > (b == W_LONG ? 2 : 1)) {
+                    PyOS_snprintf(what, sizeof what, "'%s' once too often (parameter %d)",
+                                  builtin_words[b], index);
+                    return cukit_decl_error(text, lx, i, what);
+                }
+                if (seen[W_SIGNED] && seen[W_UNSIGNED]) {
+                    PyOS_snprintf(what, sizeof what, "a type cannot be both signed and unsigned "
+                                  "(parameter %d)", index);
+                    return cukit_decl_error(text, lx, i, what);
+                }
+            }
             else if (++others > (builtins ? 1 : 2))
                 why = "one word too many: a parameter is a type and a name";
         }

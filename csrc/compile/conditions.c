@@ -82,16 +82,19 @@ static pp_val
 pp_number(const token *t)
 {
     char tmp[64];
+    int len = 0, uns = 0, suffix = 0;
     if (t->len <= 0 || (size_t)t->len >= sizeof tmp)
         return UNKNOWN;
-    memcpy(tmp, t->p, (size_t)t->len);
-    tmp[t->len] = '\0';
-    int len = t->len, uns = 0;
+    for (int i = 0; i < t->len; i++)
+        if (t->p[i] != '\'') /* a digit separator: 1'000 */
+            tmp[len++] = t->p[i];
+    tmp[len] = '\0';
     while (len > 0 && strchr("uUlL", tmp[len - 1])) {
         uns |= tmp[len - 1] == 'u' || tmp[len - 1] == 'U';
         tmp[--len] = '\0';
+        suffix++;
     }
-    if (len == 0 || t->len - len > 3)
+    if (len == 0 || suffix > 3)
         return UNKNOWN;
     char *stop;
     errno = 0;

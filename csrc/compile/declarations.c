@@ -423,6 +423,50 @@ cukit_signatures_parse_strict(cukit_state *st, const char *source)
     return read_source(st, source, NULL, NULL, NULL, 1);
 }
 
+/* Index of the first "(" of lx outside template arguments and attributes: the
+ * parameter list's in "k<int>(float a)"; lx->n when there is none. */
+static int
+first_paren(const lexer *lx)
+{
+    int open = 0;
+    while (open < lx->n && !token_is(&lx->toks[open], "(")) {
+        if (token_is(&lx->toks[open], "<") && open > 0 && lx->toks[open - 1].kind == TOK_IDENT &&
+            cukit_group_close(lx, open) > open)
+            open = cukit_group_close(lx, open);
+        else if (cukit_attribute_at(lx, open) && cukit_group_close(lx, open + 1) > open)
+            open = cukit_group_close(lx, open + 1);
+        open++;
+    }
+    return open;
+}
+
+/* 1 when the declaration in lx is a bare parameter list ("float a, int n") rather
+ * than a name and a list ("k(float a, int n)", "(float a)"): it has no "(", or its
+ * first "(" is a declarator's, as in "float (*p)[4], int n" or "void (*f)(int)". */
+static int
+bare_list(const lexer *lx)
+{
+    int open = first_paren(lx);
+    if (open == lx->n)
+        return 1;
+    if (open == 0)
+        return 0;
+    const token *before = &lx->toks[open - 1];
+    static const char *type_words[] = {"signed", "unsigned", "short", "long", "int", "char",
+                                       "float", "double", "bool", "void", "const", "volatile",
+                                       "__restrict__", "*", "&"};
+    for (size_t i = 0; i < sizeof type_words / sizeof *type_words; i++)
+        if (token_is(before, type_words[i]))
+            return 1; /* no kernel is named so */
+    int close = cukit_group_close(lx, open);
+    if (close < 0 || close + 1 >= lx->n)
+        return 0;
+    const token *after = &lx->toks[close + 1], *first = &lx->toks[open + 1];
+    if (token_is(after, "[") || token_is(after, "("))
+        return 1; /* a declarator goes on: MyType (*p)[4] */
+    return token_is(after, ",") && (token_is(first, "*") || token_is(first, "&"));
+}
+
 cukit_Signature *
 cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name)
 {
@@ -431,27 +475,23 @@ cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name)
     cukit_Signature *sig = NULL;
     if ((lx.macros = PyDict_New()) == NULL)
         return NULL;
-    /* Tokens of the declaration itself are text 0 (errors point into it); without
-     * a "(", the whole of it is the parameter list. */
-    int bare = strchr(decl, '(') == NULL;
-    lx.buf = 1;
-    if (bare && cukit_tokenize(&lx, "(", "(" + 1, 0) < 0)
-        goto done;
-    lx.buf = 0;
+    /* Tokens of the declaration itself are text 0 (errors point into it); a bare
+     * parameter list is read again between a "(" and a ")" of texts of their own. */
     if (cukit_tokenize(&lx, decl, decl + strlen(decl), 0) < 0)
         goto done;
-    lx.buf = 2;
-    if (bare && cukit_tokenize(&lx, ")", ")" + 1, 0) < 0)
-        goto done;
-    int open = 0; /* the first "(" outside template arguments and attributes */
-    while (open < lx.n && !token_is(&lx.toks[open], "(")) {
-        if (token_is(&lx.toks[open], "<") && open > 0 && lx.toks[open - 1].kind == TOK_IDENT &&
-            cukit_group_close(&lx, open) > open)
-            open = cukit_group_close(&lx, open);
-        else if (cukit_attribute_at(&lx, open) && cukit_group_close(&lx, open + 1) > open)
-            open = cukit_group_close(&lx, open + 1);
-        open++;
+    if (bare_list(&lx)) {
+        cukit_lexer_release(&lx);
+        lx.buf = 1;
+        if (cukit_tokenize(&lx, "(", "(" + 1, 0) < 0)
+            goto done;
+        lx.buf = 0;
+        if (cukit_tokenize(&lx, decl, decl + strlen(decl), 0) < 0)
+            goto done;
+        lx.buf = 2;
+        if (cukit_tokenize(&lx, ")", ")" + 1, 0) < 0)
+            goto done;
     }
+    int open = first_paren(&lx);
     if (open == lx.n) { /* "(" inside a string or a comment only */
         cukit_decl_error(decl, &lx, lx.n, "expected a parameter list in parentheses");
         goto done;

@@ -346,6 +346,99 @@ is_ident_char(unsigned char c)
     return isalnum(c) || c == '_' || c >= 0x80; /* UTF-8 identifiers stay whole */
 }
 
+/* Bytes of the line splice (a backslash, then a line break) at s, or 0. */
+static int
+splice_at(const char *s, const char *end)
+{
+    if (s >= end || *s != '\\')
+        return 0;
+    if (s + 1 < end && s[1] == '\n')
+        return 2;
+    if (s + 2 < end && s[1] == '\r' && s[2] == '\n')
+        return 3;
+    return 0;
+}
+
+/* When the identifier q[0..len) followed by s is the start of a raw string literal
+ * (R"delim( ... )delim", also u8R, uR, UR, LR), the end of the literal (end when it
+ * is not closed); else NULL. Its text is the string's: no comment, directive or
+ * brace inside it counts. */
+static const char *
+raw_string_end(const char *q, int len, const char *s, const char *end)
+{
+    static const char *prefixes[] = {"R", "u8R", "uR", "UR", "LR"};
+    int raw = 0;
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes && !raw; i++)
+        raw = (int)strlen(prefixes[i]) == len && memcmp(prefixes[i], q, (size_t)len) == 0;
+    if (!raw || s >= end || *s != '"')
+        return NULL;
+    const char *d = s + 1, *open = d;
+    while (open < end && open - d <= 16 && *open != '(' &&
+           !strchr(" ()\\\t\v\f\n\r\"", *open))
+        open++;
+    if (open >= end || *open != '(' || open - d > 16)
+        return NULL; /* not a raw string's delimiter: read as an identifier and a string */
+    size_t dl = (size_t)(open - d);
+    for (const char *c = open + 1; c + dl + 1 < end; c++)
+        if (c[0] == ')' && memcmp(c + 1, d, dl) == 0 && c[dl + 1] == '"')
+            return c + dl + 2;
+    return end;
+}
+
+/* The end of the number that starts at s: a preprocessing number, which takes
+ * letters, digits, '.', '_', digit separators (1'000'000) and the sign of an
+ * exponent (1e+5, 0x1p-3), as C++ reads it. */
+static const char *
+number_end(const char *s, const char *end)
+{
+    const char *q = s;
+    while (s < end) {
+        unsigned char c = (unsigned char)*s;
+        if (isalnum(c) || c == '.' || c == '_')
+            s++;
+        else if (c == '\'' && s + 1 < end && (isalnum((unsigned char)s[1]) || s[1] == '_'))
+            s += 2;
+        else if ((c == '+' || c == '-') && s > q && strchr("eEpP", s[-1]))
+            s++;
+        else
+            break;
+    }
+    return s;
+}
+
+/* The end of the directive line that starts at s: its first line break that is not
+ * spliced and not inside a comment or string (a comment may carry it over lines). */
+static const char *
+directive_end(const char *s, const char *end)
+{
+    while (s < end && *s != '\n') {
+        int sp = splice_at(s, end);
+        if (sp) {
+            s += sp;
+        }
+        else if (*s == '/' && s + 1 < end && s[1] == '*') {
+            s += 2;
+            while (s + 1 < end && !(s[0] == '*' && s[1] == '/'))
+                s++;
+            s = s + 2 < end ? s + 2 : end;
+        }
+        else if (*s == '/' && s + 1 < end && s[1] == '/') {
+            while (s < end && *s != '\n')
+                s += splice_at(s, end) ? splice_at(s, end) : 1;
+        }
+        else if (*s == '"' || *s == '\'') {
+            char quote = *s++;
+            while (s < end && *s != quote && *s != '\n')
+                s += *s == '\\' && s + 1 < end ? 2 : 1;
+            s += s < end && *s == quote;
+        }
+        else {
+            s++;
+        }
+    }
+    return s;
+}
+
 /* One text being read: the source, or the body of the macro `name`. */
 typedef struct {
     const char *s, *end;
@@ -434,9 +527,13 @@ cukit_tokenize(lexer *lx, const char *s0, const char *end0, int top)
             f->s = s + 1;
             continue;
         }
+        if (splice_at(s, end)) { /* a line splice between tokens: nothing at all */
+            f->s = s + splice_at(s, end);
+            continue;
+        }
         if (c == '/' && s + 1 < end && s[1] == '/') {
-            while (s < end && *s != '\n')
-                s++;
+            while (s < end && *s != '\n') /* a spliced line break goes on with the comment */
+                s += splice_at(s, end) ? splice_at(s, end) : 1;
             f->s = s;
             continue;
         }
@@ -449,8 +546,7 @@ cukit_tokenize(lexer *lx, const char *s0, const char *end0, int top)
         }
         if (c == '#' && line_start && top && !expanded) {
             const char *d = s + 1;
-            while (s < end && !(*s == '\n' && s[-1] != '\\' && !(s[-1] == '\r' && s[-2] == '\\')))
-                s++;
+            s = directive_end(d, end);
             f->s = s;
             if (directive(lx, d, s) < 0)
                 goto done;
@@ -477,6 +573,13 @@ cukit_tokenize(lexer *lx, const char *s0, const char *end0, int top)
             const char *q = s;
             while (s < end && is_ident_char((unsigned char)*s))
                 s++;
+            const char *raw = raw_string_end(q, (int)(s - q), s, end);
+            if (raw != NULL) {
+                f->s = raw;
+                if (push_tok(lx, TOK_STRING, q, (int)(raw - q)) < 0)
+                    goto done;
+                continue;
+            }
             f->s = s;
             PyObject *key, *body;
             int r = macro_body(lx, q, (int)(s - q), &key, &body);
@@ -516,10 +619,9 @@ cukit_tokenize(lexer *lx, const char *s0, const char *end0, int top)
             frames[nframes++] = (frame){b, b + blen, lx->buf, maybe, key};
             continue;
         }
-        if (isdigit((unsigned char)c)) {
+        if (isdigit((unsigned char)c) || (c == '.' && s + 1 < end && isdigit((unsigned char)s[1]))) {
             const char *q = s;
-            while (s < end && (isalnum((unsigned char)*s) || *s == '.' || *s == '_'))
-                s++;
+            s = number_end(s, end);
             f->s = s;
             if (push_tok(lx, TOK_NUMBER, q, (int)(s - q)) < 0)
                 goto done;

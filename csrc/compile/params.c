@@ -1,7 +1,10 @@
 /* params.c - C types in declarations: kernel parameter lists, device globals' types and shapes, typedef/using aliases */
 #include "compile/parse.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ C types */
@@ -597,6 +600,31 @@ done:
 
 /* ------------------------------------------------------------------ device globals */
 
+/* The count a C integer literal in an array's brackets says (16, 0x10, 020, 1'024,
+ * 16u) into *count: 0, or -1 when it is not a plain integer (an expression, 1e3). */
+static int
+array_count(const token *t, unsigned long long *count)
+{
+    char num[32];
+    int n = 0;
+    for (int k = 0; k < t->len; k++) {
+        if (t->p[k] == '\'')
+            continue; /* a digit separator */
+        if (n == (int)sizeof num - 1)
+            return -1;
+        num[n++] = t->p[k];
+    }
+    while (n > 0 && strchr("uUlL", num[n - 1]))
+        n--;
+    num[n] = '\0';
+    if (n == 0 || !isdigit((unsigned char)num[0]))
+        return -1;
+    char *stop;
+    errno = 0;
+    *count = strtoull(num, &stop, 0);
+    return *stop == '\0' && errno == 0 ? 0 : -1;
+}
+
 int
 cukit_globals_record(const lexer *lx, int from, int to, const char *ns, PyObject *aliases,
                      PyObject *globals)
@@ -669,12 +697,14 @@ cukit_globals_record(const lexer *lx, int from, int to, const char *ns, PyObject
         while (j < to && token_is(&lx->toks[j], "[")) {
             int end = cukit_skip_group(lx, j);
             if (end == j + 3 && lx->toks[j + 1].kind == TOK_NUMBER) {
-                char num[32];
-                PyOS_snprintf(num, sizeof num, "%.*s", lx->toks[j + 1].len, lx->toks[j + 1].p);
-                PyObject *n = lx->toks[j + 1].len < (int)sizeof num ? PyLong_FromString(num, NULL, 0)
-                                                                     : NULL;
-                if (n == NULL) { /* 16u, 1e3: not a plain count */
-                    PyErr_Clear();
+                unsigned long long count;
+                PyObject *n = array_count(&lx->toks[j + 1], &count) == 0
+                                  ? PyLong_FromUnsignedLongLong(count) : NULL;
+                if (n == NULL && PyErr_Occurred()) {
+                    Py_DECREF(shape);
+                    return -1;
+                }
+                if (n == NULL) {
                     known = 0;
                 }
                 else {
