@@ -25,6 +25,8 @@ CASES = {
     "dlpack": 2000,
     "layout": 2000,
     "load": 1000,
+    "elementwise_params": 2000,
+    "reduction_params": 2000,
 }
 
 
