@@ -140,10 +140,6 @@ end_statement(file_walk *w, int i)
     return 0;
 }
 
-/* Index of the "(" opening the parameter list of the kernel whose __global__ is
- * toks[i], past attributes such as __launch_bounds__(...); when the declaration is
- * not one cukit can read, -(index of the token the search stopped at) - 1, so the
- * walk goes on from there and no token is searched twice. */
 int
 cukit_attribute_at(const lexer *lx, int i)
 {
@@ -154,6 +150,10 @@ cukit_attribute_at(const lexer *lx, int i)
             token_is(u, "__declspec"));
 }
 
+/* Index of the "(" opening the parameter list of the kernel whose __global__ is
+ * toks[i], past attributes such as __launch_bounds__(...); when the declaration is
+ * not one cukit can read, -(index of the token the search stopped at) - 1, so the
+ * walk goes on from there and no token is searched twice. */
 static int
 parameter_list_at(const lexer *lx, int i)
 {

@@ -71,7 +71,7 @@ typedef struct {
  * directives obeyed: #define/#undef change lx->macros, #if/#ifdef/#elif/#else drop
  * the branches known not taken (conditions are evaluated; an unknown one reads
  * every branch). A lexer is zero-initialized with macros set. 0 / -1 with an
- * exception (MemoryError, or ValueError for a source of over 2**31 tokens). */
+ * exception (MemoryError, or ValueError for a source of over 2**30 tokens). */
 int cukit_tokenize(lexer *lx, const char *s, const char *end, int top);
 /* 1 if macro `name` (n bytes) is defined (cukit's own list of the compiler's
  * included), 0 if not, 2 when that depends on a branch of #if cukit could not
@@ -103,14 +103,15 @@ int cukit_condition(lexer *lx, const char *s, const char *end);
 
 /* ------------------------------------------------------------------ params.c */
 
-/* Parse the parameter list whose "(" is lx->toks[open] into a Signature named
- * `name`, with typedef/using `aliases` (dict alias -> (str base, int pointer
- * depth)) applied. New ref, or NULL with an exception. */
 /* Split the parameter list whose "(" is lx->toks[open] at its top-level commas:
  * *bounds (owned by the caller, PyMem; NULL when none) gets [from, to) token index
  * pairs, one per entry, empty entries included ("()" is one empty entry). Returns
  * the number of entries, or -1 with MemoryError. */
 int cukit_params_bounds(const lexer *lx, int open, int **bounds);
+/* Parse the parameter list whose "(" is lx->toks[open] into a Signature named
+ * `name`, with typedef/using `aliases` (dict alias -> (str base, int pointer
+ * depth, bool uncertain), or NULL) applied. New ref, or NULL with an exception
+ * (ValueError for a list that is not C: a void parameter, one with no type). */
 cukit_Signature *cukit_params_read(cukit_state *st, const lexer *lx, int open, const char *name,
                                    PyObject *aliases);
 /* Remember in `aliases` the `typedef ... NAME` (is_using 0) or `using NAME = ...`
