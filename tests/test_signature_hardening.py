@@ -549,6 +549,29 @@ def test_a_bare_parameter_list_may_hold_parentheses(decl, shown):
     assert str(cukit.Signature(decl)) == shown
 
 
+@pytest.mark.parametrize("decl, shown", [
+    ("k(float(int n), int m)", "k(float*, int m)"),  # an unnamed function: a pointer
+    ("void(int n)", "(void*)"),
+    ("k(Vec (int), int m)", "k(Vec*, int m)"),
+    ("k(float (x), int m)", "k(float x, int m)"),  # a name in parentheses
+    ("k(float (x)[4])", "k(float* x)"),  # an array in parentheses decays
+    ("k(int (f)(int))", "k(int* f)"),
+    ("k(float (**p)[4])", "k(float** p)"),
+])
+def test_parentheses_in_a_parameter_are_read_as_c_reads_them(decl, shown):
+    # fuzzing found 'extern "C" __global__ void(int n, float* x);' read as a kernel named
+    # void, whose text read back as '(void int n , float* x)'
+    assert str(cukit.Signature(decl)) == shown
+    assert str(cukit.Signature(shown)) == shown
+
+
+def test_a_type_word_is_no_kernel_name():
+    with pytest.raises(ValueError, match="column 27: expected the kernel's name"):
+        cukit.Signature('extern "C" __global__ void(int n, float* x);')
+    assert sigs('extern "C" __global__ void(int n) {}\nextern "C" __global__ void k(int n) {}') \
+        == {"k": "k(int n)"}
+
+
 def test_a_name_and_list_followed_by_more_is_still_refused():
     with pytest.raises(ValueError, match="column 11: unexpected text after the parameter list"):
         cukit.Signature("k(float a), int b")

@@ -150,6 +150,18 @@ cukit_attribute_at(const lexer *lx, int i)
             token_is(u, "__declspec"));
 }
 
+/* 1 when t is a word of C's built-in types or their qualifiers: no kernel's name. */
+static int
+type_keyword(const token *t)
+{
+    static const char *words[] = {"void", "signed", "unsigned", "short", "long", "int", "char",
+                                  "float", "double", "bool", "const", "volatile", "auto"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (token_is(t, words[i]))
+            return 1;
+    return 0;
+}
+
 /* Index of the "(" opening the parameter list of the kernel whose __global__ is
  * toks[i], past attributes such as __launch_bounds__(...); when the declaration is
  * not one cukit can read, -(index of the token the search stopped at) - 1, so the
@@ -170,8 +182,10 @@ parameter_list_at(const lexer *lx, int i)
             break;
         j++;
     }
-    /* The name is the identifier right before the parameter list. */
-    if (j >= lx->n || !token_is(&lx->toks[j], "(") || lx->toks[j - 1].kind != TOK_IDENT)
+    /* The name is the identifier right before the parameter list, never a type's
+     * word ("__global__ void(int n)" has none). */
+    if (j >= lx->n || !token_is(&lx->toks[j], "(") || lx->toks[j - 1].kind != TOK_IDENT ||
+        type_keyword(&lx->toks[j - 1]))
         return -(j > i + 1 ? j - 1 : i) - 1;
     return j;
 }

@@ -117,6 +117,8 @@ typedef struct {
                                 arguments (Vec<float*>) joined in */
     int n;
     int pointers, const_first, arrays, parens;
+    int open_parens;         /* declarator parentheses open here: float (*p)[4] */
+    int paren_pointers;      /* '*' and '&' met inside them: the declarator's own */
     int plain;               /* 1: only words, qualifiers, * & and <...>: a type */
     int uncertain;           /* 1: a token or an alias of it comes from a branch of #if
                                 cukit could not evaluate (token.maybe) */
@@ -164,6 +166,21 @@ template_args(const lexer *lx, int lt, int to, PyObject *aliases, int depth, cuk
     return gt + 1;
 }
 
+/* 1 when toks[i..to) begins a declarator in parentheses, as in float (*p)[4],
+ * float (&r)[2] or float (x): a '*', '&' or '(' first, or one name then ')' or '['. */
+static int
+declarator_at(const lexer *lx, int i, int to)
+{
+    if (i >= to)
+        return 0;
+    const token *t = &lx->toks[i];
+    if (t->kind == TOK_PUNCT)
+        return strchr("*&(", t->p[0]) != NULL;
+    return t->kind == TOK_IDENT && !is_int_word(t->p, (size_t)t->len) && !token_is(t, "float") &&
+           !token_is(t, "double") && !token_is(t, "bool") && !token_is(t, "void") &&
+           i + 1 < to && (token_is(&lx->toks[i + 1], ")") || token_is(&lx->toks[i + 1], "["));
+}
+
 /* Collect the words of toks[from..to) into d: qualifiers dropped, '*' '&' and
  * array brackets counted, attributes skipped, a default argument (= ...) ignored.
  * 0 / -1 with an exception. */
@@ -180,6 +197,7 @@ collect_words(const lexer *lx, int from, int to, PyObject *aliases, int depth, d
             break; /* a default argument */
         if (t->kind == TOK_PUNCT && (t->p[0] == '*' || t->p[0] == '&')) {
             d->pointers++;
+            d->paren_pointers += d->open_parens > 0;
             continue;
         }
         if (t->kind == TOK_PUNCT && t->p[0] == '[' && i + 1 < to &&
@@ -188,19 +206,21 @@ collect_words(const lexer *lx, int from, int to, PyObject *aliases, int depth, d
             continue;
         }
         if (t->kind == TOK_PUNCT && t->p[0] == '[') {
-            /* T x[] and T x[][4] are one pointer; T (*x)[4] already counted its '*' */
-            if (d->arrays++ == 0 && !d->parens)
+            /* T x[] and T x[][4] are one pointer, and so is T (x)[4]; T (*x)[4] is a
+             * pointer to arrays, which already counted its '*' */
+            if (d->arrays++ == 0 && !d->paren_pointers)
                 d->pointers++;
             d->plain = 0;
             i = cukit_skip_group(lx, i) - 1;
             continue;
         }
         if (t->kind == TOK_PUNCT && t->p[0] == '(' && i > from &&
-            (token_is(&lx->toks[i - 1], ")") || (!d->parens && lx->toks[i - 1].kind == TOK_IDENT &&
-                                                 d->n >= 2))) {
-            /* A function's parameter list: void (*f)(int) or int f(int), which as a
-             * parameter is a pointer to the function. */
-            if (!d->parens)
+            (token_is(&lx->toks[i - 1], ")") ||
+             (!d->parens && lx->toks[i - 1].kind == TOK_IDENT &&
+              (d->n >= 2 || (d->n == 1 && !declarator_at(lx, i + 1, to)))))) {
+            /* A function's parameter list: void (*f)(int), int f(int) or, unnamed,
+             * float(int n), which as a parameter is a pointer to the function. */
+            if (!d->paren_pointers)
                 d->pointers++;
             d->parens = 1;
             d->plain = 0;
@@ -208,6 +228,7 @@ collect_words(const lexer *lx, int from, int to, PyObject *aliases, int depth, d
             continue;
         }
         if (t->kind == TOK_PUNCT && (t->p[0] == '(' || t->p[0] == ')')) {
+            d->open_parens += t->p[0] == '(' ? 1 : -(d->open_parens > 0);
             d->parens = 1;
             d->plain = 0;
             continue;

@@ -147,7 +147,8 @@ class SignatureVsNvrtcTarget(Target):
              "const float*", "float**", "int*"]
     NEAR = ["*", "&", "const", "volatile", "__restrict__", "unsigned", "long", "signed", "[]",
             "[4]", "(*p)", ",", " ", "x", "int", "=", "= 0", "__align__(16)", "alignas(8)",
-            "__grid_constant__", "::", "std::", "[[maybe_unused]]", "/* c */", "\n", "0"]
+            "__grid_constant__", "::", "std::", "[[maybe_unused]]", "/* c */", "\n", "0",
+            "(int n)", "(x)", "()", "(&r)"]
 
     def make(self, rng):
         params = [f"{rng.choice(self.TYPES)} p{i}" for i in range(rng.randint(1, 4))]
