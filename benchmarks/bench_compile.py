@@ -209,22 +209,23 @@ def main_cpu(args):
     builds = args.build or [str(Path(cukit.__file__).resolve().parents[1])]
     rows = ["sha256", "Program()", "Program(big)", "Signature()", "disk hit"]
     results = {}
+    samples = {build: [] for build in builds}
     with tempfile.TemporaryDirectory(prefix="bench-compile-cpu-") as root:
-        for b, build in enumerate(builds):
-            cache = os.path.join(root, f"cache{b}")
-            env = dict(os.environ, CUKIT_CACHE_DIR=cache, PYTHONPATH=os.path.abspath(build))
-            samples = []
-            for rep in range(args.reps + 1):  # the first fills the cache folder
+        # builds take turns, so drift in the machine favours none of them
+        for rep in range(args.reps + 1):  # the first round fills each cache folder
+            for b, build in enumerate(builds):
+                env = dict(os.environ, CUKIT_CACHE_DIR=os.path.join(root, f"cache{b}"),
+                           PYTHONPATH=os.path.abspath(build))
                 r = subprocess.run([sys.executable, __file__, "--child", "cpu", "--calls",
                                     str(args.calls)], env=env, capture_output=True, text=True,
                                    timeout=600)
                 if r.returncode != 0:
                     sys.exit(f"{build}: {r.stderr.strip()}")
                 if rep:
-                    samples.append(json.loads(r.stdout.strip().splitlines()[-1]))
-            results[build] = {row: [s[row] for s in samples] for row in rows}
-            results[build]["kernels in big"] = samples[0]["kernels in big"]
-            print(f"{build}: done", file=sys.stderr, flush=True)
+                    samples[build].append(json.loads(r.stdout.strip().splitlines()[-1]))
+    for build in builds:
+        results[build] = {row: [s[row] for s in samples[build]] for row in rows}
+        results[build]["kernels in big"] = samples[build][0]["kernels in big"]
     print(f"CPU side of a compile-cache hit, {args.reps} fresh processes per build, medians "
           f"(ratio to {builds[0]})")
     print(f"{'':<16}" + "".join(f"{Path(b).resolve().parent.name[-22:]:>26}" for b in builds))
