@@ -481,20 +481,21 @@ bare_list(const lexer *lx)
     return token_is(after, ",") && (token_is(first, "*") || token_is(first, "&"));
 }
 
-cukit_Signature *
-cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name)
+/* The Signature of declaration `decl`, whose tokens lx holds (text 0); see
+ * cukit_signature_from_decl. Releases lx and its macros, also on error. */
+static cukit_Signature *
+read_decl(cukit_state *st, const char *decl, const char *name, lexer *lx_in)
 {
-    lexer lx = {0};
+    lexer lx = *lx_in;
     cukit_text kname = {0};
     cukit_Signature *sig = NULL;
-    if ((lx.macros = PyDict_New()) == NULL)
-        return NULL;
     /* Tokens of the declaration itself are text 0 (errors point into it); a bare
      * parameter list is read again between a "(" and a ")" of texts of their own. */
-    if (cukit_tokenize(&lx, decl, decl + strlen(decl), 0) < 0)
-        goto done;
     if (bare_list(&lx)) {
+        PyObject *macros = lx.macros;
         cukit_lexer_release(&lx);
+        memset(&lx, 0, sizeof lx); /* a fresh lexer: no state of the first reading */
+        lx.macros = macros;
         lx.buf = 1;
         if (cukit_tokenize(&lx, "(", "(" + 1, 0) < 0)
             goto done;
@@ -560,6 +561,20 @@ done:
 }
 
 cukit_Signature *
+cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name)
+{
+    lexer lx = {0};
+    if ((lx.macros = PyDict_New()) == NULL)
+        return NULL;
+    if (cukit_tokenize(&lx, decl, decl + strlen(decl), 0) < 0) {
+        cukit_lexer_release(&lx);
+        Py_DECREF(lx.macros);
+        return NULL;
+    }
+    return read_decl(st, decl, name, &lx);
+}
+
+cukit_Signature *
 cukit_signature_read(cukit_state *st, const char *text)
 {
     /* A whole kernel declaration when __global__ is one of its words. */
@@ -570,12 +585,12 @@ cukit_signature_read(cukit_state *st, const char *text)
     int rc = cukit_tokenize(&lx, text, text + strlen(text), 0);
     for (int i = 0; rc == 0 && i < lx.n && !whole; i++)
         whole = lx.toks[i].kind == TOK_IDENT && token_is(&lx.toks[i], "__global__");
+    if (rc == 0 && !whole)
+        return read_decl(st, text, NULL, &lx); /* the tokens are read once */
     cukit_lexer_release(&lx);
     Py_DECREF(lx.macros);
     if (rc < 0)
         return NULL;
-    if (!whole)
-        return cukit_signature_from_decl(st, text, NULL);
     PyObject *all = cukit_signatures_parse_strict(st, text);
     if (all == NULL)
         return NULL;

@@ -368,9 +368,11 @@ raw_string_end(const char *q, int len, const char *s, const char *end)
 {
     static const char *prefixes[] = {"R", "u8R", "uR", "UR", "LR"};
     int raw = 0;
+    if (s >= end || *s != '"' || q[len - 1] != 'R') /* the common case, decided at once */
+        return NULL;
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes && !raw; i++)
         raw = (int)strlen(prefixes[i]) == len && memcmp(prefixes[i], q, (size_t)len) == 0;
-    if (!raw || s >= end || *s != '"')
+    if (!raw)
         return NULL;
     const char *d = s + 1, *open = d;
     while (open < end && open - d <= 16 && *open != '(' &&
