@@ -5,6 +5,7 @@ reject a source NVRTC accepts; a declaration written for cukit (Signature(...),
 get_kernel(signature=...)) that is not C is a ValueError with a caret under the
 column.
 """
+import re
 import struct
 import subprocess
 import sys
@@ -563,6 +564,29 @@ def test_parentheses_in_a_parameter_are_read_as_c_reads_them(decl, shown):
     # void, whose text read back as '(void int n , float* x)'
     assert str(cukit.Signature(decl)) == shown
     assert str(cukit.Signature(shown)) == shown
+
+
+@pytest.mark.parametrize("decl, column, words", [
+    # found by tests/fuzz (signature, seed 31337): each read as one parameter whose
+    # type held the rest of the list, and whose text did not read back
+    ("oo<int, typename3>*( p, unsigned long long n)", 22, "expected a name, '*' or '&' in these"),
+    ("k*(floata, \U00010000 b)", 4, "expected a name, '*' or '&' in these"),
+    ("sfloat a, const flfloat*( y, &size_t n)", 27, "expected a name, '*' or '&' in these"),
+    ("ns::k&(const ns::Foo<int, 3>* , unsec<float*> v)", 8, "expected a name, '*' or '&' in these"),
+    ("k(float (*p, q))", 12, "a declarator in parentheses names one parameter"),
+    ("k((int n))", 3, "a parameter starts with its type"),
+])
+def test_parentheses_that_hold_no_declarator_are_refused(decl, column, words):
+    with pytest.raises(ValueError, match=f"column {column}: " + re.escape(words)):
+        cukit.Signature(decl)
+
+
+@pytest.mark.parametrize("decl, shown", [
+    ("k(float* (x)[4])", "k(float** x)"), ("k(void (*)(int, int))", "k(void*)"),
+    ("k(int (&)[3])", "k(int*)"), ("k(void (*(*f)(int))(float))", "k(void** f)"),
+])
+def test_declarators_in_parentheses_still_read(decl, shown):
+    assert str(cukit.Signature(decl)) == shown
 
 
 def test_a_type_word_is_no_kernel_name():

@@ -161,6 +161,31 @@ check_group(const char *text, const lexer *lx, int i, int to)
     return end;
 }
 
+/* The "(" at toks[i] inside parameter toks[from..to): after the type it holds a
+ * declarator (float (*p)[4], float* (x)) or a function's parameters (float(int n),
+ * void (*f)(int, int)). A declarator holds one name, and after a '*' or '&' only a
+ * declarator can come. 0 / -1 with the error raised. */
+static int
+paren_error(const char *text, const lexer *lx, int from, int i, int to)
+{
+    if (i == from)
+        return cukit_decl_error(text, lx, i, "a parameter starts with its type, not '('");
+    const token *prev = &lx->toks[i - 1];
+    int declarator = cukit_declarator_at(lx, i + 1, to);
+    if (!declarator && prev->kind == TOK_PUNCT && strchr("*&", prev->p[0]))
+        return cukit_decl_error(text, lx, i + 1 < to ? i + 1 : i,
+                                "expected a name, '*' or '&' in these parentheses");
+    int close = cukit_skip_group(lx, i) - 1;
+    for (int k = i + 1; declarator && k < close && k < to; k++) {
+        if (lx->toks[k].kind == TOK_PUNCT && strchr("([<{", lx->toks[k].p[0]))
+            k = cukit_skip_group(lx, k) - 1;
+        else if (token_is(&lx->toks[k], ","))
+            return cukit_decl_error(text, lx, k, "a declarator in parentheses names one "
+                                    "parameter: a ',' cannot follow its name");
+    }
+    return 0;
+}
+
 /* Parameter number `index` (1-based), toks[from..to). 0 / -1 with the error raised. */
 static int
 check_param(const char *text, const lexer *lx, int from, int to, int index, int only)
@@ -218,6 +243,8 @@ check_param(const char *text, const lexer *lx, int from, int to, int index, int 
         else if (t->kind == TOK_PUNCT && strchr("[<(", t->p[0])) {
             if (t->p[0] == '<' && (i == from || lx->toks[i - 1].kind != TOK_IDENT))
                 why = "'<' must follow a template's name";
+            else if (t->p[0] == '(' && paren_error(text, lx, from, i, to) < 0)
+                return -1;
             else {
                 int end = check_group(text, lx, i, to);
                 if (end < 0)

@@ -166,10 +166,8 @@ template_args(const lexer *lx, int lt, int to, PyObject *aliases, int depth, cuk
     return gt + 1;
 }
 
-/* 1 when toks[i..to) begins a declarator in parentheses, as in float (*p)[4],
- * float (&r)[2] or float (x): a '*', '&' or '(' first, or one name then ')' or '['. */
-static int
-declarator_at(const lexer *lx, int i, int to)
+int
+cukit_declarator_at(const lexer *lx, int i, int to)
 {
     if (i >= to)
         return 0;
@@ -217,7 +215,7 @@ collect_words(const lexer *lx, int from, int to, PyObject *aliases, int depth, d
         if (t->kind == TOK_PUNCT && t->p[0] == '(' && i > from &&
             (token_is(&lx->toks[i - 1], ")") ||
              (!d->parens && lx->toks[i - 1].kind == TOK_IDENT &&
-              (d->n >= 2 || (d->n == 1 && !declarator_at(lx, i + 1, to)))))) {
+              (d->n >= 2 || (d->n == 1 && !cukit_declarator_at(lx, i + 1, to)))))) {
             /* A function's parameter list: void (*f)(int), int f(int) or, unnamed,
              * float(int n), which as a parameter is a pointer to the function. */
             if (!d->paren_pointers)

@@ -112,6 +112,10 @@ int cukit_params_bounds(const lexer *lx, int open, int **bounds);
  * `name`, with typedef/using `aliases` (dict alias -> (str base, int pointer
  * depth, bool uncertain), or NULL) applied. New ref, or NULL with an exception
  * (ValueError for a list that is not C: a void parameter, one with no type). */
+/* 1 when toks[i..to), just inside a "(", begins a declarator in parentheses, as in
+ * float (*p)[4], float (&r)[2] or float (x): a '*', '&' or '(' first, or one name
+ * (not a type's word) then ')' or '['. 0 for a function's parameter list. */
+int cukit_declarator_at(const lexer *lx, int i, int to);
 cukit_Signature *cukit_params_read(cukit_state *st, const lexer *lx, int open, const char *name,
                                    PyObject *aliases);
 /* Remember in `aliases` the `typedef ... NAME` (is_using 0) or `using NAME = ...`
