@@ -529,7 +529,7 @@ cukit_tokenize(lexer *lx, const char *s0, const char *end0, int top)
             f->s = s + 1;
             continue;
         }
-        if (splice_at(s, end)) { /* a line splice between tokens: nothing at all */
+        if (c == '\\' && splice_at(s, end)) { /* a line splice between tokens: nothing */
             f->s = s + splice_at(s, end);
             continue;
         }
@@ -575,7 +575,8 @@ cukit_tokenize(lexer *lx, const char *s0, const char *end0, int top)
             const char *q = s;
             while (s < end && is_ident_char((unsigned char)*s))
                 s++;
-            const char *raw = raw_string_end(q, (int)(s - q), s, end);
+            const char *raw = s < end && *s == '"' ? raw_string_end(q, (int)(s - q), s, end)
+                                                   : NULL;
             if (raw != NULL) {
                 f->s = raw;
                 if (push_tok(lx, TOK_STRING, q, (int)(raw - q)) < 0)
