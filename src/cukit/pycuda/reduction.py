@@ -125,7 +125,9 @@ def _minmax_parts(what, dtype):
     dtype = np.dtype(dtype)
     op = "<" if what == "min" else ">"
     if dtype.kind == "f":
-        return ("%sINFINITY" % ("" if what == "min" else "-"),
+        inf = ("__int_as_float(0x7f800000)" if dtype.itemsize <= 4
+               else "__longlong_as_double(0x7ff0000000000000ll)")
+        return ("%s%s" % ("" if what == "min" else "-", inf),
                 "(a != a || (b == b && a %s b)) ? a : b" % op)
     if dtype.kind not in "iub":
         raise TypeError("%s of %s arrays: the order is not defined" % (what, dtype))
