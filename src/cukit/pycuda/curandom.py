@@ -34,7 +34,7 @@ def rand(shape, dtype=np.float32, stream=None):
     if dtype.kind == "c":
         part = np.float32 if dtype == np.complex64 else np.float64
         parts = _random.rand(tuple(np.atleast_1d(shape)) + (2,), part, stream=stream)
-        return _wrap(cukit.ascontiguousarray(parts).view(dtype).reshape(shape))
+        return _wrap(cukit.frombuffer(parts.buffer, dtype, parts.shape[:-1]))
     return _wrap(_random.rand(shape, dtype=dtype, stream=stream))
 
 
@@ -46,7 +46,7 @@ def get_curand_version():
 def seed_getter_uniform(n):
     """n random 32-bit seeds (one value repeated: PyCUDA's per-thread seed arrays have no
     meaning for a counter-based generator, only its first value is used)."""
-    value = int.from_bytes(os.urandom(4), "little")
+    value = int.from_bytes(os.urandom(4), "little") & 0x7FFFFFFF
     from .gpuarray import to_gpu
     return to_gpu(np.full(n, value, dtype=np.int32))
 

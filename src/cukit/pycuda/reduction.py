@@ -25,6 +25,23 @@ def _nvrtc_options(options, who):
     return tuple(out)
 
 
+def _literal(v):
+    """A neutral value as C source: text as is; a number as a literal (inf and NaN as bit
+    patterns, which NVRTC has no names for)."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return "%dll" % v if -2**63 <= v < 2**63 else "%dull" % v
+    f = float(v)
+    if f != f:
+        return "__longlong_as_double(0x7ff8000000000000ll)"
+    if f in (float("inf"), float("-inf")):
+        return "%s__longlong_as_double(0x7ff0000000000000ll)" % ("-" if f < 0 else "")
+    return repr(f)
+
+
 def _result(r, out, allocator, like):
     """The GPUArray to return for engine result r (already written into out when given)."""
     from .gpuarray import _of
@@ -62,7 +79,7 @@ class ReductionKernel:
                  name="reduce_kernel", keep=False, options=None, preamble="", allocator=None):
         self.dtype_out = np.dtype(dtype_out)
         self.allocator = allocator
-        self._k = cukit.ReductionKernel(self.dtype_out, neutral, reduce_expr, map_expr=map_expr,
+        self._k = cukit.ReductionKernel(self.dtype_out, _literal(neutral), reduce_expr, map_expr=map_expr,
                                         arguments=arguments, name=name, preamble=preamble,
                                         options=_nvrtc_options(options, "ReductionKernel"))
 
