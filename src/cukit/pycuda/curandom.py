@@ -130,7 +130,8 @@ class _Generator:
         if a.dtype == np.int64:
             self._g.poisson(float(lambda_value), size=a.shape, out=a, **_stream(stream))
         else:
-            a[...] = self._g.poisson(float(lambda_value), size=a.shape, **_stream(stream))
+            counts = self._g.poisson(float(lambda_value), size=a.shape, **_stream(stream))
+            a[...] = counts.astype(a.dtype)
         return data
 
     def gen_poisson(self, shape, dtype, lambda_value, stream=None):
