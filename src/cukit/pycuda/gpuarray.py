@@ -509,8 +509,17 @@ class GPUArray:
     def __abs__(self):
         return self._result(_engine.unary("abs", self._a))
 
-    def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None):
-        return self * selffac + other * otherfac
+    def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None, out=None):
+        """selffac * self + otherfac * other, into out when given."""
+        if not isinstance(other, GPUArray):
+            raise TypeError("mul_add: other must be a GPUArray, not %s" % type(other).__name__)
+        s = {} if stream is None else {"stream": stream}
+        left = cukit.multiply(self._a, selffac, **s)
+        right = cukit.multiply(other._a, otherfac, **s)
+        if out is None:
+            return self._result(cukit.add(left, right, **s))
+        cukit.add(left, right, out=out._a, **s)
+        return out
 
     def astype(self, dtype, stream=None):
         return self._result(self._a.astype(dtype))
