@@ -536,10 +536,18 @@ class GPUArray:
             return zeros_like(self)
         return self._view_of(self._a.imag)
 
-    def conj(self):
-        if self.dtype.kind != "c":
-            return self
-        return self._result(self._a.conj())
+    def conj(self, out=None, stream=None):
+        """The complex conjugate (self itself for real arrays, as PyCUDA's), into out
+        when given."""
+        if out is None:
+            if self.dtype.kind != "c":
+                return self
+            return self._result(self._a.conj())
+        if not isinstance(out, GPUArray):
+            raise TypeError("conj: out must be a GPUArray, not %s" % type(out).__name__)
+        s = {} if stream is None else {"stream": stream}
+        cukit.conj(self._a, out=out._a, **s)
+        return out
 
     conjugate = conj
 
