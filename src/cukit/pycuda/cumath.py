@@ -1,6 +1,7 @@
 """pycuda.cumath on cukit: elementwise math functions, faces of cukit's ufuncs.
 
-Unary functions take PyCUDA's (array, out=None, stream=None), by position or keyword;
+Unary functions take PyCUDA's (array, out=None, stream=None); a second positional
+argument is out when it is a GPUArray, else the stream, as in PyCUDA;
 fmod(arg, mod, stream=None); ldexp, frexp and modf run an ElementwiseKernel each (one
 per dtype, cached), as the C library defines them.
 """
@@ -44,7 +45,12 @@ def _run(pycuda_name, cukit_name, ops, out, stream):
 
 
 def _unary(pycuda_name, cukit_name):
-    def f(array, out=None, stream=None):
+    def f(array, stream_or_out=None, out=None, stream=None):
+        if stream_or_out is not None:  # PyCUDA's older positional form: a GPUArray or a stream
+            if isinstance(stream_or_out, _gpuarray().GPUArray):
+                out = stream_or_out
+            else:
+                stream = stream_or_out
         return _run(pycuda_name, cukit_name, (array,), out, stream)
     f.__name__ = pycuda_name
     f.__doc__ = "cumath.%s(array, out=None, stream=None): cukit.%s on the device." % (
