@@ -6,6 +6,7 @@ import pytest
 
 import cukit
 import cukit.pycuda.curandom as curandom
+import cukit.pycuda.driver
 from cukit.pycuda import gpuarray
 from cukit.pycuda.reduction import ReductionKernel, get_dot_kernel, get_sum_kernel
 from cukit.pycuda.scan import ExclusiveScanKernel, InclusiveScanKernel
@@ -423,3 +424,55 @@ def test_hstack(rng):
     np.testing.assert_array_equal(
         gpuarray.hstack([gpuarray.to_gpu(c), gpuarray.to_gpu(d)]).get(), np.hstack([c, d]))
 
+
+
+# ------------------------------------------------------------------ cumath and GPUArray
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cumath_ldexp_frexp_modf(rng, dtype):
+    from cukit.pycuda import cumath
+    x = (rng.standard_normal(5000) * 100).astype(dtype)
+    e = rng.integers(-20, 20, 5000).astype(dtype)
+    g, ge = gpuarray.to_gpu(x), gpuarray.to_gpu(e)
+    np.testing.assert_array_equal(cumath.ldexp(g, ge).get(), np.ldexp(x, e.astype(np.int32)))
+    sig, ex = cumath.frexp(g)
+    want_sig, want_ex = np.frexp(x)
+    np.testing.assert_array_equal(sig.get(), want_sig)
+    np.testing.assert_array_equal(ex.get(), want_ex.astype(dtype))
+    frac, whole = cumath.modf(g)
+    want_frac, want_whole = np.modf(x)
+    np.testing.assert_array_equal(frac.get(), want_frac)
+    np.testing.assert_array_equal(whole.get(), want_whole)
+
+
+def test_cumath_frexp_of_integers_is_refused():
+    from cukit.pycuda import cumath
+    with pytest.raises(TypeError, match="float32 or float64"):
+        cumath._float_kernel("frexp", np.int32, "T *x", "x[i] = 0")
+
+
+@gpu
+def test_cumath_out_and_stream_by_position(rng):
+    from cukit.pycuda import cumath
+    x = rng.standard_normal(1000)
+    g = gpuarray.to_gpu(x)
+    out = gpuarray.to_gpu(np.full(1000, np.nan))
+    assert cumath.exp(g, out) is out
+    np.testing.assert_allclose(out.get(), np.exp(x), rtol=1e-14)
+    s = cukit.pycuda.driver.Stream()
+    np.testing.assert_allclose(cumath.sin(g, s).get(), np.sin(x), rtol=1e-14, atol=1e-15)
+
+
+@gpu
+def test_mul_add_and_conj_into_out(rng):
+    a, b = data(rng, 1000, np.float32), data(rng, 1000, np.float32)
+    ga, gb = gpuarray.to_gpu(a), gpuarray.to_gpu(b)
+    out = gpuarray.to_gpu(np.full(1000, np.nan, np.float32))
+    assert ga.mul_add(2, gb, 3, out=out) is out
+    np.testing.assert_allclose(out.get(), 2 * a + 3 * b, rtol=1e-6)
+    z = data(rng, 100, np.complex128)
+    zo = gpuarray.to_gpu(np.full(100, np.nan, np.complex64))
+    assert gpuarray.to_gpu(z).conj(out=zo) is zo
+    np.testing.assert_allclose(zo.get(), z.conj().astype(np.complex64), rtol=1e-6)
