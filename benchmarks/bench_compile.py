@@ -19,9 +19,28 @@ What it measures
     cache folder CUPY_CACHE_DIR) and cuda.core (Program(...).compile("cubin")
     then get_kernel; it keeps no cache, so all three rows are compiles).
 
+    The CPU side (--cpu, no GPU needed): what a cache hit does before the GPU is
+    involved, for one or more builds of cukit (--build DIR, a folder holding a
+    built cukit such as another checkout's src/; default: the cukit imported
+    here), each in fresh child processes:
+
+    * sha256       hashing the saxpy source (hashlib): the raw baseline, the
+                   least any cache keyed by the source must do
+    * Program()    constructing Program(saxpy): the source's kernel signatures
+                   are read, as at every compile
+    * Program(big) the same for a 1,000-line source of 100 kernels with
+                   typedefs, macros, #if branches and a 4,096-entry table
+    * Signature()  cukit.Signature("saxpy(float a, ...)"), as get_kernel(signature=)
+    * disk hit     Program(saxpy).cubin("sm_90") from a warm cache folder, the
+                   first such call of a fresh process (the CPU part of a disk hit)
+    Each figure is the median over REPS processes (each: batches of CALLS, the
+    best batch / CALLS); ratios are to the first build's figure.
+
 Usage
     PYTHONPATH=src python benchmarks/bench_compile.py [--reps 7] [--calls 2000]
         [--json benchmarks/results/compile.json]
+    PYTHONPATH=src python benchmarks/bench_compile.py --cpu [--build OTHER/src --build src]
+        [--json benchmarks/results/compile_cpu.json]
 """
 import argparse
 import json
@@ -130,6 +149,101 @@ def child_alternate(n):
     print(json.dumps(times))
 
 
+# ---------------------------------------------------------------- the CPU side
+
+
+def big_source(kernels=100):
+    """A larger source, as generated code or a kernel library looks: aliases, macros,
+    #if branches, a table, and kernels of several parameters."""
+    parts = ["#define REAL float", "#define KERNEL extern \"C\" __global__",
+             "typedef unsigned int uint;", "using index_t = long long;",
+             "template <typename T> struct Vec { T x, y; };",
+             "__constant__ float table[4096] = {" + ", ".join(str(i % 97) for i in range(4096)) + "};"]
+    for k in range(kernels):
+        parts += [f"#if defined(REAL) && {k % 3} > 0",
+                  f"KERNEL void k{k}(const REAL* __restrict__ x, REAL* y, uint n, index_t m, "
+                  f"Vec<REAL> v, double s) {{",
+                  "    index_t i = blockIdx.x * (index_t)blockDim.x + threadIdx.x;",
+                  "    if (i < n) { y[i] = s * x[i] + v.x * table[i % 4096]; }",
+                  "}", "#else",
+                  f"KERNEL void k{k}(const REAL* x, REAL* y, uint n) {{",
+                  "    /* the other branch */ if (threadIdx.x < n) y[threadIdx.x] = x[threadIdx.x];",
+                  "}", "#endif"]
+    return "\n".join(parts) + "\n"
+
+
+def child_cpu(calls):
+    """Print the CPU-side figures of the cukit on sys.path (seconds per call)."""
+    import hashlib
+
+    import cukit
+
+    t0 = time.perf_counter()
+    cukit.Program(SAXPY).cubin(arch="sm_90")  # the cache folder is warm: a disk hit
+    first = time.perf_counter() - t0
+    big = big_source()
+    decl = "saxpy(float a, const float* x, float* y, size_t n)"
+    ways = {
+        "sha256": lambda: hashlib.sha256(SAXPY.encode()).digest(),
+        "Program()": lambda: cukit.Program(SAXPY),
+        "Program(big)": lambda: cukit.Program(big),
+        "Signature()": lambda: cukit.Signature(decl),
+    }
+    out = {"disk hit": first, "kernels in big": len(cukit.Program(big).signatures)}
+    for name, once in ways.items():
+        n = max(3, calls // 100) if "big" in name else calls
+        once()
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                once()
+            best = min(best, (time.perf_counter() - t0) / n)
+        out[name] = best
+    print(json.dumps(out))
+
+
+def main_cpu(args):
+    import cukit
+
+    builds = args.build or [str(Path(cukit.__file__).resolve().parents[1])]
+    rows = ["sha256", "Program()", "Program(big)", "Signature()", "disk hit"]
+    results = {}
+    samples = {build: [] for build in builds}
+    with tempfile.TemporaryDirectory(prefix="bench-compile-cpu-") as root:
+        # builds take turns, so drift in the machine favours none of them
+        for rep in range(args.reps + 1):  # the first round fills each cache folder
+            for b, build in enumerate(builds):
+                env = dict(os.environ, CUKIT_CACHE_DIR=os.path.join(root, f"cache{b}"),
+                           PYTHONPATH=os.path.abspath(build))
+                r = subprocess.run([sys.executable, __file__, "--child", "cpu", "--calls",
+                                    str(args.calls)], env=env, capture_output=True, text=True,
+                                   timeout=600)
+                if r.returncode != 0:
+                    sys.exit(f"{build}: {r.stderr.strip()}")
+                if rep:
+                    samples[build].append(json.loads(r.stdout.strip().splitlines()[-1]))
+    for build in builds:
+        results[build] = {row: [s[row] for s in samples[build]] for row in rows}
+        results[build]["kernels in big"] = samples[build][0]["kernels in big"]
+    print(f"CPU side of a compile-cache hit, {args.reps} fresh processes per build, medians "
+          f"(ratio to {builds[0]})")
+    print(f"{'':<16}" + "".join(f"{Path(b).resolve().parent.name[-22:]:>26}" for b in builds))
+    for row in rows:
+        base = statistics.median(results[builds[0]][row])
+        cells = []
+        for build in builds:
+            v = statistics.median(results[build][row])
+            cells.append(f"{v * 1e6:11.2f} us ({v / base:4.2f}x)")
+        print(f"{row:<16}" + "".join(f"{c:>26}" for c in cells))
+    print(f"{'kernels in big':<16}" + "".join(f"{results[b]['kernels in big']:>26}" for b in builds))
+    out = Path(args.json if args.json != DEFAULT_JSON else DEFAULT_JSON.replace("compile.json",
+                                                                              "compile_cpu.json"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"machine": platform.node(), "python": sys.version, "reps": args.reps,
+                               "calls": args.calls, "results": results}, indent=1))
+
+
 # ---------------------------------------------------------------- the parent
 
 
@@ -143,13 +257,23 @@ def sample(way, cache_dir, calls):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+DEFAULT_JSON = str(Path(__file__).resolve().parent / "results" / "compile.json")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--calls", type=int, default=2000)
-    ap.add_argument("--json", default=str(Path(__file__).resolve().parent / "results" / "compile.json"))
+    ap.add_argument("--json", default=DEFAULT_JSON)
+    ap.add_argument("--cpu", action="store_true", help="the CPU side only (no GPU needed)")
+    ap.add_argument("--build", action="append", help="with --cpu: a folder holding a built cukit "
+                    "(repeatable; default: the one imported here)")
     ap.add_argument("--child")
     args = ap.parse_args()
+    if args.child == "cpu":
+        return child_cpu(args.calls)
+    if args.cpu:
+        return main_cpu(args)
     if args.child == "alternate":
         return child_alternate(args.reps * 3)
     if args.child:

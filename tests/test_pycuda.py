@@ -244,35 +244,6 @@ def test_gpuarray_faces_of_the_array_engine(ctx, rng):
 
 
 @gpu
-def test_cumath_positional_out_and_stream_and_the_two_output_functions(ctx, rng):
-    from cukit.pycuda import cumath
-    for dtype in (np.float32, np.float64):
-        a = (rng.standard_normal(2000) * 50).astype(dtype)
-        a[:4] = [0.0, -0.0, 1.0, -3.5]
-        a_g = gpuarray.to_gpu(a)
-        out = gpuarray.to_gpu(poison(2000, dtype))
-        assert cumath.fabs(a_g, out) is out                  # PyCUDA's stream_or_out
-        np.testing.assert_array_equal(out.get(), np.abs(a))
-        s = drv.Stream()
-        np.testing.assert_array_equal(cumath.floor(a_g, s).get(), np.floor(a))
-        with pytest.raises(TypeError, match="out was given twice"):
-            cumath.fabs(a_g, out, out=out)
-        sig, ex = cumath.frexp(a_g)
-        want_sig, want_ex = np.frexp(a)
-        assert sig.dtype == ex.dtype == dtype
-        np.testing.assert_array_equal(sig.get(), want_sig)
-        np.testing.assert_array_equal(ex.get(), want_ex.astype(dtype))
-        frac, whole = cumath.modf(a_g, stream=s)
-        want_frac, want_whole = np.modf(a)
-        np.testing.assert_array_equal(frac.get(), want_frac)
-        np.testing.assert_array_equal(whole.get(), want_whole)
-        e = rng.uniform(-20, 20, 2000).astype(dtype)
-        got = cumath.ldexp(a_g, gpuarray.to_gpu(e)).get()
-        assert got.dtype == dtype
-        np.testing.assert_array_equal(got, np.ldexp(a, np.trunc(e).astype(np.int32)))
-
-
-@gpu
 def test_complex_header(ctx, rng):
     n = 256
     z = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)

@@ -6,7 +6,9 @@
 
 /* ------------------------------------------------------------------ signature.c */
 
-#define CUKIT_MAX_PARAMS 256 /* the most parameters a signature is laid out for */
+/* Parameter lists up to this long are laid out and packed in fixed arrays (on the
+ * C stack); longer ones, which kernels may have, use the heap. */
+#define CUKIT_MAX_PARAMS 256
 
 /* One kernel parameter: its C type as declared and, once verified, its place in
  * the compiled kernel's parameter buffer. */
@@ -25,6 +27,7 @@ typedef struct {
     size_t align;   /* C alignment, for layouts computed without a compiled kernel */
     char *type;     /* owned (PyMem): the type as shown to users, "const float*" */
     char *name;     /* owned (PyMem): the parameter's name, "" when unnamed */
+    int uncertain;  /* 1: its type was read from a branch of #if cukit could not evaluate */
 } cukit_param;
 
 typedef struct cukit_Signature_s {
@@ -42,11 +45,15 @@ int cukit_signature_setup(PyObject *module, cukit_state *st);
  * (may be NULL). Template kernels are read once per name expression (tuple of str,
  * may be NULL) that instantiates them, under the expression as written. When
  * `globals` (a dict) is given, __constant__/__device__ variables go into it as
- * name -> (typecode, shape tuple or None). New ref: dict name -> Signature; NULL
- * with an exception. */
+ * name -> (typecode, shape tuple or None). Never rejects a source NVRTC accepts: what
+ * it cannot read is left out or read as written, with a RuntimeWarning where that may
+ * make a parameter's type wrong. New ref: dict name -> Signature; NULL with an
+ * exception. */
 PyObject *cukit_signatures_parse(cukit_state *st, const char *source, PyObject *defines,
                                  PyObject *name_expressions, PyObject *globals);
-/* Parse one declaration "name(type a, type b)" or "(type a, ...)". New ref or NULL. */
+/* Parse one declaration "name(type a, type b)", "(type a, ...)" or "type a, ..."
+ * written for cukit; `name` (may be NULL) replaces the one written. New ref, or NULL
+ * with ValueError showing the line with a caret under the column that is not C. */
 cukit_Signature *cukit_signature_from_decl(cukit_state *st, const char *decl, const char *name);
 /* A copy of `sig` laid out by the compiled kernel's own offsets and sizes
  * (n entries). New ref, or NULL with TypeError when the two disagree. */

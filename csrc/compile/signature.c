@@ -122,11 +122,11 @@ cukit_signature_layout(cukit_state *st, cukit_Signature *sig)
 {
     if (sig->verified)
         return (cukit_Signature *)Py_NewRef(sig);
-    size_t offsets[CUKIT_MAX_PARAMS], sizes[CUKIT_MAX_PARAMS], at = 0;
-    if (sig->nparams > CUKIT_MAX_PARAMS) {
-        PyErr_SetString(PyExc_ValueError, "too many parameters");
-        return NULL;
-    }
+    size_t n = sig->nparams ? (size_t)sig->nparams : 1, at = 0;
+    size_t *offsets = PyMem_Calloc(2 * n, sizeof *offsets), *sizes = offsets + n;
+    cukit_Signature *out = NULL;
+    if (offsets == NULL)
+        return (cukit_Signature *)PyErr_NoMemory();
     for (int i = 0; i < sig->nparams; i++) {
         size_t size = sig->params[i].size;
         if (size == 0) {
@@ -134,7 +134,7 @@ cukit_signature_layout(cukit_state *st, cukit_Signature *sig)
                          "the size of struct parameter %d (%s) is known only once the kernel "
                          "is compiled; pack it through a Kernel",
                          i + 1, sig->params[i].type);
-            return NULL;
+            goto done;
         }
         size_t align = sig->params[i].kind != CUKIT_P_POINTER && sig->params[i].align
                            ? sig->params[i].align : (size >= 8 ? 8 : size);
@@ -143,7 +143,10 @@ cukit_signature_layout(cukit_state *st, cukit_Signature *sig)
         sizes[i] = size;
         at += size;
     }
-    return with_layout(st, sig, offsets, sizes, at);
+    out = with_layout(st, sig, offsets, sizes, at);
+done:
+    PyMem_Free(offsets);
+    return out;
 }
 
 PyObject *

@@ -10,25 +10,7 @@ signature_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     const char *decl;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s:Signature", kwlist, &decl))
         return NULL;
-    cukit_state *st = cukit_state_of_type(type);
-    if (strstr(decl, "__global__")) {
-        PyObject *all = cukit_signatures_parse(st, decl, NULL, NULL, NULL);
-        if (all == NULL)
-            return NULL;
-        if (PyDict_GET_SIZE(all) != 1) {
-            PyErr_Format(PyExc_ValueError, "expected one __global__ declaration, found %zd",
-                         PyDict_GET_SIZE(all));
-            Py_DECREF(all);
-            return NULL;
-        }
-        Py_ssize_t pos = 0;
-        PyObject *k, *v;
-        PyDict_Next(all, &pos, &k, &v);
-        Py_INCREF(v);
-        Py_DECREF(all);
-        return v;
-    }
-    return (PyObject *)cukit_signature_from_decl(st, decl, NULL);
+    return (PyObject *)cukit_signature_read(cukit_state_of_type(type), decl);
 }
 
 static PyObject *

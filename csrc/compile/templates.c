@@ -1,159 +1,214 @@
 /* templates.c - template kernels: a Signature for each name expression that instantiates one */
 #include "compile/parse.h"
 
-#include <ctype.h>
 #include <string.h>
 
-/* aliases[name] = what `type` is, read as if the source said `using name = type;`. */
+/* One parameter of the template: its name and its default argument's tokens. */
+typedef struct {
+    int name;        /* index of its identifier in the template's lexer */
+    int from, to;    /* default argument tokens; from < 0 when none */
+} template_param;
+
+/* The template parameters in lx->toks[lt] = "<" ... ">" into *out (PyMem, owned by
+ * the caller). Returns how many, 0 when cukit cannot read them (a parameter pack),
+ * -1 with MemoryError. */
 static int
-alias_from_text(const lexer *parent, PyObject *aliases, const char *name, const char *type)
+template_params(const lexer *lx, int lt, template_param **out)
 {
-    lexer sub = {0};
-    int rc = -1;
-    PyObject *text = PyUnicode_FromFormat("using %s = %s ;", name, type);
-    sub.macros = parent->macros;
-    sub.keep = PyList_New(0);
-    sub.hidden = PyList_New(0);
-    const char *t = text ? PyUnicode_AsUTF8(text) : NULL;
-    if (t == NULL || sub.keep == NULL || sub.hidden == NULL || PyList_Append(sub.keep, text) < 0)
-        goto done;
-    if (cukit_tokenize(&sub, t, t + strlen(t), 1) < 0)
-        goto done;
-    rc = sub.n >= 4 ? cukit_alias_record(&sub, 0, sub.n - 1, aliases, 1) : 0;
+    int *bounds = NULL;
+    int n = cukit_params_bounds(lx, lt, &bounds);
+    if (n < 0)
+        return -1;
+    template_param *tp = PyMem_Calloc(n ? (size_t)n : 1, sizeof *tp);
+    if (tp == NULL) {
+        PyMem_Free(bounds);
+        PyErr_NoMemory();
+        return -1;
+    }
+    int ntp = 0;
+    for (int k = 0; k < n; k++) {
+        int eq = -1, ident = -1;
+        for (int q = bounds[2 * k]; q < bounds[2 * k + 1] && eq < 0; q++) {
+            if (token_is(&lx->toks[q], "="))
+                eq = q;
+            else if (token_is(&lx->toks[q], ".")) {
+                ntp = 0; /* a parameter pack */
+                goto done;
+            }
+            else if (lx->toks[q].kind == TOK_IDENT)
+                ident = q;
+        }
+        if (ident < 0) {
+            if (bounds[2 * k + 1] > bounds[2 * k] || n > 1)
+                ntp = 0; /* unreadable */
+            goto done;
+        }
+        tp[ntp].name = ident;
+        tp[ntp].from = eq >= 0 ? eq + 1 : -1;
+        tp[ntp].to = bounds[2 * k + 1];
+        ntp++;
+    }
 done:
-    PyMem_Free(sub.toks);
-    Py_XDECREF(sub.keep);
-    Py_XDECREF(sub.hidden);
-    Py_XDECREF(text);
-    return rc;
+    PyMem_Free(bounds);
+    *out = tp;
+    return ntp;
 }
 
-/* Copy the text between a and b (exclusive) without the spaces around it. */
-static void
-trimmed(const char *a, const char *b, char *out, size_t cap)
+/* The kernel an expression names, [&][::]name::name<args>, into head; returns the
+ * index of the token after it, or -1 with MemoryError. */
+static int
+expression_head(const lexer *sub, cukit_text *head)
 {
-    while (a < b && isspace((unsigned char)*a))
-        a++;
-    while (b > a && isspace((unsigned char)b[-1]))
-        b--;
-    PyOS_snprintf(out, cap, "%.*s", (int)(b - a), a);
+    int i = 0;
+    while (i < sub->n && token_is(&sub->toks[i], "&"))
+        i++;
+    if (i < sub->n && token_is(&sub->toks[i], "::"))
+        i++;
+    if (cukit_text_add(head, "", 0) < 0)
+        return -1;
+    for (; i < sub->n && (sub->toks[i].kind == TOK_IDENT || token_is(&sub->toks[i], "::")); i++)
+        if (cukit_text_add(head, sub->toks[i].p, (size_t)sub->toks[i].len) < 0)
+            return -1;
+    return i;
 }
 
-#define MAX_TEMPLATE_PARAMS 32
+PyObject *
+cukit_template_heads(const lexer *lx, PyObject *exprs)
+{
+    PyObject *heads = PyDict_New(), *seen = PySet_New(NULL);
+    if (seen == NULL)
+        Py_CLEAR(heads);
+    for (Py_ssize_t x = 0; heads && x < PyTuple_GET_SIZE(exprs); x++) {
+        PyObject *expr = PyTuple_GET_ITEM(exprs, x);
+        int dup = PySet_Contains(seen, expr);
+        if (dup != 0) { /* an expression given twice is read once */
+            if (dup < 0)
+                Py_CLEAR(heads);
+            continue;
+        }
+        if (PySet_Add(seen, expr) < 0) {
+            Py_CLEAR(heads);
+            break;
+        }
+        Py_ssize_t len;
+        const char *e = PyUnicode_AsUTF8AndSize(expr, &len);
+        lexer sub = {0};
+        cukit_text head = {0};
+        sub.macros = lx->macros;
+        PyObject *key = NULL, *list;
+        int ok = e && cukit_tokenize(&sub, e, e + len, 0) == 0 && expression_head(&sub, &head) >= 0 &&
+                 (key = PyUnicode_FromStringAndSize(head.s, (Py_ssize_t)head.n)) != NULL;
+        if (ok && (list = PyDict_GetItemWithError(heads, key)) == NULL) {
+            ok = !PyErr_Occurred() && (list = PyList_New(0)) != NULL;
+            if (ok) {
+                ok = PyDict_SetItem(heads, key, list) == 0;
+                Py_DECREF(list);
+            }
+        }
+        ok = ok && PyList_Append(list, expr) == 0;
+        Py_XDECREF(key);
+        cukit_text_free(&head);
+        cukit_lexer_release(&sub);
+        if (!ok)
+            Py_CLEAR(heads);
+    }
+    Py_XDECREF(seen);
+    return heads;
+}
+
+/* The Signature of template kernel `base` for name expression `expr`, or NULL
+ * with no exception when expr does not name it or cannot be read. */
+static cukit_Signature *
+instantiate(cukit_state *st, const lexer *lx, int open, const char *base, PyObject *aliases,
+            const template_param *tp, int ntp, PyObject *expr)
+{
+    Py_ssize_t len;
+    const char *e = PyUnicode_AsUTF8AndSize(expr, &len);
+    if (e == NULL)
+        return NULL;
+    lexer sub = {0};
+    sub.macros = lx->macros;
+    cukit_text head = {0};
+    PyObject *al = NULL;
+    int *bounds = NULL;
+    cukit_Signature *sig = NULL;
+    if (cukit_tokenize(&sub, e, e + len, 0) < 0)
+        goto done;
+    int i = expression_head(&sub, &head);
+    if (i < 0)
+        goto done;
+    if (i >= sub.n || !token_is(&sub.toks[i], "<") || strcmp(cukit_text_str(&head), base) != 0 ||
+        cukit_group_close(&sub, i) != sub.n - 1)
+        goto done; /* another kernel's, or not a plain instance (NVRTC will judge it) */
+    int nargs = cukit_params_bounds(&sub, i, &bounds);
+    if (nargs < 0)
+        goto done;
+    if (nargs == 1 && bounds[1] == bounds[0])
+        nargs = 0; /* k<> */
+    if (nargs > ntp)
+        goto done;
+    if ((al = PyDict_Copy(aliases)) == NULL)
+        goto done;
+    for (int p = 0; p < ntp; p++) {
+        const token *name_tok = &lx->toks[tp[p].name];
+        char *name = cukit_text_dup(name_tok->p, (size_t)name_tok->len);
+        int rc;
+        if (name == NULL)
+            goto done;
+        if (p < nargs)
+            rc = cukit_alias_set(&sub, bounds[2 * p], bounds[2 * p + 1], name, al);
+        else if (tp[p].from >= 0)
+            rc = cukit_alias_set(lx, tp[p].from, tp[p].to, name, al);
+        else
+            rc = 1; /* kernels cannot deduce: NVRTC will say what is missing */
+        PyMem_Free(name);
+        if (rc != 0)
+            goto done;
+    }
+    /* Its name is the expression without the & that takes its address. */
+    while (*e == '&' || *e == ' ' || *e == '\t' || *e == '\n')
+        e++;
+    sig = cukit_params_read(st, lx, open, e, al);
+    if (sig != NULL)
+        sig->extern_c = 0;
+    else if (PyErr_ExceptionMatches(PyExc_ValueError))
+        PyErr_Clear(); /* not C once instantiated (T = void): NVRTC will say so */
+done:
+    PyMem_Free(bounds);
+    Py_XDECREF(al);
+    cukit_text_free(&head);
+    cukit_lexer_release(&sub);
+    return sig;
+}
 
 int
 cukit_template_instantiate(cukit_state *st, const lexer *lx, int stmt, int open, const char *base,
-            PyObject *aliases, PyObject *exprs, PyObject *out)
+                           PyObject *aliases, PyObject *exprs, PyObject *out)
 {
     int t = stmt;
     while (t < open && !token_is(&lx->toks[t], "template"))
         t++;
     if (t + 1 >= open || !token_is(&lx->toks[t + 1], "<"))
         return 0;
-    int close = cukit_skip_group(lx, t + 1) - 1;
-    struct {
-        char name[128];
-        int from, to; /* default argument tokens, from < 0 when none */
-    } tp[MAX_TEMPLATE_PARAMS];
-    int ntp = 0, start = t + 2;
-    for (int k = t + 2; k <= close; k++) {
-        const token *tk = &lx->toks[k];
-        if (k < close && tk->kind == TOK_PUNCT && strchr("([<{", tk->p[0])) {
-            k = cukit_skip_group(lx, k) - 1;
-            continue;
+    template_param *tp = NULL;
+    int ntp = template_params(lx, t + 1, &tp);
+    if (ntp < 0)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t x = 0; ntp > 0 && x < PyList_GET_SIZE(exprs); x++) {
+        PyObject *expr = PyList_GET_ITEM(exprs, x);
+        cukit_Signature *sig = instantiate(st, lx, open, base, aliases, tp, ntp, expr);
+        if (sig == NULL && PyErr_Occurred()) {
+            rc = -1;
+            break;
         }
-        if (k < close && !(tk->kind == TOK_PUNCT && tk->p[0] == ','))
-            continue;
-        if (k > start) {
-            int eq = -1, ident = -1;
-            for (int q = start; q < k && eq < 0; q++) {
-                if (token_is(&lx->toks[q], "="))
-                    eq = q;
-                else if (token_is(&lx->toks[q], "."))
-                    return 0; /* a parameter pack */
-                else if (lx->toks[q].kind == TOK_IDENT)
-                    ident = q;
-            }
-            if (ident < 0 || ntp == MAX_TEMPLATE_PARAMS)
-                return 0;
-            PyOS_snprintf(tp[ntp].name, sizeof tp[ntp].name, "%.*s", lx->toks[ident].len,
-                          lx->toks[ident].p);
-            tp[ntp].from = eq >= 0 ? eq + 1 : -1;
-            tp[ntp].to = k;
-            ntp++;
-        }
-        start = k + 1;
-    }
-    for (Py_ssize_t x = 0; x < PyTuple_GET_SIZE(exprs); x++) {
-        PyObject *expr = PyTuple_GET_ITEM(exprs, x);
-        const char *e = PyUnicode_AsUTF8(expr);
-        if (e == NULL)
-            return -1;
-        while (*e == '&' || isspace((unsigned char)*e))
-            e++;
-        if (strncmp(e, "::", 2) == 0)
-            e += 2;
-        const char *lt = strchr(e, '<'), *gt = strrchr(e, '>');
-        char head[512];
-        if (lt == NULL || gt == NULL || gt < lt)
-            continue;
-        trimmed(e, lt, head, sizeof head);
-        if (strcmp(head, base) != 0)
-            continue;
-        /* The arguments, split at commas outside brackets. */
-        char args[MAX_TEMPLATE_PARAMS][256];
-        int nargs = 0, depth = 0;
-        const char *a = lt + 1;
-        for (const char *c = lt + 1; c <= gt && nargs < MAX_TEMPLATE_PARAMS; c++) {
-            if (c < gt && strchr("<([", *c))
-                depth++;
-            else if (c < gt && strchr(">)]", *c))
-                depth--;
-            else if ((c == gt || *c == ',') && depth == 0) {
-                trimmed(a, c, args[nargs], sizeof args[nargs]);
-                if (args[nargs][0] || c != gt || nargs > 0)
-                    nargs++;
-                a = c + 1;
-            }
-        }
-        if (nargs > ntp)
-            continue;
-        PyObject *al = PyDict_Copy(aliases);
-        if (al == NULL)
-            return -1;
-        int ok = 1;
-        for (int p = 0; p < ntp && ok; p++) {
-            char text[256] = "";
-            if (p < nargs) {
-                PyOS_snprintf(text, sizeof text, "%s", args[p]);
-            }
-            else if (tp[p].from >= 0) {
-                size_t used = 0;
-                for (int q = tp[p].from; q < tp[p].to && used + 2 < sizeof text; q++)
-                    used += (size_t)PyOS_snprintf(text + used, sizeof text - used, "%s%.*s",
-                                                  used ? " " : "", lx->toks[q].len, lx->toks[q].p);
-            }
-            else {
-                ok = 0; /* kernels cannot deduce: NVRTC will say what is missing */
-                break;
-            }
-            if (alias_from_text(lx, al, tp[p].name, text) < 0) {
-                Py_DECREF(al);
-                return -1;
-            }
-        }
-        cukit_Signature *sig =
-            ok ? cukit_params_read(st, lx, open, PyUnicode_AsUTF8(expr), al) : NULL;
-        Py_DECREF(al);
-        if (!ok)
-            continue;
         if (sig == NULL)
-            return -1;
-        sig->extern_c = 0;
-        int rc = PyDict_SetItem(out, expr, (PyObject *)sig);
+            continue;
+        rc = PyDict_SetItem(out, expr, (PyObject *)sig);
         Py_DECREF(sig);
         if (rc < 0)
-            return -1;
+            break;
     }
-    return 0;
+    PyMem_Free(tp);
+    return rc;
 }

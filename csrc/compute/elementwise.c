@@ -71,9 +71,14 @@ parse_params(cukit_EK *self, PyObject *text, int output)
     for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         char *words[8];
         int nw = 0;
-        char *s2 = NULL;
-        for (char *w = strtok_r(item, " \t\n", &s2); w && nw < 8; w = strtok_r(NULL, " \t\n", &s2))
+        char *s2 = NULL, *w = strtok_r(item, " \t\n", &s2);
+        for (; w && nw < 8; w = strtok_r(NULL, " \t\n", &s2))
             words[nw++] = w;
+        if (w != NULL) { /* a word past the eighth: never dropped without a word */
+            PyErr_Format(PyExc_ValueError, "ElementwiseKernel: a parameter of %R has more than 8 "
+                         "words: write each as \"[raw] type name\", e.g. \"float32 x\"", text);
+            return -1;
+        }
         if (nw == 0)
             continue;
         if (self->nparams >= CK_MAXOP) {
@@ -98,10 +103,20 @@ parse_params(cukit_EK *self, PyObject *text, int output)
         }
         strcpy(p->name, words[nw - 1]);
         char type[256] = "";
+        size_t tl = 0;
         for (int i = w0; i < nw - 1; i++) {
+            size_t wl = strlen(words[i]);
+            if (tl + (i > w0) + wl >= sizeof type) {
+                PyErr_Format(PyExc_ValueError,
+                             "ElementwiseKernel: the type of parameter '%s' is over %d bytes long: write "
+                             "a numpy name such as float32, a C name such as float, or one "
+                             "identifier as a type placeholder", p->name, (int)sizeof type - 1);
+                return -1;
+            }
             if (i > w0)
-                strcat(type, " ");
-            strncat(type, words[i], sizeof type - strlen(type) - 2);
+                type[tl++] = ' ';
+            memcpy(type + tl, words[i], wl + 1);
+            tl += wl;
         }
         p->tc = type_named(type);
         if (p->tc < 0) {

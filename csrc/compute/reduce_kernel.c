@@ -112,12 +112,17 @@ parse_params(cukit_RK *self, PyObject *text, int output)
         /* the same item in the original text, to see its '*' */
         size_t at = (size_t)(item - buf), len = strlen(item);
         int pointer = memchr(orig + at, '*', len) != NULL;
-        char *words[8], *s2 = NULL;
+        char *words[8], *s2 = NULL, *w = strtok_r(item, " \t\n", &s2);
         int nw = 0;
-        for (char *w = strtok_r(item, " \t\n", &s2); w && nw < 8; w = strtok_r(NULL, " \t\n", &s2))
+        for (; w && nw < 8; w = strtok_r(NULL, " \t\n", &s2))
             if (strcmp(w, "const") && strcmp(w, "__restrict__") && strcmp(w, "restrict") &&
                 strcmp(w, "volatile"))
                 words[nw++] = w;
+        if (w != NULL) { /* a word past the eighth: never dropped without a word */
+            PyErr_Format(PyExc_ValueError, "ReductionKernel: a parameter of %R has more than 8 "
+                         "words: write each as \"type name\", e.g. \"float32 x\"", text);
+            return -1;
+        }
         if (nw == 0)
             continue;
         if (self->nparams > CK_RMAXIN) {
@@ -138,10 +143,20 @@ parse_params(cukit_RK *self, PyObject *text, int output)
         }
         strcpy(p->name, words[nw - 1]);
         char type[256] = "";
+        size_t tl = 0;
         for (int i = w0; i < nw - 1; i++) {
+            size_t wl = strlen(words[i]);
+            if (tl + (i > w0) + wl >= sizeof type) {
+                PyErr_Format(PyExc_ValueError,
+                             "ReductionKernel: the type of parameter '%s' is over %d bytes long: write "
+                             "a numpy name such as float32, a C name such as float, or one "
+                             "identifier as a type placeholder", p->name, (int)sizeof type - 1);
+                return -1;
+            }
             if (i > w0)
-                strcat(type, " ");
-            strncat(type, words[i], sizeof type - strlen(type) - 2);
+                type[tl++] = ' ';
+            memcpy(type + tl, words[i], wl + 1);
+            tl += wl;
         }
         p->tc = type_named(type);
         if (p->tc < 0) {

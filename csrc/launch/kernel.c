@@ -14,15 +14,26 @@ cukit_kernel_create(cukit_Module *mod, CUfunction func, cukit_Signature *parsed)
     cukit_state *st = mod->st;
     if (cukit_numpy(st) < 0) /* numpy scalar types take part in argument conversion */
         return NULL;
-    size_t offsets[CUKIT_STACK_PARAMS + 1], sizes[CUKIT_STACK_PARAMS + 1];
+    size_t stack_offsets[CUKIT_STACK_PARAMS + 1], stack_sizes[CUKIT_STACK_PARAMS + 1];
+    size_t *offsets = stack_offsets, *sizes = stack_sizes;
     cukit_Signature *sig;
     if (cukit_api.cuFuncGetParamInfo) {
-        /* The compiled kernel's own layout; the index past the last is INVALID_VALUE. */
+        /* The compiled kernel's own layout; the index past the last is INVALID_VALUE.
+         * Room for one more than the parsed list, so a longer kernel is noticed. */
+        int room = parsed->nparams > CUKIT_STACK_PARAMS ? parsed->nparams : CUKIT_STACK_PARAMS;
+        if (room > CUKIT_STACK_PARAMS) {
+            offsets = PyMem_Calloc(2 * ((size_t)room + 1), sizeof *offsets);
+            if (offsets == NULL)
+                return (cukit_Kernel *)PyErr_NoMemory();
+            sizes = offsets + room + 1;
+        }
         int n = 0;
-        while (n <= CUKIT_STACK_PARAMS &&
+        while (n <= room &&
                cukit_api.cuFuncGetParamInfo(func, (size_t)n, &offsets[n], &sizes[n]) == CUDA_SUCCESS)
             n++;
         sig = cukit_signature_verify(st, parsed, n, offsets, sizes);
+        if (offsets != stack_offsets)
+            PyMem_Free(offsets);
     }
     else {
         /* Drivers before CUDA 12.4 cannot say; fall back to the C ABI rules. */

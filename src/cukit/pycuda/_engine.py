@@ -2,8 +2,9 @@
 scan and curandom faces hand to cukit's array engine (csrc/compute/: numpy's
 ufuncs with numpy 2's type promotion, ElementwiseKernel, where, concatenate...).
 
-What the engine does not have yet (reductions, scans, random numbers) raises
-NotImplementedError saying so, from `needs_engine`.
+What the engine does not have (PyCUDA's kernel-building helpers get_elwise_module,
+get_elwise_kernel, get_linear_combination_kernel) raises NotImplementedError saying
+so, from `needs_engine`.
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ _UNARY = {"neg": "negative", "abs": "absolute"}
 def needs_engine(what):
     """NotImplementedError for an operation that cukit's array engine does not have yet."""
     return NotImplementedError(
-        "%s needs a part of cukit's array engine (reductions, scans, random numbers) that "
-        "this build of cukit does not include yet" % what)
+        "%s is not provided by cukit's array engine; use ElementwiseKernel (PyCUDA's form) "
+        "instead" % what)
 
 
 def ufunc(name):

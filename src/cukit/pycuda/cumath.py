@@ -1,10 +1,13 @@
 """pycuda.cumath on cukit: elementwise math functions, faces of cukit's ufuncs.
 
-As PyCUDA's: a one-argument function takes (array, stream_or_out=None, *, out=,
-stream=), fmod and ldexp take (array, array2, stream=None), and frexp and modf
-return two arrays (ElementwiseKernels, since numpy's two-output ufuncs are not
-cukit ufuncs)."""
+Unary functions take PyCUDA's (array, out=None, stream=None); a second positional
+argument is out when it is a GPUArray, else the stream, as in PyCUDA;
+fmod(arg, mod, stream=None); ldexp, frexp and modf run an ElementwiseKernel each (one
+per dtype, cached), as the C library defines them.
+"""
 from __future__ import annotations
+
+import numpy as np
 
 import cukit
 
@@ -19,40 +22,38 @@ _UNARY = {
 }
 
 
-def _array(a):
+def _gpuarray():
     from . import gpuarray
-    return a.array if isinstance(a, gpuarray.GPUArray) else a
+    return gpuarray
 
 
-def _result(r, out):
-    from . import gpuarray
-    return out if out is not None else gpuarray._of(r, r.buffer)
-
-
-def _call(pycuda_name, cukit_name, ops, out, stream):
+def _run(pycuda_name, cukit_name, ops, out, stream):
+    ga = _gpuarray()
     engine = getattr(cukit, cukit_name, None)
     if engine is None:
         raise needs_engine("cumath.%s" % pycuda_name)
-    kw = {"out": None if out is None else _array(out)}
-    if stream is not None:
-        kw["stream"] = stream
-    return _result(engine(*[_array(a) for a in ops], **kw), out)
+    ops = [a.array if isinstance(a, ga.GPUArray) else a for a in ops]
+    kw = {} if stream is None else {"stream": stream}
+    if out is not None:
+        if not isinstance(out, ga.GPUArray):
+            raise TypeError("cumath.%s: out must be a GPUArray, not %s"
+                            % (pycuda_name, type(out).__name__))
+        engine(*ops, out=out.array, **kw)
+        return out
+    r = engine(*ops, **kw)
+    return ga._of(r, r.buffer)
 
 
 def _unary(pycuda_name, cukit_name):
-    def f(array, stream_or_out=None, *, out=None, stream=None):
-        if stream_or_out is not None:
-            if isinstance(stream_or_out, cukit.Stream):
-                if stream is not None:
-                    raise TypeError("cumath.%s: the stream was given twice" % pycuda_name)
-                stream = stream_or_out
-            elif out is not None:
-                raise TypeError("cumath.%s: out was given twice" % pycuda_name)
-            else:
+    def f(array, stream_or_out=None, out=None, stream=None):
+        if stream_or_out is not None:  # PyCUDA's older positional form: a GPUArray or a stream
+            if isinstance(stream_or_out, _gpuarray().GPUArray):
                 out = stream_or_out
-        return _call(pycuda_name, cukit_name, (array,), out, stream)
+            else:
+                stream = stream_or_out
+        return _run(pycuda_name, cukit_name, (array,), out, stream)
     f.__name__ = pycuda_name
-    f.__doc__ = "cumath.%s(array, stream_or_out=None): cukit.%s on the device." % (
+    f.__doc__ = "cumath.%s(array, out=None, stream=None): cukit.%s on the device." % (
         pycuda_name, cukit_name)
     return f
 
@@ -63,39 +64,72 @@ del _p, _c
 
 
 def fmod(arg, mod, stream=None):
-    """The remainder of arg / mod with the sign of arg (C's fmod), elementwise."""
-    return _call("fmod", "fmod", (arg, mod), None, stream)
+    """The remainder of arg / mod with arg's sign (C's fmod), elementwise."""
+    return _run("fmod", "fmod", (arg, mod), None, stream)
 
 
 _kernels = {}
 
 
-def _kernel(name, params, outs, body):
-    k = _kernels.get(name)
+def _float_kernel(name, dtype, arguments, operation):
+    dtype = np.dtype(dtype)
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError("cumath.%s takes float32 or float64 arrays, not %s" % (name, dtype))
+    key = (name, dtype)
+    k = _kernels.get(key)
     if k is None:
-        k = _kernels[name] = cukit.ElementwiseKernel(params, outs, body, "pycuda_" + name)
+        t, suffix = ("float", "f") if dtype == np.float32 else ("double", "")
+        k = _kernels[key] = cukit.ElementwiseKernel(
+            arguments.replace("T", t), operation.replace("$", suffix), name="cumath_" + name)
     return k
 
 
-def _launch(name, params, outs, body, args, stream):
-    k = _kernel(name, params, outs, body)
-    r = k(*[_array(a) for a in args]) if stream is None else k(*[_array(a) for a in args],
-                                                                 stream=stream)
-    return tuple(_result(x, None) for x in r) if isinstance(r, tuple) else _result(r, None)
+def _like(a):
+    return _gpuarray().empty_like(a)
+
+
+def _contiguous(name, *arrays):
+    for a in arrays:
+        if not a.is_c_contiguous:
+            raise ValueError("cumath.%s takes contiguous arrays; copy with .copy() first" % name)
+
+
+def _call(k, arrays, stream):
+    flat = [a.array.reshape((a.size,)) for a in arrays]
+    if stream is None:
+        k(*flat)
+    else:
+        k(*flat, stream=stream)
 
 
 def ldexp(significand, exponent, stream=None):
-    """significand * 2**int(exponent), in significand's dtype."""
-    return _launch("ldexp", "T x, E e", "T z", "z = ldexp(x, (int)e);",
-                   (significand, exponent), stream)
+    """significand * 2**int(exponent), elementwise (C's ldexp; exponent is truncated)."""
+    if significand.shape != exponent.shape or significand.dtype != exponent.dtype:
+        raise ValueError("cumath.ldexp: significand and exponent must have one shape and dtype")
+    _contiguous("ldexp", significand, exponent)
+    k = _float_kernel("ldexp", significand.dtype, "T *z, const T *s, const T *e",
+                      "z[i] = ldexp$(s[i], (int)e[i])")
+    z = _like(significand)
+    _call(k, (z, significand, exponent), stream)
+    return z
 
 
 def frexp(arg, stream=None):
-    """(significand, exponent): arg = significand * 2**exponent, both in arg's dtype."""
-    return _launch("frexp", "T x", "T s, T e", "int k_; s = frexp(x, &k_); e = (T)k_;",
-                   (arg,), stream)
+    """(significand, exponent) with arg = significand * 2**exponent, elementwise (C's
+    frexp; the exponent in arg's dtype)."""
+    _contiguous("frexp", arg)
+    k = _float_kernel("frexp", arg.dtype, "T *sig, T *ex, const T *x",
+                      "int e; sig[i] = frexp$(x[i], &e); ex[i] = e")
+    sig, ex = _like(arg), _like(arg)
+    _call(k, (sig, ex, arg), stream)
+    return sig, ex
 
 
 def modf(arg, stream=None):
-    """(fractional part, integral part), both with arg's sign and dtype."""
-    return _launch("modf", "T x", "T f, T n", "f = modf(x, &n);", (arg,), stream)
+    """(fractional part, integral part), both with arg's sign, elementwise (C's modf)."""
+    _contiguous("modf", arg)
+    k = _float_kernel("modf", arg.dtype, "T *frac, T *whole, const T *x",
+                      "frac[i] = modf$(x[i], &whole[i])")
+    frac, whole = _like(arg), _like(arg)
+    _call(k, (frac, whole, arg), stream)
+    return frac, whole

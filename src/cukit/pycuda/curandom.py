@@ -1,39 +1,198 @@
-"""pycuda.curandom on cukit: random arrays, a face of cukit's random numbers.
-The generator classes take PyCUDA's arguments and draw from cukit's generator."""
+"""pycuda.curandom on cukit: random arrays, a face of cukit.random.
+
+cukit does not use cuRAND: its numbers come from cukit's counter-based Philox generator
+(csrc/compute/random.c). `rand` draws from a module-wide generator; the generator
+classes (XORWOWRandomNumberGenerator, MRG32k3aRandomNumberGenerator) take PyCUDA's
+arguments and methods and draw from a generator of their own, so the numbers have the
+distributions PyCUDA documents but not cuRAND's bit patterns. `get_curand_version()`
+is None, as PyCUDA gives when cuRAND is absent. The quasi-random (Sobol) generators
+have no cukit counterpart and raise NotSupportedError naming the alternative.
+"""
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
 import cukit
+import cukit.random as _random
 
-from ._engine import needs_engine
+
+def _wrap(a):
+    from .gpuarray import _of
+    return _of(a, a.buffer)
+
+
+def _stream(stream):
+    return {} if stream is None else {"stream": stream}
 
 
 def rand(shape, dtype=np.float32, stream=None):
-    """Uniform random numbers in [0, 1) (float32/float64), or random 32-bit integers."""
-    engine = getattr(cukit, "random", None)
-    if engine is None:
-        raise needs_engine("curandom.rand")
-    return engine.rand(shape, dtype=dtype, stream=stream)
+    """Uniform numbers in [0, 1) (float32, float64; complex: both parts), or integers over
+    the dtype's whole range, as a GPUArray."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        part = np.float32 if dtype == np.complex64 else np.float64
+        parts = _random.rand(tuple(np.atleast_1d(shape)) + (2,), part, stream=stream)
+        return _wrap(cukit.frombuffer(parts.buffer, dtype, parts.shape[:-1]))
+    return _wrap(_random.rand(shape, dtype=dtype, stream=stream))
 
 
 def get_curand_version():
-    """The version of cukit's random number generator (cukit does not use cuRAND)."""
-    engine = getattr(cukit, "random", None)
-    if engine is None:
-        raise needs_engine("curandom.get_curand_version")
-    return engine.version()
+    """None: cukit draws from its own Philox generator, not cuRAND."""
+    return None
+
+
+def seed_getter_uniform(n):
+    """n random 32-bit seeds (one value repeated: PyCUDA's per-thread seed arrays have no
+    meaning for a counter-based generator, only its first value is used)."""
+    value = int.from_bytes(os.urandom(4), "little") & 0x7FFFFFFF
+    from .gpuarray import to_gpu
+    return to_gpu(np.full(n, value, dtype=np.int32))
+
+
+def seed_getter_unique(n):
+    """n different random 32-bit seeds (only the first is used, as above)."""
+    from .gpuarray import to_gpu
+    return to_gpu(np.frombuffer(os.urandom(4 * n), dtype=np.int32).copy())
+
+
+_FLOAT = (np.float32, np.float64)
 
 
 class _Generator:
+    """A PyCUDA-shaped generator over its own cukit.random.Generator."""
+
     def __init__(self, seed_getter=None, offset=0):
-        if getattr(cukit, "random", None) is None:
-            raise needs_engine(type(self).__name__)
+        seeds = (seed_getter or seed_getter_uniform)(1)
+        seed = int(seeds.get().reshape(-1)[0]) & 0xFFFFFFFF if hasattr(seeds, "get") \
+            else int(np.asarray(seeds).reshape(-1)[0]) & 0xFFFFFFFF
+        self._g = _random.default_rng([seed, int(offset)])
+        self.state = None  # PyCUDA exposes per-thread states; cukit keeps a counter
+
+    # ---- uniform
+
+    def fill_uniform(self, data, stream=None):
+        """Uniform floats in [0, 1), or uniform 32-bit integers for uint32/int32 data."""
+        dtype = np.dtype(data.dtype)
+        a = _as_out(data, "fill_uniform")
+        if dtype.kind in "iu":
+            if dtype.itemsize != 4:
+                raise TypeError("fill_uniform: integers are 32-bit (uint32, int32), not %s"
+                                % dtype)
+            info = np.iinfo(dtype)
+            self._g.integers(int(info.min), int(info.max), size=a.shape, dtype=dtype,
+                             endpoint=True, out=a, **_stream(stream))
+        else:
+            _need_float(dtype, "fill_uniform")
+            self._g.random(size=a.shape, dtype=dtype, out=a, **_stream(stream))
+        return data
+
+    def gen_uniform(self, shape, dtype, stream=None):
+        from .gpuarray import empty
+        return self.fill_uniform(empty(shape, dtype), stream)
+
+    # ---- normal
+
+    def fill_normal(self, data, stream=None):
+        _need_float(data.dtype, "fill_normal")
+        self._g.standard_normal(size=data.shape, dtype=data.dtype,
+                                out=_as_out(data, "fill_normal"), **_stream(stream))
+        return data
+
+    def gen_normal(self, shape, dtype, stream=None):
+        from .gpuarray import empty
+        return self.fill_normal(empty(shape, dtype), stream)
+
+    def fill_log_normal(self, data, mean, stddev, stream=None):
+        """exp(N(mean, stddev)) into data."""
+        _need_float(data.dtype, "fill_log_normal")
+        a = _as_out(data, "fill_log_normal")
+        self._g.normal(float(mean), float(stddev), size=a.shape, dtype=data.dtype, out=a,
+                       **_stream(stream))
+        cukit.exp(a, out=a, **_stream(stream))
+        return data
+
+    def gen_log_normal(self, shape, dtype, mean, stddev, stream=None):
+        from .gpuarray import empty
+        return self.fill_log_normal(empty(shape, dtype), mean, stddev, stream)
+
+    # ---- Poisson
+
+    def fill_poisson(self, data, lambda_value=None, stream=None):
+        """Poisson counts with mean lambda_value into data (any real or integer dtype).
+        PyCUDA's per-element means (lambda_value=None) are not supported."""
+        if lambda_value is None:
+            raise cukit.NotSupportedError(
+                "fill_poisson: per-element means (lambda_value=None) are not supported by "
+                "cukit's generator; pass lambda_value=")
+        a = _as_out(data, "fill_poisson")
+        if a.dtype == np.int64:
+            self._g.poisson(float(lambda_value), size=a.shape, out=a, **_stream(stream))
+        else:
+            counts = self._g.poisson(float(lambda_value), size=a.shape, **_stream(stream))
+            a[...] = counts.astype(a.dtype)
+        return data
+
+    def gen_poisson(self, shape, dtype, lambda_value, stream=None):
+        from .gpuarray import empty
+        return self.fill_poisson(empty(shape, dtype), lambda_value, stream)
+
+    def call_skip_ahead(self, i, stream=None):
+        raise cukit.NotSupportedError("skip-ahead: cukit's generator is counter-based; "
+                                      "make a new generator with another offset instead")
+
+    call_skip_ahead_array = call_skip_ahead
+    call_skip_ahead_sequence = call_skip_ahead
+    call_skip_ahead_sequence_array = call_skip_ahead
+
+
+def _as_out(data, who):
+    from .gpuarray import GPUArray
+    if not isinstance(data, GPUArray):
+        raise TypeError("%s: data must be a GPUArray, not %s" % (who, type(data).__name__))
+    if not data.is_c_contiguous:
+        raise ValueError("%s: data must be contiguous" % who)
+    return data.array
+
+
+def _need_float(dtype, who):
+    if np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError("%s: the dtype must be float32 or float64, not %s"
+                        % (who, np.dtype(dtype)))
 
 
 class XORWOWRandomNumberGenerator(_Generator):
-    pass
+    """PyCUDA's XORWOW generator's interface, drawing from cukit's Philox."""
 
 
 class MRG32k3aRandomNumberGenerator(_Generator):
-    pass
+    """PyCUDA's MRG32k3a generator's interface, drawing from cukit's Philox."""
+
+
+def _quasi(name):
+    class Quasi:
+        def __init__(self, *args, **kwargs):
+            raise cukit.NotSupportedError(
+                "%s: cukit has no quasi-random (Sobol) generator; use "
+                "XORWOWRandomNumberGenerator or cukit.random for pseudo-random numbers" % name)
+    Quasi.__name__ = Quasi.__qualname__ = name
+    return Quasi
+
+
+Sobol32RandomNumberGenerator = _quasi("Sobol32RandomNumberGenerator")
+ScrambledSobol32RandomNumberGenerator = _quasi("ScrambledSobol32RandomNumberGenerator")
+Sobol64RandomNumberGenerator = _quasi("Sobol64RandomNumberGenerator")
+ScrambledSobol64RandomNumberGenerator = _quasi("ScrambledSobol64RandomNumberGenerator")
+
+
+def generate_direction_vectors(count, direction=None):
+    raise cukit.NotSupportedError("generate_direction_vectors: cukit has no Sobol generator")
+
+
+def generate_scramble_constants32(count):
+    raise cukit.NotSupportedError("generate_scramble_constants32: cukit has no Sobol generator")
+
+
+def generate_scramble_constants64(count):
+    raise cukit.NotSupportedError("generate_scramble_constants64: cukit has no Sobol generator")

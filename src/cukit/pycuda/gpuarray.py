@@ -15,6 +15,7 @@ import numpy as np
 import cukit
 
 from . import _engine
+from . import reduction as _reduction
 from . import driver as drv
 
 # ------------------------------------------------------------------ vector types
@@ -508,8 +509,17 @@ class GPUArray:
     def __abs__(self):
         return self._result(_engine.unary("abs", self._a))
 
-    def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None):
-        return self * selffac + other * otherfac
+    def mul_add(self, selffac, other, otherfac, add_timer=None, stream=None, out=None):
+        """selffac * self + otherfac * other, into out when given."""
+        if not isinstance(other, GPUArray):
+            raise TypeError("mul_add: other must be a GPUArray, not %s" % type(other).__name__)
+        s = {} if stream is None else {"stream": stream}
+        left = cukit.multiply(self._a, selffac, **s)
+        right = cukit.multiply(other._a, otherfac, **s)
+        if out is None:
+            return self._result(cukit.add(left, right, **s))
+        cukit.add(left, right, out=out._a, **s)
+        return out
 
     def astype(self, dtype, stream=None):
         return self._result(self._a.astype(dtype))
@@ -526,17 +536,35 @@ class GPUArray:
             return zeros_like(self)
         return self._view_of(self._a.imag)
 
-    def conj(self):
-        if self.dtype.kind != "c":
-            return self
-        return self._result(self._a.conj())
+    def conj(self, out=None, stream=None):
+        """The complex conjugate (self itself for real arrays, as PyCUDA's), into out
+        when given."""
+        if out is None:
+            if self.dtype.kind != "c":
+                return self
+            return self._result(self._a.conj())
+        if not isinstance(out, GPUArray):
+            raise TypeError("conj: out must be a GPUArray, not %s" % type(out).__name__)
+        s = {} if stream is None else {"stream": stream}
+        cukit.conj(self._a, out=out._a, **s)
+        return out
 
     conjugate = conj
 
-    def __getattr__(self, name):
-        if name in ("any", "all", "sum", "dot"):
-            raise _engine.needs_engine("GPUArray.%s" % name)
-        raise AttributeError(name)
+    def any(self, stream=None, allocator=None):
+        """Whether any element is nonzero: a 0-d bool GPUArray."""
+        return self._reduced(cukit.any, stream, allocator)
+
+    def all(self, stream=None, allocator=None):
+        """Whether every element is nonzero: a 0-d bool GPUArray."""
+        return self._reduced(cukit.all, stream, allocator)
+
+    def _reduced(self, f, stream, allocator):
+        if allocator is None:
+            return self._result(f(self._a) if stream is None else f(self._a, stream=stream))
+        out = empty((), np.bool_, allocator=allocator)
+        f(self._a, out=out._a)
+        return out
 
     def bind_to_texref(self, *args, **kwargs):
         drv._texrefs_removed()
@@ -681,19 +709,176 @@ def stack(arrays, axis=0, allocator=None):
     return _of(a, a.buffer, allocator=allocator)
 
 
-def _not_yet(name):
-    def missing(*args, **kwargs):
-        raise _engine.needs_engine("gpuarray.%s" % name)
-    missing.__name__ = name
-    return missing
+# ------------------------------------------------------------------ reductions
 
 
-# Reductions, gathers and scatters: the engine's next part.
-for _name in ("sum", "dot", "vdot", "max", "min", "subset_dot", "subset_max", "subset_min",
-              "subset_sum", "take", "multi_take", "multi_put", "multi_take_put", "any", "all",
-              "logical_and", "logical_or", "logical_not", "hstack"):
-    globals()[_name] = _not_yet(_name)
-del _name
+def sum(a, dtype=None, stream=None, allocator=None):
+    """The sum as a 0-d GPUArray, in a's dtype unless dtype is given (as PyCUDA's)."""
+    return _reduction.sum(a, dtype, stream, allocator)
+
+
+def dot(a, b, dtype=None, stream=None, allocator=None):
+    """sum(a * b) as a 0-d GPUArray."""
+    return _reduction.dot(a, b, dtype, stream, allocator)
+
+
+def vdot(a, b, dtype=None, stream=None, allocator=None):
+    """sum(conj(a) * b) as a 0-d GPUArray."""
+    return _reduction.vdot(a, b, dtype, stream, allocator)
+
+
+def max(a, stream=None):
+    return _reduction.minmax("max", a, stream)
+
+
+def min(a, stream=None):
+    return _reduction.minmax("min", a, stream)
+
+
+def subset_sum(subset, a, dtype=None, stream=None, allocator=None):
+    """sum(a[subset]) as a 0-d GPUArray; every index of subset must be in range."""
+    return _reduction.subset("sum", subset, a, None, dtype, stream, allocator)
+
+
+def subset_dot(subset, a, b, dtype=None, stream=None, allocator=None):
+    return _reduction.subset("dot", subset, a, b, dtype, stream, allocator)
+
+
+def subset_max(subset, a, stream=None):
+    return _reduction.subset("max", subset, a, stream=stream)
+
+
+def subset_min(subset, a, stream=None):
+    return _reduction.subset("min", subset, a, stream=stream)
+
+
+# ------------------------------------------------------------------ gathers and scatters
+
+
+_gathers = {}
+
+
+def _gather(a_dtype, i_dtype, dest_i_dtype=None):
+    """dest[d] = src[s + offset] with d = i or dest_idx[i], s = src_idx[i] (an
+    ElementwiseKernel in PyCUDA's form, one per set of dtypes)."""
+    key = (np.dtype(a_dtype), np.dtype(i_dtype), dest_i_dtype and np.dtype(dest_i_dtype))
+    k = _gathers.get(key)
+    if k is None:
+        from .tools import dtype_to_ctype
+        t = dtype_to_ctype(a_dtype) if np.dtype(a_dtype).kind != "c" else (
+            "float2" if np.dtype(a_dtype) == np.complex64 else "double2")
+        ti = dtype_to_ctype(i_dtype)
+        if dest_i_dtype is None:
+            k = cukit.ElementwiseKernel(
+                "%s *dest, const %s *src, const %s *src_idx, long long offset" % (t, t, ti),
+                "dest[i] = src[src_idx[i] + offset]", name="take")
+        else:
+            k = cukit.ElementwiseKernel(
+                "%s *dest, const %s *src, const %s *dest_idx, const %s *src_idx, long long offset"
+                % (t, t, dtype_to_ctype(dest_i_dtype), ti),
+                "dest[dest_idx[i]] = src[src_idx[i] + offset]", name="take_put")
+        _gathers[key] = k
+    return k
+
+
+def _identity_indices(n):
+    return arange(n, dtype=np.int64)
+
+
+def _flat(a, who):
+    if not a.is_c_contiguous:
+        raise ValueError("%s: the arrays must be contiguous; copy them first with .copy()" % who)
+    return a._a.reshape((a.size,))
+
+
+def _take_put(dest, src, dest_idx, src_idx, offset, stream, who):
+    """dest[dest_idx[i]] = src[src_idx[i] + offset] for i < len(src_idx), indices checked."""
+    _reduction.check_indices(src_idx, src.size, who, offset)
+    if dest_idx is not None:
+        _reduction.check_indices(dest_idx, dest.size, who)
+        if dest_idx.size != src_idx.size:
+            raise ValueError("%s: %d destination indices for %d source indices"
+                             % (who, dest_idx.size, src_idx.size))
+    if src.dtype != dest.dtype:
+        raise TypeError("%s: the arrays are %s and %s; they must have one dtype"
+                        % (who, src.dtype, dest.dtype))
+    k = _gather(src.dtype, src_idx.dtype, None if dest_idx is None else dest_idx.dtype)
+    ops = [_flat(dest, who), _flat(src, who)]
+    if dest_idx is not None:
+        ops.append(_flat(dest_idx, who))
+    ops += [_flat(src_idx, who), np.int64(offset)]
+    k(*ops, range=slice(0, src_idx.size), stream=stream)
+
+
+def take(a, indices, out=None, stream=None):
+    """a.ravel()[indices], shaped as indices (every index must be in range)."""
+    if out is None:
+        out = empty(indices.shape, a.dtype, allocator=a.allocator)
+    _take_put(out, a, None, indices, 0, stream, "take")
+    return out
+
+
+def multi_take(arrays, indices, out=None, stream=None):
+    """[take(a, indices) for a in arrays], into out's arrays when given."""
+    if out is None:
+        out = [empty(indices.shape, a.dtype, allocator=a.allocator) for a in arrays]
+    elif len(out) != len(arrays):
+        raise ValueError("multi_take: %d outputs for %d arrays" % (len(out), len(arrays)))
+    for a, o in zip(arrays, out):
+        _take_put(o, a, None, indices, 0, stream, "multi_take")
+    return out
+
+
+def multi_put(arrays, dest_indices, dest_shape=None, out=None, stream=None):
+    """out[k][dest_indices[i]] = arrays[k][i]."""
+    src_indices = _identity_indices(dest_indices.size)
+    return multi_take_put(arrays, dest_indices, src_indices, dest_shape, out, stream)
+
+
+def multi_take_put(arrays, dest_indices, src_indices, dest_shape=None, out=None, stream=None,
+                   src_offsets=None):
+    """out[k][dest_indices[i]] = arrays[k][src_indices[i] + src_offsets[k]]."""
+    if out is None:
+        if dest_shape is None:
+            raise ValueError("multi_take_put: give dest_shape= or out=")
+        out = [empty(dest_shape, a.dtype, allocator=a.allocator) for a in arrays]
+    elif len(out) != len(arrays):
+        raise ValueError("multi_take_put: %d outputs for %d arrays" % (len(out), len(arrays)))
+    if src_offsets is None:
+        src_offsets = [0] * len(arrays)
+    elif len(src_offsets) != len(arrays):
+        raise ValueError("multi_take_put: %d src_offsets for %d arrays"
+                         % (len(src_offsets), len(arrays)))
+    for a, o, off in zip(arrays, out, src_offsets):
+        _take_put(o, a, dest_indices, src_indices, int(off), stream, "multi_take_put")
+    return out
+
+
+# ------------------------------------------------------------------ logical operations
+
+
+def _logical(f, args, out, stream):
+    first = _first(*args)
+    r = f(*[_operand(x) for x in args], out=_operand(out), stream=stream)
+    return out if out is not None else first._result(r)
+
+
+def logical_and(x1, x2, /, out=None, stream=None):
+    return _logical(cukit.logical_and, (x1, x2), out, stream)
+
+
+def logical_or(x1, x2, /, out=None, stream=None):
+    return _logical(cukit.logical_or, (x1, x2), out, stream)
+
+
+def logical_not(x, /, out=None, stream=None):
+    return _logical(cukit.logical_not, (x,), out, stream)
+
+
+def hstack(arrays, allocator=None):
+    """numpy.hstack: along axis 1, or axis 0 for 1-D arrays."""
+    axis = 0 if arrays and arrays[0].ndim == 1 else 1
+    return concatenate(arrays, axis=axis, allocator=allocator)
 
 
 def reshape(a, shape, order="C"):

@@ -1,29 +1,57 @@
 """pycuda.scan on cukit: InclusiveScanKernel and ExclusiveScanKernel, faces of
-cukit's scans."""
+cukit's scans (single pass with decoupled look-back, csrc/compute/scan.c)."""
 from __future__ import annotations
 
 import cukit
 
-from ._engine import needs_engine
+from .reduction import _nvrtc_options
 
 
 class _ScanKernel:
-    _engine_name = None
+    _engine = None
 
     def __init__(self, dtype, scan_expr, neutral=None, name_prefix="scan", options=None,
                  preamble="", devices=None):
-        engine = getattr(cukit, self._engine_name, None)
-        if engine is None:
-            raise needs_engine(type(self).__name__)
-        self._k = engine(dtype, scan_expr, neutral=neutral, preamble=preamble)
+        self._k = self._engine(dtype, scan_expr, neutral, name_prefix=name_prefix,
+                               options=_nvrtc_options(options, type(self).__name__),
+                               preamble=preamble)
 
-    def __call__(self, input_ary, output_ary=None, allocator=None, queue=None):
-        return self._k(input_ary, output_ary)
+    def __call__(self, input_ary, output_ary=None, allocator=None, queue=None, stream=None):
+        """Scan input_ary into output_ary (into input_ary itself when None) and return it."""
+        from .gpuarray import GPUArray
+        if not isinstance(input_ary, GPUArray):
+            raise TypeError("%s: the input must be a GPUArray, not %s"
+                            % (type(self).__name__, type(input_ary).__name__))
+        if output_ary is None:
+            output_ary = input_ary
+        elif not isinstance(output_ary, GPUArray):
+            raise TypeError("%s: the output must be a GPUArray, not %s"
+                            % (type(self).__name__, type(output_ary).__name__))
+        self._k(_flat(input_ary), _flat(output_ary), stream=stream or queue)
+        return output_ary
+
+
+def _flat(a):
+    """The cukit.Array over a's elements in order, 1-D (PyCUDA scans the memory)."""
+    if a.ndim == 1:
+        return a.array
+    if not a.is_c_contiguous:
+        raise ValueError("a scan of a %d-D array needs it C-contiguous; copy it first with "
+                         ".copy()" % a.ndim)
+    return a.array.reshape((a.size,))
 
 
 class InclusiveScanKernel(_ScanKernel):
-    _engine_name = "InclusiveScanKernel"
+    """InclusiveScanKernel(dtype, scan_expr, neutral=None, ...):
+    out[i] = in[0] op ... op in[i]."""
+    _engine = cukit.InclusiveScanKernel
 
 
 class ExclusiveScanKernel(_ScanKernel):
-    _engine_name = "ExclusiveScanKernel"
+    """ExclusiveScanKernel(dtype, scan_expr, neutral, ...): out[0] = neutral and
+    out[i] = in[0] op ... op in[i-1]."""
+    _engine = cukit.ExclusiveScanKernel
+
+    def __init__(self, dtype, scan_expr, neutral, name_prefix="scan", options=None,
+                 preamble="", devices=None):
+        super().__init__(dtype, scan_expr, neutral, name_prefix, options, preamble, devices)

@@ -1,0 +1,61 @@
+"""The fuzz targets (tests/fuzz/), a fixed number of seeded cases each, in worker processes.
+
+A crash, an exception other than a clean refusal, a broken round trip or a hang is
+a failure whose message says how to replay the case. CUKIT_FUZZ_SEED changes the
+seed; CUKIT_FUZZ_SCALE multiplies the case counts (below 1 under the sanitizer build
+if it is slow, above 1 for a longer run; `python -m tests.fuzz --minutes 10` runs
+by time instead).
+"""
+import os
+
+import pytest
+
+from fuzz import DEFAULT_SEED, report, run_isolated
+
+# Cases per target in CI: together a few seconds on two cores.
+CASES = {
+    "signature": 3000,
+    "signature_nvrtc": 60,  # each one runs NVRTC
+    "source": 1500,
+    "source_nvrtc": 60,  # each one runs NVRTC
+    "name_expressions": 2000,
+    "conditions_nvrtc": 60,  # each one runs NVRTC
+    "includes": 60,       # each one runs NVRTC
+    "cai": 2000,
+    "dlpack": 2000,
+    "layout": 2000,
+    "load": 1000,
+    "elementwise_params": 2000,
+    "reduction_params": 2000,
+}
+
+
+@pytest.mark.parametrize("target", sorted(CASES))
+def test_fuzz_target(target):
+    seed = int(os.environ.get("CUKIT_FUZZ_SEED", DEFAULT_SEED))
+    count = max(1, int(CASES[target] * float(os.environ.get("CUKIT_FUZZ_SCALE", "1"))))
+    ran, findings, _ = run_isolated(target, seed, 0, count)
+    assert not findings, f"{len(findings)} finding(s) in {ran} cases:\n{report(findings)}"
+    assert ran == count
+
+
+def test_the_harness_reports_a_crash_and_an_exception_and_goes_on():
+    ran, findings, _ = run_isolated("selftest", 1, 0, 8)
+    assert ran == 8
+    assert [(f["kind"], f["case"]) for f in findings] == [("crash", 3), ("exception", 5)]
+    assert "exited with status -6" in findings[0]["error"] and "KeyError" in findings[1]["error"]
+    assert "--case 3" in report(findings)
+
+
+def test_the_command_line_runs_by_count_and_replays_one_case():
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    run = subprocess.run([sys.executable, "-m", "tests.fuzz", "--target", "signature",
+                          "--cases", "50", "--seed", "3"], cwd=root, capture_output=True, text=True)
+    assert run.returncode == 0 and "50 cases, 0 finding(s); seed 3" in run.stdout
+    replay = subprocess.run([sys.executable, "-m", "tests.fuzz", "--target", "selftest",
+                             "--case", "5"], cwd=root, capture_output=True, text=True)
+    assert replay.returncode != 0 and "KeyError" in replay.stderr

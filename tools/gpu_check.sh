@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# gpu_check.sh - everything a change must pass on a machine with a GPU, in one run:
+# build in place, the whole test suite, PyCUDA's conformance tests through
+# `python -m cukit.pycuda` (when their folder is given), the emulator's differential
+# test (when present), then the benchmarks. Each step's output goes to its own log;
+# the last lines printed are one summary line per step.
+#
+#     tools/gpu_check.sh [LOGDIR]              (from anywhere)
+#
+# Environment: PYTHON (default python3); CUKIT_PYCUDA_CONFORMANCE (a folder holding
+# PyCUDA's test_*.py); CUKIT_CHECK_BENCH (space-separated benchmark names, default
+# "launch array reduce random pycuda copy"; empty for none); CUKIT_CHECK_BUDGET
+# (seconds for the whole run, default 540: a step that would start later is skipped
+# and says so).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+logs=${1:-$(mktemp -d "${TMPDIR:-/tmp}/cukit-gpu-check.XXXXXX")}
+mkdir -p "$logs"
+python=${PYTHON:-python3}
+budget=${CUKIT_CHECK_BUDGET:-540}
+benches=${CUKIT_CHECK_BENCH-launch array reduce random pycuda copy}
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+export NCCL_NVLS_ENABLE=0
+summary=()
+start=$SECONDS
+
+left() { echo $((budget - (SECONDS - start))); }
+
+step() { # step NAME SECONDS COMMAND...: run with a time limit, log, one summary line
+    local name=$1 limit=$2
+    shift 2
+    local l
+    l=$(left)
+    if [ "$l" -le 15 ]; then
+        summary+=("$name: skipped (the time budget is spent)")
+        return
+    fi
+    [ "$limit" -gt "$l" ] && limit=$l
+    local t0=$SECONDS rc=0
+    timeout "$limit" "$@" > "$logs/$name.log" 2>&1 || rc=$?
+    local last
+    last=$(grep -E "passed|failed|error|skipped|no tests ran" "$logs/$name.log" | tail -1)
+    summary+=("$name: rc=$rc $((SECONDS - t0))s ${last:-$(tail -1 "$logs/$name.log")}")
+}
+
+step build 300 "$python" setup.py -q build_ext --inplace -b src
+"$python" -c "import cukit; print(cukit.__version__, cukit.device_count(), 'GPU(s):',
+    cukit.Device(0).name if cukit.device_count() else '-')" > "$logs/device.log" 2>&1
+summary+=("device: $(tail -1 "$logs/device.log")")
+
+step suite 420 "$python" -m pytest -q -p no:cacheprovider -rfE tests
+
+if [ -n "${CUKIT_PYCUDA_CONFORMANCE:-}" ]; then
+    for f in "$CUKIT_PYCUDA_CONFORMANCE"/test_*.py; do
+        step "pycuda-$(basename "$f" .py)" 300 "$python" -m cukit.pycuda -m pytest -q \
+            -p no:cacheprovider "$f"
+    done
+fi
+
+if [ -f tests/differential.py ]; then
+    step differential 300 "$python" -m pytest -q -p no:cacheprovider tests/differential.py
+fi
+
+for b in $benches; do
+    [ -f "benchmarks/bench_$b.py" ] || continue
+    step "bench-$b" 240 "$python" "benchmarks/bench_$b.py" --json "$logs/bench_$b.json"
+done
+
+echo "logs: $logs"
+printf '%s\n' "${summary[@]}"
