@@ -2,12 +2,21 @@
 outputs saved; two saves compared bit for bit (integers and IEEE-exact operations) or
 within the PTX ISA's stated bounds (the .approx instructions).
 
+The corpus: hand-written kernels (integer and float arithmetic in every rounding mode,
+conversions, doubles, approximate functions, shuffles, votes, divergence, barriers,
+atomics) and the kernels cukit generates (ufuncs, whose math-library functions are
+sequences of IEEE-exact operations; integer reductions and scans; random numbers).
+
+    python tests/differential.py check            (on a machine with a GPU: both, compared)
     CUKIT_BACKEND=gpu      python tests/differential.py run gpu.npz
     CUKIT_BACKEND=emulator python tests/differential.py run emu.npz
     python tests/differential.py compare gpu.npz emu.npz
 
-tests/test_emulator.py runs both and compares them on a machine with a GPU."""
+tests/test_emulator.py runs `check` on a machine with a GPU."""
+import os
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -158,11 +167,42 @@ def run(path):
     mod.blocks(dev(h), sums, hist, mx, N, grid=N // 256, block=256)
     out["block_sums"], out["hist"], out["atomic_max"] = sums.get(), hist.get()[:64], mx.get()
     out["cas_set"] = (hist.get()[64:] > 0).astype(np.int32)  # which thread wins is a race
+    generated(cukit, out, f, d, ints)
     np.savez(path, **out)
     print(f"{path}: {len(out)} outputs on {cukit.backend()}")
 
 
-APPROX = {"approx": (2.0 ** -20, 2.0 ** -20)}  # abs, rel bounds looser than the ISA's worst case
+def generated(cukit, out, f, d, ints):
+    """Kernels cukit generates, on the same inputs."""
+    dev = cukit.to_device
+    x32, x64 = dev(f[8:]), dev(d)                     # finite floats
+    pos32, pos64 = dev(np.abs(f[8:]) + np.float32(0.5)), dev(np.abs(d) + 0.5)
+    for name in ("exp", "log", "sin", "cos", "tanh", "expm1", "log1p", "arctan", "cbrt"):
+        fn = getattr(cukit, name)
+        arg32, arg64 = (pos32, pos64) if name in ("log", "log1p") else (x32, x64)
+        if name in ("exp", "expm1"):
+            arg32, arg64 = arg32 * np.float32(0.1), arg64 * 0.01
+        out[f"ufunc_{name}_f32"] = fn(arg32).get()
+        out[f"ufunc_{name}_f64"] = fn(arg64).get()
+    out["ufunc_power_f64"] = cukit.power(pos64, x64 * 0.05).get()
+    out["ufunc_divide_f32"] = (x32 / pos32).get()
+    out["ufunc_hypot_f32"] = cukit.hypot(x32, pos32).get()
+    i = dev(ints.reshape(64, -1))
+    out["reduce_sum_i32"] = cukit.sum(i, axis=1).get()
+    out["reduce_max_i32"] = cukit.max(i, axis=0).get()
+    out["reduce_argmin_i32"] = cukit.argmin(i, axis=1).get()
+    out["cumsum_i32"] = cukit.cumsum(dev(ints)).get()
+    g = cukit.random.Generator(cukit.random.Philox(20261123))
+    out["random_f64"] = g.random(N * 4).get()
+    out["random_f32"] = g.random(N * 4, dtype=np.float32).get()
+    out["random_integers"] = g.integers(-1000, 1000, N * 4).get()
+    out["random_normal_f64"] = g.normal(size=N * 4).get()
+    out["random_normal_f32"] = g.normal(size=N * 4, dtype=np.float32).get()
+
+
+# abs, rel bounds looser than the ISA's worst case for the .approx instructions (float32
+# normals take one hardware log2)
+APPROX = {"approx": (2.0 ** -20, 2.0 ** -20), "random_normal_f32": (2.0 ** -20, 2.0 ** -19)}
 
 
 def compare(p, q):
@@ -189,10 +229,28 @@ def compare(p, q):
     return bad
 
 
+def check(folder):
+    """Run the corpus on the GPU and on the emulator (each in a process of its own) and
+    compare. The number of elements that differ (0 passes)."""
+    for backend in ("gpu", "emulator"):
+        r = subprocess.run([sys.executable, __file__, "run", os.path.join(folder, backend + ".npz")],
+                           env=dict(os.environ, CUKIT_BACKEND=backend), text=True,
+                           capture_output=True, timeout=900)
+        print(r.stdout, end="")
+        if r.returncode != 0:
+            sys.exit(f"the corpus failed on the {backend} backend:\n{r.stderr}")
+    return compare(os.path.join(folder, "gpu.npz"), os.path.join(folder, "emulator.npz"))
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "run":
         run(sys.argv[2])
     elif len(sys.argv) == 4 and sys.argv[1] == "compare":
         sys.exit(1 if compare(sys.argv[2], sys.argv[3]) else 0)
+    elif len(sys.argv) in (2, 3) and sys.argv[1] == "check":
+        if len(sys.argv) == 3:
+            sys.exit(1 if check(sys.argv[2]) else 0)
+        with tempfile.TemporaryDirectory() as folder:
+            sys.exit(1 if check(folder) else 0)
     else:
         sys.exit(__doc__)
