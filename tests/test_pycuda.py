@@ -245,6 +245,24 @@ def test_gpuarray_faces_of_the_array_engine(ctx, rng):
 
 
 @gpu
+def test_real_and_imag_are_contiguous_copies(ctx, rng):
+    z = (rng.standard_normal((30, 7)) + 1j * rng.standard_normal((30, 7))).astype(np.complex64)
+    for order in ("C", "F"):
+        host = np.asarray(z, order=order)
+        g = gpuarray.to_gpu(host)
+        for part, want in ((g.real, host.real), (g.imag, host.imag)):
+            assert part.dtype == np.float32 and part.shape == (30, 7)
+            assert part.flags.c_contiguous if order == "C" else part.flags.f_contiguous
+            np.testing.assert_array_equal(part.get(), want)
+        r = g.real
+        r.fill(0)                                          # a copy: g is untouched
+        np.testing.assert_array_equal(g.get(), host)
+    x = gpuarray.to_gpu(rng.standard_normal(5).astype(np.float32))
+    assert x.real is x
+    np.testing.assert_array_equal(x.imag.get(), np.zeros(5, np.float32))
+
+
+@gpu
 def test_complex_header(ctx, rng):
     n = 256
     z = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
