@@ -11,9 +11,14 @@ import pytest
 import cukit
 from conftest import poison
 
-gpu = pytest.mark.gpu
-# the emulator has no CUDA arrays, textures or surfaces (NotSupportedError there)
-pytestmark = pytest.mark.gpu_hardware
+
+
+def gpu(test):
+    """Needs a GPU, and a real one: the emulator has no CUDA arrays, textures or
+    surfaces (NotSupportedError there). The tests of bad input that need no GPU run
+    everywhere."""
+    return pytest.mark.gpu(pytest.mark.gpu_hardware(test))
+
 
 SRC = r"""
 extern "C" __global__ void sample2d(cudaTextureObject_t tex, const float* xs, const float* ys,
