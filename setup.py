@@ -49,7 +49,7 @@ setup(
             include_dirs=["csrc"],
             extra_compile_args=flags,
             extra_link_args=link,
-            libraries=["dl", "pthread"],
+            libraries=["dl", "pthread", "m"],
         )
     ],
 )

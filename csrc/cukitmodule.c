@@ -1,5 +1,6 @@
 /* cukitmodule.c - the cukit._cukit module: definition, multi-phase init calling each layer's setup, state traverse/clear */
 #include "compute/compute.h"
+#include "emulator/emulator.h"
 #include "nccl/nccl.h"
 
 static struct PyModuleDef cukit_moduledef;
@@ -89,6 +90,7 @@ cukit_exec(PyObject *m)
     /* Bottom layer first: a layer's setup may register hooks that lower layers call. */
     static int (*const setups[])(PyObject *, cukit_state *) = {
         cukit_errors_setup,                                            /* common */
+        cukit_loader_setup, cukit_emulator_setup,                      /* driver, emulator */
         cukit_device_setup, cukit_stream_setup, cukit_event_setup,     /* runtime */
         cukit_buffer_setup, cukit_pool_setup, cukit_transfer_setup,    /* memory */
         cukit_hostmem_setup, cukit_registration_setup,

@@ -1,4 +1,8 @@
-"""Shared fixtures: `gpu` and `multi_gpu` markers that skip without the devices, fresh random data."""
+"""Shared fixtures: `gpu` and `multi_gpu` markers that skip without the devices, fresh random data.
+
+Without a GPU, cukit's default backend (auto) runs kernels on its CPU emulator, so
+`gpu` tests run there too; tests marked `gpu_hardware` need a real GPU (timings,
+the driver's memory pool, machine code) and skip on the emulator."""
 import os
 import shutil
 import tempfile
@@ -24,6 +28,16 @@ import cukit  # noqa: E402
 
 DEVICES = cukit.device_count()
 HAVE_GPU = DEVICES > 0
+EMULATOR = HAVE_GPU and cukit.backend() == "emulator"
+if EMULATOR and os.environ.get("CUKIT_BACKEND", "auto") == "auto":
+    # processes the tests start use the emulator too, without auto's note on stderr
+    os.environ["CUKIT_BACKEND"] = "emulator"
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "gpu_hardware: needs a real GPU, not the emulator (timing, the driver's "
+        "memory pool, machine code); skipped on the emulator")
 
 
 def pytest_unconfigure(config):
@@ -38,11 +52,14 @@ def pytest_unconfigure(config):
 def pytest_collection_modifyitems(config, items):
     skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU (cukit.device_count() == 0)")
     skip_two = pytest.mark.skip(reason=f"needs 2 GPUs (cukit.device_count() == {DEVICES})")
+    skip_hw = pytest.mark.skip(reason="needs a real GPU: this run uses cukit's CPU emulator")
     for item in items:
-        if "gpu" in item.keywords and not HAVE_GPU:
+        if ("gpu" in item.keywords or "gpu_hardware" in item.keywords) and not HAVE_GPU:
             item.add_marker(skip_gpu)
         elif "multi_gpu" in item.keywords and DEVICES < 2:
             item.add_marker(skip_two)
+        elif "gpu_hardware" in item.keywords and EMULATOR:
+            item.add_marker(skip_hw)
 
 
 @pytest.fixture

@@ -111,6 +111,11 @@ def test_occupancy(mod, rng):
 
 
 def test_cooperative_launch(mod, rng):
+    if cukit.backend() == "emulator":
+        with pytest.raises(cukit.NotSupportedError, match="emulator cannot run cooperative"):
+            mod.grid_sum(cukit.zeros(256, np.int32), cukit.zeros(1, np.int32),
+                         cukit.zeros(1, np.int32), 256, grid=1, block=256, cooperative=True)
+        return
     n = 1 << 20
     host = rng.integers(-100, 100, n, dtype=np.int32)
     dev = cukit.Device(0)
@@ -128,6 +133,10 @@ def test_cluster_launch(mod):
     if cukit.Device(0).compute_capability < (9, 0):
         pytest.skip("thread-block clusters need sm_90")
     out = cukit.to_device(poison(64, np.int32))
+    if cukit.backend() == "emulator":
+        with pytest.raises(cukit.NotSupportedError, match="emulator cannot run thread-block clusters"):
+            mod.cluster_ids(out, grid=64, block=32, cluster=(4, 1, 1))
+        return
     mod.cluster_ids(out, grid=64, block=32, cluster=(4, 1, 1))
     np.testing.assert_array_equal(out.get(), np.arange(64) % 4)
     with pytest.raises(ValueError, match="multiple of the cluster"):

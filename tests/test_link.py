@@ -233,6 +233,7 @@ def check_apply(module, rng, n=1000):
     np.testing.assert_allclose(y.get(), 2 * x + b, rtol=1e-6)
 
 
+@pytest.mark.gpu_hardware  # loads machine code (cubin/fatbin); the emulator runs PTX
 @pytest.mark.gpu
 @needs_nvjitlink
 @pytest.mark.parametrize("lto", [False, True])
@@ -244,6 +245,7 @@ def test_linked_module_launches(rng, lto):
     check_apply(module, rng)
 
 
+@pytest.mark.gpu_hardware  # loads machine code (cubin/fatbin); the emulator runs PTX
 @pytest.mark.gpu
 @needs_nvjitlink
 def test_linked_module_keeps_signature_checks(rng):
@@ -256,6 +258,7 @@ def test_linked_module_keeps_signature_checks(rng):
         module.apply(y, 1.0, grid=1, block=8)
 
 
+@pytest.mark.gpu_hardware  # loads machine code (cubin/fatbin); the emulator runs PTX
 @pytest.mark.gpu
 @needs_nvjitlink
 def test_linked_cpp_kernels_launch(rng):
@@ -267,6 +270,7 @@ def test_linked_cpp_kernels_launch(rng):
     np.testing.assert_allclose(out.get(), x ** 3, rtol=1e-14)
 
 
+@pytest.mark.gpu_hardware  # loads machine code (cubin/fatbin); the emulator runs PTX
 @pytest.mark.gpu
 @needs_nvjitlink
 def test_linked_cubin_bytes_load(rng):
@@ -275,6 +279,7 @@ def test_linked_cubin_bytes_load(rng):
     check_apply_with_signature(module, rng)
 
 
+@pytest.mark.gpu_hardware  # loads machine code (cubin/fatbin); the emulator runs PTX
 @pytest.mark.gpu
 @needs_nvjitlink
 @needs_nvcc
@@ -311,6 +316,7 @@ def check_apply_with_signature(module, rng, n=1000):
     np.testing.assert_allclose(y.get(), 2 * x + b, rtol=1e-6)
 
 
+@pytest.mark.gpu_hardware  # loads machine code (cubin/fatbin); the emulator runs PTX
 @pytest.mark.gpu
 @pytest.mark.parametrize("wrap", [bytes, bytearray, memoryview])
 def test_module_load_cubin(rng, wrap):
@@ -335,6 +341,7 @@ def test_module_load_ptx_from_bytes_and_files(rng, tmp_path):
     check_saxpy(cukit.Module.load(str(path), device=0), rng)
 
 
+@pytest.mark.gpu_hardware  # loads machine code (cubin/fatbin); the emulator runs PTX
 @pytest.mark.gpu
 def test_module_load_cubin_file(rng, tmp_path):
     path = tmp_path / "saxpy.cubin"
@@ -342,6 +349,7 @@ def test_module_load_cubin_file(rng, tmp_path):
     check_saxpy(cukit.Module.load(path, device=cukit.Device(0)), rng)
 
 
+@pytest.mark.gpu_hardware  # loads machine code (cubin/fatbin); the emulator runs PTX
 @pytest.mark.gpu
 @needs_nvcc
 def test_module_load_fatbin(rng, tmp_path):
@@ -357,6 +365,7 @@ def test_module_load_fatbin(rng, tmp_path):
     check_saxpy(cukit.Module.load(tmp_path / "saxpy.fatbin"), rng)
 
 
+@pytest.mark.gpu_hardware  # loads machine code (cubin/fatbin); the emulator runs PTX
 @pytest.mark.gpu
 def test_loaded_kernel_needs_a_signature():
     module = cukit.Module.load(cukit.Program(SAXPY).cubin(arch=cukit.Device().arch))
@@ -368,6 +377,7 @@ def test_loaded_kernel_needs_a_signature():
         module.get_kernel("nothing")
 
 
+@pytest.mark.gpu_hardware  # loads machine code (cubin/fatbin); the emulator runs PTX
 @pytest.mark.gpu
 def test_loaded_kernel_with_a_wrong_signature_is_refused():
     module = cukit.Module.load(cukit.Program(SAXPY).cubin(arch=cukit.Device().arch))
@@ -375,6 +385,7 @@ def test_loaded_kernel_with_a_wrong_signature_is_refused():
         module.get_kernel("saxpy", signature="(float a, const float* x)")
 
 
+@pytest.mark.gpu_hardware  # loads machine code (cubin/fatbin); the emulator runs PTX
 @pytest.mark.gpu
 def test_cubin_for_another_architecture_says_so():
     dev = cukit.Device()

@@ -24,15 +24,16 @@ extern "C" __global__ void add_one(double* x, size_t n) {
 }
 
 // Waits `ns` nanoseconds of GPU time, then copies x to y: a kernel that is still
-// reading x long after it was launched.
+// reading x long after it was launched. One warp (see slow_copy below) waits and
+// copies, so the wait is ns on the emulator too, which runs warps one after another.
 extern "C" __global__ void slow_copy(const float* x, float* y, size_t n, unsigned long long ns) {
     unsigned long long t0, t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
     do {
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     } while (t - t0 < ns);
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i < n) y[i] = x[i];
+    for (size_t i = threadIdx.x; i < n; i += blockDim.x)
+        y[i] = x[i];
 }
 """
 
@@ -44,6 +45,11 @@ def kernels():
 
 def launch(kernel, n, *args, stream=None):
     kernel(*args, grid=(n + 255) // 256, block=256, stream=stream)
+
+
+def slow_copy(kernels, x, y, n, ns, stream=None):
+    """y = x, ns nanoseconds after the launch: one warp waits, then copies."""
+    kernels.slow_copy(x, y, n, ns, grid=1, block=32, stream=stream)
 
 
 # ------------------------------------------------------------------ bad input (no GPU needed)
@@ -333,6 +339,7 @@ def test_pool_reuses_memory_in_a_loop():
 
 
 @gpu
+@pytest.mark.gpu_hardware  # a kernel still running while the host goes on
 def test_free_while_a_stream_still_reads_does_not_wait_and_is_safe(rng, kernels):
     """Dropping an array that a running kernel reads neither blocks the host nor lets
     new allocations reuse the memory before the kernel is done."""
@@ -341,7 +348,7 @@ def test_free_while_a_stream_still_reads_does_not_wait_and_is_safe(rng, kernels)
     s = cukit.Stream()
     x = cukit.to_device(data)
     y = cukit.to_device(poison(n, np.float32))
-    launch(kernels.slow_copy, n, x, y, n, 1_500_000_000, stream=s)  # reads x after 1.5 s
+    slow_copy(kernels, x, y, n, 1_500_000_000, stream=s)  # reads x after 1.5 s
     del x
     fresh = []
     for _ in range(200):
@@ -358,13 +365,14 @@ def test_free_while_a_stream_still_reads_does_not_wait_and_is_safe(rng, kernels)
 
 
 @gpu
+@pytest.mark.gpu_hardware  # a kernel still running while the host goes on
 def test_dropping_a_stream_with_work_still_orders_frees(rng, kernels):
     n = 1 << 18
     data = rng.standard_normal(n).astype(np.float32)
     s = cukit.Stream()
     x = cukit.to_device(data)
     y = cukit.to_device(poison(n, np.float32))
-    launch(kernels.slow_copy, n, x, y, n, 500_000_000, stream=s)
+    slow_copy(kernels, x, y, n, 500_000_000, stream=s)
     del s, x
     gc.collect()
     junk = [cukit.zeros(n, np.float32) for _ in range(50)]
@@ -419,7 +427,7 @@ def test_a_kept_block_waits_for_the_legacy_stream(rng, kernels):
     x = cukit.to_device(data)
     y = cukit.to_device(poison(n, np.float32))
     a = cukit.to_device(np.ones(n, np.float32))
-    launch(kernels.slow_copy, n, x, y, n, 300_000_000)   # legacy stream, reads x for 0.3 s
+    slow_copy(kernels, x, y, n, 300_000_000)   # legacy stream, reads x for 0.3 s
     old = ptr(x)
     del x
     s = cukit.Stream()
@@ -434,6 +442,7 @@ def test_a_kept_block_waits_for_the_legacy_stream(rng, kernels):
 
 
 @gpu
+@pytest.mark.gpu_hardware  # a kernel still running while the host goes on
 @pytest.mark.parametrize("drop_stream", [False, True])
 def test_blocks_another_stream_may_use_are_not_kept(rng, kernels, drop_stream):
     n = 1 << 18
@@ -443,7 +452,7 @@ def test_blocks_another_stream_may_use_are_not_kept(rng, kernels, drop_stream):
     y = cukit.to_device(poison(n, np.float32))
     a = cukit.to_device(np.ones(n, np.float32))
     cukit.synchronize()
-    launch(kernels.slow_copy, n, x, y, n, 300_000_000, stream=s)  # s reads x for 0.3 s
+    slow_copy(kernels, x, y, n, 300_000_000, stream=s)  # s reads x for 0.3 s
     old = ptr(x)
     del x
     if drop_stream:

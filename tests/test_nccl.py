@@ -164,6 +164,7 @@ def test_from_mpi_without_mpi4py_says_so():
 
 @needs_nccl
 @pytest.mark.gpu
+@pytest.mark.gpu_hardware  # NCCL needs real devices
 def test_single_rank_communicator(rng):
     with nccl.Communicator(1, nccl.get_unique_id(), 0, timeout=60) as comm:
         assert (comm.rank, comm.size, comm.device) == (0, 1, cukit.Device(0))
@@ -180,6 +181,7 @@ def test_single_rank_communicator(rng):
 
 @needs_nccl
 @pytest.mark.gpu
+@pytest.mark.gpu_hardware  # NCCL needs real devices
 def test_bad_arrays_are_refused_before_nccl(rng):
     with nccl.Communicator(1, nccl.get_unique_id(), 0) as comm:
         a = cukit.to_device(rng.standard_normal(64).astype(np.float32))

@@ -264,6 +264,7 @@ def test_complex_header(ctx, rng):
 
 
 @gpu
+@pytest.mark.gpu_hardware  # device-side launches and linked machine code
 def test_dynamic_parallelism(ctx, rng):
     mod = DynamicSourceModule(r"""
     __global__ void child(int *x) { x[threadIdx.x] *= 2; }
@@ -363,6 +364,7 @@ def test_function_attributes_and_compile_to_cubin(mod):
 
 
 @gpu
+@pytest.mark.gpu_hardware  # links machine code with nvJitLink
 def test_dynamic_module_links_sources(ctx, rng):
     from cukit.pycuda.compiler import DynamicModule
     m = DynamicModule()

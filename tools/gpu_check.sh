@@ -2,7 +2,7 @@
 # gpu_check.sh - everything a change must pass on a machine with a GPU, in one run:
 # build in place, the whole test suite, PyCUDA's conformance tests through
 # `python -m cukit.pycuda` (when their folder is given), the emulator's differential
-# test (when present), then the benchmarks. Each step's output goes to its own log;
+# test (tests/differential.py check: GPU against emulator), then the benchmarks. Each step's output goes to its own log;
 # the last lines printed are one summary line per step.
 #
 #     tools/gpu_check.sh [LOGDIR]              (from anywhere)
@@ -58,7 +58,8 @@ if [ -n "${CUKIT_PYCUDA_CONFORMANCE:-}" ]; then
 fi
 
 if [ -f tests/differential.py ]; then
-    step differential 300 "$python" -m pytest -q -p no:cacheprovider tests/differential.py
+    # the corpus on the GPU and on the emulator, compared; the last line counts what differs
+    step differential 300 "$python" tests/differential.py check "$logs"
 fi
 
 for b in $benches; do

@@ -323,6 +323,7 @@ cukit_program_compile(cukit_Program *self, const char *arch, cukit_output kind, 
     if (copy->log && copy->options && copy->deps) {
         rc = compile_for(copy, arch, kind, image, symbols);
         Py_SETREF(self->log, Py_NewRef(copy->log));
+        Py_SETREF(self->deps, Py_NewRef(copy->deps)); /* the headers this compile read */
     }
     Py_DECREF(copy);
     return rc;
@@ -667,8 +668,20 @@ cukit_program_load(cukit_Program *self, cukit_Device *dev)
     char arch[32];
     PyObject *image = NULL, *symbols = NULL;
     PyOS_snprintf(arch, sizeof arch, "sm_%d", cc);
+    /* A device that runs PTX only (the emulator) says so through the driver table; it
+     * gets PTX with line information, so faults can name the source line. */
+    int ptx_only = 0;
+    if (cukit_api.cuDeviceGetAttribute(&ptx_only, CUKIT_DEVICE_ATTRIBUTE_PTX_ONLY, dev->dev) !=
+        CUDA_SUCCESS)
+        ptx_only = 0;
+    if (ptx_only) {
+        PyOS_snprintf(arch, sizeof arch, "compute_%d", cc);
+        if (cukit_program_compile(self, arch, CUKIT_OUT_PTX, "-lineinfo", &image, &symbols) < 0)
+            return NULL;
+        PyOS_snprintf(arch, sizeof arch, "sm_%d", cc); /* the module is for this device */
+    }
     /* A cached cubin loads without NVRTC, whose dlopen alone costs milliseconds. */
-    if (cukit_cache_enabled() && cukit_nvrtc_realpath() == NULL) {
+    else if (cukit_cache_enabled() && cukit_nvrtc_realpath() == NULL) {
         cukit_cache_key key = {0};
         int hit = cache_lookup(self, arch, CUKIT_OUT_CUBIN, &key, &image, &symbols);
         cukit_cache_key_clear(&key);

@@ -364,7 +364,7 @@ mod_linspace(PyObject *m, PyObject *args, PyObject *kwargs)
     char stmt[512];
     /* numpy: i * step + start in float64, the last one exactly stop, integers floored */
     PyOS_snprintf(stmt, sizeof stmt,
-                  "        double y_ = (i == n - 1 && CK_E3 == CK_E3) ? CK_E3 : (double)i * CK_E2 + CK_E1;\n"
+                  "        double y_ = (i == _ind.size() - 1 && CK_E3 == CK_E3) ? CK_E3 : (double)i * CK_E2 + CK_E1;\n"
                   "        CK_E0 = cv<T0>(%s);",
                   (kind == 'i' || kind == 'u') ? "floor(y_)" : "y_");
     if (run_fill(st, out, "cukit_linspace.cu", stmt, 3, stc, vals) < 0) {

@@ -248,13 +248,22 @@ static const char rkernels[] =
     "    }\n"
     "}\n";
 
-/* `#line 1 "what"` before a user's text, so that a compile error points into it. */
+/* `#line 1 "what"` before a user's text, so that a compile error points into it, and
+ * its last line's number again after it: the caller's next line (the `);` that closes
+ * it, on a line of its own so that a // comment cannot swallow it) counts as that
+ * line, where an unfinished expression is reported. */
 static void
 user_text(rbuf *b, const ck_rspec *s, const char *what, const char *text)
 {
     if (s->user)
         put(b, "\n#line 1 \"%s\"\n", what);
     put(b, "%s", text);
+    if (s->user) {
+        int last = 1;
+        for (const char *c = text; *c; c++)
+            last += *c == '\n';
+        put(b, "\n#line %d \"%s\"", last, what);
+    }
 }
 
 PyObject *

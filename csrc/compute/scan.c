@@ -201,14 +201,27 @@ static PyObject *
 scan_source(int itc, int otc, const char *acc, const char *head, const char *op,
             const char *neutral, int exclusive, int user)
 {
+    /* Each user text under its own #line, and its last line's number again after it, so
+     * that the `);` closing it (on a line of its own: a // comment cannot swallow it)
+     * counts as that line, where an unfinished expression is reported. */
     const char *ln1 = user ? "\n#line 1 \"scan_expr\"\n" : "";
     const char *ln2 = user ? "\n#line 1 \"neutral\"\n" : "";
+    char end1[64] = "", end2[64] = "";
+    if (user) {
+        int a = 1, b = 1;
+        for (const char *c = op; *c; c++)
+            a += *c == '\n';
+        for (const char *c = neutral; *c; c++)
+            b += *c == '\n';
+        PyOS_snprintf(end1, sizeof end1, "\n#line %d \"scan_expr\"", a);
+        PyOS_snprintf(end2, sizeof end2, "\n#line %d \"neutral\"", b);
+    }
     return PyUnicode_FromFormat(
         "%s\ntypedef %s TI;\ntypedef %s TO;\ntypedef %s TA;\n#define CK_IT %d\n#define CK_EXCL %d\n"
-        "%s\nCKD TA ck_op(const TA a, const TA b) {\n    return (%s%s\n);\n}\n"
-        "CKD TA ck_neutral() {\n    return cv<TA>(%s%s\n);\n}\n%s",
+        "%s\nCKD TA ck_op(const TA a, const TA b) {\n    return (%s%s%s\n);\n}\n"
+        "CKD TA ck_neutral() {\n    return cv<TA>(%s%s%s\n);\n}\n%s",
         ck_preamble, ck_dtypes[itc].ctype, ck_dtypes[otc].ctype, acc, IT, exclusive,
-        head ? head : "", ln1, op, ln2, neutral, scan_body);
+        head ? head : "", ln1, op, end1, ln2, neutral, end2, scan_body);
 }
 
 /* Scan `len` elements along each line of (nd, lshape) from in to out. 0 / -1. */

@@ -460,7 +460,7 @@ where_arg(cukit_state *st, const ufunc_def *def, PyObject *w, cukit_Device *dev,
         }
         if (m->typecode != CUKIT_TC_BOOL) {
             PyErr_Format(PyExc_TypeError,
-                         "Cannot cast array data from dtype(%R) to dtype('bool') according to "
+                         "Cannot cast array data from %R to dtype('bool') according to "
                          "the rule 'safe' (cukit.%s's where= takes a bool array: compare first, "
                          "e.g. where=x != 0)",
                          m->dtype, def->name);

@@ -137,6 +137,10 @@ enum {
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 
+/* Not a driver attribute: the emulator answers 1 (it runs PTX only, and wants line
+ * information in it); libcuda rejects the number, which reads as 0. */
+enum { CUKIT_DEVICE_ATTRIBUTE_PTX_ONLY = 0x434b0001 };
+
 /* CUfunction_attribute */
 enum {
     CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,

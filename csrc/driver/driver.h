@@ -30,6 +30,14 @@ extern cukit_api_t cukit_api;
 int cukit_driver_load(cukit_state *st);
 /* 1 when the driver is loaded and initialised, else 0; never raises. */
 int cukit_driver_ready(void);
+/* The emulator layer registers its table filler here at init (a hook: the loader
+ * sits below the emulator). cukit_driver_load calls it when the backend is the
+ * emulator (CUKIT_BACKEND / cukit.set_backend), or under "auto" without a GPU. */
+void cukit_driver_set_emulator(int (*fill)(cukit_api_t *));
+/* "gpu" or "emulator" once cukit_driver_load succeeded, else NULL. Static storage. */
+const char *cukit_backend_name(void);
+/* Adds cukit.set_backend() and cukit.backend(). 0 / -1. */
+int cukit_loader_setup(PyObject *module, cukit_state *st);
 /* Load NVRTC. 0 on success; -1 with NotSupportedError naming every place searched. */
 int cukit_nvrtc_load(cukit_state *st);
 /* The toolkit's include folders found beside NVRTC (i = 0: include, 1: its CCCL

@@ -117,47 +117,171 @@ cukit_driver_ready(void)
     return loaded.driver == 1;
 }
 
+/* ------------------------------------------------------------------ backend selection */
+
+/* The driver table's second implementation, registered by the emulator layer at init. */
+static int (*emulator_fill)(cukit_api_t *);
+static char backend_wanted[16]; /* set_backend() before first use; "" -> CUKIT_BACKEND */
+static const char *backend_used; /* "gpu" or "emulator" once the table is filled */
+
+void
+cukit_driver_set_emulator(int (*fill)(cukit_api_t *))
+{
+    emulator_fill = fill;
+}
+
+static const char *
+backend_choice(void)
+{
+    if (backend_wanted[0])
+        return backend_wanted;
+    const char *env = getenv("CUKIT_BACKEND");
+    return env && env[0] ? env : "auto";
+}
+
+/* Load libcuda and cuInit. 1 ready; 0 not usable, the reason in loaded.driver_why. */
+static int
+load_libcuda(void)
+{
+    static const char *names[] = {"libcuda.so.1", "libcuda.so"};
+    void *lib = NULL;
+    const char *err = "";
+    for (size_t i = 0; i < sizeof names / sizeof *names && lib == NULL; i++) {
+        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (lib == NULL)
+            err = dlerror();
+    }
+    if (lib == NULL) {
+        snprintf(loaded.driver_why, sizeof loaded.driver_why,
+                 "no CUDA driver: libcuda.so.1 was not found on the loader path (%s). "
+                 "Install the NVIDIA driver, or run on a machine with an NVIDIA GPU",
+                 err ? err : "");
+        return 0;
+    }
+    if (fill(lib, driver_entries, sizeof driver_entries / sizeof *driver_entries, 0,
+             loaded.driver_why, sizeof loaded.driver_why) < 0) {
+        dlclose(lib);
+        return 0;
+    }
+    CUresult res = cukit_api.cuInit(0);
+    int n = 0;
+    if (res == CUDA_SUCCESS && (res = cukit_api.cuDeviceGetCount(&n)) == CUDA_SUCCESS && n > 0)
+        return 1;
+    const char *name = "?";
+    if (res == CUDA_SUCCESS)
+        snprintf(loaded.driver_why, sizeof loaded.driver_why,
+                 "the CUDA driver (libcuda.so.1) reports no devices (check nvidia-smi and "
+                 "CUDA_VISIBLE_DEVICES)");
+    else {
+        cukit_api.cuGetErrorName(res, &name);
+        snprintf(loaded.driver_why, sizeof loaded.driver_why,
+                 "the CUDA driver (libcuda.so.1) loaded but cuInit failed with %s (%d): "
+                 "no usable GPU is visible to this process (check nvidia-smi and "
+                 "CUDA_VISIBLE_DEVICES)",
+                 name ? name : "?", res);
+    }
+    return 0;
+}
+
+/* Fill the driver entries with the emulator's. 1, or 0 with the reason in driver_why. */
+static int
+load_emulator(void)
+{
+    if (emulator_fill == NULL) {
+        snprintf(loaded.driver_why, sizeof loaded.driver_why, "this build of cukit has no emulator");
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof driver_entries / sizeof *driver_entries; i++)
+        memset((char *)&cukit_api + driver_entries[i].offset, 0, sizeof(void (*)(void)));
+    emulator_fill(&cukit_api);
+    backend_used = "emulator";
+    return 1;
+}
+
 int
 cukit_driver_load(cukit_state *st)
 {
     if (loaded.driver == 0) {
-        static const char *names[] = {"libcuda.so.1", "libcuda.so"};
-        void *lib = NULL;
-        const char *err = "";
-        for (size_t i = 0; i < sizeof names / sizeof *names && lib == NULL; i++) {
-            lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-            if (lib == NULL)
-                err = dlerror();
-        }
+        const char *want = backend_choice();
         loaded.driver = -1;
-        if (lib == NULL) {
-            snprintf(loaded.driver_why, sizeof loaded.driver_why,
-                     "no CUDA driver: libcuda.so.1 was not found on the loader path (%s). "
-                     "Install the NVIDIA driver, or run on a machine with an NVIDIA GPU",
-                     err ? err : "");
+        if (strcmp(want, "emulator") == 0) {
+            if (load_emulator())
+                loaded.driver = 1;
         }
-        else if (fill(lib, driver_entries, sizeof driver_entries / sizeof *driver_entries, 0,
-                      loaded.driver_why, sizeof loaded.driver_why) < 0) {
-            dlclose(lib);
+        else if (strcmp(want, "gpu") == 0 || strcmp(want, "auto") == 0) {
+            if (load_libcuda()) {
+                loaded.driver = 1;
+                backend_used = "gpu";
+            }
+            else if (strcmp(want, "auto") == 0 && load_emulator()) {
+                loaded.driver = 1;
+                fprintf(stderr, "cukit: no GPU (%s); running kernels on the CPU emulator. Set "
+                                "CUKIT_BACKEND=emulator to silence this, or CUKIT_BACKEND=gpu to "
+                                "require a GPU.\n", loaded.driver_why);
+            }
         }
         else {
-            CUresult res = cukit_api.cuInit(0);
-            if (res == CUDA_SUCCESS) {
-                loaded.driver = 1;
-            }
-            else {
-                const char *name = "?";
-                cukit_api.cuGetErrorName(res, &name);
-                snprintf(loaded.driver_why, sizeof loaded.driver_why,
-                         "the CUDA driver (libcuda.so.1) loaded but cuInit failed with %s (%d): "
-                         "no usable GPU is visible to this process (check nvidia-smi and "
-                         "CUDA_VISIBLE_DEVICES)",
-                         name ? name : "?", res);
-            }
+            snprintf(loaded.driver_why, sizeof loaded.driver_why,
+                     "unknown backend '%s': CUKIT_BACKEND (or cukit.set_backend) must be auto, "
+                     "gpu or emulator", want);
         }
     }
     return verdict(st, loaded.driver, loaded.driver_why, CUKIT_EXC_NO_DEVICE,
                    CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "cuInit");
+}
+
+const char *
+cukit_backend_name(void)
+{
+    return backend_used;
+}
+
+static PyObject *
+mod_set_backend(PyObject *m, PyObject *arg)
+{
+    const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    if (name == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "set_backend takes a str: 'auto', 'gpu' or 'emulator'");
+        return NULL;
+    }
+    if (strcmp(name, "auto") != 0 && strcmp(name, "gpu") != 0 && strcmp(name, "emulator") != 0)
+        return PyErr_Format(PyExc_ValueError,
+                            "unknown backend %R: choose 'auto', 'gpu' or 'emulator'", arg);
+    if (loaded.driver != 0) {
+        const char *now = backend_used ? backend_used : "none";
+        if (strcmp(name, now) == 0 || (strcmp(name, "auto") == 0 && backend_used))
+            Py_RETURN_NONE;
+        return PyErr_Format(PyExc_RuntimeError,
+                            "the backend is already chosen (%s): call cukit.set_backend(%R) before "
+                            "anything uses a device, or set CUKIT_BACKEND=%s in the environment",
+                            now, arg, name);
+    }
+    snprintf(backend_wanted, sizeof backend_wanted, "%s", name);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+mod_backend(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    if (cukit_driver_load(PyModule_GetState(m)) < 0)
+        return NULL;
+    return PyUnicode_FromString(backend_used);
+}
+
+static PyMethodDef loader_functions[] = {
+    {"set_backend", mod_set_backend, METH_O,
+     "set_backend(name): 'auto' (a GPU if there is one, else the CPU emulator), 'gpu' or "
+     "'emulator'. Call it before anything uses a device; CUKIT_BACKEND does the same."},
+    {"backend", mod_backend, METH_NOARGS,
+     "The backend kernels run on: 'gpu' or 'emulator' (chosen at first use)."},
+    {NULL},
+};
+
+int
+cukit_loader_setup(PyObject *module, cukit_state *st)
+{
+    return PyModule_AddFunctions(module, loader_functions);
 }
 
 /* Try dir/name for each of lib's sonames ("" dir: the loader path); on success

@@ -113,6 +113,10 @@ cukit_check_cu(cukit_state *st, CUresult res, const char *call)
         text = "unrecognized error code";
     int sticky;
     int kind = lookup(res, &sticky);
+    /* A fault leaves a GPU's context unusable; ask the driver rather than assume it
+     * (the emulator's context survives its faults). */
+    if (sticky && cukit_api.cuCtxSynchronize && cukit_api.cuCtxSynchronize() == CUDA_SUCCESS)
+        sticky = 0;
     PyObject *msg = PyUnicode_FromFormat(
         "%s failed: %s (%d): %s%s", call, name, res, text,
         sticky ? ". A kernel faulted: the CUDA context can no longer be used and every later "

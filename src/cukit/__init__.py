@@ -47,6 +47,7 @@ from ._cukit import (
     can_access_peer,
     clear_cache,
     asarray,
+    backend,
     ascontiguousarray,
     compile,
     copy,
@@ -69,6 +70,7 @@ from ._cukit import (
     pinned_zeros,
     prefetch,
     register,
+    set_backend,
     set_debug,
     synchronize,
     to_device,
@@ -83,6 +85,7 @@ from ._cukit import (  # noqa: E402
     _copy_dtoh,
     _copy_htod,
     _host_memory_stats,
+    _keep_freed,
     _pointer_kind,
     _transfer_config,
 )

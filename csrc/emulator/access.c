@@ -1,0 +1,283 @@
+/* access.c - checked memory addresses of the emulator's kernels, fault messages, printf */
+#include "emulator/exec.h"
+
+#include <stdlib.h>
+
+/* ------------------------------------------------------------------ faults */
+
+static void
+thread_of(const block *b, const warp *w, int lane, unsigned t[3])
+{
+    unsigned lin = (unsigned)(w->index * 32 + lane);
+    const unsigned *bd = b->L->block;
+    t[0] = lin % bd[0];
+    t[1] = (lin / bd[0]) % bd[1];
+    t[2] = lin / (bd[0] * bd[1]);
+}
+
+static const char *const space_names[] = {
+    [SP_GENERIC] = "global", [SP_GLOBAL] = "global", [SP_SHARED] = "shared",
+    [SP_LOCAL] = "local", [SP_CONST] = "constant", [SP_PARAM] = "parameter",
+};
+
+/* "in kernel k, block (..), thread (..), at file:line" */
+static int
+where(const block *b, const warp *w, int lane, char *buf, size_t n)
+{
+    unsigned t[3];
+    thread_of(b, w, lane, t);
+    const emu_inst *in = &b->f->code[w->pc];
+    char line[256];
+    emu_line_str(b->f->module, in->line, line, sizeof line);
+    return snprintf(buf, n, "in kernel %s, block (%u, %u, %u), thread (%u, %u, %u)%s%s (PTX line %u)",
+                    b->f->name, b->bid[0], b->bid[1], b->bid[2], t[0], t[1], t[2],
+                    line[0] ? ", at " : "", line, in->ptxline);
+}
+
+static void
+fault_access(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size, int store,
+             int misaligned)
+{
+    if (b->fault)
+        return;
+    b->fault = 1;
+    char loc[512], what[768];
+    where(b, w, lane, loc, sizeof loc);
+    const char *rw = store ? "write" : "read";
+    if (misaligned) {
+        b->err = CUDA_ERROR_MISALIGNED_ADDRESS;
+        snprintf(what, sizeof what, "a %u-byte %s %s at 0x%llx is misaligned (it must be a multiple "
+                 "of %u)", size, space_names[space], rw, (unsigned long long)addr, size);
+    }
+    else if (space == SP_SHARED) {
+        b->err = CUDA_ERROR_ILLEGAL_ADDRESS;
+        snprintf(what, sizeof what, "out-of-bounds %u-byte shared %s at shared offset %lld: %lld bytes "
+                 "past the end of the block's %zu bytes of shared memory", size, rw,
+                 (long long)addr, (long long)(addr + size - b->shared_size), b->shared_size);
+    }
+    else if (space == SP_LOCAL) {
+        b->err = CUDA_ERROR_ILLEGAL_ADDRESS;
+        snprintf(what, sizeof what, "out-of-bounds %u-byte local %s at local offset %lld, past the "
+                 "thread's %zu bytes of local memory", size, rw, (long long)addr, b->local_bytes);
+    }
+    else if (space == SP_PARAM) {
+        b->err = CUDA_ERROR_ILLEGAL_ADDRESS;
+        snprintf(what, sizeof what, "out-of-bounds %u-byte parameter %s at offset %lld (the kernel "
+                 "has %zu bytes of parameters)", size, rw, (long long)addr, b->f->param_bytes);
+    }
+    else {
+        b->err = CUDA_ERROR_ILLEGAL_ADDRESS;
+        emu_alloc a;
+        int freed = 0;
+        int n = snprintf(what, sizeof what, "out-of-bounds %u-byte %s %s at address 0x%llx", size,
+                         space_names[space], rw, (unsigned long long)addr);
+        if (addr < 4096) {
+            snprintf(what + n, sizeof what - (size_t)n, ": a null pointer (was an argument left "
+                     "unset, or an array freed?)");
+        }
+        else if (emu_registry_nearest(addr, &a, &freed)) {
+            if (freed)
+                snprintf(what + n, sizeof what - (size_t)n, ": inside a %llu-byte allocation (made "
+                         "at %s) that was already freed", (unsigned long long)a.size, a.origin);
+            else if (addr >= a.base)
+                snprintf(what + n, sizeof what - (size_t)n, ": %llu bytes past the end of a "
+                         "%llu-byte allocation made at %s",
+                         (unsigned long long)(addr + size - (a.base + a.size)),
+                         (unsigned long long)a.size, a.origin);
+            else
+                snprintf(what + n, sizeof what - (size_t)n, ": %llu bytes before the start of a "
+                         "%llu-byte allocation made at %s", (unsigned long long)(a.base - addr),
+                         (unsigned long long)a.size, a.origin);
+        }
+        else
+            snprintf(what + n, sizeof what - (size_t)n, ": no allocation is near it");
+    }
+    snprintf(b->why, sizeof b->why, "%s %s", what, loc);
+}
+
+void
+emu_fault_text(block *b, warp *w, int lane, CUresult err, const char *text)
+{
+    if (b->fault)
+        return;
+    b->fault = 1;
+    b->err = err;
+    char loc[512];
+    where(b, w, lane, loc, sizeof loc);
+    snprintf(b->why, sizeof b->why, "%s %s", text, loc);
+}
+
+/* ------------------------------------------------------------------ memory */
+
+/* Host address of a `size`-byte access to `addr` in `space` by lane, checked; NULL
+ * after recording a fault. */
+void *
+emu_resolve(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size, int store)
+{
+    if ((addr & (uint64_t)(size - 1)) != 0 && (size & (size - 1)) == 0) {
+        fault_access(b, w, lane, space, addr, size, store, 1);
+        return NULL;
+    }
+    switch (space) {
+    case SP_SHARED:
+        if (addr + size <= b->shared_size && addr < b->shared_size)
+            return b->shared + addr;
+        fault_access(b, w, lane, space, addr, size, store, 0);
+        return NULL;
+    case SP_LOCAL:
+        if (addr + size <= b->local_bytes && addr < b->local_bytes)
+            return b->local + ((size_t)(w->index * 32 + lane)) * b->local_bytes + addr;
+        fault_access(b, w, lane, space, addr, size, store, 0);
+        return NULL;
+    case SP_PARAM:
+        if (!store && addr + size <= b->f->param_bytes && addr < b->f->param_bytes)
+            return b->L->params + addr;
+        fault_access(b, w, lane, space, addr, size, store, 0);
+        return NULL;
+    default:
+        break;
+    }
+    if (addr >= b->lo && addr + size <= b->hi)
+        return (void *)(uintptr_t)addr;
+    if (space == SP_GENERIC) {
+        uint64_t sh = (uint64_t)(uintptr_t)b->shared;
+        if (addr >= sh && addr + size <= sh + b->shared_size)
+            return (void *)(uintptr_t)addr;
+        uint64_t lo = (uint64_t)(uintptr_t)b->local;
+        if (b->local_bytes && addr >= lo && addr + size <= lo + (size_t)b->nwarps * 32 * b->local_bytes)
+            return (void *)(uintptr_t)addr;
+        uint64_t pa = (uint64_t)(uintptr_t)b->L->params;
+        if (!store && addr >= pa && addr + size <= pa + b->f->param_bytes)
+            return (void *)(uintptr_t)addr;
+    }
+    emu_alloc a;
+    if (emu_registry_find(addr, size, &a)) {
+        b->lo = a.base;
+        b->hi = a.base + a.size;
+        return (void *)(uintptr_t)addr;
+    }
+    fault_access(b, w, lane, space, addr, size, store, 0);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ printf */
+
+/* Bytes readable at a generic address, for printf's strings and argument buffers. */
+static const uint8_t *
+span(block *b, warp *w, uint64_t addr, size_t *avail)
+{
+    uint64_t sh = (uint64_t)(uintptr_t)b->shared;
+    if (addr >= sh && addr < sh + b->shared_size) {
+        *avail = sh + b->shared_size - addr;
+        return (const uint8_t *)(uintptr_t)addr;
+    }
+    uint64_t lo = (uint64_t)(uintptr_t)b->local, lsz = (uint64_t)b->nwarps * 32 * b->local_bytes;
+    if (addr >= lo && addr < lo + lsz) {
+        *avail = lo + lsz - addr;
+        return (const uint8_t *)(uintptr_t)addr;
+    }
+    emu_alloc a;
+    if (emu_registry_find(addr, 1, &a)) {
+        *avail = a.base + a.size - addr;
+        return (const uint8_t *)(uintptr_t)addr;
+    }
+    (void)w;
+    return NULL;
+}
+
+void
+emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr, FILE *out)
+{
+    size_t favail = 0, aavail = 0;
+    const uint8_t *fmt = span(b, w, fmt_addr, &favail);
+    const uint8_t *args = args_addr ? span(b, w, args_addr, &aavail) : NULL;
+    if (fmt == NULL) {
+        emu_fault_text(b, w, lane, CUDA_ERROR_ILLEGAL_ADDRESS, "printf's format string is not in memory");
+        return;
+    }
+    size_t off = 0;
+    char line[4096];
+    size_t n = 0;
+    for (size_t i = 0; i < favail && fmt[i]; i++) {
+        if (fmt[i] != '%') {
+            if (n < sizeof line - 1)
+                line[n++] = (char)fmt[i];
+            continue;
+        }
+        if (i + 1 < favail && fmt[i + 1] == '%') {
+            if (n < sizeof line - 1)
+                line[n++] = '%';
+            i++;
+            continue;
+        }
+        char spec[32];
+        size_t k = 0;
+        int longs = 0;
+        spec[k++] = '%';
+        size_t j = i + 1;
+        while (j < favail && fmt[j] && strchr("-+ #0123456789.*", fmt[j]) && k < 20)
+            spec[k++] = (char)fmt[j++];
+        while (j < favail && fmt[j] && strchr("hlLqjzt", fmt[j])) {
+            if (fmt[j] == 'l' || fmt[j] == 'L' || fmt[j] == 'q' || fmt[j] == 'j' || fmt[j] == 'z' || fmt[j] == 't')
+                longs++;
+            j++;
+        }
+        char conv = j < favail ? (char)fmt[j] : '\0';
+        if (conv == '\0')
+            break;
+        i = j;
+        size_t asz = (conv == 'f' || conv == 'F' || conv == 'e' || conv == 'E' || conv == 'g' ||
+                      conv == 'G' || conv == 'a' || conv == 'A' || conv == 's' || conv == 'p' || longs)
+                         ? 8 : 4;
+        off = (off + asz - 1) / asz * asz;
+        uint64_t v = 0;
+        if (args && off + asz <= aavail)
+            memcpy(&v, args + off, asz);
+        off += asz;
+        char piece[512];
+        int m;
+        if (strchr("fFeEgGaA", conv)) {
+            spec[k++] = conv;
+            spec[k] = '\0';
+            m = snprintf(piece, sizeof piece, spec, D(v));
+        }
+        else if (conv == 's') {
+            size_t savail = 0;
+            const uint8_t *s = v ? span(b, w, v, &savail) : NULL;
+            char str[400];
+            size_t q = 0;
+            while (s && q < savail && q < sizeof str - 1 && s[q]) {
+                str[q] = (char)s[q];
+                q++;
+            }
+            str[q] = '\0';
+            spec[k++] = 's';
+            spec[k] = '\0';
+            m = snprintf(piece, sizeof piece, spec, s ? str : "(null)");
+        }
+        else if (conv == 'p') {
+            m = snprintf(piece, sizeof piece, "0x%llx", (unsigned long long)v);
+        }
+        else if (conv == 'c') {
+            spec[k++] = 'c';
+            spec[k] = '\0';
+            m = snprintf(piece, sizeof piece, spec, (int)(uint8_t)v);
+        }
+        else if (strchr("diouxX", conv)) {
+            spec[k++] = 'l';
+            spec[k++] = 'l';
+            spec[k++] = conv;
+            spec[k] = '\0';
+            long long x = asz == 8 ? (long long)v : (conv == 'd' || conv == 'i') ? (long long)(int32_t)v
+                                                                                  : (long long)(uint32_t)v;
+            m = snprintf(piece, sizeof piece, spec, x);
+        }
+        else {
+            m = snprintf(piece, sizeof piece, "%%%c", conv);
+        }
+        for (int q = 0; q < m && q < (int)sizeof piece - 1 && n < sizeof line - 1; q++)
+            line[n++] = piece[q];
+    }
+    fwrite(line, 1, n, out);
+}
+

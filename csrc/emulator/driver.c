@@ -1,0 +1,488 @@
+/* driver.c - the emulator's driver table: errors, held faults, the allocation registry,
+ * the device and its context; the other entry points are in streams.c, memory.c, launch.c */
+#include "emulator/emulator.h"
+#include "emulator/entries.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ errors */
+
+/* The detail of the last failure on this thread, returned by cuGetErrorString for
+ * that code: how the emulator says which address faulted or what it cannot do. */
+static _Thread_local CUresult last_code;
+static _Thread_local char last_why[2304];
+
+CUresult
+emu_failed(CUresult code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_why, sizeof last_why, fmt, ap);
+    va_end(ap);
+    last_code = code;
+    return code;
+}
+
+static const struct {
+    CUresult code;
+    const char *name, *text;
+} error_names[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
+    {CUDA_ERROR_ILLEGAL_INSTRUCTION, "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+     "an illegal instruction was encountered"},
+    {CUDA_ERROR_MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"},
+    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+     "part or all of the requested memory range is already mapped"},
+    {CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
+     "pointer does not correspond to a registered memory region"},
+    {CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+     "too many blocks in cooperative launch"},
+    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+static CUresult
+e_cuGetErrorName(CUresult res, const char **out)
+{
+    for (size_t i = 0; i < sizeof error_names / sizeof *error_names; i++) {
+        if (error_names[i].code == res) {
+            *out = error_names[i].name;
+            return CUDA_SUCCESS;
+        }
+    }
+    *out = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult
+e_cuGetErrorString(CUresult res, const char **out)
+{
+    if (res == last_code && last_why[0]) {
+        *out = last_why;
+        return CUDA_SUCCESS;
+    }
+    for (size_t i = 0; i < sizeof error_names / sizeof *error_names; i++) {
+        if (error_names[i].code == res) {
+            *out = error_names[i].text;
+            return CUDA_SUCCESS;
+        }
+    }
+    *out = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Success; the last failure's text stays readable until the next failure. */
+CUresult
+emu_ok(void)
+{
+    last_code = CUDA_SUCCESS;
+    return CUDA_SUCCESS;
+}
+
+/* A kernel fault, held until the next call that waits for the device reports it, as a
+ * GPU does; unlike a GPU's, it is reported once and the context stays usable. */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUresult pending_code;
+static char pending_why[2304];
+
+void
+emu_set_pending(CUresult code, const char *why)
+{
+    pthread_mutex_lock(&pending_lock);
+    if (pending_code == CUDA_SUCCESS) {
+        pending_code = code;
+        snprintf(pending_why, sizeof pending_why, "%s", why);
+    }
+    pthread_mutex_unlock(&pending_lock);
+}
+
+/* The pending fault, cleared, as this thread's failure; CUDA_SUCCESS if none. */
+CUresult
+emu_take_pending(void)
+{
+    if (__atomic_load_n(&pending_code, __ATOMIC_RELAXED) == CUDA_SUCCESS)
+        return CUDA_SUCCESS;
+    pthread_mutex_lock(&pending_lock);
+    CUresult code = pending_code;
+    if (code != CUDA_SUCCESS) {
+        snprintf(last_why, sizeof last_why, "%s", pending_why);
+        last_code = code;
+        pending_code = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&pending_lock);
+    return code;
+}
+
+/* ------------------------------------------------------------------ the allocation registry */
+
+static pthread_rwlock_t reg_lock = PTHREAD_RWLOCK_INITIALIZER;
+static emu_alloc *allocs;      /* sorted by base */
+static size_t nallocs, capallocs;
+static emu_alloc freed[64];    /* the last frees, for "already freed" in fault messages */
+static size_t nfreed;
+uint64_t emu_used_bytes;
+
+/* index of the first allocation with base > addr */
+static size_t
+upper(uint64_t addr)
+{
+    size_t lo = 0, hi = nallocs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (allocs[mid].base <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int
+emu_registry_add(uint64_t base, uint64_t size, int kind, const char *origin)
+{
+    pthread_rwlock_wrlock(&reg_lock);
+    int rc = 0;
+    if (nallocs == capallocs) {
+        size_t cap = capallocs ? capallocs * 2 : 1024;
+        emu_alloc *v = realloc(allocs, cap * sizeof *v);
+        if (v == NULL) {
+            rc = -1;
+            goto done;
+        }
+        allocs = v;
+        capallocs = cap;
+    }
+    size_t i = upper(base);
+    memmove(&allocs[i + 1], &allocs[i], (nallocs - i) * sizeof *allocs);
+    allocs[i].base = base;
+    allocs[i].size = size;
+    allocs[i].kind = kind;
+    snprintf(allocs[i].origin, sizeof allocs[i].origin, "%s", origin);
+    nallocs++;
+    if (kind == EMU_DEVICE || kind == EMU_MANAGED || kind == EMU_POOLED)
+        emu_used_bytes += size;
+done:
+    pthread_rwlock_unlock(&reg_lock);
+    return rc;
+}
+
+int
+emu_registry_remove(uint64_t base, emu_alloc *out)
+{
+    pthread_rwlock_wrlock(&reg_lock);
+    size_t i = upper(base);
+    int rc = -1;
+    if (i > 0 && allocs[i - 1].base == base) {
+        i--;
+        if (out)
+            *out = allocs[i];
+        freed[nfreed++ % 64] = allocs[i];
+        if (allocs[i].kind == EMU_DEVICE || allocs[i].kind == EMU_MANAGED ||
+            allocs[i].kind == EMU_POOLED)
+            emu_used_bytes -= allocs[i].size;
+        memmove(&allocs[i], &allocs[i + 1], (nallocs - i - 1) * sizeof *allocs);
+        nallocs--;
+        rc = 0;
+    }
+    pthread_rwlock_unlock(&reg_lock);
+    return rc;
+}
+
+int
+emu_registry_find(uint64_t addr, uint64_t size, emu_alloc *out)
+{
+    size_t i = upper(addr);
+    if (i == 0)
+        return 0;
+    const emu_alloc *a = &allocs[i - 1];
+    if (addr + size > a->base + a->size || addr + size < addr)
+        return 0;
+    *out = *a;
+    return 1;
+}
+
+int
+emu_registry_containing(uint64_t addr, emu_alloc *out)
+{
+    pthread_rwlock_rdlock(&reg_lock);
+    int rc = emu_registry_find(addr, 1, out);
+    pthread_rwlock_unlock(&reg_lock);
+    return rc;
+}
+
+int
+emu_registry_nearest(uint64_t addr, emu_alloc *out, int *was_freed)
+{
+    *was_freed = 0;
+    size_t i = upper(addr);
+    const emu_alloc *below = i > 0 ? &allocs[i - 1] : NULL;
+    const emu_alloc *above = i < nallocs ? &allocs[i] : NULL;
+    /* memory that was freed and not handed out again */
+    for (size_t k = 0; k < (nfreed < 64 ? nfreed : 64); k++) {
+        const emu_alloc *f = &freed[k];
+        if (addr >= f->base && addr < f->base + f->size &&
+            !(below && addr < below->base + below->size)) {
+            *out = *f;
+            *was_freed = 1;
+            return 1;
+        }
+    }
+    uint64_t db = below ? addr - (below->base + below->size) : UINT64_MAX;
+    uint64_t da = above ? above->base - addr : UINT64_MAX;
+    if (below && db <= da) {
+        *out = *below;
+        return 1;
+    }
+    if (above) {
+        *out = *above;
+        return 1;
+    }
+    return 0;
+}
+
+void
+emu_registry_rdlock(void)
+{
+    pthread_rwlock_rdlock(&reg_lock);
+}
+
+void
+emu_registry_unlock(void)
+{
+    pthread_rwlock_unlock(&reg_lock);
+}
+
+/* Whether [p, p+n) lies inside one registered allocation. */
+int
+emu_valid_range(CUdeviceptr p, size_t n)
+{
+    emu_alloc a;
+    pthread_rwlock_rdlock(&reg_lock);
+    int rc = emu_registry_find(p, n ? n : 1, &a);
+    pthread_rwlock_unlock(&reg_lock);
+    return rc;
+}
+
+/* "test_x.py:31": the Python line that asked for the memory, when Python is running
+ * this thread; frames inside cukit's own package are skipped. */
+void
+emu_origin_of(char *buf, size_t n, const char *what)
+{
+    snprintf(buf, n, "%s", what);
+    if (!Py_IsInitialized() || !PyGILState_Check())
+        return;
+    PyFrameObject *f = PyEval_GetFrame();
+    Py_XINCREF(f);
+    while (f) {
+        PyCodeObject *code = PyFrame_GetCode(f);
+        const char *file = code ? PyUnicode_AsUTF8(code->co_filename) : NULL;
+        if (file && !strstr(file, "/cukit/")) {
+            const char *base = strrchr(file, '/');
+            snprintf(buf, n, "%s:%d", base ? base + 1 : file, PyFrame_GetLineNumber(f));
+            Py_XDECREF(code);
+            Py_DECREF(f);
+            PyErr_Clear();
+            return;
+        }
+        Py_XDECREF(code);
+        PyFrameObject *back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+    }
+    PyErr_Clear();
+}
+
+/* ------------------------------------------------------------------ device and context */
+
+struct CUctx_st {
+    int magic;
+} emu_primary_ctx;
+static _Thread_local CUcontext current_ctx;
+
+int
+emu_arch_cc(void)
+{
+    const char *env = getenv("CUKIT_EMULATOR_ARCH");
+    int cc = 90;
+    if (env && (strncmp(env, "sm_", 3) == 0 || strncmp(env, "compute_", 8) == 0))
+        cc = atoi(strchr(env, '_') + 1);
+    else if (env && env[0])
+        cc = atoi(env);
+    return cc >= 50 && cc < 200 ? cc : 90;
+}
+
+/* The emulated device's memory comes out of the host's, which also holds the host's
+ * copies of the same data: by default it is half the host's physical memory (a test
+ * that sizes its arrays by the device's free memory then leaves the host room).
+ * CUKIT_EMULATOR_MEMORY sets it: bytes, or a number with K, M, G or T (powers of 1024). */
+size_t
+emu_total_memory(void)
+{
+    static size_t total;
+    size_t t = __atomic_load_n(&total, __ATOMIC_RELAXED);
+    if (t)
+        return t;
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    t = pages > 0 && size > 0 ? (size_t)pages * (size_t)size / 2 : (size_t)8 << 30;
+    const char *env = getenv("CUKIT_EMULATOR_MEMORY");
+    if (env && env[0]) {
+        char *end = NULL;
+        double v = strtod(env, &end);
+        static const char units[] = "KMGT";
+        const char *u = end && *end ? strchr(units, *end == 'k' ? 'K' : *end) : NULL;
+        int shift = u ? 10 * (int)(u - units + 1) : 0;
+        if (end != env && v >= 1 && (!*end || (u && (!end[1] || (end[1] == 'B' && !end[2])))))
+            t = (size_t)(v * (double)((size_t)1 << shift));
+    }
+    __atomic_store_n(&total, t, __ATOMIC_RELAXED);
+    return t;
+}
+
+static CUresult e_cuInit(unsigned int flags) { return emu_ok(); }
+static CUresult e_cuDriverGetVersion(int *v) { *v = 13000; return emu_ok(); }
+static CUresult e_cuDeviceGetCount(int *n) { *n = 1; return emu_ok(); }
+
+static CUresult
+e_cuDeviceGet(CUdevice *d, int ordinal)
+{
+    if (ordinal != 0)
+        return emu_failed(CUDA_ERROR_INVALID_DEVICE, "the emulator has one device, 0");
+    *d = 0;
+    return emu_ok();
+}
+
+static CUresult
+e_cuDeviceGetName(char *name, int len, CUdevice d)
+{
+    int cc = emu_arch_cc();
+    snprintf(name, (size_t)len, "cukit emulator (PTX on the CPU, sm_%d)", cc);
+    return emu_ok();
+}
+
+static CUresult
+e_cuDeviceTotalMem(size_t *bytes, CUdevice d)
+{
+    *bytes = emu_total_memory();
+    return emu_ok();
+}
+
+static CUresult
+e_cuDeviceGetAttribute(int *v, int attr, CUdevice d)
+{
+    int cc = emu_arch_cc();
+    static const struct {
+        int attr, value;
+    } table[] = {
+        {1, 1024}, {2, 1024}, {3, 1024}, {4, 64}, {5, 2147483647}, {6, 65535}, {7, 65535},
+        {8, 48 * 1024}, {9, 64 * 1024}, {10, 32}, {11, 2147483647}, {12, 65536}, {13, 1000000},
+        {14, 512}, {15, 1}, {17, 0}, {18, 0}, {19, 1}, {20, 0}, {30, 512}, {31, 1}, {36, 1000000},
+        {37, 64}, {38, 1 << 20}, {39, 2048}, {40, 1}, {41, 1}, {78, 1}, {79, 1}, {80, 1},
+        {81, 228 * 1024}, {82, 65536}, {83, 1}, {86, 1}, {87, 2}, {88, 1}, {89, 1}, {91, 1},
+        {95, 0}, {96, 0}, {97, 227 * 1024}, {99, 1}, {100, 1}, {101, 1}, {106, 32}, {115, 1},
+        {120, 0},
+    };
+    if (attr == CUKIT_DEVICE_ATTRIBUTE_PTX_ONLY) {
+        *v = 1;
+        return emu_ok();
+    }
+    switch (attr) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = cc / 10; return emu_ok();
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = cc % 10; return emu_ok();
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = emu_thread_count(); return emu_ok();
+    }
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
+        if (table[i].attr == attr) {
+            *v = table[i].value;
+            return emu_ok();
+        }
+    }
+    if (attr <= 0 || attr > 200)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "the emulator has no device attribute %d", attr);
+    *v = 0;
+    return emu_ok();
+}
+
+static CUresult
+e_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d)
+{
+    *ctx = &emu_primary_ctx;
+    return emu_ok();
+}
+
+static CUresult e_cuCtxGetCurrent(CUcontext *ctx) { *ctx = current_ctx; return emu_ok(); }
+static CUresult e_cuCtxSetCurrent(CUcontext ctx) { current_ctx = ctx; return emu_ok(); }
+static CUresult e_cuCtxGetDevice(CUdevice *d) { *d = 0; return emu_ok(); }
+/* All work runs when it is issued: waiting only reports a fault held since. */
+static CUresult e_cuCtxSynchronize(void) { return emu_take_pending() ?: emu_ok(); }
+
+static CUresult
+e_cuMemGetInfo(size_t *free_, size_t *total)
+{
+    *total = emu_total_memory();
+    uint64_t used = emu_used_bytes + emu_pool_cached_bytes();
+    *free_ = used < *total ? *total - used : 0;
+    return emu_ok();
+}
+
+/* ------------------------------------------------------------------ the table */
+
+int
+cukit_emulator_fill(cukit_api_t *api)
+{
+#define E(name) api->name = e_##name;
+    E(cuGetErrorName) E(cuGetErrorString) E(cuInit) E(cuDriverGetVersion) E(cuDeviceGetCount) E(cuDeviceGet) E(cuDeviceGetName) E(cuDeviceTotalMem) E(cuDeviceGetAttribute) E(cuDevicePrimaryCtxRetain) E(cuCtxGetCurrent) E(cuCtxSetCurrent) E(cuCtxGetDevice) E(cuCtxSynchronize) E(cuMemGetInfo)
+#undef E
+    emu_fill_streams(api);
+    emu_fill_memory(api);
+    emu_fill_launch(api);
+    emu_fill_unsupported(api);
+    return 0;
+}
+
+static PyObject *
+mod_emulator_instructions(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    return PyLong_FromUnsignedLongLong(__atomic_load_n(&emu_thread_instructions, __ATOMIC_RELAXED));
+}
+
+static PyObject *
+mod_emulator_threads(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    return PyLong_FromLong(emu_thread_count());
+}
+
+static PyMethodDef emulator_functions[] = {
+    {"_emulator_instructions", mod_emulator_instructions, METH_NOARGS,
+     "Thread-instructions the emulator has run in this process (for benchmarks)."},
+    {"_emulator_threads", mod_emulator_threads, METH_NOARGS,
+     "CPU threads the emulator spreads blocks over (CUKIT_EMULATOR_THREADS)."},
+    {NULL},
+};
+
+int
+cukit_emulator_setup(PyObject *module, cukit_state *st)
+{
+    cukit_driver_set_emulator(cukit_emulator_fill);
+    return PyModule_AddFunctions(module, emulator_functions);
+}

@@ -1,0 +1,816 @@
+/* exec.c - runs decoded PTX: warps of 32 lanes in lockstep, blocks spread over CPU threads */
+#include "emulator/exec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+pthread_mutex_t emu_print_lock = PTHREAD_MUTEX_INITIALIZER;
+uint64_t emu_thread_instructions;
+
+/* ------------------------------------------------------------------ warps */
+
+#define LANES(m, ...)                                                       \
+    do {                                                                    \
+        if ((m) == FULL) {                                                  \
+            for (int l = 0; l < 32; l++) { __VA_ARGS__; }                   \
+        }                                                                   \
+        else {                                                              \
+            for (uint32_t mm_ = (m); mm_; mm_ &= mm_ - 1) {                 \
+                int l = __builtin_ctz(mm_);                                 \
+                __VA_ARGS__;                                                \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+
+/* fma for 32 lanes: libm's fmaf is a call per lane; the CPU's FMA instruction, where
+ * it has one, is one instruction (both round once, as PTX's fma.rn does). */
+__attribute__((target("fma"))) static void
+fma32_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+{
+    LANES(m, d[l] = UF(__builtin_fmaf(F(a[l]), F(b[l]), F(c[l]))));
+}
+
+__attribute__((target("fma"))) static void
+fma64_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+{
+    LANES(m, d[l] = UD(__builtin_fma(D(a[l]), D(b[l]), D(c[l]))));
+}
+
+static void
+fma32_sw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+{
+    LANES(m, d[l] = UF(fmaf(F(a[l]), F(b[l]), F(c[l]))));
+}
+
+static void
+fma64_sw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+{
+    LANES(m, d[l] = UD(fma(D(a[l]), D(b[l]), D(c[l]))));
+}
+
+typedef void (*lanes_fn)(uint32_t, uint64_t *, const uint64_t *, const uint64_t *, const uint64_t *);
+static lanes_fn fma32_lanes_fn, fma64_lanes_fn;
+
+static void
+fma32_lanes(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+{
+    fma32_lanes_fn(m, d, a, b, c);
+}
+
+static void
+fma64_lanes(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+{
+    fma64_lanes_fn(m, d, a, b, c);
+}
+
+/* Pick the next group: the runnable lanes with the lowest pc. */
+static void
+reschedule(warp *w)
+{
+    uint32_t cand = w->live & ~w->barwait;
+    if (cand == 0) {
+        w->mask = 0;
+        w->state = w->live ? W_BAR : W_DONE;
+        return;
+    }
+    uint32_t min = NOPC;
+    for (uint32_t m = cand; m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        if (w->lpc[l] < min)
+            min = w->lpc[l];
+    }
+    uint32_t mask = 0, next = NOPC;
+    for (uint32_t m = cand; m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        if (w->lpc[l] == min)
+            mask |= 1u << l;
+        else if (w->lpc[l] < next)
+            next = w->lpc[l];
+    }
+    w->pc = min;
+    w->mask = mask;
+    w->wmin = next;
+    w->state = W_RUN;
+}
+
+/* Lanes waiting at pc join the running group. */
+static void
+merge(warp *w)
+{
+    uint32_t cand = w->live & ~w->barwait & ~w->mask, next = NOPC;
+    for (uint32_t m = cand; m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        if (w->lpc[l] == w->pc)
+            w->mask |= 1u << l;
+        else if (w->lpc[l] < next)
+            next = w->lpc[l];
+    }
+    w->wmin = next;
+}
+
+static void
+set_group_pc(warp *w, uint32_t lanes, uint32_t pc)
+{
+    for (uint32_t m = lanes; m; m &= m - 1)
+        w->lpc[__builtin_ctz(m)] = pc;
+}
+
+/* Run warp w until it exits, waits at a barrier, or faults. */
+static void
+run_warp(block *b, warp *w)
+{
+    const emu_inst *code = b->f->code;
+    uint64_t *R = w->R;
+    uint32_t *P = w->P;
+    FILE *out = stdout;
+    uint64_t count = 0;
+    while (w->state == W_RUN) {
+        const emu_inst *in = &code[w->pc];
+        uint32_t m = w->mask;
+        if (in->guard >= 0)
+            m &= in->gneg ? ~P[in->guard] : P[in->guard];
+        count += (uint64_t)__builtin_popcount(m);
+        uint64_t *Dd = R + (size_t)in->d[0] * 32;
+        const uint64_t *A = R + (size_t)in->s[0] * 32;
+        const uint64_t *Bv = R + (size_t)in->s[1] * 32;
+        const uint64_t *C = R + (size_t)in->s[2] * 32;
+        switch (in->op) {
+        case OP_NOP:
+        case OP_FENCE:
+        case OP_BARWARP:
+            break;
+        case OP_MOV: LANES(m, Dd[l] = A[l]); break;
+        case OP_MOVP: P[in->d[0]] = (P[in->d[0]] & ~m) | (P[in->s[0]] & m); break;
+        case OP_PCONST: P[in->d[0]] = (P[in->d[0]] & ~m) | (in->imm ? m : 0); break;
+        case OP_PACK: {
+            int wbits = (int)in->imm, n = in->vec;
+            uint64_t mk = wbits >= 64 ? ~0ull : (1ull << wbits) - 1;
+            LANES(m, {
+                uint64_t v = 0;
+                for (int k = 0; k < n; k++)
+                    v |= (R[(size_t)in->s[k] * 32 + l] & mk) << (k * wbits);
+                Dd[l] = v;
+            });
+            break;
+        }
+        case OP_UNPACK: {
+            int wbits = (int)in->imm, n = in->vec;
+            uint64_t mk = wbits >= 64 ? ~0ull : (1ull << wbits) - 1;
+            LANES(m, {
+                uint64_t v = A[l];
+                for (int k = 0; k < n; k++)
+                    R[(size_t)in->d[k] * 32 + l] = (v >> (k * wbits)) & mk;
+            });
+            break;
+        }
+        case OP_ADD32: LANES(m, Dd[l] = (uint32_t)(A[l] + Bv[l])); break;
+        case OP_ADD64: LANES(m, Dd[l] = A[l] + Bv[l]); break;
+        case OP_SUB32: LANES(m, Dd[l] = (uint32_t)(A[l] - Bv[l])); break;
+        case OP_SUB64: LANES(m, Dd[l] = A[l] - Bv[l]); break;
+        case OP_MUL32: LANES(m, Dd[l] = (uint32_t)(A[l] * Bv[l])); break;
+        case OP_MUL64: LANES(m, Dd[l] = A[l] * Bv[l]); break;
+        case OP_MAD32: LANES(m, Dd[l] = (uint32_t)(A[l] * Bv[l] + C[l])); break;
+        case OP_MAD64: LANES(m, Dd[l] = A[l] * Bv[l] + C[l]); break;
+        case OP_MULWIDE_U32: LANES(m, Dd[l] = (uint64_t)(uint32_t)A[l] * (uint32_t)Bv[l]); break;
+        case OP_MULWIDE_S32: LANES(m, Dd[l] = (uint64_t)((int64_t)(int32_t)A[l] * (int32_t)Bv[l])); break;
+        case OP_SHL32: LANES(m, { uint32_t n = (uint32_t)Bv[l]; Dd[l] = n > 31 ? 0 : (uint32_t)(A[l] << n); }); break;
+        case OP_SHL64: LANES(m, { uint32_t n = (uint32_t)Bv[l]; Dd[l] = n > 63 ? 0 : A[l] << n; }); break;
+        case OP_SHR_U32: LANES(m, { uint32_t n = (uint32_t)Bv[l]; Dd[l] = n > 31 ? 0 : (uint32_t)A[l] >> n; }); break;
+        case OP_SHR_S32: LANES(m, { uint32_t n = (uint32_t)Bv[l]; Dd[l] = (uint32_t)((int32_t)A[l] >> (n > 31 ? 31 : n)); }); break;
+        case OP_SHR_U64: LANES(m, { uint32_t n = (uint32_t)Bv[l]; Dd[l] = n > 63 ? 0 : A[l] >> n; }); break;
+        case OP_SHR_S64: LANES(m, { uint32_t n = (uint32_t)Bv[l]; Dd[l] = (uint64_t)((int64_t)A[l] >> (n > 63 ? 63 : n)); }); break;
+        case OP_AND32: LANES(m, Dd[l] = (uint32_t)(A[l] & Bv[l])); break;
+        case OP_AND64: LANES(m, Dd[l] = A[l] & Bv[l]); break;
+        case OP_OR32: LANES(m, Dd[l] = (uint32_t)(A[l] | Bv[l])); break;
+        case OP_OR64: LANES(m, Dd[l] = A[l] | Bv[l]); break;
+        case OP_XOR32: LANES(m, Dd[l] = (uint32_t)(A[l] ^ Bv[l])); break;
+        case OP_XOR64: LANES(m, Dd[l] = A[l] ^ Bv[l]); break;
+        case OP_FADD32: LANES(m, Dd[l] = UF(F(A[l]) + F(Bv[l]))); break;
+        case OP_FSUB32: LANES(m, Dd[l] = UF(F(A[l]) - F(Bv[l]))); break;
+        case OP_FMUL32: LANES(m, Dd[l] = UF(F(A[l]) * F(Bv[l]))); break;
+        case OP_FFMA32: fma32_lanes(m, Dd, A, Bv, C); break;
+        case OP_FADD64: LANES(m, Dd[l] = UD(D(A[l]) + D(Bv[l]))); break;
+        case OP_FSUB64: LANES(m, Dd[l] = UD(D(A[l]) - D(Bv[l]))); break;
+        case OP_FMUL64: LANES(m, Dd[l] = UD(D(A[l]) * D(Bv[l]))); break;
+        case OP_FFMA64: fma64_lanes(m, Dd, A, Bv, C); break;
+        case OP_INT: {
+            const uint64_t *E = R + (size_t)in->s[3] * 32;
+            if (in->base == B_TESTP)
+                break;
+            LANES(m, {
+                uint32_t carry = (w->cc >> l) & 1;
+                Dd[l] = emu_alu_int(in, A[l], Bv[l], C[l], E[l], &carry);
+                if (in->mod & M_CC)
+                    w->cc = (w->cc & ~(1u << l)) | (carry << l);
+            });
+            break;
+        }
+        case OP_FLT:
+            if (in->base == B_TESTP) {
+                uint32_t bits = 0;
+                LANES(m, bits |= (emu_alu_float(in, A[l], 0, 0) ? 1u : 0u) << l);
+                P[in->d[0]] = (P[in->d[0]] & ~m) | bits;
+                break;
+            }
+            LANES(m, Dd[l] = emu_alu_float(in, A[l], Bv[l], C[l]));
+            break;
+        case OP_SETP: {
+            uint32_t bits = 0;
+            int cmp = (int)in->imm, t = in->type;
+            if (t == TY_S32 && (cmp == CMP_LT || cmp == CMP_GE || cmp == CMP_GT || cmp == CMP_LE || cmp == CMP_EQ || cmp == CMP_NE)) {
+                switch (cmp) {
+                case CMP_LT: LANES(m, bits |= (uint32_t)((int32_t)A[l] < (int32_t)Bv[l]) << l); break;
+                case CMP_GE: LANES(m, bits |= (uint32_t)((int32_t)A[l] >= (int32_t)Bv[l]) << l); break;
+                case CMP_GT: LANES(m, bits |= (uint32_t)((int32_t)A[l] > (int32_t)Bv[l]) << l); break;
+                case CMP_LE: LANES(m, bits |= (uint32_t)((int32_t)A[l] <= (int32_t)Bv[l]) << l); break;
+                case CMP_EQ: LANES(m, bits |= (uint32_t)((uint32_t)A[l] == (uint32_t)Bv[l]) << l); break;
+                default: LANES(m, bits |= (uint32_t)((uint32_t)A[l] != (uint32_t)Bv[l]) << l); break;
+                }
+            }
+            else if ((t == TY_U64 || t == TY_S64) && (cmp == CMP_GE || cmp == CMP_LT) ) {
+                if (t == TY_U64 && cmp == CMP_GE)
+                    LANES(m, bits |= (uint32_t)(A[l] >= Bv[l]) << l);
+                else if (t == TY_U64)
+                    LANES(m, bits |= (uint32_t)(A[l] < Bv[l]) << l);
+                else if (cmp == CMP_GE)
+                    LANES(m, bits |= (uint32_t)((int64_t)A[l] >= (int64_t)Bv[l]) << l);
+                else
+                    LANES(m, bits |= (uint32_t)((int64_t)A[l] < (int64_t)Bv[l]) << l);
+            }
+            else
+                LANES(m, bits |= (uint32_t)emu_compare(cmp, t, A[l], Bv[l]) << l);
+            uint32_t nbits = ~bits & m;
+            if (in->base) {
+                uint32_t c = P[in->s[2]];
+                if (in->vec)
+                    c = ~c;
+                switch (in->base) {
+                case 1: bits &= c; nbits &= c; break;
+                case 2: bits |= c; nbits |= c; break;
+                default: bits ^= c; nbits ^= c; break;
+                }
+            }
+            P[in->d[0]] = (P[in->d[0]] & ~m) | (bits & m);
+            if (in->d[1] >= 0)
+                P[in->d[1]] = (P[in->d[1]] & ~m) | (nbits & m);
+            break;
+        }
+        case OP_SET: {
+            int cmp = (int)in->imm;
+            LANES(m, {
+                int r = emu_compare(cmp, in->type, A[l], Bv[l]);
+                if (in->base) {
+                    int c = (P[in->s[2]] >> l) & 1;
+                    if (in->vec)
+                        c = !c;
+                    r = in->base == 1 ? (r && c) : in->base == 2 ? (r || c) : (r ^ c);
+                }
+                Dd[l] = in->type2 == TY_F32 ? (r ? UF(1.0f) : 0) : (r ? 0xffffffffu : 0);
+            });
+            break;
+        }
+        case OP_SELP: {
+            uint32_t p = P[in->s[2]];
+            if (in->vec)
+                p = ~p;
+            LANES(m, Dd[l] = ((p >> l) & 1) ? A[l] : Bv[l]);
+            break;
+        }
+        case OP_SLCT:
+            LANES(m, {
+                int ge = in->type2 == TY_F32 ? !(F(C[l]) < 0.0f) : (int32_t)C[l] >= 0;
+                Dd[l] = ge ? A[l] : Bv[l];
+            });
+            break;
+        case OP_PAND:
+        case OP_POR:
+        case OP_PXOR:
+        case OP_PNOT: {
+            uint32_t x = P[in->s[0]], y = P[in->s[1]], r;
+            if (in->vec & 1)
+                x = ~x;
+            if (in->vec & 2)
+                y = ~y;
+            r = in->op == OP_PAND ? x & y : in->op == OP_POR ? x | y : in->op == OP_PXOR ? x ^ y : ~x;
+            P[in->d[0]] = (P[in->d[0]] & ~m) | (r & m);
+            break;
+        }
+        case OP_CVT:
+            switch (in->base) {
+            case 1: LANES(m, Dd[l] = (uint32_t)A[l]); break;
+            case 2: LANES(m, Dd[l] = (uint64_t)(int64_t)(int32_t)A[l]); break;
+            case 3: LANES(m, Dd[l] = (uint32_t)A[l]); break;
+            default: LANES(m, Dd[l] = emu_convert(in, A[l])); break;
+            }
+            break;
+        case OP_CVTA_SHARED: LANES(m, Dd[l] = A[l] + (uint64_t)(uintptr_t)b->shared); break;
+        case OP_CVTA_TO_SHARED: LANES(m, Dd[l] = A[l] - (uint64_t)(uintptr_t)b->shared); break;
+        case OP_CVTA_LOCAL:
+            LANES(m, Dd[l] = A[l] + (uint64_t)(uintptr_t)(b->local + (size_t)(w->index * 32 + l) * b->local_bytes));
+            break;
+        case OP_CVTA_TO_LOCAL:
+            LANES(m, Dd[l] = A[l] - (uint64_t)(uintptr_t)(b->local + (size_t)(w->index * 32 + l) * b->local_bytes));
+            break;
+        case OP_CVTA_PARAM: LANES(m, Dd[l] = A[l] + (uint64_t)(uintptr_t)b->L->params); break;
+        case OP_LDPARAM: {
+            uint64_t v = load_value(b->L->params + in->imm, in->type);
+            LANES(m, Dd[l] = v);
+            break;
+        }
+        case OP_LD: {
+            const uint64_t *Ad = R + (size_t)in->addr * 32;
+            int t = in->type, sz = emu_type_size(t), n = in->vec;
+            unsigned total = (unsigned)(sz * n);
+            int sp = in->space;
+            if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4 && t != TY_S32) {
+                uint64_t lo = b->lo, hi = b->hi;
+                LANES(m, {
+                    uint64_t a = Ad[l] + (uint64_t)in->imm;
+                    if (a >= lo && a + 4 <= hi && !(a & 3))
+                        Dd[l] = *(const uint32_t *)(uintptr_t)a;
+                    else {
+                        const void *q = emu_resolve(b, w, l, sp, a, 4, 0);
+                        if (q == NULL)
+                            return;
+                        Dd[l] = *(const uint32_t *)q;
+                        lo = b->lo;
+                        hi = b->hi;
+                    }
+                });
+                break;
+            }
+            LANES(m, {
+                uint64_t a = Ad[l] + (uint64_t)in->imm;
+                const uint8_t *q = emu_resolve(b, w, l, sp, a, total, 0);
+                if (q == NULL)
+                    return;
+                for (int k = 0; k < n; k++)
+                    R[(size_t)in->d[k] * 32 + l] = load_value(q + k * sz, t);
+            });
+            break;
+        }
+        case OP_ST: {
+            const uint64_t *Ad = R + (size_t)in->addr * 32;
+            int sz = emu_type_size(in->type), n = in->vec;
+            unsigned total = (unsigned)(sz * n);
+            int sp = in->space;
+            if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4) {
+                uint64_t lo = b->lo, hi = b->hi;
+                LANES(m, {
+                    uint64_t a = Ad[l] + (uint64_t)in->imm;
+                    if (a >= lo && a + 4 <= hi && !(a & 3))
+                        *(uint32_t *)(uintptr_t)a = (uint32_t)A[l];
+                    else {
+                        void *q = emu_resolve(b, w, l, sp, a, 4, 1);
+                        if (q == NULL)
+                            return;
+                        *(uint32_t *)q = (uint32_t)A[l];
+                        lo = b->lo;
+                        hi = b->hi;
+                    }
+                });
+                break;
+            }
+            LANES(m, {
+                uint64_t a = Ad[l] + (uint64_t)in->imm;
+                uint8_t *q = emu_resolve(b, w, l, sp, a, total, 1);
+                if (q == NULL)
+                    return;
+                for (int k = 0; k < n; k++)
+                    store_value(q + k * sz, sz, R[(size_t)in->s[k] * 32 + l]);
+            });
+            break;
+        }
+        case OP_ATOM:
+        case OP_RED: {
+            const uint64_t *Ad = R + (size_t)in->addr * 32;
+            unsigned sz = (unsigned)emu_type_size(in->type);
+            LANES(m, {
+                uint64_t a = Ad[l] + (uint64_t)in->imm;
+                void *q = emu_resolve(b, w, l, in->space, a, sz, 1);
+                if (q == NULL)
+                    return;
+                uint64_t old = emu_atomic_op(q, in, A[l], Bv[l]);
+                if (in->op == OP_ATOM)
+                    Dd[l] = old;
+            });
+            break;
+        }
+        case OP_BRA: {
+            uint32_t target = (uint32_t)in->imm;
+            if (m == w->mask) {
+                w->pc = target;
+                if (target > w->wmin) {
+                    set_group_pc(w, w->mask, target);
+                    reschedule(w);
+                }
+                else if (target == w->wmin)
+                    merge(w);
+                continue;
+            }
+            if (m == 0)
+                break;
+            set_group_pc(w, m, target);
+            set_group_pc(w, w->mask & ~m, w->pc + 1);
+            reschedule(w);
+            continue;
+        }
+        case OP_EXIT:
+            w->live &= ~m;
+            w->mask &= ~m;
+            if (w->mask == 0) {
+                reschedule(w);
+                continue;
+            }
+            break;
+        case OP_BAR:
+            if (m != w->mask) {
+                emu_fault_text(b, w, __builtin_ctz(w->mask & ~m), CUDA_ERROR_ILLEGAL_INSTRUCTION,
+                           "bar.sync under a predicate that is false for some threads");
+                return;
+            }
+            set_group_pc(w, w->mask, w->pc + 1);
+            w->barwait |= w->mask;
+            w->mask = 0;
+            reschedule(w);
+            continue;
+        case OP_SHFL: {
+            uint64_t vals[32];
+            uint32_t okbits = 0;
+            int mode = in->type2;
+            LANES(m, {
+                uint32_t bval = (uint32_t)Bv[l], cval = (uint32_t)C[l];
+                uint32_t segmask = (cval >> 8) & 0x1f, clamp = cval & 0x1f;
+                uint32_t maxl = ((uint32_t)l & segmask) | (clamp & ~segmask);
+                uint32_t minl = (uint32_t)l & segmask;
+                int32_t j;
+                int ok;
+                switch (mode) {
+                case SHFL_UP: j = l - (int32_t)bval; ok = j >= (int32_t)minl; break;
+                case SHFL_DOWN: j = l + (int32_t)bval; ok = j <= (int32_t)maxl; break;
+                case SHFL_BFLY: j = l ^ (int32_t)bval; ok = j <= (int32_t)maxl; break;
+                default: j = (int32_t)(minl | (bval & ~segmask)); ok = j <= (int32_t)maxl; break;
+                }
+                if (!ok || j < 0 || j > 31)
+                    j = l;
+                vals[l] = A[j];
+                okbits |= (uint32_t)ok << l;
+            });
+            LANES(m, Dd[l] = vals[l] & 0xffffffffu);
+            if (in->d[1] >= 0)
+                P[in->d[1]] = (P[in->d[1]] & ~m) | (okbits & m);
+            break;
+        }
+        case OP_VOTE: {
+            uint32_t p = P[in->s[0]];
+            if (in->vec)
+                p = ~p;
+            p &= m;
+            switch (in->type2) {
+            case VOTE_ALL: P[in->d[0]] = (P[in->d[0]] & ~m) | (p == m ? m : 0); break;
+            case VOTE_ANY: P[in->d[0]] = (P[in->d[0]] & ~m) | (p ? m : 0); break;
+            case VOTE_UNI: P[in->d[0]] = (P[in->d[0]] & ~m) | ((p == 0 || p == m) ? m : 0); break;
+            default: LANES(m, Dd[l] = p); break;
+            }
+            break;
+        }
+        case OP_ACTIVEMASK: LANES(m, Dd[l] = m); break;
+        case OP_MATCH_ANY:
+        case OP_MATCH_ALL: {
+            uint32_t res[32], all = 1;
+            int sz = emu_type_size(in->type);
+            LANES(m, {
+                uint32_t eq = 0;
+                for (uint32_t mm = m; mm; mm &= mm - 1) {
+                    int k = __builtin_ctz(mm);
+                    if (zx(A[k], sz) == zx(A[l], sz))
+                        eq |= 1u << k;
+                }
+                res[l] = eq;
+                if (eq != m)
+                    all = 0;
+            });
+            if (in->op == OP_MATCH_ANY)
+                LANES(m, Dd[l] = res[l]);
+            else
+                LANES(m, Dd[l] = all ? m : 0);
+            if (in->d[1] >= 0)
+                P[in->d[1]] = (P[in->d[1]] & ~m) | (all ? m : 0);
+            break;
+        }
+        case OP_PRINTF:
+            if (m) {
+                pthread_mutex_lock(&emu_print_lock);
+                LANES(m, {
+                    emu_do_printf(b, w, l, A[l], Bv[l], out);
+                    Dd[l] = 0;
+                });
+                pthread_mutex_unlock(&emu_print_lock);
+                if (b->fault)
+                    return;
+            }
+            break;
+        case OP_TRAP:
+            if (m) {
+                emu_fault_text(b, w, __builtin_ctz(m), CUDA_ERROR_LAUNCH_FAILED,
+                           "the kernel executed trap (or a failed assert)");
+                return;
+            }
+            break;
+        case OP_CLOCK:
+        case OP_CLOCK64:
+        case OP_GLOBALTIMER: {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            uint64_t v = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+            LANES(m, Dd[l] = in->op == OP_CLOCK ? (uint32_t)v : v);
+            break;
+        }
+        default:
+            emu_fault_text(b, w, __builtin_ctz(w->mask), CUDA_ERROR_ILLEGAL_INSTRUCTION,
+                       "the emulator met an instruction it cannot run");
+            return;
+        }
+        w->pc++;
+        if (w->pc == w->wmin)
+            merge(w);
+    }
+    b->icount += count;
+}
+
+/* ------------------------------------------------------------------ blocks */
+
+static void warp_start(block *b, warp *w, int all);
+
+static int
+block_init(block *b, const emu_launch *L)
+{
+    const emu_func *f = L->f;
+    memset(b, 0, sizeof *b);
+    b->L = L;
+    b->f = f;
+    b->nthreads = L->block[0] * L->block[1] * L->block[2];
+    b->nwarps = (int)((b->nthreads + 31) / 32);
+    size_t dyn_base = (f->shared_static + 15) / 16 * 16;
+    b->shared_size = dyn_base + L->shared_dyn;
+    b->local_bytes = f->local_bytes;
+    b->warps = calloc((size_t)b->nwarps, sizeof *b->warps);
+    b->regs = malloc((size_t)b->nwarps * (size_t)(f->nslots ? f->nslots : 1) * 32 * sizeof(uint64_t));
+    b->preds = calloc((size_t)b->nwarps * (size_t)(f->npreds + 1), sizeof(uint32_t));
+    b->shared = calloc(1, b->shared_size ? b->shared_size : 1);
+    b->local = calloc(1, (size_t)b->nwarps * 32 * b->local_bytes + 1);
+    if (!b->warps || !b->regs || !b->preds || !b->shared || !b->local)
+        return -1;
+    for (int i = 0; i < b->nwarps; i++) {
+        b->warps[i].R = b->regs + (size_t)i * (size_t)f->nslots * 32;
+        b->warps[i].P = b->preds + (size_t)i * (size_t)(f->npreds + 1);
+        b->warps[i].index = i;
+        warp_start(b, &b->warps[i], 1);
+    }
+    return 0;
+}
+
+static void
+block_free(block *b)
+{
+    free(b->warps);
+    free(b->regs);
+    free(b->preds);
+    free(b->shared);
+    free(b->local);
+}
+
+/* The value of prefilled slot pf in lane l of warp w. */
+static uint64_t
+prefill_value(const block *b, const warp *w, const emu_prefill *pf, int l)
+{
+    const emu_launch *L = b->L;
+    unsigned bx = L->block[0], by = L->block[1];
+    unsigned t = (unsigned)(w->index * 32 + l);
+    switch (pf->kind) {
+    case SR_CONST: return pf->value;
+    case SR_TID_X: return t % bx;
+    case SR_TID_Y: return (t / bx) % by;
+    case SR_TID_Z: return t / (bx * by);
+    case SR_NTID_X: return L->block[0];
+    case SR_NTID_Y: return L->block[1];
+    case SR_NTID_Z: return L->block[2];
+    case SR_CTAID_X: return b->bid[0];
+    case SR_CTAID_Y: return b->bid[1];
+    case SR_CTAID_Z: return b->bid[2];
+    case SR_NCTAID_X: return L->grid[0];
+    case SR_NCTAID_Y: return L->grid[1];
+    case SR_NCTAID_Z: return L->grid[2];
+    case SR_LANEID: return (uint64_t)l;
+    case SR_WARPID: return (uint64_t)w->index;
+    case SR_NWARPID: return (uint64_t)b->nwarps;
+    case SR_NSMID: case SR_GRIDID: return 1;
+    case SR_LANEMASK_EQ: return 1u << l;
+    case SR_LANEMASK_LT: return (1u << l) - 1;
+    case SR_LANEMASK_LE: return (uint32_t)((2ull << l) - 1);
+    case SR_LANEMASK_GT: return (uint32_t)~((2ull << l) - 1);
+    case SR_LANEMASK_GE: return (uint32_t)~((1u << l) - 1);
+    case SR_DYN_SMEM: return L->shared_dyn;
+    case SR_TOTAL_SMEM: return b->shared_size;
+    case SR_DYNBASE: return (b->f->shared_static + 15) / 16 * 16 + pf->value;
+    default: return 0;
+    }
+}
+
+static int
+per_block(int kind)
+{
+    return kind == SR_CTAID_X || kind == SR_CTAID_Y || kind == SR_CTAID_Z;
+}
+
+/* Start warp w of a block. Constants and special registers are written once per
+ * launch (`all`): no instruction writes them; only the block indices change. */
+static void
+warp_start(block *b, warp *w, int all)
+{
+    const emu_func *f = b->f;
+    uint32_t live = 0;
+    for (int l = 0; l < 32; l++) {
+        if ((unsigned)(w->index * 32 + l) < b->nthreads)
+            live |= 1u << l;
+    }
+    for (int i = 0; i < f->nprefill; i++) {
+        const emu_prefill *pf = &f->prefill[i];
+        if (!all && !per_block(pf->kind))
+            continue;
+        uint64_t *d = w->R + (size_t)pf->slot * 32;
+        if (pf->kind == SR_CONST) {
+            for (int l = 0; l < 32; l++)
+                d[l] = pf->value;
+        }
+        else {
+            for (int l = 0; l < 32; l++)
+                d[l] = prefill_value(b, w, pf, l);
+        }
+    }
+    memset(w->P, 0, (size_t)(f->npreds + 1) * sizeof(uint32_t));
+    w->pc = 0;
+    w->mask = live;
+    w->live = live;
+    w->barwait = 0;
+    w->wmin = NOPC;
+    w->cc = 0;
+    w->state = live ? W_RUN : W_DONE;
+}
+
+/* Run one block to its end. 0, or -1 on a fault (in b->why). */
+static int
+run_block(block *b, unsigned linear)
+{
+    const emu_launch *L = b->L;
+    b->bid[0] = linear % L->grid[0];
+    b->bid[1] = (linear / L->grid[0]) % L->grid[1];
+    b->bid[2] = linear / (L->grid[0] * L->grid[1]);
+    if (b->f->shared_static || L->shared_dyn)
+        memset(b->shared, 0, b->shared_size);
+    for (int i = 0; i < b->nwarps; i++)
+        warp_start(b, &b->warps[i], 0);
+    for (;;) {
+        int running = 0, waiting = 0;
+        for (int i = 0; i < b->nwarps; i++) {
+            warp *w = &b->warps[i];
+            if (w->state == W_RUN) {
+                run_warp(b, w);
+                if (b->fault)
+                    return -1;
+            }
+            running += w->state == W_RUN;
+            waiting += w->state == W_BAR;
+        }
+        if (waiting == 0 && running == 0)
+            return 0;
+        if (running == 0) {
+            /* every thread still alive waits at the barrier: release it */
+            for (int i = 0; i < b->nwarps; i++) {
+                warp *w = &b->warps[i];
+                if (w->state == W_BAR) {
+                    w->barwait = 0;
+                    reschedule(w);
+                }
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ the grid */
+
+typedef struct {
+    const emu_launch *L;
+    unsigned nblocks;
+    unsigned next;          /* atomic: the next block to run */
+    int stop;               /* atomic: a block faulted */
+    pthread_mutex_t lock;
+    CUresult err;
+    char *why;
+    size_t whylen;
+} grid_job;
+
+static void *
+worker(void *arg)
+{
+    grid_job *g = arg;
+    block b;
+    if (block_init(&b, g->L) < 0) {
+        block_free(&b);
+        pthread_mutex_lock(&g->lock);
+        if (g->err == CUDA_SUCCESS) {
+            g->err = CUDA_ERROR_OUT_OF_MEMORY;
+            snprintf(g->why, g->whylen, "the emulator ran out of host memory for a block's registers");
+        }
+        pthread_mutex_unlock(&g->lock);
+        __atomic_store_n(&g->stop, 1, __ATOMIC_SEQ_CST);
+        return NULL;
+    }
+    b.icount = 0;
+    for (;;) {
+        if (__atomic_load_n(&g->stop, __ATOMIC_RELAXED))
+            break;
+        unsigned i = __atomic_fetch_add(&g->next, 1, __ATOMIC_RELAXED);
+        if (i >= g->nblocks)
+            break;
+        if (run_block(&b, i) < 0) {
+            pthread_mutex_lock(&g->lock);
+            if (g->err == CUDA_SUCCESS) {
+                g->err = b.err;
+                snprintf(g->why, g->whylen, "%s", b.why);
+            }
+            pthread_mutex_unlock(&g->lock);
+            __atomic_store_n(&g->stop, 1, __ATOMIC_SEQ_CST);
+            break;
+        }
+    }
+    __atomic_fetch_add(&emu_thread_instructions, b.icount, __ATOMIC_RELAXED);
+    block_free(&b);
+    return NULL;
+}
+
+int
+emu_thread_count(void)
+{
+    static int n = 0;
+    if (n == 0) {
+        const char *env = getenv("CUKIT_EMULATOR_THREADS");
+        long v = env ? strtol(env, NULL, 10) : 0;
+        if (v <= 0)
+            v = sysconf(_SC_NPROCESSORS_ONLN);
+        n = v < 1 ? 1 : v > 256 ? 256 : (int)v;
+    }
+    return n;
+}
+
+CUresult
+emu_run(const emu_launch *L, char *why, size_t whylen)
+{
+    if (fma32_lanes_fn == NULL) {
+        __builtin_cpu_init();
+        int hw = __builtin_cpu_supports("fma");
+        fma32_lanes_fn = hw ? fma32_hw : fma32_sw;
+        fma64_lanes_fn = hw ? fma64_hw : fma64_sw;
+    }
+    grid_job g = {0};
+    g.L = L;
+    g.nblocks = L->grid[0] * L->grid[1] * L->grid[2];
+    g.err = CUDA_SUCCESS;
+    g.why = why;
+    g.whylen = whylen;
+    pthread_mutex_init(&g.lock, NULL);
+    unsigned long long work = (unsigned long long)g.nblocks * L->block[0] * L->block[1] * L->block[2];
+    int nthreads = emu_thread_count();
+    if ((unsigned)nthreads > g.nblocks)
+        nthreads = (int)g.nblocks;
+    if (work < 16384)
+        nthreads = 1;
+    emu_registry_rdlock();
+    if (nthreads <= 1) {
+        worker(&g);
+    }
+    else {
+        pthread_t *th = calloc((size_t)nthreads, sizeof *th);
+        int started = 0;
+        for (int i = 1; th && i < nthreads; i++) {
+            if (pthread_create(&th[i], NULL, worker, &g) == 0)
+                started |= 0, th[i] = th[i];
+            else
+                th[i] = 0;
+        }
+        worker(&g);
+        for (int i = 1; th && i < nthreads; i++) {
+            if (th[i])
+                pthread_join(th[i], NULL);
+        }
+        free(th);
+        (void)started;
+    }
+    emu_registry_unlock();
+    fflush(stdout);
+    pthread_mutex_destroy(&g.lock);
+    return g.err;
+}
+

@@ -1,0 +1,153 @@
+/* exec.h - the interpreter's private types: a warp's registers and lanes, a block's memory */
+#ifndef CUKIT_EMU_EXEC_H
+#define CUKIT_EMU_EXEC_H
+
+#include "emulator/emu.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define FULL 0xffffffffu
+#define NOPC 0xffffffffu
+
+enum { W_RUN = 0, W_BAR, W_DONE };
+
+typedef struct {
+    uint64_t *R;         /* nslots * 32: slot s, lane l at R[s * 32 + l] */
+    uint32_t *P;         /* predicate registers, one bit per lane */
+    uint32_t pc, mask;   /* the group running now: its pc and lanes */
+    uint32_t live;       /* lanes that have not exited */
+    uint32_t barwait;    /* lanes waiting at bar.sync */
+    uint32_t wmin;       /* lowest pc of the other runnable lanes, NOPC if none */
+    uint32_t cc;         /* carry flags of add.cc / sub.cc, one bit per lane */
+    uint32_t lpc[32];    /* pc of each lane outside the running group */
+    int state;
+    int index;
+} warp;
+
+typedef struct {
+    const emu_launch *L;
+    const emu_func *f;
+    unsigned bid[3];
+    unsigned nthreads;
+    int nwarps;
+    warp *warps;
+    uint64_t *regs;
+    uint32_t *preds;
+    uint8_t *shared;
+    size_t shared_size;
+    uint8_t *local;      /* nwarps * 32 lanes * local_bytes */
+    size_t local_bytes;
+    uint64_t lo, hi;     /* the allocation the last global access hit */
+    uint64_t icount;     /* thread-instructions executed (lanes x instructions) */
+    int fault;           /* 1: this block faulted; fault text in why */
+    CUresult err;
+    char why[1536];
+} block;
+
+/* ------------------------------------------------------------------ values */
+
+static inline float
+F(uint64_t v)
+{
+    uint32_t u = (uint32_t)v;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static inline uint64_t
+UF(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static inline double
+D(uint64_t v)
+{
+    double d;
+    memcpy(&d, &v, 8);
+    return d;
+}
+
+static inline uint64_t
+UD(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+static inline uint64_t
+zx(uint64_t v, int size)
+{
+    return size >= 8 ? v : v & ((1ull << (size * 8)) - 1);
+}
+
+static inline int64_t
+sx(uint64_t v, int size)
+{
+    switch (size) {
+    case 1: return (int8_t)v;
+    case 2: return (int16_t)v;
+    case 4: return (int32_t)v;
+    default: return (int64_t)v;
+    }
+}
+
+static inline int
+sgn(int t)
+{
+    return t == TY_S8 || t == TY_S16 || t == TY_S32 || t == TY_S64;
+}
+
+/* Any memory access: the value of `type` at p, extended to 64 bits, and its store. */
+static inline uint64_t
+load_value(const void *p, int type)
+{
+    switch (type) {
+    case TY_U8: return *(const uint8_t *)p;
+    case TY_S8: return (uint64_t)(int64_t)*(const int8_t *)p;
+    case TY_U16: case TY_F16: case TY_BF16: return *(const uint16_t *)p;
+    case TY_S16: return (uint64_t)(int64_t)*(const int16_t *)p;
+    case TY_U32: case TY_F32: case TY_F16X2: case TY_BF16X2: return *(const uint32_t *)p;
+    case TY_S32: return (uint64_t)(int64_t)*(const int32_t *)p;
+    default: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
+    }
+}
+
+static inline void
+store_value(void *p, int size, uint64_t v)
+{
+    switch (size) {
+    case 1: *(uint8_t *)p = (uint8_t)v; break;
+    case 2: *(uint16_t *)p = (uint16_t)v; break;
+    case 4: *(uint32_t *)p = (uint32_t)v; break;
+    default: memcpy(p, &v, 8); break;
+    }
+}
+
+
+/* alu.c: one lane's generic integer and float operations, conversions, compares and
+ * atomics (the hot cases are inline in exec.c). */
+uint64_t emu_alu_int(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c, uint64_t e, uint32_t *carry);
+uint64_t emu_alu_float(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c);
+uint64_t emu_convert(const emu_inst *in, uint64_t v);
+int emu_compare(int cmp, int type, uint64_t a, uint64_t b);
+uint64_t emu_atomic_op(void *p, const emu_inst *in, uint64_t b, uint64_t c);
+
+/* access.c: checked addresses, fault messages, printf. */
+/* Host address of a checked `size`-byte access by lane, or NULL after recording a fault. */
+void *emu_resolve(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size, int store);
+/* Record a fault with text (the block's first fault wins). */
+void emu_fault_text(block *b, warp *w, int lane, CUresult err, const char *text);
+/* One lane's printf: the format at fmt_addr, its arguments at args_addr. */
+void emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr, FILE *out);
+
+#endif /* CUKIT_EMU_EXEC_H */

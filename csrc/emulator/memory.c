@@ -1,0 +1,506 @@
+/* memory.c - the emulator's memory entry points: allocations in the registry, copies, memsets */
+#include "emulator/entries.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ memory */
+
+/* Allocations are whole 256-byte units, as the driver's. */
+static size_t
+units(size_t n)
+{
+    return (n + 255) / 256 * 256;
+}
+
+static CUresult
+alloc_kind(CUdeviceptr *p, size_t n, int kind, const char *what)
+{
+    if (n == 0)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "a zero-byte allocation");
+    uint64_t total = emu_total_memory(), used = emu_used_bytes + emu_pool_cached_bytes();
+    if (used > total || n > total - used)
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "the emulated device has %llu bytes free",
+                          (unsigned long long)(used < total ? total - used : 0));
+    size_t rounded = units(n);
+    void *mem = aligned_alloc(256, rounded);
+    if (mem == NULL)
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "the host could not provide %zu bytes", n);
+    char origin[160];
+    emu_origin_of(origin, sizeof origin, what);
+    if (emu_registry_add((uint64_t)(uintptr_t)mem, n, kind, origin) < 0) {
+        free(mem);
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    *p = (CUdeviceptr)(uintptr_t)mem;
+    return emu_ok();
+}
+
+static CUresult
+e_cuMemAlloc(CUdeviceptr *p, size_t n)
+{
+    return alloc_kind(p, n, EMU_DEVICE, "an unknown place");
+}
+
+/* ------------------------------------------------------------------ the stream-ordered pool
+ *
+ * The device's default pool. Work runs when it is issued, so a free queued on any
+ * stream is complete at once: the block leaves the registry (a kernel that still uses
+ * it faults as "already freed") and waits in the pool's cache, where a later
+ * allocation of a size that fits takes it back. The cache counts as device memory in
+ * use, as the driver counts a pool's reserved memory, until cuMemPoolTrimTo or the
+ * release threshold gives it back. */
+
+struct CUmemPoolHandle_st {
+    int magic;
+};
+static struct CUmemPoolHandle_st default_pool;
+
+typedef struct {
+    void *mem;
+    size_t cap; /* whole units */
+} cached_block;
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static cached_block *cache;   /* owned, with each block's memory */
+static size_t ncache, capcache;
+static uint64_t cached_bytes, used_bytes, used_high, reserved_high;
+static uint64_t release_threshold; /* the driver's default: give back at once */
+
+uint64_t
+emu_pool_cached_bytes(void)
+{
+    return __atomic_load_n(&cached_bytes, __ATOMIC_RELAXED);
+}
+
+/* Give cached blocks back until the pool reserves at most keep bytes. pool_lock held. */
+static void
+trim_locked(uint64_t keep)
+{
+    while (ncache > 0 && used_bytes + cached_bytes > keep) {
+        ncache--;
+        free(cache[ncache].mem);
+        __atomic_fetch_sub(&cached_bytes, cache[ncache].cap, __ATOMIC_RELAXED);
+    }
+}
+
+static CUresult
+pool_alloc(CUdeviceptr *p, size_t n)
+{
+    if (n == 0)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "a zero-byte allocation");
+    size_t want = units(n), best = SIZE_MAX;
+    pthread_mutex_lock(&pool_lock);
+    /* The smallest cached block that fits without wasting more than half of it. */
+    for (size_t i = 0; i < ncache; i++)
+        if (cache[i].cap >= want && cache[i].cap / 2 <= want &&
+            (best == SIZE_MAX || cache[i].cap < cache[best].cap))
+            best = i;
+    CUresult r;
+    if (best != SIZE_MAX) {
+        cached_block b = cache[best];
+        char origin[160];
+        emu_origin_of(origin, sizeof origin, "an unknown place");
+        if (emu_registry_add((uint64_t)(uintptr_t)b.mem, n, EMU_POOLED, origin) < 0) {
+            r = emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+            goto done;
+        }
+        cache[best] = cache[--ncache];
+        __atomic_fetch_sub(&cached_bytes, b.cap, __ATOMIC_RELAXED);
+        *p = (CUdeviceptr)(uintptr_t)b.mem;
+        r = emu_ok();
+    }
+    else if ((r = alloc_kind(p, n, EMU_POOLED, "an unknown place")) != CUDA_SUCCESS)
+        goto done;
+    used_bytes += want;
+    used_high = used_bytes > used_high ? used_bytes : used_high;
+    reserved_high = used_bytes + cached_bytes > reserved_high ? used_bytes + cached_bytes : reserved_high;
+done:
+    pthread_mutex_unlock(&pool_lock);
+    return r;
+}
+
+/* Free p, whichever allocator made it: a pool block goes to the cache. */
+static CUresult
+free_device(CUdeviceptr p)
+{
+    emu_alloc a;
+    if (p == 0)
+        return emu_ok();
+    if (!emu_registry_containing(p, &a) || a.base != p ||
+        (a.kind != EMU_DEVICE && a.kind != EMU_MANAGED && a.kind != EMU_POOLED))
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "0x%llx is not the start of device memory",
+                          (unsigned long long)p);
+    if (emu_registry_remove(p, &a) < 0)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "0x%llx was freed twice at once",
+                          (unsigned long long)p);
+    if (a.kind != EMU_POOLED) {
+        free((void *)(uintptr_t)p);
+        return emu_ok();
+    }
+    pthread_mutex_lock(&pool_lock);
+    size_t cap = units(a.size);
+    used_bytes -= cap;
+    if (ncache == capcache) {
+        size_t more = capcache ? capcache * 2 : 64;
+        cached_block *v = realloc(cache, more * sizeof *v);
+        if (v == NULL) {
+            free((void *)(uintptr_t)p); /* not kept, still freed */
+            pthread_mutex_unlock(&pool_lock);
+            return emu_ok();
+        }
+        cache = v;
+        capcache = more;
+    }
+    cache[ncache].mem = (void *)(uintptr_t)p;
+    cache[ncache].cap = cap;
+    ncache++;
+    __atomic_fetch_add(&cached_bytes, cap, __ATOMIC_RELAXED);
+    trim_locked(release_threshold);
+    pthread_mutex_unlock(&pool_lock);
+    return emu_ok();
+}
+
+static CUresult e_cuMemFree(CUdeviceptr p) { return free_device(p); }
+static CUresult e_cuMemFreeAsync(CUdeviceptr p, CUstream s) { return emu_check_stream(s) ?: free_device(p); }
+static CUresult e_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) { return emu_check_stream(s) ?: pool_alloc(p, n); }
+
+static CUresult
+e_cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice d)
+{
+    if (d != 0)
+        return emu_failed(CUDA_ERROR_INVALID_DEVICE, "the emulator has one device, 0");
+    *pool = &default_pool;
+    return emu_ok();
+}
+
+static CUresult
+check_pool(CUmemoryPool pool)
+{
+    return pool == &default_pool ? CUDA_SUCCESS
+                                 : emu_failed(CUDA_ERROR_INVALID_VALUE, "the emulator has one memory pool, the device's default");
+}
+
+static CUresult
+e_cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s)
+{
+    return check_pool(pool) ?: emu_check_stream(s) ?: pool_alloc(p, n);
+}
+
+static CUresult
+e_cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
+{
+    CUresult r = check_pool(pool);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&pool_lock);
+    trim_locked(keep);
+    pthread_mutex_unlock(&pool_lock);
+    return emu_ok();
+}
+
+/* The attributes the driver reads as int are the reuse switches (accepted; a free is
+ * always complete here); the byte counts are 64-bit. */
+static CUresult
+pool_attribute(CUmemoryPool pool, int attr, void *value, int set)
+{
+    CUresult r = check_pool(pool);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&pool_lock);
+    uint64_t *v = value, reserved = used_bytes + cached_bytes;
+    r = CUDA_SUCCESS;
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        if (!set)
+            *(int *)value = 1;
+        break;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        if (set) {
+            release_threshold = *v;
+            trim_locked(release_threshold);
+        }
+        else
+            *v = release_threshold;
+        break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: if (!set) *v = reserved; else r = CUDA_ERROR_INVALID_VALUE; break;
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: if (!set) *v = used_bytes; else r = CUDA_ERROR_INVALID_VALUE; break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: if (set) reserved_high = reserved; else *v = reserved_high; break;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH: if (set) used_high = used_bytes; else *v = used_high; break;
+    default: r = CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    return r == CUDA_SUCCESS ? emu_ok() : emu_failed(r, "the emulator's pool has no settable attribute %d", attr);
+}
+
+static CUresult e_cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *v) { return pool_attribute(pool, attr, v, 1); }
+static CUresult e_cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *v) { return pool_attribute(pool, attr, v, 0); }
+
+/* ------------------------------------------------------------------ copies and sets */
+
+static CUresult
+check_dev(CUdeviceptr p, size_t n, const char *what)
+{
+    if (n == 0 || emu_valid_range(p, n))
+        return CUDA_SUCCESS;
+    return emu_failed(CUDA_ERROR_INVALID_VALUE, "%s: [0x%llx, +%zu) is not inside one allocation", what,
+                  (unsigned long long)p, n);
+}
+
+CUresult
+emu_copy_now(CUdeviceptr dst, const void *src, size_t n, int dst_dev, int src_dev)
+{
+    CUresult r;
+    if (dst_dev && (r = check_dev(dst, n, "copy destination")) != CUDA_SUCCESS)
+        return r;
+    if (src_dev && (r = check_dev((CUdeviceptr)(uintptr_t)src, n, "copy source")) != CUDA_SUCCESS)
+        return r;
+    if (n)
+        memmove((void *)(uintptr_t)dst, src, n);
+    return emu_ok();
+}
+
+/* A copy queued on a stream being captured becomes a graph node; a host source is
+ * read at replay, as with the driver. */
+static CUresult
+capture_copy(graph *g, CUdeviceptr dst, const void *src, size_t n)
+{
+    node *nd = emu_graph_add(g, N_MEMCPY);
+    if (nd == NULL)
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+    nd->dst = dst;
+    nd->pitch = (size_t)(uintptr_t)src;
+    nd->width = n;
+    nd->height = 1;
+    return emu_ok();
+}
+
+/* The synchronous copies wait for the device, so they report a held fault. */
+static CUresult e_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) { return emu_take_pending() ?: emu_copy_now(d, s, n, 1, 0); }
+static CUresult e_cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) { return emu_take_pending() ?: emu_copy_now((CUdeviceptr)(uintptr_t)d, (const void *)(uintptr_t)s, n, 0, 1); }
+static CUresult e_cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) { return emu_take_pending() ?: emu_copy_now(d, (const void *)(uintptr_t)s, n, 1, 1); }
+
+static CUresult
+e_cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st)
+{
+    graph *g = emu_capturing(st);
+    return g ? capture_copy(g, d, s, n) : emu_copy_now(d, s, n, 1, 0);
+}
+
+static CUresult
+e_cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st)
+{
+    graph *g = emu_capturing(st);
+    return g ? capture_copy(g, (CUdeviceptr)(uintptr_t)d, (const void *)(uintptr_t)s, n)
+             : emu_copy_now((CUdeviceptr)(uintptr_t)d, (const void *)(uintptr_t)s, n, 0, 1);
+}
+
+static CUresult
+e_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
+{
+    graph *g = emu_capturing(st);
+    return g ? capture_copy(g, d, (const void *)(uintptr_t)s, n) : emu_copy_now(d, (const void *)(uintptr_t)s, n, 1, 1);
+}
+
+CUresult
+emu_memset_now(CUdeviceptr p, size_t pitch, unsigned value, size_t elem, size_t width, size_t height)
+{
+    if (width == 0 || height == 0)
+        return emu_ok();
+    CUresult r = check_dev(p, pitch * (height - 1) + width * elem, "memset destination");
+    if (r != CUDA_SUCCESS)
+        return r;
+    for (size_t y = 0; y < height; y++) {
+        unsigned char *row = (unsigned char *)(uintptr_t)(p + y * pitch);
+        switch (elem) {
+        case 1: memset(row, (int)(value & 0xff), width); break;
+        case 2: for (size_t x = 0; x < width; x++) ((uint16_t *)row)[x] = (uint16_t)value; break;
+        default: for (size_t x = 0; x < width; x++) ((uint32_t *)row)[x] = value; break;
+        }
+    }
+    return emu_ok();
+}
+
+static CUresult
+memset_on(CUstream st, CUdeviceptr p, size_t pitch, unsigned value, size_t elem, size_t w, size_t h)
+{
+    graph *g = emu_capturing(st);
+    if (g == NULL)
+        return emu_memset_now(p, pitch, value, elem, w, h);
+    node *nd = emu_graph_add(g, N_MEMSET);
+    if (nd == NULL)
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+    nd->dst = p;
+    nd->pitch = pitch;
+    nd->value = value;
+    nd->elem = elem;
+    nd->width = w;
+    nd->height = h;
+    return emu_ok();
+}
+
+static CUresult e_cuMemsetD8(CUdeviceptr p, unsigned char v, size_t n) { return emu_memset_now(p, n, v, 1, n, 1); }
+static CUresult e_cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { return memset_on(s, p, n, v, 1, n, 1); }
+static CUresult e_cuMemsetD16Async(CUdeviceptr p, unsigned short v, size_t n, CUstream s) { return memset_on(s, p, n * 2, v, 2, n, 1); }
+static CUresult e_cuMemsetD2D8Async(CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h, CUstream s) { return memset_on(s, p, pitch, v, 1, w, h); }
+static CUresult e_cuMemsetD2D16Async(CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h, CUstream s) { return memset_on(s, p, pitch, v, 2, w, h); }
+static CUresult e_cuMemsetD2D32Async(CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h, CUstream s) { return memset_on(s, p, pitch, v, 4, w, h); }
+
+static const unsigned char *
+side(CUmemorytype type, const void *host, CUdeviceptr dev)
+{
+    return type == CU_MEMORYTYPE_HOST ? host : (const unsigned char *)(uintptr_t)dev;
+}
+
+static CUresult
+copy3d(const CUDA_MEMCPY3D *c)
+{
+    if (c->srcMemoryType == 3 || c->dstMemoryType == 3)
+        return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator has no CUDA arrays");
+    const unsigned char *s = side(c->srcMemoryType, c->srcHost, c->srcDevice);
+    unsigned char *d = (unsigned char *)side(c->dstMemoryType, c->dstHost, c->dstDevice);
+    size_t sh = c->srcHeight ? c->srcHeight : c->Height, dh = c->dstHeight ? c->dstHeight : c->Height;
+    size_t depth = c->Depth ? c->Depth : 1;
+    if (c->WidthInBytes == 0 || c->Height == 0)
+        return emu_ok();
+    /* check the spans of device sides */
+    size_t sspan = ((c->srcZ + depth - 1) * sh + c->srcY + c->Height - 1) * c->srcPitch + c->srcXInBytes + c->WidthInBytes;
+    size_t dspan = ((c->dstZ + depth - 1) * dh + c->dstY + c->Height - 1) * c->dstPitch + c->dstXInBytes + c->WidthInBytes;
+    CUresult r;
+    if (c->srcMemoryType != CU_MEMORYTYPE_HOST && (r = check_dev((CUdeviceptr)(uintptr_t)s, sspan, "copy source")) != CUDA_SUCCESS)
+        return r;
+    if (c->dstMemoryType != CU_MEMORYTYPE_HOST && (r = check_dev((CUdeviceptr)(uintptr_t)d, dspan, "copy destination")) != CUDA_SUCCESS)
+        return r;
+    for (size_t z = 0; z < depth; z++) {
+        for (size_t y = 0; y < c->Height; y++) {
+            const unsigned char *from = s + ((c->srcZ + z) * sh + c->srcY + y) * c->srcPitch + c->srcXInBytes;
+            unsigned char *to = d + ((c->dstZ + z) * dh + c->dstY + y) * c->dstPitch + c->dstXInBytes;
+            memmove(to, from, c->WidthInBytes);
+        }
+    }
+    return emu_ok();
+}
+
+static CUresult
+e_cuMemcpy3D(const CUDA_MEMCPY3D *c)
+{
+    return copy3d(c);
+}
+
+static CUresult
+e_cuMemcpy3DAsync(const CUDA_MEMCPY3D *c, CUstream s)
+{
+    if (emu_capturing(s))
+        return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator cannot capture 3-D copies into a graph");
+    return copy3d(c);
+}
+
+static CUresult
+e_cuMemcpy2D(const CUDA_MEMCPY2D *c)
+{
+    CUDA_MEMCPY3D t = {0};
+    t.srcXInBytes = c->srcXInBytes, t.srcY = c->srcY, t.srcMemoryType = c->srcMemoryType;
+    t.srcHost = c->srcHost, t.srcDevice = c->srcDevice, t.srcArray = c->srcArray;
+    t.srcPitch = c->srcPitch;
+    t.dstXInBytes = c->dstXInBytes, t.dstY = c->dstY, t.dstMemoryType = c->dstMemoryType;
+    t.dstHost = c->dstHost, t.dstDevice = c->dstDevice, t.dstArray = c->dstArray;
+    t.dstPitch = c->dstPitch;
+    t.WidthInBytes = c->WidthInBytes, t.Height = c->Height, t.Depth = 1;
+    return copy3d(&t);
+}
+
+static CUresult
+e_cuMemcpy2DAsync(const CUDA_MEMCPY2D *c, CUstream s)
+{
+    if (emu_capturing(s))
+        return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator cannot capture 2-D copies into a graph");
+    return e_cuMemcpy2D(c);
+}
+
+static CUresult
+e_cuMemHostAlloc(void **p, size_t n, unsigned int flags)
+{
+    CUdeviceptr d = 0;
+    CUresult r = alloc_kind(&d, n ? n : 1, EMU_HOST, "pinned memory");
+    if (r == CUDA_SUCCESS)
+        *p = (void *)(uintptr_t)d;
+    return r;
+}
+
+static CUresult
+e_cuMemFreeHost(void *p)
+{
+    emu_alloc a;
+    if (!emu_registry_containing((uint64_t)(uintptr_t)p, &a) || a.base != (uint64_t)(uintptr_t)p ||
+        a.kind != EMU_HOST || emu_registry_remove((uint64_t)(uintptr_t)p, &a) < 0)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "%p is not pinned memory", p);
+    free(p);
+    return emu_ok();
+}
+
+static CUresult
+e_cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int flags)
+{
+    *d = (CUdeviceptr)(uintptr_t)p;
+    return emu_ok();
+}
+
+static CUresult
+e_cuMemHostRegister(void *p, size_t n, unsigned int flags)
+{
+    emu_alloc a;
+    if (emu_registry_containing((uint64_t)(uintptr_t)p, &a))
+        return emu_failed(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "the memory is already registered");
+    char origin[160];
+    emu_origin_of(origin, sizeof origin, "registered host memory");
+    return emu_registry_add((uint64_t)(uintptr_t)p, n, EMU_HOST, origin) < 0
+               ? emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory") : emu_ok();
+}
+
+static CUresult
+e_cuMemHostUnregister(void *p)
+{
+    return emu_registry_remove((uint64_t)(uintptr_t)p, NULL) < 0
+               ? emu_failed(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "the memory is not registered") : emu_ok();
+}
+
+static CUresult
+e_cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
+{
+    return alloc_kind(p, n, EMU_MANAGED, "managed memory");
+}
+
+static CUresult
+e_cuPointerGetAttribute(void *out, int attr, CUdeviceptr p)
+{
+    emu_alloc a;
+    if (!emu_registry_containing(p, &a))
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "0x%llx is not memory the emulator knows", (unsigned long long)p);
+    if (attr == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) {
+        *(int *)out = 0;
+        return emu_ok();
+    }
+    if (attr == CU_POINTER_ATTRIBUTE_MEMORY_TYPE) {
+        *(unsigned int *)out = a.kind == EMU_HOST ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        return emu_ok();
+    }
+    return emu_failed(CUDA_ERROR_INVALID_VALUE, "the emulator does not know pointer attribute %d", attr);
+}
+
+static CUresult e_cuMemPrefetchAsync(CUdeviceptr p, size_t n, CUmemLocation loc, unsigned int f, CUstream s) { return emu_ok(); }
+static CUresult e_cuMemAdvise(CUdeviceptr p, size_t n, int advice, CUmemLocation loc) { return emu_ok(); }
+
+
+void
+emu_fill_memory(cukit_api_t *api)
+{
+#define E(name) api->name = e_##name;
+    E(cuMemAlloc) E(cuMemFree) E(cuMemAllocAsync) E(cuMemFreeAsync) E(cuDeviceGetDefaultMemPool) E(cuMemAllocFromPoolAsync) E(cuMemPoolTrimTo) E(cuMemPoolSetAttribute) E(cuMemPoolGetAttribute) E(cuMemcpyHtoD) E(cuMemcpyDtoH) E(cuMemcpyDtoD) E(cuMemcpyHtoDAsync) E(cuMemcpyDtoHAsync) E(cuMemcpyDtoDAsync) E(cuMemsetD8) E(cuMemsetD8Async) E(cuMemsetD16Async) E(cuMemsetD2D8Async) E(cuMemsetD2D16Async) E(cuMemsetD2D32Async) E(cuMemcpy3D) E(cuMemcpy3DAsync) E(cuMemcpy2D) E(cuMemcpy2DAsync) E(cuMemHostAlloc) E(cuMemFreeHost) E(cuMemHostGetDevicePointer) E(cuMemHostRegister) E(cuMemHostUnregister) E(cuMemAllocManaged) E(cuPointerGetAttribute) E(cuMemPrefetchAsync) E(cuMemAdvise)
+#undef E
+}

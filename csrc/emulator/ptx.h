@@ -1,0 +1,156 @@
+/* ptx.h - the PTX reader's private types: tokens, symbols, operands, the parser's state */
+#ifndef CUKIT_EMU_PTX_H
+#define CUKIT_EMU_PTX_H
+
+#include "emulator/emu.h"
+
+enum { TK_ID, TK_NUM, TK_STR, TK_PUNCT, TK_END };
+
+typedef struct {
+    int kind;
+    const char *p;
+    int len;
+    int line;
+} tok;
+
+typedef struct {
+    tok *v;
+    int n, cap;
+} toks;
+
+enum { S_NONE = 0, S_REG, S_PRED, S_SHARED, S_LOCAL, S_GLOBAL, S_KPARAM, S_CPARAM, S_LABEL,
+       S_FUNC, S_DYNSHARED, S_PLOCAL /* a call parameter over 8 bytes, in local memory */ };
+
+typedef struct {
+    char *name;
+    int kind;
+    int64_t value; /* slot, predicate, offset, address, code index */
+    int type;      /* T_* of a register */
+} sym;
+
+typedef struct {
+    sym *v;
+    int n, cap;
+    int *hash; /* open addressing: index+1, 0 empty */
+    int hcap;
+} symtab;
+
+typedef struct {
+    const char *label; /* branch target name, resolved after the body */
+    int llen;
+    int inst;
+} fixup;
+
+/* A .func defined in the module: inlined at each call (the emulator has no call stack). */
+typedef struct {
+    const char *name;
+    int nlen;
+    int body;                /* token index of its '{' */
+    int nparams, nrets;
+    const char *params[32], *rets[2];
+    int plens[32], rlens[2];
+} devfunc;
+
+/* A name a nested { } block declared, to restore at its '}' (PTX scopes .reg, .param
+ * and .local declarations by block; inner ones may shadow outer ones). */
+typedef struct {
+    char *name;      /* owned */
+    int had;         /* 1: it shadowed `old` */
+    sym old;         /* name not owned */
+} scoped;
+
+typedef struct {
+    toks t;
+    int i;
+    scoped *undo;            /* owned */
+    int nundo, capundo;
+    int block_depth;         /* braces open inside the current function body */
+    devfunc *funcs;          /* owned */
+    int nfuncs;
+    const char *inlining[16]; /* the functions being inlined now, outermost first */
+    int depth;
+    char *why;
+    size_t whylen;
+    int failed;
+    emu_module *m;
+    symtab mod;   /* module scope: globals, functions, extern shared */
+    symtab fn;    /* function scope */
+    emu_func *f;
+    int capcode, capprefill;
+    fixup *fix;
+    int nfix, capfix;
+    uint32_t cur_line;
+    int cur_ptxline;
+    int zero_slot;
+} P;
+
+enum { OK_NAME = 1, OK_NUM, OK_ADDR, OK_VEC, OK_PAREN };
+
+typedef struct {
+    int kind;
+    const char *name;  /* OK_NAME, OK_ADDR base (NULL: none) */
+    int nlen;
+    int neg;           /* OK_NUM: '-'; OK_NAME: '!' */
+    const char *name2; /* a|b */
+    int n2len;
+    int64_t off;       /* OK_ADDR */
+    int nitems;        /* OK_VEC, OK_PAREN */
+    const char *items[8];
+    int ilens[8];
+    int inums[8];      /* 1: the item is a number */
+    int line;
+} operand;
+
+
+int ptx_lex(const char *s, toks *t);
+sym *ptx_sym_find(symtab *t, const char *p, int len);
+/* Add or replace `name`. The symbol, or NULL when memory ran out. */
+sym *ptx_sym_add(symtab *t, const char *p, int len, int kind, int64_t value, int type);
+void ptx_sym_clear(symtab *t);
+
+/* Record the first error of a load (with the source line when known); returns -1. */
+int ptx_fail(P *p, int line, const char *fmt, ...);
+tok *ptx_peek(P *p);
+int ptx_is(const tok *t, const char *s);
+int ptx_is_punct(const tok *t, char c);
+int ptx_expect(P *p, char c);
+void ptx_skip_line(P *p, int line);
+void ptx_skip_statement(P *p);
+
+/* A type name ("u32") as TY_*, with its size in *size if asked. */
+int ptx_type_of(const char *s, int len, int *size);
+int ptx_is_float(int t);
+uint64_t ptx_f32_bits(float f);
+uint64_t ptx_f64_bits(double d);
+/* A literal as the bits of `type`. 0, or -1 when it is not a number. */
+int ptx_literal(const char *s, int len, int neg, int type, uint64_t *out);
+
+int ptx_new_slot(P *p);
+/* A slot filled at warp start with `kind` (SR_*) and value; the same one when asked again. */
+int ptx_add_prefill(P *p, int kind, uint64_t value);
+int ptx_const_slot(P *p, uint64_t v);
+/* A new instruction, zeroed, at the current source line. NULL after a failure. */
+emu_inst *ptx_emit(P *p, int ptxline);
+
+int ptx_parse_operand(P *p, operand *o);
+sym *ptx_lookup(P *p, const char *name, int len);
+/* A source operand of `type` as a slot; a destination register's slot; a predicate. -1 on error. */
+int ptx_src(P *p, const operand *o, int type);
+int ptx_dst(P *p, const operand *o);
+int ptx_pred(P *p, const char *name, int len, int line);
+
+/* Note that name is declared in the current block (before declaring it). 0 / -1. */
+int ptx_scope_note(P *p, const char *name, int len);
+
+/* ptx.c: a function body from its '{' to the matching '}'. 0 / -1. */
+int ptx_parse_body(P *p);
+
+/* ptx_call.c: a call: vprintf, or a .func of the module inlined. 0 / -1. */
+int ptx_parse_call(P *p, const tok *op, int line, operand *ops, int nops, int guard, int gneg);
+/* Find every .func definition of the module (a call may come before the body). */
+void ptx_scan_funcs(P *p);
+
+/* ptx_inst.c: one instruction statement (the guard, opcode, operands) into p->f. 0 / -1. */
+int ptx_parse_instruction(P *p);
+
+#endif /* CUKIT_EMU_PTX_H */

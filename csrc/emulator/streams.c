@@ -1,0 +1,432 @@
+/* streams.c - the emulator's streams (in order, run as issued), stream capture, graphs and events */
+#include "emulator/entries.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ streams, capture, graphs */
+
+/* The streams alive now: a handle is looked up here before it is used, so a stale
+ * one (destroyed, or never a stream) is an error rather than a read of freed memory. */
+static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
+static stream **streams;
+static size_t nstreams, capstreams;
+
+static int
+stream_known(CUstream h)
+{
+    pthread_mutex_lock(&streams_lock);
+    int found = 0;
+    for (size_t i = nstreams; i-- > 0 && !found;)
+        found = streams[i] == (stream *)h;
+    pthread_mutex_unlock(&streams_lock);
+    return found;
+}
+
+static int
+special_stream(CUstream h)
+{
+    return h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD;
+}
+
+stream *
+emu_stream_of(CUstream h)
+{
+    if (special_stream(h) || !stream_known(h))
+        return NULL;
+    return (stream *)h;
+}
+
+CUresult
+emu_check_stream(CUstream h)
+{
+    if (special_stream(h) || stream_known(h))
+        return CUDA_SUCCESS;
+    return emu_failed(CUDA_ERROR_INVALID_HANDLE, "0x%llx is not a live stream",
+                  (unsigned long long)(uintptr_t)h);
+}
+
+graph *
+emu_capturing(CUstream h)
+{
+    stream *s = emu_stream_of(h);
+    return s ? s->capture : NULL;
+}
+
+void
+emu_node_free(node *n)
+{
+    if (n == NULL)
+        return;
+    free(n->params);
+    free(n->ptrs);
+    free((void *)n->src);
+    free(n);
+}
+
+node *
+emu_graph_add(graph *g, int type)
+{
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 8;
+        node **v = realloc(g->nodes, cap * sizeof *v);
+        if (v == NULL)
+            return NULL;
+        g->nodes = v;
+        g->cap = cap;
+    }
+    node *n = calloc(1, sizeof *n);
+    if (n)
+        g->nodes[g->n++] = n;
+    if (n)
+        n->type = type;
+    return n;
+}
+
+static void
+graph_clear(graph *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        emu_node_free(g->nodes[i]);
+    free(g->nodes);
+    memset(g, 0, sizeof *g);
+}
+
+static CUresult
+e_cuStreamCreateWithPriority(CUstream *out, unsigned int flags, int priority)
+{
+    stream *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory for a stream");
+    s->magic = STREAM_MAGIC;
+    pthread_mutex_lock(&streams_lock);
+    if (nstreams == capstreams) {
+        size_t cap = capstreams ? capstreams * 2 : 64;
+        stream **v = realloc(streams, cap * sizeof *v);
+        if (v == NULL) {
+            pthread_mutex_unlock(&streams_lock);
+            free(s);
+            return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory for a stream");
+        }
+        streams = v;
+        capstreams = cap;
+    }
+    streams[nstreams++] = s;
+    pthread_mutex_unlock(&streams_lock);
+    *out = s;
+    return emu_ok();
+}
+
+static CUresult
+e_cuStreamDestroy(CUstream h)
+{
+    stream *s = emu_stream_of(h);
+    if (s == NULL && !special_stream(h))
+        return emu_check_stream(h);
+    if (s) {
+        pthread_mutex_lock(&streams_lock);
+        for (size_t i = 0; i < nstreams; i++) {
+            if (streams[i] == s) {
+                streams[i] = streams[--nstreams];
+                break;
+            }
+        }
+        pthread_mutex_unlock(&streams_lock);
+        if (s->capture) {
+            graph_clear(s->capture);
+            free(s->capture);
+        }
+        s->magic = 0;
+        free(s);
+    }
+    return emu_ok();
+}
+
+static CUresult e_cuStreamSynchronize(CUstream h) { return emu_check_stream(h) ?: emu_take_pending() ?: emu_ok(); }
+/* Work is done when it is issued. A query does not wait, so it leaves a held fault for
+ * the next call that does: cukit queries streams and ignores the answer when an array
+ * goes (may its block be kept?), which must not swallow the fault. */
+static CUresult e_cuStreamQuery(CUstream h) { return emu_check_stream(h) ?: emu_ok(); }
+static CUresult e_cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags) { return emu_check_stream(h) ?: emu_ok(); }
+
+static CUresult
+e_cuStreamGetCtx(CUstream h, CUcontext *ctx)
+{
+    CUresult r = emu_check_stream(h);
+    if (r == CUDA_SUCCESS)
+        *ctx = &emu_primary_ctx;
+    return r ?: emu_ok();
+}
+
+static CUresult
+e_cuStreamIsCapturing(CUstream h, int *status)
+{
+    *status = emu_capturing(h) ? 1 : CU_STREAM_CAPTURE_STATUS_NONE;
+    return emu_ok();
+}
+
+static CUresult
+e_cuStreamBeginCapture(CUstream h, int mode)
+{
+    stream *s = emu_stream_of(h);
+    if (s == NULL)
+        return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the legacy default stream cannot be captured");
+    if (s->capture)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "the stream is already being captured");
+    s->capture = calloc(1, sizeof *s->capture);
+    return s->capture ? emu_ok() : emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+}
+
+static CUresult
+e_cuStreamEndCapture(CUstream h, CUgraph *out)
+{
+    stream *s = emu_stream_of(h);
+    if (s == NULL || s->capture == NULL)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "the stream is not being captured");
+    *out = s->capture;
+    s->capture = NULL;
+    return emu_ok();
+}
+
+static CUresult
+e_cuGraphCreate(CUgraph *out, unsigned int flags)
+{
+    *out = calloc(1, sizeof(graph));
+    return *out ? emu_ok() : emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+}
+
+static CUresult
+e_cuGraphDestroy(CUgraph g)
+{
+    if (g) {
+        graph_clear(g);
+        free(g);
+    }
+    return emu_ok();
+}
+
+static CUresult
+e_cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
+{
+    if (nodes) {
+        for (size_t i = 0; i < *n && i < g->n; i++)
+            nodes[i] = g->nodes[i];
+    }
+    *n = g->n;
+    return emu_ok();
+}
+
+static CUresult
+e_cuGraphNodeGetType(CUgraphNode n, int *type)
+{
+    *type = n->type;
+    return emu_ok();
+}
+
+CUresult
+emu_set_kernel_params(node *n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    emu_func *f = (emu_func *)p->func;
+    if (f == NULL)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "a kernel node needs a function");
+    unsigned char *buf = malloc(f->param_bytes + 1);
+    void **ptrs = malloc(((size_t)f->nparams + 1) * sizeof *ptrs);
+    if (buf == NULL || ptrs == NULL) {
+        free(buf);
+        free(ptrs);
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (int i = 0; i < f->nparams; i++) {
+        if (p->kernelParams == NULL || p->kernelParams[i] == NULL) {
+            free(buf);
+            free(ptrs);
+            return emu_failed(CUDA_ERROR_INVALID_VALUE, "kernel parameter %d is missing", i);
+        }
+        memcpy(buf + f->params[i].offset, p->kernelParams[i], f->params[i].size);
+        ptrs[i] = buf + f->params[i].offset;
+    }
+    free(n->params);
+    free(n->ptrs);
+    n->params = buf;
+    n->ptrs = ptrs;
+    n->func = f;
+    n->grid[0] = p->gridDimX, n->grid[1] = p->gridDimY, n->grid[2] = p->gridDimZ;
+    n->block[0] = p->blockDimX, n->block[1] = p->blockDimY, n->block[2] = p->blockDimZ;
+    n->shared = p->sharedMemBytes;
+    return emu_ok();
+}
+
+static CUresult
+e_cuGraphAddKernelNode(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t ndeps,
+                       const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    /* Nodes run in the order they were added, which respects every dependency
+     * (a node can only depend on nodes added before it). */
+    node *n = emu_graph_add(g, N_KERNEL);
+    if (n == NULL)
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+    CUresult res = emu_set_kernel_params(n, p);
+    if (res != CUDA_SUCCESS) {
+        g->n--;
+        emu_node_free(n);
+        return res;
+    }
+    *out = n;
+    return emu_ok();
+}
+
+static CUresult
+e_cuGraphKernelNodeGetParams(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS *p)
+{
+    if (n->type != N_KERNEL)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "not a kernel node");
+    memset(p, 0, sizeof *p);
+    p->func = (CUfunction)n->func;
+    p->gridDimX = n->grid[0], p->gridDimY = n->grid[1], p->gridDimZ = n->grid[2];
+    p->blockDimX = n->block[0], p->blockDimY = n->block[1], p->blockDimZ = n->block[2];
+    p->sharedMemBytes = n->shared;
+    p->kernelParams = n->ptrs;
+    return emu_ok();
+}
+
+static CUresult
+e_cuGraphKernelNodeSetParams(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    return emu_set_kernel_params(n, p);
+}
+
+static node *
+node_copy(const node *n)
+{
+    node *c = malloc(sizeof *c);
+    if (c == NULL)
+        return NULL;
+    *c = *n;
+    c->params = NULL;
+    c->ptrs = NULL;
+    c->src = NULL;
+    if (n->type == N_KERNEL) {
+        c->params = malloc(n->func->param_bytes + 1);
+        c->ptrs = malloc(((size_t)n->func->nparams + 1) * sizeof *c->ptrs);
+        if (c->params == NULL || c->ptrs == NULL) {
+            emu_node_free(c);
+            return NULL;
+        }
+        memcpy(c->params, n->params, n->func->param_bytes);
+        for (int i = 0; i < n->func->nparams; i++)
+            c->ptrs[i] = c->params + n->func->params[i].offset;
+    }
+    return c;
+}
+
+static CUresult
+e_cuGraphInstantiate(CUgraphExec *out, CUgraph g, unsigned long long flags)
+{
+    graph_exec *x = calloc(1, sizeof *x);
+    if (x == NULL)
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+    x->from = g;
+    for (size_t i = 0; i < g->n; i++) {
+        node *c = node_copy(g->nodes[i]);
+        node **slot = NULL;
+        if (c && (x->g.n < x->g.cap || (slot = realloc(x->g.nodes, (x->g.cap ? x->g.cap * 2 : 8) * sizeof *slot)))) {
+            if (slot) {
+                x->g.nodes = slot;
+                x->g.cap = x->g.cap ? x->g.cap * 2 : 8;
+            }
+            x->g.nodes[x->g.n++] = c;
+        }
+        else {
+            emu_node_free(c);
+            graph_clear(&x->g);
+            free(x);
+            return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+        }
+    }
+    *out = x;
+    return emu_ok();
+}
+
+static CUresult
+e_cuGraphExecKernelNodeSetParams(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    for (size_t i = 0; i < x->from->n && i < x->g.n; i++) {
+        if (x->from->nodes[i] == n)
+            return emu_set_kernel_params(x->g.nodes[i], p);
+    }
+    return emu_failed(CUDA_ERROR_INVALID_VALUE, "the node is not part of this graph");
+}
+
+static CUresult
+e_cuGraphExecDestroy(CUgraphExec x)
+{
+    if (x) {
+        graph_clear(&x->g);
+        free(x);
+    }
+    return emu_ok();
+}
+
+/* ------------------------------------------------------------------ events */
+
+typedef struct CUevent_st {
+    double ms;        /* host time at the last record */
+    int recorded;
+    unsigned flags;
+} event;
+
+static double
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static CUresult
+e_cuEventCreate(CUevent *out, unsigned int flags)
+{
+    event *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+    e->flags = flags;
+    *out = e;
+    return emu_ok();
+}
+
+static CUresult e_cuEventDestroy(CUevent e) { free(e); return emu_ok(); }
+
+static CUresult
+e_cuEventRecord(CUevent e, CUstream s)
+{
+    e->ms = now_ms();
+    e->recorded = 1;
+    return emu_ok();
+}
+
+static CUresult e_cuEventSynchronize(CUevent e) { return emu_take_pending() ?: emu_ok(); }
+static CUresult e_cuEventQuery(CUevent e) { return emu_ok(); }
+
+static CUresult
+e_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
+{
+    if ((a->flags & CU_EVENT_DISABLE_TIMING) || (b->flags & CU_EVENT_DISABLE_TIMING))
+        return emu_failed(CUDA_ERROR_INVALID_HANDLE, "an event was created without timing");
+    if (!a->recorded || !b->recorded)
+        return emu_failed(CUDA_ERROR_INVALID_HANDLE, "an event has not been recorded");
+    *ms = (float)(b->ms - a->ms);
+    return emu_ok();
+}
+
+
+void
+emu_fill_streams(cukit_api_t *api)
+{
+#define E(name) api->name = e_##name;
+    E(cuStreamCreateWithPriority) E(cuStreamDestroy) E(cuStreamSynchronize) E(cuStreamQuery) E(cuStreamWaitEvent) E(cuStreamGetCtx) E(cuStreamIsCapturing) E(cuStreamBeginCapture) E(cuStreamEndCapture) E(cuGraphCreate) E(cuGraphDestroy) E(cuGraphGetNodes) E(cuGraphNodeGetType) E(cuGraphAddKernelNode) E(cuGraphKernelNodeGetParams) E(cuGraphKernelNodeSetParams) E(cuGraphInstantiate) E(cuGraphExecKernelNodeSetParams) E(cuGraphExecDestroy) E(cuEventCreate) E(cuEventDestroy) E(cuEventRecord) E(cuEventSynchronize) E(cuEventQuery) E(cuEventElapsedTime)
+#undef E
+}

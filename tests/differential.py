@@ -1,0 +1,256 @@
+"""The emulator against a GPU: a corpus of kernels run on fixed inputs on one backend,
+outputs saved; two saves compared bit for bit (integers and IEEE-exact operations) or
+within the PTX ISA's stated bounds (the .approx instructions).
+
+The corpus: hand-written kernels (integer and float arithmetic in every rounding mode,
+conversions, doubles, approximate functions, shuffles, votes, divergence, barriers,
+atomics) and the kernels cukit generates (ufuncs, whose math-library functions are
+sequences of IEEE-exact operations; integer reductions and scans; random numbers).
+
+    python tests/differential.py check            (on a machine with a GPU: both, compared)
+    CUKIT_BACKEND=gpu      python tests/differential.py run gpu.npz
+    CUKIT_BACKEND=emulator python tests/differential.py run emu.npz
+    python tests/differential.py compare gpu.npz emu.npz
+
+tests/test_emulator.py runs `check` on a machine with a GPU."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+CORPUS = r"""
+#include <cuda_fp16.h>
+extern "C" __global__ void ints(const unsigned* a, const unsigned* b, unsigned* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned x = a[i], y = b[i];
+    int sx = (int)x, sy = (int)y;
+    unsigned long long X = ((unsigned long long)x << 32) | y, Y = ((unsigned long long)y << 29) ^ x;
+    unsigned* o = out + 32 * i;
+    o[0] = x + y; o[1] = x - y; o[2] = x * y; o[3] = __umulhi(x, y); o[4] = (unsigned)__mulhi(sx, sy);
+    o[5] = x / (y | 1); o[6] = x % (y | 1); o[7] = (unsigned)(sx / (sy | 1)); o[8] = (unsigned)(sx % (sy | 1));
+    o[9] = x << (y & 31); o[10] = x >> (y & 31); o[11] = (unsigned)(sx >> (y & 31));
+    o[12] = __popc(x); o[13] = __clz(x); o[14] = __brev(x); o[15] = __ffs(x);
+    o[16] = min(sx, sy); o[17] = max(x, y); o[18] = abs(sx); o[19] = __byte_perm(x, y, y & 0x7777);
+    o[20] = __funnelshift_l(x, y, y); o[21] = __funnelshift_r(x, y, x); o[22] = __sad(sx, sy, x);
+    o[23] = __dp4a(x, y, 7u); o[24] = (unsigned)(X * Y); o[25] = (unsigned)(X * Y >> 32);
+    o[26] = (unsigned)__umul64hi(X, Y); o[27] = (unsigned)(X / (Y | 1)); o[28] = (unsigned)(X % (Y | 1));
+    o[29] = __popcll(X); o[30] = __clzll(Y); o[31] = (unsigned)((long long)X >> (y & 63));
+}
+extern "C" __global__ void floats(const float* a, const float* b, const float* c, float* out, int* k, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = a[i], y = b[i], z = c[i];
+    float* o = out + 24 * i;
+    o[0] = __fadd_rn(x, y); o[1] = __fadd_rz(x, y); o[2] = __fadd_rd(x, y); o[3] = __fadd_ru(x, y);
+    o[4] = __fmul_rn(x, y); o[5] = __fmul_rz(x, y); o[6] = __fmul_rd(x, y); o[7] = __fmul_ru(x, y);
+    o[8] = __fdiv_rn(x, y); o[9] = __fdiv_rz(x, y); o[10] = __fdiv_rd(x, y); o[11] = __fdiv_ru(x, y);
+    o[12] = __fmaf_rn(x, y, z); o[13] = __fmaf_rz(x, y, z); o[14] = __fsqrt_rn(fabsf(x)); o[15] = __fsqrt_rz(fabsf(x));
+    o[16] = __frcp_rn(y); o[17] = fminf(x, z); o[18] = fmaxf(x, z); o[19] = copysignf(x, y);
+    o[20] = __int2float_rz((int)(x * 1e8f)); o[21] = __uint2float_ru((unsigned)fabsf(y * 1e9f));
+    o[22] = __half2float(__float2half_rn(x)); o[23] = __half2float(__hadd(__float2half_rn(x), __float2half_rn(y)));
+    int* q = k + 8 * i;
+    q[0] = __float2int_rn(x * 1e4f); q[1] = __float2int_rz(x * 1e4f); q[2] = __float2int_rd(x * 1e4f);
+    q[3] = __float2int_ru(x * 1e4f); q[4] = __float2int_rn(x * 1e10f); q[5] = (int)__float2uint_rz(x * 1e4f);
+    q[6] = (int)__float2ll_rn(x * 1e12f); q[7] = isnan(x / (y - y)) + 2 * isinf(x / (y - y));
+}
+extern "C" __global__ void doubles(const double* a, const double* b, double* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double x = a[i], y = b[i];
+    double* o = out + 12 * i;
+    o[0] = __dadd_rn(x, y); o[1] = __dadd_rz(x, y); o[2] = __dadd_rd(x, y); o[3] = __dadd_ru(x, y);
+    o[4] = __dmul_rz(x, y); o[5] = __ddiv_rn(x, y); o[6] = __ddiv_ru(x, y); o[7] = __dsqrt_rn(fabs(x));
+    o[8] = __fma_rn(x, y, x); o[9] = (double)__double2float_rz(x); o[10] = (double)__double2ll_rd(x * 1e6);
+    o[11] = __drcp_rn(y);
+}
+extern "C" __global__ void approx(const float* a, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = a[i];
+    float* o = out + 6 * i;
+    o[0] = __sinf(x); o[1] = __cosf(x); o[2] = __expf(x * 0.1f); o[3] = __logf(fabsf(x) + 1.0f);
+    o[4] = rsqrtf(fabsf(x) + 0.5f); o[5] = __fdividef(x, 1.5f + fabsf(x));
+}
+extern "C" __global__ void warps(const int* x, int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;
+    int v = x[i];
+    int* o = out + 8 * i;
+    int s = v;
+    for (int d = 1; d < 32; d *= 2) { int t = __shfl_up_sync(0xffffffffu, s, d); if (lane >= d) s += t; }
+    o[0] = s;
+    o[1] = __shfl_sync(0xffffffffu, v, (lane * 7) & 31);
+    o[2] = __shfl_down_sync(0xffffffffu, v, 5, 16);
+    o[3] = __shfl_xor_sync(0xffffffffu, v, 9);
+    o[4] = (int)__ballot_sync(0xffffffffu, v & 1);
+    o[5] = __all_sync(0xffffffffu, v > -50) | (__any_sync(0xffffffffu, v > 95) << 1);
+    o[6] = (int)__match_any_sync(0xffffffffu, v & 3);
+    unsigned m = 0;
+    if (v & 2) m = __activemask();
+    o[7] = (int)m;
+}
+extern "C" __global__ void diverge(const int* x, int* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int v = x[i], steps = 0, acc = 0;
+    while (v != 1 && steps < 500) {
+        if (v & 1) { v = 3 * v + 1; acc ^= v; } else { v >>= 1; acc += v; }
+        if ((acc & 63) == 5) break;
+        steps++;
+    }
+    switch (steps & 3) { case 0: acc += 1; break; case 1: acc *= 3; break; default: acc -= steps; }
+    out[i] = acc;
+}
+extern "C" __global__ void blocks(const float* x, float* sums, int* hist, unsigned* mx, int n) {
+    __shared__ float s[256];
+    int t = threadIdx.x, i = blockIdx.x * 256 + t;
+    float v = i < n ? x[i] : 0.0f;
+    s[t] = v;
+    __syncthreads();
+    for (int k = 128; k > 0; k >>= 1) { if (t < k) s[t] += s[t + k]; __syncthreads(); }
+    if (t == 0) sums[blockIdx.x] = s[0];
+    if (i < n) {
+        atomicAdd(&hist[((int)(v * 100.0f) & 63)], 1);
+        atomicMax(mx, __float_as_uint(fabsf(v)));
+        atomicCAS((unsigned*)&hist[64], 0u, (unsigned)i + 1);
+    }
+}
+"""
+
+N = 4096
+
+
+def inputs():
+    rng = np.random.default_rng(20261123)
+    u = lambda: rng.integers(0, 2**32, N, dtype=np.uint32)  # noqa: E731
+    f = rng.standard_normal(N).astype(np.float32) * np.float32(3)
+    f[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-42, 3.4e38]
+    g = (rng.standard_normal(N) * 2).astype(np.float32)
+    h = rng.standard_normal(N).astype(np.float32)
+    d = rng.standard_normal(N) * 100
+    e = rng.standard_normal(N) + 0.1
+    ints = rng.integers(-100, 100, N, dtype=np.int32)
+    coll = rng.integers(1, 100000, N, dtype=np.int32)
+    return u(), u(), f, g, h, d, e, ints, coll
+
+
+def run(path):
+    import cukit
+
+    mod = cukit.compile(CORPUS, name="corpus.cu")
+    a, b, f, g, h, d, e, ints, coll = inputs()
+    dev = lambda v: cukit.to_device(v)  # noqa: E731
+    out = {}
+    grid, block = N // 128, 128
+
+    o = cukit.zeros(32 * N, np.uint32)
+    mod.ints(dev(a), dev(b), o, N, grid=grid, block=block)
+    out["ints"] = o.get()
+    o, k = cukit.zeros(24 * N, np.float32), cukit.zeros(8 * N, np.int32)
+    mod.floats(dev(f), dev(g), dev(h), o, k, N, grid=grid, block=block)
+    out["floats"], out["float_to_int"] = o.get(), k.get()
+    o = cukit.zeros(12 * N, np.float64)
+    mod.doubles(dev(d), dev(e), o, N, grid=grid, block=block)
+    out["doubles"] = o.get()
+    o = cukit.zeros(6 * N, np.float32)
+    mod.approx(dev(f), o, N, grid=grid, block=block)
+    out["approx"] = o.get()
+    o = cukit.zeros(8 * N, np.int32)
+    mod.warps(dev(ints), o, N, grid=grid, block=block)
+    out["warps"] = o.get()
+    o = cukit.zeros(N, np.int32)
+    mod.diverge(dev(coll), o, N, grid=grid, block=block)
+    out["diverge"] = o.get()
+    sums, hist, mx = cukit.zeros(N // 256, np.float32), cukit.zeros(65, np.int32), cukit.zeros(1, np.uint32)
+    mod.blocks(dev(h), sums, hist, mx, N, grid=N // 256, block=256)
+    out["block_sums"], out["hist"], out["atomic_max"] = sums.get(), hist.get()[:64], mx.get()
+    out["cas_set"] = (hist.get()[64:] > 0).astype(np.int32)  # which thread wins is a race
+    generated(cukit, out, f, d, ints)
+    np.savez(path, **out)
+    print(f"{path}: {len(out)} outputs on {cukit.backend()}")
+
+
+def generated(cukit, out, f, d, ints):
+    """Kernels cukit generates, on the same inputs."""
+    dev = cukit.to_device
+    x32, x64 = dev(f[8:]), dev(d)                     # finite floats
+    pos32, pos64 = dev(np.abs(f[8:]) + np.float32(0.5)), dev(np.abs(d) + 0.5)
+    for name in ("exp", "log", "sin", "cos", "tanh", "expm1", "log1p", "arctan", "cbrt"):
+        fn = getattr(cukit, name)
+        arg32, arg64 = (pos32, pos64) if name in ("log", "log1p") else (x32, x64)
+        if name in ("exp", "expm1"):
+            arg32, arg64 = arg32 * np.float32(0.1), arg64 * 0.01
+        out[f"ufunc_{name}_f32"] = fn(arg32).get()
+        out[f"ufunc_{name}_f64"] = fn(arg64).get()
+    out["ufunc_power_f64"] = cukit.power(pos64, x64 * 0.05).get()
+    out["ufunc_divide_f32"] = (x32 / pos32).get()
+    out["ufunc_hypot_f32"] = cukit.hypot(x32, pos32).get()
+    i = dev(ints.reshape(64, -1))
+    out["reduce_sum_i32"] = cukit.sum(i, axis=1).get()
+    out["reduce_max_i32"] = cukit.max(i, axis=0).get()
+    out["reduce_argmin_i32"] = cukit.argmin(i, axis=1).get()
+    out["cumsum_i32"] = cukit.cumsum(dev(ints)).get()
+    g = cukit.random.Generator(cukit.random.Philox(20261123))
+    out["random_f64"] = g.random(N * 4).get()
+    out["random_f32"] = g.random(N * 4, dtype=np.float32).get()
+    out["random_integers"] = g.integers(-1000, 1000, N * 4).get()
+    out["random_normal_f64"] = g.normal(size=N * 4).get()
+    out["random_normal_f32"] = g.normal(size=N * 4, dtype=np.float32).get()
+
+
+# abs, rel bounds looser than the ISA's worst case for the .approx instructions (float32
+# normals take one hardware log2)
+APPROX = {"approx": (2.0 ** -20, 2.0 ** -20), "random_normal_f32": (2.0 ** -20, 2.0 ** -19)}
+
+
+def compare(p, q):
+    a, b = np.load(p), np.load(q)
+    arrays = elements = bad = 0
+    for name in a.files:
+        x, y = a[name], b[name]
+        arrays += 1
+        elements += x.size
+        if name in APPROX:
+            atol, rtol = APPROX[name]
+            ok = np.isclose(x, y, atol=atol, rtol=rtol, equal_nan=True)
+        else:
+            ok = x.view(np.uint8).reshape(x.size, -1) == y.view(np.uint8).reshape(y.size, -1)
+            ok = ok.all(axis=1)
+        n = int((~ok).sum())
+        bad += n
+        mode = "within bounds" if name in APPROX else "bit for bit"
+        print(f"{name:14s} {x.size:7d} elements {mode:13s} {'OK' if n == 0 else f'{n} DIFFER'}")
+        if n:
+            idx = np.flatnonzero(~ok)[:5]
+            print("    first:", [(int(i), x.flat[i], y.flat[i]) for i in idx])
+    print(f"{arrays} outputs, {elements} elements, {bad} differ")
+    return bad
+
+
+def check(folder):
+    """Run the corpus on the GPU and on the emulator (each in a process of its own) and
+    compare. The number of elements that differ (0 passes)."""
+    for backend in ("gpu", "emulator"):
+        r = subprocess.run([sys.executable, __file__, "run", os.path.join(folder, backend + ".npz")],
+                           env=dict(os.environ, CUKIT_BACKEND=backend), text=True,
+                           capture_output=True, timeout=900)
+        print(r.stdout, end="")
+        if r.returncode != 0:
+            sys.exit(f"the corpus failed on the {backend} backend:\n{r.stderr}")
+    return compare(os.path.join(folder, "gpu.npz"), os.path.join(folder, "emulator.npz"))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "run":
+        run(sys.argv[2])
+    elif len(sys.argv) == 4 and sys.argv[1] == "compare":
+        sys.exit(1 if compare(sys.argv[2], sys.argv[3]) else 0)
+    elif len(sys.argv) in (2, 3) and sys.argv[1] == "check":
+        if len(sys.argv) == 3:
+            sys.exit(1 if check(sys.argv[2]) else 0)
+        with tempfile.TemporaryDirectory() as folder:
+            sys.exit(1 if check(folder) else 0)
+    else:
+        sys.exit(__doc__)
