@@ -13,11 +13,7 @@ from conftest import poison
 
 
 
-def gpu(test):
-    """Needs a GPU, and a real one: the emulator has no CUDA arrays, textures or
-    surfaces (NotSupportedError there). The tests of bad input that need no GPU run
-    everywhere."""
-    return pytest.mark.gpu(pytest.mark.gpu_hardware(test))
+gpu = pytest.mark.gpu
 
 
 SRC = r"""
