@@ -488,6 +488,29 @@ def test_the_emulated_memory_size():
     assert free and free[0] <= (3 << 30) - (1 << 20)
 
 
+def test_an_allocation_that_runs_the_garbage_collector_does_not_deadlock():
+    """The emulator names the Python line of each allocation; reading the frames may run
+    the collector, whose frees must not wait for a lock the allocation holds."""
+    out = run("""
+        import gc, cukit
+        cukit._keep_freed(False)                  # frees go to the pool at once
+        class Cycle:
+            __slots__ = ("me", "a")
+        def alloc():                              # a frame the emulator reads afresh
+            return cukit.alloc(4096)
+        gc.set_threshold(1, 1000, 1000)           # every allocation may collect
+        for i in range(200):
+            gc.disable()
+            for _ in range(3):                    # garbage only the collector frees
+                c = Cycle(); c.me = c; c.a = cukit.alloc(4096)
+            del c
+            gc.enable()
+            b = alloc()
+        print("ok")
+    """, CUKIT_BACKEND="emulator")
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
 def test_auto_falls_back_to_the_emulator_with_one_line_saying_why():
     out = run("""
         import cukit

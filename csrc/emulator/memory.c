@@ -17,8 +17,9 @@ units(size_t n)
     return (n + 255) / 256 * 256;
 }
 
+/* A new allocation of n bytes registered as `kind`, made at `origin`. */
 static CUresult
-alloc_kind(CUdeviceptr *p, size_t n, int kind, const char *what)
+alloc_at(CUdeviceptr *p, size_t n, int kind, const char *origin)
 {
     if (n == 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "a zero-byte allocation");
@@ -31,14 +32,20 @@ alloc_kind(CUdeviceptr *p, size_t n, int kind, const char *what)
     void *mem = aligned_alloc(512, rounded);
     if (mem == NULL)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "the host could not provide %zu bytes", n);
-    char origin[160];
-    emu_origin_of(origin, sizeof origin, what);
     if (emu_registry_add((uint64_t)(uintptr_t)mem, n, kind, origin) < 0) {
         free(mem);
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     *p = (CUdeviceptr)(uintptr_t)mem;
     return emu_ok();
+}
+
+static CUresult
+alloc_kind(CUdeviceptr *p, size_t n, int kind, const char *what)
+{
+    char origin[160];
+    emu_origin_of(origin, sizeof origin, what);
+    return alloc_at(p, n, kind, origin);
 }
 
 static CUresult
@@ -94,6 +101,10 @@ pool_alloc(CUdeviceptr *p, size_t n)
 {
     if (n == 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "a zero-byte allocation");
+    /* Where Python asked for it, before taking the lock: reading the frames may run the
+     * garbage collector, whose frees take the lock too. */
+    char origin[160];
+    emu_origin_of(origin, sizeof origin, "an unknown place");
     size_t want = units(n), best = SIZE_MAX;
     pthread_mutex_lock(&pool_lock);
     /* The smallest cached block that fits without wasting more than half of it. */
@@ -101,27 +112,34 @@ pool_alloc(CUdeviceptr *p, size_t n)
         if (cache[i].cap >= want && cache[i].cap / 2 <= want &&
             (best == SIZE_MAX || cache[i].cap < cache[best].cap))
             best = i;
-    CUresult r;
+    cached_block b = {NULL, 0};
     if (best != SIZE_MAX) {
-        cached_block b = cache[best];
-        char origin[160];
-        emu_origin_of(origin, sizeof origin, "an unknown place");
-        if (emu_registry_add((uint64_t)(uintptr_t)b.mem, n, EMU_POOLED, origin) < 0) {
-            r = emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
-            goto done;
-        }
+        b = cache[best];
         cache[best] = cache[--ncache];
         __atomic_fetch_sub(&cached_bytes, b.cap, __ATOMIC_RELAXED);
-        *p = (CUdeviceptr)(uintptr_t)b.mem;
-        r = emu_ok();
     }
-    else if ((r = alloc_kind(p, n, EMU_POOLED, "an unknown place")) != CUDA_SUCCESS)
-        goto done;
     used_bytes += want;
     used_high = used_bytes > used_high ? used_bytes : used_high;
     reserved_high = used_bytes + cached_bytes > reserved_high ? used_bytes + cached_bytes : reserved_high;
-done:
     pthread_mutex_unlock(&pool_lock);
+    CUresult r;
+    if (b.mem) {
+        if (emu_registry_add((uint64_t)(uintptr_t)b.mem, n, EMU_POOLED, origin) < 0) {
+            free(b.mem);
+            r = emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+        }
+        else {
+            *p = (CUdeviceptr)(uintptr_t)b.mem;
+            r = emu_ok();
+        }
+    }
+    else
+        r = alloc_at(p, n, EMU_POOLED, origin);
+    if (r != CUDA_SUCCESS) {
+        pthread_mutex_lock(&pool_lock);
+        used_bytes -= want;
+        pthread_mutex_unlock(&pool_lock);
+    }
     return r;
 }
 
