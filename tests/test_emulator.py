@@ -133,6 +133,39 @@ def test_a_fault_is_held_through_the_queries_cukit_makes():
 
 
 @emulator
+def test_texture_and_surface_faults_name_the_object_and_the_line():
+    mod = cukit.compile(r"""
+    extern "C" __global__ void read(cudaTextureObject_t t, float* out) {
+        out[threadIdx.x] = tex1Dfetch<float>(t, threadIdx.x);
+    }
+    extern "C" __global__ void poke(cudaSurfaceObject_t s, int x) {
+        surf2Dwrite(1.0f, s, x * 4, 0);
+    }
+    """, name="tex.cu")
+    src = cukit.to_device(np.arange(32, dtype=np.float32))
+    tex = cukit.Texture(src)
+    handle = tex.handle
+    out = cukit.to_device(poison(32, np.float32))
+    mod.read(handle, out, grid=1, block=32)
+    np.testing.assert_array_equal(out.get(), np.arange(32, dtype=np.float32))
+    del tex
+    mod.read(handle, out, grid=1, block=32)             # the texture was destroyed
+    with pytest.raises(cukit.KernelFaultError, match=rf"0x{handle:x} is not a live texture "
+                                                     r"object .*kernel read.*tex.cu:3"):
+        cukit.synchronize()
+    ca = cukit.CudaArray((2, 8), np.float32, surface=True)
+    surf = cukit.Surface(ca)
+    mod.poke(surf, 7, grid=1, block=1)
+    mod.poke(surf, 8, grid=1, block=1)                  # one element past the row
+    with pytest.raises(cukit.KernelFaultError, match=r"a surface access outside its CUDA array "
+                                                     r"\(.trap\).*tex.cu:6"):
+        cukit.synchronize()
+    want = np.zeros((2, 8), np.float32)
+    want[0, 7] = 1
+    np.testing.assert_array_equal(ca.get(), want)
+
+
+@emulator
 def test_debug_mode_names_the_launch_and_its_arguments(rng):
     mod = cukit.compile(OOB, name="shift.cu")
     x, y = cukit.zeros(64, np.float32), cukit.zeros(64, np.float32)
@@ -453,6 +486,29 @@ def test_the_emulated_memory_size():
     out = run(code, CUKIT_BACKEND="emulator", CUKIT_EMULATOR_MEMORY="3G")
     free = [int(line.split()[1]) for line in out.stdout.splitlines() if line.startswith("free ")]
     assert free and free[0] <= (3 << 30) - (1 << 20)
+
+
+def test_an_allocation_that_runs_the_garbage_collector_does_not_deadlock():
+    """The emulator names the Python line of each allocation; reading the frames may run
+    the collector, whose frees must not wait for a lock the allocation holds."""
+    out = run("""
+        import gc, cukit
+        cukit._keep_freed(False)                  # frees go to the pool at once
+        class Cycle:
+            __slots__ = ("me", "a")
+        def alloc():                              # a frame the emulator reads afresh
+            return cukit.alloc(4096)
+        gc.set_threshold(1, 1000, 1000)           # every allocation may collect
+        for i in range(200):
+            gc.disable()
+            for _ in range(3):                    # garbage only the collector frees
+                c = Cycle(); c.me = c; c.a = cukit.alloc(4096)
+            del c
+            gc.enable()
+            b = alloc()
+        print("ok")
+    """, CUKIT_BACKEND="emulator")
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
 
 def test_auto_falls_back_to_the_emulator_with_one_line_saying_why():

@@ -168,6 +168,12 @@ def test_bad_shapes_and_dtypes():
         cukit.empty(3).set(cukit.empty(3))
 
 
+@pytest.mark.gpu
+def test_buffer_repr_shows_its_address():
+    b = cukit.alloc(16)
+    assert repr(b) == f"<cukit.Buffer 16 bytes at {hex(b.ptr)} on device 0>"
+
+
 def test_use_after_free_raises_and_does_not_crash():
     a = cukit.zeros(100, np.float32)
     a.free()

@@ -11,9 +11,10 @@ import pytest
 import cukit
 from conftest import poison
 
+
+
 gpu = pytest.mark.gpu
-# the emulator has no CUDA arrays, textures or surfaces (NotSupportedError there)
-pytestmark = pytest.mark.gpu_hardware
+
 
 SRC = r"""
 extern "C" __global__ void sample2d(cudaTextureObject_t tex, const float* xs, const float* ys,

@@ -476,9 +476,9 @@ import_cai(cukit_state *st, PyObject *obj, PyObject *dict, cukit_Device *want, c
                                                        ptr);
         if (res != CUDA_SUCCESS || ordinal < 0) {
             PyErr_Format(PyExc_TypeError,
-                         "%s: the %s's data (at 0x%llx) is not CUDA device memory; copy host "
+                         "%s: the %s's data (at %p) is not CUDA device memory; copy host "
                          "data with cukit.to_device(x)",
-                         who, Py_TYPE(obj)->tp_name, (unsigned long long)ptr);
+                         who, Py_TYPE(obj)->tp_name, (void *)(uintptr_t)ptr);
             dev = NULL;
         }
         else {

@@ -72,6 +72,9 @@ enum {
     OP_CLOCK, OP_CLOCK64, OP_GLOBALTIMER,
     OP_PRINTF,        /* s0 format, s1 argument buffer; d0 the result */
     OP_TRAP,
+    OP_TEX,           /* base: TG_*; addr the handle; s[] coordinates (type2); d[0..3] */
+    OP_SULD, OP_SUST, /* base: TG_*; addr the handle; s[] coordinates; d[0..vec) the values;
+                       * mod: 0 trap, 1 clamp, 2 zero outside the array */
     OP_COUNT
 };
 
@@ -80,6 +83,7 @@ enum { ATOM_ADD = 1, ATOM_MIN, ATOM_MAX, ATOM_EXCH, ATOM_CAS, ATOM_AND, ATOM_OR,
 enum { CMP_EQ = 1, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_LO, CMP_LS, CMP_HI, CMP_HS,
        CMP_EQU, CMP_NEU, CMP_LTU, CMP_LEU, CMP_GTU, CMP_GEU, CMP_NUM, CMP_NAN };
 enum { SHFL_UP = 1, SHFL_DOWN, SHFL_BFLY, SHFL_IDX };
+enum { TG_1D = 1, TG_2D, TG_3D, TG_A1D, TG_A2D }; /* texture and surface geometries */
 enum { VOTE_ALL = 1, VOTE_ANY, VOTE_UNI, VOTE_BALLOT };
 
 /* One decoded instruction. Register operands are slot numbers in the warp's
@@ -159,6 +163,7 @@ typedef struct emu_module {
     char **files;            /* owned: .file names by index */
     int nfiles;
     uint32_t *lines;         /* owned: line table, (file << 20) | line */
+    uint32_t *outer;         /* owned: for each entry, the entry it was inlined at (0: none) */
     int nlines, caplines;
 } emu_module;
 

@@ -77,12 +77,18 @@ void emu_fill_memory(cukit_api_t *api);
  * in use, as the driver counts it. */
 uint64_t emu_pool_cached_bytes(void);
 
+/* texture.c */
+void emu_fill_textures(cukit_api_t *api);
+/* A live CUDA array's bytes: data, row pitch, rows a slice, all bytes. 1, or 0 when h
+ * is not a live array. */
+int emu_array_span(CUarray h, unsigned char **data, size_t *pitch, size_t *rows, size_t *bytes);
+
 /* launch.c */
 /* Check and run (or, during a capture, record) one launch. */
 CUresult emu_launch_kernel(emu_func *f, const unsigned grid[3], const unsigned block[3], unsigned shared,
                     CUstream s, void **params, void **extra);
 void emu_fill_launch(cukit_api_t *api);
-/* Peer access, CUDA arrays, textures, surfaces: NotSupported, saying the emulator cannot. */
+/* Peer access: NotSupported, saying the emulator cannot. */
 void emu_fill_unsupported(cukit_api_t *api);
 
 #endif /* CUKIT_EMU_ENTRIES_H */

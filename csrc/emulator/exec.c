@@ -512,6 +512,12 @@ run_warp(block *b, warp *w)
                     return;
             }
             break;
+        case OP_TEX:
+        case OP_SULD:
+        case OP_SUST:
+            if (m && emu_texture_op(b, w, in, m) < 0)
+                return;
+            break;
         case OP_TRAP:
             if (m) {
                 emu_fault_text(b, w, __builtin_ctz(m), CUDA_ERROR_LAUNCH_FAILED,

@@ -142,6 +142,9 @@ uint64_t emu_convert(const emu_inst *in, uint64_t v);
 int emu_compare(int cmp, int type, uint64_t a, uint64_t b);
 uint64_t emu_atomic_op(void *p, const emu_inst *in, uint64_t b, uint64_t c);
 
+/* texture.c: one tex, suld or sust for the lanes in m. 0, or -1 after recording a fault. */
+int emu_texture_op(block *b, warp *w, const emu_inst *in, uint32_t m);
+
 /* access.c: checked addresses, fault messages, printf. */
 /* Host address of a checked `size`-byte access by lane, or NULL after recording a fault. */
 void *emu_resolve(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size, int store);

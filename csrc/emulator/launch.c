@@ -298,31 +298,10 @@ e_cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, si
     return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator cannot do peer copies (it has one device)");
 }
 
-static CUresult
-no_arrays(void)
-{
-    return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator cannot do CUDA arrays, textures or "
-                      "surfaces; read plain device memory instead");
-}
-
-static CUresult e_cuArray3DCreate(CUarray *a, const CUDA_ARRAY3D_DESCRIPTOR *d) { return no_arrays(); }
-static CUresult e_cuArrayDestroy(CUarray a) { return no_arrays(); }
-static CUresult
-e_cuTexObjectCreate(CUtexObject *t, const CUDA_RESOURCE_DESC *r, const CUDA_TEXTURE_DESC *d,
-                    const CUDA_RESOURCE_VIEW_DESC *v)
-{
-    return no_arrays();
-}
-static CUresult e_cuTexObjectDestroy(CUtexObject t) { return no_arrays(); }
-static CUresult e_cuSurfObjectCreate(CUsurfObject *s, const CUDA_RESOURCE_DESC *r) { return no_arrays(); }
-static CUresult e_cuSurfObjectDestroy(CUsurfObject s) { return no_arrays(); }
-
 void
 emu_fill_unsupported(cukit_api_t *api)
 {
 #define E(name) api->name = e_##name;
     E(cuDeviceCanAccessPeer) E(cuCtxEnablePeerAccess) E(cuMemPoolSetAccess) E(cuMemcpyPeerAsync)
-    E(cuArray3DCreate) E(cuArrayDestroy) E(cuTexObjectCreate) E(cuTexObjectDestroy)
-    E(cuSurfObjectCreate) E(cuSurfObjectDestroy)
 #undef E
 }

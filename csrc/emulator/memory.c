@@ -17,8 +17,9 @@ units(size_t n)
     return (n + 255) / 256 * 256;
 }
 
+/* A new allocation of n bytes registered as `kind`, made at `origin`. */
 static CUresult
-alloc_kind(CUdeviceptr *p, size_t n, int kind, const char *what)
+alloc_at(CUdeviceptr *p, size_t n, int kind, const char *origin)
 {
     if (n == 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "a zero-byte allocation");
@@ -26,18 +27,25 @@ alloc_kind(CUdeviceptr *p, size_t n, int kind, const char *what)
     if (used > total || n > total - used)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "the emulated device has %llu bytes free",
                           (unsigned long long)(used < total ? total - used : 0));
-    size_t rounded = units(n);
-    void *mem = aligned_alloc(256, rounded);
+    /* 512-byte aligned, as a GPU's allocations are in practice (its texture alignment) */
+    size_t rounded = (n + 511) / 512 * 512;
+    void *mem = aligned_alloc(512, rounded);
     if (mem == NULL)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "the host could not provide %zu bytes", n);
-    char origin[160];
-    emu_origin_of(origin, sizeof origin, what);
     if (emu_registry_add((uint64_t)(uintptr_t)mem, n, kind, origin) < 0) {
         free(mem);
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     *p = (CUdeviceptr)(uintptr_t)mem;
     return emu_ok();
+}
+
+static CUresult
+alloc_kind(CUdeviceptr *p, size_t n, int kind, const char *what)
+{
+    char origin[160];
+    emu_origin_of(origin, sizeof origin, what);
+    return alloc_at(p, n, kind, origin);
 }
 
 static CUresult
@@ -93,6 +101,10 @@ pool_alloc(CUdeviceptr *p, size_t n)
 {
     if (n == 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "a zero-byte allocation");
+    /* Where Python asked for it, before taking the lock: reading the frames may run the
+     * garbage collector, whose frees take the lock too. */
+    char origin[160];
+    emu_origin_of(origin, sizeof origin, "an unknown place");
     size_t want = units(n), best = SIZE_MAX;
     pthread_mutex_lock(&pool_lock);
     /* The smallest cached block that fits without wasting more than half of it. */
@@ -100,27 +112,34 @@ pool_alloc(CUdeviceptr *p, size_t n)
         if (cache[i].cap >= want && cache[i].cap / 2 <= want &&
             (best == SIZE_MAX || cache[i].cap < cache[best].cap))
             best = i;
-    CUresult r;
+    cached_block b = {NULL, 0};
     if (best != SIZE_MAX) {
-        cached_block b = cache[best];
-        char origin[160];
-        emu_origin_of(origin, sizeof origin, "an unknown place");
-        if (emu_registry_add((uint64_t)(uintptr_t)b.mem, n, EMU_POOLED, origin) < 0) {
-            r = emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
-            goto done;
-        }
+        b = cache[best];
         cache[best] = cache[--ncache];
         __atomic_fetch_sub(&cached_bytes, b.cap, __ATOMIC_RELAXED);
-        *p = (CUdeviceptr)(uintptr_t)b.mem;
-        r = emu_ok();
     }
-    else if ((r = alloc_kind(p, n, EMU_POOLED, "an unknown place")) != CUDA_SUCCESS)
-        goto done;
     used_bytes += want;
     used_high = used_bytes > used_high ? used_bytes : used_high;
     reserved_high = used_bytes + cached_bytes > reserved_high ? used_bytes + cached_bytes : reserved_high;
-done:
     pthread_mutex_unlock(&pool_lock);
+    CUresult r;
+    if (b.mem) {
+        if (emu_registry_add((uint64_t)(uintptr_t)b.mem, n, EMU_POOLED, origin) < 0) {
+            free(b.mem);
+            r = emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+        }
+        else {
+            *p = (CUdeviceptr)(uintptr_t)b.mem;
+            r = emu_ok();
+        }
+    }
+    else
+        r = alloc_at(p, n, EMU_POOLED, origin);
+    if (r != CUDA_SUCCESS) {
+        pthread_mutex_lock(&pool_lock);
+        used_bytes -= want;
+        pthread_mutex_unlock(&pool_lock);
+    }
     return r;
 }
 
@@ -352,35 +371,69 @@ static CUresult e_cuMemsetD2D8Async(CUdeviceptr p, size_t pitch, unsigned char v
 static CUresult e_cuMemsetD2D16Async(CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h, CUstream s) { return memset_on(s, p, pitch, v, 2, w, h); }
 static CUresult e_cuMemsetD2D32Async(CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h, CUstream s) { return memset_on(s, p, pitch, v, 4, w, h); }
 
-static const unsigned char *
-side(CUmemorytype type, const void *host, CUdeviceptr dev)
+/* One side of a copy: where its bytes start, its row pitch and rows a slice, and for a
+ * CUDA array its size (device memory is checked against the registry instead). */
+typedef struct {
+    unsigned char *base;
+    size_t pitch, rows, bytes;
+    int type;
+} copy_side;
+
+static CUresult
+side(copy_side *s, CUmemorytype type, const void *host, CUdeviceptr dev, CUarray array,
+     size_t pitch, size_t rows, size_t height)
 {
-    return type == CU_MEMORYTYPE_HOST ? host : (const unsigned char *)(uintptr_t)dev;
+    s->type = type;
+    if (type == CU_MEMORYTYPE_ARRAY) {
+        if (!emu_array_span(array, &s->base, &s->pitch, &s->rows, &s->bytes))
+            return emu_failed(CUDA_ERROR_INVALID_VALUE, "a copy names a CUDA array that is not alive");
+        return CUDA_SUCCESS;
+    }
+    s->base = (unsigned char *)(type == CU_MEMORYTYPE_HOST ? (uintptr_t)host : (uintptr_t)dev);
+    s->pitch = pitch;
+    s->rows = rows ? rows : height;
+    return CUDA_SUCCESS;
+}
+
+/* The span [base + off, + len) of a side is inside its memory. */
+static CUresult
+check_side(const copy_side *s, size_t off, size_t len, const char *what)
+{
+    if (s->type == CU_MEMORYTYPE_ARRAY)
+        return off + len <= s->bytes && off + len >= off
+                   ? CUDA_SUCCESS
+                   : emu_failed(CUDA_ERROR_INVALID_VALUE, "%s: the region runs past the CUDA array's "
+                                "%zu bytes", what, s->bytes);
+    if (s->type == CU_MEMORYTYPE_HOST)
+        return CUDA_SUCCESS;
+    return check_dev((CUdeviceptr)(uintptr_t)(s->base + off), len, what);
 }
 
 static CUresult
 copy3d(const CUDA_MEMCPY3D *c)
 {
-    if (c->srcMemoryType == 3 || c->dstMemoryType == 3)
-        return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator has no CUDA arrays");
-    const unsigned char *s = side(c->srcMemoryType, c->srcHost, c->srcDevice);
-    unsigned char *d = (unsigned char *)side(c->dstMemoryType, c->dstHost, c->dstDevice);
-    size_t sh = c->srcHeight ? c->srcHeight : c->Height, dh = c->dstHeight ? c->dstHeight : c->Height;
+    copy_side src, dst;
+    CUresult r;
+    if ((r = side(&src, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray, c->srcPitch,
+                  c->srcHeight, c->Height)) != CUDA_SUCCESS ||
+        (r = side(&dst, c->dstMemoryType, c->dstHost, c->dstDevice, c->dstArray, c->dstPitch,
+                  c->dstHeight, c->Height)) != CUDA_SUCCESS)
+        return r;
     size_t depth = c->Depth ? c->Depth : 1;
     if (c->WidthInBytes == 0 || c->Height == 0)
         return emu_ok();
-    /* check the spans of device sides */
-    size_t sspan = ((c->srcZ + depth - 1) * sh + c->srcY + c->Height - 1) * c->srcPitch + c->srcXInBytes + c->WidthInBytes;
-    size_t dspan = ((c->dstZ + depth - 1) * dh + c->dstY + c->Height - 1) * c->dstPitch + c->dstXInBytes + c->WidthInBytes;
-    CUresult r;
-    if (c->srcMemoryType != CU_MEMORYTYPE_HOST && (r = check_dev((CUdeviceptr)(uintptr_t)s, sspan, "copy source")) != CUDA_SUCCESS)
-        return r;
-    if (c->dstMemoryType != CU_MEMORYTYPE_HOST && (r = check_dev((CUdeviceptr)(uintptr_t)d, dspan, "copy destination")) != CUDA_SUCCESS)
+    /* the first byte and the span of each side */
+    size_t soff = (c->srcZ * src.rows + c->srcY) * src.pitch + c->srcXInBytes;
+    size_t doff = (c->dstZ * dst.rows + c->dstY) * dst.pitch + c->dstXInBytes;
+    size_t sspan = ((depth - 1) * src.rows + c->Height - 1) * src.pitch + c->WidthInBytes;
+    size_t dspan = ((depth - 1) * dst.rows + c->Height - 1) * dst.pitch + c->WidthInBytes;
+    if ((r = check_side(&src, soff, sspan, "copy source")) != CUDA_SUCCESS ||
+        (r = check_side(&dst, doff, dspan, "copy destination")) != CUDA_SUCCESS)
         return r;
     for (size_t z = 0; z < depth; z++) {
         for (size_t y = 0; y < c->Height; y++) {
-            const unsigned char *from = s + ((c->srcZ + z) * sh + c->srcY + y) * c->srcPitch + c->srcXInBytes;
-            unsigned char *to = d + ((c->dstZ + z) * dh + c->dstY + y) * c->dstPitch + c->dstXInBytes;
+            const unsigned char *from = src.base + soff + (z * src.rows + y) * src.pitch;
+            unsigned char *to = dst.base + doff + (z * dst.rows + y) * dst.pitch;
             memmove(to, from, c->WidthInBytes);
         }
     }

@@ -200,11 +200,18 @@ parse_param_decl(P *p, int entry)
 }
 
 static uint32_t
-add_line(P *p, int file, int line)
+line_value(int file, int line)
+{
+    return ((uint32_t)file << 20) | ((uint32_t)line & 0xfffff);
+}
+
+/* The line-table entry of (file, line) inlined at entry `outer` (0: not inlined). */
+static uint32_t
+add_line(P *p, int file, int line, uint32_t outer)
 {
     emu_module *m = p->m;
-    uint32_t v = ((uint32_t)file << 20) | ((uint32_t)line & 0xfffff);
-    if (m->nlines > 0 && m->lines[m->nlines - 1] == v)
+    uint32_t v = line_value(file, line);
+    if (m->nlines > 0 && m->lines[m->nlines - 1] == v && m->outer[m->nlines - 1] == outer)
         return (uint32_t)m->nlines - 1;
     if (m->nlines == m->caplines) {
         int cap = m->caplines ? m->caplines * 2 : 256;
@@ -212,10 +219,38 @@ add_line(P *p, int file, int line)
         if (n == NULL)
             return 0;
         m->lines = n;
+        uint32_t *o = realloc(m->outer, (size_t)cap * sizeof *o);
+        if (o == NULL)
+            return 0;
+        m->outer = o;
         m->caplines = cap;
     }
-    m->lines[m->nlines++] = v;
-    return (uint32_t)m->nlines - 1;
+    m->lines[m->nlines] = v;
+    m->outer[m->nlines] = outer;
+    return (uint32_t)m->nlines++;
+}
+
+/* .loc FILE LINE COL[, function_name NAME, inlined_at FILE LINE COL]: the entry, with
+ * the place it was inlined at (the latest entry of that file and line), so that a fault
+ * in a header's inline function can be reported at the user's line that called it. */
+static uint32_t
+parse_loc(P *p, int line)
+{
+    int file = (int)strtol(ptx_peek(p)->p, NULL, 10);
+    p->i++;
+    int l = (int)strtol(ptx_peek(p)->p, NULL, 10);
+    uint32_t outer = 0;
+    for (tok *t = ptx_peek(p); t->kind != TK_END && t->line == line; t = ptx_peek(p)) {
+        p->i++;
+        tok *a = ptx_peek(p);
+        if (ptx_is(t, "inlined_at") && a->line == line && a[1].line == line) {
+            uint32_t at = line_value((int)strtol(a->p, NULL, 10), (int)strtol(a[1].p, NULL, 10));
+            for (int k = p->m->nlines - 1; k > 0 && k >= p->m->nlines - 512 && outer == 0; k--)
+                if (p->m->lines[k] == at)
+                    outer = (uint32_t)k;
+        }
+    }
+    return l > 0 ? add_line(p, file, l, outer) : 0;
 }
 
 int
@@ -269,10 +304,7 @@ ptx_parse_body(P *p)
         else if (ptx_is(t, ".loc")) {
             int line = t->line;
             p->i++;
-            int file = (int)strtol(ptx_peek(p)->p, NULL, 10);
-            p->i++;
-            int l = (int)strtol(ptx_peek(p)->p, NULL, 10);
-            p->cur_line = l > 0 ? add_line(p, file, l) : 0;
+            p->cur_line = parse_loc(p, line);
             ptx_skip_line(p, line);
         }
         else if (ptx_is(t, ".pragma")) {
@@ -649,7 +681,7 @@ emu_ptx_load(const char *ptx, char *why, size_t whylen)
         snprintf(why, whylen, "out of memory");
         return NULL;
     }
-    add_line(&p, 0, 0); /* index 0: unknown */
+    add_line(&p, 0, 0, 0); /* index 0: unknown */
     if (ptx_lex(ptx, &p.t) < 0) {
         snprintf(why, whylen, "out of memory");
         emu_module_free(p.m);
@@ -703,6 +735,7 @@ emu_module_free(emu_module *m)
         free(m->files[i]);
     free(m->files);
     free(m->lines);
+    free(m->outer);
     free(m);
 }
 
@@ -712,9 +745,21 @@ emu_line_str(const emu_module *m, uint32_t line, char *buf, size_t n)
     buf[0] = '\0';
     if (m == NULL || line == 0 || (int)line >= m->nlines)
         return;
-    uint32_t v = m->lines[line];
-    int file = (int)(v >> 20), l = (int)(v & 0xfffff);
-    const char *name = (file < m->nfiles && m->files[file]) ? m->files[file] : "?";
+    /* a line inside the toolkit's headers (NVRTC's builtin one, cuda/include): the
+     * user's line that the inline function was called from, when known */
+    const char *name = "?";
+    int l = 0;
+    for (int hops = 0; hops < 64; hops++) {
+        uint32_t v = m->lines[line];
+        int file = (int)(v >> 20);
+        l = (int)(v & 0xfffff);
+        name = (file < m->nfiles && m->files[file]) ? m->files[file] : "?";
+        const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+        int header = strncmp(base, "__nv_", 5) == 0 || (strstr(name, "/cuda") && strstr(name, "/include/"));
+        if (!header || m->outer[line] == 0)
+            break;
+        line = m->outer[line];
+    }
     /* NVRTC writes the file name joined to the working folder; show it as the user gave it */
     char cwd[1024];
     if (getcwd(cwd, sizeof cwd)) {

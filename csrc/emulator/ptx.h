@@ -150,6 +150,10 @@ int ptx_parse_call(P *p, const tok *op, int line, operand *ops, int nops, int gu
 /* Find every .func definition of the module (a call may come before the body). */
 void ptx_scan_funcs(P *p);
 
+/* ptx_tex.c: tex, suld or sust (opcode op, its base nbase characters long). 0 / -1. */
+int ptx_parse_texture(P *p, const tok *op, int nbase, int line, operand *ops, int nops,
+                      int guard, int gneg);
+
 /* ptx_inst.c: one instruction statement (the guard, opcode, operands) into p->f. 0 / -1. */
 int ptx_parse_instruction(P *p);
 

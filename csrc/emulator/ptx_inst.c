@@ -333,6 +333,8 @@ ptx_parse_instruction(P *p)
     mods m;
     if (B("call"))
         return ptx_parse_call(p, op, line, ops, nops, guard, gneg);
+    if (B("tex") || B("suld") || B("sust"))
+        return ptx_parse_texture(p, op, nbase, line, ops, nops, guard, gneg);
     static const char *const known[] = {
         "mov", "setp", "set", "selp", "slct", "and", "or", "xor", "not", "cvt", "cvta", "ld", "ldu",
         "st", "atom", "red", "bra", "ret", "exit", "bar", "barrier", "membar", "fence", "nanosleep",

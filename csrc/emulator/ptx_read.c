@@ -554,6 +554,18 @@ ptx_parse_operand(P *p, operand *o)
             o->name = t->p;
             o->nlen = t->len;
             p->i++;
+            if (ptx_is_punct(ptx_peek(p), ',')) { /* [handle, {coordinates}]: tex, suld, sust */
+                p->i++;
+                operand v;
+                if (!ptx_is_punct(ptx_peek(p), '{') || ptx_parse_operand(p, &v) < 0)
+                    return ptx_fail(p, t->line, "the emulator could not read the coordinates of "
+                                    "a texture or surface access");
+                o->nitems = v.nitems;
+                memcpy(o->items, v.items, sizeof o->items);
+                memcpy(o->ilens, v.ilens, sizeof o->ilens);
+                memcpy(o->inums, v.inums, sizeof o->inums);
+                return ptx_expect(p, ']');
+            }
         }
         else if (t->kind == TK_NUM) {
             uint64_t v;

@@ -182,8 +182,8 @@ buffer_repr(cukit_Buffer *self)
 {
     if (self->ptr == 0)
         return PyUnicode_FromFormat("<cukit.Buffer %zu bytes, freed>", self->size);
-    return PyUnicode_FromFormat("<cukit.Buffer %zu bytes at 0x%llx on device %d>", self->size,
-                                self->ptr, self->device->ordinal);
+    return PyUnicode_FromFormat("<cukit.Buffer %zu bytes at %p on device %d>", self->size,
+                                (void *)(uintptr_t)self->ptr, self->device->ordinal);
 }
 
 static PyMemberDef buffer_members[] = {

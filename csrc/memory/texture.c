@@ -166,9 +166,9 @@ from_device_memory(cukit_state *st, PyObject *obj, int channels, resource *r)
         return -1;
     if (align > 0 && cai.ptr % (CUdeviceptr)align) {
         PyErr_Format(PyExc_ValueError,
-                     "Texture: the device memory at 0x%llx is not aligned to the device's "
+                     "Texture: the device memory at %p is not aligned to the device's "
                      "texture alignment (%d bytes); texture a whole allocation, or a copy of "
-                     "the view (x.copy())", (unsigned long long)cai.ptr, align);
+                     "the view (x.copy())", (void *)(uintptr_t)cai.ptr, align);
         return -1;
     }
     if (nd == 1) {
@@ -464,8 +464,8 @@ static PyObject *
 texobj_repr(cukit_TexObject *self)
 {
     PyObject *kind = self->info ? PyDict_GetItemString(self->info, "kind") : NULL;
-    return PyUnicode_FromFormat("<%s 0x%llx over %s (%s) on device %d>", Py_TYPE(self)->tp_name,
-                                self->handle, Py_TYPE(self->source)->tp_name,
+    return PyUnicode_FromFormat("<%s %p over %s (%s) on device %d>", Py_TYPE(self)->tp_name,
+                                (void *)(uintptr_t)self->handle, Py_TYPE(self->source)->tp_name,
                                 kind ? PyUnicode_AsUTF8(kind) : "array", self->device->ordinal);
 }
 

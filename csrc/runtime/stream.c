@@ -75,9 +75,9 @@ check_foreign(cukit_state *st, CUstream h, const cukit_Device *dev, PyObject *ob
         const char *name = "?";
         cukit_api.cuGetErrorName(res, &name);
         PyErr_Format(PyExc_ValueError,
-                     "the %s passed as stream= (handle 0x%llx) is not a live CUDA stream "
+                     "the %s passed as stream= (handle %p) is not a live CUDA stream "
                      "(cuStreamGetCtx: %s); was it destroyed?",
-                     Py_TYPE(obj)->tp_name, (unsigned long long)(uintptr_t)h, name);
+                     Py_TYPE(obj)->tp_name, (void *)h, name);
         return -1;
     }
     return wrong_context(*ctx, dev, obj);

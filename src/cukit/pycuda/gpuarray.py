@@ -524,17 +524,24 @@ class GPUArray:
     def astype(self, dtype, stream=None):
         return self._result(self._a.astype(dtype))
 
+    def _part(self, view):
+        """A new array in self's order holding `view` (PyCUDA's real and imag are
+        copies, contiguous as self is, not numpy's strided views)."""
+        out = empty_like(self, dtype=view.dtype)
+        cukit.copy(out._a, view)
+        return out
+
     @property
     def real(self):
         if self.dtype.kind != "c":
             return self
-        return self._view_of(self._a.real)
+        return self._part(self._a.real)
 
     @property
     def imag(self):
         if self.dtype.kind != "c":
             return zeros_like(self)
-        return self._view_of(self._a.imag)
+        return self._part(self._a.imag)
 
     def conj(self, out=None, stream=None):
         """The complex conjugate (self itself for real arrays, as PyCUDA's), into out
