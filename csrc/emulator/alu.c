@@ -252,6 +252,18 @@ ftz32(float x)
     return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x;
 }
 
+/* x / (2 pi) in turns, as the GPU's sin.approx and cos.approx take it: one single
+ * precision multiplication by 1/(2 pi) (0x3e22f983), rounded toward zero. */
+static float
+emu_turns32(float x)
+{
+    fesetround(FE_TOWARDZERO);
+    volatile float t = x * 0.159154936671257019f;
+    float r = t;
+    fesetround(FE_TONEAREST);
+    return r;
+}
+
 static int
 set_round(int rnd)
 {
@@ -278,14 +290,34 @@ emu_alu_float(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c)
         case B_MUL: r = x * y; break;
         case B_FMA: case B_MAD: r = fma(x, y, z); break;
         case B_DIV: r = x / y; break;
-        case B_RCP: r = 1.0 / x; break;
+        case B_RCP:
+            if ((in->mod & M_APPROX) && ftz) {
+                /* rcp.approx.ftz.f64, as the ISA defines it: the reciprocal of the top 32
+                 * bits of the operand (its low 32 ignored), the result's low 32 bits zero.
+                 * Routines such as normcdfinv refine it, so its bits reach their results. */
+                double hi = D(a & 0xffffffff00000000ull);
+                if (fpclassify(hi) == FP_SUBNORMAL)
+                    hi = copysign(0.0, hi);
+                double q = 1.0 / hi;
+                if (isnan(q))
+                    r = q;
+                else {
+                    out = UD(q) & 0xffffffff00000000ull;
+                    if (fpclassify(D(out)) == FP_SUBNORMAL)
+                        out &= 1ull << 63;
+                    goto done;
+                }
+            }
+            else
+                r = 1.0 / x;
+            break;
         case B_SQRT: r = sqrt(x); break;
         case B_RSQRT: r = 1.0 / sqrt(x); break;
         case B_ABS: out = a & ~(1ull << 63); goto done;
         case B_NEG: out = a ^ (1ull << 63); goto done;
         case B_MIN: r = fmin(x, y); break;
         case B_MAX: r = fmax(x, y); break;
-        case B_COPYSIGN: r = copysign(y, x); break;
+        case B_COPYSIGN: out = (b & ~(1ull << 63)) | (a & (1ull << 63)); goto done; /* bits: a NaN keeps its payload */
         case B_TESTP: {
             int cls = fpclassify(x);
             switch (in->imm) {
@@ -349,8 +381,17 @@ emu_alu_float(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c)
         case B_RCP: r = 1.0f / x; break;
         case B_SQRT: r = sqrtf(x); break;
         case B_RSQRT: r = 1.0f / sqrtf(x); break;
-        case B_SIN: r = sinf(x); break;
-        case B_COS: r = cosf(x); break;
+        /* sin.approx and cos.approx: the hardware takes the angle in turns, multiplied
+         * by 1/(2 pi) in single precision rounding toward zero, so an argument as large
+         * as 3.4e38 is a whole number of turns (sin 0, cos 1), as it is on the GPU. */
+        case B_SIN: case B_COS: {
+            double turns = (double)emu_turns32(x);
+            double a2 = 6.283185307179586 * (turns - nearbyint(turns));
+            r = in->base == B_SIN ? (float)sin(a2) : (float)cos(a2);
+            if (isinf(x) || isnan(x))
+                r = NAN;
+            break;
+        }
         case B_LG2: r = log2f(x); break;
         case B_EX2: r = exp2f(x); break;
         case B_TANH: r = tanhf(x); break;
@@ -358,7 +399,7 @@ emu_alu_float(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c)
         case B_NEG: if (!ftz) { out = (a ^ 0x80000000u) & 0xffffffffu; goto done; } r = -x; break;
         case B_MIN: r = fminf(x, y); break;
         case B_MAX: r = fmaxf(x, y); break;
-        case B_COPYSIGN: r = copysignf(y, x); break;
+        case B_COPYSIGN: out = (b & 0x7fffffffu) | (a & 0x80000000u); goto done;
         case B_TESTP: {
             float v = x;
             int cls = fpclassify(v);
@@ -379,7 +420,9 @@ emu_alu_float(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c)
             rr = ftz32(rr);
         if (in->mod & M_SAT)
             rr = isnan(rr) ? 0.0f : rr < 0 ? 0.0f : rr > 1 ? 1.0f : rr;
-        out = UF(rr);
+        /* a NaN that arithmetic makes is the canonical one, as the GPU's (0x7fffffff),
+         * whatever NaN came in */
+        out = isnan(rr) ? 0x7fffffffu : UF(rr);
     }
 done:
     if (changed)
@@ -478,7 +521,7 @@ emu_convert(const emu_inst *in, uint64_t v)
                 ff = ftz32(ff);
             if (in->mod & M_SAT)
                 ff = isnan(ff) ? 0.0f : ff < 0 ? 0.0f : ff > 1 ? 1.0f : ff;
-            out = UF(ff);
+            out = isnan(ff) ? 0x7fffffffu : UF(ff);
         }
         else if (dt == TY_F16)
             out = emu_f32_to_f16((float)x);

@@ -29,7 +29,7 @@ uint64_t emu_thread_instructions;
 __attribute__((target("fma"))) static void
 fma32_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
-    LANES(m, d[l] = UF(__builtin_fmaf(F(a[l]), F(b[l]), F(c[l]))));
+    LANES(m, d[l] = UFC(__builtin_fmaf(F(a[l]), F(b[l]), F(c[l]))));
 }
 
 __attribute__((target("fma"))) static void
@@ -41,7 +41,7 @@ fma64_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const ui
 static void
 fma32_sw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
-    LANES(m, d[l] = UF(fmaf(F(a[l]), F(b[l]), F(c[l]))));
+    LANES(m, d[l] = UFC(fmaf(F(a[l]), F(b[l]), F(c[l]))));
 }
 
 static void
@@ -187,9 +187,9 @@ run_warp(block *b, warp *w)
         case OP_OR64: LANES(m, Dd[l] = A[l] | Bv[l]); break;
         case OP_XOR32: LANES(m, Dd[l] = (uint32_t)(A[l] ^ Bv[l])); break;
         case OP_XOR64: LANES(m, Dd[l] = A[l] ^ Bv[l]); break;
-        case OP_FADD32: LANES(m, Dd[l] = UF(F(A[l]) + F(Bv[l]))); break;
-        case OP_FSUB32: LANES(m, Dd[l] = UF(F(A[l]) - F(Bv[l]))); break;
-        case OP_FMUL32: LANES(m, Dd[l] = UF(F(A[l]) * F(Bv[l]))); break;
+        case OP_FADD32: LANES(m, Dd[l] = UFC(F(A[l]) + F(Bv[l]))); break;
+        case OP_FSUB32: LANES(m, Dd[l] = UFC(F(A[l]) - F(Bv[l]))); break;
+        case OP_FMUL32: LANES(m, Dd[l] = UFC(F(A[l]) * F(Bv[l]))); break;
         case OP_FFMA32: fma32_lanes(m, Dd, A, Bv, C); break;
         case OP_FADD64: LANES(m, Dd[l] = UD(D(A[l]) + D(Bv[l]))); break;
         case OP_FSUB64: LANES(m, Dd[l] = UD(D(A[l]) - D(Bv[l]))); break;

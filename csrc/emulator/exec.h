@@ -64,6 +64,14 @@ UF(float f)
     return u;
 }
 
+/* The bits of a float32 result of arithmetic: a NaN is the GPU's canonical one
+ * (0x7fffffff), whatever NaN the operands held. */
+static inline uint64_t
+UFC(float f)
+{
+    return f != f ? 0x7fffffffu : UF(f);
+}
+
 static inline double
 D(uint64_t v)
 {
