@@ -139,6 +139,13 @@ extern "C" __global__ void blocks(const float* x, float* sums, int* hist, unsign
 """
 
 N = 4096
+# the nans kernel's inputs: quiet and signaling NaNs with payloads and both signs, 1.0,
+# infinity and the smallest subnormal, as float32 and as float64
+NAN_INPUTS = (np.array([0x7fc00000, 0xffc00000, 0x7f800001, 0x7fc12345, 0x3f800000, 0xff812345,
+                        0x7f800000, 0x00000001], np.uint32),
+              np.array([0x7ff8000000000000, 0xfff8000000000000, 0x7ff0000000000001,
+                        0x7ff8123456789abc, 0x3ff0000000000000, 0xfff0000000000123,
+                        0x7ff0000000000000, 1], np.uint64))
 
 
 def inputs():
@@ -176,10 +183,7 @@ def run(path):
     o = cukit.zeros(6 * N, np.float32)
     mod.approx(dev(f), o, N, grid=grid, block=block)
     out["approx"] = o.get()
-    nan32 = np.array([0x7fc00000, 0xffc00000, 0x7f800001, 0x7fc12345, 0x3f800000, 0xff812345, 0x7f800000,
-                      0x00000001], np.uint32)
-    nan64 = np.array([0x7ff8000000000000, 0xfff8000000000000, 0x7ff0000000000001, 0x7ff8123456789abc,
-                      0x3ff0000000000000, 0xfff0000000000123, 0x7ff0000000000000, 1], np.uint64)
+    nan32, nan64 = NAN_INPUTS
     o32, o64, o16 = cukit.zeros(64, np.uint32), cukit.zeros(48, np.uint64), cukit.zeros(32, np.uint16)
     mod.nans(dev(nan32), dev(nan64), o32, o64, o16, 8, grid=1, block=8)
     out["nans_f32"], out["nans_f64"], out["nans_f16"] = o32.get(), o64.get(), o16.get()

@@ -622,3 +622,46 @@ def test_device_functions_that_nvrtc_keeps_are_inlined(rng):
         __device__ __noinline__ int fib(int v) { return v < 2 ? v : fib(v - 1) + fib(v - 2); }
         extern "C" __global__ void f(int* p) { p[0] = fib(p[0]); }
         """)
+
+
+# What an H200 (sm_90) gives for the `nans` kernel of tests/differential.py: per input,
+# float32 x + 1, x * y, fmaf(x, 2, y), sqrtf(x), fminf(x, y), (float)X, -x, fabsf(x);
+# float64 X + 1, X * Y, fma(X, 2, Y), sqrt(X), fmin(X, Y), (double)x; half h(x), h + 1.5,
+# h * h, fma(h, 1.5, 1.5). float32 and half arithmetic give the canonical NaN; float64
+# keeps a payload and, of two NaNs, returns the last operand's; min and max ignore a NaN.
+NANS_F32 = """
+7fffffff 7fffffff 7fffffff 7fffffff 7fffffff 7fc00000 7fffffff 7fffffff 7fffffff 7fffffff 7fffffff
+7fffffff 7fffffff ffc00000 7fffffff 7fffffff 7fffffff 7fffffff 7fffffff 7fffffff 7fffffff 7fc00000
+7fffffff 7fffffff 7fffffff 7fffffff 7fffffff 7fffffff 3f800000 7fc091a2 7fffffff 7fffffff 40000000
+7fffffff 7fffffff 3f800000 3f800000 3f800000 bf800000 3f800000 7fffffff 7fffffff 7fffffff 7fffffff
+7f800000 ffc00000 7fffffff 7fffffff 7f800000 7f800000 7f800000 7f800000 00000001 7f800000 ff800000
+7f800000 3f800000 7fffffff 7fffffff 1a3504f3 00000001 00000000 80000001 00000001
+"""
+NANS_F64 = """
+7ff8000000000000 fff8000000000000 fff8000000000000 7ff8000000000000 fff8000000000000 7ff8000000000000
+fff8000000000000 7ff8000000000001 7ff8000000000001 fff8000000000000 7ff8000000000001 fff8000000000000
+7ff8000000000001 7ff8123456789abc 7ff8123456789abc 7ff8000000000001 7ff8123456789abc 7ff8000020000000
+7ff8123456789abc 7ff8123456789abc 7ff8123456789abc 7ff8123456789abc 3ff0000000000000 7ff82468a0000000
+4000000000000000 fff8000000000123 fff8000000000123 3ff0000000000000 3ff0000000000000 3ff0000000000000
+fff8000000000123 fff8000000000123 fff8000000000123 fff8000000000123 7ff0000000000000 fff82468a0000000
+7ff0000000000000 7ff0000000000000 7ff0000000000000 7ff0000000000000 0000000000000001 7ff0000000000000
+3ff0000000000000 7ff8000000000000 7ff8000000000000 1e60000000000000 0000000000000001 36a0000000000000
+"""
+NANS_F16 = """
+7fff 7fff 7fff 7fff 7fff 7fff 7fff 7fff 7fff 7fff 7fff 7fff 7fff 7fff 7fff 7fff 3c00 4100 3c00 4200
+7fff 7fff 7fff 7fff 7c00 7c00 7c00 7c00 0000 3e00 0000 3e00
+"""
+
+
+@pytest.mark.gpu
+def test_nan_results_are_the_gpus_bit_for_bit():
+    import differential
+    mod = cukit.compile(differential.CORPUS, name="corpus.cu")
+    f32, f64 = differential.NAN_INPUTS
+    o32, o64, o16 = cukit.zeros(64, np.uint32), cukit.zeros(48, np.uint64), cukit.zeros(32, np.uint16)
+    mod.nans(cukit.to_device(f32), cukit.to_device(f64), o32, o64, o16, 8, grid=1, block=8)
+    for got, want, width in ((o32, NANS_F32, 8), (o64, NANS_F64, 16), (o16, NANS_F16, 4)):
+        want = [int(w, 16) for w in want.split()]
+        got = [int(v) for v in got.get()]
+        bad = [(i, f"{g:0{width}x}", f"{w:0{width}x}") for i, (g, w) in enumerate(zip(got, want)) if g != w]
+        assert not bad, f"(output, got, want): {bad}"

@@ -315,8 +315,14 @@ emu_alu_float(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c)
         case B_RSQRT: r = 1.0 / sqrt(x); break;
         case B_ABS: out = a & ~(1ull << 63); goto done;
         case B_NEG: out = a ^ (1ull << 63); goto done;
-        case B_MIN: r = fmin(x, y); break;
-        case B_MAX: r = fmax(x, y); break;
+        case B_MIN: case B_MAX:
+            /* a NaN operand, signaling too, is ignored; of two NaNs the second, quieted */
+            if (isnan(x) && isnan(y)) {
+                out = b | 0x0008000000000000ull;
+                goto done;
+            }
+            r = isnan(x) ? y : isnan(y) ? x : in->base == B_MIN ? fmin(x, y) : fmax(x, y);
+            break;
         case B_COPYSIGN: out = (b & ~(1ull << 63)) | (a & (1ull << 63)); goto done; /* bits: a NaN keeps its payload */
         case B_TESTP: {
             int cls = fpclassify(x);
@@ -334,7 +340,8 @@ emu_alu_float(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c)
         }
         if (in->mod & M_SAT)
             r = isnan(r) ? 0.0 : r < 0 ? 0.0 : r > 1 ? 1.0 : r;
-        out = UD(r);
+        out = UDN(r, in->base == B_MIN || in->base == B_MAX ? 0 : b,
+                  in->base == B_FMA || in->base == B_MAD ? c : 0);
         goto done;
     }
     if (in->type == TY_F16) {
@@ -347,13 +354,13 @@ emu_alu_float(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c)
         case B_FMA: r = fmaf(x, y, z); break;
         case B_ABS: out = a & 0x7fff; goto done;
         case B_NEG: out = (a ^ 0x8000) & 0xffff; goto done;
-        case B_MIN: r = fminf(x, y); break;
-        case B_MAX: r = fmaxf(x, y); break;
+        case B_MIN: r = isnan(x) ? y : isnan(y) ? x : fminf(x, y); break;
+        case B_MAX: r = isnan(x) ? y : isnan(y) ? x : fmaxf(x, y); break;
         default: r = NAN; break;
         }
         if (in->mod & M_SAT)
             r = isnan(r) ? 0.0f : r < 0 ? 0.0f : r > 1 ? 1.0f : r;
-        out = emu_f32_to_f16(r);
+        out = isnan(r) ? 0x7fff : emu_f32_to_f16(r); /* the GPU's canonical half NaN */
         goto done;
     }
     {
@@ -395,10 +402,12 @@ emu_alu_float(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c)
         case B_LG2: r = log2f(x); break;
         case B_EX2: r = exp2f(x); break;
         case B_TANH: r = tanhf(x); break;
-        case B_ABS: r = fabsf(x); if (!ftz) { out = a & 0x7fffffffu; goto done; } break;
-        case B_NEG: if (!ftz) { out = (a ^ 0x80000000u) & 0xffffffffu; goto done; } r = -x; break;
-        case B_MIN: r = fminf(x, y); break;
-        case B_MAX: r = fmaxf(x, y); break;
+        /* abs and neg change the sign bit, but a NaN comes out canonical, as on the GPU */
+        case B_ABS: r = fabsf(x); if (!ftz && !isnan(x)) { out = a & 0x7fffffffu; goto done; } break;
+        case B_NEG: if (!ftz && !isnan(x)) { out = (a ^ 0x80000000u) & 0xffffffffu; goto done; } r = -x; break;
+        /* a NaN operand, signaling too, is ignored (glibc's fminf returns NaN for one) */
+        case B_MIN: r = isnan(x) ? y : isnan(y) ? x : fminf(x, y); break;
+        case B_MAX: r = isnan(x) ? y : isnan(y) ? x : fmaxf(x, y); break;
         case B_COPYSIGN: out = (b & 0x7fffffffu) | (a & 0x80000000u); goto done;
         case B_TESTP: {
             float v = x;
@@ -521,8 +530,12 @@ emu_convert(const emu_inst *in, uint64_t v)
                 ff = ftz32(ff);
             if (in->mod & M_SAT)
                 ff = isnan(ff) ? 0.0f : ff < 0 ? 0.0f : ff > 1 ? 1.0f : ff;
-            out = isnan(ff) ? 0x7fffffffu : UF(ff);
+            /* a NaN from float64 keeps its sign and top payload bits, quieted (as the
+             * GPU's and the CPU's conversions do); from a half, the canonical NaN */
+            out = isnan(ff) && st != TY_F64 ? 0x7fffffffu : UF(ff);
         }
+        else if (isnan(x))
+            out = 0x7fff; /* the GPU's canonical half and bfloat16 NaN */
         else if (dt == TY_F16)
             out = emu_f32_to_f16((float)x);
         else

@@ -35,7 +35,7 @@ fma32_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const ui
 __attribute__((target("fma"))) static void
 fma64_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
-    LANES(m, d[l] = UD(__builtin_fma(D(a[l]), D(b[l]), D(c[l]))));
+    LANES(m, d[l] = UDN(__builtin_fma(D(a[l]), D(b[l]), D(c[l])), b[l], c[l]));
 }
 
 static void
@@ -47,7 +47,7 @@ fma32_sw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const ui
 static void
 fma64_sw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
-    LANES(m, d[l] = UD(fma(D(a[l]), D(b[l]), D(c[l]))));
+    LANES(m, d[l] = UDN(fma(D(a[l]), D(b[l]), D(c[l])), b[l], c[l]));
 }
 
 typedef void (*lanes_fn)(uint32_t, uint64_t *, const uint64_t *, const uint64_t *, const uint64_t *);
@@ -191,9 +191,9 @@ run_warp(block *b, warp *w)
         case OP_FSUB32: LANES(m, Dd[l] = UFC(F(A[l]) - F(Bv[l]))); break;
         case OP_FMUL32: LANES(m, Dd[l] = UFC(F(A[l]) * F(Bv[l]))); break;
         case OP_FFMA32: fma32_lanes(m, Dd, A, Bv, C); break;
-        case OP_FADD64: LANES(m, Dd[l] = UD(D(A[l]) + D(Bv[l]))); break;
-        case OP_FSUB64: LANES(m, Dd[l] = UD(D(A[l]) - D(Bv[l]))); break;
-        case OP_FMUL64: LANES(m, Dd[l] = UD(D(A[l]) * D(Bv[l]))); break;
+        case OP_FADD64: LANES(m, Dd[l] = UDN(D(A[l]) + D(Bv[l]), Bv[l], 0)); break;
+        case OP_FSUB64: LANES(m, Dd[l] = UDN(D(A[l]) - D(Bv[l]), Bv[l], 0)); break;
+        case OP_FMUL64: LANES(m, Dd[l] = UDN(D(A[l]) * D(Bv[l]), Bv[l], 0)); break;
         case OP_FFMA64: fma64_lanes(m, Dd, A, Bv, C); break;
         case OP_INT: {
             const uint64_t *E = R + (size_t)in->s[3] * 32;

@@ -72,6 +72,23 @@ UFC(float f)
     return f != f ? 0x7fffffffu : UF(f);
 }
 
+/* The bits of a float64 result of add, sub, mul or fma with operands b and c: where
+ * more than one operand is NaN the GPU returns the last one, quieted (x86 the first);
+ * a single NaN operand is returned quieted on both. c is 0 for two operands. */
+static inline uint64_t
+UDN(double r, uint64_t b, uint64_t c)
+{
+    uint64_t u;
+    memcpy(&u, &r, 8);
+    if (r == r)
+        return u;
+    if ((c & 0x7fffffffffffffffull) > 0x7ff0000000000000ull)
+        return c | 0x0008000000000000ull;
+    if ((b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull)
+        return b | 0x0008000000000000ull;
+    return u;
+}
+
 static inline double
 D(uint64_t v)
 {
