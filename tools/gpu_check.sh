@@ -50,8 +50,21 @@ summary+=("device: $(tail -1 "$logs/device.log")")
 
 # The suite's own conformance test would run PyCUDA's files a second time: the steps
 # below run each on its own, with its counts.
-step suite 420 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -q -p no:cacheprovider \
-    -rfE tests
+# With pytest-xdist, CUKIT_CHECK_WORKERS processes share the GPU (one file each at a
+# time); what fails there runs again alone (a test of timings or of free memory may
+# fail only beside others), and the step's line is that rerun's.
+workers=${CUKIT_CHECK_WORKERS:-8}
+if [ "$workers" -gt 1 ] && "$python" -c "import xdist" 2> /dev/null; then
+    step suite 420 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -q -rfE \
+        -o cache_dir="$logs/.pytest_cache" -n "$workers" --dist loadfile --durations=30 tests
+    if grep -q "^FAILED\|^ERROR" "$logs/suite.log"; then
+        step suite-rerun 240 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -q -rfE \
+            -o cache_dir="$logs/.pytest_cache" --last-failed --last-failed-no-failures none tests
+    fi
+else
+    step suite 420 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -q -p no:cacheprovider \
+        -rfE --durations=30 tests
+fi
 
 if [ -n "${CUKIT_PYCUDA_CONFORMANCE:-}" ]; then
     for f in "$CUKIT_PYCUDA_CONFORMANCE"/test_*.py; do
