@@ -50,20 +50,27 @@ summary+=("device: $(tail -1 "$logs/device.log")")
 
 # The suite's own conformance test would run PyCUDA's files a second time: the steps
 # below run each on its own, with its counts.
-# With pytest-xdist, CUKIT_CHECK_WORKERS processes share the GPU (one file each at a
+# With pytest-xdist, CUKIT_CHECK_WORKERS processes share the GPU (tests dealt out one at a
 # time); what fails there runs again alone (a test of timings or of free memory may
 # fail only beside others), and the step's line is that rerun's.
+# With pytest-timeout, a test that hangs fails after CUKIT_CHECK_TEST_TIMEOUT seconds with
+# every thread's stack in the log, instead of eating the whole budget; -v names each
+# test as it ends, so a run cut short still says which failed.
 workers=${CUKIT_CHECK_WORKERS:-8}
+hang=()
+if "$python" -c "import pytest_timeout" 2> /dev/null; then
+    hang=(--timeout "${CUKIT_CHECK_TEST_TIMEOUT:-120}" --timeout-method thread)
+fi
 if [ "$workers" -gt 1 ] && "$python" -c "import xdist" 2> /dev/null; then
-    step suite 420 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -q -rfE \
-        -o cache_dir="$logs/.pytest_cache" -n "$workers" --dist loadfile --durations=30 tests
+    step suite 420 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -v -rfE "${hang[@]}" \
+        -o cache_dir="$logs/.pytest_cache" -n "$workers" --dist load --durations=30 tests
     if grep -q "^FAILED\|^ERROR" "$logs/suite.log"; then
-        step suite-rerun 240 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -q -rfE \
+        step suite-rerun 240 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -q -rfE "${hang[@]}" \
             -o cache_dir="$logs/.pytest_cache" --last-failed --last-failed-no-failures none tests
     fi
 else
-    step suite 420 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -q -p no:cacheprovider \
-        -rfE --durations=30 tests
+    step suite 420 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -v -p no:cacheprovider \
+        -rfE "${hang[@]}" --durations=30 tests
 fi
 
 if [ -n "${CUKIT_PYCUDA_CONFORMANCE:-}" ]; then
