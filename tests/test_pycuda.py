@@ -627,12 +627,7 @@ def _counts(text):
 
 
 # What of PyCUDA's tests cannot pass here, and why: on any device, and on the emulator.
-_CANNOT = {
-    "test_gpuarray.py": {
-        "TestGPUArray::test_struct_reduce": "struct dtypes: cukit's ReductionKernel takes numpy's "
-                                            "numeric dtypes only",
-    },
-}
+_CANNOT = {}
 _EMULATOR_CANNOT = {
     "test_driver.py": {
         "TestDriver::test_recursive_launch": "a device-side launch (links cudadevrt's machine code)",

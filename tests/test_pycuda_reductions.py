@@ -289,6 +289,113 @@ def test_reduction_kernel_unknown_nvcc_option_raises():
                         options=["--no-such-option"])
 
 
+# ------------------------------------------------------------------ struct reductions
+
+MINMAX = np.dtype([("lo", np.float32), ("hi", np.float32)])
+MINMAX_C = """
+struct ck_minmax {
+    float lo, hi;
+    __device__ ck_minmax() {}
+    __device__ ck_minmax(float l, float h) : lo(l), hi(h) {}
+};
+__device__ ck_minmax widen(ck_minmax a, ck_minmax b) {
+    return ck_minmax(fminf(a.lo, b.lo), fmaxf(a.hi, b.hi));
+}
+static_assert(sizeof(ck_minmax) == 8, "the numpy dtype's layout");
+"""
+# int then double: 4 bytes of padding, as numpy lays it out with align=True
+POSSUM = np.dtype([("n", np.int32), ("s", np.float64)], align=True)
+POSSUM_C = """
+struct ck_possum { int n; double s; };
+__device__ ck_possum make_possum(int n, double s) { ck_possum r; r.n = n; r.s = s; return r; }
+__device__ ck_possum add_possum(ck_possum a, ck_possum b) {
+    return make_possum(a.n + b.n, a.s + b.s);
+}
+static_assert(sizeof(ck_possum) == 16, "the numpy dtype's layout");
+"""
+
+
+def minmax_kernel():
+    from cukit.pycuda.tools import register_dtype
+    register_dtype(MINMAX, "ck_minmax")
+    return ReductionKernel(MINMAX, neutral="ck_minmax(3e38f, -3e38f)",
+                           reduce_expr="widen(a, b)", map_expr="ck_minmax(x[i], x[i])",
+                           arguments="const float *x", preamble=MINMAX_C)
+
+
+@gpu
+@pytest.mark.parametrize("n", [1, 1000, 100_003])
+def test_struct_reduction_is_numpys_min_and_max(rng, n):
+    x = data(rng, n, np.float32)
+    r = minmax_kernel()(gpuarray.to_gpu(x))
+    assert isinstance(r, gpuarray.GPUArray) and r.shape == () and r.dtype == MINMAX
+    got = r.get()
+    assert got.dtype == MINMAX and got.shape == ()
+    assert got["lo"] == x.min() and got["hi"] == x.max()
+
+
+@gpu
+def test_struct_reduction_into_out(rng):
+    x = data(rng, 5000, np.float32)
+    out = gpuarray.to_gpu(np.array((np.nan, np.nan), MINMAX))  # poisoned
+    r = minmax_kernel()(gpuarray.to_gpu(x), out=out)
+    assert r is out
+    assert out.get()["lo"] == x.min() and out.get()["hi"] == x.max()
+
+
+@gpu
+@pytest.mark.parametrize("n", [7, 40_000])
+def test_struct_of_int_and_double(rng, n):
+    from cukit.pycuda.tools import get_or_register_dtype
+    get_or_register_dtype("ck_possum", POSSUM)
+    x = data(rng, n, np.float64)
+    k = ReductionKernel(POSSUM, neutral="make_possum(0, 0.0)", reduce_expr="add_possum(a, b)",
+                        map_expr="x[i] > t ? make_possum(1, x[i]) : make_possum(0, 0.0)",
+                        arguments="const double *x, double t", preamble=POSSUM_C)
+    t = float(rng.standard_normal())
+    got = k(gpuarray.to_gpu(x), np.float64(t)).get()
+    assert got.dtype == POSSUM
+    assert got["n"] == np.count_nonzero(x > t)
+    np.testing.assert_allclose(got["s"], x[x > t].sum(), rtol=1e-12, atol=1e-9)
+
+
+def test_registered_struct_names():
+    from cukit.pycuda.tools import TypeNameNotKnown, dtype_to_ctype, get_or_register_dtype
+    dt = np.dtype([("a", np.int16), ("b", np.float32)])
+    assert get_or_register_dtype(["ck_pair", "ck_pair_alias"], dt) == dt
+    assert dtype_to_ctype(dt) == "ck_pair"
+    assert get_or_register_dtype("ck_pair_alias") == dt
+    with pytest.raises(RuntimeError, match="already registered"):
+        get_or_register_dtype("ck_pair", np.dtype([("a", np.int8)]))
+    with pytest.raises(TypeNameNotKnown, match="no dtype"):
+        get_or_register_dtype("ck_never_registered")
+
+
+def test_struct_reduction_of_an_unregistered_dtype_raises():
+    dt = np.dtype([("ck_unnamed_a", np.float32), ("ck_unnamed_b", np.int16)])
+    with pytest.raises(TypeError, match=r"no C name; register it first with "
+                                        r"pycuda\.tools\.register_dtype"):
+        ReductionKernel(dt, neutral="0", reduce_expr="a", map_expr="x[i]",
+                        arguments="const float *x")
+
+
+def test_cukit_struct_reduction_needs_its_c_name():
+    with pytest.raises(TypeError, match="struct dtype: pass ctype="):
+        cukit.ReductionKernel(MINMAX, "ck_minmax(0, 0)", "widen(a, b)", "ck_minmax(x[i], x[i])",
+                              "const float *x", preamble=MINMAX_C)
+    with pytest.raises(TypeError, match="is not a struct: leave ctype out"):
+        cukit.ReductionKernel(np.float32, "0", "a+b", "x[i]", "const float *x", ctype="float")
+    with pytest.raises(ValueError, match="must be the C name of dtype_out's struct"):
+        cukit.ReductionKernel(MINMAX, "0", "a", "x[i]", "const float *x", ctype="a; int b")
+
+
+@gpu
+def test_struct_reduction_out_of_another_dtype_raises(rng):
+    x = gpuarray.to_gpu(data(rng, 100, np.float32))
+    with pytest.raises(ValueError, match=r"output must be an array of dtype .*lo"):
+        minmax_kernel()(x, out=gpuarray.to_gpu(np.zeros((), np.float64)))
+
+
 # ------------------------------------------------------------------ scans
 
 

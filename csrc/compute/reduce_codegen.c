@@ -272,11 +272,14 @@ ck_reduce_source(const ck_rspec *s)
     rbuf b = {0};
     int nin = s->nin, v = s->vec > 0 ? s->vec : 1;
     put(&b, "%s\n%s\n", ck_preamble, rhelpers);
-    for (int k = 0; k <= nin; k++)
+    /* a struct output is defined by head: its typedef follows head */
+    for (int k = 0; k < nin + !s->out_ctype; k++)
         put(&b, "typedef %s T%d;\n", ck_dtypes[s->tc[k]].ctype, k);
-    put(&b, "typedef T%d TO;\n#define CK_NIN %d\n#define CK_NOPS %d\n#define CK_V %d\n"
+    if (!s->out_ctype)
+        put(&b, "typedef T%d TO;\n", nin);
+    put(&b, "#define CK_NIN %d\n#define CK_NOPS %d\n#define CK_V %d\n"
             "#define CK_NT %d\n#define CK_HAS_INIT %d\n#define CK_RMAXD %d\n",
-        nin, nin, nin + 1, v, CK_THREADS, s->has_init, CK_RMAXD);
+        nin, nin + 1, v, CK_THREADS, s->has_init, CK_RMAXD);
     put(&b, "struct ck_rargs {\n    ck_slot op[CK_NOPS];\n    ck_slot init;\n"
             "    unsigned long long part;\n    long long nout, nred, chunk, count;\n"
             "    double d;\n    int splits, kd, rd, pad_;\n"
@@ -285,6 +288,8 @@ ck_reduce_source(const ck_rspec *s)
     if (s->head)
         put(&b, "%s\n", s->head);
     put(&b, "typedef %s TA;\n", s->acc);
+    if (s->out_ctype)
+        put(&b, "typedef %s T%d;\ntypedef T%d TO;\n", s->out_ctype, nin, nin);
     /* the operation's four functions */
     put(&b, "CKD TA ck_ident() {\n    return cv<TA>(");
     user_text(&b, s, "identity", s->identity);

@@ -5,8 +5,10 @@
  * typed or placeholder parameters, broadcasting, axis= and keepdims=, every layout the
  * engine has. PyCUDA's: ReductionKernel(numpy.float32, neutral="0", reduce_expr="a+b",
  * map_expr="x[i]*y[i]", arguments="float *x, float *y") -- pointers indexed by i over
- * the first array's size, a 0-d result. Each text is compiled under its own #line, so a
- * compile error names it (map_expr:1:7: error: ...). */
+ * the first array's size, a 0-d result; dtype_out may be a numpy struct dtype whose C
+ * struct the preamble defines (ctype= names it; the accumulator is that struct too).
+ * Each text is compiled under its own #line, so a compile error names it
+ * (map_expr:1:7: error: ...). */
 #include "compute/reduce_impl.h"
 
 #include <ctype.h>
@@ -34,6 +36,9 @@ typedef struct {
     int rtc, rph;               /* the reduce type: a dtype, or placeholder rph */
     PyObject *name, *map, *reduce, *post, *identity, *preamble; /* strong refs: str */
     PyObject *options;          /* strong ref: tuple of str */
+    PyObject *odtype;           /* strong ref: a struct dtype_out (PyCUDA's form), else NULL */
+    PyObject *octype;           /* strong ref: str, its C type name, else NULL */
+    Py_ssize_t osize;           /* its itemsize */
     ck_kcache cache;
 } cukit_RK;
 
@@ -323,11 +328,24 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
             return PyErr_Format(PyExc_TypeError, "%U(): the output must be a cukit.Array",
                                 self->name);
         out = (cukit_Array *)out_o;
-        if (out->typecode != tcs[nin] || out->ndim != ond ||
-            memcmp(out->shape, oshape, sizeof(Py_ssize_t) * (size_t)ond))
+        int same = out->typecode == tcs[nin];
+        if (same && self->odtype && (same = PyObject_RichCompareBool(out->dtype, self->odtype,
+                                                                     Py_EQ)) < 0)
+            return NULL;
+        if (!same || out->ndim != ond ||
+            memcmp(out->shape, oshape, sizeof(Py_ssize_t) * (size_t)ond)) {
+            if (self->odtype)
+                return PyErr_Format(PyExc_ValueError, "%U(): the output must be an array of "
+                                    "dtype %S and the reduced shape", self->name, self->odtype);
             return PyErr_Format(PyExc_ValueError, "%U(): the output must be a %s array of the "
                                 "reduced shape", self->name, ck_dtypes[tcs[nin]].name);
+        }
         Py_INCREF(out);
+    }
+    else if (self->odtype) {
+        if ((out = cukit_array_new(st, dev, self->odtype, CUKIT_TC_OTHER, self->osize, ond,
+                                   oshape)) == NULL)
+            return NULL;
     }
     else if ((out = ck_empty(st, dev, tcs[nin], ond, oshape)) == NULL) {
         return NULL;
@@ -349,14 +367,21 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
         }
     }
     spec.vec = widest >= 16 ? 1 : 16 / widest;
-    spec.acc = ck_dtypes[atc].ctype;
-    PyObject *head = PyUnicode_FromFormat("typedef %s _type_reduce;\n", ck_dtypes[atc].ctype);
+    /* a struct is the accumulator and the output, and the preamble defines it */
+    const char *octype = self->octype ? PyUnicode_AsUTF8(self->octype) : NULL;
+    spec.acc = octype ? octype : ck_dtypes[atc].ctype;
+    spec.out_ctype = octype;
+    PyObject *head = PyUnicode_FromString("");
+    if (head && !octype)
+        Py_SETREF(head, PyUnicode_FromFormat("typedef %s _type_reduce;\n", ck_dtypes[atc].ctype));
     for (int i = 0; head && i < self->nph; i++)
         if (ph_tc[i] >= 0)
             Py_SETREF(head, PyUnicode_FromFormat("%Utypedef %s %s;\n", head,
                                                  ck_dtypes[ph_tc[i]].ctype, self->ph_names[i]));
     if (head && PyUnicode_GET_LENGTH(self->preamble) > 0)
         Py_SETREF(head, PyUnicode_FromFormat("%U#line 1 \"preamble\"\n%U\n", head, self->preamble));
+    if (head && octype)
+        Py_SETREF(head, PyUnicode_FromFormat("%Utypedef %s _type_reduce;\n", head, octype));
     const char *h = head ? PyUnicode_AsUTF8(head) : NULL;
     spec.head = h;
     spec.map = PyUnicode_AsUTF8(self->map);
@@ -394,7 +419,7 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
     if (fname)
         rc = ck_rplan_run(st, dev, &self->cache, key, &spec, fname, self->options,
-                          ck_dtypes[atc].size, &P, hs);
+                          octype ? (int)self->osize : ck_dtypes[atc].size, &P, hs);
     Py_XDECREF(file);
 done:
     Py_XDECREF(head);
@@ -406,6 +431,77 @@ done:
 }
 
 /* ------------------------------------------------------------------ the type */
+
+/* 1 when t can stand as a C type name in the generated source: identifiers, spaces, ::
+ * and template brackets; nothing that ends a declaration or opens a block. */
+static int
+is_type_name(const char *t)
+{
+    if (!*t)
+        return 0;
+    for (; *t; t++)
+        if (!(isalnum((unsigned char)*t) || strchr("_: <>,", *t)))
+            return 0;
+    return 1;
+}
+
+/* PyCUDA form's dtype_out: a dtype the engine computes on (ctype NULL or None), or a
+ * struct dtype named `ctype` in C, whose dtype, name and itemsize go into self. The
+ * typecode (CUKIT_TC_OTHER for a struct), or -1 with TypeError/ValueError. */
+static int
+out_type(cukit_RK *self, PyObject *dtype, PyObject *ctype)
+{
+    cukit_state *st = self->st;
+    PyObject *dt = cukit_resolve_dtype(st, dtype), *size = NULL;
+    if (dt == NULL)
+        return -1;
+    int tc = cukit_typecode_of_dtype(dt);
+    if (ctype == NULL || ctype == Py_None) {
+        if (tc == CUKIT_TC_OTHER) {
+            PyObject *names = PyObject_GetAttrString(dt, "names");
+            int is_struct = names != NULL && names != Py_None;
+            Py_XDECREF(names);
+            if (names == NULL)
+                goto error;
+            if (is_struct) {
+                PyErr_Format(PyExc_TypeError, "ReductionKernel: dtype_out %S is a struct dtype: "
+                             "pass ctype= with the C name of the struct the preamble defines",
+                             dt);
+                goto error;
+            }
+        }
+        Py_DECREF(dt);
+        return ck_tc_of(st, dtype);
+    }
+    const char *t = PyUnicode_Check(ctype) ? PyUnicode_AsUTF8(ctype) : NULL;
+    if (t == NULL || !is_type_name(t)) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "ReductionKernel: ctype=%R must be the C name of "
+                         "dtype_out's struct, e.g. \"minmax_collector\"", ctype);
+        goto error;
+    }
+    if (tc != CUKIT_TC_OTHER) {
+        PyErr_Format(PyExc_TypeError, "ReductionKernel: ctype= names a struct dtype_out's C "
+                     "type; dtype %S is not a struct: leave ctype out", dt);
+        goto error;
+    }
+    if ((size = PyObject_GetAttrString(dt, "itemsize")) == NULL)
+        goto error;
+    self->osize = PyLong_AsSsize_t(size);
+    if (self->osize <= 0) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "ReductionKernel: dtype_out %S has no bytes", dt);
+        goto error;
+    }
+    Py_DECREF(size);
+    self->odtype = dt;
+    self->octype = Py_NewRef(ctype);
+    return CUKIT_TC_OTHER;
+error:
+    Py_XDECREF(size);
+    Py_DECREF(dt);
+    return -1;
+}
 
 static PyObject *
 text_of(PyObject *v, const char *what)
@@ -429,13 +525,13 @@ rk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     int pycuda = first != NULL && !PyUnicode_Check(first);
     PyObject *in = NULL, *outp = NULL, *map = NULL, *red = NULL, *post = NULL, *ident = NULL,
              *name = NULL, *rtype = NULL, *pre = NULL, *opts = NULL, *dtype = NULL,
-             *args_o = NULL, *keep = NULL, *alloc = NULL, *dims = NULL;
+             *args_o = NULL, *keep = NULL, *alloc = NULL, *dims = NULL, *ctype = NULL;
     if (pycuda) {
         static char *kw[] = {"dtype_out", "neutral", "reduce_expr", "map_expr", "arguments",
-                             "name", "keep", "options", "preamble", "allocator", NULL};
-        if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OOOOOOO:ReductionKernel", kw, &dtype,
-                                         &ident, &red, &map, &args_o, &name, &keep, &opts, &pre,
-                                         &alloc))
+                             "name", "keep", "options", "preamble", "allocator", "ctype", NULL};
+        if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OOOOOOO$O:ReductionKernel", kw,
+                                         &dtype, &ident, &red, &map, &args_o, &name, &keep, &opts,
+                                         &pre, &alloc, &ctype))
             return NULL;
     }
     else {
@@ -456,7 +552,8 @@ rk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->nparams = self->nin = self->nph = 0;
     self->rtc = self->rph = -1;
     self->name = self->map = self->reduce = self->post = self->identity = self->preamble = NULL;
-    self->options = NULL;
+    self->options = self->odtype = self->octype = NULL;
+    self->osize = 0;
     memset(&self->cache, 0, sizeof self->cache);
     PyObject_GC_Track(self);
     self->name = name && name != Py_None ? text_of(name, "name")
@@ -475,9 +572,14 @@ rk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (self->options == NULL)
         goto error;
     if (pycuda) {
-        int otc = ck_tc_of(st, dtype);
+        int otc = out_type(self, dtype, ctype);
         if (otc < 0)
             goto error;
+        if (otc == CUKIT_TC_OTHER && !(args_o && args_o != Py_None)) {
+            PyErr_SetString(PyExc_ValueError, "ReductionKernel: a struct dtype_out needs "
+                            "arguments= (and a map_expr making the struct from them)");
+            goto error;
+        }
         PyObject *arguments = args_o && args_o != Py_None
                                   ? Py_NewRef(args_o)
                                   : PyUnicode_FromFormat("const %s *in", ck_dtypes[otc].ctype_c);
@@ -554,6 +656,8 @@ rk_dealloc(cukit_RK *self)
     Py_CLEAR(self->identity);
     Py_CLEAR(self->preamble);
     Py_CLEAR(self->options);
+    Py_CLEAR(self->odtype);
+    Py_CLEAR(self->octype);
     PyObject_GC_Del(self);
     Py_DECREF(tp);
 }
@@ -563,6 +667,7 @@ rk_traverse(cukit_RK *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->cache.modules);
+    Py_VISIT(self->odtype);
     return 0;
 }
 
@@ -590,8 +695,9 @@ static PyType_Slot rk_slots[] = {
                 "options=()) -- CuPy's form; call k(*inputs, axis=None, keepdims=False, "
                 "out=None, stream=None).\n\nReductionKernel(dtype_out, neutral, reduce_expr, "
                 "map_expr=None, arguments=None, name='reduce_kernel', keep=False, options=None, "
-                "preamble='') -- PyCUDA's form; call k(*arguments, stream=None, out=None) -> a "
-                "0-d Array."},
+                "preamble='', *, ctype=None) -- PyCUDA's form (ctype: the C name of a struct "
+                "dtype_out, defined in the preamble); call k(*arguments, stream=None, out=None) "
+                "-> a 0-d Array."},
     {0, NULL},
 };
 

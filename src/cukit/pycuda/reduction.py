@@ -70,6 +70,21 @@ def _first_gpuarray(args):
     raise TypeError("a reduction needs at least one GPUArray argument")
 
 
+def _struct_ctype(dtype):
+    """The registered C name of a struct dtype (None for the numeric dtypes): the struct,
+    defined in the preamble, that the reduction accumulates and returns."""
+    if dtype.fields is None:
+        return None
+    from .tools import dtype_to_ctype
+    try:
+        return dtype_to_ctype(dtype)
+    except ValueError:
+        raise TypeError("ReductionKernel: dtype_out %s is a struct dtype with no C name; "
+                        "register it first with pycuda.tools.register_dtype(dtype, "
+                        "\"its_struct_name\") (the struct the preamble defines)" % (dtype,)) \
+            from None
+
+
 class ReductionKernel:
     """ReductionKernel(dtype_out, neutral, reduce_expr, map_expr=None, arguments=None,
     name="reduce_kernel", keep=False, options=None, preamble="", allocator=None);
@@ -81,7 +96,8 @@ class ReductionKernel:
         self.allocator = allocator
         self._k = cukit.ReductionKernel(self.dtype_out, _literal(neutral), reduce_expr, map_expr=map_expr,
                                         arguments=arguments, name=name, preamble=preamble,
-                                        options=_nvrtc_options(options, "ReductionKernel"))
+                                        options=_nvrtc_options(options, "ReductionKernel"),
+                                        ctype=_struct_ctype(self.dtype_out))
 
     def __call__(self, *args, stream=None, out=None, allocator=None):
         from .gpuarray import GPUArray

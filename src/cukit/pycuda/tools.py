@@ -255,7 +255,12 @@ class PageLockedMemoryPool:
 # ------------------------------------------------------------------ dtypes and C types
 
 _ctypes = {}
-_registered = {}
+_registered = {}  # dtype -> the C name dtype_to_ctype gives (the first registered)
+_by_name = {}     # every registered C name -> its dtype
+
+
+class TypeNameNotKnown(RuntimeError):
+    """get_or_register_dtype was asked for a C name that no dtype has."""
 
 
 def _init_ctypes():
@@ -273,14 +278,46 @@ def _init_ctypes():
         _ctypes[np.dtype(t)] = name
 
 
+def get_or_register_dtype(c_names, dtype=None):
+    """With dtype: name it (a struct dtype, say) in C by c_names (a str or a list; the
+    first is what dtype_to_ctype gives unless dtype already has a name) and return it.
+    Without: the dtype the names stand for (TypeNameNotKnown when none)."""
+    if isinstance(c_names, str):
+        c_names = [c_names]
+    if dtype is None:
+        found = set()
+        for nm in c_names:
+            try:
+                found.add(_ctype_to_dtype(nm))
+            except ValueError:
+                raise TypeNameNotKnown("C type %r has no dtype; register one with "
+                                       "get_or_register_dtype(%r, dtype)" % (nm, nm)) from None
+        if len(found) != 1:
+            raise TypeNameNotKnown("C types %s stand for different dtypes" % (c_names,))
+        return found.pop()
+    dtype = np.dtype(dtype)
+    for nm in c_names:
+        try:
+            known = _ctype_to_dtype(nm)
+        except ValueError:
+            continue
+        if known != dtype:
+            raise RuntimeError("C type %r is already registered as dtype %s" % (nm, known))
+    for nm in c_names:
+        _by_name[nm] = dtype
+    _registered.setdefault(dtype, c_names[0])
+    return dtype
+
+
 def register_dtype(dtype, c_names, alias_ok=False):
-    """Name a (structured) dtype's C type for dtype_to_ctype."""
+    """Name a (structured) dtype's C type for dtype_to_ctype; a second, different name
+    is an error unless alias_ok (then both names stand for it; the first stays its name)."""
     dtype = np.dtype(dtype)
     if isinstance(c_names, str):
         c_names = [c_names]
     if dtype in _registered and not alias_ok and _registered[dtype] != c_names[0]:
         raise RuntimeError("dtype %s is already registered as %s" % (dtype, _registered[dtype]))
-    _registered[dtype] = c_names[0]
+    return get_or_register_dtype(c_names, dtype)
 
 
 def dtype_to_ctype(dtype, with_fp_tex_hack=False):
@@ -359,7 +396,9 @@ def _ctype_to_dtype(ctype):
                "long int": np.int64, "unsigned long int": np.uint64, "half": np.float16}
     if ctype in aliases:
         return np.dtype(aliases[ctype])
-    for dt, name in list(_ctypes.items()) + list(_registered.items()):
+    if ctype in _by_name:
+        return _by_name[ctype]
+    for dt, name in _ctypes.items():
         if name == ctype:
             return dt
     from . import gpuarray
