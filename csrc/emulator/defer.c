@@ -316,6 +316,8 @@ emu_defer_memset(CUstream h, CUdeviceptr p, size_t pitch, unsigned value, size_t
     return 0;
 }
 
+/* A free with nothing queued before it on its stream completes at once, as on an idle
+ * GPU: memory freed and allocated in a loop is reused rather than piled up. */
 int
 emu_defer_free(CUstream h, CUdeviceptr p)
 {
@@ -325,7 +327,20 @@ emu_defer_free(CUstream h, CUdeviceptr p)
     if (o == NULL)
         return 1;
     o->dst = p;
-    enqueue(h, o);
+    pthread_mutex_lock(&lock);
+    stream *s = queue_of(h);
+    if (s != NULL) {
+        order_with_legacy(s);
+        if (s->head == NULL) {
+            hold(emu_free_device(p));
+            free(o);
+        }
+        else
+            append(s, o);
+    }
+    else
+        free(o);
+    pthread_mutex_unlock(&lock);
     return 0;
 }
 

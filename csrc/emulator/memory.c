@@ -24,6 +24,11 @@ alloc_at(CUdeviceptr *p, size_t n, int kind, const char *origin)
     if (n == 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "a zero-byte allocation");
     uint64_t total = emu_total_memory(), used = emu_used_bytes + emu_pool_cached_bytes();
+    if ((used > total || n > total - used) && emu_deferring()) {
+        /* Frees still queued: the device would have got to them by now. */
+        emu_sync_all();
+        used = emu_used_bytes + emu_pool_cached_bytes();
+    }
     if (used > total || n > total - used)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "the emulated device has %llu bytes free",
                           (unsigned long long)(used < total ? total - used : 0));
