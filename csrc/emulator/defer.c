@@ -401,6 +401,12 @@ emu_sync_stream(CUstream h)
 {
     if (!emu_deferring())
         return;
+    if (queue_of(h) == &legacy) {
+        /* As wide as a synchronous copy: the blocking streams' work too, the lenient
+         * reading of what waiting for the legacy stream covers. */
+        emu_sync_legacy();
+        return;
+    }
     pthread_mutex_lock(&lock);
     stream *s = queue_of(h);
     if (s)
