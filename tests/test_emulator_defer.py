@@ -180,3 +180,18 @@ def test_a_free_waits_for_queued_work_and_a_fault_is_held_until_a_wait():
         print("held", "misaligned" in str(e))
     ''')
     assert "held True" in out
+
+
+def test_managed_memory_read_before_a_synchronize_is_stale():
+    out = run(r'''
+    x = rng.standard_normal(n).astype(np.float32)
+    a = cukit.to_device(x)
+    m = cukit.managed_zeros(n, np.float32)
+    m[:] = POISON
+    mod.axpb(a, m, np.float32(2), np.float32(0), np.int32(n), grid=grid, block=block)
+    print("stale", bool((m == POISON).all()))    # the kernel is still queued
+    cukit.synchronize()
+    np.testing.assert_array_equal(m, np.float32(2) * x)
+    print("managed ok")
+    ''')
+    assert "stale True" in out and "managed ok" in out
