@@ -62,7 +62,8 @@ e_cuMemAlloc(CUdeviceptr *p, size_t n)
 /* ------------------------------------------------------------------ the stream-ordered pool
  *
  * The device's default pool. Work runs when it is issued, so a free queued on any
- * stream is complete at once: the block leaves the registry (a kernel that still uses
+ * stream is complete at once (under deferred execution, when its stream reaches it:
+ * defer.c): the block leaves the registry (a kernel that still uses
  * it faults as "already freed") and waits in the pool's cache, where a later
  * allocation of a size that fits takes it back. The cache counts as device memory in
  * use, as the driver counts a pool's reserved memory, until cuMemPoolTrimTo or the
