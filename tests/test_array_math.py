@@ -612,7 +612,7 @@ def test_stream_and_capture(rng, compiled):
     x = rng.standard_normal(4096).astype(np.float32)
     s = cukit.Stream()
     a = cukit.to_device(x)
-    out = cukit.sqrt(cukit.absolute(a), stream=s)
+    out = cukit.sqrt(cukit.absolute(a, stream=s), stream=s)  # both on s: ordered
     s.synchronize()
     same(out.get(), np.sqrt(np.abs(x)), approx=True)
 

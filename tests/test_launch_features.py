@@ -158,6 +158,7 @@ def test_graph_capture_replays_kernels_copies_and_fills(mod, rng):
     s.synchronize()
     np.testing.assert_array_equal(b.get(), (host + 1) * 2)
     a.fill(7)
+    s.wait(cukit.Event().record())  # the fill is on the legacy stream, which s does not wait for
     g.launch(s)
     g.launch(s)
     s.synchronize()

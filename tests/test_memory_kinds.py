@@ -494,6 +494,8 @@ def test_pipeline_copies_at_odd_sizes(rng, small_pipeline, nbytes, sync, on_stre
     host = rng.integers(0, 256, nbytes, dtype=np.uint8)
     dev = cukit.empty(nbytes, np.uint8)
     dev.fill(0x5A)
+    if s is not None:  # the fill is on the legacy stream, which s does not wait for
+        s.wait(cukit.Event().record())
     cukit._copy_htod(dev, host, stream=s, sync=sync)
     if not sync:
         (s or cukit).synchronize()

@@ -460,6 +460,7 @@ def test_draws_on_a_stream_and_in_a_graph(rng):
     want = theirs.random(4097)
     for _ in range(2):  # each replay writes the same numbers
         out.fill(np.nan)
+        s.wait(cukit.Event().record())  # the fill is on the legacy stream: order s after it
         graph.launch(s)
         s.synchronize()
         np.testing.assert_array_equal(out.get(), want)

@@ -28,6 +28,12 @@ emu_failed(CUresult code, const char *fmt, ...)
     return code;
 }
 
+const char *
+emu_last_why(void)
+{
+    return last_why;
+}
+
 static const struct {
     CUresult code;
     const char *name, *text;
@@ -433,8 +439,8 @@ e_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d)
 static CUresult e_cuCtxGetCurrent(CUcontext *ctx) { *ctx = current_ctx; return emu_ok(); }
 static CUresult e_cuCtxSetCurrent(CUcontext ctx) { current_ctx = ctx; return emu_ok(); }
 static CUresult e_cuCtxGetDevice(CUdevice *d) { *d = 0; return emu_ok(); }
-/* All work runs when it is issued: waiting only reports a fault held since. */
-static CUresult e_cuCtxSynchronize(void) { return emu_take_pending() ?: emu_ok(); }
+/* Runs what deferred execution queued, and reports a fault held since. */
+static CUresult e_cuCtxSynchronize(void) { emu_sync_all(); return emu_take_pending() ?: emu_ok(); }
 
 static CUresult
 e_cuMemGetInfo(size_t *free_, size_t *total)

@@ -12,6 +12,8 @@ CUresult emu_ok(void);
 /* Hold a kernel fault for the next call that waits; report (and clear) it there. */
 void emu_set_pending(CUresult code, const char *why);
 CUresult emu_take_pending(void);
+/* The text of this thread's last failure (what cuGetErrorString gives for it). */
+const char *emu_last_why(void);
 /* 1 when [p, p+n) lies inside one registered allocation. */
 int emu_valid_range(CUdeviceptr p, size_t n);
 /* "test_x.py:31": the Python line asking for memory, else `what`. */
@@ -49,10 +51,32 @@ typedef struct CUgraphExec_st {
     graph *from;               /* borrowed: the graph it was made from, for node lookups */
 } graph_exec;
 
+typedef struct emu_op emu_op;
+
+/* A stream. Under deferred execution (CUKIT_EMULATOR_DEFER=1, defer.c) it queues its
+ * work; otherwise the queue stays empty and work runs when it is issued. */
 typedef struct CUstream_st {
     int magic;
     graph *capture;            /* owned until EndCapture: the graph being recorded */
+    unsigned flags;            /* CU_STREAM_NON_BLOCKING or 0 */
+    emu_op *head, *tail;       /* owned: work issued and not yet run, oldest first */
+    uint64_t issued, done;     /* operations queued so far, and run so far, in order */
+    uint64_t legacy_seen;      /* the legacy stream's `issued` this stream last waited for */
+    uint64_t seen_by_legacy;   /* this stream's `issued` the legacy stream last waited for */
+    int queried;               /* a query answered "not ready" since the last work ran */
 } stream;
+
+/* An event. A record under deferred execution completes when the stream runs it. */
+typedef struct CUevent_st {
+    double ms;                 /* host time when the last record completed */
+    int recorded;
+    unsigned flags;
+    stream *src;               /* borrowed: the stream of the record not yet run, or NULL */
+    uint64_t seq;              /* that record's place in src's queue */
+    int records;               /* queued records naming this event (it lives until 0) */
+    int destroyed;             /* cuEventDestroy came while records were queued */
+    int queried;               /* a query answered "not ready" for this record */
+} event;
 
 enum { STREAM_MAGIC = 0x5354524d };
 
@@ -68,7 +92,45 @@ void emu_node_free(node *n);
 CUresult emu_set_kernel_params(node *n, const CUDA_KERNEL_NODE_PARAMS *p);
 void emu_fill_streams(cukit_api_t *api);
 
+/* Every live stream created by cuStreamCreateWithPriority, to fn in turn (the
+ * streams' lock held: fn must not create or destroy streams). */
+void emu_each_stream(void (*fn)(stream *, void *), void *arg);
+
+/* defer.c: deferred execution. Each emu_defer_* takes a checked operation and queues
+ * it on the stream (0), or returns 1 when execution is not deferred (the caller runs
+ * it now). A failure found when the work runs is held as a fault (emu_set_pending). */
+int emu_deferring(void);
+int emu_defer_launch(CUstream h, const emu_launch *L); /* copies L->params */
+int emu_defer_copy(CUstream h, CUdeviceptr dst, const void *src, size_t n, int dst_dev, int src_dev);
+int emu_defer_copy3d(CUstream h, const CUDA_MEMCPY3D *c);
+int emu_defer_memset(CUstream h, CUdeviceptr p, size_t pitch, unsigned value, size_t elem,
+                     size_t width, size_t height);
+int emu_defer_free(CUstream h, CUdeviceptr p);
+int emu_defer_record(CUstream h, event *e);
+int emu_defer_wait(CUstream h, event *e);
+/* Run queued work: one stream's (the legacy one's also waits for the blocking streams'
+ * earlier work), up to an event's record, what a synchronous copy on the legacy stream
+ * waits for, or everything. No-ops when not deferring. */
+void emu_sync_stream(CUstream h);
+void emu_sync_event(event *e);
+void emu_sync_legacy(void);
+void emu_sync_all(void);
+/* A query: 1 when the stream (event) is complete. Under deferred execution, queued work
+ * makes the first query answer 0 (not ready) and the next one run it and answer 1. */
+int emu_query_stream(CUstream h);
+int emu_query_event(event *e);
+/* Destroy an event now, or once its queued records have run. */
+void emu_event_release(event *e);
+/* Run a stream's work before it is destroyed. */
+void emu_stream_forget(stream *s);
+
 /* memory.c */
+/* A host pointer is pinned, registered or managed memory (not pageable). */
+int emu_host_pinned(const void *p);
+/* Check a 2-D/3-D copy; run it too when `run`. */
+CUresult emu_copy3d(const CUDA_MEMCPY3D *c, int run);
+/* Free device or pool memory, as cuMemFree. */
+CUresult emu_free_device(CUdeviceptr p);
 CUresult emu_copy_now(CUdeviceptr dst, const void *src, size_t n, int dst_dev, int src_dev);
 CUresult emu_memset_now(CUdeviceptr p, size_t pitch, unsigned value, size_t elem, size_t width,
                         size_t height);
@@ -84,6 +146,8 @@ void emu_fill_textures(cukit_api_t *api);
 int emu_array_span(CUarray h, unsigned char **data, size_t *pitch, size_t *rows, size_t *bytes);
 
 /* launch.c */
+/* Run one checked launch now; a fault is held for the next call that waits. */
+CUresult emu_launch_now(const emu_launch *L);
 /* Check and run (or, during a capture, record) one launch. */
 CUresult emu_launch_kernel(emu_func *f, const unsigned grid[3], const unsigned block[3], unsigned shared,
                     CUstream s, void **params, void **extra);

@@ -35,6 +35,7 @@ e_cuModuleLoadData(CUmodule *out, const void *image)
 static CUresult
 e_cuModuleUnload(CUmodule h)
 {
+    emu_sync_all(); /* queued launches of its kernels run first, as the driver waits */
     emu_module_free((emu_module *)h);
     return emu_ok();
 }
@@ -198,11 +199,18 @@ emu_launch_kernel(emu_func *f, const unsigned grid[3], const unsigned block[3], 
     for (int i = 0; i < f->nparams; i++)
         memcpy(buf + f->params[i].offset, params[i], f->params[i].size);
     emu_launch L = {f, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared, buf};
-    char why[2048] = "";
-    CUresult r = emu_run(&L, why, sizeof why);
+    CUresult r = emu_defer_launch(s, &L) ? emu_launch_now(&L) : CUDA_SUCCESS;
     if (buf != stackbuf)
         free(buf);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    return r == CUDA_SUCCESS ? emu_ok() : r;
+}
+
+CUresult
+emu_launch_now(const emu_launch *L)
+{
+    char why[2048] = "";
+    CUresult r = emu_run(L, why, sizeof why);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && !emu_deferring())
         return emu_failed(r, "%s", why);
     if (r != CUDA_SUCCESS) {
         /* reported by the next call that waits, like a GPU's fault */
@@ -211,7 +219,7 @@ emu_launch_kernel(emu_func *f, const unsigned grid[3], const unsigned block[3], 
                  "kernel there, and the context stays usable.)", why);
         emu_set_pending(r, text);
     }
-    return emu_ok();
+    return CUDA_SUCCESS;
 }
 
 static CUresult
@@ -250,10 +258,16 @@ e_cuGraphLaunch(CUgraphExec x, CUstream s)
             r = emu_launch_kernel(n->func, n->grid, n->block, n->shared, s, n->ptrs, NULL);
             break;
         case N_MEMCPY:
-            r = emu_copy_now(n->dst, (const void *)(uintptr_t)n->pitch, n->width, 0, 0);
+            if (emu_defer_copy(s, n->dst, (const void *)(uintptr_t)n->pitch, n->width, 0, 0))
+                r = emu_copy_now(n->dst, (const void *)(uintptr_t)n->pitch, n->width, 0, 0);
+            else
+                r = CUDA_SUCCESS;
             break;
         default:
-            r = emu_memset_now(n->dst, n->pitch, n->value, n->elem, n->width, n->height);
+            if (emu_defer_memset(s, n->dst, n->pitch, n->value, n->elem, n->width, n->height))
+                r = emu_memset_now(n->dst, n->pitch, n->value, n->elem, n->width, n->height);
+            else
+                r = CUDA_SUCCESS;
             break;
         }
         if (r != CUDA_SUCCESS)

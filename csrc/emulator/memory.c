@@ -24,6 +24,11 @@ alloc_at(CUdeviceptr *p, size_t n, int kind, const char *origin)
     if (n == 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "a zero-byte allocation");
     uint64_t total = emu_total_memory(), used = emu_used_bytes + emu_pool_cached_bytes();
+    if ((used > total || n > total - used) && emu_deferring()) {
+        /* Frees still queued: the device would have got to them by now. */
+        emu_sync_all();
+        used = emu_used_bytes + emu_pool_cached_bytes();
+    }
     if (used > total || n > total - used)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "the emulated device has %llu bytes free",
                           (unsigned long long)(used < total ? total - used : 0));
@@ -57,7 +62,8 @@ e_cuMemAlloc(CUdeviceptr *p, size_t n)
 /* ------------------------------------------------------------------ the stream-ordered pool
  *
  * The device's default pool. Work runs when it is issued, so a free queued on any
- * stream is complete at once: the block leaves the registry (a kernel that still uses
+ * stream is complete at once (under deferred execution, when its stream reaches it:
+ * defer.c): the block leaves the registry (a kernel that still uses
  * it faults as "already freed") and waits in the pool's cache, where a later
  * allocation of a size that fits takes it back. The cache counts as device memory in
  * use, as the driver counts a pool's reserved memory, until cuMemPoolTrimTo or the
@@ -143,17 +149,28 @@ pool_alloc(CUdeviceptr *p, size_t n)
     return r;
 }
 
-/* Free p, whichever allocator made it: a pool block goes to the cache. */
+/* p is the start of device memory (0 passes). */
 static CUresult
-free_device(CUdeviceptr p)
+check_free(CUdeviceptr p)
+{
+    emu_alloc a;
+    if (p != 0 && (!emu_registry_containing(p, &a) || a.base != p ||
+                   (a.kind != EMU_DEVICE && a.kind != EMU_MANAGED && a.kind != EMU_POOLED)))
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "0x%llx is not the start of device memory",
+                          (unsigned long long)p);
+    return CUDA_SUCCESS;
+}
+
+/* Free p, whichever allocator made it: a pool block goes to the cache. */
+CUresult
+emu_free_device(CUdeviceptr p)
 {
     emu_alloc a;
     if (p == 0)
         return emu_ok();
-    if (!emu_registry_containing(p, &a) || a.base != p ||
-        (a.kind != EMU_DEVICE && a.kind != EMU_MANAGED && a.kind != EMU_POOLED))
-        return emu_failed(CUDA_ERROR_INVALID_VALUE, "0x%llx is not the start of device memory",
-                          (unsigned long long)p);
+    CUresult c = check_free(p);
+    if (c != CUDA_SUCCESS)
+        return c;
     if (emu_registry_remove(p, &a) < 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "0x%llx was freed twice at once",
                           (unsigned long long)p);
@@ -184,8 +201,18 @@ free_device(CUdeviceptr p)
     return emu_ok();
 }
 
-static CUresult e_cuMemFree(CUdeviceptr p) { return free_device(p); }
-static CUresult e_cuMemFreeAsync(CUdeviceptr p, CUstream s) { return emu_check_stream(s) ?: free_device(p); }
+/* cuMemFree waits for the device first (deferred work that uses p runs before it goes);
+ * cuMemFreeAsync frees when the stream reaches it. */
+static CUresult e_cuMemFree(CUdeviceptr p) { emu_sync_all(); return emu_free_device(p); }
+
+static CUresult
+e_cuMemFreeAsync(CUdeviceptr p, CUstream s)
+{
+    CUresult r = emu_check_stream(s) ?: check_free(p);
+    if (r != CUDA_SUCCESS)
+        return r;
+    return emu_defer_free(s, p) ? emu_free_device(p) : emu_ok();
+}
 static CUresult e_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) { return emu_check_stream(s) ?: pool_alloc(p, n); }
 
 static CUresult
@@ -300,31 +327,37 @@ capture_copy(graph *g, CUdeviceptr dst, const void *src, size_t n)
     return emu_ok();
 }
 
-/* The synchronous copies wait for the device, so they report a held fault. */
-static CUresult e_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) { return emu_take_pending() ?: emu_copy_now(d, s, n, 1, 0); }
-static CUresult e_cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) { return emu_take_pending() ?: emu_copy_now((CUdeviceptr)(uintptr_t)d, (const void *)(uintptr_t)s, n, 0, 1); }
-static CUresult e_cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) { return emu_take_pending() ?: emu_copy_now(d, (const void *)(uintptr_t)s, n, 1, 1); }
+/* The synchronous copies are issued on the legacy stream and wait for the device, so
+ * they run what they are ordered after and report a held fault. */
+static CUresult e_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) { emu_sync_legacy(); return emu_take_pending() ?: emu_copy_now(d, s, n, 1, 0); }
+static CUresult e_cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) { emu_sync_legacy(); return emu_take_pending() ?: emu_copy_now((CUdeviceptr)(uintptr_t)d, (const void *)(uintptr_t)s, n, 0, 1); }
+static CUresult e_cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) { emu_sync_legacy(); return emu_take_pending() ?: emu_copy_now(d, (const void *)(uintptr_t)s, n, 1, 1); }
 
+/* An async copy: recorded while capturing; else checked, then queued or run. */
 static CUresult
-e_cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st)
+copy_on(CUstream st, CUdeviceptr d, const void *s, size_t n, int dst_dev, int src_dev)
 {
+    CUresult r = emu_check_stream(st);
+    if (r != CUDA_SUCCESS)
+        return r;
     graph *g = emu_capturing(st);
-    return g ? capture_copy(g, d, s, n) : emu_copy_now(d, s, n, 1, 0);
+    if (g)
+        return capture_copy(g, d, s, n);
+    if ((dst_dev && (r = check_dev(d, n, "copy destination")) != CUDA_SUCCESS) ||
+        (src_dev && (r = check_dev((CUdeviceptr)(uintptr_t)s, n, "copy source")) != CUDA_SUCCESS))
+        return r;
+    return emu_defer_copy(st, d, s, n, dst_dev, src_dev) ? emu_copy_now(d, s, n, dst_dev, src_dev) : emu_ok();
 }
 
-static CUresult
-e_cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st)
-{
-    graph *g = emu_capturing(st);
-    return g ? capture_copy(g, (CUdeviceptr)(uintptr_t)d, (const void *)(uintptr_t)s, n)
-             : emu_copy_now((CUdeviceptr)(uintptr_t)d, (const void *)(uintptr_t)s, n, 0, 1);
-}
+static CUresult e_cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st) { return copy_on(st, d, s, n, 1, 0); }
+static CUresult e_cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st) { return copy_on(st, (CUdeviceptr)(uintptr_t)d, (const void *)(uintptr_t)s, n, 0, 1); }
+static CUresult e_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy_on(st, d, (const void *)(uintptr_t)s, n, 1, 1); }
 
-static CUresult
-e_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
+int
+emu_host_pinned(const void *p)
 {
-    graph *g = emu_capturing(st);
-    return g ? capture_copy(g, d, (const void *)(uintptr_t)s, n) : emu_copy_now(d, (const void *)(uintptr_t)s, n, 1, 1);
+    emu_alloc a;
+    return emu_registry_containing((uint64_t)(uintptr_t)p, &a);
 }
 
 CUresult
@@ -349,9 +382,18 @@ emu_memset_now(CUdeviceptr p, size_t pitch, unsigned value, size_t elem, size_t 
 static CUresult
 memset_on(CUstream st, CUdeviceptr p, size_t pitch, unsigned value, size_t elem, size_t w, size_t h)
 {
+    CUresult r = emu_check_stream(st);
+    if (r != CUDA_SUCCESS)
+        return r;
     graph *g = emu_capturing(st);
-    if (g == NULL)
-        return emu_memset_now(p, pitch, value, elem, w, h);
+    if (g == NULL) {
+        if (w == 0 || h == 0)
+            return emu_ok();
+        if ((r = check_dev(p, pitch * (h - 1) + w * elem, "memset destination")) != CUDA_SUCCESS)
+            return r;
+        return emu_defer_memset(st, p, pitch, value, elem, w, h) ? emu_memset_now(p, pitch, value, elem, w, h)
+                                                                 : emu_ok();
+    }
     node *nd = emu_graph_add(g, N_MEMSET);
     if (nd == NULL)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -364,7 +406,7 @@ memset_on(CUstream st, CUdeviceptr p, size_t pitch, unsigned value, size_t elem,
     return emu_ok();
 }
 
-static CUresult e_cuMemsetD8(CUdeviceptr p, unsigned char v, size_t n) { return emu_memset_now(p, n, v, 1, n, 1); }
+static CUresult e_cuMemsetD8(CUdeviceptr p, unsigned char v, size_t n) { emu_sync_legacy(); return emu_memset_now(p, n, v, 1, n, 1); }
 static CUresult e_cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { return memset_on(s, p, n, v, 1, n, 1); }
 static CUresult e_cuMemsetD16Async(CUdeviceptr p, unsigned short v, size_t n, CUstream s) { return memset_on(s, p, n * 2, v, 2, n, 1); }
 static CUresult e_cuMemsetD2D8Async(CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h, CUstream s) { return memset_on(s, p, pitch, v, 1, w, h); }
@@ -409,8 +451,8 @@ check_side(const copy_side *s, size_t off, size_t len, const char *what)
     return check_dev((CUdeviceptr)(uintptr_t)(s->base + off), len, what);
 }
 
-static CUresult
-copy3d(const CUDA_MEMCPY3D *c)
+CUresult
+emu_copy3d(const CUDA_MEMCPY3D *c, int run)
 {
     copy_side src, dst;
     CUresult r;
@@ -430,7 +472,7 @@ copy3d(const CUDA_MEMCPY3D *c)
     if ((r = check_side(&src, soff, sspan, "copy source")) != CUDA_SUCCESS ||
         (r = check_side(&dst, doff, dspan, "copy destination")) != CUDA_SUCCESS)
         return r;
-    for (size_t z = 0; z < depth; z++) {
+    for (size_t z = 0; run && z < depth; z++) {
         for (size_t y = 0; y < c->Height; y++) {
             const unsigned char *from = src.base + soff + (z * src.rows + y) * src.pitch;
             unsigned char *to = dst.base + doff + (z * dst.rows + y) * dst.pitch;
@@ -443,37 +485,53 @@ copy3d(const CUDA_MEMCPY3D *c)
 static CUresult
 e_cuMemcpy3D(const CUDA_MEMCPY3D *c)
 {
-    return copy3d(c);
+    emu_sync_legacy();
+    return emu_copy3d(c, 1);
 }
 
 static CUresult
-e_cuMemcpy3DAsync(const CUDA_MEMCPY3D *c, CUstream s)
+copy3d_on(const CUDA_MEMCPY3D *c, CUstream s)
 {
+    CUresult r = emu_check_stream(s);
+    if (r != CUDA_SUCCESS)
+        return r;
     if (emu_capturing(s))
-        return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator cannot capture 3-D copies into a graph");
-    return copy3d(c);
+        return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator cannot capture 2-D or 3-D copies into a graph");
+    if ((r = emu_copy3d(c, 0)) != CUDA_SUCCESS)
+        return r;
+    return emu_defer_copy3d(s, c) ? emu_copy3d(c, 1) : emu_ok();
+}
+
+static CUresult e_cuMemcpy3DAsync(const CUDA_MEMCPY3D *c, CUstream s) { return copy3d_on(c, s); }
+
+static void
+to_3d(CUDA_MEMCPY3D *t, const CUDA_MEMCPY2D *c)
+{
+    memset(t, 0, sizeof *t);
+    t->srcXInBytes = c->srcXInBytes, t->srcY = c->srcY, t->srcMemoryType = c->srcMemoryType;
+    t->srcHost = c->srcHost, t->srcDevice = c->srcDevice, t->srcArray = c->srcArray;
+    t->srcPitch = c->srcPitch;
+    t->dstXInBytes = c->dstXInBytes, t->dstY = c->dstY, t->dstMemoryType = c->dstMemoryType;
+    t->dstHost = c->dstHost, t->dstDevice = c->dstDevice, t->dstArray = c->dstArray;
+    t->dstPitch = c->dstPitch;
+    t->WidthInBytes = c->WidthInBytes, t->Height = c->Height, t->Depth = 1;
 }
 
 static CUresult
 e_cuMemcpy2D(const CUDA_MEMCPY2D *c)
 {
-    CUDA_MEMCPY3D t = {0};
-    t.srcXInBytes = c->srcXInBytes, t.srcY = c->srcY, t.srcMemoryType = c->srcMemoryType;
-    t.srcHost = c->srcHost, t.srcDevice = c->srcDevice, t.srcArray = c->srcArray;
-    t.srcPitch = c->srcPitch;
-    t.dstXInBytes = c->dstXInBytes, t.dstY = c->dstY, t.dstMemoryType = c->dstMemoryType;
-    t.dstHost = c->dstHost, t.dstDevice = c->dstDevice, t.dstArray = c->dstArray;
-    t.dstPitch = c->dstPitch;
-    t.WidthInBytes = c->WidthInBytes, t.Height = c->Height, t.Depth = 1;
-    return copy3d(&t);
+    CUDA_MEMCPY3D t;
+    to_3d(&t, c);
+    emu_sync_legacy();
+    return emu_copy3d(&t, 1);
 }
 
 static CUresult
 e_cuMemcpy2DAsync(const CUDA_MEMCPY2D *c, CUstream s)
 {
-    if (emu_capturing(s))
-        return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator cannot capture 2-D copies into a graph");
-    return e_cuMemcpy2D(c);
+    CUDA_MEMCPY3D t;
+    to_3d(&t, c);
+    return copy3d_on(&t, s);
 }
 
 static CUresult
@@ -490,6 +548,7 @@ static CUresult
 e_cuMemFreeHost(void *p)
 {
     emu_alloc a;
+    emu_sync_all();
     if (!emu_registry_containing((uint64_t)(uintptr_t)p, &a) || a.base != (uint64_t)(uintptr_t)p ||
         a.kind != EMU_HOST || emu_registry_remove((uint64_t)(uintptr_t)p, &a) < 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "%p is not pinned memory", p);
@@ -519,6 +578,7 @@ e_cuMemHostRegister(void *p, size_t n, unsigned int flags)
 static CUresult
 e_cuMemHostUnregister(void *p)
 {
+    emu_sync_all();
     return emu_registry_remove((uint64_t)(uintptr_t)p, NULL) < 0
                ? emu_failed(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "the memory is not registered") : emu_ok();
 }

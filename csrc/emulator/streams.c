@@ -1,4 +1,4 @@
-/* streams.c - the emulator's streams (in order, run as issued), stream capture, graphs and events */
+/* streams.c - the emulator's streams (run as issued, or deferred: defer.c), stream capture, graphs and events */
 #include "emulator/entries.h"
 
 #include <stdarg.h>
@@ -39,6 +39,15 @@ emu_stream_of(CUstream h)
     if (special_stream(h) || !stream_known(h))
         return NULL;
     return (stream *)h;
+}
+
+void
+emu_each_stream(void (*fn)(stream *, void *), void *arg)
+{
+    pthread_mutex_lock(&streams_lock);
+    for (size_t i = 0; i < nstreams; i++)
+        fn(streams[i], arg);
+    pthread_mutex_unlock(&streams_lock);
 }
 
 CUresult
@@ -103,6 +112,7 @@ e_cuStreamCreateWithPriority(CUstream *out, unsigned int flags, int priority)
     if (s == NULL)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory for a stream");
     s->magic = STREAM_MAGIC;
+    s->flags = flags & CU_STREAM_NON_BLOCKING;
     pthread_mutex_lock(&streams_lock);
     if (nstreams == capstreams) {
         size_t cap = capstreams ? capstreams * 2 : 64;
@@ -128,6 +138,7 @@ e_cuStreamDestroy(CUstream h)
     if (s == NULL && !special_stream(h))
         return emu_check_stream(h);
     if (s) {
+        emu_stream_forget(s);
         pthread_mutex_lock(&streams_lock);
         for (size_t i = 0; i < nstreams; i++) {
             if (streams[i] == s) {
@@ -146,12 +157,40 @@ e_cuStreamDestroy(CUstream h)
     return emu_ok();
 }
 
-static CUresult e_cuStreamSynchronize(CUstream h) { return emu_check_stream(h) ?: emu_take_pending() ?: emu_ok(); }
-/* Work is done when it is issued. A query does not wait, so it leaves a held fault for
- * the next call that does: cukit queries streams and ignores the answer when an array
- * goes (may its block be kept?), which must not swallow the fault. */
-static CUresult e_cuStreamQuery(CUstream h) { return emu_check_stream(h) ?: emu_ok(); }
-static CUresult e_cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags) { return emu_check_stream(h) ?: emu_ok(); }
+static CUresult
+e_cuStreamSynchronize(CUstream h)
+{
+    CUresult r = emu_check_stream(h);
+    if (r != CUDA_SUCCESS)
+        return r;
+    emu_sync_stream(h);
+    return emu_take_pending() ?: emu_ok();
+}
+
+/* A query does not wait, so it leaves a held fault for the next call that does: cukit
+ * queries streams and ignores the answer when an array goes (may its block be kept?),
+ * which must not swallow the fault. */
+static CUresult
+e_cuStreamQuery(CUstream h)
+{
+    CUresult r = emu_check_stream(h);
+    if (r != CUDA_SUCCESS)
+        return r;
+    return emu_query_stream(h) ? emu_ok() : CUDA_ERROR_NOT_READY;
+}
+
+static CUresult
+e_cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags)
+{
+    CUresult r = emu_check_stream(h);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (e == NULL)
+        return emu_failed(CUDA_ERROR_INVALID_HANDLE, "no event");
+    if (!emu_capturing(h))
+        emu_defer_wait(h, e);
+    return emu_ok();
+}
 
 static CUresult
 e_cuStreamGetCtx(CUstream h, CUcontext *ctx)
@@ -373,12 +412,6 @@ e_cuGraphExecDestroy(CUgraphExec x)
 
 /* ------------------------------------------------------------------ events */
 
-typedef struct CUevent_st {
-    double ms;        /* host time at the last record */
-    int recorded;
-    unsigned flags;
-} event;
-
 static double
 now_ms(void)
 {
@@ -398,18 +431,35 @@ e_cuEventCreate(CUevent *out, unsigned int flags)
     return emu_ok();
 }
 
-static CUresult e_cuEventDestroy(CUevent e) { free(e); return emu_ok(); }
+static CUresult
+e_cuEventDestroy(CUevent e)
+{
+    if (e)
+        emu_event_release(e);
+    return emu_ok();
+}
 
 static CUresult
 e_cuEventRecord(CUevent e, CUstream s)
 {
-    e->ms = now_ms();
-    e->recorded = 1;
+    CUresult r = emu_check_stream(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (emu_capturing(s) || emu_defer_record(s, e)) {
+        e->ms = now_ms();
+        e->recorded = 1;
+    }
     return emu_ok();
 }
 
-static CUresult e_cuEventSynchronize(CUevent e) { return emu_take_pending() ?: emu_ok(); }
-static CUresult e_cuEventQuery(CUevent e) { return emu_ok(); }
+static CUresult
+e_cuEventSynchronize(CUevent e)
+{
+    emu_sync_event(e);
+    return emu_take_pending() ?: emu_ok();
+}
+
+static CUresult e_cuEventQuery(CUevent e) { return emu_query_event(e) ? emu_ok() : CUDA_ERROR_NOT_READY; }
 
 static CUresult
 e_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
@@ -418,6 +468,8 @@ e_cuEventElapsedTime(float *ms, CUevent a, CUevent b)
         return emu_failed(CUDA_ERROR_INVALID_HANDLE, "an event was created without timing");
     if (!a->recorded || !b->recorded)
         return emu_failed(CUDA_ERROR_INVALID_HANDLE, "an event has not been recorded");
+    if (a->src || b->src)
+        return emu_failed(CUDA_ERROR_NOT_READY, "an event's record has not completed");
     *ms = (float)(b->ms - a->ms);
     return emu_ok();
 }

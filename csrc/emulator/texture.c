@@ -128,6 +128,7 @@ e_cuArray3DCreate(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *d)
 static CUresult
 e_cuArrayDestroy(CUarray a)
 {
+    emu_sync_all(); /* deferred work that reads or writes it runs first */
     if (a == NULL || !objs_remove(a, MAGIC_ARRAY))
         return emu_failed(CUDA_ERROR_INVALID_HANDLE, "not a live CUDA array");
     free(a->data);
@@ -235,6 +236,7 @@ e_cuTexObjectCreate(CUtexObject *t, const CUDA_RESOURCE_DESC *r, const CUDA_TEXT
 static CUresult
 destroy(uint64_t h, int magic)
 {
+    emu_sync_all(); /* deferred launches that use it run first */
     if (h == 0 || !objs_remove((void *)(uintptr_t)h, magic))
         return emu_failed(CUDA_ERROR_INVALID_HANDLE, "not a live %s object",
                           magic == MAGIC_TEX ? "texture" : "surface");
