@@ -253,14 +253,16 @@ ftz32(float x)
 }
 
 /* x / (2 pi) in turns, as the GPU's sin.approx and cos.approx take it: one single
- * precision multiplication by 1/(2 pi) (0x3e22f983), rounded toward zero. */
+ * precision multiplication by 1/(2 pi) (0x3e22f983), rounded toward zero. The product
+ * of two floats is exact in a double; rounding it to nearest and stepping back toward
+ * zero where that went past gives the toward-zero float without changing the mode. */
 static float
 emu_turns32(float x)
 {
-    fesetround(FE_TOWARDZERO);
-    volatile float t = x * 0.159154936671257019f;
-    float r = t;
-    fesetround(FE_TONEAREST);
+    double t = (double)x * 0.159154936671257019f;
+    float r = (float)t;
+    if (fabs((double)r) > fabs(t))
+        r = nextafterf(r, 0.0f);
     return r;
 }
 

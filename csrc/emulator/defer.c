@@ -425,14 +425,13 @@ emu_sync_event(event *e)
     pthread_mutex_unlock(&lock);
 }
 
-/* A synchronous copy or memset is issued on the legacy stream and returns once done:
- * the blocking streams' work issued before it runs, then the legacy stream's. */
-void
-emu_sync_legacy(void)
+/* Every stream's queued work (only the blocking streams' when blocking_only), then
+ * the per-thread and the legacy stream's. */
+static void
+drain_streams(int blocking_only)
 {
     if (!emu_deferring())
         return;
-    int blocking_only = 1;
     pthread_mutex_lock(&lock);
     emu_each_stream(drain_one, &blocking_only);
     drain(&per_thread, per_thread.issued);
@@ -440,17 +439,18 @@ emu_sync_legacy(void)
     pthread_mutex_unlock(&lock);
 }
 
+/* A synchronous copy or memset is issued on the legacy stream and returns once done:
+ * the blocking streams' work issued before it runs, then the legacy stream's. */
+void
+emu_sync_legacy(void)
+{
+    drain_streams(1);
+}
+
 void
 emu_sync_all(void)
 {
-    if (!emu_deferring())
-        return;
-    int blocking_only = 0;
-    pthread_mutex_lock(&lock);
-    emu_each_stream(drain_one, &blocking_only);
-    drain(&per_thread, per_thread.issued);
-    drain(&legacy, legacy.issued);
-    pthread_mutex_unlock(&lock);
+    drain_streams(0);
 }
 
 /* Answering "not ready" once, then running the work, finds code that takes a query's
