@@ -437,6 +437,51 @@ def test_scan_kernels(rng):
         mx(cukit.to_device(x))
 
 
+# 1-D tiles hold 4096 elements for accumulators up to 4 bytes, 2048 above: sizes at both
+# edges, and one of more than 32 tiles (the look-back steps back 32 tiles at a time)
+TILE_SIZES = (1, 2, 2047, 2048, 2049, 4095, 4096, 4097, 40 * 4096 + 3)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int32", "float32", "float64", "complex64",
+                                   "complex128"])
+def test_cumsum_at_tile_edges(rng, dtype):
+    """Whole aligned arrays (16-byte vectors), a view one element in (unaligned) and a
+    strided one (element by element), each into a fresh array and into a strided out=."""
+    for n in TILE_SIZES:
+        host = data(rng, dtype, (2 * n + 1,))
+        dev = cukit.to_device(host)
+        for x, xd in ((host[:n], dev[:n]), (host[1:n + 1], dev[1:n + 1]), (host[:2 * n:2], dev[:2 * n:2])):
+            want = np.cumsum(x)
+            sc = np.cumsum(np.abs(x).astype(np.float64))
+            check(cukit.cumsum(xd), want, sc, f"cumsum {dtype} {n}")
+            out = cukit.to_device(data(rng, want.dtype, (2 * n,)))[::2]
+            assert cukit.cumsum(xd, out=out) is out
+            check(out, want, sc, f"cumsum {dtype} {n} out=")
+
+
+@gpu
+@pytest.mark.parametrize("dtype", ["int32", "float64"])
+def test_scan_kernels_at_tile_edges(rng, dtype):
+    """Operators that do not commute ("b" keeps the later operand, "a" the earlier): a
+    look-back that folds tiles out of order gives wrong values."""
+    kernels = [(cukit.InclusiveScanKernel(dtype, e), e) for e in ("b", "a", "max(a, b)", "a + b")]
+    kernels += [(cukit.ExclusiveScanKernel(dtype, e, 0), "x" + e) for e in ("b", "a + b")]
+    for n in TILE_SIZES:
+        x = data(rng, dtype, (n,))
+        wants = {"b": x, "a": np.full(n, x[0]), "max(a, b)": np.maximum.accumulate(x),
+                 "a + b": np.cumsum(x, dtype=dtype), "xb": np.concatenate([[0], x[:-1]]),
+                 "xa + b": np.concatenate([[0], np.cumsum(x, dtype=dtype)[:-1]])}
+        for k, e in kernels:
+            out = cukit.to_device(data(rng, dtype, (n,)))
+            k(cukit.to_device(x), out)
+            want = wants[e].astype(dtype)
+            if e.endswith("a + b") and dtype == "float64":
+                np.testing.assert_allclose(out.get(), want, rtol=1e-12, atol=1e-9 * n, err_msg=f"{e} {n}")
+            else:
+                np.testing.assert_array_equal(out.get(), want, err_msg=f"{e} {n}")
+
+
 # ------------------------------------------------------------------ the engine's plans
 
 

@@ -2,30 +2,42 @@
  * base of InclusiveScanKernel and ExclusiveScanKernel, PyCUDA's scan builders)
  *
  * One dimension: a single pass with decoupled look-back. Each block takes the next tile
- * (2048 elements) from a counter, scans it in shared memory, publishes the tile's
- * aggregate, and adds the aggregates of the tiles before it (or the first inclusive
- * prefix it meets), then publishes its own prefix: every element is read once and
- * written once. Along an axis of an N-D array: a warp per line when the axis is
+ * (4096 elements, 2048 for accumulators over 4 bytes) from a counter, loads it into shared
+ * memory (16-byte vectors when contiguous and aligned), scans it, publishes the tile's
+ * aggregate, and a warp adds the aggregates of the tiles before it, 32 a step, up to the
+ * first inclusive prefix it meets; then it publishes its own prefix: every element is
+ * read once and written once. Along an axis of an N-D array: a warp per line when the axis is
  * contiguous (32 elements a step, a carry between steps), else a thread per line
  * (neighbouring threads on neighbouring lines, so the accesses coalesce). */
 #include "compute/reduce_impl.h"
 
 #include <string.h>
 
-#define IT 8        /* elements per thread of a tile */
-#define TILE (CK_THREADS * IT)
+/* Elements per thread of a 1-D tile, from the accumulator's size: 4096-element tiles for
+ * accumulators of up to 4 bytes, 2048 above (the tile's shared memory stays under 34 KiB
+ * for complex128). The source (CK_IT) and the launch (the tile count) both take it from
+ * here, called with the same size. */
+static int
+scan_items(int acc_size)
+{
+    return acc_size <= 4 ? 16 : 8;
+}
 #define LMAXD 8     /* dimensions besides the scanned one */
 
 static const char *const fnames[] = {"cks", "ckl", "ckw"};
 enum { SF_TILES, SF_LINES, SF_WARPS, SF_COUNT };
 
 static const char scan_body[] =
-    "template <class T> CKD T ck_wsh(const T &v, int d, int up) {\n"
+    "// ck_wsh(v, d, mode): a warp shuffle of any T, word by word: mode 0 reads lane d,\n"
+    "// 1 the lane d below, 2 the lane d above.\n"
+    "template <class T> CKD T ck_wsh(const T &v, int d, int mode) {\n"
     "    enum { N = (int)((sizeof(T) + 3) / 4) };\n"
     "    int w[N], r[N];\n"
     "    memcpy(w, &v, sizeof(T));\n"
     "#pragma unroll\n"
-    "    for (int k = 0; k < N; k++) r[k] = up ? __shfl_up_sync(0xffffffffu, w[k], d) : __shfl_sync(0xffffffffu, w[k], d);\n"
+    "    for (int k = 0; k < N; k++)\n"
+    "        r[k] = mode == 1 ? __shfl_up_sync(0xffffffffu, w[k], d)\n"
+    "             : mode == 2 ? __shfl_down_sync(0xffffffffu, w[k], d) : __shfl_sync(0xffffffffu, w[k], d);\n"
     "    T t;\n"
     "    memcpy(&t, r, sizeof(T));\n"
     "    return t;\n"
@@ -44,8 +56,28 @@ static const char scan_body[] =
     "    long long lshape[8], lsin[8], lsout[8];\n"
     "};\n"
     "#define CK_PAD(i) ((i) + ((i) >> 5))\n"
+    "#define CK_TILE (256 * CK_IT)\n"
+    "// 16-byte accesses of whole tiles: E elements a vector, NC vectors a tile.\n"
+    "template <class T> struct ck_v16 {\n"
+    "    enum { ok = sizeof(T) <= 16 && 16 % sizeof(T) == 0, E = ok ? 16 / sizeof(T) : 1,\n"
+    "           NC = CK_TILE / E, STEPS = (NC + 255) / 256 };\n"
+    "};\n"
+    "// One tile of CK_TILE elements a block, tiles in the order of a ticket (so every tile a\n"
+    "// block waits on took its ticket earlier, hence is running or done: no spin can wait on a\n"
+    "// block that is not scheduled). The block loads its tile into shared memory (16-byte\n"
+    "// vectors when the input is contiguous, aligned and the tile whole), scans it, and warp 0\n"
+    "// finds the sum of all tiles before it by decoupled look-back, 32 predecessors a step.\n"
+    "//\n"
+    "// Per tile j: flags[1 + j] (0 nothing, 1 aggregate, 2 inclusive prefix), agg[j], incl[j].\n"
+    "// Ordering: a publisher stores the value, __threadfence(), then the flag with a volatile\n"
+    "// store; a reader loads the flag with a volatile load (so each spin re-reads memory, past\n"
+    "// L1), __threadfence(), then the value with volatile loads. The two fences order the pair\n"
+    "// (fence-fence synchronization of the PTX memory model: \"st value; fence; st flag\" and\n"
+    "// \"ld flag; fence; ld value\"), so a reader that saw flag f reads the value published\n"
+    "// before f. The aggregate stays valid after the flag becomes 2, so a reader that saw 1 may\n"
+    "// read agg[j] at any later time.\n"
     "extern \"C\" __global__ void __launch_bounds__(256) cks(const ck_sargs p) {\n"
-    "    __shared__ TA sh[CK_PAD(256 * CK_IT) + 1];\n"
+    "    __shared__ TA sh[CK_PAD(CK_TILE) + 1];\n"
     "    __shared__ TA wsum[8];\n"
     "    __shared__ TA tile_pre;\n"
     "    __shared__ int tile_id, tile_has;\n"
@@ -55,12 +87,30 @@ static const char scan_body[] =
     "    if (threadIdx.x == 0) tile_id = atomicAdd(flags, 1);\n"
     "    __syncthreads();\n"
     "    const int tile = tile_id;\n"
-    "    const long long base = (long long)tile * (256 * CK_IT);\n"
+    "    const long long base = (long long)tile * CK_TILE;\n"
+    "    const bool whole = base + CK_TILE <= p.n;\n"
     "    const char *const in = (const char *)p.in;\n"
+    "    if (ck_v16<TI>::ok && whole && p.sin == (long long)sizeof(TI) && (p.in & 15) == 0) {\n"
+    "        typedef ck_v16<TI> V;\n"
+    "        const uint4 *src = (const uint4 *)(in + base * (long long)sizeof(TI));\n"
     "#pragma unroll\n"
-    "    for (int k = 0; k < CK_IT; k++) {\n"
-    "        const long long i = base + k * 256 + threadIdx.x;\n"
-    "        if (i < p.n) sh[CK_PAD(k * 256 + threadIdx.x)] = cv<TA>(*(const TI *)(in + i * p.sin));\n"
+    "        for (int s = 0; s < V::STEPS; s++) {\n"
+    "            const int c = s * 256 + threadIdx.x;\n"
+    "            if (V::NC % 256 == 0 || c < V::NC) {\n"
+    "                const uint4 q = src[c];\n"
+    "                TI e[V::E];\n"
+    "                memcpy(e, &q, sizeof e < 16 ? sizeof e : 16);\n"
+    "#pragma unroll\n"
+    "                for (int k = 0; k < V::E; k++) sh[CK_PAD(c * V::E + k)] = cv<TA>(e[k]);\n"
+    "            }\n"
+    "        }\n"
+    "    }\n"
+    "    else {\n"
+    "#pragma unroll\n"
+    "        for (int k = 0; k < CK_IT; k++) {\n"
+    "            const long long i = base + k * 256 + threadIdx.x;\n"
+    "            if (i < p.n) sh[CK_PAD(k * 256 + threadIdx.x)] = cv<TA>(*(const TI *)(in + i * p.sin));\n"
+    "        }\n"
     "    }\n"
     "    __syncthreads();\n"
     "    const long long first = base + (long long)threadIdx.x * CK_IT;\n"
@@ -84,44 +134,76 @@ static const char scan_body[] =
     "    }\n"
     "    if (lane == 31) wsum[w] = inc;\n"
     "    __syncthreads();\n"
-    "    if (threadIdx.x == 0) {\n"
-    "        for (int k = 1; k < 8; k++) wsum[k] = ck_op(wsum[k - 1], wsum[k]);\n"
-    "        const TA aggv = wsum[7];\n"
+    "    // every thread folds the 8 warp sums itself (broadcast reads): the sum of the warps\n"
+    "    // before its own, and the tile's aggregate\n"
+    "    TA aggv = wsum[0], wpre = aggv;\n"
+    "#pragma unroll\n"
+    "    for (int k = 1; k < 8; k++) {\n"
+    "        if (k == w) wpre = aggv;\n"
+    "        aggv = ck_op(aggv, wsum[k]);\n"
+    "    }\n"
+    "    if (w == 0) {\n"
     "        volatile int *const vf = flags + 1;\n"
     "        if (tile == 0) {\n"
-    "            memcpy(&incl[0], &aggv, sizeof(TA));\n"
-    "            __threadfence();\n"
-    "            vf[0] = 2;\n"
-    "            tile_has = 0;\n"
+    "            if (lane == 0) {\n"
+    "                memcpy(&incl[0], &aggv, sizeof(TA));\n"
+    "                __threadfence();\n"
+    "                vf[0] = 2;\n"
+    "                tile_has = 0;\n"
+    "            }\n"
     "        }\n"
     "        else {\n"
-    "            memcpy(&agg[tile], &aggv, sizeof(TA));\n"
-    "            __threadfence();\n"
-    "            vf[tile] = 1;\n"
+    "            if (lane == 0) {\n"
+    "                memcpy(&agg[tile], &aggv, sizeof(TA));\n"
+    "                __threadfence();\n"
+    "                vf[tile] = 1;\n"
+    "            }\n"
+    "            // Look-back: lane l looks at tile j - l. Wait until all 32 have published\n"
+    "            // something, take the nearest inclusive prefix (the lowest lane whose flag is\n"
+    "            // 2) and the aggregates of the tiles between it and this one, fold them in\n"
+    "            // tile order (an earlier tile on the left: the operator need not commute),\n"
+    "            // and step back 32 tiles while no inclusive prefix was seen. Tile 0 only ever\n"
+    "            // publishes an inclusive prefix, so the walk ends at tile 0 at the latest.\n"
     "            TA ex = aggv;\n"
     "            bool has = false;\n"
-    "            for (int j = tile - 1;; j--) {\n"
+    "            for (int j = tile - 1;; j -= 32) {\n"
+    "                const int t = j - lane;\n"
     "                int f;\n"
-    "                while ((f = vf[j]) == 0) { }\n"
+    "                do {\n"
+    "                    f = t >= 0 ? vf[t] : 1;\n"
+    "                } while (__any_sync(0xffffffffu, f == 0));\n"
     "                __threadfence();\n"
-    "                const TA x = ck_vload<TA>(f == 2 ? &incl[j] : &agg[j]);\n"
-    "                ex = has ? ck_op(x, ex) : x;\n"
+    "                const unsigned m = __ballot_sync(0xffffffffu, f == 2);\n"
+    "                const int last = m ? __ffs(m) - 1 : 31;\n"
+    "                const int top = last < j ? last : j;\n"
+    "                TA x = aggv;\n"
+    "                if (lane <= top) x = ck_vload<TA>(f == 2 ? &incl[t] : &agg[t]);\n"
+    "                // lane l ends up holding lanes l..top folded (top's tile leftmost)\n"
+    "#pragma unroll\n"
+    "                for (int d = 1; d < 32; d <<= 1) {\n"
+    "                    const TA o = ck_wsh(x, d, 2);\n"
+    "                    if (lane + d <= top) x = ck_op(o, x);\n"
+    "                }\n"
+    "                const TA win = ck_wsh(x, 0, 0);\n"
+    "                ex = has ? ck_op(win, ex) : win;\n"
     "                has = true;\n"
-    "                if (f == 2) break;\n"
+    "                if (m) break;\n"
     "            }\n"
-    "            const TA mine = ck_op(ex, aggv);\n"
-    "            memcpy(&incl[tile], &mine, sizeof(TA));\n"
-    "            __threadfence();\n"
-    "            vf[tile] = 2;\n"
-    "            tile_pre = ex;\n"
-    "            tile_has = 1;\n"
+    "            if (lane == 0) {\n"
+    "                const TA mine = ck_op(ex, aggv);\n"
+    "                memcpy(&incl[tile], &mine, sizeof(TA));\n"
+    "                __threadfence();\n"
+    "                vf[tile] = 2;\n"
+    "                tile_pre = ex;\n"
+    "                tile_has = 1;\n"
+    "            }\n"
     "        }\n"
     "    }\n"
     "    __syncthreads();\n"
     "    TA pre = inc;\n"
     "    bool has = false;\n"
     "    if (tile_has) { pre = tile_pre; has = true; }\n"
-    "    if (w > 0) { const TA x = wsum[w - 1]; pre = has ? ck_op(pre, x) : x; has = true; }\n"
+    "    if (w > 0) { const TA x = wpre; pre = has ? ck_op(pre, x) : x; has = true; }\n"
     "    const TA lp = ck_wsh(inc, 1, 1);\n"
     "    if (lane > 0) { pre = has ? ck_op(pre, lp) : lp; has = true; }\n"
     "#pragma unroll\n"
@@ -135,10 +217,28 @@ static const char scan_body[] =
     "    }\n"
     "    __syncthreads();\n"
     "    char *const out = (char *)p.out;\n"
+    "    if (ck_v16<TO>::ok && whole && p.sout == (long long)sizeof(TO) && (p.out & 15) == 0) {\n"
+    "        typedef ck_v16<TO> V;\n"
+    "        uint4 *dst = (uint4 *)(out + base * (long long)sizeof(TO));\n"
     "#pragma unroll\n"
-    "    for (int k = 0; k < CK_IT; k++) {\n"
-    "        const long long i = base + k * 256 + threadIdx.x;\n"
-    "        if (i < p.n) *(TO *)(out + i * p.sout) = cv<TO>(sh[CK_PAD(k * 256 + threadIdx.x)]);\n"
+    "        for (int s = 0; s < V::STEPS; s++) {\n"
+    "            const int c = s * 256 + threadIdx.x;\n"
+    "            if (V::NC % 256 == 0 || c < V::NC) {\n"
+    "                TO e[V::E];\n"
+    "#pragma unroll\n"
+    "                for (int k = 0; k < V::E; k++) e[k] = cv<TO>(sh[CK_PAD(c * V::E + k)]);\n"
+    "                uint4 q;\n"
+    "                memcpy(&q, e, sizeof e < 16 ? sizeof e : 16);\n"
+    "                dst[c] = q;\n"
+    "            }\n"
+    "        }\n"
+    "    }\n"
+    "    else {\n"
+    "#pragma unroll\n"
+    "        for (int k = 0; k < CK_IT; k++) {\n"
+    "            const long long i = base + k * 256 + threadIdx.x;\n"
+    "            if (i < p.n) *(TO *)(out + i * p.sout) = cv<TO>(sh[CK_PAD(k * 256 + threadIdx.x)]);\n"
+    "        }\n"
     "    }\n"
     "}\n"
     "CKD void ck_loffs(const ck_sargs &p, long long l, long long &oi, long long &oo) {\n"
@@ -198,7 +298,7 @@ static const char scan_body[] =
 
 /* The source of one scan: types, the operation, its neutral element. New ref or NULL. */
 static PyObject *
-scan_source(int itc, int otc, const char *acc, const char *head, const char *op,
+scan_source(int itc, int otc, const char *acc, int acc_size, const char *head, const char *op,
             const char *neutral, int exclusive, int user)
 {
     /* Each user text under its own #line, and its last line's number again after it, so
@@ -220,7 +320,7 @@ scan_source(int itc, int otc, const char *acc, const char *head, const char *op,
         "%s\ntypedef %s TI;\ntypedef %s TO;\ntypedef %s TA;\n#define CK_IT %d\n#define CK_EXCL %d\n"
         "%s\nCKD TA ck_op(const TA a, const TA b) {\n    return (%s%s%s\n);\n}\n"
         "CKD TA ck_neutral() {\n    return cv<TA>(%s%s%s\n);\n}\n%s",
-        ck_preamble, ck_dtypes[itc].ctype, ck_dtypes[otc].ctype, acc, IT, exclusive,
+        ck_preamble, ck_dtypes[itc].ctype, ck_dtypes[otc].ctype, acc, scan_items(acc_size), exclusive,
         head ? head : "", ln1, op, end1, ln2, neutral, end2, scan_body);
 }
 
@@ -278,7 +378,8 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
     cukit_Array *status = NULL;
     long long grid;
     if (fn == SF_TILES) {
-        long long ntiles = (S->n + TILE - 1) / TILE;
+        const long long tile = CK_THREADS * scan_items(acc_size);
+        long long ntiles = (S->n + tile - 1) / tile;
         if (ntiles > 0x7fffffffLL) {
             PyErr_SetString(PyExc_ValueError, "scan: too many elements");
             return -1;
@@ -303,7 +404,6 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
         if (grid > 0x7fffffffLL)
             grid = 0x7fffffffLL;
     }
-    (void)acc_size;
     void *args[] = {&a};
     int rc = cukit_device_activate(dev) < 0 ||
              CU_CALL(st, cuLaunchKernel, (e->func, (unsigned)grid, 1, 1, 256, 1, 1, 0, h, args,
@@ -454,7 +554,7 @@ ck_scan_call(cukit_state *st, int which, PyObject *const *args, Py_ssize_t nargs
         ck_kcache *cache = ck_reduce_cache(st, 1);
         const char *acc = ck_dtypes[atc].ctype_c;
         PyObject *sa[4] = {NULL, NULL, NULL, NULL};
-        sa[0] = scan_source(src->typecode, otc, acc, NULL, which ? "uf_multiply(a, b)" : "uf_add(a, b)",
+        sa[0] = scan_source(src->typecode, otc, acc, ck_acc_size(atc), NULL, which ? "uf_multiply(a, b)" : "uf_add(a, b)",
                             which ? "1" : "0", 0, 0);
         sa[1] = PyUnicode_FromFormat("cukit_%s.cu", who);
         sa[2] = PyTuple_New(0);
@@ -525,7 +625,7 @@ sk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     const char *nt = ntext ? PyUnicode_AsUTF8(ntext) : NULL, *pt = ptext ? PyUnicode_AsUTF8(ptext) : NULL;
     PyObject *head = pt ? PyUnicode_FromFormat("#line 1 \"preamble\"\n%s\n", pt) : NULL;
     const char *ht = head ? PyUnicode_AsUTF8(head) : NULL;
-    PyObject *src = ht && nt ? scan_source(tc, tc, ck_dtypes[tc].ctype, ht, expr, nt, exclusive, 1)
+    PyObject *src = ht && nt ? scan_source(tc, tc, ck_dtypes[tc].ctype, ck_dtypes[tc].size, ht, expr, nt, exclusive, 1)
                              : NULL;
     Py_XDECREF(ntext);
     Py_XDECREF(ptext);
