@@ -212,6 +212,8 @@ def test_columns_split_across_blocks(rng, dtype):
                     y = (1 + 0.001 * x).astype(dtype)
                     yd = cukit.to_device(y)
                 want = reference(kind, y, 0)
+                if dtype == "float16" and kind == "var":  # numpy's sums squares in float16
+                    want = reference(kind, y.astype(np.float32), 0).astype(dtype)
                 what = f"{kind} {y.shape} {y.strides} axis=0"
                 got = getattr(cukit, kind)(yd, axis=0)
                 check(got, want, scale_of(kind, y, 0), what)
