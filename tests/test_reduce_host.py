@@ -112,3 +112,56 @@ def test_look_back_scan_and_lines(rng):
         out = np.zeros_like(x)
         host.scan_run(src, x, out)
         np.testing.assert_array_equal(out, np.maximum.accumulate(x))
+
+
+@pytest.mark.parametrize("kind,dtype,acc", [("sum", "float32", 4), ("sum", "int8", 8),
+                                            ("sum", "complex64", 8), ("argmax", "float32", 16),
+                                            ("max", "float64", 8), ("nanmin", "float32", 4)])
+@pytest.mark.filterwarnings("ignore:All-NaN slice")
+def test_column_vectors(rng, kind, dtype, acc):
+    # a thread per vector of neighbouring outputs (ckcv), the reduced axis split across
+    # blocks, on layouts that allow it and on ones that must fall back to ckc
+    src = cukit._cukit._reduce_source(kind, dtype)
+    used = set()
+    cases = [((300, 64), 0), ((4097, 32), 0), ((1, 64), 0), ((100, 3, 16), 0),
+             ((4, 6, 5, 16), (0, 2)), ((70, 72), 0)]
+    for shape, axis in cases:
+        if kind == "argmax" and isinstance(axis, tuple):
+            continue
+        if dtype == "int8":
+            x = rng.integers(-3, 3, shape).astype(dtype)  # ties for argmax too
+        elif dtype == "complex64":
+            x = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+        else:
+            x = rng.integers(-4, 4, shape).astype(dtype)  # ties
+            x += rng.standard_normal(shape).astype(dtype) * (rng.random(shape) < 0.5)
+            x.reshape(-1)[rng.integers(0, x.size, 3)] = np.nan
+        views = [x, x[..., 1:], x[..., :-8]] if shape != (70, 72) else [x[:, :64], x[:, 8:]]
+        for v in views:
+            want = np.asarray(getattr(np, kind)(v, axis=axis))
+            out = np.full(want.shape, 77, want.dtype)
+            p = host.reduce_run(src, [v], axis, out, keep_order=kind == "argmax", acc_size=acc,
+                                sm=8)
+            used.add(p["fn"])
+            assert within(out, want, v, axis), (shape, v.strides, axis, p)
+            if (v.shape[-1] % (16 // v.itemsize) == 0 and v.ctypes.data % 16 == 0
+                    and all(st % 16 == 0 for st in v.strides[:-1])
+                    and p["nred"] > 1 and p["nout"] >= 32):
+                assert p["fn"] == 6, (shape, v.strides, axis, p)
+    assert {4, 6} <= used
+
+
+def test_column_vector_splits_and_block_second_pass(rng):
+    src = cukit._cukit._reduce_source("sum", "float32")
+    x = rng.standard_normal((2048, 256)).astype(np.float32)
+    want = x.sum(axis=0)
+    out = np.full(want.shape, np.nan, np.float32)
+    p = host.reduce_run(src, [x], 0, out, acc_size=4, sm=132)
+    assert p["fn"] == 6 and p["gy"] == p["splits"] > 1 and p["chunk"] >= 32, p
+    assert within(out, want, x, 0)
+    # a full reduction: many splits for one output, the second pass a block per output
+    x = rng.standard_normal(600_000).astype(np.float32)
+    out = np.full((), np.nan, np.float32)
+    p = host.reduce_run(src, [x], None, out, acc_size=4, sm=16)
+    assert p["fblock"] == 1 and p["splits"] > 64 and p["fx"] == 1, p
+    assert within(out, np.sum(x), x, None)

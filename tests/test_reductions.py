@@ -187,6 +187,64 @@ def test_large_and_unaligned_layouts(rng, dtype):
 
 
 @gpu
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "complex64", "int8",
+                                   "float16"])
+def test_columns_split_across_blocks(rng, dtype):
+    """axis=0 of C-contiguous matrices: a thread per vector of columns where the rows are
+    aligned (else a thread per column), the rows split across blocks and combined by a
+    second pass; keepdims, out=, views, NaN, argmax's ties, the same bits twice."""
+    kinds = ["sum", "max", "argmax", "argmin", "mean", "var", "nanmax"]
+    if np.dtype(dtype).kind == "c":
+        kinds = ["sum", "mean", "var", "prod"]
+    shapes = [(1, 64), (3, 5), (4097, 33), (10000, 7), (4097, 64), (300, 1024), (5, 64, 32)]
+    for shape in shapes:
+        host = data(rng, dtype, shape, nan=np.dtype(dtype).kind == "f" and shape[0] > 100)
+        if np.dtype(dtype).kind in "iu":
+            host = (host % 5).astype(dtype)  # ties for argmax/argmin
+        dev = cukit.to_device(host)
+        views = [(host, dev), (host[..., 4:], dev[..., 4:]), (host[..., 1:], dev[..., 1:])]
+        for x, xd in views:
+            if x.shape[-1] == 0:
+                continue
+            for kind in kinds:
+                y, yd = x, xd
+                if kind == "prod":  # near 1, so that the order cannot overflow
+                    y = (1 + 0.001 * x).astype(dtype)
+                    yd = cukit.to_device(y)
+                want = reference(kind, y, 0)
+                if dtype == "float16" and kind == "var":  # numpy's sums squares in float16
+                    want = reference(kind, y.astype(np.float32), 0).astype(dtype)
+                what = f"{kind} {y.shape} {y.strides} axis=0"
+                got = getattr(cukit, kind)(yd, axis=0)
+                check(got, want, scale_of(kind, y, 0), what)
+                again = getattr(cukit, kind)(yd, axis=0).get()
+                assert np.array_equal(got.get(), again, equal_nan=True), what
+            keep = reference("sum", x, 0, True)
+            check(cukit.sum(xd, axis=0, keepdims=True), keep, scale_of("sum", x, 0, True))
+            out = cukit.to_device(np.full(keep.shape[1:], 77, keep.dtype))
+            assert cukit.sum(xd, axis=0, out=out) is out
+            check(out, keep[0], scale_of("sum", x, 0))
+            if dtype != "complex64":
+                iout = cukit.to_device(np.full((1,) + x.shape[1:], -1, np.int64))
+                assert cukit.argmax(xd, axis=0, out=iout, keepdims=True) is iout
+                check(iout, reference("argmax", x, 0, True))
+
+
+@gpu
+def test_large_column_reduction(rng):
+    """A wide matrix's axis=0 split across blocks; a long sum whose second pass gives its
+    one output a block."""
+    host = rng.standard_normal((2048, 2048)).astype(np.float32)
+    dev = cukit.to_device(host)
+    check(cukit.sum(dev, axis=0), np.sum(host, axis=0), scale_of("sum", host, 0))
+    check(cukit.argmax(dev, axis=0), np.argmax(host, axis=0))
+    flat = rng.standard_normal(4_000_000).astype(np.float32)
+    fd = cukit.to_device(flat)
+    check(cukit.sum(fd), np.sum(flat), scale_of("sum", flat, None))
+    check(cukit.max(fd), np.max(flat))
+
+
+@gpu
 def test_empty_and_size_one_axes():
     for shape in [(0,), (3, 0), (0, 3), (1, 1), (1, 5), (4, 1)]:
         host = np.arange(math.prod(shape), dtype=np.float32).reshape(shape)
@@ -551,6 +609,9 @@ def plan_case(views, bases, axis, keepdims, keep_index=False, out_view=None):
     got = simulate(plan, bases, starts, obase, ospec[3] - out_addr, keep_index)
     got = target
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9, err_msg=f"{shape} axis={axis}")
+    if plan["fn"] == 6:  # vectors of outputs: contiguous along the innermost kept axis
+        assert all(k[-1] == v.itemsize for k, v in zip(plan["ks"], views))
+        assert plan["kshape"][-1] % 4 == 0 and plan["chunk"] <= 512
     if plan["fn"] in (0, 1):  # vector loads: one contiguous run, splits of whole vectors
         assert all(r[0] == v.itemsize for r, v in zip(plan["rs"], views))
         assert plan["chunk"] % 2 == 0 or plan["splits"] == 1
@@ -582,7 +643,13 @@ def test_plans_index_every_element_once(rng):
     seen.add(plan_case([big[3:]], [big], None, False)["fn"])
     tall = rng.standard_normal(300 * 40)
     p = plan_case([tall.reshape(300, 40)], [tall], 0, False)
-    assert p["fn"] == 4  # a thread per column, no transpose
+    assert p["fn"] == 6  # a thread per vector of columns, no transpose
+    p = plan_case([tall.reshape(300, 40)[:, 1:]], [tall], 0, False)
+    assert p["fn"] == 4  # unaligned rows: a thread per column
+    p = plan_case([tall.reshape(300, 40)[:, 4:]], [tall], 0, True)
+    assert p["fn"] == 6 and p["kshape"] == (36,)
+    p = plan_case([tall.reshape(30, 10, 40)], [tall], (0, 1), False)
+    assert p["fn"] == 6 and p["rshape"] == (300,)
     short = rng.standard_normal(5000 * 3)
     assert plan_case([short.reshape(5000, 3)], [short], 1, False)["fn"] == 4
     assert {2, 3, 4} <= seen

@@ -7,8 +7,11 @@
  *     a block or a warp per row, vector loads; a long row is cut into splits whose
  *     partials a second kernel reduces (a full reduction is one row)
  *   reduced axis outside a kept one (axis=0 of a C-contiguous matrix): a thread per
- *     output, neighbouring threads on neighbouring columns, no transpose; the reduced
- *     axis is split so the grid fills the device and no thread sums more than 512
+ *     output, neighbouring threads on neighbouring columns, no transpose; where the
+ *     innermost kept axis is contiguous and aligned, a thread per vector of outputs (16
+ *     bytes of each row), so a warp reads 512 contiguous bytes of a row; the reduced
+ *     axis is split (blockIdx.y) so the grid fills the device and no thread sums more
+ *     than 512, and a second pass combines each output's partials by a tree
  *   anything else: a block or warp per row over any strides */
 #include "compute/reduce_impl.h"
 
@@ -304,14 +307,36 @@ ck_rplan_choose(const ck_rplan *P, int vec, int sm, const int *occ, ck_rlaunch *
     }
     if (nred <= 16 && nout >= 4096)
         col = 1;
+    /* a vector of cv outputs per thread: every array input contiguous along the innermost
+     * kept axis, whose extent cv divides, and every vector aligned */
+    int cv = col && vec > 1 && P->kd > 0 && first >= 0 && P->kshape[P->kd - 1] % vec == 0 ? vec : 0;
+    for (int k = 0; k < nin && cv; k++) {
+        if (P->kind[k] != CK_OPND_ARRAY)
+            continue;
+        long long align = (long long)cv * P->itemsize[k];
+        if (P->ks[k][P->kd - 1] != P->itemsize[k] || P->ptr[k] % (CUdeviceptr)align != 0)
+            cv = 0;
+        for (int d = 0; d < P->kd - 1 && cv; d++)
+            if (P->ks[k][d] % align != 0)
+                cv = 0;
+        for (int d = 0; d < P->rd && cv; d++)
+            if (P->rs[k][d] % align != 0)
+                cv = 0;
+    }
     long long splits = 1, chunk = nred, gx, gy = 1;
     int fn;
     if (col) {
-        want = (long long)sm * (occ[RF_COL] > 0 ? occ[RF_COL] : 8);
-        long long bx = (nout + CK_THREADS - 1) / CK_THREADS;
+        fn = cv ? RF_COLV : RF_COL;
+        want = (long long)sm * (occ[fn] > 0 ? occ[fn] : 8);
+        long long threads = cv ? nout / cv : nout;
+        long long bx = (threads + CK_THREADS - 1) / CK_THREADS;
         splits = (nred + 511) / 512;
         if (splits * bx < want)
             splits = (want + bx - 1) / bx;
+        /* a vector thread stores cv partials a split: keep 32 rows a split or more */
+        long long fewest = (nred + 511) / 512, most = nred / 32 > fewest ? nred / 32 : fewest;
+        if (cv && splits > most)
+            splits = most;
         if (splits > nred)
             splits = nred;
         if (splits > 65535)
@@ -320,7 +345,6 @@ ck_rplan_choose(const ck_rplan *P, int vec, int sm, const int *occ, ck_rlaunch *
             splits = 1;
         chunk = (nred + splits - 1) / splits;
         splits = chunk ? (nred + chunk - 1) / chunk : 1;
-        fn = RF_COL;
         gx = bx > 0x7fffffffLL ? 0x7fffffffLL : bx;
         gy = splits;
     }
@@ -355,6 +379,12 @@ ck_rplan_choose(const ck_rplan *P, int vec, int sm, const int *occ, ck_rlaunch *
         if (gx > 0x7fffffffLL)
             gx = 0x7fffffffLL;
     }
+    /* the second pass: a warp per output, or a block where few outputs have many splits
+     * (a full reduction: one output, a split per resident block) */
+    L->fblock = splits > 64 && nout < (long long)sm * 8;
+    L->fx = L->fblock ? nout : (nout + CK_THREADS / 32 - 1) / (CK_THREADS / 32);
+    if (L->fx > 0x7fffffffLL)
+        L->fx = 0x7fffffffLL;
     L->fn = fn;
     L->splits = splits;
     L->chunk = chunk;
@@ -371,7 +401,7 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
         return 0;
     int nin = P->nin, nops = nin + 1;
     long long nout = P->nout, nred = P->nred;
-    if (ck_kcache_find(cache, key | RF_FINAL) == NULL &&
+    if (ck_kcache_find(cache, key | (RF_COUNT - 1)) == NULL &&
         load_all(st, dev, cache, key, spec, file, options) < 0)
         return -1;
     int occ[RF_COUNT];
@@ -416,8 +446,8 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
     long long vals[4] = {nout, nred, chunk, P->count};
     memcpy(buf + off_nout, vals, 32);
     memcpy(buf + off_nout + 32, &P->d, 8);
-    int ints[3] = {(int)splits, P->kd, P->rd};
-    memcpy(buf + off_splits, ints, 12);
+    int ints[4] = {(int)splits, P->kd, P->rd, R.fblock};
+    memcpy(buf + off_splits, ints, 16);
     memcpy(buf + off_kshape, P->kshape, 8 * (size_t)P->kd);
     memcpy(buf + off_rshape, P->rshape, 8 * (size_t)P->rd);
     for (int k = 0; k < nops; k++) {
@@ -431,10 +461,7 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
                                      h, args, NULL)) < 0)
         goto done;
     if (splits > 1) {
-        long long fx = (nout + CK_THREADS / 32 - 1) / (CK_THREADS / 32);
-        if (fx > 0x7fffffffLL)
-            fx = 0x7fffffffLL;
-        if (CU_CALL(st, cuLaunchKernel, (ef->func, (unsigned)fx, 1, 1, CK_THREADS, 1, 1, 0, h,
+        if (CU_CALL(st, cuLaunchKernel, (ef->func, (unsigned)R.fx, 1, 1, CK_THREADS, 1, 1, 0, h,
                                          args, NULL)) < 0)
             goto done;
     }
@@ -544,11 +571,11 @@ ck_reduce_plan_py(PyObject *m, PyObject *args)
         Py_XDECREF(a);
         Py_XDECREF(b);
     }
-    PyObject *r = ks && rs ? Py_BuildValue("{sLsLsNsNsOsOsisLsLsLsL}", "nout", P.nout, "nred",
+    PyObject *r = ks && rs ? Py_BuildValue("{sLsLsNsNsOsOsisLsLsLsLsLsi}", "nout", P.nout, "nred",
                                            P.nred, "kshape", ll_tuple(P.kshape, P.kd), "rshape",
                                            ll_tuple(P.rshape, P.rd), "ks", ks, "rs", rs, "fn",
                                            L.fn, "splits", L.splits, "chunk", L.chunk, "gx",
-                                           L.gx, "gy", L.gy)
+                                           L.gx, "gy", L.gy, "fx", L.fx, "fblock", L.fblock)
                            : NULL;
     Py_XDECREF(ks);
     Py_XDECREF(rs);

@@ -8,7 +8,11 @@
  *   ckr_n / ckr_nw   the same over any strides (one index computation per element)
  *   ckc              a thread per output, looping over its reduced elements: the reduced
  *                    axis is not the innermost, so neighbouring threads read neighbours
- *   ckf              the second pass: each output's partials (one per split) reduced
+ *   ckcv             the same with CK_V neighbouring outputs per thread (axis=0 of a
+ *                    C-contiguous matrix): one vector load per row covers them, so a warp
+ *                    reads 32 * 16 bytes of each row, four rows in flight
+ *   ckf              the second pass: each output's partials (one per split) reduced by a
+ *                    warp, or by a block where few outputs have many splits (fblock)
  * Each thread accumulates its elements in order, then a warp tree (shuffles) and a block
  * tree (shared memory) combine the threads: the order is fixed for a launch shape, so
  * results are deterministic. */
@@ -17,7 +21,8 @@
 #include <stdarg.h>
 #include <string.h>
 
-const char *const ck_rfunc_names[RF_COUNT] = {"ckr_v", "ckr_vw", "ckr_n", "ckr_nw", "ckc", "ckf"};
+const char *const ck_rfunc_names[RF_COUNT] = {"ckr_v", "ckr_vw", "ckr_n", "ckr_nw", "ckc", "ckf",
+                                               "ckcv"};
 
 typedef struct {
     char *p;
@@ -135,8 +140,7 @@ static const char rkernels[] =
     "        for (int k = 0; k < CK_NOPS; k++) ko[k] += c * p.ks[k][d];\n"
     "    }\n"
     "}\n"
-    "CKD TA ck_elem(const ck_rargs &p, const long long *ko, long long j) {\n"
-    "    long long off[CK_NOPS];\n"
+    "CKD void ck_roffs(const ck_rargs &p, const long long *ko, long long j, long long *off) {\n"
     "    if (p.rd <= 1) {\n"
     "#pragma unroll\n"
     "        for (int k = 0; k < CK_NOPS; k++) off[k] = ko[k] + j * p.rs[k][0];\n"
@@ -152,6 +156,10 @@ static const char rkernels[] =
     "            for (int k = 0; k < CK_NOPS; k++) off[k] += c * p.rs[k][d];\n"
     "        }\n"
     "    }\n"
+    "}\n"
+    "CKD TA ck_elem(const ck_rargs &p, const long long *ko, long long j) {\n"
+    "    long long off[CK_NOPS];\n"
+    "    ck_roffs(p, ko, j, off);\n"
     "    return ck_mapk(p, off, j);\n"
     "}\n"
     "CKD void ck_final(const ck_rargs &p, const long long *ko, TA a) {\n"
@@ -231,7 +239,62 @@ static const char rkernels[] =
     "        ck_store(p, o, s, ko, acc);\n"
     "    }\n"
     "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckcv(const ck_rargs p) {\n"
+    "    const int s = blockIdx.y;\n"
+    "    const long long lo = (long long)s * p.chunk, hi = min(p.nred, lo + p.chunk);\n"
+    "    const long long nv = p.nout / CK_V;\n"
+    "    for (long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x; u < nv;\n"
+    "         u += (long long)gridDim.x * blockDim.x) {\n"
+    "        const long long o = u * CK_V;\n"
+    "        long long ko[CK_NOPS];\n"
+    "        ck_koffs(p, o, ko);\n"
+    "        TA acc[CK_V];\n"
+    "#pragma unroll\n"
+    "        for (int e = 0; e < CK_V; e++) acc[e] = ck_ident();\n"
+    "        long long j = lo;\n"
+    "        if (p.rd <= 1) {\n"
+    "            long long off[CK_NOPS];\n"
+    "            ck_roffs(p, ko, j, off);\n"
+    "            for (; j + 4 <= hi; j += 4) {\n"
+    "                ck_cvec4(acc, p, off, j);\n"
+    "#pragma unroll\n"
+    "                for (int k = 0; k < CK_NOPS; k++) off[k] += 4 * p.rs[k][0];\n"
+    "            }\n"
+    "        }\n"
+    "        for (; j < hi; j++) {\n"
+    "            long long off[CK_NOPS];\n"
+    "            ck_roffs(p, ko, j, off);\n"
+    "            ck_cvec1(acc, p, off, j);\n"
+    "        }\n"
+    "        // the CK_V outputs share their outer coordinates (the host checks that the\n"
+    "        // innermost kept extent is a multiple of CK_V): only the inner one moves\n"
+    "#pragma unroll\n"
+    "        for (int e = 0; e < CK_V; e++) {\n"
+    "            long long k2[CK_NOPS];\n"
+    "#pragma unroll\n"
+    "            for (int k = 0; k < CK_NOPS; k++) k2[k] = ko[k];\n"
+    "            k2[CK_NIN] += e * p.ks[CK_NIN][p.kd - 1];\n"
+    "            ck_store(p, o + e, s, k2, acc[e]);\n"
+    "        }\n"
+    "    }\n"
+    "}\n"
     "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckf(const ck_rargs p) {\n"
+    "    if (p.fblock) {\n"
+    "        // few outputs, many splits: a block per output, every partial's load in flight\n"
+    "        __shared__ TA sh[32];\n"
+    "        for (long long o = blockIdx.x; o < p.nout; o += gridDim.x) {\n"
+    "            TA acc = ck_ident();\n"
+    "            const TA *part = (const TA *)p.part + o * p.splits;\n"
+    "            for (int s = threadIdx.x; s < p.splits; s += CK_NT) acc = ck_red(acc, part[s]);\n"
+    "            acc = ck_group<CK_NT>(acc, sh);\n"
+    "            if (threadIdx.x == 0) {\n"
+    "                long long ko[CK_NOPS];\n"
+    "                ck_koffs(p, o, ko);\n"
+    "                ck_final(p, ko, acc);\n"
+    "            }\n"
+    "        }\n"
+    "        return;\n"
+    "    }\n"
     "    const int lane = threadIdx.x & 31;\n"
     "    const long long per = blockDim.x / 32;\n"
     "    for (long long o = (long long)blockIdx.x * per + (threadIdx.x >> 5); o < p.nout;\n"
@@ -282,7 +345,7 @@ ck_reduce_source(const ck_rspec *s)
         nin, nin + 1, v, CK_THREADS, s->has_init, CK_RMAXD);
     put(&b, "struct ck_rargs {\n    ck_slot op[CK_NOPS];\n    ck_slot init;\n"
             "    unsigned long long part;\n    long long nout, nred, chunk, count;\n"
-            "    double d;\n    int splits, kd, rd, pad_;\n"
+            "    double d;\n    int splits, kd, rd, fblock;\n"
             "    long long kshape[CK_RMAXD], rshape[CK_RMAXD];\n"
             "    long long ks[CK_NOPS][CK_RMAXD], rs[CK_NOPS][CK_RMAXD];\n};\n");
     if (s->head)
@@ -345,6 +408,33 @@ ck_reduce_source(const ck_rspec *s)
         for (int k = 0; k < nin; k++)
             put(&b, s->kind[k] == CK_OPND_ARRAY ? ", a%d[u].v[e]" : ", a%d", k);
         put(&b, "));\n    }\n    return acc;\n}\n");
+    }
+    /* column vectors: CK_V neighbouring outputs' elements of row j0 (ck_cvec1) or of rows
+     * j0..j0+3 (ck_cvec4, one reduced dimension), at byte offsets off[k] of row j0; each
+     * output's in row order, all loads before the first use */
+    for (int four = 0; four < 2; four++) {
+        int nu = four ? 4 : 1;
+        put(&b, "CKD void ck_cvec%d(TA *acc, const ck_rargs &p, const long long *off, long long j0) {\n"
+                "    (void)p;\n", nu);
+        for (int k = 0; k < nin; k++) {
+            if (s->kind[k] == CK_OPND_SCALAR) {
+                put(&b, "    const T%d a%d = *(const T%d *)&p.op[%d];\n", k, k, k, k);
+                continue;
+            }
+            if (s->kind[k] == CK_OPND_RAW) {
+                put(&b, "    T%d *const a%d = (T%d *)p.op[%d].lo;\n", k, k, k, k);
+                continue;
+            }
+            put(&b, "    ck_vec<T%d, CK_V> a%d[%d];\n#pragma unroll\n"
+                    "    for (int u = 0; u < %d; u++) a%d[u] = *(const ck_vec<T%d, CK_V> *)((const char *)"
+                    "p.op[%d].lo + off[%d] + u * p.rs[%d][0]);\n",
+                k, k, nu, nu, k, k, k, k, k);
+        }
+        put(&b, "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n#pragma unroll\n"
+                "        for (int e = 0; e < CK_V; e++) acc[e] = ck_red(acc[e], ck_map(j0 + u", nu);
+        for (int k = 0; k < nin; k++)
+            put(&b, s->kind[k] == CK_OPND_ARRAY ? ", a%d[u].v[e]" : ", a%d", k);
+        put(&b, "));\n    }\n}\n");
     }
     put(&b, "%s", rkernels);
     return finish(&b);

@@ -8,7 +8,7 @@ import cukit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORK = None  # a folder for the built libraries, set by the tests
-RNAMES = ["ckr_v", "ckr_vw", "ckr_n", "ckr_nw", "ckc", "ckf"]
+RNAMES = ["ckr_v", "ckr_vw", "ckr_n", "ckr_nw", "ckc", "ckf", "ckcv"]
 SNAMES = ["cks", "ckl", "ckw"]
 
 
@@ -79,7 +79,8 @@ def reduce_run(src, inputs, axis, out, keep_order=False, init=None, count=None, 
     nred = plan["nred"]
     struct.pack_into("<qqqqd", buf, off_nout, plan["nout"], nred, plan["chunk"],
                      nred if count is None else count, float(nred if d is None else d))
-    struct.pack_into("<iii", buf, off_splits, splits, len(plan["kshape"]), len(plan["rshape"]))
+    struct.pack_into("<iiii", buf, off_splits, splits, len(plan["kshape"]), len(plan["rshape"]),
+                     plan["fblock"])
     struct.pack_into(f"<{len(plan['kshape'])}q", buf, off_kshape, *plan["kshape"])
     struct.pack_into(f"<{len(plan['rshape'])}q", buf, off_rshape, *plan["rshape"])
     for k in range(nops):
@@ -91,8 +92,7 @@ def reduce_run(src, inputs, axis, out, keep_order=False, init=None, count=None, 
     rc = lib.ck_launch_cpu(RNAMES[plan["fn"]].encode(), plan["gx"], plan["gy"], cbuf)
     assert rc == 0
     if splits > 1:
-        fx = (plan["nout"] + 7) // 8
-        assert lib.ck_launch_cpu(b"ckf", fx, 1, cbuf) == 0
+        assert lib.ck_launch_cpu(b"ckf", plan["fx"], 1, cbuf) == 0
     return plan
 
 
