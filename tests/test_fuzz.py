@@ -39,10 +39,12 @@ def test_fuzz_target(target):
     assert ran == count
 
 
-def test_the_harness_reports_a_crash_and_an_exception_and_goes_on():
-    ran, findings, _ = run_isolated("selftest", 1, 0, 8)
-    assert ran == 8
-    assert [(f["kind"], f["case"]) for f in findings] == [("crash", 3), ("exception", 5)]
+def test_the_harness_reports_a_crash_an_exception_and_a_hang_and_goes_on():
+    ran, findings, _ = run_isolated("selftest", 1, 0, 9)
+    assert ran == 9
+    assert [(f["kind"], f["case"]) for f in findings] == [("crash", 3), ("exception", 5),
+                                                          ("hang", 7)]
+    assert "its worker was killed" in findings[2]["error"]
     assert "exited with status -6" in findings[0]["error"] and "KeyError" in findings[1]["error"]
     assert "--case 3" in report(findings)
 

@@ -320,8 +320,8 @@ gen_poisson(cukit_Generator *self, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     if (lam > POISSON_LAM_MAX) {
-        PyErr_Format(PyExc_ValueError, "poisson: lam value too large (at most %.17g)",
-                     POISSON_LAM_MAX);
+        PyErr_SetString(PyExc_ValueError, "poisson: lam value too large (at most "
+                        "9.223372006484771e18, numpy's bound); pass a smaller lam");
         return NULL;
     }
     cukit_rand_params p;

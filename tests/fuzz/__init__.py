@@ -37,11 +37,12 @@ def shorten(text, limit=600):
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
-def run_cases(target, seed, first, count, journal=None, deadline=None):
+def run_cases(target, seed, first, count, journal=None, deadline=None, out=None):
     """Run cases [first, first + count) of one target in this process.
 
     Returns (cases run, findings). Before each case its index goes to `journal`, so
-    a parent can name the input that killed this process.
+    a parent can name the input that killed this process; each finding goes to the
+    JSON file `out` as it is found, so one that came before a crash or a hang is kept.
     """
     from . import targets
 
@@ -49,13 +50,13 @@ def run_cases(target, seed, first, count, journal=None, deadline=None):
     findings = []
     spec.setup()
     try:
-        return _run(spec, target, seed, first, count, journal, deadline, findings)
+        return _run(spec, target, seed, first, count, journal, deadline, findings, out)
     finally:
         spec.teardown()
 
 
-def _run(spec, target, seed, first, count, journal, deadline, findings):
-    ran = 0
+def _run(spec, target, seed, first, count, journal, deadline, findings, out):
+    ran, kept = 0, 0
     for index in range(first, first + count):
         if deadline is not None and time.monotonic() > deadline:
             break
@@ -84,7 +85,45 @@ def _run(spec, target, seed, first, count, journal, deadline, findings):
                 "input": shorten(spec.show(data)), "error": f"took {took:.1f} s",
             })
         ran += 1
+        if out is not None and len(findings) > kept:
+            kept = len(findings)
+            with open(out, "w") as f:
+                json.dump({"ran": 0, "findings": findings}, f)  # "ran" is the parent's count
     return ran, findings
+
+
+def _hang_limit(target):
+    """Seconds one case may run before its worker is killed and the case reported as a
+    hang: the target's hang_limit, else four times its limit for a slow case, at least 30."""
+    from . import targets
+
+    spec = targets.TARGETS[target]
+    return spec.hang_limit or max(30.0, 4 * spec.time_limit)
+
+
+def _watch(cmd, root, env, journal, limit):
+    """Run a worker; kill it once the case in its journal has not changed for `limit`
+    seconds. Returns (seconds the stuck case ran, or 0; exit status; its stderr)."""
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=err,
+                                text=True)
+        last, since, hung = None, time.monotonic(), 0.0
+        while proc.poll() is None:
+            try:
+                proc.wait(0.5)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            with open(journal) as f:
+                case = f.read().strip()
+            if case != last:
+                last, since = case, time.monotonic()
+            elif case and time.monotonic() - since > limit:
+                hung = time.monotonic() - since
+                proc.kill()
+                proc.wait()
+        err.seek(0)
+        return hung, proc.returncode, err.read()
 
 
 def run_isolated(target, seed, first, count, seconds=None, env=None):
@@ -109,7 +148,7 @@ def run_isolated(target, seed, first, count, seconds=None, env=None):
         if left is not None:
             cmd += ["--seconds", f"{left:.1f}"]
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+        hung, returncode, stderr = _watch(cmd, root, env, journal, _hang_limit(target))
         try:
             with open(out) as f:
                 result = json.load(f)
@@ -119,7 +158,7 @@ def run_isolated(target, seed, first, count, seconds=None, env=None):
             last = f.read().strip()
         os.unlink(journal)
         os.unlink(out)
-        if proc.returncode == 0 and result is not None:
+        if returncode == 0 and result is not None:
             ran += result["ran"]
             findings += result["findings"]
             break
@@ -136,10 +175,11 @@ def run_isolated(target, seed, first, count, seconds=None, env=None):
         data = spec.make(case_rng(seed, target, crashed))
         spec.teardown()
         findings.append({
-            "target": target, "seed": seed, "case": crashed, "kind": "crash",
+            "target": target, "seed": seed, "case": crashed, "kind": "hang" if hung else "crash",
             "input": shorten(spec.show(data)),
-            "error": f"the worker exited with status {proc.returncode}: "
-                     + shorten(proc.stderr.strip()[-2000:], 2000),
+            "error": (f"the case ran for over {hung:.0f} s; its worker was killed" if hung else
+                      f"the worker exited with status {returncode}: "
+                      + shorten(stderr.strip()[-2000:], 2000)),
         })
         ran += crashed - index + 1
         index = crashed + 1

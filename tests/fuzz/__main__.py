@@ -31,7 +31,7 @@ def main(argv=None):
         deadline = None if args.seconds is None else time.monotonic() + args.seconds
         with open(args.journal, "r+") as journal:
             ran, findings = run_cases(names[0], args.seed, args.first, args.cases, journal,
-                                      deadline)
+                                      deadline, args.out)
         with open(args.out, "w") as f:
             json.dump({"ran": ran, "findings": findings}, f)
         return 0

@@ -3,6 +3,7 @@ import ctypes
 import os
 import shutil
 import tempfile
+import time
 import warnings
 
 import numpy as np
@@ -78,7 +79,8 @@ class Target:
 
     allowed = (ValueError,)
     index = 0
-    time_limit = 5.0  # seconds for one case: past this, a hang
+    time_limit = 5.0  # seconds for one case: past this, a finding ("slow")
+    hang_limit = None  # seconds before its worker is killed (a "hang"); None: 4 x time_limit, >= 30
 
     def setup(self):
         warnings.simplefilter("ignore")
@@ -839,7 +841,10 @@ class ReductionParamsTarget(ElementwiseParamsTarget):
 
 
 class SelfTestTarget(Target):
-    """Proves the harness can fail: case 3 kills its worker, case 5 raises KeyError."""
+    """Proves the harness can fail: case 3 kills its worker, case 5 raises KeyError,
+    case 7 never ends (its worker is killed after hang_limit seconds)."""
+
+    hang_limit = 2.0
 
     def make(self, rng):
         return self.index
@@ -851,6 +856,9 @@ class SelfTestTarget(Target):
             os.abort()
         if index == 5:
             raise KeyError("an unexpected exception")
+        if index == 7:
+            while True:
+                time.sleep(1)
 
 
 TARGETS["elementwise_params"] = ElementwiseParamsTarget()

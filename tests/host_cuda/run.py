@@ -2,7 +2,7 @@
 C++ with shim.h (a thread per CUDA thread, barriers for __syncthreads and the warp
 shuffles, blocks one after another), so the kernels' logic and their argument block
 can be checked without a GPU. Used by tests/test_reduce_host.py."""
-import ctypes, hashlib, os, subprocess, struct
+import ctypes, hashlib, os, re, subprocess, struct
 import numpy as np
 import cukit
 
@@ -101,7 +101,8 @@ def scan_run(src, x, out, axis=0):
     n = x.shape[axis]
     other = [d for d in range(x.ndim) if d != axis and x.shape[d] != 1]
     nlines = int(np.prod([x.shape[d] for d in range(x.ndim) if d != axis])) if x.ndim > 1 else 1
-    ntiles = (n + 2047) // 2048
+    tile = 256 * int(re.search(r"#define CK_IT (\d+)", src).group(1))
+    ntiles = (n + tile - 1) // tile
     head = (4 * (ntiles + 1) + 15) // 16 * 16
     status = np.zeros(head + 32 * ntiles + 16, np.uint8)
     lsh = [x.shape[d] for d in other] + [0] * (8 - len(other))

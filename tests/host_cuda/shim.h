@@ -26,6 +26,20 @@ static inline int ck_xchg(int v, int src, bool valid) {
 static inline int __shfl_down_sync(unsigned, int v, int d) { int l = threadIdx.x % 32; return ck_xchg(v, l + d, l + d < 32); }
 static inline int __shfl_up_sync(unsigned, int v, int d) { int l = threadIdx.x % 32; return ck_xchg(v, l - d, l - d >= 0); }
 static inline int __shfl_sync(unsigned, int v, int s) { return ck_xchg(v, s, true); }
+static inline unsigned ck_vote(int pred) { // the warp's predicates as a mask of lanes
+    int w = threadIdx.x / 32, l = threadIdx.x % 32;
+    ck_warp_buf[w][l] = pred != 0;
+    pthread_barrier_wait(&ck_warp_bar[w]);
+    unsigned m = 0;
+    for (int i = 0; i < 32; i++) m |= (unsigned)ck_warp_buf[w][i] << i;
+    pthread_barrier_wait(&ck_warp_bar[w]);
+    return m;
+}
+static inline unsigned __ballot_sync(unsigned, int pred) { return ck_vote(pred); }
+static inline int __any_sync(unsigned, int pred) { return ck_vote(pred) != 0; }
+static inline int __all_sync(unsigned, int pred) { return ck_vote(pred) == 0xffffffffu; }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+struct alignas(16) uint4 { unsigned x, y, z, w; };
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 static inline int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 static inline void __threadfence() { __sync_synchronize(); }
