@@ -611,8 +611,8 @@ def test_two_devices():
 def test_stream_and_capture(rng, compiled):
     x = rng.standard_normal(4096).astype(np.float32)
     s = cukit.Stream()
-    a = cukit.to_device(x)
-    out = cukit.sqrt(cukit.absolute(a, stream=s), stream=s)  # both on s: ordered
+    a = cukit.to_device(x, stream=s)
+    out = cukit.sqrt(cukit.absolute(a, stream=s), stream=s)  # all on s: ordered
     s.synchronize()
     same(out.get(), np.sqrt(np.abs(x)), approx=True)
 

@@ -34,6 +34,7 @@ class ProtocolStream:
 def run_axpy(mod, stream, rng, n=4099):
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     dx, dy = cukit.to_device(x), cukit.to_device(y)
+    cukit.synchronize()  # uploaded on the legacy stream, which `stream` may not wait for
     mod.axpy(np.float32(2.5), dx, dy, n, grid=(n + 255) // 256, block=256, stream=stream)
     out = dy.get(stream=stream) if isinstance(stream, cukit.Stream) else None
     cukit.synchronize()

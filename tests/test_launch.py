@@ -298,12 +298,13 @@ def test_launch_from_several_threads(mod, rng):
     n = 4096
     xs = [rng.standard_normal(n).astype(np.float32) for _ in range(8)]
     outs = [cukit.zeros(n, np.float32) for _ in range(8)]
+    cukit.synchronize()  # the zeros (legacy stream) are in place before the threads' streams
     errors = []
 
     def work(i):
         try:
             s = cukit.Stream()
-            dx = cukit.to_device(xs[i])
+            dx = cukit.to_device(xs[i], stream=s)
             for _ in range(50):
                 mod.saxpy(1.0, dx, outs[i], n, grid=n // 256, block=256, stream=s)
             s.synchronize()

@@ -52,8 +52,8 @@ def test_prepared_launch_matches_numpy(mod, rng):
     n = 5000
     x = rng.standard_normal(n).astype(np.float32)
     y = rng.standard_normal(n).astype(np.float32)
-    dx, dy = cukit.to_device(x), cukit.to_device(y)
     s = cukit.Stream()
+    dx, dy = cukit.to_device(x, stream=s), cukit.to_device(y, stream=s)
     p = mod.axpy.prepare(grid=(n + 255) // 256, block=256, stream=s)
     assert p.kernel is mod.axpy and p.stream is s
     assert "grid=(20, 1, 1)" in repr(p)

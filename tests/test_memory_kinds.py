@@ -427,6 +427,7 @@ def test_a_kept_block_waits_for_the_legacy_stream(rng, kernels):
     x = cukit.to_device(data)
     y = cukit.to_device(poison(n, np.float32))
     a = cukit.to_device(np.ones(n, np.float32))
+    cukit.synchronize()  # the uploads landed: `a` is read on another stream below
     slow_copy(kernels, x, y, n, 300_000_000)   # legacy stream, reads x for 0.3 s
     old = ptr(x)
     del x

@@ -375,6 +375,7 @@ def test_graph_keeps_the_texture_alive(mod, rng):
     ca.set(img)
     tex = cukit.Texture(ca)
     out = cukit.to_device(poison((h, w), np.float32))
+    cukit.synchronize()  # the legacy stream's uploads land before the replay on s
     s = cukit.Stream()
     with s.capture() as g:
         mod.texels2d(tex, out, w, h, grid=(1, h), block=64, stream=s)

@@ -177,7 +177,7 @@ def test_async_copies_on_a_stream(rng):
     s = cukit.Stream()
     host = rng.standard_normal((64, 48)).astype(np.float32)
     a = cukit.to_device(host, stream=s)
-    b = cukit.to_device(poison((64, 48), np.float32))
+    b = cukit.to_device(poison((64, 48), np.float32), stream=s)
     cukit.copy(b[::2, 1::3], a[::2, 1::3], stream=s)
     out = poison((32, 16), np.float32)
     b[::2, 1::3].get(out=out, stream=s)

@@ -329,7 +329,24 @@ capture_copy(graph *g, CUdeviceptr dst, const void *src, size_t n)
 
 /* The synchronous copies are issued on the legacy stream and wait for the device, so
  * they run what they are ordered after and report a held fault. */
-static CUresult e_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) { emu_sync_legacy(); return emu_take_pending() ?: emu_copy_now(d, s, n, 1, 0); }
+/* From pageable memory the driver returns once the bytes are staged, before the DMA ends
+ * on the legacy stream: deferred execution queues it there (staged), so a non-blocking
+ * stream that reads the destination without waiting sees the race. */
+static CUresult
+e_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n)
+{
+    emu_sync_legacy();
+    CUresult r = emu_take_pending();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!emu_host_pinned(s) && n > 0) {
+        if ((r = check_dev(d, n, "copy destination")) != CUDA_SUCCESS)
+            return r;
+        if (emu_defer_copy(NULL, d, s, n, 1, 0) == 0)
+            return emu_ok();
+    }
+    return emu_copy_now(d, s, n, 1, 0);
+}
 static CUresult e_cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) { emu_sync_legacy(); return emu_take_pending() ?: emu_copy_now((CUdeviceptr)(uintptr_t)d, (const void *)(uintptr_t)s, n, 0, 1); }
 static CUresult e_cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) { emu_sync_legacy(); return emu_take_pending() ?: emu_copy_now(d, (const void *)(uintptr_t)s, n, 1, 1); }
 
