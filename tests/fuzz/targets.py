@@ -743,6 +743,7 @@ class LoadTarget(Target):
     """Module.load's checks on what it is given: bytes of every kind, paths, odd objects."""
 
     allowed = (TypeError, ValueError, OSError, cukit.CudaError)
+    hang_limit = 20.0
 
     def setup(self):
         super().setup()
