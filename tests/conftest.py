@@ -34,6 +34,16 @@ if EMULATOR and os.environ.get("CUKIT_BACKEND", "auto") == "auto":
     os.environ["CUKIT_BACKEND"] = "emulator"
 
 
+def spread(jobs):
+    """The jobs in an order of this test process's own: pytest-xdist's workers warm up
+    the same kernels into one shared cache, each starting where the others do not."""
+    import random
+
+    jobs = list(jobs)
+    random.Random(os.environ.get("PYTEST_XDIST_WORKER", "")).shuffle(jobs)
+    return jobs
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "gpu_hardware: needs a real GPU, not the emulator (timing, the driver's "

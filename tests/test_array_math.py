@@ -11,7 +11,7 @@ import pytest
 
 import cukit
 from cukit import _warmup
-from conftest import HAVE_GPU, poison
+from conftest import HAVE_GPU, poison, spread
 
 gpu = pytest.mark.gpu
 ALL = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
@@ -300,7 +300,7 @@ def _jobs():
 @pytest.fixture(scope="module")
 def compiled():
     if HAVE_GPU:
-        _warmup.compile_jobs(_jobs())
+        _warmup.compile_jobs(spread(_jobs()))
 
 
 # ------------------------------------------------------------------ GPU: ufuncs

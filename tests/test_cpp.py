@@ -305,6 +305,7 @@ def test_debug_mode_leaves_captures_alone(rng):
     mod = cukit.compile('extern "C" __global__ void inc(float* p) { p[threadIdx.x] += 1.0f; }')
     x0 = rng.random(32, dtype=np.float32)
     x = cukit.to_device(x0)
+    cukit.synchronize()  # the upload (legacy stream) lands before s2 and s use x
     s, s2 = cukit.Stream(), cukit.Stream()
     was = cukit.set_debug(True)
     try:

@@ -48,7 +48,7 @@ def run(code, defer="1"):
 MISSING_SYNC = r'''
 x = rng.standard_normal(n).astype(np.float32)
 s = cukit.Stream()
-a = cukit.to_device(x)
+a = cukit.to_device(x, stream=s)
 h = pinned(POISON)
 a.get(out=h, stream=s)                       # queued: h is filled when s gets there
 print("before", bool((h == POISON).all()))   # read without waiting
@@ -72,7 +72,7 @@ def test_a_staging_buffer_reused_before_its_copy_ran_shows():
     out = run(r'''
     x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
     s = cukit.Stream()
-    a = cukit.to_device(np.full(n, POISON))
+    a = cukit.to_device(np.full(n, POISON), stream=s)
     h = pinned(x)
     a.set(h, stream=s)                       # reads h when s gets there...
     h[:] = y                                 # ...so this write races with it

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import cukit
-from conftest import HAVE_GPU
+from conftest import HAVE_GPU, spread
 
 gpu = pytest.mark.gpu
 DTYPES = ["bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "uint64",
@@ -96,7 +96,7 @@ def warm(jobs):
     if not HAVE_GPU:
         return
     with ThreadPoolExecutor(16) as ex:
-        for f in [ex.submit(j) for j in jobs]:
+        for f in [ex.submit(j) for j in spread(jobs)]:
             try:
                 f.result()
             except Exception:

@@ -55,13 +55,15 @@ summary+=("device: $(tail -1 "$logs/device.log")")
 # With pytest-xdist, CUKIT_CHECK_WORKERS processes share the GPU (tests dealt out one at a
 # time); what fails there runs again alone (a test of timings or of free memory may
 # fail only beside others), and the step's line is that rerun's.
-# With pytest-timeout, a test that hangs fails after CUKIT_CHECK_TEST_TIMEOUT seconds with
+# With pytest-timeout, a test that hangs fails after CUKIT_CHECK_TEST_TIMEOUT seconds (its
+# fixtures count: a module that warms up its kernels cold can take a minute or more while
+# every worker compiles) with
 # every thread's stack in the log, instead of eating the whole budget; -v names each
 # test as it ends, so a run cut short still says which failed.
 workers=${CUKIT_CHECK_WORKERS:-8}
 hang=()
 if "$python" -c "import pytest_timeout" 2> /dev/null; then
-    hang=(--timeout "${CUKIT_CHECK_TEST_TIMEOUT:-120}" --timeout-method thread)
+    hang=(--timeout "${CUKIT_CHECK_TEST_TIMEOUT:-300}" --timeout-method thread)
 fi
 if [ "$workers" -gt 1 ] && "$python" -c "import xdist" 2> /dev/null; then
     step suite 420 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -v -rfE "${hang[@]}" \
