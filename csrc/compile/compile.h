@@ -116,6 +116,11 @@ int cukit_cache_dir(char *out, size_t n);
 int cukit_image_kind(const unsigned char *data, size_t n);
 /* "cubin", "PTX", ... for a kind from cukit_image_kind. Static storage. */
 const char *cukit_image_kind_name(int kind);
+/* What is wrong with the layout of n bytes of a cubin (or anything starting like an
+ * ELF file that is not a host object) or a fatbin: 1 with a sentence saying what and
+ * what to do in why, 0 when every size and offset the driver follows lies inside the
+ * bytes (and for other kinds). Never raises. */
+int cukit_image_problem(const unsigned char *data, size_t n, char *why, size_t cap);
 /* The file at `path` (str or os.PathLike): all of it, or its first `limit` bytes
  * when limit >= 0. New ref: bytes; NULL with OSError (FileNotFoundError, ...)
  * naming the file, or TypeError. */
