@@ -213,6 +213,10 @@ struct cukit_state {
     /* compile/: strong ref: dict compile key -> (Module, header records, cwd): what
      * cukit.compile already loaded in this process */
     PyObject *compiled;
+    /* compile/: strong ref: set of keys (64-hex str) of images from outside that the
+     * driver loaded safely in a worker process; and how many such checks were run */
+    PyObject *image_verdicts;
+    Py_ssize_t image_checks;
 
     /* launch/ */
     int debug;          /* 1: synchronize after every launch and name a faulting kernel */

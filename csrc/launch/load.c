@@ -140,6 +140,20 @@ cukit_module_load(PyObject *cls, PyObject *args, PyObject *kwargs)
         ptx_target((const char *)data, arch, sizeof arch);
     else /* a fatbin or a cubin of unknown layout: the driver picks the device's code */
         cukit_device_arch(dev, arch, sizeof arch);
+    /* An image from outside is loaded by the driver in a worker first (the emulator's
+     * loader is cukit's own code, which rejects damaged images itself). */
+    const char *driver = cukit_driver_realpath();
+    if (driver && cukit_image_check_enabled()) {
+        int version = 0;
+        char identity[400];
+        if (cukit_api.cuDriverGetVersion(&version) != CUDA_SUCCESS)
+            version = 0;
+        PyOS_snprintf(identity, sizeof identity, "driver %d; device %d: %s, sm_%d%d", version,
+                      dev->ordinal, dev->name, dev->cc_major, dev->cc_minor);
+        if (cukit_image_check(st, data, kind == NVJITLINK_INPUT_PTX ? strlen((const char *)data) + 1 : n,
+                              driver, dev->ordinal, identity, label) < 0)
+            goto done;
+    }
     out = (PyObject *)cukit_module_create(st, dev, data, NULL, NULL, arch);
     int cc = dev->cc_major * 10 + dev->cc_minor;
     if (out == NULL && sm && !(sm / 10 == cc / 10 && sm <= cc))
