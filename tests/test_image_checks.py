@@ -468,7 +468,7 @@ def test_module_load_checks_an_image_once(cubin, monkeypatch, tmp_path):
     monkeypatch.delenv("CUKIT_IMAGE_CHECK", raising=False)
     image = cukit.Program(SRC + f"// {os.urandom(8).hex()}\n").cubin(arch=cukit.Device(0).arch)
     before = _cukit._image_checks()
-    cukit.Module.load(image).get_function("k")
+    cukit.Module.load(image).get_kernel("k", signature="(float* x)")
     assert _cukit._image_checks() == before + 1
     cukit.Module.load(image)
     assert _cukit._image_checks() == before + 1
@@ -489,5 +489,5 @@ def test_module_load_without_the_check(monkeypatch, tmp_path):
 def test_programs_are_not_checked(tmp_path, monkeypatch):
     monkeypatch.setenv("CUKIT_CACHE_DIR", str(tmp_path))
     before = _cukit._image_checks()
-    cukit.Program(SRC + f"// {os.urandom(8).hex()}\n").get_function("k")
+    cukit.Program(SRC + f"// {os.urandom(8).hex()}\n").load().k
     assert _cukit._image_checks() == before

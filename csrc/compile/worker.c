@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -785,9 +786,13 @@ cukit_image_check_run(const char *driver, int ordinal, const void *image, size_t
                          (long long)(timeout_s * 1000);
     char *call = NULL, *name = NULL;
     int32_t status = 0;
+    /* A worker that never reads its request is as stuck as one that never answers. */
+    struct timeval limit = {(time_t)timeout_s, (suseconds_t)((timeout_s - (time_t)timeout_s) * 1e6)};
+    setsockopt(w.fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
     int sent = send_all(w.fd, out.data, out.len) == 0;
+    int stuck = !sent && (errno == EAGAIN || errno == EWOULDBLOCK);
     free(out.data);
-    int ready = sent ? wait_readable(w.fd, deadline) : 1;
+    int ready = sent ? wait_readable(w.fd, deadline) : !stuck;
     int ok = sent && ready && recv_all(w.fd, &status, sizeof status) == 0 &&
              recv_field(w.fd, &call, NULL) == 0 && recv_field(w.fd, &name, NULL) == 0;
     if (ok) {
