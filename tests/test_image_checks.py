@@ -87,6 +87,30 @@ def test_a_real_cubin_passes_the_static_checks(cubin):
         assert "damaged" not in str(e)
 
 
+RICH = ('#include <cuda_fp16.h>\n'
+        'extern "C" __device__ float g[4];\n'
+        '__device__ float f(float a) { return a * g[0]; }\n'
+        'extern "C" __global__ void k(float* x, __half* h) {\n'
+        '    __shared__ float s[64]; s[threadIdx.x] = x[threadIdx.x]; __syncthreads();\n'
+        '    x[0] = f(s[1]) + __half2float(h[0]); printf("%f", x[0]); }\n'
+        'template <int N> __global__ void t(int* y) { y[N] = N; }\n')
+
+
+@pytest.mark.parametrize("arch, options", [("sm_80", []), ("sm_90", ["-G"]), ("sm_90", ["-lineinfo"]),
+                                           ("sm_90", ["-rdc=true"]), ("sm_120", [])])
+def test_real_cubins_of_every_kind_pass_the_static_checks(arch, options):
+    # debug sections, line tables, relocatable code, printf, templates: nothing NVRTC
+    # makes is refused as damaged
+    try:
+        image = cukit.Program(RICH, options=options, name_expressions=["t<3>"]).cubin(arch=arch)
+    except ValueError as e:
+        pytest.skip(f"this NVRTC has no {arch}: {e}")
+    try:
+        cukit.Module.load(image)
+    except cukit.CudaError as e:
+        assert "damaged" not in str(e)
+
+
 ELF_CASES = {
     "section table past the end":
         (lambda c: c[:len(c) // 2], r"sections of 64 bytes at offset \d+, past its end"),
