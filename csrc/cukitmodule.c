@@ -13,7 +13,7 @@ static struct PyModuleDef cukit_moduledef;
     V(np_integer) V(np_bool) V(torch_tensor) V(torch_dtypes) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream) V(str_n) \
     V(str_cai) V(str_data) V(str_typestr) V(str_strides) V(str_shape) V(str_dtype) \
     V(str_data_ptr) V(str_get_device) V(str_cuda_stream_protocol) V(str_cuda_stream) V(str_ptr) V(last_stream) \
-    V(compiled) \
+    V(compiled) V(image_verdicts) \
     V(HostMemoryType) V(RegistrationType) V(CommunicatorType) V(CudaArrayType) V(TextureType) \
     V(SurfaceType) \
     V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) V(compile_fn) \
@@ -98,6 +98,7 @@ cukit_exec(PyObject *m)
         cukit_signature_setup, cukit_program_setup, cukit_compile_functions_setup, /* compile */
         cukit_cache_setup,
         cukit_link_setup,
+        cukit_image_check_setup,
         cukit_module_setup, cukit_kernel_setup, cukit_prepared_setup,  /* launch */
         cukit_graph_setup,
         cukit_array_setup, cukit_array_functions_setup, cukit_dlpack_setup, /* array */

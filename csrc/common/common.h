@@ -189,10 +189,8 @@ struct cukit_state {
     int captures;       /* stream captures in progress (a synchronize would break them) */
 
     /* strong refs, filled at first use by cukit_numpy(): numpy and what we call on it */
-    PyObject *numpy;
-    PyObject *np_dtype;
-    PyObject *np_empty;
-    PyObject *np_asarray;
+    PyObject *numpy, *np_dtype;
+    PyObject *np_empty, *np_asarray;
     PyObject *np_ndarray;
     PyObject *np_generic;
     PyObject *np_floating;
@@ -210,9 +208,11 @@ struct cukit_state {
     Py_ssize_t host_live;           /* HostMemory objects alive (pinned and managed) */
     Py_ssize_t host_live_bytes;     /* ...and their bytes */
 
-    /* compile/: strong ref: dict compile key -> (Module, header records, cwd): what
-     * cukit.compile already loaded in this process */
-    PyObject *compiled;
+    /* compile/, strong refs: dict compile key -> (Module, header records, cwd) that
+     * cukit.compile loaded; set of keys (64 hex) of images from outside that the driver
+     * loaded safely in a worker (image_checks: how many workers checked one) */
+    PyObject *compiled, *image_verdicts;
+    Py_ssize_t image_checks;
 
     /* launch/ */
     int debug;          /* 1: synchronize after every launch and name a faulting kernel */

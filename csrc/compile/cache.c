@@ -665,6 +665,54 @@ cukit_cache_store(const cukit_cache_key *key, cukit_output kind, PyObject *image
                ? -1 : 0;
 }
 
+/* ------------------------------------------------------------------ markers
+ *
+ * A marker is a small file that records a fact about this machine (an image the
+ * driver loaded safely): its name is a 64-hex key and MARKER_SUFFIX, its content
+ * one line that says what it is. Only folders cukit trusts are read or written. */
+
+#define MARKER_SUFFIX ".image"
+
+static int
+marker_path(const char *hex, char *dir, size_t dn, char *out, size_t n)
+{
+    if (!cukit_cache_enabled() || cukit_cache_dir(dir, dn) < 0 || strlen(hex) != 64)
+        return -1;
+    return snprintf(out, n, "%s/%s" MARKER_SUFFIX, dir, hex) < (int)n ? 0 : -1;
+}
+
+int
+cukit_cache_marker_exists(const char *hex)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 80];
+    struct stat s;
+    return marker_path(hex, dir, sizeof dir, path, sizeof path) == 0 && dir_ready_as(dir, 0, 1) > 0 &&
+           lstat(path, &s) == 0 && S_ISREG(s.st_mode) && s.st_uid == getuid();
+}
+
+void
+cukit_cache_marker_write(const char *hex, const char *line)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 80], tmp[PATH_MAX + 80];
+    if (marker_path(hex, dir, sizeof dir, path, sizeof path) < 0)
+        return;
+    struct stat s;
+    if (stat(dir, &s) != 0 && make_dirs(dir) != 0)
+        return;
+    if (dir_ready_as(dir, 0, 1) <= 0 ||
+        snprintf(tmp, sizeof tmp, "%s/%.16s.XXXXXX", dir, hex) >= (int)sizeof tmp)
+        return;
+    /* Written whole under a private name, then renamed: never seen half written. */
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return;
+    size_t n = strlen(line);
+    int ok = write(fd, line, n) == (ssize_t)n;
+    ok &= close(fd) == 0;
+    if (!(ok && rename(tmp, path) == 0))
+        unlink(tmp);
+}
+
 /* ------------------------------------------------------------------ cache_info, clear_cache */
 
 /* Whether name is n lowercase hex digits. */
@@ -696,8 +744,10 @@ walk_entries(const char *dir, int remove, long long *count, long long *bytes)
         size_t n = strlen(e->d_name);
         int entry = n == 64 + suffix && hex_run(e->d_name, 64) &&
                     strcmp(e->d_name + 64, ENTRY_SUFFIX) == 0;
+        int marker = n == 64 + strlen(MARKER_SUFFIX) && hex_run(e->d_name, 64) &&
+                     strcmp(e->d_name + 64, MARKER_SUFFIX) == 0;
         int temp = n == 23 && hex_run(e->d_name, 16) && e->d_name[16] == '.';
-        if (!entry && !temp)
+        if (!entry && !temp && !marker)
             continue;
         char path[PATH_MAX + 300];
         struct stat s;

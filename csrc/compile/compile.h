@@ -116,10 +116,32 @@ int cukit_cache_dir(char *out, size_t n);
 int cukit_image_kind(const unsigned char *data, size_t n);
 /* "cubin", "PTX", ... for a kind from cukit_image_kind. Static storage. */
 const char *cukit_image_kind_name(int kind);
+/* What is wrong with the layout of n bytes of a cubin (or anything starting like an
+ * ELF file that is not a host object) or a fatbin: 1 with a sentence saying what and
+ * what to do in why, 0 when every size and offset the driver follows lies inside the
+ * bytes (and for other kinds). Never raises. */
+int cukit_image_problem(const unsigned char *data, size_t n, char *why, size_t cap);
 /* The file at `path` (str or os.PathLike): all of it, or its first `limit` bytes
  * when limit >= 0. New ref: bytes; NULL with OSError (FileNotFoundError, ...)
  * naming the file, or TypeError. */
 PyObject *cukit_read_file(PyObject *path, Py_ssize_t limit);
+/* ------------------------------------------------------------------ imagecheck.c */
+
+/* 0 when CUKIT_IMAGE_CHECK turns the out-of-process check off ("0", "off", "false",
+ * "no"), else 1. */
+int cukit_image_check_enabled(void);
+/* Before an image from outside cukit (Module.load) is loaded in this process: load
+ * it in a worker process with the driver at `driver` (its real path) on device
+ * `ordinal`, unless a verdict for it (its digest, the driver and `identity`: the
+ * driver's version and the device) is remembered. 0 when it may be loaded here
+ * (the driver loaded it, or refused it with an error that the load here reports
+ * again); -1 with ValueError naming `label` when the driver crashed or did not
+ * answer within CUKIT_IMAGE_CHECK_TIMEOUT seconds, RuntimeError/OSError when no
+ * check could be run. Releases the GIL while it waits. */
+int cukit_image_check(cukit_state *st, const unsigned char *data, size_t n, const char *driver,
+                      int ordinal, const char *identity, PyObject *label);
+/* Adds the private _image_checks() and _image_check(). 0 / -1. */
+int cukit_image_check_setup(PyObject *module, cukit_state *st);
 /* Adds cukit.link() and cukit.nvjitlink_version(). 0 / -1. */
 int cukit_link_setup(PyObject *module, cukit_state *st);
 

@@ -1,4 +1,4 @@
-/* worker.c - NVRTC runs in forked worker processes, so a compiler crash cannot take the user's process down */
+/* worker.c - NVRTC compiles and driver image loads run in worker processes, so a crash there cannot take the user's process down */
 #include "compile/worker.h"
 
 #include <dirent.h>
@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -14,8 +15,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ one compile, wherever it runs */
@@ -247,6 +250,95 @@ slow:
             close(fd);
 }
 
+/* The driver entry points an image load needs: a table of its own, as the worker
+ * program fills no driver part of cukit_api. */
+static struct {
+    CUresult (*cuInit)(unsigned int);
+    CUresult (*cuDeviceGet)(CUdevice *, int);
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+    CUresult (*cuCtxSetCurrent)(CUcontext);
+    CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+    CUresult (*cuModuleUnload)(CUmodule);
+    CUresult (*cuGetErrorName)(CUresult, const char **);
+} drv;
+
+static const struct {
+    const char *symbol;
+    void **slot;
+} drv_entries[] = {
+    {"cuInit", (void **)&drv.cuInit},
+    {"cuDeviceGet", (void **)&drv.cuDeviceGet},
+    {"cuDevicePrimaryCtxRetain", (void **)&drv.cuDevicePrimaryCtxRetain},
+    {"cuCtxSetCurrent", (void **)&drv.cuCtxSetCurrent},
+    {"cuModuleLoadData", (void **)&drv.cuModuleLoadData},
+    {"cuModuleUnload", (void **)&drv.cuModuleUnload},
+    {"cuGetErrorName", (void **)&drv.cuGetErrorName},
+};
+
+/* Load image with the driver at `path` on device `ordinal`. 0, the failed call's
+ * CUresult (> 0, its name in call and name), or -1 when the driver cannot be used
+ * (why in name). */
+static int32_t
+load_image(const char *path, int ordinal, const char *image, char *call, char *name, size_t cap)
+{
+    void *lib = path[0] ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (lib == NULL) {
+        const char *e = path[0] ? dlerror() : "no driver library was named";
+        snprintf(call, 40, "dlopen");
+        snprintf(name, cap, "%s", e ? e : "dlopen failed");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof drv_entries / sizeof *drv_entries; i++)
+        if ((*drv_entries[i].slot = dlsym(lib, drv_entries[i].symbol)) == NULL) {
+            snprintf(call, 40, "dlsym");
+            snprintf(name, cap, "the library has no %s", drv_entries[i].symbol);
+            return -1;
+        }
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    CUresult r;
+    if ((r = drv.cuInit(0)) != 0)
+        snprintf(call, 40, "cuInit");
+    else if ((r = drv.cuDeviceGet(&dev, ordinal)) != 0)
+        snprintf(call, 40, "cuDeviceGet");
+    else if ((r = drv.cuDevicePrimaryCtxRetain(&ctx, dev)) != 0)
+        snprintf(call, 40, "cuDevicePrimaryCtxRetain");
+    else if ((r = drv.cuCtxSetCurrent(ctx)) != 0)
+        snprintf(call, 40, "cuCtxSetCurrent");
+    else if ((r = drv.cuModuleLoadData(&mod, image)) != 0)
+        snprintf(call, 40, "cuModuleLoadData");
+    else
+        drv.cuModuleUnload(mod);
+    const char *n = NULL;
+    if (r != 0 && drv.cuGetErrorName(r, &n) == 0 && n)
+        snprintf(name, cap, "%s", n);
+    return (int32_t)r;
+}
+
+/* Serve one image request (its kind already read); _exit when the other side is gone. */
+static void
+serve_image(int fd, int executable)
+{
+    char *driver = NULL, *image = NULL, call[40] = "", name[160] = "";
+    uint32_t ordinal = 0;
+    if (recv_field(fd, &driver, NULL) < 0 || recv_u32(fd, &ordinal) < 0 ||
+        recv_field(fd, &image, NULL) < 0)
+        _exit(0);
+    int32_t status = -1;
+    if (executable) /* never in a process forked from one that may have initialised CUDA */
+        status = load_image(driver, (int)ordinal, image, call, name, sizeof name);
+    else
+        snprintf(name, sizeof name, "a forked worker does not load images");
+    buffer out = {0};
+    if (put(&out, &status, sizeof status) < 0 || put_field(&out, call, strlen(call)) < 0 ||
+        put_field(&out, name, strlen(name)) < 0 || send_all(fd, out.data, out.len) < 0)
+        _exit(3);
+    free(out.data);
+    free(driver);
+    free(image);
+}
+
 /* A helper process's way to make sure the NVRTC at a path is the one in
  * cukit_api (NULL in a forked worker, which has the parent's). */
 static int (*use_nvrtc)(const char *path);
@@ -274,7 +366,13 @@ cukit_worker_serve(int fd, int (*ensure_nvrtc)(const char *path))
         uint32_t kind, nopts = 0, nnames = 0;
         char *fields[2] = {NULL, NULL}, *cwd = NULL, *nvrtc = NULL;
         char **opts = NULL, **names = NULL;
-        int ok = recv_u32(fd, &kind) == 0 && kind <= CUKIT_OUT_LTOIR &&
+        if (recv_u32(fd, &kind) < 0)
+            _exit(0);
+        if (kind == CUKIT_REQUEST_IMAGE) {
+            serve_image(fd, use_nvrtc != NULL);
+            continue;
+        }
+        int ok = kind <= CUKIT_OUT_LTOIR &&
                  recv_field(fd, &nvrtc, NULL) == 0 && recv_field(fd, &cwd, NULL) == 0 && recv_field(fd, &fields[0], NULL) == 0 && recv_field(fd, &fields[1], NULL) == 0 &&
                  recv_u32(fd, &nopts) == 0 && nopts < 1000000 &&
                  (opts = calloc(nopts + 1, sizeof *opts)) != NULL;
@@ -396,7 +494,7 @@ extern char **environ;
  * be NULL) are more folders for the program to look for NVRTC in, after its own
  * places, when this process has not loaded NVRTC yet. 0, or -1 with errno. */
 static int
-worker_start(worker *w, char *const *dirs)
+worker_start(worker *w, char *const *dirs, int image)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -404,12 +502,15 @@ worker_start(worker *w, char *const *dirs)
     const char *program = helper_path();
     pid_t pid = -1;
     int err = 0;
-    if (program[0]) {
+    if (image && !program[0]) {
+        err = ENOENT; /* an image is loaded only by the executable, never by a fork */
+    }
+    else if (program[0]) {
         /* The worker's end becomes its descriptor 3 (dup2 clears close-on-exec). */
         int end = sv[1] == 3 ? fcntl(sv[1], F_DUPFD_CLOEXEC, 4) : sv[1];
         posix_spawn_file_actions_t fa;
         const char *nvrtc = cukit_nvrtc_realpath();
-        char *argv[16] = {(char *)program, (char *)(nvrtc ? nvrtc : ""), NULL};
+        char *argv[16] = {(char *)program, (char *)(image ? "--image" : nvrtc ? nvrtc : ""), NULL};
         for (int i = 0; dirs && dirs[i] && i + 3 < 16; i++)
             argv[i + 2] = dirs[i];
         if (end < 0)
@@ -467,7 +568,7 @@ worker_take(worker *w, int *reused)
         pthread_mutex_unlock(&pool.lock);
         *reused = have;
         if (!have)
-            return worker_start(w, NULL);
+            return worker_start(w, NULL, 0);
         /* One that ended while idle (killed, say) is replaced, not reported. */
         if (waitpid(w->pid, NULL, WNOHANG) == 0)
             return 0;
@@ -510,7 +611,7 @@ cukit_compile_warm(void)
             break;
         }
     worker w;
-    if (worker_start(&w, dirs) == 0)
+    if (worker_start(&w, dirs, 0) == 0)
         worker_give_back(&w);
     Py_XDECREF(it);
     Py_XDECREF(paths);
@@ -579,7 +680,7 @@ worker_run(const cukit_compile_request *req, cukit_compile_result *res)
     for (int attempt = 0;; attempt++) {
         int reused = 0;
         memset(res, 0, sizeof *res);
-        if ((attempt == 0 ? worker_take(&w, &reused) : worker_start(&w, NULL)) < 0) {
+        if ((attempt == 0 ? worker_take(&w, &reused) : worker_start(&w, NULL, 0)) < 0) {
             free(out.data);
             res->spawn_errno = errno;
             return -1;
@@ -632,6 +733,87 @@ int
 cukit_compile_run(const cukit_compile_request *req, cukit_compile_result *res)
 {
     return cukit_compile_isolated() ? worker_run(req, res) : run_nvrtc(req, res);
+}
+
+
+/* ------------------------------------------------------------------ an image check, in the user's process */
+
+/* Wait until fd is readable or deadline (CLOCK_MONOTONIC, ms) passes: 1 readable
+ * (or closed), 0 time is up. */
+static int
+wait_readable(int fd, long long deadline_ms)
+{
+    for (;;) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long left = deadline_ms - ((long long)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+        if (left <= 0)
+            return 0;
+        struct pollfd p = {fd, POLLIN, 0};
+        int r = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+        if (r > 0)
+            return 1;
+        if (r < 0 && errno != EINTR)
+            return 1; /* the read that follows reports it */
+    }
+}
+
+int
+cukit_image_check_run(const char *driver, int ordinal, const void *image, size_t n,
+                      double timeout_s, cukit_image_check_result *res)
+{
+    memset(res, 0, sizeof *res);
+    if (!helper_path()[0]) {
+        res->no_program = 1;
+        return -1;
+    }
+    buffer out = {0};
+    if (put_u32(&out, CUKIT_REQUEST_IMAGE) < 0 || put_field(&out, driver, strlen(driver)) < 0 ||
+        put_u32(&out, (uint32_t)ordinal) < 0 || put_field(&out, image, n) < 0) {
+        free(out.data);
+        res->spawn_errno = ENOMEM;
+        return -1;
+    }
+    worker w;
+    if (worker_start(&w, NULL, 1) < 0) {
+        free(out.data);
+        res->spawn_errno = errno;
+        return -1;
+    }
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    long long deadline = (long long)start.tv_sec * 1000 + start.tv_nsec / 1000000 +
+                         (long long)(timeout_s * 1000);
+    char *call = NULL, *name = NULL;
+    int32_t status = 0;
+    /* A worker that never reads its request is as stuck as one that never answers. */
+    struct timeval limit = {(time_t)timeout_s, (suseconds_t)((timeout_s - (time_t)timeout_s) * 1e6)};
+    setsockopt(w.fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+    int sent = send_all(w.fd, out.data, out.len) == 0;
+    int stuck = !sent && (errno == EAGAIN || errno == EWOULDBLOCK);
+    free(out.data);
+    int ready = sent ? wait_readable(w.fd, deadline) : !stuck;
+    int ok = sent && ready && recv_all(w.fd, &status, sizeof status) == 0 &&
+             recv_field(w.fd, &call, NULL) == 0 && recv_field(w.fd, &name, NULL) == 0;
+    if (ok) {
+        res->status = status;
+        snprintf(res->call, sizeof res->call, "%s", call);
+        snprintf(res->name, sizeof res->name, "%s", name);
+        close(w.fd); /* it reads end of file and exits */
+        while (waitpid(w.pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    else {
+        cukit_compile_result lost = {0};
+        worker_lost(&w, &lost);
+        res->hung = !ready;
+        res->crashed = ready;
+        res->signal = ready ? lost.signal : 0;
+        res->exit_status = lost.exit_status;
+    }
+    free(call);
+    free(name);
+    return ok ? 0 : -1;
 }
 
 #endif /* CUKIT_WORKER_PROGRAM */

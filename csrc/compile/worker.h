@@ -54,4 +54,35 @@ void cukit_compile_warm(void);
  * returns; touches no Python object. */
 void cukit_worker_serve(int fd, int (*ensure_nvrtc)(const char *path));
 
+/* ------------------------------------------------------------------ an image loaded by the driver
+ *
+ * A second request kind: the worker dlopens the CUDA driver at the path given
+ * (the one the user's process loaded), loads the image on the device given and
+ * answers. Only the worker executable serves it, started for that one request:
+ * never a process forked from one that has initialised CUDA. */
+
+/* The request's kind, beside the CUKIT_OUT_* compile kinds. */
+#define CUKIT_REQUEST_IMAGE 0x494d4731u
+
+typedef struct {
+    int status;          /* 0: the driver loaded the image; > 0: the CUresult of `call`;
+                            -1: the worker could not use the driver at that path */
+    char call[40];       /* the failed call's name */
+    char name[160];      /* the CUresult's name, or why the driver could not be used */
+    int crashed;         /* 1: the worker died before answering */
+    int signal;          /* ...of this signal (0: it exited, with exit_status) */
+    int exit_status;
+    int hung;            /* 1: no answer within the time limit; the worker was killed */
+    int no_program;      /* 1: the worker executable is not beside the extension */
+    int spawn_errno;     /* no worker could be started: its errno */
+} cukit_image_check_result;
+
+/* Load n bytes of image with the driver at `driver` on device `ordinal`, in a new
+ * worker process, waiting at most timeout_s seconds (then it is killed). Needs no
+ * GIL and touches no Python object. 0 when the worker answered (res->status says
+ * how the load went), -1 when it did not (res says why: crashed, hung, no_program,
+ * spawn_errno). */
+int cukit_image_check_run(const char *driver, int ordinal, const void *image, size_t n,
+                          double timeout_s, cukit_image_check_result *res);
+
 #endif /* CUKIT_COMPILE_WORKER_H */

@@ -1,4 +1,4 @@
-/* worker_main.c - the _cukit_worker executable: serves NVRTC compiles for cukit over descriptor 3 */
+/* worker_main.c - the _cukit_worker executable: serves NVRTC compiles and driver image loads for cukit over descriptor 3 */
 #include "compile/worker.h"
 
 #include <dlfcn.h>
@@ -95,7 +95,8 @@ main(int argc, char **argv)
                         "meant to be run by hand\n", argv[0]);
         return 2;
     }
-    if (argv[1][0] == '\0' || load(argv[1]) < 0)
+    /* "--image": started to load one image with the driver; it needs no NVRTC. */
+    if (strcmp(argv[1], "--image") != 0 && (argv[1][0] == '\0' || load(argv[1]) < 0))
         search(argv + 2);
     cukit_worker_serve(3, ensure);
 }

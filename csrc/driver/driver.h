@@ -28,6 +28,9 @@ extern cukit_api_t cukit_api;
 /* Load libcuda and call cuInit once. 0 on success; -1 with NoDeviceError set
  * (the message names the library and where it was looked for). */
 int cukit_driver_load(cukit_state *st);
+/* The file the CUDA driver (libcuda) was loaded from, links resolved; NULL under the
+ * emulator or before the driver is loaded. Static storage. */
+const char *cukit_driver_realpath(void);
 /* 1 when the driver is loaded and initialised, else 0; never raises. */
 int cukit_driver_ready(void);
 /* The emulator layer registers its table filler here at init (a hook: the loader

@@ -65,6 +65,7 @@ static struct {
     char nvrtc_why[2048];
     char nvrtc_path[1024];
     char nvrtc_real[PATH_MAX];      /* the file NVRTC was loaded from, links resolved */
+    char driver_real[PATH_MAX];     /* the file libcuda was loaded from, links resolved */
     char nvjitlink_why[2048];
     char nvjitlink_path[1024];
     char include_dirs[2][PATH_MAX]; /* the toolkit's headers beside NVRTC, "" if none */
@@ -163,6 +164,10 @@ load_libcuda(void)
         dlclose(lib);
         return 0;
     }
+    Dl_info info;
+    if (!dladdr(*(void **)&cukit_api.cuInit, &info) || info.dli_fname == NULL ||
+        realpath(info.dli_fname, loaded.driver_real) == NULL)
+        loaded.driver_real[0] = '\0';
     CUresult res = cukit_api.cuInit(0);
     int n = 0;
     if (res == CUDA_SUCCESS && (res = cukit_api.cuDeviceGetCount(&n)) == CUDA_SUCCESS && n > 0)
@@ -228,6 +233,13 @@ cukit_driver_load(cukit_state *st)
     }
     return verdict(st, loaded.driver, loaded.driver_why, CUKIT_EXC_NO_DEVICE,
                    CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "cuInit");
+}
+
+const char *
+cukit_driver_realpath(void)
+{
+    return loaded.driver == 1 && backend_used && strcmp(backend_used, "gpu") == 0 &&
+                   loaded.driver_real[0] ? loaded.driver_real : NULL;
 }
 
 const char *

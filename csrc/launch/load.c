@@ -16,34 +16,6 @@ cubin_sm(const unsigned char *data, size_t n)
     return sm >= 20 ? sm : 0;
 }
 
-/* What is wrong with n bytes that start like an ELF file (a cubin), for a load that
- * would fail: into why; 0 when the header and the section table it points to fit. */
-static int
-elf_problem(const unsigned char *data, size_t n, char *why, size_t cap)
-{
-    if (n < 64) {
-        PyOS_snprintf(why, cap, "it starts like a cubin (an ELF file, b'\\x7fELF') but is only "
-                      "%zu bytes, less than an ELF header (64): a truncated or damaged file", n);
-        return 1;
-    }
-    if (data[4] != 2 || data[5] != 1) {
-        PyOS_snprintf(why, cap, "it is an ELF file but not a 64-bit little-endian one, as a "
-                      "cubin is: not a cubin, or a damaged one");
-        return 1;
-    }
-    unsigned long long shoff = 0;
-    for (int i = 7; i >= 0; i--)
-        shoff = shoff << 8 | data[40 + i];
-    unsigned int shentsize = data[58] | data[59] << 8, shnum = data[60] | data[61] << 8;
-    if (shoff > n || (unsigned long long)shentsize * shnum > n - shoff) {
-        PyOS_snprintf(why, cap, "it is an ELF file whose header places %u sections of %u bytes at "
-                      "offset %llu, past its end (%zu bytes): a truncated or damaged cubin",
-                      shnum, shentsize, shoff, n);
-        return 1;
-    }
-    return 0;
-}
-
 /* "compute_90" from a PTX's .target line into buf; "ptx" when there is none. */
 static void
 ptx_target(const char *ptx, char *buf, size_t n)
@@ -122,9 +94,8 @@ cukit_module_load(PyObject *cls, PyObject *args, PyObject *kwargs)
     const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(image);
     size_t n = (size_t)PyBytes_GET_SIZE(image);
     int kind = cukit_image_kind(data, n);
-    char why[256];
-    if (n >= 4 && memcmp(data, "\x7f" "ELF", 4) == 0 && kind != NVJITLINK_INPUT_OBJECT &&
-        elf_problem(data, n, why, sizeof why)) {
+    char why[512];
+    if (cukit_image_problem(data, n, why, sizeof why)) {
         PyErr_Format(PyExc_ValueError, "Module.load: %U cannot be loaded: %s", label, why);
         goto done;
     }
@@ -169,6 +140,20 @@ cukit_module_load(PyObject *cls, PyObject *args, PyObject *kwargs)
         ptx_target((const char *)data, arch, sizeof arch);
     else /* a fatbin or a cubin of unknown layout: the driver picks the device's code */
         cukit_device_arch(dev, arch, sizeof arch);
+    /* An image from outside is loaded by the driver in a worker first (the emulator's
+     * loader is cukit's own code, which rejects damaged images itself). */
+    const char *driver = cukit_driver_realpath();
+    if (driver && cukit_image_check_enabled()) {
+        int version = 0;
+        char identity[400];
+        if (cukit_api.cuDriverGetVersion(&version) != CUDA_SUCCESS)
+            version = 0;
+        PyOS_snprintf(identity, sizeof identity, "driver %d; device %d: %s, sm_%d%d", version,
+                      dev->ordinal, dev->name, dev->cc_major, dev->cc_minor);
+        if (cukit_image_check(st, data, kind == NVJITLINK_INPUT_PTX ? strlen((const char *)data) + 1 : n,
+                              driver, dev->ordinal, identity, label) < 0)
+            goto done;
+    }
     out = (PyObject *)cukit_module_create(st, dev, data, NULL, NULL, arch);
     int cc = dev->cc_major * 10 + dev->cc_minor;
     if (out == NULL && sm && !(sm / 10 == cc / 10 && sm <= cc))

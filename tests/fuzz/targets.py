@@ -747,6 +747,10 @@ class LoadTarget(Target):
 
     def setup(self):
         super().setup()
+        # On a GPU, Module.load first loads an image in a worker process and stops it
+        # after this many seconds: well inside hang_limit, so a driver that hangs on a
+        # case is the refusal it should be, not a hang of the case.
+        os.environ.setdefault("CUKIT_IMAGE_CHECK_TIMEOUT", "10")
         self.dir = tempfile.mkdtemp(prefix="cukit-fuzz-load-")
         self.temporary.append(self.dir)
         src = 'extern "C" __global__ void k(float* x) { x[0] = 1; }'
