@@ -204,11 +204,22 @@ def main():
     deadline = time.monotonic() + args.minutes * 60
     workers = [Worker(kernel, seed + i, deadline) for i in range(args.threads)]
     threads = [threading.Thread(target=w.run) for w in workers]
+    # RSS ten times over the run: a leak climbs to the end, a working set (pinned staging
+    # buffers, the allocator's arenas, the driver's own) levels off after the first part
+    samples, stop = [], threading.Event()
+
+    def sample():
+        while not stop.wait(args.minutes * 6):
+            samples.append(rss_bytes())
+
+    sampler = threading.Thread(target=sample, daemon=True)
     t0 = time.perf_counter()
+    sampler.start()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    stop.set()
     elapsed = time.perf_counter() - t0
     cukit.synchronize()
     gc.collect()
@@ -232,6 +243,10 @@ def main():
     for e in errors[:10]:
         print("    " + e.strip().replace("\n", "\n    "))
     print(f"  RSS         {start['rss'] / mib:.0f} MiB at the start, {end['rss'] / mib:.0f} MiB at the end")
+    if len(samples) >= 4:
+        half = samples[len(samples) // 2]
+        print("  RSS by tenth " + " ".join(f"{s / mib:.0f}" for s in samples) + " MiB; "
+              f"second half {(samples[-1] - half) / mib:+.0f} MiB")
     print(f"  device used {start['device_used'] / mib:.0f} MiB at the start, "
           f"{end['device_used'] / mib:.0f} MiB at the end (the whole GPU's, pool trimmed)")
     print(f"  cukit pool  {start['pool']['pool_used'] / mib:.0f} MiB used and "
@@ -239,7 +254,8 @@ def main():
           f"{end['pool']['pool_used'] / mib:.0f} and {end['pool']['pool_reserved'] / mib:.0f} at the end")
     result = {"machine": platform.node(), "python": sys.version, "threads": args.threads,
               "minutes": args.minutes, "seed": seed, "seconds": elapsed, "operations": ops,
-              "checked_elements": checked, "errors": errors, "start": start, "end": end}
+              "checked_elements": checked, "errors": errors, "start": start, "end": end,
+              "rss_samples": samples}
     if not args.no_oom:
         oom = out_of_memory(kernel)
         result["out_of_memory"] = oom
