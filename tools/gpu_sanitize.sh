@@ -37,7 +37,8 @@ sweep() { # sweep TOOL FILES...: one sanitizer run per file, every process it st
         fi
         local name="$tool.$(basename "$file" .py)"
         # --report-api-errors no: cukit probes the driver on purpose (cuFuncGetParamInfo
-        # past a kernel's last parameter, names that may be missing) and handles what it
+        # past a kernel's last parameter, the emulator's own device attribute, names that
+        # may be missing) and handles what it
         # returns; the counts are of what the tool checks in kernels.
         timeout "$left_s" "$sanitizer" --tool "$tool" --target-processes all --report-api-errors no \
             --log-file "$logs/$name.%p.log" --print-limit 100 \
