@@ -442,6 +442,11 @@ def test_generated_reduction_sources_compile():
         arch="sm_90")
     cukit.Program(cukit.ExclusiveScanKernel(np.float64, "a+b", 0).source, name="s.cu").ptx(
         arch="sm_90")
+    for name in ("var", "std", "dot", "vdot"):  # two operands: the second's dtype is needed
+        with pytest.raises(ValueError, match="second operand"):
+            cukit._cukit._reduce_source(name, "bool")
+    with pytest.raises(ValueError, match="no reduction kernel ptp"):
+        cukit._cukit._reduce_source("ptp", "float32")
 
 
 # ------------------------------------------------------------------ scans

@@ -61,6 +61,32 @@ put(rbuf *b, const char *fmt, ...)
     }
 }
 
+/* The operands of a vector load function: a scalar or raw pointer as it is, an array's
+ * nu vectors of CK_V elements, loaded before the first use: u steps of `step` elements
+ * from element j0 at byte offsets ko[k] (rows), or u rows of p.rs[k][0] bytes from byte
+ * offsets off[k] (columns). */
+static void
+put_operands(rbuf *b, const ck_rspec *s, int nin, int nu, int columns)
+{
+    for (int k = 0; k < nin; k++) {
+        if (s->kind[k] == CK_OPND_SCALAR) {
+            put(b, "    const T%d a%d = *(const T%d *)&p.op[%d];\n", k, k, k, k);
+            continue;
+        }
+        if (s->kind[k] == CK_OPND_RAW) {
+            put(b, "    T%d *const a%d = (T%d *)p.op[%d].lo;\n", k, k, k, k);
+            continue;
+        }
+        put(b, "    ck_vec<T%d, CK_V> a%d[%d];\n#pragma unroll\n"
+               "    for (int u = 0; u < %d; u++) a%d[u] = *(const ck_vec<T%d, CK_V> *)((const char *)"
+               "p.op[%d].lo + ", k, k, nu, nu, k, k, k);
+        if (columns)
+            put(b, "off[%d] + u * p.rs[%d][0]);\n", k, k);
+        else
+            put(b, "ko[%d] + (j0 + u * step) * (long long)sizeof(T%d));\n", k, k);
+    }
+}
+
 static PyObject *
 finish(rbuf *b)
 {
@@ -389,20 +415,7 @@ ck_reduce_source(const ck_rspec *s)
             put(&b, "CKD TA ck_vec1(TA acc, const ck_rargs &p, const long long *ko, long long j0) {\n"
                     "    const long long step = 0;\n");
         int nu = four ? 4 : 1;
-        for (int k = 0; k < nin; k++) {
-            if (s->kind[k] == CK_OPND_SCALAR) {
-                put(&b, "    const T%d a%d = *(const T%d *)&p.op[%d];\n", k, k, k, k);
-                continue;
-            }
-            if (s->kind[k] == CK_OPND_RAW) {
-                put(&b, "    T%d *const a%d = (T%d *)p.op[%d].lo;\n", k, k, k, k);
-                continue;
-            }
-            put(&b, "    ck_vec<T%d, CK_V> a%d[%d];\n#pragma unroll\n"
-                    "    for (int u = 0; u < %d; u++) a%d[u] = *(const ck_vec<T%d, CK_V> *)((const char *)"
-                    "p.op[%d].lo + ko[%d] + (j0 + u * step) * (long long)sizeof(T%d));\n",
-                k, k, nu, nu, k, k, k, k, k);
-        }
+        put_operands(&b, s, nin, nu, 0);
         put(&b, "    (void)step;\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n#pragma unroll\n"
                 "        for (int e = 0; e < CK_V; e++) acc = ck_red(acc, ck_map(j0 + u * step + e", nu);
         for (int k = 0; k < nin; k++)
@@ -416,20 +429,7 @@ ck_reduce_source(const ck_rspec *s)
         int nu = four ? 4 : 1;
         put(&b, "CKD void ck_cvec%d(TA *acc, const ck_rargs &p, const long long *off, long long j0) {\n"
                 "    (void)p;\n", nu);
-        for (int k = 0; k < nin; k++) {
-            if (s->kind[k] == CK_OPND_SCALAR) {
-                put(&b, "    const T%d a%d = *(const T%d *)&p.op[%d];\n", k, k, k, k);
-                continue;
-            }
-            if (s->kind[k] == CK_OPND_RAW) {
-                put(&b, "    T%d *const a%d = (T%d *)p.op[%d].lo;\n", k, k, k, k);
-                continue;
-            }
-            put(&b, "    ck_vec<T%d, CK_V> a%d[%d];\n#pragma unroll\n"
-                    "    for (int u = 0; u < %d; u++) a%d[u] = *(const ck_vec<T%d, CK_V> *)((const char *)"
-                    "p.op[%d].lo + off[%d] + u * p.rs[%d][0]);\n",
-                k, k, nu, nu, k, k, k, k, k);
-        }
+        put_operands(&b, s, nin, nu, 1);
         put(&b, "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n#pragma unroll\n"
                 "        for (int e = 0; e < CK_V; e++) acc[e] = ck_red(acc[e], ck_map(j0 + u", nu);
         for (int k = 0; k < nin; k++)

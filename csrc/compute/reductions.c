@@ -670,8 +670,11 @@ fn_reduce_source(PyObject *m, PyObject *args)
     for (size_t i = 0; i < sizeof extra / sizeof *extra && kind < 0; i++)
         if (strcmp(extra[i].name, name) == 0)
             kind = extra[i].kind;
-    if (kind < 0)
-        return PyErr_Format(PyExc_ValueError, "no reduction %s", name);
+    if (kind < 0 || kind == RK_PTP)
+        return PyErr_Format(PyExc_ValueError, "no reduction kernel %s (ptp is max - min)", name);
+    if (d2 == Py_None && (kind == RK_VAR || kind == RK_STD || kind == RK_DOT || kind == RK_VDOT))
+        return PyErr_Format(PyExc_ValueError, "_reduce_source(%s): give the second operand's "
+                            "dtype (the mean's for var and std)", name);
     int tcs[4], nin = 1;
     if ((tcs[0] = ck_tc_of(st, d1)) < 0)
         return NULL;
