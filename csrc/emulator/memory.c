@@ -67,7 +67,11 @@ e_cuMemAlloc(CUdeviceptr *p, size_t n)
  * it faults as "already freed") and waits in the pool's cache, where a later
  * allocation of a size that fits takes it back. The cache counts as device memory in
  * use, as the driver counts a pool's reserved memory, until cuMemPoolTrimTo or the
- * release threshold gives it back. */
+ * release threshold gives it back. The driver's pool carves any request out of the
+ * memory it reserved, so what it reserves stays within the most ever in use at once;
+ * the cache holds whole blocks, so an allocation that no cached block fits first gives
+ * cached blocks back until the pool reserves no more than that high mark (without it,
+ * allocations of ever-new sizes grew the cache without end). */
 
 struct CUmemPoolHandle_st {
     int magic;
@@ -126,6 +130,8 @@ pool_alloc(CUdeviceptr *p, size_t n)
     }
     used_bytes += want;
     used_high = used_bytes > used_high ? used_bytes : used_high;
+    if (best == SIZE_MAX)
+        trim_locked(used_high);
     reserved_high = used_bytes + cached_bytes > reserved_high ? used_bytes + cached_bytes : reserved_high;
     pthread_mutex_unlock(&pool_lock);
     CUresult r;
