@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 import cukit
-from conftest import HAVE_GPU
+from conftest import HAVE_GPU, children
 from test_cli import cli, single_error_line
 
 SAXPY = r"""
@@ -279,32 +279,13 @@ def test_cli_reports_a_kernel_without_shared_memory_as_zero(saxpy_file):
     assert "saxpy: " in proc.stdout and " 0 bytes shared (static)" in proc.stdout
 
 
-def children():
-    """{pid: command name} of this process's children (Linux)."""
-    pids = set()
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/children") as f:
-                pids.update(int(p) for p in f.read().split())
-        except OSError:
-            pass
-    names = {}
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/comm") as f:
-                names[pid] = f.read().strip()
-        except OSError:
-            pass
-    return names
-
-
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux's /proc")
 def test_compiles_run_in_the_worker_program_shipped_beside_the_module(monkeypatch):
     worker = os.path.join(os.path.dirname(cukit._cukit.__file__), "_cukit_worker")
     assert os.access(worker, os.X_OK), "the build puts _cukit_worker beside the extension"
     monkeypatch.setenv("CUKIT_CACHE", "0")
     cukit.Program(SAXPY + "// which process\n").cubin(arch="sm_90")
-    assert "_cukit_worker" in children().values()
+    assert "_cukit_worker" in [name for name, _, _ in children().values()]
     proc = subprocess.run([worker], capture_output=True, text=True)
     assert proc.returncode == 2 and "not meant to be run by hand" in proc.stderr
 
@@ -342,7 +323,7 @@ def test_a_worker_killed_mid_compile_is_a_compile_error_and_the_next_compile_wor
     deadline = time.monotonic() + 60
     while t.is_alive() and time.monotonic() < deadline:
         time.sleep(0.3)
-        for pid, name in children().items():
+        for pid, (name, _, _) in children().items():
             if name == "_cukit_worker":
                 os.kill(pid, signal.SIGKILL)
     t.join(timeout=300)
@@ -379,7 +360,7 @@ def test_idle_workers_killed_are_replaced_without_a_word(monkeypatch):
 
     monkeypatch.setenv("CUKIT_CACHE", "0")
     cukit.Program(SAXPY + "// keep a worker\n").ptx(arch="sm_90")
-    killed = [pid for pid, name in children().items() if name == "_cukit_worker"]
+    killed = [pid for pid, (name, _, _) in children().items() if name == "_cukit_worker"]
     assert killed
     for pid in killed:
         os.kill(pid, signal.SIGKILL)

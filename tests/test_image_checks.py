@@ -14,6 +14,7 @@ import pytest
 
 import cukit
 from cukit import _cukit
+from conftest import children
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SRC = ('extern "C" __device__ float g[4];\n'
@@ -432,32 +433,10 @@ def test_the_hung_worker_is_killed(driver, cache, monkeypatch):
     monkeypatch.setenv("CUKIT_IMAGE_CHECK_TIMEOUT", "0.5")
     with pytest.raises(ValueError, match="did not finish"):
         _cukit._image_check(b"HANG", driver, 0, "id")
-    # every image worker is reaped: none is left, running or a zombie (read from /proc:
-    # ps hangs under the sanitizer run's preloaded runtime)
-    left = [(state, comm, cmdline) for state, comm, cmdline in _children()
-            if b"--image" in cmdline or (state == b"Z" and comm == b"_cukit_worker")]
+    # every image worker is reaped: none is left, running or a zombie
+    left = [c for c in children().values()
+            if "--image" in c[2] or (c[1] == "Z" and c[0] == "_cukit_worker")]
     assert not left, left
-
-
-def _children():
-    """(state, command name, command line) of each child of this process, zombies
-    (whose command line is empty) included."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        # pid (comm) state ppid ...: the command name may hold spaces and parentheses
-        state, ppid = stat[stat.rindex(b")") + 2:].split()[:2]
-        if int(ppid) == os.getpid():
-            found.append((state, stat[stat.index(b"(") + 1:stat.rindex(b")")], cmdline))
-    return found
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "soon", "nan"])

@@ -21,6 +21,8 @@ python=${PYTHON:-python3}
 sanitizer=${SANITIZER:-compute-sanitizer}
 budget=${CUKIT_SANITIZE_BUDGET:-3600}
 jobs=${CUKIT_SANITIZE_JOBS:-1}
+# the extension built in place (as tools/gpu_check.sh), else an installed cukit
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
 command -v "$sanitizer" > /dev/null || { echo "no $sanitizer on PATH (it comes with the CUDA toolkit)" >&2; exit 2; }
 start=$SECONDS
 
