@@ -81,11 +81,12 @@ static const char scan_body[] =
     "// vectors when the input is contiguous, aligned and the tile whole), scans it, and warp 0\n"
     "// finds the sum of all tiles before it by decoupled look-back, 32 predecessors a step.\n"
     "//\n"
-    "// Accumulators of up to 4 bytes: per tile j one 64-bit word, the flag (0 nothing, 1\n"
-    "// aggregate, 2 inclusive prefix) and the value together, so one store publishes both and\n"
-    "// one load reads both: no fences. Wider accumulators:\n"
-    "// per tile j: flags[1 + j] (0 nothing, 1 aggregate, 2 inclusive prefix), agg[j], incl[j].\n"
-    "// Ordering: a publisher stores the value, __threadfence(), then the flag with a volatile\n"
+    "// Accumulators of up to 4 bytes: per tile j one 64-bit word in place of agg[j], the flag\n"
+    "// (0 nothing, 1 aggregate, 2 inclusive prefix) in its high half and the value in its low\n"
+    "// one, so one volatile store publishes both and one volatile load reads both (a reader\n"
+    "// sees one whole store): no fences, as CUB's tile status for small types.\n"
+    "// Wider accumulators: per tile j flags[1 + j] (the same flags), agg[j], incl[j].\n"
+    "// Their ordering: a publisher stores the value, __threadfence(), then the flag with a volatile\n"
     "// store; a reader loads the flag with a volatile load (so each spin re-reads memory, past\n"
     "// L1), __threadfence(), then the value with volatile loads. The two fences order the pair\n"
     "// (fence-fence synchronization of the PTX memory model: \"st value; fence; st flag\" and\n"
@@ -422,9 +423,9 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
         }
         size_t head = (4 * (size_t)(ntiles + 1) + 15) / 16 * 16;
         Py_ssize_t bytes = (Py_ssize_t)(head + 32 * (size_t)ntiles);
-        /* zeroed: the ticket, the flags, and the packed words (flag and value) that take
-         * their place for accumulators of up to 4 bytes (8 bytes a tile of 2048 or more
-         * elements: zeroed whatever the accumulator, so the kernel alone decides) */
+        /* zeroed: the ticket, the flags, and the first 8 bytes of each tile's slot, where an
+         * accumulator of up to 4 bytes keeps its packed flag and value; zeroed for every
+         * accumulator (a few bytes a tile), so the kernel alone decides which it uses */
         size_t zeroed = head + 8 * (size_t)ntiles;
         status = ck_empty(st, dev, CUKIT_TC_U8, 1, &bytes);
         if (status == NULL)
