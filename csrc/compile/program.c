@@ -671,9 +671,11 @@ cukit_program_load(cukit_Program *self, cukit_Device *dev)
     /* A device that runs PTX only (the emulator) says so through the driver table; it
      * gets PTX with line information, so faults can name the source line. */
     int ptx_only = 0;
-    if (cukit_api.cuDeviceGetAttribute(&ptx_only, CUKIT_DEVICE_ATTRIBUTE_PTX_ONLY, dev->dev) !=
-        CUDA_SUCCESS)
-        ptx_only = 0;
+    const char *backend = cukit_backend_name();
+    if (backend != NULL && strcmp(backend, "emulator") == 0 &&
+        cukit_api.cuDeviceGetAttribute(&ptx_only, CUKIT_DEVICE_ATTRIBUTE_PTX_ONLY, dev->dev) !=
+            CUDA_SUCCESS)
+        ptx_only = 0; /* the attribute is the emulator's own: the driver would refuse it */
     if (ptx_only) {
         PyOS_snprintf(arch, sizeof arch, "compute_%d", cc);
         if (cukit_program_compile(self, arch, CUKIT_OUT_PTX, "-lineinfo", &image, &symbols) < 0)
