@@ -184,6 +184,7 @@ def test_bfloat16_arrays_through_ml_dtypes(rng):
 
 
 @pytest.mark.gpu
+@pytest.mark.unsanitized  # its kernel faults on purpose: memcheck rightly reports it
 def test_debug_mode_names_the_faulting_launch():
     code = textwrap.dedent(r"""
         import numpy as np, cukit

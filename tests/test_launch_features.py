@@ -234,6 +234,9 @@ def test_capture_errors(mod):
     assert (x.get() == 1).all()
 
 
+# Under compute-sanitizer the process held 66 more allocated blocks per launch (the
+# tool saves each launch's host backtrace, Python frames included); without it, none.
+@pytest.mark.unsanitized
 def test_launch_path_allocates_nothing_that_stays(mod):
     n = 1024
     x, y = cukit.zeros(n, np.float32), cukit.zeros(n, np.float32)
