@@ -9,8 +9,10 @@ What it measures
 
     * raw baseline: cukit's fill() of the same array, a memset: the write
       bandwidth no generator can beat.
-    * cukit: Generator(Philox).random / standard_normal / integers into out=.
-      random() is numpy's Philox stream bit for bit (float32 too).
+    * cukit: default_rng(1), i.e. Generator(Philox4x32): random /
+      standard_normal / integers into out=.
+    * cukit Philox: Generator(Philox), whose random() is numpy's Philox stream
+      bit for bit (float32 too); Philox4x64's 64-bit multiplies cost more.
     * CuPy default_rng (XORWOW, cuRAND's device generator): random /
       standard_normal into out=.
     * CuPy legacy RandomState (cuRAND's host API): random_sample /
@@ -65,6 +67,7 @@ def cases(cukit, n):
     float64 ones: the same bytes."""
     import cukit.random as cr
     g = cr.default_rng(1)
+    gp = cr.Generator(cr.Philox(1))
     size = {np.float32: n, np.float64: n // 2}
     arrays = {dt: cukit.empty(size[dt], dt) for dt in size}
     ints = cukit.empty(n, np.int32)
@@ -78,6 +81,12 @@ def cases(cukit, n):
         ("integers [0, 1000)", np.int32): {"cukit": lambda: g.integers(0, 1000, dtype=np.int32,
                                                                        out=ints)},
     }
+    for dt in (np.float32, np.float64):
+        rows[("uniform", dt)]["cukit Philox"] = lambda dt=dt: gp.random(dtype=dt, out=arrays[dt])
+        rows[("normal", dt)]["cukit Philox"] = (
+            lambda dt=dt: gp.standard_normal(dtype=dt, out=arrays[dt]))
+    rows[("integers [0, 1000)", np.int32)]["cukit Philox"] = (
+        lambda: gp.integers(0, 1000, dtype=np.int32, out=ints))
     try:
         import cupy
         rng = cupy.random.default_rng(1)
@@ -118,7 +127,7 @@ def main():
     args = ap.parse_args()
     cukit = import_cukit("bench_random")
     device = cukit.Device()
-    libs = ["cukit", "cupy default_rng", "cupy legacy", "torch"]
+    libs = ["cukit", "cukit Philox", "cupy default_rng", "cupy legacy", "torch"]
     ok = check_stream(cukit)
     results = []
     baseline = None

@@ -18,7 +18,7 @@ static struct PyModuleDef cukit_moduledef;
     V(SurfaceType) \
     V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) V(compile_fn) \
     V(reduce_tables) V(ReductionKernelType) V(ScanKernelType) \
-    V(PhiloxType) V(GeneratorType) V(random_modules)
+    V(PhiloxType) V(Philox4x32Type) V(GeneratorType) V(random_modules)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)

@@ -1,4 +1,5 @@
-"""cukit.random: numpy's Philox stream bit for bit, the counter-based distributions, bad input."""
+"""cukit.random: numpy's Philox stream bit for bit, Philox4x32 (default_rng's) against its
+host computation and Random123's answers, the counter-based distributions, bad input."""
 import math
 import struct
 from statistics import NormalDist
@@ -113,21 +114,67 @@ def test_the_bookkeeping_of_32_and_64_bit_draws_is_numpys(rng):
 
 def test_default_rng_and_generator():
     g = cr.default_rng(3)
-    assert isinstance(g, cr.Generator) and isinstance(g.bit_generator, cr.Philox)
-    assert same_state(g.bit_generator, np.random.Philox(3))
+    assert isinstance(g, cr.Generator) and isinstance(g.bit_generator, cr.Philox4x32)
+    assert g.bit_generator.key == int(np.random.SeedSequence(3).generate_state(1, np.uint64)[0])
+    assert g.bit_generator.counter == 0
     assert cr.default_rng(g) is g
     p = cr.Philox(key=1)
     assert cr.default_rng(p).bit_generator is p
+    q = cr.Philox4x32(key=1)
+    assert cr.default_rng(q).bit_generator is q
     kids = g.spawn(2)
     assert [type(k) for k in kids] == [cr.Generator] * 2
     assert kids[0].bit_generator.key != kids[1].bit_generator.key
+
+
+# Random123's known answers for philox4x32_10: (counter words, key words, output words)
+PHILOX4X32_KAT = [
+    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+]
+
+
+@pytest.mark.parametrize("ctr,key,want", PHILOX4X32_KAT)
+def test_philox4x32_gives_random123s_known_answers(ctr, key, want):
+    """Block c is philox4x32_10 at counters 2c and 2c + 1; numpy's rule adds one to the
+    counter before the first block, so counter = C/2 - 1 draws counter C first."""
+    c = sum(w << (32 * i) for i, w in enumerate(ctr))
+    first = c - c % 2
+    p = cr.Philox4x32(key=key[0] | key[1] << 32, counter=(first // 2 - 1) % 2**128)
+    words = [p.random_raw() for _ in range(4)]
+    outs = [h for w in words for h in (w & 0xFFFFFFFF, w >> 32)]
+    got = outs[:4] if c == first else outs[4:]
+    assert tuple(got) == want
+
+
+def test_philox4x32_state_advance_jumped_and_spawn():
+    p = cr.Philox4x32(key=[2**64 - 1], counter=[2**64 - 1, 2**64 - 1])
+    assert p.key == 2**64 - 1 and p.counter == 2**128 - 1
+    first = p.random_raw()  # the counter wraps to 0
+    assert p.counter == 0 and p.state["buffer_pos"] == 1
+    q = cr.Philox4x32()
+    q.state = p.state
+    assert q.random_raw() == p.random_raw()
+    assert q.state["bit_generator"] == "Philox4x32"
+    assert [int(x) for x in q.state["state"]["counter"]] == [0, 0]
+    r = cr.Philox4x32(key=5)
+    assert r.advance(2**128 + 3) is r and r.counter == 3 and r.state["buffer_pos"] == 4
+    assert r.jumped().counter == 3 + 2**64 and r.jumped(3).counter == 3 + 3 * 2**64
+    assert r.jumped().key == r.key
+    kids = cr.Philox4x32(7).spawn(3)
+    assert len({k.key for k in kids}) == 3 and all(type(k) is cr.Philox4x32 for k in kids)
+    assert first != cr.Philox4x32(key=2**64 - 1, counter=0).random_raw()  # block 1, not 0
+    assert repr(r) == f"Philox4x32(key=5, counter=3)"
 
 
 def test_kernel_source_compiles_for_sm90():
     if cukit.nvrtc_version() is None:
         pytest.skip("NVRTC not found")
     ptx = cukit.Program(cr._kernel_source(), name="cukit_random.cu").ptx(arch="sm_90")
-    for name in ("cukit_random_raw", "cukit_uniform_f32", "cukit_normal_f32", "cukit_integers_8"):
+    for name in ("cukit_random_raw", "cukit_uniform_f32", "cukit_normal_f32", "cukit_integers_8",
+                 "cukit_random_raw_x32", "cukit_random_f32_x32", "cukit_poisson_x32"):
         assert name.encode() in ptx
 
 
@@ -164,6 +211,16 @@ BAD_HOST = [
     (lambda: cr.default_rng(1).uniform(0, np.inf), OverflowError, "range exceeds valid bounds"),
     (lambda: setattr(cr.Philox(), "state", {"bit_generator": "PCG64", "state": {}}), ValueError,
      "state must be for a Philox RNG"),
+    (lambda: cr.Philox4x32(key=2**64), ValueError, r"key must be positive and less than 2\*\*64"),
+    (lambda: cr.Philox4x32(key=[1, 2]), ValueError, "key must have 1 elements"),
+    (lambda: cr.Philox4x32(counter=2**128), ValueError,
+     r"counter must be positive and less than 2\*\*128"),
+    (lambda: cr.Philox4x32(counter=[1, 2, 3, 4]), ValueError, "counter must have 2 elements"),
+    (lambda: cr.Philox4x32(1, key=2), ValueError, "seed and key cannot be both used"),
+    (lambda: setattr(cr.Philox4x32(), "state", cr.Philox().state), ValueError,
+     "state must be for a Philox4x32 RNG"),
+    (lambda: setattr(cr.Philox(), "state", cr.Philox4x32().state), ValueError,
+     "state must be for a Philox RNG"),
 ]
 
 
@@ -178,8 +235,9 @@ def test_a_bad_input_leaves_the_state_alone():
     before = g.bit_generator.state
     with pytest.raises(ValueError):
         g.random(-1)
-    assert same_state(g.bit_generator, np.random.Philox(1))
-    assert np.array_equal(before["buffer"], g.bit_generator.state["buffer"])
+    after = g.bit_generator.state
+    assert after["state"]["counter"].tolist() == before["state"]["counter"].tolist() == [0, 0]
+    assert np.array_equal(before["buffer"], after["buffer"])
 
 
 # ------------------------------------------------------------------ numpy's stream on the GPU
@@ -197,6 +255,60 @@ def test_stream_equals_numpy_for_splits(kind, key, counter):
             assert got.dtype == want.dtype and got.shape == (n,)
             np.testing.assert_array_equal(got, want)
         assert same_state(ours.bit_generator, theirs.bit_generator)
+
+
+class HostPhilox4x32:
+    """The reference for Philox4x32's draws on the GPU: its words computed one at a
+    time on the host, with numpy's uniforms and its rule for 32-bit halves."""
+
+    def __init__(self, key, counter):
+        self.bg, self.pending = cr.Philox4x32(key=key, counter=counter), None
+
+    def raw(self, n):
+        return np.array([self.bg.random_raw() for _ in range(n)], np.uint64)
+
+    def draw(self, kind, n):
+        if kind == "raw":
+            return self.raw(n)
+        if kind == "float64":
+            return (self.raw(n) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        halves = []
+        for _ in range(n):
+            if self.pending is None:
+                w = self.bg.random_raw()
+                halves.append(w & 0xFFFFFFFF)
+                self.pending = w >> 32
+            else:
+                halves.append(self.pending)
+                self.pending = None
+        return (np.array(halves, np.uint64) >> np.uint64(8)).astype(np.float32) * np.float32(2**-24)
+
+
+# (key, counter) of Philox4x32: small, the counter about to wrap, array forms
+STREAMS_4X32 = [(5, None), (2**64 - 1, 2**128 - 3), ([77], [2**64 - 1, 5])]
+
+
+@gpu
+@pytest.mark.parametrize("kind", ["raw", "float64", "float32"])
+@pytest.mark.parametrize("key,counter", STREAMS_4X32)
+def test_philox4x32_stream_equals_its_host_computation_for_splits(kind, key, counter):
+    for splits in SPLITS:
+        ours, ref = cr.Generator(cr.Philox4x32(key=key, counter=counter)), HostPhilox4x32(key, counter)
+        for n in splits:
+            got = cukit_draw(ours, kind, n).get()
+            np.testing.assert_array_equal(got, ref.draw(kind, n))
+        assert ours.bit_generator.counter == ref.bg.counter
+
+
+@gpu
+def test_philox4x32_mixed_draws_across_calls(rng):
+    for _ in range(20):
+        key = int(rng.integers(0, 2**62))
+        ours, ref = cr.Generator(cr.Philox4x32(key=key)), HostPhilox4x32(key, None)
+        for _ in range(6):
+            kind = ("raw", "float64", "float32")[int(rng.integers(3))]
+            n = int(rng.integers(0, 70))
+            np.testing.assert_array_equal(cukit_draw(ours, kind, n).get(), ref.draw(kind, n))
 
 
 @gpu
@@ -249,21 +361,24 @@ def launch_with_grid(module, kernel, params, out, grid, block):
 
 
 @gpu
+@pytest.mark.parametrize("bit_generator", [cr.Philox, cr.Philox4x32])
 @pytest.mark.parametrize("kernel,dtype,halves", [("cukit_random_f32", np.float32, True),
                                                  ("cukit_standard_normal_f64", np.float64, False),
                                                  ("cukit_standard_normal_f32", np.float32, True)])
-def test_values_do_not_depend_on_the_grid(kernel, dtype, halves):
+def test_values_do_not_depend_on_the_grid(kernel, dtype, halves, bit_generator):
     """The compiled kernels, launched by hand with other grids and blocks, write the
     same numbers as Generator's own launch."""
     module = cukit.compile(cr._kernel_source())
     n = 100_003
-    bg = cr.Philox(key=99)
+    bg = bit_generator(key=99)
+    if bit_generator is cr.Philox4x32:
+        kernel += "_x32"
     bg._take(3, True)  # start mid-buffer with a pending half
     state = bg.state
     params = bg._take(n, halves)
     bg.state = state
     g = cr.Generator(bg)
-    want = (g.random(n, dtype=dtype) if kernel == "cukit_random_f32"
+    want = (g.random(n, dtype=dtype) if kernel.startswith("cukit_random_f32")
             else g.standard_normal(n, dtype=dtype)).get()
     for grid, block in [(1, 32), (7, 64), (1000, 256), (3, 1024)]:
         out = cukit.to_device(poison(n, dtype))
@@ -430,7 +545,7 @@ def test_bad_out(call, exc, words):
     g = cr.default_rng(1)
     with pytest.raises(exc, match=words):
         call(g)
-    assert same_state(g.bit_generator, np.random.Philox(1))
+    assert same_state(g.bit_generator, cr.Philox4x32(1))
 
 
 @gpu
@@ -472,7 +587,7 @@ def test_a_bad_stream_raises_and_draws_nothing():
     g = cr.default_rng(1)
     with pytest.raises(TypeError, match="stream must be a cukit.Stream"):
         g.random(3, stream="s")
-    assert same_state(g.bit_generator, np.random.Philox(1))
+    assert same_state(g.bit_generator, cr.Philox4x32(1))
 
 
 def poisson_pmf(lam, kmax):
@@ -502,15 +617,15 @@ def test_poisson_statistics(lam):
 
 @gpu
 def test_poisson_takes_one_word_per_value_and_splits():
-    whole = cr.default_rng(8).poisson(25.0, 9001).get()
-    g = cr.default_rng(8)
+    whole = cr.Generator(cr.Philox(8)).poisson(25.0, 9001).get()
+    g = cr.Generator(cr.Philox(8))  # numpy's stream: the words taken are countable
     parts = [g.poisson(25.0, n).get() for n in (1, 4000, 3, 4997)]
     np.testing.assert_array_equal(np.concatenate(parts), whole)
     theirs = np.random.Generator(np.random.Philox(8))
     theirs.bit_generator.random_raw(9001)
     np.testing.assert_array_equal(g.random(7).get(), theirs.random(7))
     assert (cr.default_rng(8).poisson(0.0, 100).get() == 0).all()
-    small = cr.default_rng(9).poisson(2.0, 5)  # inversion at the word's uniform
+    small = cr.Generator(cr.Philox(9)).poisson(2.0, 5)  # inversion at the word's uniform
     u = np.random.Generator(np.random.Philox(9)).random(5)
     cdf = np.cumsum(poisson_pmf(2.0, 60))
     np.testing.assert_array_equal(small.get(), np.searchsorted(cdf, u, side="right"))
@@ -586,7 +701,7 @@ def test_bad_permutation_input(call, exc, words):
     g = cr.default_rng(1)
     with pytest.raises(exc, match=words):
         call(g)
-    assert same_state(g.bit_generator, np.random.Philox(1))
+    assert same_state(g.bit_generator, cr.Philox4x32(1))
 
 
 def test_cukit_random_is_an_attribute_and_has_a_version():

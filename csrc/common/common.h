@@ -229,7 +229,7 @@ struct cukit_state {
     /* compute/, strong refs: the reduction and scan kernel tables (capsule) and types; random's
      * types, and dict device ordinal -> Module of its kernels */
     PyObject *reduce_tables, *random_modules;
-    PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *GeneratorType;
+    PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type, *GeneratorType;
 
     /* strong refs: interned keyword names the launch path compares by pointer */
     PyObject *str_grid;

@@ -1,4 +1,4 @@
-/* philox.c - cukit.random.Philox: numpy.random.Philox's key, counter and state on the host, and the bookkeeping of what each draw takes */
+/* philox.c - cukit.random.Philox (numpy.random.Philox's key, counter and state) and cukit.random.Philox4x32 on the host, and the bookkeeping of what each draw takes */
 #include "compute/philox.h"
 
 #include <string.h>
@@ -27,6 +27,38 @@ add_words(uint64_t *ctr, const uint64_t *add, int n)
     }
 }
 
+/* The counter's and the key's 64-bit words. */
+static int
+ctr_words(const cukit_Philox *bg)
+{
+    return bg->x32 ? 2 : 4;
+}
+
+static int
+key_words(const cukit_Philox *bg)
+{
+    return bg->x32 ? 1 : 2;
+}
+
+/* The four words of block `ctr` (see philox.h for Philox4x32's). */
+static void
+block(const cukit_Philox *bg, const uint64_t ctr[4], uint64_t out[4])
+{
+    if (!bg->x32) {
+        cukit_philox_block(ctr, bg->key, out);
+        return;
+    }
+    uint32_t key[2] = {(uint32_t)bg->key[0], (uint32_t)(bg->key[0] >> 32)};
+    for (int h = 0; h < 2; h++) {
+        uint64_t lo = ctr[0] << 1 | (uint64_t)h, hi = ctr[1] << 1 | ctr[0] >> 63;
+        uint32_t c[4] = {(uint32_t)lo, (uint32_t)(lo >> 32), (uint32_t)hi, (uint32_t)(hi >> 32)};
+        uint32_t x[4];
+        cukit_philox4x32(c, key, x);
+        out[2 * h] = x[0] | (uint64_t)x[1] << 32;
+        out[2 * h + 1] = x[2] | (uint64_t)x[3] << 32;
+    }
+}
+
 /* p's counter, buffer and pos for the next word: numpy's buffer when words of it are
  * left, else the next block (computed here, so block 0 of a launch is always the
  * host's). The round keys too. */
@@ -34,17 +66,20 @@ static void
 begin(const cukit_Philox *bg, cukit_rand_params *p)
 {
     uint64_t k0 = bg->key[0], k1 = bg->key[1];
+    uint32_t h0 = (uint32_t)k0, h1 = (uint32_t)(k0 >> 32);
     for (int r = 0; r < CUKIT_PHILOX_ROUNDS; r++) {
-        p->rk[2 * r] = k0;
-        p->rk[2 * r + 1] = k1;
+        p->rk[2 * r] = bg->x32 ? h0 : k0;
+        p->rk[2 * r + 1] = bg->x32 ? h1 : k1;
         k0 += CUKIT_PHILOX_W0;
         k1 += CUKIT_PHILOX_W1;
+        h0 += CUKIT_PHILOX32_W0;
+        h1 += CUKIT_PHILOX32_W1;
     }
     memcpy(p->ctr, bg->ctr, sizeof p->ctr);
     if (bg->buffer_pos >= 4) {
         static const uint64_t one[4] = {1, 0, 0, 0};
-        add_words(p->ctr, one, 4);
-        cukit_philox_block(p->ctr, bg->key, p->buf);
+        add_words(p->ctr, one, ctr_words(bg));
+        block(bg, p->ctr, p->buf);
         p->pos = 0;
     }
     else {
@@ -60,11 +95,11 @@ finish(cukit_Philox *bg, const cukit_rand_params *p, int64_t n)
 {
     uint64_t last = (uint64_t)p->pos + (uint64_t)n - 1, blocks[4] = {last / 4, 0, 0, 0};
     memcpy(bg->ctr, p->ctr, sizeof bg->ctr);
-    add_words(bg->ctr, blocks, 4);
+    add_words(bg->ctr, blocks, ctr_words(bg));
     if (blocks[0] == 0)
         memcpy(bg->buffer, p->buf, sizeof bg->buffer);
     else
-        cukit_philox_block(bg->ctr, bg->key, bg->buffer);
+        block(bg, bg->ctr, bg->buffer);
     bg->buffer_pos = (int)(last % 4) + 1;
 }
 
@@ -191,7 +226,8 @@ seed_sequence(cukit_state *st, PyObject *seed)
     return out;
 }
 
-/* A Philox on key and counter words (buffer reset), with seed sequence `ss`. */
+/* A Philox (or Philox4x32, by type) on key and counter words (buffer reset), with
+ * seed sequence `ss`. */
 static cukit_Philox *
 philox_make(PyTypeObject *type, PyObject *ss, const uint64_t key[2], const uint64_t ctr[4])
 {
@@ -199,6 +235,7 @@ philox_make(PyTypeObject *type, PyObject *ss, const uint64_t key[2], const uint6
     if (bg == NULL)
         return NULL;
     bg->st = cukit_state_of_type(type);
+    bg->x32 = type == bg->st->Philox4x32Type;
     memcpy(bg->key, key, sizeof bg->key);
     memcpy(bg->ctr, ctr, sizeof bg->ctr);
     reset_buffer(bg);
@@ -211,9 +248,10 @@ philox_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"seed", "counter", "key", NULL};
     PyObject *seed = Py_None, *counter = Py_None, *key = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:Philox", kwlist, &seed, &counter, &key))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO", kwlist, &seed, &counter, &key))
         return NULL;
     cukit_state *st = cukit_state_of_type(type);
+    int nk = type == st->Philox4x32Type ? 1 : 2, nc = 2 * nk;
     if (seed != Py_None && key != Py_None) {
         PyErr_SetString(PyExc_ValueError, "seed and key cannot be both used");
         return NULL;
@@ -225,19 +263,19 @@ philox_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (ss == NULL)
         return NULL;
     if (key != Py_None) {
-        if (parse_words(key, "key", 2, k) < 0)
+        if (parse_words(key, "key", nk, k) < 0)
             goto error;
     }
     else {
         PyObject *u64 = PyObject_GetAttrString(st->numpy, "uint64");
-        PyObject *state = u64 ? PyObject_CallMethod(ss, "generate_state", "iO", 2, u64) : NULL;
-        int rc = state ? parse_words(state, "key", 2, k) : -1;
+        PyObject *state = u64 ? PyObject_CallMethod(ss, "generate_state", "iO", nk, u64) : NULL;
+        int rc = state ? parse_words(state, "key", nk, k) : -1;
         Py_XDECREF(state);
         Py_XDECREF(u64);
         if (rc < 0)
             goto error;
     }
-    if (counter != Py_None && parse_words(counter, "counter", 4, c) < 0)
+    if (counter != Py_None && parse_words(counter, "counter", nc, c) < 0)
         goto error;
     cukit_Philox *bg = philox_make(type, ss, k, c);
     Py_DECREF(ss);
@@ -279,10 +317,12 @@ philox_get_state(cukit_Philox *self, void *closure)
     cukit_state *st = self->st;
     if (cukit_numpy(st) < 0)
         return NULL;
-    PyObject *ctr = u64_array(st, self->ctr, 4), *key = u64_array(st, self->key, 2);
+    PyObject *ctr = u64_array(st, self->ctr, ctr_words(self));
+    PyObject *key = u64_array(st, self->key, key_words(self));
     PyObject *buf = u64_array(st, self->buffer, 4), *out = NULL;
     if (ctr && key && buf)
-        out = Py_BuildValue("{s:s,s:{s:O,s:O},s:O,s:i,s:i,s:k}", "bit_generator", "Philox",
+        out = Py_BuildValue("{s:s,s:{s:O,s:O},s:O,s:i,s:i,s:k}", "bit_generator",
+                            self->x32 ? "Philox4x32" : "Philox",
                             "state", "counter", ctr, "key", key, "buffer", buf, "buffer_pos",
                             self->buffer_pos, "has_uint32", self->has_uint32, "uinteger",
                             (unsigned long)self->uinteger);
@@ -301,9 +341,10 @@ philox_set_state(cukit_Philox *self, PyObject *value, void *closure)
     }
     PyObject *name = PyDict_GetItemString(value, "bit_generator"); /* borrowed */
     PyObject *inner = PyDict_GetItemString(value, "state");
-    if (name == NULL || !PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, "Philox") ||
+    const char *kind = self->x32 ? "Philox4x32" : "Philox";
+    if (name == NULL || !PyUnicode_Check(name) || PyUnicode_CompareWithASCIIString(name, kind) ||
         inner == NULL || !PyDict_Check(inner)) {
-        PyErr_SetString(PyExc_ValueError, "state must be for a Philox RNG");
+        PyErr_Format(PyExc_ValueError, "state must be for a %s RNG", kind);
         return -1;
     }
     PyObject *ctr = PyDict_GetItemString(inner, "counter"), *key = PyDict_GetItemString(inner, "key");
@@ -312,14 +353,14 @@ philox_set_state(cukit_Philox *self, PyObject *value, void *closure)
     PyObject *has = PyDict_GetItemString(value, "has_uint32");
     PyObject *uint = PyDict_GetItemString(value, "uinteger");
     if (!ctr || !key || !buf || !pos || !has || !uint) {
-        PyErr_SetString(PyExc_ValueError, "state must be for a Philox RNG: it needs counter, "
-                        "key, buffer, buffer_pos, has_uint32 and uinteger");
+        PyErr_Format(PyExc_ValueError, "state must be for a %s RNG: it needs counter, key, "
+                     "buffer, buffer_pos, has_uint32 and uinteger", kind);
         return -1;
     }
-    uint64_t c[4], k[2], b[4], u;
+    uint64_t c[4] = {0, 0, 0, 0}, k[2] = {0, 0}, b[4], u;
     long p = PyLong_AsLong(pos), h = PyLong_AsLong(has);
-    if (PyErr_Occurred() || parse_words(ctr, "counter", 4, c) < 0 ||
-        parse_words(key, "key", 2, k) < 0 || parse_words(buf, "buffer", 4, b) < 0 ||
+    if (PyErr_Occurred() || parse_words(ctr, "counter", ctr_words(self), c) < 0 ||
+        parse_words(key, "key", key_words(self), k) < 0 || parse_words(buf, "buffer", 4, b) < 0 ||
         int_words(uint, "uinteger", 1, &u) < 0)
         return -1;
     if (p < 0 || p > 4 || u > 0xffffffffULL) {
@@ -383,22 +424,22 @@ philox_random_raw(cukit_Philox *self, PyObject *args, PyObject *kwargs)
     return out;
 }
 
-/* counter += delta (mod 2**256), buffers reset: numpy's advance. */
+/* counter += delta (mod 2**256; 2**128 for Philox4x32), buffers reset: numpy's advance. */
 static int
 advance_by(cukit_Philox *bg, PyObject *delta)
 {
-    PyObject *one = PyLong_FromLong(1), *s = PyLong_FromLong(256);
+    PyObject *one = PyLong_FromLong(1), *s = PyLong_FromLong(64 * ctr_words(bg));
     PyObject *mod = one && s ? PyNumber_Lshift(one, s) : NULL;
     PyObject *d = mod ? PyNumber_Remainder(delta, mod) : NULL;
     uint64_t w[4];
-    int rc = d ? int_words(d, "delta", 4, w) : -1;
+    int rc = d ? int_words(d, "delta", ctr_words(bg), w) : -1;
     Py_XDECREF(one);
     Py_XDECREF(s);
     Py_XDECREF(mod);
     Py_XDECREF(d);
     if (rc < 0)
         return -1;
-    add_words(bg->ctr, w, 4);
+    add_words(bg->ctr, w, ctr_words(bg));
     reset_buffer(bg);
     return 0;
 }
@@ -429,7 +470,8 @@ philox_jumped(cukit_Philox *self, PyObject *args, PyObject *kwargs)
         return NULL;
     cukit_Philox *bg = philox_make(Py_TYPE(self), ss, self->key, self->ctr);
     Py_DECREF(ss);
-    PyObject *shift = PyLong_FromLong(128), *one = PyLong_FromLong(1);
+    /* the counter's upper half: 2**128 blocks (numpy's), 2**64 for Philox4x32 */
+    PyObject *shift = PyLong_FromLong(32 * ctr_words(self)), *one = PyLong_FromLong(1);
     PyObject *step = shift && one ? PyNumber_Lshift(one, shift) : NULL;
     PyObject *delta = step ? (jumps ? PyNumber_Multiply(jumps, step) : Py_NewRef(step)) : NULL;
     if (bg && (delta == NULL || advance_by(bg, delta) < 0))
@@ -474,20 +516,23 @@ philox_get_seed_seq(cukit_Philox *self, void *closure)
 static PyObject *
 philox_get_counter(cukit_Philox *self, void *closure)
 {
-    return words_int(self->ctr, 4);
+    return words_int(self->ctr, ctr_words(self));
 }
 
 static PyObject *
 philox_get_key(cukit_Philox *self, void *closure)
 {
-    return words_int(self->key, 2);
+    return words_int(self->key, key_words(self));
 }
 
 static PyObject *
 philox_repr(cukit_Philox *self)
 {
-    PyObject *key = words_int(self->key, 2), *ctr = words_int(self->ctr, 4);
-    PyObject *r = key && ctr ? PyUnicode_FromFormat("Philox(key=%S, counter=%S)", key, ctr) : NULL;
+    PyObject *key = words_int(self->key, key_words(self));
+    PyObject *ctr = words_int(self->ctr, ctr_words(self));
+    PyObject *r = key && ctr ? PyUnicode_FromFormat("%s(key=%S, counter=%S)",
+                                                   self->x32 ? "Philox4x32" : "Philox", key, ctr)
+                             : NULL;
     Py_XDECREF(key);
     Py_XDECREF(ctr);
     return r;
@@ -521,27 +566,30 @@ static PyMethodDef philox_methods[] = {
      "_take(n, halves) -> bytes: move the state past a draw of n values (32-bit halves when "
      "halves) and return the kernel parameters it would launch with (tests)."},
     {"random_raw", (PyCFunction)(void (*)(void))philox_random_raw, METH_VARARGS | METH_KEYWORDS,
-     "random_raw(size=None, output=True, *, stream=None): the next raw 64-bit words, numpy's "
-     "exactly. size=None gives one int (computed on the host); otherwise a uint64 "
+     "random_raw(size=None, output=True, *, stream=None): the next raw 64-bit words (for "
+     "Philox, numpy's exactly). size=None gives one int (computed on the host); otherwise a uint64 "
      "cukit.Array made on the GPU; output=False only moves the state past them."},
     {"advance", (PyCFunction)philox_advance, METH_O,
-     "advance(delta) -> self: add delta to the 256-bit counter (one counter step is a block "
-     "of four 64-bit words) and empty the buffers, as numpy's Philox.advance."},
+     "advance(delta) -> self: add delta to the counter (one counter step is a block of four "
+     "64-bit words) and empty the buffers, as numpy's Philox.advance."},
     {"jumped", (PyCFunction)(void (*)(void))philox_jumped, METH_VARARGS | METH_KEYWORDS,
-     "jumped(jumps=1) -> Philox: a copy whose counter is jumps * 2**128 blocks ahead, a "
-     "stream that does not overlap this one (numpy's Philox.jumped)."},
+     "jumped(jumps=1): a copy whose counter is jumps times half its range ahead (2**128 "
+     "blocks for Philox, numpy's Philox.jumped; 2**64 for Philox4x32), a stream that does "
+     "not overlap this one."},
     {"spawn", (PyCFunction)philox_spawn, METH_O,
-     "spawn(n) -> list of n Philox seeded from children of this one's SeedSequence."},
+     "spawn(n) -> list of n bit generators of this type seeded from children of this one's "
+     "SeedSequence."},
     {NULL},
 };
 
 static PyGetSetDef philox_getset[] = {
     {"state", (getter)philox_get_state, (setter)philox_set_state,
      "The state as numpy.random.Philox's state dict (readable and writable; a numpy "
-     "Philox's state can be set here and the other way)."},
+     "Philox's state can be set on a cukit Philox and the other way)."},
     {"seed_seq", (getter)philox_get_seed_seq, NULL, "The numpy SeedSequence it was seeded from."},
-    {"counter", (getter)philox_get_counter, NULL, "The 256-bit counter, as an int."},
-    {"key", (getter)philox_get_key, NULL, "The 128-bit key, as an int."},
+    {"counter", (getter)philox_get_counter, NULL,
+     "The counter, as an int (256 bits; 128 for Philox4x32)."},
+    {"key", (getter)philox_get_key, NULL, "The key, as an int (128 bits; 64 for Philox4x32)."},
     {NULL},
 };
 
@@ -565,11 +613,43 @@ static PyType_Spec philox_spec = {
     .slots = philox_slots,
 };
 
+static PyType_Slot philox4x32_slots[] = {
+    {Py_tp_doc, "Philox4x32(seed=None, counter=None, key=None): the Philox4x32-10 bit "
+                "generator (Random123's philox4x32_10, as cuRAND's and PyTorch's Philox), "
+                "default_rng's: a 64-bit key (from a numpy SeedSequence of seed when key is "
+                "None) and a 128-bit counter. Its 32-bit multiplies are native on a GPU, so "
+                "draws run at memory speed; Philox is the one whose stream is numpy's. Block c "
+                "of four 64-bit words is philox4x32_10 at counters 2c and 2c + 1, outputs "
+                "2j and 2j + 1 the low and high halves of word j."},
+    {Py_tp_new, philox_new},
+    {Py_tp_dealloc, philox_dealloc},
+    {Py_tp_repr, philox_repr},
+    {Py_tp_methods, philox_methods},
+    {Py_tp_getset, philox_getset},
+    {0, NULL},
+};
+
+static PyType_Spec philox4x32_spec = {
+    .name = "cukit.random.Philox4x32",
+    .basicsize = sizeof(cukit_Philox),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = philox4x32_slots,
+};
+
 int
 cukit_philox_setup(PyObject *module, cukit_state *st)
 {
     st->PhiloxType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &philox_spec, NULL);
     if (st->PhiloxType == NULL || PyModule_AddType(module, st->PhiloxType) < 0)
         return -1;
+    st->Philox4x32Type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &philox4x32_spec, NULL);
+    if (st->Philox4x32Type == NULL || PyModule_AddType(module, st->Philox4x32Type) < 0)
+        return -1;
     return 0;
+}
+
+int
+cukit_is_bit_generator(cukit_state *st, PyObject *obj)
+{
+    return Py_IS_TYPE(obj, st->PhiloxType) || Py_IS_TYPE(obj, st->Philox4x32Type);
 }

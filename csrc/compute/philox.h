@@ -1,4 +1,4 @@
-/* philox.h - compute/'s random-number internals: Philox4x64-10 on the host, the bit generator's state, the draw parameters the kernels take */
+/* philox.h - compute/'s random-number internals: Philox4x64-10 and Philox4x32-10 on the host, the bit generators' state, the draw parameters the kernels take */
 #ifndef CUKIT_COMPUTE_PHILOX_H
 #define CUKIT_COMPUTE_PHILOX_H
 
@@ -20,6 +20,33 @@ cukit_mulhilo64(uint64_t a, uint64_t b, uint64_t *lo, uint64_t *hi)
     uint64_t p00 = a0 * b0, t = a0 * b1 + (p00 >> 32), s = a1 * b0 + (uint32_t)t;
     *hi = a1 * b1 + (t >> 32) + (s >> 32);
     *lo = (s << 32) | (uint32_t)p00;
+}
+
+/* Philox4x32-10 (the same paper; Random123's philox4x32_10): 32-bit multipliers and
+ * key increments. */
+#define CUKIT_PHILOX32_M0 0xD2511F53U
+#define CUKIT_PHILOX32_M1 0xCD9E8D57U
+#define CUKIT_PHILOX32_W0 0x9E3779B9U
+#define CUKIT_PHILOX32_W1 0xBB67AE85U
+
+/* Random123's philox4x32_10(ctr, key): four 32-bit words. */
+static inline void
+cukit_philox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
+{
+    uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3], k0 = key[0], k1 = key[1];
+    for (int r = 0; r < CUKIT_PHILOX_ROUNDS; r++) {
+        uint64_t p0 = (uint64_t)CUKIT_PHILOX32_M0 * c0, p1 = (uint64_t)CUKIT_PHILOX32_M1 * c2;
+        c0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
+        c1 = (uint32_t)p1;
+        c2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c3 = (uint32_t)p0;
+        k0 += CUKIT_PHILOX32_W0;
+        k1 += CUKIT_PHILOX32_W1;
+    }
+    out[0] = c0;
+    out[1] = c1;
+    out[2] = c2;
+    out[3] = c3;
 }
 
 /* The four 64-bit words of Philox4x64-10 for counter `ctr` and key `key`, as
@@ -45,13 +72,21 @@ cukit_philox_block(const uint64_t ctr[4], const uint64_t key[2], uint64_t out[4]
     out[3] = c3;
 }
 
-/* cukit.random.Philox. The fields are numpy.random.Philox's state, with its meaning:
- * `buffer` holds the words of counter `ctr` (numpy adds one to the counter before
- * computing a block), buffer_pos of them were used; has_uint32/uinteger are the
- * high half of a word of which a 32-bit draw used the low half. */
+/* cukit.random.Philox and cukit.random.Philox4x32. The fields are
+ * numpy.random.Philox's state, with its meaning: `buffer` holds the words of counter
+ * `ctr` (numpy adds one to the counter before computing a block), buffer_pos of them
+ * were used; has_uint32/uinteger are the high half of a word of which a 32-bit draw
+ * used the low half.
+ *
+ * Philox4x32 (x32 set) keeps the same bookkeeping with a block of four 64-bit words:
+ * block c is Philox4x32-10 at the 128-bit counters 2c and 2c + 1, each giving two
+ * words (output 2j in the low half of word j, 2j + 1 in the high). Its counter is
+ * ctr[0..1] (128 bits; ctr[2..3] stay 0) and its key key[0] (64 bits: Random123's
+ * key[0] in the low half, key[1] in the high; key[1] stays 0). */
 typedef struct {
     PyObject_HEAD
     cukit_state *st;
+    int x32;               /* Philox4x32-10 (cukit.random.Philox4x32) */
     uint64_t ctr[4];
     uint64_t key[2];
     uint64_t buffer[4];
@@ -101,8 +136,10 @@ typedef struct {
 
 /* ------------------------------------------------------------------ philox.c */
 
-/* The Philox type into st->PhiloxType. 0 / -1. */
+/* The Philox types into st->PhiloxType and st->Philox4x32Type. 0 / -1. */
 int cukit_philox_setup(PyObject *module, cukit_state *st);
+/* Whether obj is a bit generator of either type. */
+int cukit_is_bit_generator(cukit_state *st, PyObject *obj);
 /* Take the next n 64-bit words of bg (n >= 1) for a launch: fills p's counter,
  * buffer, round keys and pos, and moves bg past them exactly as numpy would. */
 void cukit_philox_take64(cukit_Philox *bg, int64_t n, cukit_rand_params *p);

@@ -562,10 +562,11 @@ gen_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Generator", kwlist, &bg))
         return NULL;
     cukit_state *st = cukit_state_of_type(type);
-    if (!PyObject_TypeCheck(bg, st->PhiloxType)) {
+    if (!cukit_is_bit_generator(st, bg)) {
         PyErr_Format(PyExc_TypeError, "Generator(bit_generator): bit_generator must be a "
-                     "cukit.random.Philox, got %.200s (numpy's bit generators draw on the host; "
-                     "a numpy Philox's state can be copied: p = Philox(); p.state = np_philox.state)",
+                     "cukit.random.Philox or Philox4x32, got %.200s (numpy's bit generators "
+                     "draw on the host; a numpy Philox's state can be copied: p = Philox(); "
+                     "p.state = np_philox.state)",
                      Py_TYPE(bg)->tp_name);
         return NULL;
     }
@@ -643,7 +644,8 @@ static PyMethodDef gen_methods[] = {
 #undef FN
 
 static PyGetSetDef gen_getset[] = {
-    {"bit_generator", (getter)gen_get_bit_generator, NULL, "The Philox this generator draws from."},
+    {"bit_generator", (getter)gen_get_bit_generator, NULL,
+     "The bit generator (Philox or Philox4x32) this generator draws from."},
     {NULL},
 };
 

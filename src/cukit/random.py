@@ -1,29 +1,32 @@
-"""cukit.random: numpy's Generator API drawing on the GPU, from numpy's Philox stream.
+"""cukit.random: numpy's Generator API drawing on the GPU, from counter-based Philox.
 
     import cukit.random
-    g = cukit.random.default_rng(42)
+    g = cukit.random.default_rng(42)              # Generator(Philox4x32(42)): the fast one
     x = g.random(10_000_000, dtype="float32")     # a cukit.Array
     z = g.standard_normal((1024, 1024))
 
 `Generator(Philox(key=k)).random(n)` equals `numpy.random.Generator(numpy.random.Philox(key=k)).random(n)`
-bit for bit (float64 and float32), and so does the raw stream. Normals, exponentials
+bit for bit (float64 and float32), and so does the raw stream. default_rng draws from
+Philox4x32-10 instead (32-bit multiplies, native on a GPU: about twice as fast; numpy's
+default_rng is PCG64, so neither stream is numpy's default one). Normals, exponentials
 and integers are counter-based too but not numpy's streams (see the README).
 """
 import numpy as _np
 
-from ._cukit import Generator, Philox
+from ._cukit import Generator, Philox, Philox4x32
 from ._cukit import _random_kernel_source as _kernel_source  # for tests without a GPU
 
-__all__ = ["Generator", "Philox", "default_rng", "rand", "randn", "seed", "version"]
+__all__ = ["Generator", "Philox", "Philox4x32", "default_rng", "rand", "randn", "seed", "version"]
 
 
 def default_rng(seed=None):
-    """A Generator on Philox(seed); a Generator is returned as is, a Philox wrapped."""
+    """A Generator on Philox4x32(seed); a Generator is returned as is, a bit generator
+    (Philox or Philox4x32) wrapped. For numpy's Philox stream: Generator(Philox(seed))."""
     if isinstance(seed, Generator):
         return seed
-    if isinstance(seed, Philox):
+    if isinstance(seed, (Philox, Philox4x32)):
         return Generator(seed)
-    return Generator(Philox(seed))
+    return Generator(Philox4x32(seed))
 
 
 _global = None
