@@ -170,6 +170,7 @@ def test_graph_kernel_node_set_args(mod, rng):
     x1 = rng.standard_normal(n).astype(np.float32)
     x2 = rng.standard_normal(n).astype(np.float32)
     d1, d2, y = cukit.to_device(x1), cukit.to_device(x2), cukit.zeros(n, np.float32)
+    cukit.synchronize()  # the zeros (legacy stream) are in place before s's graph runs
     s = cukit.Stream()
     with s.capture() as g:
         mod.axpy(1.0, d1, y, n, grid=2, block=256, stream=s)
@@ -206,6 +207,7 @@ def test_graph_keeps_its_memory_alive(mod):
     n = 256
     s = cukit.Stream()
     x = cukit.zeros(n, np.int32)
+    cukit.synchronize()  # the zeros (legacy stream) are in place before s's graph runs
     with s.capture() as g:
         mod.add_one(x, n, grid=1, block=256, stream=s)
     ref = sys.getrefcount(x)
@@ -227,6 +229,7 @@ def test_capture_errors(mod):
         with s.capture():
             1 / 0
     x = cukit.zeros(4, np.int32)
+    cukit.synchronize()  # the zeros (legacy stream) are in place before s's graph runs
     with s.capture() as g:  # the stream is usable again after the failed capture
         mod.add_one(x, 4, grid=1, block=32, stream=s)
     g.launch(s)

@@ -444,13 +444,20 @@ def test_exponentials_are_minus_log_of_the_uniforms(rng):
     (np.uint16, 3, 10, False), (np.uint64, 0, 2**64 - 1, True), (np.bool_, 0, 2, False),
     (np.uint8, 7, 7, True), (np.int64, -2**63, 2**63 - 1, True),
 ])
-def test_integers_are_the_high_word_of_draw_times_count(dtype, low, high, endpoint, rng):
+@pytest.mark.parametrize("bitgen,skip", [("Philox", 0), ("Philox4x32", 0), ("Philox4x32", 1)])
+def test_integers_are_the_high_word_of_draw_times_count(dtype, low, high, endpoint, rng, bitgen,
+                                                        skip):
+    """skip: words drawn before, so that the draw starts between vector stores."""
     key = int(rng.integers(0, 2**62))
-    ours = cr.Generator(cr.Philox(key=key))
+    ours = cr.Generator(getattr(cr, bitgen)(key=key))
+    ours.bit_generator.random_raw(skip, output=False)
     out = cukit.to_device(np.ones(2001, dtype) if dtype == np.bool_ else poison(2001, dtype))
     got = ours.integers(low, high, 2001, dtype=dtype, endpoint=endpoint, out=out).get()
     count = high - low + (1 if endpoint else 0)
-    words = np.random.Philox(key=key).random_raw(2001)
+    if bitgen == "Philox":
+        words = np.random.Philox(key=key).random_raw(2001)
+    else:
+        words = HostPhilox4x32(key, None).raw(skip + 2001)[skip:]
     want = np.array([low + ((int(x) * count) >> 64) for x in words], dtype=object)
     assert got.dtype == np.dtype(dtype)
     assert [int(v) for v in got] == list(want)

@@ -38,7 +38,12 @@ run_one() { # run_one TOOL NAME LIMIT COMMAND...: one sanitizer run, every proce
     # --report-api-errors no: cukit probes the driver on purpose (cuFuncGetParamInfo
     # past a kernel's last parameter, names that may be missing) and handles what it
     # returns; the counts are of what the tool checks in kernels.
+    # --show-backtrace device: with host backtraces the tool saves each launch's host
+    # stack, Python frames included, from inside the launch call: launches from several
+    # Python threads then never returned (test_launch_from_several_threads, under
+    # memcheck only), and a million launches held 66 Python memory blocks each.
     timeout "$limit" "$sanitizer" --tool "$tool" --target-processes all --report-api-errors no \
+        --show-backtrace device \
         --log-file "$logs/$name.%p.log" --print-limit 100 "$@" > "$logs/$name.out" 2>&1
     echo $? > "$logs/$name.rc"
 }
