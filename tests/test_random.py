@@ -142,7 +142,7 @@ def test_philox4x32_gives_random123s_known_answers(ctr, key, want):
     counter before the first block, so counter = C/2 - 1 draws counter C first."""
     c = sum(w << (32 * i) for i, w in enumerate(ctr))
     first = c - c % 2
-    p = cr.Philox4x32(key=key[0] | key[1] << 32, counter=(first // 2 - 1) % 2**128)
+    p = cr.Philox4x32(key=key[0] | key[1] << 32, counter=(first // 2 - 1) % 2**127)
     words = [p.random_raw() for _ in range(4)]
     outs = [h for w in words for h in (w & 0xFFFFFFFF, w >> 32)]
     got = outs[:4] if c == first else outs[4:]
@@ -150,8 +150,8 @@ def test_philox4x32_gives_random123s_known_answers(ctr, key, want):
 
 
 def test_philox4x32_state_advance_jumped_and_spawn():
-    p = cr.Philox4x32(key=[2**64 - 1], counter=[2**64 - 1, 2**64 - 1])
-    assert p.key == 2**64 - 1 and p.counter == 2**128 - 1
+    p = cr.Philox4x32(key=[2**64 - 1], counter=[2**64 - 1, 2**63 - 1])
+    assert p.key == 2**64 - 1 and p.counter == 2**127 - 1  # 127 bits: 2c + 1 fits 128
     first = p.random_raw()  # the counter wraps to 0
     assert p.counter == 0 and p.state["buffer_pos"] == 1
     q = cr.Philox4x32()
@@ -162,11 +162,13 @@ def test_philox4x32_state_advance_jumped_and_spawn():
     r = cr.Philox4x32(key=5)
     assert r.advance(2**128 + 3) is r and r.counter == 3 and r.state["buffer_pos"] == 4
     assert r.jumped().counter == 3 + 2**64 and r.jumped(3).counter == 3 + 3 * 2**64
+    assert r.jumped(2**63).counter == 3  # modulo 2**127
+    assert cr.Philox4x32(key=5, counter=3).advance(2**127 - 3).counter == 0
     assert r.jumped().key == r.key
     kids = cr.Philox4x32(7).spawn(3)
     assert len({k.key for k in kids}) == 3 and all(type(k) is cr.Philox4x32 for k in kids)
     assert first != cr.Philox4x32(key=2**64 - 1, counter=0).random_raw()  # block 1, not 0
-    assert repr(r) == f"Philox4x32(key=5, counter=3)"
+    assert repr(r) == "Philox4x32(key=5, counter=3)"
 
 
 def test_kernel_source_compiles_for_sm90():
@@ -213,8 +215,11 @@ BAD_HOST = [
      "state must be for a Philox RNG"),
     (lambda: cr.Philox4x32(key=2**64), ValueError, r"key must be positive and less than 2\*\*64"),
     (lambda: cr.Philox4x32(key=[1, 2]), ValueError, "key must have 1 elements"),
-    (lambda: cr.Philox4x32(counter=2**128), ValueError,
-     r"counter must be positive and less than 2\*\*128"),
+    (lambda: cr.Philox4x32(counter=2**127), ValueError,
+     r"counter must be positive and less than 2\*\*127"),
+    (lambda: cr.Philox4x32(counter=[0, 2**63]), ValueError,
+     r"counter must be positive and less than 2\*\*127"),
+    (lambda: cr.Philox4x32(1, 2, 3, 4), TypeError, r"Philox4x32\(\) takes at most 3 arguments"),
     (lambda: cr.Philox4x32(counter=[1, 2, 3, 4]), ValueError, "counter must have 2 elements"),
     (lambda: cr.Philox4x32(1, key=2), ValueError, "seed and key cannot be both used"),
     (lambda: setattr(cr.Philox4x32(), "state", cr.Philox().state), ValueError,
@@ -285,7 +290,7 @@ class HostPhilox4x32:
 
 
 # (key, counter) of Philox4x32: small, the counter about to wrap, array forms
-STREAMS_4X32 = [(5, None), (2**64 - 1, 2**128 - 3), ([77], [2**64 - 1, 5])]
+STREAMS_4X32 = [(5, None), (2**64 - 1, 2**127 - 3), ([77], [2**64 - 1, 5])]
 
 
 @gpu

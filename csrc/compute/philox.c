@@ -40,6 +40,23 @@ key_words(const cukit_Philox *bg)
     return bg->x32 ? 1 : 2;
 }
 
+/* The counter's bits: Philox4x32's block c takes Random123's counters 2c and 2c + 1,
+ * so its counter has 127 bits (at 2**127 blocks the 128-bit counters wrap around). */
+static int
+ctr_bits(const cukit_Philox *bg)
+{
+    return bg->x32 ? 127 : 256;
+}
+
+/* ctr += add, modulo 2**ctr_bits. */
+static void
+add_ctr(const cukit_Philox *bg, uint64_t *ctr, const uint64_t *add)
+{
+    add_words(ctr, add, ctr_words(bg));
+    if (bg->x32)
+        ctr[1] &= 0x7fffffffffffffffULL;
+}
+
 /* The four words of block `ctr` (see philox.h for Philox4x32's). */
 static void
 block(const cukit_Philox *bg, const uint64_t ctr[4], uint64_t out[4])
@@ -78,7 +95,7 @@ begin(const cukit_Philox *bg, cukit_rand_params *p)
     memcpy(p->ctr, bg->ctr, sizeof p->ctr);
     if (bg->buffer_pos >= 4) {
         static const uint64_t one[4] = {1, 0, 0, 0};
-        add_words(p->ctr, one, ctr_words(bg));
+        add_ctr(bg, p->ctr, one);
         block(bg, p->ctr, p->buf);
         p->pos = 0;
     }
@@ -95,7 +112,7 @@ finish(cukit_Philox *bg, const cukit_rand_params *p, int64_t n)
 {
     uint64_t last = (uint64_t)p->pos + (uint64_t)n - 1, blocks[4] = {last / 4, 0, 0, 0};
     memcpy(bg->ctr, p->ctr, sizeof bg->ctr);
-    add_words(bg->ctr, blocks, ctr_words(bg));
+    add_ctr(bg, bg->ctr, blocks);
     if (blocks[0] == 0)
         memcpy(bg->buffer, p->buf, sizeof bg->buffer);
     else
@@ -128,15 +145,15 @@ cukit_philox_take32(cukit_Philox *bg, int64_t n, cukit_rand_params *p)
 
 /* ------------------------------------------------------------------ big integers */
 
-/* value (a Python int, 0 <= value < 2**(64 n)) into n words, least significant
- * first; else ValueError in numpy's words, naming `name`. 0 / -1. */
+/* value (a Python int, 0 <= value < 2**bits, bits <= 64 n) into n words, least
+ * significant first; else ValueError in numpy's words, naming `name`. 0 / -1. */
 static int
-int_words(PyObject *value, const char *name, int n, uint64_t *out)
+int_words(PyObject *value, const char *name, int n, int bits, uint64_t *out)
 {
     PyObject *v = PyNumber_Index(value);
     if (v == NULL)
         return -1;
-    PyObject *limit = NULL, *shift = PyLong_FromLong(64 * n), *one = PyLong_FromLong(1);
+    PyObject *limit = NULL, *shift = PyLong_FromLong(bits), *one = PyLong_FromLong(1);
     int rc = -1;
     if (shift && one && (limit = PyNumber_Lshift(one, shift)) != NULL) {
         PyObject *zero = PyLong_FromLong(0);
@@ -145,7 +162,7 @@ int_words(PyObject *value, const char *name, int n, uint64_t *out)
         Py_XDECREF(zero);
         if (neg == 1 || big == 1)
             PyErr_Format(PyExc_ValueError, "%s must be positive and less than 2**%d.", name,
-                         64 * n);
+                         bits);
         else if (neg == 0 && big == 0)
             rc = 0;
     }
@@ -167,12 +184,13 @@ int_words(PyObject *value, const char *name, int n, uint64_t *out)
     return rc;
 }
 
-/* An int, or a sequence of n ints each below 2**64 (numpy's array form). 0 / -1. */
+/* An int below 2**bits, or a sequence of n ints each below 2**64, the last below
+ * 2**(bits - 64 (n - 1)) (numpy's array form). 0 / -1. */
 static int
-parse_words(PyObject *obj, const char *name, int n, uint64_t *out)
+parse_words(PyObject *obj, const char *name, int n, int bits, uint64_t *out)
 {
     if (PyLong_Check(obj) || !PySequence_Check(obj))
-        return int_words(obj, name, n, out);
+        return int_words(obj, name, n, bits, out);
     PyObject *seq = PyUnicode_Check(obj) || PyBytes_Check(obj) ? NULL : PySequence_Fast(obj, "");
     if (seq == NULL) {
         PyErr_Clear();
@@ -186,8 +204,13 @@ parse_words(PyObject *obj, const char *name, int n, uint64_t *out)
         rc = -1;
     }
     for (int i = 0; rc == 0 && i < n; i++)
-        rc = int_words(PySequence_Fast_GET_ITEM(seq, i), name, 1, &out[i]);
+        rc = int_words(PySequence_Fast_GET_ITEM(seq, i), name, 1, 64, &out[i]);
     Py_DECREF(seq);
+    int top = bits - 64 * (n - 1);
+    if (rc == 0 && top < 64 && out[n - 1] >> top) {
+        PyErr_Format(PyExc_ValueError, "%s must be positive and less than 2**%d.", name, bits);
+        rc = -1;
+    }
     return rc;
 }
 
@@ -248,10 +271,11 @@ philox_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"seed", "counter", "key", NULL};
     PyObject *seed = Py_None, *counter = Py_None, *key = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO", kwlist, &seed, &counter, &key))
-        return NULL;
     cukit_state *st = cukit_state_of_type(type);
-    int nk = type == st->Philox4x32Type ? 1 : 2, nc = 2 * nk;
+    int x32 = type == st->Philox4x32Type, nk = x32 ? 1 : 2, nc = 2 * nk;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, x32 ? "|OOO:Philox4x32" : "|OOO:Philox",
+                                     kwlist, &seed, &counter, &key))
+        return NULL;
     if (seed != Py_None && key != Py_None) {
         PyErr_SetString(PyExc_ValueError, "seed and key cannot be both used");
         return NULL;
@@ -263,19 +287,19 @@ philox_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (ss == NULL)
         return NULL;
     if (key != Py_None) {
-        if (parse_words(key, "key", nk, k) < 0)
+        if (parse_words(key, "key", nk, 64 * nk, k) < 0)
             goto error;
     }
     else {
         PyObject *u64 = PyObject_GetAttrString(st->numpy, "uint64");
         PyObject *state = u64 ? PyObject_CallMethod(ss, "generate_state", "iO", nk, u64) : NULL;
-        int rc = state ? parse_words(state, "key", nk, k) : -1;
+        int rc = state ? parse_words(state, "key", nk, 64 * nk, k) : -1;
         Py_XDECREF(state);
         Py_XDECREF(u64);
         if (rc < 0)
             goto error;
     }
-    if (counter != Py_None && parse_words(counter, "counter", nc, c) < 0)
+    if (counter != Py_None && parse_words(counter, "counter", nc, x32 ? 127 : 256, c) < 0)
         goto error;
     cukit_Philox *bg = philox_make(type, ss, k, c);
     Py_DECREF(ss);
@@ -359,9 +383,9 @@ philox_set_state(cukit_Philox *self, PyObject *value, void *closure)
     }
     uint64_t c[4] = {0, 0, 0, 0}, k[2] = {0, 0}, b[4], u;
     long p = PyLong_AsLong(pos), h = PyLong_AsLong(has);
-    if (PyErr_Occurred() || parse_words(ctr, "counter", ctr_words(self), c) < 0 ||
-        parse_words(key, "key", key_words(self), k) < 0 || parse_words(buf, "buffer", 4, b) < 0 ||
-        int_words(uint, "uinteger", 1, &u) < 0)
+    if (PyErr_Occurred() || parse_words(ctr, "counter", ctr_words(self), ctr_bits(self), c) < 0 ||
+        parse_words(key, "key", key_words(self), 64 * key_words(self), k) < 0 ||
+        parse_words(buf, "buffer", 4, 256, b) < 0 || int_words(uint, "uinteger", 1, 64, &u) < 0)
         return -1;
     if (p < 0 || p > 4 || u > 0xffffffffULL) {
         PyErr_SetString(PyExc_ValueError, "state: buffer_pos must be 0 to 4 and uinteger below "
@@ -424,22 +448,22 @@ philox_random_raw(cukit_Philox *self, PyObject *args, PyObject *kwargs)
     return out;
 }
 
-/* counter += delta (mod 2**256; 2**128 for Philox4x32), buffers reset: numpy's advance. */
+/* counter += delta (mod 2**256; 2**127 for Philox4x32), buffers reset: numpy's advance. */
 static int
 advance_by(cukit_Philox *bg, PyObject *delta)
 {
-    PyObject *one = PyLong_FromLong(1), *s = PyLong_FromLong(64 * ctr_words(bg));
+    PyObject *one = PyLong_FromLong(1), *s = PyLong_FromLong(ctr_bits(bg));
     PyObject *mod = one && s ? PyNumber_Lshift(one, s) : NULL;
     PyObject *d = mod ? PyNumber_Remainder(delta, mod) : NULL;
     uint64_t w[4];
-    int rc = d ? int_words(d, "delta", ctr_words(bg), w) : -1;
+    int rc = d ? int_words(d, "delta", ctr_words(bg), ctr_bits(bg), w) : -1;
     Py_XDECREF(one);
     Py_XDECREF(s);
     Py_XDECREF(mod);
     Py_XDECREF(d);
     if (rc < 0)
         return -1;
-    add_words(bg->ctr, w, ctr_words(bg));
+    add_ctr(bg, bg->ctr, w);
     reset_buffer(bg);
     return 0;
 }
@@ -470,7 +494,8 @@ philox_jumped(cukit_Philox *self, PyObject *args, PyObject *kwargs)
         return NULL;
     cukit_Philox *bg = philox_make(Py_TYPE(self), ss, self->key, self->ctr);
     Py_DECREF(ss);
-    /* the counter's upper half: 2**128 blocks (numpy's), 2**64 for Philox4x32 */
+    /* the counter's upper half: 2**128 blocks (numpy's); 2**64 for Philox4x32 (its
+     * counter has 127 bits, so jumps repeat after 2**63) */
     PyObject *shift = PyLong_FromLong(32 * ctr_words(self)), *one = PyLong_FromLong(1);
     PyObject *step = shift && one ? PyNumber_Lshift(one, shift) : NULL;
     PyObject *delta = step ? (jumps ? PyNumber_Multiply(jumps, step) : Py_NewRef(step)) : NULL;
@@ -573,9 +598,9 @@ static PyMethodDef philox_methods[] = {
      "advance(delta) -> self: add delta to the counter (one counter step is a block of four "
      "64-bit words) and empty the buffers, as numpy's Philox.advance."},
     {"jumped", (PyCFunction)(void (*)(void))philox_jumped, METH_VARARGS | METH_KEYWORDS,
-     "jumped(jumps=1): a copy whose counter is jumps times half its range ahead (2**128 "
-     "blocks for Philox, numpy's Philox.jumped; 2**64 for Philox4x32), a stream that does "
-     "not overlap this one."},
+     "jumped(jumps=1): a copy whose counter is jumps * 2**128 blocks ahead for Philox "
+     "(numpy's Philox.jumped), jumps * 2**64 for Philox4x32 (modulo its 127-bit counter), a "
+     "stream that does not overlap this one."},
     {"spawn", (PyCFunction)philox_spawn, METH_O,
      "spawn(n) -> list of n bit generators of this type seeded from children of this one's "
      "SeedSequence."},
@@ -588,7 +613,7 @@ static PyGetSetDef philox_getset[] = {
      "Philox's state can be set on a cukit Philox and the other way)."},
     {"seed_seq", (getter)philox_get_seed_seq, NULL, "The numpy SeedSequence it was seeded from."},
     {"counter", (getter)philox_get_counter, NULL,
-     "The counter, as an int (256 bits; 128 for Philox4x32)."},
+     "The counter, as an int (256 bits; 127 for Philox4x32)."},
     {"key", (getter)philox_get_key, NULL, "The key, as an int (128 bits; 64 for Philox4x32)."},
     {NULL},
 };
@@ -617,7 +642,7 @@ static PyType_Slot philox4x32_slots[] = {
     {Py_tp_doc, "Philox4x32(seed=None, counter=None, key=None): the Philox4x32-10 bit "
                 "generator (Random123's philox4x32_10, as cuRAND's and PyTorch's Philox), "
                 "default_rng's: a 64-bit key (from a numpy SeedSequence of seed when key is "
-                "None) and a 128-bit counter. Its 32-bit multiplies are native on a GPU, so "
+                "None) and a 127-bit counter. Its 32-bit multiplies are native on a GPU, so "
                 "draws run at memory speed; Philox is the one whose stream is numpy's. Block c "
                 "of four 64-bit words is philox4x32_10 at counters 2c and 2c + 1, outputs "
                 "2j and 2j + 1 the low and high halves of word j."},

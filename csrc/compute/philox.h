@@ -81,7 +81,7 @@ cukit_philox_block(const uint64_t ctr[4], const uint64_t key[2], uint64_t out[4]
  * Philox4x32 (x32 set) keeps the same bookkeeping with a block of four 64-bit words:
  * block c is Philox4x32-10 at the 128-bit counters 2c and 2c + 1, each giving two
  * words (output 2j in the low half of word j, 2j + 1 in the high). Its counter is
- * ctr[0..1] (128 bits; ctr[2..3] stay 0) and its key key[0] (64 bits: Random123's
+ * ctr[0..1] (127 bits, as 2c + 1 must fit Random123's 128; ctr[2..3] stay 0) and its key key[0] (64 bits: Random123's
  * key[0] in the low half, key[1] in the high; key[1] stays 0). */
 typedef struct {
     PyObject_HEAD
