@@ -618,24 +618,20 @@ static PyGetSetDef philox_getset[] = {
     {NULL},
 };
 
+/* What both types share: all but the name and the doc. */
+#define BIT_GENERATOR_SLOTS                                                                   \
+    {Py_tp_new, philox_new}, {Py_tp_dealloc, philox_dealloc}, {Py_tp_repr, philox_repr},     \
+        {Py_tp_methods, philox_methods}, {Py_tp_getset, philox_getset}, {0, NULL}
+#define BIT_GENERATOR_SPEC(type_name, slot_array)                                             \
+    {.name = type_name, .basicsize = sizeof(cukit_Philox),                                   \
+     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, .slots = slot_array}
+
 static PyType_Slot philox_slots[] = {
     {Py_tp_doc, "Philox(seed=None, counter=None, key=None): the Philox4x64-10 bit generator, "
                 "with numpy.random.Philox's meaning of each argument and the same stream: a "
                 "128-bit key (from a numpy SeedSequence of seed when key is None) and a "
                 "256-bit counter. The state lives on the host; kernels draw on the GPU."},
-    {Py_tp_new, philox_new},
-    {Py_tp_dealloc, philox_dealloc},
-    {Py_tp_repr, philox_repr},
-    {Py_tp_methods, philox_methods},
-    {Py_tp_getset, philox_getset},
-    {0, NULL},
-};
-
-static PyType_Spec philox_spec = {
-    .name = "cukit.random.Philox",
-    .basicsize = sizeof(cukit_Philox),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
-    .slots = philox_slots,
+    BIT_GENERATOR_SLOTS,
 };
 
 static PyType_Slot philox4x32_slots[] = {
@@ -646,20 +642,12 @@ static PyType_Slot philox4x32_slots[] = {
                 "draws run at memory speed; Philox is the one whose stream is numpy's. Block c "
                 "of four 64-bit words is philox4x32_10 at counters 2c and 2c + 1, outputs "
                 "2j and 2j + 1 the low and high halves of word j."},
-    {Py_tp_new, philox_new},
-    {Py_tp_dealloc, philox_dealloc},
-    {Py_tp_repr, philox_repr},
-    {Py_tp_methods, philox_methods},
-    {Py_tp_getset, philox_getset},
-    {0, NULL},
+    BIT_GENERATOR_SLOTS,
 };
 
-static PyType_Spec philox4x32_spec = {
-    .name = "cukit.random.Philox4x32",
-    .basicsize = sizeof(cukit_Philox),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
-    .slots = philox4x32_slots,
-};
+static PyType_Spec philox_spec = BIT_GENERATOR_SPEC("cukit.random.Philox", philox_slots);
+static PyType_Spec philox4x32_spec =
+    BIT_GENERATOR_SPEC("cukit.random.Philox4x32", philox4x32_slots);
 
 int
 cukit_philox_setup(PyObject *module, cukit_state *st)

@@ -8,7 +8,6 @@
  * bit generator moves past them, is philox.c's bookkeeping (numpy's own rules). */
 #include "compute/philox.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #define THREADS 256
@@ -342,23 +341,25 @@ static const char kernel_source[] =
     KX("cukit_poisson", "per_word<long long, X>(p, Poisson{p.c[0], p.c[1], p.c[2], p.c[3], p.c[4], p.c[5], p.c[6]})");
 
 /* By cukit_rand_kind: the kernels for the plain draw (a = 0, b = 1) and for any a
- * and b, and whether they draw 32-bit halves. */
+ * and b, each for Philox and (named *_x32) for Philox4x32, and whether they draw 32-bit
+ * halves. */
+#define KIND(plain, affine, halves) {{{plain, affine}, {plain "_x32", affine "_x32"}}, halves}
 static const struct {
-    const char *plain, *affine;
+    const char *names[2][2]; /* [x32][affine] */
     int halves;
 } kinds[CUKIT_RK_COUNT] = {
-    [CUKIT_RK_RAW] = {"cukit_random_raw", "cukit_random_raw", 0},
-    [CUKIT_RK_U64] = {"cukit_random_f64", "cukit_uniform_f64", 0},
-    [CUKIT_RK_U32] = {"cukit_random_f32", "cukit_uniform_f32", 1},
-    [CUKIT_RK_N64] = {"cukit_standard_normal_f64", "cukit_normal_f64", 0},
-    [CUKIT_RK_N32] = {"cukit_standard_normal_f32", "cukit_normal_f32", 1},
-    [CUKIT_RK_E64] = {"cukit_exponential_f64", "cukit_exponential_f64", 0},
-    [CUKIT_RK_E32] = {"cukit_exponential_f32", "cukit_exponential_f32", 1},
-    [CUKIT_RK_I8] = {"cukit_integers_1", "cukit_integers_1", 0},
-    [CUKIT_RK_I16] = {"cukit_integers_2", "cukit_integers_2", 0},
-    [CUKIT_RK_I32] = {"cukit_integers_4", "cukit_integers_4", 0},
-    [CUKIT_RK_I64] = {"cukit_integers_8", "cukit_integers_8", 0},
-    [CUKIT_RK_POISSON] = {"cukit_poisson", "cukit_poisson", 0},
+    [CUKIT_RK_RAW] = KIND("cukit_random_raw", "cukit_random_raw", 0),
+    [CUKIT_RK_U64] = KIND("cukit_random_f64", "cukit_uniform_f64", 0),
+    [CUKIT_RK_U32] = KIND("cukit_random_f32", "cukit_uniform_f32", 1),
+    [CUKIT_RK_N64] = KIND("cukit_standard_normal_f64", "cukit_normal_f64", 0),
+    [CUKIT_RK_N32] = KIND("cukit_standard_normal_f32", "cukit_normal_f32", 1),
+    [CUKIT_RK_E64] = KIND("cukit_exponential_f64", "cukit_exponential_f64", 0),
+    [CUKIT_RK_E32] = KIND("cukit_exponential_f32", "cukit_exponential_f32", 1),
+    [CUKIT_RK_I8] = KIND("cukit_integers_1", "cukit_integers_1", 0),
+    [CUKIT_RK_I16] = KIND("cukit_integers_2", "cukit_integers_2", 0),
+    [CUKIT_RK_I32] = KIND("cukit_integers_4", "cukit_integers_4", 0),
+    [CUKIT_RK_I64] = KIND("cukit_integers_8", "cukit_integers_8", 0),
+    [CUKIT_RK_POISSON] = KIND("cukit_poisson", "cukit_poisson", 0),
 };
 
 /* The source, for tests that compile it without a device (cukit._random_source). */
@@ -556,10 +557,7 @@ cukit_random_draw(cukit_Philox *bg, cukit_rand_kind kind, PyObject *dtype, PyObj
     if (bg->x32) /* a thread computes half a block a step */
         nblk *= 2;
     void *args[] = {p};
-    char name[64];
-    snprintf(name, sizeof name, "%s%s",
-             p->a == 0.0 && p->b == 1.0 ? kinds[kind].plain : kinds[kind].affine,
-             bg->x32 ? "_x32" : "");
+    const char *name = kinds[kind].names[bg->x32][!(p->a == 0.0 && p->b == 1.0)];
     if (cukit_random_launch(a->device, name, nblk, args, h) < 0) {
         memcpy(bg->ctr, saved.ctr, sizeof bg->ctr);
         memcpy(bg->buffer, saved.buffer, sizeof bg->buffer);
