@@ -157,7 +157,8 @@ def test_subset_sum_uses_the_allocator_once(rng):
         return pool.allocate(size)
 
     s = gpuarray.subset_sum(gpuarray.to_gpu(idx), gpuarray.to_gpu(a), allocator=allocator)
-    np.testing.assert_allclose(s.get(), a[idx].sum(), rtol=1e-4)
+    # the atol: a sum of 500 normals can cancel to near zero (float32 rounding of terms ~1)
+    np.testing.assert_allclose(s.get(), a[idx].sum(), rtol=1e-4, atol=1e-4)
     assert len(uses) == 1
 
 
