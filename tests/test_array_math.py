@@ -76,12 +76,13 @@ def data(rng, dtype, n=257, edges=True, small=False, positive=False):
     return x
 
 
-def same(got, want, name="", approx=False):
-    """Every element equal (NaN equal NaN; +0 and -0 told apart for exact ops)."""
+def same(got, want, name="", approx=False, cond=1.0):
+    """Every element equal (NaN equal NaN; +0 and -0 told apart for exact ops). cond: how
+    much the function's condition number scales the approximate tolerance."""
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     assert got.shape == want.shape
     if approx and want.dtype.kind in "fc":
-        tol = {2: 2e-3, 4: 4e-6, 8: 1e-13}[want.real.dtype.itemsize]
+        tol = cond * {2: 2e-3, 4: 4e-6, 8: 1e-13}[want.real.dtype.itemsize]
         finite = np.isfinite(want)
         np.testing.assert_allclose(got[finite], want[finite], rtol=tol, atol=tol)
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
@@ -319,9 +320,15 @@ def test_binary_every_dtype(name, rng, compiled):
             a, b = data(rng, t, edges=False), data(rng, t, edges=False)
         want = expect(name, a, b)
         got = f(cukit.to_device(a), cukit.to_device(b)).get()
+        cond = 1.0
+        if name == "power" and np.dtype(t).kind == "c":
+            # a**b = exp(b log a): an error of eps in log a becomes |b log a| eps in the
+            # result, in numpy's computation as in ours (CI saw 4.3e-6 at |a**b| = 1.6e9)
+            finite = np.isfinite(want) & (want != 0)
+            cond = max(1.0, float(np.log(np.abs(want[finite])).max())) if finite.any() else 1.0
         same(got, want, f"{name} {t}",
              approx=name in APPROX and (np.dtype(t).kind == "c" or name in
-                                        ("power", "arctan2", "hypot")))
+                                        ("power", "arctan2", "hypot")), cond=cond)
 
 
 @gpu
