@@ -367,12 +367,21 @@ def test_module_load_fatbin(rng, tmp_path):
 
 @pytest.mark.gpu_hardware  # loads machine code (cubin/fatbin); the emulator runs PTX
 @pytest.mark.gpu
-def test_loaded_kernel_needs_a_signature():
+def test_loaded_kernel_without_a_signature_takes_its_sizes(rng):
+    """A cubin says only its kernels' parameter sizes: values of those sizes are taken
+    (numpy scalars by their own type, as PyCUDA packs them); signature= checks types."""
     module = cukit.Module.load(cukit.Program(SAXPY).cubin(arch=cukit.Device().arch))
-    with pytest.raises(AttributeError, match="has no signature.*pass its parameter list"):
-        module.get_kernel("saxpy")
-    with pytest.raises(AttributeError, match="has no signature"):
-        module.saxpy
+    k = module.get_kernel("saxpy")
+    assert [t for t, _ in k.signature.params] == ["4 bytes", "8 bytes", "8 bytes", "4 bytes"]
+    assert module.saxpy is k
+    n = 1000
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    dy = cukit.to_device(y)
+    k(np.float32(2), cukit.to_device(x), dy, np.int32(n), grid=4, block=256)
+    np.testing.assert_allclose(dy.get(), np.float32(2) * x + y, rtol=1e-6)
+    with pytest.raises(TypeError, match="4 bytes here, but the float64 given has 8"):
+        k(np.float64(2), cukit.to_device(x), dy, np.int32(n), grid=4, block=256)
     with pytest.raises(AttributeError, match="has no kernel 'nothing'"):
         module.get_kernel("nothing")
 

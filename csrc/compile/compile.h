@@ -16,7 +16,10 @@ typedef enum {
     CUKIT_P_INT, CUKIT_P_UINT, CUKIT_P_FLOAT, CUKIT_P_BOOL,
     CUKIT_P_HALF, CUKIT_P_BF16, CUKIT_P_POINTER, CUKIT_P_STRUCT,
     CUKIT_P_TEXTURE, /* cudaTextureObject_t, CUtexObject: a cukit.Texture or its handle */
-    CUKIT_P_SURFACE  /* cudaSurfaceObject_t, CUsurfObject: a cukit.Surface or its handle */
+    CUKIT_P_SURFACE, /* cudaSurfaceObject_t, CUsurfObject: a cukit.Surface or its handle */
+    CUKIT_P_RAW      /* `size` bytes whose C type the loaded image does not say (a kernel of
+                        a cubin, or a PTX .b32/.u64): a numpy scalar or bytes of that size, a
+                        Python int, device memory when 8 bytes; see raw_ints */
 } cukit_param_kind;
 
 typedef struct {
@@ -28,6 +31,8 @@ typedef struct {
     char *type;     /* owned (PyMem): the type as shown to users, "const float*" */
     char *name;     /* owned (PyMem): the parameter's name, "" when unnamed */
     int uncertain;  /* 1: its type was read from a branch of #if cukit could not evaluate */
+    int raw_ints;   /* CUKIT_P_RAW: 1 when the image says an integer (or an address), so a
+                       float given for it is refused */
 } cukit_param;
 
 typedef struct cukit_Signature_s {
@@ -65,6 +70,21 @@ cukit_Signature *cukit_signature_layout(cukit_state *st, cukit_Signature *sig);
 PyObject *cukit_signature_str(cukit_Signature *sig);
 /* Raise TypeError for a wrong argument count, showing the signature. Returns -1. */
 int cukit_arg_count_error(cukit_Signature *sig, Py_ssize_t given);
+
+/* ------------------------------------------------------------------ image_signature.c */
+
+/* The kernel name and "(type, type)" parameter list a C++ kernel's mangled name
+ * `mangled` says, into name/params. 1 when read, 0 when the name is not one it can
+ * read (no exception), -1 with MemoryError. */
+int cukit_demangle_kernel(const char *mangled, char *name, size_t name_cap, char *params,
+                          size_t params_cap);
+/* A Signature of n parameters known only by their compiled offsets and sizes
+ * (CUKIT_P_RAW). New ref or NULL. */
+cukit_Signature *cukit_signature_of_sizes(cukit_state *st, const char *name, int n,
+                                          const size_t *offsets, const size_t *sizes);
+/* dict entry name -> Signature read from every ".entry" of PTX text (n bytes); entries
+ * whose list it cannot read are left out. New ref or NULL. */
+PyObject *cukit_ptx_signatures(cukit_state *st, const char *ptx, size_t n);
 
 /* ------------------------------------------------------------------ program.c */
 

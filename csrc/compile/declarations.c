@@ -176,6 +176,18 @@ parameter_list_at(const lexer *lx, int i)
             j = cukit_skip_group(lx, j + 1);
             continue;
         }
+        /* A macro that stands for an attribute, as PyCUDA's scans write
+         * "__global__ void REQD_WG_SIZE(128, 1, 1) scan(...)": a name's "(...)" followed
+         * by another name is no parameter list. */
+        if (token_is(u, "(") && lx->toks[j - 1].kind == TOK_IDENT && !type_keyword(&lx->toks[j - 1])) {
+            int after = cukit_skip_group(lx, j);
+            if (after + 1 < lx->n && lx->toks[after].kind == TOK_IDENT &&
+                !token_is(&lx->toks[after], "noexcept") && !token_is(&lx->toks[after], "throw") &&
+                !token_is(&lx->toks[after], "const") && !token_is(&lx->toks[after], "__attribute__")) {
+                j = after;
+                continue;
+            }
+        }
         if (u->kind == TOK_PUNCT && !token_is(u, "::") && !token_is(u, "*"))
             break;
         if (u->kind == TOK_IDENT && token_is(u, "__global__"))

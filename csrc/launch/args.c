@@ -490,6 +490,80 @@ pack_texobj(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, uns
     return 0;
 }
 
+/* ------------------------------------------------------------------ parameters of images */
+
+/* A CUKIT_P_RAW parameter: what the image says is its size (and, from PTX, whether it is
+ * an integer). Packed as PyCUDA packs any argument: by the value's own type, which must
+ * have the parameter's size. */
+static int
+pack_raw(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, unsigned char *dst,
+         const cukit_Device *dev)
+{
+    const cukit_param *p = &sig->params[i];
+    int np_scalar = st->np_generic && PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic);
+    if (np_scalar || PyBytes_Check(v) || PyByteArray_Check(v) || PyMemoryView_Check(v)) {
+        if (np_scalar && p->raw_ints && is_float_like(st, v))
+            return arg_error(PyExc_TypeError, sig, i,
+                             "got a float (%R), but the image declares an integer or address "
+                             "here; pass a numpy integer of %zu bytes", v, p->size);
+        Py_buffer view;
+        if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0)
+            return -1;
+        int ok = (size_t)view.len == p->size;
+        if (ok)
+            memcpy(dst, view.buf, p->size);
+        PyBuffer_Release(&view);
+        if (!ok)
+            return arg_error(PyExc_TypeError, sig, i,
+                             "the image declares %zu bytes here, but the %s given has %zd; "
+                             "pass a numpy scalar of %zu bytes (numpy.int32, numpy.float32, "
+                             "numpy.int64, ...)",
+                             p->size, Py_TYPE(v)->tp_name, view.len, p->size);
+        return 0;
+    }
+    if (PyLong_Check(v) && p->size <= 8) {
+        int overflow = 0;
+        long long sv = PyLong_AsLongLongAndOverflow(v, &overflow);
+        unsigned long long uv = (unsigned long long)sv;
+        if (sv == -1 && PyErr_Occurred())
+            return -1;
+        if (overflow > 0) {
+            uv = PyLong_AsUnsignedLongLong(v);
+            if (uv == (unsigned long long)-1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                overflow = 2;
+            }
+            else {
+                overflow = 0;
+                sv = 0;
+            }
+        }
+        int bits = (int)(8 * p->size);
+        int fits = !overflow && (bits == 64 || (sv >= -(1LL << (bits - 1)) &&
+                                                (sv < 0 || uv <= (1ULL << bits) - 1)));
+        if (!fits)
+            return arg_error(PyExc_OverflowError, sig, i, "%R does not fit in the %zu bytes the "
+                             "image declares here", v, p->size);
+        memcpy(dst, &uv, p->size);
+        return 0;
+    }
+    if (PyFloat_Check(v)) {
+        if (p->raw_ints || (p->size != 4 && p->size != 8))
+            return arg_error(PyExc_TypeError, sig, i,
+                             "got a float (%R), but the image declares %s of %zu bytes here",
+                             v, p->raw_ints ? "an integer or address" : "a value", p->size);
+        double d = PyFloat_AS_DOUBLE(v);
+        float f = (float)d;
+        memcpy(dst, p->size == 4 ? (void *)&f : (void *)&d, p->size);
+        return 0;
+    }
+    if (p->size == 8)
+        return pack_pointer(st, sig, i, v, dst, dev);
+    return arg_error(PyExc_TypeError, sig, i,
+                     "the image declares %zu bytes here, which take a numpy scalar or bytes of "
+                     "that size, not %s", p->size, Py_TYPE(v)->tp_name);
+}
+
 int
 cukit_pack_arg(cukit_state *st, const cukit_Signature *sig, int index, PyObject *v,
                unsigned char *dst, const cukit_Device *dev)
@@ -511,6 +585,8 @@ cukit_pack_arg(cukit_state *st, const cukit_Signature *sig, int index, PyObject 
     case CUKIT_P_TEXTURE:
     case CUKIT_P_SURFACE:
         return pack_texobj(st, sig, index, v, dst, dev);
+    case CUKIT_P_RAW:
+        return pack_raw(st, sig, index, v, dst, dev);
     }
     return arg_error(PyExc_SystemError, sig, index, "unknown parameter kind");
 }

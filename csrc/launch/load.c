@@ -154,7 +154,14 @@ cukit_module_load(PyObject *cls, PyObject *args, PyObject *kwargs)
                               driver, dev->ordinal, identity, label) < 0)
             goto done;
     }
-    out = (PyObject *)cukit_module_create(st, dev, data, NULL, NULL, arch);
+    /* PTX says each kernel's parameter types; a cubin's kernels get theirs from their
+     * mangled names or sizes when looked up. */
+    PyObject *sigs = NULL;
+    if (kind == NVJITLINK_INPUT_PTX &&
+        (sigs = cukit_ptx_signatures(st, (const char *)data, strlen((const char *)data))) == NULL)
+        goto done;
+    out = (PyObject *)cukit_module_create(st, dev, data, sigs, NULL, arch);
+    Py_XDECREF(sigs);
     int cc = dev->cc_major * 10 + dev->cc_minor;
     if (out == NULL && sm && !(sm / 10 == cc / 10 && sm <= cc))
         explain_wrong_arch(st, dev, sm);

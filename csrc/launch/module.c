@@ -87,18 +87,6 @@ module_dealloc(cukit_Module *self)
 static PyObject *
 no_such_kernel(cukit_Module *self, PyObject *name)
 {
-    /* Code loaded from an image (Module.load, or an image given to link()) has
-     * kernels but no source to read their parameters from. */
-    CUfunction func = NULL;
-    const char *sym = PyUnicode_AsUTF8(name);
-    if (sym && cukit_device_activate(self->device) == 0 &&
-        cukit_api.cuModuleGetFunction(&func, self->handle, sym) == CUDA_SUCCESS)
-        return PyErr_Format(PyExc_AttributeError,
-                            "kernel %R is in the module but has no signature: its code was "
-                            "loaded from an image, not compiled from source, so pass its "
-                            "parameter list: module.get_kernel(%R, signature=\"(float a, const "
-                            "float* x, int n)\")", name, name);
-    PyErr_Clear();
     PyObject *keys = PyDict_Keys(self->signatures);
     PyObject *sep = PyUnicode_FromString(", ");
     PyObject *listed = keys && sep ? PyUnicode_Join(sep, keys) : NULL;
@@ -110,6 +98,92 @@ no_such_kernel(cukit_Module *self, PyObject *name)
     Py_XDECREF(sep);
     Py_XDECREF(listed);
     return NULL;
+}
+
+/* A Kernel for func from the sizes of its parameters alone (CUKIT_P_RAW), or NULL. */
+static cukit_Kernel *
+kernel_of_sizes(cukit_Module *self, CUfunction func, const char *shown, PyObject *name)
+{
+    if (cukit_api.cuFuncGetParamInfo == NULL)
+        return (cukit_Kernel *)PyErr_Format(
+            PyExc_AttributeError,
+            "kernel %R is in the module, but nothing says its parameters: no source declares "
+            "them, and this driver cannot list them (cuFuncGetParamInfo needs CUDA 12.4 or "
+            "newer); pass its parameter list: module.get_kernel(%R, signature=\"(float a, "
+            "const float* x, int n)\")", name, name);
+    size_t offsets[CUKIT_MAX_PARAMS], sizes[CUKIT_MAX_PARAMS];
+    int n = 0;
+    while (n < CUKIT_MAX_PARAMS &&
+           cukit_api.cuFuncGetParamInfo(func, (size_t)n, &offsets[n], &sizes[n]) == CUDA_SUCCESS)
+        n++;
+    cukit_Signature *sig = cukit_signature_of_sizes(self->st, shown, n, offsets, sizes);
+    if (sig == NULL)
+        return NULL;
+    cukit_Kernel *k = cukit_kernel_create(self, func, sig);
+    Py_DECREF(sig);
+    return k;
+}
+
+/* The kernel `name` that no declaration of the module's source names: a C++ kernel
+ * asked for by its mangled name (PyCUDA's get_function("_Z10initkerneli")), or one
+ * of code loaded from an image. Its parameters are read from the name where it is
+ * mangled, else from the kernel's own sizes. New ref (cached in kernels) or NULL. */
+static PyObject *
+kernel_without_signature(cukit_Module *self, PyObject *name)
+{
+    cukit_state *st = self->st;
+    PyObject *k, *v, *found = NULL;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(self->symbols, &pos, &k, &v)) {
+        int same = PyObject_RichCompareBool(v, name, Py_EQ);
+        if (same < 0)
+            return NULL;
+        if (same) {
+            found = k; /* the mangled name of a kernel read from source */
+            break;
+        }
+    }
+    cukit_Kernel *kernel = NULL;
+    if (found) {
+        kernel = (cukit_Kernel *)PyObject_CallMethod((PyObject *)self, "get_kernel", "O", found);
+        if (kernel == NULL)
+            return NULL;
+        goto done;
+    }
+    const char *sym = PyUnicode_AsUTF8(name);
+    CUfunction func = NULL;
+    if (sym == NULL || cukit_device_activate(self->device) < 0)
+        return NULL;
+    if (cukit_api.cuModuleGetFunction(&func, self->handle, sym) != CUDA_SUCCESS)
+        return no_such_kernel(self, name);
+    char dname[256], params[1024];
+    int read = cukit_demangle_kernel(sym, dname, sizeof dname, params, sizeof params);
+    if (read < 0)
+        return PyErr_NoMemory();
+    if (read) {
+        cukit_Signature *sig = cukit_signature_from_decl(st, params, dname);
+        if (sig != NULL) {
+            sig->extern_c = 1; /* its symbol is the name asked for */
+            kernel = cukit_kernel_create(self, func, sig);
+            Py_DECREF(sig);
+        }
+        if (kernel == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_TypeError) &&
+                !PyErr_ExceptionMatches(PyExc_ValueError))
+                return NULL;
+            PyErr_Clear(); /* a list the kernel disagrees with: its sizes decide */
+        }
+    }
+    if (kernel == NULL)
+        kernel = kernel_of_sizes(self, func, read ? dname : sym, name);
+    if (kernel == NULL)
+        return NULL;
+done:
+    if (PyDict_SetItem(self->kernels, name, (PyObject *)kernel) < 0) {
+        Py_DECREF(kernel);
+        return NULL;
+    }
+    return (PyObject *)kernel;
 }
 
 /* The kernel `name`, with `signature` (str, Signature or NULL for the parsed one). */
@@ -130,7 +204,7 @@ get_kernel(cukit_Module *self, PyObject *name, PyObject *signature)
     if (signature == NULL || signature == Py_None) {
         sig = (cukit_Signature *)PyDict_GetItemWithError(self->signatures, name);
         if (sig == NULL)
-            return PyErr_Occurred() ? NULL : no_such_kernel(self, name);
+            return PyErr_Occurred() ? NULL : kernel_without_signature(self, name);
         Py_INCREF(sig);
     }
     else if (Py_IS_TYPE(signature, st->SignatureType)) {

@@ -233,6 +233,10 @@ _loaded = {}   # (source, options...) -> cukit.Module, for sources with no user 
 _loaded_lock = threading.Lock()
 
 
+def _text(source):
+    return source if type(source) is str else str(source)
+
+
 def _wrap(source, no_extern_c):
     if no_extern_c:
         return source
@@ -300,8 +304,9 @@ class SourceModule(_drv.Module):
 
     def __init__(self, source, nvcc="nvcc", options=None, keep=False, no_extern_c=False,
                  arch=None, code=None, cache_dir=None, include_dirs=[]):
-        module = _load(source, options, no_extern_c, arch, code, cache_dir, include_dirs,
-                       "SourceModule")
+        # PyCUDA takes any object and compiles str() of it (cgen/codepy modules)
+        module = _load(_text(source), options, no_extern_c, arch, code, cache_dir,
+                       include_dirs, "SourceModule")
         super().__init__(module)
 
 
@@ -317,7 +322,7 @@ def compile(source, nvcc="nvcc", options=None, keep=False, no_extern_c=False, ar
         m = re.search(r"(\d+)", str(want))
         sm = "sm_%s" % m.group(1)
     with _CacheSettings(cache_dir):
-        prog = _program(_wrap(source, no_extern_c), opts, include_dirs)
+        prog = _program(_wrap(_text(source), no_extern_c), opts, include_dirs)
         try:
             if target == "cubin":
                 out = prog.cubin(arch=sm)
@@ -392,7 +397,8 @@ class DynamicModule(_drv.Module):
         self._libdirs += opts.libdirs
         for lib in opts.libs:
             self.add_stdlib(lib)
-        self._items.append(_program(_wrap(source, self._no_extern_c), opts, self._include_dirs,
+        self._items.append(_program(_wrap(_text(source), self._no_extern_c), opts,
+                                    self._include_dirs,
                                     name=name.replace(".ptx", ".cu")))
         return self
 

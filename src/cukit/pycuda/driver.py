@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import functools
 import gc
+import os
 import threading
 
 import numpy as np
@@ -1168,14 +1169,22 @@ class Module:
 
 
 def module_from_buffer(buffer, options=None, message_handler=None):
-    raise LogicError(
-        "module_from_buffer: a loaded image has no source to read the kernels' parameter "
-        "types from; compile with SourceModule, or load it with cukit.Module.load(...) and "
-        "give get_kernel(name, signature=...)")
+    """Load a cubin, fatbin or PTX given as bytes. Each kernel's parameters come from
+    its PTX .entry list, its mangled C++ name, or the sizes the driver gives, so
+    calls and prepare()/prepared_call work as in PyCUDA. JIT `options` are accepted
+    and have no effect (the driver's defaults apply)."""
+    try:
+        m = cukit.Module.load(bytes(buffer))
+    except ValueError as e:
+        raise LogicError("cuModuleLoadData failed: %s" % e) from None
+    return Module(m)
 
 
 def module_from_file(filename):
-    module_from_buffer(None)
+    """Load a .cubin, .fatbin or .ptx file (see module_from_buffer)."""
+    with open(os.fspath(filename), "rb") as f:  # FileNotFoundError names the file
+        data = f.read()
+    return module_from_buffer(data)
 
 
 # ------------------------------------------------------------------ CUDA arrays (2-D/3-D copies)
