@@ -11,6 +11,9 @@ What it measures
       ctypes on cukit's own communicator, which adds ctypes' overhead to the raw
       number), median over 2000 calls per sample; cukit both on the default stream
       and on a cukit.Stream of its own.
+    * the same 4-byte all_reduce captured in a CUDA graph: one replayed with its wait
+      (cukit: stream.capture() and Graph.launch; torch: torch.cuda.graph and
+      replay), and 100 in one graph, the time per collective.
     * peer copy of 256 MiB from GPU 0 to GPU 1 in one process: cukit.copy (through
       cuMemcpyPeerAsync; the copy turns peer access on, for the memory pool too)
       against torch's dst.copy_(src).
@@ -125,6 +128,50 @@ def worker(args):
                 torch.cuda.synchronize()
 
         ways["torch.distributed"] = torch_latency
+    # Under a CUDA graph: one captured all_reduce replayed with its wait, and 100 in
+    # one graph (the time per collective).
+    with stream.capture() as g1:
+        comm.all_reduce(x, stream=stream)
+    with stream.capture() as g100:
+        for _ in range(100):
+            comm.all_reduce(x, stream=stream)
+
+    def cukit_graph_latency():
+        for _ in range(calls):
+            g1.launch(stream)
+            stream.synchronize()
+
+    def cukit_graph100():
+        for _ in range(calls // 100):
+            g100.launch(stream)
+            stream.synchronize()
+
+    ways["cukit graph"] = cukit_graph_latency
+    ways["cukit graph of 100"] = cukit_graph100
+    if torch is not None:
+        ts = torch.cuda.Stream(device=rank)
+        tg1, tg100 = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+        with torch.cuda.stream(ts):
+            dist.all_reduce(t)  # warm up outside capture, as torch asks
+        torch.cuda.synchronize()
+        with torch.cuda.graph(tg1, stream=ts):
+            dist.all_reduce(t)
+        with torch.cuda.graph(tg100, stream=ts):
+            for _ in range(100):
+                dist.all_reduce(t)
+
+        def torch_graph_latency():
+            for _ in range(calls):
+                tg1.replay()
+                torch.cuda.synchronize()
+
+        def torch_graph100():
+            for _ in range(calls // 100):
+                tg100.replay()
+                torch.cuda.synchronize()
+
+        ways["torch graph"] = torch_graph_latency
+        ways["torch graph of 100"] = torch_graph100
     for fn in ways.values():
         fn()
     samples = {k: [] for k in ways}
@@ -137,6 +184,11 @@ def worker(args):
         measure = "all_reduce 4 B latency us"
         if k == "cukit, on a cukit.Stream":
             measure, k = measure + " (stream)", "cukit"
+        elif k.endswith("graph"):
+            measure, k = measure + " (graph replay + wait)", k.split()[0]
+        elif k.endswith("graph of 100"):
+            # calls // 100 replays of 100 each: calls collectives in all
+            measure, k = "all_reduce 4 B per collective us (100 in one graph)", k.split()[0]
         rows.append({"measure": measure, "way": k, "value": statistics.median(s) / calls * 1e6})
     assert x.get()[0] >= 1  # summed many times over: only that it was written
     comm.destroy()

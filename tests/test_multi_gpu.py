@@ -138,3 +138,36 @@ def test_two_gpus_four_threads_each(rng):
     assert not errors, errors
     for (device, x, y), got in zip(jobs, results):
         np.testing.assert_allclose(got, 2.0 * x + y, rtol=1e-6)
+
+
+DEFAULT_DEVICE = r"""
+import numpy as np, cukit
+x = np.arange(1000, dtype=np.float32)
+a = cukit.to_device(x, device=1)        # work on GPU 1's objects...
+b = (a + a).get()
+a.to(0)
+del a
+seen = [cukit.get_device().ordinal, cukit.empty(4, np.float32).device.ordinal]
+with cukit.Device(1):                    # ...a scope chooses it...
+    seen.append(cukit.empty(4, np.float32).device.ordinal)
+    cukit.to_device(x, device=0).get()   # (work on GPU 0 inside does not unchoose it)
+    seen.append(cukit.get_device().ordinal)
+seen.append(cukit.get_device().ordinal)
+cukit.Device(1).use()                    # ...and so does use(), until changed
+cukit.to_device(x, device=0) + 1
+seen.append(cukit.get_device().ordinal)
+print(seen)
+"""
+
+
+@pytest.mark.multi_gpu
+def test_working_on_another_gpu_does_not_change_the_default_device():
+    """The default device is GPU 0 or the one chosen (use(), with), never the GPU cukit
+    last made current to work on an array there."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", DEFAULT_DEVICE], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[-2] == "[0, 0, 1, 1, 0, 1]"

@@ -214,7 +214,7 @@ import nccl_cases  # noqa: E402
 def comms():
     if NCCL_VERSION is None or DEVICES < 2:
         pytest.skip("needs libnccl and 2 GPUs")
-    cs = nccl.init_all([0, 1], timeout=120)
+    cs = nccl.init_all(list(range(DEVICES)), timeout=120)  # every GPU there is
     yield cs
     for c in cs:
         c.destroy()
@@ -239,8 +239,9 @@ def test_collective_init_all(comms, backend, case, rng):
     b = backend()
     if case[2] == "bfloat16" and not b.bfloat16:
         pytest.skip("cukit's bfloat16 host arrays need ml_dtypes")
-    assert [c.rank for c in comms] == [0, 1] and comms[1].device == cukit.Device(1)
-    nccl_cases.run_case(comms, 2, int(rng.integers(1 << 30)), b, *case)
+    assert [c.rank for c in comms] == list(range(DEVICES))
+    assert [c.device for c in comms] == [cukit.Device(i) for i in range(DEVICES)]
+    nccl_cases.run_case(comms, DEVICES, int(rng.integers(1 << 30)), b, *case)
 
 
 @needs_nccl
@@ -249,18 +250,18 @@ def test_split_into_singletons(comms, rng):
     """Each GPU's rank splits off alone; one thread per rank (split is collective)."""
     import threading
 
-    subs = [None, None]
+    subs = [None] * len(comms)
 
     def split(i):
         subs[i] = comms[i].split(comms[i].rank)
 
-    threads = [threading.Thread(target=split, args=(i,)) for i in range(2)]
+    threads = [threading.Thread(target=split, args=(i,)) for i in range(len(comms))]
     for t in threads:
         t.start()
     for t in threads:
         t.join(120)
     try:
-        assert [(s.rank, s.size) for s in subs] == [(0, 1), (0, 1)]
+        assert [(s.rank, s.size) for s in subs] == [(0, 1)] * len(comms)
     finally:
         for s in subs:
             s.destroy()
@@ -272,12 +273,13 @@ WORKER = """
     import os, sys, numpy as np
     import cukit, cukit.nccl as nccl, nccl_cases
     rank, seed = int(os.environ["RANK"]), int(os.environ["SEED"])
+    size = int(os.environ["WORLD_SIZE"])
     uid = bytes.fromhex(open(os.environ["UID_FILE"]).read())
-    comm = nccl.Communicator(2, uid, rank, device=rank, timeout=120)
-    n = nccl_cases.run_all([comm], 2, seed, nccl_cases.CukitArrays())
+    comm = nccl.Communicator(size, uid, rank, device=rank, timeout=120)
+    n = nccl_cases.run_all([comm], size, seed, nccl_cases.CukitArrays())
     try:
         import torch
-        n += nccl_cases.run_all([comm], 2, seed, nccl_cases.TorchTensors())
+        n += nccl_cases.run_all([comm], size, seed, nccl_cases.TorchTensors())
     except ImportError:
         pass
     comm.destroy()
@@ -285,13 +287,15 @@ WORKER = """
 """
 
 
-def spawn(code, tmp_path, seed, env=None, timeout=300):
+def spawn(code, tmp_path, seed, env=None, timeout=300, nranks=None):
+    """One process per GPU (every GPU there is, or nranks), RANK and WORLD_SIZE set."""
     uid_file = tmp_path / "uid"
     uid_file.write_text(nccl.get_unique_id().hex())
     procs = []
-    for rank in range(2):
+    nranks = nranks or max(cukit.device_count(), 2)
+    for rank in range(nranks):
         full = dict(os.environ, PYTHONPATH=f"{SRC}{os.pathsep}{HERE}", RANK=str(rank),
-                    WORLD_SIZE="2", SEED=str(seed), UID_FILE=str(uid_file))
+                    WORLD_SIZE=str(nranks), SEED=str(seed), UID_FILE=str(uid_file))
         full.update(env or {})
         procs.append(subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=full,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
@@ -341,8 +345,81 @@ DEAD_PEER = """
 @needs_nccl
 @pytest.mark.multi_gpu
 def test_dead_peer_raises_within_the_timeout(tmp_path):
-    outs = spawn(DEAD_PEER, tmp_path, 0, timeout=90)
+    outs = spawn(DEAD_PEER, tmp_path, 0, timeout=90, nranks=2)
     rc, out, err = outs[0]
     assert "RAISED" in out, f"rank 0:\n{out}\n{err[-3000:]}"
     seconds = float(out.split()[2])
     assert seconds < 10 + 30, out  # the timeout plus the abort, not a hang
+
+
+# ------------------------------------------------------------------ collectives in CUDA graphs
+
+GRAPH_WORKER = """
+    import os, sys, numpy as np
+    import cukit, cukit.nccl as nccl
+    rank, seed = int(os.environ["RANK"]), int(os.environ["SEED"])
+    size = int(os.environ["WORLD_SIZE"])
+    uid = bytes.fromhex(open(os.environ["UID_FILE"]).read())
+    comm = nccl.Communicator(size, uid, rank, device=rank, timeout=120)
+    n = 1000
+    s = cukit.Stream(device=rank)
+    x = cukit.empty(n, np.float32, device=rank)
+    total = cukit.empty(n, np.float32, device=rank)
+    gathered = cukit.empty(size * n, np.float32, device=rank)
+    part = cukit.empty(n // size, np.float32, device=rank)
+    with s.capture() as g:
+        comm.all_reduce(x, total, stream=s)
+        comm.all_gather(x, gathered, stream=s)
+        comm.reduce_scatter(x, part, op="max", stream=s)
+        comm.all_reduce(x, stream=s, op="sum")  # in place, after the others read x
+    for rep in range(5):  # fresh data each replay: the graph reads the arrays anew
+        inputs = [np.random.default_rng([seed, rep, r]).standard_normal(n).astype(np.float32)
+                  for r in range(size)]
+        x.set(inputs[rank])
+        total.set(np.full(n, np.nan, np.float32))
+        cukit.synchronize()
+        g.launch(s)
+        s.synchronize()
+        want = np.sum(inputs, axis=0, dtype=np.float32)
+        np.testing.assert_allclose(total.get(), want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(gathered.get(), np.concatenate(inputs))
+        k = n // size
+        np.testing.assert_array_equal(part.get(), np.max(inputs, axis=0)[rank * k:(rank + 1) * k])
+        np.testing.assert_allclose(x.get(), want, rtol=1e-5, atol=1e-5)
+    # the graph keeps what it reads: dropping the arrays leaves the replay valid
+    y = cukit.to_device(np.full(64, rank + 1, np.float32), device=rank)
+    with s.capture() as g2:
+        comm.all_reduce(y, stream=s)
+    ptr = y.ptr
+    del y
+    g2.launch(s)
+    s.synchronize()
+    try:
+        import torch
+        t = torch.full((64,), float(rank + 1), device=f"cuda:{rank}")
+        ts = torch.cuda.Stream(device=rank)
+        with torch.cuda.device(rank), torch.cuda.stream(ts):
+            tg = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(tg, stream=ts):
+                comm.all_reduce(t, stream=ts.cuda_stream)
+            for _ in range(3):
+                tg.replay()
+        torch.cuda.synchronize(rank)
+        print("TORCH", float(t[0]))
+    except ImportError:
+        pass
+    comm.destroy()
+    print("GRAPHS OK")
+"""
+
+
+@needs_nccl
+@pytest.mark.multi_gpu
+def test_collectives_captured_in_a_graph_replay(tmp_path, rng):
+    outs = spawn(GRAPH_WORKER, tmp_path, int(rng.integers(1 << 30)))
+    for rank, (rc, out, err) in enumerate(outs):
+        assert rc == 0 and "GRAPHS OK" in out, f"rank {rank}:\n{out}\n{err[-3000:]}"
+    torch_sums = {out.split("TORCH")[1].split()[0] for _, out, _ in outs if "TORCH" in out}
+    size = len(outs)
+    if torch_sums:  # 1..size summed, three times over: sum * size**2 after 3 replays
+        assert torch_sums == {repr(float(sum(range(1, size + 1)) * size ** 2))}

@@ -266,6 +266,11 @@ prepare(cukit_Communicator *c, call *k, PyObject *send, PyObject *recv, PyObject
         PyErr_Format(PyExc_TypeError, "%s: give send, recv or both", who);
         return -1;
     }
+    /* Captured into a cukit.Graph, the call is replayed later: the graph keeps its
+     * arrays alive (another library's stream keeps its own captures). */
+    if ((send != Py_None && cukit_capture_keep(c->st, stream, send) < 0) ||
+        (k->recv_given && cukit_capture_keep(c->st, stream, recv) < 0))
+        return -1;
     int tc = send != Py_None ? k->s.typecode : k->r.typecode;
     if ((k->type = cukit_nccl_datatype(tc, k->op, &k->lanes, who)) < 0)
         return -1;

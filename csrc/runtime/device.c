@@ -129,6 +129,15 @@ cukit_device_get(cukit_state *st, int ordinal)
     return d;
 }
 
+/* The device this thread chose (Device.use(), `with Device(i):`), or -1 for none; and
+ * the context cukit last made current itself to work on some device's objects. The
+ * default device is the chosen one, else the one another library made current, else
+ * device 0: never one that cukit made current only to free an array or run a
+ * collective there (an earlier NCCL test left GPU 1 current, and a communicator made
+ * after it with no device= went to GPU 1). */
+static _Thread_local int chosen = -1;
+static _Thread_local CUcontext cukit_made_current = NULL;
+
 int
 cukit_device_activate(cukit_Device *dev)
 {
@@ -137,7 +146,10 @@ cukit_device_activate(cukit_Device *dev)
         return -1;
     if (cur == dev->ctx)
         return 0;
-    return CU_CALL(dev->st, cuCtxSetCurrent, (dev->ctx));
+    if (CU_CALL(dev->st, cuCtxSetCurrent, (dev->ctx)) < 0)
+        return -1;
+    cukit_made_current = dev->ctx;
+    return 0;
 }
 
 cukit_Device *
@@ -154,7 +166,10 @@ cukit_device_current(cukit_state *st)
     if (CU_CALL(st, cuCtxGetCurrent, (&cur)) < 0)
         return NULL;
     int ordinal = 0;
-    if (cur != NULL) {
+    if (chosen >= 0) {
+        ordinal = chosen;
+    }
+    else if (cur != NULL && cur != cukit_made_current) {
         CUdevice dev;
         if (CU_CALL(st, cuCtxGetDevice, (&dev)) < 0)
             return NULL;
@@ -240,6 +255,7 @@ device_use(cukit_Device *self, PyObject *Py_UNUSED(ignored))
 {
     if (cukit_device_activate(self) < 0)
         return NULL;
+    chosen = self->ordinal;
     return Py_NewRef(self);
 }
 
@@ -275,7 +291,7 @@ device_enter(cukit_Device *self, PyObject *Py_UNUSED(ignored))
     PyObject *stack = scope_stack();
     if (stack == NULL || CU_CALL(self->st, cuCtxGetCurrent, (&prev)) < 0)
         return NULL;
-    PyObject *saved = PyLong_FromVoidPtr(prev);
+    PyObject *saved = Py_BuildValue("(Ni)", PyLong_FromVoidPtr(prev), chosen);
     if (saved == NULL || PyList_Append(stack, saved) < 0) {
         Py_XDECREF(saved);
         return NULL;
@@ -285,6 +301,7 @@ device_enter(cukit_Device *self, PyObject *Py_UNUSED(ignored))
         PySequence_DelItem(stack, PyList_GET_SIZE(stack) - 1);
         return NULL;
     }
+    chosen = self->ordinal;
     return Py_NewRef(self);
 }
 
@@ -300,9 +317,12 @@ device_exit(cukit_Device *self, PyObject *args)
                         "cukit.Device.__exit__ without a matching __enter__ on this thread");
         return NULL;
     }
-    CUcontext prev = PyLong_AsVoidPtr(PyList_GET_ITEM(stack, n - 1));
+    PyObject *saved = PyList_GET_ITEM(stack, n - 1);
+    CUcontext prev = PyLong_AsVoidPtr(PyTuple_GET_ITEM(saved, 0));
+    int prev_chosen = (int)PyLong_AsLong(PyTuple_GET_ITEM(saved, 1));
     if (PySequence_DelItem(stack, n - 1) < 0 || CU_CALL(self->st, cuCtxSetCurrent, (prev)) < 0)
         return NULL;
+    chosen = prev_chosen;
     Py_RETURN_FALSE;
 }
 

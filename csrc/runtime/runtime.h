@@ -66,8 +66,10 @@ int cukit_device_setup(PyObject *module, cukit_state *st);
 int cukit_device_count(cukit_state *st);
 /* Device `ordinal`, created at first use. Borrowed ref, or NULL with an exception. */
 cukit_Device *cukit_device_get(cukit_state *st, int ordinal);
-/* The device whose primary context is current on this thread, else device 0 made
- * current. Borrowed ref, or NULL with NoDeviceError. */
+/* The default device, made current: the one this thread chose (Device.use(), `with
+ * Device(i):`), else the one whose context another library made current, else device
+ * 0 (a context cukit made current itself, to work on another device's objects, does
+ * not change it). Borrowed ref, or NULL with NoDeviceError. */
 cukit_Device *cukit_device_current(cukit_state *st);
 /* The device for a `device=` argument: NULL or None -> current, a Device, or an
  * ordinal. Borrowed ref, or NULL with an exception. */
