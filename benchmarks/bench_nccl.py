@@ -73,6 +73,7 @@ def worker(args):
     factor = 2 * (size - 1) / size
     rows = []
     for nbytes in SIZES:
+        print("rank %d: all_reduce of %d MiB" % (rank, nbytes >> 20), file=sys.stderr, flush=True)
         n = nbytes // 4
         iters = iters_for(nbytes)
         x = cukit.to_device(np.ones(n, np.float32), device=rank)
@@ -130,6 +131,7 @@ def worker(args):
         ways["torch.distributed"] = torch_latency
     # Under a CUDA graph: one captured all_reduce replayed with its wait, and 100 in
     # one graph (the time per collective).
+    print("rank %d: capturing" % rank, file=sys.stderr, flush=True)
     with stream.capture() as g1:
         comm.all_reduce(x, stream=stream)
     with stream.capture() as g100:

@@ -25,7 +25,7 @@ step build 300 "$python" setup.py -q build_ext --inplace -b src
 ngpu=$("$python" -c "import cukit; print(cukit.device_count())")
 order=()
 "$python" -c "import random_order" 2>/dev/null && order=(--random-order)
-step tests "${CUKIT_MULTI_TEST_LIMIT:-240}" "$python" -m pytest -q -rf "${order[@]}" \
+step tests "${CUKIT_MULTI_TEST_LIMIT:-240}" "$python" -m pytest -q -rf --timeout 60 "${order[@]}" \
     tests/test_nccl.py tests/test_multi_gpu.py
 step torchrun 60 torchrun --nproc-per-node="$ngpu" tools/nccl_recipe.py
 step mpirun 60 mpirun --allow-run-as-root --oversubscribe -np "$ngpu" "$python" tools/nccl_recipe.py mpi

@@ -325,13 +325,14 @@ same_config(const cukit_xfer_config *a, const cukit_xfer_config *b)
     return a->chunk == b->chunk && a->slots == b->slots && a->threads == b->threads;
 }
 
-/* The current device's stage with its busy lock taken, or NULL (no exception) when
- * the copy should go straight to the driver: staging failed before, or another
- * thread's copy is using it. NULL with an exception on an error. */
+/* The stage of the device the caller made current for the copy, with its busy lock
+ * taken, or NULL (no exception) when the copy should go straight to the driver:
+ * staging failed before, or another thread's copy is using it. NULL with an exception
+ * on an error. */
 static cukit_stage *
 stage_acquire(cukit_state *st)
 {
-    cukit_Device *dev = cukit_device_current(st);
+    cukit_Device *dev = cukit_device_active(st);
     cukit_devmem *dm = dev ? cukit_devmem_get(dev) : NULL;
     if (dm == NULL)
         return NULL;

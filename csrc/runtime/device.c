@@ -182,6 +182,17 @@ cukit_device_current(cukit_state *st)
 }
 
 cukit_Device *
+cukit_device_active(cukit_state *st)
+{
+    CUcontext cur = NULL;
+    CUdevice dev;
+    if (cukit_driver_ready() && cukit_api.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur != NULL &&
+        cukit_api.cuCtxGetDevice(&dev) == CUDA_SUCCESS)
+        return cukit_device_get(st, (int)dev);
+    return cukit_device_current(st);
+}
+
+cukit_Device *
 cukit_device_arg(cukit_state *st, PyObject *device)
 {
     if (device == NULL || device == Py_None)

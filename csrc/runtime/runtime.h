@@ -71,6 +71,9 @@ cukit_Device *cukit_device_get(cukit_state *st, int ordinal);
  * 0 (a context cukit made current itself, to work on another device's objects, does
  * not change it). Borrowed ref, or NULL with NoDeviceError. */
 cukit_Device *cukit_device_current(cukit_state *st);
+/* The device whose context is current on this thread now (the one a caller just
+ * activated), else the default device. Borrowed ref, or NULL with an exception. */
+cukit_Device *cukit_device_active(cukit_state *st);
 /* The device for a `device=` argument: NULL or None -> current, a Device, or an
  * ordinal. Borrowed ref, or NULL with an exception. */
 cukit_Device *cukit_device_arg(cukit_state *st, PyObject *device);
