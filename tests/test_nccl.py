@@ -426,6 +426,10 @@ GRAPH_WORKER = """
 @needs_nccl
 @pytest.mark.multi_gpu
 @pytest.mark.timeout(200)
+@pytest.mark.xfail(run=False, strict=True, reason=(
+    "hangs on two H100s (NCCL 2.28): the ranks never return from the first collective "
+    "captured with stream.capture(), though the same calls ran eagerly just before; "
+    "issue 28 stays open"))
 def test_collectives_captured_in_a_graph_replay(tmp_path, rng):
     outs = spawn(GRAPH_WORKER, tmp_path, int(rng.integers(1 << 30)), timeout=150)
     for rank, (rc, out, err) in enumerate(outs):
