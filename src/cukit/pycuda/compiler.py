@@ -14,6 +14,7 @@ import warnings
 
 import cukit
 
+from . import _texref
 from . import driver as _drv
 
 DEFAULT_NVCC_FLAGS = shlex.split(os.environ.get("PYCUDA_DEFAULT_NVCC_FLAGS", ""))
@@ -234,10 +235,14 @@ _loaded_lock = threading.Lock()
 
 
 def _wrap(source, no_extern_c):
+    # Texture and surface references (removed by CUDA 12) become __constant__ structs of
+    # pycuda-texref.hpp holding texture and surface objects (see _texref.py).
+    source, refs = _texref.lower_references(source)
+    head = "#include <pycuda-texref.hpp>\n" if refs else ""
     if no_extern_c:
-        return source
+        return head + "#line 1\n" + source if refs else source
     # #line keeps the user's line numbers in compiler messages.
-    return 'extern "C" {\n#line 1\n%s\n}\n' % source
+    return '%sextern "C" {\n#line 1\n%s\n}\n' % (head, source)
 
 
 def _program(source, opts, include_dirs, name="kernel.cu"):
