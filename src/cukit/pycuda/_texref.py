@@ -530,15 +530,14 @@ class _Reference:
     def _flush(self):
         """Create the object for the current binding and write its handle into the
         module's variable (on the legacy default stream)."""
+        if self._source is not None:
+            try:
+                obj = self._create()
+            except (TypeError, ValueError) as e:
+                raise _drv.LogicError("%s %r: %s" % (self._kind, self._name, e)) from None
+            _cukit._copy_htod(self._addr, struct.pack("<Q", int(obj)))
+            self._object = obj  # the one it replaces is destroyed once queued work is done
         self._dirty = False
-        if self._source is None:
-            return
-        try:
-            obj = self._create()
-        except (TypeError, ValueError) as e:
-            raise _drv.LogicError("%s %r: %s" % (self._kind, self._name, e)) from None
-        _cukit._copy_htod(self._addr, struct.pack("<Q", int(obj)))
-        self._object = obj  # the one it replaces is destroyed once queued work is done
 
     def get_array(self):
         src = self._source
@@ -651,6 +650,12 @@ class TextureReference(_Reference):
         kind = self._texel[0]
         if kind != _KIND_FLOAT and not self._read_normalized:
             return "element_type"
+        if dtype.itemsize > 2:
+            raise _drv.LogicError(
+                "texture %r reads integers as normalized floats (its texel type is float, or "
+                "its read mode cudaReadModeNormalizedFloat), which only 8- and 16-bit integers "
+                "can be; bound to %s data, declare it with an integer texel type read as "
+                "cudaReadModeElementType (texture<int, ...>)" % (self._name, dtype))
         return "normalized_float"
 
     def _create(self):
@@ -747,9 +752,9 @@ def get_reference(module, name, cls):
 def flush(module):
     """Write the changed references' handles before a launch of the module's kernels."""
     pending = module._pending
-    module._pending = []
-    for ref in pending:
-        ref._flush()
+    while pending:
+        pending[0]._flush()  # if it raises, it and the rest stay pending: no stale binding
+        del pending[0]
 
 
 def flush_given(refs):
