@@ -81,6 +81,55 @@ def test_modules_without_references_launch_as_before(ctx):
     assert type(mod.get_function("k")) is drv.Function  # no check added to its launches
 
 
+EVERY_FORM = r"""
+#include <pycuda-helpers.hpp>
+texture<float, 1> t1; texture<uchar4, 2, cudaReadModeNormalizedFloat> t2; texture<short, 3> t3;
+texture<float2, cudaTextureType1DLayered> t1l; texture<int, cudaTextureType2DLayered> t2l;
+texture<float, cudaTextureTypeCubemap> tc; texture<float, cudaTextureTypeCubemapLayered> tcl;
+texture<fp_tex_cfloat, 2> zc; texture<fp_tex_double, 3> zd;
+texture<fp_tex_cdouble, cudaTextureType2DLayered> zl;
+surface<void, 1> s1; surface<void, 2> s2; surface<void, 3> s3;
+surface<void, cudaSurfaceType1DLayered> s1l; surface<void, cudaSurfaceType2DLayered> s2l;
+surface<void, cudaSurfaceTypeCubemap> sc; surface<void, cudaSurfaceTypeCubemapLayered> scl;
+__global__ void k(float *o, double *d, pycuda::complex<float> *c, pycuda::complex<double> *z)
+{
+    float x = threadIdx.x;
+    float v = tex2D(t2, x, x).x + tex2DLod(t2, x, x, 0.f).y
+        + tex2DGrad(t2, x, x, make_float2(1,0), make_float2(0,1)).z + tex2Dgather(t2, x, x, 1).w;
+    o[0] = v + tex1Dfetch(t1, 3) + tex1D(t1, x) + tex1DLod(t1, x, 1.f) + tex1DGrad(t1, x, 1.f, 1.f)
+         + tex3D(t3, x, x, x) + tex3DLod(t3, x, x, x, 0.f) + tex1DLayered(t1l, x, 2).y
+         + tex1DLayeredLod(t1l, x, 2, 0.f).x
+         + tex2DLayered(t2l, x, x, 1) + tex2DLayeredLod(t2l, x, x, 1, 0.f) + texCubemap(tc, x, x, x)
+         + texCubemapLayered(tcl, x, x, x, 1)
+         + tex2Dgather(t2, x, x).y;
+    c[0] = fp_tex2D(zc, x, x); d[0] = fp_tex3D(zd, x, x, x); z[0] = fp_tex2DLayered(zl, x, x, 0);
+    float f; surf1Dread(&f, s1, 0); surf1Dwrite(f, s1, 4);
+    f = surf2Dread<float>(s2, 0, 0); surf2Dwrite(f, s2, 4, 0, cudaBoundaryModeZero);
+    surf3Dread(&f, s3, 0, 0, 0); surf3Dwrite(f, s3, 4, 0, 0);
+    surf1DLayeredread(&f, s1l, 0, 1); surf1DLayeredwrite(f, s1l, 0, 1);
+    surf2DLayeredread(&f, s2l, 0, 0, 1); surf2DLayeredwrite(f, s2l, 0, 0, 1);
+    surfCubemapread(&f, sc, 0, 0, 1); surfCubemapwrite(f, sc, 0, 0, 1);
+    surfCubemapLayeredread(&f, scl, 0, 0, 1); surfCubemapLayeredwrite(f, scl, 0, 0, 1);
+    double dd; fp_surf3Dread(&dd, s3, 1, 0, 0); fp_surf3Dwrite(dd, s3, 1, 0, 0);
+    pycuda::complex<double> zz;
+    fp_surf2DLayeredread(&zz, s2l, 1, 0, 0); fp_surf2DLayeredwrite(zz, s2l, 1, 0, 0);
+    pycuda::complex<float> cc; fp_surf2Dread(&cc, s2, 1, 0); fp_surf2Dwrite(cc, s2, 1, 0);
+    short sh; fp_surf3Dread(&sh, s3, 1, 0, 0, cudaBoundaryModeClamp);
+    fp_surf3Dwrite(sh, s3, 1, 0, 0, cudaBoundaryModeClamp);
+}
+"""
+
+
+def test_every_reference_form_compiles(ctx):
+    """Each tex*/surf* overload of pycuda-texref.hpp and fp_* of pycuda-helpers.hpp, for
+    every geometry, compiles to texture and surface instructions."""
+    from cukit.pycuda.compiler import compile
+    ptx = compile(EVERY_FORM, target="ptx").decode()
+    assert len(re.findall(r"\btex\.", ptx)) >= 15
+    assert len(re.findall(r"\btld4\.", ptx)) == 2
+    assert len(re.findall(r"\bsuld\.", ptx)) >= 10 and len(re.findall(r"\bsust\.", ptx)) >= 10
+
+
 # ------------------------------------------------------------------ reading
 
 
@@ -115,12 +164,16 @@ def test_1d_fetch_from_linear_memory(ctx, rng):
 def test_set_address_offset(ctx, rng):
     mod = SourceModule("""
     texture<int, 1> t;
-    __global__ void fetch(int *out, int offset) { out[threadIdx.x] = tex1Dfetch(t, threadIdx.x + offset); }
+    __global__ void fetch(int *out, int offset)
+    {
+        out[threadIdx.x] = tex1Dfetch(t, threadIdx.x + offset);
+    }
     """)
     a = rng.integers(-2**31, 2**31, 64, dtype=np.int32)
     a_gpu = drv.to_device(a)
     t = mod.get_texref("t")
-    with pytest.raises(drv.LogicError, match=r"past the device's texture alignment.*allow_offset=True"):
+    with pytest.raises(drv.LogicError,
+                       match=r"past the device's texture alignment.*allow_offset=True"):
         t.set_address(int(a_gpu) + 4, 32 * 4)
     offset = t.set_address(int(a_gpu) + 12, 32 * 4, allow_offset=True)
     assert offset % 4 == 0 and 12 <= offset  # back to an aligned address
@@ -203,7 +256,10 @@ def test_address_modes(ctx, rng, mode):
 def test_unnormalized_wrap_clamps_as_the_hardware_does(ctx, rng):
     mod = SourceModule("""
     texture<float, 1> t;
-    __global__ void sample(float *out) { out[threadIdx.x] = tex1D(t, (float)threadIdx.x - 4.0f + 0.5f); }
+    __global__ void sample(float *out)
+    {
+        out[threadIdx.x] = tex1D(t, (float)threadIdx.x - 4.0f + 0.5f);
+    }
     """)
     a = rng.standard_normal(8).astype(np.float32)
     descr = drv.ArrayDescriptor()
@@ -303,7 +359,10 @@ def test_double_and_complex_through_pycuda_helpers(ctx, rng):
 def test_pitched_2d_memory(ctx, rng):
     mod = SourceModule("""
     texture<float, 2> t;
-    __global__ void copy(float *out) { out[threadIdx.y * blockDim.x + threadIdx.x] = tex2D(t, threadIdx.x, threadIdx.y); }
+    __global__ void copy(float *out)
+    {
+        out[threadIdx.y * blockDim.x + threadIdx.x] = tex2D(t, threadIdx.x, threadIdx.y);
+    }
     """)
     h, w = 5, 12
     pitch_align = cukit.get_device().attributes["texture_pitch_alignment"]
@@ -524,7 +583,8 @@ def test_bad_references(ctx, rng):
 
 def test_unsupported_texel_type_is_a_compile_error(ctx):
     with pytest.raises(drv.CompileError) as e:
-        SourceModule("texture<double, 1> t; __global__ void k(double *o) { o[0] = tex1Dfetch(t, 0); }")
+        SourceModule("texture<double, 1> t;\n"
+                     "__global__ void k(double *o) { o[0] = tex1Dfetch(t, 0); }")
     assert "T must be char, short, int, their unsigned forms or float" in e.value.stderr
 
 

@@ -52,7 +52,8 @@ _GEOMETRY_NAME = {0x01: "1-D", 0x02: "2-D", 0x03: "3-D", 0xF1: "1-D layered",
 
 # array_format <-> numpy dtype of one channel.
 _FORMAT_DTYPE = {
-    array_format.UNSIGNED_INT8: np.dtype(np.uint8), array_format.UNSIGNED_INT16: np.dtype(np.uint16),
+    array_format.UNSIGNED_INT8: np.dtype(np.uint8),
+    array_format.UNSIGNED_INT16: np.dtype(np.uint16),
     array_format.UNSIGNED_INT32: np.dtype(np.uint32), array_format.SIGNED_INT8: np.dtype(np.int8),
     array_format.SIGNED_INT16: np.dtype(np.int16), array_format.SIGNED_INT32: np.dtype(np.int32),
     array_format.HALF: np.dtype(np.float16), array_format.FLOAT: np.dtype(np.float32),
@@ -744,8 +745,7 @@ def get_reference(module, name, cls):
             module, name, _TEXTURE_MARK if cls is TextureReference else _SURFACE_MARK, what)
         ref = refs[key] = cls._make(module, name, addr, desc, keep)
         for f in module._functions.values():
-            if type(f) is _drv.Function:
-                f.__class__ = RefFunction
+            f.__class__ = with_references(type(f))
     return ref
 
 
@@ -767,9 +767,9 @@ def flush_given(refs):
             flush(ref._module)
 
 
-class RefFunction(_drv.Function):
-    """A kernel of a module with texture or surface references: each launch first
-    writes the references changed since the last one."""
+class _FlushesReferences:
+    """Mixed into a module's Function class once the module has references: each
+    launch first writes the references changed since the last one."""
 
     __slots__ = ()
 
@@ -777,17 +777,32 @@ class RefFunction(_drv.Function):
         m = self._module
         if m._pending:
             flush(m)
-        return _drv.Function.__call__(self, *args, **kwargs)
+        return super().__call__(*args, **kwargs)
 
     def prepared_call(self, grid, block, *args, shared_size=0):
         m = self._module
         if m._pending:
             flush(m)
-        return _drv.Function.prepared_call(self, grid, block, *args, shared_size=shared_size)
+        return super().prepared_call(grid, block, *args, shared_size=shared_size)
 
     def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
         m = self._module
         if m._pending:
             flush(m)
-        return _drv.Function.prepared_async_call(self, grid, block, stream, *args,
-                                                 shared_size=shared_size)
+        return super().prepared_async_call(grid, block, stream, *args, shared_size=shared_size)
+
+
+_WITH_REFS = {}
+
+
+def with_references(cls):
+    """cls (a Function class) with _FlushesReferences mixed in: same layout, so an
+    existing Function can take it as its __class__."""
+    if issubclass(cls, _FlushesReferences):
+        return cls
+    sub = _WITH_REFS.get(cls)
+    if sub is None:
+        sub = _WITH_REFS[cls] = type(cls.__name__, (_FlushesReferences, cls),
+                                     {"__slots__": (), "__module__": cls.__module__,
+                                      "__doc__": cls.__doc__})
+    return sub

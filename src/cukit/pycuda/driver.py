@@ -1122,7 +1122,7 @@ class Module:
                 k = self._m.get_kernel(name)
             except (AttributeError, KeyError, ValueError) as e:
                 raise LogicError("cuModuleGetFunction failed: %s" % e) from None
-            cls = Function if self._refs is None else _texref.RefFunction
+            cls = Function if self._refs is None else _texref.with_references(Function)
             f = self._functions[name] = cls(k, self)
         return f
 

@@ -33,7 +33,10 @@ template <class T> struct texel {
 };
 
 #define CUKIT_TEXEL(T, K, N, B, F) \
-    template <> struct texel<T> { enum { kind = K, channels = N, bytes = B }; typedef F normalized; };
+    template <> struct texel<T> { \
+        enum { kind = K, channels = N, bytes = B }; \
+        typedef F normalized; \
+    };
 #define CUKIT_TEXELS(S, S1, S2, S4, K, B) \
     CUKIT_TEXEL(S, K, 1, B, float) CUKIT_TEXEL(S1, K, 1, B, float1) \
     CUKIT_TEXEL(S2, K, 2, B, float2) CUKIT_TEXEL(S4, K, 4, B, float4)
@@ -69,7 +72,9 @@ CUKIT_GATHER(int, int4) CUKIT_GATHER(int1, int4) CUKIT_GATHER(int2, int4) CUKIT_
 CUKIT_GATHER(unsigned int, uint4) CUKIT_GATHER(uint1, uint4) CUKIT_GATHER(uint2, uint4)
 CUKIT_GATHER(uint4, uint4)
 #undef CUKIT_GATHER
-template <class T, enum cudaTextureReadMode M> struct gather { typedef typename gather4<T>::type type; };
+template <class T, enum cudaTextureReadMode M> struct gather {
+    typedef typename gather4<T>::type type;
+};
 template <class T> struct gather<T, cudaReadModeNormalizedFloat> { typedef float4 type; };
 
 }  // namespace cukit_texref
