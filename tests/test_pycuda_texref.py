@@ -460,6 +460,23 @@ def test_several_references_and_rebinding_between_launches(ctx, rng):
 
 
 @gpu
+def test_two_modules_of_one_source_keep_their_own_bindings(ctx, rng):
+    src = """
+    texture<float, 1> t;
+    __global__ void read(float *out) { out[threadIdx.x] = tex1Dfetch(t, threadIdx.x); }
+    """
+    mods = [SourceModule(src), SourceModule(src)]
+    data = [rng.standard_normal(32).astype(np.float32) for _ in mods]
+    keep = [gpuarray.to_gpu(a) for a in data]
+    for m, g in zip(mods, keep):
+        g.bind_to_texref(m.get_texref("t"))
+    for m, a in list(zip(mods, data)) * 2:  # the second round binds nothing anew
+        out = poison(32, np.float32)
+        m.get_function("read")(drv.Out(out), block=(32, 1, 1))
+        np.testing.assert_array_equal(out, a)
+
+
+@gpu
 def test_prepared_call_with_texrefs(ctx, rng):
     mod = SourceModule("""
     #include <pycuda-helpers.hpp>

@@ -234,11 +234,14 @@ _loaded = {}   # (source, options...) -> cukit.Module, for sources with no user 
 _loaded_lock = threading.Lock()
 
 
+_TEXREF_INCLUDE = "#include <pycuda-texref.hpp>\n"
+
+
 def _wrap(source, no_extern_c):
     # Texture and surface references (removed by CUDA 12) become __constant__ structs of
     # pycuda-texref.hpp holding texture and surface objects (see _texref.py).
     source, refs = _texref.lower_references(source)
-    head = "#include <pycuda-texref.hpp>\n" if refs else ""
+    head = _TEXREF_INCLUDE if refs else ""
     if no_extern_c:
         return head + "#line 1\n" + source if refs else source
     # #line keeps the user's line numbers in compiler messages.
@@ -273,8 +276,11 @@ def _load(source, options, no_extern_c, arch, code, cache_dir, include_dirs, who
     text = _wrap(source, no_extern_c)
     settings = _CacheSettings(cache_dir)
     key = None
+    # A module with texture or surface references is loaded afresh: each holds its own
+    # bindings, as each PyCUDA SourceModule does.
     if settings.enabled and settings.cache_dir is None and not include_dirs \
-            and not opts.include_dirs and '#include "' not in source:
+            and not opts.include_dirs and '#include "' not in source \
+            and not text.startswith(_TEXREF_INCLUDE):
         dev = cukit.get_device().ordinal
         key = (text, tuple(opts.options), tuple(sorted(opts.defines.items(), key=str)),
                opts.lineinfo, dev)
