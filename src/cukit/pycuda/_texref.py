@@ -232,7 +232,7 @@ def _host_block(obj, offset, shape, strides, write):
 
 def _array_bytes(ary):
     """The CUDA array's elements as a (depth, height, row bytes) uint8 host array."""
-    w, h, d = ary._extent()
+    _, h, d = ary._extent()
     return np.ascontiguousarray(ary._a.get()).view(np.uint8).reshape(max(d, 1), max(h, 1), -1)
 
 
@@ -243,8 +243,8 @@ def _set_array_bytes(ary, data):
 
 
 def copy_with_arrays(cp, depth, stream=None):
-    """Perform Memcpy2D / Memcpy3D `cp` (depth slices) where a side may be an Array.
-    Staged through the host: synchronous."""
+    """Perform Memcpy2D / Memcpy3D `cp` (depth slices) where a side may be an Array,
+    or a 3-D copy. Staged through the host and synchronous, with a stream too."""
     w = int(cp.width_in_bytes)
     h = max(int(cp.height), 1)
     depth = max(int(depth), 1)
