@@ -529,16 +529,6 @@ def test_compile_errors(ctx):
         SourceModule("__global__ void k() {}").get_function("nope")
 
 
-@gpu
-def test_texture_references_say_cuda12_removed_them(mod):
-    with pytest.raises(drv.LogicError, match="removed in CUDA 12.*cukit.Texture"):
-        mod.get_texref("tex")
-    with pytest.raises(drv.LogicError, match="removed in CUDA 12"):
-        drv.matrix_to_texref(np.zeros((2, 2), np.float32), None)
-    with pytest.raises(drv.LogicError, match="cukit.CudaArray.*cukit.Texture"):
-        drv.np_to_array(np.zeros((2, 2), np.float32), "C")
-
-
 def test_errors_are_pycuda_and_cukit_classes():
     assert issubclass(drv.LogicError, cukit.CudaError)
     assert issubclass(cukit.InvalidValueError, drv.LogicError)

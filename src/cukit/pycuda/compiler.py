@@ -14,6 +14,7 @@ import warnings
 
 import cukit
 
+from . import _texref
 from . import driver as _drv
 
 DEFAULT_NVCC_FLAGS = shlex.split(os.environ.get("PYCUDA_DEFAULT_NVCC_FLAGS", ""))
@@ -237,11 +238,18 @@ def _text(source):
     return source if type(source) is str else str(source)
 
 
+_TEXREF_INCLUDE = "#include <pycuda-texref.hpp>\n"
+
+
 def _wrap(source, no_extern_c):
+    # Texture and surface references (removed by CUDA 12) become __constant__ structs of
+    # pycuda-texref.hpp holding texture and surface objects (see _texref.py).
+    source, refs = _texref.lower_references(source)
+    head = _TEXREF_INCLUDE if refs else ""
     if no_extern_c:
-        return source
+        return head + "#line 1\n" + source if refs else source
     # #line keeps the user's line numbers in compiler messages.
-    return 'extern "C" {\n#line 1\n%s\n}\n' % source
+    return '%sextern "C" {\n#line 1\n%s\n}\n' % (head, source)
 
 
 def _program(source, opts, include_dirs, name="kernel.cu"):
@@ -272,8 +280,11 @@ def _load(source, options, no_extern_c, arch, code, cache_dir, include_dirs, who
     text = _wrap(source, no_extern_c)
     settings = _CacheSettings(cache_dir)
     key = None
+    # A module with texture or surface references is loaded afresh: each holds its own
+    # bindings, as each PyCUDA SourceModule does.
     if settings.enabled and settings.cache_dir is None and not include_dirs \
-            and not opts.include_dirs and '#include "' not in source:
+            and not opts.include_dirs and '#include "' not in source \
+            and not text.startswith(_TEXREF_INCLUDE):
         dev = cukit.get_device().ordinal
         key = (text, tuple(opts.options), tuple(sorted(opts.defines.items(), key=str)),
                opts.lineinfo, dev)

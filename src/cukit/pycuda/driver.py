@@ -42,11 +42,6 @@ from ._enums import (  # noqa: F401  (re-exported: PyCUDA's names)
     stream_flags,
 )
 
-TRSA_OVERRIDE_FORMAT = 1
-TRSF_READ_AS_INTEGER = 1
-TRSF_NORMALIZED_COORDINATES = 2
-TR_DEFAULT = -1
-
 # ------------------------------------------------------------------ errors
 #
 # PyCUDA's classes, subclasses of cukit.CudaError. Importing this module also
@@ -107,27 +102,6 @@ _graft(cukit.KernelFaultError, LaunchError)
 _graft(cukit.OutOfMemoryError, MemoryError)
 _graft(cukit.NoDeviceError, RuntimeError)
 _graft(cukit.CompileError, CompileError)
-
-_REFS_REMOVED = (
-    "texture and surface references were removed in CUDA 12 (cukit runs on CUDA 12 and "
-    "newer); use texture and surface objects instead: cukit.Texture(cukit.CudaArray or device "
-    "array) and cukit.Surface(cukit.CudaArray), passed to the kernel as "
-    "cudaTextureObject_t / cudaSurfaceObject_t arguments")
-
-
-def _texrefs_removed(*args, **kwargs):
-    raise LogicError(_REFS_REMOVED)
-
-
-matrix_to_texref = bind_array_to_texref = _texrefs_removed
-
-
-class TextureReference:
-    def __init__(self, *args, **kwargs):
-        _texrefs_removed()
-
-
-SurfaceReference = TextureReference
 
 # ------------------------------------------------------------------ init, versions
 
@@ -858,7 +832,7 @@ class Function:
         if extra:
             raise ValueError(_UNKNOWN_KW % (self._k.name, ", ".join(sorted(extra))))
         if texrefs:
-            _texrefs_removed()
+            _texref.flush_given(texrefs)
         if block is None:
             raise ValueError("%s(): block= is required, e.g. block=(256, 1, 1)" % self._k.name)
         if time_kernel and stream is not None:
@@ -888,7 +862,7 @@ class Function:
         """Declare the argument types (a struct format string such as "PiP", or numpy
         types/dtypes); they are checked against the kernel's parameters. Returns self."""
         if texrefs:
-            _texrefs_removed()
+            _texref.flush_given(texrefs)
         self._formats = _check_formats(self, _formats_of(arg_types))
         self._block = block
         if shared is not None:
@@ -994,8 +968,9 @@ class Function:
     def set_shared_config(self, config):
         pass
 
-    def param_set_texref(self, *args):
-        _texrefs_removed()
+    def param_set_texref(self, texref):
+        """Write texref's binding now (launches write changed references themselves)."""
+        _texref.flush_given([texref])
 
     @property
     def num_regs(self):
@@ -1132,7 +1107,10 @@ def _check_formats(func, items):
 
 
 class Module:
-    """A loaded module: get_function, get_global."""
+    """A loaded module: get_function, get_global, get_texref, get_surfref."""
+
+    _refs = None     # (kind, name) -> TextureReference / SurfaceReference, once asked for
+    _pending = ()    # references changed since the last launch
 
     def __init__(self, cukit_module):
         self._m = cukit_module
@@ -1145,7 +1123,8 @@ class Module:
                 k = self._m.get_kernel(name)
             except (AttributeError, KeyError, ValueError) as e:
                 raise LogicError("cuModuleGetFunction failed: %s" % e) from None
-            f = self._functions[name] = Function(k, self)
+            cls = Function if self._refs is None else _texref.with_references(Function)
+            f = self._functions[name] = cls(k, self)
         return f
 
     def get_global(self, name):
@@ -1157,10 +1136,12 @@ class Module:
         return DevicePointer(arr.ptr, arr), arr.nbytes
 
     def get_texref(self, name):
-        _texrefs_removed()
+        """The TextureReference of `texture<T, dim, mode> name;` in the module's source."""
+        return _texref.get_reference(self, name, _texref.TextureReference)
 
     def get_surfref(self, name):
-        _texrefs_removed()
+        """The SurfaceReference of `surface<void, dim> name;` in the module's source."""
+        return _texref.get_reference(self, name, _texref.SurfaceReference)
 
     @property
     def module(self):
@@ -1213,9 +1194,10 @@ class Memcpy2D:
         self._dst = ("device", ptr)
 
     def set_src_array(self, ary):
-        _cuda_arrays_missing()
+        self._src = ("array", _check_array(ary))
 
-    set_dst_array = set_src_array
+    def set_dst_array(self, ary):
+        self._dst = ("array", _check_array(ary))
 
     def _view(self, side, x, y, pitch, owner_kind):
         kind, obj = side
@@ -1231,9 +1213,11 @@ class Memcpy2D:
                "strides": (pitch, 1), "version": 3}
         return cukit.asarray(_Holder(cai, obj))
 
-    def __call__(self, stream=None):
+    def __call__(self, stream=None, aligned=False):
         if self._src is None or self._dst is None:
             raise LogicError("Memcpy2D: set a source and a destination first")
+        if self._src[0] == "array" or self._dst[0] == "array":
+            return _texref.copy_with_arrays(self, 1, stream)
         src = self._view(self._src, self.src_x_in_bytes, self.src_y,
                          self.src_pitch or self.width_in_bytes, "src")
         dst = self._view(self._dst, self.dst_x_in_bytes, self.dst_y,
@@ -1256,15 +1240,15 @@ class _Holder:
         self._owner = owner
 
 
-def _cuda_arrays_missing(*args, **kwargs):
-    raise LogicError(
-        "PyCUDA's CUDA arrays (driver.Array, np_to_array, matrix_to_array, ...) are not "
-        "provided by cukit.pycuda; in PyCUDA they feed texture and surface references, which "
-        "CUDA 12 removed. Use cukit.CudaArray(shape, dtype, channels) with cukit.Texture or "
-        "cukit.Surface (texture and surface objects) instead")
+def _check_array(ary):
+    if not isinstance(ary, Array):
+        raise TypeError("expected a pycuda driver.Array, got %s" % type(ary).__name__)
+    return ary
 
 
 class Memcpy3D(Memcpy2D):
+    """Memcpy2D with depth slices; src_height / dst_height rows apart in memory."""
+
     def __init__(self):
         super().__init__()
         self.depth = 0
@@ -1272,40 +1256,31 @@ class Memcpy3D(Memcpy2D):
         self.src_z = self.dst_z = 0
 
     def __call__(self, stream=None):
-        if self.depth > 1:
-            raise LogicError("Memcpy3D with depth > 1 is not provided by cukit.pycuda")
+        if self._src is None or self._dst is None:
+            raise LogicError("Memcpy3D: set a source and a destination first")
+        if self.depth > 1 or self._src[0] == "array" or self._dst[0] == "array":
+            return _texref.copy_with_arrays(self, self.depth, stream)
         super().__call__(stream)
 
 
-class Array:
-    def __init__(self, *args, **kwargs):
-        _cuda_arrays_missing()
-
-
-class ArrayDescriptor:
-    def __init__(self):
-        self.width = self.height = self.num_channels = 0
-        self.format = None
-
-
-class ArrayDescriptor3D(ArrayDescriptor):
-    def __init__(self):
-        super().__init__()
-        self.depth = 0
-        self.flags = 0
-
-
-np_to_array = matrix_to_array = make_multichannel_2d_array = gpuarray_to_array = \
-    _cuda_arrays_missing
-
-
-def dtype_to_array_format(dtype):
-    dtype = np.dtype(dtype)
-    table = {"uint8": array_format.UNSIGNED_INT8, "uint16": array_format.UNSIGNED_INT16,
-             "uint32": array_format.UNSIGNED_INT32, "int8": array_format.SIGNED_INT8,
-             "int16": array_format.SIGNED_INT16, "int32": array_format.SIGNED_INT32,
-             "float32": array_format.FLOAT, "float16": array_format.HALF}
-    try:
-        return table[dtype.name]
-    except KeyError:
-        raise TypeError("no CUDA array format for %s" % dtype) from None
+# Texture and surface references, CUDA arrays and their copies: _texref.py.
+from . import _texref  # noqa: E402  (it uses this module's names)
+from ._texref import (  # noqa: E402,F401  (PyCUDA's names)
+    TR_DEFAULT,
+    TRSA_OVERRIDE_FORMAT,
+    TRSF_NORMALIZED_COORDINATES,
+    TRSF_READ_AS_INTEGER,
+    Array,
+    ArrayDescriptor,
+    ArrayDescriptor3D,
+    SurfaceReference,
+    TextureReference,
+    array3d_flags,
+    bind_array_to_texref,
+    dtype_to_array_format,
+    gpuarray_to_array,
+    make_multichannel_2d_array,
+    matrix_to_array,
+    matrix_to_texref,
+    np_to_array,
+)

@@ -573,10 +573,39 @@ class GPUArray:
         f(self._a, out=out._a)
         return out
 
-    def bind_to_texref(self, *args, **kwargs):
-        drv._texrefs_removed()
+    def bind_to_texref(self, texref, allow_offset=False):
+        """Bind a texture reference to this array's memory (tex1Dfetch). Returns the
+        offset from the bound address in elements (0 unless allow_offset)."""
+        self._check_texture_source()
+        return texref.set_address(self.gpudata, self.nbytes,
+                                  allow_offset=allow_offset) / self.dtype.itemsize
 
-    bind_to_texref_ext = bind_to_texref
+    def bind_to_texref_ext(self, texref, channels=1, allow_double_hack=False,
+                           allow_complex_hack=False, allow_offset=False):
+        """bind_to_texref that also sets the format: float64 (allow_double_hack) as int2,
+        complex64 (allow_complex_hack) as uint2, complex128 as int4, read with
+        pycuda-helpers.hpp's fp_tex1Dfetch; integers are read as integers."""
+        self._check_texture_source()
+        hack = {np.dtype(np.float64): (allow_double_hack, drv.array_format.SIGNED_INT32, 2),
+                np.dtype(np.complex64): (allow_complex_hack, drv.array_format.UNSIGNED_INT32, 2),
+                np.dtype(np.complex128): (allow_complex_hack, drv.array_format.SIGNED_INT32, 4),
+                }.get(self.dtype)
+        if hack is not None and hack[0]:
+            if channels != 1:
+                raise ValueError("'fake' %s textures can only have one channel" % self.dtype)
+            fmt, channels, read_as_int = hack[1], hack[2], True
+        else:
+            fmt = drv.dtype_to_array_format(self.dtype)
+            read_as_int = self.dtype.kind in "iu"
+        offset = texref.set_address(self.gpudata, self.nbytes, allow_offset=allow_offset)
+        texref.set_format(fmt, channels)
+        if read_as_int:
+            texref.set_flags(texref.get_flags() | drv.TRSF_READ_AS_INTEGER)
+        return offset / self.dtype.itemsize
+
+    def _check_texture_source(self):
+        if not self.flags.forc:
+            raise RuntimeError("only contiguous arrays may be bound to a texture reference")
 
 
 _new = object.__new__
