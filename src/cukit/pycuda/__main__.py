@@ -26,12 +26,20 @@ class _AliasLoader(importlib.abc.Loader):
 
     def __init__(self, target):
         self.target = target
+        self.own_spec = None
 
     def create_module(self, spec):
-        return importlib.import_module(self.target)
+        module = importlib.import_module(self.target)
+        self.own_spec = module.__spec__
+        return module
 
     def exec_module(self, module):
-        pass
+        # The import system has just set module.__spec__ to the alias's spec; put the
+        # module's own back, or its later relative imports (`from .gpuarray import ...`
+        # inside a function) see __package__ != __spec__.parent and raise ImportWarning,
+        # an error under `python -W error`.
+        if self.own_spec is not None:
+            module.__spec__ = self.own_spec
 
 
 class PycudaFinder(importlib.abc.MetaPathFinder):
