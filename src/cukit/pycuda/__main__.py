@@ -85,7 +85,10 @@ def main(argv=None):
         if argv[1] == "pytest":  # PyCUDA's tests carry a `cuda` marker: register it
             sys.argv[1:1] = ["-p", "cukit.pycuda._pytest_plugin"]
         sys.path.insert(0, os.getcwd())
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        name = argv[1]
+        if name == "pycuda" or name.startswith("pycuda."):
+            name = "cukit." + name  # -m pycuda.debug: run cukit.pycuda's module itself
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
     elif argv[0] == "-c":
         if len(argv) < 2:
             print(USAGE, file=sys.stderr)
