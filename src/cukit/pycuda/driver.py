@@ -1531,7 +1531,7 @@ class Memcpy2D:
                "strides": (pitch, 1), "version": 3}
         return cukit.asarray(_Holder(cai, obj))
 
-    def __call__(self, stream=None):
+    def __call__(self, stream=None, aligned=None):
         """Copy now (`copy()` or `copy(aligned)`: aligned=False tolerates device
         misalignment, which changes nothing here), or queued on `stream`."""
         if isinstance(stream, (bool, np.bool_)):
@@ -1575,7 +1575,7 @@ class Memcpy3D(Memcpy2D):
         self.src_height = self.dst_height = 0
         self.src_z = self.dst_z = 0
 
-    def __call__(self, stream=None):
+    def __call__(self, stream=None, aligned=None):
         if isinstance(stream, (bool, np.bool_)):
             stream = None
         if self.depth > 1:
