@@ -705,3 +705,36 @@ def test_pycuda_debug_turns_on_cukit_debug_mode(tmp_path):
     r = run_py("-m", "cukit.pycuda", "-m", "pycuda.debug", str(prog), "x", "y")
     assert r.returncode == 0, r.stderr
     assert "args ['x', 'y'] True" in r.stdout
+
+
+# ------------------------------------------------------------------ the driver calls underneath
+
+
+@gpu
+def test_cukit_limits_attributes_and_registered_pointers(rng):
+    dev = cukit.Device(0)
+    old = dev.get_limit(2)  # CU_LIMIT_MALLOC_HEAP_SIZE
+    try:
+        dev.set_limit(2, old + (1 << 20))
+        assert dev.get_limit(2) >= old + (1 << 20)
+    finally:
+        dev.set_limit(2, old)
+    with pytest.raises(cukit.InvalidValueError, match="cuCtxGetLimit"):
+        dev.get_limit(99)
+    with pytest.raises(ValueError, match=">= 0"):
+        dev.set_limit(0, -1)
+    k = cukit.compile('extern "C" __global__ void f(float *x) { x[threadIdx.x] += 1; }') \
+        .get_kernel("f")
+    k.set_attribute(8, 50000)  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    assert k.attributes["max_dynamic_shared_size_bytes"] == 50000
+    with pytest.raises(cukit.InvalidValueError, match="cuFuncSetAttribute"):
+        k.set_attribute(8, -5)
+    host = rng.standard_normal(64).astype(np.float32)
+    expected = host + 1
+    r = cukit.register(host)
+    k(r.device_ptr, grid=1, block=64)
+    cukit.synchronize()
+    np.testing.assert_array_equal(host, expected)
+    r.unregister()
+    with pytest.raises(ValueError, match="unregistered"):
+        r.device_ptr
