@@ -155,7 +155,7 @@ def test_ptx_entries_give_each_kernel_its_parameters(rng):
     y = rng.standard_normal(n).astype(np.float32)
     dy = cukit.to_device(y)
     k(np.float32(2.5), cukit.to_device(x), dy, np.int32(n), grid=1, block=256)
-    np.testing.assert_allclose(dy.get(), y + np.float32(2.5) * x, rtol=1e-6)
+    np.testing.assert_allclose(dy.get(), y + np.float32(2.5) * x, rtol=1e-6, atol=1e-6)
     k(2.5, cukit.to_device(x), dy, n, grid=1, block=256)  # Python numbers too
     with pytest.raises(TypeError, match="integer or address"):
         k(2.5, cukit.to_device(x), dy, 2.0, grid=1, block=256)

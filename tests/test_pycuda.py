@@ -319,11 +319,13 @@ def test_context_stack(ctx):
 @gpu
 def test_host_memory_kinds(ctx):
     p = drv.pagelocked_zeros((32, 8), np.float32)
-    assert p.shape == (32, 8) and not p.any() and isinstance(p.base, cukit.HostMemory)
+    # .base is PyCUDA's HostAllocation (get_device_pointer()), over cukit's memory
+    assert p.shape == (32, 8) and not p.any() and isinstance(p.base, drv.HostAllocation)
+    assert isinstance(p.base.base, cukit.HostMemory) and p.base.base.kind == "pinned"
     f = drv.pagelocked_empty((3, 4), np.float64, order="F")
-    assert f.flags.f_contiguous and isinstance(f.base, cukit.HostMemory)
+    assert f.flags.f_contiguous and isinstance(f.base.base, cukit.HostMemory)
     m = drv.managed_zeros((5, 3), np.int32)
-    assert m.shape == (5, 3) and m.base.kind == "managed"
+    assert m.shape == (5, 3) and m.base.base.kind == "managed"
     a = drv.aligned_empty((1000,), np.float64, alignment=4096)
     assert a.ctypes.data % 4096 == 0
 
@@ -429,7 +431,7 @@ def test_register_host_memory_and_page_locked_pool(ctx, rng):
     pinned.base.unregister()
     from cukit.pycuda.tools import PageLockedMemoryPool
     h = PageLockedMemoryPool().allocate((3, 4), np.float32)
-    assert h.shape == (3, 4) and isinstance(h.base, cukit.HostMemory)
+    assert h.shape == (3, 4) and isinstance(h.base.base, cukit.HostMemory)
 
 
 # ------------------------------------------------------------------ bad input

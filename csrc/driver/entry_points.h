@@ -25,6 +25,8 @@
     X(CUresult, cuCtxSetCurrent, "cuCtxSetCurrent", REQUIRED, (CUcontext))               \
     X(CUresult, cuCtxGetDevice, "cuCtxGetDevice", REQUIRED, (CUdevice *))               \
     X(CUresult, cuCtxSynchronize, "cuCtxSynchronize", REQUIRED, (void))                  \
+    X(CUresult, cuCtxGetLimit, "cuCtxGetLimit", OPTIONAL, (size_t *, int))               \
+    X(CUresult, cuCtxSetLimit, "cuCtxSetLimit", OPTIONAL, (int, size_t))                 \
     X(CUresult, cuMemGetInfo, "cuMemGetInfo_v2", REQUIRED, (size_t *, size_t *))         \
     X(CUresult, cuMemAlloc, "cuMemAlloc_v2", REQUIRED, (CUdeviceptr *, size_t))          \
     X(CUresult, cuMemFree, "cuMemFree_v2", REQUIRED, (CUdeviceptr))                      \

@@ -442,6 +442,29 @@ static CUresult e_cuCtxGetDevice(CUdevice *d) { *d = 0; return emu_ok(); }
 /* Runs what deferred execution queued, and reports a fault held since. */
 static CUresult e_cuCtxSynchronize(void) { emu_sync_all(); return emu_take_pending() ?: emu_ok(); }
 
+/* The context limits (CUlimit 0 to 6), as a GPU's context starts: stack size, printf
+ * FIFO, malloc heap, device-runtime sync depth and pending launches, L2 fetch
+ * granularity, persisting L2. The emulator keeps what is set and enforces none. */
+static size_t emu_limits[7] = {1024, 1 << 20, 8 << 20, 2, 2048, 64, 0};
+
+static CUresult
+e_cuCtxGetLimit(size_t *v, int which)
+{
+    if (which < 0 || which >= (int)(sizeof emu_limits / sizeof *emu_limits))
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "no context limit %d", which);
+    *v = emu_limits[which];
+    return emu_ok();
+}
+
+static CUresult
+e_cuCtxSetLimit(int which, size_t v)
+{
+    if (which < 0 || which >= (int)(sizeof emu_limits / sizeof *emu_limits))
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "no context limit %d", which);
+    emu_limits[which] = v;
+    return emu_ok();
+}
+
 static CUresult
 e_cuMemGetInfo(size_t *free_, size_t *total)
 {
@@ -458,6 +481,7 @@ cukit_emulator_fill(cukit_api_t *api)
 {
 #define E(name) api->name = e_##name;
     E(cuGetErrorName) E(cuGetErrorString) E(cuInit) E(cuDriverGetVersion) E(cuDeviceGetCount) E(cuDeviceGet) E(cuDeviceGetName) E(cuDeviceTotalMem) E(cuDeviceGetAttribute) E(cuDevicePrimaryCtxRetain) E(cuCtxGetCurrent) E(cuCtxSetCurrent) E(cuCtxGetDevice) E(cuCtxSynchronize) E(cuMemGetInfo)
+    E(cuCtxGetLimit) E(cuCtxSetLimit)
 #undef E
     emu_fill_streams(api);
     emu_fill_memory(api);

@@ -653,6 +653,22 @@ kernel_attributes(cukit_Kernel *self, void *c)
     return out;
 }
 
+/* set_attribute(attr, value): cuFuncSetAttribute with a CUfunction_attribute number.
+ * Returns None; the driver's refusal is raised as its error. */
+static PyObject *
+kernel_set_attribute(cukit_Kernel *self, PyObject *args)
+{
+    int attr, value;
+    if (!PyArg_ParseTuple(args, "ii:set_attribute", &attr, &value))
+        return NULL;
+    if (cukit_device_activate(self->device) < 0 ||
+        CU_CALL(self->st, cuFuncSetAttribute, (self->func, attr, value)) < 0)
+        return NULL;
+    if (attr == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+        self->dyn_shared_set = value; /* the launch path raises it again only beyond this */
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 kernel_get_name(cukit_Kernel *self, void *c)
 {
@@ -710,6 +726,10 @@ static PyMethodDef kernel_methods[] = {
     {"suggest_block_size", (PyCFunction)(void (*)(void))kernel_suggest_block_size,
      METH_VARARGS | METH_KEYWORDS,
      "suggest_block_size(shared_mem=0) -> int: the block size with the best occupancy."},
+    {"set_attribute", (PyCFunction)kernel_set_attribute, METH_VARARGS,
+     "set_attribute(attr, value): set a function attribute by its CUfunction_attribute "
+     "number (cuFuncSetAttribute), e.g. 8 (max dynamic shared memory) or 9 (preferred "
+     "shared memory carveout)."},
     {"strict", (PyCFunction)kernel_strict, METH_NOARGS,
      "strict() -> Kernel: the same kernel, refusing plain Python int, float and bool arguments "
      "(numbers must be numpy scalars, whose C type is explicit), as PyCUDA programs expect. "

@@ -152,6 +152,23 @@ registration_get_registered(cukit_Registration *self, void *c)
     return PyBool_FromLong(self->registered);
 }
 
+/* device_ptr: the address kernels use for the registered memory (it is registered
+ * DEVICEMAP), from cuMemHostGetDevicePointer. */
+static PyObject *
+registration_get_device_ptr(cukit_Registration *self, void *c)
+{
+    if (!self->registered)
+        return PyErr_Format(PyExc_ValueError, "the memory was unregistered: it has no device "
+                            "address any more; register it again with cukit.register(array)");
+    CUdeviceptr d = 0;
+    if (self->view.len == 0)
+        return PyLong_FromLong(0);
+    if (cukit_device_activate(self->device) < 0 ||
+        CU_CALL(self->st, cuMemHostGetDevicePointer, (&d, self->view.buf, 0)) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(d);
+}
+
 static PyObject *
 registration_repr(cukit_Registration *self)
 {
@@ -169,6 +186,8 @@ static PyMemberDef registration_members[] = {
 static PyGetSetDef registration_getset[] = {
     {"registered", (getter)registration_get_registered, NULL,
      "True until unregister() or the end of the with block."},
+    {"device_ptr", (getter)registration_get_device_ptr, NULL,
+     "The address kernels use for the same memory (mapped: no copy), as an int."},
     {NULL},
 };
 

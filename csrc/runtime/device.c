@@ -424,6 +424,36 @@ error:
     return NULL;
 }
 
+/* get_limit(which) -> int: cuCtxGetLimit on the device's primary context. */
+static PyObject *
+device_get_limit(cukit_Device *self, PyObject *args)
+{
+    int which;
+    if (!PyArg_ParseTuple(args, "i:get_limit", &which))
+        return NULL;
+    size_t v = 0;
+    if (cukit_device_activate(self) < 0 || CU_CALL(self->st, cuCtxGetLimit, (&v, which)) < 0)
+        return NULL;
+    return PyLong_FromSize_t(v);
+}
+
+/* set_limit(which, value): cuCtxSetLimit on the device's primary context. */
+static PyObject *
+device_set_limit(cukit_Device *self, PyObject *args)
+{
+    int which;
+    Py_ssize_t value;
+    if (!PyArg_ParseTuple(args, "in:set_limit", &which, &value))
+        return NULL;
+    if (value < 0)
+        return PyErr_Format(PyExc_ValueError, "set_limit: the value must be >= 0, got %zd",
+                            value);
+    if (cukit_device_activate(self) < 0 ||
+        CU_CALL(self->st, cuCtxSetLimit, (which, (size_t)value)) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 device_attributes(cukit_Device *self, void *Py_UNUSED(closure))
 {
@@ -513,6 +543,11 @@ static PyMethodDef device_methods[] = {
      "devices turn it on by themselves."},
     {"can_access_peer", (PyCFunction)device_can_access_peer, METH_O,
      "can_access_peer(other) -> bool: whether this device can address other's memory."},
+    {"get_limit", (PyCFunction)device_get_limit, METH_VARARGS,
+     "get_limit(which) -> int: a context limit (CUlimit: 0 stack size, 1 printf FIFO size, "
+     "2 malloc heap size, ...) of this device's context (cuCtxGetLimit)."},
+    {"set_limit", (PyCFunction)device_set_limit, METH_VARARGS,
+     "set_limit(which, value): set a context limit of this device's context (cuCtxSetLimit)."},
     {NULL},
 };
 

@@ -26,12 +26,20 @@ class _AliasLoader(importlib.abc.Loader):
 
     def __init__(self, target):
         self.target = target
+        self.own_spec = None
 
     def create_module(self, spec):
-        return importlib.import_module(self.target)
+        module = importlib.import_module(self.target)
+        self.own_spec = module.__spec__
+        return module
 
     def exec_module(self, module):
-        pass
+        # The import system has just set module.__spec__ to the alias's spec; put the
+        # module's own back, or its later relative imports (`from .gpuarray import ...`
+        # inside a function) see __package__ != __spec__.parent and raise ImportWarning,
+        # an error under `python -W error`.
+        if self.own_spec is not None:
+            module.__spec__ = self.own_spec
 
 
 class PycudaFinder(importlib.abc.MetaPathFinder):
@@ -77,7 +85,10 @@ def main(argv=None):
         if argv[1] == "pytest":  # PyCUDA's tests carry a `cuda` marker: register it
             sys.argv[1:1] = ["-p", "cukit.pycuda._pytest_plugin"]
         sys.path.insert(0, os.getcwd())
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        name = argv[1]
+        if name == "pycuda" or name.startswith("pycuda."):
+            name = "cukit." + name  # -m pycuda.debug: run cukit.pycuda's module itself
+        runpy.run_module(name, run_name="__main__", alter_sys=True)
     elif argv[0] == "-c":
         if len(argv) < 2:
             print(USAGE, file=sys.stderr)

@@ -7,14 +7,15 @@ import atexit
 from . import driver as cuda
 from .tools import make_default_context
 
-cuda.init()
-context = make_default_context(lambda dev: _push(dev.retain_primary_context()))
-device = context.get_device()
-
 
 def _push(ctx):
     ctx.push()
     return ctx
+
+
+cuda.init()
+context = make_default_context(lambda dev: _push(dev.retain_primary_context()))
+device = context.get_device()
 
 
 def _finish_up():

@@ -4,7 +4,9 @@ cukit does not use cuRAND: its numbers come from cukit's counter-based Philox ge
 (csrc/compute/random.c). `rand` draws from a module-wide generator; the generator
 classes (XORWOWRandomNumberGenerator, MRG32k3aRandomNumberGenerator) take PyCUDA's
 arguments and methods and draw from a generator of their own, so the numbers have the
-distributions PyCUDA documents but not cuRAND's bit patterns. `get_curand_version()`
+distributions PyCUDA documents but not cuRAND's bit patterns. Their `state` (made on
+first use, with curand_kernel.h) holds real cuRAND states for the program's own kernels,
+and call_skip_ahead* advance those, as in PyCUDA. `get_curand_version()`
 is None, as PyCUDA gives when cuRAND is absent. The quasi-random (Sobol) generators
 have no cukit counterpart and raise NotSupportedError naming the alternative.
 """
@@ -60,15 +62,156 @@ def seed_getter_unique(n):
 _FLOAT = (np.float32, np.float64)
 
 
+# The per-thread cuRAND states that PyCUDA's generators keep for kernels of the
+# program's own (which include curand_kernel.h and take a `curandState... *`), made on
+# first use of `state`: curand_init(seed[i], i, offset, &s[i]) for each generator i,
+# and cuRAND's skip-ahead functions over them.
+_STATE_SOURCE = r"""
+#include <curand_kernel.h>
+
+extern "C" {
+__global__ void prepare(%(state)s *s, const int n, const int *seed, const unsigned int offset)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        curand_init(seed[i], i, offset, &s[i]);
+}
+
+__global__ void skip_ahead(%(state)s *s, const int n, const unsigned long long skip)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        skipahead(skip, &s[i]);
+}
+
+__global__ void skip_ahead_array(%(state)s *s, const int n, const unsigned long long *skip)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        skipahead(skip[i], &s[i]);
+}
+
+__global__ void skip_ahead_sequence(%(state)s *s, const int n, const unsigned long long skip)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        skipahead_sequence(skip, &s[i]);
+}
+
+__global__ void skip_ahead_sequence_array(%(state)s *s, const int n,
+                                          const unsigned long long *skip)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        skipahead_sequence(skip[i], &s[i]);
+}
+
+__global__ void state_size(unsigned int *out)
+{
+    *out = sizeof(%(state)s);
+}
+}
+"""
+
+
 class _Generator:
-    """A PyCUDA-shaped generator over its own cukit.random.Generator."""
+    """A PyCUDA-shaped generator. Its fill_*/gen_* methods draw from a cukit.random
+    Generator of its own; `state` holds cuRAND states (curandStateXORWOW or
+    curandStateMRG32k3a) for the program's own kernels, one per thread of a
+    (block_count,) x (generators_per_block,) launch, as PyCUDA's does."""
+
+    state_type = None  # the curand_kernel.h struct of the subclass
 
     def __init__(self, seed_getter=None, offset=0):
-        seeds = (seed_getter or seed_getter_uniform)(1)
+        self._seed_getter = seed_getter or seed_getter_uniform
+        self._offset = int(offset)
+        seeds = self._seed_getter(1)
         seed = int(seeds.get().reshape(-1)[0]) & 0xFFFFFFFF if hasattr(seeds, "get") \
             else int(np.asarray(seeds).reshape(-1)[0]) & 0xFFFFFFFF
         self._g = _random.default_rng([seed, int(offset)])
-        self.state = None  # PyCUDA exposes per-thread states; cukit keeps a counter
+        self._module = None
+        self._state = None
+        from . import driver as drv
+        self.block_count = drv.Context.get_device().get_attribute(
+            drv.device_attribute.MULTIPROCESSOR_COUNT)
+
+    # ---- cuRAND states for the program's kernels
+
+    @property
+    def module(self):
+        """The SourceModule of the state kernels (curand_kernel.h), compiled on first use."""
+        if self._module is None:
+            from .compiler import SourceModule
+            self._module = SourceModule(_STATE_SOURCE % {"state": self.state_type},
+                                        no_extern_c=True)
+        return self._module
+
+    @property
+    def generators_per_block(self):
+        """Threads per block of the state launches (the most every state kernel takes)."""
+        m = self.module
+        return min(m.get_function(n).max_threads_per_block
+                   for n in ("prepare", "skip_ahead", "skip_ahead_array",
+                             "skip_ahead_sequence", "skip_ahead_sequence_array"))
+
+    @property
+    def generator_count(self):
+        return self.block_count * self.generators_per_block
+
+    @property
+    def state(self):
+        """Device memory holding generator_count cuRAND states of state_type, generator
+        i made by curand_init(seed[i], i, offset) with seed_getter's seeds."""
+        if self._state is None:
+            from . import driver as drv
+            from .gpuarray import GPUArray
+            m = self.module
+            size = drv.mem_alloc(4)
+            m.get_function("state_size")(size, block=(1, 1, 1))
+            nbytes = int(drv.from_device(size, (1,), np.uint32)[0])
+            count = self.generator_count
+            seeds = self._seed_getter(count)
+            if not (isinstance(seeds, GPUArray) and seeds.dtype == np.int32
+                    and seeds.size == count):
+                raise TypeError("seed_getter(%d) must return a GPUArray of %d int32 seeds"
+                                % (count, count))
+            state = drv.mem_alloc(count * nbytes)
+            m.get_function("prepare")(state, np.int32(count), seeds, np.uint32(self._offset),
+                                      block=(self.generators_per_block, 1, 1),
+                                      grid=(self.block_count, 1))
+            self._state = state
+        return self._state
+
+    def _skip(self, name, i, stream):
+        from .gpuarray import GPUArray
+        if name.endswith("_array"):
+            if not isinstance(i, GPUArray):
+                raise TypeError("%s: i must be a GPUArray of skips, one per generator (%d), "
+                                "not %s" % (name, self.generator_count, type(i).__name__))
+            if i.size != self.generator_count:
+                raise ValueError("%s: %d skips for %d generators"
+                                 % (name, i.size, self.generator_count))
+            i = i if i.dtype == np.uint64 else i.astype(np.uint64)
+        else:
+            i = np.uint64(i)
+        self.module.get_function(name)(self.state, np.int32(self.generator_count), i,
+                                       block=(self.generators_per_block, 1, 1),
+                                       grid=(self.block_count, 1), stream=stream)
+
+    def call_skip_ahead(self, i, stream=None):
+        """Advance every generator of `state` by i draws (cuRAND's skipahead)."""
+        self._skip("skip_ahead", i, stream)
+
+    def call_skip_ahead_array(self, i, stream=None):
+        """Advance generator k of `state` by i[k] draws (i: a GPUArray, one per generator)."""
+        self._skip("skip_ahead_array", i, stream)
+
+    def call_skip_ahead_sequence(self, i, stream=None):
+        """Advance every generator of `state` by i subsequences (skipahead_sequence)."""
+        self._skip("skip_ahead_sequence", i, stream)
+
+    def call_skip_ahead_sequence_array(self, i, stream=None):
+        self._skip("skip_ahead_sequence_array", i, stream)
 
     # ---- uniform
 
@@ -138,13 +281,6 @@ class _Generator:
         from .gpuarray import empty
         return self.fill_poisson(empty(shape, dtype), lambda_value, stream)
 
-    def call_skip_ahead(self, i, stream=None):
-        raise cukit.NotSupportedError("skip-ahead: cukit's generator is counter-based; "
-                                      "make a new generator with another offset instead")
-
-    call_skip_ahead_array = call_skip_ahead
-    call_skip_ahead_sequence = call_skip_ahead
-    call_skip_ahead_sequence_array = call_skip_ahead
 
 
 def _as_out(data, who):
@@ -163,11 +299,17 @@ def _need_float(dtype, who):
 
 
 class XORWOWRandomNumberGenerator(_Generator):
-    """PyCUDA's XORWOW generator's interface, drawing from cukit's Philox."""
+    """PyCUDA's XORWOW generator's interface: draws from cukit's Philox; `state` holds
+    curandStateXORWOW states."""
+
+    state_type = "curandStateXORWOW"
 
 
 class MRG32k3aRandomNumberGenerator(_Generator):
-    """PyCUDA's MRG32k3a generator's interface, drawing from cukit's Philox."""
+    """PyCUDA's MRG32k3a generator's interface: draws from cukit's Philox; `state` holds
+    curandStateMRG32k3a states."""
+
+    state_type = "curandStateMRG32k3a"
 
 
 def _quasi(name):

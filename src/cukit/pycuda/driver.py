@@ -103,6 +103,20 @@ _graft(cukit.OutOfMemoryError, MemoryError)
 _graft(cukit.NoDeviceError, RuntimeError)
 _graft(cukit.CompileError, CompileError)
 
+# ------------------------------------------------------------------ debugging
+
+CUDA_DEBUGGING = False
+
+
+def set_debugging(flag=True):
+    """Debugging on or off (pycuda.debug turns it on): cukit's debug mode, in which
+    every launch waits for its kernel and a fault names the kernel, its grid and block
+    and its arguments (cukit.set_debug)."""
+    global CUDA_DEBUGGING
+    CUDA_DEBUGGING = bool(flag)
+    cukit.set_debug(CUDA_DEBUGGING)
+
+
 # ------------------------------------------------------------------ init, versions
 
 
@@ -276,11 +290,14 @@ class Context:
 
     @staticmethod
     def set_limit(which, value):
-        raise LogicError("Context.set_limit is not provided by cukit.pycuda (cuCtxSetLimit)")
+        """Set a limit (driver.limit: STACK_SIZE, PRINTF_FIFO_SIZE, MALLOC_HEAP_SIZE, ...)
+        of the current context (cuCtxSetLimit)."""
+        (_context_device() or cukit.get_device()).set_limit(int(limit(which)), int(value))
 
     @staticmethod
     def get_limit(which):
-        raise LogicError("Context.get_limit is not provided by cukit.pycuda (cuCtxGetLimit)")
+        """A limit of the current context, in bytes or counts (cuCtxGetLimit)."""
+        return (_context_device() or cukit.get_device()).get_limit(int(limit(which)))
 
     def __eq__(self, other):
         return self is other
@@ -492,6 +509,117 @@ def memset_d16(dest, data, count):
     cukit.asarray(_TypedCAI(_address(dest), count, "<u2", dest)).fill(np.uint16(data))
 
 
+def _fill(dest, data, count, typestr, scalar, stream):
+    if count:
+        a = cukit.asarray(_TypedCAI(_address(dest), count, typestr, dest))
+        if stream is None:
+            a.fill(scalar(data))
+        else:
+            a.fill(scalar(data), stream=stream)
+
+
+def memset_d8_async(dest, data, count, stream=None):
+    """memset_d8 queued on stream."""
+    _fill(dest, data, count, "|u1", np.uint8, stream)
+
+
+def memset_d16_async(dest, data, count, stream=None):
+    _fill(dest, data, count, "<u2", np.uint16, stream)
+
+
+def memset_d32_async(dest, data, count, stream=None):
+    _fill(dest, data, count, "<u4", np.uint32, stream)
+
+
+_MEMSET_2D = {1: ("|u1", np.uint8), 2: ("<u2", np.uint16), 4: ("<u4", np.uint32)}
+
+
+def _fill_2d(size, dest, pitch, data, width, height, stream):
+    """height rows of width items of `size` bytes, rows `pitch` bytes apart, set to data."""
+    if width * size > pitch:
+        raise LogicError("memset_d2d%d: a row of %d items of %d bytes does not fit the "
+                         "pitch of %d bytes" % (size * 8, width, size, pitch))
+    if not (width and height):
+        return
+    typestr, scalar = _MEMSET_2D[size]
+    cai = {"data": (_address(dest), False), "shape": (int(height), int(width)),
+           "typestr": typestr, "strides": (int(pitch), size), "version": 3}
+    a = cukit.asarray(_Holder(cai, dest))
+    if stream is None:
+        a.fill(scalar(data))
+    else:
+        a.fill(scalar(data), stream=stream)
+
+
+def memset_d2d8(dest, pitch, data, width, height):
+    """Set a pitched 2-D region: height rows of width bytes, rows pitch bytes apart."""
+    _fill_2d(1, dest, pitch, data, width, height, None)
+
+
+def memset_d2d16(dest, pitch, data, width, height):
+    _fill_2d(2, dest, pitch, data, width, height, None)
+
+
+def memset_d2d32(dest, pitch, data, width, height):
+    _fill_2d(4, dest, pitch, data, width, height, None)
+
+
+def memset_d2d8_async(dest, pitch, data, width, height, stream=None):
+    _fill_2d(1, dest, pitch, data, width, height, stream)
+
+
+def memset_d2d16_async(dest, pitch, data, width, height, stream=None):
+    _fill_2d(2, dest, pitch, data, width, height, stream)
+
+
+def memset_d2d32_async(dest, pitch, data, width, height, stream=None):
+    _fill_2d(4, dest, pitch, data, width, height, stream)
+
+
+_PITCH_ALIGNMENT = 512  # what cuMemAllocPitch gives on current GPUs
+
+
+def mem_alloc_pitch(width, height, access_size):
+    """(DeviceAllocation, pitch): height rows of width bytes, each row starting at a
+    multiple of the pitch, which is width rounded up to 512 bytes. access_size (4, 8
+    or 16) is the size of the widest access the kernels make."""
+    if access_size not in (4, 8, 16):
+        raise LogicError("mem_alloc_pitch: access_size must be 4, 8 or 16 bytes, got %r"
+                         % (access_size,))
+    width, height = int(width), int(height)
+    if width <= 0 or height <= 0:
+        raise LogicError("mem_alloc_pitch: width and height must be positive, got %d x %d"
+                         % (width, height))
+    pitch = -(-width // _PITCH_ALIGNMENT) * _PITCH_ALIGNMENT
+    return mem_alloc(pitch * height), pitch
+
+
+def _context_of(ctx):
+    return None if ctx is None else ctx._device._dev
+
+
+def _peer_view(ptr, size, ctx):
+    """A uint8 cukit.Array of size bytes at ptr on ctx's device (the current one when
+    ctx is None)."""
+    if isinstance(ptr, cukit.Buffer) or ctx is None:
+        return _device_view(ptr, size)
+    with ctx._device._dev:
+        return _device_view(ptr, size)
+
+
+def memcpy_peer(dest, src, size, dest_context=None, src_context=None):
+    """Copy size bytes from src (memory of src_context's device) to dest (of
+    dest_context's device); the contexts default to the current one."""
+    if size:
+        cukit.copy(_peer_view(dest, size, dest_context), _peer_view(src, size, src_context))
+
+
+def memcpy_peer_async(dest, src, size, dest_context=None, src_context=None, stream=None):
+    if size:
+        cukit.copy(_peer_view(dest, size, dest_context), _peer_view(src, size, src_context),
+                   stream=stream)
+
+
 def to_device(bf_obj):
     """A new DeviceAllocation holding a copy of the host buffer."""
     src = _host_bytes(bf_obj, False)
@@ -537,13 +665,44 @@ def _order_of(array):
     return "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
 
 
+class HostAllocation(np.ndarray):
+    """The .base of pagelocked_* and managed_* arrays (PyCUDA's HostAllocation and
+    ManagedAllocation): get_device_pointer() is the address kernels use for the same
+    memory (cukit's pinned memory is always mapped), as an int."""
+
+    def get_device_pointer(self):
+        memory = self.base
+        while isinstance(memory, np.ndarray):
+            memory = memory.base
+        return memory.device_ptr + (self.__array_interface__["data"][0] - memory.ptr)
+
+    def get_flags(self):
+        return host_alloc_flags.PORTABLE | host_alloc_flags.DEVICEMAP
+
+
+PagelockedHostAllocation = ManagedAllocation = HostAllocation
+
+
+def _with_allocation(ary):
+    """A plain numpy array over ary's memory whose .base is a HostAllocation (over the
+    cukit.HostMemory itself: numpy would fold a view of a view into one base)."""
+    memory = ary.base
+    while isinstance(memory, np.ndarray):
+        memory = memory.base
+    holder = np.ndarray.__new__(HostAllocation, ary.shape, ary.dtype, buffer=memory,
+                                offset=ary.__array_interface__["data"][0] - memory.ptr,
+                                strides=ary.strides)
+    return holder.view(np.ndarray)
+
+
 def pagelocked_empty(shape, dtype, order="C", mem_flags=0):
-    """A numpy array in page-locked (pinned) host memory; .base owns it."""
-    return _host_array(cukit.pinned_empty, shape, dtype, order)
+    """A numpy array in page-locked (pinned) host memory, mapped into the device's
+    address space: .base.get_device_pointer() is its device address."""
+    return _with_allocation(_host_array(cukit.pinned_empty, shape, dtype, order))
 
 
 def pagelocked_zeros(shape, dtype, order="C", mem_flags=0):
-    return _host_array(cukit.pinned_zeros, shape, dtype, order)
+    return _with_allocation(_host_array(cukit.pinned_zeros, shape, dtype, order))
 
 
 def pagelocked_empty_like(array, mem_flags=0):
@@ -565,12 +724,12 @@ def managed_empty(shape, dtype, order="C", mem_flags=0):
     too), usable as a kernel pointer argument. Touch it on the host only after
     Context.synchronize()."""
     _check_attach(mem_flags)
-    return _host_array(cukit.managed_empty, shape, dtype, order)
+    return _with_allocation(_host_array(cukit.managed_empty, shape, dtype, order))
 
 
 def managed_zeros(shape, dtype, order="C", mem_flags=0):
     _check_attach(mem_flags)
-    return _host_array(cukit.managed_zeros, shape, dtype, order)
+    return _with_allocation(_host_array(cukit.managed_zeros, shape, dtype, order))
 
 
 def managed_empty_like(array, mem_flags=0):
@@ -619,6 +778,10 @@ class RegisteredHostMemory:
 
     def unregister(self):
         self._reg.unregister()
+
+    def get_device_pointer(self):
+        """The address kernels use for the registered memory (mapped: no copy)."""
+        return self._reg.device_ptr
 
 
 def register_host_memory(ary, flags=0):
@@ -744,7 +907,8 @@ class Function:
     or prepared once with prepare(arg_types) and called with prepared_call."""
 
     __slots__ = ("_k", "_module", "_formats", "_lp_key", "_lp", "_prepared",
-                 "_shared", "_block", "_cache_config", "__weakref__")
+                 "_shared", "_block", "_cache_config", "_pointees", "_warned",
+                 "_old_args", "_old_buf", "_old_block", "__weakref__")
 
     def __init__(self, kernel, module=None):
         self._k = kernel.strict()  # plain Python numbers are refused, as in PyCUDA
@@ -756,6 +920,11 @@ class Function:
         self._shared = 0
         self._block = None
         self._cache_config = func_cache.PREFER_NONE
+        self._pointees = None
+        self._warned = None
+        self._old_args = None  # param_set's arguments, for launch_grid
+        self._old_buf = None   # param_setv/seti/setf's bytes, for launch_grid
+        self._old_block = None
 
     # ---- plain calls
 
@@ -788,8 +957,49 @@ class Function:
         params = self._k.signature.params
         return i < len(params) and _param_kind(params[i][0]) == "pointer"
 
+    def _pointee(self, i):
+        """The numpy dtype parameter i points to, or None (not a pointer, or a type
+        numpy has no name for: void*, a struct)."""
+        if self._pointees is None:
+            from .tools import _ctype_to_dtype
+            found = []
+            for ctype, _ in self._k.signature.params:
+                dtype = None
+                if _param_kind(ctype) == "pointer" and ctype.count("*") == 1:
+                    base = " ".join(w for w in ctype.replace("*", " ").split()
+                                    if w not in ("const", "volatile", "__restrict__"))
+                    try:
+                        dtype = _ctype_to_dtype(base)
+                    except ValueError:
+                        pass
+                found.append(dtype)
+            self._pointees = found
+        return self._pointees[i] if i < len(self._pointees) else None
+
+    def _address_of_array(self, i, a, dtype, address):
+        """The address of a device array for parameter i whose dtype differs from the
+        one declared (PyCUDA passes the address whatever the dtype): silently when only
+        the integer signedness differs, else with a PycudaCompatWarning once per
+        argument of this kernel."""
+        want = self._pointee(i)
+        dtype = np.dtype(dtype)
+        if want is not None and want.fields is None:
+            from . import _engine
+            how = _engine.mismatch(dtype, want)
+            if how is not None and how != "sign":
+                if self._warned is None:
+                    self._warned = set()
+                _engine.warn_once(self._warned, i, _engine.compat_message(
+                    self._describe(i), "the array", dtype, want))
+        return DevicePointer(address, a)
+
     def _convert(self, i, a, handlers):
         t = type(a)
+        if t is cukit.Array and self._is_pointer_param(i):
+            want = self._pointee(i)
+            if want is not None and a.dtype != want and a.is_contiguous:
+                return self._address_of_array(i, a, a.dtype, a.ptr)
+            return a
         if t in _DIRECT:
             return a
         if t is int or t is float or t is bool or t is complex:
@@ -819,9 +1029,14 @@ class Function:
         # (a plain int is refused there, as PyCUDA refuses it).
         gpudata = getattr(a, "gpudata", None)
         if gpudata is not None:
+            dtype = getattr(a, "dtype", None)
+            if dtype is not None and self._is_pointer_param(i):
+                return self._address_of_array(i, a, dtype, int(gpudata))
             return DevicePointer(int(gpudata), a)
         cai = getattr(a, "__cuda_array_interface__", None)
         if cai is not None:
+            if self._is_pointer_param(i):
+                return self._address_of_array(i, a, cai["typestr"], int(cai["data"][0]))
             return DevicePointer(int(cai["data"][0]), a)
         if isinstance(a, PointerHolderBase):
             return DevicePointer(int(a.get_pointer()), a)
@@ -913,13 +1128,22 @@ class Function:
         (GPUArrays, objects with gpudata or __cuda_array_interface__)."""
         fixed = []
         changed = False
-        for a in args:
-            if type(a) not in _DIRECT and not isinstance(a, (int, float, np.generic, bytes)):
+        for i, a in enumerate(args):
+            if type(a) is cukit.Array:
+                want = self._pointee(i) if self._is_pointer_param(i) else None
+                if want is not None and a.dtype != want and a.is_contiguous:
+                    a, changed = int(self._address_of_array(i, a, a.dtype, a.ptr)), True
+            elif type(a) not in _DIRECT and not isinstance(a, (int, float, np.generic, bytes)):
                 gpudata = getattr(a, "gpudata", None)
                 cai = getattr(a, "__cuda_array_interface__", None)
                 if gpudata is not None:
+                    dtype = getattr(a, "dtype", None)
+                    if dtype is not None and self._is_pointer_param(i):
+                        self._address_of_array(i, a, dtype, 0)  # warns when it should
                     a, changed = int(gpudata), True
                 elif cai is not None:
+                    if self._is_pointer_param(i):
+                        self._address_of_array(i, a, cai["typestr"], 0)
                     a, changed = int(cai["data"][0]), True
                 elif isinstance(a, PointerHolderBase):
                     a, changed = int(a.get_pointer()), True
@@ -950,6 +1174,90 @@ class Function:
 
         return get_call_time
 
+    # ---- PyCUDA's old launch interface: set the block shape and the parameters, then
+    # launch_grid. param_set takes the arguments as a call does; param_seti/setf/setv
+    # write the parameter bytes at offsets, read back by the kernel's parameter layout.
+
+    def set_block_shape(self, x, y=1, z=1):
+        self._old_block = (int(x), int(y), int(z))
+
+    def set_shared_size(self, nbytes):
+        """Dynamic shared memory per block for launch_grid and prepared calls."""
+        self._shared = int(nbytes)
+
+    def param_set(self, *args):
+        """The arguments of the next launch/launch_grid (as a call takes them)."""
+        self._old_args = args
+        self._old_buf = None
+
+    def param_set_size(self, nbytes):
+        buf = self._old_buf if self._old_buf is not None else bytearray()
+        nbytes = int(nbytes)
+        self._old_buf = buf[:nbytes] + bytearray(max(0, nbytes - len(buf)))
+        self._old_args = None
+
+    def param_setv(self, offset, buf):
+        data = bytes(memoryview(buf).cast("B"))
+        offset = int(offset)
+        if self._old_buf is None:
+            self._old_buf = bytearray()
+        if len(self._old_buf) < offset + len(data):
+            self._old_buf += bytearray(offset + len(data) - len(self._old_buf))
+        self._old_buf[offset:offset + len(data)] = data
+        self._old_args = None
+
+    def param_seti(self, offset, value):
+        self.param_setv(offset, np.array([int(value) & 0xFFFFFFFF], np.uint32))
+
+    def param_setf(self, offset, value):
+        self.param_setv(offset, np.array([value], np.float32))
+
+    def _old_arguments(self):
+        """The arguments param_set* gave, as call arguments."""
+        if self._old_args is not None:
+            return self._old_args
+        buf = self._old_buf or bytearray()
+        sig = self._k.signature
+        args = []
+        for (ctype, name), (offset, size) in zip(sig.params, sig.layout):
+            if offset + size > len(buf):
+                raise LogicError(
+                    "%s: the parameters set hold %d bytes, but parameter %s (%s) takes "
+                    "bytes %d to %d; set it with param_seti/param_setf/param_setv (or use "
+                    "param_set(*args))" % (self._k.name, len(buf), name, ctype, offset,
+                                           offset + size))
+            chunk = bytes(buf[offset:offset + size])
+            kind = _param_kind(ctype)
+            if kind == "pointer":
+                args.append(DevicePointer(int.from_bytes(chunk, "little")))
+            elif kind == "float" and size in (2, 4, 8):
+                args.append(np.frombuffer(chunk, "<f%d" % size)[0])
+            elif kind == "bool":
+                args.append(np.bool_(chunk[0]))
+            elif kind == "int" and size in (1, 2, 4, 8):
+                unsigned = "unsigned" in ctype or ctype.strip().startswith(("uint", "size_t"))
+                args.append(np.frombuffer(chunk, "<%s%d" % ("u" if unsigned else "i", size))[0])
+            else:
+                args.append(np.void(chunk))
+        return args
+
+    def _old_launch(self, grid, stream):
+        if self._old_block is None:
+            raise LogicError("%s: call set_block_shape(x, y, z) before launch_grid (or call "
+                             "the function with block=)" % self._k.name)
+        self(*self._old_arguments(), block=self._old_block, grid=grid, stream=stream,
+             shared=self._shared)
+
+    def launch(self):
+        """One block, of set_block_shape's shape, with param_set*'s arguments."""
+        self._old_launch((1, 1), None)
+
+    def launch_grid(self, width, height=1):
+        self._old_launch((int(width), int(height)), None)
+
+    def launch_grid_async(self, width, height, stream):
+        self._old_launch((int(width), int(height)), stream)
+
     # ---- attributes
 
     def get_attribute(self, attr):
@@ -959,8 +1267,9 @@ class Function:
         return self._k.attributes[key]
 
     def set_attribute(self, attr, value):
-        raise LogicError("Function.set_attribute is not provided; cukit raises the dynamic "
-                         "shared memory limit by itself when a launch asks for more")
+        """Set a function attribute (function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        PREFERRED_SHARED_MEMORY_CARVEOUT, ...) with cuFuncSetAttribute."""
+        self._k.set_attribute(int(function_attribute(attr)), int(value))
 
     def set_cache_config(self, config):
         self._cache_config = config  # a preference only; cukit leaves the driver's default
@@ -1213,7 +1522,11 @@ class Memcpy2D:
                "strides": (pitch, 1), "version": 3}
         return cukit.asarray(_Holder(cai, obj))
 
-    def __call__(self, stream=None, aligned=False):
+    def __call__(self, stream=None, aligned=None):
+        """Copy now (`copy()` or `copy(aligned)`: aligned=False tolerates device
+        misalignment, which changes nothing here), or queued on `stream`."""
+        if isinstance(stream, (bool, np.bool_)):
+            stream = None  # PyCUDA's __call__(aligned): a synchronous copy either way
         if self._src is None or self._dst is None:
             raise LogicError("Memcpy2D: set a source and a destination first")
         if self._src[0] == "array" or self._dst[0] == "array":
@@ -1255,7 +1568,9 @@ class Memcpy3D(Memcpy2D):
         self.src_height = self.dst_height = 0
         self.src_z = self.dst_z = 0
 
-    def __call__(self, stream=None):
+    def __call__(self, stream=None, aligned=None):
+        if isinstance(stream, (bool, np.bool_)):
+            stream = None  # PyCUDA's __call__(aligned): a synchronous copy either way
         if self._src is None or self._dst is None:
             raise LogicError("Memcpy3D: set a source and a destination first")
         if self.depth > 1 or self._src[0] == "array" or self._dst[0] == "array":
@@ -1284,3 +1599,74 @@ from ._texref import (  # noqa: E402,F401  (PyCUDA's names)
     matrix_to_texref,
     np_to_array,
 )
+
+
+def _cuda_array(ary, who):
+    """The cukit.CudaArray of a driver.Array (or a cukit.CudaArray itself)."""
+    ca = ary if isinstance(ary, cukit.CudaArray) else getattr(ary, "_a", None)
+    if not isinstance(ca, cukit.CudaArray):
+        raise TypeError("%s: expected a driver.Array, got %s" % (who, type(ary).__name__))
+    return ca
+
+
+def _array_host_shape(ca):
+    return ca.shape + ((ca.channels,) if ca.channels > 1 else ())
+
+
+def _typed_view(ptr, ca):
+    """A cukit.Array at device address ptr shaped and typed as CUDA array ca's elements."""
+    count = ca.nbytes // ca.dtype.itemsize
+    return cukit.asarray(_TypedCAI(_address(ptr), count, ca.dtype.str, ptr)).reshape(
+        _array_host_shape(ca))
+
+
+def _check_array_range(ca, index, nbytes, who):
+    if index < 0 or index + nbytes > ca.nbytes:
+        raise ValueError("%s: %d bytes at byte %d do not fit in the array's %d bytes"
+                         % (who, nbytes, index, ca.nbytes))
+
+
+def memcpy_htoa(ary, index, src):
+    """Copy host buffer src into CUDA array ary, starting at byte `index` of its
+    elements in row order (a part of the array is read, patched and written back)."""
+    ca = _cuda_array(ary, "memcpy_htoa")
+    src = np.frombuffer(memoryview(_host_bytes(src, False)).cast("B"), np.uint8)
+    _check_array_range(ca, int(index), src.size, "memcpy_htoa")
+    if index == 0 and src.size == ca.nbytes:
+        ca.set(src.view(ca.dtype).reshape(_array_host_shape(ca)))
+        return
+    whole = ca.get()
+    whole.reshape(-1).view(np.uint8)[index:index + src.size] = src
+    ca.set(whole)
+
+
+def memcpy_atoh(dest, ary, index):
+    """Fill host buffer dest (all of it) from CUDA array ary, starting at byte index."""
+    ca = _cuda_array(ary, "memcpy_atoh")
+    out = np.frombuffer(memoryview(_host_bytes(dest, True)).cast("B"), np.uint8)
+    _check_array_range(ca, int(index), out.size, "memcpy_atoh")
+    out[...] = ca.get().reshape(-1).view(np.uint8)[index:index + out.size]
+
+
+def memcpy_dtoa(ary, index, src, len):
+    """Copy len bytes from device address src into CUDA array ary at byte index."""
+    ca = _cuda_array(ary, "memcpy_dtoa")
+    _check_array_range(ca, int(index), int(len), "memcpy_dtoa")
+    if index == 0 and len == ca.nbytes:
+        ca.set(_typed_view(src, ca))
+        return
+    staged = np.empty(int(len), np.uint8)
+    memcpy_dtoh(staged, _address(src))
+    memcpy_htoa(ary, index, staged)
+
+
+def memcpy_atod(dest, ary, index, len):
+    """Copy len bytes of CUDA array ary, from byte index, to device address dest."""
+    ca = _cuda_array(ary, "memcpy_atod")
+    _check_array_range(ca, int(index), int(len), "memcpy_atod")
+    if index == 0 and len == ca.nbytes:
+        ca.get(out=_typed_view(dest, ca))
+        return
+    staged = np.empty(int(len), np.uint8)
+    memcpy_atoh(staged, ary, index)
+    memcpy_htod(_address(dest), staged)

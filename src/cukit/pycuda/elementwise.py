@@ -1,11 +1,16 @@
 """pycuda.elementwise on cukit: ElementwiseKernel, a face of cukit's
 ElementwiseKernel (cukit's array engine takes PyCUDA's argument-string form,
 builds, caches and launches the kernel, with range=/slice=, loop_prep and
-after_loop)."""
+after_loop), and PyCUDA's kernel-building helpers (get_elwise_module,
+get_elwise_kernel, get_linear_combination_kernel), which give SourceModules and
+prepared Functions of the same grid-stride loop."""
 from __future__ import annotations
+
+import numpy as np
 
 import cukit
 
+from . import _engine
 from ._engine import needs_engine
 from .tools import ScalarArg, VectorArg, parse_c_arg  # noqa: F401  (PyCUDA's names)
 
@@ -26,20 +31,150 @@ class ElementwiseKernel:
         self._k = _engine_kernel()(arguments, operation, name=name, preamble=preamble,
                                    loop_prep=loop_prep, after_loop=after_loop,
                                    options=options)
+        self._arguments = arguments
+        self._name = name
+        self._warned = set()
 
     def __call__(self, *args, **kwargs):
         from .gpuarray import GPUArray
-        return self._k(*[a.array if isinstance(a, GPUArray) else a for a in args], **kwargs)
+        ops = [a.array if isinstance(a, GPUArray) else a for a in args]
+        try:
+            return self._k(*ops, **kwargs)
+        except TypeError:
+            # an array whose dtype is not the declared one, perhaps: PyCUDA runs those
+            declared = _engine.declared_arrays(self._arguments)
+            fixed = declared and _engine.lenient(ops, declared, "%s()" % self._name,
+                                                 self._warned)
+            if not fixed:
+                raise
+        return self._k(*fixed, **kwargs)
+
+
+_LOOP = """#include <pycuda-complex.hpp>
+
+%(preamble)s
+
+extern "C" __global__ void %(name)s(%(arguments)s)
+{
+    size_t tid = threadIdx.x;
+    size_t total_threads = (size_t)gridDim.x * blockDim.x;
+    size_t cta_start = (size_t)blockDim.x * blockIdx.x;
+    %(index)s i;
+    (void)tid; (void)total_threads; (void)cta_start;
+    %(loop_prep)s;
+%(loop)s
+    %(after_loop)s;
+}
+"""
+
+_FLAT = """    for (i = cta_start + tid; i < n; i += total_threads) {
+        %s;
+    }"""
+
+# start, stop, step: the loop walks i = start, start + step, ... short of stop
+_RANGE = """    if (step < 0) {
+        for (i = start + (long)(cta_start + tid) * step; i > stop; i += (long)total_threads * step) {
+            %s;
+        }
+    } else {
+        for (i = start + (long)(cta_start + tid) * step; i < stop; i += (long)total_threads * step) {
+            %s;
+        }
+    }"""
+
+
+def _arguments(arguments):
+    """Argument objects from a C argument string or a list of them (a new list)."""
+    if isinstance(arguments, str):
+        return [parse_c_arg(a) for a in arguments.split(",")]
+    return list(arguments)
+
+
+def _module(arguments, operation, name, keep, options, preamble, loop_prep, after_loop,
+            use_range):
+    from .compiler import SourceModule
+    loop = _RANGE % (operation, operation) if use_range else _FLAT % operation
+    source = _LOOP % {
+        "preamble": preamble, "name": name, "loop_prep": loop_prep, "after_loop": after_loop,
+        "arguments": ", ".join(a.declarator() for a in arguments),
+        "index": "long" if use_range else "size_t", "loop": loop}
+    return SourceModule(source, options=options, keep=keep, no_extern_c=True)
 
 
 def get_elwise_module(arguments, operation, name="kernel", keep=False, options=None,
                       preamble="", loop_prep="", after_loop=""):
-    raise needs_engine("get_elwise_module")
+    """A SourceModule whose kernel `name` takes `arguments` (VectorArg/ScalarArg objects,
+    the last being the element count n) and runs `operation` for i in [0, n) as a
+    grid-stride loop, after loop_prep and before after_loop; launch it with any
+    grid and block (a GPUArray's _grid and _block, say)."""
+    return _module(_arguments(arguments), operation, name, keep, options, preamble,
+                   loop_prep, after_loop, False)
+
+
+def get_elwise_range_module(arguments, operation, name="kernel", keep=False, options=None,
+                            preamble="", loop_prep="", after_loop=""):
+    """get_elwise_module's loop over i = start, start + step, ... short of stop (the last
+    three arguments)."""
+    return _module(_arguments(arguments), operation, name, keep, options, preamble,
+                   loop_prep, after_loop, True)
+
+
+def get_elwise_kernel_and_types(arguments, operation, name="kernel", keep=False,
+                                options=None, use_range=False, **kwargs):
+    """(module, prepared Function, Argument list) for `arguments` plus the loop's own:
+    n (numpy.uintp), or start, stop, step (numpy.intp) with use_range."""
+    arguments = _arguments(arguments)
+    if use_range:
+        arguments += [ScalarArg(np.intp, "start"), ScalarArg(np.intp, "stop"),
+                      ScalarArg(np.intp, "step")]
+    else:
+        arguments.append(ScalarArg(np.uintp, "n"))
+    build = get_elwise_range_module if use_range else get_elwise_module
+    mod = build(arguments, operation, name, keep, options, **kwargs)
+    func = mod.get_function(name)
+    func.prepare("".join(a.struct_char for a in arguments))
+    return mod, func, arguments
 
 
 def get_elwise_kernel(arguments, operation, name="kernel", keep=False, options=None, **kwargs):
-    raise needs_engine("get_elwise_kernel")
+    """The prepared Function of get_elwise_kernel_and_types: call it with
+    prepared_call(grid, block, *args, n) (or prepared_async_call)."""
+    return get_elwise_kernel_and_types(arguments, operation, name, keep, options, **kwargs)[1]
+
+
+_linear = {}
 
 
 def get_linear_combination_kernel(summand_descriptors, dtype_z):
-    raise needs_engine("get_linear_combination_kernel")
+    """(Function, texture references) for z[i] = a0*x0[i] + a1*x1[i] + ...; each
+    descriptor is (is_gpu_scalar, scalar dtype, vector dtype). The prepared Function
+    takes, per summand, the scalar (unless it is a GPU scalar, which is read from its
+    texture reference) and the vector, then z and n."""
+    from . import driver as drv
+    descriptors = tuple((bool(g), np.dtype(s), np.dtype(v)) for g, s, v in summand_descriptors)
+    dtype_z = np.dtype(dtype_z)
+    key = (id(drv.Context.get_current()), descriptors, dtype_z)
+    found = _linear.get(key)
+    if found is not None:
+        return found
+    from .tools import dtype_to_ctype
+    args, preamble, loop_prep, summands, textures = [], ["#include <pycuda-helpers.hpp>"], [], [], []
+    for i, (on_gpu, scalar_dtype, vector_dtype) in enumerate(descriptors):
+        if on_gpu:
+            preamble.append("texture <%s, 1, cudaReadModeElementType> tex_a%d;"
+                            % (dtype_to_ctype(scalar_dtype, with_fp_tex_hack=True), i))
+            loop_prep.append("%s a%d = fp_tex1Dfetch(tex_a%d, 0)"
+                             % (dtype_to_ctype(scalar_dtype), i, i))
+            textures.append("tex_a%d" % i)
+        else:
+            args.append(ScalarArg(scalar_dtype, "a%d" % i))
+        args.append(VectorArg(vector_dtype, "x%d" % i))
+        summands.append("a%d*x%d[i]" % (i, i))
+    args += [VectorArg(dtype_z, "z"), ScalarArg(np.uintp, "n")]
+    mod = get_elwise_module(args, "z[i] = " + " + ".join(summands), "linear_combination",
+                            preamble="\n".join(preamble), loop_prep=";\n".join(loop_prep))
+    func = mod.get_function("linear_combination")
+    tex_src = [mod.get_texref(name) for name in textures]
+    func.prepare("".join(a.struct_char for a in args), texrefs=tex_src)
+    found = _linear[key] = (func, tex_src)
+    return found

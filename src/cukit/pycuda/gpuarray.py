@@ -203,6 +203,16 @@ class GPUArray:
         return _Flags(self)
 
     @property
+    def _grid(self):
+        """The grid PyCUDA's own kernels launch over this array with (splay(size))."""
+        return splay(self.size)[0]
+
+    @property
+    def _block(self):
+        """The block that goes with _grid."""
+        return splay(self.size)[1]
+
+    @property
     def is_c_contiguous(self):
         return self._a.is_contiguous
 
@@ -248,6 +258,9 @@ class GPUArray:
     # ---- transfers
 
     def set(self, ary, async_=False, stream=None, **kwargs):
+        src = _device_source(ary)
+        if src is not None:
+            return self._set_from_device(src, stream)
         ary = np.asarray(ary)
         if ary.size != self.size:
             raise ValueError("set(): the host array has %d elements, this array %d"
@@ -264,6 +277,26 @@ class GPUArray:
         else:
             self.array.set(np.ascontiguousarray(ary) if ary.flags.c_contiguous else ary,
                            stream=stream)
+
+    def _set_from_device(self, src, stream):
+        """Copy device to device from cukit.Array src (same size and dtype, as PyCUDA
+        asks of a host source; a different shape is read in C order)."""
+        if src.size != self.size:
+            raise ValueError("set(): the source array has %d elements, this array %d"
+                             % (src.size, self.size))
+        if src.dtype != self.dtype:
+            raise TypeError("set(): the source array is %s, this array %s; convert it with "
+                            ".astype(numpy.%s)" % (src.dtype, self.dtype, self.dtype))
+        if self.size == 0:
+            return
+        if src.shape != self.shape:
+            if not src.is_contiguous:
+                src = cukit.ascontiguousarray(src)
+            src = src.reshape(self.shape)
+        if stream is None:
+            cukit.copy(self._a, src)
+        else:
+            cukit.copy(self._a, src, stream=stream)
 
     def set_async(self, ary, stream=None):
         return self.set(ary, async_=True, stream=stream)
@@ -631,9 +664,36 @@ class _Flags:
 # ------------------------------------------------------------------ constructors
 
 
+def _device_source(ary):
+    """The cukit.Array over device array ary (a GPUArray, a cukit.Array or another
+    library's array with __cuda_array_interface__), or None for host data."""
+    t = type(ary)
+    if t is np.ndarray:
+        return None
+    if isinstance(ary, GPUArray):
+        return ary._a
+    if t is cukit.Array:
+        return ary
+    if hasattr(ary, "__cuda_array_interface__"):
+        return cukit.asarray(ary)
+    return None
+
+
+def _copy_of_device(src, allocator, stream=None):
+    """A new GPUArray holding a copy of cukit.Array src, in src's order."""
+    order = "F" if src.flags["F_CONTIGUOUS"] and not src.is_contiguous else "C"
+    result = GPUArray(src.shape, src.dtype, allocator, order=order)
+    result._set_from_device(src, stream)
+    return result
+
+
 def to_gpu(ary, allocator=None):
-    """A GPUArray holding a copy of host array ary."""
+    """A GPUArray holding a copy of ary: host data, or a device array (GPUArray,
+    cukit.Array, __cuda_array_interface__), which is copied device to device."""
     if type(ary) is not np.ndarray:
+        src = _device_source(ary)
+        if src is not None:
+            return _copy_of_device(src, allocator)
         ary = np.asarray(ary)
     if allocator is None and ary.size and ary.flags.c_contiguous:
         # cukit's own copy path; gpudata is then the array's cukit.Buffer
@@ -646,6 +706,9 @@ def to_gpu(ary, allocator=None):
 
 
 def to_gpu_async(ary, allocator=None, stream=None):
+    src = _device_source(ary)
+    if src is not None:
+        return _copy_of_device(src, allocator, stream)
     ary = np.asarray(ary)
     order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
     result = GPUArray(ary.shape, ary.dtype, allocator, order=order)
@@ -745,6 +808,39 @@ def stack(arrays, axis=0, allocator=None):
     return _of(a, a.buffer, allocator=allocator)
 
 
+# ------------------------------------------------------------------ launch shapes
+
+
+_splays = {}
+
+
+def splay(n, dev=None):
+    """((blocks, 1), (threads, 1, 1)) for a grid-stride loop over n elements, as
+    PyCUDA's own kernels launch: one warp per block up to 32 warps' worth of blocks per
+    multiprocessor group, then up to 128 threads per block."""
+    if dev is None:
+        dev = drv.Context.get_device()
+    key = (int(n), int(dev))
+    r = _splays.get(key)
+    if r is None:
+        warp = dev.get_attribute(drv.device_attribute.WARP_SIZE)
+        most_threads = 128
+        # PyCUDA's DeviceData.thread_blocks_per_mp (8), four times over, per multiprocessor
+        most_blocks = 4 * 8 * dev.get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT)
+        n = int(n)
+        if n < warp:
+            blocks, threads = 1, warp
+        elif n < most_blocks * warp:
+            blocks, threads = (n + warp - 1) // warp, warp
+        elif n < most_blocks * most_threads:
+            warps = (n + warp - 1) // warp
+            blocks, threads = most_blocks, (warps + most_blocks - 1) // most_blocks * warp
+        else:
+            blocks, threads = most_blocks, most_threads
+        r = _splays[key] = ((blocks, 1), (threads, 1, 1))
+    return r
+
+
 # ------------------------------------------------------------------ reductions
 
 
@@ -769,6 +865,16 @@ def max(a, stream=None):
 
 def min(a, stream=None):
     return _reduction.minmax("min", a, stream)
+
+
+def any(a, stream=None, allocator=None):
+    """Whether any element of a is nonzero: a 0-d bool GPUArray."""
+    return a.any(stream, allocator)
+
+
+def all(a, stream=None, allocator=None):
+    """Whether every element of a is nonzero: a 0-d bool GPUArray."""
+    return a.all(stream, allocator)
 
 
 def subset_sum(subset, a, dtype=None, stream=None, allocator=None):

@@ -98,13 +98,26 @@ class ReductionKernel:
                                         arguments=arguments, name=name, preamble=preamble,
                                         options=_nvrtc_options(options, "ReductionKernel"),
                                         ctype=_struct_ctype(self.dtype_out))
+        self._arguments = arguments
+        self._name = name
+        self._warned = set()
 
     def __call__(self, *args, stream=None, out=None, allocator=None):
         from .gpuarray import GPUArray
         like = _first_gpuarray(args)
         out, out_a = _out_for(self.dtype_out, out, allocator or self.allocator)
         ops = [a.array if isinstance(a, GPUArray) else a for a in args]
-        r = self._k(*ops, stream=stream, out=out_a)
+        try:
+            r = self._k(*ops, stream=stream, out=out_a)
+        except TypeError:
+            # an array whose dtype is not the declared one, perhaps: PyCUDA runs those
+            from . import _engine
+            declared = self._arguments and _engine.declared_arrays(self._arguments)
+            fixed = declared and _engine.lenient(ops, declared, "%s()" % self._name,
+                                                 self._warned)
+            if not fixed:
+                raise
+            r = self._k(*fixed, stream=stream, out=out_a)
         return _result(r, out, allocator or self.allocator, like)
 
 

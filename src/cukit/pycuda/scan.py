@@ -2,6 +2,8 @@
 cukit's scans (single pass with decoupled look-back, csrc/compute/scan.c)."""
 from __future__ import annotations
 
+import numpy as np
+
 import cukit
 
 from .reduction import _nvrtc_options
@@ -15,6 +17,8 @@ class _ScanKernel:
         self._k = self._engine(dtype, scan_expr, neutral, name_prefix=name_prefix,
                                options=_nvrtc_options(options, type(self).__name__),
                                preamble=preamble)
+        self.dtype = np.dtype(dtype)
+        self._warned = set()
 
     def __call__(self, input_ary, output_ary=None, allocator=None, queue=None, stream=None):
         """Scan input_ary into output_ary (into input_ary itself when None) and return it."""
@@ -27,7 +31,18 @@ class _ScanKernel:
         elif not isinstance(output_ary, GPUArray):
             raise TypeError("%s: the output must be a GPUArray, not %s"
                             % (type(self).__name__, type(output_ary).__name__))
-        self._k(_flat(input_ary), _flat(output_ary), stream=stream or queue)
+        ins, outs = _flat(input_ary), _flat(output_ary)
+        try:
+            self._k(ins, outs, stream=stream or queue)
+        except TypeError:
+            # an array whose dtype is not the scan's, perhaps: PyCUDA runs those
+            from . import _engine
+            fixed = _engine.lenient([ins, outs], {0: ("input_ary", self.dtype),
+                                                  1: ("output_ary", self.dtype)},
+                                    type(self).__name__, self._warned)
+            if not fixed:
+                raise
+            self._k(*fixed, stream=stream or queue)
         return output_ary
 
 
