@@ -500,8 +500,9 @@ out_type(cukit_RK *self, PyObject *dtype, PyObject *ctype)
         return tc;
     }
     if (tc != CUKIT_TC_OTHER) {
-        PyErr_Format(PyExc_TypeError, "ReductionKernel: ctype= names a struct or complex "
-                     "dtype_out's C type; dtype %S is neither: leave ctype out", dt);
+        PyErr_Format(PyExc_TypeError, "ReductionKernel: ctype= names a struct dtype_out's C "
+                     "type (or the type a complex one is computed in); dtype %S is not a struct: "
+                     "leave ctype out", dt);
         goto error;
     }
     if ((size = PyObject_GetAttrString(dt, "itemsize")) == NULL)

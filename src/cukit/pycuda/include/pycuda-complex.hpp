@@ -51,8 +51,8 @@ struct __align__(2 * sizeof(T)) complex {
     __host__ __device__ complex(const T &re = T(), const T &im = T()) : _re(re), _im(im) {}
     template <typename U>
     __host__ __device__ complex(const complex<U> &z) : _re(T(z.real())), _im(T(z.imag())) {}
-    __host__ __device__ complex(const complex &) = default;
-    __host__ __device__ complex &operator=(const complex &) = default;
+    complex(const complex &) = default;  // (defaulted: for host and device alike)
+    complex &operator=(const complex &) = default;
 
     // Volatile access, for reductions through volatile shared memory (a warp's last
     // steps, as PyCUDA-era kernels write them): read a volatile complex into a plain
