@@ -108,59 +108,81 @@ cukit_default_include_has(const char *name)
 
 /* ------------------------------------------------------------------ hints */
 
-/* Which of NVIDIA's packages holds a header, by its name's start. */
+/* Which of NVIDIA's packages holds a header, by its name's start, and a file that shows
+ * the package is installed. */
 static const struct {
     const char *prefix;
     const char *wheel;
+    const char *marker;
 } providers[] = {
-    {"curand", "nvidia-curand"},
-    {"cuda/", "nvidia-cuda-cccl"},
-    {"cub/", "nvidia-cuda-cccl"},
-    {"thrust/", "nvidia-cuda-cccl"},
-    {"nv/", "nvidia-cuda-cccl"},
-    {"cuda_", "nvidia-cuda-runtime"},
-    {"cooperative_groups", "nvidia-cuda-runtime"},
-    {"mma.h", "nvidia-cuda-runtime"},
-    {"sm_", "nvidia-cuda-runtime"},
-    {"vector_", "nvidia-cuda-runtime"},
-    {"device_", "nvidia-cuda-runtime"},
-    {"math_constants.h", "nvidia-cuda-runtime"},
-    {"cuComplex.h", "nvidia-cuda-runtime"},
-    {"texture_", "nvidia-cuda-runtime"},
-    {"surface_", "nvidia-cuda-runtime"},
-    {"builtin_types.h", "nvidia-cuda-runtime"},
-    {"crt/", "nvidia-cuda-crt"},
+    {"curand", "nvidia-curand", "curand_kernel.h"},
+    {"cuda/", "nvidia-cuda-cccl", "cuda/std/version"},
+    {"cub/", "nvidia-cuda-cccl", "cuda/std/version"},
+    {"thrust/", "nvidia-cuda-cccl", "cuda/std/version"},
+    {"nv/", "nvidia-cuda-cccl", "cuda/std/version"},
+    {"cuda_", "nvidia-cuda-runtime", "cuda_fp16.h"},
+    {"cooperative_groups", "nvidia-cuda-runtime", "cuda_fp16.h"},
+    {"mma.h", "nvidia-cuda-runtime", "cuda_fp16.h"},
+    {"sm_", "nvidia-cuda-runtime", "cuda_fp16.h"},
+    {"vector_", "nvidia-cuda-runtime", "cuda_fp16.h"},
+    {"device_", "nvidia-cuda-runtime", "cuda_fp16.h"},
+    {"math_constants.h", "nvidia-cuda-runtime", "cuda_fp16.h"},
+    {"cuComplex.h", "nvidia-cuda-runtime", "cuda_fp16.h"},
+    {"texture_", "nvidia-cuda-runtime", "cuda_fp16.h"},
+    {"surface_", "nvidia-cuda-runtime", "cuda_fp16.h"},
+    {"builtin_types.h", "nvidia-cuda-runtime", "cuda_fp16.h"},
+    {"crt/", "nvidia-cuda-crt", "crt/host_defines.h"},
 };
 
-/* The line "hint: ..." for a header NVRTC could not open, written to out ("" when
- * cukit has nothing to add). */
+/* The folders searched after the user's, as "a, b and c" into out. */
+static void
+searched(char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    const char *const *d = cukit_default_include_dirs();
+    for (int i = 0; d[i] && used < n; i++)
+        used += (size_t)snprintf(out + used, n - used, "%s%s", i == 0 ? "" : d[i + 1] ? ", " : " and ",
+                                 d[i]);
+}
+
+/* The line "hint: ..." for a header NVRTC could not open, written to out. */
 static void
 missing_header_hint(const char *name, char *out, size_t n)
 {
-    const char *wheel = NULL;
-    for (size_t i = 0; i < sizeof providers / sizeof *providers && !wheel; i++)
-        if (strncmp(name, providers[i].prefix, strlen(providers[i].prefix)) == 0)
-            wheel = providers[i].wheel;
-    if (wheel)
-        snprintf(out, n,
-                 "hint: \"%s\" is one of NVIDIA's CUDA headers, which NVRTC does not carry. "
-                 "cukit adds the include folder beside the NVRTC it loaded; there is none with "
-                 "this header. Install the `%s` wheel (`pip install cukit[nvrtc]` brings it "
-                 "with NVRTC), or a CUDA toolkit and set CUDA_HOME\n",
-                 name, wheel);
-    else
-        snprintf(out, n,
-                 "hint: \"%s\" is in none of the include folders: pass its folder with "
-                 "include_dirs=[...] (or -I in options). cukit's stand-ins for the C and C++ "
-                 "standard headers cover math.h, cmath, stdint.h, cstdint, float.h, limits.h, "
-                 "assert.h, stdlib.h, string.h, stdio.h and stddef.h only\n",
-                 name);
+    char dirs[1024];
+    searched(dirs, sizeof dirs);
+    for (size_t i = 0; i < sizeof providers / sizeof *providers; i++) {
+        if (strncmp(name, providers[i].prefix, strlen(providers[i].prefix)) != 0)
+            continue;
+        if (cukit_default_include_has(providers[i].marker))
+            snprintf(out, n,
+                     "hint: \"%s\" looks like one of NVIDIA's CUDA headers (the %s wheel's), "
+                     "but the folders searched after yours (%s) hold that package and not this "
+                     "header: check its name, and whether this CUDA version has it\n",
+                     name, providers[i].wheel, dirs);
+        else
+            snprintf(out, n,
+                     "hint: \"%s\" is one of NVIDIA's CUDA headers, which NVRTC does not "
+                     "carry; cukit searched %s after your folders. Install the `%s` wheel "
+                     "(`pip install cukit[nvrtc]` brings it with NVRTC), or a CUDA toolkit and "
+                     "set CUDA_HOME\n",
+                     name, dirs, providers[i].wheel);
+        return;
+    }
+    snprintf(out, n,
+             "hint: \"%s\" is in none of the folders searched (yours, then %s): pass its "
+             "folder with include_dirs=[...] or -I in options. cukit's stand-ins for the "
+             "standard headers cover math.h, cmath, stdint.h, cstdint, float.h, cfloat, "
+             "limits.h, climits, assert.h, cassert, stdlib.h, cstdlib, string.h, cstring, "
+             "stdio.h, cstdio, stddef.h and cstddef\n",
+             name, dirs);
 }
 
 PyObject *
 cukit_compile_hints(const char *log, const char *source)
 {
-    char buf[2048] = "";
+    char buf[4096] = "";
     size_t used = 0;
     static const char *opens[] = {"cannot open source file \"", "could not open source file \""};
     for (size_t k = 0; k < 2 && used == 0; k++) {
