@@ -6,8 +6,8 @@
 #ifndef NULL
 #define NULL 0
 #endif
-#ifndef offsetof
-#define offsetof(type, member) __builtin_offsetof(type, member)
+#ifndef offsetof  // NVRTC has no __builtin_offsetof: the member's address in an object at 0
+#define offsetof(type, member) ((size_t)&reinterpret_cast<const volatile char &>(((type *)0)->member))
 #endif
 typedef double max_align_t;
 
