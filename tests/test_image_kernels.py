@@ -301,4 +301,4 @@ template __global__ void mix<float>(float *, const float *, Pair, const Pair *, 
     q = cukit.to_device(np.array([(0, 3)], dt).view(np.uint8))
     dx = cukit.to_device(x)
     k(dx, cukit.to_device(y), pair, q, n, grid=1, block=64)
-    np.testing.assert_allclose(dx.get(), x * np.float32(1.5) + y * 3, rtol=1e-6)
+    np.testing.assert_allclose(dx.get(), x * np.float32(1.5) + y * 3, rtol=1e-6, atol=1e-6)

@@ -658,3 +658,128 @@ def test_pycuda_own_tests_pass(name):
     assert c["failed"] == 0 and c["error"] == 0 and c["errors"] == 0, r.stdout[-6000:]
     assert c["passed"] >= _MIN_PASSED[name] - (2 * (name == "test_driver.py") if EMULATOR else 0), \
         r.stdout[-3000:]
+
+
+# ------------------------------------------------------------------ complex numbers in the builders
+
+
+def _crandn(rng, n, dtype):
+    return (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
+
+
+@gpu
+@pytest.mark.parametrize("real,dtype", [("float", np.complex64), ("double", np.complex128)])
+def test_elementwise_kernel_on_pycuda_complex(ctx, rng, real, dtype):
+    from cukit.pycuda.elementwise import ElementwiseKernel
+    c = "pycuda::complex<%s>" % real
+    k = ElementwiseKernel("%s *x, %s *y, %s *z, %s s, %s *re" % (c, c, c, c, real),
+                          "z[i] = x[i] * pycuda::conj(y[i]) + s / x[i]; re[i] = abs(z[i]) + x[i].imag()",
+                          "cplx_ew")
+    n = 3000
+    x, y = _crandn(rng, n, dtype), _crandn(rng, n, dtype)
+    z, re = gpuarray.to_gpu(poison(n, dtype)), gpuarray.to_gpu(poison(n, x.real.dtype))
+    s = complex(rng.standard_normal(), rng.standard_normal())  # a Python complex, as PyCUDA takes
+    k(gpuarray.to_gpu(x), gpuarray.to_gpu(y), z, s, re)
+    want = x * np.conj(y) + dtype(s) / x
+    tol = 1e-5 if dtype == np.complex64 else 1e-12
+    np.testing.assert_allclose(z.get(), want, rtol=tol, atol=tol * np.abs(want).max())
+    np.testing.assert_allclose(re.get(), np.abs(want) + x.imag, rtol=tol, atol=tol * 10)
+    k(gpuarray.to_gpu(x), gpuarray.to_gpu(y), z, np.complex128(s), re)  # numpy, other precision
+    np.testing.assert_allclose(z.get(), want, rtol=tol, atol=tol * np.abs(want).max())
+    if dtype == np.complex64:  # complex128 data read as complex<float>: PyCUDA runs it, we warn
+        from cukit.pycuda import PycudaCompatWarning
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PycudaCompatWarning)
+            with pytest.raises(PycudaCompatWarning, match="complex128.*complex64"):
+                k(gpuarray.to_gpu(x.astype(np.complex128)), gpuarray.to_gpu(y), z, s, re)
+    else:  # complex64 data for complex<double> would be read past its end: refused
+        with pytest.raises(TypeError):
+            k(gpuarray.to_gpu(x.astype(np.complex64)), gpuarray.to_gpu(y), z, s, re)
+
+
+@gpu
+@pytest.mark.parametrize("real,dtype", [("float", np.complex64), ("double", np.complex128)])
+def test_reduction_kernel_on_pycuda_complex(ctx, rng, real, dtype):
+    from cukit.pycuda.reduction import ReductionKernel
+    c = "pycuda::complex<%s>" % real
+    n = 5000
+    x, y = _crandn(rng, n, dtype), _crandn(rng, n, dtype)
+    gx, gy = gpuarray.to_gpu(x), gpuarray.to_gpu(y)
+    dot = ReductionKernel(dtype, "0", "a+b", "x[i]*pycuda::conj(y[i])", "%s *x, %s *y" % (c, c))
+    got = dot(gx, gy).get()
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, np.vdot(y, x), rtol=1e-4 if real == "float" else 1e-11)
+    norm = ReductionKernel(np.dtype(x.real.dtype), "0", "a+b", "pycuda::norm(x[i])",
+                           "const %s *x" % c)
+    np.testing.assert_allclose(norm(gx).get(), np.sum(np.abs(x) ** 2), rtol=1e-4)
+    # a complex accumulator fed from a real map, and a reduce that uses the type's functions
+    mx = ReductionKernel(dtype, "0", "(pycuda::abs(a) > pycuda::abs(b)) ? a : b", "x[i]",
+                         "%s *x" % c)
+    np.testing.assert_array_equal(mx(gx).get(), x[np.argmax(np.abs(x))])
+    cast = ReductionKernel(dtype, "0", "a+b", "y[i]", "%s *y" % real)
+    yr = rng.standard_normal(n).astype(x.real.dtype)
+    np.testing.assert_allclose(cast(gpuarray.to_gpu(yr)).get(), yr.sum(), rtol=1e-4)
+
+
+@gpu
+@pytest.mark.parametrize("real,dtype", [("float", np.complex64), ("double", np.complex128)])
+def test_scan_kernels_on_pycuda_complex(ctx, rng, real, dtype):
+    from cukit.pycuda.scan import ExclusiveScanKernel, InclusiveScanKernel
+    n = 3000
+    x = _crandn(rng, n, dtype)
+    inc = InclusiveScanKernel(dtype, "a+b")
+    got = inc(gpuarray.to_gpu(x), gpuarray.to_gpu(poison(n, dtype))).get()
+    tol = 1e-4 if real == "float" else 1e-11
+    np.testing.assert_allclose(got, np.cumsum(x), rtol=tol, atol=tol * np.abs(np.cumsum(x)).max())
+    # scan_expr and preamble in terms of pycuda::complex: a product of unit phases
+    u = np.exp(1j * rng.uniform(0, 2 * np.pi, n)).astype(dtype)
+    unit = ExclusiveScanKernel(dtype, "unit(a * b)", "1",
+                               preamble="__device__ pycuda::complex<%s> unit(pycuda::complex<%s> z)"
+                                        " { return z / pycuda::abs(z); }" % (real, real))
+    got = unit(gpuarray.to_gpu(u)).get()
+    want = np.concatenate([[1], np.cumprod(u)[:-1]])
+    np.testing.assert_allclose(got, want, atol=1e-3 if real == "float" else 1e-9)
+
+
+@gpu
+# NVRTC notes that a __shared__ array of a class with a constructor is not initialized
+# (nvcc says the same of PyCUDA's header): the kernel writes each element first
+@pytest.mark.filterwarnings("ignore:The CUDA compiler succeeded")
+def test_sourcemodule_reduces_complex_through_volatile_shared_memory(ctx, rng):
+    mod = SourceModule(r"""
+#include <pycuda-complex.hpp>
+typedef pycuda::complex<double> cd;
+__global__ void block_sum(const cd *x, cd s, cd *out)
+{
+    __shared__ cd sh[64];
+    const unsigned t = threadIdx.x;
+    sh[t] = x[blockIdx.x * 64 + t] * s;
+    __syncthreads();
+    volatile cd *v = sh;
+    for (int d = 32; d > 0; d >>= 1) {
+        if (t < d) v[t] = v[t] + v[t + d];
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = cd(v[0]);
+}""")
+    f = mod.get_function("block_sum")
+    x = _crandn(rng, 64 * 8, np.complex128)
+    s = np.complex128(0.5 - 1.5j)
+    out = gpuarray.to_gpu(poison(8, np.complex128))
+    f(gpuarray.to_gpu(x), s, out, block=(64, 1, 1), grid=(8, 1))
+    np.testing.assert_allclose(out.get(), (x * s).reshape(8, 64).sum(axis=1), rtol=1e-12)
+
+
+@gpu
+def test_builders_find_the_complex_header_and_count_preamble_lines(ctx):
+    from cukit.pycuda.elementwise import ElementwiseKernel
+    from cukit.pycuda.reduction import ReductionKernel
+    k = ElementwiseKernel("float *x", "x[i] = helper(x[i])", "uses_helper",
+                          preamble="#include <pycuda-helpers.hpp>\n"
+                                   "__device__ float helper(float v) { return v + 1; }")
+    x = gpuarray.to_gpu(np.arange(5, dtype=np.float32))
+    k(x)
+    np.testing.assert_array_equal(x.get(), np.arange(1, 6, dtype=np.float32))
+    with pytest.raises(cukit.CompileError, match="preamble:2:"):
+        ReductionKernel(np.float32, "0", "a+b", "x[i]", "float *x",
+                        preamble="// line 1\nthis is not C;")(x)

@@ -1,6 +1,7 @@
 /* cache.c - the compiled-code cache on disk: keys, entries, cache_info() and clear_cache() */
 #include "compile/cache.h"
 #include "compile/headers.h"
+#include "compile/program.h"
 #include "compile/sha256.h"
 
 #include <dirent.h>
@@ -276,6 +277,19 @@ cukit_cache_key_make(cukit_Program *prog, const char *arch, cukit_output kind, P
             Py_DECREF(d);
         }
         cukit_sha256_field(&c, "|", 1);
+    }
+    /* cukit's stand-ins, searched last: NVIDIA's folders before them are covered by the
+     * NVRTC identity, and hold none of the stand-ins' names. */
+    const char *const *defaults = cukit_default_include_dirs();
+    while (defaults[0] && defaults[1])
+        defaults++;
+    if (defaults[0]) {
+        PyObject *d = PyUnicode_DecodeFSDefault(defaults[0]);
+        if (d == NULL || PyList_Append(idirs, d) < 0) {
+            Py_XDECREF(d);
+            goto done;
+        }
+        Py_DECREF(d);
     }
     Py_ssize_t srclen, namelen;
     const char *src = PyUnicode_AsUTF8AndSize(prog->source, &srclen);

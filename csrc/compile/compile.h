@@ -88,6 +88,12 @@ PyObject *cukit_ptx_signatures(cukit_state *st, const char *ptx, size_t n);
 
 /* ------------------------------------------------------------------ program.c */
 
+/* Lines cukit puts before a source (cukit_Program.prelude). */
+enum {
+    CUKIT_PRELUDE_FP16 = 1,       /* #include cuda_fp16.h and cuda_bf16.h */
+    CUKIT_PRELUDE_NVCC_TYPES = 2, /* typedefs of uint, ushort, ulong, uchar */
+};
+
 typedef struct {
     PyObject_HEAD
     cukit_state *st;
@@ -101,7 +107,7 @@ typedef struct {
                               (see headers.c), () before one */
     PyObject *globals;     /* strong ref: dict __constant__/__device__ variable -> (typecode,
                               shape or None), read from the source */
-    int prelude;           /* 1: cukit put lines before the source (fp16/bf16 headers) */
+    int prelude;           /* CUKIT_PRELUDE_* bits: lines cukit puts before the source */
 } cukit_Program;
 
 int cukit_program_setup(PyObject *module, cukit_state *st);

@@ -103,9 +103,13 @@ cukit_program_compile_error(cukit_Program *self, const char *arch)
     PyObject *pretty = format_log(self->log);
     if (pretty == NULL)
         return -1;
-    PyObject *msg = PyUnicode_FromFormat("%U did not compile for %s:\n%U", self->name, arch,
-                                         pretty);
+    const char *log = PyUnicode_AsUTF8(self->log), *src = PyUnicode_AsUTF8(self->source);
+    PyObject *hints = log && src ? cukit_compile_hints(log, src) : NULL;
+    PyObject *msg = hints ? PyUnicode_FromFormat("%U did not compile for %s:\n%U%U", self->name,
+                                                 arch, pretty, hints)
+                          : NULL;
     Py_DECREF(pretty);
+    Py_XDECREF(hints);
     if (msg == NULL)
         return -1;
     PyObject *exc = cukit_make_error(self->st, CUKIT_EXC_COMPILE, NVRTC_ERROR_COMPILATION,

@@ -155,6 +155,10 @@ static PyMethodDef compile_functions[] = {
     {"nvrtc_version", mod_nvrtc_version, METH_NOARGS, "NVRTC's version as (major, minor)."},
     {"nvrtc_archs", mod_nvrtc_archs, METH_NOARGS,
      "The architectures NVRTC can generate machine code for, oldest first: ('sm_75', ...)."},
+    {"_include_dirs", (PyCFunction)(void (*)(void))cukit_mod_include_dirs, METH_FASTCALL,
+     "_include_dirs(nvrtc_library=None) -> list of str: the folders searched after a "
+     "compile's own -I (NVIDIA's headers beside NVRTC, then cukit's stand-ins), or those "
+     "found beside the given NVRTC library file."},
     {NULL},
 };
 

@@ -6,6 +6,11 @@
 #include <limits.h>
 #include <string.h>
 
+/* nvcc's host compiler gets these from the C library (<sys/types.h>, which <stdlib.h>
+ * includes); cukit's stand-in <sys/types.h> declares the same. */
+static const char nvcc_types[] = "typedef unsigned char uchar;\ntypedef unsigned short ushort;\n"
+                                 "typedef unsigned int uint;\ntypedef unsigned long ulong;\n";
+
 /* The options that decide what NVRTC produces, less -arch and the toolkit's -I
  * (the cache key covers those through arch and the NVRTC identity): the user's,
  * then cukit's defaults. New ref: tuple of str. */
@@ -157,9 +162,11 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
     const char *src = PyUnicode_AsUTF8(self->source), *name = PyUnicode_AsUTF8(self->name);
     if (src == NULL || name == NULL)
         return -1;
-    /* half and bfloat16 need their headers; add them when the source uses the types
-     * without including them, and a #line so diagnostics count the user's lines. */
-    if (self->prelude && cukit_toolkit_include(0)) {
+    /* half and bfloat16 need their headers, and nvcc's uint, ushort, ulong and uchar
+     * come from its host's C library; add them when the source uses the names without
+     * including or declaring them, and a #line so diagnostics count the user's lines. */
+    int fp16 = (self->prelude & CUKIT_PRELUDE_FP16) && cukit_default_include_has("cuda_fp16.h");
+    if (fp16 || (self->prelude & CUKIT_PRELUDE_NVCC_TYPES)) {
         char quoted[PATH_MAX];
         size_t q = 0;
         for (const char *c = name; *c && q + 3 < sizeof quoted; c++) {
@@ -168,8 +175,10 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
             quoted[q++] = *c;
         }
         quoted[q] = '\0';
-        full = PyUnicode_FromFormat("#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
-                                    "#line 1 \"%s\"\n%s", quoted, src);
+        full = PyUnicode_FromFormat("%s%s#line 1 \"%s\"\n%s",
+                                    fp16 ? "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n" : "",
+                                    (self->prelude & CUKIT_PRELUDE_NVCC_TYPES) ? nvcc_types : "",
+                                    quoted, src);
         if (full == NULL || (src = PyUnicode_AsUTF8(full)) == NULL)
             goto done;
     }
@@ -206,7 +215,7 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
     if (effective == NULL)
         goto done;
     Py_ssize_t nuser = PyTuple_GET_SIZE(effective);
-    opts = PyMem_Calloc((size_t)nuser + 4, sizeof *opts);
+    opts = PyMem_Calloc((size_t)nuser + 2 + CUKIT_MAX_INCLUDE_DIRS, sizeof *opts);
     if (opts == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -218,16 +227,16 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
             goto done;
         nopt++;
     }
-    char archopt[64], incopt[2][PATH_MAX + 8];
+    char archopt[64], incopt[CUKIT_MAX_INCLUDE_DIRS][PATH_MAX + 8];
     PyOS_snprintf(archopt, sizeof archopt, "-arch=%s", arch);
     opts[nopt++] = archopt;
-    /* The toolkit's own headers (cuda_fp16.h, cooperative_groups.h, cuda/std, cub),
-     * after the user's -I so those come first. */
-    for (int i = 0; i < 2; i++) {
-        if (cukit_toolkit_include(i)) {
-            PyOS_snprintf(incopt[i], sizeof incopt[i], "-I%s", cukit_toolkit_include(i));
-            opts[nopt++] = incopt[i];
-        }
+    /* NVIDIA's headers beside NVRTC (cuda_fp16.h, cooperative_groups.h, cuda/std, cub,
+     * curand_kernel.h), then cukit's stand-ins for the standard headers: after the
+     * user's -I, so those come first. */
+    const char *const *dirs = cukit_default_include_dirs();
+    for (int i = 0; i < CUKIT_MAX_INCLUDE_DIRS && dirs[i]; i++) {
+        PyOS_snprintf(incopt[i], sizeof incopt[i], "-I%s", dirs[i]);
+        opts[nopt++] = incopt[i];
     }
 
     cukit_compile_request req = {kind, src, name, nopt, opts, (int)nnames, exprs};
@@ -488,18 +497,38 @@ has_word(const char *src, const char *word)
     return 0;
 }
 
-/* 1 when the source names the fp16/bf16 types but includes neither header. */
+/* Whether the source declares `word` itself: as a typedef, alias, macro or class. */
+static int
+declares(const char *src, const char *word)
+{
+    static const char *forms[] = {" %s;", "define %s", "using %s", "struct %s", "class %s"};
+    char pat[64];
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+        PyOS_snprintf(pat, sizeof pat, forms[i], word);
+        if (strstr(src, pat))
+            return 1;
+    }
+    return 0;
+}
+
+/* The CUKIT_PRELUDE_* lines the source needs: CUKIT_PRELUDE_FP16 when it names the
+ * fp16/bf16 types but includes neither header, CUKIT_PRELUDE_NVCC_TYPES when it uses
+ * uint, ushort, ulong or uchar without declaring them. */
 static int
 needs_prelude(const char *src)
 {
     static const char *types[] = {"half", "__half", "half2", "__half2", "__nv_bfloat16",
                                   "nv_bfloat16", "__nv_bfloat162", "nv_bfloat162"};
-    if (strstr(src, "cuda_fp16.h") || strstr(src, "cuda_bf16.h"))
-        return 0;
-    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
-        if (has_word(src, types[i]))
-            return 1;
-    return 0;
+    static const char *nvcc[] = {"uint", "ushort", "ulong", "uchar"};
+    int out = 0;
+    if (!strstr(src, "cuda_fp16.h") && !strstr(src, "cuda_bf16.h"))
+        for (size_t i = 0; i < sizeof types / sizeof *types && !out; i++)
+            if (has_word(src, types[i]))
+                out = CUKIT_PRELUDE_FP16;
+    for (size_t i = 0; i < sizeof nvcc / sizeof *nvcc; i++)
+        if (has_word(src, nvcc[i]) && !declares(src, nvcc[i]))
+            return out | CUKIT_PRELUDE_NVCC_TYPES;
+    return out;
 }
 
 static PyObject *

@@ -4,6 +4,8 @@
 
 #include "compile/worker.h"
 
+#include <limits.h>
+
 /* ------------------------------------------------------------------ arch.c */
 
 /* Parse a user's arch (a str) strictly: "sm_90", "sm_90a", "sm_100f", "compute_90"
@@ -35,5 +37,27 @@ int cukit_program_compile_error(cukit_Program *self, const char *arch);
  * Returns -1. */
 int cukit_program_crash_error(cukit_Program *self, const char *arch, const cukit_compile_request *req,
                               const cukit_compile_result *res);
+
+/* ------------------------------------------------------------------ includes.c */
+
+#define CUKIT_MAX_INCLUDE_DIRS 8
+
+/* The folders NVRTC searches after a compile's own -I, in order: NVIDIA's include
+ * folders beside the NVRTC loaded (toolkit or wheels), then cukit's stand-ins for the
+ * standard headers (always last). NULL-terminated; static storage. Before NVRTC is
+ * loaded, the stand-ins alone. Call with the GIL held. */
+const char *const *cukit_default_include_dirs(void);
+/* 1 when one of cukit_default_include_dirs() holds the file `name` ("cuda_fp16.h"). */
+int cukit_default_include_has(const char *name);
+/* The include folders found beside an NVRTC library in folder libdir, each once, as
+ * real paths, at most cap of them into dirs. Their number. */
+int cukit_include_dirs_beside(const char *libdir, char dirs[][PATH_MAX], int cap);
+/* The lines of advice a failed compile's log calls for: a header no include folder has
+ * (which of NVIDIA's wheels or the toolkit provides it), and half used without
+ * cuda_fp16.h. New ref: str, "" when none; NULL with an exception. */
+PyObject *cukit_compile_hints(const char *log, const char *source);
+/* cukit._include_dirs(nvrtc_library=None) -> list of str: the default include folders,
+ * or those found beside the given NVRTC library file. */
+PyObject *cukit_mod_include_dirs(PyObject *m, PyObject *const *args, Py_ssize_t nargs);
 
 #endif /* CUKIT_COMPILE_PROGRAM_H */

@@ -109,6 +109,25 @@ pycuda_range(cukit_EK *self, PyObject *range, int is_slice, long long n, long lo
     return 0;
 }
 
+/* A complex scalar for a pycuda::complex<T> (or other complex struct) parameter passed
+ * by value, as PyCUDA takes one: any Python or numpy number, as the struct's bytes. New
+ * ref, or NULL (no exception) when v is left as it is. */
+static PyObject *
+complex_value(const cukit_param *p, PyObject *v)
+{
+    if (p->kind != CUKIT_P_STRUCT || (p->typecode != CUKIT_TC_C64 && p->typecode != CUKIT_TC_C128) ||
+        PyBool_Check(v) || PyBytes_Check(v) || PyByteArray_Check(v) || PyMemoryView_Check(v))
+        return NULL;
+    Py_complex z = PyComplex_AsCComplex(v);
+    if (PyErr_Occurred()) { /* not a number: the launch says what it takes */
+        PyErr_Clear();
+        return NULL;
+    }
+    if (p->typecode == CUKIT_TC_C128)
+        return PyBytes_FromStringAndSize((const char *)(double[2]){z.real, z.imag}, 16);
+    return PyBytes_FromStringAndSize((const char *)(float[2]){(float)z.real, (float)z.imag}, 8);
+}
+
 PyObject *
 ck_ek_pycuda_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -149,11 +168,17 @@ ck_ek_pycuda_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObj
     if (ranged && pycuda_range(self, ranged && slice != Py_None ? slice : range,
                                slice != Py_None, n, &start, &stop, &step, &n) < 0)
         return NULL;
-    PyObject *call[CK_MAXOP + 10];
+    PyObject *call[CK_MAXOP + 10], *made[CK_MAXOP + 2] = {NULL};
     if (nargs > CK_MAXOP + 2)
         return PyErr_Format(PyExc_TypeError, "%U(): too many arguments", self->name);
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        call[i] = args[i];
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        call[i] = (made[i] = complex_value(&k->sig->params[i], args[i])) ? made[i] : args[i];
+        if (made[i] == NULL && PyErr_Occurred()) {
+            while (i-- > 0)
+                Py_XDECREF(made[i]);
+            return NULL;
+        }
+    }
     long long blocks = (n + CK_THREADS - 1) / CK_THREADS,
               most = (long long)first->device->sm_count * (2048 / CK_THREADS);
     if (blocks > most)
@@ -185,5 +210,7 @@ ck_ek_pycuda_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObj
     Py_XDECREF(grid);
     Py_XDECREF(block);
     Py_XDECREF(names);
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        Py_XDECREF(made[i]);
     return r;
 }

@@ -363,7 +363,8 @@ ck_reduce_source(const ck_rspec *s)
     put(&b, "%s\n%s\n", ck_preamble, rhelpers);
     /* a struct output is defined by head: its typedef follows head */
     for (int k = 0; k < nin + !s->out_ctype; k++)
-        put(&b, "typedef %s T%d;\n", ck_dtypes[s->tc[k]].ctype, k);
+        if (k == nin || !s->in_ctype[k])
+            put(&b, "typedef %s T%d;\n", ck_dtypes[s->tc[k]].ctype, k);
     if (!s->out_ctype)
         put(&b, "typedef T%d TO;\n", nin);
     put(&b, "#define CK_NIN %d\n#define CK_NOPS %d\n#define CK_V %d\n"
@@ -376,6 +377,9 @@ ck_reduce_source(const ck_rspec *s)
             "    long long ks[CK_NOPS][CK_RMAXD], rs[CK_NOPS][CK_RMAXD];\n};\n");
     if (s->head)
         put(&b, "%s\n", s->head);
+    for (int k = 0; k < nin; k++) /* types head defines follow it */
+        if (s->in_ctype[k])
+            put(&b, "typedef %s T%d;\n", s->in_ctype[k], k);
     put(&b, "typedef %s TA;\n", s->acc);
     if (s->out_ctype)
         put(&b, "typedef %s T%d;\ntypedef T%d TO;\n", s->out_ctype, nin, nin);

@@ -25,8 +25,10 @@ typedef struct {
     int has_init;                 /* 1: the final value is reduce(a, initial) */
     int vec;                      /* elements per vector load in the vector kernels */
     const char *index;            /* the map's name for the reduced index (NULL: "_j") */
-    const char *out_ctype;        /* C type of the output when tc[nin] is CUKIT_TC_OTHER (a
-                                     struct that head defines), else NULL */
+    const char *out_ctype;        /* C type of the output when head defines it (a struct for
+                                     CUKIT_TC_OTHER, pycuda::complex<T> for a complex), else NULL */
+    const char *in_ctype[CK_RMAXIN]; /* C type of an input when head defines it (declared as
+                                        pycuda::complex<T>), else NULL: tc's own */
 } ck_rspec;
 
 enum { CK_OPND_ARRAY = 0, CK_OPND_SCALAR, CK_OPND_RAW };

@@ -22,6 +22,7 @@ typedef struct {
     int ph;
     int raw;     /* CuPy's raw, or a PyCUDA pointer */
     int output;
+    const char *ctype; /* static: the C type when declared as pycuda::complex<T>, else NULL */
 } rk_param;
 
 typedef struct {
@@ -55,7 +56,13 @@ static const struct {
     {"uint64_t", CUKIT_TC_U64}, {"unsigned long long", CUKIT_TC_U64},
     {"unsigned long", CUKIT_TC_U64}, {"size_t", CUKIT_TC_U64}, {"half", CUKIT_TC_F16},
     {"float", CUKIT_TC_F32}, {"double", CUKIT_TC_F64},
+    {"pycuda::complex<float>", CUKIT_TC_C64}, {"pycuda::complex<double>", CUKIT_TC_C128},
 };
+
+/* PyCUDA's complex types: their header (pycuda-complex.hpp, which the preamble
+ * includes) defines them; an operand declared so is that type in the kernel, so its
+ * expressions can use the header's functions (pycuda::conj, .real(), ...). */
+static const char *const pycuda_complex[] = {"pycuda::complex<float>", "pycuda::complex<double>"};
 
 static int
 type_named(const char *t)
@@ -164,6 +171,9 @@ parse_params(cukit_RK *self, PyObject *text, int output)
             tl += wl;
         }
         p->tc = type_named(type);
+        for (int c = 0; c < 2; c++)
+            if (strcmp(type, pycuda_complex[c]) == 0)
+                p->ctype = pycuda_complex[c];
         if (p->tc < 0) {
             if (self->pycuda || !is_ident(type)) {
                 PyErr_Format(PyExc_ValueError, "ReductionKernel: unknown type '%s' for "
@@ -362,6 +372,7 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
         spec.names[k] = self->params[k].name;
         if (k < nin) {
             spec.kind[k] = kinds[k];
+            spec.in_ctype[k] = self->params[k].ctype;
             if (kinds[k] == CK_OPND_ARRAY && ck_dtypes[tcs[k]].size > widest)
                 widest = ck_dtypes[tcs[k]].size;
         }
@@ -480,9 +491,18 @@ out_type(cukit_RK *self, PyObject *dtype, PyObject *ctype)
                          "dtype_out's struct, e.g. \"minmax_collector\"", ctype);
         goto error;
     }
+    if (tc == CUKIT_TC_C64 || tc == CUKIT_TC_C128) {
+        /* a complex computed in a type of its layout that the preamble defines
+         * (pycuda::complex<T>), so the expressions can use that type's functions */
+        self->osize = ck_dtypes[tc].size;
+        self->octype = Py_NewRef(ctype);
+        Py_DECREF(dt);
+        return tc;
+    }
     if (tc != CUKIT_TC_OTHER) {
         PyErr_Format(PyExc_TypeError, "ReductionKernel: ctype= names a struct dtype_out's C "
-                     "type; dtype %S is not a struct: leave ctype out", dt);
+                     "type (or the type a complex one is computed in); dtype %S is not a struct: "
+                     "leave ctype out", dt);
         goto error;
     }
     if ((size = PyObject_GetAttrString(dt, "itemsize")) == NULL)
@@ -696,7 +716,8 @@ static PyType_Slot rk_slots[] = {
                 "out=None, stream=None).\n\nReductionKernel(dtype_out, neutral, reduce_expr, "
                 "map_expr=None, arguments=None, name='reduce_kernel', keep=False, options=None, "
                 "preamble='', *, ctype=None) -- PyCUDA's form (ctype: the C name of a struct "
-                "dtype_out, defined in the preamble); call k(*arguments, stream=None, out=None) "
+                "dtype_out, defined in the preamble, or of the type a complex one is computed "
+                "in, such as pycuda::complex<float>); call k(*arguments, stream=None, out=None) "
                 "-> a 0-d Array."},
     {0, NULL},
 };

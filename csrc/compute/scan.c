@@ -11,6 +11,7 @@
  * (neighbouring threads on neighbouring lines, so the accesses coalesce). */
 #include "compute/reduce_impl.h"
 
+#include <ctype.h>
 #include <string.h>
 
 /* Elements per thread of a 1-D tile, from the accumulator's size: 4096-element tiles for
@@ -333,10 +334,11 @@ static const char scan_body[] =
     "    }\n"
     "}\n";
 
-/* The source of one scan: types, the operation, its neutral element. New ref or NULL. */
+/* The source of one scan: types, the operation, its neutral element; with `ctype`, the
+ * input, output and accumulator are that type, which head defines. New ref or NULL. */
 static PyObject *
 scan_source(int itc, int otc, const char *acc, int acc_size, const char *head, const char *op,
-            const char *neutral, int exclusive, int user)
+            const char *neutral, int exclusive, int user, const char *ctype)
 {
     /* Each user text under its own #line, and its last line's number again after it, so
      * that the `);` closing it (on a line of its own: a // comment cannot swallow it)
@@ -353,12 +355,23 @@ scan_source(int itc, int otc, const char *acc, int acc_size, const char *head, c
         PyOS_snprintf(end1, sizeof end1, "\n#line %d \"scan_expr\"", a);
         PyOS_snprintf(end2, sizeof end2, "\n#line %d \"neutral\"", b);
     }
-    return PyUnicode_FromFormat(
-        "%s\ntypedef %s TI;\ntypedef %s TO;\ntypedef %s TA;\n#define CK_IT %d\n#define CK_EXCL %d\n"
-        "%s\nCKD TA ck_op(const TA a, const TA b) {\n    return (%s%s%s\n);\n}\n"
+    PyObject *types = ctype ? PyUnicode_FromFormat("#define CK_IT %d\n#define CK_EXCL %d\n",
+                                                   scan_items(acc_size), exclusive)
+                            : PyUnicode_FromFormat("typedef %s TI;\ntypedef %s TO;\ntypedef %s TA;\n"
+                                                   "#define CK_IT %d\n#define CK_EXCL %d\n",
+                                                   ck_dtypes[itc].ctype, ck_dtypes[otc].ctype, acc,
+                                                   scan_items(acc_size), exclusive);
+    PyObject *after = ctype ? PyUnicode_FromFormat("typedef %s TI;\ntypedef TI TO;\ntypedef TI TA;\n",
+                                                   ctype)
+                            : PyUnicode_FromString("");
+    PyObject *out = types && after ? PyUnicode_FromFormat(
+        "%s\n%U%s\n%UCKD TA ck_op(const TA a, const TA b) {\n    return (%s%s%s\n);\n}\n"
         "CKD TA ck_neutral() {\n    return cv<TA>(%s%s%s\n);\n}\n%s",
-        ck_preamble, ck_dtypes[itc].ctype, ck_dtypes[otc].ctype, acc, scan_items(acc_size), exclusive,
-        head ? head : "", ln1, op, end1, ln2, neutral, end2, scan_body);
+        ck_preamble, types, head ? head : "", after, ln1, op, end1, ln2, neutral, end2, scan_body)
+                                   : NULL;
+    Py_XDECREF(types);
+    Py_XDECREF(after);
+    return out;
 }
 
 /* Scan `len` elements along each line of (nd, lshape) from in to out. 0 / -1. */
@@ -596,7 +609,7 @@ ck_scan_call(cukit_state *st, int which, PyObject *const *args, Py_ssize_t nargs
         const char *acc = ck_dtypes[atc].ctype_c;
         PyObject *sa[4] = {NULL, NULL, NULL, NULL};
         sa[0] = scan_source(src->typecode, otc, acc, ck_acc_size(atc), NULL, which ? "uf_multiply(a, b)" : "uf_add(a, b)",
-                            which ? "1" : "0", 0, 0);
+                            which ? "1" : "0", 0, 0, NULL);
         sa[1] = PyUnicode_FromFormat("cukit_%s.cu", who);
         sa[2] = PyTuple_New(0);
         rc = cache && sa[0] && sa[1] && sa[2]
@@ -648,16 +661,26 @@ sk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (st == NULL)
         return PyErr_Format(PyExc_TypeError, "ScanKernel: no module state");
     static char *kw[] = {"dtype", "scan_expr", "neutral", "exclusive", "name_prefix", "options",
-                         "preamble", "devices", NULL};
+                         "preamble", "devices", "ctype", NULL};
     PyObject *dtype, *neutral = Py_None, *name = NULL, *opts = Py_None, *pre = NULL, *devs = NULL;
-    const char *expr;
+    const char *expr, *ctype = NULL;
     int exclusive = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Os|OpOOOO:ScanKernel", kw, &dtype, &expr,
-                                     &neutral, &exclusive, &name, &opts, &pre, &devs))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Os|OpOOOOz:ScanKernel", kw, &dtype, &expr,
+                                     &neutral, &exclusive, &name, &opts, &pre, &devs, &ctype))
         return NULL;
     int tc = ck_tc_of(st, dtype);
     if (tc < 0)
         return NULL;
+    /* A complex may be scanned in a type of its layout that the preamble defines
+     * (pycuda::complex<T>), so scan_expr can use that type's functions. */
+    if (ctype && tc != CUKIT_TC_C64 && tc != CUKIT_TC_C128)
+        return PyErr_Format(PyExc_TypeError, "ScanKernel: ctype= names the C type a complex "
+                            "dtype is scanned in (e.g. pycuda::complex<float>); dtype %s is not "
+                            "complex: leave ctype out", ck_dtypes[tc].name);
+    for (const char *c = ctype; c && *c; c++)
+        if (!(isalnum((unsigned char)*c) || strchr("_: <>", *c)))
+            return PyErr_Format(PyExc_ValueError, "ScanKernel: ctype='%s' must be a C type name, "
+                                "e.g. 'pycuda::complex<float>'", ctype);
     if (exclusive && neutral == Py_None)
         return PyErr_Format(PyExc_ValueError, "ExclusiveScanKernel needs neutral= (the value "
                             "the first element of the result gets)");
@@ -666,7 +689,8 @@ sk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     const char *nt = ntext ? PyUnicode_AsUTF8(ntext) : NULL, *pt = ptext ? PyUnicode_AsUTF8(ptext) : NULL;
     PyObject *head = pt ? PyUnicode_FromFormat("#line 1 \"preamble\"\n%s\n", pt) : NULL;
     const char *ht = head ? PyUnicode_AsUTF8(head) : NULL;
-    PyObject *src = ht && nt ? scan_source(tc, tc, ck_dtypes[tc].ctype, ck_dtypes[tc].size, ht, expr, nt, exclusive, 1)
+    PyObject *src = ht && nt ? scan_source(tc, tc, ck_dtypes[tc].ctype, ck_dtypes[tc].size, ht, expr, nt, exclusive, 1,
+                                           ctype)
                              : NULL;
     Py_XDECREF(ntext);
     Py_XDECREF(ptext);
@@ -762,8 +786,10 @@ static PyType_Slot sk_slots[] = {
     {Py_tp_traverse, sk_traverse},
     {Py_tp_call, sk_call},
     {Py_tp_members, sk_members},
-    {Py_tp_doc, "ScanKernel(dtype, scan_expr, neutral=None, exclusive=False, ...): the base of "
-                "InclusiveScanKernel and ExclusiveScanKernel."},
+    {Py_tp_doc, "ScanKernel(dtype, scan_expr, neutral=None, exclusive=False, name_prefix='scan', "
+                "options=None, preamble='', devices=None, ctype=None): the base of "
+                "InclusiveScanKernel and ExclusiveScanKernel. ctype: the C type a complex dtype "
+                "is scanned in, defined by the preamble (e.g. pycuda::complex<float>)."},
     {0, NULL},
 };
 

@@ -28,9 +28,11 @@ class ElementwiseKernel:
 
     def __init__(self, arguments, operation, name="kernel", keep=False, options=None,
                  preamble="", loop_prep="", after_loop=""):
-        self._k = _engine_kernel()(arguments, operation, name=name, preamble=preamble,
+        from .reduction import _builder_options, _builder_preamble
+        self._k = _engine_kernel()(arguments, operation, name=name,
+                                   preamble=_builder_preamble(preamble),
                                    loop_prep=loop_prep, after_loop=after_loop,
-                                   options=options)
+                                   options=_builder_options(options, "ElementwiseKernel"))
         self._arguments = arguments
         self._name = name
         self._warned = set()

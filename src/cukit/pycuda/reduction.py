@@ -70,9 +70,29 @@ def _first_gpuarray(args):
     raise TypeError("a reduction needs at least one GPUArray argument")
 
 
+# Every builder's source starts by including PyCUDA's complex header, as PyCUDA's do, so
+# that pycuda::complex<float>/<double> can be argument, accumulator and scan types; the
+# #line keeps the user's preamble counted from its own line 1.
+_PREAMBLE_HEAD = '#include <pycuda-complex.hpp>\n#line 1 "preamble"\n'
+
+
+def _builder_preamble(preamble):
+    return _PREAMBLE_HEAD + (preamble or "")
+
+
+def _builder_options(options, who):
+    """NVRTC options for a builder: the user's, then the folder of pycuda-complex.hpp
+    and pycuda-helpers.hpp."""
+    from .compiler import INCLUDE_DIR
+    return _nvrtc_options(options, who) + ("-I" + INCLUDE_DIR,)
+
+
 def _struct_ctype(dtype):
-    """The registered C name of a struct dtype (None for the numeric dtypes): the struct,
-    defined in the preamble, that the reduction accumulates and returns."""
+    """The C type a reduction to dtype accumulates in and returns when it is not the
+    engine's own: the registered name of a struct dtype (the struct the preamble
+    defines), pycuda::complex<T> for a complex one; None for the other numeric dtypes."""
+    if dtype.kind == "c" and dtype.itemsize in (8, 16):
+        return "pycuda::complex<%s>" % ("float" if dtype.itemsize == 8 else "double")
     if dtype.fields is None:
         return None
     from .tools import dtype_to_ctype
@@ -95,8 +115,9 @@ class ReductionKernel:
         self.dtype_out = np.dtype(dtype_out)
         self.allocator = allocator
         self._k = cukit.ReductionKernel(self.dtype_out, _literal(neutral), reduce_expr, map_expr=map_expr,
-                                        arguments=arguments, name=name, preamble=preamble,
-                                        options=_nvrtc_options(options, "ReductionKernel"),
+                                        arguments=arguments, name=name,
+                                        preamble=_builder_preamble(preamble),
+                                        options=_builder_options(options, "ReductionKernel"),
                                         ctype=_struct_ctype(self.dtype_out))
         self._arguments = arguments
         self._name = name

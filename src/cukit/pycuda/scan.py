@@ -6,18 +6,23 @@ import numpy as np
 
 import cukit
 
-from .reduction import _nvrtc_options
+from .reduction import _builder_options, _builder_preamble, _struct_ctype
 
 
 class _ScanKernel:
-    _engine = None
+    _exclusive = False
 
     def __init__(self, dtype, scan_expr, neutral=None, name_prefix="scan", options=None,
                  preamble="", devices=None):
-        self._k = self._engine(dtype, scan_expr, neutral, name_prefix=name_prefix,
-                               options=_nvrtc_options(options, type(self).__name__),
-                               preamble=preamble)
-        self.dtype = np.dtype(dtype)
+        dtype = np.dtype(dtype)
+        # a complex is scanned as PyCUDA scans it: in pycuda::complex<T>, so scan_expr
+        # and the preamble can use that type's functions
+        ctype = _struct_ctype(dtype) if dtype.kind == "c" else None
+        self._k = cukit._cukit.ScanKernel(dtype, scan_expr, neutral, self._exclusive,
+                                          name_prefix,
+                                          _builder_options(options, type(self).__name__),
+                                          _builder_preamble(preamble), None, ctype)
+        self.dtype = dtype
         self._warned = set()
 
     def __call__(self, input_ary, output_ary=None, allocator=None, queue=None, stream=None):
@@ -59,13 +64,12 @@ def _flat(a):
 class InclusiveScanKernel(_ScanKernel):
     """InclusiveScanKernel(dtype, scan_expr, neutral=None, ...):
     out[i] = in[0] op ... op in[i]."""
-    _engine = cukit.InclusiveScanKernel
 
 
 class ExclusiveScanKernel(_ScanKernel):
     """ExclusiveScanKernel(dtype, scan_expr, neutral, ...): out[0] = neutral and
     out[i] = in[0] op ... op in[i-1]."""
-    _engine = cukit.ExclusiveScanKernel
+    _exclusive = True
 
     def __init__(self, dtype, scan_expr, neutral, name_prefix="scan", options=None,
                  preamble="", devices=None):

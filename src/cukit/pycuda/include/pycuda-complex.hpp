@@ -51,9 +51,28 @@ struct __align__(2 * sizeof(T)) complex {
     __host__ __device__ complex(const T &re = T(), const T &im = T()) : _re(re), _im(im) {}
     template <typename U>
     __host__ __device__ complex(const complex<U> &z) : _re(T(z.real())), _im(T(z.imag())) {}
+    complex(const complex &) = default;  // (defaulted: for host and device alike)
+    complex &operator=(const complex &) = default;
+
+    // Volatile access, for reductions through volatile shared memory (a warp's last
+    // steps, as PyCUDA-era kernels write them): read a volatile complex into a plain
+    // one, store a plain or volatile one into a volatile one.
+    __host__ __device__ complex(const volatile complex &z) : _re(z._re), _im(z._im) {}
+    __host__ __device__ volatile complex &operator=(const complex &z) volatile {
+        _re = z._re;
+        _im = z._im;
+        return *this;
+    }
+    __host__ __device__ volatile complex &operator=(const volatile complex &z) volatile {
+        _re = z._re;
+        _im = z._im;
+        return *this;
+    }
 
     __host__ __device__ T real() const { return _re; }
     __host__ __device__ T imag() const { return _im; }
+    __host__ __device__ T real() const volatile { return _re; }
+    __host__ __device__ T imag() const volatile { return _im; }
     __host__ __device__ void real(T re) { _re = re; }
     __host__ __device__ void imag(T im) { _im = im; }
 
@@ -140,6 +159,16 @@ template <typename T>
 __host__ __device__ inline complex<T> operator/(const complex<T> &a, const T &b) { return complex<T>(a.real() / b, a.imag() / b); }
 template <typename T>
 __device__ inline complex<T> operator/(const T &a, const complex<T> &b) { return complex<T>(a) / b; }
+
+// The arithmetic on volatile operands (one or both): each read once into a plain value.
+template <typename T>
+__host__ __device__ inline complex<T> operator+(const volatile complex<T> &a, const volatile complex<T> &b) { return complex<T>(a) + complex<T>(b); }
+template <typename T>
+__host__ __device__ inline complex<T> operator-(const volatile complex<T> &a, const volatile complex<T> &b) { return complex<T>(a) - complex<T>(b); }
+template <typename T>
+__host__ __device__ inline complex<T> operator*(const volatile complex<T> &a, const volatile complex<T> &b) { return complex<T>(a) * complex<T>(b); }
+template <typename T>
+__device__ inline complex<T> operator/(const volatile complex<T> &a, const volatile complex<T> &b) { return complex<T>(a) / complex<T>(b); }
 
 template <typename T>
 __host__ __device__ inline complex<T> operator+(const complex<T> &a) { return a; }
