@@ -40,6 +40,9 @@ typedef struct {
     size_t local_bytes;
     uint64_t lo, hi;     /* the allocation the last global access hit */
     uint64_t icount;     /* thread-instructions executed (lanes x instructions) */
+    uint64_t deadline;   /* CLOCK_MONOTONIC ns past which the launch stops (0: none) */
+    unsigned poll;       /* backward branches left before the next look at the clock */
+    unsigned interrupts; /* emu_interrupts when the launch began */
     int fault;           /* 1: this block faulted; fault text in why */
     CUresult err;
     char why[1536];

@@ -162,7 +162,7 @@ emu_launch_kernel(emu_func *f, const unsigned grid[3], const unsigned block[3], 
                       "kernelParams only, not `extra`");
     unsigned long long threads = (unsigned long long)block[0] * block[1] * block[2];
     if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0 || threads == 0 || block[2] > 64 ||
-        grid[1] > 65535 || grid[2] > 65535)
+        grid[0] > 2147483647u || grid[1] > 65535 || grid[2] > 65535)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "grid (%u, %u, %u) or block (%u, %u, %u) is out of "
                       "range", grid[0], grid[1], grid[2], block[0], block[1], block[2]);
     if (threads > (unsigned long long)max_threads(f))
@@ -210,7 +210,7 @@ emu_launch_now(const emu_launch *L)
 {
     char why[2048] = "";
     CUresult r = emu_run(L, why, sizeof why);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY && !emu_deferring())
+    if ((r == CUDA_ERROR_OUT_OF_MEMORY || r == CUDA_ERROR_INVALID_VALUE) && !emu_deferring())
         return emu_failed(r, "%s", why);
     if (r != CUDA_SUCCESS) {
         /* reported by the next call that waits, like a GPU's fault */

@@ -47,6 +47,10 @@ parse_reg(P *p)
         char buf[256];
         if (len > 200)
             return ptx_fail(p, t->line, "register name too long");
+        if (count > EMU_MAX_SLOTS - (long)p->f->nslots)
+            return ptx_fail(p, t->line, "the emulator does not support %ld registers in one "
+                            "declaration of %s (at most %d in a function)", count, p->f->name,
+                            EMU_MAX_SLOTS);
         for (long k = count < 0 ? -1 : 0; k < (count < 0 ? 0 : count); k++) {
             int n = len;
             memcpy(buf, name, (size_t)len);
@@ -555,8 +559,11 @@ parse_global(P *p, int space, int is_extern)
                 uint64_t v;
                 if (ptx_literal(t->p, t->len, neg, type, &v) < 0)
                     return ptx_fail(p, t->line, "the emulator could not read the initializer '%.*s'", t->len, t->p);
-                if ((k + 1) * (size_t)esize <= size)
-                    memcpy((char *)g->data + k * (size_t)esize, &v, (size_t)esize);
+                if ((k + 1) * (size_t)esize <= size) {
+                    /* a .b128 element: the literal (at most 64 bits) extended to 128 */
+                    uint64_t wide[2] = {v, neg && (int64_t)v < 0 ? ~0ull : 0};
+                    memcpy((char *)g->data + k * (size_t)esize, wide, (size_t)(esize > 16 ? 16 : esize));
+                }
                 k++;
             }
             else if (t->kind == TK_ID) {

@@ -26,8 +26,9 @@ inline_call(P *p, const tok *op, int line, operand *ret, operand *fn, operand *a
                             "recursive function '%.*s' (it inlines device functions)", op->len, op->p,
                             fn->nlen, fn->name);
     }
-    if (p->depth == 16)
-        return ptx_fail(p, line, "device functions nest too deeply for the emulator to inline");
+    if (p->depth == EMU_MAX_DEPTH)
+        return ptx_fail(p, line, "the emulator does not support device functions that call one "
+                        "another more than %d deep (it inlines each call)", EMU_MAX_DEPTH);
     if ((args ? args->nitems : 0) != df->nparams || (ret ? ret->nitems : 0) > df->nrets)
         return ptx_fail(p, line, "the call to '%.*s' does not match its parameters", fn->nlen, fn->name);
     symtab callee = {0};

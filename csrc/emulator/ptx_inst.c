@@ -544,6 +544,11 @@ ptx_parse_instruction(P *p)
             return 0;
         }
         if (kparam == 1 && !isst && in->addr == p->zero_slot && m.vec == 1) {
+            /* checked here, once: OP_LDPARAM reads the parameter buffer unchecked */
+            if (in->imm < 0 || (uint64_t)in->imm + (uint64_t)emu_type_size(type) > p->f->param_bytes)
+                return ptx_fail(p, line, "ld.param reads %d bytes at offset %lld of the kernel's "
+                                "parameters, outside its %zu bytes of parameters",
+                                emu_type_size(type), (long long)in->imm, p->f->param_bytes);
             in->op = OP_LDPARAM;
             in->space = SP_PARAM;
             return (in->d[0] = ptx_dst(p, val)) < 0 ? -1 : 0;

@@ -1,0 +1,106 @@
+"""The emulator on input that crashed it, answered differently from the GPU, or hung:
+each case here failed before its fix (issue 24). Crash-prone cases run in a subprocess
+and must end in a clean exception and a normal exit."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import cukit
+from conftest import EMULATOR
+
+pytestmark = pytest.mark.skipif(not EMULATOR, reason="runs on cukit's CPU emulator")
+
+
+def run(code, **env):
+    full = dict(os.environ, **{k: v for k, v in env.items() if v is not None})
+    for k, v in env.items():
+        if v is None:
+            full.pop(k, None)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=300, env=full)
+
+
+def head(body, params=".param .u64 p0"):
+    return (".version 8.0\n.target sm_90\n.address_size 64\n"
+            f".visible .entry k({params})\n{{\n{body}\n}}\n")
+
+
+# ------------------------------------------------------------------ crashes (item 1-4)
+
+def test_printf_star_width_and_precision_as_the_gpu():
+    r = run(r"""
+        import cukit, numpy as np
+        m = cukit.compile(r'''
+        extern "C" __global__ void k(int w, int p, double v) {
+            printf("[%*s][%.*s][%*d][%-*d][%*.*f][%.*d][%*c]\n", 6, "ab", 2, "abcdef", w, 42,
+                   5, 7, 8, p, v, -1, 5, 3, 'z');
+        }''')
+        m.k(-4, 3, 1.25, grid=1, block=1)
+        cukit.synchronize()
+    """)
+    assert r.returncode == 0, r.stderr
+    w, p, v = -4, 3, 1.25
+    want = "[%*s][%.*s][%*d][%-*d][%*.*f][%.*d][%*c]" % (6, "ab", 2, "abcdef", w, 42, 5, 7, 8, p,
+                                                          v, 0, 5, 3, "z")
+    # Python's %.*d with a precision of 0 prints 5 as C's with a negative one does
+    assert r.stdout.splitlines() == [want]
+
+
+def test_printf_with_a_huge_precision_is_bounded_by_the_line():
+    r = run(r"""
+        import cukit, time
+        m = cukit.compile(r'''extern "C" __global__ void k(double v) {
+            printf("%.999999999f|%*d|\n", v, 2000000000, 7); }''')
+        t = time.monotonic()
+        m.k(1.5, grid=1, block=1)
+        cukit.synchronize()
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("1.5000") and len(r.stdout) <= 4097
+
+
+@pytest.mark.parametrize("offset", ["+100000000", "-8", "+8", "+4"])
+def test_ld_param_outside_the_parameters_is_refused_at_load(offset):
+    ptx = head(f".reg .b64 %rd<3>;\nld.param.u64 %rd1, [p0{offset}];\nret;")
+    r = run(f"""
+        import cukit
+        try:
+            cukit.Module.load({ptx.encode()!r})
+        except cukit.CudaError as e:
+            print(type(e).__name__, e)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert "ld.param reads 8 bytes at offset" in r.stdout
+    assert "outside its 8 bytes of parameters" in r.stdout
+
+
+@pytest.mark.parametrize("cut", [".version 9.0\n.global .align",
+                                 ".version 9.0\n.target sm_90\n.visible .entry k(.param .u64 p0)"
+                                 "\n{\n.reg .b64 %rd<3>;\nld.param.u64 %rd1, [p0",
+                                 ".version 9.0\n.global .u64 g = generic(",
+                                 ".version 9.0\n.global .u32 g[2] = {1, -"])
+def test_truncated_ptx_is_refused_without_reading_past_its_end(cut):
+    r = run(f"""
+        import cukit
+        try:
+            cukit.Module.load({cut.encode()!r})
+        except cukit.CudaError as e:
+            print("refused:", e)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("refused:")
+
+
+def test_b128_initializer_is_read_whole_and_sign_extended():
+    ptx = (".version 8.3\n.target sm_90\n.address_size 64\n"
+           ".visible .global .align 16 .b128 v[2] = {1, -2};\n"
+           ".visible .entry k(.param .u64 p0)\n{\nret;\n}\n")
+    mod = cukit.Module.load(ptx.encode())
+    got = mod.get_global("v", dtype=np.uint64).get()
+    assert got.tolist() == [1, 0, 2**64 - 2, 2**64 - 1]
