@@ -104,3 +104,80 @@ def test_b128_initializer_is_read_whole_and_sign_extended():
     mod = cukit.Module.load(ptx.encode())
     got = mod.get_global("v", dtype=np.uint64).get()
     assert got.tolist() == [1, 0, 2**64 - 2, 2**64 - 1]
+
+
+# ------------------------------------------------------------------ wrong answers (5, 6)
+
+SHARED32 = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p0)
+{
+  .reg .b32 %r<5>;
+  .reg .b16 %rs<4>;
+  .reg .b64 %rd<4>;
+  .shared .align 4 .b8 buf[64];
+  mov.u32 %r3, %tid.x;
+  add.s32 %r4, %r3, 100;
+  cvt.u16.u32 %rs1, %r4;
+  mov.u32 %r1, buf;
+  add.s32 %r1, %r1, %r3;
+  st.shared.u8 [%r1], %rs1;
+  bar.sync 0;
+  mov.u32 %r1, buf;
+  add.s32 %r2, %r1, -16;
+  ld.shared.u8 %rs2, [%r2+16];
+  ld.param.u64 %rd1, [p0];
+  cvta.to.global.u64 %rd2, %rd1;
+  cvt.u64.u32 %rd3, %r3;
+  add.s64 %rd2, %rd2, %rd3;
+  st.global.u8 [%rd2], %rs2;
+  ret;
+}
+"""
+
+
+def test_a_32_bit_shared_address_plus_offset_wraps_in_32_bits():
+    # NVRTC 13.5 emits [%r + 16] with %r = buf - 16, which the GPU wraps to buf[0]
+    k = cukit.Module.load(SHARED32.encode()).get_kernel("k", signature="(unsigned char* p)")
+    out = cukit.to_device(np.full(8, 7, np.uint8))
+    k(out, grid=1, block=8)
+    assert out.get().tolist() == [100] * 8
+
+
+def test_a_negative_shared_offset_says_before_the_start():
+    ptx = SHARED32.replace("add.s32 %r2, %r1, -16;\n  ld.shared.u8 %rs2, [%r2+16];",
+                           "add.s32 %r2, %r1, -128;\n  cvt.s64.s32 %rd3, %r2;\n"
+                           "  ld.shared.u8 %rs2, [%rd3];")
+    r = run(f"""
+        import cukit, numpy as np
+        k = cukit.Module.load({ptx.encode()!r}).get_kernel("k", signature="(unsigned char* p)")
+        out = cukit.zeros(8, np.uint8)
+        try:
+            k(out, grid=1, block=8)
+            cukit.synchronize()
+        except cukit.KernelFaultError as e:
+            print(e)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert "shared offset -128: 128 bytes before the start" in r.stdout
+
+
+def test_a_grid_of_2_to_the_32_blocks_runs_every_block():
+    # (131072, 32768, 1) is a legal grid of 2**32 blocks: counted in 32 bits it ran
+    # none and reported success. Its blocks take minutes here: the watchdog stops it,
+    # which proves they run.
+    r = run("""
+        import cukit, numpy as np
+        m = cukit.compile('extern "C" __global__ void k(int* p) { if (blockIdx.y == 0) p[0] = 1; }')
+        p = cukit.zeros(1, np.int32)
+        try:
+            m.k(p, grid=(131072, 32768, 1), block=1)
+            cukit.synchronize()
+            print("ran, p =", p.get()[0])
+        except cukit.KernelFaultError as e:
+            print(e.name, e)
+    """, CUKIT_EMULATOR_TIMEOUT="1")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("CUDA_ERROR_LAUNCH_TIMEOUT"), r.stdout
+

@@ -49,6 +49,12 @@ fault_access(block *b, warp *w, int lane, int space, uint64_t addr, unsigned siz
         snprintf(what, sizeof what, "a %u-byte %s %s at 0x%llx is misaligned (it must be a multiple "
                  "of %u)", size, space_names[space], rw, (unsigned long long)addr, size);
     }
+    else if (space == SP_SHARED && (int64_t)addr < 0) {
+        b->err = CUDA_ERROR_ILLEGAL_ADDRESS;
+        snprintf(what, sizeof what, "out-of-bounds %u-byte shared %s at shared offset %lld: %llu "
+                 "bytes before the start of the block's %zu bytes of shared memory", size, rw,
+                 (long long)addr, 0ull - (unsigned long long)addr, b->shared_size);
+    }
     else if (space == SP_SHARED) {
         b->err = CUDA_ERROR_ILLEGAL_ADDRESS;
         snprintf(what, sizeof what, "out-of-bounds %u-byte shared %s at shared offset %lld: %lld bytes "

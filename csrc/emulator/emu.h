@@ -98,7 +98,9 @@ typedef struct {
     uint8_t vec;      /* elements of a vector access (1, 2, 4) */
     uint8_t gneg;     /* 1: the guard predicate is negated */
     uint8_t base;     /* B_* for the generic operations; setp: the boolean combiner */
-    uint8_t pad[3];
+    uint8_t wrap32;   /* memory operations: the address register has 32 bits, so the
+                       * address is (register + imm) mod 2^32, as the GPU computes it */
+    uint8_t pad[2];
     int32_t guard;    /* predicate register, -1 when unguarded */
     int32_t d[4];     /* destinations (slots; predicate numbers for predicate results) */
     int32_t s[4];     /* sources */

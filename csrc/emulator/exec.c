@@ -444,7 +444,8 @@ run_warp(block *b, warp *w)
             int t = in->type, sz = emu_type_size(t), n = in->vec;
             unsigned total = (unsigned)(sz * n);
             int sp = in->space;
-            if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4 && t != TY_S32) {
+            uint64_t amask = in->wrap32 ? 0xffffffffu : ~0ull;
+            if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4 && t != TY_S32 && !in->wrap32) {
                 uint64_t lo = b->lo, hi = b->hi;
                 LANES(m, {
                     uint64_t a = Ad[l] + (uint64_t)in->imm;
@@ -462,7 +463,7 @@ run_warp(block *b, warp *w)
                 break;
             }
             LANES(m, {
-                uint64_t a = Ad[l] + (uint64_t)in->imm;
+                uint64_t a = (Ad[l] + (uint64_t)in->imm) & amask;
                 const uint8_t *q = emu_resolve(b, w, l, sp, a, total, 0);
                 if (q == NULL)
                     return;
@@ -476,7 +477,8 @@ run_warp(block *b, warp *w)
             int sz = emu_type_size(in->type), n = in->vec;
             unsigned total = (unsigned)(sz * n);
             int sp = in->space;
-            if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4) {
+            uint64_t amask = in->wrap32 ? 0xffffffffu : ~0ull;
+            if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4 && !in->wrap32) {
                 uint64_t lo = b->lo, hi = b->hi;
                 LANES(m, {
                     uint64_t a = Ad[l] + (uint64_t)in->imm;
@@ -494,7 +496,7 @@ run_warp(block *b, warp *w)
                 break;
             }
             LANES(m, {
-                uint64_t a = Ad[l] + (uint64_t)in->imm;
+                uint64_t a = (Ad[l] + (uint64_t)in->imm) & amask;
                 uint8_t *q = emu_resolve(b, w, l, sp, a, total, 1);
                 if (q == NULL)
                     return;
@@ -507,8 +509,9 @@ run_warp(block *b, warp *w)
         case OP_RED: {
             const uint64_t *Ad = R + (size_t)in->addr * 32;
             unsigned sz = (unsigned)emu_type_size(in->type);
+            uint64_t amask = in->wrap32 ? 0xffffffffu : ~0ull;
             LANES(m, {
-                uint64_t a = Ad[l] + (uint64_t)in->imm;
+                uint64_t a = (Ad[l] + (uint64_t)in->imm) & amask;
                 void *q = emu_resolve(b, w, l, in->space, a, sz, 1);
                 if (q == NULL)
                     return;

@@ -263,6 +263,7 @@ address(P *p, emu_inst *in, const operand *o, int *is_kparam)
     switch (s->kind) {
     case S_REG:
         in->addr = (int)s->value;
+        in->wrap32 = emu_type_size(s->type) == 4 && in->imm != 0;
         return 0;
     case S_SHARED:
     case S_LOCAL:
