@@ -181,3 +181,45 @@ def test_a_grid_of_2_to_the_32_blocks_runs_every_block():
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("CUDA_ERROR_LAUNCH_TIMEOUT"), r.stdout
 
+
+
+# ------------------------------------------------------------------ warp and block collectives (12)
+
+COLLECTIVES = r"""
+extern "C" __global__ void k(const int* x, int* out) {
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    int v = x[i];
+    __syncwarp();
+    if (t % 32 < 16) __syncwarp(0x0000ffffu);
+    out[8 * i + 0] = __syncthreads_count(v & 1);
+    out[8 * i + 1] = __syncthreads_and(v > -90) + 2 * __syncthreads_and(v > 0);
+    out[8 * i + 2] = __syncthreads_or(v > 95) + 2 * __syncthreads_or(v > 1000);
+    out[8 * i + 3] = (int)__reduce_add_sync(0xffffffffu, (unsigned)v);
+    out[8 * i + 4] = __reduce_min_sync(0xffffffffu, v);
+    out[8 * i + 5] = (int)__reduce_max_sync(0xffffffffu, (unsigned)v);
+    out[8 * i + 6] = __reduce_max_sync(0xffffffffu, v);
+    out[8 * i + 7] = (int)(__reduce_and_sync(0xffffffffu, (unsigned)v) ^
+                           __reduce_or_sync(0xffffffffu, (unsigned)v) ^
+                           (__reduce_xor_sync(0xffffffffu, (unsigned)v) << 1));
+}
+"""
+
+
+def test_syncwarp_reduce_sync_and_syncthreads_count_and_or(rng):
+    mod = cukit.compile(COLLECTIVES)
+    blocks, threads = 3, 96
+    x = rng.integers(-100, 100, blocks * threads).astype(np.int32)
+    out = cukit.to_device(np.full(8 * x.size, -12345, np.int32))
+    mod.k(cukit.to_device(x), out, grid=blocks, block=threads)
+    got = out.get().reshape(-1, 8)
+    for i in range(x.size):
+        blk = x[i // threads * threads:(i // threads + 1) * threads]
+        w = x[i // 32 * 32:(i // 32 + 1) * 32]
+        u = w.astype(np.uint32)
+        want = [np.count_nonzero(blk & 1), int((blk > -90).all()) + 2 * int((blk > 0).all()),
+                int((blk > 95).any()) + 2 * int((blk > 1000).any()),
+                int(u.sum(dtype=np.uint32).astype(np.int32)), w.min(), int(u.max().astype(np.int32)),
+                w.max(),
+                int((np.bitwise_and.reduce(u) ^ np.bitwise_or.reduce(u)
+                     ^ (np.bitwise_xor.reduce(u) << np.uint32(1))).astype(np.int32))]
+        assert got[i].tolist() == want, i

@@ -66,6 +66,8 @@ enum {
     OP_LDPARAM,       /* kernel parameter: d = param[imm] */
     OP_ATOM, OP_RED,  /* type2: the B_-like atomic operation (ATOM_*) */
     OP_BRA, OP_EXIT, OP_BAR, OP_BARWARP, OP_FENCE,
+    OP_BARRED,        /* bar.red: type2 0 popc, 1 and, 2 or; s[0] the predicate (vec: negated) */
+    OP_REDUX,         /* redux.sync: type2 the ATOM_* operation */
     OP_SHFL,          /* type2: mode; d0 value, d1 pred; s0 a, s1 b, s2 c */
     OP_VOTE,          /* type2: mode */
     OP_ACTIVEMASK, OP_MATCH_ANY, OP_MATCH_ALL,

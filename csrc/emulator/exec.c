@@ -563,6 +563,44 @@ run_warp(block *b, warp *w)
             w->mask = 0;
             reschedule(w);
             continue;
+        case OP_BARRED: {
+            if (m != w->mask) {
+                emu_fault_text(b, w, __builtin_ctz(w->mask & ~m), CUDA_ERROR_ILLEGAL_INSTRUCTION,
+                           "bar.red under a predicate that is false for some threads");
+                return;
+            }
+            uint32_t p = P[in->s[0]];
+            if (in->vec)
+                p = ~p;
+            p &= m;
+            b->red_popc += (uint32_t)__builtin_popcount(p);
+            b->red_all &= p == m;
+            b->red_any |= p != 0;
+            w->red_pc = w->pc;
+            set_group_pc(w, w->mask, w->pc + 1);
+            w->barwait |= w->mask;
+            w->mask = 0;
+            reschedule(w);
+            continue;
+        }
+        case OP_REDUX: {
+            int sgnd = in->type == TY_S32, op = in->type2;
+            uint32_t acc = op == ATOM_AND ? ~0u : op == ATOM_MIN ? (sgnd ? 0x7fffffffu : ~0u)
+                         : op == ATOM_MAX && sgnd ? 0x80000000u : 0;
+            LANES(m, {
+                uint32_t v = (uint32_t)A[l];
+                switch (op) {
+                case ATOM_ADD: acc += v; break;
+                case ATOM_AND: acc &= v; break;
+                case ATOM_OR: acc |= v; break;
+                case ATOM_XOR: acc ^= v; break;
+                case ATOM_MIN: acc = sgnd ? ((int32_t)v < (int32_t)acc ? v : acc) : (v < acc ? v : acc); break;
+                default: acc = sgnd ? ((int32_t)v > (int32_t)acc ? v : acc) : (v > acc ? v : acc); break;
+                }
+            });
+            LANES(m, Dd[l] = acc);
+            break;
+        }
         case OP_SHFL: {
             uint64_t vals[32];
             uint32_t okbits = 0;
@@ -790,7 +828,26 @@ warp_start(block *b, warp *w, int all)
     w->barwait = 0;
     w->wmin = NOPC;
     w->cc = 0;
+    w->red_pc = NOPC;
     w->state = live ? W_RUN : W_DONE;
+}
+
+/* The lanes of w waiting at bar.red get its result: the count, or the and / or. */
+static void
+answer_bar_red(block *b, warp *w)
+{
+    const emu_inst *in = &b->f->code[w->red_pc];
+    uint32_t lanes = w->barwait;
+    if (in->type2 == 0) {
+        uint64_t *d = w->R + (size_t)in->d[0] * 32;
+        for (uint32_t m = lanes; m; m &= m - 1)
+            d[__builtin_ctz(m)] = b->red_popc;
+    }
+    else {
+        int r = in->type2 == 1 ? b->red_all : b->red_any;
+        w->P[in->d[0]] = (w->P[in->d[0]] & ~lanes) | (r ? lanes : 0);
+    }
+    w->red_pc = NOPC;
 }
 
 /* Run one block to its end. 0, or -1 on a fault (in b->why). */
@@ -803,6 +860,9 @@ run_block(block *b, uint64_t linear)
     b->bid[2] = (unsigned)(linear / ((uint64_t)L->grid[0] * L->grid[1]));
     if (b->f->shared_static || L->shared_dyn)
         memset(b->shared, 0, b->shared_size);
+    b->red_popc = 0;
+    b->red_all = 1;
+    b->red_any = 0;
     for (int i = 0; i < b->nwarps; i++)
         warp_start(b, &b->warps[i], 0);
     for (;;) {
@@ -820,14 +880,20 @@ run_block(block *b, uint64_t linear)
         if (waiting == 0 && running == 0)
             return 0;
         if (running == 0) {
-            /* every thread still alive waits at the barrier: release it */
+            /* every thread still alive waits at the barrier: release it, with the
+             * answer of a bar.red */
             for (int i = 0; i < b->nwarps; i++) {
                 warp *w = &b->warps[i];
                 if (w->state == W_BAR) {
+                    if (w->red_pc != NOPC)
+                        answer_bar_red(b, w);
                     w->barwait = 0;
                     reschedule(w);
                 }
             }
+            b->red_popc = 0;
+            b->red_all = 1;
+            b->red_any = 0;
         }
     }
 }
