@@ -223,3 +223,88 @@ def test_syncwarp_reduce_sync_and_syncthreads_count_and_or(rng):
                 int((np.bitwise_and.reduce(u) ^ np.bitwise_or.reduce(u)
                      ^ (np.bitwise_xor.reduce(u) << np.uint32(1))).astype(np.int32))]
         assert got[i].tolist() == want, i
+
+
+# ------------------------------------------------------------------ what the emulator cannot run (13)
+
+def test_a_device_side_launch_is_refused_with_the_way_around_it():
+    src = r"""
+    extern "C" __global__ void child(int* p) { p[threadIdx.x] = 1; }
+    extern "C" __global__ void parent(int* p) { child<<<1, 4>>>(p); }
+    """
+    with pytest.raises(cukit.NotSupportedError,
+                       match=r"does not support device-side kernel launches \(dynamic parallelism; "
+                             r"launch the child kernels from Python after the parent returns, or "
+                             r"run on a GPU\): a kernel launched from a kernel at kernel.cu:3"):
+        cukit.compile(src, options=["-rdc=true"])
+
+
+@pytest.mark.parametrize("body", ["int* q = (int*)malloc(16); q[0] = 3; p[0] = q[0]; free(q);",
+                                  "int* q = new int[4]; q[0] = 3; p[0] = q[0]; delete[] q;"])
+def test_the_device_heap_is_refused_with_the_way_around_it(body):
+    with pytest.raises(cukit.NotSupportedError,
+                       match=r"does not support the device heap \(allocate the memory before the "
+                             r"launch, with cukit.empty, and pass it to the kernel; or run on a GPU"
+                             r"\): malloc inside a kernel"):
+        cukit.compile('extern "C" __global__ void k(int* p) { %s }' % body)
+
+
+def test_managed_variables(rng):
+    mod = cukit.compile(r"""
+    __managed__ int counter = 5;
+    extern "C" __global__ void k(const int* x, int* p) { atomicAdd(&counter, x[threadIdx.x]); }
+    """)
+    x = rng.integers(-50, 50, 64).astype(np.int32)
+    mod.k(cukit.to_device(x), cukit.zeros(1, np.int32), grid=1, block=64)
+    assert mod.get_global("counter", dtype=np.int32).get()[0] == 5 + x.sum()
+
+
+# ------------------------------------------------------------------ PTX a GPU refuses (15)
+
+@pytest.mark.parametrize("change, error", [
+    ((".version 8.0", ".version 99.9"), "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"),
+    ((".version 8.0", ".version abc"), "CUDA_ERROR_INVALID_PTX"),
+    ((".target sm_90", ".target sm_999"), "CUDA_ERROR_NO_BINARY_FOR_GPU"),
+    ((".reg .b64 %rd<3>;", ".reg .b64 %rd<3>;\n.local .align 8 .b8 big[600000];"),
+     "CUDA_ERROR_INVALID_PTX"),
+    ((".reg .b64 %rd<3>;", ".reg .b64 %rd<3>;\n.shared .align 8 .b8 big[60000];"),
+     "CUDA_ERROR_INVALID_PTX"),
+    ((".reg .b64 %rd<3>;", ".reg .b64 %rd<3>;\n.shared .align 3 .b8 odd[4];"),
+     "CUDA_ERROR_INVALID_PTX"),
+    ((".reg .b64 %rd<3>;", ".reg .b64 %rd<100000000>;"), "CUDA_ERROR_NOT_SUPPORTED"),
+])
+def test_ptx_a_gpu_refuses_is_refused(change, error):
+    ptx = head(".reg .b64 %rd<3>;\nret;").replace(*change)
+    with pytest.raises(cukit.CudaError) as info:
+        cukit.Module.load(ptx.encode())
+    assert info.value.name == error, str(info.value)
+
+
+def test_a_huge_global_variable_is_out_of_memory_at_once():
+    ptx = head("ret;").replace(".visible .entry", ".global .b8 big[1000000000000];\n.visible .entry")
+    with pytest.raises(MemoryError, match="larger than the emulated device's memory"):
+        cukit.Module.load(ptx.encode())
+
+
+def test_an_undefined_branch_label_is_named():
+    with pytest.raises(cukit.CudaError, match="the branch target '\\$L_nowhere' is not a label"):
+        cukit.Module.load(head("bra $L_nowhere;\nret;").encode())
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("CUKIT_EMULATOR_MEMORY", "lots", "is not a size of memory"),
+    ("CUKIT_EMULATOR_MEMORY", "16X", "is not a size of memory"),
+    ("CUKIT_EMULATOR_MEMORY", "0.5", "is not a size of memory"),
+    ("CUKIT_EMULATOR_TIMEOUT", "soon", "is not a number of seconds"),
+    ("CUKIT_EMULATOR_TIMEOUT", "-1", "is not a number of seconds"),
+])
+def test_settings_that_are_nonsense_are_refused(name, value, words):
+    r = run("""
+        import cukit
+        try:
+            cukit.zeros(3)
+        except cukit.InvalidValueError as e:
+            print(e)
+    """, **{name: value})
+    assert r.returncode == 0, r.stderr
+    assert f"{name}={value} {words}" in r.stdout

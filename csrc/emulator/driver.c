@@ -47,6 +47,10 @@ static const struct {
     {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
     {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+     "the provided PTX was compiled with an unsupported toolchain."},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
@@ -344,6 +348,8 @@ emu_arch_cc(void)
  * copies of the same data: by default it is half the host's physical memory (a test
  * that sizes its arrays by the device's free memory then leaves the host room).
  * CUKIT_EMULATOR_MEMORY sets it: bytes, or a number with K, M, G or T (powers of 1024). */
+static int memory_env_bad; /* CUKIT_EMULATOR_MEMORY is not a size: cuInit refuses it */
+
 size_t
 emu_total_memory(void)
 {
@@ -360,14 +366,33 @@ emu_total_memory(void)
         static const char units[] = "KMGT";
         const char *u = end && *end ? strchr(units, *end == 'k' ? 'K' : *end) : NULL;
         int shift = u ? 10 * (int)(u - units + 1) : 0;
-        if (end != env && v >= 1 && (!*end || (u && (!end[1] || (end[1] == 'B' && !end[2])))))
+        if (end != env && v >= 1 && v < 1e18 && (!*end || (u && (!end[1] || (end[1] == 'B' && !end[2])))))
             t = (size_t)(v * (double)((size_t)1 << shift));
+        else
+            __atomic_store_n(&memory_env_bad, 1, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&total, t, __ATOMIC_RELAXED);
     return t;
 }
 
-static CUresult e_cuInit(unsigned int flags) { return emu_ok(); }
+/* The emulator's settings from the environment, checked where a driver checks its own:
+ * at cuInit and when the context is made. */
+static CUresult
+check_settings(void)
+{
+    emu_total_memory();
+    if (memory_env_bad)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "CUKIT_EMULATOR_MEMORY=%s is not a size of "
+                          "memory: give bytes or a number with K, M, G or T (such as 8G or 512M), "
+                          "at least 1", getenv("CUKIT_EMULATOR_MEMORY"));
+    const char *bad;
+    if (emu_timeout_seconds(&bad) < 0)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "CUKIT_EMULATOR_TIMEOUT=%s is not a number of "
+                          "seconds (such as 10 or 0.5)", bad);
+    return emu_ok();
+}
+
+static CUresult e_cuInit(unsigned int flags) { return check_settings(); }
 static CUresult e_cuDriverGetVersion(int *v) { *v = 13000; return emu_ok(); }
 static CUresult e_cuDeviceGetCount(int *n) { *n = 1; return emu_ok(); }
 
@@ -434,6 +459,9 @@ e_cuDeviceGetAttribute(int *v, int attr, CUdevice d)
 static CUresult
 e_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d)
 {
+    CUresult r = check_settings();
+    if (r != CUDA_SUCCESS)
+        return r;
     *ctx = &emu_primary_ctx;
     return emu_ok();
 }

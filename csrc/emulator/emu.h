@@ -227,6 +227,14 @@ extern uint64_t emu_thread_instructions;
 /* Output of printf is written here under this lock. */
 extern pthread_mutex_t emu_print_lock;
 
+/* The emulated architecture (90 for sm_90) and memory size (driver.c). */
+int emu_arch_cc(void);
+size_t emu_total_memory(void);
+
+/* Seconds of CUKIT_EMULATOR_TIMEOUT: 0 when unset, -1 with *bad its text when it is not
+ * a positive number (exec.c). */
+double emu_timeout_seconds(const char **bad);
+
 /* The host CPUs the emulator spreads blocks over (CUKIT_EMULATOR_THREADS). */
 int emu_thread_count(void);
 

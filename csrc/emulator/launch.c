@@ -26,7 +26,10 @@ e_cuModuleLoadData(CUmodule *out, const void *image)
     char why[1024] = "";
     emu_module *m = emu_ptx_load((const char *)image, why, sizeof why);
     if (m == NULL)
-        return emu_failed(strstr(why, "does not support") || strstr(why, "cannot")
+        return emu_failed(strstr(why, "out of memory") ? CUDA_ERROR_OUT_OF_MEMORY
+                          : strstr(why, "unsupported PTX version") ? CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+                          : strstr(why, "no kernel image for this device") ? CUDA_ERROR_NO_BINARY_FOR_GPU
+                          : strstr(why, "does not support") || strstr(why, "cannot")
                           ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_PTX, "%s", why);
     *out = (CUmodule)m;
     return emu_ok();

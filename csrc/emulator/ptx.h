@@ -89,7 +89,11 @@ typedef struct {
     uint32_t cur_line;
     int cur_ptxline;
     int zero_slot;
+    int device_launch;       /* the module declares the device runtime's launch functions */
 } P;
+
+/* The refusal of a device-side launch (dynamic parallelism), with the way around it. -1. */
+int ptx_fail_device_launch(P *p, int line);
 
 enum { OK_NAME = 1, OK_NUM, OK_ADDR, OK_VEC, OK_PAREN };
 

@@ -725,6 +725,8 @@ name_slot(P *p, const char *name, int len, int64_t off, int line)
         return ptx_fail(p, line, "'%.*s' is read with mov only", len, name);
     if (name[0] == '%')
         return ptx_fail(p, line, "the emulator does not support the special register '%.*s'", len, name);
+    if (p->device_launch)
+        return ptx_fail_device_launch(p, line); /* the child kernel's name, as a value */
     return ptx_fail(p, line, "the emulator does not know the register or symbol '%.*s'", len, name);
 }
 
