@@ -308,3 +308,62 @@ def test_settings_that_are_nonsense_are_refused(name, value, words):
     """, **{name: value})
     assert r.returncode == 0, r.stderr
     assert f"{name}={value} {words}" in r.stdout
+
+
+# ------------------------------------------------------------------ resource bombs (14)
+
+def test_a_chain_of_noinline_calls_runs(rng):
+    chain = "\n".join(f"__device__ __noinline__ int f{i}(int x) {{ return f{i - 1}(x) * 3 + {i}; }}"
+                      for i in range(1, 21))
+    mod = cukit.compile("__device__ __noinline__ int f0(int x) { return x + 1; }\n" + chain +
+                        '\nextern "C" __global__ void k(int* p) { p[threadIdx.x] = f20(p[threadIdx.x]); }')
+    x = rng.integers(-1000, 1000, 32).astype(np.int32)
+    p = cukit.to_device(x)
+    mod.k(p, grid=1, block=32)
+    want = x.astype(np.int64) + 1
+    for i in range(1, 21):
+        want = (want * 3 + i) % 2**32
+    assert p.get().tolist() == want.astype(np.uint32).astype(np.int32).tolist()
+
+
+def test_a_fan_out_of_noinline_calls_is_refused_early():
+    fan = "\n".join(f"__device__ __noinline__ int g{i}(int x) {{ return g{i - 1}(x) + g{i - 1}(x + 1) "
+                    f"+ {i}; }}" for i in range(1, 25))
+    with pytest.raises(cukit.NotSupportedError, match="does not support kernels this large: k"):
+        cukit.compile("__device__ __noinline__ int g0(int x) { return x * 7 + 1; }\n" + fan +
+                      '\nextern "C" __global__ void k(int* p) { p[0] = g24(p[0]); }')
+
+
+def test_a_huge_register_declaration_is_refused_early():
+    with pytest.raises(cukit.NotSupportedError, match="declares more than 262144 registers"):
+        cukit.Module.load(head(".reg .b32 %r<100000000>;\nret;").encode())
+
+
+def test_a_script_in_a_folder_named_cukit_is_named_as_the_allocation_place(tmp_path):
+    folder = tmp_path / "cukit"
+    folder.mkdir()
+    script = folder / "user_script.py"
+    script.write_text(textwrap.dedent("""
+        import cukit, numpy as np
+        mod = cukit.compile('extern "C" __global__ void k(float* x) { x[threadIdx.x + 4] = 1; }')
+        x = cukit.zeros(4, np.float32)
+        mod.k(x, grid=1, block=1)
+        try:
+            cukit.synchronize()
+        except cukit.KernelFaultError as e:
+            print(e)
+    """))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert r.returncode == 0, r.stderr
+    assert "made at user_script.py:4" in r.stdout, r.stdout
+
+
+def test_the_emulator_benchmark_explains_itself():
+    import pathlib
+    bench = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "bench_emulator.py"
+    r = subprocess.run([sys.executable, str(bench), "--help"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "thread-instructions per second per core" in r.stdout and "--json PATH" in r.stdout
+    assert "--child" not in r.stdout

@@ -3,6 +3,7 @@
 #include "emulator/emulator.h"
 #include "emulator/entries.h"
 
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,12 +297,37 @@ emu_valid_range(CUdeviceptr p, size_t n)
     return rc;
 }
 
+/* The folder of cukit's package, with a final '/': the one this extension module was
+ * loaded from. "" when unknown. */
+static const char *
+package_dir(void)
+{
+    static char dir[4096];
+    static int done;
+    if (!done) {
+        Dl_info info;
+        if (dladdr((void *)&package_dir, &info) && info.dli_fname) {
+            const char *slash = strrchr(info.dli_fname, '/');
+            size_t len = slash ? (size_t)(slash - info.dli_fname) + 1 : 0;
+            if (len < sizeof dir) {
+                memcpy(dir, info.dli_fname, len);
+                dir[len] = '\0';
+            }
+        }
+        done = 1;
+    }
+    return dir;
+}
+
 /* "test_x.py:31": the Python line that asked for the memory, when Python is running
- * this thread; frames inside cukit's own package are skipped. */
+ * this thread; frames inside cukit's own package (its folder, not any folder that
+ * happens to be named cukit) are skipped. */
 void
 emu_origin_of(char *buf, size_t n, const char *what)
 {
     snprintf(buf, n, "%s", what);
+    const char *own = package_dir();
+    size_t ownlen = strlen(own);
     if (!Py_IsInitialized() || !PyGILState_Check())
         return;
     PyFrameObject *f = PyEval_GetFrame();
@@ -309,7 +335,7 @@ emu_origin_of(char *buf, size_t n, const char *what)
     while (f) {
         PyCodeObject *code = PyFrame_GetCode(f);
         const char *file = code ? PyUnicode_AsUTF8(code->co_filename) : NULL;
-        if (file && !strstr(file, "/cukit/")) {
+        if (file && !(ownlen && strncmp(file, own, ownlen) == 0)) {
             const char *base = strrchr(file, '/');
             snprintf(buf, n, "%s:%d", base ? base + 1 : file, PyFrame_GetLineNumber(f));
             Py_XDECREF(code);

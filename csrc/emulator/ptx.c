@@ -48,9 +48,9 @@ parse_reg(P *p)
         if (len > 200)
             return ptx_fail(p, t->line, "register name too long");
         if (count > EMU_MAX_SLOTS - (long)p->f->nslots)
-            return ptx_fail(p, t->line, "the emulator does not support %ld registers in one "
-                            "declaration of %s (at most %d in a function)", count, p->f->name,
-                            EMU_MAX_SLOTS);
+            return ptx_fail(p, t->line, "the emulator does not support kernels this large: %s "
+                            "declares more than %d registers once its device functions are "
+                            "inlined (%ld in this declaration)", p->f->name, EMU_MAX_SLOTS, count);
         for (long k = count < 0 ? -1 : 0; k < (count < 0 ? 0 : count); k++) {
             int n = len;
             memcpy(buf, name, (size_t)len);
