@@ -367,3 +367,135 @@ def test_the_emulator_benchmark_explains_itself():
     assert r.returncode == 0, r.stderr
     assert "thread-instructions per second per core" in r.stdout and "--json PATH" in r.stdout
     assert "--child" not in r.stdout
+
+
+# ------------------------------------------------------------------ the lost context (9), its thread (7)
+
+AFTER_A_FAULT = r"""
+import cukit, numpy as np
+mod = cukit.compile('extern "C" __global__ void bad(float* p) { p[threadIdx.x + 64] = 1; }'
+                    '\nextern "C" __global__ void good(float* p) { p[threadIdx.x] = 2; }')
+x = cukit.zeros(4, np.float32)
+mod.bad(x, grid=1, block=1)
+try:
+    cukit.synchronize()
+except cukit.KernelFaultError as e:
+    print("fault", e.name)
+for what, call in [("alloc", lambda: cukit.zeros(4)), ("copy in", lambda: cukit.to_device(np.ones(3))),
+                   ("launch", lambda: (mod.good(x, grid=1, block=4), cukit.synchronize())),
+                   ("copy out", lambda: x.get()), ("sync", cukit.synchronize),
+                   ("load", lambda: cukit.compile('extern "C" __global__ void k(int* p) { *p = 1; }'))]:
+    try:
+        call()
+        print(what, "works")
+    except cukit.CudaError as e:
+        print(what, "fails", e.name)
+"""
+
+
+def test_after_a_fault_the_context_is_lost_as_on_a_gpu():
+    r = run(AFTER_A_FAULT, CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=None)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "fault CUDA_ERROR_ILLEGAL_ADDRESS"
+    assert lines[1:] == [f"{w} fails CUDA_ERROR_ILLEGAL_ADDRESS"
+                         for w in ["alloc", "copy in", "launch", "copy out", "sync", "load"]]
+
+
+def test_the_debugging_switch_keeps_the_context():
+    r = run(AFTER_A_FAULT, CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT="1")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "fault CUDA_ERROR_ILLEGAL_ADDRESS"
+    assert lines[1:] == [f"{w} works" for w in ["alloc", "copy in", "launch", "copy out", "sync",
+                                                "load"]]
+
+
+THREADS = r"""
+import threading, cukit, numpy as np
+mod = cukit.compile('extern "C" __global__ void bad(float* p) { p[threadIdx.x + 64] = 1; }'
+                    '\nextern "C" __global__ void good(float* p) { p[threadIdx.x] += 1; }')
+seen = {"A": 0, "B": 0}
+def a():
+    x = cukit.zeros(4, np.float32)
+    s = cukit.Stream()
+    mod.bad(x, grid=1, block=1, stream=s)
+    try:
+        s.synchronize()
+    except cukit.KernelFaultError as e:
+        seen["A"] += "kernel bad" in str(e)
+def b():
+    y = cukit.zeros(32, np.float32)
+    s = cukit.Stream()
+    for _ in range(200):
+        try:
+            mod.good(y, grid=1, block=32, stream=s)
+            s.synchronize()
+        except cukit.KernelFaultError:
+            seen["B"] += 1
+            return
+tb = threading.Thread(target=b); ta = threading.Thread(target=a)
+tb.start(); ta.start(); ta.join(); tb.join()
+print(seen["A"], seen["B"])
+"""
+
+
+@pytest.mark.parametrize("keep", [None, "1"])
+def test_a_fault_is_reported_to_the_thread_that_launched_it(keep):
+    for _ in range(5):
+        r = run(THREADS, CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=keep)
+        assert r.returncode == 0, r.stderr
+        a, b = map(int, r.stdout.split())
+        assert a == 1, r.stdout  # the launching thread always hears of its fault
+        if keep:
+            assert b == 0, r.stdout  # with the context kept, nobody else does
+
+
+# ------------------------------------------------------------------ Ctrl-C and the watchdog (11)
+
+SPIN = r"""
+import cukit, numpy as np
+m = cukit.compile(r'''extern "C" __global__ void spin(volatile int* p) {
+    while (p[0] == 0) {
+        p[1] += 1;
+    }
+}''', name="spin.cu")
+x = cukit.zeros(2, np.int32)
+print("launching", flush=True)
+try:
+    m.spin(x, grid=2, block=64)
+    cukit.synchronize()
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", flush=True)
+except cukit.CudaError as e:
+    print(e.name, e)
+try:
+    x.get()
+except cukit.CudaError as e:
+    print("after", e.name)
+"""
+
+
+def test_ctrl_c_stops_a_kernel_that_never_ends_with_keyboard_interrupt():
+    p = subprocess.Popen([sys.executable, "-c", SPIN], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=dict(os.environ))
+    try:
+        assert p.stdout.readline().strip() == "launching"
+        time.sleep(1.0)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode == 0, err
+    assert out.splitlines() == ["KeyboardInterrupt", "after CUDA_ERROR_LAUNCH_TIMEOUT"], out + err
+
+
+def test_the_watchdog_names_the_kernel_and_the_line_of_each_warp():
+    r = run(SPIN, CUKIT_EMULATOR_TIMEOUT="0.5")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[1].startswith("CUDA_ERROR_LAUNCH_TIMEOUT cuCtxSynchronize failed: "
+                               "CUDA_ERROR_LAUNCH_TIMEOUT (702): the kernel spin ran past "
+                               "CUKIT_EMULATOR_TIMEOUT (0.5 s)"), lines
+    assert "warp 0 at spin.cu:" in lines[1] and "warp 1 at spin.cu:" in lines[1]
+    assert lines[2] == "after CUDA_ERROR_LAUNCH_TIMEOUT"

@@ -114,23 +114,61 @@ emu_ok(void)
 }
 
 /* A kernel fault, held until the next call that waits for the device reports it, as a
- * GPU does; unlike a GPU's, it is reported once and the context stays usable. */
+ * GPU does. Then, as on a GPU, the context is lost: the fault stays held and every
+ * later call that uses the context fails with it until the process ends. With
+ * CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=1 (a debugging aid, not a GPU's behaviour) it is
+ * reported once, to the thread that launched the kernel where that is known, and the
+ * context stays usable. */
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUresult pending_code;
 static char pending_why[2304];
+static pthread_t pending_thread;  /* the launching thread, when pending_known */
+static int pending_known;
+
+int
+emu_keep_context(void)
+{
+    const char *v = getenv("CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT");
+    return v && v[0] && strcmp(v, "0") != 0;
+}
+
+/* Faults that cost a GPU its context (the driver's sticky errors). */
+static int
+loses_context(CUresult code)
+{
+    switch (code) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS: case CUDA_ERROR_LAUNCH_TIMEOUT: case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR: case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS: case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC: case CUDA_ERROR_LAUNCH_FAILED:
+        return 1;
+    default:
+        return 0;
+    }
+}
 
 void
-emu_set_pending(CUresult code, const char *why)
+emu_set_pending_from(CUresult code, const char *why, int this_thread)
 {
     pthread_mutex_lock(&pending_lock);
     if (pending_code == CUDA_SUCCESS) {
         pending_code = code;
         snprintf(pending_why, sizeof pending_why, "%s", why);
+        pending_known = this_thread;
+        if (this_thread)
+            pending_thread = pthread_self();
     }
     pthread_mutex_unlock(&pending_lock);
 }
 
-/* The pending fault, cleared, as this thread's failure; CUDA_SUCCESS if none. */
+void
+emu_set_pending(CUresult code, const char *why)
+{
+    emu_set_pending_from(code, why, 0);
+}
+
+/* The pending fault as this thread's failure; CUDA_SUCCESS if none. It stays held
+ * (the context is lost) unless the debugging switch keeps the context. */
 CUresult
 emu_take_pending(void)
 {
@@ -138,10 +176,33 @@ emu_take_pending(void)
         return CUDA_SUCCESS;
     pthread_mutex_lock(&pending_lock);
     CUresult code = pending_code;
+    int keep = !loses_context(code) || emu_keep_context();
+    if (code != CUDA_SUCCESS && keep && pending_known && !pthread_equal(pending_thread, pthread_self()))
+        code = CUDA_SUCCESS; /* kept for the thread that launched the kernel */
     if (code != CUDA_SUCCESS) {
         snprintf(last_why, sizeof last_why, "%s", pending_why);
         last_code = code;
-        pending_code = CUDA_SUCCESS;
+        if (keep)
+            pending_code = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&pending_lock);
+    return code;
+}
+
+/* The lost context's fault for a call that uses the context; CUDA_SUCCESS if none
+ * (a held fault not yet reported stays for a call that waits). */
+CUresult
+emu_context_lost(void)
+{
+    if (__atomic_load_n(&pending_code, __ATOMIC_RELAXED) == CUDA_SUCCESS)
+        return CUDA_SUCCESS;
+    pthread_mutex_lock(&pending_lock);
+    CUresult code = pending_code;
+    if (!loses_context(code) || emu_keep_context())
+        code = CUDA_SUCCESS;
+    else {
+        snprintf(last_why, sizeof last_why, "%s", pending_why);
+        last_code = code;
     }
     pthread_mutex_unlock(&pending_lock);
     return code;

@@ -23,6 +23,9 @@ e_cuModuleLoadData(CUmodule *out, const void *image)
     if (magic == 0xBA55ED50u || magic == 0x466243B1u)
         return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator runs PTX, not machine code: this image "
                       "is a fatbin. Load PTX instead");
+    CUresult lost = emu_context_lost();
+    if (lost != CUDA_SUCCESS)
+        return lost;
     char why[1024] = "";
     emu_module *m = emu_ptx_load((const char *)image, why, sizeof why);
     if (m == NULL)
@@ -218,9 +221,12 @@ emu_launch_now(const emu_launch *L)
     if (r != CUDA_SUCCESS) {
         /* reported by the next call that waits, like a GPU's fault */
         char text[2200];
-        snprintf(text, sizeof text, "%s. (The emulator checked every access; it stopped the "
-                 "kernel there, and the context stays usable.)", why);
-        emu_set_pending(r, text);
+        snprintf(text, sizeof text, "%s. (The emulator checked every access and stopped the "
+                 "kernel there. %s)", why, emu_keep_context()
+                 ? "The context stays usable: CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT is set."
+                 : "As on a GPU, the context is lost: every later call fails until the process "
+                   "ends. To debug, CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=1 keeps it usable.");
+        emu_set_pending_from(r, text, !emu_deferring());
     }
     return CUDA_SUCCESS;
 }

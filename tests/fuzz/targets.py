@@ -926,6 +926,8 @@ class PtxTarget(Target):
         super().setup()
         # A mutated branch may loop forever: the watchdog turns that into a refusal.
         os.environ.setdefault("CUKIT_EMULATOR_TIMEOUT", "3")
+        # A case that faults would lose the context for every later case of the worker.
+        os.environ.setdefault("CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT", "1")
         self.images = []
         for src in PTX_KERNELS:
             try:
