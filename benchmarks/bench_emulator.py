@@ -14,6 +14,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from _bench import HERE, import_cukit
 
@@ -122,8 +123,10 @@ def numba_saxpy():
 def spawn(which, threads, extra_env=None):
     env = dict(os.environ, CUKIT_BACKEND="emulator", CUKIT_EMULATOR_THREADS=str(threads))
     env.update(extra_env or {})
-    src = str(HERE.parent / "src")
-    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    # the children import the cukit this process found (installed, or the checkout's
+    # src/ built in place), not the checkout's src/ whatever is installed
+    found = str(Path(import_cukit("bench_emulator").__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = found + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, __file__, "--child", which], capture_output=True,
                           text=True, env=env, timeout=1800)
     if proc.returncode != 0:
@@ -132,10 +135,16 @@ def spawn(which, threads, extra_env=None):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--child")
-    ap.add_argument("--numba-child", action="store_true")
-    ap.add_argument("--json", default=str(HERE / "bench_emulator.json"))
+    ap = argparse.ArgumentParser(
+        prog="bench_emulator.py", description=__doc__.split("\n\n")[0],
+        epilog="Each measurement runs in a fresh process with CUKIT_BACKEND=emulator and "
+               "CUKIT_EMULATOR_THREADS set to the core count of its column; the table goes to "
+               "stdout, every number to the JSON file. Runs cukit as installed, or the "
+               "checkout's src/ after `python setup.py build_ext --inplace -b src`.")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--numba-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--json", default=str(HERE / "bench_emulator.json"), metavar="PATH",
+                    help="where to write the results as JSON (default: %(default)s)")
     args = ap.parse_args()
     if args.child:
         return child(args.child)

@@ -15,6 +15,14 @@ from conftest import EMULATOR, poison
 emulator = pytest.mark.skipif(not EMULATOR, reason="runs on cukit's CPU emulator")
 
 
+@pytest.fixture(autouse=True)
+def keep_the_context(monkeypatch):
+    """The faults here are raised in this process, to read their messages: the debugging
+    switch keeps the context usable after each (test_emulator_hardening.py checks that
+    without it the context is lost, as on a GPU)."""
+    monkeypatch.setenv("CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT", "1")
+
+
 def run(code, **env):
     full = dict(os.environ, **env)
     for k, v in env.items():
@@ -53,7 +61,8 @@ def test_out_of_bounds_read_names_kernel_thread_allocation_and_line(rng):
     assert "4 bytes past the end of a 4096-byte allocation" in msg
     assert f"made at test_emulator.py:{line}" in msg
     assert "at shift.cu:5" in msg
-    assert "context stays usable" in msg and "restart the process" not in msg
+    assert "The context stays usable: CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT is set" in msg
+    assert "restart the process" not in msg
     # the process keeps working
     host = rng.standard_normal(n).astype(np.float32)
     x.set(host)

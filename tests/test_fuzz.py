@@ -27,6 +27,7 @@ CASES = {
     "load": 1000,
     "elementwise_params": 2000,
     "reduction_params": 2000,
+    "ptx": 400,  # the emulator's PTX reader and interpreter: loads and launches
 }
 
 

@@ -106,6 +106,10 @@ cukit_check_cu(cukit_state *st, CUresult res, const char *call)
         return 0;
     if (forked)
         return cukit_fork_error(st, call);
+    /* A call that failed because Ctrl-C stopped it (the emulator stops a running kernel
+     * so) raises what the signal raises, KeyboardInterrupt. */
+    if (PyErr_CheckSignals() < 0)
+        return -1;
     const char *name = NULL, *text = NULL;
     if (cukit_api.cuGetErrorName(res, &name) != CUDA_SUCCESS || name == NULL)
         name = "CUDA_ERROR_UNRECOGNIZED";

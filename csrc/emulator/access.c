@@ -49,6 +49,12 @@ fault_access(block *b, warp *w, int lane, int space, uint64_t addr, unsigned siz
         snprintf(what, sizeof what, "a %u-byte %s %s at 0x%llx is misaligned (it must be a multiple "
                  "of %u)", size, space_names[space], rw, (unsigned long long)addr, size);
     }
+    else if (space == SP_SHARED && (int64_t)addr < 0) {
+        b->err = CUDA_ERROR_ILLEGAL_ADDRESS;
+        snprintf(what, sizeof what, "out-of-bounds %u-byte shared %s at shared offset %lld: %llu "
+                 "bytes before the start of the block's %zu bytes of shared memory", size, rw,
+                 (long long)addr, 0ull - (unsigned long long)addr, b->shared_size);
+    }
     else if (space == SP_SHARED) {
         b->err = CUDA_ERROR_ILLEGAL_ADDRESS;
         snprintf(what, sizeof what, "out-of-bounds %u-byte shared %s at shared offset %lld: %lld bytes "
@@ -210,13 +216,66 @@ emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr
             i++;
             continue;
         }
-        char spec[32];
+        /* The spec is rebuilt with width and precision as numbers: a `*` takes an int
+         * from the arguments as on the GPU (a negative width left-justifies, a negative
+         * precision is none), and both are bounded by the line, which is cut there anyway
+         * (so "%.999999999f" costs no more than the line). */
+        char spec[64];
         size_t k = 0;
         int longs = 0;
         spec[k++] = '%';
         size_t j = i + 1;
-        while (j < favail && fmt[j] && strchr("-+ #0123456789.*", fmt[j]) && k < 20)
-            spec[k++] = (char)fmt[j++];
+        while (j < favail && fmt[j] && strchr("-+ #0", fmt[j])) {
+            if (k < 8)
+                spec[k++] = (char)fmt[j];
+            j++;
+        }
+        long width = -1, prec = -1;
+        int left = 0;
+        for (int part = 0; part < 2; part++) {
+            long val = -1;
+            if (part == 1) {
+                if (!(j < favail && fmt[j] == '.'))
+                    break;
+                j++;
+                val = 0;
+            }
+            if (j < favail && fmt[j] == '*') {
+                j++;
+                off = (off + 3) / 4 * 4;
+                int32_t star = 0;
+                if (args && off + 4 <= aavail)
+                    memcpy(&star, args + off, 4);
+                off += 4;
+                val = star;
+                if (part == 0 && star < 0) {
+                    left = 1;
+                    val = star == INT32_MIN ? (long)INT32_MAX : -(long)star;
+                }
+                if (part == 1 && star < 0)
+                    val = -1;
+            }
+            else {
+                while (j < favail && fmt[j] >= '0' && fmt[j] <= '9') {
+                    val = (val < 0 ? 0 : val) * 10 + (fmt[j] - '0');
+                    if (val > 1000000)
+                        val = 1000000;
+                    j++;
+                }
+            }
+            if (val > (long)sizeof line)
+                val = (long)sizeof line;
+            if (part == 0)
+                width = val;
+            else
+                prec = val;
+        }
+        if (left && k < 9)
+            spec[k++] = '-';
+        if (width >= 0)
+            k += (size_t)snprintf(spec + k, sizeof spec - k, "%ld", width);
+        if (prec >= 0)
+            k += (size_t)snprintf(spec + k, sizeof spec - k, ".%ld", prec);
         while (j < favail && fmt[j] && strchr("hlLqjzt", fmt[j])) {
             if (fmt[j] == 'l' || fmt[j] == 'L' || fmt[j] == 'q' || fmt[j] == 'j' || fmt[j] == 'z' || fmt[j] == 't')
                 longs++;
@@ -234,7 +293,7 @@ emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr
         if (args && off + asz <= aavail)
             memcpy(&v, args + off, asz);
         off += asz;
-        char piece[512];
+        char piece[sizeof line + 64];
         int m;
         if (strchr("fFeEgGaA", conv)) {
             spec[k++] = conv;

@@ -3,6 +3,7 @@
 #include "emulator/emulator.h"
 #include "emulator/entries.h"
 
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,10 @@ static const struct {
     {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
     {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+     "the provided PTX was compiled with an unsupported toolchain."},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
@@ -58,6 +63,8 @@ static const struct {
      "an illegal instruction was encountered"},
     {CUDA_ERROR_MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"},
     {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT",
+     "the launch timed out and was terminated"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
     {CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
      "part or all of the requested memory range is already mapped"},
@@ -107,23 +114,61 @@ emu_ok(void)
 }
 
 /* A kernel fault, held until the next call that waits for the device reports it, as a
- * GPU does; unlike a GPU's, it is reported once and the context stays usable. */
+ * GPU does. Then, as on a GPU, the context is lost: the fault stays held and every
+ * later call that uses the context fails with it until the process ends. With
+ * CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=1 (a debugging aid, not a GPU's behaviour) it is
+ * reported once, to the thread that launched the kernel where that is known, and the
+ * context stays usable. */
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUresult pending_code;
 static char pending_why[2304];
+static pthread_t pending_thread;  /* the launching thread, when pending_known */
+static int pending_known;
+
+int
+emu_keep_context(void)
+{
+    const char *v = getenv("CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT");
+    return v && v[0] && strcmp(v, "0") != 0;
+}
+
+/* Faults that cost a GPU its context (the driver's sticky errors). */
+static int
+loses_context(CUresult code)
+{
+    switch (code) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS: case CUDA_ERROR_LAUNCH_TIMEOUT: case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR: case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS: case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC: case CUDA_ERROR_LAUNCH_FAILED:
+        return 1;
+    default:
+        return 0;
+    }
+}
 
 void
-emu_set_pending(CUresult code, const char *why)
+emu_set_pending_from(CUresult code, const char *why, int this_thread)
 {
     pthread_mutex_lock(&pending_lock);
     if (pending_code == CUDA_SUCCESS) {
         pending_code = code;
         snprintf(pending_why, sizeof pending_why, "%s", why);
+        pending_known = this_thread;
+        if (this_thread)
+            pending_thread = pthread_self();
     }
     pthread_mutex_unlock(&pending_lock);
 }
 
-/* The pending fault, cleared, as this thread's failure; CUDA_SUCCESS if none. */
+void
+emu_set_pending(CUresult code, const char *why)
+{
+    emu_set_pending_from(code, why, 0);
+}
+
+/* The pending fault as this thread's failure; CUDA_SUCCESS if none. It stays held
+ * (the context is lost) unless the debugging switch keeps the context. */
 CUresult
 emu_take_pending(void)
 {
@@ -131,10 +176,33 @@ emu_take_pending(void)
         return CUDA_SUCCESS;
     pthread_mutex_lock(&pending_lock);
     CUresult code = pending_code;
+    int keep = !loses_context(code) || emu_keep_context();
+    if (code != CUDA_SUCCESS && keep && pending_known && !pthread_equal(pending_thread, pthread_self()))
+        code = CUDA_SUCCESS; /* kept for the thread that launched the kernel */
     if (code != CUDA_SUCCESS) {
         snprintf(last_why, sizeof last_why, "%s", pending_why);
         last_code = code;
-        pending_code = CUDA_SUCCESS;
+        if (keep)
+            pending_code = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&pending_lock);
+    return code;
+}
+
+/* The lost context's fault for a call that uses the context; CUDA_SUCCESS if none
+ * (a held fault not yet reported stays for a call that waits). */
+CUresult
+emu_context_lost(void)
+{
+    if (__atomic_load_n(&pending_code, __ATOMIC_RELAXED) == CUDA_SUCCESS)
+        return CUDA_SUCCESS;
+    pthread_mutex_lock(&pending_lock);
+    CUresult code = pending_code;
+    if (!loses_context(code) || emu_keep_context())
+        code = CUDA_SUCCESS;
+    else {
+        snprintf(last_why, sizeof last_why, "%s", pending_why);
+        last_code = code;
     }
     pthread_mutex_unlock(&pending_lock);
     return code;
@@ -290,12 +358,37 @@ emu_valid_range(CUdeviceptr p, size_t n)
     return rc;
 }
 
+/* The folder of cukit's package, with a final '/': the one this extension module was
+ * loaded from. "" when unknown. */
+static const char *
+package_dir(void)
+{
+    static char dir[4096];
+    static int done;
+    if (!done) {
+        Dl_info info;
+        if (dladdr((void *)&package_dir, &info) && info.dli_fname) {
+            const char *slash = strrchr(info.dli_fname, '/');
+            size_t len = slash ? (size_t)(slash - info.dli_fname) + 1 : 0;
+            if (len < sizeof dir) {
+                memcpy(dir, info.dli_fname, len);
+                dir[len] = '\0';
+            }
+        }
+        done = 1;
+    }
+    return dir;
+}
+
 /* "test_x.py:31": the Python line that asked for the memory, when Python is running
- * this thread; frames inside cukit's own package are skipped. */
+ * this thread; frames inside cukit's own package (its folder, not any folder that
+ * happens to be named cukit) are skipped. */
 void
 emu_origin_of(char *buf, size_t n, const char *what)
 {
     snprintf(buf, n, "%s", what);
+    const char *own = package_dir();
+    size_t ownlen = strlen(own);
     if (!Py_IsInitialized() || !PyGILState_Check())
         return;
     PyFrameObject *f = PyEval_GetFrame();
@@ -303,7 +396,7 @@ emu_origin_of(char *buf, size_t n, const char *what)
     while (f) {
         PyCodeObject *code = PyFrame_GetCode(f);
         const char *file = code ? PyUnicode_AsUTF8(code->co_filename) : NULL;
-        if (file && !strstr(file, "/cukit/")) {
+        if (file && !(ownlen && strncmp(file, own, ownlen) == 0)) {
             const char *base = strrchr(file, '/');
             snprintf(buf, n, "%s:%d", base ? base + 1 : file, PyFrame_GetLineNumber(f));
             Py_XDECREF(code);
@@ -342,6 +435,8 @@ emu_arch_cc(void)
  * copies of the same data: by default it is half the host's physical memory (a test
  * that sizes its arrays by the device's free memory then leaves the host room).
  * CUKIT_EMULATOR_MEMORY sets it: bytes, or a number with K, M, G or T (powers of 1024). */
+static int memory_env_bad; /* CUKIT_EMULATOR_MEMORY is not a size: cuInit refuses it */
+
 size_t
 emu_total_memory(void)
 {
@@ -358,14 +453,33 @@ emu_total_memory(void)
         static const char units[] = "KMGT";
         const char *u = end && *end ? strchr(units, *end == 'k' ? 'K' : *end) : NULL;
         int shift = u ? 10 * (int)(u - units + 1) : 0;
-        if (end != env && v >= 1 && (!*end || (u && (!end[1] || (end[1] == 'B' && !end[2])))))
+        if (end != env && v >= 1 && v < 1e18 && (!*end || (u && (!end[1] || (end[1] == 'B' && !end[2])))))
             t = (size_t)(v * (double)((size_t)1 << shift));
+        else
+            __atomic_store_n(&memory_env_bad, 1, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&total, t, __ATOMIC_RELAXED);
     return t;
 }
 
-static CUresult e_cuInit(unsigned int flags) { return emu_ok(); }
+/* The emulator's settings from the environment, checked where a driver checks its own:
+ * at cuInit and when the context is made. */
+static CUresult
+check_settings(void)
+{
+    emu_total_memory();
+    if (memory_env_bad)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "CUKIT_EMULATOR_MEMORY=%s is not a size of "
+                          "memory: give bytes or a number with K, M, G or T (such as 8G or 512M), "
+                          "at least 1", getenv("CUKIT_EMULATOR_MEMORY"));
+    const char *bad;
+    if (emu_timeout_seconds(&bad) < 0)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "CUKIT_EMULATOR_TIMEOUT=%s is not a number of "
+                          "seconds (such as 10 or 0.5)", bad);
+    return emu_ok();
+}
+
+static CUresult e_cuInit(unsigned int flags) { return check_settings(); }
 static CUresult e_cuDriverGetVersion(int *v) { *v = 13000; return emu_ok(); }
 static CUresult e_cuDeviceGetCount(int *n) { *n = 1; return emu_ok(); }
 
@@ -432,6 +546,9 @@ e_cuDeviceGetAttribute(int *v, int attr, CUdevice d)
 static CUresult
 e_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d)
 {
+    CUresult r = check_settings();
+    if (r != CUDA_SUCCESS)
+        return r;
     *ctx = &emu_primary_ctx;
     return emu_ok();
 }

@@ -66,6 +66,8 @@ enum {
     OP_LDPARAM,       /* kernel parameter: d = param[imm] */
     OP_ATOM, OP_RED,  /* type2: the B_-like atomic operation (ATOM_*) */
     OP_BRA, OP_EXIT, OP_BAR, OP_BARWARP, OP_FENCE,
+    OP_BARRED,        /* bar.red: type2 0 popc, 1 and, 2 or; s[0] the predicate (vec: negated) */
+    OP_REDUX,         /* redux.sync: type2 the ATOM_* operation */
     OP_SHFL,          /* type2: mode; d0 value, d1 pred; s0 a, s1 b, s2 c */
     OP_VOTE,          /* type2: mode */
     OP_ACTIVEMASK, OP_MATCH_ANY, OP_MATCH_ALL,
@@ -98,7 +100,9 @@ typedef struct {
     uint8_t vec;      /* elements of a vector access (1, 2, 4) */
     uint8_t gneg;     /* 1: the guard predicate is negated */
     uint8_t base;     /* B_* for the generic operations; setp: the boolean combiner */
-    uint8_t pad[3];
+    uint8_t wrap32;   /* memory operations: the address register has 32 bits, so the
+                       * address is (register + imm) mod 2^32, as the GPU computes it */
+    uint8_t pad[2];
     int32_t guard;    /* predicate register, -1 when unguarded */
     int32_t d[4];     /* destinations (slots; predicate numbers for predicate results) */
     int32_t s[4];     /* sources */
@@ -222,6 +226,14 @@ extern uint64_t emu_thread_instructions;
 
 /* Output of printf is written here under this lock. */
 extern pthread_mutex_t emu_print_lock;
+
+/* The emulated architecture (90 for sm_90) and memory size (driver.c). */
+int emu_arch_cc(void);
+size_t emu_total_memory(void);
+
+/* Seconds of CUKIT_EMULATOR_TIMEOUT: 0 when unset, -1 with *bad its text when it is not
+ * a positive number (exec.c). */
+double emu_timeout_seconds(const char **bad);
 
 /* The host CPUs the emulator spreads blocks over (CUKIT_EMULATOR_THREADS). */
 int emu_thread_count(void);

@@ -11,7 +11,13 @@ CUresult emu_failed(CUresult code, const char *fmt, ...);
 CUresult emu_ok(void);
 /* Hold a kernel fault for the next call that waits; report (and clear) it there. */
 void emu_set_pending(CUresult code, const char *why);
+/* The same, naming this thread as the launching one when this_thread. */
+void emu_set_pending_from(CUresult code, const char *why, int this_thread);
 CUresult emu_take_pending(void);
+/* After a fault the context is lost (unless CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=1):
+ * that fault for any call that uses the context; CUDA_SUCCESS otherwise. */
+CUresult emu_context_lost(void);
+int emu_keep_context(void);
 /* The text of this thread's last failure (what cuGetErrorString gives for it). */
 const char *emu_last_why(void);
 /* 1 when [p, p+n) lies inside one registered allocation. */

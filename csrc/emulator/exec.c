@@ -2,6 +2,7 @@
 #include "emulator/exec.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -115,6 +116,125 @@ set_group_pc(warp *w, uint32_t lanes, uint32_t pc)
 {
     for (uint32_t m = lanes; m; m &= m - 1)
         w->lpc[__builtin_ctz(m)] = pc;
+}
+
+/* ------------------------------------------------------------------ stopping a launch */
+
+/* Ctrl-C while a kernel runs: counted by the SIGINT handler below, compared by each
+ * block with the count when its launch began. */
+static unsigned emu_interrupts;
+static struct sigaction python_sigint; /* the handler ours chains to */
+static pthread_mutex_t sigint_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define POLL_EVERY 4096u
+
+static void
+on_sigint(int sig, siginfo_t *info, void *ctx)
+{
+    __atomic_fetch_add(&emu_interrupts, 1, __ATOMIC_SEQ_CST);
+    /* then what was there before: Python's handler, which raises KeyboardInterrupt
+     * once the launch returns (cukit_check_cu looks for it) */
+    if (python_sigint.sa_flags & SA_SIGINFO)
+        python_sigint.sa_sigaction(sig, info, ctx);
+    else if (python_sigint.sa_handler == SIG_DFL) {
+        signal(SIGINT, SIG_DFL);
+        raise(SIGINT);
+    }
+    else if (python_sigint.sa_handler != SIG_IGN)
+        python_sigint.sa_handler(sig);
+}
+
+/* Put on_sigint in front of whatever handles SIGINT now (Python may have changed it). */
+static void
+watch_sigint(void)
+{
+    struct sigaction now;
+    pthread_mutex_lock(&sigint_lock);
+    if (sigaction(SIGINT, NULL, &now) == 0 && now.sa_sigaction != on_sigint &&
+        now.sa_handler != SIG_IGN) {
+        struct sigaction ours = {0};
+        ours.sa_sigaction = on_sigint;
+        ours.sa_flags = SA_SIGINFO | (now.sa_flags & SA_ONSTACK);
+        sigemptyset(&ours.sa_mask);
+        python_sigint = now;
+        sigaction(SIGINT, &ours, NULL);
+    }
+    pthread_mutex_unlock(&sigint_lock);
+}
+
+static uint64_t
+now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Seconds of CUKIT_EMULATOR_TIMEOUT, 0 when unset; -1 (and *bad the text) when it is
+ * not a positive number. */
+double
+emu_timeout_seconds(const char **bad)
+{
+    const char *env = getenv("CUKIT_EMULATOR_TIMEOUT");
+    *bad = NULL;
+    if (env == NULL || env[0] == '\0')
+        return 0;
+    char *end;
+    double v = strtod(env, &end);
+    while (*end == ' ')
+        end++;
+    if (end == env || *end != '\0' || !(v > 0) || v > 1e9) {
+        *bad = env;
+        return -1;
+    }
+    return v;
+}
+
+/* The lines the warps of b are at, "warp 0 at k.cu:5, warp 1 at k.cu:9 (at a barrier)". */
+static void
+warp_lines(const block *b, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < b->nwarps && k + 80 < n; i++) {
+        const warp *w = &b->warps[i];
+        if (w->state == W_DONE)
+            continue;
+        const emu_inst *in = &b->f->code[w->pc < (uint32_t)b->f->ncode ? w->pc : 0];
+        char line[200];
+        emu_line_str(b->f->module, in->line, line, sizeof line);
+        k += (size_t)snprintf(buf + k, n - k, "%swarp %d at %s%sPTX line %u%s%s", k ? ", " : "", i,
+                              line, line[0] ? " (" : "(", in->ptxline, ")",
+                              w->state == W_BAR ? " waiting at a barrier" : "");
+        if (k >= n)
+            k = n - 1;
+    }
+}
+
+/* Whether the launch must stop now (Ctrl-C or the watchdog); records the fault if so. */
+static int
+must_stop(block *b, warp *w)
+{
+    b->poll = POLL_EVERY;
+    int interrupted = __atomic_load_n(&emu_interrupts, __ATOMIC_RELAXED) != b->interrupts;
+    if (!interrupted && (b->deadline == 0 || now_ns() < b->deadline))
+        return 0;
+    if (b->fault)
+        return 1;
+    char lines[700] = "between two blocks";
+    if (w)
+        warp_lines(b, lines, sizeof lines);
+    b->fault = 1;
+    b->err = CUDA_ERROR_LAUNCH_TIMEOUT;
+    if (interrupted)
+        snprintf(b->why, sizeof b->why, "the kernel %s was interrupted (Ctrl-C) in block (%u, %u, %u): "
+                 "%s", b->f->name, b->bid[0], b->bid[1], b->bid[2], lines);
+    else
+        snprintf(b->why, sizeof b->why, "the kernel %s ran past CUKIT_EMULATOR_TIMEOUT (%s s); in "
+                 "block (%u, %u, %u): %s. A loop that never ends? (raise the limit if the kernel "
+                 "is only slow)", b->f->name, getenv("CUKIT_EMULATOR_TIMEOUT"), b->bid[0],
+                 b->bid[1], b->bid[2], lines);
+    return 1;
 }
 
 /* Run warp w until it exits, waits at a barrier, or faults. */
@@ -324,7 +444,8 @@ run_warp(block *b, warp *w)
             int t = in->type, sz = emu_type_size(t), n = in->vec;
             unsigned total = (unsigned)(sz * n);
             int sp = in->space;
-            if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4 && t != TY_S32) {
+            uint64_t amask = in->wrap32 ? 0xffffffffu : ~0ull;
+            if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4 && t != TY_S32 && !in->wrap32) {
                 uint64_t lo = b->lo, hi = b->hi;
                 LANES(m, {
                     uint64_t a = Ad[l] + (uint64_t)in->imm;
@@ -342,7 +463,7 @@ run_warp(block *b, warp *w)
                 break;
             }
             LANES(m, {
-                uint64_t a = Ad[l] + (uint64_t)in->imm;
+                uint64_t a = (Ad[l] + (uint64_t)in->imm) & amask;
                 const uint8_t *q = emu_resolve(b, w, l, sp, a, total, 0);
                 if (q == NULL)
                     return;
@@ -356,7 +477,8 @@ run_warp(block *b, warp *w)
             int sz = emu_type_size(in->type), n = in->vec;
             unsigned total = (unsigned)(sz * n);
             int sp = in->space;
-            if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4) {
+            uint64_t amask = in->wrap32 ? 0xffffffffu : ~0ull;
+            if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4 && !in->wrap32) {
                 uint64_t lo = b->lo, hi = b->hi;
                 LANES(m, {
                     uint64_t a = Ad[l] + (uint64_t)in->imm;
@@ -374,7 +496,7 @@ run_warp(block *b, warp *w)
                 break;
             }
             LANES(m, {
-                uint64_t a = Ad[l] + (uint64_t)in->imm;
+                uint64_t a = (Ad[l] + (uint64_t)in->imm) & amask;
                 uint8_t *q = emu_resolve(b, w, l, sp, a, total, 1);
                 if (q == NULL)
                     return;
@@ -387,8 +509,9 @@ run_warp(block *b, warp *w)
         case OP_RED: {
             const uint64_t *Ad = R + (size_t)in->addr * 32;
             unsigned sz = (unsigned)emu_type_size(in->type);
+            uint64_t amask = in->wrap32 ? 0xffffffffu : ~0ull;
             LANES(m, {
-                uint64_t a = Ad[l] + (uint64_t)in->imm;
+                uint64_t a = (Ad[l] + (uint64_t)in->imm) & amask;
                 void *q = emu_resolve(b, w, l, in->space, a, sz, 1);
                 if (q == NULL)
                     return;
@@ -400,6 +523,10 @@ run_warp(block *b, warp *w)
         }
         case OP_BRA: {
             uint32_t target = (uint32_t)in->imm;
+            /* A loop looks now and then for Ctrl-C and the watchdog (a kernel that never
+             * ends must still be stoppable); straight-line code ends by itself. */
+            if (target <= w->pc && --b->poll == 0 && must_stop(b, w))
+                return;
             if (m == w->mask) {
                 w->pc = target;
                 if (target > w->wmin) {
@@ -436,6 +563,44 @@ run_warp(block *b, warp *w)
             w->mask = 0;
             reschedule(w);
             continue;
+        case OP_BARRED: {
+            if (m != w->mask) {
+                emu_fault_text(b, w, __builtin_ctz(w->mask & ~m), CUDA_ERROR_ILLEGAL_INSTRUCTION,
+                           "bar.red under a predicate that is false for some threads");
+                return;
+            }
+            uint32_t p = P[in->s[0]];
+            if (in->vec)
+                p = ~p;
+            p &= m;
+            b->red_popc += (uint32_t)__builtin_popcount(p);
+            b->red_all &= p == m;
+            b->red_any |= p != 0;
+            w->red_pc = w->pc;
+            set_group_pc(w, w->mask, w->pc + 1);
+            w->barwait |= w->mask;
+            w->mask = 0;
+            reschedule(w);
+            continue;
+        }
+        case OP_REDUX: {
+            int sgnd = in->type == TY_S32, op = in->type2;
+            uint32_t acc = op == ATOM_AND ? ~0u : op == ATOM_MIN ? (sgnd ? 0x7fffffffu : ~0u)
+                         : op == ATOM_MAX && sgnd ? 0x80000000u : 0;
+            LANES(m, {
+                uint32_t v = (uint32_t)A[l];
+                switch (op) {
+                case ATOM_ADD: acc += v; break;
+                case ATOM_AND: acc &= v; break;
+                case ATOM_OR: acc |= v; break;
+                case ATOM_XOR: acc ^= v; break;
+                case ATOM_MIN: acc = sgnd ? ((int32_t)v < (int32_t)acc ? v : acc) : (v < acc ? v : acc); break;
+                default: acc = sgnd ? ((int32_t)v > (int32_t)acc ? v : acc) : (v > acc ? v : acc); break;
+                }
+            });
+            LANES(m, Dd[l] = acc);
+            break;
+        }
         case OP_SHFL: {
             uint64_t vals[32];
             uint32_t okbits = 0;
@@ -663,19 +828,41 @@ warp_start(block *b, warp *w, int all)
     w->barwait = 0;
     w->wmin = NOPC;
     w->cc = 0;
+    w->red_pc = NOPC;
     w->state = live ? W_RUN : W_DONE;
+}
+
+/* The lanes of w waiting at bar.red get its result: the count, or the and / or. */
+static void
+answer_bar_red(block *b, warp *w)
+{
+    const emu_inst *in = &b->f->code[w->red_pc];
+    uint32_t lanes = w->barwait;
+    if (in->type2 == 0) {
+        uint64_t *d = w->R + (size_t)in->d[0] * 32;
+        for (uint32_t m = lanes; m; m &= m - 1)
+            d[__builtin_ctz(m)] = b->red_popc;
+    }
+    else {
+        int r = in->type2 == 1 ? b->red_all : b->red_any;
+        w->P[in->d[0]] = (w->P[in->d[0]] & ~lanes) | (r ? lanes : 0);
+    }
+    w->red_pc = NOPC;
 }
 
 /* Run one block to its end. 0, or -1 on a fault (in b->why). */
 static int
-run_block(block *b, unsigned linear)
+run_block(block *b, uint64_t linear)
 {
     const emu_launch *L = b->L;
-    b->bid[0] = linear % L->grid[0];
-    b->bid[1] = (linear / L->grid[0]) % L->grid[1];
-    b->bid[2] = linear / (L->grid[0] * L->grid[1]);
+    b->bid[0] = (unsigned)(linear % L->grid[0]);
+    b->bid[1] = (unsigned)((linear / L->grid[0]) % L->grid[1]);
+    b->bid[2] = (unsigned)(linear / ((uint64_t)L->grid[0] * L->grid[1]));
     if (b->f->shared_static || L->shared_dyn)
         memset(b->shared, 0, b->shared_size);
+    b->red_popc = 0;
+    b->red_all = 1;
+    b->red_any = 0;
     for (int i = 0; i < b->nwarps; i++)
         warp_start(b, &b->warps[i], 0);
     for (;;) {
@@ -693,14 +880,20 @@ run_block(block *b, unsigned linear)
         if (waiting == 0 && running == 0)
             return 0;
         if (running == 0) {
-            /* every thread still alive waits at the barrier: release it */
+            /* every thread still alive waits at the barrier: release it, with the
+             * answer of a bar.red */
             for (int i = 0; i < b->nwarps; i++) {
                 warp *w = &b->warps[i];
                 if (w->state == W_BAR) {
+                    if (w->red_pc != NOPC)
+                        answer_bar_red(b, w);
                     w->barwait = 0;
                     reschedule(w);
                 }
             }
+            b->red_popc = 0;
+            b->red_all = 1;
+            b->red_any = 0;
         }
     }
 }
@@ -709,8 +902,10 @@ run_block(block *b, unsigned linear)
 
 typedef struct {
     const emu_launch *L;
-    unsigned nblocks;
-    unsigned next;          /* atomic: the next block to run */
+    uint64_t nblocks;       /* up to (2^31 - 1) * 65535 * 65535: 64 bits */
+    uint64_t next;          /* atomic: the next block to run */
+    uint64_t deadline;      /* CLOCK_MONOTONIC ns (0: no watchdog) */
+    unsigned interrupts;    /* emu_interrupts at the start */
     int stop;               /* atomic: a block faulted */
     pthread_mutex_t lock;
     CUresult err;
@@ -735,13 +930,18 @@ worker(void *arg)
         return NULL;
     }
     b.icount = 0;
-    for (;;) {
+    b.deadline = g->deadline;
+    b.interrupts = g->interrupts;
+    b.poll = POLL_EVERY;
+    for (uint64_t ran = 0;; ran++) {
         if (__atomic_load_n(&g->stop, __ATOMIC_RELAXED))
             break;
-        unsigned i = __atomic_fetch_add(&g->next, 1, __ATOMIC_RELAXED);
+        uint64_t i = __atomic_fetch_add(&g->next, 1, __ATOMIC_RELAXED);
         if (i >= g->nblocks)
             break;
-        if (run_block(&b, i) < 0) {
+        /* a grid of many short blocks is stopped between them */
+        int rc = (ran & 255) == 255 && must_stop(&b, NULL) ? -1 : run_block(&b, i);
+        if (rc < 0) {
             pthread_mutex_lock(&g->lock);
             if (g->err == CUDA_SUCCESS) {
                 g->err = b.err;
@@ -780,16 +980,26 @@ emu_run(const emu_launch *L, char *why, size_t whylen)
         fma32_lanes_fn = hw ? fma32_hw : fma32_sw;
         fma64_lanes_fn = hw ? fma64_hw : fma64_sw;
     }
+    const char *bad;
+    double timeout = emu_timeout_seconds(&bad);
+    if (timeout < 0) {
+        snprintf(why, whylen, "CUKIT_EMULATOR_TIMEOUT=%s is not a number of seconds (such as 10 "
+                 "or 0.5)", bad);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    watch_sigint();
     grid_job g = {0};
     g.L = L;
-    g.nblocks = L->grid[0] * L->grid[1] * L->grid[2];
+    g.nblocks = (uint64_t)L->grid[0] * L->grid[1] * L->grid[2];
+    g.deadline = timeout > 0 ? now_ns() + (uint64_t)(timeout * 1e9) : 0;
+    g.interrupts = __atomic_load_n(&emu_interrupts, __ATOMIC_SEQ_CST);
     g.err = CUDA_SUCCESS;
     g.why = why;
     g.whylen = whylen;
     pthread_mutex_init(&g.lock, NULL);
     unsigned long long work = (unsigned long long)g.nblocks * L->block[0] * L->block[1] * L->block[2];
     int nthreads = emu_thread_count();
-    if ((unsigned)nthreads > g.nblocks)
+    if ((uint64_t)nthreads > g.nblocks)
         nthreads = (int)g.nblocks;
     if (work < 16384)
         nthreads = 1;

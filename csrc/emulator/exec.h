@@ -21,6 +21,7 @@ typedef struct {
     uint32_t wmin;       /* lowest pc of the other runnable lanes, NOPC if none */
     uint32_t cc;         /* carry flags of add.cc / sub.cc, one bit per lane */
     uint32_t lpc[32];    /* pc of each lane outside the running group */
+    uint32_t red_pc;     /* the bar.red its lanes wait at (NOPC: none), answered at release */
     int state;
     int index;
 } warp;
@@ -40,6 +41,11 @@ typedef struct {
     size_t local_bytes;
     uint64_t lo, hi;     /* the allocation the last global access hit */
     uint64_t icount;     /* thread-instructions executed (lanes x instructions) */
+    uint32_t red_popc;   /* bar.red of the barrier now: threads whose predicate is true, */
+    int red_all, red_any; /* whether all are, whether any is */
+    uint64_t deadline;   /* CLOCK_MONOTONIC ns past which the launch stops (0: none) */
+    unsigned poll;       /* backward branches left before the next look at the clock */
+    unsigned interrupts; /* emu_interrupts when the launch began */
     int fault;           /* 1: this block faulted; fault text in why */
     CUresult err;
     char why[1536];

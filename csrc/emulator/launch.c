@@ -23,10 +23,16 @@ e_cuModuleLoadData(CUmodule *out, const void *image)
     if (magic == 0xBA55ED50u || magic == 0x466243B1u)
         return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator runs PTX, not machine code: this image "
                       "is a fatbin. Load PTX instead");
+    CUresult lost = emu_context_lost();
+    if (lost != CUDA_SUCCESS)
+        return lost;
     char why[1024] = "";
     emu_module *m = emu_ptx_load((const char *)image, why, sizeof why);
     if (m == NULL)
-        return emu_failed(strstr(why, "does not support") || strstr(why, "cannot")
+        return emu_failed(strstr(why, "out of memory") ? CUDA_ERROR_OUT_OF_MEMORY
+                          : strstr(why, "unsupported PTX version") ? CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+                          : strstr(why, "no kernel image for this device") ? CUDA_ERROR_NO_BINARY_FOR_GPU
+                          : strstr(why, "does not support") || strstr(why, "cannot")
                           ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_PTX, "%s", why);
     *out = (CUmodule)m;
     return emu_ok();
@@ -162,7 +168,7 @@ emu_launch_kernel(emu_func *f, const unsigned grid[3], const unsigned block[3], 
                       "kernelParams only, not `extra`");
     unsigned long long threads = (unsigned long long)block[0] * block[1] * block[2];
     if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0 || threads == 0 || block[2] > 64 ||
-        grid[1] > 65535 || grid[2] > 65535)
+        grid[0] > 2147483647u || grid[1] > 65535 || grid[2] > 65535)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "grid (%u, %u, %u) or block (%u, %u, %u) is out of "
                       "range", grid[0], grid[1], grid[2], block[0], block[1], block[2]);
     if (threads > (unsigned long long)max_threads(f))
@@ -210,14 +216,17 @@ emu_launch_now(const emu_launch *L)
 {
     char why[2048] = "";
     CUresult r = emu_run(L, why, sizeof why);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY && !emu_deferring())
+    if ((r == CUDA_ERROR_OUT_OF_MEMORY || r == CUDA_ERROR_INVALID_VALUE) && !emu_deferring())
         return emu_failed(r, "%s", why);
     if (r != CUDA_SUCCESS) {
         /* reported by the next call that waits, like a GPU's fault */
         char text[2200];
-        snprintf(text, sizeof text, "%s. (The emulator checked every access; it stopped the "
-                 "kernel there, and the context stays usable.)", why);
-        emu_set_pending(r, text);
+        snprintf(text, sizeof text, "%s. (The emulator checked every access and stopped the "
+                 "kernel there. %s)", why, emu_keep_context()
+                 ? "The context stays usable: CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT is set."
+                 : "As on a GPU, the context is lost: every later call fails until the process "
+                   "ends. To debug, CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=1 keeps it usable.");
+        emu_set_pending_from(r, text, !emu_deferring());
     }
     return CUDA_SUCCESS;
 }

@@ -23,6 +23,9 @@ alloc_at(CUdeviceptr *p, size_t n, int kind, const char *origin)
 {
     if (n == 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "a zero-byte allocation");
+    CUresult lost = emu_context_lost();
+    if (lost != CUDA_SUCCESS)
+        return lost;
     uint64_t total = emu_total_memory(), used = emu_used_bytes + emu_pool_cached_bytes();
     if ((used > total || n > total - used) && emu_deferring()) {
         /* Frees still queued: the device would have got to them by now. */

@@ -47,6 +47,10 @@ parse_reg(P *p)
         char buf[256];
         if (len > 200)
             return ptx_fail(p, t->line, "register name too long");
+        if (count > EMU_MAX_SLOTS - (long)p->f->nslots)
+            return ptx_fail(p, t->line, "the emulator does not support kernels this large: %s "
+                            "declares more than %d registers once its device functions are "
+                            "inlined (%ld in this declaration)", p->f->name, EMU_MAX_SLOTS, count);
         for (long k = count < 0 ? -1 : 0; k < (count < 0 ? 0 : count); k++) {
             int n = len;
             memcpy(buf, name, (size_t)len);
@@ -82,6 +86,12 @@ parse_var_shape(P *p, const char **name, int *nlen, size_t *size, size_t *align,
             p->i++;
             *align = (size_t)strtoul(ptx_peek(p)->p, NULL, 0);
         }
+        else if (ptx_is(t, ".attribute") && ptx_is_punct(t + 1, '(') && ptx_is(t + 2, ".managed") &&
+                 ptx_is_punct(t + 3, ')')) {
+            /* __managed__: the emulator's device memory is the host's, so a managed
+             * variable is a global one that the host reads and writes as it is */
+            p->i += 3;
+        }
         else if (ptx_is(t, ".ptr") || ptx_is(t, ".global") || ptx_is(t, ".shared") || ptx_is(t, ".const") ||
                  ptx_is(t, ".local") || ptx_is(t, ".v2") || ptx_is(t, ".v4")) {
             if (ptx_is(t, ".v2") || ptx_is(t, ".v4"))
@@ -111,12 +121,20 @@ parse_var_shape(P *p, const char **name, int *nlen, size_t *size, size_t *align,
             count = 0;
         }
         else {
-            count *= (size_t)strtoull(ptx_peek(p)->p, NULL, 0);
+            unsigned long long d = strtoull(ptx_peek(p)->p, NULL, 0);
+            /* beyond any memory: refused before the product can wrap around */
+            if (d > (1ull << 40) || count * d > (1ull << 40))
+                return ptx_fail(p, t->line, "the variable '%.*s' is larger than the emulator's "
+                                "memory: out of memory", *nlen, *name);
+            count *= (size_t)d;
             p->i++;
         }
         if (ptx_expect(p, ']') < 0)
             return -1;
     }
+    if (*align & (*align - 1) || *align > 65536)
+        return ptx_fail(p, t->line, "the alignment %zu of '%.*s' is not a power of two up to "
+                        "65536", *align, *nlen, *name);
     if (esize == 0)
         esize = 1;
     *size = count * (size_t)esize;
@@ -161,6 +179,14 @@ parse_local_var(P *p, int space)
             return -1;
         f->local_bytes += size;
     }
+    /* the limits a GPU's ptxas enforces (it refuses such PTX at load) */
+    if (f->local_bytes > 512 * 1024)
+        return ptx_fail(p, line, "%s uses %zu bytes of local memory per thread, more than the "
+                        "512 KiB a GPU allows", f->name, f->local_bytes);
+    if (f->shared_static > 48 * 1024)
+        return ptx_fail(p, line, "%s declares %zu bytes of static shared memory, more than the "
+                        "48 KiB a GPU allows (use dynamic shared memory, up to 227 KiB)", f->name,
+                        f->shared_static);
     return 0;
 }
 
@@ -511,6 +537,9 @@ parse_global(P *p, int space, int is_extern)
     int esize = emu_type_size(type);
     if (esize == 0)
         esize = 1;
+    if (size > emu_total_memory())
+        return ptx_fail(p, line, "the variable '%.*s' (%zu bytes) is larger than the emulated "
+                        "device's memory: out of memory", nlen, name, size);
     emu_module *m = p->m;
     emu_global *gv = realloc(m->globals, (size_t)(m->nglobals + 1) * sizeof *gv);
     if (gv == NULL)
@@ -555,8 +584,11 @@ parse_global(P *p, int space, int is_extern)
                 uint64_t v;
                 if (ptx_literal(t->p, t->len, neg, type, &v) < 0)
                     return ptx_fail(p, t->line, "the emulator could not read the initializer '%.*s'", t->len, t->p);
-                if ((k + 1) * (size_t)esize <= size)
-                    memcpy((char *)g->data + k * (size_t)esize, &v, (size_t)esize);
+                if ((k + 1) * (size_t)esize <= size) {
+                    /* a .b128 element: the literal (at most 64 bits) extended to 128 */
+                    uint64_t wide[2] = {v, neg && (int64_t)v < 0 ? ~0ull : 0};
+                    memcpy((char *)g->data + k * (size_t)esize, wide, (size_t)(esize > 16 ? 16 : esize));
+                }
                 k++;
             }
             else if (t->kind == TK_ID) {
@@ -611,13 +643,49 @@ add_file(P *p, int idx, const tok *s)
     }
 }
 
+/* .version and .target as a driver checks them: a PTX ISA newer than the emulated
+ * driver's (CUDA 13: 9.x) and a target newer than the emulated device are refused. */
+static int
+check_version_target(P *p, tok *t)
+{
+    tok *v = t + 1;
+    if (ptx_is(t, ".version")) {
+        char *end = NULL;
+        long major = v->kind == TK_NUM ? strtol(v->p, &end, 10) : -1;
+        if (major < 1 || end == NULL || *end != '.' || !isdigit((unsigned char)end[1]))
+            return ptx_fail(p, t->line, "this PTX's .version '%.*s' is not a version number",
+                            v->len, v->p);
+        if (major > 9)
+            return ptx_fail(p, t->line, "this PTX is of PTX ISA version %.*s, newer than the 9.x "
+                            "the emulated CUDA 13 driver reads (unsupported PTX version)", v->len, v->p);
+        return 0;
+    }
+    for (tok *a = v; a->kind == TK_ID && a->line == t->line; a++) {
+        int cc;
+        if (a->len > 3 && memcmp(a->p, "sm_", 3) == 0 && sscanf(a->p + 3, "%d", &cc) == 1 &&
+            cc > emu_arch_cc())
+            return ptx_fail(p, t->line, "this PTX targets %.*s, newer than the emulated device "
+                            "(sm_%d; CUKIT_EMULATOR_ARCH sets it): no kernel image for this device",
+                            a->len, a->p, emu_arch_cc());
+        if (!ptx_is_punct(a + 1, ','))
+            break;
+        a++;
+    }
+    return 0;
+}
+
 static int
 parse_module(P *p)
 {
     while (ptx_peek(p)->kind != TK_END && !p->failed) {
         tok *t = ptx_peek(p);
         int line = t->line;
-        if (ptx_is(t, ".version") || ptx_is(t, ".target") || ptx_is(t, ".address_size")) {
+        if (ptx_is(t, ".version") || ptx_is(t, ".target")) {
+            if (check_version_target(p, t) < 0)
+                return -1;
+            ptx_skip_line(p, line);
+        }
+        else if (ptx_is(t, ".address_size")) {
             ptx_skip_line(p, line);
         }
         else if (ptx_is(t, ".file")) {

@@ -5,6 +5,13 @@
 #include "emulator/emu.h"
 
 enum { TK_ID, TK_NUM, TK_STR, TK_PUNCT, TK_END };
+/* Bounds on one function after inlining (instructions, register slots): a register
+ * slot costs 256 bytes per warp, so a 1024-thread block of the largest takes 2 GiB. */
+#define EMU_MAX_CODE (1 << 22)
+#define EMU_MAX_SLOTS (1 << 18)
+/* Device functions inlined inside one another, at most. */
+#define EMU_MAX_DEPTH 64
+#define PTX_END_PAD 4 /* TK_END tokens at the end of every token list */
 
 typedef struct {
     int kind;
@@ -67,7 +74,7 @@ typedef struct {
     int block_depth;         /* braces open inside the current function body */
     devfunc *funcs;          /* owned */
     int nfuncs;
-    const char *inlining[16]; /* the functions being inlined now, outermost first */
+    const char *inlining[EMU_MAX_DEPTH]; /* the functions being inlined now, outermost first */
     int depth;
     char *why;
     size_t whylen;
@@ -82,7 +89,11 @@ typedef struct {
     uint32_t cur_line;
     int cur_ptxline;
     int zero_slot;
+    int device_launch;       /* the module declares the device runtime's launch functions */
 } P;
+
+/* The refusal of a device-side launch (dynamic parallelism), with the way around it. -1. */
+int ptx_fail_device_launch(P *p, int line);
 
 enum { OK_NAME = 1, OK_NUM, OK_ADDR, OK_VEC, OK_PAREN };
 

@@ -14,6 +14,16 @@ inline_call(P *p, const tok *op, int line, operand *ret, operand *fn, operand *a
         if (p->funcs[k].nlen == fn->nlen && memcmp(p->funcs[k].name, fn->name, (size_t)fn->nlen) == 0)
             df = &p->funcs[k];
     }
+    if (df == NULL && p->device_launch)
+        return ptx_fail_device_launch(p, line);
+    static const char *const heap[] = {"malloc", "free", "__nv_aligned_device_malloc"};
+    for (size_t k = 0; df == NULL && k < sizeof heap / sizeof *heap; k++) {
+        if ((int)strlen(heap[k]) == fn->nlen && memcmp(heap[k], fn->name, (size_t)fn->nlen) == 0)
+            return ptx_fail(p, line, "the emulator does not support the device heap (allocate "
+                            "the memory before the launch, with cukit.empty, and pass it to the "
+                            "kernel; or run on a GPU): %s inside a kernel (malloc, free, new or "
+                            "delete)", heap[k]);
+    }
     if (df == NULL)
         return ptx_fail(p, line, "the emulator does not support the PTX instruction '%.*s' to '%.*s' "
                         "(a function this module does not define)", op->len, op->p, fn->nlen, fn->name);
@@ -26,8 +36,9 @@ inline_call(P *p, const tok *op, int line, operand *ret, operand *fn, operand *a
                             "recursive function '%.*s' (it inlines device functions)", op->len, op->p,
                             fn->nlen, fn->name);
     }
-    if (p->depth == 16)
-        return ptx_fail(p, line, "device functions nest too deeply for the emulator to inline");
+    if (p->depth == EMU_MAX_DEPTH)
+        return ptx_fail(p, line, "the emulator does not support device functions that call one "
+                        "another more than %d deep (it inlines each call)", EMU_MAX_DEPTH);
     if ((args ? args->nitems : 0) != df->nparams || (ret ? ret->nitems : 0) > df->nrets)
         return ptx_fail(p, line, "the call to '%.*s' does not match its parameters", fn->nlen, fn->name);
     symtab callee = {0};
@@ -137,12 +148,25 @@ param_names(P *p, int k, const char **names, int *lens, int *n, int max)
     return v[k].kind == TK_END ? k : k + 1;
 }
 
-/* Find every .func definition first: a call may come before the callee's body. */
+int
+ptx_fail_device_launch(P *p, int line)
+{
+    return ptx_fail(p, line, "the emulator does not support device-side kernel launches (dynamic "
+                    "parallelism; launch the child kernels from Python after the parent returns, "
+                    "or run on a GPU): a kernel launched from a kernel");
+}
+
+/* Find every .func definition first: a call may come before the callee's body; note
+ * whether the module launches kernels from the device. */
 void
 ptx_scan_funcs(P *p)
 {
     tok *v = p->t.v;
+    static const char *const launchers[] = {"__cudaCDP2LaunchDeviceV2", "__cudaCDP2LaunchDevice",
+                                            "cudaLaunchDeviceV2", "cudaLaunchDevice"};
     for (int k = 0; k < p->t.n; k++) {
+        for (size_t j = 0; v[k].kind == TK_ID && j < sizeof launchers / sizeof *launchers; j++)
+            p->device_launch |= ptx_is(&v[k], launchers[j]);
         if (v[k].kind != TK_ID || !ptx_is(&v[k], ".func"))
             continue;
         devfunc d = {0};

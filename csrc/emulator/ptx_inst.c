@@ -27,6 +27,7 @@ typedef struct {
     int testp;
     int any, all;
     int shiftamt;
+    int warp, popc; /* bar.warp.sync; bar.red.popc */
 } mods;
 
 static const struct {
@@ -123,6 +124,8 @@ parse_mods(P *p, const tok *op, const char *base, int nbase, mods *m, int line)
         else if (M("normal")) m->testp = 5;
         else if (M("subnormal")) m->testp = 6;
         else if (M("shiftamt")) m->shiftamt = 1;
+        else if (M("warp")) m->warp = 1;
+        else if (M("popc")) m->popc = 1;
         else
             known = 0;
         if (!known) {
@@ -263,6 +266,7 @@ address(P *p, emu_inst *in, const operand *o, int *is_kparam)
     switch (s->kind) {
     case S_REG:
         in->addr = (int)s->value;
+        in->wrap32 = emu_type_size(s->type) == 4 && in->imm != 0;
         return 0;
     case S_SHARED:
     case S_LOCAL:
@@ -342,7 +346,7 @@ ptx_parse_instruction(P *p)
         "add", "sub", "mul", "mad", "div", "rem", "abs", "neg", "min", "max", "cnot", "shl", "shr",
         "popc", "clz", "brev", "bfind", "bfe", "bfi", "prmt", "lop3", "shf", "fma", "rcp", "sqrt",
         "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", "copysign", "testp", "sad", "mul24", "mad24",
-        "dp4a", "dp2a", "addc", "subc", "madc",
+        "dp4a", "dp2a", "addc", "subc", "madc", "redux",
     };
     int is_known = 0;
     for (size_t k = 0; k < sizeof known / sizeof *known && !is_known; k++)
@@ -544,6 +548,11 @@ ptx_parse_instruction(P *p)
             return 0;
         }
         if (kparam == 1 && !isst && in->addr == p->zero_slot && m.vec == 1) {
+            /* checked here, once: OP_LDPARAM reads the parameter buffer unchecked */
+            if (in->imm < 0 || (uint64_t)in->imm + (uint64_t)emu_type_size(type) > p->f->param_bytes)
+                return ptx_fail(p, line, "ld.param reads %d bytes at offset %lld of the kernel's "
+                                "parameters, outside its %zu bytes of parameters",
+                                emu_type_size(type), (long long)in->imm, p->f->param_bytes);
             in->op = OP_LDPARAM;
             in->space = SP_PARAM;
             return (in->d[0] = ptx_dst(p, val)) < 0 ? -1 : 0;
@@ -627,15 +636,41 @@ ptx_parse_instruction(P *p)
         return 0;
     }
     if (B("bar") || B("barrier")) {
-        /* bar.warp.sync */
-        if (op->len > nbase + 5 && memcmp(op->p + nbase, ".warp", 5) == 0) {
+        /* bar.warp.sync: the lanes of a warp run converged here already */
+        if (m.warp) {
             in->op = OP_BARWARP;
             return 0;
         }
-        if (m.bar_arrive || m.bar_red || nops > 1)
+        if (m.bar_red) {
+            /* bar.red.popc.u32 d, a, {!}p; bar.red.and|or.pred d, a, {!}p (__syncthreads_count,
+             * _and, _or): a barrier that also reduces p over the block */
+            const operand *c = &ops[nops - 1];
+            if (m.bar_arrive || nops != 3 || c->kind != OK_NAME ||
+                !(m.popc || m.boolop == 1 || m.boolop == 2))
+                return unsupported(p, op, line);
+            in->op = OP_BARRED;
+            in->type2 = (uint8_t)(m.popc ? 0 : m.boolop);
+            if ((in->d[0] = m.popc ? ptx_dst(p, &ops[0]) : ptx_pred(p, ops[0].name, ops[0].nlen, line)) < 0 ||
+                (in->s[0] = ptx_pred(p, c->name, c->nlen, line)) < 0)
+                return -1;
+            in->vec = (uint8_t)c->neg;
+            return 0;
+        }
+        if (m.bar_arrive || nops > 1)
             return unsupported(p, op, line);
         in->op = OP_BAR;
         return 0;
+    }
+    if (B("redux")) {
+        /* redux.sync.op.type d, a, membermask (__reduce_*_sync) */
+        if (nops != 3 || (type != TY_U32 && type != TY_S32) ||
+            !(m.atom == ATOM_ADD || m.atom == ATOM_MIN || m.atom == ATOM_MAX || m.atom == ATOM_AND ||
+              m.atom == ATOM_OR || m.atom == ATOM_XOR))
+            return unsupported(p, op, line);
+        in->op = OP_REDUX;
+        in->type2 = (uint8_t)m.atom;
+        return (in->d[0] = ptx_dst(p, &ops[0])) < 0 || (in->s[0] = ptx_src(p, &ops[1], type)) < 0 ||
+               (in->s[1] = ptx_src(p, &ops[2], TY_U32)) < 0 ? -1 : 0;
     }
     if (B("membar") || B("fence")) {
         in->op = OP_FENCE;

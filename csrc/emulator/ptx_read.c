@@ -102,7 +102,13 @@ ptx_lex(const char *s, toks *t)
             p++;
         }
     }
-    return push_tok(t, TK_END, p, 0, line);
+    /* The end is PTX_END_PAD tokens, so that a reader looking a few tokens ahead
+     * (p[1], p[2]) stays inside the array; ptx_peek never goes past the first. */
+    for (int i = 0; i < PTX_END_PAD; i++) {
+        if (push_tok(t, TK_END, p, 0, line) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 static uint32_t
@@ -214,6 +220,9 @@ ptx_fail(P *p, int line, const char *fmt, ...)
 tok *
 ptx_peek(P *p)
 {
+    /* A reader that steps past the end (truncated PTX) stays at the end. */
+    if (p->i > p->t.n - PTX_END_PAD)
+        p->i = p->t.n - PTX_END_PAD;
     return &p->t.v[p->i];
 }
 
@@ -496,6 +505,15 @@ emu_inst *
 ptx_emit(P *p, int ptxline)
 {
     emu_func *f = p->f;
+    if (f->ncode >= EMU_MAX_CODE || f->nslots > EMU_MAX_SLOTS) {
+        /* a bound before host memory runs out: inlining a fan-out of device functions
+         * multiplies both */
+        ptx_fail(p, ptxline, "the emulator does not support kernels this large: %s %s once its "
+                 "device functions are inlined, past its limit of %d", f->name,
+                 f->ncode >= EMU_MAX_CODE ? "has too many instructions" : "needs too many registers",
+                 f->ncode >= EMU_MAX_CODE ? EMU_MAX_CODE : EMU_MAX_SLOTS);
+        return NULL;
+    }
     if (f->ncode == p->capcode) {
         int cap = p->capcode ? p->capcode * 2 : 256;
         emu_inst *v = realloc(f->code, (size_t)cap * sizeof *v);
@@ -707,6 +725,8 @@ name_slot(P *p, const char *name, int len, int64_t off, int line)
         return ptx_fail(p, line, "'%.*s' is read with mov only", len, name);
     if (name[0] == '%')
         return ptx_fail(p, line, "the emulator does not support the special register '%.*s'", len, name);
+    if (p->device_launch)
+        return ptx_fail_device_launch(p, line); /* the child kernel's name, as a value */
     return ptx_fail(p, line, "the emulator does not know the register or symbol '%.*s'", len, name);
 }
 

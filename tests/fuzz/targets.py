@@ -845,6 +845,156 @@ class ReductionParamsTarget(ElementwiseParamsTarget):
         cukit.ReductionKernel(np.float32, "0", "a + b", "x[i]", arguments=data[0])
 
 
+# ------------------------------------------------------------------ the emulator's PTX reader
+
+PTX_KERNELS = [
+    r"""
+extern "C" __global__ void k(const float* x, float* y, int n) {
+    __shared__ float s[64];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    if (i < n) y[i] = s[threadIdx.x ^ 1] * 2.0f + 1.0f;
+}""",
+    r"""
+extern "C" __global__ void k(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < 3) printf("[%*d|%-*.*s|%.*f|%c|%p|%lld]\n", i + 2, i, 6, 3, "abcdef", 2, x[i], 'a' + i,
+                      (void*)y, -5000000000LL + i);
+    if (i < n) y[i] = x[i];
+}""",
+    r"""
+__device__ __noinline__ float twice(float v, int k) { return k & 1 ? v * 2.0f : sqrtf(v); }
+__device__ double table[4] = {1.0, 2.0, 3.0, 4.0};
+__device__ unsigned long long wide = 12345;
+extern "C" __global__ void k(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float local[8];
+    for (int j = 0; j < 8; j++) local[j] = x[(i + j) % n];
+    float v = twice(local[i % 8], i) + (float)table[i & 3] + (float)(long long)wide;
+    v += __shfl_xor_sync(0xffffffffu, v, 1);
+    if (i < n) { atomicAdd(&y[0], 1.0f); y[i] = v; }
+}""",
+    r"""
+extern "C" __global__ void k(const float* x, float* y, int n) {
+    __shared__ unsigned char b[128];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    b[t] = (unsigned char)t;
+    __syncwarp();
+    __syncthreads();
+    int c = __syncthreads_count(t & 1);
+    unsigned r = __reduce_add_sync(0xffffffffu, (unsigned)t);
+    if (i < n) y[i] = x[i] + b[(t + 3) & 63] + c + r;
+}""",
+]
+
+# Handwritten pieces with the shapes found to crash the reader before.
+PTX_FRAGMENTS = [
+    ".version 9.0\n.target sm_90\n.address_size 64\n"
+    ".global .align 16 .b128 v[2] = {1, 340282366920938463463374607431768211455};\n"
+    ".visible .entry k(.param .u64 p0, .param .u64 p1, .param .u32 p2)\n{\n"
+    "  .reg .b64 %rd<4>;\n  ld.param.u64 %rd1, [p1];\n  ld.param.u64 %rd2, [p0+8];\n"
+    "  cvta.to.global.u64 %rd3, %rd1;\n  st.global.u64 [%rd3], %rd2;\n  ret;\n}\n",
+    ".version 9.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry k(.param .u64 p0, .param .u64 p1, .param .u32 p2)\n{\n"
+    "  .reg .b32 %r<4>;\n  .reg .b16 %rs<4>;\n  .shared .align 4 .b8 buf[64];\n"
+    "  mov.u32 %r1, buf;\n  add.s32 %r2, %r1, -16;\n  ld.shared.u8 %rs2, [%r2+16];\n  ret;\n}\n",
+]
+
+PTX_TOKENS = [
+    "-1", "0", "1", "4294967295", "0xffffffffffffffff", "-2147483648", "99999999999999999999",
+    "1000000", "[k_param_0+1000000]", "[k_param_0-8]", "[p0+4096]", "%r1", "%rd1", "%f1", "%p1",
+    "%r999999", ".b128", ".u64", ".u8", ".s32", ".f64", ".v4", ".v2", ".shared", ".local",
+    ".global", ".param", "{", "}", "[", "]", "(", ")", ";", ",", "+", "-", "%", "$L__BB0_2",
+    "bra", "ret", "exit", "call", "ld", "st", "mov", "\n", "\"", "\\", "//", "/*", "%*", "%.*s",
+    "%*d", "0f7fffffff", "0d7ff0000000000000", ".align 1024", ".reg .b32 %r<100000000>",
+    "bar.sync 0", "bar.warp.sync -1", "redux.sync.add.u32", "vprintf", "%ntid.x", "%laneid",
+]
+
+
+class PtxTarget(Target):
+    """The emulator's PTX reader and interpreter on mutated PTX: loaded with Module.load
+    and, when it loads, launched on fresh data. A refusal at load or launch (CudaError,
+    ValueError, MemoryError) is clean; a crash, another exception or a hang is not."""
+
+    # AttributeError: a kernel the mutation removed
+    allowed = (cukit.CudaError, ValueError, TypeError, MemoryError, AttributeError)
+    time_limit = 10.0
+    hang_limit = 30.0
+
+    def setup(self):
+        super().setup()
+        # A mutated branch may loop forever: the watchdog turns that into a refusal.
+        os.environ.setdefault("CUKIT_EMULATOR_TIMEOUT", "3")
+        # A case that faults would lose the context for every later case of the worker.
+        os.environ.setdefault("CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT", "1")
+        self.images = []
+        for src in PTX_KERNELS:
+            try:
+                self.images.append(cukit.Program(src).ptx(arch="compute_90").decode())
+            except Exception:  # noqa: BLE001 - no NVRTC: the handwritten pieces only
+                pass
+        self.images += PTX_FRAGMENTS
+
+    def make(self, rng):
+        text = rng.choice(self.images)
+        lines = text.split("\n")
+        for _ in range(rng.randint(1, 4)):
+            op = rng.random()
+            at = rng.randrange(len(lines)) if lines else 0
+            if not lines:
+                break
+            if op < 0.35:  # one token of a line replaced, by a token of the text or a known one
+                words = lines[at].split()
+                if words:
+                    pool = rng.choice([PTX_TOKENS, rng.choice(lines).split() or PTX_TOKENS])
+                    w = rng.randrange(len(words))
+                    piece = rng.choice(pool)
+                    if rng.random() < 0.5:
+                        words[w] = piece
+                    else:  # within the word: operands such as [%rd5+16] or %r<6>;
+                        cut = rng.randint(0, len(words[w]))
+                        words[w] = words[w][:cut] + piece + words[w][cut + rng.randint(0, 3):]
+                    lines[at] = "\t".join(words)
+            elif op < 0.5:
+                del lines[at]
+            elif op < 0.6:
+                lines.insert(at, lines[rng.randrange(len(lines))])
+            elif op < 0.7:
+                lines.insert(at, rng.choice(PTX_TOKENS) + " " + rng.choice(PTX_TOKENS))
+            elif op < 0.8:
+                text = "\n".join(lines)
+                lines = text[:rng.randint(0, len(text))].split("\n")
+            elif op < 0.9:
+                b = rng.randrange(len(lines))
+                lines[at], lines[b] = lines[b], lines[at]
+            else:
+                line = lines[at]
+                if line:
+                    c = rng.randrange(len(line))
+                    lines[at] = line[:c] + chr(rng.choice([0, 9, 10, 32, 34, 37, 43, 45, 46, 59, 91,
+                                                           93, 123, 125, rng.randint(33, 126)])) \
+                        + line[c + 1:]
+        return "\n".join(lines)
+
+    def check(self, text):
+        data = text.encode("utf-8", "surrogatepass")
+        mod = cukit.Module.load(data)
+        k = mod.get_kernel("k", signature="(const float* x, float* y, int n)")
+        n = 256
+        x = cukit.to_device(np.random.default_rng(self.index).random(n, dtype=np.float32))
+        y = cukit.zeros(n, np.float32)
+        k(x, y, n, grid=4, block=64)
+        cukit.synchronize()
+        y.get()
+
+    def show(self, text):
+        return text
+
+
+TARGETS["ptx"] = PtxTarget()
+
+
 class SelfTestTarget(Target):
     """Proves the harness can fail: case 3 kills its worker, case 5 raises KeyError,
     case 7 never ends (its worker is killed after hang_limit seconds)."""
