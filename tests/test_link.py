@@ -380,7 +380,7 @@ def test_loaded_kernel_without_a_signature_takes_its_sizes(rng):
     dy = cukit.to_device(y)
     k(np.float32(2), cukit.to_device(x), dy, np.int32(n), grid=4, block=256)
     np.testing.assert_allclose(dy.get(), np.float32(2) * x + y, rtol=1e-6)
-    with pytest.raises(TypeError, match="4 bytes here, but the float64 given has 8"):
+    with pytest.raises(TypeError, match="4 bytes here, but the numpy.float64 given has 8"):
         k(np.float64(2), cukit.to_device(x), dy, np.int32(n), grid=4, block=256)
     with pytest.raises(AttributeError, match="has no kernel 'nothing'"):
         module.get_kernel("nothing")
