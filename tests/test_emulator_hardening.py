@@ -106,6 +106,50 @@ def test_b128_initializer_is_read_whole_and_sign_extended():
     assert got.tolist() == [1, 0, 2**64 - 2, 2**64 - 1]
 
 
+# What the PTX fuzz target (tests/fuzz, target ptx) found, kept as cases.
+
+def test_fuzz_an_address_near_2_to_the_64_is_a_fault_not_a_crash():
+    # [-8 + small] passed "addr + size <= end" of the last allocation hit: the sum wrapped
+    ptx = head(".reg .b64 %rd<6>;\n.reg .b32 %r<4>;\nld.param.u64 %rd1, [p0];\n"
+               "cvta.to.global.u64 %rd2, %rd1;\nld.global.u32 %r1, [%rd2];\n"
+               "mov.u64 %rd3, -8;\nld.global.u64 %rd4, [%rd3];\nld.global.u32 %r2, [%rd3+4];\n"
+               "st.global.u64 [%rd2], %rd4;\nret;")
+    r = run(f"""
+        import cukit, numpy as np
+        k = cukit.Module.load({ptx.encode()!r}).get_kernel("k", signature="(long* p)")
+        p = cukit.zeros(4, np.int64)
+        k(p, grid=1, block=32)
+        try:
+            cukit.synchronize()
+        except cukit.KernelFaultError as e:
+            print(e.name, "0xfffffffffffffff8" in str(e))
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["CUDA_ERROR_ILLEGAL_ADDRESS", "True"]
+
+
+@pytest.mark.parametrize("operand", ["{}", "{%r1, %r2, %r1, %r2, %r1}"])
+def test_fuzz_a_vector_operand_of_no_items_is_refused(operand):
+    ptx = head(f".reg .b32 %r<4>;\n.reg .b64 %rd<3>;\nmov.b64 %rd1, {operand};\nret;")
+    r = run(f"""
+        import cukit
+        try:
+            cukit.Module.load({ptx.encode()!r})
+        except cukit.CudaError as e:
+            print(e.name)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "CUDA_ERROR_INVALID_PTX"
+
+
+def test_fuzz_an_array_size_past_2_to_the_64_is_out_of_memory():
+    ptx = head("ret;").replace(".visible .entry",
+                               ".global .align 16 .b128 v[999999999999999999992] = {1, 2};\n"
+                               ".visible .entry")
+    with pytest.raises(MemoryError, match="larger than the emulator's memory"):
+        cukit.Module.load(ptx.encode())
+
+
 # ------------------------------------------------------------------ wrong answers (5, 6)
 
 SHARED32 = """.version 8.0
@@ -499,3 +543,58 @@ def test_the_watchdog_names_the_kernel_and_the_line_of_each_warp():
                                "CUKIT_EMULATOR_TIMEOUT (0.5 s)"), lines
     assert "warp 0 at spin.cu:" in lines[1] and "warp 1 at spin.cu:" in lines[1]
     assert lines[2] == "after CUDA_ERROR_LAUNCH_TIMEOUT"
+
+
+# ------------------------------------------------------------------ independent thread scheduling (10)
+
+SPINS = r"""
+extern "C" __global__ void warps(volatile int* flag, int* out) {
+    // warp 0 waits for a flag that warp 1 sets
+    if (threadIdx.x / 32 == 0) {
+        while (flag[0] == 0) { }
+        out[threadIdx.x] = flag[0];
+    } else {
+        flag[0] = 7 + (threadIdx.x == 32);
+        out[threadIdx.x] = -1;
+    }
+}
+extern "C" __global__ void lanes(volatile int* flag, int* out) {
+    // lane 0 waits for a flag that lane 5 of its own warp sets
+    if (threadIdx.x == 0) {
+        while (flag[0] == 0) { }
+        out[0] = flag[0];
+    } else if (threadIdx.x == 5) {
+        flag[0] = 11;
+    }
+}
+extern "C" __global__ void locked(int* lock, int* counter, const int* x, int n) {
+    // a per-thread spin lock around a non-atomic update
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    bool done = false;
+    while (!done) {
+        if (atomicCAS(lock, 0, 1) == 0) {
+            counter[0] = counter[0] + x[i];
+            __threadfence();
+            atomicExch(lock, 0);
+            done = true;
+        }
+    }
+}
+"""
+
+
+def test_spin_waits_between_warps_and_lanes_and_a_spin_lock_make_progress(rng):
+    mod = cukit.compile(SPINS)
+    flag, out = cukit.zeros(1, np.int32), cukit.to_device(np.full(64, -5, np.int32))
+    mod.warps(flag, out, grid=1, block=64)
+    got = out.get()
+    assert (got[32:] == -1).all() and set(got[:32].tolist()) <= {7, 8}
+    flag, out = cukit.zeros(1, np.int32), cukit.to_device(np.full(1, -5, np.int32))
+    mod.lanes(flag, out, grid=1, block=32)
+    assert out.get()[0] == 11
+    n = 300
+    x = rng.integers(-100, 100, n).astype(np.int32)
+    counter = cukit.zeros(1, np.int32)
+    mod.locked(cukit.zeros(1, np.int32), counter, cukit.to_device(x), n, grid=3, block=128)
+    assert counter.get()[0] == x.sum()

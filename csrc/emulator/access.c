@@ -115,6 +115,14 @@ emu_fault_text(block *b, warp *w, int lane, CUresult err, const char *text)
 
 /* ------------------------------------------------------------------ memory */
 
+/* Whether [addr, addr + size) lies in [base, base + len), with no sum that could wrap
+ * around (an address near 2^64 plus its size would pass addr + size <= end). */
+static inline int
+inside(uint64_t addr, uint64_t size, uint64_t base, uint64_t len)
+{
+    return addr >= base && addr - base <= len && len - (addr - base) >= size;
+}
+
 /* Host address of a `size`-byte access to `addr` in `space` by lane, checked; NULL
  * after recording a fault. */
 void *
@@ -143,17 +151,17 @@ emu_resolve(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size
     default:
         break;
     }
-    if (addr >= b->lo && addr + size <= b->hi)
+    if (inside(addr, size, b->lo, b->hi - b->lo))
         return (void *)(uintptr_t)addr;
     if (space == SP_GENERIC) {
         uint64_t sh = (uint64_t)(uintptr_t)b->shared;
-        if (addr >= sh && addr + size <= sh + b->shared_size)
+        if (inside(addr, size, sh, b->shared_size))
             return (void *)(uintptr_t)addr;
         uint64_t lo = (uint64_t)(uintptr_t)b->local;
-        if (b->local_bytes && addr >= lo && addr + size <= lo + (size_t)b->nwarps * 32 * b->local_bytes)
+        if (b->local_bytes && inside(addr, size, lo, (uint64_t)b->nwarps * 32 * b->local_bytes))
             return (void *)(uintptr_t)addr;
         uint64_t pa = (uint64_t)(uintptr_t)b->L->params;
-        if (!store && addr >= pa && addr + size <= pa + b->f->param_bytes)
+        if (!store && inside(addr, size, pa, b->f->param_bytes))
             return (void *)(uintptr_t)addr;
     }
     emu_alloc a;

@@ -16,7 +16,7 @@
 /* The detail of the last failure on this thread, returned by cuGetErrorString for
  * that code: how the emulator says which address faulted or what it cannot do. */
 static _Thread_local CUresult last_code;
-static _Thread_local char last_why[2304];
+static _Thread_local char last_why[2560];
 
 CUresult
 emu_failed(CUresult code, const char *fmt, ...)
@@ -121,7 +121,7 @@ emu_ok(void)
  * context stays usable. */
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUresult pending_code;
-static char pending_why[2304];
+static char pending_why[2560];
 static pthread_t pending_thread;  /* the launching thread, when pending_known */
 static int pending_known;
 

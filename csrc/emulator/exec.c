@@ -118,6 +118,39 @@ set_group_pc(warp *w, uint32_t lanes, uint32_t pc)
         w->lpc[__builtin_ctz(m)] = pc;
 }
 
+/* A yield inside the warp: the group of lanes with the next higher pc runs (the lowest
+ * again after the highest), so lanes that wait in a loop for another lane do not keep
+ * it from running. wmin stays the lowest pc of the others: the first branch or exit
+ * of that group goes back to lowest-pc-first, where lanes reconverge. */
+static void
+next_group(warp *w)
+{
+    uint32_t cand = w->live & ~w->barwait & ~w->mask;
+    if (cand == 0)
+        return;
+    set_group_pc(w, w->mask, w->pc);
+    uint32_t above = NOPC, lowest = NOPC;
+    for (uint32_t m = cand; m; m &= m - 1) {
+        uint32_t pc = w->lpc[__builtin_ctz(m)];
+        if (pc > w->pc && pc < above)
+            above = pc;
+        if (pc < lowest)
+            lowest = pc;
+    }
+    uint32_t pick = above != NOPC ? above : lowest, mask = 0, others = NOPC;
+    cand |= w->mask;
+    for (uint32_t m = cand; m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        if (w->lpc[l] == pick)
+            mask |= 1u << l;
+        else if (w->lpc[l] < others)
+            others = w->lpc[l];
+    }
+    w->pc = pick;
+    w->mask = mask;
+    w->wmin = others;
+}
+
 /* ------------------------------------------------------------------ stopping a launch */
 
 /* Ctrl-C while a kernel runs: counted by the SIGINT handler below, compared by each
@@ -235,6 +268,13 @@ must_stop(block *b, warp *w)
                  "is only slow)", b->f->name, getenv("CUKIT_EMULATOR_TIMEOUT"), b->bid[0],
                  b->bid[1], b->bid[2], lines);
     return 1;
+}
+
+/* For the fast 4-byte access: a is in the last allocation hit when a - b->lo < this. */
+static inline uint64_t
+fit4(const block *b)
+{
+    return b->hi - b->lo >= 4 ? b->hi - b->lo - 3 : 0;
 }
 
 /* Run warp w until it exits, waits at a barrier, or faults. */
@@ -446,10 +486,12 @@ run_warp(block *b, warp *w)
             int sp = in->space;
             uint64_t amask = in->wrap32 ? 0xffffffffu : ~0ull;
             if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4 && t != TY_S32 && !in->wrap32) {
-                uint64_t lo = b->lo, hi = b->hi;
+                /* a - lo < room: inside [lo, hi - 4] with no sum that can wrap around
+                 * (an address near 2^64 plus 4 would pass a + 4 <= hi) */
+                uint64_t lo = b->lo, room = fit4(b);
                 LANES(m, {
                     uint64_t a = Ad[l] + (uint64_t)in->imm;
-                    if (a >= lo && a + 4 <= hi && !(a & 3))
+                    if (a - lo < room && !(a & 3))
                         Dd[l] = *(const uint32_t *)(uintptr_t)a;
                     else {
                         const void *q = emu_resolve(b, w, l, sp, a, 4, 0);
@@ -457,7 +499,7 @@ run_warp(block *b, warp *w)
                             return;
                         Dd[l] = *(const uint32_t *)q;
                         lo = b->lo;
-                        hi = b->hi;
+                        room = fit4(b);
                     }
                 });
                 break;
@@ -479,10 +521,12 @@ run_warp(block *b, warp *w)
             int sp = in->space;
             uint64_t amask = in->wrap32 ? 0xffffffffu : ~0ull;
             if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4 && !in->wrap32) {
-                uint64_t lo = b->lo, hi = b->hi;
+                /* a - lo < room: inside [lo, hi - 4] with no sum that can wrap around
+                 * (an address near 2^64 plus 4 would pass a + 4 <= hi) */
+                uint64_t lo = b->lo, room = fit4(b);
                 LANES(m, {
                     uint64_t a = Ad[l] + (uint64_t)in->imm;
-                    if (a >= lo && a + 4 <= hi && !(a & 3))
+                    if (a - lo < room && !(a & 3))
                         *(uint32_t *)(uintptr_t)a = (uint32_t)A[l];
                     else {
                         void *q = emu_resolve(b, w, l, sp, a, 4, 1);
@@ -490,7 +534,7 @@ run_warp(block *b, warp *w)
                             return;
                         *(uint32_t *)q = (uint32_t)A[l];
                         lo = b->lo;
-                        hi = b->hi;
+                        room = fit4(b);
                     }
                 });
                 break;
@@ -523,10 +567,16 @@ run_warp(block *b, warp *w)
         }
         case OP_BRA: {
             uint32_t target = (uint32_t)in->imm;
-            /* A loop looks now and then for Ctrl-C and the watchdog (a kernel that never
-             * ends must still be stoppable); straight-line code ends by itself. */
-            if (target <= w->pc && --b->poll == 0 && must_stop(b, w))
-                return;
+            /* A loop now and then looks for Ctrl-C and the watchdog (a kernel that never
+             * ends must still be stoppable), and yields: to the warp's other lanes and
+             * to the block's other warps, so that a lane or warp spinning on a flag that
+             * another sets lets it run (independent thread scheduling, sm_70 on). */
+            int yield = 0;
+            if (target <= w->pc && --b->poll == 0) {
+                if (must_stop(b, w))
+                    return;
+                yield = 1;
+            }
             if (m == w->mask) {
                 w->pc = target;
                 if (target > w->wmin) {
@@ -535,13 +585,23 @@ run_warp(block *b, warp *w)
                 }
                 else if (target == w->wmin)
                     merge(w);
-                continue;
             }
-            if (m == 0)
-                break;
-            set_group_pc(w, m, target);
-            set_group_pc(w, w->mask & ~m, w->pc + 1);
-            reschedule(w);
+            else if (m == 0) {
+                w->pc++;
+                if (w->pc == w->wmin)
+                    merge(w);
+            }
+            else {
+                set_group_pc(w, m, target);
+                set_group_pc(w, w->mask & ~m, w->pc + 1);
+                reschedule(w);
+            }
+            if (yield) {
+                if (w->state == W_RUN)
+                    next_group(w);
+                b->icount += count;
+                return;
+            }
             continue;
         }
         case OP_EXIT:

@@ -220,7 +220,7 @@ emu_launch_now(const emu_launch *L)
         return emu_failed(r, "%s", why);
     if (r != CUDA_SUCCESS) {
         /* reported by the next call that waits, like a GPU's fault */
-        char text[2200];
+        char text[2560];
         snprintf(text, sizeof text, "%s. (The emulator checked every access and stopped the "
                  "kernel there. %s)", why, emu_keep_context()
                  ? "The context stays usable: CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT is set."

@@ -385,6 +385,10 @@ ptx_parse_instruction(P *p)
             return 0;
         }
         int sz = emu_type_size(type);
+        if ((ops[0].kind == OK_VEC && (ops[0].nitems < 2 || ops[0].nitems > 4)) ||
+            (ops[1].kind == OK_VEC && (ops[1].nitems < 2 || ops[1].nitems > 4)))
+            return ptx_fail(p, line, "the emulator could not read the vector operand of '%.*s'",
+                            op->len, op->p);
         if (ops[1].kind == OK_VEC) { /* pack */
             in->op = OP_PACK;
             in->imm = sz * 8 / ops[1].nitems;
