@@ -27,48 +27,47 @@ uint64_t emu_thread_instructions;
 
 /* fma for 32 lanes: libm's fmaf is a call per lane; the CPU's FMA instruction, where
  * it has one, is one instruction (both round once, as PTX's fma.rn does). */
-__attribute__((target("fma"))) static void
-fma32_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+__attribute__((target("fma"))) void
+emu_fma32_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
     LANES(m, d[l] = UFC(__builtin_fmaf(F(a[l]), F(b[l]), F(c[l]))));
 }
 
-__attribute__((target("fma"))) static void
-fma64_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+__attribute__((target("fma"))) void
+emu_fma64_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
     LANES(m, d[l] = UDN(__builtin_fma(D(a[l]), D(b[l]), D(c[l])), b[l], c[l]));
 }
 
-static void
-fma32_sw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+void
+emu_fma32_sw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
     LANES(m, d[l] = UFC(fmaf(F(a[l]), F(b[l]), F(c[l]))));
 }
 
-static void
-fma64_sw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+void
+emu_fma64_sw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
     LANES(m, d[l] = UDN(fma(D(a[l]), D(b[l]), D(c[l])), b[l], c[l]));
 }
 
-typedef void (*lanes_fn)(uint32_t, uint64_t *, const uint64_t *, const uint64_t *, const uint64_t *);
-static lanes_fn fma32_lanes_fn, fma64_lanes_fn;
+lanes_fn emu_fma32_lanes_fn, emu_fma64_lanes_fn;
 
 static void
 fma32_lanes(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
-    fma32_lanes_fn(m, d, a, b, c);
+    emu_fma32_lanes_fn(m, d, a, b, c);
 }
 
 static void
 fma64_lanes(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
-    fma64_lanes_fn(m, d, a, b, c);
+    emu_fma64_lanes_fn(m, d, a, b, c);
 }
 
 /* Pick the next group: the runnable lanes with the lowest pc. */
-static void
-reschedule(warp *w)
+void
+emu_reschedule(warp *w)
 {
     uint32_t cand = w->live & ~w->barwait;
     if (cand == 0) {
@@ -155,11 +154,10 @@ next_group(warp *w)
 
 /* Ctrl-C while a kernel runs: counted by the SIGINT handler below, compared by each
  * block with the count when its launch began. */
-static unsigned emu_interrupts;
+unsigned emu_interrupts;
 static struct sigaction python_sigint; /* the handler ours chains to */
 static pthread_mutex_t sigint_lock = PTHREAD_MUTEX_INITIALIZER;
 
-#define POLL_EVERY 4096u
 
 static void
 on_sigint(int sig, siginfo_t *info, void *ctx)
@@ -178,8 +176,8 @@ on_sigint(int sig, siginfo_t *info, void *ctx)
 }
 
 /* Put on_sigint in front of whatever handles SIGINT now (Python may have changed it). */
-static void
-watch_sigint(void)
+void
+emu_watch_sigint(void)
 {
     struct sigaction now;
     pthread_mutex_lock(&sigint_lock);
@@ -195,8 +193,8 @@ watch_sigint(void)
     pthread_mutex_unlock(&sigint_lock);
 }
 
-static uint64_t
-now_ns(void)
+uint64_t
+emu_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -245,12 +243,12 @@ warp_lines(const block *b, char *buf, size_t n)
 }
 
 /* Whether the launch must stop now (Ctrl-C or the watchdog); records the fault if so. */
-static int
-must_stop(block *b, warp *w)
+int
+emu_must_stop(block *b, warp *w)
 {
     b->poll = POLL_EVERY;
     int interrupted = __atomic_load_n(&emu_interrupts, __ATOMIC_RELAXED) != b->interrupts;
-    if (!interrupted && (b->deadline == 0 || now_ns() < b->deadline))
+    if (!interrupted && (b->deadline == 0 || emu_now_ns() < b->deadline))
         return 0;
     if (b->fault)
         return 1;
@@ -278,8 +276,8 @@ fit4(const block *b)
 }
 
 /* Run warp w until it exits, waits at a barrier, or faults. */
-static void
-run_warp(block *b, warp *w)
+void
+emu_run_warp(block *b, warp *w)
 {
     const emu_inst *code = b->f->code;
     uint64_t *R = w->R;
@@ -573,7 +571,7 @@ run_warp(block *b, warp *w)
              * another sets lets it run (independent thread scheduling, sm_70 on). */
             int yield = 0;
             if (target <= w->pc && --b->poll == 0) {
-                if (must_stop(b, w))
+                if (emu_must_stop(b, w))
                     return;
                 yield = 1;
             }
@@ -581,7 +579,7 @@ run_warp(block *b, warp *w)
                 w->pc = target;
                 if (target > w->wmin) {
                     set_group_pc(w, w->mask, target);
-                    reschedule(w);
+                    emu_reschedule(w);
                 }
                 else if (target == w->wmin)
                     merge(w);
@@ -594,7 +592,7 @@ run_warp(block *b, warp *w)
             else {
                 set_group_pc(w, m, target);
                 set_group_pc(w, w->mask & ~m, w->pc + 1);
-                reschedule(w);
+                emu_reschedule(w);
             }
             if (yield) {
                 if (w->state == W_RUN)
@@ -608,7 +606,7 @@ run_warp(block *b, warp *w)
             w->live &= ~m;
             w->mask &= ~m;
             if (w->mask == 0) {
-                reschedule(w);
+                emu_reschedule(w);
                 continue;
             }
             break;
@@ -621,7 +619,7 @@ run_warp(block *b, warp *w)
             set_group_pc(w, w->mask, w->pc + 1);
             w->barwait |= w->mask;
             w->mask = 0;
-            reschedule(w);
+            emu_reschedule(w);
             continue;
         case OP_BARRED: {
             if (m != w->mask) {
@@ -640,7 +638,7 @@ run_warp(block *b, warp *w)
             set_group_pc(w, w->mask, w->pc + 1);
             w->barwait |= w->mask;
             w->mask = 0;
-            reschedule(w);
+            emu_reschedule(w);
             continue;
         }
         case OP_REDUX: {
@@ -769,324 +767,5 @@ run_warp(block *b, warp *w)
             merge(w);
     }
     b->icount += count;
-}
-
-/* ------------------------------------------------------------------ blocks */
-
-static void warp_start(block *b, warp *w, int all);
-
-static int
-block_init(block *b, const emu_launch *L)
-{
-    const emu_func *f = L->f;
-    memset(b, 0, sizeof *b);
-    b->L = L;
-    b->f = f;
-    b->nthreads = L->block[0] * L->block[1] * L->block[2];
-    b->nwarps = (int)((b->nthreads + 31) / 32);
-    size_t dyn_base = (f->shared_static + 15) / 16 * 16;
-    b->shared_size = dyn_base + L->shared_dyn;
-    b->local_bytes = f->local_bytes;
-    b->warps = calloc((size_t)b->nwarps, sizeof *b->warps);
-    b->regs = malloc((size_t)b->nwarps * (size_t)(f->nslots ? f->nslots : 1) * 32 * sizeof(uint64_t));
-    b->preds = calloc((size_t)b->nwarps * (size_t)(f->npreds + 1), sizeof(uint32_t));
-    b->shared = calloc(1, b->shared_size ? b->shared_size : 1);
-    b->local = calloc(1, (size_t)b->nwarps * 32 * b->local_bytes + 1);
-    if (!b->warps || !b->regs || !b->preds || !b->shared || !b->local)
-        return -1;
-    for (int i = 0; i < b->nwarps; i++) {
-        b->warps[i].R = b->regs + (size_t)i * (size_t)f->nslots * 32;
-        b->warps[i].P = b->preds + (size_t)i * (size_t)(f->npreds + 1);
-        b->warps[i].index = i;
-        warp_start(b, &b->warps[i], 1);
-    }
-    return 0;
-}
-
-static void
-block_free(block *b)
-{
-    free(b->warps);
-    free(b->regs);
-    free(b->preds);
-    free(b->shared);
-    free(b->local);
-}
-
-/* The value of prefilled slot pf in lane l of warp w. */
-static uint64_t
-prefill_value(const block *b, const warp *w, const emu_prefill *pf, int l)
-{
-    const emu_launch *L = b->L;
-    unsigned bx = L->block[0], by = L->block[1];
-    unsigned t = (unsigned)(w->index * 32 + l);
-    switch (pf->kind) {
-    case SR_CONST: return pf->value;
-    case SR_TID_X: return t % bx;
-    case SR_TID_Y: return (t / bx) % by;
-    case SR_TID_Z: return t / (bx * by);
-    case SR_NTID_X: return L->block[0];
-    case SR_NTID_Y: return L->block[1];
-    case SR_NTID_Z: return L->block[2];
-    case SR_CTAID_X: return b->bid[0];
-    case SR_CTAID_Y: return b->bid[1];
-    case SR_CTAID_Z: return b->bid[2];
-    case SR_NCTAID_X: return L->grid[0];
-    case SR_NCTAID_Y: return L->grid[1];
-    case SR_NCTAID_Z: return L->grid[2];
-    case SR_LANEID: return (uint64_t)l;
-    case SR_WARPID: return (uint64_t)w->index;
-    case SR_NWARPID: return (uint64_t)b->nwarps;
-    case SR_NSMID: case SR_GRIDID: return 1;
-    case SR_LANEMASK_EQ: return 1u << l;
-    case SR_LANEMASK_LT: return (1u << l) - 1;
-    case SR_LANEMASK_LE: return (uint32_t)((2ull << l) - 1);
-    case SR_LANEMASK_GT: return (uint32_t)~((2ull << l) - 1);
-    case SR_LANEMASK_GE: return (uint32_t)~((1u << l) - 1);
-    case SR_DYN_SMEM: return L->shared_dyn;
-    case SR_TOTAL_SMEM: return b->shared_size;
-    case SR_DYNBASE: return (b->f->shared_static + 15) / 16 * 16 + pf->value;
-    default: return 0;
-    }
-}
-
-static int
-per_block(int kind)
-{
-    return kind == SR_CTAID_X || kind == SR_CTAID_Y || kind == SR_CTAID_Z;
-}
-
-/* Start warp w of a block. Constants and special registers are written once per
- * launch (`all`): no instruction writes them; only the block indices change. */
-static void
-warp_start(block *b, warp *w, int all)
-{
-    const emu_func *f = b->f;
-    uint32_t live = 0;
-    for (int l = 0; l < 32; l++) {
-        if ((unsigned)(w->index * 32 + l) < b->nthreads)
-            live |= 1u << l;
-    }
-    for (int i = 0; i < f->nprefill; i++) {
-        const emu_prefill *pf = &f->prefill[i];
-        if (!all && !per_block(pf->kind))
-            continue;
-        uint64_t *d = w->R + (size_t)pf->slot * 32;
-        if (pf->kind == SR_CONST) {
-            for (int l = 0; l < 32; l++)
-                d[l] = pf->value;
-        }
-        else {
-            for (int l = 0; l < 32; l++)
-                d[l] = prefill_value(b, w, pf, l);
-        }
-    }
-    memset(w->P, 0, (size_t)(f->npreds + 1) * sizeof(uint32_t));
-    w->pc = 0;
-    w->mask = live;
-    w->live = live;
-    w->barwait = 0;
-    w->wmin = NOPC;
-    w->cc = 0;
-    w->red_pc = NOPC;
-    w->state = live ? W_RUN : W_DONE;
-}
-
-/* The lanes of w waiting at bar.red get its result: the count, or the and / or. */
-static void
-answer_bar_red(block *b, warp *w)
-{
-    const emu_inst *in = &b->f->code[w->red_pc];
-    uint32_t lanes = w->barwait;
-    if (in->type2 == 0) {
-        uint64_t *d = w->R + (size_t)in->d[0] * 32;
-        for (uint32_t m = lanes; m; m &= m - 1)
-            d[__builtin_ctz(m)] = b->red_popc;
-    }
-    else {
-        int r = in->type2 == 1 ? b->red_all : b->red_any;
-        w->P[in->d[0]] = (w->P[in->d[0]] & ~lanes) | (r ? lanes : 0);
-    }
-    w->red_pc = NOPC;
-}
-
-/* Run one block to its end. 0, or -1 on a fault (in b->why). */
-static int
-run_block(block *b, uint64_t linear)
-{
-    const emu_launch *L = b->L;
-    b->bid[0] = (unsigned)(linear % L->grid[0]);
-    b->bid[1] = (unsigned)((linear / L->grid[0]) % L->grid[1]);
-    b->bid[2] = (unsigned)(linear / ((uint64_t)L->grid[0] * L->grid[1]));
-    if (b->f->shared_static || L->shared_dyn)
-        memset(b->shared, 0, b->shared_size);
-    b->red_popc = 0;
-    b->red_all = 1;
-    b->red_any = 0;
-    for (int i = 0; i < b->nwarps; i++)
-        warp_start(b, &b->warps[i], 0);
-    for (;;) {
-        int running = 0, waiting = 0;
-        for (int i = 0; i < b->nwarps; i++) {
-            warp *w = &b->warps[i];
-            if (w->state == W_RUN) {
-                run_warp(b, w);
-                if (b->fault)
-                    return -1;
-            }
-            running += w->state == W_RUN;
-            waiting += w->state == W_BAR;
-        }
-        if (waiting == 0 && running == 0)
-            return 0;
-        if (running == 0) {
-            /* every thread still alive waits at the barrier: release it, with the
-             * answer of a bar.red */
-            for (int i = 0; i < b->nwarps; i++) {
-                warp *w = &b->warps[i];
-                if (w->state == W_BAR) {
-                    if (w->red_pc != NOPC)
-                        answer_bar_red(b, w);
-                    w->barwait = 0;
-                    reschedule(w);
-                }
-            }
-            b->red_popc = 0;
-            b->red_all = 1;
-            b->red_any = 0;
-        }
-    }
-}
-
-/* ------------------------------------------------------------------ the grid */
-
-typedef struct {
-    const emu_launch *L;
-    uint64_t nblocks;       /* up to (2^31 - 1) * 65535 * 65535: 64 bits */
-    uint64_t next;          /* atomic: the next block to run */
-    uint64_t deadline;      /* CLOCK_MONOTONIC ns (0: no watchdog) */
-    unsigned interrupts;    /* emu_interrupts at the start */
-    int stop;               /* atomic: a block faulted */
-    pthread_mutex_t lock;
-    CUresult err;
-    char *why;
-    size_t whylen;
-} grid_job;
-
-static void *
-worker(void *arg)
-{
-    grid_job *g = arg;
-    block b;
-    if (block_init(&b, g->L) < 0) {
-        block_free(&b);
-        pthread_mutex_lock(&g->lock);
-        if (g->err == CUDA_SUCCESS) {
-            g->err = CUDA_ERROR_OUT_OF_MEMORY;
-            snprintf(g->why, g->whylen, "the emulator ran out of host memory for a block's registers");
-        }
-        pthread_mutex_unlock(&g->lock);
-        __atomic_store_n(&g->stop, 1, __ATOMIC_SEQ_CST);
-        return NULL;
-    }
-    b.icount = 0;
-    b.deadline = g->deadline;
-    b.interrupts = g->interrupts;
-    b.poll = POLL_EVERY;
-    for (uint64_t ran = 0;; ran++) {
-        if (__atomic_load_n(&g->stop, __ATOMIC_RELAXED))
-            break;
-        uint64_t i = __atomic_fetch_add(&g->next, 1, __ATOMIC_RELAXED);
-        if (i >= g->nblocks)
-            break;
-        /* a grid of many short blocks is stopped between them */
-        int rc = (ran & 255) == 255 && must_stop(&b, NULL) ? -1 : run_block(&b, i);
-        if (rc < 0) {
-            pthread_mutex_lock(&g->lock);
-            if (g->err == CUDA_SUCCESS) {
-                g->err = b.err;
-                snprintf(g->why, g->whylen, "%s", b.why);
-            }
-            pthread_mutex_unlock(&g->lock);
-            __atomic_store_n(&g->stop, 1, __ATOMIC_SEQ_CST);
-            break;
-        }
-    }
-    __atomic_fetch_add(&emu_thread_instructions, b.icount, __ATOMIC_RELAXED);
-    block_free(&b);
-    return NULL;
-}
-
-int
-emu_thread_count(void)
-{
-    static int n = 0;
-    if (n == 0) {
-        const char *env = getenv("CUKIT_EMULATOR_THREADS");
-        long v = env ? strtol(env, NULL, 10) : 0;
-        if (v <= 0)
-            v = sysconf(_SC_NPROCESSORS_ONLN);
-        n = v < 1 ? 1 : v > 256 ? 256 : (int)v;
-    }
-    return n;
-}
-
-CUresult
-emu_run(const emu_launch *L, char *why, size_t whylen)
-{
-    if (fma32_lanes_fn == NULL) {
-        __builtin_cpu_init();
-        int hw = __builtin_cpu_supports("fma");
-        fma32_lanes_fn = hw ? fma32_hw : fma32_sw;
-        fma64_lanes_fn = hw ? fma64_hw : fma64_sw;
-    }
-    const char *bad;
-    double timeout = emu_timeout_seconds(&bad);
-    if (timeout < 0) {
-        snprintf(why, whylen, "CUKIT_EMULATOR_TIMEOUT=%s is not a number of seconds (such as 10 "
-                 "or 0.5)", bad);
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    watch_sigint();
-    grid_job g = {0};
-    g.L = L;
-    g.nblocks = (uint64_t)L->grid[0] * L->grid[1] * L->grid[2];
-    g.deadline = timeout > 0 ? now_ns() + (uint64_t)(timeout * 1e9) : 0;
-    g.interrupts = __atomic_load_n(&emu_interrupts, __ATOMIC_SEQ_CST);
-    g.err = CUDA_SUCCESS;
-    g.why = why;
-    g.whylen = whylen;
-    pthread_mutex_init(&g.lock, NULL);
-    unsigned long long work = (unsigned long long)g.nblocks * L->block[0] * L->block[1] * L->block[2];
-    int nthreads = emu_thread_count();
-    if ((uint64_t)nthreads > g.nblocks)
-        nthreads = (int)g.nblocks;
-    if (work < 16384)
-        nthreads = 1;
-    emu_registry_rdlock();
-    if (nthreads <= 1) {
-        worker(&g);
-    }
-    else {
-        pthread_t *th = calloc((size_t)nthreads, sizeof *th);
-        int started = 0;
-        for (int i = 1; th && i < nthreads; i++) {
-            if (pthread_create(&th[i], NULL, worker, &g) == 0)
-                started |= 0, th[i] = th[i];
-            else
-                th[i] = 0;
-        }
-        worker(&g);
-        for (int i = 1; th && i < nthreads; i++) {
-            if (th[i])
-                pthread_join(th[i], NULL);
-        }
-        free(th);
-        (void)started;
-    }
-    emu_registry_unlock();
-    fflush(stdout);
-    pthread_mutex_destroy(&g.lock);
-    return g.err;
 }
 

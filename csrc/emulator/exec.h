@@ -184,4 +184,30 @@ void emu_fault_text(block *b, warp *w, int lane, CUresult err, const char *text)
 /* One lane's printf: the format at fmt_addr, its arguments at args_addr. */
 void emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr, FILE *out);
 
+
+/* ------------------------------------------------------------------ exec.c, for grid.c */
+
+/* fma over the lanes of mask m: the CPU's FMA instruction (hw) or libm's (sw); the
+ * two pointers hold the one this CPU takes, chosen at the first launch. */
+typedef void (*lanes_fn)(uint32_t, uint64_t *, const uint64_t *, const uint64_t *, const uint64_t *);
+void emu_fma32_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c);
+void emu_fma64_hw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c);
+void emu_fma32_sw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c);
+void emu_fma64_sw(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c);
+extern lanes_fn emu_fma32_lanes_fn, emu_fma64_lanes_fn;
+/* Instructions a warp runs between looks at Ctrl-C and the watchdog. */
+#define POLL_EVERY 4096u
+/* Ctrl-C presses seen since the process started (the SIGINT handler counts them). */
+extern unsigned emu_interrupts;
+/* Chain cukit's SIGINT handler in front of Python's, once. */
+void emu_watch_sigint(void);
+/* A monotonic clock in nanoseconds. */
+uint64_t emu_now_ns(void);
+/* 1 when the launch must stop (Ctrl-C or the watchdog's deadline), the reason set. */
+int emu_must_stop(block *b, warp *w);
+/* Let the warp's next group of lanes run (independent thread scheduling). */
+void emu_reschedule(warp *w);
+/* Run warp w of block b until it exits, waits at a barrier or faults. */
+void emu_run_warp(block *b, warp *w);
+
 #endif /* CUKIT_EMU_EXEC_H */
