@@ -122,7 +122,7 @@ set_group_pc(warp *w, uint32_t lanes, uint32_t pc)
  * again after the highest), so lanes that wait in a loop for another lane do not keep
  * it from running. wmin stays the lowest pc of the others: the first branch or exit
  * of that group goes back to lowest-pc-first, where lanes reconverge. */
-static void
+__attribute__((noinline, cold)) static void
 next_group(warp *w)
 {
     uint32_t cand = w->live & ~w->barwait & ~w->mask;
@@ -245,7 +245,7 @@ warp_lines(const block *b, char *buf, size_t n)
 }
 
 /* Whether the launch must stop now (Ctrl-C or the watchdog); records the fault if so. */
-static int
+__attribute__((noinline, cold)) static int
 must_stop(block *b, warp *w)
 {
     b->poll = POLL_EVERY;
@@ -275,6 +275,40 @@ static inline uint64_t
 fit4(const block *b)
 {
     return b->hi - b->lo >= 4 ? b->hi - b->lo - 3 : 0;
+}
+
+/* A backward branch (to target, taken by lanes m) every POLL_EVERY: look for Ctrl-C
+ * and the watchdog (a kernel that never ends must still be stoppable), then take the
+ * branch and yield, to the warp's other lanes and to the block's other warps, so that
+ * a lane or warp spinning on a flag that another sets lets it run (independent thread
+ * scheduling, sm_70 on). 0, or -1 after recording a fault. */
+__attribute__((noinline, cold)) static int
+take_turn(block *b, warp *w, uint32_t m, uint32_t target)
+{
+    if (must_stop(b, w))
+        return -1;
+    if (m == w->mask) {
+        w->pc = target;
+        if (target > w->wmin) {
+            set_group_pc(w, w->mask, target);
+            reschedule(w);
+        }
+        else if (target == w->wmin)
+            merge(w);
+    }
+    else if (m == 0) {
+        w->pc++;
+        if (w->pc == w->wmin)
+            merge(w);
+    }
+    else {
+        set_group_pc(w, m, target);
+        set_group_pc(w, w->mask & ~m, w->pc + 1);
+        reschedule(w);
+    }
+    if (w->state == W_RUN)
+        next_group(w);
+    return 0;
 }
 
 /* Run warp w until it exits, waits at a barrier, or faults. */
@@ -567,15 +601,11 @@ run_warp(block *b, warp *w)
         }
         case OP_BRA: {
             uint32_t target = (uint32_t)in->imm;
-            /* A loop now and then looks for Ctrl-C and the watchdog (a kernel that never
-             * ends must still be stoppable), and yields: to the warp's other lanes and
-             * to the block's other warps, so that a lane or warp spinning on a flag that
-             * another sets lets it run (independent thread scheduling, sm_70 on). */
-            int yield = 0;
+            /* A loop now and then takes its turn (take_turn): out of the hot path */
             if (target <= w->pc && --b->poll == 0) {
-                if (must_stop(b, w))
-                    return;
-                yield = 1;
+                if (take_turn(b, w, m, target) == 0)
+                    b->icount += count;
+                return;
             }
             if (m == w->mask) {
                 w->pc = target;
@@ -585,23 +615,13 @@ run_warp(block *b, warp *w)
                 }
                 else if (target == w->wmin)
                     merge(w);
+                continue;
             }
-            else if (m == 0) {
-                w->pc++;
-                if (w->pc == w->wmin)
-                    merge(w);
-            }
-            else {
-                set_group_pc(w, m, target);
-                set_group_pc(w, w->mask & ~m, w->pc + 1);
-                reschedule(w);
-            }
-            if (yield) {
-                if (w->state == W_RUN)
-                    next_group(w);
-                b->icount += count;
-                return;
-            }
+            if (m == 0)
+                break;
+            set_group_pc(w, m, target);
+            set_group_pc(w, w->mask & ~m, w->pc + 1);
+            reschedule(w);
             continue;
         }
         case OP_EXIT:
@@ -894,7 +914,7 @@ warp_start(block *b, warp *w, int all)
 }
 
 /* The lanes of w waiting at bar.red get its result: the count, or the and / or. */
-static void
+__attribute__((noinline, cold)) static void
 answer_bar_red(block *b, warp *w)
 {
     const emu_inst *in = &b->f->code[w->red_pc];
