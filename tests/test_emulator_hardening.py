@@ -150,6 +150,26 @@ def test_fuzz_an_array_size_past_2_to_the_64_is_out_of_memory():
         cukit.Module.load(ptx.encode())
 
 
+def test_fuzz_bar_red_without_operands_is_refused():
+    with pytest.raises(cukit.NotSupportedError, match="bar.red.popc.u32"):
+        cukit.Module.load(head("bar.red.popc.u32;\nret;").encode())
+
+
+def test_fuzz_local_memory_of_an_odd_size_per_thread(rng):
+    # 6 bytes of local memory per thread: the threads' copies were 6 bytes apart, so
+    # thread 1's aligned 4-byte access was misaligned on the host (UBSan found it)
+    ptx = head(".reg .b32 %r<4>;\n.reg .b64 %rd<5>;\n.local .align 4 .b8 buf[6];\n"
+               "mov.u32 %r1, %tid.x;\nld.param.u64 %rd1, [p0];\ncvta.to.global.u64 %rd2, %rd1;\n"
+               "mul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd2, %rd2, %rd3;\nld.global.u32 %r2, [%rd2];\n"
+               "st.local.u32 [buf], %r2;\nld.local.u32 %r3, [buf];\nadd.s32 %r3, %r3, 1;\n"
+               "st.global.u32 [%rd2], %r3;\nret;")
+    k = cukit.Module.load(ptx.encode()).get_kernel("k", signature="(int* p)")
+    x = rng.integers(-1000, 1000, 64).astype(np.int32)
+    p = cukit.to_device(x)
+    k(p, grid=1, block=64)
+    assert p.get().tolist() == (x + 1).tolist()
+
+
 # ------------------------------------------------------------------ wrong answers (5, 6)
 
 SHARED32 = """.version 8.0

@@ -140,7 +140,7 @@ emu_resolve(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size
         return NULL;
     case SP_LOCAL:
         if (addr + size <= b->local_bytes && addr < b->local_bytes)
-            return b->local + ((size_t)(w->index * 32 + lane)) * b->local_bytes + addr;
+            return b->local + ((size_t)(w->index * 32 + lane)) * b->local_stride + addr;
         fault_access(b, w, lane, space, addr, size, store, 0);
         return NULL;
     case SP_PARAM:
@@ -158,7 +158,7 @@ emu_resolve(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size
         if (inside(addr, size, sh, b->shared_size))
             return (void *)(uintptr_t)addr;
         uint64_t lo = (uint64_t)(uintptr_t)b->local;
-        if (b->local_bytes && inside(addr, size, lo, (uint64_t)b->nwarps * 32 * b->local_bytes))
+        if (b->local_bytes && inside(addr, size, lo, (uint64_t)b->nwarps * 32 * b->local_stride))
             return (void *)(uintptr_t)addr;
         uint64_t pa = (uint64_t)(uintptr_t)b->L->params;
         if (!store && inside(addr, size, pa, b->f->param_bytes))
@@ -185,7 +185,7 @@ span(block *b, warp *w, uint64_t addr, size_t *avail)
         *avail = sh + b->shared_size - addr;
         return (const uint8_t *)(uintptr_t)addr;
     }
-    uint64_t lo = (uint64_t)(uintptr_t)b->local, lsz = (uint64_t)b->nwarps * 32 * b->local_bytes;
+    uint64_t lo = (uint64_t)(uintptr_t)b->local, lsz = (uint64_t)b->nwarps * 32 * b->local_stride;
     if (addr >= lo && addr < lo + lsz) {
         *avail = lo + lsz - addr;
         return (const uint8_t *)(uintptr_t)addr;

@@ -121,7 +121,7 @@ set_group_pc(warp *w, uint32_t lanes, uint32_t pc)
  * again after the highest), so lanes that wait in a loop for another lane do not keep
  * it from running. wmin stays the lowest pc of the others: the first branch or exit
  * of that group goes back to lowest-pc-first, where lanes reconverge. */
-static void
+__attribute__((noinline, cold)) static void
 next_group(warp *w)
 {
     uint32_t cand = w->live & ~w->barwait & ~w->mask;
@@ -243,7 +243,7 @@ warp_lines(const block *b, char *buf, size_t n)
 }
 
 /* Whether the launch must stop now (Ctrl-C or the watchdog); records the fault if so. */
-int
+__attribute__((noinline, cold)) int
 emu_must_stop(block *b, warp *w)
 {
     b->poll = POLL_EVERY;
@@ -273,6 +273,40 @@ static inline uint64_t
 fit4(const block *b)
 {
     return b->hi - b->lo >= 4 ? b->hi - b->lo - 3 : 0;
+}
+
+/* A backward branch (to target, taken by lanes m) every POLL_EVERY: look for Ctrl-C
+ * and the watchdog (a kernel that never ends must still be stoppable), then take the
+ * branch and yield, to the warp's other lanes and to the block's other warps, so that
+ * a lane or warp spinning on a flag that another sets lets it run (independent thread
+ * scheduling, sm_70 on). 0, or -1 after recording a fault. */
+__attribute__((noinline, cold)) static int
+take_turn(block *b, warp *w, uint32_t m, uint32_t target)
+{
+    if (emu_must_stop(b, w))
+        return -1;
+    if (m == w->mask) {
+        w->pc = target;
+        if (target > w->wmin) {
+            set_group_pc(w, w->mask, target);
+            emu_reschedule(w);
+        }
+        else if (target == w->wmin)
+            merge(w);
+    }
+    else if (m == 0) {
+        w->pc++;
+        if (w->pc == w->wmin)
+            merge(w);
+    }
+    else {
+        set_group_pc(w, m, target);
+        set_group_pc(w, w->mask & ~m, w->pc + 1);
+        emu_reschedule(w);
+    }
+    if (w->state == W_RUN)
+        next_group(w);
+    return 0;
 }
 
 /* Run warp w until it exits, waits at a barrier, or faults. */
@@ -466,10 +500,10 @@ emu_run_warp(block *b, warp *w)
         case OP_CVTA_SHARED: LANES(m, Dd[l] = A[l] + (uint64_t)(uintptr_t)b->shared); break;
         case OP_CVTA_TO_SHARED: LANES(m, Dd[l] = A[l] - (uint64_t)(uintptr_t)b->shared); break;
         case OP_CVTA_LOCAL:
-            LANES(m, Dd[l] = A[l] + (uint64_t)(uintptr_t)(b->local + (size_t)(w->index * 32 + l) * b->local_bytes));
+            LANES(m, Dd[l] = A[l] + (uint64_t)(uintptr_t)(b->local + (size_t)(w->index * 32 + l) * b->local_stride));
             break;
         case OP_CVTA_TO_LOCAL:
-            LANES(m, Dd[l] = A[l] - (uint64_t)(uintptr_t)(b->local + (size_t)(w->index * 32 + l) * b->local_bytes));
+            LANES(m, Dd[l] = A[l] - (uint64_t)(uintptr_t)(b->local + (size_t)(w->index * 32 + l) * b->local_stride));
             break;
         case OP_CVTA_PARAM: LANES(m, Dd[l] = A[l] + (uint64_t)(uintptr_t)b->L->params); break;
         case OP_LDPARAM: {
@@ -565,15 +599,11 @@ emu_run_warp(block *b, warp *w)
         }
         case OP_BRA: {
             uint32_t target = (uint32_t)in->imm;
-            /* A loop now and then looks for Ctrl-C and the watchdog (a kernel that never
-             * ends must still be stoppable), and yields: to the warp's other lanes and
-             * to the block's other warps, so that a lane or warp spinning on a flag that
-             * another sets lets it run (independent thread scheduling, sm_70 on). */
-            int yield = 0;
+            /* A loop now and then takes its turn (take_turn): out of the hot path */
             if (target <= w->pc && --b->poll == 0) {
-                if (emu_must_stop(b, w))
-                    return;
-                yield = 1;
+                if (take_turn(b, w, m, target) == 0)
+                    b->icount += count;
+                return;
             }
             if (m == w->mask) {
                 w->pc = target;
@@ -583,23 +613,13 @@ emu_run_warp(block *b, warp *w)
                 }
                 else if (target == w->wmin)
                     merge(w);
+                continue;
             }
-            else if (m == 0) {
-                w->pc++;
-                if (w->pc == w->wmin)
-                    merge(w);
-            }
-            else {
-                set_group_pc(w, m, target);
-                set_group_pc(w, w->mask & ~m, w->pc + 1);
-                emu_reschedule(w);
-            }
-            if (yield) {
-                if (w->state == W_RUN)
-                    next_group(w);
-                b->icount += count;
-                return;
-            }
+            if (m == 0)
+                break;
+            set_group_pc(w, m, target);
+            set_group_pc(w, w->mask & ~m, w->pc + 1);
+            emu_reschedule(w);
             continue;
         }
         case OP_EXIT:

@@ -37,8 +37,9 @@ typedef struct {
     uint32_t *preds;
     uint8_t *shared;
     size_t shared_size;
-    uint8_t *local;      /* nwarps * 32 lanes * local_bytes */
-    size_t local_bytes;
+    uint8_t *local;      /* nwarps * 32 lanes * local_stride */
+    size_t local_bytes;  /* a thread's local memory, */
+    size_t local_stride; /* and its distance to the next thread's (16-aligned, as accesses are) */
     uint64_t lo, hi;     /* the allocation the last global access hit */
     uint64_t icount;     /* thread-instructions executed (lanes x instructions) */
     uint32_t red_popc;   /* bar.red of the barrier now: threads whose predicate is true, */

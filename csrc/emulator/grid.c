@@ -23,11 +23,12 @@ block_init(block *b, const emu_launch *L)
     size_t dyn_base = (f->shared_static + 15) / 16 * 16;
     b->shared_size = dyn_base + L->shared_dyn;
     b->local_bytes = f->local_bytes;
+    b->local_stride = (f->local_bytes + 15) / 16 * 16;
     b->warps = calloc((size_t)b->nwarps, sizeof *b->warps);
     b->regs = malloc((size_t)b->nwarps * (size_t)(f->nslots ? f->nslots : 1) * 32 * sizeof(uint64_t));
     b->preds = calloc((size_t)b->nwarps * (size_t)(f->npreds + 1), sizeof(uint32_t));
     b->shared = calloc(1, b->shared_size ? b->shared_size : 1);
-    b->local = calloc(1, (size_t)b->nwarps * 32 * b->local_bytes + 1);
+    b->local = calloc(1, (size_t)b->nwarps * 32 * b->local_stride + 1);
     if (!b->warps || !b->regs || !b->preds || !b->shared || !b->local)
         return -1;
     for (int i = 0; i < b->nwarps; i++) {
@@ -129,7 +130,7 @@ warp_start(block *b, warp *w, int all)
 }
 
 /* The lanes of w waiting at bar.red get its result: the count, or the and / or. */
-static void
+__attribute__((noinline, cold)) static void
 answer_bar_red(block *b, warp *w)
 {
     const emu_inst *in = &b->f->code[w->red_pc];

@@ -648,10 +648,10 @@ ptx_parse_instruction(P *p)
         if (m.bar_red) {
             /* bar.red.popc.u32 d, a, {!}p; bar.red.and|or.pred d, a, {!}p (__syncthreads_count,
              * _and, _or): a barrier that also reduces p over the block */
-            const operand *c = &ops[nops - 1];
-            if (m.bar_arrive || nops != 3 || c->kind != OK_NAME ||
+            if (m.bar_arrive || nops != 3 || ops[2].kind != OK_NAME ||
                 !(m.popc || m.boolop == 1 || m.boolop == 2))
                 return unsupported(p, op, line);
+            const operand *c = &ops[2];
             in->op = OP_BARRED;
             in->type2 = (uint8_t)(m.popc ? 0 : m.boolop);
             if ((in->d[0] = m.popc ? ptx_dst(p, &ops[0]) : ptx_pred(p, ops[0].name, ops[0].nlen, line)) < 0 ||
