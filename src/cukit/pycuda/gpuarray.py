@@ -460,22 +460,39 @@ class GPUArray:
         dtype = np.result_type(self.dtype, other.dtype if isinstance(other, GPUArray) else other)
         return self._result(_engine.binary(op, self._a, b).astype(dtype))
 
+    # + - * / on two arrays of one shape, or an array and a Python or numpy number, go
+    # straight to the cukit.Array's own operator (C); the rest through _binary.
     def __add__(self, other):
+        t = type(other)
+        if (t is GPUArray and other._a.shape == self._a.shape) or t in _SCALARS:
+            return _fast(self._a + (other._a if t is GPUArray else other), self.allocator)
         return self._binary("+", other)
 
     def __radd__(self, other):
+        if type(other) in _SCALARS:
+            return _fast(other + self._a, self.allocator)
         return self._binary("+", other, True)
 
     def __sub__(self, other):
+        t = type(other)
+        if (t is GPUArray and other._a.shape == self._a.shape) or t in _SCALARS:
+            return _fast(self._a - (other._a if t is GPUArray else other), self.allocator)
         return self._binary("-", other)
 
     def __rsub__(self, other):
+        if type(other) in _SCALARS:
+            return _fast(other - self._a, self.allocator)
         return self._binary("-", other, True)
 
     def __mul__(self, other):
+        t = type(other)
+        if (t is GPUArray and other._a.shape == self._a.shape) or t in _SCALARS:
+            return _fast(self._a * (other._a if t is GPUArray else other), self.allocator)
         return self._binary("*", other)
 
     def __rmul__(self, other):
+        if type(other) in _SCALARS:
+            return _fast(other * self._a, self.allocator)
         return self._binary("*", other, True)
 
     def __truediv__(self, other):
@@ -642,6 +659,23 @@ class GPUArray:
 
 
 _new = object.__new__
+
+
+# Python and numpy scalar types the fast operators take as they are (numpy's rules for
+# them are cukit's, as in _binary)
+_SCALARS = frozenset([int, float, complex, bool, np.float16, np.float32, np.float64,
+                      np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                      np.uint64, np.complex64, np.complex128, np.bool_])
+
+
+def _fast(a, allocator):
+    """The GPUArray of a new cukit.Array a (as _result makes it)."""
+    self = _new(GPUArray)
+    self._a = a
+    self.gpudata = a.buffer
+    self.base = None
+    self.allocator = allocator
+    return self
 
 
 def _of(a, gpudata, base=None, allocator=None):
