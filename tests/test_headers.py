@@ -4,6 +4,7 @@ folders found beside NVRTC (a fake site-packages layout, no network), and the hi
 missing header's CompileError carries (NVRTC moved away from its headers, in a
 subprocess)."""
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -456,3 +457,15 @@ print("STANDINS OK")
         assert "`%s`" % wheel in h and "cukit[nvrtc]" in h, h
     assert "half or bfloat16" in hints[4]
     assert lines[-1] == "STANDINS OK"
+
+
+STAND_INS = sorted(p.name for p in (pathlib.Path(cukit.__file__).parent / "include").iterdir()
+                   if p.is_file()) + ["sys/types.h"]
+
+
+@pytest.mark.parametrize("header", STAND_INS)
+def test_each_stand_in_can_be_included_inside_extern_c(header):
+    """PyCUDA's SourceModule wraps a source in extern "C" { }: as with the C library's
+    headers under nvcc, what the stand-ins declare for C++ keeps C++ linkage."""
+    src = 'extern "C" {\n#include <%s>\n__global__ void k(int *x) { x[0] = 1; }\n}\n' % header
+    assert cukit.Program(src).ptx()

@@ -6,6 +6,10 @@
 #ifndef CUKIT_STANDIN_FLOAT_H
 #define CUKIT_STANDIN_FLOAT_H
 
+// C++ linkage, as the C library's headers give it to their C++ parts: a source
+// wrapped in extern "C" { } (PyCUDA's SourceModule) may include this.
+extern "C++" {
+
 #ifndef FLT_RADIX
 #define FLT_RADIX 2
 #endif
@@ -86,5 +90,7 @@
 #ifndef DBL_EPSILON
 #define DBL_EPSILON 2.22044604925031308085e-16
 #endif
+
+} // extern "C++"
 
 #endif

@@ -7,6 +7,10 @@
 #ifndef CUKIT_STANDIN_LIMITS_H
 #define CUKIT_STANDIN_LIMITS_H
 
+// C++ linkage, as the C library's headers give it to their C++ parts: a source
+// wrapped in extern "C" { } (PyCUDA's SourceModule) may include this.
+extern "C++" {
+
 #ifndef CHAR_BIT
 #define CHAR_BIT 8
 #endif
@@ -69,5 +73,7 @@
 #ifndef ULONG_MAX
 #define ULONG_MAX ULLONG_MAX
 #endif
+
+} // extern "C++"
 
 #endif

@@ -10,6 +10,10 @@
 #ifndef CUKIT_STANDIN_MATH_H
 #define CUKIT_STANDIN_MATH_H
 
+// C++ linkage, as the C library's headers give it to their C++ parts: a source
+// wrapped in extern "C" { } (PyCUDA's SourceModule) may include this.
+extern "C++" {
+
 #ifndef M_E
 #define M_E 2.7182818284590452354
 #endif
@@ -107,5 +111,7 @@ static __device__ __forceinline__ int fpclassify(T x)
 }
 template <class T>
 static __device__ __forceinline__ bool isnormal(T x) { return fpclassify(x) == FP_NORMAL; }
+
+} // extern "C++"
 
 #endif

@@ -3,6 +3,10 @@
 #ifndef CUKIT_STANDIN_STDDEF_H
 #define CUKIT_STANDIN_STDDEF_H
 
+// C++ linkage, as the C library's headers give it to their C++ parts: a source
+// wrapped in extern "C" { } (PyCUDA's SourceModule) may include this.
+extern "C++" {
+
 #ifndef NULL
 #define NULL 0
 #endif
@@ -10,5 +14,7 @@
 #define offsetof(type, member) ((size_t)&reinterpret_cast<const volatile char &>(((type *)0)->member))
 #endif
 typedef double max_align_t;
+
+} // extern "C++"
 
 #endif

@@ -8,6 +8,10 @@
 #ifndef CUKIT_STANDIN_STDINT_H
 #define CUKIT_STANDIN_STDINT_H
 
+// C++ linkage, as the C library's headers give it to their C++ parts: a source
+// wrapped in extern "C" { } (PyCUDA's SourceModule) may include this.
+extern "C++" {
+
 #include <limits.h>
 
 typedef signed char int8_t;
@@ -211,5 +215,7 @@ typedef uint64_t uintmax_t;
 #ifndef UINTMAX_C
 #define UINTMAX_C(X) ((::uintmax_t) (X))
 #endif
+
+} // extern "C++"
 
 #endif

@@ -4,5 +4,11 @@
 // their #include <stdio.h>.
 #ifndef CUKIT_STANDIN_STDIO_H
 #define CUKIT_STANDIN_STDIO_H
+
+// C++ linkage, as the C library's headers give it to their C++ parts: a source
+// wrapped in extern "C" { } (PyCUDA's SourceModule) may include this.
+extern "C++" {
 #include <stddef.h>
+} // extern "C++"
+
 #endif

@@ -7,6 +7,10 @@
 #ifndef CUKIT_STANDIN_STDLIB_H
 #define CUKIT_STANDIN_STDLIB_H
 
+// C++ linkage, as the C library's headers give it to their C++ parts: a source
+// wrapped in extern "C" { } (PyCUDA's SourceModule) may include this.
+extern "C++" {
+
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -14,5 +18,7 @@
 #define EXIT_FAILURE 1
 
 static __device__ __forceinline__ void abort(void) { __trap(); }
+
+} // extern "C++"
 
 #endif

@@ -5,6 +5,10 @@
 #ifndef CUKIT_STANDIN_STRING_H
 #define CUKIT_STANDIN_STRING_H
 
+// C++ linkage, as the C library's headers give it to their C++ parts: a source
+// wrapped in extern "C" { } (PyCUDA's SourceModule) may include this.
+extern "C++" {
+
 #include <stddef.h>
 
 static __device__ __forceinline__ int memcmp(const void *a, const void *b, size_t n)
@@ -62,5 +66,7 @@ static __device__ __forceinline__ char *strcpy(char *dst, const char *src)
     dst[i] = 0;
     return dst;
 }
+
+} // extern "C++"
 
 #endif

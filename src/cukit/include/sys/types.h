@@ -6,9 +6,15 @@
 #ifndef CUKIT_STANDIN_SYS_TYPES_H
 #define CUKIT_STANDIN_SYS_TYPES_H
 
+// C++ linkage, as the C library's headers give it to their C++ parts: a source
+// wrapped in extern "C" { } (PyCUDA's SourceModule) may include this.
+extern "C++" {
+
 typedef unsigned char uchar;
 typedef unsigned short ushort;
 typedef unsigned int uint;
 typedef unsigned long ulong;
+
+} // extern "C++"
 
 #endif
