@@ -2,8 +2,8 @@
 
 Build: python -m sphinx -W --keep-going -b html docs OUTDIR (CI does, after installing
 cukit). The API reference documents the installed package; where the extension module
-cannot be imported (a checkout that was never built), `cukit` is read from src/ and,
-failing that, autodoc mocks the extension and the reference is left thin.
+cannot be imported (a checkout that was never built), `cukit` is read from src/, and
+where it is not built there either, the reference page says so instead of failing.
 Signatures of the extension's functions and methods come from src/cukit/_cukit.pyi.
 """
 import ast
@@ -33,11 +33,12 @@ suppress_warnings = ["image.not_readable"]  # none expected; kept out of -W by m
 # signatures come from __text_signature__ or the stubs, not from a docstring's first line.
 autodoc_docstring_signature = False
 autodoc_default_options = {"members": True, "undoc-members": True, "member-order": "bysource"}
-autodoc_mock_imports = []
 try:
     import cukit._cukit  # noqa: F401
-except ImportError:
-    autodoc_mock_imports = ["cukit._cukit"]
+
+    HAVE_EXTENSION = True
+except ImportError:  # never built: cukit's package cannot be imported without it
+    HAVE_EXTENSION = False
 
 
 def _pyi_signatures():
@@ -95,5 +96,15 @@ def _docstring(app, what, name, obj, options, lines):
         lines[:] = ["::", ""] + ["   " + s for s in head + lines] + [""]
 
 
+def _source(app, docname, source):
+    if docname == "api" and not HAVE_EXTENSION:
+        head = source[0].split("```{eval-rst}")[0]
+        source[0] = head.split("## cukit")[0] + (
+            "This build of the documentation could not import cukit's extension module, "
+            "so the reference is not here: build cukit first (`pip install .`, or "
+            "`python setup.py build_ext --inplace -b src` in a checkout).\n")
+
+
 def setup(app):
+    app.connect("source-read", _source)
     app.connect("autodoc-process-docstring", _docstring)
