@@ -90,7 +90,7 @@ def same(got, want, name="", approx=False, cond=1.0):
         return
     np.testing.assert_array_equal(got, want, err_msg=name)
     if want.dtype.kind == "f" and name not in ("maximum", "minimum", "fmax", "fmin", "clip"):
-        num = ~np.isnan(want)  # a NaN's sign and payload are not numpy's to promise (README)
+        num = ~np.isnan(want)  # a NaN's sign and payload are not numpy's to promise (docs/guide/arrays.md)
         np.testing.assert_array_equal(np.signbit(got[num]), np.signbit(want[num]),
                                       err_msg=name + " sign")
 

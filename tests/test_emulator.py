@@ -80,7 +80,7 @@ def test_fault_before_an_allocation_and_in_freed_memory(rng):
         cukit.synchronize()
     k = cukit.compile(r'extern "C" __global__ void poke(float* p) { p[threadIdx.x] = 1; }').poke
     # A small block freed while only the legacy stream is busy stays allocated, kept
-    # for the next kernel output of its size (README, Array math): not freed yet.
+    # for the next kernel output of its size (docs/guide/arrays.md): not freed yet.
     assert cukit._keep_freed(False) is True
     try:
         dead = cukit.to_device(rng.standard_normal(256).astype(np.float32))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu_multi.sh - the many-GPU checks on a machine with 2 or more GPUs, in one run: build
 # in place, tests/test_nccl.py and tests/test_multi_gpu.py in a shuffled order (with
-# pytest-random-order where installed), the README's torchrun and mpirun recipes
+# pytest-random-order where installed), the torchrun and mpirun recipes of docs/guide/many-gpus.md
 # (tools/nccl_recipe.py), and benchmarks/bench_nccl.py on every GPU. One summary line
 # per step at the end; logs in LOGDIR.
 #

@@ -1,4 +1,4 @@
-"""The README's many-GPU recipes as a program: run under torchrun (nccl.from_env) or
+"""The many-GPU recipes of docs/guide/many-gpus.md as a program: run under torchrun (nccl.from_env) or
 mpirun (nccl.from_mpi), every rank all-reduces its own data and checks the sum of
 all ranks' data against numpy. tools/gpu_multi.sh runs it both ways.
 
