@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import operator
 
 import numpy as np
 
@@ -460,40 +461,9 @@ class GPUArray:
         dtype = np.result_type(self.dtype, other.dtype if isinstance(other, GPUArray) else other)
         return self._result(_engine.binary(op, self._a, b).astype(dtype))
 
-    # + - * / on two arrays of one shape, or an array and a Python or numpy number, go
-    # straight to the cukit.Array's own operator (C); the rest through _binary.
-    def __add__(self, other):
-        t = type(other)
-        if (t is GPUArray and other._a.shape == self._a.shape) or t in _SCALARS:
-            return _fast(self._a + (other._a if t is GPUArray else other), self.allocator)
-        return self._binary("+", other)
-
-    def __radd__(self, other):
-        if type(other) in _SCALARS:
-            return _fast(other + self._a, self.allocator)
-        return self._binary("+", other, True)
-
-    def __sub__(self, other):
-        t = type(other)
-        if (t is GPUArray and other._a.shape == self._a.shape) or t in _SCALARS:
-            return _fast(self._a - (other._a if t is GPUArray else other), self.allocator)
-        return self._binary("-", other)
-
-    def __rsub__(self, other):
-        if type(other) in _SCALARS:
-            return _fast(other - self._a, self.allocator)
-        return self._binary("-", other, True)
-
-    def __mul__(self, other):
-        t = type(other)
-        if (t is GPUArray and other._a.shape == self._a.shape) or t in _SCALARS:
-            return _fast(self._a * (other._a if t is GPUArray else other), self.allocator)
-        return self._binary("*", other)
-
-    def __rmul__(self, other):
-        if type(other) in _SCALARS:
-            return _fast(other * self._a, self.allocator)
-        return self._binary("*", other, True)
+    # + - * on two arrays of one shape, or an array and a Python or numpy number, go
+    # straight to the cukit.Array's own operator (C); the rest through _binary. Made
+    # by _fast_op below the class (one Python frame a call: this is the hot path).
 
     def __truediv__(self, other):
         return self._binary("/", other)
@@ -668,14 +638,42 @@ _SCALARS = frozenset([int, float, complex, bool, np.float16, np.float32, np.floa
                       np.uint64, np.complex64, np.complex128, np.bool_])
 
 
-def _fast(a, allocator):
-    """The GPUArray of a new cukit.Array a (as _result makes it)."""
-    self = _new(GPUArray)
-    self._a = a
-    self.gpudata = a.buffer
-    self.base = None
-    self.allocator = allocator
-    return self
+def _fast_op(op, symbol, reflected):
+    """GPUArray's operator `symbol` (reflected: the __r...__ form): op on the
+    cukit.Arrays, the result wrapped as _result does, all in one frame."""
+    if reflected:
+        def method(self, other):
+            if type(other) in _SCALARS:
+                r = op(other, self._a)
+                g = _new(GPUArray)
+                g._a, g.gpudata, g.base, g.allocator = r, r.buffer, None, self.allocator
+                return g
+            return self._binary(symbol, other, True)
+    else:
+        def method(self, other):
+            t = type(other)
+            a = self._a
+            if t is GPUArray:
+                o = other._a
+                if o.shape == a.shape:
+                    r = op(a, o)
+                    g = _new(GPUArray)
+                    g._a, g.gpudata, g.base, g.allocator = r, r.buffer, None, self.allocator
+                    return g
+            elif t in _SCALARS:
+                r = op(a, other)
+                g = _new(GPUArray)
+                g._a, g.gpudata, g.base, g.allocator = r, r.buffer, None, self.allocator
+                return g
+            return self._binary(symbol, other)
+    method.__name__ = "__%s%s__" % ("r" if reflected else "", op.__name__.strip("_"))
+    return method
+
+
+for _op, _symbol in ((operator.add, "+"), (operator.sub, "-"), (operator.mul, "*")):
+    setattr(GPUArray, "__%s__" % _op.__name__.strip("_"), _fast_op(_op, _symbol, False))
+    setattr(GPUArray, "__r%s__" % _op.__name__.strip("_"), _fast_op(_op, _symbol, True))
+del _op, _symbol
 
 
 def _of(a, gpudata, base=None, allocator=None):
