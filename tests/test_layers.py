@@ -89,17 +89,47 @@ def test_no_include_runs_up_or_into_a_private_header():
     assert not bad, "\n".join(bad)
 
 
+# Every function a file exports (not static), whatever its prefix (cukit_, and the
+# emulator's emu_/ptx_, compute's ck_): its return type on the line above its name.
+EXPORTED = re.compile(r"^(?!static\b)[A-Za-z_][\w \*]*\n([a-z_]\w*)\s*\(", re.M)
+ANY_CALL = re.compile(r"\b([a-z_]\w*)\s*\(")
+
+
+def exported():
+    defined = {}
+    for path in CSRC.rglob("*.c"):
+        for name in EXPORTED.findall(strip_comments(path.read_text())):
+            defined[name] = path
+    return defined
+
+
+def test_exported_names_carry_their_layer_prefix():
+    """An exported function is named so that its home can be told from the name."""
+    allowed = {"emulator": ("emu_", "ptx_", "cukit_"), "compute": ("ck_", "cukit_")}
+    bad = []
+    for name, path in sorted(exported().items()):
+        folder = path.relative_to(CSRC).parts[0] if len(path.relative_to(CSRC).parts) > 1 else ""
+        if path.name == "worker_main.c" or path.parent == CSRC:
+            continue  # the sandbox's own program; the module's init
+        if not name.startswith(allowed.get(folder, ("cukit_",))):
+            bad.append(f"{path.relative_to(CSRC)}: {name} is exported without its prefix "
+                       f"({' or '.join(allowed.get(folder, ('cukit_',)))}); make it static or "
+                       f"rename it")
+    assert not bad, "\n".join(bad)
+
+
 def test_no_call_runs_up():
     defined = {}
     for path in CSRC.rglob("*.c"):
         for name in DEFINITION.findall(path.read_text()):
             defined[name] = path
+    defined.update(exported())  # every prefix, not only cukit_
     bad = []
     for path in sorted(CSRC.rglob("*.c")):
         me = rank_of(path)
         text = strip_comments(path.read_text())
         for lineno, line in enumerate(text.splitlines(), 1):
-            for name in CALL.findall(line):
+            for name in set(CALL.findall(line)) | set(ANY_CALL.findall(line)):
                 home = defined.get(name)
                 if home is not None and rank_of(home) > me:
                     bad.append(f"{path.relative_to(CSRC)}:{lineno}: calls {name}, defined in the "
@@ -128,3 +158,61 @@ def test_the_guard_catches_an_upward_include(tmp_path, monkeypatch):
     monkeypatch.setattr(__import__(__name__), "CSRC", fake)
     with pytest.raises(AssertionError, match=r"runtime/bad.c:2: .*array/ is a higher layer"):
         test_no_include_runs_up_or_into_a_private_header()
+
+
+# ------------------------------------------------------------------ hooks
+
+DOCS = CSRC.parent / "docs" / "architecture.md"
+HOOK_FIELD = re.compile(r"\(\s*\*\s*(\w+)\s*\)\s*\(")
+REGISTRATION = re.compile(r"\bhooks\.(\w+)\s*=[^=]")
+# C that imports cukit's own Python package to get its work done: each is a hook in
+# disguise, to be removed (issue 25). A new one fails the test below.
+PYTHON_CALLS_TO_REMOVE = {"compute/engine.c"}
+
+
+def hook_fields():
+    text = (CSRC / "common" / "common.h").read_text()
+    body = text[text.index("typedef struct {", text.index("hooks")):text.index("} cukit_hooks;")]
+    return set(HOOK_FIELD.findall(strip_comments(body)))
+
+
+def documented_hooks():
+    """hook -> the file the architecture page says registers it."""
+    out = {}
+    for line in DOCS.read_text().splitlines():
+        m = re.match(r"\|\s*`(\w+)`\s*\|\s*`([\w/.]+)`", line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def test_every_hook_is_documented_where_it_is_registered():
+    """Each field of cukit_hooks is in docs/architecture.md's hook table with the file
+    that registers it (and the reason it points up); none is registered elsewhere."""
+    docs = documented_hooks()
+    fields = hook_fields()
+    assert fields, "no hook fields found in common.h"
+    missing = sorted(f for f in fields if f not in docs)
+    assert not missing, f"hooks not in docs/architecture.md's table: {missing}"
+    bad = []
+    for path in sorted(CSRC.rglob("*.c")):
+        rel = str(path.relative_to(CSRC))
+        for name in REGISTRATION.findall(strip_comments(path.read_text())):
+            if name not in fields:
+                bad.append(f"{rel}: registers hooks.{name}, which cukit_hooks does not have")
+            elif docs.get(name) != rel:
+                bad.append(f"{rel}: registers hooks.{name}; the architecture page says "
+                           f"{docs.get(name)} does")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_new_call_from_c_into_cukits_python():
+    found = set()
+    for path in sorted(CSRC.rglob("*.c")):
+        if re.search(r'PyImport_Import\w*\(\s*"cukit', path.read_text()):
+            found.add(str(path.relative_to(CSRC)))
+    new = found - PYTHON_CALLS_TO_REMOVE
+    assert not new, f"C imports cukit's own Python to do its work: {sorted(new)}; register a " \
+                    "hook or call the C function instead"
+    gone = PYTHON_CALLS_TO_REMOVE - found
+    assert not gone, f"no longer calls into Python: take {sorted(gone)} off the list"
