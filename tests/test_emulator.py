@@ -45,6 +45,21 @@ extern "C" __global__ void shift(const float* x, float* y, int n, int by) {
 
 
 @emulator
+def test_a_wild_address_is_not_called_an_overrun(rng):
+    """Far from every allocation (a garbage pointer), the message says no allocation is
+    near, not 'a billion bytes past the end of' the nearest one."""
+    mod = cukit.compile(OOB, name="shift.cu")
+    n = 1024
+    x = cukit.to_device(rng.standard_normal(n).astype(np.float32))
+    y = cukit.to_device(poison(n, np.float32))
+    mod.shift(x, y, n, 1 << 28, grid=4, block=256)  # 1 GiB past x
+    with pytest.raises(cukit.KernelFaultError) as info:
+        cukit.synchronize()
+    msg = str(info.value)
+    assert "no allocation is near it (the nearest" in msg and "past the end" not in msg
+
+
+@emulator
 def test_out_of_bounds_read_names_kernel_thread_allocation_and_line(rng):
     mod = cukit.compile(OOB, name="shift.cu")
     n = 1024

@@ -5,6 +5,18 @@
 
 /* ------------------------------------------------------------------ faults */
 
+
+/* 1 when the access is so far from allocation a (more than a MiB, and more than a's own
+ * size) that "N bytes past the end" would mislead: a wild pointer, not an overrun. */
+static int
+far_from(unsigned long long addr, unsigned size, const emu_alloc *a)
+{
+    unsigned long long gap = addr >= a->base ? addr + size - (a->base + a->size)
+                                             : a->base - addr;
+    unsigned long long near = a->size > (1ULL << 20) ? a->size : (1ULL << 20);
+    return gap > near;
+}
+
 static void
 thread_of(const block *b, const warp *w, int lane, unsigned t[3])
 {
@@ -85,6 +97,11 @@ fault_access(block *b, warp *w, int lane, int space, uint64_t addr, unsigned siz
             if (freed)
                 snprintf(what + n, sizeof what - (size_t)n, ": inside a %llu-byte allocation (made "
                          "at %s) that was already freed", (unsigned long long)a.size, a.origin);
+            else if (far_from(addr, size, &a))
+                snprintf(what + n, sizeof what - (size_t)n, ": no allocation is near it (the "
+                         "nearest, %llu bytes at 0x%llx, was made at %s; is it a pointer at "
+                         "all?)", (unsigned long long)a.size, (unsigned long long)a.base,
+                         a.origin);
             else if (addr >= a.base)
                 snprintf(what + n, sizeof what - (size_t)n, ": %llu bytes past the end of a "
                          "%llu-byte allocation made at %s",
