@@ -98,6 +98,19 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture
+def ctx():
+    """A PyCUDA-layer context made current for the test (make_default_context), popped
+    after it: what `import pycuda.autoinit` gives a program."""
+    import cukit.pycuda.driver as drv
+    from cukit.pycuda.tools import make_default_context
+
+    drv.init()
+    c = make_default_context()
+    yield c
+    c.pop()
+
+
+@pytest.fixture
 def rng():
     """A generator seeded afresh each test; the seed is in the test's report on failure."""
     seed = np.random.SeedSequence().entropy

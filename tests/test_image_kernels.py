@@ -1,8 +1,6 @@
 """Kernels no declaration names: C++ kernels asked for by their mangled names, kernels
 of loaded PTX and cubin images (Module.load, PyCUDA's module_from_buffer/_file),
 sources given as objects, and attribute macros before a kernel's name."""
-import os
-
 import numpy as np
 import pytest
 
@@ -13,7 +11,6 @@ import cukit.pycuda.driver as drv
 from cukit.pycuda import gpuarray
 from cukit.pycuda.compiler import SourceModule
 from cukit.pycuda.compiler import compile as pycuda_compile
-from cukit.pycuda.tools import make_default_context
 
 gpu = pytest.mark.gpu
 
@@ -48,14 +45,6 @@ template <typename T, int K> __global__ void addk(const T *x, T *y, unsigned lon
 template __global__ void addk<int, 7>(const int *, int *, unsigned long long);
 template __global__ void addk<short, -3>(const short *, short *, unsigned long long);
 """
-
-
-@pytest.fixture
-def ctx():
-    drv.init()
-    c = make_default_context()
-    yield c
-    c.pop()
 
 
 def native_image(src):

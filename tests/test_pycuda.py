@@ -16,7 +16,7 @@ from conftest import EMULATOR, HAVE_GPU, poison
 import cukit.pycuda.driver as drv
 from cukit.pycuda import gpuarray
 from cukit.pycuda.compiler import DynamicSourceModule, SourceModule, _translate
-from cukit.pycuda.tools import DeviceMemoryPool, bitlog2, dtype_to_ctype, make_default_context
+from cukit.pycuda.tools import DeviceMemoryPool, bitlog2, dtype_to_ctype
 
 gpu = pytest.mark.gpu
 SRC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(cukit.__file__)))  # the cukit imported here
@@ -53,14 +53,6 @@ def run_cli(*args, env=None, timeout=300):
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "cukit.pycuda", *args], capture_output=True,
                           text=True, env=e, timeout=timeout)
-
-
-@pytest.fixture
-def ctx():
-    drv.init()
-    c = make_default_context()
-    yield c
-    c.pop()
 
 
 @pytest.fixture

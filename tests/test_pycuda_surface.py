@@ -23,19 +23,10 @@ from cukit.pycuda.elementwise import (ElementwiseKernel, get_elwise_kernel,
                                       get_linear_combination_kernel)
 from cukit.pycuda.reduction import ReductionKernel
 from cukit.pycuda.scan import ExclusiveScanKernel, InclusiveScanKernel
-from cukit.pycuda.tools import (DebugMemoryPool, DeviceData, OccupancyRecord,
-                                make_default_context)
+from cukit.pycuda.tools import DebugMemoryPool, DeviceData, OccupancyRecord
 
 gpu = pytest.mark.gpu
 SRC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(cukit.__file__)))
-
-
-@pytest.fixture
-def ctx():
-    drv.init()
-    c = make_default_context()
-    yield c
-    c.pop()
 
 
 def run_py(*args, code=None, timeout=300):

@@ -17,19 +17,10 @@ import cukit.pycuda.driver as drv
 from cukit.pycuda import gpuarray
 from cukit.pycuda._texref import lower_references
 from cukit.pycuda.compiler import SourceModule
-from cukit.pycuda.tools import make_default_context
 
 gpu = pytest.mark.gpu
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 SRC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(cukit.__file__)))
-
-
-@pytest.fixture
-def ctx():
-    drv.init()
-    c = make_default_context()
-    yield c
-    c.pop()
 
 
 def bilinear(img, xs, ys, wrap=False):
