@@ -1,7 +1,10 @@
 """Small programs written as PyCUDA users write them (tests/pycuda_programs), run
-unchanged through `python -m cukit.pycuda prog.py` with warnings as errors: C++ kernels
-by mangled name with curand, a texture reference, kernels written for nvcc's headers,
-complex builders, a module loaded from PTX. Each checks itself against numpy."""
+unchanged through `python -m cukit.pycuda prog.py` with warnings as errors: PyCUDA's own
+demo, hello_gpu and struct-of-pointers examples, C++ kernels by mangled name with curand,
+texture references (2-D from an array, 1-D fetches from linear memory), kernels written
+for nvcc's headers, a tiled matrix product with shared memory, complex builders,
+gpuarray/cumath/curandom/streams, and a module loaded from PTX. Each checks itself
+against numpy."""
 import os
 import pathlib
 import subprocess
