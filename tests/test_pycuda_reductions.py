@@ -584,3 +584,21 @@ def test_mul_add_and_conj_into_out(rng):
     zo = gpuarray.to_gpu(np.full(100, np.nan, np.complex64))
     assert gpuarray.to_gpu(z).conj(out=zo) is zo
     np.testing.assert_allclose(zo.get(), z.conj().astype(np.complex64), rtol=1e-6)
+
+
+def test_reduction_kernel_takes_at_most_eight_inputs(rng):
+    """PyCUDA's form adds the output after the argument list: a ninth input used to be
+    written past the end of the kernel's parameter table (found in review)."""
+    import numpy as np
+    from cukit.pycuda import gpuarray
+    from cukit.pycuda.reduction import ReductionKernel
+
+    args8 = ", ".join("float *x%d" % i for i in range(8))
+    r = ReductionKernel(np.float32, neutral="0", reduce_expr="a+b", map_expr="x0[i] + x7[i]",
+                        arguments=args8)
+    host = [rng.standard_normal(500).astype(np.float32) for _ in range(8)]
+    got = r(*[gpuarray.to_gpu(h) for h in host]).get()
+    np.testing.assert_allclose(got, (host[0] + host[7]).sum(), rtol=1e-4, atol=1e-3)
+    with pytest.raises(ValueError, match="at most 8 inputs"):
+        ReductionKernel(np.float32, neutral="0", reduce_expr="a+b", map_expr="x0[i]",
+                        arguments=args8 + ", float *x8")

@@ -137,7 +137,9 @@ parse_params(cukit_RK *self, PyObject *text, int output)
         }
         if (nw == 0)
             continue;
-        if (self->nparams > CK_RMAXIN) {
+        /* params holds CK_RMAXIN inputs and one output: an input past the eighth would
+         * leave the output (PyCUDA's form adds it after the list) no room */
+        if (self->nparams >= (output ? CK_RMAXIN + 1 : CK_RMAXIN)) {
             PyErr_Format(PyExc_ValueError, "ReductionKernel takes at most %d inputs", CK_RMAXIN);
             return -1;
         }
