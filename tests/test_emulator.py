@@ -73,7 +73,7 @@ def test_out_of_bounds_read_names_kernel_thread_allocation_and_line(rng):
     assert info.value.name == "CUDA_ERROR_ILLEGAL_ADDRESS"
     assert "out-of-bounds 4-byte global read" in msg
     assert "kernel shift, block (3, 0, 0), thread (253, 0, 0)" in msg
-    assert "4 bytes past the end of a 4096-byte allocation" in msg
+    assert "4 bytes past the end of a 4096-byte allocation" in msg, msg
     assert f"made at test_emulator.py:{line}" in msg
     assert "at shift.cu:5" in msg
     assert "The context stays usable: CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT is set" in msg

@@ -315,7 +315,11 @@ emu_registry_nearest(uint64_t addr, emu_alloc *out, int *was_freed)
     /* memory that was freed and not handed out again */
     for (size_t k = 0; k < (nfreed < 64 ? nfreed : 64); k++) {
         const emu_alloc *f = &freed[k];
-        if (addr >= f->base && addr < f->base + f->size &&
+        /* a freed block a live neighbour overlaps was handed out again (in part): the
+         * address past that neighbour's end is its overrun, not a use after free */
+        int reused = (below && f->base < below->base + below->size && below->base < f->base + f->size) ||
+                     (above && f->base < above->base + above->size && above->base < f->base + f->size);
+        if (addr >= f->base && addr < f->base + f->size && !reused &&
             !(below && addr < below->base + below->size)) {
             *out = *f;
             *was_freed = 1;

@@ -254,6 +254,10 @@ e_cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
         return r;
     pthread_mutex_lock(&pool_lock);
     trim_locked(keep);
+    /* What was in use before a trim no longer bounds the cache: the most in use counts
+     * afresh from here (else one large array early in a process let the cache keep that
+     * much for ever). */
+    used_high = used_bytes;
     pthread_mutex_unlock(&pool_lock);
     return emu_ok();
 }
