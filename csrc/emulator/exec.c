@@ -65,6 +65,23 @@ fma64_lanes(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const
     emu_fma64_lanes_fn(m, d, a, b, c);
 }
 
+/* Run the lanes of cand at pc next; wmin: the lowest pc of cand's other lanes. */
+static inline void
+run_group(warp *w, uint32_t cand, uint32_t pc)
+{
+    uint32_t mask = 0, others = NOPC;
+    for (uint32_t m = cand; m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        if (w->lpc[l] == pc)
+            mask |= 1u << l;
+        else if (w->lpc[l] < others)
+            others = w->lpc[l];
+    }
+    w->pc = pc;
+    w->mask = mask;
+    w->wmin = others;
+}
+
 /* Pick the next group: the runnable lanes with the lowest pc. */
 void
 emu_reschedule(warp *w)
@@ -81,17 +98,7 @@ emu_reschedule(warp *w)
         if (w->lpc[l] < min)
             min = w->lpc[l];
     }
-    uint32_t mask = 0, next = NOPC;
-    for (uint32_t m = cand; m; m &= m - 1) {
-        int l = __builtin_ctz(m);
-        if (w->lpc[l] == min)
-            mask |= 1u << l;
-        else if (w->lpc[l] < next)
-            next = w->lpc[l];
-    }
-    w->pc = min;
-    w->mask = mask;
-    w->wmin = next;
+    run_group(w, cand, min);
     w->state = W_RUN;
 }
 
@@ -136,18 +143,8 @@ next_group(warp *w)
         if (pc < lowest)
             lowest = pc;
     }
-    uint32_t pick = above != NOPC ? above : lowest, mask = 0, others = NOPC;
-    cand |= w->mask;
-    for (uint32_t m = cand; m; m &= m - 1) {
-        int l = __builtin_ctz(m);
-        if (w->lpc[l] == pick)
-            mask |= 1u << l;
-        else if (w->lpc[l] < others)
-            others = w->lpc[l];
-    }
-    w->pc = pick;
-    w->mask = mask;
-    w->wmin = others;
+    uint32_t pick = above != NOPC ? above : lowest;
+    run_group(w, cand | w->mask, pick);
 }
 
 /* ------------------------------------------------------------------ stopping a launch */
