@@ -16,7 +16,7 @@ static struct PyModuleDef cukit_moduledef;
     V(compiled) V(image_verdicts) \
     V(HostMemoryType) V(RegistrationType) V(CommunicatorType) V(CudaArrayType) V(TextureType) \
     V(SurfaceType) \
-    V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) V(compile_fn) \
+    V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) \
     V(reduce_tables) V(ReductionKernelType) V(ScanKernelType) \
     V(PhiloxType) V(Philox4x32Type) V(GeneratorType) V(random_modules)
 

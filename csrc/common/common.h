@@ -222,10 +222,9 @@ struct cukit_state {
     PyObject *strided_modules;
 
     /* compute/, strong refs: the ufunc and ElementwiseKernel types, the ufuncs by index,
-     * numpy dtypes by typecode (built at first use), fuse's traced-value class, and
-     * cukit.compile (generated kernels go through it) */
+     * numpy dtypes by typecode (built at first use), and fuse's traced-value class */
     PyTypeObject *UfuncType, *ElementwiseType;
-    PyObject *ufuncs, *math_dtypes, *fuse_proxy, *compile_fn;
+    PyObject *ufuncs, *math_dtypes, *fuse_proxy;
     /* compute/, strong refs: the reduction and scan kernel tables (capsule) and types; random's
      * types, and dict device ordinal -> Module of its kernels */
     PyObject *reduce_tables, *random_modules;

@@ -111,8 +111,21 @@ typedef struct {
 } cukit_Program;
 
 int cukit_program_setup(PyObject *module, cukit_state *st);
+/* program.c: a Program as Program(source, name, options, include_dirs, defines,
+ * name_expressions, lineinfo) makes it (any of name..name_expressions may be NULL:
+ * not given). New ref or NULL with the exception Program() raises. */
+PyObject *cukit_program_new(cukit_state *st, PyObject *source, PyObject *name, PyObject *options,
+                            PyObject *include_dirs, PyObject *defines, PyObject *exprs,
+                            int lineinfo);
 /* functions.c: compile() with its in-process cache, nvrtc_version(), nvrtc_archs(). 0 / -1. */
 int cukit_compile_functions_setup(PyObject *module, cukit_state *st);
+/* The C entry for the kernels cukit generates itself: what compile(source, name=name,
+ * options=options, device=dev) returns, through the same memory and disk caches
+ * (dev NULL: the current device, which this makes current). source: str; options: a
+ * sequence of str; name NULL: "kernel.cu". New ref to the loaded cukit.Module, or
+ * NULL with CompileError or another exception. */
+PyObject *cukit_compile_load(cukit_state *st, PyObject *source, const char *name,
+                             PyObject *options, cukit_Device *dev);
 /* What compiling a Program produces. */
 typedef enum { CUKIT_OUT_PTX = 0, CUKIT_OUT_CUBIN = 1, CUKIT_OUT_LTOIR = 2 } cukit_output;
 /* Compile prog for arch ("sm_90") into `kind` with the option `extra` (e.g.

@@ -24,19 +24,11 @@ hashable(PyObject *v)
     return Py_NewRef(v);
 }
 
+/* compile()'s work, its seven arguments in v (NULL: not given; v[0] a str), for dev
+ * (activated). New ref to the Module, or NULL. */
 static PyObject *
-mod_compile(PyObject *m, PyObject *args, PyObject *kwargs)
+compile_cached(cukit_state *st, PyObject *const *v, cukit_Device *dev)
 {
-    static char *kwlist[] = {"source", "name", "options", "include_dirs", "defines",
-                             "name_expressions", "lineinfo", "device", NULL};
-    cukit_state *st = PyModule_GetState(m);
-    PyObject *v[8] = {NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|UOOOOOO:compile", kwlist, &v[0], &v[1],
-                                     &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]))
-        return NULL;
-    cukit_Device *dev = cukit_device_arg(st, v[7]);
-    if (dev == NULL || cukit_device_activate(dev) < 0)
-        return NULL;
 
     /* The same compile again in this process is the module already loaded, as long
      * as the user headers it read are as they were. */
@@ -81,15 +73,10 @@ mod_compile(PyObject *m, PyObject *args, PyObject *kwargs)
         }
     }
 
-    PyObject *pkw = PyDict_New();
-    for (int i = 1; pkw && i < 7; i++) {
-        if (v[i] && PyDict_SetItemString(pkw, kwlist[i], v[i]) < 0)
-            Py_CLEAR(pkw);
-    }
-    PyObject *pargs = pkw ? PyTuple_Pack(1, v[0]) : NULL;
-    prog = pargs ? PyObject_Call((PyObject *)st->ProgramType, pargs, pkw) : NULL;
-    Py_XDECREF(pargs);
-    Py_XDECREF(pkw);
+    int lineinfo = v[6] ? PyObject_IsTrue(v[6]) : 0;
+    if (lineinfo < 0)
+        goto done;
+    prog = cukit_program_new(st, v[0], v[1], v[2], v[3], v[4], v[5], lineinfo);
     if (prog == NULL)
         goto done;
     out = cukit_program_load((cukit_Program *)prog, dev);
@@ -105,6 +92,39 @@ mod_compile(PyObject *m, PyObject *args, PyObject *kwargs)
 done:
     Py_XDECREF(key);
     Py_XDECREF(prog);
+    return out;
+}
+
+static PyObject *
+mod_compile(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"source", "name", "options", "include_dirs", "defines",
+                             "name_expressions", "lineinfo", "device", NULL};
+    cukit_state *st = PyModule_GetState(m);
+    PyObject *v[8] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|UOOOOOO:compile", kwlist, &v[0], &v[1],
+                                     &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]))
+        return NULL;
+    cukit_Device *dev = cukit_device_arg(st, v[7]);
+    if (dev == NULL || cukit_device_activate(dev) < 0)
+        return NULL;
+    return compile_cached(st, v, dev);
+}
+
+PyObject *
+cukit_compile_load(cukit_state *st, PyObject *source, const char *name, PyObject *options,
+                   cukit_Device *dev)
+{
+    if (dev == NULL && (dev = cukit_device_arg(st, NULL)) == NULL)
+        return NULL;
+    if (cukit_device_activate(dev) < 0)
+        return NULL;
+    PyObject *pyname = PyUnicode_FromString(name ? name : "kernel.cu");
+    if (pyname == NULL)
+        return NULL;
+    PyObject *v[7] = {source, pyname, options, NULL, NULL, NULL, NULL};
+    PyObject *out = compile_cached(st, v, dev);
+    Py_DECREF(pyname);
     return out;
 }
 

@@ -542,7 +542,15 @@ program_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U|UOOOOp:Program", kwlist, &source, &name,
                                      &options, &include_dirs, &defines, &exprs, &lineinfo))
         return NULL;
-    cukit_state *st = cukit_state_of_type(type);
+    return cukit_program_new(cukit_state_of_type(type), source, name, options, include_dirs,
+                             defines, exprs, lineinfo);
+}
+
+PyObject *
+cukit_program_new(cukit_state *st, PyObject *source, PyObject *name, PyObject *options,
+                  PyObject *include_dirs, PyObject *defines, PyObject *exprs, int lineinfo)
+{
+    PyTypeObject *type = st->ProgramType;
     PyObject *empty = PyTuple_New(0), *nodefs = PyDict_New();
     cukit_Program *self = NULL;
     if (empty == NULL || nodefs == NULL)

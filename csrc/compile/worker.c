@@ -250,30 +250,32 @@ slow:
             close(fd);
 }
 
-/* The driver entry points an image load needs: a table of its own, as the worker
- * program fills no driver part of cukit_api. */
-static struct {
-    CUresult (*cuInit)(unsigned int);
-    CUresult (*cuDeviceGet)(CUdevice *, int);
-    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-    CUresult (*cuCtxSetCurrent)(CUcontext);
-    CUresult (*cuModuleLoadData)(CUmodule *, const void *);
-    CUresult (*cuModuleUnload)(CUmodule);
-    CUresult (*cuGetErrorName)(CUresult, const char **);
-} drv;
-
-static const struct {
-    const char *symbol;
-    void **slot;
-} drv_entries[] = {
-    {"cuInit", (void **)&drv.cuInit},
-    {"cuDeviceGet", (void **)&drv.cuDeviceGet},
-    {"cuDevicePrimaryCtxRetain", (void **)&drv.cuDevicePrimaryCtxRetain},
-    {"cuCtxSetCurrent", (void **)&drv.cuCtxSetCurrent},
-    {"cuModuleLoadData", (void **)&drv.cuModuleLoadData},
-    {"cuModuleUnload", (void **)&drv.cuModuleUnload},
-    {"cuGetErrorName", (void **)&drv.cuGetErrorName},
+/* The driver's entry points, in a table of its own (the worker program fills no
+ * driver part of cukit_api, and a forked worker never loads an image): only those
+ * an image load calls, in this order, each required; their symbols come from
+ * entry_points.h's table and the loader's own walk fills them (driver/entries.c). */
+static cukit_api_t drv;
+static const size_t drv_needs[] = {
+    offsetof(cukit_api_t, cuInit),           offsetof(cukit_api_t, cuDeviceGet),
+    offsetof(cukit_api_t, cuDevicePrimaryCtxRetain), offsetof(cukit_api_t, cuCtxSetCurrent),
+    offsetof(cukit_api_t, cuModuleLoadData), offsetof(cukit_api_t, cuModuleUnload),
+    offsetof(cukit_api_t, cuGetErrorName),
 };
+enum { DRV_NEEDS = sizeof drv_needs / sizeof *drv_needs };
+
+/* Fill drv's needed entries from lib. NULL, or the first needed symbol it lacks. */
+static const char *
+drv_fill(void *lib)
+{
+    cukit_entry list[DRV_NEEDS];
+    for (size_t i = 0; i < DRV_NEEDS; i++)
+        for (size_t j = 0; j < cukit_driver_nentries; j++)
+            if (cukit_driver_entries[j].offset == drv_needs[i]) {
+                list[i] = cukit_driver_entries[j];
+                list[i].required = 1;
+            }
+    return cukit_entries_fill(&drv, lib, list, DRV_NEEDS, 0);
+}
 
 /* Load image with the driver at `path` on device `ordinal`. 0, the failed call's
  * CUresult (> 0, its name in call and name), or -1 when the driver cannot be used
@@ -288,12 +290,12 @@ load_image(const char *path, int ordinal, const char *image, char *call, char *n
         snprintf(name, cap, "%s", e ? e : "dlopen failed");
         return -1;
     }
-    for (size_t i = 0; i < sizeof drv_entries / sizeof *drv_entries; i++)
-        if ((*drv_entries[i].slot = dlsym(lib, drv_entries[i].symbol)) == NULL) {
-            snprintf(call, 40, "dlsym");
-            snprintf(name, cap, "the library has no %s", drv_entries[i].symbol);
-            return -1;
-        }
+    const char *missing = drv_fill(lib);
+    if (missing) {
+        snprintf(call, 40, "dlsym");
+        snprintf(name, cap, "the library has no %s", missing);
+        return -1;
+    }
     CUdevice dev;
     CUcontext ctx;
     CUmodule mod;

@@ -11,8 +11,6 @@
  * table, of which it fills only NVRTC's part. */
 cukit_api_t cukit_api;
 
-enum { REQUIRED = 1, OPTIONAL = 0 };
-
 static char loaded[PATH_MAX]; /* the real path of the NVRTC in cukit_api, "" before one */
 
 /* dlopen `path` and fill NVRTC's entry points. 0, or -1 when it is not NVRTC. */
@@ -23,13 +21,10 @@ load(const char *path)
     if (lib == NULL)
         return -1;
     cukit_api_t api = cukit_api;
-#define CUKIT_X(ret, name, sym, req, params)                                   \
-    if ((*(void **)&api.name = dlsym(lib, sym)) == NULL && req == REQUIRED) { \
-        dlclose(lib);                                                          \
-        return -1;                                                             \
+    if (cukit_entries_fill(&api, lib, cukit_nvrtc_entries, cukit_nvrtc_nentries, 0)) {
+        dlclose(lib);
+        return -1;
     }
-    CUKIT_NVRTC_API(CUKIT_X)
-#undef CUKIT_X
     Dl_info info;
     char real[PATH_MAX];
     if (!dladdr(*(void **)&api.nvrtcVersion, &info) || info.dli_fname == NULL ||

@@ -158,7 +158,7 @@ ck_kcache_find(const ck_kcache *c, uint64_t key)
 int ck_kcache_add(ck_kcache *c, uint64_t key, CUfunction func, int vec, PyObject *module);
 void ck_kcache_clear(ck_kcache *c);
 
-/* Compile `source` (generated, file name `name`, NVRTC `options`) through cukit.compile,
+/* Compile `source` (generated, file name `name`, NVRTC `options`) by cukit_compile_load,
  * so it lands in the memory and disk caches, and return its kernel `kernel` (NULL:
  * "ck") on dev. New ref to the Module in *module. 0 / -1 (CompileError...). */
 int ck_load(cukit_state *st, cukit_Device *dev, PyObject *source, const char *name,

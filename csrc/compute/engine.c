@@ -1,5 +1,5 @@
 /* engine.c - what every elementwise launch shares: the per-operation kernel tables,
- * loading generated code through cukit.compile (memory and disk caches), broadcasting,
+ * loading generated code through the compile layer (memory and disk caches), broadcasting,
  * layout simplification, the launch itself, and output allocation */
 #include "compute/compute.h"
 
@@ -66,20 +66,7 @@ ck_load(cukit_state *st, cukit_Device *dev, PyObject *source, const char *name,
         PyObject *options, const char *kernel, PyObject **module, CUfunction *func)
 {
     *module = NULL;
-    if (st->compile_fn == NULL) {
-        PyObject *m = PyImport_ImportModule("cukit._cukit");
-        st->compile_fn = m ? PyObject_GetAttrString(m, "compile") : NULL;
-        Py_XDECREF(m);
-        if (st->compile_fn == NULL)
-            return -1;
-    }
-    PyObject *args = PyTuple_Pack(1, source);
-    PyObject *kw = args ? Py_BuildValue("{sssOsO}", "name", name, "options", options, "device",
-                                        (PyObject *)dev)
-                        : NULL;
-    PyObject *mod = kw ? PyObject_Call(st->compile_fn, args, kw) : NULL;
-    Py_XDECREF(args);
-    Py_XDECREF(kw);
+    PyObject *mod = cukit_compile_load(st, source, name, options, dev);
     if (mod == NULL)
         return -1;
     if (cukit_device_activate(dev) < 0 ||

@@ -23,6 +23,26 @@ typedef struct {
 
 extern cukit_api_t cukit_api;
 
+/* ------------------------------------------------------------------ entries.c (no Python) */
+
+/* One entry point as the loaders walk them: its exported symbol, where its pointer
+ * lives in cukit_api_t, and whether a library without it is unusable. */
+typedef struct {
+    const char *symbol;
+    size_t offset;
+    int required;
+} cukit_entry;
+/* entry_points.h's three lists as name tables, in their order. */
+extern const cukit_entry cukit_driver_entries[], cukit_nvrtc_entries[], cukit_nvjitlink_entries[];
+extern const size_t cukit_driver_nentries, cukit_nvrtc_nentries, cukit_nvjitlink_nentries;
+/* dlsym each of the n entries of `list` from `lib` into *api (a missing optional one
+ * becomes NULL); with `major` > 0 the versioned symbol __<symbol>_<major>_0 is
+ * preferred where lib has it. NULL when all required ones were found, else the
+ * first missing required symbol (static storage; *api then partly written). Touches
+ * no Python object: the worker program uses it for its own table. */
+const char *cukit_entries_fill(cukit_api_t *api, void *lib, const cukit_entry *list, size_t n,
+                               unsigned int major);
+
 /* ------------------------------------------------------------------ loader.c */
 
 /* Load libcuda and call cuInit once. 0 on success; -1 with NoDeviceError set

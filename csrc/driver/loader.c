@@ -9,32 +9,6 @@
 
 cukit_api_t cukit_api;
 
-enum { REQUIRED = 1, OPTIONAL = 0 };
-
-typedef struct {
-    const char *symbol;
-    size_t offset; /* of the pointer in cukit_api */
-    int required;
-} entry;
-
-static const entry driver_entries[] = {
-#define CUKIT_X(ret, name, sym, req, params) {sym, offsetof(cukit_api_t, name), req},
-    CUKIT_DRIVER_API(CUKIT_X)
-#undef CUKIT_X
-};
-
-static const entry nvrtc_entries[] = {
-#define CUKIT_X(ret, name, sym, req, params) {sym, offsetof(cukit_api_t, name), req},
-    CUKIT_NVRTC_API(CUKIT_X)
-#undef CUKIT_X
-};
-
-static const entry nvjitlink_entries[] = {
-#define CUKIT_X(ret, name, sym, req, params) {sym, offsetof(cukit_api_t, name), req},
-    CUKIT_NVJITLINK_API(CUKIT_X)
-#undef CUKIT_X
-};
-
 /* A toolkit library found by searching: its sonames, newest first, the variable
  * that names it explicitly, and its folders inside NVIDIA's pip wheels. */
 typedef struct {
@@ -71,29 +45,16 @@ static struct {
     char include_dirs[2][PATH_MAX]; /* the toolkit's headers beside NVRTC, "" if none */
 } loaded;
 
-/* dlsym every entry of `list` from `lib` into cukit_api; with `major` > 0, the
- * versioned symbol __<symbol>_<major>_0 is preferred where the library has it. On
- * a missing required symbol, write its name to why and return -1. */
+/* Fill cukit_api's entries of `list` from `lib` (entries.c); on a missing required
+ * symbol, write its name to why and return -1. */
 static int
-fill(void *lib, const entry *list, size_t n, unsigned int major, char *why, size_t whylen)
+fill(void *lib, const cukit_entry *list, size_t n, unsigned int major, char *why, size_t whylen)
 {
-    for (size_t i = 0; i < n; i++) {
-        void *fn = NULL;
-        if (major > 0) {
-            char versioned[128];
-            snprintf(versioned, sizeof versioned, "__%s_%u_0", list[i].symbol, major);
-            fn = dlsym(lib, versioned);
-        }
-        if (fn == NULL)
-            fn = dlsym(lib, list[i].symbol);
-        if (fn == NULL && list[i].required) {
-            snprintf(why, whylen, "the library has no %s; it is too old for cukit",
-                     list[i].symbol);
-            return -1;
-        }
-        memcpy((char *)&cukit_api + list[i].offset, &fn, sizeof fn);
-    }
-    return 0;
+    const char *missing = cukit_entries_fill(&cukit_api, lib, list, n, major);
+    if (missing == NULL)
+        return 0;
+    snprintf(why, whylen, "the library has no %s; it is too old for cukit", missing);
+    return -1;
 }
 
 /* Repeat a library's verdict: 0 when it loaded (state 1), else -1 with exception
@@ -159,7 +120,7 @@ load_libcuda(void)
                  err ? err : "");
         return 0;
     }
-    if (fill(lib, driver_entries, sizeof driver_entries / sizeof *driver_entries, 0,
+    if (fill(lib, cukit_driver_entries, cukit_driver_nentries, 0,
              loaded.driver_why, sizeof loaded.driver_why) < 0) {
         dlclose(lib);
         return 0;
@@ -196,8 +157,8 @@ load_emulator(void)
         snprintf(loaded.driver_why, sizeof loaded.driver_why, "this build of cukit has no emulator");
         return 0;
     }
-    for (size_t i = 0; i < sizeof driver_entries / sizeof *driver_entries; i++)
-        memset((char *)&cukit_api + driver_entries[i].offset, 0, sizeof(void (*)(void)));
+    for (size_t i = 0; i < cukit_driver_nentries; i++)
+        memset((char *)&cukit_api + cukit_driver_entries[i].offset, 0, sizeof(void (*)(void)));
     emulator_fill(&cukit_api);
     backend_used = "emulator";
     return 1;
@@ -476,7 +437,7 @@ cukit_nvrtc_load(cukit_state *st)
                      "or `pip install nvidia-cuda-nvrtc`, or point CUKIT_NVRTC at the library",
                      tried);
         }
-        else if (fill(lib, nvrtc_entries, sizeof nvrtc_entries / sizeof *nvrtc_entries, 0,
+        else if (fill(lib, cukit_nvrtc_entries, cukit_nvrtc_nentries, 0,
                       loaded.nvrtc_why, sizeof loaded.nvrtc_why) == 0) {
             loaded.nvrtc = 1;
             find_headers();
@@ -531,7 +492,7 @@ cukit_nvjitlink_load(cukit_state *st)
             memcpy(&version, &sym, sizeof version);
             if (version == NULL || version(&major, &minor) != NVJITLINK_SUCCESS)
                 major = 0;
-            if (fill(lib, nvjitlink_entries, sizeof nvjitlink_entries / sizeof *nvjitlink_entries,
+            if (fill(lib, cukit_nvjitlink_entries, cukit_nvjitlink_nentries,
                      major, loaded.nvjitlink_why, sizeof loaded.nvjitlink_why) == 0)
                 loaded.nvjitlink = 1;
             else
