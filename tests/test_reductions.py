@@ -430,6 +430,36 @@ def test_reduction_kernel_bad_declarations():
         cukit.ExclusiveScanKernel(np.float32, "a+b", None)
 
 
+@gpu
+def test_kernel_parameter_lists_share_one_table_of_c_type_names(rng):
+    """ElementwiseKernel and ReductionKernel read C type names from one table: plain
+    char is int8 in both, and ptrdiff_t, "long int" and "unsigned long int" work in both."""
+    x = rng.integers(-128, 128, 3001, dtype=np.int8)
+    n = rng.integers(-2**40, 2**40, 3001, dtype=np.int64)
+    u = rng.integers(0, 2**40, 3001, dtype=np.uint64)
+    dx, dn, du = cukit.to_device(x), cukit.to_device(n), cukit.to_device(u)
+    ek = cukit.ElementwiseKernel("char x, long int n, unsigned long int u", "ptrdiff_t y",
+                                 "y = x + n - (ptrdiff_t)(u >> 3)", "mixed")
+    y = ek(dx, dn, du).get()
+    assert y.dtype == np.int64
+    np.testing.assert_array_equal(y, x.astype(np.int64) + n - (u >> 3).astype(np.int64))
+    rk = cukit.ReductionKernel("char x, ptrdiff_t n", "long int y", "x * n", "a + b", "y = a",
+                               "0", "dot")
+    got = rk(dx, dn).get()
+    assert got.dtype == np.int64 and int(got) == int((x.astype(np.int64) * n).sum())
+    with pytest.raises(TypeError, match="declared int8 but the array is uint8"):
+        ek(cukit.to_device(x.astype(np.uint8)), dn, du)  # char is int8, not any 1-byte type
+
+
+def test_reduction_kernel_argument_limit():
+    """PyCUDA's form appends the output after the arguments: more than 8 is refused."""
+    args = ", ".join(f"const float *x{k}" for k in range(9))
+    with pytest.raises(ValueError, match="ReductionKernel takes at most 8 inputs"):
+        cukit.ReductionKernel(np.float32, "0", "a+b", "x0[i]", args)
+    ok = ", ".join(f"const float *x{k}" for k in range(8))
+    cukit.ReductionKernel(np.float32, "0", "a+b", "x0[i]", ok)
+
+
 def test_generated_reduction_sources_compile():
     """Without a device: the CUDA C of each kind compiles with NVRTC."""
     cases = [("sum", "float16"), ("argmax", "float32"), ("nanmin", "complex64"),

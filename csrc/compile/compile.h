@@ -71,6 +71,31 @@ PyObject *cukit_signature_str(cukit_Signature *sig);
 /* Raise TypeError for a wrong argument count, showing the signature. Returns -1. */
 int cukit_arg_count_error(cukit_Signature *sig, Py_ssize_t given);
 
+/* ------------------------------------------------------------------ ctypes.c */
+
+/* One C type name: the one table every reader of C type names uses (kernel signatures,
+ * ElementwiseKernel and ReductionKernel parameter lists). Static storage. */
+typedef struct {
+    const char *name;       /* canonical spelling: "unsigned long long", "int8_t" */
+    cukit_param_kind kind;  /* as a kernel parameter */
+    size_t size;            /* bytes (0: void) */
+    int typecode;           /* the element type it is; CUKIT_TC_ANY for void */
+    size_t align;           /* 0: the size, up to 8 */
+    int bytes_pointee;      /* 1: a pointer to it takes an array of any dtype (char*, void*) */
+} cukit_ctype;
+
+/* The entry spelled exactly `name` (canonical), or NULL (no exception). */
+const cukit_ctype *cukit_ctype_find(const char *name);
+/* The entry for a type written as space-separated words, integer words in any order
+ * and form ("long unsigned int" is "unsigned long"), or NULL (no exception). */
+const cukit_ctype *cukit_ctype_named(const char *spelled);
+/* 1 when the n bytes at w are one of C's integer words (signed, unsigned, short, long,
+ * int, char). */
+int cukit_ctype_is_int_word(const char *w, size_t n);
+/* The canonical name of the integer type the n words spell, into out: "signed" ->
+ * "int", "unsigned long int" -> "unsigned long". Returns out. */
+const char *cukit_ctype_canonical_int(const char *const *words, int n, char *out, size_t cap);
+
 /* ------------------------------------------------------------------ image_signature.c */
 
 /* The kernel name and "(type, type)" parameter list a C++ kernel's mangled name

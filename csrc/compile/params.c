@@ -9,64 +9,7 @@
 
 /* ------------------------------------------------------------------ C types */
 
-static const struct {
-    const char *name;
-    cukit_param_kind kind;
-    size_t size;
-    int typecode; /* of a scalar, and of the elements a T* accepts */
-    size_t align; /* 0: the size, up to 8 */
-} c_types[] = {
-    {"bool", CUKIT_P_BOOL, 1, CUKIT_TC_BOOL},
-    {"char", CUKIT_P_INT, 1, CUKIT_TC_ANY},
-    {"signed char", CUKIT_P_INT, 1, CUKIT_TC_I8},
-    {"unsigned char", CUKIT_P_UINT, 1, CUKIT_TC_U8},
-    {"short", CUKIT_P_INT, 2, CUKIT_TC_I16},
-    {"unsigned short", CUKIT_P_UINT, 2, CUKIT_TC_U16},
-    {"int", CUKIT_P_INT, 4, CUKIT_TC_I32},
-    {"unsigned int", CUKIT_P_UINT, 4, CUKIT_TC_U32},
-    {"long", CUKIT_P_INT, 8, CUKIT_TC_I64}, /* LP64: Linux */
-    {"unsigned long", CUKIT_P_UINT, 8, CUKIT_TC_U64},
-    {"long long", CUKIT_P_INT, 8, CUKIT_TC_I64},
-    {"unsigned long long", CUKIT_P_UINT, 8, CUKIT_TC_U64},
-    {"int8_t", CUKIT_P_INT, 1, CUKIT_TC_I8},
-    {"uint8_t", CUKIT_P_UINT, 1, CUKIT_TC_U8},
-    {"int16_t", CUKIT_P_INT, 2, CUKIT_TC_I16},
-    {"uint16_t", CUKIT_P_UINT, 2, CUKIT_TC_U16},
-    {"int32_t", CUKIT_P_INT, 4, CUKIT_TC_I32},
-    {"uint32_t", CUKIT_P_UINT, 4, CUKIT_TC_U32},
-    {"int64_t", CUKIT_P_INT, 8, CUKIT_TC_I64},
-    {"uint64_t", CUKIT_P_UINT, 8, CUKIT_TC_U64},
-    {"size_t", CUKIT_P_UINT, 8, CUKIT_TC_U64},
-    {"ssize_t", CUKIT_P_INT, 8, CUKIT_TC_I64},
-    {"ptrdiff_t", CUKIT_P_INT, 8, CUKIT_TC_I64},
-    {"intptr_t", CUKIT_P_INT, 8, CUKIT_TC_I64},
-    {"uintptr_t", CUKIT_P_UINT, 8, CUKIT_TC_U64},
-    {"float", CUKIT_P_FLOAT, 4, CUKIT_TC_F32},
-    {"double", CUKIT_P_FLOAT, 8, CUKIT_TC_F64},
-    {"half", CUKIT_P_HALF, 2, CUKIT_TC_F16},
-    {"__half", CUKIT_P_HALF, 2, CUKIT_TC_F16},
-    {"__nv_bfloat16", CUKIT_P_BF16, 2, CUKIT_TC_BF16},
-    {"nv_bfloat16", CUKIT_P_BF16, 2, CUKIT_TC_BF16},
-    {"float2", CUKIT_P_STRUCT, 8, CUKIT_TC_C64},
-    {"cuFloatComplex", CUKIT_P_STRUCT, 8, CUKIT_TC_C64},
-    {"cuComplex", CUKIT_P_STRUCT, 8, CUKIT_TC_C64},
-    {"double2", CUKIT_P_STRUCT, 16, CUKIT_TC_C128, 16},
-    {"cuDoubleComplex", CUKIT_P_STRUCT, 16, CUKIT_TC_C128, 16},
-    {"pycuda::complex<float>", CUKIT_P_STRUCT, 8, CUKIT_TC_C64},
-    {"pycuda::complex<double>", CUKIT_P_STRUCT, 16, CUKIT_TC_C128, 16},
-    {"cuda::std::complex<float>", CUKIT_P_STRUCT, 8, CUKIT_TC_C64},
-    {"cuda::std::complex<double>", CUKIT_P_STRUCT, 16, CUKIT_TC_C128, 16},
-    /* nvcc's host C library names them; cukit declares them the same way */
-    {"uchar", CUKIT_P_UINT, 1, CUKIT_TC_U8},
-    {"ushort", CUKIT_P_UINT, 2, CUKIT_TC_U16},
-    {"uint", CUKIT_P_UINT, 4, CUKIT_TC_U32},
-    {"ulong", CUKIT_P_UINT, 8, CUKIT_TC_U64},
-    {"void", CUKIT_P_STRUCT, 0, CUKIT_TC_ANY},
-    {"cudaTextureObject_t", CUKIT_P_TEXTURE, 8, CUKIT_TC_U64},
-    {"CUtexObject", CUKIT_P_TEXTURE, 8, CUKIT_TC_U64},
-    {"cudaSurfaceObject_t", CUKIT_P_SURFACE, 8, CUKIT_TC_U64},
-    {"CUsurfObject", CUKIT_P_SURFACE, 8, CUKIT_TC_U64},
-};
+/* The type names themselves, and their integer spellings, are ctypes.c's one table. */
 
 /* Words that only ever qualify a parameter; they do not change what it takes. */
 static const char *qualifiers[] = {
@@ -85,34 +28,18 @@ is_qualifier(const token *t)
     return 0;
 }
 
-static int
-is_int_word(const char *w, size_t n)
-{
-    static const char *words[] = {"signed", "unsigned", "short", "long", "int", "char"};
-    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-        if (strlen(words[i]) == n && memcmp(words[i], w, n) == 0)
-            return 1;
-    return 0;
-}
+#define MAX_INT_WORDS 16 /* as many as a declaration has (MAX_WORDS) */
 
 /* "unsigned long int" -> "unsigned long"; "signed" -> "int". */
 static const char *
 canonical_int(const cukit_text *words, int n, char *out, size_t cap)
 {
-    int is_unsigned = 0, is_signed = 0, longs = 0, is_short = 0, is_char = 0;
-    for (int i = 0; i < n; i++) {
-        const char *w = cukit_text_str(&words[i]);
-        is_unsigned |= strcmp(w, "unsigned") == 0;
-        is_signed |= strcmp(w, "signed") == 0;
-        longs += strcmp(w, "long") == 0;
-        is_short |= strcmp(w, "short") == 0;
-        is_char |= strcmp(w, "char") == 0;
-    }
-    const char *base = is_char ? "char" : is_short ? "short" : longs >= 2 ? "long long"
-                                                     : longs ? "long" : "int";
-    const char *sign = is_unsigned ? "unsigned " : (is_signed && is_char) ? "signed " : "";
-    PyOS_snprintf(out, cap, "%s%s", sign, base);
-    return out;
+    const char *w[MAX_INT_WORDS];
+    if (n > MAX_INT_WORDS)
+        n = MAX_INT_WORDS;
+    for (int i = 0; i < n; i++)
+        w[i] = cukit_text_str(&words[i]);
+    return cukit_ctype_canonical_int(w, n, out, cap);
 }
 
 /* ------------------------------------------------------------------ reading a declaration */
@@ -183,8 +110,9 @@ cukit_declarator_at(const lexer *lx, int i, int to)
     const token *t = &lx->toks[i];
     if (t->kind == TOK_PUNCT)
         return strchr("*&(", t->p[0]) != NULL;
-    return t->kind == TOK_IDENT && !is_int_word(t->p, (size_t)t->len) && !token_is(t, "float") &&
-           !token_is(t, "double") && !token_is(t, "bool") && !token_is(t, "void") &&
+    return t->kind == TOK_IDENT && !cukit_ctype_is_int_word(t->p, (size_t)t->len) &&
+           !token_is(t, "float") && !token_is(t, "double") && !token_is(t, "bool") &&
+           !token_is(t, "void") &&
            i + 1 < to && (token_is(&lx->toks[i + 1], ")") || token_is(&lx->toks[i + 1], "["));
 }
 
@@ -320,7 +248,7 @@ type_text(decl_words *d, int n, PyObject *aliases, cukit_text *base, int *pointe
 {
     int all_int = n > 0;
     for (int i = 0; i < n; i++)
-        all_int &= is_int_word(d->w[i].s ? d->w[i].s : "", d->w[i].n);
+        all_int &= cukit_ctype_is_int_word(d->w[i].s ? d->w[i].s : "", d->w[i].n);
     base->n = 0;
     if (all_int) {
         char buf[32];
@@ -417,7 +345,7 @@ parse_param(const lexer *lx, int from, int to, PyObject *aliases, cukit_param *p
     const cukit_text *name = NULL;
     if (d.n >= 2) {
         const char *last = cukit_text_str(&d.w[d.n - 1]);
-        if (!is_int_word(last, strlen(last)) && strcmp(last, "float") != 0 &&
+        if (!cukit_ctype_is_int_word(last, strlen(last)) && strcmp(last, "float") != 0 &&
             strcmp(last, "double") != 0 && strcmp(last, "bool") != 0 && !strchr(last, '<') &&
             !strchr(last, ':'))
             name = &d.w[--d.n];
@@ -433,18 +361,18 @@ parse_param(const lexer *lx, int from, int to, PyObject *aliases, cukit_param *p
     p->typecode = CUKIT_TC_ANY; /* a pointer to an unknown struct takes any array */
     p->size = 0;
     p->align = 0;
-    for (size_t i = 0; i < sizeof c_types / sizeof *c_types; i++) {
-        if (strcmp(c_types[i].name, cukit_text_str(&base)) == 0) {
-            p->kind = c_types[i].kind;
-            p->size = c_types[i].size;
-            p->typecode = c_types[i].typecode;
-            p->align = c_types[i].align;
-            break;
-        }
+    const cukit_ctype *ct = cukit_ctype_find(cukit_text_str(&base));
+    if (ct != NULL) {
+        p->kind = ct->kind;
+        p->size = ct->size;
+        p->typecode = ct->typecode;
+        p->align = ct->align;
     }
     if (pointers > 0) {
         if (pointers > 1)
             p->typecode = CUKIT_TC_PTR;
+        else if (ct != NULL && ct->bytes_pointee)
+            p->typecode = CUKIT_TC_ANY; /* char*, void*: bytes of any array */
         p->kind = CUKIT_P_POINTER;
         p->size = 8;
     }
@@ -694,10 +622,8 @@ cukit_globals_record(const lexer *lx, int from, int to, const char *ns, PyObject
     }
     if (type_text(&d, d.n - 1, aliases, &base, &alias_ptrs) < 0)
         goto error;
-    int base_tc = CUKIT_TC_OTHER;
-    for (size_t c = 0; c < sizeof c_types / sizeof *c_types; c++)
-        if (strcmp(c_types[c].name, cukit_text_str(&base)) == 0 && c_types[c].kind != CUKIT_P_STRUCT)
-            base_tc = c_types[c].typecode == CUKIT_TC_ANY ? CUKIT_TC_I8 : c_types[c].typecode;
+    const cukit_ctype *ct = cukit_ctype_find(cukit_text_str(&base));
+    int base_tc = ct != NULL && ct->kind != CUKIT_P_STRUCT ? ct->typecode : CUKIT_TC_OTHER;
     words_free(&d);
     cukit_text_free(&base);
     /* Each declarator: its own '*'s, its name, [N] dimensions, an initializer. The

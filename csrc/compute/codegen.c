@@ -17,9 +17,8 @@
  * An ElementwiseKernel's loop_prep runs before the loop (where its parameters that
  * are scalars or raw pointers are visible by name) and after_loop after it; its
  * operation then becomes a lambda in the kernel, so it sees what loop_prep declares. */
-#include "compute/compute.h"
+#include "compute/builders.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 int
@@ -47,76 +46,27 @@ ck_args_layout_of(int nops, int cls, ck_args_layout *L)
     L->size = (end + 15) / 16 * 16;
 }
 
-/* ------------------------------------------------------------------ a growing buffer */
-
-typedef struct {
-    char *p;
-    size_t len, cap;
-    int failed;
-} sbuf;
-
-static void
-put(sbuf *b, const char *fmt, ...)
-{
-    if (b->failed)
-        return;
-    for (;;) {
-        va_list va;
-        va_start(va, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, va);
-        va_end(va);
-        if (n < 0) {
-            b->failed = 1;
-            return;
-        }
-        if (b->p && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap <= b->len + (size_t)n)
-            cap *= 2;
-        char *grown = PyMem_Realloc(b->p, cap);
-        if (grown == NULL) {
-            b->failed = 1;
-            return;
-        }
-        b->p = grown;
-        b->cap = cap;
-    }
-}
-
-/* The buffer as str, freeing it. New ref or NULL. */
-static PyObject *
-finish(sbuf *b)
-{
-    PyObject *s = b->failed ? PyErr_NoMemory()
-                            : PyUnicode_FromStringAndSize(b->p ? b->p : "", (Py_ssize_t)b->len);
-    PyMem_Free(b->p);
-    return s;
-}
-
 /* ------------------------------------------------------------------ kernels */
 
 /* `#define CK_E<k> ...` for every operand; `how` gives an array operand's access. */
 enum { ACC_VEC, ACC_FLAT, ACC_OFF };
 static void
-defines(sbuf *b, const ck_operand *ops, int nops, int how)
+defines(ck_buf *b, const ck_operand *ops, int nops, int how)
 {
     for (int k = 0; k < nops; k++) {
-        put(b, "#undef CK_E%d\n", k);
+        ck_put(b, "#undef CK_E%d\n", k);
         if (ops[k].scalar)
-            put(b, "#define CK_E%d a%d_\n", k, k);
+            ck_put(b, "#define CK_E%d a%d_\n", k, k);
         else if (ops[k].raw)
-            put(b, "#define CK_E%d a%d_\n", k, k);
+            ck_put(b, "#define CK_E%d a%d_\n", k, k);
         else if (how == ACC_VEC)
-            put(b, "#define CK_E%d v%d.v[j_]\n", k, k);
+            ck_put(b, "#define CK_E%d v%d.v[j_]\n", k, k);
         else if (how == ACC_FLAT)
-            put(b, "#define CK_E%d a%d_[i]\n", k, k);
+            ck_put(b, "#define CK_E%d a%d_[i]\n", k, k);
         else if (ops[k].tiled)
-            put(b, "#define CK_E%d t%d_[threadIdx.x][j_]\n", k, k);
+            ck_put(b, "#define CK_E%d t%d_[threadIdx.x][j_]\n", k, k);
         else
-            put(b, "#define CK_E%d (*(T%d *)((char *)a%d_ + o%d))\n", k, k, k, k);
+            ck_put(b, "#define CK_E%d (*(T%d *)((char *)a%d_ + o%d))\n", k, k, k, k);
     }
 }
 
@@ -126,135 +76,135 @@ static PyObject *
 kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int vec,
               const char *stmt, const int *load_out, const char *prep, const char *after)
 {
-    sbuf b = {0};
+    ck_buf b = {0};
     int nd = ck_class_dims(cls);
-    put(&b, "%s\n", ck_preamble);
+    ck_put(&b, "%s\n", ck_preamble);
     for (int k = 0; k < nops; k++)
-        put(&b, "typedef %s T%d;\n",
+        ck_put(&b, "typedef %s T%d;\n",
             ops[k].scalar ? ck_dtypes[ops[k].tc].ctype_c : ck_dtypes[ops[k].tc].ctype, k);
-    put(&b, "struct ck_args { ck_slot op[%d]; long long n; int ndim; int pad_;", nops);
+    ck_put(&b, "struct ck_args { ck_slot op[%d]; long long n; int ndim; int pad_;", nops);
     if (nd)
-        put(&b, " long long shape[%d]; long long stride[%d][%d];", nd, nops, nd);
-    put(&b, " };\n%s\n", head);
-    put(&b, "extern \"C\" __global__ void __launch_bounds__(%d) ck(const ck_args p_) {\n",
+        ck_put(&b, " long long shape[%d]; long long stride[%d][%d];", nd, nops, nd);
+    ck_put(&b, " };\n%s\n", head);
+    ck_put(&b, "extern \"C\" __global__ void __launch_bounds__(%d) ck(const ck_args p_) {\n",
         CK_THREADS);
     for (int k = 0; k < nops; k++) {
         if (ops[k].scalar)
-            put(&b, "    const T%d a%d_ = *(const T%d *)&p_.op[%d];\n", k, k, k, k);
+            ck_put(&b, "    const T%d a%d_ = *(const T%d *)&p_.op[%d];\n", k, k, k, k);
         else
-            put(&b, "    T%d *const a%d_ = (T%d *)p_.op[%d].lo;\n", k, k, k, k);
+            ck_put(&b, "    T%d *const a%d_ = (T%d *)p_.op[%d].lo;\n", k, k, k, k);
     }
-    put(&b, "    const ck_index _ind{p_.n};\n    (void)_ind;\n");
+    ck_put(&b, "    const ck_index _ind{p_.n};\n    (void)_ind;\n");
     if (prep)
-        put(&b, "%s\n", prep);
+        ck_put(&b, "%s\n", prep);
     if (cls == CK_CLASS_VEC) {
-        put(&b, "    const long long n_ = p_.n, step_ = (long long)gridDim.x * blockDim.x * %d;\n", vec);
-        put(&b, "    for (long long b_ = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * %d; "
+        ck_put(&b, "    const long long n_ = p_.n, step_ = (long long)gridDim.x * blockDim.x * %d;\n", vec);
+        ck_put(&b, "    for (long long b_ = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * %d; "
                 "b_ < n_; b_ += step_) {\n", vec);
-        put(&b, "        if (b_ + %d <= n_) {\n", vec);
+        ck_put(&b, "        if (b_ + %d <= n_) {\n", vec);
         for (int k = 0; k < nops; k++) {
             if (ops[k].scalar || ops[k].raw)
                 continue;
             if (!ops[k].output || (load_out && load_out[k]))
-                put(&b, "            ck_vec<T%d, %d> v%d = *(const ck_vec<T%d, %d> *)(a%d_ + b_);\n",
+                ck_put(&b, "            ck_vec<T%d, %d> v%d = *(const ck_vec<T%d, %d> *)(a%d_ + b_);\n",
                     k, vec, k, k, vec, k);
             else
-                put(&b, "            ck_vec<T%d, %d> v%d;\n", k, vec, k);
+                ck_put(&b, "            ck_vec<T%d, %d> v%d;\n", k, vec, k);
         }
         defines(&b, ops, nops, ACC_VEC);
-        put(&b, "#pragma unroll\n            for (int j_ = 0; j_ < %d; j_++) {\n", vec);
-        put(&b, "                const long long i = b_ + j_;\n                (void)i;\n");
-        put(&b, "%s\n            }\n", stmt);
+        ck_put(&b, "#pragma unroll\n            for (int j_ = 0; j_ < %d; j_++) {\n", vec);
+        ck_put(&b, "                const long long i = b_ + j_;\n                (void)i;\n");
+        ck_put(&b, "%s\n            }\n", stmt);
         for (int k = 0; k < nops; k++)
             if (ops[k].output && !ops[k].scalar && !ops[k].raw)
-                put(&b, "            *(ck_vec<T%d, %d> *)(a%d_ + b_) = v%d;\n", k, vec, k, k);
-        put(&b, "        }\n        else {\n");
+                ck_put(&b, "            *(ck_vec<T%d, %d> *)(a%d_ + b_) = v%d;\n", k, vec, k, k);
+        ck_put(&b, "        }\n        else {\n");
         defines(&b, ops, nops, ACC_FLAT);
-        put(&b, "            for (long long i = b_; i < n_; i++) {\n%s\n            }\n", stmt);
-        put(&b, "        }\n    }\n");
+        ck_put(&b, "            for (long long i = b_; i < n_; i++) {\n%s\n            }\n", stmt);
+        ck_put(&b, "        }\n    }\n");
     }
     else if (cls == CK_CLASS_FLAT) {
-        put(&b, "    const long long n_ = p_.n, step_ = (long long)gridDim.x * blockDim.x;\n");
+        ck_put(&b, "    const long long n_ = p_.n, step_ = (long long)gridDim.x * blockDim.x;\n");
         defines(&b, ops, nops, ACC_FLAT);
-        put(&b, "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_; "
+        ck_put(&b, "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_; "
                 "i += step_) {\n%s\n    }\n", stmt);
     }
     else if (cls == CK_CLASS_T2) {
         /* blockDim (32, 8): tile rows r0_.., columns c0_.. of the [R_][C_] layout */
-        put(&b, "    const long long R_ = p_.shape[0], C_ = p_.shape[1];\n"
+        ck_put(&b, "    const long long R_ = p_.shape[0], C_ = p_.shape[1];\n"
                 "    const long long r0_ = (long long)blockIdx.y * 32, c0_ = (long long)blockIdx.x * 32;\n");
         for (int k = 0; k < nops; k++) {
             if (!ops[k].tiled)
                 continue;
-            put(&b, "    __shared__ T%d t%d_[32][33];\n", k, k);
-            put(&b, "    for (int j_ = threadIdx.y; j_ < 32; j_ += 8) {\n"
+            ck_put(&b, "    __shared__ T%d t%d_[32][33];\n", k, k);
+            ck_put(&b, "    for (int j_ = threadIdx.y; j_ < 32; j_ += 8) {\n"
                     "        const long long r_ = r0_ + threadIdx.x, c_ = c0_ + j_;\n"
                     "        if (r_ < R_ && c_ < C_)\n"
                     "            t%d_[j_][threadIdx.x] = *(const T%d *)((const char *)a%d_ + "
                     "r_ * p_.stride[%d][0] + c_ * p_.stride[%d][1]);\n    }\n",
                 k, k, k, k, k);
         }
-        put(&b, "    __syncthreads();\n");
+        ck_put(&b, "    __syncthreads();\n");
         defines(&b, ops, nops, ACC_OFF);
-        put(&b, "    for (int j_ = threadIdx.y; j_ < 32; j_ += 8) {\n"
+        ck_put(&b, "    for (int j_ = threadIdx.y; j_ < 32; j_ += 8) {\n"
                 "        const long long r_ = r0_ + j_, c_ = c0_ + threadIdx.x;\n"
                 "        if (r_ >= R_ || c_ >= C_)\n            continue;\n"
                 "        const long long i = r_ * C_ + c_;\n        (void)i;\n");
         for (int k = 0; k < nops; k++)
             if (!ops[k].scalar && !ops[k].raw && !ops[k].tiled)
-                put(&b, "        const long long o%d = r_ * p_.stride[%d][0] + c_ * p_.stride[%d][1];\n",
+                ck_put(&b, "        const long long o%d = r_ * p_.stride[%d][0] + c_ * p_.stride[%d][1];\n",
                     k, k, k);
-        put(&b, "%s\n    }\n", stmt);
+        ck_put(&b, "%s\n    }\n", stmt);
     }
     else if (cls == CK_CLASS_NN) {
-        put(&b, "    const long long n_ = p_.n, step_ = (long long)gridDim.x * blockDim.x;\n");
-        put(&b, "    const int nd_ = p_.ndim;\n");
+        ck_put(&b, "    const long long n_ = p_.n, step_ = (long long)gridDim.x * blockDim.x;\n");
+        ck_put(&b, "    const int nd_ = p_.ndim;\n");
         defines(&b, ops, nops, ACC_OFF);
-        put(&b, "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_; "
+        ck_put(&b, "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n_; "
                 "i += step_) {\n        long long r_ = i");
         for (int k = 0; k < nops; k++)
             if (!ops[k].scalar && !ops[k].raw)
-                put(&b, ", o%d = 0", k);
-        put(&b, ";\n        for (int d_ = nd_ - 1; d_ > 0; d_--) {\n"
+                ck_put(&b, ", o%d = 0", k);
+        ck_put(&b, ";\n        for (int d_ = nd_ - 1; d_ > 0; d_--) {\n"
                 "            const long long c_ = r_ %% p_.shape[d_];\n"
                 "            r_ /= p_.shape[d_];\n");
         for (int k = 0; k < nops; k++)
             if (!ops[k].scalar && !ops[k].raw)
-                put(&b, "            o%d += c_ * p_.stride[%d][d_];\n", k, k);
-        put(&b, "        }\n");
+                ck_put(&b, "            o%d += c_ * p_.stride[%d][d_];\n", k, k);
+        ck_put(&b, "        }\n");
         for (int k = 0; k < nops; k++)
             if (!ops[k].scalar && !ops[k].raw)
-                put(&b, "        o%d += r_ * p_.stride[%d][0];\n", k, k);
-        put(&b, "%s\n    }\n", stmt);
+                ck_put(&b, "        o%d += r_ * p_.stride[%d][0];\n", k, k);
+        ck_put(&b, "%s\n    }\n", stmt);
     }
     else { /* N1..N3: 32-bit */
-        put(&b, "    const unsigned int n_ = (unsigned int)p_.n, step_ = gridDim.x * blockDim.x;\n");
+        ck_put(&b, "    const unsigned int n_ = (unsigned int)p_.n, step_ = gridDim.x * blockDim.x;\n");
         for (int d = 1; d < nd; d++)
-            put(&b, "    const unsigned int s%d_ = (unsigned int)p_.shape[%d];\n", d, d);
+            ck_put(&b, "    const unsigned int s%d_ = (unsigned int)p_.shape[%d];\n", d, d);
         for (int k = 0; k < nops; k++)
             for (int d = 0; d < nd && !ops[k].scalar && !ops[k].raw; d++)
-                put(&b, "    const int t%d_%d = (int)p_.stride[%d][%d];\n", k, d, k, d);
+                ck_put(&b, "    const int t%d_%d = (int)p_.stride[%d][%d];\n", k, d, k, d);
         defines(&b, ops, nops, ACC_OFF);
-        put(&b, "    for (unsigned int u_ = blockIdx.x * blockDim.x + threadIdx.x; u_ < n_; "
+        ck_put(&b, "    for (unsigned int u_ = blockIdx.x * blockDim.x + threadIdx.x; u_ < n_; "
                 "u_ += step_) {\n        const long long i = u_;\n        (void)i;\n"
                 "        unsigned int r_ = u_;\n");
         for (int d = nd - 1; d >= 1; d--) {
-            put(&b, "        const unsigned int c%d_ = r_ %% s%d_;\n        r_ /= s%d_;\n", d, d, d);
+            ck_put(&b, "        const unsigned int c%d_ = r_ %% s%d_;\n        r_ /= s%d_;\n", d, d, d);
         }
         for (int k = 0; k < nops; k++) {
             if (ops[k].scalar || ops[k].raw)
                 continue;
-            put(&b, "        const int o%d = (int)r_ * t%d_0", k, k);
+            ck_put(&b, "        const int o%d = (int)r_ * t%d_0", k, k);
             for (int d = 1; d < nd; d++)
-                put(&b, " + (int)c%d_ * t%d_%d", d, k, d);
-            put(&b, ";\n");
+                ck_put(&b, " + (int)c%d_ * t%d_%d", d, k, d);
+            ck_put(&b, ";\n");
         }
-        put(&b, "%s\n    }\n", stmt);
+        ck_put(&b, "%s\n    }\n", stmt);
     }
     if (after)
-        put(&b, "%s\n", after);
-    put(&b, "}\n");
-    return finish(&b);
+        ck_put(&b, "%s\n", after);
+    ck_put(&b, "}\n");
+    return ck_buf_finish(&b);
 }
 
 PyObject *

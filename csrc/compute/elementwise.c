@@ -9,149 +9,20 @@
  * operation is compiled under `#line 1 "operation"`, so a compile error points into it. */
 #include "compute/elementwise_impl.h"
 
-#include <ctype.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ parameters */
 
-static const struct {
-    const char *name;
-    int tc;
-} c_types[] = {
-    {"bool", CUKIT_TC_BOOL}, {"int8_t", CUKIT_TC_I8}, {"signed char", CUKIT_TC_I8},
-    {"char", CUKIT_TC_I8}, {"uint8_t", CUKIT_TC_U8}, {"unsigned char", CUKIT_TC_U8},
-    {"int16_t", CUKIT_TC_I16}, {"short", CUKIT_TC_I16}, {"uint16_t", CUKIT_TC_U16},
-    {"unsigned short", CUKIT_TC_U16}, {"int32_t", CUKIT_TC_I32}, {"int", CUKIT_TC_I32},
-    {"uint32_t", CUKIT_TC_U32}, {"unsigned int", CUKIT_TC_U32}, {"unsigned", CUKIT_TC_U32},
-    {"int64_t", CUKIT_TC_I64}, {"long long", CUKIT_TC_I64}, {"long", CUKIT_TC_I64},
-    {"ptrdiff_t", CUKIT_TC_I64}, {"uint64_t", CUKIT_TC_U64}, {"size_t", CUKIT_TC_U64},
-    {"unsigned long long", CUKIT_TC_U64}, {"unsigned long", CUKIT_TC_U64},
-    {"half", CUKIT_TC_F16}, {"float", CUKIT_TC_F32}, {"double", CUKIT_TC_F64},
+static const ck_param_rules ek_rules = {
+    .who = "ElementwiseKernel", .max_in = CK_MAXOP - 1, .max = CK_MAXOP, .placeholders = 1,
 };
 
-/* The typecode a type name means: a numpy name ("float32") or a C one ("float"). -1 when
- * neither (a placeholder). */
-static int
-type_named(const char *t)
-{
-    for (int tc = 0; tc < CK_NT; tc++)
-        if (ck_dtypes[tc].ch && strcmp(ck_dtypes[tc].name, t) == 0)
-            return tc;
-    for (size_t i = 0; i < sizeof c_types / sizeof *c_types; i++)
-        if (strcmp(c_types[i].name, t) == 0)
-            return c_types[i].tc;
-    return -1;
-}
-
-static int
-is_ident(const char *s)
-{
-    if (!(isalpha((unsigned char)*s) || *s == '_'))
-        return 0;
-    for (; *s; s++)
-        if (!(isalnum((unsigned char)*s) || *s == '_'))
-            return 0;
-    return 1;
-}
-
-/* Parse "T x, raw float32 y" into self->params. 0 / -1 with ValueError. */
+/* Parse "T x, raw float32 y" into self->params (kernel_params.c). 0 / -1. */
 static int
 parse_params(cukit_EK *self, PyObject *text, int output)
 {
-    const char *s = PyUnicode_AsUTF8(text);
-    if (s == NULL)
-        return -1;
-    char buf[1024];
-    if (strlen(s) >= sizeof buf) {
-        PyErr_SetString(PyExc_ValueError, "ElementwiseKernel: parameter list too long");
-        return -1;
-    }
-    strcpy(buf, s);
-    char *save = NULL;
-    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        char *words[8];
-        int nw = 0;
-        char *s2 = NULL, *w = strtok_r(item, " \t\n", &s2);
-        for (; w && nw < 8; w = strtok_r(NULL, " \t\n", &s2))
-            words[nw++] = w;
-        if (w != NULL) { /* a word past the eighth: never dropped without a word */
-            PyErr_Format(PyExc_ValueError, "ElementwiseKernel: a parameter of %R has more than 8 "
-                         "words: write each as \"[raw] type name\", e.g. \"float32 x\"", text);
-            return -1;
-        }
-        if (nw == 0)
-            continue;
-        if (self->nparams >= CK_MAXOP) {
-            PyErr_Format(PyExc_ValueError, "ElementwiseKernel takes at most %d parameters",
-                         CK_MAXOP);
-            return -1;
-        }
-        ek_param *p = &self->params[self->nparams];
-        memset(p, 0, sizeof *p);
-        p->output = output;
-        int w0 = 0;
-        if (strcmp(words[0], "raw") == 0) {
-            p->raw = 1;
-            w0 = 1;
-        }
-        if (nw - w0 < 2 || !is_ident(words[nw - 1]) || strlen(words[nw - 1]) >= sizeof p->name) {
-            PyErr_Format(PyExc_ValueError,
-                         "ElementwiseKernel: cannot read the parameters %R: write each as "
-                         "\"[raw] type name\", e.g. \"float32 x\" or \"T y\"",
-                         text);
-            return -1;
-        }
-        strcpy(p->name, words[nw - 1]);
-        char type[256] = "";
-        size_t tl = 0;
-        for (int i = w0; i < nw - 1; i++) {
-            size_t wl = strlen(words[i]);
-            if (tl + (i > w0) + wl >= sizeof type) {
-                PyErr_Format(PyExc_ValueError,
-                             "ElementwiseKernel: the type of parameter '%s' is over %d bytes long: write "
-                             "a numpy name such as float32, a C name such as float, or one "
-                             "identifier as a type placeholder", p->name, (int)sizeof type - 1);
-                return -1;
-            }
-            if (i > w0)
-                type[tl++] = ' ';
-            memcpy(type + tl, words[i], wl + 1);
-            tl += wl;
-        }
-        p->tc = type_named(type);
-        if (p->tc < 0) {
-            if (!is_ident(type) || strlen(type) >= 64) {
-                PyErr_Format(PyExc_ValueError,
-                             "ElementwiseKernel: unknown type '%s' for parameter '%s' (use a "
-                             "numpy name such as float32, a C name such as float, or one "
-                             "identifier as a type placeholder)",
-                             type, p->name);
-                return -1;
-            }
-            int ph = -1;
-            for (int i = 0; i < self->nph; i++)
-                if (strcmp(self->ph_names[i], type) == 0)
-                    ph = i;
-            if (ph < 0) {
-                if (self->nph >= MAXPH) {
-                    PyErr_Format(PyExc_ValueError,
-                                 "ElementwiseKernel takes at most %d type placeholders", MAXPH);
-                    return -1;
-                }
-                ph = self->nph++;
-                strcpy(self->ph_names[ph], type);
-            }
-            p->ph = ph;
-        }
-        for (int i = 0; i < self->nparams; i++)
-            if (strcmp(self->params[i].name, p->name) == 0) {
-                PyErr_Format(PyExc_ValueError, "ElementwiseKernel: parameter %s given twice",
-                             p->name);
-                return -1;
-            }
-        self->nparams++;
-    }
-    return 0;
+    ck_param_list list = {self->params, &self->nparams, self->ph_names, &self->nph};
+    return ck_params_parse(&ek_rules, &list, text, output);
 }
 
 /* ------------------------------------------------------------------ the CuPy form */
@@ -215,7 +86,7 @@ cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
         Py_SETREF(head, PyUnicode_FromFormat("%UCKD void ck_op(const long long i, const ck_index &_ind",
                                              head));
         for (int k = 0; head && k < self->nparams; k++) {
-            const ek_param *p = &self->params[k];
+            const ck_param *p = &self->params[k];
             const char *t = ck_dtypes[tcs[k]].ctype;
             if (p->raw)
                 Py_SETREF(head, PyUnicode_FromFormat("%U, %s *const %s", head, t, p->name));
@@ -238,7 +109,7 @@ cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
          * the elementwise parameters (the others it captures) */
         prep = PyUnicode_FromString("");
         for (int k = 0; prep && k < self->nparams; k++) {
-            const ek_param *p = &self->params[k];
+            const ck_param *p = &self->params[k];
             const char *t = ck_dtypes[tcs[k]].ctype;
             if (p->raw)
                 Py_SETREF(prep, PyUnicode_FromFormat("%U    %s *const %s = a%d_;\n", prep, t,
@@ -252,7 +123,7 @@ cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
                                                  "    auto ck_op = [&](const long long i",
                                                  prep, self->loop_prep));
         for (int k = 0; prep && k < self->nparams; k++) {
-            const ek_param *p = &self->params[k];
+            const ck_param *p = &self->params[k];
             const char *t = ck_dtypes[tcs[k]].ctype;
             if (p->raw || scalar[k])
                 continue;
@@ -312,7 +183,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
         return PyErr_Format(PyExc_TypeError,
                             "%U() takes %d input arguments (or %d with the outputs), %zd given",
                             self->name, nin, np_, nargs);
-    int tcs[CK_MAXOP], scalar[CK_MAXOP] = {0}, ph_tc[MAXPH] = {-1, -1, -1, -1},
+    int tcs[CK_MAXOP], scalar[CK_MAXOP] = {0}, ph_tc[CK_MAXPH] = {-1, -1, -1, -1},
         weak[CK_MAXOP] = {0};
     cukit_Array *arrays[CK_MAXOP], *bcast[CK_MAXOP];
     int nb = 0;
@@ -322,7 +193,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
     PyObject *result = NULL;
     /* arguments: arrays bind placeholders first, scalars after */
     for (int k = 0; k < nargs; k++) {
-        const ek_param *p = &self->params[k];
+        const ck_param *p = &self->params[k];
         PyObject *v = args[k];
         arrays[k] = NULL;
         scalar[k] = 0;
@@ -386,7 +257,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
                                 self->name, p->name, Py_TYPE(v)->tp_name);
     }
     for (int k = 0; k < nargs; k++) {
-        const ek_param *p = &self->params[k];
+        const ck_param *p = &self->params[k];
         if (!scalar[k] || p->tc >= 0 || ph_tc[p->ph] >= 0)
             continue;
         int tc;
@@ -403,7 +274,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
         ph_tc[p->ph] = tc;
     }
     for (int k = 0; k < np_; k++) {
-        const ek_param *p = &self->params[k];
+        const ck_param *p = &self->params[k];
         tcs[k] = p->tc >= 0 ? p->tc : ph_tc[p->ph];
         if (tcs[k] < 0)
             return PyErr_Format(PyExc_TypeError,
@@ -429,7 +300,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
     }
     int load_out[CK_MAXOP] = {0}, user_out = 0;
     for (int k = nin; k < np_; k++) {
-        const ek_param *p = &self->params[k];
+        const ck_param *p = &self->params[k];
         if (k < nargs) {
             cukit_Array *a = arrays[k];
             if (!p->raw && (a->ndim != ndim ||
@@ -615,7 +486,7 @@ ek_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         goto error;
     }
     const char *nm = PyUnicode_AsUTF8(self->name);
-    if (nm == NULL || !is_ident(nm)) {
+    if (nm == NULL || !ck_is_ident(nm)) {
         if (nm)
             PyErr_Format(PyExc_ValueError, "ElementwiseKernel: name %R is not a C identifier",
                          self->name);

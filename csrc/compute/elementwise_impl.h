@@ -3,17 +3,7 @@
 #ifndef CUKIT_COMPUTE_ELEMENTWISE_IMPL_H
 #define CUKIT_COMPUTE_ELEMENTWISE_IMPL_H
 
-#include "compute/compute.h"
-
-#define MAXPH 4 /* type placeholders per kernel (they are part of the 64-bit key) */
-
-typedef struct {
-    char name[64];
-    int tc;          /* declared dtype, or -1 for a placeholder */
-    int ph;          /* placeholder index when tc < 0 */
-    int raw;
-    int output;
-} ek_param;
+#include "compute/builders.h"
 
 typedef struct {
     PyObject_HEAD
@@ -21,8 +11,8 @@ typedef struct {
     cukit_state *st;                /* borrowed */
     int pycuda;                     /* 1: PyCUDA's form */
     int nparams, nin;
-    ek_param params[CK_MAXOP];
-    char ph_names[MAXPH][64];
+    ck_param params[CK_MAXOP];
+    char ph_names[CK_MAXPH][CK_PNAME];
     int nph;
     PyObject *name;                 /* strong ref: str */
     PyObject *operation;            /* strong ref: str */

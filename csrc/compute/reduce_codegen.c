@@ -16,84 +16,38 @@
  * Each thread accumulates its elements in order, then a warp tree (shuffles) and a block
  * tree (shared memory) combine the threads: the order is fixed for a launch shape, so
  * results are deterministic. */
+#include "compute/builders.h"
 #include "compute/reduce_impl.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 const char *const ck_rfunc_names[RF_COUNT] = {"ckr_v", "ckr_vw", "ckr_n", "ckr_nw", "ckc", "ckf",
                                                "ckcv"};
-
-typedef struct {
-    char *p;
-    size_t len, cap;
-    int failed;
-} rbuf;
-
-static void
-put(rbuf *b, const char *fmt, ...)
-{
-    if (b->failed)
-        return;
-    for (;;) {
-        va_list va;
-        va_start(va, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, va);
-        va_end(va);
-        if (n < 0) {
-            b->failed = 1;
-            return;
-        }
-        if (b->p && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 16384;
-        while (cap <= b->len + (size_t)n)
-            cap *= 2;
-        char *grown = PyMem_Realloc(b->p, cap);
-        if (grown == NULL) {
-            b->failed = 1;
-            return;
-        }
-        b->p = grown;
-        b->cap = cap;
-    }
-}
 
 /* The operands of a vector load function: a scalar or raw pointer as it is, an array's
  * nu vectors of CK_V elements, loaded before the first use: u steps of `step` elements
  * from element j0 at byte offsets ko[k] (rows), or u rows of p.rs[k][0] bytes from byte
  * offsets off[k] (columns). */
 static void
-put_operands(rbuf *b, const ck_rspec *s, int nin, int nu, int columns)
+put_operands(ck_buf *b, const ck_rspec *s, int nin, int nu, int columns)
 {
     for (int k = 0; k < nin; k++) {
         if (s->kind[k] == CK_OPND_SCALAR) {
-            put(b, "    const T%d a%d = *(const T%d *)&p.op[%d];\n", k, k, k, k);
+            ck_put(b, "    const T%d a%d = *(const T%d *)&p.op[%d];\n", k, k, k, k);
             continue;
         }
         if (s->kind[k] == CK_OPND_RAW) {
-            put(b, "    T%d *const a%d = (T%d *)p.op[%d].lo;\n", k, k, k, k);
+            ck_put(b, "    T%d *const a%d = (T%d *)p.op[%d].lo;\n", k, k, k, k);
             continue;
         }
-        put(b, "    ck_vec<T%d, CK_V> a%d[%d];\n#pragma unroll\n"
+        ck_put(b, "    ck_vec<T%d, CK_V> a%d[%d];\n#pragma unroll\n"
                "    for (int u = 0; u < %d; u++) a%d[u] = *(const ck_vec<T%d, CK_V> *)((const char *)"
                "p.op[%d].lo + ", k, k, nu, nu, k, k, k);
         if (columns)
-            put(b, "off[%d] + u * p.rs[%d][0]);\n", k, k);
+            ck_put(b, "off[%d] + u * p.rs[%d][0]);\n", k, k);
         else
-            put(b, "ko[%d] + (j0 + u * step) * (long long)sizeof(T%d));\n", k, k);
+            ck_put(b, "ko[%d] + (j0 + u * step) * (long long)sizeof(T%d));\n", k, k);
     }
-}
-
-static PyObject *
-finish(rbuf *b)
-{
-    PyObject *s = b->failed ? PyErr_NoMemory()
-                            : PyUnicode_FromStringAndSize(b->p ? b->p : "", (Py_ssize_t)b->len);
-    PyMem_Free(b->p);
-    return s;
 }
 
 /* Helpers every reduction module has: identities, NaN handling, arg pairs, shuffles. */
@@ -342,104 +296,104 @@ static const char rkernels[] =
  * it, on a line of its own so that a // comment cannot swallow it) counts as that
  * line, where an unfinished expression is reported. */
 static void
-user_text(rbuf *b, const ck_rspec *s, const char *what, const char *text)
+user_text(ck_buf *b, const ck_rspec *s, const char *what, const char *text)
 {
     if (s->user)
-        put(b, "\n#line 1 \"%s\"\n", what);
-    put(b, "%s", text);
+        ck_put(b, "\n#line 1 \"%s\"\n", what);
+    ck_put(b, "%s", text);
     if (s->user) {
         int last = 1;
         for (const char *c = text; *c; c++)
             last += *c == '\n';
-        put(b, "\n#line %d \"%s\"", last, what);
+        ck_put(b, "\n#line %d \"%s\"", last, what);
     }
 }
 
 PyObject *
 ck_reduce_source(const ck_rspec *s)
 {
-    rbuf b = {0};
+    ck_buf b = {0};
     int nin = s->nin, v = s->vec > 0 ? s->vec : 1;
-    put(&b, "%s\n%s\n", ck_preamble, rhelpers);
+    ck_put(&b, "%s\n%s\n", ck_preamble, rhelpers);
     /* a struct output is defined by head: its typedef follows head */
     for (int k = 0; k < nin + !s->out_ctype; k++)
         if (k == nin || !s->in_ctype[k])
-            put(&b, "typedef %s T%d;\n", ck_dtypes[s->tc[k]].ctype, k);
+            ck_put(&b, "typedef %s T%d;\n", ck_dtypes[s->tc[k]].ctype, k);
     if (!s->out_ctype)
-        put(&b, "typedef T%d TO;\n", nin);
-    put(&b, "#define CK_NIN %d\n#define CK_NOPS %d\n#define CK_V %d\n"
+        ck_put(&b, "typedef T%d TO;\n", nin);
+    ck_put(&b, "#define CK_NIN %d\n#define CK_NOPS %d\n#define CK_V %d\n"
             "#define CK_NT %d\n#define CK_HAS_INIT %d\n#define CK_RMAXD %d\n",
         nin, nin + 1, v, CK_THREADS, s->has_init, CK_RMAXD);
-    put(&b, "struct ck_rargs {\n    ck_slot op[CK_NOPS];\n    ck_slot init;\n"
+    ck_put(&b, "struct ck_rargs {\n    ck_slot op[CK_NOPS];\n    ck_slot init;\n"
             "    unsigned long long part;\n    long long nout, nred, chunk, count;\n"
             "    double d;\n    int splits, kd, rd, fblock;\n"
             "    long long kshape[CK_RMAXD], rshape[CK_RMAXD];\n"
             "    long long ks[CK_NOPS][CK_RMAXD], rs[CK_NOPS][CK_RMAXD];\n};\n");
     if (s->head)
-        put(&b, "%s\n", s->head);
+        ck_put(&b, "%s\n", s->head);
     for (int k = 0; k < nin; k++) /* types head defines follow it */
         if (s->in_ctype[k])
-            put(&b, "typedef %s T%d;\n", s->in_ctype[k], k);
-    put(&b, "typedef %s TA;\n", s->acc);
+            ck_put(&b, "typedef %s T%d;\n", s->in_ctype[k], k);
+    ck_put(&b, "typedef %s TA;\n", s->acc);
     if (s->out_ctype)
-        put(&b, "typedef %s T%d;\ntypedef T%d TO;\n", s->out_ctype, nin, nin);
+        ck_put(&b, "typedef %s T%d;\ntypedef T%d TO;\n", s->out_ctype, nin, nin);
     /* the operation's four functions */
-    put(&b, "CKD TA ck_ident() {\n    return cv<TA>(");
+    ck_put(&b, "CKD TA ck_ident() {\n    return cv<TA>(");
     user_text(&b, s, "identity", s->identity);
-    put(&b, "\n);\n}\nCKD TA ck_red(const TA a, const TA b) {\n    return (");
+    ck_put(&b, "\n);\n}\nCKD TA ck_red(const TA a, const TA b) {\n    return (");
     user_text(&b, s, "reduce_expr", s->reduce);
     const char *ix = s->index ? s->index : "_j";
-    put(&b, "\n);\n}\nCKD TA ck_map(const long long %s", ix);
+    ck_put(&b, "\n);\n}\nCKD TA ck_map(const long long %s", ix);
     for (int k = 0; k < nin; k++)
-        put(&b, s->kind[k] == CK_OPND_RAW ? ", T%d *const %s" : ", const T%d %s", k, s->names[k]);
-    put(&b, ") {\n    (void)%s;\n    return cv<TA>(", ix);
+        ck_put(&b, s->kind[k] == CK_OPND_RAW ? ", T%d *const %s" : ", const T%d %s", k, s->names[k]);
+    ck_put(&b, ") {\n    (void)%s;\n    return cv<TA>(", ix);
     user_text(&b, s, "map_expr", s->map);
-    put(&b, "\n);\n}\nCKD void ck_post(TA a, TO &%s, const long long _n, const double _d) {\n"
+    ck_put(&b, "\n);\n}\nCKD void ck_post(TA a, TO &%s, const long long _n, const double _d) {\n"
             "    (void)_n; (void)_d;\n", s->names[nin]);
     user_text(&b, s, "post_map_expr", s->post);
-    put(&b, "\n;\n}\n");
+    ck_put(&b, "\n;\n}\n");
     /* one element at byte offsets off[k] of each array operand */
-    put(&b, "CKD TA ck_mapk(const ck_rargs &p, const long long *off, long long j) {\n"
+    ck_put(&b, "CKD TA ck_mapk(const ck_rargs &p, const long long *off, long long j) {\n"
             "    (void)off;\n    return ck_map(j");
     for (int k = 0; k < nin; k++) {
         if (s->kind[k] == CK_OPND_SCALAR)
-            put(&b, ", *(const T%d *)&p.op[%d]", k, k);
+            ck_put(&b, ", *(const T%d *)&p.op[%d]", k, k);
         else if (s->kind[k] == CK_OPND_RAW)
-            put(&b, ", (T%d *)p.op[%d].lo", k, k);
+            ck_put(&b, ", (T%d *)p.op[%d].lo", k, k);
         else
-            put(&b, ", *(const T%d *)((const char *)p.op[%d].lo + off[%d])", k, k, k);
+            ck_put(&b, ", *(const T%d *)((const char *)p.op[%d].lo + off[%d])", k, k, k);
     }
-    put(&b, ");\n}\n");
+    ck_put(&b, ");\n}\n");
     /* vector loads: one vector of each array input, then four */
     for (int four = 0; four < 2; four++) {
         if (four)
-            put(&b, "CKD TA ck_vec4(TA acc, const ck_rargs &p, const long long *ko, long long j0, "
+            ck_put(&b, "CKD TA ck_vec4(TA acc, const ck_rargs &p, const long long *ko, long long j0, "
                     "long long step) {\n");
         else
-            put(&b, "CKD TA ck_vec1(TA acc, const ck_rargs &p, const long long *ko, long long j0) {\n"
+            ck_put(&b, "CKD TA ck_vec1(TA acc, const ck_rargs &p, const long long *ko, long long j0) {\n"
                     "    const long long step = 0;\n");
         int nu = four ? 4 : 1;
         put_operands(&b, s, nin, nu, 0);
-        put(&b, "    (void)step;\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n#pragma unroll\n"
+        ck_put(&b, "    (void)step;\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n#pragma unroll\n"
                 "        for (int e = 0; e < CK_V; e++) acc = ck_red(acc, ck_map(j0 + u * step + e", nu);
         for (int k = 0; k < nin; k++)
-            put(&b, s->kind[k] == CK_OPND_ARRAY ? ", a%d[u].v[e]" : ", a%d", k);
-        put(&b, "));\n    }\n    return acc;\n}\n");
+            ck_put(&b, s->kind[k] == CK_OPND_ARRAY ? ", a%d[u].v[e]" : ", a%d", k);
+        ck_put(&b, "));\n    }\n    return acc;\n}\n");
     }
     /* column vectors: CK_V neighbouring outputs' elements of row j0 (ck_cvec1) or of rows
      * j0..j0+3 (ck_cvec4, one reduced dimension), at byte offsets off[k] of row j0; each
      * output's in row order, all loads before the first use */
     for (int four = 0; four < 2; four++) {
         int nu = four ? 4 : 1;
-        put(&b, "CKD void ck_cvec%d(TA *acc, const ck_rargs &p, const long long *off, long long j0) {\n"
+        ck_put(&b, "CKD void ck_cvec%d(TA *acc, const ck_rargs &p, const long long *off, long long j0) {\n"
                 "    (void)p;\n", nu);
         put_operands(&b, s, nin, nu, 1);
-        put(&b, "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n#pragma unroll\n"
+        ck_put(&b, "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n#pragma unroll\n"
                 "        for (int e = 0; e < CK_V; e++) acc[e] = ck_red(acc[e], ck_map(j0 + u", nu);
         for (int k = 0; k < nin; k++)
-            put(&b, s->kind[k] == CK_OPND_ARRAY ? ", a%d[u].v[e]" : ", a%d", k);
-        put(&b, "));\n    }\n}\n");
+            ck_put(&b, s->kind[k] == CK_OPND_ARRAY ? ", a%d[u].v[e]" : ", a%d", k);
+        ck_put(&b, "));\n    }\n}\n");
     }
-    put(&b, "%s", rkernels);
-    return finish(&b);
+    ck_put(&b, "%s", rkernels);
+    return ck_buf_finish(&b);
 }

@@ -9,21 +9,11 @@
  * struct the preamble defines (ctype= names it; the accumulator is that struct too).
  * Each text is compiled under its own #line, so a compile error names it
  * (map_expr:1:7: error: ...). */
+#include "compute/builders.h"
 #include "compute/reduce_impl.h"
 
 #include <ctype.h>
 #include <string.h>
-
-#define MAXPH 4
-
-typedef struct {
-    char name[64];
-    int tc;      /* declared dtype, or -1: placeholder ph */
-    int ph;
-    int raw;     /* CuPy's raw, or a PyCUDA pointer */
-    int output;
-    const char *ctype; /* static: the C type when declared as pycuda::complex<T>, else NULL */
-} rk_param;
 
 typedef struct {
     PyObject_HEAD
@@ -31,8 +21,8 @@ typedef struct {
     cukit_state *st;            /* borrowed */
     int pycuda;
     int nparams, nin;
-    rk_param params[CK_RMAXIN + 1];
-    char ph_names[MAXPH][64];
+    ck_param params[CK_RMAXIN + 1];
+    char ph_names[CK_MAXPH][CK_PNAME];
     int nph;
     int rtc, rph;               /* the reduce type: a dtype, or placeholder rph */
     PyObject *name, *map, *reduce, *post, *identity, *preamble; /* strong refs: str */
@@ -43,151 +33,32 @@ typedef struct {
     ck_kcache cache;
 } cukit_RK;
 
-static const struct {
-    const char *name;
-    int tc;
-} c_types[] = {
-    {"bool", CUKIT_TC_BOOL}, {"int8_t", CUKIT_TC_I8}, {"signed char", CUKIT_TC_I8},
-    {"char", CUKIT_TC_I8}, {"uint8_t", CUKIT_TC_U8}, {"unsigned char", CUKIT_TC_U8},
-    {"int16_t", CUKIT_TC_I16}, {"short", CUKIT_TC_I16}, {"uint16_t", CUKIT_TC_U16},
-    {"unsigned short", CUKIT_TC_U16}, {"int32_t", CUKIT_TC_I32}, {"int", CUKIT_TC_I32},
-    {"uint32_t", CUKIT_TC_U32}, {"unsigned int", CUKIT_TC_U32}, {"unsigned", CUKIT_TC_U32},
-    {"int64_t", CUKIT_TC_I64}, {"long long", CUKIT_TC_I64}, {"long", CUKIT_TC_I64},
-    {"uint64_t", CUKIT_TC_U64}, {"unsigned long long", CUKIT_TC_U64},
-    {"unsigned long", CUKIT_TC_U64}, {"size_t", CUKIT_TC_U64}, {"half", CUKIT_TC_F16},
-    {"float", CUKIT_TC_F32}, {"double", CUKIT_TC_F64},
-    {"pycuda::complex<float>", CUKIT_TC_C64}, {"pycuda::complex<double>", CUKIT_TC_C128},
-};
-
 /* PyCUDA's complex types: their header (pycuda-complex.hpp, which the preamble
  * includes) defines them; an operand declared so is that type in the kernel, so its
  * expressions can use the header's functions (pycuda::conj, .real(), ...). */
-static const char *const pycuda_complex[] = {"pycuda::complex<float>", "pycuda::complex<double>"};
+static const char *const pycuda_complex[] = {"pycuda::complex<float>", "pycuda::complex<double>",
+                                             NULL};
 
-static int
-type_named(const char *t)
+/* CuPy's "T x, raw float32 y" lists; PyCUDA's "const float *x, int n" (no placeholders). */
+static const ck_param_rules rk_rules[2] = {
+    {.who = "ReductionKernel", .max_in = CK_RMAXIN, .max = CK_RMAXIN + 1, .c_decls = 1,
+     .placeholders = 1, .keep_ctypes = pycuda_complex},
+    {.who = "ReductionKernel", .max_in = CK_RMAXIN, .max = CK_RMAXIN + 1, .c_decls = 1,
+     .keep_ctypes = pycuda_complex},
+};
+
+static ck_param_list
+param_list(cukit_RK *self)
 {
-    for (int tc = 0; tc < CK_NT; tc++)
-        if (ck_dtypes[tc].ch && strcmp(ck_dtypes[tc].name, t) == 0)
-            return tc;
-    for (size_t i = 0; i < sizeof c_types / sizeof *c_types; i++)
-        if (strcmp(c_types[i].name, t) == 0)
-            return c_types[i].tc;
-    return -1;
+    return (ck_param_list){self->params, &self->nparams, self->ph_names, &self->nph};
 }
 
-static int
-is_ident(const char *s)
-{
-    if (!(isalpha((unsigned char)*s) || *s == '_'))
-        return 0;
-    for (; *s; s++)
-        if (!(isalnum((unsigned char)*s) || *s == '_'))
-            return 0;
-    return 1;
-}
-
-/* A placeholder's index, adding it. -1 with ValueError when there are too many. */
-static int
-placeholder(cukit_RK *self, const char *type)
-{
-    for (int i = 0; i < self->nph; i++)
-        if (strcmp(self->ph_names[i], type) == 0)
-            return i;
-    if (self->nph >= MAXPH || strlen(type) >= 64) {
-        PyErr_Format(PyExc_ValueError, "ReductionKernel takes at most %d type placeholders", MAXPH);
-        return -1;
-    }
-    strcpy(self->ph_names[self->nph], type);
-    return self->nph++;
-}
-
-/* "T x, raw float32 y" (CuPy) or "const float *x, int n" (PyCUDA). 0 / -1. */
+/* Parse a parameter list into self->params (kernel_params.c). 0 / -1. */
 static int
 parse_params(cukit_RK *self, PyObject *text, int output)
 {
-    const char *s = PyUnicode_AsUTF8(text);
-    if (s == NULL)
-        return -1;
-    char buf[1024];
-    if (strlen(s) >= sizeof buf) {
-        PyErr_SetString(PyExc_ValueError, "ReductionKernel: parameter list too long");
-        return -1;
-    }
-    strcpy(buf, s);
-    for (char *c = buf; *c; c++)
-        if (*c == '*')
-            *c = ' '; /* a pointer is seen in the original text below */
-    const char *orig = s;
-    char *save = NULL;
-    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        /* the same item in the original text, to see its '*' */
-        size_t at = (size_t)(item - buf), len = strlen(item);
-        int pointer = memchr(orig + at, '*', len) != NULL;
-        char *words[8], *s2 = NULL, *w = strtok_r(item, " \t\n", &s2);
-        int nw = 0;
-        for (; w && nw < 8; w = strtok_r(NULL, " \t\n", &s2))
-            if (strcmp(w, "const") && strcmp(w, "__restrict__") && strcmp(w, "restrict") &&
-                strcmp(w, "volatile"))
-                words[nw++] = w;
-        if (w != NULL) { /* a word past the eighth: never dropped without a word */
-            PyErr_Format(PyExc_ValueError, "ReductionKernel: a parameter of %R has more than 8 "
-                         "words: write each as \"type name\", e.g. \"float32 x\"", text);
-            return -1;
-        }
-        if (nw == 0)
-            continue;
-        /* params holds CK_RMAXIN inputs and one output: an input past the eighth would
-         * leave the output (PyCUDA's form adds it after the list) no room */
-        if (self->nparams >= (output ? CK_RMAXIN + 1 : CK_RMAXIN)) {
-            PyErr_Format(PyExc_ValueError, "ReductionKernel takes at most %d inputs", CK_RMAXIN);
-            return -1;
-        }
-        rk_param *p = &self->params[self->nparams];
-        memset(p, 0, sizeof *p);
-        p->output = output;
-        p->raw = pointer;
-        int w0 = 0;
-        if (strcmp(words[0], "raw") == 0)
-            p->raw = w0 = 1;
-        if (nw - w0 < 2 || !is_ident(words[nw - 1]) || strlen(words[nw - 1]) >= sizeof p->name) {
-            PyErr_Format(PyExc_ValueError, "ReductionKernel: cannot read the parameters %R: "
-                         "write each as \"type name\", e.g. \"float32 x\" or \"T y\"", text);
-            return -1;
-        }
-        strcpy(p->name, words[nw - 1]);
-        char type[256] = "";
-        size_t tl = 0;
-        for (int i = w0; i < nw - 1; i++) {
-            size_t wl = strlen(words[i]);
-            if (tl + (i > w0) + wl >= sizeof type) {
-                PyErr_Format(PyExc_ValueError,
-                             "ReductionKernel: the type of parameter '%s' is over %d bytes long: write "
-                             "a numpy name such as float32, a C name such as float, or one "
-                             "identifier as a type placeholder", p->name, (int)sizeof type - 1);
-                return -1;
-            }
-            if (i > w0)
-                type[tl++] = ' ';
-            memcpy(type + tl, words[i], wl + 1);
-            tl += wl;
-        }
-        p->tc = type_named(type);
-        for (int c = 0; c < 2; c++)
-            if (strcmp(type, pycuda_complex[c]) == 0)
-                p->ctype = pycuda_complex[c];
-        if (p->tc < 0) {
-            if (self->pycuda || !is_ident(type)) {
-                PyErr_Format(PyExc_ValueError, "ReductionKernel: unknown type '%s' for "
-                             "parameter '%s'", type, p->name);
-                return -1;
-            }
-            if ((p->ph = placeholder(self, type)) < 0)
-                return -1;
-        }
-        self->nparams++;
-    }
-    return 0;
+    ck_param_list list = param_list(self);
+    return ck_params_parse(&rk_rules[self->pycuda], &list, text, output);
 }
 
 /* ------------------------------------------------------------------ the call */
@@ -226,12 +97,12 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     else if (nargs != nin)
         return PyErr_Format(PyExc_TypeError, "%U() takes %d arguments, %zd given", self->name,
                             nin, nargs);
-    int ph_tc[MAXPH] = {-1, -1, -1, -1}, tcs[CK_RMAXIN + 1], kinds[CK_RMAXIN], weak[CK_RMAXIN];
+    int ph_tc[CK_MAXPH] = {-1, -1, -1, -1}, tcs[CK_RMAXIN + 1], kinds[CK_RMAXIN], weak[CK_RMAXIN];
     cukit_Array *arrays[CK_RMAXIN], *bcast[CK_RMAXIN];
     int nb = 0;
     cukit_Device *dev = NULL;
     for (int k = 0; k < nin; k++) {
-        const rk_param *p = &self->params[k];
+        const ck_param *p = &self->params[k];
         PyObject *v = args[k];
         arrays[k] = NULL;
         weak[k] = 0;
@@ -289,7 +160,7 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
                                 "scalar, not %s", self->name, p->name, Py_TYPE(v)->tp_name);
     }
     for (int k = 0; k < nin; k++) {
-        const rk_param *p = &self->params[k];
+        const ck_param *p = &self->params[k];
         if (kinds[k] != CK_OPND_SCALAR || p->tc >= 0 || ph_tc[p->ph] >= 0)
             continue;
         if (weak[k]) {
@@ -304,7 +175,7 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
         }
     }
     for (int k = 0; k <= nin; k++) {
-        const rk_param *p = &self->params[k];
+        const ck_param *p = &self->params[k];
         tcs[k] = p->tc >= 0 ? p->tc : ph_tc[p->ph];
         if (tcs[k] < 0)
             return PyErr_Format(PyExc_TypeError, "%U(): cannot tell type %s of %s from the "
@@ -424,7 +295,7 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     P.d = (double)P.nred;
     memset(&P.init, 0, sizeof P.init);
     uint64_t key = (1ULL << 63) | (uint64_t)(dev->ordinal & 63) << 3;
-    for (int i = 0; i < MAXPH; i++)
+    for (int i = 0; i < CK_MAXPH; i++)
         key |= (uint64_t)(ph_tc[i] < 0 ? 31 : ph_tc[i]) << (9 + 5 * i);
     for (int k = 0; k < nin; k++)
         key |= (uint64_t)(kinds[k] == CK_OPND_SCALAR) << (29 + k);
@@ -585,7 +456,7 @@ rk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->preamble = text_of(pre, "preamble");
     if (!self->name || !self->reduce || !self->identity || !self->preamble)
         goto error;
-    if (!is_ident(PyUnicode_AsUTF8(self->name))) {
+    if (!ck_is_ident(PyUnicode_AsUTF8(self->name))) {
         PyErr_Format(PyExc_ValueError, "ReductionKernel: name %R must be a C identifier",
                      self->name);
         goto error;
@@ -611,7 +482,7 @@ rk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         }
         Py_DECREF(arguments);
         self->nin = self->nparams;
-        rk_param *o = &self->params[self->nparams++];
+        ck_param *o = &self->params[self->nparams++];
         memset(o, 0, sizeof *o);
         strcpy(o->name, "out_");
         o->tc = otc;
@@ -632,19 +503,20 @@ rk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         }
         self->map = text_of(map, "map_expr");
         self->post = text_of(post, "post_map_expr");
-        const rk_param *o = &self->params[self->nin];
+        const ck_param *o = &self->params[self->nin];
         if (rtype == NULL || rtype == Py_None) {
             self->rtc = o->tc;
             self->rph = o->tc < 0 ? o->ph : -1;
         }
         else {
             const char *t = PyUnicode_Check(rtype) ? PyUnicode_AsUTF8(rtype) : NULL;
-            if (t && (self->rtc = type_named(t)) < 0) {
-                if (!is_ident(t)) {
+            ck_param_list list = param_list(self);
+            if (t && (self->rtc = ck_type_named(t, pycuda_complex)) < 0) {
+                if (!ck_is_ident(t)) {
                     PyErr_Format(PyExc_ValueError, "ReductionKernel: unknown reduce_type %R", rtype);
                     goto error;
                 }
-                if ((self->rph = placeholder(self, t)) < 0)
+                if ((self->rph = ck_placeholder(&rk_rules[0], &list, t)) < 0)
                     goto error;
             }
             else if (t == NULL && (self->rtc = ck_tc_of(st, rtype)) < 0) {
