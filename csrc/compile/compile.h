@@ -71,6 +71,10 @@ PyObject *cukit_signature_str(cukit_Signature *sig);
 /* Raise TypeError for a wrong argument count, showing the signature. Returns -1. */
 int cukit_arg_count_error(cukit_Signature *sig, Py_ssize_t given);
 
+/* Modules cukit.compile keeps loaded in a process for a repeated compile: the most
+ * recently used this many (each holds its code on the device). */
+#define CUKIT_COMPILED_KEPT 256
+
 /* ------------------------------------------------------------------ image_signature.c */
 
 /* The kernel name and "(type, type)" parameter list a C++ kernel's mangled name
