@@ -234,6 +234,39 @@ def test_compile_again_returns_the_loaded_module(cache_dir):
 
 
 @pytest.mark.gpu
+def test_the_in_process_cache_keeps_the_most_recent_modules_only(cache_dir):
+    """Many unique compiles do not keep every module loaded: the least recently used go
+    (the module is unloaded once nothing else holds it); a repeated compile is still the
+    same module while it is kept."""
+    import gc
+    import weakref
+
+    cukit.clear_cache(disk=False)
+    first = cukit.compile(unique_source("lru0"))
+    gone = weakref.ref(first) if hasattr(first, "__weakref__") else None
+    keep_src = unique_source("lrukeep")
+    keep = cukit.compile(keep_src)
+    for i in range(300):
+        cukit.compile(unique_source(f"lru{i + 1}"))
+        if i % 50 == 0:
+            assert cukit.compile(keep_src) is keep  # used recently: stays
+    assert cukit.cache_info()["memory_entries"] <= 256
+    assert cukit.compile(keep_src) is keep
+    if gone is not None:
+        del first
+        gc.collect()
+        assert gone() is None
+
+
+def test_clear_cache_can_leave_the_disk_alone(cache_dir):
+    cukit.Program(unique_source("disk")).ptx()  # one entry on disk
+    assert len(entries(cache_dir)) == 1
+    assert cukit.clear_cache(disk=False) == 0
+    assert len(entries(cache_dir)) == 1 and cukit.cache_info()["memory_entries"] == 0
+    assert cukit.clear_cache() == 1 and entries(cache_dir) == []
+
+
+@pytest.mark.gpu
 def test_in_process_cache_sees_header_edits(cache_dir, tmp_path, rng):
     (tmp_path / "k.h").write_text("#define K 2.5f\n")
     src = '#include "k.h"\n' + unique_source("memhdr").replace("a * x[i]", "K * x[i]")

@@ -801,11 +801,17 @@ mod_cache_info(PyObject *m, PyObject *Py_UNUSED(ignored))
 }
 
 static PyObject *
-mod_clear_cache(PyObject *m, PyObject *Py_UNUSED(ignored))
+mod_clear_cache(PyObject *m, PyObject *args, PyObject *kwargs)
 {
+    static char *kwlist[] = {"disk", NULL};
+    int disk = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:clear_cache", kwlist, &disk))
+        return NULL;
     cukit_state *st = PyModule_GetState(m);
     if (st->compiled)
         PyDict_Clear(st->compiled);
+    if (!disk)
+        return PyLong_FromLong(0);
     char dir[PATH_MAX];
     long long count = 0, bytes = 0;
     if (cukit_cache_dir(dir, sizeof dir) == 0 && walk_entries(dir, 1, &count, &bytes) < 0)
@@ -817,9 +823,9 @@ static PyMethodDef cache_functions[] = {
     {"cache_info", mod_cache_info, METH_NOARGS,
      "cache_info() -> dict: the kernel cache's folder, whether it is on, its entries and "
      "bytes on disk, and the modules kept in this process."},
-    {"clear_cache", mod_clear_cache, METH_NOARGS,
-     "clear_cache() -> int: forget the modules kept in this process and delete the cache's "
-     "entries on disk; returns how many files were deleted."},
+    {"clear_cache", (PyCFunction)(void (*)(void))mod_clear_cache, METH_VARARGS | METH_KEYWORDS,
+     "clear_cache(*, disk=True) -> int: forget the modules kept in this process and, unless "
+     "disk=False, delete the cache's entries on disk; returns how many files were deleted."},
     {NULL},
 };
 

@@ -96,6 +96,10 @@ int cukit_ctype_is_int_word(const char *w, size_t n);
  * "int", "unsigned long int" -> "unsigned long". Returns out. */
 const char *cukit_ctype_canonical_int(const char *const *words, int n, char *out, size_t cap);
 
+/* Modules cukit.compile keeps loaded in a process for a repeated compile: the most
+ * recently used this many (each holds its code on the device). */
+#define CUKIT_COMPILED_KEPT 256
+
 /* ------------------------------------------------------------------ image_signature.c */
 
 /* The kernel name and "(type, type)" parameter list a C++ kernel's mangled name

@@ -62,7 +62,12 @@ compile_cached(cukit_state *st, PyObject *const *v, cukit_Device *dev)
             if (same < 0)
                 goto done;
             if (same) {
-                out = Py_NewRef(PyTuple_GET_ITEM(hit, 0));
+                /* most recently used last: the eviction below takes the first */
+                Py_INCREF(hit);
+                int rc = PyDict_DelItem(st->compiled, key) < 0 ||
+                         PyDict_SetItem(st->compiled, key, hit) < 0;
+                out = rc ? NULL : Py_NewRef(PyTuple_GET_ITEM(hit, 0));
+                Py_DECREF(hit);
                 goto done;
             }
         }
@@ -88,6 +93,21 @@ compile_cached(cukit_state *st, PyObject *const *v, cukit_Device *dev)
         if (entry == NULL || PyDict_SetItem(st->compiled, key, entry) < 0)
             Py_CLEAR(out);
         Py_XDECREF(entry);
+        /* Bounded: the oldest module goes (and is unloaded once nothing else holds it),
+         * so a program that compiles many unique sources does not keep them all. */
+        while (out && PyDict_GET_SIZE(st->compiled) > CUKIT_COMPILED_KEPT) {
+            Py_ssize_t pos = 0;
+            PyObject *oldest, *value;
+            if (!PyDict_Next(st->compiled, &pos, &oldest, &value))
+                break;
+            Py_INCREF(oldest);
+            int rc = PyDict_DelItem(st->compiled, oldest);
+            Py_DECREF(oldest);
+            if (rc < 0) {
+                Py_CLEAR(out);
+                break;
+            }
+        }
     }
 done:
     Py_XDECREF(key);
