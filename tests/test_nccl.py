@@ -438,3 +438,14 @@ def test_collectives_captured_in_a_graph_replay(tmp_path, rng):
     size = len(outs)
     if torch_sums:  # 1..size summed, three times over: sum * size**2 after 3 replays
         assert torch_sums == {repr(float(sum(range(1, size + 1)) * size ** 2))}
+
+
+@needs_nccl
+def test_the_emulator_refuses_communicators_with_a_clear_error():
+    """NCCL's own CUDA calls cannot run on the emulator: say so before calling NCCL."""
+    if cukit.device_count() == 0 or cukit.backend() != "emulator":
+        pytest.skip("not the emulator backend")
+    with pytest.raises(cukit.NotSupportedError, match="NCCL runs on NVIDIA GPUs only"):
+        nccl.Communicator(1, nccl.get_unique_id(), 0)
+    with pytest.raises(cukit.NotSupportedError, match="init_all: NCCL runs on NVIDIA GPUs"):
+        nccl.init_all([0])

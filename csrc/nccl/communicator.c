@@ -3,7 +3,23 @@
 
 #include <limits.h>
 #include <math.h>
+#include <string.h>
 #include <time.h>
+
+/* NotSupportedError under cukit's CPU emulator: NCCL drives real GPUs only (its own
+ * CUDA calls would fail deep inside with "driver version is insufficient"). 0 / -1. */
+static int
+needs_gpus(cukit_state *st, const char *who)
+{
+    const char *backend = cukit_backend_name();
+    if (backend == NULL || strcmp(backend, "emulator") != 0)
+        return 0;
+    PyErr_Format(st->exc[CUKIT_EXC_NOT_SUPPORTED],
+                 "%s: NCCL runs on NVIDIA GPUs only, and this process runs kernels on cukit's "
+                 "CPU emulator (no GPU here, or CUKIT_BACKEND=emulator); run it on a machine "
+                 "with GPUs", who);
+    return -1;
+}
 
 /* An int argument `what`; 0 / -1 with TypeError or OverflowError. */
 static int
@@ -117,7 +133,7 @@ communicator_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (parse_timeout(timeout_o, &timeout) < 0 || cukit_nccl_load(st) < 0)
         goto done;
     cukit_Device *dev = cukit_device_arg(st, device);
-    if (dev == NULL || cukit_device_activate(dev) < 0)
+    if (dev == NULL || needs_gpus(st, "Communicator") < 0 || cukit_device_activate(dev) < 0)
         goto done;
     ncclComm_t comm = NULL;
     ncclResult_t res;
@@ -171,6 +187,8 @@ communicator_init_all(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             }
         }
     }
+    if (needs_gpus(st, "init_all") < 0)
+        goto done;
     ncclResult_t res;
     Py_BEGIN_ALLOW_THREADS res = cukit_nccl_api.ncclCommInitAll(comms, (int)n, ordinals);
     Py_END_ALLOW_THREADS if (cukit_nccl_check(st, res, "ncclCommInitAll", NULL) < 0) goto done;
