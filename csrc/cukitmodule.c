@@ -2,6 +2,7 @@
 #include "compute/compute.h"
 #include "emulator/emulator.h"
 #include "nccl/nccl.h"
+#include "pycuda/pycuda.h"
 
 static struct PyModuleDef cukit_moduledef;
 
@@ -18,7 +19,9 @@ static struct PyModuleDef cukit_moduledef;
     V(SurfaceType) \
     V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) \
     V(reduce_tables) V(ReductionKernelType) V(ScanKernelType) \
-    V(PhiloxType) V(Philox4x32Type) V(GeneratorType) V(random_modules)
+    V(PhiloxType) V(Philox4x32Type) V(GeneratorType) V(random_modules) \
+    V(PycudaFunctionType) V(PycudaArrayType) V(PycudaElementwiseType) V(pycuda_kw_plain) \
+    V(pycuda_kw_launch) V(pycuda_grid_1) V(pycuda_zero) V(pycuda_str_call_v)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -106,6 +109,7 @@ cukit_exec(PyObject *m)
         cukit_compute_setup,                                           /* compute */
         cukit_random_setup,
         cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
+        cukit_pycuda_setup,                                            /* pycuda */
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {
         if (setups[i](m, st) < 0)

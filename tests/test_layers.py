@@ -26,6 +26,7 @@ LAYERS = [
     ("array",),
     ("compute",),
     ("nccl",),
+    ("pycuda",),
 ]
 RANK = {folder: rank for rank, group in enumerate(LAYERS) for folder in group}
 TOP_RANK = len(LAYERS)  # csrc/cukitmodule.c: the module's init, above every layer

@@ -775,3 +775,66 @@ def test_builders_find_the_complex_header_and_count_preamble_lines(ctx):
     with pytest.raises(cukit.CompileError, match="preamble:2:"):
         ReductionKernel(np.float32, "0", "a+b", "x[i]", "float *x",
                         preamble="// line 1\nthis is not C;")(x)
+
+
+# ------------------------------------------------------------------ the C fronts' fast and slow ways
+
+
+@gpu
+def test_gpuarray_operators_fast_and_python_ways_agree(ctx, rng):
+    """+ - * go through the C base for two GPUArrays of one shape or a plain number, and
+    through _binary for the rest: both give numpy's answer as GPUArrays."""
+    x = rng.standard_normal(300).astype(np.float32)
+    y = rng.standard_normal(300).astype(np.float32)
+    a, b = gpuarray.to_gpu(x), gpuarray.to_gpu(y)
+    cases = [
+        (a + b, x + y), (a - b, x - y), (a * b, x * y),              # fast: two arrays
+        (a + 2, x + 2), (3 - a, 3 - x), (a * np.float32(1.5), x * np.float32(1.5)),
+        (np.int16(4) - a, np.int16(4) - x), (True * a, True * x),    # fast: plain numbers
+        (a + np.complex64(1 + 2j), x + np.complex64(1 + 2j)),        # Python way: numpy complex
+        (a * np.float64(2), x * np.float64(2)),
+    ]
+    for got, want in cases:
+        assert type(got) is gpuarray.GPUArray
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        np.testing.assert_allclose(got.get(), want, rtol=1e-6)
+    pool = DeviceMemoryPool()
+    p = gpuarray.to_gpu(x, allocator=pool.allocate)
+    assert (p + p).allocator == pool.allocate and (2 * p).allocator == pool.allocate
+    assert (a + b).base is None and (a + b).gpudata is not None
+    with pytest.raises((ValueError, TypeError)):
+        a + gpuarray.to_gpu(x[:7])
+    with pytest.raises(TypeError):
+        a + "text"
+    with pytest.raises(TypeError, match="to_gpu"):
+        a - x                                                      # a numpy array
+
+
+@gpu
+def test_function_call_fast_and_python_ways(ctx, rng):
+    mod = SourceModule("""
+    __global__ void axpb(float *out, const float *x, float a, int n)
+    { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) out[i] = a * x[i] + 1; }""")
+    f = mod.get_function("axpb")
+    x = rng.standard_normal(1000).astype(np.float32)
+    xd, out = drv.to_device(x), drv.mem_alloc(x.nbytes)
+    want = np.float32(2.5) * x + 1
+    s = drv.Stream()
+    for kw in (dict(block=(256, 1, 1), grid=(4, 1)), dict(block=(256, 1, 1), grid=(4, 1),
+               stream=s, shared=0), dict(block=(128, 1, 1), grid=(8,), shared=64)):
+        drv.memset_d32(out, 0, x.size)
+        f(out, xd, np.float32(2.5), np.int32(x.size), **kw)       # fast: numpy scalars
+        s.synchronize()
+        np.testing.assert_allclose(drv.from_device(out, x.shape, np.float32), want, rtol=1e-5, atol=1e-6)
+    r = np.empty_like(x)
+    f(drv.Out(r), drv.In(x), np.float32(2.5), np.int32(x.size), block=(256, 1, 1), grid=(4, 1))
+    np.testing.assert_allclose(r, want, rtol=1e-5, atol=1e-6)                 # Python way: In/Out
+    t = f(out, xd, np.float32(2.5), np.int32(x.size), block=(256, 1, 1), grid=(4, 1),
+          time_kernel=True)
+    assert t >= 0
+    with pytest.raises(ValueError, match="block= is required"):
+        f(out, xd, np.float32(2.5), np.int32(x.size))
+    with pytest.raises(ValueError, match="bogus"):
+        f(out, xd, np.float32(2.5), np.int32(x.size), block=(256, 1, 1), bogus=1)
+    with pytest.raises(TypeError):
+        f(out, xd, np.float32(2.5), block=(256, 1, 1))             # an argument missing

@@ -229,6 +229,9 @@ struct cukit_state {
      * types, and dict device ordinal -> Module of its kernels */
     PyObject *reduce_tables, *random_modules;
     PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type, *GeneratorType;
+    /* pycuda/: the fronts' types; strong refs: their calls' keyword tuples, (1, 1), 0, "_call_v" */
+    PyTypeObject *PycudaFunctionType, *PycudaArrayType, *PycudaElementwiseType;
+    PyObject *pycuda_kw_plain, *pycuda_kw_launch, *pycuda_grid_1, *pycuda_zero, *pycuda_str_call_v;
 
     /* strong refs: interned keyword names the launch path compares by pointer */
     PyObject *str_grid;
@@ -238,12 +241,7 @@ struct cukit_state {
     PyObject *str_n;
     /* strong refs: interned names looked up on foreign arrays per launch */
     PyObject *str_cai;          /* "__cuda_array_interface__" */
-    PyObject *str_data;
-    PyObject *str_typestr;
-    PyObject *str_strides;
-    PyObject *str_shape;
-    PyObject *str_dtype;
-    PyObject *str_data_ptr;
+    PyObject *str_data, *str_typestr, *str_strides, *str_shape, *str_dtype, *str_data_ptr;
     PyObject *str_get_device;
     /* strong refs: interned names read on other libraries' streams */
     PyObject *str_cuda_stream_protocol; /* "__cuda_stream__" */

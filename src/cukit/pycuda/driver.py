@@ -901,12 +901,18 @@ def _is_managed(ary):
     return isinstance(base, cukit.HostMemory) and base.kind == "managed"
 
 
-class Function:
+class Function(_cukit._PycudaFunction):
     """A kernel of a Module, called PyCUDA's way:
     f(*args, block=(x, y, z), grid=(1, 1), stream=None, shared=0, time_kernel=False),
-    or prepared once with prepare(arg_types) and called with prepared_call."""
+    or prepared once with prepare(arg_types) and called with prepared_call.
 
-    __slots__ = ("_k", "_module", "_formats", "_lp_key", "_lp", "_prepared",
+    The call itself is C (_PycudaFunction): cukit's launch with grid and block takes
+    device memory, numpy scalars (converted to each parameter's type) and structs as
+    they are; anything else (In/Out, GPUArrays, host arrays, Python numbers, texrefs=,
+    time_kernel=) fails its check before anything is launched and comes to _call_v,
+    which converts or explains."""
+
+    __slots__ = ("_module", "_formats", "_lp_key", "_lp", "_prepared",
                  "_shared", "_block", "_cache_config", "_pointees", "_warned",
                  "_old_args", "_old_buf", "_old_block", "__weakref__")
 
@@ -928,22 +934,9 @@ class Function:
 
     # ---- plain calls
 
-    def __call__(self, *args, block=None, grid=(1, 1), stream=None, shared=0,
-                 texrefs=None, time_kernel=False, **extra):
-        if extra or block is None or texrefs or time_kernel:
-            return self._call_slow(args, block, grid, stream, shared, texrefs, time_kernel, extra)
-        # cukit's launch takes device memory, numpy scalars (converted to each parameter's
-        # type) and structs as they are; anything else (In/Out, GPUArrays, host arrays,
-        # Python numbers) fails its check before anything is launched, and goes the
-        # slow way, which converts or explains.
-        try:
-            if stream is None and not shared:
-                return self._k(*args, grid=grid, block=block)
-            return self._k(*args, grid=grid, block=block, shared_mem=shared, stream=stream)
-        except (TypeError, ValueError) as e:
-            if isinstance(e, cukit.CudaError):
-                raise
-            return self._call_slow(args, block, grid, stream, shared, texrefs, time_kernel, extra)
+    def _call_v(self, *args, block=None, grid=(1, 1), stream=None, shared=0,
+                texrefs=None, time_kernel=False, **extra):
+        return self._call_slow(args, block, grid, stream, shared, texrefs, time_kernel, extra)
 
     def _describe(self, i):
         params = self._k.signature.params

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 import cukit
+from cukit import _cukit
 
 from . import _engine
 from ._engine import needs_engine
@@ -32,9 +33,14 @@ def _gpuarray_class():
     return GPUArray
 
 
-class ElementwiseKernel:
+class ElementwiseKernel(_cukit._PycudaElementwise):
     """ElementwiseKernel(arguments, operation, name="kernel", keep=False, options=None,
-    preamble="", loop_prep="", after_loop="")(*args, range=None, slice=None, stream=None)."""
+    preamble="", loop_prep="", after_loop="")(*args, range=None, slice=None, stream=None).
+
+    The call is C (_PycudaElementwise): GPUArrays become their cukit.Arrays and the
+    engine's kernel runs; an argument it refuses comes to _call_v."""
+
+    __slots__ = ("_arguments", "_name", "_warned", "__dict__", "__weakref__")
 
     def __init__(self, arguments, operation, name="kernel", keep=False, options=None,
                  preamble="", loop_prep="", after_loop=""):
@@ -47,7 +53,7 @@ class ElementwiseKernel:
         self._name = name
         self._warned = set()
 
-    def __call__(self, *args, **kwargs):
+    def _call_v(self, *args, **kwargs):
         g = _GPUArray or _gpuarray_class()  # an import statement per call costs ~0.5 us
         ops = [a._a if isinstance(a, g) else a for a in args]
         try:

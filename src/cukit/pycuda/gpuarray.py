@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 import numbers
-import operator
 
 import numpy as np
 
@@ -18,6 +17,7 @@ import cukit
 from . import _engine
 from . import reduction as _reduction
 from . import driver as drv
+from cukit import _cukit
 
 # ------------------------------------------------------------------ vector types
 
@@ -126,10 +126,14 @@ def _wrap_memory(gpudata, shape, dtype, strides, owner):
 # ------------------------------------------------------------------ GPUArray
 
 
-class GPUArray:
-    """An N-D array in device memory (PyCUDA's GPUArray over a cukit.Array)."""
+class GPUArray(_cukit._PycudaArray):
+    """An N-D array in device memory (PyCUDA's GPUArray over a cukit.Array).
 
-    __slots__ = ("_a", "gpudata", "base", "allocator", "__dict__", "__weakref__")
+    Its fields (_a, gpudata, base, allocator) and + - * are C (_PycudaArray): two
+    GPUArrays of one shape, or one and a Python or numpy number, run cukit's operator
+    on the Arrays there; anything else comes to _binary."""
+
+    __slots__ = ("__dict__", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, shape, dtype, allocator=None, base=None, gpudata=None, strides=None,
@@ -461,9 +465,7 @@ class GPUArray:
         dtype = np.result_type(self.dtype, other.dtype if isinstance(other, GPUArray) else other)
         return self._result(_engine.binary(op, self._a, b).astype(dtype))
 
-    # + - * on two arrays of one shape, or an array and a Python or numpy number, go
-    # straight to the cukit.Array's own operator (C); the rest through _binary. Made
-    # by _fast_op below the class (one Python frame a call: this is the hot path).
+    # + - * are the C base's (_PycudaArray); what it does not take comes to _binary.
 
     def __truediv__(self, other):
         return self._binary("/", other)
@@ -629,51 +631,6 @@ class GPUArray:
 
 
 _new = object.__new__
-
-
-# Python and numpy scalar types the fast operators take as they are (numpy's rules for
-# them are cukit's, as in _binary)
-_SCALARS = frozenset([int, float, complex, bool, np.float16, np.float32, np.float64,
-                      np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-                      np.uint64, np.complex64, np.complex128, np.bool_])
-
-
-def _fast_op(op, symbol, reflected):
-    """GPUArray's operator `symbol` (reflected: the __r...__ form): op on the
-    cukit.Arrays, the result wrapped as _result does, all in one frame."""
-    if reflected:
-        def method(self, other):
-            if type(other) in _SCALARS:
-                r = op(other, self._a)
-                g = _new(GPUArray)
-                g._a, g.gpudata, g.base, g.allocator = r, r.buffer, None, self.allocator
-                return g
-            return self._binary(symbol, other, True)
-    else:
-        def method(self, other):
-            t = type(other)
-            a = self._a
-            if t is GPUArray:
-                o = other._a
-                if o.shape == a.shape:
-                    r = op(a, o)
-                    g = _new(GPUArray)
-                    g._a, g.gpudata, g.base, g.allocator = r, r.buffer, None, self.allocator
-                    return g
-            elif t in _SCALARS:
-                r = op(a, other)
-                g = _new(GPUArray)
-                g._a, g.gpudata, g.base, g.allocator = r, r.buffer, None, self.allocator
-                return g
-            return self._binary(symbol, other)
-    method.__name__ = "__%s%s__" % ("r" if reflected else "", op.__name__.strip("_"))
-    return method
-
-
-for _op, _symbol in ((operator.add, "+"), (operator.sub, "-"), (operator.mul, "*")):
-    setattr(GPUArray, "__%s__" % _op.__name__.strip("_"), _fast_op(_op, _symbol, False))
-    setattr(GPUArray, "__r%s__" % _op.__name__.strip("_"), _fast_op(_op, _symbol, True))
-del _op, _symbol
 
 
 def _of(a, gpudata, base=None, allocator=None):

@@ -1,0 +1,398 @@
+/* fronts.c - cukit.pycuda's hot calls in C: Function(...), GPUArray + - *, ElementwiseKernel(...); anything unusual goes to the subclass's Python */
+#include "pycuda/pycuda.h"
+
+#include <structmember.h>
+
+/* Arguments a front passes on from its own stack; a call with more goes the Python way. */
+#define FRONT_MAXARGS 32
+
+/* 1 when the pending exception is a TypeError or ValueError that is not a CudaError:
+ * the fast call refused an argument (nothing was launched), so the Python way, which
+ * converts or explains, takes the call. Clears it then. */
+static int
+refused(cukit_state *st)
+{
+    if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError))
+        return 0;
+    if (PyErr_ExceptionMatches(st->exc[CUKIT_EXC_CUDA]))
+        return 0;
+    PyErr_Clear();
+    return 1;
+}
+
+/* self.<name>(*args, **kw) with the call's own vector: the Python way. */
+static PyObject *
+python_way(PyObject *self, PyObject *name, PyObject *const *args, size_t nargsf,
+           PyObject *kwnames)
+{
+    PyObject *meth = PyObject_GetAttr(self, name);
+    if (meth == NULL)
+        return NULL;
+    PyObject *r = PyObject_Vectorcall(meth, args, PyVectorcall_NARGS(nargsf), kwnames);
+    Py_DECREF(meth);
+    return r;
+}
+
+/* A front that holds a cukit callable in _k and is called through vectorcall. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    cukit_state *st;
+    PyObject *k; /* strong ref or NULL: what the fast call calls (_k) */
+} front_call;
+
+static PyMemberDef front_call_members[] = {
+    {"_k", T_OBJECT, offsetof(front_call, k), 0, "the cukit callable the fast call uses"},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(front_call, vectorcall), READONLY, NULL},
+    {NULL},
+};
+
+static int
+front_call_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(((front_call *)op)->k);
+    return 0;
+}
+
+static int
+front_call_clear(PyObject *op)
+{
+    Py_CLEAR(((front_call *)op)->k);
+    return 0;
+}
+
+static void
+front_call_dealloc(PyObject *op)
+{
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    front_call_clear(op);
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+static PyObject *front_function_call(PyObject *, PyObject *const *, size_t, PyObject *);
+static PyObject *front_elementwise_call(PyObject *, PyObject *const *, size_t, PyObject *);
+
+static PyObject *
+front_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    (void)args;
+    (void)kwargs;
+    cukit_state *st = cukit_state_of_type(type);
+    front_call *self = (front_call *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->st = st;
+    self->vectorcall = PyType_IsSubtype(type, st->PycudaFunctionType) ? front_function_call
+                                                                        : front_elementwise_call;
+    return (PyObject *)self;
+}
+
+/* ------------------------------------------------------------------ Function */
+
+/* f(*args, block=, grid=(1, 1), stream=None, shared=0): the kernel's own call with
+ * grid and block (and shared_mem, stream when given). Other keywords, a missing
+ * block, or an argument the kernel refuses (In/Out, GPUArrays, host arrays, Python
+ * numbers) go to the subclass's _call_v, which converts or explains. */
+static PyObject *
+front_function_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    front_call *self = (front_call *)op;
+    cukit_state *st = self->st;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf), nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *grid = NULL, *block = NULL, *stream = NULL, *shared = NULL;
+    if (self->k == NULL || n > FRONT_MAXARGS)
+        goto slow;
+    for (Py_ssize_t i = 0; i < nk; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i), *v = args[n + i];
+        if (key == st->str_block || PyUnicode_CompareWithASCIIString(key, "block") == 0)
+            block = v;
+        else if (key == st->str_grid || PyUnicode_CompareWithASCIIString(key, "grid") == 0)
+            grid = v;
+        else if (key == st->str_stream || PyUnicode_CompareWithASCIIString(key, "stream") == 0)
+            stream = v;
+        else if (PyUnicode_CompareWithASCIIString(key, "shared") == 0)
+            shared = v;
+        else
+            goto slow; /* texrefs=, time_kernel=, or a keyword to explain */
+    }
+    if (block == NULL || block == Py_None)
+        goto slow;
+    PyObject *vec[FRONT_MAXARGS + 5];
+    vec[0] = NULL; /* PY_VECTORCALL_ARGUMENTS_OFFSET's slot */
+    memcpy(vec + 1, args, (size_t)n * sizeof *args);
+    vec[1 + n] = grid ? grid : st->pycuda_grid_1;
+    vec[2 + n] = block;
+    PyObject *kw = st->pycuda_kw_launch;
+    if ((stream == NULL || stream == Py_None) && shared == NULL)
+        kw = st->pycuda_kw_plain;
+    else {
+        vec[3 + n] = shared ? shared : st->pycuda_zero;
+        vec[4 + n] = stream ? stream : Py_None;
+    }
+    PyObject *r = PyObject_Vectorcall(self->k, vec + 1, (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                      kw);
+    if (r != NULL || !refused(st))
+        return r;
+slow:
+    return python_way(op, st->pycuda_str_call_v, args, nargsf, kwnames);
+}
+
+static PyType_Slot function_slots[] = {
+    {Py_tp_doc, "The C side of cukit.pycuda.driver.Function: its call."},
+    {Py_tp_new, front_call_new},
+    {Py_tp_dealloc, front_call_dealloc},
+    {Py_tp_traverse, front_call_traverse},
+    {Py_tp_clear, front_call_clear},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_members, front_call_members},
+    {0, NULL},
+};
+
+static PyType_Spec function_spec = {
+    .name = "cukit._cukit._PycudaFunction",
+    .basicsize = sizeof(front_call),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = function_slots,
+};
+
+/* ------------------------------------------------------------------ GPUArray */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *a;         /* strong ref or NULL: the cukit.Array (_a) */
+    PyObject *gpudata;   /* strong ref or NULL: what owns the memory */
+    PyObject *base;      /* strong ref or NULL */
+    PyObject *allocator; /* strong ref or NULL */
+} front_array;
+
+static PyMemberDef array_members[] = {
+    {"_a", T_OBJECT, offsetof(front_array, a), 0, "the cukit.Array"},
+    {"gpudata", T_OBJECT, offsetof(front_array, gpudata), 0, "what owns the memory"},
+    {"base", T_OBJECT, offsetof(front_array, base), 0, "the array this one views"},
+    {"allocator", T_OBJECT, offsetof(front_array, allocator), 0, "the allocator"},
+    {NULL},
+};
+
+static int
+array_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    front_array *self = (front_array *)op;
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(self->a);
+    Py_VISIT(self->gpudata);
+    Py_VISIT(self->base);
+    Py_VISIT(self->allocator);
+    return 0;
+}
+
+static int
+array_clear(PyObject *op)
+{
+    front_array *self = (front_array *)op;
+    Py_CLEAR(self->a);
+    Py_CLEAR(self->gpudata);
+    Py_CLEAR(self->base);
+    Py_CLEAR(self->allocator);
+    return 0;
+}
+
+static void
+array_dealloc(PyObject *op)
+{
+    PyTypeObject *tp = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    if (tp->tp_weaklistoffset)
+        PyObject_ClearWeakRefs(op);
+    array_clear(op);
+    tp->tp_free(op);
+    Py_DECREF(tp);
+}
+
+/* A Python or numpy number the operators take as it is (numpy's rules for it are
+ * cukit's); anything else goes the Python way. */
+static int
+plain_scalar(cukit_state *st, PyObject *o)
+{
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == &PyLong_Type || t == &PyFloat_Type || t == &PyComplex_Type || t == &PyBool_Type)
+        return 1;
+    return st->np_generic != NULL &&
+           (PyObject_TypeCheck(o, (PyTypeObject *)st->np_floating) ||
+            PyObject_TypeCheck(o, (PyTypeObject *)st->np_integer) ||
+            PyObject_TypeCheck(o, (PyTypeObject *)st->np_bool));
+}
+
+/* A new GPUArray of self's type over cukit.Array r (stolen), with self's allocator. */
+static PyObject *
+array_result(front_array *self, PyObject *r)
+{
+    if (r == NULL)
+        return NULL;
+    PyTypeObject *tp = Py_TYPE(self);
+    front_array *g = (front_array *)tp->tp_alloc(tp, 0);
+    if (g == NULL) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    cukit_Array *ra = (cukit_Array *)r;
+    g->a = r;
+    g->gpudata = Py_NewRef(ra->buffer ? (PyObject *)ra->buffer : Py_None);
+    g->base = Py_NewRef(Py_None);
+    g->allocator = Py_NewRef(self->allocator ? self->allocator : Py_None);
+    return (PyObject *)g;
+}
+
+/* x op y where x or y is a GPUArray: two GPUArrays of one
+ * type and shape, or one and a plain number, run cukit's operator on the Arrays in C;
+ * anything else goes to the Python method _binary(symbol, other, reflected). */
+static int is_gpuarray(PyObject *o);
+
+static PyObject *
+array_binary(PyObject *x, PyObject *y, binaryfunc op, const char *symbol)
+{
+    int reflected = !is_gpuarray(x);
+    front_array *self = (front_array *)(reflected ? y : x);
+    PyObject *other = reflected ? x : y;
+    PyObject *a = self->a;
+    if (a != NULL && Py_TYPE(a) == ((cukit_Array *)a)->st->ArrayType) {
+        cukit_state *st = ((cukit_Array *)a)->st;
+        if (!reflected && Py_TYPE(other) == Py_TYPE(self)) {
+            PyObject *o = ((front_array *)other)->a;
+            cukit_Array *aa = (cukit_Array *)a, *oa = (cukit_Array *)o;
+            if (o != NULL && Py_TYPE(o) == st->ArrayType && aa->ndim == oa->ndim &&
+                memcmp(aa->shape, oa->shape, (size_t)aa->ndim * sizeof *aa->shape) == 0)
+                return array_result(self, op(a, o));
+        }
+        else if (plain_scalar(st, other))
+            return array_result(self, reflected ? op(other, a) : op(a, other));
+    }
+    return PyObject_CallMethod((PyObject *)self, "_binary", "sOO", symbol, other,
+                               reflected ? Py_True : Py_False);
+}
+
+static PyObject *array_add(PyObject *x, PyObject *y);
+
+/* A GPUArray (of any subclass) is known by its type's nb_add, this file's. */
+static int
+is_gpuarray(PyObject *o)
+{
+    return Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_add == array_add;
+}
+
+static PyObject *
+array_add(PyObject *x, PyObject *y)
+{
+    return array_binary(x, y, PyNumber_Add, "+");
+}
+
+static PyObject *
+array_sub(PyObject *x, PyObject *y)
+{
+    return array_binary(x, y, PyNumber_Subtract, "-");
+}
+
+static PyObject *
+array_mul(PyObject *x, PyObject *y)
+{
+    return array_binary(x, y, PyNumber_Multiply, "*");
+}
+
+static PyType_Slot array_slots[] = {
+    {Py_tp_doc, "The C side of cukit.pycuda.gpuarray.GPUArray: its fields and + - *."},
+    {Py_tp_dealloc, array_dealloc},
+    {Py_tp_traverse, array_traverse},
+    {Py_tp_clear, array_clear},
+    {Py_tp_members, array_members},
+    {Py_nb_add, array_add},
+    {Py_nb_subtract, array_sub},
+    {Py_nb_multiply, array_mul},
+    {0, NULL},
+};
+
+static PyType_Spec array_spec = {
+    .name = "cukit._cukit._PycudaArray",
+    .basicsize = sizeof(front_array),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = array_slots,
+};
+
+/* ------------------------------------------------------------------ ElementwiseKernel */
+
+/* k(*args, **kw): GPUArrays become their cukit.Arrays and the engine's kernel runs; a
+ * refused argument (an array of another integer signedness, which PyCUDA runs) goes to
+ * the subclass's _call_v. */
+static PyObject *
+front_elementwise_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    front_call *self = (front_call *)op;
+    cukit_state *st = self->st;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf), nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (self->k != NULL && n + nk <= FRONT_MAXARGS) {
+        PyObject *vec[FRONT_MAXARGS + 1];
+        vec[0] = NULL;
+        for (Py_ssize_t i = 0; i < n + nk; i++) {
+            PyObject *v = args[i];
+            if (i < n && is_gpuarray(v) && ((front_array *)v)->a != NULL)
+                v = ((front_array *)v)->a;
+            vec[1 + i] = v;
+        }
+        PyObject *r = PyObject_Vectorcall(self->k, vec + 1,
+                                          (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+        if (r != NULL || !PyErr_ExceptionMatches(PyExc_TypeError))
+            return r;
+        PyErr_Clear();
+    }
+    return python_way(op, st->pycuda_str_call_v, args, nargsf, kwnames);
+}
+
+static PyType_Slot elementwise_slots[] = {
+    {Py_tp_doc, "The C side of cukit.pycuda.elementwise.ElementwiseKernel: its call."},
+    {Py_tp_new, front_call_new},
+    {Py_tp_dealloc, front_call_dealloc},
+    {Py_tp_traverse, front_call_traverse},
+    {Py_tp_clear, front_call_clear},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_members, front_call_members},
+    {0, NULL},
+};
+
+static PyType_Spec elementwise_spec = {
+    .name = "cukit._cukit._PycudaElementwise",
+    .basicsize = sizeof(front_call),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC |
+             Py_TPFLAGS_HAVE_VECTORCALL,
+    .slots = elementwise_slots,
+};
+
+int
+cukit_pycuda_setup(PyObject *module, cukit_state *st)
+{
+    st->pycuda_kw_plain = Py_BuildValue("(OO)", st->str_grid, st->str_block);
+    st->pycuda_kw_launch = Py_BuildValue("(OOOO)", st->str_grid, st->str_block,
+                                         st->str_shared_mem, st->str_stream);
+    st->pycuda_grid_1 = Py_BuildValue("(ii)", 1, 1);
+    st->pycuda_zero = PyLong_FromLong(0);
+    st->pycuda_str_call_v = PyUnicode_InternFromString("_call_v");
+    if (!st->pycuda_kw_plain || !st->pycuda_kw_launch || !st->pycuda_grid_1 ||
+        !st->pycuda_zero || !st->pycuda_str_call_v)
+        return -1;
+    static const struct {
+        PyType_Spec *spec;
+        size_t offset;
+    } types[] = {
+        {&function_spec, offsetof(cukit_state, PycudaFunctionType)},
+        {&array_spec, offsetof(cukit_state, PycudaArrayType)},
+        {&elementwise_spec, offsetof(cukit_state, PycudaElementwiseType)},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+        PyTypeObject **slot = (PyTypeObject **)((char *)st + types[i].offset);
+        *slot = (PyTypeObject *)PyType_FromModuleAndSpec(module, types[i].spec, NULL);
+        if (*slot == NULL || PyModule_AddType(module, *slot) < 0)
+            return -1;
+    }
+    return 0;
+}
