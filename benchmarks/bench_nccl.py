@@ -32,6 +32,7 @@ Usage
         [--json benchmarks/results/nccl.json]
 """
 import argparse
+import faulthandler
 import ctypes
 import json
 import os
@@ -72,7 +73,7 @@ def worker(args):
         torch = dist = None
     factor = 2 * (size - 1) / size
     rows = []
-    for nbytes in SIZES:
+    for nbytes in SIZES if not args.graphs_only else ():
         print("rank %d: all_reduce of %d MiB" % (rank, nbytes >> 20), file=sys.stderr, flush=True)
         n = nbytes // 4
         iters = iters_for(nbytes)
@@ -129,9 +130,12 @@ def worker(args):
                 torch.cuda.synchronize()
 
         ways["torch.distributed"] = torch_latency
-    # Under a CUDA graph (--graphs): one captured all_reduce replayed with its wait, and
-    # 100 in one graph (the time per collective). Capture hangs today (issue 28).
-    if args.graphs:
+    # Under a CUDA graph (a worker of their own, after the others: a hang there, with
+    # its stack, costs only these rows): one captured all_reduce replayed with its wait,
+    # and 100 in one graph (the time per collective).
+    if args.graphs_only:
+        ways.clear()
+        faulthandler.dump_traceback_later(120, exit=True)
         graph_ways(ways, comm, x, stream, rank, calls, torch, dist, t if torch else None)
     for fn in ways.values():
         fn()
@@ -143,6 +147,8 @@ def worker(args):
             samples[k].append(time.perf_counter() - t0)
     report_latency(rows, samples, calls)
     assert x.get()[0] >= 1  # summed many times over: only that it was written
+    ways.clear()  # the graphs first: NCCL's destroy (cukit's and torch's) waits for them
+    torch.cuda.synchronize() if torch is not None else None
     comm.destroy()
     if dist is not None:
         dist.destroy_process_group()
@@ -152,7 +158,7 @@ def worker(args):
 
 def graph_ways(ways, comm, x, stream, rank, calls, torch, dist, t):
     """The 4-byte all_reduce captured in CUDA graphs, by cukit and by torch."""
-    print("rank %d: capturing" % rank, file=sys.stderr, flush=True)
+    print("rank %d: capturing (cukit)" % rank, file=sys.stderr, flush=True)
     with stream.capture() as g1:
         comm.all_reduce(x, stream=stream)
     with stream.capture() as g100:
@@ -172,6 +178,7 @@ def graph_ways(ways, comm, x, stream, rank, calls, torch, dist, t):
     ways["cukit graph"] = cukit_graph_latency
     ways["cukit graph of 100"] = cukit_graph100
     if torch is not None:
+        print("rank %d: capturing (torch)" % rank, file=sys.stderr, flush=True)
         ts = torch.cuda.Stream(device=rank)
         tg1, tg100 = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
         with torch.cuda.stream(ts):
@@ -287,21 +294,8 @@ def table(rows):
     return "\n".join(lines)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--gpus", type=int, default=2)
-    ap.add_argument("--json")
-    ap.add_argument("--graphs", action="store_true",
-                    help="also time all_reduce captured in CUDA graphs (hangs today: issue 28)")
-    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.worker:
-        return worker(args)
-    n = cukit.device_count()
-    if n < args.gpus or args.gpus < 2:
-        sys.exit(f"bench_nccl: needs {max(args.gpus, 2)} GPUs, this machine has {n}")
-    rows = peer_copy(args.reps)
+def run_workers(args, extra):
+    """One worker per GPU; rank 0's rows."""
     uid = nccl.get_unique_id().hex()
     port = free_port()
     procs = []
@@ -310,12 +304,36 @@ def main():
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), CUKIT_BENCH_UID=uid,
                    NCCL_NVLS_ENABLE="0")
         procs.append(subprocess.Popen([sys.executable, __file__, "--worker", "--reps",
-                                       str(args.reps)] + (["--graphs"] if args.graphs else []),
+                                       str(args.reps)] + extra,
                                       env=env, stdout=subprocess.PIPE, text=True))
     outs = [p.communicate()[0] for p in procs]
     if any(p.returncode for p in procs):
-        sys.exit(f"bench_nccl: a worker failed: {[p.returncode for p in procs]}")
-    rows += json.loads(outs[0].split("RESULT ", 1)[1])
+        raise RuntimeError(f"a worker failed: {[p.returncode for p in procs]}")
+    return json.loads(outs[0].split("RESULT ", 1)[1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--gpus", type=int, default=2)
+    ap.add_argument("--json")
+    ap.add_argument("--no-graphs", dest="graphs", action="store_false",
+                    help="skip the rows of all_reduce captured in CUDA graphs")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--graphs-only", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+    n = cukit.device_count()
+    if n < args.gpus or args.gpus < 2:
+        sys.exit(f"bench_nccl: needs {max(args.gpus, 2)} GPUs, this machine has {n}")
+    rows = peer_copy(args.reps)
+    rows += run_workers(args, [])
+    if args.graphs:
+        try:
+            rows += run_workers(args, ["--graphs-only"])
+        except RuntimeError as e:
+            print(f"bench_nccl: the graph rows are missing: {e}", file=sys.stderr)
     info = {"nccl": nccl.version(), "gpus": args.gpus,
             "device": cukit.Device(0).name, "reps": args.reps}
     print(f"NCCL {'.'.join(map(str, info['nccl']))}, {args.gpus} x {info['device']}")

@@ -391,9 +391,29 @@ graph_traverse(cukit_Graph *self, visitproc visit, void *arg)
     return 0;
 }
 
+/* Destroy the CUDA graph and its instance (once); the device is made current for it. */
+static void
+release_graph(cukit_Graph *self)
+{
+    if (self->exec == NULL && self->graph == NULL)
+        return;
+    /* An exception may be propagating through here (a `with` block that raised). */
+    PyObject *saved = PyErr_GetRaisedException();
+    if (self->device && cukit_device_activate(self->device) == 0) {
+        drop_exec(self);
+        if (self->graph)
+            cukit_api.cuGraphDestroy(self->graph);
+        self->graph = NULL;
+    }
+    PyErr_Clear();
+    PyErr_SetRaisedException(saved);
+}
+
 static int
 graph_clear(cukit_Graph *self)
 {
+    release_graph(self); /* before `keep`: what it keeps (an NCCL communicator) may wait
+                            in its own release for the graph to be gone */
     Py_CLEAR(self->nodes);
     Py_CLEAR(self->keep);
     Py_CLEAR(self->capturing);
@@ -405,17 +425,6 @@ graph_dealloc(cukit_Graph *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
-    if (self->exec || self->graph) {
-        /* An exception may be propagating through here (a `with` block that raised). */
-        PyObject *saved = PyErr_GetRaisedException();
-        if (cukit_device_activate(self->device) == 0) {
-            drop_exec(self);
-            if (self->graph)
-                cukit_api.cuGraphDestroy(self->graph);
-        }
-        PyErr_Clear();
-        PyErr_SetRaisedException(saved);
-    }
     graph_clear(self);
     Py_CLEAR(self->device);
     PyObject_GC_Del(self);

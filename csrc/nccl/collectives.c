@@ -267,7 +267,14 @@ prepare(cukit_Communicator *c, call *k, PyObject *send, PyObject *recv, PyObject
         return -1;
     }
     /* Captured into a cukit.Graph, the call is replayed later: the graph keeps its
-     * arrays alive (another library's stream keeps its own captures). */
+     * arrays and the communicator alive (NCCL's destroy waits for every graph holding
+     * its work: the graph must go first). Another library's stream keeps its own
+     * captures; the communicator only notes it (see its dealloc). */
+    if (cukit_stream_capturing(k->h)) {
+        c->captured = 1;
+        if (cukit_capture_keep(c->st, stream, (PyObject *)c) < 0)
+            return -1;
+    }
     if ((send != Py_None && cukit_capture_keep(c->st, stream, send) < 0) ||
         (k->recv_given && cukit_capture_keep(c->st, stream, recv) < 0))
         return -1;

@@ -59,6 +59,8 @@ wrap(cukit_state *st, cukit_Device *dev, ncclComm_t comm, double timeout)
     c->comm = comm;
     c->timeout = timeout;
     c->aborted = 0;
+    c->captured = 0;
+    c->released = NULL;
     c->rank = -1;
     c->nranks = 0;
     return c;
@@ -262,6 +264,12 @@ communicator_destroy(cukit_Communicator *self, PyObject *Py_UNUSED(ignored))
     if (cukit_device_activate(self->device) < 0)
         return NULL;
     self->comm = NULL;
+    if (self->captured) {
+        /* NCCL's destroy would wait for every graph holding this communicator's work:
+         * done at dealloc, after the cukit graphs (which keep the communicator). */
+        self->released = comm;
+        Py_RETURN_NONE;
+    }
     ncclResult_t res;
     Py_BEGIN_ALLOW_THREADS res = cukit_nccl_api.ncclCommDestroy(comm);
     Py_END_ALLOW_THREADS if (cukit_nccl_check(self->st, res, "ncclCommDestroy", NULL) < 0) return NULL;
@@ -406,19 +414,29 @@ communicator_exit(cukit_Communicator *self, PyObject *args)
     Py_RETURN_FALSE;
 }
 
+#if PY_VERSION_HEX >= 0x030D0000
+#define interpreter_finalizing() Py_IsFinalizing()
+#else
+#define interpreter_finalizing() _Py_IsFinalizing()
+#endif
+
 static void
 communicator_dealloc(cukit_Communicator *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
-    if (self->comm) {
+    /* At exit, a communicator whose work a CUDA graph holds (another library's graph,
+     * destroyed later or never) is left to the process's end: NCCL's destroy would wait
+     * for that graph for ever. */
+    ncclComm_t comm = self->comm ? self->comm : self->released;
+    if (comm && !(self->captured && interpreter_finalizing())) {
         /* A communicator with an asynchronous error may wait for ever in destroy. */
         ncclResult_t async = ncclSuccess;
         cukit_api.cuCtxSetCurrent(self->device->ctx);
-        cukit_nccl_api.ncclCommGetAsyncError(self->comm, &async);
+        cukit_nccl_api.ncclCommGetAsyncError(comm, &async);
         if (async != ncclSuccess && async != ncclInProgress)
-            cukit_nccl_api.ncclCommAbort(self->comm);
+            cukit_nccl_api.ncclCommAbort(comm);
         else
-            cukit_nccl_api.ncclCommDestroy(self->comm);
+            cukit_nccl_api.ncclCommDestroy(comm);
     }
     Py_XDECREF(self->device);
     PyObject_Free(self);

@@ -121,6 +121,10 @@ typedef struct {
     double timeout;        /* seconds a wait may take before the communicator is aborted;
                               < 0: wait for ever */
     int aborted;           /* 1: abort() ran (or a timeout did) */
+    int captured;          /* 1: a CUDA graph holds work of it (NCCL's destroy then waits
+                              for that graph to be destroyed) */
+    ncclComm_t released;   /* owned: after destroy() of a captured communicator, the comm
+                              NCCL destroys at dealloc, once the cukit graphs are gone */
 } cukit_Communicator;
 
 /* The Communicator type into module state slot and the module. 0 / -1. */
