@@ -18,7 +18,7 @@ static struct PyModuleDef cukit_moduledef;
     V(SurfaceType) \
     V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) \
     V(reduce_tables) V(ReductionKernelType) V(ScanKernelType) \
-    V(PhiloxType) V(Philox4x32Type) V(GeneratorType) V(random_modules)
+    V(PhiloxType) V(Philox4x32Type) V(GeneratorType) V(random_modules) V(capture)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)

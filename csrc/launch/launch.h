@@ -21,6 +21,10 @@ typedef struct {
     PyObject *arch;        /* strong ref: str, "sm_90" */
     PyObject *globals;     /* strong ref: dict variable -> (typecode, shape or None) from
                               the source, for get_global; NULL when there is no source */
+    PyObject *image;       /* strong ref: bytes the driver loaded (PTX, cubin, fatbin), or NULL;
+                              what a reproducer (capture.c) writes */
+    PyObject *origin;      /* strong ref: the cukit.Program compiled, or NULL: its source and
+                              options, for a reproducer */
 } cukit_Module;
 
 /* The Module type; registers hooks.load_module. 0 / -1. */
@@ -96,6 +100,17 @@ int cukit_kernel_keep_for_capture(cukit_Kernel *k, const cukit_launch_cfg *cfg,
 /* In debug mode (cukit.set_debug), wait for the launch and on failure raise the
  * driver's error with the kernel, grid, block and arguments named; else 0. */
 int cukit_kernel_debug_check(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args);
+
+/* ------------------------------------------------------------------ capture.c */
+
+/* With a capture on (st->capture set; callers test that first, so the launch path
+ * costs one branch when it is off): hand the launch about to run, its arguments and
+ * its packed parameters (buf, sig->arg_bytes) to the recorder, which keeps the bytes
+ * of its buffers before the launch. 0 / -1 with the recorder's error. */
+int cukit_capture_record(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args,
+                         const unsigned char *buf);
+/* _capture_set, _capture_kernel_info, _capture_read; CUKIT_CAPTURE is read in Python. */
+int cukit_capture_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ args.c */
 
