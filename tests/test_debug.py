@@ -286,6 +286,33 @@ def test_save_launch(mod, rng, tmp_path):
     assert not (pathlib.Path(path) / ".partial").exists()
 
 
+def test_machine_code_is_replaced_by_ptx_with_line_information(mod, rng, tmp_path, monkeypatch):
+    # On a GPU the module holds a cubin: the recorder compiles the kernel's source again
+    # to PTX with line information, which the emulator and any GPU can run.
+    monkeypatch.setattr(debug, "_is_ptx", lambda image: False)
+    cap, *_ = saxpy_run(mod, rng, tmp_path / "cap", launches=1)
+    k = manifest(cap.folder)["kernels"][0]
+    assert k["cubin"] is None and k["ptx"] == "kernels/0.ptx"
+    ptx = (pathlib.Path(cap.folder) / k["ptx"]).read_text()
+    assert ".target sm_90" in ptx or ".target sm_" in ptx
+    assert ".loc" in ptx  # line information
+    assert debug.replay(cap.folder).compared == 2
+
+
+def test_launches_into_a_graph_capture_are_not_recorded(mod, rng, tmp_path):
+    x = cukit.to_device(rng.integers(0, 9, 256, dtype=np.int32))
+    y = cukit.to_device(rng.integers(0, 9, 256, dtype=np.int32))
+    want = y.get() + 2 * x.get()
+    s = cukit.Stream()
+    with debug.capture(tmp_path / "cap") as cap:
+        with s.capture() as g:
+            mod.addto(x, y, 256, 2, grid=1, block=256, stream=s)
+        g.launch(s)
+        s.synchronize()
+    np.testing.assert_array_equal(y.get(), want)
+    assert manifest(cap.folder)["launches"] == []
+
+
 # ------------------------------------------------------------------ bad folders
 
 @pytest.fixture
@@ -333,6 +360,10 @@ BAD = {
                       "says 12 bytes but data/"),
     "code missing": (lambda f: (f / "kernels" / "0.ptx").unlink(), "kernels/0.ptx, which is missing"),
     "no code": (lambda f: edit(f, lambda m: m["kernels"][0].update(ptx=None)), "has no code to load"),
+    "code changed": (lambda f: (f / "kernels" / "0.ptx").write_bytes(b"garbage"),
+                     "kernels/0.ptx does not match its checksum"),
+    "no such kernel": (lambda f: edit(f, lambda m: m["kernels"][0].update(symbol="nope")),
+                       "its code has no kernel 'nope'"),
 }
 
 

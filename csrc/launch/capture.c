@@ -13,6 +13,10 @@ int
 cukit_capture_record(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args,
                      const unsigned char *buf)
 {
+    /* A launch into a graph being captured does not run now, and waiting for the work
+     * before it (which the recorder does) would break the stream capture. */
+    if (cukit_capture_active(k->st))
+        return 0;
     const cukit_Signature *sig = k->sig;
     PyObject *argt = PyTuple_New(sig->nparams);
     if (argt == NULL)

@@ -181,6 +181,9 @@ class _Recorder:
             arg = {"param": i, "value": raw.hex()}
             launch["args"].append(arg)
             span = _span(args[i]) if size == 8 else None
+            if isinstance(args[i], (cukit.Texture, cukit.Surface)):
+                launch["notes"].append(f"argument {i + 1} is a {type(args[i]).__name__}: its "
+                                       "handle is kept, not its array; a replay cannot use it")
             if span is not None:
                 spans.append((span, i, int.from_bytes(raw, "little")))
             elif "*" in info["params"][i][0] or (size == 8 and isinstance(args[i], int)):
@@ -302,6 +305,7 @@ def _write(folder, rec, launches, reason=None):
             for key, ext in (("ptx", "ptx"), ("cubin", "cubin")):
                 if info[key] is not None:
                     _private_file(os.path.join(folder, "kernels", f"{i}.{ext}"), info[key])
+                    info[key + "_sha256"] = _sha(info[key])
                     info[key] = f"kernels/{i}.{ext}"
             if info["source"] is not None:
                 _private_file(os.path.join(folder, "kernels", f"{i}.cu"), info["source"].encode())
@@ -467,6 +471,9 @@ def load(path):
                 _need(os.path.isfile(full), folder, f"{where}.{key} names {name}, which is missing")
                 with open(full, "rb") as f:
                     k[key + "_bytes"] = f.read()
+                _need(_sha(k[key + "_bytes"]) == k.get(key + "_sha256"), folder,
+                      f"{name} does not match its checksum ({where}.{key}_sha256): the file "
+                      "was changed or damaged")
         _need(k.get("ptx") or k.get("cubin"), folder,
               f"{where} ({k.get('name')}) has no code to load (no ptx or cubin)"
               + (f": {k['note']}" if k.get("note") else ""))
@@ -608,7 +615,12 @@ def _run(m, launches, out):
             continue
         if l["kernel"] not in loaded:
             code = k.get("ptx_bytes") or k.get("cubin_bytes")
-            loaded[l["kernel"]] = cukit.Module.load(code).get_kernel(k["symbol"])
+            module = cukit.Module.load(code)
+            try:
+                loaded[l["kernel"]] = module.get_kernel(k["symbol"])
+            except AttributeError as e:
+                raise ReproducerError(f"kernels[{l['kernel']}]: its code has no kernel "
+                                      f"{k['symbol']!r} ({e})") from None
         kern = loaded[l["kernel"]]
         bufs = [cukit.to_device(np.frombuffer(r["before_bytes"], np.uint8)) if r["nbytes"]
                 else None for r in l["regions"]]
