@@ -222,6 +222,19 @@ def test_aliased_arguments_share_one_region(mod, rng, tmp_path):
     assert debug.replay(cap.folder).compared == 1
 
 
+def test_outputs_are_taken_before_other_work_changes_them(mod, rng, tmp_path):
+    x = cukit.to_device(rng.integers(0, 9, 300, dtype=np.int32))
+    y = cukit.to_device(rng.integers(0, 9, 300, dtype=np.int32))
+    with debug.capture(tmp_path / "cap") as cap:
+        mod.addto(x, y, 300, 2, grid=2, block=256)
+        y += 5                     # the array math, not recorded
+        y.set(y.get() * 3)         # a copy
+        mod.addto(x, y, 300, 4, grid=2, block=256)
+    result = debug.replay(cap.folder)
+    assert result, result.first_difference
+    assert result.compared == 4
+
+
 def test_prepared_launches_are_recorded(mod, rng, tmp_path):
     x = cukit.to_device(rng.integers(0, 50, 300, dtype=np.int32))
     y = cukit.to_device(rng.integers(0, 50, 300, dtype=np.int32))

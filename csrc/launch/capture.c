@@ -9,31 +9,47 @@
 
 #include <string.h>
 
-int
-cukit_capture_record(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args,
-                     const unsigned char *buf)
+/* recorder.record(kernel, grid, block, shared, stream, args, packed): the launch about
+ * to run, before it runs. 0 / -1. */
+static int
+record(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args,
+       const unsigned char *buf)
 {
-    /* A launch into a graph being captured does not run now, and waiting for the work
-     * before it (which the recorder does) would break the stream capture. */
-    if (cukit_capture_active(k->st))
-        return 0;
     const cukit_Signature *sig = k->sig;
     PyObject *argt = PyTuple_New(sig->nparams);
     if (argt == NULL)
         return -1;
     for (int i = 0; i < sig->nparams; i++)
         PyTuple_SET_ITEM(argt, i, Py_NewRef(args[i]));
-    PyObject *recorder = Py_NewRef(k->st->capture); /* the call may end the capture */
     PyObject *r = PyObject_CallMethod(
-        recorder, "record", "O(III)(III)IKNy#", (PyObject *)k, cfg->grid[0], cfg->grid[1],
+        k->st->capture, "record", "O(III)(III)IKNy#", (PyObject *)k, cfg->grid[0], cfg->grid[1],
         cfg->grid[2], cfg->block[0], cfg->block[1], cfg->block[2], cfg->shared,
         (unsigned long long)(uintptr_t)cfg->stream, argt, (const char *)buf,
         (Py_ssize_t)sig->arg_bytes);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+int
+cukit_capture_launch(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args,
+                     const unsigned char *buf, void **ptrs)
+{
+    /* A launch into a graph being captured does not run now, and waiting for the work
+     * before it (which the recorder does) would break the stream capture. */
+    if (cukit_capture_active(k->st))
+        return cukit_kernel_launch(k, cfg, ptrs);
+    PyObject *recorder = Py_NewRef(k->st->capture); /* the calls may end the capture */
+    int rc = -1;
+    if (record(k, cfg, args, buf) < 0 || cukit_kernel_launch(k, cfg, ptrs) < 0)
+        goto done;
+    /* Its outputs now, before anything else (a copy, the array math) changes them; a
+     * fault is raised here, by this launch, with its reproducer named. */
+    PyObject *r = PyObject_CallMethod(recorder, "after", NULL);
+    Py_XDECREF(r);
+    rc = r == NULL ? -1 : 0;
+done:
     Py_DECREF(recorder);
-    if (r == NULL)
-        return -1;
-    Py_DECREF(r);
-    return 0;
+    return rc;
 }
 
 /* _capture_set(recorder or None) -> the previous recorder or None. */

@@ -544,8 +544,8 @@ kernel_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         return NULL;
     PyObject *result = NULL;
     if (cukit_kernel_pack(k, args, p.buf, p.ptrs) == 0 &&
-        (k->st->capture == NULL || cukit_capture_record(k, &cfg, args, p.buf) == 0) &&
-        cukit_kernel_launch(k, &cfg, p.ptrs) == 0 &&
+        (k->st->capture == NULL ? cukit_kernel_launch(k, &cfg, p.ptrs)
+                                : cukit_capture_launch(k, &cfg, args, p.buf, p.ptrs)) == 0 &&
         cukit_kernel_keep_for_capture(k, &cfg, args) == 0 &&
         (!k->st->debug || debug_check(k, &cfg, args) == 0))
         result = Py_NewRef(Py_None);

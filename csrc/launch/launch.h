@@ -103,12 +103,13 @@ int cukit_kernel_debug_check(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObj
 
 /* ------------------------------------------------------------------ capture.c */
 
-/* With a capture on (st->capture set; callers test that first, so the launch path
- * costs one branch when it is off): hand the launch about to run, its arguments and
- * its packed parameters (buf, sig->arg_bytes) to the recorder, which keeps the bytes
- * of its buffers before the launch. 0 / -1 with the recorder's error. */
-int cukit_capture_record(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args,
-                         const unsigned char *buf);
+/* cukit_kernel_launch with a capture on (st->capture set; callers test that and call
+ * this instead, so the launch path costs one branch when it is off): the recorder keeps
+ * the launch, its arguments, its packed parameters (buf, sig->arg_bytes) and its
+ * buffers' bytes before it, then it runs, then the recorder waits for it and keeps its
+ * buffers' bytes after it. 0 / -1 with the driver's or the recorder's error. */
+int cukit_capture_launch(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args,
+                         const unsigned char *buf, void **ptrs);
 /* _capture_set, _capture_kernel_info, _capture_read; CUKIT_CAPTURE is read in Python. */
 int cukit_capture_setup(PyObject *module, cukit_state *st);
 

@@ -55,10 +55,11 @@ cukit_prepared_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, 
             return NULL;
         p->last[i] = Py_NewRef(a);
     }
-    if (st->capture != NULL && cukit_capture_record(k, &p->cfg, args, p->buf) < 0)
-        return NULL;
     int rc;
-    if (!cukit_other_threads()) {
+    if (st->capture != NULL) {
+        rc = cukit_capture_launch(k, &p->cfg, args, p->buf, p->ptrs);
+    }
+    else if (!cukit_other_threads()) {
         rc = cukit_kernel_launch(k, &p->cfg, p->ptrs);
     }
     else {

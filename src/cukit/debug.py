@@ -9,8 +9,8 @@
 
 The launch path's hook is C (launch/capture.c): with no capture on it costs one branch.
 While a capture is on, every launch of a cukit.Kernel or PreparedLaunch calls the
-recorder below, which waits for the work before it, keeps the bytes of each buffer
-argument, and later the bytes after it. The folder format (FORMAT, below, and the
+recorder below, which waits for the work before it and keeps the bytes of each buffer
+argument, and after the launch waits for it and keeps the bytes again. The folder format (FORMAT, below, and the
 guide's "Debugging kernels" page) is read and written here: it is not a hot path.
 """
 import hashlib
@@ -158,17 +158,13 @@ class _Recorder:
         return cache[key]
 
     def record(self, kernel, grid, block, shared, stream, args, packed):
-        """Called by C before a launch: wait for the work before it (a fault of an
-        earlier launch is raised here, naming its reproducer), then keep this one."""
+        """Called by C before a launch: wait for the work before it, then keep the
+        launch and its buffers' bytes."""
         import cukit
 
         cukit.synchronize()
-        cache = {}
-        for launch in self.pending:
-            if launch["data"]:
-                self._add_bytes(launch, [self._read(cache, r["address"], r["nbytes"])
-                                         for r in launch["regions"]], "after")
         self.pending = []
+        cache = {}
         info = self._kernel(kernel)
         launch = {"sequence": self.count, "kernel": id(kernel), "name": info["name"],
                   "grid": list(grid), "block": list(block), "shared_mem": shared,
@@ -233,10 +229,17 @@ class _Recorder:
             old["in_ring"] = False
             self.ring_bytes -= old["bytes"]
 
+    def after(self):
+        """Called by C after the launch: wait for it (its fault is raised here, naming its
+        reproducer) and keep its buffers as it left them."""
+        self.finish()
+
     def finish(self):
-        """Wait for the last launches and keep their outputs (at the end of a capture)."""
+        """Wait for the launches not yet waited for and keep their outputs."""
         import cukit
 
+        if not self.pending:
+            return
         cukit.synchronize()
         cache = {}
         for launch in self.pending:
