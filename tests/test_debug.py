@@ -51,6 +51,11 @@ except cukit.KernelFaultError as e:
 """
 
 
+# On a GPU a read 4 bytes past an allocation may land in mapped memory; this one does not.
+WILD = (FAULT.replace("y[i] = x[i + 1];", "y[(size_t)i * 50000000] = x[i];")
+        .replace("shift", "wild"))
+
+
 def env():
     e = dict(os.environ)
     e["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, e.get("PYTHONPATH")]))
@@ -235,6 +240,25 @@ def test_outputs_are_taken_before_other_work_changes_them(mod, rng, tmp_path):
     assert result.compared == 4
 
 
+def test_foreign_arrays_and_bare_addresses(mod, rng, tmp_path):
+    class Foreign:  # another library's array, seen through __cuda_array_interface__ only
+        def __init__(self, a):
+            self.a = a
+            self.__cuda_array_interface__ = a.__cuda_array_interface__
+
+    x = cukit.to_device(rng.integers(0, 9, 256, dtype=np.int32))
+    y = cukit.to_device(rng.integers(0, 9, 256, dtype=np.int32))
+    with debug.capture(tmp_path / "cap") as cap:
+        mod.addto(Foreign(x), Foreign(y), 256, 3, grid=1, block=256)
+        mod.addto(x.ptr, y, 256, 3, grid=1, block=256)
+    first, second = manifest(cap.folder)["launches"]
+    assert [r["dtype"] for r in first["regions"]] == ["<i4", "<i4"]
+    assert (tmp_path / "cap" / first["regions"][0]["before"]).read_bytes() == x.get().tobytes()
+    assert "argument 1 is an address whose extent is not known" in second["notes"][0]
+    assert len(second["regions"]) == 1
+    assert debug.replay(cap.folder, launch=0).compared == 2
+
+
 def test_prepared_launches_are_recorded(mod, rng, tmp_path):
     x = cukit.to_device(rng.integers(0, 50, 300, dtype=np.int32))
     y = cukit.to_device(rng.integers(0, 50, 300, dtype=np.int32))
@@ -408,3 +432,53 @@ def test_cli_bad_input(good):
     assert "Traceback" not in proc.stderr
     with pytest.raises(ValueError, match="choose 'emulator' or 'gpu'"):
         debug.replay(good, backend="tpu")
+
+
+# ------------------------------------------------------------------ on a GPU
+
+@pytest.mark.gpu_hardware
+def test_gpu_fault_replays_on_the_emulator(tmp_path):
+    """Record on the GPU, replay on the emulator: the line of the fault."""
+    script = tmp_path / "fault.py"
+    script.write_text(WILD)
+    proc = run([script, tmp_path / "cap"], cwd=tmp_path, extra={"CUKIT_BACKEND": "gpu"})
+    assert proc.returncode == 3, proc.stderr
+    folder = tmp_path / "cap" / "fault-1"
+    assert f"python -m cukit replay {folder} --backend emulator" in proc.stdout
+    assert manifest(folder)["backend"] == "gpu"
+    proc = run(["-m", "cukit", "replay", folder, "--backend", "emulator"])
+    assert proc.returncode == 1
+    assert re.search(r"in kernel wild, block \(\d+, 0, 0\), thread \(\d+, 0, 0\), "
+                     r"at \S*wild\.cu:4 ", proc.stderr), proc.stderr
+
+
+def test_wild_write_replays_on_the_emulator(tmp_path):
+    """The GPU test's kernel, recorded and replayed on the emulator."""
+    script = tmp_path / "fault.py"
+    script.write_text(WILD)
+    assert run([script, tmp_path / "cap"], cwd=tmp_path).returncode == 3
+    proc = run(["-m", "cukit", "replay", tmp_path / "cap" / "fault-1", "--backend", "emulator"])
+    assert proc.returncode == 1
+    assert re.search(r"in kernel wild, block \(\d+, 0, 0\), thread \(\d+, 0, 0\), "
+                     r"at \S*wild\.cu:4 ", proc.stderr), proc.stderr
+
+
+@pytest.mark.gpu_hardware
+def test_gpu_capture_of_integer_kernels_replays_equal_on_the_emulator(tmp_path):
+    code = textwrap.dedent(f"""
+        import sys, cukit, numpy as np
+        mod = cukit.compile({SAXPY!r})
+        rng = np.random.default_rng()
+        x = cukit.to_device(rng.integers(-1000, 1000, 5000, dtype=np.int32))
+        y = cukit.to_device(rng.integers(-1000, 1000, 5000, dtype=np.int32))
+        with cukit.debug.capture(sys.argv[1]):
+            for k in range(5):
+                mod.addto(x, y, 5000, k, grid=20, block=256)
+    """)
+    proc = run(["-c", code, tmp_path / "cap"], extra={"CUKIT_BACKEND": "gpu"})
+    assert proc.returncode == 0, proc.stderr
+    for backend in ("gpu", "emulator"):
+        proc = run(["-m", "cukit", "replay", tmp_path / "cap", "--backend", backend])
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "compared 10 output buffer(s)" in proc.stdout
+        assert "all outputs are identical to those recorded" in proc.stdout
