@@ -391,8 +391,7 @@ def save_launch(kernel, *args, grid, block, shared_mem=0, stream=None, path):
     """Run one launch of kernel and write it, with its buffers before and after, as a
     reproducer folder at path (the format of capture). Returns path. A launch that
     faults is written without its outputs, and the exception names the folder."""
-    rec = capture(os.path.join(path, ".partial"), every=True, budget=1 << 62)
-    rec.recorder.path = os.path.abspath(os.fspath(path))
+    rec = capture(path, every=True, budget=1 << 62)
     rec.start()
     try:
         kernel(*args, grid=grid, block=block, shared_mem=shared_mem, stream=stream)
