@@ -19,7 +19,7 @@ static struct PyModuleDef cukit_moduledef;
     V(SurfaceType) \
     V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) \
     V(reduce_tables) V(ReductionKernelType) V(ScanKernelType) \
-    V(PhiloxType) V(Philox4x32Type) V(GeneratorType) V(random_modules) \
+    V(PhiloxType) V(Philox4x32Type) V(GeneratorType) V(random_modules) V(capture) \
     V(PycudaFunctionType) V(PycudaArrayType) V(PycudaElementwiseType) V(pycuda_kw_plain) \
     V(pycuda_kw_launch) V(pycuda_grid_1) V(pycuda_zero) V(pycuda_str_call_v)
 

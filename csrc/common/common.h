@@ -126,10 +126,10 @@ typedef struct {
  * (so that no call runs back up the tree). NULL until registered. */
 typedef struct {
     /* launch/module.c: load device code on dev as a cukit.Module; signatures,
-     * symbols and globals may be NULL. Used by Program.load, compile() and link().
-     * New ref or NULL with an exception. */
+     * symbols, globals and origin (the Program compiled, kept for reproducers) may be
+     * NULL. Used by Program.load, compile() and link(). New ref or NULL with an exception. */
     PyObject *(*load_module)(struct cukit_Device_s *dev, PyObject *image, const char *arch,
-                             PyObject *signatures, PyObject *symbols, PyObject *globals);
+                             PyObject *signatures, PyObject *symbols, PyObject *globals, PyObject *origin);
     /* launch/graph.c: Stream.capture(). New ref or NULL. */
     PyObject *(*stream_capture)(PyObject *stream);
     /* launch/args.c: convert v for parameter `index` of sig into dst (Signature.pack).
@@ -216,6 +216,7 @@ struct cukit_state {
 
     /* launch/ */
     int debug;          /* 1: synchronize after every launch and name a faulting kernel */
+    PyObject *capture;  /* strong ref: cukit.debug's launch recorder, NULL when off */
 
     /* array/: strong ref: dict device ordinal -> Module holding the strided copy and
      * fill kernels, compiled at the first copy that needs them on that device */

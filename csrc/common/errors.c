@@ -31,11 +31,40 @@ static const struct {
                                 "communicator was aborted."},
 };
 
+/* The kinds a launch can cause: a fault, a refused launch, a driver error in general. */
+static int
+code_kind_is_not_launch(int kind)
+{
+    return kind != CUKIT_EXC_FAULT && kind != CUKIT_EXC_LAUNCH && kind != CUKIT_EXC_CUDA;
+}
+
+/* With a capture on (cukit.debug), a driver error after a launch writes the launches
+ * that may have caused it to a reproducer folder; the recorder returns the message
+ * naming it (a new ref), or None. Its own failure must not hide the driver's error. */
+static PyObject *
+captured_message(cukit_state *st, int kind, long code, PyObject *message)
+{
+    if (st->capture == NULL || code < 0 || code_kind_is_not_launch(kind))
+        return Py_NewRef(message);
+    PyObject *saved = PyErr_GetRaisedException();
+    PyObject *text = PyObject_CallMethod(st->capture, "on_error", "O", message);
+    if (text == NULL)
+        PyErr_WriteUnraisable(st->capture);
+    PyErr_SetRaisedException(saved);
+    if (text == NULL || !PyUnicode_Check(text)) {
+        Py_XDECREF(text);
+        return Py_NewRef(message);
+    }
+    return text;
+}
+
 PyObject *
 cukit_make_error(cukit_state *st, int kind, long code, const char *name, const char *call,
                  PyObject *message)
 {
-    PyObject *exc = PyObject_CallOneArg(st->exc[kind], message);
+    PyObject *text = captured_message(st, kind, code, message);
+    PyObject *exc = PyObject_CallOneArg(st->exc[kind], text);
+    Py_DECREF(text);
     if (exc == NULL)
         return NULL;
     PyObject *pycode = code >= 0 ? PyLong_FromLong(code) : Py_NewRef(Py_None);

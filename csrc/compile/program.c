@@ -739,7 +739,7 @@ cukit_program_load(cukit_Program *self, cukit_Device *dev)
             return NULL;
     }
     PyObject *mod = self->st->hooks.load_module(dev, image, arch, self->signatures, symbols,
-                                                self->globals);
+                                                self->globals, (PyObject *)self);
     Py_DECREF(image);
     Py_DECREF(symbols);
     return mod;

@@ -543,7 +543,9 @@ kernel_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
     if (cukit_params_init(&p, sig) < 0)
         return NULL;
     PyObject *result = NULL;
-    if (cukit_kernel_pack(k, args, p.buf, p.ptrs) == 0 && cukit_kernel_launch(k, &cfg, p.ptrs) == 0 &&
+    if (cukit_kernel_pack(k, args, p.buf, p.ptrs) == 0 &&
+        (k->st->capture == NULL ? cukit_kernel_launch(k, &cfg, p.ptrs)
+                                : cukit_capture_launch(k, &cfg, args, p.buf, p.ptrs)) == 0 &&
         cukit_kernel_keep_for_capture(k, &cfg, args) == 0 &&
         (!k->st->debug || debug_check(k, &cfg, args) == 0))
         result = Py_NewRef(Py_None);
@@ -779,5 +781,7 @@ cukit_kernel_setup(PyObject *module, cukit_state *st)
         return -1;
     const char *env = getenv("CUKIT_DEBUG");
     st->debug = env && env[0] && strcmp(env, "0") != 0;
+    if (cukit_capture_setup(module, st) < 0)
+        return -1;
     return PyModule_AddFunctions(module, kernel_functions);
 }

@@ -21,6 +21,10 @@ typedef struct {
     PyObject *arch;        /* strong ref: str, "sm_90" */
     PyObject *globals;     /* strong ref: dict variable -> (typecode, shape or None) from
                               the source, for get_global; NULL when there is no source */
+    PyObject *image;       /* strong ref: bytes the driver loaded (PTX, cubin, fatbin), or NULL;
+                              what a reproducer (capture.c) writes */
+    PyObject *origin;      /* strong ref: the cukit.Program compiled, or NULL: its source and
+                              options, for a reproducer */
 } cukit_Module;
 
 /* The Module type; registers hooks.load_module. 0 / -1. */
@@ -96,6 +100,18 @@ int cukit_kernel_keep_for_capture(cukit_Kernel *k, const cukit_launch_cfg *cfg,
 /* In debug mode (cukit.set_debug), wait for the launch and on failure raise the
  * driver's error with the kernel, grid, block and arguments named; else 0. */
 int cukit_kernel_debug_check(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args);
+
+/* ------------------------------------------------------------------ capture.c */
+
+/* cukit_kernel_launch with a capture on (st->capture set; callers test that and call
+ * this instead, so the launch path costs one branch when it is off): the recorder keeps
+ * the launch, its arguments, its packed parameters (buf, sig->arg_bytes) and its
+ * buffers' bytes before it, then it runs, then the recorder waits for it and keeps its
+ * buffers' bytes after it. 0 / -1 with the driver's or the recorder's error. */
+int cukit_capture_launch(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args,
+                         const unsigned char *buf, void **ptrs);
+/* _capture_set, _capture_kernel_info, _capture_read; CUKIT_CAPTURE is read in Python. */
+int cukit_capture_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ args.c */
 

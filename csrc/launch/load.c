@@ -162,6 +162,8 @@ cukit_module_load(PyObject *cls, PyObject *args, PyObject *kwargs)
         goto done;
     out = (PyObject *)cukit_module_create(st, dev, data, sigs, NULL, arch);
     Py_XDECREF(sigs);
+    if (out)
+        ((cukit_Module *)out)->image = Py_NewRef(image); /* for reproducers (cukit.debug) */
     int cc = dev->cc_major * 10 + dev->cc_minor;
     if (out == NULL && sm && !(sm / 10 == cc / 10 && sm <= cc))
         explain_wrong_arch(st, dev, sm);

@@ -16,6 +16,8 @@ cukit_module_create(cukit_state *st, cukit_Device *dev, const void *image, PyObj
     self->kernels = PyDict_New();
     self->arch = PyUnicode_FromString(arch);
     self->globals = NULL;
+    self->image = NULL;
+    self->origin = NULL;
     PyObject_GC_Track(self);
     if (!self->signatures || !self->symbols || !self->kernels || !self->arch)
         goto error;
@@ -31,12 +33,16 @@ error:
 /* hooks.load_module: compiled or linked code, loaded for the compile layer. */
 static PyObject *
 load_module(cukit_Device *dev, PyObject *image, const char *arch, PyObject *signatures,
-            PyObject *symbols, PyObject *globals)
+            PyObject *symbols, PyObject *globals, PyObject *origin)
 {
     cukit_Module *mod = cukit_module_create(dev->st, dev, PyBytes_AS_STRING(image), signatures,
                                             symbols, arch);
     if (mod && globals)
         mod->globals = Py_NewRef(globals);
+    if (mod) {
+        mod->image = Py_NewRef(image);
+        mod->origin = Py_XNewRef(origin);
+    }
     return (PyObject *)mod;
 }
 
@@ -78,6 +84,8 @@ module_dealloc(cukit_Module *self)
     Py_CLEAR(self->symbols);
     Py_CLEAR(self->arch);
     Py_CLEAR(self->globals);
+    Py_CLEAR(self->image);
+    Py_CLEAR(self->origin);
     Py_CLEAR(self->device);
     PyObject_GC_Del(self);
     Py_DECREF(tp);

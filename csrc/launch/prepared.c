@@ -56,7 +56,10 @@ cukit_prepared_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, 
         p->last[i] = Py_NewRef(a);
     }
     int rc;
-    if (!cukit_other_threads()) {
+    if (st->capture != NULL) {
+        rc = cukit_capture_launch(k, &p->cfg, args, p->buf, p->ptrs);
+    }
+    else if (!cukit_other_threads()) {
         rc = cukit_kernel_launch(k, &p->cfg, p->ptrs);
     }
     else {

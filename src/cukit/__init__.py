@@ -146,4 +146,9 @@ from . import linalg  # noqa: E402
 from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 from . import random  # noqa: E402  (cukit.random: numpy's Generator on the GPU)
 
+from . import debug  # noqa: E402  (cukit.debug: capture launches, replay reproducers)
+
+if __import__("os").environ.get("CUKIT_CAPTURE"):
+    debug._capture_from_env(__import__("os").environ["CUKIT_CAPTURE"])
+
 __all__ = [name for name in dir() if not name.startswith("_")]

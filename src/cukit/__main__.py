@@ -342,9 +342,38 @@ def add_warmup(subparsers):
     p.set_defaults(run=run_warmup)
 
 
+# ------------------------------------------------------------------ replay
+
+def run_replay(args):
+    from . import debug
+
+    try:
+        result = debug.replay(args.folder, backend=args.backend, launch=args.launch,
+                              out=sys.stdout)
+    except debug.ReproducerError as e:
+        raise CliError(f"cannot replay: {e}")
+    print(result.summary())
+    return 0 if result else 1
+
+
+def add_replay(subparsers):
+    p = subparsers.add_parser(
+        "replay", help="rebuild and run the launches of a reproducer folder",
+        description="Run the launches that cukit.debug.capture or save_launch recorded, "
+                    "from their own code and data. A fault is reported as it happens (on the "
+                    "emulator: kernel, block, thread, allocation and source line); otherwise "
+                    "each launch's outputs are compared with those recorded and the first "
+                    "difference is named. Exit status 0: identical; 1: a difference or a fault.")
+    p.add_argument("folder", help="the reproducer folder (it holds reproducer.json)")
+    p.add_argument("--backend", choices=("emulator", "gpu"),
+                   help="where to run it (default: CUKIT_BACKEND, else the GPU when there is one)")
+    p.add_argument("--launch", type=int, metavar="K", help="replay launch K only")
+    p.set_defaults(run=run_replay)
+
+
 # ------------------------------------------------------------------ main
 
-COMMANDS = [add_info, add_compile, add_cache, add_warmup]
+COMMANDS = [add_info, add_compile, add_cache, add_warmup, add_replay]
 
 
 def build_parser():
