@@ -253,7 +253,8 @@ def test_foreign_arrays_and_bare_addresses(mod, rng, tmp_path):
         mod.addto(x.ptr, y, 256, 3, grid=1, block=256)
     first, second = manifest(cap.folder)["launches"]
     assert [r["dtype"] for r in first["regions"]] == ["<i4", "<i4"]
-    assert (tmp_path / "cap" / first["regions"][0]["before"]).read_bytes() == x.get().tobytes()
+    befores = [(tmp_path / "cap" / r["before"]).read_bytes() for r in first["regions"]]
+    assert x.get().tobytes() in befores  # x (src) is only read: its bytes then are its bytes now
     assert "argument 1 is an address whose extent is not known" in second["notes"][0]
     assert len(second["regions"]) == 1
     assert debug.replay(cap.folder, launch=0).compared == 2
