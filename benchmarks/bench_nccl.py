@@ -147,13 +147,17 @@ def worker(args):
             samples[k].append(time.perf_counter() - t0)
     report_latency(rows, samples, calls)
     assert x.get()[0] >= 1  # summed many times over: only that it was written
-    ways.clear()  # the graphs first: NCCL's destroy (cukit's and torch's) waits for them
-    torch.cuda.synchronize() if torch is not None else None
+    if rank == 0:
+        print("RESULT " + json.dumps(rows), flush=True)
+    # The graphs go first: NCCL's destroy (cukit's and torch's) waits for every graph
+    # holding a communicator's work (the loop's last `fn` holds one too).
+    del fn
+    ways.clear()
+    if torch is not None:
+        torch.cuda.synchronize()
     comm.destroy()
     if dist is not None:
         dist.destroy_process_group()
-    if rank == 0:
-        print("RESULT " + json.dumps(rows))
 
 
 def graph_ways(ways, comm, x, stream, rank, calls, torch, dist, t):
@@ -307,9 +311,9 @@ def run_workers(args, extra):
                                        str(args.reps)] + extra,
                                       env=env, stdout=subprocess.PIPE, text=True))
     outs = [p.communicate()[0] for p in procs]
-    if any(p.returncode for p in procs):
+    if "RESULT " not in outs[0] or any(p.returncode for p in procs):
         raise RuntimeError(f"a worker failed: {[p.returncode for p in procs]}")
-    return json.loads(outs[0].split("RESULT ", 1)[1])
+    return json.loads(outs[0].split("RESULT ", 1)[1].splitlines()[0])
 
 
 def main():
