@@ -95,12 +95,13 @@ cukit_exec(PyObject *m)
         cukit_buffer_setup, cukit_pool_setup, cukit_transfer_setup,    /* memory */
         cukit_hostmem_setup, cukit_registration_setup,
         cukit_cudaarray_setup, cukit_texture_setup,
-        cukit_signature_setup, cukit_program_setup, cukit_compile_functions_setup, /* compile */
-        cukit_cache_setup,
-        cukit_link_setup,
-        cukit_image_check_setup,
+        cukit_signature_setup,                                         /* declarations */
+        cukit_image_check_setup,                                       /* sandbox */
         cukit_module_setup, cukit_kernel_setup, cukit_prepared_setup,  /* launch */
         cukit_graph_setup,
+        cukit_program_setup, cukit_compile_functions_setup,            /* compile */
+        cukit_cache_setup,
+        cukit_link_setup,
         cukit_array_setup, cukit_array_functions_setup, cukit_dlpack_setup, /* array */
         cukit_internal_setup,
         cukit_compute_setup,                                           /* compute */

@@ -2,7 +2,7 @@
 #ifndef CUKIT_ARRAY_H
 #define CUKIT_ARRAY_H
 
-#include "launch/launch.h"
+#include "compile/compile.h"
 
 /* Array.flags bits */
 enum {

@@ -1,7 +1,7 @@
 /* program.c - cukit.Program: NVRTC compilation to PTX, cubin or LTO-IR, options, the disk cache */
 #include "compile/cache.h"
 #include "compile/program.h"
-#include "compile/worker.h"
+#include "sandbox/sandbox.h"
 
 #include <limits.h>
 #include <string.h>

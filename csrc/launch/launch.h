@@ -3,7 +3,8 @@
 #define CUKIT_LAUNCH_H
 
 #include "memory/memory.h"
-#include "compile/compile.h"
+#include "declarations/declarations.h"
+#include "sandbox/sandbox.h"
 
 #define CUKIT_STACK_ARG_BYTES 4096 /* parameter buffers up to this size live on the C stack */
 #define CUKIT_STACK_PARAMS CUKIT_MAX_PARAMS /* ...and so do this many parameter pointers */
@@ -96,15 +97,6 @@ int cukit_kernel_keep_for_capture(cukit_Kernel *k, const cukit_launch_cfg *cfg,
 /* In debug mode (cukit.set_debug), wait for the launch and on failure raise the
  * driver's error with the kernel, grid, block and arguments named; else 0. */
 int cukit_kernel_debug_check(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args);
-
-/* ------------------------------------------------------------------ args.c */
-
-/* Convert v to parameter p's C type at dst (p->size bytes). `index` (0-based) and
- * `sig` are for messages; `dev` (may be NULL) is checked against device arrays.
- * 0 / -1 with TypeError, OverflowError or ValueError naming the parameter.
- * Registered as hooks.pack_arg for Signature.pack. */
-int cukit_pack_arg(cukit_state *st, const cukit_Signature *sig, int index, PyObject *v,
-                   unsigned char *dst, const cukit_Device *dev);
 
 /* ------------------------------------------------------------------ prepared.c, graph.c */
 

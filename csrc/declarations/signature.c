@@ -3,7 +3,7 @@
  * The lists come from declarations.c, which reads them from CUDA C source. They
  * never have the last word on layout: a kernel's Signature is checked against the
  * compiled kernel's own parameter sizes before any launch. */
-#include "compile/parse.h"
+#include "declarations/parse.h"
 
 #include <string.h>
 

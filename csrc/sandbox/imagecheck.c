@@ -1,7 +1,5 @@
 /* imagecheck.c - an image cukit did not make is first loaded by the driver in a worker process, so a driver crash or hang costs that process */
-#include "compile/cache.h"
-#include "compile/sha256.h"
-#include "compile/worker.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,8 +1,8 @@
-/* parse.h - compile/'s own: what the signature readers share (lexer.c, conditions.c, params.c, templates.c, declarations.c, checks.c, signature.c, signature_type.c) */
-#ifndef CUKIT_COMPILE_PARSE_H
-#define CUKIT_COMPILE_PARSE_H
+/* parse.h - declarations/'s own: what the signature readers share (lexer.c, conditions.c, params.c, templates.c, declarations.c, checks.c, signature.c, signature_type.c) */
+#ifndef CUKIT_DECLARATIONS_PARSE_H
+#define CUKIT_DECLARATIONS_PARSE_H
 
-#include "compile/compile.h"
+#include "declarations/declarations.h"
 
 #include <string.h>
 
@@ -187,4 +187,4 @@ cukit_Signature *cukit_signature_alloc(cukit_state *st, const char *name, int np
 /* The Signature type's dealloc: frees the strings and parameters. */
 void cukit_signature_dealloc(cukit_Signature *self);
 
-#endif /* CUKIT_COMPILE_PARSE_H */
+#endif /* CUKIT_DECLARATIONS_PARSE_H */

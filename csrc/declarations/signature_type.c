@@ -1,5 +1,5 @@
 /* signature_type.c - cukit.Signature, the Python type: reading a declaration, showing it, packing arguments by it */
-#include "compile/parse.h"
+#include "declarations/parse.h"
 
 #include <string.h>
 

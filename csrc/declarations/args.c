@@ -1,5 +1,5 @@
 /* args.c - Python values -> packed kernel parameters, by each parameter's declared C type */
-#include "launch/launch.h"
+#include "declarations/declarations.h"
 
 #include <math.h>
 #include <stdarg.h>

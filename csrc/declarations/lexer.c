@@ -7,7 +7,7 @@
  * its scan. Where cukit cannot tell, it reads more rather than less: NVRTC, not this
  * reader, decides what compiles, and the compiled kernel's parameter sizes are
  * checked against what is read here before any launch. */
-#include "compile/parse.h"
+#include "declarations/parse.h"
 
 #include <ctype.h>
 #include <limits.h>

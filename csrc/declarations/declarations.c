@@ -6,7 +6,7 @@
  * once per name expression for template kernels (templates.c). The compiled
  * kernel's own layout is checked against what it reads before any launch
  * (signature.c). */
-#include "compile/parse.h"
+#include "declarations/parse.h"
 
 #include <string.h>
 
