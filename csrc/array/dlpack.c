@@ -9,7 +9,7 @@
  *
  * cukit's own side of every exchange is the legacy default stream, the one
  * stream=None means everywhere in cukit. */
-#include "array/array.h"
+#include "array/impl.h"
 
 #include <string.h>
 
@@ -111,7 +111,9 @@ order_consumer(cukit_Array *a, PyObject *stream)
 static PyObject *
 export_to_host(cukit_Array *a, PyObject *max_version)
 {
-    PyObject *host = PyObject_CallMethod((PyObject *)a, "get", NULL);
+    PyObject *noargs = PyTuple_New(0);
+    PyObject *host = noargs ? cukit_array_get(a, noargs, NULL) : NULL;
+    Py_XDECREF(noargs);
     if (host == NULL)
         return NULL;
     PyObject *fn = PyObject_GetAttrString(host, "__dlpack__");
@@ -546,14 +548,9 @@ check_dtype(cukit_state *st, cukit_Array *a, PyObject *dtype)
     return (PyObject *)a;
 }
 
-static PyObject *
-mod_asarray(PyObject *m, PyObject *args, PyObject *kwargs)
+PyObject *
+cukit_array_asarray(cukit_state *st, PyObject *obj, PyObject *dtype, PyObject *device)
 {
-    static char *kwlist[] = {"obj", "dtype", "device", NULL};
-    PyObject *obj, *dtype = Py_None, *device = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:asarray", kwlist, &obj, &dtype, &device))
-        return NULL;
-    cukit_state *st = PyModule_GetState(m);
     if (cukit_numpy(st) < 0)
         return NULL;
     cukit_Device *want = wanted_device(st, device);
@@ -589,6 +586,16 @@ mod_asarray(PyObject *m, PyObject *args, PyObject *kwargs)
         return check_dtype(st, a, dtype);
     }
     return cukit_array_from_host(st, obj, dtype, device);
+}
+
+static PyObject *
+mod_asarray(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"obj", "dtype", "device", NULL};
+    PyObject *obj, *dtype = Py_None, *device = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:asarray", kwlist, &obj, &dtype, &device))
+        return NULL;
+    return cukit_array_asarray(PyModule_GetState(m), obj, dtype, device);
 }
 
 static PyMethodDef dlpack_functions[] = {

@@ -251,7 +251,7 @@ mod_ascontiguousarray(PyObject *m, PyObject *obj)
 {
     cukit_state *st = PyModule_GetState(m);
     PyObject *a = Py_IS_TYPE(obj, st->ArrayType) ? Py_NewRef(obj)
-                                                 : PyObject_CallMethod(m, "asarray", "O", obj);
+                                                 : cukit_array_asarray(st, obj, Py_None, Py_None);
     if (a == NULL)
         return NULL;
     if (!Py_IS_TYPE(a, st->ArrayType) || cukit_array_is_c_contig((cukit_Array *)a))

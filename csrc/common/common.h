@@ -109,7 +109,6 @@ typedef struct cukit_state cukit_state;
 
 /* Objects of higher layers that the state and the hooks below name by pointer only. */
 struct cukit_Device_s;
-struct cukit_Signature_s;
 struct cukit_devmem;
 
 /* A cukit.Array as layers below array/ may read it (filled by hooks.array_ref). */
@@ -125,17 +124,8 @@ typedef struct {
 /* What a higher layer lends a lower one, registered by the higher layer's setup
  * (so that no call runs back up the tree). NULL until registered. */
 typedef struct {
-    /* launch/module.c: load device code on dev as a cukit.Module; signatures,
-     * symbols and globals may be NULL. Used by Program.load, compile() and link().
-     * New ref or NULL with an exception. */
-    PyObject *(*load_module)(struct cukit_Device_s *dev, PyObject *image, const char *arch,
-                             PyObject *signatures, PyObject *symbols, PyObject *globals);
     /* launch/graph.c: Stream.capture(). New ref or NULL. */
     PyObject *(*stream_capture)(PyObject *stream);
-    /* launch/args.c: convert v for parameter `index` of sig into dst (Signature.pack).
-     * 0 / -1 with the conversion error. */
-    int (*pack_arg)(cukit_state *st, const struct cukit_Signature_s *sig, int index, PyObject *v,
-                    unsigned char *dst, const struct cukit_Device_s *dev);
     /* array/array.c: read `array`, whose type the caller checked is st->ArrayType. */
     void (*array_ref)(PyObject *array, cukit_array_ref *out);
     /* array/array.c: an Array over device memory at `base` that `owner` keeps alive

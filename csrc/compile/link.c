@@ -411,7 +411,8 @@ mod_link(PyObject *m, PyObject *args, PyObject *kwargs)
     if ((image = linked_output(st, h, out_kind == OUT_PTX)) == NULL)
         goto done;
     if (out_kind == OUT_MODULE)
-        result = st->hooks.load_module(dev, image, archbuf, sigs, syms, NULL);
+        result = (PyObject *)cukit_module_create(st, dev, PyBytes_AS_STRING(image), sigs, syms,
+                                                 archbuf);
     else
         result = Py_NewRef(image);
 done:

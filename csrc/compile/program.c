@@ -738,11 +738,13 @@ cukit_program_load(cukit_Program *self, cukit_Device *dev)
         if (compile_for(self, arch, native ? CUKIT_OUT_CUBIN : CUKIT_OUT_PTX, &image, &symbols) < 0)
             return NULL;
     }
-    PyObject *mod = self->st->hooks.load_module(dev, image, arch, self->signatures, symbols,
-                                                self->globals);
+    cukit_Module *mod = cukit_module_create(self->st, dev, PyBytes_AS_STRING(image),
+                                            self->signatures, symbols, arch);
+    if (mod && self->globals)
+        mod->globals = Py_NewRef(self->globals);
     Py_DECREF(image);
     Py_DECREF(symbols);
-    return mod;
+    return (PyObject *)mod;
 }
 
 static PyObject *

@@ -117,7 +117,7 @@ PyObject *cukit_ptx_signatures(cukit_state *st, const char *ptx, size_t n);
 /* Convert v to parameter p's C type at dst (p->size bytes). `index` (0-based) and
  * `sig` are for messages; `dev` (may be NULL) is checked against device arrays.
  * 0 / -1 with TypeError, OverflowError or ValueError naming the parameter.
- * Registered as hooks.pack_arg for Signature.pack. */
+ * Used by Kernel calls, prepared launches and Signature.pack. */
 int cukit_pack_arg(cukit_state *st, const cukit_Signature *sig, int index, PyObject *v,
                    unsigned char *dst, const cukit_Device *dev);
 

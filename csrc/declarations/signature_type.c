@@ -85,7 +85,7 @@ signature_pack(cukit_Signature *self, PyObject *const *args, Py_ssize_t nargs)
         unsigned char *buf = (unsigned char *)PyBytes_AS_STRING(out);
         memset(buf, 0, laid->arg_bytes);
         for (int i = 0; i < laid->nparams; i++) {
-            if (st->hooks.pack_arg(st, laid, i, args[i], buf + laid->params[i].offset, NULL) < 0) {
+            if (cukit_pack_arg(st, laid, i, args[i], buf + laid->params[i].offset, NULL) < 0) {
                 Py_CLEAR(out);
                 break;
             }

@@ -773,7 +773,6 @@ static PyType_Spec kernel_spec = {
 int
 cukit_kernel_setup(PyObject *module, cukit_state *st)
 {
-    st->hooks.pack_arg = cukit_pack_arg;
     st->KernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &kernel_spec, NULL);
     if (st->KernelType == NULL || PyModule_AddType(module, st->KernelType) < 0)
         return -1;

@@ -24,7 +24,7 @@ typedef struct {
                               the source, for get_global; NULL when there is no source */
 } cukit_Module;
 
-/* The Module type; registers hooks.load_module. 0 / -1. */
+/* The Module type. 0 / -1. */
 int cukit_module_setup(PyObject *module, cukit_state *st);
 /* Load `image` (cubin/fatbin/PTX) on dev. signatures/symbols may be NULL (empty).
  * New ref, or NULL with an exception. */

@@ -28,18 +28,6 @@ error:
     return NULL;
 }
 
-/* hooks.load_module: compiled or linked code, loaded for the compile layer. */
-static PyObject *
-load_module(cukit_Device *dev, PyObject *image, const char *arch, PyObject *signatures,
-            PyObject *symbols, PyObject *globals)
-{
-    cukit_Module *mod = cukit_module_create(dev->st, dev, PyBytes_AS_STRING(image), signatures,
-                                            symbols, arch);
-    if (mod && globals)
-        mod->globals = Py_NewRef(globals);
-    return (PyObject *)mod;
-}
-
 static int
 module_traverse(cukit_Module *self, visitproc visit, void *arg)
 {
@@ -124,6 +112,8 @@ kernel_of_sizes(cukit_Module *self, CUfunction func, const char *shown, PyObject
     return k;
 }
 
+static PyObject *get_kernel(cukit_Module *self, PyObject *name, PyObject *signature);
+
 /* The kernel `name` that no declaration of the module's source names: a C++ kernel
  * asked for by its mangled name (PyCUDA's get_function("_Z10initkerneli")), or one
  * of code loaded from an image. Its parameters are read from the name where it is
@@ -145,7 +135,7 @@ kernel_without_signature(cukit_Module *self, PyObject *name)
     }
     cukit_Kernel *kernel = NULL;
     if (found) {
-        kernel = (cukit_Kernel *)PyObject_CallMethod((PyObject *)self, "get_kernel", "O", found);
+        kernel = (cukit_Kernel *)get_kernel(self, found, NULL);
         if (kernel == NULL)
             return NULL;
         goto done;
@@ -492,7 +482,6 @@ static PyType_Spec module_spec = {
 int
 cukit_module_setup(PyObject *module, cukit_state *st)
 {
-    st->hooks.load_module = load_module;
     st->ModuleType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &module_spec, NULL);
     if (st->ModuleType == NULL)
         return -1;
