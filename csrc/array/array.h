@@ -106,12 +106,12 @@ PyObject *cukit_array_strides(const cukit_Array *a);
 
 /* ------------------------------------------------------------------ functions.c */
 
-/* The module functions empty, zeros, *_like, to_device, copy, ascontiguousarray. 0 / -1. */
+/* The module functions empty, zeros, *_like, to_device, copy. 0 / -1. */
 int cukit_array_functions_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ dlpack.c */
 
-/* from_dlpack() and asarray(). 0 / -1. */
+/* from_dlpack(), asarray() and ascontiguousarray(). 0 / -1. */
 int cukit_dlpack_setup(PyObject *module, cukit_state *st);
 /* Array.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None). */
 PyObject *cukit_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);

@@ -1,4 +1,4 @@
-/* dlpack.c - zero-copy exchange: DLPack export and import, CUDA Array Interface import, asarray
+/* dlpack.c - zero-copy exchange: DLPack export and import, CUDA Array Interface import, asarray and ascontiguousarray
  *
  * Export (Array.__dlpack__) hands out a DLManagedTensor(Versioned) whose
  * manager_ctx is a strong reference to the Array: the memory lives until the
@@ -548,8 +548,11 @@ check_dtype(cukit_state *st, cukit_Array *a, PyObject *dtype)
     return (PyObject *)a;
 }
 
-PyObject *
-cukit_array_asarray(cukit_state *st, PyObject *obj, PyObject *dtype, PyObject *device)
+/* asarray(obj, dtype, device) (dtype, device: None when not given): obj itself when
+ * it is a cukit.Array that fits, else a new Array over or copied from it. New ref or
+ * NULL. */
+static PyObject *
+asarray(cukit_state *st, PyObject *obj, PyObject *dtype, PyObject *device)
 {
     if (cukit_numpy(st) < 0)
         return NULL;
@@ -595,7 +598,22 @@ mod_asarray(PyObject *m, PyObject *args, PyObject *kwargs)
     PyObject *obj, *dtype = Py_None, *device = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:asarray", kwlist, &obj, &dtype, &device))
         return NULL;
-    return cukit_array_asarray(PyModule_GetState(m), obj, dtype, device);
+    return asarray(PyModule_GetState(m), obj, dtype, device);
+}
+
+static PyObject *
+mod_ascontiguousarray(PyObject *m, PyObject *obj)
+{
+    cukit_state *st = PyModule_GetState(m);
+    PyObject *a = Py_IS_TYPE(obj, st->ArrayType) ? Py_NewRef(obj)
+                                                 : asarray(st, obj, Py_None, Py_None);
+    if (a == NULL)
+        return NULL;
+    if (!Py_IS_TYPE(a, st->ArrayType) || cukit_array_is_c_contig((cukit_Array *)a))
+        return a;
+    PyObject *out = (PyObject *)cukit_array_copy((cukit_Array *)a);
+    Py_DECREF(a);
+    return out;
 }
 
 static PyMethodDef dlpack_functions[] = {
@@ -607,6 +625,8 @@ static PyMethodDef dlpack_functions[] = {
      "asarray(obj, dtype=None, device=None) -> Array: a cukit Array as is; device data from "
      "another library (DLPack or __cuda_array_interface__) shared without a copy; numpy "
      "arrays and other host data copied to the device."},
+    {"ascontiguousarray", (PyCFunction)mod_ascontiguousarray, METH_O,
+     "ascontiguousarray(a) -> Array: a itself when C-contiguous, else a C-contiguous copy."},
     {NULL},
 };
 

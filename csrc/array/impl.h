@@ -34,10 +34,6 @@ int cukit_array_host_transfer(cukit_Array *a, void *host, CUstream h, int sync, 
 int cukit_array_copy_into(cukit_Array *dst, cukit_Array *src, PyObject *stream, const char *what);
 /* Array.get(...). New ref or NULL. */
 PyObject *cukit_array_get(cukit_Array *self, PyObject *args, PyObject *kwargs);
-/* asarray(obj, dtype, device) (dtype, device: None when not given): obj itself when
- * it is a cukit.Array that fits, else a new Array over or copied from it. New ref or
- * NULL. */
-PyObject *cukit_array_asarray(cukit_state *st, PyObject *obj, PyObject *dtype, PyObject *device);
 /* The ValueError text for host data that a stream= copy cannot read in place:
  * format with (the call, the dtype). */
 extern const char cukit_async_host_msg[];

@@ -140,16 +140,6 @@ end_statement(file_walk *w, int i)
     return 0;
 }
 
-int
-cukit_attribute_at(const lexer *lx, int i)
-{
-    const token *u = &lx->toks[i];
-    return u->kind == TOK_IDENT && i + 1 < lx->n && token_is(&lx->toks[i + 1], "(") &&
-           (token_is(u, "__launch_bounds__") || token_is(u, "__cluster_dims__") ||
-            token_is(u, "__maxnreg__") || token_is(u, "__attribute__") ||
-            token_is(u, "__declspec"));
-}
-
 /* 1 when t is a word of C's built-in types or their qualifiers: no kernel's name. */
 static int
 type_keyword(const token *t)

@@ -680,3 +680,13 @@ cukit_skip_group(const lexer *lx, int i)
     int close = cukit_group_close(lx, i);
     return close < 0 ? lx->n : close + 1;
 }
+
+int
+cukit_attribute_at(const lexer *lx, int i)
+{
+    const token *u = &lx->toks[i];
+    return u->kind == TOK_IDENT && i + 1 < lx->n && token_is(&lx->toks[i + 1], "(") &&
+           (token_is(u, "__launch_bounds__") || token_is(u, "__cluster_dims__") ||
+            token_is(u, "__maxnreg__") || token_is(u, "__attribute__") ||
+            token_is(u, "__declspec"));
+}

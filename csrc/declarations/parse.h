@@ -85,6 +85,8 @@ int cukit_group_close(const lexer *lx, int i);
 /* Index just past the group opened at lx->toks[i] (one of "(", "[", "<", "{"), or
  * lx->n when it is never closed. */
 int cukit_skip_group(const lexer *lx, int i);
+/* 1 when lx->toks[i] is a kernel attribute with its arguments: __launch_bounds__(...). */
+int cukit_attribute_at(const lexer *lx, int i);
 
 /* 1 when token t is exactly `text`. */
 static inline int
@@ -159,8 +161,6 @@ PyObject *cukit_signatures_parse_strict(cukit_state *st, const char *source);
  * "float a, int n" or a whole `__global__ void k(...)`. New ref, or NULL with
  * ValueError pointing at the column (cukit_decl_error). */
 cukit_Signature *cukit_signature_read(cukit_state *st, const char *text);
-/* 1 when lx->toks[i] is a kernel attribute with its arguments: __launch_bounds__(...). */
-int cukit_attribute_at(const lexer *lx, int i);
 
 /* ------------------------------------------------------------------ checks.c */
 
