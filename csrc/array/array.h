@@ -4,6 +4,14 @@
 
 #include "compile/compile.h"
 
+/* array/'s part of the module state (st->array; see cukit_state; ArrayType, which
+ * lower layers check arguments against, is in cukit_state itself). */
+typedef struct cukit_array_state {
+    PyObject *strided_modules; /* strong ref: dict device ordinal -> Module holding the
+                                  strided copy and fill kernels, compiled at the first copy
+                                  that needs them on that device */
+} cukit_array_state;
+
 /* Array.flags bits */
 enum {
     CUKIT_ARRAY_C_CONTIG = 1,  /* elements in C order with no gaps */

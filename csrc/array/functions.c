@@ -86,7 +86,7 @@ mod_frombuffer(PyObject *m, PyObject *args, PyObject *kwargs)
                                      &shape_o, &strides_o, &offset))
         return NULL;
     cukit_state *st = PyModule_GetState(m);
-    if (!PyObject_TypeCheck(buf_o, st->BufferType)) {
+    if (!PyObject_TypeCheck(buf_o, st->memory->BufferType)) {
         PyErr_Format(PyExc_TypeError, "frombuffer() takes a cukit.Buffer, got %s",
                      Py_TYPE(buf_o)->tp_name);
         return NULL;

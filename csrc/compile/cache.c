@@ -674,7 +674,7 @@ mod_cache_info(PyObject *m, PyObject *Py_UNUSED(ignored))
     return Py_BuildValue("{s:s,s:O,s:L,s:L,s:n}", "dir", dir, "enabled",
                          cukit_cache_enabled() ? Py_True : Py_False, "entries", count, "bytes",
                          bytes, "memory_entries",
-                         st->compiled ? PyDict_GET_SIZE(st->compiled) : (Py_ssize_t)0);
+                         st->compile->compiled ? PyDict_GET_SIZE(st->compile->compiled) : (Py_ssize_t)0);
 }
 
 static PyObject *
@@ -685,8 +685,8 @@ mod_clear_cache(PyObject *m, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:clear_cache", kwlist, &disk))
         return NULL;
     cukit_state *st = PyModule_GetState(m);
-    if (st->compiled)
-        PyDict_Clear(st->compiled);
+    if (st->compile->compiled)
+        PyDict_Clear(st->compile->compiled);
     if (!disk)
         return PyLong_FromLong(0);
     char dir[PATH_MAX];
@@ -709,8 +709,8 @@ static PyMethodDef cache_functions[] = {
 int
 cukit_cache_setup(PyObject *module, cukit_state *st)
 {
-    st->compiled = PyDict_New();
-    if (st->compiled == NULL)
+    st->compile->compiled = PyDict_New();
+    if (st->compile->compiled == NULL)
         return -1;
     return PyModule_AddFunctions(module, cache_functions);
 }

@@ -4,6 +4,13 @@
 
 #include "launch/launch.h"
 
+/* compile/'s part of the module state (st->compile; see cukit_state). */
+typedef struct cukit_compile_state {
+    PyTypeObject *ProgramType; /* strong ref */
+    PyObject *compiled; /* strong ref: dict compile key -> (Module, header records, cwd)
+                           that cukit.compile loaded */
+} cukit_compile_state;
+
 /* Modules cukit.compile keeps loaded in a process for a repeated compile: the most
  * recently used this many (each holds its code on the device). */
 #define CUKIT_COMPILED_KEPT 256

@@ -550,7 +550,7 @@ PyObject *
 cukit_program_new(cukit_state *st, PyObject *source, PyObject *name, PyObject *options,
                   PyObject *include_dirs, PyObject *defines, PyObject *exprs, int lineinfo)
 {
-    PyTypeObject *type = st->ProgramType;
+    PyTypeObject *type = st->compile->ProgramType;
     PyObject *empty = PyTuple_New(0), *nodefs = PyDict_New();
     cukit_Program *self = NULL;
     if (empty == NULL || nodefs == NULL)
@@ -842,8 +842,8 @@ static PyType_Spec program_spec = {
 int
 cukit_program_setup(PyObject *module, cukit_state *st)
 {
-    st->ProgramType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &program_spec, NULL);
-    if (st->ProgramType == NULL || PyModule_AddType(module, st->ProgramType) < 0)
+    st->compile->ProgramType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &program_spec, NULL);
+    if (st->compile->ProgramType == NULL || PyModule_AddType(module, st->compile->ProgramType) < 0)
         return -1;
     return 0;
 }

@@ -4,6 +4,11 @@
 
 #include "memory/memory.h"
 
+/* declarations/'s part of the module state (st->declarations; see cukit_state). */
+typedef struct cukit_declarations_state {
+    PyTypeObject *SignatureType; /* strong ref */
+} cukit_declarations_state;
+
 /* ------------------------------------------------------------------ signature.c */
 
 /* Parameter lists up to this long are laid out and packed in fixed arrays (on the

@@ -25,7 +25,7 @@ cukit_text_dup(const char *s, size_t n)
 cukit_Signature *
 cukit_signature_alloc(cukit_state *st, const char *name, int nparams)
 {
-    cukit_Signature *sig = PyObject_New(cukit_Signature, st->SignatureType);
+    cukit_Signature *sig = PyObject_New(cukit_Signature, st->declarations->SignatureType);
     if (sig == NULL)
         return NULL;
     sig->name = NULL;

@@ -133,8 +133,8 @@ static PyType_Spec signature_spec = {
 int
 cukit_signature_setup(PyObject *module, cukit_state *st)
 {
-    st->SignatureType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &signature_spec, NULL);
-    if (st->SignatureType == NULL)
+    st->declarations->SignatureType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &signature_spec, NULL);
+    if (st->declarations->SignatureType == NULL)
         return -1;
-    return PyModule_AddType(module, st->SignatureType);
+    return PyModule_AddType(module, st->declarations->SignatureType);
 }

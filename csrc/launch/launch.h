@@ -6,6 +6,15 @@
 #include "declarations/declarations.h"
 #include "sandbox/sandbox.h"
 
+/* launch/'s part of the module state (st->launch; see cukit_state). */
+typedef struct cukit_launch_state {
+    /* strong refs: the types */
+    PyTypeObject *ModuleType, *KernelType, *PreparedType, *GraphType, *KernelNodeType;
+    int debug;          /* 1: synchronize after every launch and name a faulting kernel */
+    /* strong refs: interned keyword names the launch path compares by pointer */
+    PyObject *str_grid, *str_block, *str_shared_mem, *str_stream, *str_n;
+} cukit_launch_state;
+
 #define CUKIT_STACK_ARG_BYTES 4096 /* parameter buffers up to this size live on the C stack */
 #define CUKIT_STACK_PARAMS CUKIT_MAX_PARAMS /* ...and so do this many parameter pointers */
 

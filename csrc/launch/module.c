@@ -5,7 +5,7 @@ cukit_Module *
 cukit_module_create(cukit_state *st, cukit_Device *dev, const void *image, PyObject *signatures,
                     PyObject *symbols, const char *arch)
 {
-    cukit_Module *self = PyObject_GC_New(cukit_Module, st->ModuleType);
+    cukit_Module *self = PyObject_GC_New(cukit_Module, st->launch->ModuleType);
     if (self == NULL)
         return NULL;
     self->st = st;
@@ -197,7 +197,7 @@ get_kernel(cukit_Module *self, PyObject *name, PyObject *signature)
             return PyErr_Occurred() ? NULL : kernel_without_signature(self, name);
         Py_INCREF(sig);
     }
-    else if (Py_IS_TYPE(signature, st->SignatureType)) {
+    else if (Py_IS_TYPE(signature, st->declarations->SignatureType)) {
         sig = (cukit_Signature *)Py_NewRef(signature);
     }
     else if (PyUnicode_Check(signature)) {
@@ -482,8 +482,8 @@ static PyType_Spec module_spec = {
 int
 cukit_module_setup(PyObject *module, cukit_state *st)
 {
-    st->ModuleType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &module_spec, NULL);
-    if (st->ModuleType == NULL)
+    st->launch->ModuleType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &module_spec, NULL);
+    if (st->launch->ModuleType == NULL)
         return -1;
-    return PyModule_AddType(module, st->ModuleType);
+    return PyModule_AddType(module, st->launch->ModuleType);
 }

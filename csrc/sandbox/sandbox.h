@@ -5,6 +5,13 @@
 #include "driver/driver.h"
 #include "sandbox/sha256.h"
 
+/* sandbox/'s part of the module state (st->sandbox; see cukit_state). */
+typedef struct cukit_sandbox_state {
+    PyObject *image_verdicts; /* strong ref: set of keys (64 hex) of images from outside
+                                 that the driver loaded safely in a worker */
+    Py_ssize_t image_checks;  /* how many workers checked one */
+} cukit_sandbox_state;
+
 /* What compiling a Program produces. */
 typedef enum { CUKIT_OUT_PTX = 0, CUKIT_OUT_CUBIN = 1, CUKIT_OUT_LTOIR = 2 } cukit_output;
 
