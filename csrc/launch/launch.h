@@ -1,4 +1,4 @@
-/* launch.h - the launch layer: Module, Kernel, argument packing, prepared launches, graphs */
+/* launch.h - the launch layer: Module and loading, Kernel, prepared launches, graphs */
 #ifndef CUKIT_LAUNCH_H
 #define CUKIT_LAUNCH_H
 
