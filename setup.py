@@ -6,10 +6,10 @@ import os
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-# The worker program's own entry point; the rest of it is csrc/compile/worker.c and
+# The worker program's own entry point; the rest of it is csrc/sandbox/worker.c and
 # the loader's entry-point tables (csrc/driver/entries.c, which uses no Python).
-WORKER_MAIN = "csrc/compile/worker_main.c"
-WORKER_SOURCES = ["csrc/compile/worker.c", "csrc/driver/entries.c", WORKER_MAIN]
+WORKER_MAIN = "csrc/sandbox/worker_main.c"
+WORKER_SOURCES = ["csrc/sandbox/worker.c", "csrc/driver/entries.c", WORKER_MAIN]
 WORKER_NAME = "_cukit_worker"
 
 flags = ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"]

@@ -6,44 +6,65 @@
 
 static struct PyModuleDef cukit_moduledef;
 
+/* The module's one allocation: the bottom's part, which every layer sees as its
+ * cukit_state, then each layer's own (defined in its header). */
+typedef struct {
+    cukit_state base; /* first: PyModule_GetState gives every layer &base */
+    cukit_runtime_state runtime;
+    cukit_memory_state memory;
+    cukit_declarations_state declarations;
+    cukit_sandbox_state sandbox;
+    cukit_launch_state launch;
+    cukit_compile_state compile;
+    cukit_array_state array;
+    cukit_compute_state compute;
+    cukit_nccl_state nccl;
+    cukit_pycuda_state pycuda;
+} module_state;
+
 #define STATE_REFS(V)                                                                    \
-    V(DeviceType) V(ProgramType) V(ModuleType) V(KernelType) V(SignatureType)            \
-    V(BufferType) V(ArrayType) V(StreamType) V(EventType) V(PreparedType) V(GraphType)     \
-    V(KernelNodeType) V(devices) V(strided_modules) V(numpy) V(np_dtype) \
-    V(np_empty) V(np_asarray) V(np_ndarray) V(np_generic) V(np_floating)       \
-    V(np_integer) V(np_bool) V(torch_tensor) V(torch_dtypes) V(str_grid) V(str_block) V(str_shared_mem) V(str_stream) V(str_n) \
-    V(str_cai) V(str_data) V(str_typestr) V(str_strides) V(str_shape) V(str_dtype) \
-    V(str_data_ptr) V(str_get_device) V(str_cuda_stream_protocol) V(str_cuda_stream) V(str_ptr) V(last_stream) \
-    V(compiled) V(image_verdicts) \
-    V(HostMemoryType) V(RegistrationType) V(CommunicatorType) V(CudaArrayType) V(TextureType) \
-    V(SurfaceType) \
-    V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) \
-    V(reduce_tables) V(ReductionKernelType) V(ScanKernelType) \
-    V(PhiloxType) V(Philox4x32Type) V(GeneratorType) V(random_modules) V(capture) \
-    V(PycudaFunctionType) V(PycudaArrayType) V(PycudaElementwiseType) V(pycuda_kw_plain) \
-    V(pycuda_kw_launch) V(pycuda_grid_1) V(pycuda_zero) V(pycuda_str_call_v)
+    V(base.ArrayType) V(base.numpy) V(base.np_dtype) V(base.np_empty) V(base.np_asarray) \
+    V(base.np_ndarray) V(base.np_generic) V(base.np_floating) V(base.np_integer)         \
+    V(base.np_bool) V(runtime.DeviceType) V(runtime.StreamType) V(runtime.EventType)     \
+    V(runtime.devices) V(runtime.str_cuda_stream_protocol) V(runtime.str_cuda_stream)    \
+    V(runtime.str_ptr) V(runtime.last_stream) V(memory.BufferType)                       \
+    V(memory.HostMemoryType) V(memory.RegistrationType) V(memory.CudaArrayType)          \
+    V(memory.TextureType) V(memory.SurfaceType) V(memory.torch_tensor)                   \
+    V(memory.torch_dtypes) V(memory.str_cai) V(memory.str_data) V(memory.str_typestr)    \
+    V(memory.str_strides) V(memory.str_shape) V(memory.str_dtype) V(memory.str_data_ptr) \
+    V(memory.str_get_device) V(declarations.SignatureType) V(sandbox.image_verdicts)     \
+    V(launch.ModuleType) V(launch.KernelType) V(launch.PreparedType) V(launch.GraphType) \
+    V(launch.KernelNodeType) V(launch.str_grid) V(launch.str_block)                      \
+    V(launch.str_shared_mem) V(launch.str_stream) V(launch.str_n) V(compile.ProgramType) \
+    V(compile.compiled) V(array.strided_modules) V(compute.UfuncType)                    \
+    V(compute.ElementwiseType) V(compute.ufuncs) V(compute.math_dtypes)                  \
+    V(compute.fuse_proxy) V(compute.reduce_tables) V(compute.random_modules)             \
+    V(compute.ReductionKernelType) V(compute.ScanKernelType) V(compute.PhiloxType)       \
+    V(compute.Philox4x32Type) V(compute.GeneratorType) V(nccl.CommunicatorType)      \
+    V(base.capture) V(pycuda.FunctionType) V(pycuda.ArrayType) V(pycuda.ElementwiseType) \
+    V(pycuda.kw_plain) V(pycuda.kw_launch) V(pycuda.grid_1) V(pycuda.zero) V(pycuda.str_call_v)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
 {
-    cukit_state *st = PyModule_GetState(m);
-#define VISIT(f) Py_VISIT(st->f);
+    module_state *ms = PyModule_GetState(m);
+#define VISIT(f) Py_VISIT(ms->f);
     STATE_REFS(VISIT)
 #undef VISIT
     for (int i = 0; i < CUKIT_EXC_COUNT; i++)
-        Py_VISIT(st->exc[i]);
+        Py_VISIT(ms->base.exc[i]);
     return 0;
 }
 
 static int
 cukit_clear(PyObject *m)
 {
-    cukit_state *st = PyModule_GetState(m);
-#define CLEAR(f) Py_CLEAR(st->f);
+    module_state *ms = PyModule_GetState(m);
+#define CLEAR(f) Py_CLEAR(ms->f);
     STATE_REFS(CLEAR)
 #undef CLEAR
     for (int i = 0; i < CUKIT_EXC_COUNT; i++)
-        Py_CLEAR(st->exc[i]);
+        Py_CLEAR(ms->base.exc[i]);
     return 0;
 }
 
@@ -54,6 +75,8 @@ cukit_free(void *m)
     /* Only here, not in clear: the module is freed after the last object of its
      * types, so no buffer or copy can still use the pool's or staging state. */
     cukit_state *st = PyModule_GetState((PyObject *)m);
+    if (st->memory == NULL)
+        return; /* exec never ran */
     cukit_transfer_teardown(st);
     cukit_mem_teardown(st);
 }
@@ -61,34 +84,45 @@ cukit_free(void *m)
 static int
 cukit_exec(PyObject *m)
 {
-    cukit_state *st = PyModule_GetState(m);
-    st->driver_count = -1;
+    module_state *ms = PyModule_GetState(m);
+    cukit_state *st = &ms->base;
+    st->runtime = &ms->runtime;
+    st->memory = &ms->memory;
+    st->declarations = &ms->declarations;
+    st->sandbox = &ms->sandbox;
+    st->launch = &ms->launch;
+    st->compile = &ms->compile;
+    st->array = &ms->array;
+    st->compute = &ms->compute;
+    st->nccl = &ms->nccl;
+    st->pycuda = &ms->pycuda;
+    ms->runtime.driver_count = -1;
     static const struct {
         const char *text;
         size_t offset;
     } names[] = {
-        {"grid", offsetof(cukit_state, str_grid)},
-        {"block", offsetof(cukit_state, str_block)},
-        {"shared_mem", offsetof(cukit_state, str_shared_mem)},
-        {"stream", offsetof(cukit_state, str_stream)},
-        {"n", offsetof(cukit_state, str_n)},
-        {"__cuda_array_interface__", offsetof(cukit_state, str_cai)},
-        {"data", offsetof(cukit_state, str_data)},
-        {"typestr", offsetof(cukit_state, str_typestr)},
-        {"strides", offsetof(cukit_state, str_strides)},
-        {"shape", offsetof(cukit_state, str_shape)},
-        {"dtype", offsetof(cukit_state, str_dtype)},
-        {"data_ptr", offsetof(cukit_state, str_data_ptr)},
-        {"get_device", offsetof(cukit_state, str_get_device)},
-        {"__cuda_stream__", offsetof(cukit_state, str_cuda_stream_protocol)},
-        {"cuda_stream", offsetof(cukit_state, str_cuda_stream)},
-        {"ptr", offsetof(cukit_state, str_ptr)},
+        {"grid", offsetof(module_state, launch.str_grid)},
+        {"block", offsetof(module_state, launch.str_block)},
+        {"shared_mem", offsetof(module_state, launch.str_shared_mem)},
+        {"stream", offsetof(module_state, launch.str_stream)},
+        {"n", offsetof(module_state, launch.str_n)},
+        {"__cuda_array_interface__", offsetof(module_state, memory.str_cai)},
+        {"data", offsetof(module_state, memory.str_data)},
+        {"typestr", offsetof(module_state, memory.str_typestr)},
+        {"strides", offsetof(module_state, memory.str_strides)},
+        {"shape", offsetof(module_state, memory.str_shape)},
+        {"dtype", offsetof(module_state, memory.str_dtype)},
+        {"data_ptr", offsetof(module_state, memory.str_data_ptr)},
+        {"get_device", offsetof(module_state, memory.str_get_device)},
+        {"__cuda_stream__", offsetof(module_state, runtime.str_cuda_stream_protocol)},
+        {"cuda_stream", offsetof(module_state, runtime.str_cuda_stream)},
+        {"ptr", offsetof(module_state, runtime.str_ptr)},
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         PyObject *s = PyUnicode_InternFromString(names[i].text);
         if (s == NULL)
             return -1;
-        *(PyObject **)((char *)st + names[i].offset) = s;
+        *(PyObject **)((char *)ms + names[i].offset) = s;
     }
     /* Bottom layer first: a layer's setup may register hooks that lower layers call. */
     static int (*const setups[])(PyObject *, cukit_state *) = {
@@ -98,12 +132,13 @@ cukit_exec(PyObject *m)
         cukit_buffer_setup, cukit_pool_setup, cukit_transfer_setup,    /* memory */
         cukit_hostmem_setup, cukit_registration_setup,
         cukit_cudaarray_setup, cukit_texture_setup,
-        cukit_signature_setup, cukit_program_setup, cukit_compile_functions_setup, /* compile */
-        cukit_cache_setup,
-        cukit_link_setup,
-        cukit_image_check_setup,
+        cukit_signature_setup,                                         /* declarations */
+        cukit_image_check_setup,                                       /* sandbox */
         cukit_module_setup, cukit_kernel_setup, cukit_prepared_setup,  /* launch */
         cukit_graph_setup,
+        cukit_program_setup, cukit_compile_functions_setup,            /* compile */
+        cukit_cache_setup,
+        cukit_link_setup,
         cukit_array_setup, cukit_array_functions_setup, cukit_dlpack_setup, /* array */
         cukit_internal_setup,
         cukit_compute_setup,                                           /* compute */
@@ -130,7 +165,7 @@ static struct PyModuleDef cukit_moduledef = {
     PyModuleDef_HEAD_INIT,
     .m_name = "cukit._cukit",
     .m_doc = "cukit's C core: NVRTC compilation, kernel launch, device memory, streams, events.",
-    .m_size = sizeof(cukit_state),
+    .m_size = sizeof(module_state),
     .m_slots = cukit_slots,
     .m_traverse = cukit_traverse,
     .m_clear = cukit_clear,

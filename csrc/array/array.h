@@ -2,7 +2,15 @@
 #ifndef CUKIT_ARRAY_H
 #define CUKIT_ARRAY_H
 
-#include "launch/launch.h"
+#include "compile/compile.h"
+
+/* array/'s part of the module state (st->array; see cukit_state; ArrayType, which
+ * lower layers check arguments against, is in cukit_state itself). */
+typedef struct cukit_array_state {
+    PyObject *strided_modules; /* strong ref: dict device ordinal -> Module holding the
+                                  strided copy and fill kernels, compiled at the first copy
+                                  that needs them on that device */
+} cukit_array_state;
 
 /* Array.flags bits */
 enum {
@@ -106,12 +114,12 @@ PyObject *cukit_array_strides(const cukit_Array *a);
 
 /* ------------------------------------------------------------------ functions.c */
 
-/* The module functions empty, zeros, *_like, to_device, copy, ascontiguousarray. 0 / -1. */
+/* The module functions empty, zeros, *_like, to_device, copy. 0 / -1. */
 int cukit_array_functions_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ dlpack.c */
 
-/* from_dlpack() and asarray(). 0 / -1. */
+/* from_dlpack(), asarray() and ascontiguousarray(). 0 / -1. */
 int cukit_dlpack_setup(PyObject *module, cukit_state *st);
 /* Array.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None). */
 PyObject *cukit_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);

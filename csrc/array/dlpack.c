@@ -1,4 +1,4 @@
-/* dlpack.c - zero-copy exchange: DLPack export and import, CUDA Array Interface import, asarray
+/* dlpack.c - zero-copy exchange: DLPack export and import, CUDA Array Interface import, asarray and ascontiguousarray
  *
  * Export (Array.__dlpack__) hands out a DLManagedTensor(Versioned) whose
  * manager_ctx is a strong reference to the Array: the memory lives until the
@@ -9,7 +9,7 @@
  *
  * cukit's own side of every exchange is the legacy default stream, the one
  * stream=None means everywhere in cukit. */
-#include "array/array.h"
+#include "array/impl.h"
 
 #include <string.h>
 
@@ -111,7 +111,9 @@ order_consumer(cukit_Array *a, PyObject *stream)
 static PyObject *
 export_to_host(cukit_Array *a, PyObject *max_version)
 {
-    PyObject *host = PyObject_CallMethod((PyObject *)a, "get", NULL);
+    PyObject *noargs = PyTuple_New(0);
+    PyObject *host = noargs ? cukit_array_get(a, noargs, NULL) : NULL;
+    Py_XDECREF(noargs);
     if (host == NULL)
         return NULL;
     PyObject *fn = PyObject_GetAttrString(host, "__dlpack__");
@@ -546,14 +548,12 @@ check_dtype(cukit_state *st, cukit_Array *a, PyObject *dtype)
     return (PyObject *)a;
 }
 
+/* asarray(obj, dtype, device) (dtype, device: None when not given): obj itself when
+ * it is a cukit.Array that fits, else a new Array over or copied from it. New ref or
+ * NULL. */
 static PyObject *
-mod_asarray(PyObject *m, PyObject *args, PyObject *kwargs)
+asarray(cukit_state *st, PyObject *obj, PyObject *dtype, PyObject *device)
 {
-    static char *kwlist[] = {"obj", "dtype", "device", NULL};
-    PyObject *obj, *dtype = Py_None, *device = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:asarray", kwlist, &obj, &dtype, &device))
-        return NULL;
-    cukit_state *st = PyModule_GetState(m);
     if (cukit_numpy(st) < 0)
         return NULL;
     cukit_Device *want = wanted_device(st, device);
@@ -591,6 +591,31 @@ mod_asarray(PyObject *m, PyObject *args, PyObject *kwargs)
     return cukit_array_from_host(st, obj, dtype, device);
 }
 
+static PyObject *
+mod_asarray(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"obj", "dtype", "device", NULL};
+    PyObject *obj, *dtype = Py_None, *device = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:asarray", kwlist, &obj, &dtype, &device))
+        return NULL;
+    return asarray(PyModule_GetState(m), obj, dtype, device);
+}
+
+static PyObject *
+mod_ascontiguousarray(PyObject *m, PyObject *obj)
+{
+    cukit_state *st = PyModule_GetState(m);
+    PyObject *a = Py_IS_TYPE(obj, st->ArrayType) ? Py_NewRef(obj)
+                                                 : asarray(st, obj, Py_None, Py_None);
+    if (a == NULL)
+        return NULL;
+    if (!Py_IS_TYPE(a, st->ArrayType) || cukit_array_is_c_contig((cukit_Array *)a))
+        return a;
+    PyObject *out = (PyObject *)cukit_array_copy((cukit_Array *)a);
+    Py_DECREF(a);
+    return out;
+}
+
 static PyMethodDef dlpack_functions[] = {
     {"from_dlpack", (PyCFunction)(void (*)(void))mod_from_dlpack, METH_VARARGS | METH_KEYWORDS,
      "from_dlpack(obj, *, device=None, copy=None) -> Array sharing obj's device memory "
@@ -600,6 +625,8 @@ static PyMethodDef dlpack_functions[] = {
      "asarray(obj, dtype=None, device=None) -> Array: a cukit Array as is; device data from "
      "another library (DLPack or __cuda_array_interface__) shared without a copy; numpy "
      "arrays and other host data copied to the device."},
+    {"ascontiguousarray", (PyCFunction)mod_ascontiguousarray, METH_O,
+     "ascontiguousarray(a) -> Array: a itself when C-contiguous, else a C-contiguous copy."},
     {NULL},
 };
 

@@ -1,4 +1,4 @@
-/* functions.c - the array module functions: empty, zeros, *_like, frombuffer, to_device, copy, ascontiguousarray */
+/* functions.c - the array module functions: empty, zeros, *_like, frombuffer, to_device, copy */
 #include "array/impl.h"
 
 #include <string.h>
@@ -86,7 +86,7 @@ mod_frombuffer(PyObject *m, PyObject *args, PyObject *kwargs)
                                      &shape_o, &strides_o, &offset))
         return NULL;
     cukit_state *st = PyModule_GetState(m);
-    if (!PyObject_TypeCheck(buf_o, st->BufferType)) {
+    if (!PyObject_TypeCheck(buf_o, st->memory->BufferType)) {
         PyErr_Format(PyExc_TypeError, "frombuffer() takes a cukit.Buffer, got %s",
                      Py_TYPE(buf_o)->tp_name);
         return NULL;
@@ -246,21 +246,6 @@ mod_copy(PyObject *m, PyObject *args, PyObject *kwargs)
     Py_RETURN_NONE;
 }
 
-static PyObject *
-mod_ascontiguousarray(PyObject *m, PyObject *obj)
-{
-    cukit_state *st = PyModule_GetState(m);
-    PyObject *a = Py_IS_TYPE(obj, st->ArrayType) ? Py_NewRef(obj)
-                                                 : PyObject_CallMethod(m, "asarray", "O", obj);
-    if (a == NULL)
-        return NULL;
-    if (!Py_IS_TYPE(a, st->ArrayType) || cukit_array_is_c_contig((cukit_Array *)a))
-        return a;
-    PyObject *out = (PyObject *)cukit_array_copy((cukit_Array *)a);
-    Py_DECREF(a);
-    return out;
-}
-
 static PyMethodDef array_functions[] = {
     {"copy", (PyCFunction)(void (*)(void))mod_copy, METH_VARARGS | METH_KEYWORDS,
      "copy(dst, src, stream=None): copy between arrays of the same shape and dtype, either "
@@ -278,8 +263,6 @@ static PyMethodDef array_functions[] = {
      "stream= the copy is only queued, straight from obj, which must then be a C-contiguous "
      "array of the final dtype that stays alive and unchanged until the stream is "
      "synchronized."},
-    {"ascontiguousarray", (PyCFunction)mod_ascontiguousarray, METH_O,
-     "ascontiguousarray(a) -> Array: a itself when C-contiguous, else a C-contiguous copy."},
     {"empty", (PyCFunction)(void (*)(void))mod_empty, METH_VARARGS | METH_KEYWORDS,
      "empty(shape, dtype=float64, device=None) -> Array, uninitialised."},
     {"zeros", (PyCFunction)(void (*)(void))mod_zeros, METH_VARARGS | METH_KEYWORDS,

@@ -1,4 +1,4 @@
-/* impl.h - array/'s own: what its files (array.c, copies.c, views.c, functions.c) share; not for other layers */
+/* impl.h - array/'s own: what its files (array.c, copies.c, views.c, functions.c, dlpack.c) share; not for other layers */
 #ifndef CUKIT_ARRAY_IMPL_H
 #define CUKIT_ARRAY_IMPL_H
 
@@ -32,6 +32,7 @@ int cukit_array_stream(cukit_Array *a, PyObject *stream, PyObject *keep, CUstrea
 int cukit_array_host_transfer(cukit_Array *a, void *host, CUstream h, int sync, int to_device);
 /* dst <- src between two device arrays, checked, on `stream` (None: default). */
 int cukit_array_copy_into(cukit_Array *dst, cukit_Array *src, PyObject *stream, const char *what);
+/* Array.get(...). New ref or NULL. */
 PyObject *cukit_array_get(cukit_Array *self, PyObject *args, PyObject *kwargs);
 /* The ValueError text for host data that a stream= copy cannot read in place:
  * format with (the call, the dtype). */

@@ -21,7 +21,7 @@ device_side(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, size_t *n, cukit_D
         *dev = a->device;
         return 0;
     }
-    else if (PyObject_TypeCheck(obj, st->BufferType)) {
+    else if (PyObject_TypeCheck(obj, st->memory->BufferType)) {
         b = (cukit_Buffer *)obj;
         *ptr = b->ptr;
         *n = b->size;

@@ -186,20 +186,20 @@ static int
 kernel(cukit_Device *dev, const char *name, CUfunction *out)
 {
     cukit_state *st = dev->st;
-    if (st->strided_modules == NULL && (st->strided_modules = PyDict_New()) == NULL)
+    if (st->array->strided_modules == NULL && (st->array->strided_modules = PyDict_New()) == NULL)
         return -1;
     PyObject *key = PyLong_FromLong(dev->ordinal);
     if (key == NULL)
         return -1;
-    PyObject *mod = PyDict_GetItemWithError(st->strided_modules, key); /* borrowed */
+    PyObject *mod = PyDict_GetItemWithError(st->array->strided_modules, key); /* borrowed */
     if (mod == NULL && !PyErr_Occurred()) {
-        PyObject *prog = PyObject_CallFunction((PyObject *)st->ProgramType, "ss", kernel_source,
+        PyObject *prog = PyObject_CallFunction((PyObject *)st->compile->ProgramType, "ss", kernel_source,
                                                "cukit_strided.cu");
         PyObject *loaded = prog ? cukit_program_load((cukit_Program *)prog, dev) : NULL;
         Py_XDECREF(prog);
         if (loaded) {
             /* Another thread may have loaded them meanwhile: keep the first. */
-            mod = PyDict_SetDefault(st->strided_modules, key, loaded);
+            mod = PyDict_SetDefault(st->array->strided_modules, key, loaded);
             Py_DECREF(loaded);
         }
         else if (PyErr_ExceptionMatches(st->exc[CUKIT_EXC_NOT_SUPPORTED])) {

@@ -109,8 +109,6 @@ typedef struct cukit_state cukit_state;
 
 /* Objects of higher layers that the state and the hooks below name by pointer only. */
 struct cukit_Device_s;
-struct cukit_Signature_s;
-struct cukit_devmem;
 
 /* A cukit.Array as layers below array/ may read it (filled by hooks.array_ref). */
 typedef struct {
@@ -125,17 +123,8 @@ typedef struct {
 /* What a higher layer lends a lower one, registered by the higher layer's setup
  * (so that no call runs back up the tree). NULL until registered. */
 typedef struct {
-    /* launch/module.c: load device code on dev as a cukit.Module; signatures,
-     * symbols, globals and origin (the Program compiled, kept for reproducers) may be
-     * NULL. Used by Program.load, compile() and link(). New ref or NULL with an exception. */
-    PyObject *(*load_module)(struct cukit_Device_s *dev, PyObject *image, const char *arch,
-                             PyObject *signatures, PyObject *symbols, PyObject *globals, PyObject *origin);
     /* launch/graph.c: Stream.capture(). New ref or NULL. */
     PyObject *(*stream_capture)(PyObject *stream);
-    /* launch/args.c: convert v for parameter `index` of sig into dst (Signature.pack).
-     * 0 / -1 with the conversion error. */
-    int (*pack_arg)(cukit_state *st, const struct cukit_Signature_s *sig, int index, PyObject *v,
-                    unsigned char *dst, const struct cukit_Device_s *dev);
     /* array/array.c: read `array`, whose type the caller checked is st->ArrayType. */
     void (*array_ref)(PyObject *array, cukit_array_ref *out);
     /* array/array.c: an Array over device memory at `base` that `owner` keeps alive
@@ -151,42 +140,15 @@ typedef struct {
 } cukit_hooks;
 
 
-/* Tuning of memory/'s pageable transfer pipeline (cukit._transfer_config). */
-typedef struct {
-    size_t threshold; /* copies below this many bytes go straight to the driver */
-    size_t chunk;     /* bytes per staging buffer */
-    int slots;        /* staging buffers per thread */
-    int threads;      /* threads copying host memory, the caller included */
-} cukit_xfer_config;
-
+/* The module state: what the bottom layers need, and each layer's own part, which the
+ * layer's header defines (cukit_runtime_state in runtime.h, ...). The parts lie in the
+ * module's one allocation (cukitmodule.c) and are reached as st->runtime->devices. */
 struct cukit_state {
-    /* strong refs: the heap types, created by each file's cukit_<type>_setup */
-    PyTypeObject *DeviceType;
-    PyTypeObject *StreamType;
-    PyTypeObject *EventType;
-    PyTypeObject *BufferType;
-    PyTypeObject *HostMemoryType;
-    PyTypeObject *RegistrationType;
-    PyTypeObject *ProgramType;
-    PyTypeObject *SignatureType;
-    PyTypeObject *ModuleType;
-    PyTypeObject *KernelType;
-    PyTypeObject *PreparedType;
-    PyTypeObject *GraphType;
-    PyTypeObject *KernelNodeType;
-    PyTypeObject *ArrayType;
-    PyTypeObject *CommunicatorType;
-    PyTypeObject *CudaArrayType;
-    PyTypeObject *TextureType;
-    PyTypeObject *SurfaceType;
-
     PyObject *exc[CUKIT_EXC_COUNT]; /* strong refs: exception classes, see the enum */
     cukit_hooks hooks;
-
-    /* runtime/ */
-    PyObject *devices;  /* strong ref: tuple of Device by ordinal, built at first use */
-    int driver_count;   /* devices the driver reports; -1 until asked */
-    int captures;       /* stream captures in progress (a synchronize would break them) */
+    /* strong ref: cukit.Array's type (array/), which layers below array/ check
+     * arguments against before they read one through hooks.array_ref */
+    PyTypeObject *ArrayType;
 
     /* strong refs, filled at first use by cukit_numpy(): numpy and what we call on it */
     PyObject *numpy, *np_dtype;
@@ -197,63 +159,20 @@ struct cukit_state {
     PyObject *np_integer;
     PyObject *np_bool;
 
-    /* memory/: strong refs, filled when a torch tensor is first passed (torch already
-     * imported by the program) */
-    PyObject *torch_tensor;
-    PyObject *torch_dtypes; /* dict torch dtype -> typecode */
-    struct cukit_devmem *devmem; /* owned (PyMem): ndevmem entries by ordinal, NULL until
-                                    first use; freed by cukit_mem_teardown */
-    int ndevmem;
-    cukit_xfer_config xfer;         /* the pipeline's tuning; defaults set at module exec */
-    Py_ssize_t host_live;           /* HostMemory objects alive (pinned and managed) */
-    Py_ssize_t host_live_bytes;     /* ...and their bytes */
-
-    /* compile/, strong refs: dict compile key -> (Module, header records, cwd) that
-     * cukit.compile loaded; set of keys (64 hex) of images from outside that the driver
-     * loaded safely in a worker (image_checks: how many workers checked one) */
-    PyObject *compiled, *image_verdicts;
-    Py_ssize_t image_checks;
-
-    /* launch/ */
-    int debug;          /* 1: synchronize after every launch and name a faulting kernel */
-    PyObject *capture;  /* strong ref: cukit.debug's launch recorder, NULL when off */
-
-    /* array/: strong ref: dict device ordinal -> Module holding the strided copy and
-     * fill kernels, compiled at the first copy that needs them on that device */
-    PyObject *strided_modules;
-
-    /* compute/, strong refs: the ufunc and ElementwiseKernel types, the ufuncs by index,
-     * numpy dtypes by typecode (built at first use), and fuse's traced-value class */
-    PyTypeObject *UfuncType, *ElementwiseType;
-    PyObject *ufuncs, *math_dtypes, *fuse_proxy;
-    /* compute/, strong refs: the reduction and scan kernel tables (capsule) and types; random's
-     * types, and dict device ordinal -> Module of its kernels */
-    PyObject *reduce_tables, *random_modules;
-    PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type, *GeneratorType;
-    /* pycuda/: the fronts' types; strong refs: their calls' keyword tuples, (1, 1), 0, "_call_v" */
-    PyTypeObject *PycudaFunctionType, *PycudaArrayType, *PycudaElementwiseType;
-    PyObject *pycuda_kw_plain, *pycuda_kw_launch, *pycuda_grid_1, *pycuda_zero, *pycuda_str_call_v;
-
-    /* strong refs: interned keyword names the launch path compares by pointer */
-    PyObject *str_grid;
-    PyObject *str_block;
-    PyObject *str_shared_mem;
-    PyObject *str_stream;
-    PyObject *str_n;
-    /* strong refs: interned names looked up on foreign arrays per launch */
-    PyObject *str_cai;          /* "__cuda_array_interface__" */
-    PyObject *str_data, *str_typestr, *str_strides, *str_shape, *str_dtype, *str_data_ptr;
-    PyObject *str_get_device;
-    /* strong refs: interned names read on other libraries' streams */
-    PyObject *str_cuda_stream_protocol; /* "__cuda_stream__" */
-    PyObject *str_cuda_stream;          /* "cuda_stream" (torch) */
-    PyObject *str_ptr;                  /* "ptr" (CuPy) */
-
-    /* runtime/: the last other library's stream passed as stream=, remembered so
-     * that passing it again costs no attribute lookups or driver query */
-    PyObject *last_stream;              /* strong ref or NULL */
-    void *last_stream_handle;           /* its CUstream */
-    void *last_stream_ctx;              /* its CUcontext; NULL: a special handle */
+    /* borrowed: each layer's part, set before any layer's setup runs */
+    struct cukit_runtime_state *runtime;
+    struct cukit_memory_state *memory;
+    struct cukit_declarations_state *declarations;
+    struct cukit_sandbox_state *sandbox;
+    struct cukit_launch_state *launch;
+    struct cukit_compile_state *compile;
+    struct cukit_array_state *array;
+    struct cukit_compute_state *compute;
+    struct cukit_nccl_state *nccl;
+    struct cukit_pycuda_state *pycuda;
+    /* strong ref: cukit.debug's launch recorder, NULL when off; set by launch/capture.c,
+     * read by errors.c (a fault writes the reproducer) and the launch path */
+    PyObject *capture;
 };
 
 /* ------------------------------------------------------------------ state.c */

@@ -2,13 +2,11 @@
 #include "compile/cache.h"
 #include "compile/headers.h"
 #include "compile/program.h"
-#include "compile/sha256.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,33 +28,6 @@ kind_name(int kind)
 
 /* ------------------------------------------------------------------ where and whether */
 
-int
-cukit_cache_enabled(void)
-{
-    const char *e = getenv("CUKIT_CACHE");
-    return !(e && (strcmp(e, "0") == 0 || strcmp(e, "off") == 0 || strcmp(e, "false") == 0 ||
-                   strcmp(e, "no") == 0));
-}
-
-int
-cukit_cache_dir(char *out, size_t n)
-{
-    const char *d = getenv("CUKIT_CACHE_DIR");
-    if (d && d[0])
-        return snprintf(out, n, "%s", d) < (int)n ? 0 : -1;
-    d = getenv("XDG_CACHE_HOME");
-    if (d && d[0] == '/') /* the XDG spec ignores relative values */
-        return snprintf(out, n, "%s/cukit", d) < (int)n ? 0 : -1;
-    d = getenv("HOME");
-    if (d == NULL || d[0] == '\0') {
-        struct passwd *pw = getpwuid(getuid());
-        d = pw ? pw->pw_dir : NULL;
-    }
-    if (d == NULL)
-        return -1;
-    return snprintf(out, n, "%s/.cache/cukit", d) < (int)n ? 0 : -1;
-}
-
 /* A RuntimeWarning; 0, or -1 when warnings are errors. */
 static int
 warn(const char *fmt, const char *a, const char *b)
@@ -64,56 +35,10 @@ warn(const char *fmt, const char *a, const char *b)
     return PyErr_WarnFormat(PyExc_RuntimeWarning, 1, fmt, a, b);
 }
 
-/* mkdir -p, each new folder private (0700), as the XDG spec asks for ~/.cache. */
-static int
-make_dirs(const char *dir)
-{
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-        return -1;
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0700) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return (mkdir(path, 0700) != 0 && errno != EEXIST) ? -1 : 0;
-}
-
-/* Whether `dir` can hold entries we trust: ours and writable by no one else.
- * 1 yes, 0 no (a warning says why, unless `quiet`), -1 when the warning became an
- * error. */
-static int
-dir_ready_as(const char *dir, int create, int quiet)
-{
-    struct stat s;
-    if (quiet)
-        return stat(dir, &s) == 0 && S_ISDIR(s.st_mode) && s.st_uid == getuid() &&
-               (s.st_mode & 022) == 0;
-    if (stat(dir, &s) != 0) {
-        if (!create)
-            return 0;
-        if (make_dirs(dir) != 0 || stat(dir, &s) != 0)
-            return warn("cukit: could not create the kernel cache folder %s (%s); compiling "
-                        "without the cache", dir, strerror(errno)) < 0 ? -1 : 0;
-    }
-    if (!S_ISDIR(s.st_mode))
-        return warn("cukit: the kernel cache path %s is not a folder%s; compiling without the "
-                    "cache (set CUKIT_CACHE_DIR elsewhere)", dir, "") < 0 ? -1 : 0;
-    if (s.st_uid != getuid() || (s.st_mode & 022) != 0)
-        return warn("cukit: the kernel cache folder %s is not private to this user (another "
-                    "user owns it or can write to it), so its entries are not trusted; "
-                    "compiling without the cache. Fix: `chmod 700 %s`, or set CUKIT_CACHE_DIR",
-                    dir, dir) < 0 ? -1 : 0;
-    return 1;
-}
-
 static int
 dir_ready(const char *dir, int create)
 {
-    return dir_ready_as(dir, create, 0);
+    return cukit_cache_dir_ready(dir, create, 0);
 }
 
 /* The cache folder into dir for a lookup or a store: 1, or 0 when none can be
@@ -679,54 +604,6 @@ cukit_cache_store(const cukit_cache_key *key, cukit_output kind, PyObject *image
                ? -1 : 0;
 }
 
-/* ------------------------------------------------------------------ markers
- *
- * A marker is a small file that records a fact about this machine (an image the
- * driver loaded safely): its name is a 64-hex key and MARKER_SUFFIX, its content
- * one line that says what it is. Only folders cukit trusts are read or written. */
-
-#define MARKER_SUFFIX ".image"
-
-static int
-marker_path(const char *hex, char *dir, size_t dn, char *out, size_t n)
-{
-    if (!cukit_cache_enabled() || cukit_cache_dir(dir, dn) < 0 || strlen(hex) != 64)
-        return -1;
-    return snprintf(out, n, "%s/%s" MARKER_SUFFIX, dir, hex) < (int)n ? 0 : -1;
-}
-
-int
-cukit_cache_marker_exists(const char *hex)
-{
-    char dir[PATH_MAX], path[PATH_MAX + 80];
-    struct stat s;
-    return marker_path(hex, dir, sizeof dir, path, sizeof path) == 0 && dir_ready_as(dir, 0, 1) > 0 &&
-           lstat(path, &s) == 0 && S_ISREG(s.st_mode) && s.st_uid == getuid();
-}
-
-void
-cukit_cache_marker_write(const char *hex, const char *line)
-{
-    char dir[PATH_MAX], path[PATH_MAX + 80], tmp[PATH_MAX + 80];
-    if (marker_path(hex, dir, sizeof dir, path, sizeof path) < 0)
-        return;
-    struct stat s;
-    if (stat(dir, &s) != 0 && make_dirs(dir) != 0)
-        return;
-    if (dir_ready_as(dir, 0, 1) <= 0 ||
-        snprintf(tmp, sizeof tmp, "%s/%.16s.XXXXXX", dir, hex) >= (int)sizeof tmp)
-        return;
-    /* Written whole under a private name, then renamed: never seen half written. */
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return;
-    size_t n = strlen(line);
-    int ok = write(fd, line, n) == (ssize_t)n;
-    ok &= close(fd) == 0;
-    if (!(ok && rename(tmp, path) == 0))
-        unlink(tmp);
-}
-
 /* ------------------------------------------------------------------ cache_info, clear_cache */
 
 /* Whether name is n lowercase hex digits. */
@@ -747,7 +624,7 @@ static int
 walk_entries(const char *dir, int remove, long long *count, long long *bytes)
 {
     *count = *bytes = 0;
-    if (dir_ready_as(dir, 0, !cukit_cache_enabled()) <= 0)
+    if (cukit_cache_dir_ready(dir, 0, !cukit_cache_enabled()) <= 0)
         return PyErr_Occurred() ? -1 : 0;
     DIR *d = opendir(dir);
     if (d == NULL)
@@ -758,8 +635,8 @@ walk_entries(const char *dir, int remove, long long *count, long long *bytes)
         size_t n = strlen(e->d_name);
         int entry = n == 64 + suffix && hex_run(e->d_name, 64) &&
                     strcmp(e->d_name + 64, ENTRY_SUFFIX) == 0;
-        int marker = n == 64 + strlen(MARKER_SUFFIX) && hex_run(e->d_name, 64) &&
-                     strcmp(e->d_name + 64, MARKER_SUFFIX) == 0;
+        int marker = n == 64 + strlen(CUKIT_CACHE_MARKER_SUFFIX) && hex_run(e->d_name, 64) &&
+                     strcmp(e->d_name + 64, CUKIT_CACHE_MARKER_SUFFIX) == 0;
         int temp = n == 23 && hex_run(e->d_name, 16) && e->d_name[16] == '.';
         if (!entry && !temp && !marker)
             continue;
@@ -797,7 +674,7 @@ mod_cache_info(PyObject *m, PyObject *Py_UNUSED(ignored))
     return Py_BuildValue("{s:s,s:O,s:L,s:L,s:n}", "dir", dir, "enabled",
                          cukit_cache_enabled() ? Py_True : Py_False, "entries", count, "bytes",
                          bytes, "memory_entries",
-                         st->compiled ? PyDict_GET_SIZE(st->compiled) : (Py_ssize_t)0);
+                         st->compile->compiled ? PyDict_GET_SIZE(st->compile->compiled) : (Py_ssize_t)0);
 }
 
 static PyObject *
@@ -808,8 +685,8 @@ mod_clear_cache(PyObject *m, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$p:clear_cache", kwlist, &disk))
         return NULL;
     cukit_state *st = PyModule_GetState(m);
-    if (st->compiled)
-        PyDict_Clear(st->compiled);
+    if (st->compile->compiled)
+        PyDict_Clear(st->compile->compiled);
     if (!disk)
         return PyLong_FromLong(0);
     char dir[PATH_MAX];
@@ -832,8 +709,8 @@ static PyMethodDef cache_functions[] = {
 int
 cukit_cache_setup(PyObject *module, cukit_state *st)
 {
-    st->compiled = PyDict_New();
-    if (st->compiled == NULL)
+    st->compile->compiled = PyDict_New();
+    if (st->compile->compiled == NULL)
         return -1;
     return PyModule_AddFunctions(module, cache_functions);
 }

@@ -33,11 +33,4 @@ int cukit_cache_load(const cukit_cache_key *key, cukit_output kind, PyObject **i
 int cukit_cache_store(const cukit_cache_key *key, cukit_output kind, PyObject *image,
                       PyObject *symbols, PyObject *log);
 
-/* Whether the marker named by `hex` (64 hex digits) is in the cache folder, which
- * cukit trusts: 1 / 0 (also with CUKIT_CACHE=0). Never raises. */
-int cukit_cache_marker_exists(const char *hex);
-/* Write the marker named by `hex` holding `line`, atomically; nothing when the cache
- * is off or its folder cannot be used. Never raises. */
-void cukit_cache_marker_write(const char *hex, const char *line);
-
 #endif /* CUKIT_COMPILE_CACHE_H */

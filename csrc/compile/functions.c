@@ -47,7 +47,7 @@ compile_cached(cukit_state *st, PyObject *const *v, cukit_Device *dev)
             else if (i < 7 && parts[i])
                 Py_DECREF(parts[i]);
         }
-        PyObject *hit = key ? PyDict_GetItemWithError(st->compiled, key) : NULL;
+        PyObject *hit = key ? PyDict_GetItemWithError(st->compile->compiled, key) : NULL;
         if (hit == NULL && key && PyErr_Occurred()) /* a set or other unhashable argument */
             Py_CLEAR(key);
         if (hit) {
@@ -64,8 +64,8 @@ compile_cached(cukit_state *st, PyObject *const *v, cukit_Device *dev)
             if (same) {
                 /* most recently used last: the eviction below takes the first */
                 Py_INCREF(hit);
-                int rc = PyDict_DelItem(st->compiled, key) < 0 ||
-                         PyDict_SetItem(st->compiled, key, hit) < 0;
+                int rc = PyDict_DelItem(st->compile->compiled, key) < 0 ||
+                         PyDict_SetItem(st->compile->compiled, key, hit) < 0;
                 out = rc ? NULL : Py_NewRef(PyTuple_GET_ITEM(hit, 0));
                 Py_DECREF(hit);
                 goto done;
@@ -90,18 +90,18 @@ compile_cached(cukit_state *st, PyObject *const *v, cukit_Device *dev)
         PyObject *deps = ((cukit_Program *)prog)->deps;
         PyObject *entry = Py_BuildValue("(OOy)", out, deps,
                                         getcwd(buf, sizeof buf) ? buf : "");
-        if (entry == NULL || PyDict_SetItem(st->compiled, key, entry) < 0)
+        if (entry == NULL || PyDict_SetItem(st->compile->compiled, key, entry) < 0)
             Py_CLEAR(out);
         Py_XDECREF(entry);
         /* Bounded: the oldest module goes (and is unloaded once nothing else holds it),
          * so a program that compiles many unique sources does not keep them all. */
-        while (out && PyDict_GET_SIZE(st->compiled) > CUKIT_COMPILED_KEPT) {
+        while (out && PyDict_GET_SIZE(st->compile->compiled) > CUKIT_COMPILED_KEPT) {
             Py_ssize_t pos = 0;
             PyObject *oldest, *value;
-            if (!PyDict_Next(st->compiled, &pos, &oldest, &value))
+            if (!PyDict_Next(st->compile->compiled, &pos, &oldest, &value))
                 break;
             Py_INCREF(oldest);
-            int rc = PyDict_DelItem(st->compiled, oldest);
+            int rc = PyDict_DelItem(st->compile->compiled, oldest);
             Py_DECREF(oldest);
             if (rc < 0) {
                 Py_CLEAR(out);

@@ -3,7 +3,6 @@
 #define CUKIT_COMPILE_HEADERS_H
 
 #include "compile/compile.h"
-#include "compile/sha256.h"
 
 #include <sys/stat.h>
 

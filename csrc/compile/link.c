@@ -141,7 +141,7 @@ static int
 add_item(cukit_state *st, PyObject *item, Py_ssize_t index, const char *arch, int lto, input *in,
          PyObject *sigs, PyObject *syms)
 {
-    if (Py_IS_TYPE(item, st->ProgramType)) {
+    if (Py_IS_TYPE(item, st->compile->ProgramType)) {
         cukit_Program *prog = (cukit_Program *)item;
         PyObject *symbols;
         in->type = lto ? NVJITLINK_INPUT_LTOIR : NVJITLINK_INPUT_CUBIN;
@@ -317,7 +317,7 @@ mod_link(PyObject *m, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     if (PyUnicode_Check(items) || PyObject_CheckBuffer(items) ||
-        Py_IS_TYPE(items, st->ProgramType) || PyObject_HasAttrString(items, "__fspath__")) {
+        Py_IS_TYPE(items, st->compile->ProgramType) || PyObject_HasAttrString(items, "__fspath__")) {
         PyErr_SetString(PyExc_TypeError,
                         "link() takes a list of items, e.g. cukit.link([prog_a, prog_b])");
         return NULL;
@@ -410,8 +410,13 @@ mod_link(PyObject *m, PyObject *args, PyObject *kwargs)
     }
     if ((image = linked_output(st, h, out_kind == OUT_PTX)) == NULL)
         goto done;
-    if (out_kind == OUT_MODULE)
-        result = st->hooks.load_module(dev, image, archbuf, sigs, syms, NULL, NULL);
+    if (out_kind == OUT_MODULE) {
+        cukit_Module *lm = cukit_module_create(st, dev, PyBytes_AS_STRING(image), sigs, syms,
+                                               archbuf);
+        if (lm)
+            lm->image = Py_NewRef(image); /* kept for reproducers (cukit.debug) */
+        result = (PyObject *)lm;
+    }
     else
         result = Py_NewRef(image);
 done:

@@ -1,7 +1,7 @@
 /* program.c - cukit.Program: NVRTC compilation to PTX, cubin or LTO-IR, options, the disk cache */
 #include "compile/cache.h"
 #include "compile/program.h"
-#include "compile/worker.h"
+#include "sandbox/sandbox.h"
 
 #include <limits.h>
 #include <string.h>
@@ -25,10 +25,8 @@ effective_options(cukit_Program *self)
         if (strncmp(o, "-std", 4) == 0 || strncmp(o, "--std", 5) == 0)
             return Py_NewRef(self->options);
     }
-    PyObject *std = PyUnicode_FromString("-std=c++17");
-    PyObject *extra = std ? PyTuple_Pack(1, std) : NULL;
+    PyObject *extra = Py_BuildValue("(s)", "-std=c++17");
     PyObject *out = extra ? PySequence_Concat(self->options, extra) : NULL;
-    Py_XDECREF(std);
     Py_XDECREF(extra);
     return out;
 }
@@ -47,9 +45,8 @@ check_output_kind(cukit_state *st, cukit_output kind)
     return -1;
 }
 
-/* Compile for `arch` into `kind` (PTX, cubin or LTO-IR).
- * New refs in *image (bytes; PTX ends with its NUL) and, if asked, *symbols (dict
- * kernel -> symbol). 0 / -1 with CompileError or another exception. */
+/* Compile for `arch` into `kind` (PTX, cubin or LTO-IR). New refs in *image (bytes; PTX
+ * ends with its NUL) and, if asked, *symbols (dict kernel -> symbol). 0 / -1. */
 static int compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_names,
                         PyObject **image, PyObject **symbols);
 
@@ -550,7 +547,7 @@ PyObject *
 cukit_program_new(cukit_state *st, PyObject *source, PyObject *name, PyObject *options,
                   PyObject *include_dirs, PyObject *defines, PyObject *exprs, int lineinfo)
 {
-    PyTypeObject *type = st->ProgramType;
+    PyTypeObject *type = st->compile->ProgramType;
     PyObject *empty = PyTuple_New(0), *nodefs = PyDict_New();
     cukit_Program *self = NULL;
     if (empty == NULL || nodefs == NULL)
@@ -738,11 +735,17 @@ cukit_program_load(cukit_Program *self, cukit_Device *dev)
         if (compile_for(self, arch, native ? CUKIT_OUT_CUBIN : CUKIT_OUT_PTX, &image, &symbols) < 0)
             return NULL;
     }
-    PyObject *mod = self->st->hooks.load_module(dev, image, arch, self->signatures, symbols,
-                                                self->globals, (PyObject *)self);
-    Py_DECREF(image);
+    cukit_Module *mod = cukit_module_create(self->st, dev, PyBytes_AS_STRING(image),
+                                            self->signatures, symbols, arch);
+    if (mod) { /* its globals; the image and Program kept for reproducers (cukit.debug) */
+        mod->globals = Py_XNewRef(self->globals);
+        mod->image = image;
+        mod->origin = Py_NewRef((PyObject *)self);
+    }
+    else
+        Py_DECREF(image);
     Py_DECREF(symbols);
-    return mod;
+    return (PyObject *)mod;
 }
 
 static PyObject *
@@ -840,8 +843,8 @@ static PyType_Spec program_spec = {
 int
 cukit_program_setup(PyObject *module, cukit_state *st)
 {
-    st->ProgramType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &program_spec, NULL);
-    if (st->ProgramType == NULL || PyModule_AddType(module, st->ProgramType) < 0)
+    st->compile->ProgramType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &program_spec, NULL);
+    if (st->compile->ProgramType == NULL || PyModule_AddType(module, st->compile->ProgramType) < 0)
         return -1;
     return 0;
 }

@@ -2,7 +2,7 @@
 #ifndef CUKIT_COMPILE_PROGRAM_H
 #define CUKIT_COMPILE_PROGRAM_H
 
-#include "compile/worker.h"
+#include "compile/compile.h"
 
 #include <limits.h>
 

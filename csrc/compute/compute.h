@@ -5,6 +5,19 @@
 
 #include "array/array.h"
 
+/* compute/'s part of the module state (st->compute; see cukit_state). */
+typedef struct cukit_compute_state {
+    /* strong refs: the ufunc and ElementwiseKernel types, the ufuncs by index, numpy
+     * dtypes by typecode (built at first use), and fuse's traced-value class */
+    PyTypeObject *UfuncType, *ElementwiseType;
+    PyObject *ufuncs, *math_dtypes, *fuse_proxy;
+    /* strong refs: the reduction and scan kernel tables (capsule) and types; random's
+     * types, and dict device ordinal -> Module of its kernels */
+    PyObject *reduce_tables, *random_modules;
+    PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type,
+        *GeneratorType;
+} cukit_compute_state;
+
 #define CK_NT CUKIT_TC_COUNT  /* tables are indexed by cukit_typecode */
 #define CK_MAXOP 12           /* operands of one generated kernel (ElementwiseKernel's limit:
                                  the argument block of the N-D class stays under 4 KiB) */

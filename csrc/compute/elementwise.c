@@ -167,7 +167,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t i = 0; i < nkw; i++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, i);
-        if (key == st->str_stream || PyUnicode_CompareWithASCIIString(key, "stream") == 0)
+        if (key == st->launch->str_stream || PyUnicode_CompareWithASCIIString(key, "stream") == 0)
             stream = args[nargs + i];
         else if (PyUnicode_CompareWithASCIIString(key, "size") == 0)
             size_o = args[nargs + i];
@@ -265,7 +265,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
             tc = ck_weak_tc(weak[k], -1);
         }
         else {
-            PyObject *dt = PyObject_GetAttr(args[k], st->str_dtype);
+            PyObject *dt = PyObject_GetAttr(args[k], st->memory->str_dtype);
             tc = dt ? cukit_typecode_of_dtype(dt) : -1;
             Py_XDECREF(dt);
             if (tc < 0)
@@ -392,7 +392,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
         CUstream h = NULL;
         if (ck_stream(st, stream, dev, NULL, &h) < 0)
             goto done;
-        if (Py_IS_TYPE(stream, st->StreamType) && ((cukit_Stream *)stream)->capture != NULL) {
+        if (Py_IS_TYPE(stream, st->runtime->StreamType) && ((cukit_Stream *)stream)->capture != NULL) {
             PyObject *keep = PyTuple_New(np_);
             for (int k = 0; keep && k < np_; k++)
                 PyTuple_SET_ITEM(keep, k, Py_NewRef(k < nargs ? args[k] : outs[k]));
@@ -628,8 +628,8 @@ static PyType_Spec ek_spec = {
 int
 ck_elementwise_setup(PyObject *module, cukit_state *st)
 {
-    st->ElementwiseType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &ek_spec, NULL);
-    if (st->ElementwiseType == NULL)
+    st->compute->ElementwiseType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &ek_spec, NULL);
+    if (st->compute->ElementwiseType == NULL)
         return -1;
-    return PyModule_AddObjectRef(module, "ElementwiseKernel", (PyObject *)st->ElementwiseType);
+    return PyModule_AddObjectRef(module, "ElementwiseKernel", (PyObject *)st->compute->ElementwiseType);
 }

@@ -188,7 +188,7 @@ ck_ek_pycuda_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObj
     PyObject *n_o = PyLong_FromLongLong(ranged ? start : n), *stop_o = PyLong_FromLongLong(stop),
              *step_o = PyLong_FromLongLong(step), *grid = PyLong_FromLongLong(blocks),
              *block = PyLong_FromLong(CK_THREADS);
-    PyObject *names = Py_BuildValue("(OOO)", st->str_grid, st->str_block, st->str_stream);
+    PyObject *names = Py_BuildValue("(OOO)", st->launch->str_grid, st->launch->str_block, st->launch->str_stream);
     PyObject *r = NULL;
     if (n_o && stop_o && step_o && grid && block && names) {
         Py_ssize_t m = nargs;

@@ -290,7 +290,7 @@ ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *L, int cls, int v
     if (cukit_device_activate(dev) < 0 ||
         CU_CALL(st, cuLaunchKernel, (func, gx, gy, 1, bx, by, 1, 0, h, args, NULL)) < 0)
         return -1;
-    if (st->debug && st->captures == 0)
+    if (st->launch->debug && st->runtime->captures == 0)
         CU_CALL_NOGIL(st, cuCtxSynchronize, ());
     return 0;
 error:
@@ -302,7 +302,7 @@ error:
 PyObject *
 ck_dtype_obj(cukit_state *st, int tc)
 {
-    if (st->math_dtypes == NULL) {
+    if (st->compute->math_dtypes == NULL) {
         if (cukit_numpy(st) < 0)
             return NULL;
         PyObject *t = PyTuple_New(CK_NT);
@@ -317,9 +317,9 @@ ck_dtype_obj(cukit_state *st, int tc)
         }
         if (t == NULL)
             return NULL;
-        st->math_dtypes = t;
+        st->compute->math_dtypes = t;
     }
-    return PyTuple_GET_ITEM(st->math_dtypes, tc);
+    return PyTuple_GET_ITEM(st->compute->math_dtypes, tc);
 }
 
 int

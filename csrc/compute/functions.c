@@ -85,7 +85,7 @@ value_dtype(cukit_state *st, PyObject *value)
     if (cukit_numpy(st) < 0)
         return NULL;
     PyObject *a = PyObject_CallOneArg(st->np_asarray, value);
-    PyObject *dt = a ? PyObject_GetAttr(a, st->str_dtype) : NULL;
+    PyObject *dt = a ? PyObject_GetAttr(a, st->memory->str_dtype) : NULL;
     Py_XDECREF(a);
     return dt;
 }
@@ -144,8 +144,8 @@ static PyObject *
 like(PyObject *m, PyObject *a, PyObject *value, PyObject *dtype, PyObject *device)
 {
     cukit_state *st = PyModule_GetState(m);
-    PyObject *shape = PyObject_GetAttr(a, st->str_shape);
-    PyObject *dt = dtype && dtype != Py_None ? Py_NewRef(dtype) : PyObject_GetAttr(a, st->str_dtype);
+    PyObject *shape = PyObject_GetAttr(a, st->memory->str_shape);
+    PyObject *dt = dtype && dtype != Py_None ? Py_NewRef(dtype) : PyObject_GetAttr(a, st->memory->str_dtype);
     if ((device == NULL || device == Py_None) && Py_IS_TYPE(a, st->ArrayType))
         device = (PyObject *)((cukit_Array *)a)->device;
     PyObject *r = shape && dt ? filled(m, shape, value, dt, device) : NULL;
@@ -249,7 +249,7 @@ mod_arange(PyObject *m, PyObject *args, PyObject *kwargs)
         PyObject *objs[3] = {start, stop, step};
         for (int k = 0; k < 3 && !all_int; k++) /* numpy scalars keep their precision */
             if (cukit_numpy(st) == 0 && PyObject_TypeCheck(objs[k], (PyTypeObject *)st->np_generic)) {
-                PyObject *dt = PyObject_GetAttr(objs[k], st->str_dtype);
+                PyObject *dt = PyObject_GetAttr(objs[k], st->memory->str_dtype);
                 int t = dt ? cukit_typecode_of_dtype(dt) : -1;
                 Py_XDECREF(dt);
                 if (ck_math_tc(t))

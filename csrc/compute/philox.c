@@ -258,7 +258,7 @@ philox_make(PyTypeObject *type, PyObject *ss, const uint64_t key[2], const uint6
     if (bg == NULL)
         return NULL;
     bg->st = cukit_state_of_type(type);
-    bg->x32 = type == bg->st->Philox4x32Type;
+    bg->x32 = type == bg->st->compute->Philox4x32Type;
     memcpy(bg->key, key, sizeof bg->key);
     memcpy(bg->ctr, ctr, sizeof bg->ctr);
     reset_buffer(bg);
@@ -272,7 +272,7 @@ philox_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     static char *kwlist[] = {"seed", "counter", "key", NULL};
     PyObject *seed = Py_None, *counter = Py_None, *key = Py_None;
     cukit_state *st = cukit_state_of_type(type);
-    int x32 = type == st->Philox4x32Type, nk = x32 ? 1 : 2, nc = 2 * nk;
+    int x32 = type == st->compute->Philox4x32Type, nk = x32 ? 1 : 2, nc = 2 * nk;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, x32 ? "|OOO:Philox4x32" : "|OOO:Philox",
                                      kwlist, &seed, &counter, &key))
         return NULL;
@@ -652,11 +652,11 @@ static PyType_Spec philox4x32_spec =
 int
 cukit_philox_setup(PyObject *module, cukit_state *st)
 {
-    st->PhiloxType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &philox_spec, NULL);
-    if (st->PhiloxType == NULL || PyModule_AddType(module, st->PhiloxType) < 0)
+    st->compute->PhiloxType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &philox_spec, NULL);
+    if (st->compute->PhiloxType == NULL || PyModule_AddType(module, st->compute->PhiloxType) < 0)
         return -1;
-    st->Philox4x32Type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &philox4x32_spec, NULL);
-    if (st->Philox4x32Type == NULL || PyModule_AddType(module, st->Philox4x32Type) < 0)
+    st->compute->Philox4x32Type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &philox4x32_spec, NULL);
+    if (st->compute->Philox4x32Type == NULL || PyModule_AddType(module, st->compute->Philox4x32Type) < 0)
         return -1;
     return 0;
 }
@@ -664,5 +664,5 @@ cukit_philox_setup(PyObject *module, cukit_state *st)
 int
 cukit_is_bit_generator(cukit_state *st, PyObject *obj)
 {
-    return Py_IS_TYPE(obj, st->PhiloxType) || Py_IS_TYPE(obj, st->Philox4x32Type);
+    return Py_IS_TYPE(obj, st->compute->PhiloxType) || Py_IS_TYPE(obj, st->compute->Philox4x32Type);
 }

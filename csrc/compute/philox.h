@@ -136,7 +136,7 @@ typedef struct {
 
 /* ------------------------------------------------------------------ philox.c */
 
-/* The Philox types into st->PhiloxType and st->Philox4x32Type. 0 / -1. */
+/* The Philox types into st->compute->PhiloxType and st->compute->Philox4x32Type. 0 / -1. */
 int cukit_philox_setup(PyObject *module, cukit_state *st);
 /* Whether obj is a bit generator of either type. */
 int cukit_is_bit_generator(cukit_state *st, PyObject *obj);

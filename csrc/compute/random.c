@@ -689,8 +689,8 @@ cukit_random_setup(PyObject *module, cukit_state *st)
 {
     if (cukit_philox_setup(module, st) < 0)
         return -1;
-    st->GeneratorType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &gen_spec, NULL);
-    if (st->GeneratorType == NULL || PyModule_AddType(module, st->GeneratorType) < 0)
+    st->compute->GeneratorType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &gen_spec, NULL);
+    if (st->compute->GeneratorType == NULL || PyModule_AddType(module, st->compute->GeneratorType) < 0)
         return -1;
     return PyModule_AddFunctions(module, random_functions);
 }

@@ -375,20 +375,20 @@ static int
 kernel(cukit_Device *dev, const char *name, CUfunction *out)
 {
     cukit_state *st = dev->st;
-    if (st->random_modules == NULL && (st->random_modules = PyDict_New()) == NULL)
+    if (st->compute->random_modules == NULL && (st->compute->random_modules = PyDict_New()) == NULL)
         return -1;
     PyObject *key = PyLong_FromLong(dev->ordinal);
     if (key == NULL)
         return -1;
-    PyObject *mod = PyDict_GetItemWithError(st->random_modules, key); /* borrowed */
+    PyObject *mod = PyDict_GetItemWithError(st->compute->random_modules, key); /* borrowed */
     if (mod == NULL && !PyErr_Occurred()) {
-        PyObject *prog = PyObject_CallFunction((PyObject *)st->ProgramType, "ss", kernel_source,
+        PyObject *prog = PyObject_CallFunction((PyObject *)st->compile->ProgramType, "ss", kernel_source,
                                                "cukit_random.cu");
         PyObject *loaded = prog ? cukit_program_load((cukit_Program *)prog, dev) : NULL;
         Py_XDECREF(prog);
         if (loaded) {
             /* Another thread may have loaded them meanwhile: keep the first. */
-            mod = PyDict_SetDefault(st->random_modules, key, loaded);
+            mod = PyDict_SetDefault(st->compute->random_modules, key, loaded);
             Py_DECREF(loaded);
         }
     }

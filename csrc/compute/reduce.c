@@ -36,17 +36,17 @@ tables_free(PyObject *capsule)
 ck_kcache *
 ck_reduce_cache(cukit_state *st, int which)
 {
-    if (st->reduce_tables == NULL) {
+    if (st->compute->reduce_tables == NULL) {
         ck_kcache *c = PyMem_Calloc(2, sizeof(ck_kcache));
         if (c == NULL)
             return (ck_kcache *)PyErr_NoMemory();
-        st->reduce_tables = PyCapsule_New(c, "cukit.reduce_tables", tables_free);
-        if (st->reduce_tables == NULL) {
+        st->compute->reduce_tables = PyCapsule_New(c, "cukit.reduce_tables", tables_free);
+        if (st->compute->reduce_tables == NULL) {
             PyMem_Free(c);
             return NULL;
         }
     }
-    ck_kcache *c = PyCapsule_GetPointer(st->reduce_tables, "cukit.reduce_tables");
+    ck_kcache *c = PyCapsule_GetPointer(st->compute->reduce_tables, "cukit.reduce_tables");
     return c ? &c[which] : NULL;
 }
 
@@ -465,7 +465,7 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
                                          args, NULL)) < 0)
             goto done;
     }
-    if (st->debug && st->captures == 0)
+    if (st->launch->debug && st->runtime->captures == 0)
         CU_CALL_NOGIL(st, cuCtxSynchronize, ());
     rc = 0;
 done:

@@ -167,7 +167,7 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
             ph_tc[p->ph] = ck_weak_tc(weak[k], -1);
         }
         else {
-            PyObject *dt = PyObject_GetAttr(args[k], st->str_dtype);
+            PyObject *dt = PyObject_GetAttr(args[k], st->memory->str_dtype);
             ph_tc[p->ph] = dt ? cukit_typecode_of_dtype(dt) : -1;
             Py_XDECREF(dt);
             if (ph_tc[p->ph] < 0)
@@ -607,8 +607,8 @@ static PyType_Spec rk_spec = {
 int
 ck_reduce_kernel_setup(PyObject *module, cukit_state *st)
 {
-    st->ReductionKernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &rk_spec, NULL);
-    if (st->ReductionKernelType == NULL)
+    st->compute->ReductionKernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &rk_spec, NULL);
+    if (st->compute->ReductionKernelType == NULL)
         return -1;
-    return PyModule_AddObjectRef(module, "ReductionKernel", (PyObject *)st->ReductionKernelType);
+    return PyModule_AddObjectRef(module, "ReductionKernel", (PyObject *)st->compute->ReductionKernelType);
 }

@@ -499,7 +499,7 @@ call_def(cukit_state *st, const rdef *d, PyObject *const *args, Py_ssize_t nargs
         PyObject *r = NULL;
         if (lo) {
             PyObject *in[2] = {hi, lo};
-            cukit_Ufunc *sub = (cukit_Ufunc *)PyTuple_GET_ITEM(st->ufuncs, U_SUB);
+            cukit_Ufunc *sub = (cukit_Ufunc *)PyTuple_GET_ITEM(st->compute->ufuncs, U_SUB);
             r = ck_dispatch(sub, in, 2, q.out, q.stream, MODE_CALL, -1);
         }
         Py_XDECREF(hi);

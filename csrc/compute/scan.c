@@ -463,7 +463,7 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
              CU_CALL(st, cuLaunchKernel, (e->func, (unsigned)grid, 1, 1, 256, 1, 1, 0, h, args,
                                           NULL)) < 0 ? -1 : 0;
     Py_XDECREF(status);
-    if (rc == 0 && st->debug && st->captures == 0)
+    if (rc == 0 && st->launch->debug && st->runtime->captures == 0)
         CU_CALL_NOGIL(st, cuCtxSynchronize, ());
     return rc;
 error:
@@ -811,9 +811,9 @@ static PyMethodDef scan_functions[] = {
 int
 ck_scan_setup(PyObject *module, cukit_state *st)
 {
-    st->ScanKernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &sk_spec, NULL);
-    if (st->ScanKernelType == NULL ||
-        PyModule_AddObjectRef(module, "ScanKernel", (PyObject *)st->ScanKernelType) < 0)
+    st->compute->ScanKernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &sk_spec, NULL);
+    if (st->compute->ScanKernelType == NULL ||
+        PyModule_AddObjectRef(module, "ScanKernel", (PyObject *)st->compute->ScanKernelType) < 0)
         return -1;
     return PyModule_AddFunctions(module, scan_functions);
 }

@@ -235,12 +235,12 @@ classify(cukit_state *st, PyObject *v, opnd *o)
     if (t == &PyLong_Type) { o->weak = CK_WEAK_INT; return CLS_OK; }
     if (t == &PyBool_Type) { o->weak = CK_WEAK_BOOL; return CLS_OK; }
     if (t == &PyComplex_Type) { o->weak = CK_WEAK_COMPLEX; return CLS_OK; }
-    if (st->fuse_proxy && PyObject_TypeCheck(v, (PyTypeObject *)st->fuse_proxy))
+    if (st->compute->fuse_proxy && PyObject_TypeCheck(v, (PyTypeObject *)st->compute->fuse_proxy))
         return CLS_PROXY;
     if (cukit_numpy(st) < 0)
         return -1;
     if (PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic)) {
-        PyObject *dt = PyObject_GetAttr(v, st->str_dtype);
+        PyObject *dt = PyObject_GetAttr(v, st->memory->str_dtype);
         o->tc = dt ? cukit_typecode_of_dtype(dt) : -1;
         if (dt && o->tc >= 0 && !ck_math_tc(o->tc)) {
             PyErr_Format(PyExc_TypeError, "cukit's array math does not support %S scalars", dt);
@@ -388,7 +388,7 @@ apply_proxy(cukit_Ufunc *u, PyObject *const *in, int nin)
     PyObject *args = PyTuple_New(nin);
     for (int k = 0; args && k < nin; k++)
         PyTuple_SET_ITEM(args, k, Py_NewRef(in[k]));
-    PyObject *r = args ? PyObject_CallMethod(u->st->fuse_proxy, "_apply", "OO", (PyObject *)u,
+    PyObject *r = args ? PyObject_CallMethod(u->st->compute->fuse_proxy, "_apply", "OO", (PyObject *)u,
                                              args)
                        : NULL;
     Py_XDECREF(args);
@@ -399,7 +399,7 @@ apply_proxy(cukit_Ufunc *u, PyObject *const *in, int nin)
 static int
 keep_for_capture(cukit_state *st, PyObject *stream, PyObject *out, PyObject *const *in, int nin)
 {
-    if (stream == NULL || !Py_IS_TYPE(stream, st->StreamType) ||
+    if (stream == NULL || !Py_IS_TYPE(stream, st->runtime->StreamType) ||
         ((cukit_Stream *)stream)->capture == NULL)
         return 0;
     PyObject *t = PyTuple_New(nin + 1);
@@ -479,7 +479,7 @@ where_arg(cukit_state *st, const ufunc_def *def, PyObject *w, cukit_Device *dev,
         return -1;
     }
     if (PyLong_Check(w) || PyObject_TypeCheck(w, (PyTypeObject *)st->np_generic)) {
-        PyObject *dt = PyLong_Check(w) ? NULL : PyObject_GetAttr(w, st->str_dtype);
+        PyObject *dt = PyLong_Check(w) ? NULL : PyObject_GetAttr(w, st->memory->str_dtype);
         int tc = dt ? cukit_typecode_of_dtype(dt) : CUKIT_TC_BOOL;
         Py_XDECREF(dt);
         if (tc == CUKIT_TC_BOOL || PyLong_Check(w)) {

@@ -45,7 +45,7 @@ ufunc_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject 
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t i = 0; i < nkw; i++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, i);
-        if (key == st->str_stream || PyUnicode_CompareWithASCIIString(key, "stream") == 0)
+        if (key == st->launch->str_stream || PyUnicode_CompareWithASCIIString(key, "stream") == 0)
             stream = args[nargs + i];
         else if (PyUnicode_CompareWithASCIIString(key, "out") == 0 && out == NULL)
             out = args[nargs + i];
@@ -385,7 +385,7 @@ static PyType_Spec ufunc_spec = {
 static cukit_Ufunc *
 ufunc_at(cukit_state *st, int index)
 {
-    return (cukit_Ufunc *)PyTuple_GET_ITEM(st->ufuncs, index);
+    return (cukit_Ufunc *)PyTuple_GET_ITEM(st->compute->ufuncs, index);
 }
 
 PyObject *
@@ -504,7 +504,7 @@ mod_set_fuse_proxy(PyObject *m, PyObject *cls)
         PyErr_SetString(PyExc_TypeError, "_set_fuse_proxy() takes a class");
         return NULL;
     }
-    Py_XSETREF(st->fuse_proxy, Py_NewRef(cls));
+    Py_XSETREF(st->compute->fuse_proxy, Py_NewRef(cls));
     Py_RETURN_NONE;
 }
 
@@ -518,18 +518,18 @@ static PyMethodDef ufunc_functions[] = {
 int
 ck_ufunc_setup(PyObject *module, cukit_state *st)
 {
-    st->UfuncType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &ufunc_spec, NULL);
-    if (st->UfuncType == NULL || PyModule_AddObjectRef(module, "ufunc", (PyObject *)st->UfuncType) < 0)
+    st->compute->UfuncType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &ufunc_spec, NULL);
+    if (st->compute->UfuncType == NULL || PyModule_AddObjectRef(module, "ufunc", (PyObject *)st->compute->UfuncType) < 0)
         return -1;
     if (strcmp(ck_ufunc_defs[U_CONJ].name, "conjugate") != 0 || strcmp(ck_ufunc_defs[U_GE].name, "greater_equal") != 0) {
         PyErr_SetString(PyExc_SystemError, "ufunc table out of order");
         return -1;
     }
-    st->ufuncs = PyTuple_New(U_COUNT);
-    if (st->ufuncs == NULL)
+    st->compute->ufuncs = PyTuple_New(U_COUNT);
+    if (st->compute->ufuncs == NULL)
         return -1;
     for (int i = 0; i < U_COUNT; i++) {
-        cukit_Ufunc *u = PyObject_GC_New(cukit_Ufunc, st->UfuncType);
+        cukit_Ufunc *u = PyObject_GC_New(cukit_Ufunc, st->compute->UfuncType);
         if (u == NULL)
             return -1;
         u->vectorcall = ufunc_vectorcall;
@@ -540,7 +540,7 @@ ck_ufunc_setup(PyObject *module, cukit_state *st)
         u->name = PyUnicode_FromString(ck_ufunc_defs[i].name);
         ck_ufunc_build_tables(u);
         PyObject_GC_Track(u);
-        PyTuple_SET_ITEM(st->ufuncs, i, (PyObject *)u);
+        PyTuple_SET_ITEM(st->compute->ufuncs, i, (PyObject *)u);
         if (u->name == NULL)
             return -1;
         if (i < U_WHERE && PyModule_AddObjectRef(module, ck_ufunc_defs[i].name, (PyObject *)u) < 0)

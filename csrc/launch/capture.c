@@ -67,7 +67,7 @@ static PyObject *
 mod_capture_kernel_info(PyObject *m, PyObject *arg)
 {
     cukit_state *st = PyModule_GetState(m);
-    if (!Py_IS_TYPE(arg, st->KernelType)) {
+    if (!Py_IS_TYPE(arg, st->launch->KernelType)) {
         PyErr_Format(PyExc_TypeError, "expected a cukit.Kernel, got %s", Py_TYPE(arg)->tp_name);
         return NULL;
     }

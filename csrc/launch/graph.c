@@ -31,7 +31,7 @@ static cukit_KernelNode *
 node_create(cukit_Graph *g, cukit_Kernel *k, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS *p,
             PyObject *args)
 {
-    cukit_KernelNode *n = PyObject_GC_New(cukit_KernelNode, g->st->KernelNodeType);
+    cukit_KernelNode *n = PyObject_GC_New(cukit_KernelNode, g->st->launch->KernelNodeType);
     if (n == NULL)
         return NULL;
     n->graph = (cukit_Graph *)Py_NewRef(g);
@@ -61,7 +61,7 @@ drop_exec(cukit_Graph *g)
 static cukit_Graph *
 graph_alloc(cukit_state *st, cukit_Device *dev)
 {
-    cukit_Graph *g = PyObject_GC_New(cukit_Graph, st->GraphType);
+    cukit_Graph *g = PyObject_GC_New(cukit_Graph, st->launch->GraphType);
     if (g == NULL)
         return NULL;
     g->st = st;
@@ -151,7 +151,7 @@ collect_nodes(cukit_Graph *g, PyObject *recorded)
         for (Py_ssize_t j = 0; j < PyList_GET_SIZE(recorded); j++) {
             PyObject *t = PyList_GET_ITEM(recorded, j);
             cukit_Kernel *k = (cukit_Kernel *)PyTuple_GET_ITEM(t, 0);
-            if (used[j] || !Py_IS_TYPE(k, g->st->KernelType) || k->func != p.func)
+            if (used[j] || !Py_IS_TYPE(k, g->st->launch->KernelType) || k->func != p.func)
                 continue;
             used[j] = 1;
             PyObject *args = PyTuple_GetSlice(t, 1, PyTuple_GET_SIZE(t));
@@ -271,7 +271,7 @@ graph_add_kernel(cukit_Graph *self, PyObject *const *args, Py_ssize_t nargs, PyO
         PyErr_SetString(PyExc_RuntimeError, "add nodes after the capture has ended");
         return NULL;
     }
-    if (nargs < 1 || !Py_IS_TYPE(args[0], st->KernelType)) {
+    if (nargs < 1 || !Py_IS_TYPE(args[0], st->launch->KernelType)) {
         PyErr_SetString(PyExc_TypeError,
                         "add_kernel(kernel, *args, grid=, block=, shared_mem=0, depends_on=())");
         return NULL;
@@ -302,7 +302,7 @@ graph_add_kernel(cukit_Graph *self, PyObject *const *args, Py_ssize_t nargs, PyO
             goto done;
         for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
             PyObject *d = PySequence_Fast_GET_ITEM(seq, i);
-            if (!Py_IS_TYPE(d, st->KernelNodeType) || ((cukit_KernelNode *)d)->graph != self ||
+            if (!Py_IS_TYPE(d, st->launch->KernelNodeType) || ((cukit_KernelNode *)d)->graph != self ||
                 ndeps == 64) {
                 PyErr_SetString(PyExc_TypeError,
                                 "depends_on takes up to 64 KernelNodes of this same graph");
@@ -328,7 +328,7 @@ graph_add_kernel(cukit_Graph *self, PyObject *const *args, Py_ssize_t nargs, PyO
     }
     CUDA_KERNEL_NODE_PARAMS p = {k->func, cfg.grid[0], cfg.grid[1], cfg.grid[2], cfg.block[0],
                                  cfg.block[1], cfg.block[2], cfg.shared, NULL, NULL, NULL, NULL};
-    n = PyObject_GC_New(cukit_KernelNode, st->KernelNodeType);
+    n = PyObject_GC_New(cukit_KernelNode, st->launch->KernelNodeType);
     if (n == NULL)
         goto done;
     n->graph = (cukit_Graph *)Py_NewRef(self);
@@ -568,11 +568,11 @@ int
 cukit_graph_setup(PyObject *module, cukit_state *st)
 {
     st->hooks.stream_capture = stream_capture;
-    st->GraphType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &graph_spec, NULL);
-    if (st->GraphType == NULL || PyModule_AddType(module, st->GraphType) < 0)
+    st->launch->GraphType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &graph_spec, NULL);
+    if (st->launch->GraphType == NULL || PyModule_AddType(module, st->launch->GraphType) < 0)
         return -1;
-    st->KernelNodeType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &node_spec, NULL);
-    if (st->KernelNodeType == NULL)
+    st->launch->KernelNodeType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &node_spec, NULL);
+    if (st->launch->KernelNodeType == NULL)
         return -1;
-    return PyModule_AddType(module, st->KernelNodeType);
+    return PyModule_AddType(module, st->launch->KernelNodeType);
 }

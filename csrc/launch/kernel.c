@@ -41,7 +41,7 @@ cukit_kernel_create(cukit_Module *mod, CUfunction func, cukit_Signature *parsed)
     }
     if (sig == NULL)
         return NULL;
-    cukit_Kernel *k = PyObject_GC_New(cukit_Kernel, st->KernelType);
+    cukit_Kernel *k = PyObject_GC_New(cukit_Kernel, st->launch->KernelType);
     if (k == NULL) {
         Py_DECREF(sig);
         return NULL;
@@ -233,15 +233,15 @@ cukit_launch_config(cukit_Kernel *k, PyObject *const *values, PyObject *kwnames,
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t i = 0; i < nkw; i++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, i), *val = values[i];
-        if (kw_is(st, key, st->str_grid, "grid"))
+        if (kw_is(st, key, st->launch->str_grid, "grid"))
             grid_o = val;
-        else if (kw_is(st, key, st->str_block, "block"))
+        else if (kw_is(st, key, st->launch->str_block, "block"))
             block_o = val;
-        else if (kw_is(st, key, st->str_shared_mem, "shared_mem"))
+        else if (kw_is(st, key, st->launch->str_shared_mem, "shared_mem"))
             shared_o = val;
-        else if (allow_stream && kw_is(st, key, st->str_stream, "stream"))
+        else if (allow_stream && kw_is(st, key, st->launch->str_stream, "stream"))
             stream_o = val;
-        else if (kw_is(st, key, st->str_n, "n"))
+        else if (kw_is(st, key, st->launch->str_n, "n"))
             n_o = val;
         else if (PyUnicode_CompareWithASCIIString(key, "cooperative") == 0)
             coop_o = val;
@@ -295,7 +295,7 @@ cukit_launch_config(cukit_Kernel *k, PyObject *const *values, PyObject *kwnames,
     cfg->cluster[0] = cfg->cluster[1] = cfg->cluster[2] = 0;
     if (cluster_o != NULL && cluster_o != Py_None && parse_dims(cluster_o, "cluster", cfg->cluster) < 0)
         return -1;
-    cfg->stream_obj = stream_o && Py_IS_TYPE(stream_o, k->st->StreamType) ? (cukit_Stream *)stream_o : NULL;
+    cfg->stream_obj = stream_o && Py_IS_TYPE(stream_o, k->st->runtime->StreamType) ? (cukit_Stream *)stream_o : NULL;
     cfg->stream_arg = stream_o;
     if (check_config(k, cfg, shared) < 0 || cukit_stream_handle(st, stream_o, k->device, &cfg->stream) < 0)
         return -1;
@@ -502,7 +502,7 @@ done:
 int
 cukit_kernel_debug_check(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args)
 {
-    return k->st->debug ? debug_check(k, cfg, args) : 0;
+    return k->st->launch->debug ? debug_check(k, cfg, args) : 0;
 }
 
 static PyObject *
@@ -512,8 +512,8 @@ mod_set_debug(PyObject *m, PyObject *arg)
     int on = PyObject_IsTrue(arg);
     if (on < 0)
         return NULL;
-    PyObject *was = PyBool_FromLong(st->debug);
-    st->debug = on;
+    PyObject *was = PyBool_FromLong(st->launch->debug);
+    st->launch->debug = on;
     return was;
 }
 
@@ -547,7 +547,7 @@ kernel_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         (k->st->capture == NULL ? cukit_kernel_launch(k, &cfg, p.ptrs)
                                 : cukit_capture_launch(k, &cfg, args, p.buf, p.ptrs)) == 0 &&
         cukit_kernel_keep_for_capture(k, &cfg, args) == 0 &&
-        (!k->st->debug || debug_check(k, &cfg, args) == 0))
+        (!k->st->launch->debug || debug_check(k, &cfg, args) == 0))
         result = Py_NewRef(Py_None);
     cukit_params_release(&p);
     return result;
@@ -595,7 +595,7 @@ kernel_prepare(cukit_Kernel *self, PyObject *const *args, Py_ssize_t nargs, PyOb
         return NULL;
     }
     cukit_state *st = self->st;
-    cukit_Prepared *p = PyObject_GC_New(cukit_Prepared, st->PreparedType);
+    cukit_Prepared *p = PyObject_GC_New(cukit_Prepared, st->launch->PreparedType);
     if (p == NULL)
         return NULL;
     const cukit_Signature *sig = self->sig;
@@ -775,12 +775,11 @@ static PyType_Spec kernel_spec = {
 int
 cukit_kernel_setup(PyObject *module, cukit_state *st)
 {
-    st->hooks.pack_arg = cukit_pack_arg;
-    st->KernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &kernel_spec, NULL);
-    if (st->KernelType == NULL || PyModule_AddType(module, st->KernelType) < 0)
+    st->launch->KernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &kernel_spec, NULL);
+    if (st->launch->KernelType == NULL || PyModule_AddType(module, st->launch->KernelType) < 0)
         return -1;
     const char *env = getenv("CUKIT_DEBUG");
-    st->debug = env && env[0] && strcmp(env, "0") != 0;
+    st->launch->debug = env && env[0] && strcmp(env, "0") != 0;
     if (cukit_capture_setup(module, st) < 0)
         return -1;
     return PyModule_AddFunctions(module, kernel_functions);

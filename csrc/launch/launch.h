@@ -1,9 +1,19 @@
-/* launch.h - the launch layer: Module, Kernel, argument packing, prepared launches, graphs */
+/* launch.h - the launch layer: Module and loading, Kernel, prepared launches, graphs */
 #ifndef CUKIT_LAUNCH_H
 #define CUKIT_LAUNCH_H
 
 #include "memory/memory.h"
-#include "compile/compile.h"
+#include "declarations/declarations.h"
+#include "sandbox/sandbox.h"
+
+/* launch/'s part of the module state (st->launch; see cukit_state). */
+typedef struct cukit_launch_state {
+    /* strong refs: the types */
+    PyTypeObject *ModuleType, *KernelType, *PreparedType, *GraphType, *KernelNodeType;
+    int debug;          /* 1: synchronize after every launch and name a faulting kernel */
+    /* strong refs: interned keyword names the launch path compares by pointer */
+    PyObject *str_grid, *str_block, *str_shared_mem, *str_stream, *str_n;
+} cukit_launch_state;
 
 #define CUKIT_STACK_ARG_BYTES 4096 /* parameter buffers up to this size live on the C stack */
 #define CUKIT_STACK_PARAMS CUKIT_MAX_PARAMS /* ...and so do this many parameter pointers */
@@ -27,7 +37,7 @@ typedef struct {
                               options, for a reproducer */
 } cukit_Module;
 
-/* The Module type; registers hooks.load_module. 0 / -1. */
+/* The Module type. 0 / -1. */
 int cukit_module_setup(PyObject *module, cukit_state *st);
 /* Load `image` (cubin/fatbin/PTX) on dev. signatures/symbols may be NULL (empty).
  * New ref, or NULL with an exception. */
@@ -112,15 +122,6 @@ int cukit_capture_launch(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject 
                          const unsigned char *buf, void **ptrs);
 /* _capture_set, _capture_kernel_info, _capture_read; CUKIT_CAPTURE is read in Python. */
 int cukit_capture_setup(PyObject *module, cukit_state *st);
-
-/* ------------------------------------------------------------------ args.c */
-
-/* Convert v to parameter p's C type at dst (p->size bytes). `index` (0-based) and
- * `sig` are for messages; `dev` (may be NULL) is checked against device arrays.
- * 0 / -1 with TypeError, OverflowError or ValueError naming the parameter.
- * Registered as hooks.pack_arg for Signature.pack. */
-int cukit_pack_arg(cukit_state *st, const cukit_Signature *sig, int index, PyObject *v,
-                   unsigned char *dst, const cukit_Device *dev);
 
 /* ------------------------------------------------------------------ prepared.c, graph.c */
 

@@ -5,7 +5,7 @@ cukit_Module *
 cukit_module_create(cukit_state *st, cukit_Device *dev, const void *image, PyObject *signatures,
                     PyObject *symbols, const char *arch)
 {
-    cukit_Module *self = PyObject_GC_New(cukit_Module, st->ModuleType);
+    cukit_Module *self = PyObject_GC_New(cukit_Module, st->launch->ModuleType);
     if (self == NULL)
         return NULL;
     self->st = st;
@@ -28,22 +28,6 @@ cukit_module_create(cukit_state *st, cukit_Device *dev, const void *image, PyObj
 error:
     Py_DECREF(self);
     return NULL;
-}
-
-/* hooks.load_module: compiled or linked code, loaded for the compile layer. */
-static PyObject *
-load_module(cukit_Device *dev, PyObject *image, const char *arch, PyObject *signatures,
-            PyObject *symbols, PyObject *globals, PyObject *origin)
-{
-    cukit_Module *mod = cukit_module_create(dev->st, dev, PyBytes_AS_STRING(image), signatures,
-                                            symbols, arch);
-    if (mod && globals)
-        mod->globals = Py_NewRef(globals);
-    if (mod) {
-        mod->image = Py_NewRef(image);
-        mod->origin = Py_XNewRef(origin);
-    }
-    return (PyObject *)mod;
 }
 
 static int
@@ -132,6 +116,8 @@ kernel_of_sizes(cukit_Module *self, CUfunction func, const char *shown, PyObject
     return k;
 }
 
+static PyObject *get_kernel(cukit_Module *self, PyObject *name, PyObject *signature);
+
 /* The kernel `name` that no declaration of the module's source names: a C++ kernel
  * asked for by its mangled name (PyCUDA's get_function("_Z10initkerneli")), or one
  * of code loaded from an image. Its parameters are read from the name where it is
@@ -153,7 +139,7 @@ kernel_without_signature(cukit_Module *self, PyObject *name)
     }
     cukit_Kernel *kernel = NULL;
     if (found) {
-        kernel = (cukit_Kernel *)PyObject_CallMethod((PyObject *)self, "get_kernel", "O", found);
+        kernel = (cukit_Kernel *)get_kernel(self, found, NULL);
         if (kernel == NULL)
             return NULL;
         goto done;
@@ -215,7 +201,7 @@ get_kernel(cukit_Module *self, PyObject *name, PyObject *signature)
             return PyErr_Occurred() ? NULL : kernel_without_signature(self, name);
         Py_INCREF(sig);
     }
-    else if (Py_IS_TYPE(signature, st->SignatureType)) {
+    else if (Py_IS_TYPE(signature, st->declarations->SignatureType)) {
         sig = (cukit_Signature *)Py_NewRef(signature);
     }
     else if (PyUnicode_Check(signature)) {
@@ -500,9 +486,8 @@ static PyType_Spec module_spec = {
 int
 cukit_module_setup(PyObject *module, cukit_state *st)
 {
-    st->hooks.load_module = load_module;
-    st->ModuleType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &module_spec, NULL);
-    if (st->ModuleType == NULL)
+    st->launch->ModuleType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &module_spec, NULL);
+    if (st->launch->ModuleType == NULL)
         return -1;
-    return PyModule_AddType(module, st->ModuleType);
+    return PyModule_AddType(module, st->launch->ModuleType);
 }

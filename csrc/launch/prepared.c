@@ -19,7 +19,7 @@ unchanged(cukit_state *st, PyObject *a)
     }
     if (PyFloat_CheckExact(a) || PyLong_CheckExact(a) || PyBool_Check(a) || PyBytes_CheckExact(a))
         return 1;
-    if (PyObject_TypeCheck(a, st->BufferType))
+    if (PyObject_TypeCheck(a, st->memory->BufferType))
         return ((cukit_Buffer *)a)->ptr != 0;
     /* numpy numbers are immutable; structured (void) scalars can be views, so not those */
     return st->np_floating && (PyObject_TypeCheck(a, (PyTypeObject *)st->np_floating) ||
@@ -158,8 +158,8 @@ static PyType_Spec prepared_spec = {
 int
 cukit_prepared_setup(PyObject *module, cukit_state *st)
 {
-    st->PreparedType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &prepared_spec, NULL);
-    if (st->PreparedType == NULL)
+    st->launch->PreparedType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &prepared_spec, NULL);
+    if (st->launch->PreparedType == NULL)
         return -1;
-    return PyModule_AddType(module, st->PreparedType);
+    return PyModule_AddType(module, st->launch->PreparedType);
 }

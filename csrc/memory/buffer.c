@@ -27,7 +27,7 @@ buffer_create_as(PyTypeObject *type, cukit_Device *dev, size_t nbytes)
         cukit_oom_error(st, nbytes, call);
         return NULL;
     }
-    cukit_Buffer *b = type == st->BufferType ? PyObject_New(cukit_Buffer, type)
+    cukit_Buffer *b = type == st->memory->BufferType ? PyObject_New(cukit_Buffer, type)
                                              : (cukit_Buffer *)type->tp_alloc(type, 0);
     if (b == NULL)
         return NULL;
@@ -55,7 +55,7 @@ buffer_create_as(PyTypeObject *type, cukit_Device *dev, size_t nbytes)
 cukit_Buffer *
 cukit_buffer_create(cukit_Device *dev, size_t nbytes)
 {
-    return buffer_create_as(dev->st->BufferType, dev, nbytes);
+    return buffer_create_as(dev->st->memory->BufferType, dev, nbytes);
 }
 
 cukit_Buffer *
@@ -69,7 +69,7 @@ cukit_buffer_create_for_legacy_write(cukit_Device *dev, size_t nbytes)
             return NULL;
         CUdeviceptr p = dm->nkept ? cukit_keep_take(dm, nbytes) : 0;
         if (p) {
-            cukit_Buffer *b = PyObject_New(cukit_Buffer, dev->st->BufferType);
+            cukit_Buffer *b = PyObject_New(cukit_Buffer, dev->st->memory->BufferType);
             if (b == NULL) {
                 /* back with the kept blocks: the slot just emptied */
                 dm->kept[dm->nkept].ptr = p;
@@ -257,7 +257,7 @@ static PyObject *
 mod_alloc(PyObject *m, PyObject *args, PyObject *kwargs)
 {
     cukit_state *st = PyModule_GetState(m);
-    return alloc_as(st, st->BufferType, args, kwargs);
+    return alloc_as(st, st->memory->BufferType, args, kwargs);
 }
 
 static PyObject *
@@ -275,8 +275,8 @@ static PyMethodDef buffer_functions[] = {
 int
 cukit_buffer_setup(PyObject *module, cukit_state *st)
 {
-    st->BufferType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &buffer_spec, NULL);
-    if (st->BufferType == NULL || PyModule_AddType(module, st->BufferType) < 0)
+    st->memory->BufferType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &buffer_spec, NULL);
+    if (st->memory->BufferType == NULL || PyModule_AddType(module, st->memory->BufferType) < 0)
         return -1;
     return PyModule_AddFunctions(module, buffer_functions);
 }

@@ -309,7 +309,7 @@ copy_device(cukit_CudaArray *a, PyObject *obj, int to_array, const char *who)
 {
     cukit_state *st = a->st;
     PyObject *dict;
-    int r = cukit_optional_attr_obj(obj, st->str_cai, &dict);
+    int r = cukit_optional_attr_obj(obj, st->memory->str_cai, &dict);
     if (r <= 0)
         return r;
     cukit_cai cai;
@@ -334,7 +334,7 @@ copy_device(cukit_CudaArray *a, PyObject *obj, int to_array, const char *who)
 static int
 copy_host(cukit_CudaArray *a, PyObject *arr, int to_array, const char *who)
 {
-    PyObject *dt = PyObject_GetAttr(arr, a->st->str_dtype);
+    PyObject *dt = PyObject_GetAttr(arr, a->st->memory->str_dtype);
     if (dt == NULL) {
         PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "%s: expected a numpy array or a device array, got %s",
@@ -505,8 +505,8 @@ static PyType_Spec cudaarray_spec = {
 int
 cukit_cudaarray_setup(PyObject *module, cukit_state *st)
 {
-    st->CudaArrayType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &cudaarray_spec, NULL);
-    if (st->CudaArrayType == NULL)
+    st->memory->CudaArrayType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &cudaarray_spec, NULL);
+    if (st->memory->CudaArrayType == NULL)
         return -1;
-    return PyModule_AddType(module, st->CudaArrayType);
+    return PyModule_AddType(module, st->memory->CudaArrayType);
 }

@@ -204,9 +204,9 @@ cukit_cai_read(cukit_state *st, PyObject *obj, PyObject *cai, int full, const ch
                      Py_TYPE(obj)->tp_name);
         return -1;
     }
-    PyObject *shape_o = PyDict_GetItemWithError(cai, st->str_shape);
-    PyObject *typestr = shape_o ? PyDict_GetItemWithError(cai, st->str_typestr) : NULL;
-    PyObject *data = typestr ? PyDict_GetItemWithError(cai, st->str_data) : NULL;
+    PyObject *shape_o = PyDict_GetItemWithError(cai, st->memory->str_shape);
+    PyObject *typestr = shape_o ? PyDict_GetItemWithError(cai, st->memory->str_typestr) : NULL;
+    PyObject *data = typestr ? PyDict_GetItemWithError(cai, st->memory->str_data) : NULL;
     if (PyErr_Occurred())
         return -1;
     if (shape_o == NULL || typestr == NULL || !PyUnicode_Check(typestr) || data == NULL ||
@@ -240,7 +240,7 @@ cukit_cai_read(cukit_state *st, PyObject *obj, PyObject *cai, int full, const ch
         want *= out->shape[k];
     }
     out->c_contiguous = 1;
-    PyObject *strides_o = PyDict_GetItemWithError(cai, st->str_strides);
+    PyObject *strides_o = PyDict_GetItemWithError(cai, st->memory->str_strides);
     if (strides_o && strides_o != Py_None) {
         if (int_tuple(strides_o, out->strides, ndim, "strides", who) < 0)
             return -1;
@@ -276,7 +276,7 @@ cukit_cai_read(cukit_state *st, PyObject *obj, PyObject *cai, int full, const ch
 static int
 torch_typecode(cukit_state *st, PyObject *dtype)
 {
-    PyObject *hit = PyDict_GetItemWithError(st->torch_dtypes, dtype);
+    PyObject *hit = PyDict_GetItemWithError(st->memory->torch_dtypes, dtype);
     if (hit)
         return (int)PyLong_AsLong(hit);
     if (PyErr_Occurred())
@@ -288,7 +288,7 @@ torch_typecode(cukit_state *st, PyObject *dtype)
     if (t == NULL)
         return -1;
     PyObject *v = PyLong_FromLong(tc);
-    if (v == NULL || PyDict_SetItem(st->torch_dtypes, dtype, v) < 0) {
+    if (v == NULL || PyDict_SetItem(st->memory->torch_dtypes, dtype, v) < 0) {
         Py_XDECREF(v);
         return -1;
     }
@@ -303,7 +303,7 @@ int
 cukit_torch_pointer(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, long *ordinal,
                     int *typecode)
 {
-    if (st->torch_tensor == NULL) {
+    if (st->memory->torch_tensor == NULL) {
         /* Only when the program imported torch itself: cukit never imports it. */
         PyObject *mods = PyImport_GetModuleDict();
         PyObject *torch = PyDict_GetItemString(mods, "torch");
@@ -312,13 +312,13 @@ cukit_torch_pointer(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, long *ordi
             PyErr_Clear();
             return 0;
         }
-        st->torch_tensor = tensor;
-        if (st->torch_dtypes == NULL && (st->torch_dtypes = PyDict_New()) == NULL)
+        st->memory->torch_tensor = tensor;
+        if (st->memory->torch_dtypes == NULL && (st->memory->torch_dtypes = PyDict_New()) == NULL)
             return -1;
     }
-    if (!PyObject_TypeCheck(obj, (PyTypeObject *)st->torch_tensor))
+    if (!PyObject_TypeCheck(obj, (PyTypeObject *)st->memory->torch_tensor))
         return 0;
-    PyObject *where = PyObject_CallMethodNoArgs(obj, st->str_get_device);
+    PyObject *where = PyObject_CallMethodNoArgs(obj, st->memory->str_get_device);
     *ordinal = where ? PyLong_AsLong(where) : -2;
     Py_XDECREF(where);
     if (*ordinal == -2 && PyErr_Occurred())
@@ -327,12 +327,12 @@ cukit_torch_pointer(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, long *ordi
         *ordinal = -1;
         return 1;
     }
-    PyObject *dtype = PyObject_GetAttr(obj, st->str_dtype);
+    PyObject *dtype = PyObject_GetAttr(obj, st->memory->str_dtype);
     *typecode = dtype ? torch_typecode(st, dtype) : -1;
     Py_XDECREF(dtype);
     if (*typecode < 0)
         return -1;
-    PyObject *p = PyObject_CallMethodNoArgs(obj, st->str_data_ptr);
+    PyObject *p = PyObject_CallMethodNoArgs(obj, st->memory->str_data_ptr);
     if (p == NULL)
         return -1;
     *ptr = PyLong_AsUnsignedLongLong(p);

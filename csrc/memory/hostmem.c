@@ -119,8 +119,8 @@ hostmem_dealloc(cukit_HostMemory *self)
         if (res != CUDA_SUCCESS && !cukit_cu_is_sticky(res) &&
             cukit_check_cu(st, res, managed ? "cuMemFree" : "cuMemFreeHost") < 0)
             PyErr_WriteUnraisable((PyObject *)self);
-        st->host_live--;
-        st->host_live_bytes -= (Py_ssize_t)self->size;
+        st->memory->host_live--;
+        st->memory->host_live_bytes -= (Py_ssize_t)self->size;
         PyErr_SetRaisedException(saved);
     }
     Py_XDECREF(self->device);
@@ -216,7 +216,7 @@ owner_of(cukit_state *st, PyObject *obj, int *err)
             return NULL;
         }
         Py_DECREF(base); /* still referenced by cur, which obj keeps alive */
-        if (Py_IS_TYPE(base, st->HostMemoryType))
+        if (Py_IS_TYPE(base, st->memory->HostMemoryType))
             return (cukit_HostMemory *)base;
         if (!PyObject_TypeCheck(base, (PyTypeObject *)st->np_ndarray))
             return NULL;
@@ -319,7 +319,7 @@ host_array(cukit_state *st, cukit_Device *dev, int kind, PyObject *shape, PyObje
             return NULL;
         }
     }
-    cukit_HostMemory *mem = PyObject_New(cukit_HostMemory, st->HostMemoryType);
+    cukit_HostMemory *mem = PyObject_New(cukit_HostMemory, st->memory->HostMemoryType);
     if (mem == NULL)
         return NULL;
     mem->st = st;
@@ -346,8 +346,8 @@ host_array(cukit_state *st, cukit_Device *dev, int kind, PyObject *shape, PyObje
     Py_END_ALLOW_THREADS
     if (p != NULL) {
         mem->ptr = p; /* from here dealloc frees it */
-        st->host_live++;
-        st->host_live_bytes += (Py_ssize_t)nbytes;
+        st->memory->host_live++;
+        st->memory->host_live_bytes += (Py_ssize_t)nbytes;
     }
     mem->dptr = dp;
     if (res == CUDA_ERROR_OUT_OF_MEMORY) {
@@ -561,7 +561,7 @@ static PyObject *
 mod_host_memory_stats(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     cukit_state *st = PyModule_GetState(m);
-    return Py_BuildValue("(nn)", st->host_live, st->host_live_bytes);
+    return Py_BuildValue("(nn)", st->memory->host_live, st->memory->host_live_bytes);
 }
 
 static PyMethodDef hostmem_functions[] = {
@@ -595,8 +595,8 @@ static PyMethodDef hostmem_functions[] = {
 int
 cukit_hostmem_setup(PyObject *module, cukit_state *st)
 {
-    st->HostMemoryType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &hostmem_spec, NULL);
-    if (st->HostMemoryType == NULL || PyModule_AddType(module, st->HostMemoryType) < 0)
+    st->memory->HostMemoryType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &hostmem_spec, NULL);
+    if (st->memory->HostMemoryType == NULL || PyModule_AddType(module, st->memory->HostMemoryType) < 0)
         return -1;
     return PyModule_AddFunctions(module, hostmem_functions);
 }

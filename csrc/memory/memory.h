@@ -4,6 +4,35 @@
 
 #include "runtime/runtime.h"
 
+/* Tuning of the pageable transfer pipeline (cukit._transfer_config). */
+typedef struct {
+    size_t threshold; /* copies below this many bytes go straight to the driver */
+    size_t chunk;     /* bytes per staging buffer */
+    int slots;        /* staging buffers per thread */
+    int threads;      /* threads copying host memory, the caller included */
+} cukit_xfer_config;
+
+/* memory/'s part of the module state (st->memory; see cukit_state). */
+typedef struct cukit_memory_state {
+    /* strong refs: the types */
+    PyTypeObject *BufferType, *HostMemoryType, *RegistrationType, *CudaArrayType;
+    PyTypeObject *TextureType, *SurfaceType;
+    /* strong refs, filled when a torch tensor is first passed (torch already imported
+     * by the program) */
+    PyObject *torch_tensor;
+    PyObject *torch_dtypes; /* dict torch dtype -> typecode */
+    struct cukit_devmem *devmem; /* owned (PyMem): ndevmem entries by ordinal, NULL until
+                                    first use; freed by cukit_mem_teardown */
+    int ndevmem;
+    cukit_xfer_config xfer;         /* the pipeline's tuning; defaults set at module exec */
+    Py_ssize_t host_live;           /* HostMemory objects alive (pinned and managed) */
+    Py_ssize_t host_live_bytes;     /* ...and their bytes */
+    /* strong refs: interned names looked up on foreign arrays per launch */
+    PyObject *str_cai;          /* "__cuda_array_interface__" */
+    PyObject *str_data, *str_typestr, *str_strides, *str_shape, *str_dtype, *str_data_ptr;
+    PyObject *str_get_device;
+} cukit_memory_state;
+
 /* ------------------------------------------------------------------ buffer.c */
 
 typedef struct {

@@ -77,18 +77,18 @@ cukit_devmem *
 cukit_devmem_get(cukit_Device *dev)
 {
     cukit_state *st = dev->st;
-    if (st->devmem == NULL) {
+    if (st->memory->devmem == NULL) {
         int n = cukit_device_count(st);
         if (n < 0)
             return NULL;
-        st->devmem = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof(cukit_devmem));
-        if (st->devmem == NULL) {
+        st->memory->devmem = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof(cukit_devmem));
+        if (st->memory->devmem == NULL) {
             PyErr_NoMemory();
             return NULL;
         }
-        st->ndevmem = n;
+        st->memory->ndevmem = n;
     }
-    cukit_devmem *dm = &st->devmem[dev->ordinal];
+    cukit_devmem *dm = &st->memory->devmem[dev->ordinal];
     if (!dm->ready) {
         dm->ctx = dev->ctx;
         if (pool_init(dev, dm) < 0)
@@ -101,9 +101,9 @@ cukit_devmem_get(cukit_Device *dev)
 void
 cukit_mem_teardown(cukit_state *st)
 {
-    PyMem_Free(st->devmem);
-    st->devmem = NULL;
-    st->ndevmem = 0;
+    PyMem_Free(st->memory->devmem);
+    st->memory->devmem = NULL;
+    st->memory->ndevmem = 0;
 }
 
 void

@@ -31,7 +31,7 @@ typedef struct cukit_devmem {
 } cukit_devmem;
 
 /* The device's memory state, set up at first use; dev's context must be current.
- * Borrowed pointer into st->devmem, or NULL with an exception. */
+ * Borrowed pointer into st->memory->devmem, or NULL with an exception. */
 cukit_devmem *cukit_devmem_get(cukit_Device *dev);
 /* Allocate n bytes from dm's pool (or plainly, without one). When the device is
  * full, wait for the frees still queued, then give the pool's spare memory back,

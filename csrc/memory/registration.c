@@ -67,7 +67,7 @@ mod_register(PyObject *m, PyObject *args, PyObject *kwargs)
     cukit_Device *dev = cukit_device_arg(st, device);
     if (dev == NULL || cukit_device_activate(dev) < 0)
         return NULL;
-    cukit_Registration *r = PyObject_New(cukit_Registration, st->RegistrationType);
+    cukit_Registration *r = PyObject_New(cukit_Registration, st->memory->RegistrationType);
     if (r == NULL)
         return NULL;
     r->st = st;
@@ -228,8 +228,8 @@ static PyMethodDef registration_functions[] = {
 int
 cukit_registration_setup(PyObject *module, cukit_state *st)
 {
-    st->RegistrationType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &registration_spec, NULL);
-    if (st->RegistrationType == NULL || PyModule_AddType(module, st->RegistrationType) < 0)
+    st->memory->RegistrationType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &registration_spec, NULL);
+    if (st->memory->RegistrationType == NULL || PyModule_AddType(module, st->memory->RegistrationType) < 0)
         return -1;
     return PyModule_AddFunctions(module, registration_functions);
 }

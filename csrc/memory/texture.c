@@ -120,7 +120,7 @@ static int
 from_device_memory(cukit_state *st, PyObject *obj, int channels, resource *r)
 {
     PyObject *dict;
-    int has = cukit_optional_attr_obj(obj, st->str_cai, &dict);
+    int has = cukit_optional_attr_obj(obj, st->memory->str_cai, &dict);
     if (has < 0)
         return -1;
     if (has == 0) {
@@ -351,7 +351,7 @@ texture_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     resource r;
     memset(&r, 0, sizeof r);
-    if (Py_IS_TYPE(source, st->CudaArrayType)) {
+    if (Py_IS_TYPE(source, st->memory->CudaArrayType)) {
         if (channels_o != Py_None) {
             PyErr_SetString(PyExc_ValueError, "Texture: channels= is for device memory; a "
                             "CudaArray has its own channels");
@@ -522,7 +522,7 @@ surface_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Surface", kwlist, &source))
         return NULL;
     cukit_state *st = cukit_state_of_type(type);
-    if (!Py_IS_TYPE(source, st->CudaArrayType)) {
+    if (!Py_IS_TYPE(source, st->memory->CudaArrayType)) {
         PyErr_Format(PyExc_TypeError,
                      "Surface: the source must be a cukit.CudaArray made with surface=True, "
                      "got %s", Py_TYPE(source)->tp_name);
@@ -594,11 +594,11 @@ static PyType_Spec surface_spec = {
 int
 cukit_texture_setup(PyObject *module, cukit_state *st)
 {
-    st->TextureType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &texture_spec, NULL);
-    if (st->TextureType == NULL || PyModule_AddType(module, st->TextureType) < 0)
+    st->memory->TextureType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &texture_spec, NULL);
+    if (st->memory->TextureType == NULL || PyModule_AddType(module, st->memory->TextureType) < 0)
         return -1;
-    st->SurfaceType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &surface_spec, NULL);
-    if (st->SurfaceType == NULL)
+    st->memory->SurfaceType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &surface_spec, NULL);
+    if (st->memory->SurfaceType == NULL)
         return -1;
-    return PyModule_AddType(module, st->SurfaceType);
+    return PyModule_AddType(module, st->memory->SurfaceType);
 }

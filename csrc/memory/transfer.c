@@ -263,8 +263,8 @@ stage_release(cukit_stage *s)
 void
 cukit_transfer_teardown(cukit_state *st)
 {
-    for (int i = 0; st->devmem && i < st->ndevmem; i++) {
-        cukit_devmem *dm = &st->devmem[i];
+    for (int i = 0; st->memory->devmem && i < st->memory->ndevmem; i++) {
+        cukit_devmem *dm = &st->memory->devmem[i];
         if (dm->stage)
             stage_release(dm->stage);
         dm->stage = NULL;
@@ -336,7 +336,7 @@ stage_acquire(cukit_state *st)
     cukit_devmem *dm = dev ? cukit_devmem_get(dev) : NULL;
     if (dm == NULL)
         return NULL;
-    if (dm->stage && !same_config(&dm->stage->cfg, &st->xfer)) {
+    if (dm->stage && !same_config(&dm->stage->cfg, &st->memory->xfer)) {
         cukit_stage *old = dm->stage;
         dm->stage = NULL;
         Py_BEGIN_ALLOW_THREADS
@@ -349,7 +349,7 @@ stage_acquire(cukit_state *st)
         const char *call;
         cukit_stage *made;
         CUcontext ctx = dev->ctx;
-        cukit_xfer_config cfg = st->xfer;
+        cukit_xfer_config cfg = st->memory->xfer;
         Py_BEGIN_ALLOW_THREADS
         made = stage_create(ctx, cfg, &res, &call);
         Py_END_ALLOW_THREADS
@@ -429,7 +429,7 @@ copy(cukit_state *st, int to_device, void *host, CUdeviceptr dev, size_t n, CUst
 {
     if (n == 0)
         return 0;
-    if (n < st->xfer.threshold || page_locked(host, n) || cukit_stream_capturing(stream))
+    if (n < st->memory->xfer.threshold || page_locked(host, n) || cukit_stream_capturing(stream))
         return direct(st, to_device, host, dev, n, stream, sync);
     cukit_stage *s = stage_acquire(st);
     if (s == NULL)
@@ -478,16 +478,16 @@ mod_transfer_config(PyObject *m, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     if (threshold >= 0)
-        st->xfer.threshold = (size_t)threshold;
+        st->memory->xfer.threshold = (size_t)threshold;
     if (chunk > 0)
-        st->xfer.chunk = (size_t)chunk;
+        st->memory->xfer.chunk = (size_t)chunk;
     if (slots > 0)
-        st->xfer.slots = slots;
+        st->memory->xfer.slots = slots;
     if (threads > 0)
-        st->xfer.threads = threads;
-    return Py_BuildValue("{snsnsisi}", "threshold", (Py_ssize_t)st->xfer.threshold, "chunk",
-                         (Py_ssize_t)st->xfer.chunk, "slots", st->xfer.slots, "threads",
-                         st->xfer.threads);
+        st->memory->xfer.threads = threads;
+    return Py_BuildValue("{snsnsisi}", "threshold", (Py_ssize_t)st->memory->xfer.threshold, "chunk",
+                         (Py_ssize_t)st->memory->xfer.chunk, "slots", st->memory->xfer.slots, "threads",
+                         st->memory->xfer.threads);
 }
 
 static PyObject *
@@ -522,9 +522,9 @@ cukit_transfer_setup(PyObject *module, cukit_state *st)
      * 8 MiB the driver's own copy is as fast (at 4 MiB they tie, at 8 MiB the
      * pipeline is 1.4x faster each way). */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    st->xfer.threshold = 8 << 20;
-    st->xfer.chunk = 2 << 20;
-    st->xfer.slots = 2;
-    st->xfer.threads = cpus >= 16 ? 8 : cpus >= 2 ? (int)(cpus / 2) : 1;
+    st->memory->xfer.threshold = 8 << 20;
+    st->memory->xfer.chunk = 2 << 20;
+    st->memory->xfer.slots = 2;
+    st->memory->xfer.threads = cpus >= 16 ? 8 : cpus >= 2 ? (int)(cpus / 2) : 1;
     return PyModule_AddFunctions(module, transfer_functions);
 }

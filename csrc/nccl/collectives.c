@@ -118,7 +118,7 @@ resolve(cukit_Communicator *c, PyObject *obj, const char *who, const char *arg, 
     if (rc != 0)
         return rc < 0 ? -1 : from_torch(st, obj, p, ordinal, tc, who, arg, b);
     PyObject *attr;
-    if ((rc = cukit_optional_attr_obj(obj, st->str_cai, &attr)) != 0) {
+    if ((rc = cukit_optional_attr_obj(obj, st->memory->str_cai, &attr)) != 0) {
         if (rc < 0)
             return -1;
         rc = from_cai(st, obj, attr, who, arg, b);

@@ -49,7 +49,7 @@ now(void)
 static cukit_Communicator *
 wrap(cukit_state *st, cukit_Device *dev, ncclComm_t comm, double timeout)
 {
-    cukit_Communicator *c = PyObject_New(cukit_Communicator, st->CommunicatorType);
+    cukit_Communicator *c = PyObject_New(cukit_Communicator, st->nccl->CommunicatorType);
     if (c == NULL) {
         cukit_nccl_api.ncclCommDestroy(comm);
         return NULL;
@@ -544,9 +544,9 @@ cukit_communicator_setup(PyObject *module, cukit_state *st)
     for (PyMethodDef *m = cukit_collective_methods; m->ml_name && n < cap; m++)
         all_methods[n++] = *m;
     all_methods[n] = (PyMethodDef){NULL};
-    st->CommunicatorType =
+    st->nccl->CommunicatorType =
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &communicator_spec, NULL);
-    if (st->CommunicatorType == NULL)
+    if (st->nccl->CommunicatorType == NULL)
         return -1;
-    return PyModule_AddObjectRef(module, "Communicator", (PyObject *)st->CommunicatorType);
+    return PyModule_AddObjectRef(module, "Communicator", (PyObject *)st->nccl->CommunicatorType);
 }

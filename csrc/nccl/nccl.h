@@ -4,6 +4,11 @@
 
 #include "array/array.h"
 
+/* nccl/'s part of the module state (st->nccl; see cukit_state). */
+typedef struct cukit_nccl_state {
+    PyTypeObject *CommunicatorType; /* strong ref */
+} cukit_nccl_state;
+
 /* ------------------------------------------------------------------ NCCL's ABI (nccl.h 2.x)
  *
  * Only what cukit calls, written from NCCL's documented C API so that the build

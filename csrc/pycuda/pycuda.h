@@ -4,6 +4,14 @@
 
 #include "array/array.h"
 
+/* The layer's part of the module state (st->pycuda). */
+typedef struct cukit_pycuda_state {
+    /* strong refs: the fronts' types; their calls' keyword tuples ("grid", "block") and
+     * ("grid", "block", "shared_mem", "stream"), (1, 1), 0 and "_call_v" */
+    PyTypeObject *FunctionType, *ArrayType, *ElementwiseType;
+    PyObject *kw_plain, *kw_launch, *grid_1, *zero, *str_call_v;
+} cukit_pycuda_state;
+
 /* ------------------------------------------------------------------ fronts.c */
 
 /* The base types cukit.pycuda's Python classes derive from (_PycudaFunction,

@@ -19,8 +19,8 @@ cukit_device_count(cukit_state *st)
 {
     if (cukit_forked())
         return cukit_fork_error(st, "cukit.device_count");
-    if (st->driver_count >= 0)
-        return st->driver_count;
+    if (st->runtime->driver_count >= 0)
+        return st->runtime->driver_count;
     if (cukit_driver_load(st) < 0) {
         /* No driver, or a driver with no usable GPU: a machine without a device. */
         if (!PyErr_ExceptionMatches(st->exc[CUKIT_EXC_NO_DEVICE]))
@@ -32,7 +32,7 @@ cukit_device_count(cukit_state *st)
     if (CU_CALL(st, cuDeviceGetCount, (&n)) < 0)
         return -1;
     cukit_fork_guard();
-    st->driver_count = n;
+    st->runtime->driver_count = n;
     return n;
 }
 
@@ -99,17 +99,17 @@ cukit_device_get(cukit_state *st, int ordinal)
                      ordinal, n, n == 1 ? "" : "s", n - 1);
         return NULL;
     }
-    if (st->devices == NULL) {
-        st->devices = PyList_New(n);
-        if (st->devices == NULL)
+    if (st->runtime->devices == NULL) {
+        st->runtime->devices = PyList_New(n);
+        if (st->runtime->devices == NULL)
             return NULL;
         for (int i = 0; i < n; i++)
-            PyList_SET_ITEM(st->devices, i, Py_NewRef(Py_None));
+            PyList_SET_ITEM(st->runtime->devices, i, Py_NewRef(Py_None));
     }
-    PyObject *have = PyList_GET_ITEM(st->devices, ordinal);
+    PyObject *have = PyList_GET_ITEM(st->runtime->devices, ordinal);
     if (have != Py_None)
         return (cukit_Device *)have;
-    cukit_Device *d = PyObject_New(cukit_Device, st->DeviceType);
+    cukit_Device *d = PyObject_New(cukit_Device, st->runtime->DeviceType);
     if (d == NULL)
         return NULL;
     d->st = st;
@@ -125,7 +125,7 @@ cukit_device_get(cukit_state *st, int ordinal)
         Py_DECREF(d);
         return NULL;
     }
-    PyList_SetItem(st->devices, ordinal, (PyObject *)d); /* steals d */
+    PyList_SetItem(st->runtime->devices, ordinal, (PyObject *)d); /* steals d */
     return d;
 }
 
@@ -197,7 +197,7 @@ cukit_device_arg(cukit_state *st, PyObject *device)
 {
     if (device == NULL || device == Py_None)
         return cukit_device_current(st);
-    if (Py_IS_TYPE(device, st->DeviceType))
+    if (Py_IS_TYPE(device, st->runtime->DeviceType))
         return (cukit_Device *)device;
     long ordinal = PyLong_AsLong(device);
     if (ordinal == -1 && PyErr_Occurred()) {
@@ -632,8 +632,8 @@ static PyMethodDef device_functions[] = {
 int
 cukit_device_setup(PyObject *module, cukit_state *st)
 {
-    st->DeviceType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &device_spec, NULL);
-    if (st->DeviceType == NULL || PyModule_AddType(module, st->DeviceType) < 0)
+    st->runtime->DeviceType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &device_spec, NULL);
+    if (st->runtime->DeviceType == NULL || PyModule_AddType(module, st->runtime->DeviceType) < 0)
         return -1;
     return PyModule_AddFunctions(module, device_functions);
 }

@@ -14,7 +14,7 @@ event_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     cukit_Device *dev = cukit_device_arg(st, device);
     if (dev == NULL || cukit_device_activate(dev) < 0)
         return NULL;
-    cukit_Event *e = type == st->EventType ? PyObject_New(cukit_Event, type)
+    cukit_Event *e = type == st->runtime->EventType ? PyObject_New(cukit_Event, type)
                                            : (cukit_Event *)type->tp_alloc(type, 0);
     if (e == NULL)
         return NULL;
@@ -98,7 +98,7 @@ static PyObject *
 event_elapsed_time(cukit_Event *self, PyObject *end_o)
 {
     cukit_state *st = self->st;
-    if (!PyObject_TypeCheck(end_o, st->EventType)) {
+    if (!PyObject_TypeCheck(end_o, st->runtime->EventType)) {
         PyErr_Format(PyExc_TypeError, "elapsed_time() takes the end cukit.Event, got %s",
                      Py_TYPE(end_o)->tp_name);
         return NULL;
@@ -174,8 +174,8 @@ static PyType_Spec event_spec = {
 int
 cukit_event_setup(PyObject *module, cukit_state *st)
 {
-    st->EventType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &event_spec, NULL);
-    if (st->EventType == NULL)
+    st->runtime->EventType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &event_spec, NULL);
+    if (st->runtime->EventType == NULL)
         return -1;
-    return PyModule_AddType(module, st->EventType);
+    return PyModule_AddType(module, st->runtime->EventType);
 }

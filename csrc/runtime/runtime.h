@@ -4,6 +4,23 @@
 
 #include "driver/driver.h"
 
+/* runtime/'s part of the module state (st->runtime; see cukit_state). */
+typedef struct cukit_runtime_state {
+    PyTypeObject *DeviceType, *StreamType, *EventType; /* strong refs: the types */
+    PyObject *devices;  /* strong ref: tuple of Device by ordinal, built at first use */
+    int driver_count;   /* devices the driver reports; -1 until asked */
+    int captures;       /* stream captures in progress (a synchronize would break them) */
+    /* strong refs: interned names read on other libraries' streams */
+    PyObject *str_cuda_stream_protocol; /* "__cuda_stream__" */
+    PyObject *str_cuda_stream;          /* "cuda_stream" (torch) */
+    PyObject *str_ptr;                  /* "ptr" (CuPy) */
+    /* the last other library's stream passed as stream=, remembered so that passing
+     * it again costs no attribute lookups or driver query */
+    PyObject *last_stream;              /* strong ref or NULL */
+    void *last_stream_handle;           /* its CUstream */
+    void *last_stream_ctx;              /* its CUcontext; NULL: a special handle */
+} cukit_runtime_state;
+
 struct cukit_Stream_s;
 
 /* A live cukit.Stream that work freeing memory must wait for (see

@@ -9,7 +9,7 @@ static int
 foreign_handle(cukit_state *st, PyObject *obj, CUstream *out)
 {
     PyObject *v;
-    int r = cukit_optional_attr_obj(obj, st->str_cuda_stream_protocol, &v);
+    int r = cukit_optional_attr_obj(obj, st->runtime->str_cuda_stream_protocol, &v);
     if (r < 0)
         return -1;
     if (r > 0) { /* cuda.core's protocol: __cuda_stream__() -> (version, handle) */
@@ -26,12 +26,12 @@ foreign_handle(cukit_state *st, PyObject *obj, CUstream *out)
             return -1;
         }
     }
-    else if ((r = cukit_optional_attr_obj(obj, st->str_cuda_stream, &v)) <= 0) { /* torch */
+    else if ((r = cukit_optional_attr_obj(obj, st->runtime->str_cuda_stream, &v)) <= 0) { /* torch */
         if (r < 0)
             return -1;
         /* CuPy's streams: .ptr (only on types named as streams: arrays have .ptr too) */
         if (strstr(Py_TYPE(obj)->tp_name, "Stream") == NULL ||
-            (r = cukit_optional_attr_obj(obj, st->str_ptr, &v)) <= 0)
+            (r = cukit_optional_attr_obj(obj, st->runtime->str_ptr, &v)) <= 0)
             return r;
     }
     unsigned long long h = PyLong_Check(v) ? PyLong_AsUnsignedLongLong(v) : 0;
@@ -90,7 +90,7 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
         *out = NULL; /* the legacy default stream */
         return 0;
     }
-    if (Py_IS_TYPE(obj, st->StreamType) || PyObject_TypeCheck(obj, st->StreamType)) {
+    if (Py_IS_TYPE(obj, st->runtime->StreamType) || PyObject_TypeCheck(obj, st->runtime->StreamType)) {
         cukit_Stream *s = (cukit_Stream *)obj;
         if (dev && s->device != dev) {
             PyErr_Format(PyExc_ValueError, "the stream belongs to device %d, not device %d",
@@ -100,9 +100,9 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
         *out = s->handle;
         return 0;
     }
-    if (obj == st->last_stream) { /* the same foreign stream again: already checked */
-        *out = (CUstream)st->last_stream_handle;
-        return wrong_context((CUcontext)st->last_stream_ctx, dev, obj);
+    if (obj == st->runtime->last_stream) { /* the same foreign stream again: already checked */
+        *out = (CUstream)st->runtime->last_stream_handle;
+        return wrong_context((CUcontext)st->runtime->last_stream_ctx, dev, obj);
     }
     int r = foreign_handle(st, obj, out);
     if (r < 0)
@@ -120,9 +120,9 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
         return -1;
     /* Remembered by identity while held: the object cannot be freed and its address
      * reused meanwhile. */
-    Py_XSETREF(st->last_stream, Py_NewRef(obj));
-    st->last_stream_handle = (void *)*out;
-    st->last_stream_ctx = (void *)ctx;
+    Py_XSETREF(st->runtime->last_stream, Py_NewRef(obj));
+    st->runtime->last_stream_handle = (void *)*out;
+    st->runtime->last_stream_ctx = (void *)ctx;
     return 0;
 }
 
@@ -232,7 +232,7 @@ cukit_capture_begin(cukit_Stream *s)
 {
     if ((s->capture = PyList_New(0)) == NULL)
         return -1;
-    s->st->captures++;
+    s->st->runtime->captures++;
     return 0;
 }
 
@@ -241,14 +241,14 @@ cukit_capture_end(cukit_Stream *s)
 {
     PyObject *kept = s->capture;
     s->capture = NULL;
-    s->st->captures--;
+    s->st->runtime->captures--;
     return kept;
 }
 
 int
 cukit_capture_keep(cukit_state *st, PyObject *stream, PyObject *what)
 {
-    if (stream == NULL || !Py_IS_TYPE(stream, st->StreamType))
+    if (stream == NULL || !Py_IS_TYPE(stream, st->runtime->StreamType))
         return 0; /* None, or another library's stream: its captures are its own */
     cukit_Stream *s = (cukit_Stream *)stream;
     return s->capture ? PyList_Append(s->capture, what) : 0;
@@ -257,7 +257,7 @@ cukit_capture_keep(cukit_state *st, PyObject *stream, PyObject *what)
 int
 cukit_capture_active(cukit_state *st)
 {
-    return st->captures > 0;
+    return st->runtime->captures > 0;
 }
 
 int
@@ -274,7 +274,7 @@ cukit_stream_capturing(CUstream stream)
 static cukit_Stream *
 stream_alloc(cukit_state *st, PyTypeObject *type, cukit_Device *dev)
 {
-    cukit_Stream *s = type == st->StreamType ? PyObject_New(cukit_Stream, type)
+    cukit_Stream *s = type == st->runtime->StreamType ? PyObject_New(cukit_Stream, type)
                                              : (cukit_Stream *)type->tp_alloc(type, 0);
     if (s == NULL)
         return NULL;
@@ -371,7 +371,7 @@ stream_query(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 stream_wait(cukit_Stream *self, PyObject *event)
 {
-    if (!PyObject_TypeCheck(event, self->st->EventType)) {
+    if (!PyObject_TypeCheck(event, self->st->runtime->EventType)) {
         PyErr_Format(PyExc_TypeError, "wait() takes a cukit.Event, got %s",
                      Py_TYPE(event)->tp_name);
         return NULL;
@@ -418,7 +418,7 @@ stream_from_handle(PyObject *cls, PyObject *args, PyObject *kwargs)
     if (dev == NULL || cukit_device_activate(dev) < 0 ||
         check_foreign(st, h, dev, handle_o, &ctx) < 0)
         return NULL;
-    cukit_Stream *s = stream_alloc(st, st->StreamType, dev);
+    cukit_Stream *s = stream_alloc(st, st->runtime->StreamType, dev);
     if (s == NULL)
         return NULL;
     s->handle = h;
@@ -508,7 +508,7 @@ mod_default_stream(PyObject *m, PyObject *args, PyObject *kwargs)
         return NULL;
     cukit_state *st = PyModule_GetState(m);
     cukit_Device *dev = cukit_device_arg(st, device);
-    return dev ? (PyObject *)stream_alloc(st, st->StreamType, dev) : NULL;
+    return dev ? (PyObject *)stream_alloc(st, st->runtime->StreamType, dev) : NULL;
 }
 
 static PyMethodDef stream_functions[] = {
@@ -522,8 +522,8 @@ static PyMethodDef stream_functions[] = {
 int
 cukit_stream_setup(PyObject *module, cukit_state *st)
 {
-    st->StreamType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &stream_spec, NULL);
-    if (st->StreamType == NULL || PyModule_AddType(module, st->StreamType) < 0)
+    st->runtime->StreamType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &stream_spec, NULL);
+    if (st->runtime->StreamType == NULL || PyModule_AddType(module, st->runtime->StreamType) < 0)
         return -1;
     return PyModule_AddFunctions(module, stream_functions);
 }

@@ -1,5 +1,5 @@
 /* params.c - C types in declarations: kernel parameter lists, device globals' types and shapes, typedef/using aliases */
-#include "compile/parse.h"
+#include "declarations/parse.h"
 
 #include <ctype.h>
 #include <errno.h>

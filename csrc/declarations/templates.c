@@ -1,5 +1,5 @@
 /* templates.c - template kernels: a Signature for each name expression that instantiates one */
-#include "compile/parse.h"
+#include "declarations/parse.h"
 
 #include <string.h>
 

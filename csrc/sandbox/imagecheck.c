@@ -1,7 +1,5 @@
 /* imagecheck.c - an image cukit did not make is first loaded by the driver in a worker process, so a driver crash or hang costs that process */
-#include "compile/cache.h"
-#include "compile/sha256.h"
-#include "compile/worker.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -85,13 +83,13 @@ cukit_image_check(cukit_state *st, const unsigned char *data, size_t n, const ch
     PyObject *key = PyUnicode_FromString(hex);
     if (key == NULL)
         return -1;
-    int rc = -1, known = PySet_Contains(st->image_verdicts, key);
+    int rc = -1, known = PySet_Contains(st->sandbox->image_verdicts, key);
     if (known != 0) {
         rc = known > 0 ? 0 : -1;
         goto done;
     }
     if (cukit_cache_marker_exists(hex)) {
-        rc = PySet_Add(st->image_verdicts, key);
+        rc = PySet_Add(st->sandbox->image_verdicts, key);
         goto done;
     }
     double timeout;
@@ -99,7 +97,7 @@ cukit_image_check(cukit_state *st, const unsigned char *data, size_t n, const ch
         goto done;
     cukit_image_check_result res;
     int ran;
-    st->image_checks++;
+    st->sandbox->image_checks++;
     Py_BEGIN_ALLOW_THREADS
     ran = cukit_image_check_run(driver, ordinal, data, n, timeout, &res);
     Py_END_ALLOW_THREADS
@@ -115,7 +113,7 @@ cukit_image_check(cukit_state *st, const unsigned char *data, size_t n, const ch
             PyOS_snprintf(line, sizeof line, "cukit image check 1: loaded safely (%s)\n",
                           res.status ? res.name : "CUDA_SUCCESS");
             cukit_cache_marker_write(hex, line);
-            if (PySet_Add(st->image_verdicts, key) < 0)
+            if (PySet_Add(st->sandbox->image_verdicts, key) < 0)
                 goto done;
         }
         rc = 0;
@@ -164,7 +162,7 @@ done:
 static PyObject *
 mod_image_checks(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
-    return PyLong_FromSsize_t(((cukit_state *)PyModule_GetState(m))->image_checks);
+    return PyLong_FromSsize_t(((cukit_state *)PyModule_GetState(m))->sandbox->image_checks);
 }
 
 /* _image_check(image, driver, ordinal, identity): the check Module.load makes, with
@@ -199,8 +197,8 @@ static PyMethodDef image_check_functions[] = {
 int
 cukit_image_check_setup(PyObject *module, cukit_state *st)
 {
-    st->image_verdicts = PySet_New(NULL);
-    if (st->image_verdicts == NULL)
+    st->sandbox->image_verdicts = PySet_New(NULL);
+    if (st->sandbox->image_verdicts == NULL)
         return -1;
     return PyModule_AddFunctions(module, image_check_functions);
 }

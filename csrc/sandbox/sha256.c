@@ -1,5 +1,5 @@
 /* sha256.c - SHA-256 (FIPS 180-4), for naming and checking kernel cache entries */
-#include "compile/sha256.h"
+#include "sandbox/sha256.h"
 
 #include <stdio.h>
 #include <string.h>

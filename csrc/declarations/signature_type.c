@@ -1,5 +1,5 @@
 /* signature_type.c - cukit.Signature, the Python type: reading a declaration, showing it, packing arguments by it */
-#include "compile/parse.h"
+#include "declarations/parse.h"
 
 #include <string.h>
 
@@ -85,7 +85,7 @@ signature_pack(cukit_Signature *self, PyObject *const *args, Py_ssize_t nargs)
         unsigned char *buf = (unsigned char *)PyBytes_AS_STRING(out);
         memset(buf, 0, laid->arg_bytes);
         for (int i = 0; i < laid->nparams; i++) {
-            if (st->hooks.pack_arg(st, laid, i, args[i], buf + laid->params[i].offset, NULL) < 0) {
+            if (cukit_pack_arg(st, laid, i, args[i], buf + laid->params[i].offset, NULL) < 0) {
                 Py_CLEAR(out);
                 break;
             }
@@ -133,8 +133,8 @@ static PyType_Spec signature_spec = {
 int
 cukit_signature_setup(PyObject *module, cukit_state *st)
 {
-    st->SignatureType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &signature_spec, NULL);
-    if (st->SignatureType == NULL)
+    st->declarations->SignatureType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &signature_spec, NULL);
+    if (st->declarations->SignatureType == NULL)
         return -1;
-    return PyModule_AddType(module, st->SignatureType);
+    return PyModule_AddType(module, st->declarations->SignatureType);
 }

@@ -6,7 +6,7 @@
  * once per name expression for template kernels (templates.c). The compiled
  * kernel's own layout is checked against what it reads before any launch
  * (signature.c). */
-#include "compile/parse.h"
+#include "declarations/parse.h"
 
 #include <string.h>
 
@@ -138,16 +138,6 @@ end_statement(file_walk *w, int i)
         cukit_globals_record(lx, stmt, i, cukit_text_str(&w->ns), w->aliases, w->globals) < 0)
         return -1;
     return 0;
-}
-
-int
-cukit_attribute_at(const lexer *lx, int i)
-{
-    const token *u = &lx->toks[i];
-    return u->kind == TOK_IDENT && i + 1 < lx->n && token_is(&lx->toks[i + 1], "(") &&
-           (token_is(u, "__launch_bounds__") || token_is(u, "__cluster_dims__") ||
-            token_is(u, "__maxnreg__") || token_is(u, "__attribute__") ||
-            token_is(u, "__declspec"));
 }
 
 /* 1 when t is a word of C's built-in types or their qualifiers: no kernel's name. */

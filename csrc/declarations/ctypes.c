@@ -7,7 +7,7 @@
  * int8 operand, as `signed char` is (numpy's and CuPy's int8; nvcc's char is signed on
  * x86-64, the one ABI cukit's sizes assume, see `long`). A `char*` (and `void*`) kernel
  * parameter is the byte-buffer idiom, so it takes an array of any dtype (bytes_pointee). */
-#include "compile/compile.h"
+#include "declarations/declarations.h"
 
 #include <string.h>
 

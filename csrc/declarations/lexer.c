@@ -7,7 +7,7 @@
  * its scan. Where cukit cannot tell, it reads more rather than less: NVRTC, not this
  * reader, decides what compiles, and the compiled kernel's parameter sizes are
  * checked against what is read here before any launch. */
-#include "compile/parse.h"
+#include "declarations/parse.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -679,4 +679,14 @@ cukit_skip_group(const lexer *lx, int i)
 {
     int close = cukit_group_close(lx, i);
     return close < 0 ? lx->n : close + 1;
+}
+
+int
+cukit_attribute_at(const lexer *lx, int i)
+{
+    const token *u = &lx->toks[i];
+    return u->kind == TOK_IDENT && i + 1 < lx->n && token_is(&lx->toks[i + 1], "(") &&
+           (token_is(u, "__launch_bounds__") || token_is(u, "__cluster_dims__") ||
+            token_is(u, "__maxnreg__") || token_is(u, "__attribute__") ||
+            token_is(u, "__declspec"));
 }

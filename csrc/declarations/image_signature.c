@@ -5,7 +5,7 @@
  * loaded cubin or PTX, has only what its name and image say. What is read here is
  * never the last word: the kernel's own parameter sizes check it at lookup, and a
  * list that disagrees falls back to the sizes alone. */
-#include "compile/parse.h"
+#include "declarations/parse.h"
 
 #include <ctype.h>
 #include <stdlib.h>

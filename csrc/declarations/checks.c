@@ -2,7 +2,7 @@
  *
  * A Program's source is NVRTC's to judge; a declaration a user writes for cukit is
  * cukit's, and one that is not C must not become a made-up parameter list. */
-#include "compile/parse.h"
+#include "declarations/parse.h"
 
 #include <string.h>
 

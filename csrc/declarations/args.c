@@ -1,5 +1,5 @@
 /* args.c - Python values -> packed kernel parameters, by each parameter's declared C type */
-#include "launch/launch.h"
+#include "declarations/declarations.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -48,7 +48,7 @@ pack_integer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
     if (n == NULL) {
         PyErr_Clear();
         if (!is_signed && p->size == 8 &&
-            (Py_IS_TYPE(v, st->TextureType) || Py_IS_TYPE(v, st->SurfaceType))) {
+            (Py_IS_TYPE(v, st->memory->TextureType) || Py_IS_TYPE(v, st->memory->SurfaceType))) {
             /* `typedef unsigned long long CUtexObject;` in the kernel's source */
             memcpy(dst, &((cukit_TexObject *)v)->handle, 8);
             return 0;
@@ -297,7 +297,7 @@ check_pointer_device(cukit_state *st, const cukit_Signature *sig, int i, CUdevic
                      const cukit_Device *dev)
 {
     int ordinal = -1;
-    if (dev == NULL || ptr == 0 || st->driver_count < 2 ||
+    if (dev == NULL || ptr == 0 || st->runtime->driver_count < 2 ||
         cukit_api.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr) !=
             CUDA_SUCCESS ||
         ordinal < 0 || ordinal == dev->ordinal)
@@ -314,7 +314,7 @@ pointer_from_cai(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v
                  const cukit_Device *dev, CUdeviceptr *out)
 {
     PyObject *dict;
-    if (cukit_optional_attr_obj(v, st->str_cai, &dict) <= 0)
+    if (cukit_optional_attr_obj(v, st->memory->str_cai, &dict) <= 0)
         return PyErr_Occurred() ? -1 : 0;
     cukit_cai cai;
     int rc = cukit_cai_read(st, v, dict, 0, "a kernel argument", &cai);
@@ -351,7 +351,7 @@ pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
                                   "cukit.ascontiguousarray(x)");
         ptr = a.ptr;
     }
-    else if (Py_IS_TYPE(v, st->BufferType) || PyObject_TypeCheck(v, st->BufferType)) {
+    else if (Py_IS_TYPE(v, st->memory->BufferType) || PyObject_TypeCheck(v, st->memory->BufferType)) {
         cukit_Buffer *b = (cukit_Buffer *)v; /* subclasses too (cukit.pycuda's DeviceAllocation) */
         if (b->ptr == 0)
             return arg_error(PyExc_ValueError, sig, i,
@@ -377,8 +377,8 @@ pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
                              "%R is not a device address (0 to 2**64 - 1)", v);
         }
     }
-    else if (Py_IS_TYPE(v, st->TextureType) || Py_IS_TYPE(v, st->SurfaceType)) {
-        int tex = Py_IS_TYPE(v, st->TextureType);
+    else if (Py_IS_TYPE(v, st->memory->TextureType) || Py_IS_TYPE(v, st->memory->SurfaceType)) {
+        int tex = Py_IS_TYPE(v, st->memory->TextureType);
         return arg_error(PyExc_TypeError, sig, i,
                          "got a cukit.%s, which is not device memory; declare the parameter "
                          "%s and read it with %s, or pass the array it reads (.source)",
@@ -392,7 +392,7 @@ pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
             found = pointer_from_cai(st, sig, i, v, dev, &ptr);
         if (found == 0 && (found = cukit_host_array_device_ptr(st, v, &ptr)) > 0) {
             /* cukit's managed (or mapped pinned) numpy array: the same dtype check */
-            PyObject *dt = PyObject_GetAttr(v, st->str_dtype);
+            PyObject *dt = PyObject_GetAttr(v, st->memory->str_dtype);
             int tc = dt ? cukit_typecode_of_dtype(dt) : -1;
             Py_XDECREF(dt);
             if (tc < 0 || check_elements(sig, i, tc, v) < 0)
@@ -455,8 +455,8 @@ pack_texobj(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, uns
     int surface = sig->params[i].kind == CUKIT_P_SURFACE;
     const char *want = surface ? "Surface" : "Texture";
     unsigned long long h;
-    if (Py_IS_TYPE(v, st->TextureType) || Py_IS_TYPE(v, st->SurfaceType)) {
-        if (Py_IS_TYPE(v, st->SurfaceType) != surface)
+    if (Py_IS_TYPE(v, st->memory->TextureType) || Py_IS_TYPE(v, st->memory->SurfaceType)) {
+        if (Py_IS_TYPE(v, st->memory->SurfaceType) != surface)
             return arg_error(PyExc_TypeError, sig, i, "got a cukit.%s; this parameter takes a "
                              "cukit.%s (or its handle as an int)",
                              surface ? "Texture" : "Surface", want);

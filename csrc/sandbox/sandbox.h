@@ -1,8 +1,21 @@
-/* worker.h - compile/'s own: one NVRTC compile as plain C data, run in a worker process or in this one */
-#ifndef CUKIT_COMPILE_WORKER_H
-#define CUKIT_COMPILE_WORKER_H
+/* sandbox.h - the sandbox layer: NVRTC compiles and driver image loads in worker processes, checks of device-code images, the trusted cache folder */
+#ifndef CUKIT_SANDBOX_H
+#define CUKIT_SANDBOX_H
 
-#include "compile/compile.h"
+#include "driver/driver.h"
+#include "sandbox/sha256.h"
+
+/* sandbox/'s part of the module state (st->sandbox; see cukit_state). */
+typedef struct cukit_sandbox_state {
+    PyObject *image_verdicts; /* strong ref: set of keys (64 hex) of images from outside
+                                 that the driver loaded safely in a worker */
+    Py_ssize_t image_checks;  /* how many workers checked one */
+} cukit_sandbox_state;
+
+/* What compiling a Program produces. */
+typedef enum { CUKIT_OUT_PTX = 0, CUKIT_OUT_CUBIN = 1, CUKIT_OUT_LTOIR = 2 } cukit_output;
+
+/* ------------------------------------------------------------------ worker.c */
 
 /* What NVRTC is asked: borrowed strings, all NUL-terminated. */
 typedef struct {
@@ -85,4 +98,59 @@ typedef struct {
 int cukit_image_check_run(const char *driver, int ordinal, const void *image, size_t n,
                           double timeout_s, cukit_image_check_result *res);
 
-#endif /* CUKIT_COMPILE_WORKER_H */
+/* ------------------------------------------------------------------ image.c, link.c */
+
+/* What `n` bytes of device code are, by their magic: NVJITLINK_INPUT_CUBIN, _PTX,
+ * _FATBIN, _LTOIR, _OBJECT (a host ELF object), _LIBRARY (an ar archive), or
+ * NVJITLINK_INPUT_NONE when none of these. Never raises. */
+int cukit_image_kind(const unsigned char *data, size_t n);
+/* "cubin", "PTX", ... for a kind from cukit_image_kind. Static storage. */
+const char *cukit_image_kind_name(int kind);
+/* What is wrong with the layout of n bytes of a cubin (or anything starting like an
+ * ELF file that is not a host object) or a fatbin: 1 with a sentence saying what and
+ * what to do in why, 0 when every size and offset the driver follows lies inside the
+ * bytes (and for other kinds). Never raises. */
+int cukit_image_problem(const unsigned char *data, size_t n, char *why, size_t cap);
+/* The file at `path` (str or os.PathLike): all of it, or its first `limit` bytes
+ * when limit >= 0. New ref: bytes; NULL with OSError (FileNotFoundError, ...)
+ * naming the file, or TypeError. */
+PyObject *cukit_read_file(PyObject *path, Py_ssize_t limit);
+
+/* ------------------------------------------------------------------ imagecheck.c */
+
+/* 0 when CUKIT_IMAGE_CHECK turns the out-of-process check off ("0", "off", "false",
+ * "no"), else 1. */
+int cukit_image_check_enabled(void);
+/* Before an image from outside cukit (Module.load) is loaded in this process: load
+ * it in a worker process with the driver at `driver` (its real path) on device
+ * `ordinal`, unless a verdict for it (its digest, the driver and `identity`: the
+ * driver's version and the device) is remembered. 0 when it may be loaded here
+ * (the driver loaded it, or refused it with an error that the load here reports
+ * again); -1 with ValueError naming `label` when the driver crashed or did not
+ * answer within CUKIT_IMAGE_CHECK_TIMEOUT seconds, RuntimeError/OSError when no
+ * check could be run. Releases the GIL while it waits. */
+int cukit_image_check(cukit_state *st, const unsigned char *data, size_t n, const char *driver,
+                      int ordinal, const char *identity, PyObject *label);
+/* Adds the private _image_checks() and _image_check(). 0 / -1. */
+int cukit_image_check_setup(PyObject *module, cukit_state *st);
+
+/* ------------------------------------------------------------------ cachedir.c */
+
+/* 0 when CUKIT_CACHE turns the cache off ("0", "off", "false", "no"), else 1. */
+int cukit_cache_enabled(void);
+/* The cache folder into out. 0, or -1 (no exception) when none can be named. */
+int cukit_cache_dir(char *out, size_t n);
+/* Whether `dir` can hold entries cukit trusts: its own and writable by no one else
+ * (created, private, when `create` and missing). 1 yes, 0 no (a RuntimeWarning says
+ * why, unless `quiet`), -1 when the warning became an error. */
+int cukit_cache_dir_ready(const char *dir, int create, int quiet);
+/* A marker's file name is its 64-hex key and this. */
+#define CUKIT_CACHE_MARKER_SUFFIX ".image"
+/* Whether the marker named by `hex` (64 hex digits) is in the cache folder, which
+ * cukit trusts: 1 / 0 (also with CUKIT_CACHE=0). Never raises. */
+int cukit_cache_marker_exists(const char *hex);
+/* Write the marker named by `hex` holding `line`, atomically; nothing when the cache
+ * is off or its folder cannot be used. Never raises. */
+void cukit_cache_marker_write(const char *hex, const char *line);
+
+#endif /* CUKIT_SANDBOX_H */

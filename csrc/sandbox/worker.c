@@ -1,5 +1,5 @@
 /* worker.c - NVRTC compiles and driver image loads run in worker processes, so a crash there cannot take the user's process down */
-#include "compile/worker.h"
+#include "sandbox/sandbox.h"
 
 #include <dirent.h>
 #include <dlfcn.h>

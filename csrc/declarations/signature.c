@@ -3,7 +3,7 @@
  * The lists come from declarations.c, which reads them from CUDA C source. They
  * never have the last word on layout: a kernel's Signature is checked against the
  * compiled kernel's own parameter sizes before any launch. */
-#include "compile/parse.h"
+#include "declarations/parse.h"
 
 #include <string.h>
 
@@ -25,7 +25,7 @@ cukit_text_dup(const char *s, size_t n)
 cukit_Signature *
 cukit_signature_alloc(cukit_state *st, const char *name, int nparams)
 {
-    cukit_Signature *sig = PyObject_New(cukit_Signature, st->SignatureType);
+    cukit_Signature *sig = PyObject_New(cukit_Signature, st->declarations->SignatureType);
     if (sig == NULL)
         return NULL;
     sig->name = NULL;

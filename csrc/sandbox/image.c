@@ -1,5 +1,5 @@
 /* image.c - device code images: their format by magic bytes, and reading them from files */
-#include "compile/compile.h"
+#include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>

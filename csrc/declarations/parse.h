@@ -1,8 +1,8 @@
-/* parse.h - compile/'s own: what the signature readers share (lexer.c, conditions.c, params.c, templates.c, declarations.c, checks.c, signature.c, signature_type.c) */
-#ifndef CUKIT_COMPILE_PARSE_H
-#define CUKIT_COMPILE_PARSE_H
+/* parse.h - declarations/'s own: what the signature readers share (lexer.c, conditions.c, params.c, templates.c, declarations.c, checks.c, signature.c, signature_type.c) */
+#ifndef CUKIT_DECLARATIONS_PARSE_H
+#define CUKIT_DECLARATIONS_PARSE_H
 
-#include "compile/compile.h"
+#include "declarations/declarations.h"
 
 #include <string.h>
 
@@ -85,6 +85,8 @@ int cukit_group_close(const lexer *lx, int i);
 /* Index just past the group opened at lx->toks[i] (one of "(", "[", "<", "{"), or
  * lx->n when it is never closed. */
 int cukit_skip_group(const lexer *lx, int i);
+/* 1 when lx->toks[i] is a kernel attribute with its arguments: __launch_bounds__(...). */
+int cukit_attribute_at(const lexer *lx, int i);
 
 /* 1 when token t is exactly `text`. */
 static inline int
@@ -159,8 +161,6 @@ PyObject *cukit_signatures_parse_strict(cukit_state *st, const char *source);
  * "float a, int n" or a whole `__global__ void k(...)`. New ref, or NULL with
  * ValueError pointing at the column (cukit_decl_error). */
 cukit_Signature *cukit_signature_read(cukit_state *st, const char *text);
-/* 1 when lx->toks[i] is a kernel attribute with its arguments: __launch_bounds__(...). */
-int cukit_attribute_at(const lexer *lx, int i);
 
 /* ------------------------------------------------------------------ checks.c */
 
@@ -187,4 +187,4 @@ cukit_Signature *cukit_signature_alloc(cukit_state *st, const char *name, int np
 /* The Signature type's dealloc: frees the strings and parameters. */
 void cukit_signature_dealloc(cukit_Signature *self);
 
-#endif /* CUKIT_COMPILE_PARSE_H */
+#endif /* CUKIT_DECLARATIONS_PARSE_H */

@@ -1,6 +1,6 @@
-/* sha256.h - compile/'s own: SHA-256, for cache.c and headers.c */
-#ifndef CUKIT_COMPILE_SHA256_H
-#define CUKIT_COMPILE_SHA256_H
+/* sha256.h - sandbox/'s own: SHA-256, for cache keys, header records and image digests (through sandbox.h) */
+#ifndef CUKIT_SANDBOX_SHA256_H
+#define CUKIT_SANDBOX_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -22,4 +22,4 @@ void cukit_sha256_field(cukit_sha256 *c, const char *s, size_t n);
 /* A digest as 64 lowercase hex digits and a NUL. */
 void cukit_sha256_hex(const unsigned char d[32], char out[65]);
 
-#endif /* CUKIT_COMPILE_SHA256_H */
+#endif /* CUKIT_SANDBOX_SHA256_H */

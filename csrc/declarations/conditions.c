@@ -6,7 +6,7 @@
  * identifier that is neither a macro cukit knows nor true/false has an unknown
  * value: it may come from an option cukit does not see (-DX=1) or from the
  * compiler (__CUDACC_VER_MAJOR__), and both branches are then read. */
-#include "compile/parse.h"
+#include "declarations/parse.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* worker_main.c - the _cukit_worker executable: serves NVRTC compiles and driver image loads for cukit over descriptor 3 */
-#include "compile/worker.h"
+#include "sandbox/sandbox.h"
 
 #include <dlfcn.h>
 #include <limits.h>
