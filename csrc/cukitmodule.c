@@ -41,8 +41,10 @@ typedef struct {
     V(compute.fuse_proxy) V(compute.reduce_tables) V(compute.random_modules)             \
     V(compute.ReductionKernelType) V(compute.ScanKernelType) V(compute.PhiloxType)       \
     V(compute.Philox4x32Type) V(compute.GeneratorType) V(nccl.CommunicatorType)      \
-    V(base.capture) V(pycuda.FunctionType) V(pycuda.ArrayType) V(pycuda.ElementwiseType) \
-    V(pycuda.kw_plain) V(pycuda.kw_launch) V(pycuda.grid_1) V(pycuda.zero) V(pycuda.str_call_v)
+    V(base.capture) V(pycuda.FrontFunctionType) V(pycuda.FrontArrayType)                 \
+    V(pycuda.FrontElementwiseType)                                                       \
+    V(pycuda.front_kw_plain) V(pycuda.front_kw_launch) V(pycuda.front_grid_1)            \
+    V(pycuda.front_zero) V(pycuda.front_str_call_v)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)

@@ -85,7 +85,7 @@ front_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (self == NULL)
         return NULL;
     self->st = st;
-    self->vectorcall = PyType_IsSubtype(type, st->pycuda->FunctionType) ? front_function_call
+    self->vectorcall = PyType_IsSubtype(type, st->pycuda->FrontFunctionType) ? front_function_call
                                                                         : front_elementwise_call;
     return (PyObject *)self;
 }
@@ -123,13 +123,13 @@ front_function_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
     PyObject *vec[FRONT_MAXARGS + 5];
     vec[0] = NULL; /* PY_VECTORCALL_ARGUMENTS_OFFSET's slot */
     memcpy(vec + 1, args, (size_t)n * sizeof *args);
-    vec[1 + n] = grid ? grid : st->pycuda->grid_1;
+    vec[1 + n] = grid ? grid : st->pycuda->front_grid_1;
     vec[2 + n] = block;
-    PyObject *kw = st->pycuda->kw_launch;
+    PyObject *kw = st->pycuda->front_kw_launch;
     if ((stream == NULL || stream == Py_None) && shared == NULL)
-        kw = st->pycuda->kw_plain;
+        kw = st->pycuda->front_kw_plain;
     else {
-        vec[3 + n] = shared ? shared : st->pycuda->zero;
+        vec[3 + n] = shared ? shared : st->pycuda->front_zero;
         vec[4 + n] = stream ? stream : Py_None;
     }
     PyObject *r = PyObject_Vectorcall(self->k, vec + 1, (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET,
@@ -137,7 +137,7 @@ front_function_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
     if (r != NULL || !refused(st))
         return r;
 slow:
-    return python_way(op, st->pycuda->str_call_v, args, nargsf, kwnames);
+    return python_way(op, st->pycuda->front_str_call_v, args, nargsf, kwnames);
 }
 
 static PyType_Slot function_slots[] = {
@@ -346,7 +346,7 @@ front_elementwise_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObj
             return r;
         PyErr_Clear();
     }
-    return python_way(op, st->pycuda->str_call_v, args, nargsf, kwnames);
+    return python_way(op, st->pycuda->front_str_call_v, args, nargsf, kwnames);
 }
 
 static PyType_Slot elementwise_slots[] = {
@@ -371,22 +371,22 @@ static PyType_Spec elementwise_spec = {
 int
 cukit_pycuda_setup(PyObject *module, cukit_state *st)
 {
-    st->pycuda->kw_plain = Py_BuildValue("(OO)", st->launch->str_grid, st->launch->str_block);
-    st->pycuda->kw_launch = Py_BuildValue("(OOOO)", st->launch->str_grid, st->launch->str_block,
+    st->pycuda->front_kw_plain = Py_BuildValue("(OO)", st->launch->str_grid, st->launch->str_block);
+    st->pycuda->front_kw_launch = Py_BuildValue("(OOOO)", st->launch->str_grid, st->launch->str_block,
                                          st->launch->str_shared_mem, st->launch->str_stream);
-    st->pycuda->grid_1 = Py_BuildValue("(ii)", 1, 1);
-    st->pycuda->zero = PyLong_FromLong(0);
-    st->pycuda->str_call_v = PyUnicode_InternFromString("_call_v");
-    if (!st->pycuda->kw_plain || !st->pycuda->kw_launch || !st->pycuda->grid_1 ||
-        !st->pycuda->zero || !st->pycuda->str_call_v)
+    st->pycuda->front_grid_1 = Py_BuildValue("(ii)", 1, 1);
+    st->pycuda->front_zero = PyLong_FromLong(0);
+    st->pycuda->front_str_call_v = PyUnicode_InternFromString("_call_v");
+    if (!st->pycuda->front_kw_plain || !st->pycuda->front_kw_launch || !st->pycuda->front_grid_1 ||
+        !st->pycuda->front_zero || !st->pycuda->front_str_call_v)
         return -1;
     static const struct {
         PyType_Spec *spec;
         size_t offset;
     } types[] = {
-        {&function_spec, offsetof(cukit_pycuda_state, FunctionType)},
-        {&array_spec, offsetof(cukit_pycuda_state, ArrayType)},
-        {&elementwise_spec, offsetof(cukit_pycuda_state, ElementwiseType)},
+        {&function_spec, offsetof(cukit_pycuda_state, FrontFunctionType)},
+        {&array_spec, offsetof(cukit_pycuda_state, FrontArrayType)},
+        {&elementwise_spec, offsetof(cukit_pycuda_state, FrontElementwiseType)},
     };
     for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
         PyTypeObject **slot = (PyTypeObject **)((char *)st->pycuda + types[i].offset);

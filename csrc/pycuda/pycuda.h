@@ -8,8 +8,8 @@
 typedef struct cukit_pycuda_state {
     /* strong refs: the fronts' types; their calls' keyword tuples ("grid", "block") and
      * ("grid", "block", "shared_mem", "stream"), (1, 1), 0 and "_call_v" */
-    PyTypeObject *FunctionType, *ArrayType, *ElementwiseType;
-    PyObject *kw_plain, *kw_launch, *grid_1, *zero, *str_call_v;
+    PyTypeObject *FrontFunctionType, *FrontArrayType, *FrontElementwiseType;
+    PyObject *front_kw_plain, *front_kw_launch, *front_grid_1, *front_zero, *front_str_call_v;
 } cukit_pycuda_state;
 
 /* ------------------------------------------------------------------ fronts.c */
