@@ -27,7 +27,6 @@ Usage
     PYTHONPATH=src python benchmarks/bench_random.py [--n 67108864] [--reps 9] [--quick] [--json benchmarks/results/random.json]
 """
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np

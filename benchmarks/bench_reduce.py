@@ -129,7 +129,7 @@ def main():
                     "that it runs (the emulator), not a measurement")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    need_gpu(f"bench_reduce", cukit, args.quick)
+    need_gpu("bench_reduce", cukit, args.quick)
     if args.quick:
         global N, CALLS, BW_CALLS, SIDE
         N, CALLS, BW_CALLS, SIDE, args.reps = 1 << 16, 20, 2, 256, min(args.reps, 3)

@@ -24,7 +24,6 @@ benchmark gives one; ~ marks a row whose max / min is over 10%).
 """
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
