@@ -172,8 +172,9 @@ def svg_plot(title, rows, width=960):
         y += 22
         for r in rs:
             color = COLORS[ways.index(r["way"]) % len(COLORS)]
+            label = r["way"] if len(r["way"]) <= 58 else r["way"][:57] + "…"
             parts.append(f'<text x="{label_w - 6}" y="{y + bar_h - 3}" text-anchor="end">'
-                         f'{escape(r["way"])}</text>')
+                         f'{escape(label)}</text>')
             if "median" not in r:
                 parts.append(f'<text x="{label_w}" y="{y + bar_h - 3}" fill="#888">n/a: '
                              f'{escape(r.get("error", "")[:90])}</text>')
@@ -206,10 +207,58 @@ def svg_plot(title, rows, width=960):
 # ------------------------------------------------------------------ the docs' tables
 
 
+def cell(r):
+    """A table cell: the median, the ratio in brackets where there is one, MARK if noisy."""
+    if r is None:
+        return ""
+    if "median" not in r:
+        return "n/a"
+    c = fmt(r["median"])
+    if "ratio" in r:
+        c += f" ({r['ratio']:.2f}x)"
+    return c + (f" {MARK}" if r.get("noisy") else "")
+
+
+def benchmark_table(rows):
+    """Markdown lines of one benchmark's rows: cases down and ways across, or ways down
+    and cases across where there are more ways than cases. A way with no figure at all
+    is left out of the table and named below it with its reason."""
+    measured = {r["way"] for r in rows if "median" in r}
+    missing = {}
+    for r in rows:
+        if r["way"] not in measured:
+            missing.setdefault(r["way"], r.get("error", "not measured"))
+    rows = [r for r in rows if r["way"] in measured]
+    ways, cases, grid = [], [], {}
+    for r in rows:
+        if r["way"] not in ways:
+            ways.append(r["way"])
+        if r["case"] not in cases:
+            cases.append(r["case"])
+        grid[(r["case"], r["way"])] = r
+    units = {}
+    for r in rows:
+        units.setdefault(r["case"], r["unit"])
+    if len(ways) > len(cases):  # ways down
+        head = [f"{c} ({units[c]})" for c in cases]
+        lines = ["| way | " + " | ".join(head) + " |", "|---|" + "---|" * len(cases)]
+        for w in ways:
+            lines.append(f"| {w} | " + " | ".join(cell(grid.get((c, w))) for c in cases) + " |")
+    else:
+        lines = ["| case | unit | " + " | ".join(ways) + " |", "|---|---|" + "---|" * len(ways)]
+        for c in cases:
+            lines.append(f"| {c} | {units[c]} | "
+                         + " | ".join(cell(grid.get((c, w))) for w in ways) + " |")
+    if missing:
+        lines += ["", "Not measured: " + "; ".join(f"{w} ({why})" for w, why in missing.items())
+                  + "."]
+    return lines
+
+
 def markdown_tables(doc, only=None):
-    """Markdown lines from a results.json (or one benchmark's own JSON): per benchmark,
-    cases down and ways across, each cell the median, with the ratio in brackets where
-    the benchmark gives one and MARK on a noisy row."""
+    """Markdown lines from a results.json (or one benchmark's own JSON): a table per
+    benchmark (see benchmark_table), each cell the median, with the ratio in brackets
+    where the benchmark gives one and MARK on a noisy row."""
     if "benchmarks" in doc:
         runs, meta = doc["benchmarks"], doc.get("meta", {})
     else:
@@ -227,33 +276,8 @@ def markdown_tables(doc, only=None):
         if run.get("status") != "ok":
             lines += [f"**{name}**: {run.get('status', '?')} ({run.get('reason', '')})", ""]
             continue
-        rows = run.get("table", [])
-        ways, cases = [], {}
-        for r in rows:
-            if r["way"] not in ways:
-                ways.append(r["way"])
-            cases.setdefault(r["case"], {})[r["way"]] = r
-        lines += [f"**{name}**", "", "| case | unit | " + " | ".join(ways) + " |",
-                  "|---|---|" + "---|" * len(ways)]
-        for case, by_way in cases.items():
-            unit = next(iter(by_way.values()))["unit"]
-            cells = []
-            for w in ways:
-                r = by_way.get(w)
-                if r is None:
-                    cells.append("")
-                elif "median" not in r:
-                    cells.append("n/a")
-                else:
-                    c = fmt(r["median"])
-                    if "ratio" in r:
-                        c += f" ({r['ratio']:.2f}x)"
-                    if r.get("noisy"):
-                        c += f" {MARK}"
-                        noisy = True
-                    cells.append(c)
-            lines.append(f"| {case} | {unit} | " + " | ".join(cells) + " |")
-        lines.append("")
+        noisy = noisy or any(r.get("noisy") for r in run.get("table", []))
+        lines += [f"**{name}**", ""] + benchmark_table(run.get("table", [])) + [""]
     if noisy:
         lines.append(f"{MARK}: the row's max / min was over {NOISY:.0%}; take its median with care.")
     return lines
@@ -285,7 +309,9 @@ def main(argv=None):
     args.out.mkdir(parents=True, exist_ok=True)
     device = probe_device()
     doc = {"meta": {"date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "gpu": device.get("gpu"),
-                    "device": device, "versions": library_versions(),
+                    "device": device,
+                    "versions": {**library_versions(),
+                                 **({"cukit": device["cukit"]} if device.get("cukit") else {})},
                     "reps": args.reps, "quick": args.quick, "timeout_s": args.timeout},
            "benchmarks": {}}
     results = args.out / "results.json"
