@@ -74,8 +74,10 @@ def summarize(samples):
         spread = hi / lo - 1
     else:  # a zero or negative figure has no meaningful ratio
         spread = 0.0 if hi == lo else math.inf
+    # compared as products, so that exactly 10% (11 against 10) is not marked by rounding
+    noisy = hi > lo * (1 + NOISY) if lo > 0 else hi != lo
     return {"min": lo, "median": statistics.median(s), "max": hi, "spread": spread,
-            "noisy": spread > NOISY, "n": len(s)}
+            "noisy": noisy, "n": len(s)}
 
 
 def mark(row):
@@ -132,6 +134,21 @@ def ratio_to_best_peer(rows, way="cukit"):
 
 
 # ------------------------------------------------------------------ timing
+
+
+def warm_up(fn, sync=None, calls=2, seconds=0.2):
+    """Call fn at least `calls` times and for at least `seconds` (then sync()): kernels
+    compiled, pools filled, and the GPU's clocks up from idle before the first sample.
+    Returns the number of calls made."""
+    n, t0 = 0, time.perf_counter()
+    while n < calls or time.perf_counter() - t0 < seconds:
+        fn()
+        n += 1
+        if n >= calls and sync:
+            sync()
+    if sync:
+        sync()
+    return n
 
 
 def clock_samples(fn, reps, warmup=1, count=1, sync=None):

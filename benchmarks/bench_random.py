@@ -3,7 +3,7 @@
 What it measures
     The bandwidth of filling a preallocated device array with random numbers
     (bytes written per second; 64M float32 by default, and as many bytes of
-    float64), min / median / max of REPS samples (two warm-up calls first), each
+    float64), min / median / max of REPS samples (at least 0.2 s of warm-up calls first), each
     sample timed with events around CALLS back-to-back draws on the legacy default stream (which PyTorch and
     CuPy also use by default, so one pair of cukit events times theirs too).
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import import_cukit, print_table, row, write_json
+from _bench import import_cukit, print_table, row, warm_up, write_json
 
 HERE = Path(__file__).resolve().parent
 CALLS = 10
@@ -39,9 +39,7 @@ CALLS = 10
 
 def timer(cukit, fn, reps):
     start, end = cukit.Event(), cukit.Event()
-    fn()
-    fn()
-    cukit.synchronize()
+    warm_up(fn, cukit.synchronize)  # the pools, the kernels, the clocks
     samples = []
     for _ in range(reps):
         start.record()

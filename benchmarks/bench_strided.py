@@ -18,8 +18,8 @@ What it measures
     PyTorch or CuPy is importable, the time of the same copy in that library
     (t.copy_(s), c[...] = s) and cukit's ratio to it (n/a: a layout the library
     cannot express, such as a negative step in PyTorch). Each result is checked
-    against numpy, so a wrong copy shows as WRONG RESULT. Every way is run once
-    before its samples; each row reports min / median / max of --reps samples.
+    against numpy, so a wrong copy shows as WRONG RESULT. Every way is run for
+    at least 0.1 s before its samples; each row reports min / median / max of --reps samples.
 
 Usage
     PYTHONPATH=src python benchmarks/bench_strided.py [--reps 9] [--quick] [--json benchmarks/results/strided.json]
@@ -31,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import error_row, import_cukit, need_gpu, print_table, ratio_to_best_peer, row, write_json
+from _bench import (error_row, import_cukit, need_gpu, print_table, ratio_to_best_peer, row,
+                    warm_up, write_json)
 
 HERE = Path(__file__).resolve().parent
 N = 4096
@@ -55,8 +56,8 @@ HOST_CASES = [
 
 
 def samples_ms(fn, reps):
-    """reps samples of fn (which returns milliseconds), after one warm-up call."""
-    fn()
+    """reps samples of fn (which returns milliseconds), after warm-up calls."""
+    warm_up(fn, calls=1, seconds=0.1)
     return [fn() for _ in range(reps)]
 
 
