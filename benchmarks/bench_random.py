@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import import_cukit, print_table, row, warm_up, write_json
+from _bench import import_cukit, need_gpu, print_table, row, warm_up, write_json
 
 HERE = Path(__file__).resolve().parent
 CALLS = 10
@@ -123,9 +123,10 @@ def main():
                     "that it runs (the emulator), not a measurement")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
+    cukit = import_cukit("bench_random")
+    need_gpu("bench_random", cukit, args.quick)
     if args.quick:
         args.n, args.reps = min(args.n, 1 << 16), min(args.reps, 3)
-    cukit = import_cukit("bench_random")
     device = cukit.Device()
     libs = ["cukit", "cukit Philox", "cupy default_rng", "cupy legacy", "torch"]
     ok = check_stream(cukit)

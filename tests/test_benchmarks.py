@@ -252,3 +252,23 @@ def test_warm_up_calls_at_least_the_count_and_for_the_time():
     assert n == len(calls) == 3 and syncs
     n = _bench.warm_up(lambda: calls.append(1), calls=1, seconds=0.05)
     assert n == len(calls) - 3 >= 1
+
+
+@pytest.mark.skipif(cukit.device_count() == 0 or cukit.backend() != "emulator",
+                    reason="on a GPU the benchmark measures")
+def test_a_gpu_benchmark_skips_itself_on_the_emulator_without_quick():
+    r = subprocess.run([sys.executable, str(BENCH / "bench_random.py")], capture_output=True,
+                       text=True, timeout=120, env=ENV)
+    assert r.returncode == _bench.SKIP_STATUS
+    assert "bench_random: skipped: no GPU: cukit runs on its CPU emulator here" in r.stderr
+
+
+@pytest.mark.parametrize("path", sorted(BENCH.glob("bench_*.py")), ids=lambda p: p.stem)
+def test_every_benchmark_takes_reps_quick_and_json(path):
+    r = subprocess.run([sys.executable, str(path), "--help"], capture_output=True, text=True,
+                       timeout=120, env=ENV)
+    assert r.returncode == 0, r.stderr
+    for flag in ("--reps", "--quick", "--json"):
+        assert flag in r.stdout, flag
+    source = path.read_text()
+    assert "print_table(" in source and "write_json(" in source  # the shared shape
