@@ -16,6 +16,9 @@ What it writes under --out
     NAME.log         what it printed
     NAME.svg         its rows as bars: the median, with a whisker from min to max
 
+With --only, the entries of the other benchmarks in an existing results.json made on the
+same GPU are kept, so a few runs of some benchmarks each add up to one file.
+
 A benchmark that cannot run here (no GPU, a second GPU missing) exits with status 77
 and is recorded as skipped with its reason; one that fails or runs past --timeout is
 recorded as failed; neither stops the others. --table prints, per benchmark, a
@@ -283,6 +286,18 @@ def markdown_tables(doc, only=None):
     return lines
 
 
+def earlier_runs(path, gpu):
+    """The entries of an earlier results.json made on the same GPU (so that runs of a few
+    benchmarks at a time, --only, add up to one file); {} if there is none."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if doc.get("meta", {}).get("gpu") != gpu:
+        return {}
+    return dict(doc.get("benchmarks", {}))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -315,10 +330,15 @@ def main(argv=None):
                     "reps": args.reps, "quick": args.quick, "timeout_s": args.timeout},
            "benchmarks": {}}
     results = args.out / "results.json"
-    print(f"{device.get('gpu') or device.get('error')}; writing {results}", flush=True)
+    kept = earlier_runs(results, device.get("gpu")) if only else {}
+    doc["benchmarks"].update(kept)
+    print(f"{device.get('gpu') or device.get('error')}; writing {results}"
+          + (f" (keeping {', '.join(kept)} from earlier runs on this GPU)" if kept else ""),
+          flush=True)
     for name, path in found.items():
         print(f"{name}: ...", end="", flush=True)
         entry = run_one(name, path, args.out, args.reps, args.quick, args.timeout)
+        entry["date"] = time.strftime("%Y-%m-%d %H:%M:%S %z")
         doc["benchmarks"][name] = entry
         if entry["status"] == "ok":
             title = f"bench_{name} on {entry['meta'].get('device') or device.get('gpu')}"

@@ -272,3 +272,12 @@ def test_every_benchmark_takes_reps_quick_and_json(path):
         assert flag in r.stdout, flag
     source = path.read_text()
     assert "print_table(" in source and "write_json(" in source  # the shared shape
+
+
+def test_only_keeps_the_other_benchmarks_of_the_same_gpu(tmp_path):
+    path = tmp_path / "results.json"
+    assert run_all.earlier_runs(path, "GPU A") == {}
+    path.write_text(json.dumps({"meta": {"gpu": "GPU A"},
+                                "benchmarks": {"copy": {"status": "ok", "table": []}}}))
+    assert list(run_all.earlier_runs(path, "GPU A")) == ["copy"]
+    assert run_all.earlier_runs(path, "GPU B") == {}  # another GPU's figures are not mixed in
