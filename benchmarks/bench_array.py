@@ -11,11 +11,12 @@ What it measures
               contiguous one; exp per dtype; a 3-operation expression (a * x * x + b)
               fused into one kernel against the three separate operations; and a
               device-to-device copy of the same float32 array as the ceiling.
-    Medians of --reps repetitions, the libraries interleaved. Each row gives cukit's
+    min / median / max of --reps samples (each way warmed up first), the libraries
+    interleaved. Each row gives cukit's
     ratio to the best peer (dispatch: peer time / cukit time, bandwidth: cukit / peer).
 
 Usage
-    PYTHONPATH=src python benchmarks/bench_array.py [--reps 5] [--json benchmarks/results/array.json]
+    PYTHONPATH=src python benchmarks/bench_array.py [--reps 7] [--quick] [--json benchmarks/results/array.json]
         [--plot benchmarks/results/array.png]
     python benchmarks/bench_array.py --replot benchmarks/results/array.json --plot benchmarks/results/array.png
 """
@@ -27,12 +28,14 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import import_cukit
+from _bench import (error_row, import_cukit, interleaved, need_gpu, print_table,
+                    ratio_to_best_peer, row, write_json)
 
 cukit = import_cukit("bench_array")
 N = 64 * 1024 * 1024
 CALLS = 20000
 BW_CALLS = 20
+SIDE = 8192
 
 
 def libs():
@@ -76,7 +79,8 @@ def saxpy_kernel(name, lib):
     return None
 
 
-def per_call_us(name, lib, fn, calls=CALLS):
+def per_call_us(name, lib, fn, calls=None):
+    calls = calls or CALLS
     fn()
     sync(name, lib)
     t = time.perf_counter()
@@ -144,7 +148,7 @@ def cases(name, lib):
     c["device-to-device copy, 64M float32"] = ("GB/s", lambda: gbps(name, lib, copy, 8 * N))
     if k is not None:
         c["ElementwiseKernel saxpy bandwidth"] = ("GB/s", lambda: gbps(name, lib, lambda: k(x, 2.0, y), 12 * N))
-    side = 8192
+    side = SIDE
     sq = dev(name, lib, host[: side * side].reshape(side, side))
     sq2 = dev(name, lib, host[: side * side][::-1].copy().reshape(side, side))
     c["add 8192x8192 contiguous"] = ("GB/s", lambda: gbps(name, lib, lambda: sq + sq2, 12 * side * side))
@@ -207,7 +211,9 @@ def plot(doc, path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="64K elements, few calls: a check "
+                    "that it runs (the emulator), not a measurement")
     ap.add_argument("--json", default=None)
     ap.add_argument("--plot", default=None, help="draw the ratios into this PNG (matplotlib)")
     ap.add_argument("--replot", default=None, help="draw --plot from this JSON, measuring nothing")
@@ -215,47 +221,40 @@ def main():
     if args.replot:
         plot(json.loads(Path(args.replot).read_text()), args.plot or "benchmarks/results/array.png")
         return
+    need_gpu("bench_array", cukit, args.quick)
+    if args.quick:
+        global N, CALLS, BW_CALLS, SIDE
+        N, CALLS, BW_CALLS, SIDE, args.reps = 1 << 16, 20, 2, 256, min(args.reps, 3)
     found = libs()
-    versions = {n: getattr(m, "__version__", "?") for n, m in found.items()}
-    table = {n: cases(n, m) for n, m in found.items()}
-    results = {n: {k: [] for k in table[n]} for n in table}
-    errors = {}
-    for _ in range(args.reps):
-        for n in table:  # interleaved
-            for k, (_, fn) in table[n].items():
-                if (n, k) in errors:
-                    continue
-                try:
-                    results[n][k].append(fn())
-                except Exception as e:  # a library without this operation: say so, go on
-                    errors[(n, k)] = f"{type(e).__name__}: {e}"
+    versions = {n: getattr(mod, "__version__", "?") for n, mod in found.items()}
+    table = {n: cases(n, mod) for n, mod in found.items()}
+    # every (library, measure) is one way; each sample function warms itself up too
+    ways = {(n, k): fn for n in table for k, (_, fn) in table[n].items()}
+    samples, errors = interleaved(ways, args.reps, warmup=1)
     for (n, k), e in errors.items():
         print(f"{n}: {k}: {e}")
+    results = {n: {k: samples.get((n, k), []) for k in table[n]} for n in table}
     med = {n: {k: statistics.median(v) for k, v in r.items() if v} for n, r in results.items()}
-    names = list(table)
-    print(f"device: {cukit.Device().name}; " + ", ".join(f"{n} {v}" for n, v in versions.items()))
-    print("| measure | " + " | ".join(names) + " | cukit vs best peer |")
-    print("|---|" + "---|" * (len(names) + 1))
+    rows = []
     for k, (unit, _) in table["cukit"].items():
-        row = []
-        for n in names:
-            v = med[n].get(k)
-            row.append("—" if v is None else f"{v:.2f} {unit}" if unit == "us" else f"{v:.0f} {unit}")
-        peers = [med[n][k] for n in names if n != "cukit" and k in med[n]]
-        ratio = ""
-        if peers and k in med["cukit"]:
-            best = min(peers) if unit == "us" else max(peers)
-            ratio = f"{best / med['cukit'][k]:.2f}x" if unit == "us" else f"{med['cukit'][k] / best:.2f}x"
-        print(f"| {k} | " + " | ".join(row) + f" | {ratio} |")
+        for n in table:
+            if (n, k) in samples:
+                rows.append(row(k, n, samples[(n, k)], unit,
+                                better="lower" if unit == "us" else "higher"))
+            elif (n, k) in errors:
+                rows.append(error_row(k, n, unit, errors[(n, k)]))
+    ratio_to_best_peer(rows)
+    dev = cukit.Device().name
+    print(f"device: {dev}; " + ", ".join(f"{n} {v}" for n, v in versions.items())
+          + f"; {args.reps} samples per row; ratio: cukit against the best peer (> 1: cukit ahead)")
+    print_table(rows)
     c = med["cukit"]
     if len(c) == len(table["cukit"]):
         print(f"transposed / contiguous add: {c['add 8192x8192 transposed (a.T + b)'] / c['add 8192x8192 contiguous']:.2f}; "
               f"fused / unfused: {c['a*x*x + b fused (1 kernel)'] / c['a*x*x + b unfused (3 kernels)']:.2f}x")
-    doc = {"device": cukit.Device().name, "versions": versions, "median": med, "samples": results,
+    doc = {"device": dev, "versions": versions, "median": med, "samples": results,
            "errors": {f"{n}: {k}": e for (n, k), e in errors.items()}}
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(doc, indent=1))
+    write_json(args.json, doc, rows, dev)
     if args.plot:
         try:
             plot(doc, args.plot)

@@ -13,7 +13,10 @@ What it measures
     the library and makes the CUDA context current first (not timed), then
     times one compile-and-get-kernel call on the host clock. Memory hits are
     timed in batches of CALLS calls; the figure is the median batch / CALLS.
-    Each figure is the median of REPS samples; every sample is in the JSON.
+    Each row gives min, median and max of REPS samples (~ where max / min is over
+    10%); every sample is in the JSON. A cold sample has no warm-up by design (it is
+    what is measured); a disk hit's folder is filled by a first process not counted,
+    and a memory hit's process calls twice before its batches.
 
     Peers, each only where importable: CuPy (cupy.RawModule(...).get_function,
     cache folder CUPY_CACHE_DIR) and cuda.core (Program(...).compile("cubin")
@@ -37,7 +40,7 @@ What it measures
     best batch / CALLS); ratios are to the first build's figure.
 
 Usage
-    PYTHONPATH=src python benchmarks/bench_compile.py [--reps 7] [--calls 2000]
+    PYTHONPATH=src python benchmarks/bench_compile.py [--reps 7] [--calls 2000] [--quick]
         [--json benchmarks/results/compile.json]
     PYTHONPATH=src python benchmarks/bench_compile.py --cpu [--build OTHER/src --build src]
         [--json benchmarks/results/compile_cpu.json]
@@ -52,6 +55,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import error_row, import_cukit, need_gpu, print_table, row, write_json  # noqa: E402
 
 SAXPY = r"""
 extern "C" __global__ void saxpy(float a, const float* x, float* y, size_t n) {
@@ -228,20 +234,19 @@ def main_cpu(args):
         results[build]["kernels in big"] = samples[build][0]["kernels in big"]
     print(f"CPU side of a compile-cache hit, {args.reps} fresh processes per build, medians "
           f"(ratio to {builds[0]})")
-    print(f"{'':<16}" + "".join(f"{Path(b).resolve().parent.name[-22:]:>26}" for b in builds))
-    for row in rows:
-        base = statistics.median(results[builds[0]][row])
-        cells = []
+    print("kernels in big: " + ", ".join(str(results[b]["kernels in big"]) for b in builds))
+    table = []
+    for r in rows:
+        base = statistics.median(results[builds[0]][r])
         for build in builds:
-            v = statistics.median(results[build][row])
-            cells.append(f"{v * 1e6:11.2f} us ({v / base:4.2f}x)")
-        print(f"{row:<16}" + "".join(f"{c:>26}" for c in cells))
-    print(f"{'kernels in big':<16}" + "".join(f"{results[b]['kernels in big']:>26}" for b in builds))
+            t = row(r, build, [v * 1e6 for v in results[build][r]], "us", better="lower")
+            t["ratio"] = t["median"] / (base * 1e6)
+            table.append(t)
+    print_table(table)
     out = Path(args.json if args.json != DEFAULT_JSON else DEFAULT_JSON.replace("compile.json",
                                                                               "compile_cpu.json"))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": platform.node(), "python": sys.version, "reps": args.reps,
-                               "calls": args.calls, "results": results}, indent=1))
+    write_json(out, {"machine": platform.node(), "python": sys.version, "reps": args.reps,
+                     "calls": args.calls, "results": results}, table)
 
 
 # ---------------------------------------------------------------- the parent
@@ -266,18 +271,23 @@ def main():
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--json", default=DEFAULT_JSON)
     ap.add_argument("--cpu", action="store_true", help="the CPU side only (no GPU needed)")
+    ap.add_argument("--quick", action="store_true", help="2 samples, 50 calls: a check that it "
+                    "runs (the emulator), not a measurement")
     ap.add_argument("--build", action="append", help="with --cpu: a folder holding a built cukit "
                     "(repeatable; default: the one imported here)")
     ap.add_argument("--child")
     args = ap.parse_args()
     if args.child == "cpu":
         return child_cpu(args.calls)
-    if args.cpu:
-        return main_cpu(args)
     if args.child == "alternate":
         return child_alternate(args.reps * 3)
     if args.child:
         return child(args.child, args.calls)
+    if args.quick:
+        args.reps, args.calls = min(args.reps, 2), min(args.calls, 50)
+    if args.cpu:
+        return main_cpu(args)
+    need_gpu("bench_compile", import_cukit("bench_compile"), args.quick)
 
     results = {}
     for way in WAYS:
@@ -330,11 +340,29 @@ def main():
         w, p = statistics.median(alt["worker"]), statistics.median(alt["in-process"])
         print(f"compiles after the first, alternating in one process: worker {w * 1e3:.2f} ms, "
               f"in-process {p * 1e3:.2f} ms ({(w - p) * 1e3:+.2f} ms)")
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": platform.node(), "python": sys.version,
-                               "reps": args.reps, "calls": args.calls, "results": results},
-                              indent=1))
+    table = []
+    for way, r in results.items():
+        if way == "alternating compiles":
+            for mode, v in r.items():
+                table.append(row("compiles after the first, alternating in one process",
+                                 f"cukit, {mode}", [x * 1e3 for x in v], "ms", better="lower"))
+            continue
+        for case, key, unit, scale in (("cold compile", "cold_s", "ms", 1e3),
+                                       ("disk hit", "disk_hit_s", "ms", 1e3),
+                                       ("memory hit", "memory_hit_s", "us", 1e6)):
+            if "error" in r:
+                table.append(error_row(case, way, unit, r["error"], better="lower"))
+            else:
+                table.append(row(case, way, [x * scale for x in r[key]], unit, better="lower"))
+    print(f"\n{args.reps} samples per row (memory hit: 5 batches per process)")
+    print_table(table)
+    device = None
+    try:
+        device = import_cukit("bench_compile").Device(0).name
+    except Exception:  # noqa: BLE001 - only descriptive
+        pass
+    write_json(args.json, {"machine": platform.node(), "python": sys.version, "reps": args.reps,
+                           "calls": args.calls, "results": results}, table, device)
 
 
 if __name__ == "__main__":

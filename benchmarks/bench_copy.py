@@ -8,8 +8,9 @@ What it measures
     256 MiB / size)) copies followed by one synchronize of the device, so that every
     way is timed to the moment its data has landed (the driver's copy from pageable
     memory returns before its last DMA). Each way is timed REPS times, the ways
-    taking turns within each repetition; the table shows the median and its ratio
-    to raw C on the same kind of memory.
+    taking turns within each repetition, after a first round that is not counted
+    (warm-up); the table shows min, median and max (~ where max / min is over 10%)
+    and the median's ratio to raw C on the same kind of memory.
 
 How
     * raw C: benchmarks/copy_baseline.c, compiled on the spot with the system C
@@ -33,11 +34,10 @@ How
     measures the main table with the best configuration.
 
 Usage
-    PYTHONPATH=src python benchmarks/bench_copy.py [--reps 7] [--tune]
+    PYTHONPATH=src python benchmarks/bench_copy.py [--reps 7] [--tune] [--quick]
         [--json benchmarks/results/copy.json]
 """
 import argparse
-import json
 import platform
 import statistics
 import sys
@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import import_cukit, run_c
+from _bench import error_row, import_cukit, need_gpu, print_table, row, run_c, write_json
 
 HERE = Path(__file__).resolve().parent
 MiB = 1 << 20
@@ -307,38 +307,30 @@ def c_rows(before, after):
     return samples
 
 
-def print_table(samples, notes, sizes, way_names):
-    med = {k: statistics.median(v) for k, v in samples.items() if v}
-    width = max(len(w) for w in [RAW_C, *way_names])
+def table_rows(samples, notes, sizes, way_names):
+    """The shared rows (benchmarks/_bench.py); "ratio" is the median over raw C's."""
+    rows = []
     for direction in ("htod", "dtoh"):
         for memory in ("pageable", "pinned"):
-            title = f"{'HtoD' if direction == 'htod' else 'DtoH'}, {memory} host memory"
-            print(f"\n{title}: GB/s (median), and ratio to raw C")
-            print(f"{'way':<{width}} | " + " | ".join(f"{size_name(n):>17}" for n in sizes))
-            print(f"{'-' * width}-+-" + "-+-".join("-" * 17 for _ in sizes))
-            for name in [RAW_C, *way_names]:
-                cells, any_cell = [], False
-                for n in sizes:
+            for n in sizes:
+                case = f"{'HtoD' if direction == 'htod' else 'DtoH'} {memory} {size_name(n)}"
+                base = samples.get((RAW_C, direction, memory, n))
+                for name in [RAW_C, *way_names]:
                     key = (name, direction, memory, n)
-                    base = med.get((RAW_C, direction, memory, n))
-                    if key in notes:
-                        cells.append(f"{notes[key][:17]:>17}")
-                        any_cell = True
-                    elif key in med:
-                        ratio = f" ({med[key] / base:4.2f}x)" if base else ""
-                        cells.append(f"{med[key]:7.2f}{ratio:>10}")
-                        any_cell = True
-                    else:
-                        cells.append(f"{'-':>17}")
-                if any_cell:
-                    print(f"{name:<{width}} | " + " | ".join(cells))
-    long_notes = {k: v for k, v in notes.items() if len(v) > 17}
-    for (name, direction, memory, n), text in sorted(long_notes.items(), key=str):
-        print(f"  note: {name}, {direction} {memory} {size_name(n)}: {text}")
+                    if key in samples and samples[key]:
+                        r = row(case, name, samples[key], "GB/s")
+                        if base:
+                            r["ratio"] = r["median"] / statistics.median(base)
+                        if key in notes:
+                            r["note"] = notes[key]
+                        rows.append(r)
+                    elif key in notes:
+                        rows.append(error_row(case, name, "GB/s", notes[key]))
+    return rows
 
 
-def write_json(path, cukit, device, args, samples, notes, c_before, c_after, tuning, config):
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_results(path, cukit, device, args, samples, notes, c_before, c_after, tuning, config,
+                  table):
     rows = []
     for (name, direction, memory, n), values in sorted(samples.items(), key=str):
         base = samples.get((RAW_C, direction, memory, n))
@@ -364,12 +356,14 @@ def write_json(path, cukit, device, args, samples, notes, c_before, c_after, tun
         "c_baseline": [r if isinstance(r, dict) else repr(r) for r in (c_before, c_after)],
         "tuning": tuning,
     }
-    path.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    write_json(path, data, table, device.name)
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=7, help="repetitions per figure (default 7)")
+    parser.add_argument("--quick", action="store_true", help="1 and 4 MiB, 3 repetitions: a check "
+                        "that it runs (the emulator), not a measurement")
     parser.add_argument("--tune", action="store_true",
                         help="sweep the pipeline's tuning first and use the best")
     parser.add_argument("--json", type=Path, default=HERE / "results" / "copy.json",
@@ -387,6 +381,10 @@ def main():
         device = cukit.Device(0)
     except cukit.NoDeviceError as e:
         fail(f"needs an NVIDIA GPU and its driver: {e}")
+    need_gpu("bench_copy", cukit, args.quick)
+    if args.quick:
+        SIZES[:] = [1 * MiB, 4 * MiB]
+        args.reps = min(args.reps, 3)
     rng = np.random.default_rng(0)
     print(f"{device.name}, driver {cukit.driver_version()}, Python {platform.python_version()}; "
           f"{args.reps} repetitions per figure", flush=True)
@@ -414,12 +412,18 @@ def main():
     for run in (c_before, c_after):
         if not isinstance(run, dict):
             print(f"raw C baseline failed: {run}")
+    if not any(isinstance(run, dict) for run in (c_before, c_after)):
+        for key in [(RAW_C, d, m, n) for d in ("htod", "dtoh") for m in ("pageable", "pinned")
+                    for n in SIZES]:
+            notes[key] = f"failed: {c_before}"
     if peer_note:
         print(peer_note)
 
-    print_table(samples, notes, SIZES, [w.name for w in ways])
-    write_json(args.json, cukit, device, args, samples, notes, c_before, c_after, tuning, config)
-    print(f"\nwrote {args.json}")
+    table = table_rows(samples, notes, SIZES, [w.name for w in ways])
+    print(f"\n{args.reps} samples per row; ratio: the median over raw C's on the same memory")
+    print_table(table)
+    write_results(args.json, cukit, device, args, samples, notes, c_before, c_after, tuning,
+                  config, table)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@ What it measures
 
     Every figure is taken the same way: WARMUP launches, then REPS repetitions
     of LAUNCHES launches followed by one synchronize, timed on the host clock;
-    the table shows the median repetition divided by LAUNCHES, and its ratio to
-    the raw C figure for the same argument count.
+    the table shows min, median and max of the repetitions divided by LAUNCHES
+    (~ where max / min is over 10%), and the median's ratio to the raw C figure
+    for the same argument count (> 1: slower than C).
 
 How
     * raw C: benchmarks/launch_baseline.c, compiled on the spot with the
@@ -37,7 +38,7 @@ How
     a cukit launch (median of 50); the two should agree within 2%.
 
 Usage
-    PYTHONPATH=src python benchmarks/bench_launch.py [--reps 5] [--launches 20000]
+    PYTHONPATH=src python benchmarks/bench_launch.py [--reps 7] [--launches 20000] [--quick]
         [--json benchmarks/results/launch.json] [--png benchmarks/results/launch.png]
 
 Writes the table to stdout, every sample to the JSON file and, when matplotlib
@@ -45,7 +46,6 @@ is importable, a bar chart of the 5-argument rows to the PNG file.
 """
 import argparse
 import ctypes
-import json
 import platform
 import statistics
 import sys
@@ -54,7 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import import_cukit, run_c
+from _bench import error_row, import_cukit, need_gpu, print_table, row, run_c, write_json
 
 HERE = Path(__file__).resolve().parent
 
@@ -522,18 +522,37 @@ def ratio_to_c(bench, row):
     return row["us"] / base if row["us"] is not None and base else None
 
 
-def print_table(bench, big):
-    # by argument count, the baseline first, then in run order
-    rows = sorted(bench.rows, key=lambda r: (r["args"], not r["way"].startswith("raw C")))
-    width = max(len(r["way"]) for r in rows)
-    print(f"\n{'way of launching':<{width}} | args | µs/launch (median) | ratio to raw C")
-    print(f"{'-' * width}-+------+--------------------+---------------")
+def table_rows(bench, big):
+    """The shared rows (benchmarks/_bench.py): by argument count, the baseline first;
+    "ratio" is the median over raw C's (> 1: slower than C)."""
+    rows = []
+    for r in sorted(bench.rows, key=lambda r: (r["args"], not r["way"].startswith("raw C"))):
+        case = (f"{r['args']} args, in a CUDA graph (per kernel)" if "graph" in r["way"]
+                else f"{r['args']} args")
+        if r["samples_us"]:
+            t = row(case, r["way"], r["samples_us"], "us", better="lower")
+            if ratio_to_c(bench, r) is not None:
+                t["ratio"] = ratio_to_c(bench, r)
+            if r["note"]:
+                t["note"] = r["note"]
+        else:
+            t = error_row(case, r["way"], "us", r["note"] or "not measured", better="lower")
+        rows.append(t)
+    case = f"saxpy_big GPU time by events ({big['n']:,} floats)"
+    rows.append(row(case, "cukit.Event around a cukit launch", big["cukit_samples_ms"], "ms",
+                    better="lower"))
+    if "c_samples_ms" in big:
+        rows.append(row(case, "raw C cuEventRecord", big["c_samples_ms"], "ms", better="lower"))
+    return rows
+
+
+def print_tables(bench, big, rows):
+    print(f"\n{bench.reps} samples of {bench.launches} launches per row; ratio: median over "
+          "raw C's (> 1: slower than C)")
+    print_table(rows)
     for r in rows:
-        us = f"{r['us']:.3f}" if r["us"] is not None else "-"
-        ratio = ratio_to_c(bench, r)
-        ratio = f"{ratio:.2f}x" if ratio is not None else "-"
-        note = f"  {r['note']}" if r["note"] else ""
-        print(f"{r['way']:<{width}} | {r['args']:>4} | {us:>18} | {ratio:>13}{note}")
+        if r.get("note"):
+            print(f"  {r['case']}, {r['way']}: {r['note']}")
     print(f"\nbig saxpy, n = {big['n']:,} floats, grid {big['grid']} x block {big['block']}, "
           f"GPU time by CUDA events, median of {big['reps']}:")
     print(f"  cukit.Event around a cukit launch: {big['cukit_ms']:.4f} ms")
@@ -542,8 +561,7 @@ def print_table(bench, big):
         print(f"  ratio cukit / C: {big['ratio']:.4f} (target: within 2%)")
 
 
-def write_json(path, bench, big, c_result):
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_results(path, bench, big, c_result, rows):
     for r in bench.rows:
         r["ratio_to_raw_c"] = ratio_to_c(bench, r)
     cukit = bench.cukit
@@ -566,7 +584,7 @@ def write_json(path, bench, big, c_result):
         "big_saxpy": big,
         "c_baseline": c_result,
     }
-    path.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    write_json(path, data, rows, bench.device.name)
 
 
 def write_png(path, bench):
@@ -599,7 +617,9 @@ def write_png(path, bench):
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reps", type=int, default=5, help="repetitions per figure (default 5)")
+    parser.add_argument("--reps", type=int, default=7, help="repetitions per figure (default 7)")
+    parser.add_argument("--quick", action="store_true", help="200 launches a sample, 3 samples: "
+                        "a check that it runs (the emulator), not a measurement")
     parser.add_argument("--launches", type=int, default=20000,
                         help="launches per repetition (default 20000)")
     parser.add_argument("--json", type=Path, default=HERE / "results" / "launch.json",
@@ -615,6 +635,11 @@ def parse_args():
 def main():
     args = parse_args()
     cukit = import_cukit("bench_launch")
+    need_gpu("bench_launch", cukit, args.quick)
+    if args.quick:
+        global WARMUP, GRAPH_REPLAYS, BIG_N, BIG_REPS
+        WARMUP, GRAPH_REPLAYS, BIG_N, BIG_REPS = 10, 2, 512 * 64, 3
+        args.launches, args.reps = min(args.launches, 200), min(args.reps, 3)
     try:
         bench = LaunchBench(cukit, args.launches, args.reps)
     except cukit.NoDeviceError as e:
@@ -631,9 +656,9 @@ def main():
     c_result = bench_raw_c(bench, c_before, try_raw_c(bench))
     big = bench_big_saxpy(bench, c_result)
 
-    print_table(bench, big)
-    write_json(args.json, bench, big, c_result)
-    print(f"\nwrote {args.json}")
+    rows = table_rows(bench, big)
+    print_tables(bench, big, rows)
+    write_results(args.json, bench, big, c_result, rows)
     if write_png(args.png, bench):
         print(f"wrote {args.png}")
 

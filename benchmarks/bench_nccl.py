@@ -17,8 +17,10 @@ What it measures
     * peer copy of 256 MiB from GPU 0 to GPU 1 in one process: cukit.copy (through
       cuMemcpyPeerAsync; the copy turns peer access on, for the memory pool too)
       against torch's dst.copy_(src).
-    Each way is sampled REPS times, the ways taking turns; the table shows medians
-    and the ratio cukit / torch (for bandwidth, > 1 is better; for latency, < 1).
+    Each way is run once (warm-up: connections, buffers), then sampled REPS times,
+    the ways taking turns; the table shows min, median and max (~ where max / min
+    is over 10%) and the ratio cukit / torch of the medians (for bandwidth, > 1 is
+    better; for latency, < 1).
 
 How
     The parent process measures the peer copy, makes an NCCL unique id and starts
@@ -28,7 +30,7 @@ How
     multicast stays off (NCCL_NVLS_ENABLE=0) in the parent and the workers.
 
 Usage
-    PYTHONPATH=src python benchmarks/bench_nccl.py [--reps 5] [--gpus 2]
+    PYTHONPATH=src python benchmarks/bench_nccl.py [--reps 7] [--gpus 2] [--quick]
         [--json benchmarks/results/nccl.json]
 """
 import argparse
@@ -44,7 +46,7 @@ import time
 
 os.environ["NCCL_NVLS_ENABLE"] = "0"
 
-from _bench import import_cukit  # noqa: E402
+from _bench import import_cukit, print_table, row, skip, write_json  # noqa: E402
 
 cukit = import_cukit("bench_nccl")
 import numpy as np  # noqa: E402
@@ -94,7 +96,8 @@ def worker(args):
         for k, s in samples.items():
             sec = statistics.median(s) / iters
             rows.append({"measure": f"all_reduce {nbytes >> 20} MiB bus GB/s", "way": k,
-                         "value": nbytes / sec / 1e9 * factor})
+                         "value": nbytes / sec / 1e9 * factor,
+                         "samples": [nbytes / (x / iters) / 1e9 * factor for x in s]})
         x.free()
         if torch is not None:
             del t
@@ -218,7 +221,8 @@ def report_latency(rows, samples, calls):
         elif k.endswith("graph of 100"):
             # calls // 100 replays of 100 each: calls collectives in all
             measure, k = "all_reduce 4 B per collective us (100 in one graph)", k.split()[0]
-        rows.append({"measure": measure, "way": k, "value": statistics.median(s) / calls * 1e6})
+        rows.append({"measure": measure, "way": k, "value": statistics.median(s) / calls * 1e6,
+                     "samples": [x / calls * 1e6 for x in s]})
 
 
 def raw_nccl(comm, x):
@@ -269,7 +273,8 @@ def peer_copy(reps):
             samples[k].append(time.perf_counter() - t0)
     for k, s in samples.items():
         rows.append({"measure": "peer copy 256 MiB GPU0->GPU1 GB/s", "way": k,
-                     "value": nbytes * 10 / statistics.median(s) / 1e9})
+                     "value": nbytes * 10 / statistics.median(s) / 1e9,
+                     "samples": [nbytes * 10 / x / 1e9 for x in s]})
     assert (dst.get()[:: 1 << 16] == 1).all()
     return rows
 
@@ -298,6 +303,24 @@ def table(rows):
     return "\n".join(lines)
 
 
+def table_rows(rows):
+    """The shared rows (benchmarks/_bench.py); "ratio": cukit against torch's median
+    (> 1: cukit ahead, for bandwidth and latency alike)."""
+    out, torch_med = [], {}
+    for r in rows:
+        if r["way"] in ("torch.distributed", "torch copy_"):
+            torch_med[r["measure"]] = r["value"]
+    for r in rows:
+        better = "lower" if " us" in r["measure"] else "higher"
+        t = row(r["measure"], r["way"], r.get("samples") or [r["value"]],
+                "us" if better == "lower" else "GB/s", better=better)
+        tv = torch_med.get(r["measure"].replace(" (stream)", ""))
+        if r["way"] == "cukit" and tv:
+            t["ratio"] = t["median"] / tv if better == "higher" else tv / t["median"]
+        out.append(t)
+    return out
+
+
 def run_workers(args, extra):
     """One worker per GPU; rank 0's rows."""
     uid = nccl.get_unique_id().hex()
@@ -308,7 +331,8 @@ def run_workers(args, extra):
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), CUKIT_BENCH_UID=uid,
                    NCCL_NVLS_ENABLE="0")
         procs.append(subprocess.Popen([sys.executable, __file__, "--worker", "--reps",
-                                       str(args.reps)] + extra,
+                                       str(args.reps)] + (["--quick"] if args.quick else [])
+                                      + extra,
                                       env=env, stdout=subprocess.PIPE, text=True))
     outs = [p.communicate()[0] for p in procs]
     if "RESULT " not in outs[0] or any(p.returncode for p in procs):
@@ -318,7 +342,9 @@ def run_workers(args, extra):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="16 MiB only, 3 repetitions: a check "
+                    "that it runs, not a measurement")
     ap.add_argument("--gpus", type=int, default=2)
     ap.add_argument("--json")
     ap.add_argument("--no-graphs", dest="graphs", action="store_false",
@@ -326,11 +352,14 @@ def main():
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--graphs-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.quick:
+        SIZES[:] = [16 << 20]
+        args.reps = min(args.reps, 3)
     if args.worker:
         return worker(args)
     n = cukit.device_count()
     if n < args.gpus or args.gpus < 2:
-        sys.exit(f"bench_nccl: needs {max(args.gpus, 2)} GPUs, this machine has {n}")
+        skip("bench_nccl", f"needs {max(args.gpus, 2)} GPUs, this machine has {n}")
     rows = peer_copy(args.reps)
     rows += run_workers(args, [])
     if args.graphs:
@@ -342,10 +371,9 @@ def main():
             "device": cukit.Device(0).name, "reps": args.reps}
     print(f"NCCL {'.'.join(map(str, info['nccl']))}, {args.gpus} x {info['device']}")
     print(table(rows))
-    if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as f:
-            json.dump({"info": info, "rows": rows}, f, indent=1)
+    shared = table_rows(rows)
+    print_table(shared)
+    write_json(args.json, {"info": info, "rows": rows}, shared, info["device"])
 
 
 if __name__ == "__main__":

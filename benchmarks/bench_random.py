@@ -3,8 +3,8 @@
 What it measures
     The bandwidth of filling a preallocated device array with random numbers
     (bytes written per second; 64M float32 by default, and as many bytes of
-    float64), median of REPS samples, each sample timed with events around
-    CALLS back-to-back draws on the legacy default stream (which PyTorch and
+    float64), min / median / max of REPS samples (at least 0.2 s of warm-up calls first), each
+    sample timed with events around CALLS back-to-back draws on the legacy default stream (which PyTorch and
     CuPy also use by default, so one pair of cukit events times theirs too).
 
     * raw baseline: cukit's fill() of the same array, a memset: the write
@@ -24,16 +24,14 @@ What it measures
     float32 uniforms are checked against numpy's, so a wrong stream shows.
 
 Usage
-    PYTHONPATH=src python benchmarks/bench_random.py [--n 67108864] [--reps 7] [--json benchmarks/results/random.json]
+    PYTHONPATH=src python benchmarks/bench_random.py [--n 67108864] [--reps 9] [--quick] [--json benchmarks/results/random.json]
 """
 import argparse
-import json
-import statistics
 from pathlib import Path
 
 import numpy as np
 
-from _bench import import_cukit
+from _bench import import_cukit, need_gpu, print_table, row, warm_up, write_json
 
 HERE = Path(__file__).resolve().parent
 CALLS = 10
@@ -41,9 +39,7 @@ CALLS = 10
 
 def timer(cukit, fn, reps):
     start, end = cukit.Event(), cukit.Event()
-    fn()
-    fn()
-    cukit.synchronize()
+    warm_up(fn, cukit.synchronize)  # the pools, the kernels, the clocks
     samples = []
     for _ in range(reps):
         start.record()
@@ -52,7 +48,7 @@ def timer(cukit, fn, reps):
         end.record()
         end.synchronize()
         samples.append(start.elapsed_time(end) / CALLS)
-    return statistics.median(samples)
+    return samples
 
 
 def check_stream(cukit):
@@ -122,19 +118,24 @@ def cases(cukit, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=64 << 20, help="float32 elements (default 64M)")
-    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--reps", type=int, default=9)
+    ap.add_argument("--quick", action="store_true", help="64K elements, 3 repetitions: a check "
+                    "that it runs (the emulator), not a measurement")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     cukit = import_cukit("bench_random")
+    need_gpu("bench_random", cukit, args.quick)
+    if args.quick:
+        args.n, args.reps = min(args.n, 1 << 16), min(args.reps, 3)
     device = cukit.Device()
     libs = ["cukit", "cukit Philox", "cupy default_rng", "cupy legacy", "torch"]
     ok = check_stream(cukit)
-    results = []
+    results, table = [], []
     baseline = None
     for (name, dt), fns in cases(cukit, args.n).items():
         n = args.n if np.dtype(dt).itemsize <= 4 else args.n // 2  # the same bytes
         nbytes = n * np.dtype(dt).itemsize
-        row = {"case": name, "dtype": np.dtype(dt).name, "bytes": nbytes}
+        res = {"case": name, "dtype": np.dtype(dt).name, "bytes": nbytes}
         for lib in libs:
             if lib in fns:
                 try:
@@ -142,26 +143,23 @@ def main():
                 except Exception as e:  # a peer's version without this call
                     print(f"{lib} {name} {np.dtype(dt).name}: {type(e).__name__}: {e}")
                     continue
-                row[lib] = {"ms": ms, "GBps": nbytes / ms / 1e6}
+                r = row(f"{name} {np.dtype(dt).name}", lib, [nbytes / t / 1e6 for t in ms], "GB/s")
+                table.append(r)
+                # the older keys (median figures) and the new ones
+                res[lib] = {"ms": nbytes / r["median"] / 1e6, "GBps": r["median"], "min": r["min"],
+                            "max": r["max"], "spread": r["spread"]}
         if name.startswith("raw baseline"):
-            baseline = row["cukit"]["GBps"]
-        results.append(row)
+            baseline = res["cukit"]["GBps"]
+        results.append(res)
+    for r in table:  # x the memset
+        if baseline:
+            r["ratio"] = r["median"] / baseline
     print(f"{device.name}: bytes written per second (GB/s), {args.n >> 20}M float32 "
-          f"({args.n * 4 >> 20} MiB); median of {args.reps} x {CALLS} calls. "
-          f"cukit float32 uniforms equal numpy's: {ok}")
-    print("| draw | dtype | " + " | ".join(libs) + " |")
-    print("|---|---|" + "---|" * len(libs))
-    for row in results:
-        cells = []
-        for lib in libs:
-            r = row.get(lib)
-            cells.append("n/a" if r is None else f"{r['GBps']:.0f} ({r['GBps'] / baseline:.2f}x)")
-        print(f"| {row['case']} | {row['dtype']} | " + " | ".join(cells) + " |")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"device": device.name, "n": args.n, "reps": args.reps,
-                                         "calls": CALLS, "numpy_stream_equal": ok,
-                                         "rows": results}, indent=2))
+          f"({args.n * 4 >> 20} MiB); {args.reps} samples of {CALLS} calls each, ratio to the "
+          f"memset. cukit float32 uniforms equal numpy's: {ok}")
+    print_table(table)
+    write_json(args.json, {"device": device.name, "n": args.n, "reps": args.reps, "calls": CALLS,
+                           "numpy_stream_equal": ok, "rows": results}, table, device.name)
 
 
 if __name__ == "__main__":

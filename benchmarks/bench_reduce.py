@@ -9,21 +9,20 @@ What it measures
               and axis 1 of an 8192 x 8192 matrix, cumsum, a ReductionKernel L2 norm
               (CuPy's form, where the library has one), and a device-to-device copy
               as the ceiling.
-    Medians of --reps repetitions, the libraries interleaved; each row gives cukit's
+    min / median / max of --reps samples (each way warmed up first), the libraries
+    interleaved; each row gives cukit's
     ratio to the best peer.
 
 Usage
-    PYTHONPATH=src python benchmarks/bench_reduce.py [--reps 5] [--json benchmarks/results/reduce.json]
+    PYTHONPATH=src python benchmarks/bench_reduce.py [--reps 7] [--quick] [--json benchmarks/results/reduce.json]
 """
 import argparse
-import json
 import statistics
 import time
-from pathlib import Path
-
 import numpy as np
 
-from _bench import import_cukit
+from _bench import (error_row, import_cukit, interleaved, need_gpu, print_table,
+                    ratio_to_best_peer, row, write_json)
 
 cukit = import_cukit("bench_reduce")
 N = 64 * 1024 * 1024
@@ -65,7 +64,8 @@ def dev(name, lib, host):
     return lib.from_numpy(host).cuda()
 
 
-def per_call_us(name, lib, fn, calls=CALLS):
+def per_call_us(name, lib, fn, calls=None):
+    calls = calls or CALLS
     fn()
     sync(name, lib)
     t = time.perf_counter()
@@ -124,48 +124,44 @@ def cases(name, lib):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="64K elements, few calls: a check "
+                    "that it runs (the emulator), not a measurement")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    need_gpu("bench_reduce", cukit, args.quick)
+    if args.quick:
+        global N, CALLS, BW_CALLS, SIDE
+        N, CALLS, BW_CALLS, SIDE, args.reps = 1 << 16, 20, 2, 256, min(args.reps, 3)
     found = libs()
     versions = {n: getattr(mod, "__version__", "?") for n, mod in found.items()}
     table = {n: cases(n, mod) for n, mod in found.items()}
-    results = {n: {k: [] for k in table[n]} for n in table}
-    errors = {}
-    for _ in range(args.reps):
-        for n in table:  # interleaved
-            for k, (_, fn) in table[n].items():
-                if (n, k) in errors:
-                    continue
-                try:
-                    results[n][k].append(fn())
-                except Exception as e:  # a library without this operation: say so, go on
-                    errors[(n, k)] = f"{type(e).__name__}: {e}"
+    # every (library, measure) is one way; each sample function warms itself up too
+    ways = {(n, k): fn for n in table for k, (_, fn) in table[n].items()}
+    samples, errs = interleaved(ways, args.reps, warmup=1)
+    errors = {key: e for key, e in errs.items()}
     for (n, k), e in errors.items():
         print(f"{n}: {k}: {e}")
+    results = {n: {k: samples.get((n, k), []) for k in table[n]} for n in table}
     med = {n: {k: statistics.median(v) for k, v in r.items() if v} for n, r in results.items()}
-    names = list(table)
-    print(f"device: {cukit.Device().name}; " + ", ".join(f"{n} {v}" for n, v in versions.items()))
-    print("| measure | " + " | ".join(names) + " | cukit vs best peer |")
-    print("|---|" + "---|" * (len(names) + 1))
+    rows = []
     for k, (unit, _) in table["cukit"].items():
-        row = []
-        for n in names:
-            v = med[n].get(k)
-            row.append("—" if v is None else f"{v:.2f} {unit}" if unit == "us" else f"{v:.0f} {unit}")
-        peers = [med[n][k] for n in names if n != "cukit" and k in med[n]]
-        ratio = ""
-        if peers and k in med["cukit"]:
-            best = min(peers) if unit == "us" else max(peers)
-            ratio = f"{best / med['cukit'][k]:.2f}x" if unit == "us" else f"{med['cukit'][k] / best:.2f}x"
-        print(f"| {k} | " + " | ".join(row) + f" | {ratio} |")
+        for n in table:
+            if (n, k) in samples:
+                rows.append(row(k, n, samples[(n, k)], unit,
+                                better="lower" if unit == "us" else "higher"))
+            elif (n, k) in errors:
+                rows.append(error_row(k, n, unit, errors[(n, k)]))
+    ratio_to_best_peer(rows)
+    dev = cukit.Device().name
+    print(f"device: {dev}; " + ", ".join(f"{n} {v}" for n, v in versions.items())
+          + f"; {args.reps} samples per row; ratio: cukit against the best peer (> 1: cukit ahead)")
+    print_table(rows)
     c = med["cukit"]
     if "cumsum, 64M float32 (read + write)" in c and "device-to-device copy, 64M float32" in c:
         print(f"cumsum / copy: {c['cumsum, 64M float32 (read + write)'] / c['device-to-device copy, 64M float32']:.2f}")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps({"device": cukit.Device().name, "versions": versions,
-                                               "medians": med, "runs": results}, indent=1))
+    write_json(args.json, {"device": dev, "versions": versions, "medians": med, "runs": results,
+                           "errors": {f"{n}: {k}": e for (n, k), e in errors.items()}}, rows, dev)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Strided copies: cukit against a contiguous copy of the same bytes, and against PyTorch and CuPy.
 
 What it measures
-    Milliseconds (median) to copy float32 views laid out in different ways (32
+    Milliseconds to copy float32 views laid out in different ways (32
     MiB of elements, the 4-D view 11 MiB), and the bandwidth that gives (bytes
     of elements copied, read once and written once, per second):
 
@@ -18,19 +18,21 @@ What it measures
     PyTorch or CuPy is importable, the time of the same copy in that library
     (t.copy_(s), c[...] = s) and cukit's ratio to it (n/a: a layout the library
     cannot express, such as a negative step in PyTorch). Each result is checked
-    against numpy, so a wrong copy shows as WRONG RESULT.
+    against numpy, so a wrong copy shows as WRONG RESULT. Every way is run for
+    at least 0.1 s before its samples; each row reports min / median / max of --reps samples.
 
 Usage
-    PYTHONPATH=src python benchmarks/bench_strided.py [--reps 7] [--json benchmarks/results/strided.json]
+    PYTHONPATH=src python benchmarks/bench_strided.py [--reps 9] [--quick] [--json benchmarks/results/strided.json]
 """
 import argparse
-import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from _bench import (error_row, import_cukit, need_gpu, print_table, ratio_to_best_peer, row,
+                    warm_up, write_json)
 
 HERE = Path(__file__).resolve().parent
 N = 4096
@@ -43,8 +45,8 @@ DEVICE_CASES = [
     ("every other element (kernel)", lambda a: a[:, ::2], lambda b: b[:, ::2]),
     ("reversed rows (kernel)", lambda a: a[: N // 2, ::-1], lambda b: b[: N // 2]),
     ("transpose (kernel)", lambda a: a[: N // 2].T, lambda b: b[:, : N // 2]),
-    ("16 KiB rows of a 4-D view (kernel)", lambda a: a.reshape(8, 16, 32, N)[::3, ::2, 1:31],
-     lambda b: b.reshape(8, 16, 32, N)[1::3, 1::2, 2:]),
+    ("16 KiB rows of a 4-D view (kernel)", lambda a: a.reshape(8, 16, 32, N * N // 4096)[::3, ::2, 1:31],
+     lambda b: b.reshape(8, 16, 32, N * N // 4096)[1::3, 1::2, 2:]),
 ]
 HOST_CASES = [
     ("contiguous", lambda a: a[: N // 2]),
@@ -53,12 +55,10 @@ HOST_CASES = [
 ]
 
 
-def median_ms(fn, reps):
-    fn()
-    times = []
-    for _ in range(reps):
-        times.append(fn())
-    return statistics.median(times)
+def samples_ms(fn, reps):
+    """reps samples of fn (which returns milliseconds), after warm-up calls."""
+    warm_up(fn, calls=1, seconds=0.1)
+    return [fn() for _ in range(reps)]
 
 
 def events_timer(cukit, copy):
@@ -113,16 +113,19 @@ def bench_device(cukit, libs, reps, host):
     rows = []
     for name, src, dst in DEVICE_CASES:
         s, d = src(a), dst(b)
-        ms = median_ms(events_timer(cukit, lambda: cukit.copy(d, s)), reps)
+        t = samples_ms(events_timer(cukit, lambda: cukit.copy(d, s)), reps)
         ok = np.array_equal(d.get(), src(host))
-        row = {"case": name, "ms": ms, "ok": ok, "bytes": s.nbytes}
+        row = {"case": name, "ms": statistics.median(t), "ok": ok, "bytes": s.nbytes,
+               "samples_ms": {"cukit": t}}
         for lib, (x, y, copy) in others.items():
             try:
                 xs, ys = src(x), dst(y)
             except ValueError:  # torch has no negative steps
                 row[lib] = None
                 continue
-            row[lib] = median_ms(events_timer(cukit, lambda: copy(ys, xs)), reps)
+            t = samples_ms(events_timer(cukit, lambda: copy(ys, xs)), reps)
+            row[lib] = statistics.median(t)
+            row["samples_ms"][lib] = t
         rows.append(row)
     return rows
 
@@ -136,14 +139,18 @@ def bench_host(cukit, libs, reps, host):
         shape = view(host).shape
         h = np.ascontiguousarray(view(host))
         d = view(a)
-        up = median_ms(wall_timer(lambda: d.set(h), cukit.synchronize), reps)
+        up = samples_ms(wall_timer(lambda: d.set(h), cukit.synchronize), reps)
         ok = np.array_equal(d.get(), h)
-        down = median_ms(wall_timer(lambda: d.get(), cukit.synchronize), reps)
-        row = {"case": name, "set_ms": up, "get_ms": down, "ok": ok and d.get().shape == shape}
+        down = samples_ms(wall_timer(lambda: d.get(), cukit.synchronize), reps)
+        row = {"case": name, "set_ms": statistics.median(up), "get_ms": statistics.median(down),
+               "ok": ok and d.get().shape == shape, "bytes": h.nbytes,
+               "samples_ms": {"cukit set": up, "cukit get": down}}
         if torch:
             th, tv = torch.from_numpy(h), view(t)
-            row["torch_set_ms"] = median_ms(wall_timer(lambda: tv.copy_(th), torch.cuda.synchronize), reps)
-            row["torch_get_ms"] = median_ms(wall_timer(lambda: tv.cpu(), torch.cuda.synchronize), reps)
+            up = samples_ms(wall_timer(lambda: tv.copy_(th), torch.cuda.synchronize), reps)
+            down = samples_ms(wall_timer(lambda: tv.cpu(), torch.cuda.synchronize), reps)
+            row["torch_set_ms"], row["torch_get_ms"] = statistics.median(up), statistics.median(down)
+            row["samples_ms"].update({"torch set": up, "torch get": down})
         rows.append(row)
     return rows
 
@@ -152,51 +159,50 @@ def gbps(ms, nbytes):
     return 2 * nbytes / (max(ms, 1e-9) * 1e-3) / 1e9
 
 
-def print_tables(dev_rows, host_rows, libs):
-    base = gbps(dev_rows[0]["ms"], dev_rows[0]["bytes"])
-    print(f"\ndevice to device, float32 (median of events around {COPIES} copies); GB/s counts "
-          "the elements' bytes read and written; 'vs contig' is the contiguous row's GB/s over "
-          "this one's")
-    head = f"{'layout':36} {'MiB':>5} {'cukit ms':>9} {'GB/s':>7} {'vs contig':>9}"
-    for lib in libs:
-        head += f" {lib + ' ms':>10} {'cukit/' + lib:>11}"
-    print(head)
+def table_rows(dev_rows, host_rows):
+    """The shared rows: GB/s per sample (device to device: bytes read and written;
+    host: the bytes copied), each way's, and "vs_contiguous" for cukit's."""
+    rows = []
     for r in dev_rows:
-        bw = gbps(r["ms"], r["bytes"])
-        line = (f"{r['case']:36} {r['bytes'] / 2**20:5.1f} {r['ms']:9.3f} {bw:7.0f}"
-                f" {base / bw:8.2f}x")
-        for lib in libs:
+        for lib, t in r["samples_ms"].items():
+            extra = {"note": "WRONG RESULT"} if lib == "cukit" and not r["ok"] else {}
+            rows.append(row(f"device to device: {r['case']}", lib,
+                            [gbps(ms, r["bytes"]) for ms in t], "GB/s", **extra))
+        for lib in r:
             if r[lib] is None:
-                line += f" {'n/a':>10} {'':>11}"
-            else:
-                line += f" {r[lib]:10.3f} {r['ms'] / r[lib]:10.2f}x"
-        print(line + ("" if r["ok"] else "  WRONG RESULT"))
-    print("\nhost <-> device, 32 MiB of float32, pageable numpy memory (median wall time)")
-    head = f"{'device layout':36} {'set ms':>8} {'vs contig':>9} {'get ms':>8} {'vs contig':>9}"
-    if "torch" in libs:
-        head += f" {'torch set':>10} {'torch get':>10}"
-    print(head)
-    s0, g0 = max(host_rows[0]["set_ms"], 1e-9), max(host_rows[0]["get_ms"], 1e-9)
+                rows.append(error_row(f"device to device: {r['case']}", lib, "GB/s",
+                                      "a layout this library cannot express"))
     for r in host_rows:
-        line = (f"{r['case']:36} {r['set_ms']:8.2f} {r['set_ms'] / s0:8.2f}x {r['get_ms']:8.2f}"
-                f" {r['get_ms'] / g0:8.2f}x")
-        if "torch" in libs:
-            line += f" {r['torch_set_ms']:10.2f} {r['torch_get_ms']:10.2f}"
-        print(line + ("" if r["ok"] else "  WRONG RESULT"))
+        for way, t in r["samples_ms"].items():
+            lib, op = way.split()
+            case = f"{'host to device' if op == 'set' else 'device to host'}: {r['case']}"
+            extra = {"note": "WRONG RESULT"} if lib == "cukit" and not r["ok"] else {}
+            rows.append(row(case, lib, [r["bytes"] / (max(ms, 1e-9) * 1e-3) / 1e9 for ms in t],
+                            "GB/s", **extra))
+    base = {}
+    for r in rows:
+        direction = r["case"].split(":")[0]
+        if r["way"] == "cukit" and r["case"].endswith(": contiguous"):
+            base[direction] = r["median"]
+    for r in rows:
+        b = base.get(r["case"].split(":")[0])
+        if r["way"] == "cukit" and b:
+            r["vs_contiguous"] = r["median"] / b
+    return ratio_to_best_peer(rows)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--reps", type=int, default=9)
+    p.add_argument("--quick", action="store_true", help="256 x 256 arrays, 2 copies a sample: a "
+                   "check that it runs (the emulator), not a measurement")
     p.add_argument("--json", default=str(HERE / "results" / "strided.json"))
     args = p.parse_args()
-    try:
-        import cukit
-    except ImportError:
-        sys.path.insert(0, str(HERE.parent / "src"))
-        import cukit
-    if cukit.device_count() == 0:
-        sys.exit("bench_strided: needs an NVIDIA GPU and its driver")
+    cukit = import_cukit("bench_strided")
+    need_gpu("bench_strided", cukit, args.quick)
+    if args.quick:
+        global N, COPIES
+        N, COPIES, args.reps = 256, 2, min(args.reps, 3)
     libs = peers()
     dev = cukit.Device(0)
     print(f"{dev.name} ({dev.arch}), driver {cukit.driver_version()}; peers: "
@@ -204,12 +210,19 @@ def main():
     host = np.random.default_rng(0).standard_normal((N, N)).astype(np.float32)
     dev_rows = bench_device(cukit, libs, args.reps, host)
     host_rows = bench_host(cukit, libs, args.reps, host)
-    print_tables(dev_rows, host_rows, list(libs))
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"device": dev.name, "device_to_device": dev_rows,
-                               "host": host_rows}, indent=2))
-    print(f"\nwrote {out}")
+    rows = table_rows(dev_rows, host_rows)
+    print(f"\nfloat32 copies, {N} x {N} arrays, {args.reps} samples per row (device to device: "
+          f"events around {COPIES} copies; host: wall time of one). GB/s counts the bytes read and "
+          "written on the device, the bytes copied to or from the host. ratio: cukit against the "
+          "best peer (> 1: cukit ahead)")
+    print_table(rows)
+    print("cukit against its contiguous copy: " + "; ".join(
+        f"{r['case']} {r['vs_contiguous']:.2f}x" for r in rows if "vs_contiguous" in r))
+    for r in rows:
+        if r.get("note"):
+            print(f"{r['case']}, {r['way']}: {r['note']}")
+    write_json(args.json, {"device": dev.name, "device_to_device": dev_rows, "host": host_rows},
+               rows, dev.name)
 
 
 if __name__ == "__main__":
