@@ -5,7 +5,8 @@ within the PTX ISA's stated bounds (the .approx instructions).
 The corpus: hand-written kernels (integer and float arithmetic in every rounding mode,
 conversions, doubles, approximate functions, shuffles, votes, divergence, barriers,
 atomics) and the kernels cukit generates (ufuncs, whose math-library functions are
-sequences of IEEE-exact operations; integer reductions and scans; random numbers).
+sequences of IEEE-exact operations; integer reductions and scans; random numbers;
+complex128 and complex64 arithmetic and functions), and texture fetches.
 
     python tests/differential.py check            (on a machine with a GPU: both, compared)
     CUKIT_BACKEND=gpu      python tests/differential.py run gpu.npz
@@ -198,6 +199,8 @@ def run(path):
     out["block_sums"], out["hist"], out["atomic_max"] = sums.get(), hist.get()[:64], mx.get()
     out["cas_set"] = (hist.get()[64:] > 0).astype(np.int32)  # which thread wins is a race
     generated(cukit, out, f, d, ints)
+    complex_math(cukit, out, d, e)
+    textures(cukit, out, h)
     np.savez(path, **out)
     print(f"{path}: {len(out)} outputs on {cukit.backend()}")
 
@@ -230,9 +233,57 @@ def generated(cukit, out, f, d, ints):
     out["random_normal_f32"] = g.normal(size=N * 4, dtype=np.float32).get()
 
 
+def complex_math(cukit, out, d, e):
+    """complex128 and complex64 arithmetic and functions as cukit's ufuncs run them
+    (multiply, divide, a*x + b*y as PyCUDA's axpbyz does it, log10, exp, sqrt, abs)."""
+    dev = cukit.to_device
+    z = (d * 0.01 + 1j * e).astype(np.complex128)
+    w = (e + 1j * d * 0.01).astype(np.complex128)
+    for dt in (np.complex128, np.complex64):
+        tag = "c128" if dt == np.complex128 else "c64"
+        x, y = dev(z.astype(dt)), dev(w.astype(dt))
+        res = {"mul": x * y, "div": x / y, "axpbyz": x * dt(1.5 - 0.25j) + y * dt(-0.5 + 2j)}
+        for name in ("log10", "exp", "sqrt", "absolute"):
+            res[name] = getattr(cukit, name)(x)
+        for name, r in res.items():  # real and imaginary parts side by side: floats
+            v = r.get()
+            out[f"complex_{name}_{tag}"] = v.view(v.real.dtype) if np.iscomplexobj(v) else v
+
+
+def textures(cukit, out, h):
+    """Texture fetches: point sampling (exact) with clamp and wrap addressing, and linear
+    filtering (the hardware's 8-bit weights; within float32 rounding of them)."""
+    hh, ww = 37, 53
+    img = h[:hh * ww].reshape(hh, ww).astype(np.float32)
+    ca = cukit.CudaArray((hh, ww), np.float32)
+    ca.set(img)
+    mod = cukit.compile(r"""
+    extern "C" __global__ void sample(cudaTextureObject_t t, const float* xs, const float* ys,
+                                      float* o, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) o[i] = tex2D<float>(t, xs[i], ys[i]);
+    }""", name="textures.cu")
+    n = 4096
+    k = np.arange(n)
+    xs = ((k * 0.7311) % (ww + 6) - 3).astype(np.float32)  # past the edges on both sides
+    ys = ((k * 0.3177) % (hh + 6) - 3).astype(np.float32)
+    x, y = cukit.to_device(xs), cukit.to_device(ys)
+    for name, tex, sx, sy in [
+            ("tex_point_clamp", cukit.Texture(ca), 1.0, 1.0),
+            ("tex_point_wrap", cukit.Texture(ca, address_mode="wrap", normalized_coords=True),
+             1.0 / ww, 1.0 / hh),
+            ("tex_linear", cukit.Texture(ca, filter_mode="linear", address_mode="clamp"), 1.0, 1.0)]:
+        o = cukit.empty(n, np.float32)
+        xx = x if sx == 1.0 else cukit.to_device((xs * np.float32(sx)).astype(np.float32))
+        yy = y if sy == 1.0 else cukit.to_device((ys * np.float32(sy)).astype(np.float32))
+        mod.sample(tex, xx, yy, o, n, grid=n // 128, block=128)
+        out[name] = o.get()
+
+
 # abs, rel bounds looser than the ISA's worst case for the .approx instructions (float32
 # normals take one hardware log2)
-APPROX = {"approx": (2.0 ** -20, 2.0 ** -20), "random_normal_f32": (2.0 ** -20, 2.0 ** -19)}
+APPROX = {"approx": (2.0 ** -20, 2.0 ** -20), "random_normal_f32": (2.0 ** -20, 2.0 ** -19),
+          "tex_linear": (2.0 ** -20, 2.0 ** -20)}
 # Results of CUDA's math library that go through an .approx instruction (ex2, lg2, rcp of
 # float32; the float64 reciprocal's first guess in normcdfinv): the hardware's tables are
 # not published, so the emulator's last bits may differ. Each is within the library's
@@ -240,7 +291,10 @@ APPROX = {"approx": (2.0 ** -20, 2.0 ** -20), "random_normal_f32": (2.0 ** -20, 
 # units in the last place.
 ULPS = {"ufunc_exp_f32": 2, "ufunc_tanh_f32": 2, "ufunc_arctan_f32": 2, "ufunc_cbrt_f32": 1,
         "ufunc_sin_f32": 2, "ufunc_cos_f32": 2, "ufunc_log_f32": 1, "ufunc_expm1_f32": 1,
-        "ufunc_log1p_f32": 1, "random_normal_f64": 5}
+        "ufunc_log1p_f32": 1, "random_normal_f64": 5,
+        # complex64 functions: float32 expf, logf, hypotf inside (CUDA: 2, 2, 3 ulp)
+        "complex_log10_c64": 2, "complex_exp_c64": 2, "complex_sqrt_c64": 3,
+        "complex_absolute_c64": 3}
 
 
 def ulps_apart(x, y):

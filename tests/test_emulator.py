@@ -619,6 +619,17 @@ def test_differential_corpus_runs_on_the_emulator(tmp_path):
     np.testing.assert_array_equal(saved["random_f64"], ref.random(differential.N * 4))
     np.testing.assert_allclose(saved["ufunc_exp_f64"], np.exp(d * 0.01), rtol=1e-15)
     np.testing.assert_allclose(saved["ufunc_sin_f32"], np.sin(f[8:]), rtol=1e-6, atol=1e-6)
+    z, w = d * 0.01 + 1j * e, e + 1j * d * 0.01
+    np.testing.assert_allclose(saved["complex_mul_c128"].view(np.complex128), z * w, rtol=1e-14)
+    np.testing.assert_allclose(saved["complex_log10_c128"].view(np.complex128), np.log10(z),
+                               rtol=1e-14, atol=1e-15)
+    img = h[:37 * 53].reshape(37, 53)
+    k = np.arange(4096)
+    xs = ((k * 0.7311) % 59 - 3).astype(np.float32)
+    ys = ((k * 0.3177) % 43 - 3).astype(np.float32)
+    np.testing.assert_array_equal(saved["tex_point_clamp"],
+                                  img[np.clip(np.floor(ys), 0, 36).astype(int),
+                                      np.clip(np.floor(xs), 0, 52).astype(int)])
     r = subprocess.run([sys.executable, script, "compare", path, path], capture_output=True,
                        text=True)
     assert r.returncode == 0 and r.stdout.splitlines()[-1].endswith(" 0 differ"), r.stdout
@@ -717,3 +728,33 @@ def test_the_pool_keeps_no_more_than_a_few_times_what_was_in_use(rng):
     cukit.trim_pool()
     info = cukit.memory_info()
     assert info["pool_reserved"] == info["pool_used"] == held
+
+
+@emulator
+def test_measure_approx_runs_in_one_command_and_writes_its_table(tmp_path):
+    """tools/measure_approx.py (the GPU's .approx bits against the emulator's) with both
+    sides on the emulator: the plumbing a GPU run relies on, the JSON, the table for the
+    docs, and going on where a run stopped."""
+    tool = os.path.join(os.path.dirname(__file__), os.pardir, "tools", "measure_approx.py")
+    out = str(tmp_path / "approx.json")
+    cmd = [sys.executable, tool, "--against", "emulator", "--step", "1048573", "--out", out]
+    r = subprocess.run(cmd + ["sin.approx.f32", "rcp.approx.ftz.f32"], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    import json
+    saved = json.load(open(out))
+    assert saved["settings"] == {"step": 1048573, "against": "emulator"}
+    for instr in ("sin.approx.f32", "rcp.approx.ftz.f32"):
+        rep = saved["instructions"][instr]
+        assert rep["inputs"] == -(-(1 << 32) // 1048573) == 4097 and rep["differ"] == 0 and rep["nan_mismatch"] == 0
+        assert 0 < rep["emulator_max_error"] < 2.0 ** -15
+        assert os.path.exists(f"{out}.{instr}.npz")
+    table = open(out + ".md").read()
+    assert "| `sin.approx.f32` | 4,097 | 100.0000% | 0 | 0 | 0 |" in table
+    r = subprocess.run(cmd + ["sin.approx.f32", "lg2.approx.f32"], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0 and "2 instructions measured already" in r.stdout, r.stderr
+    assert list(json.load(open(out))["instructions"]) == [
+        "sin.approx.f32", "rcp.approx.ftz.f32", "lg2.approx.f32"]
+    bad = subprocess.run([sys.executable, tool, "exp.approx.f32"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "exp.approx.f32: not one of" in bad.stderr
