@@ -566,14 +566,48 @@ def test_auto_falls_back_to_the_emulator_with_one_line_saying_why():
 
 # ------------------------------------------------------------------ against a GPU
 
+
+def nvrtc_libraries():
+    """The NVRTC libraries installed: the CUDA toolkit's and the nvidia-cuda-nvrtc wheel's
+    (the one `pip install cukit[nvrtc]` brings), each as (label, path). NVRTC versions
+    emit different code for the same source (13.5 addresses shared memory as [%r + imm]
+    with a 32-bit register; 13.0 did not), so the corpus runs with each."""
+    import glob
+    import importlib.util
+    found = []
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    toolkit = sorted(glob.glob(os.path.join(home, "lib64", "libnvrtc.so.[0-9]*")))
+    if toolkit:
+        found.append(("toolkit", toolkit[0]))
+    spec = importlib.util.find_spec("nvidia")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        wheel = sorted(glob.glob(os.path.join(folder, "*", "lib", "libnvrtc.so.[0-9]*")))
+        if wheel:
+            found.append(("wheel", wheel[0]))
+            break
+    return found or [("default", None)]
+
+
+NVRTCS = nvrtc_libraries()
+
+
+def nvrtc_env(path):
+    env = dict(os.environ)
+    if path:
+        env["CUKIT_NVRTC"] = path
+    return env
+
+
 @pytest.mark.gpu
 @pytest.mark.gpu_hardware
-def test_differential_corpus_matches_the_gpu(tmp_path):
-    """tests/differential.py's corpus on the GPU and on the emulator: integer and
-    IEEE-exact results bit for bit, approximate ones within bounds."""
+@pytest.mark.parametrize("nvrtc", NVRTCS, ids=[label for label, _ in NVRTCS])
+def test_differential_corpus_matches_the_gpu(tmp_path, nvrtc):
+    """tests/differential.py's corpus on the GPU and on the emulator, compiled by each
+    NVRTC installed: integer and IEEE-exact results bit for bit, approximate ones within
+    bounds."""
     script = os.path.join(os.path.dirname(__file__), "differential.py")
     out = subprocess.run([sys.executable, script, "check", str(tmp_path)], capture_output=True,
-                         text=True, timeout=1800)
+                         text=True, timeout=1800, env=nvrtc_env(nvrtc[1]))
     print(out.stdout)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
     assert out.stdout.splitlines()[-1].endswith(" 0 differ")
@@ -597,12 +631,14 @@ def _diverge(v):
 
 
 @emulator
-def test_differential_corpus_runs_on_the_emulator(tmp_path):
-    """The corpus the GPU comparison uses runs here, and what numpy can check is right."""
+@pytest.mark.parametrize("nvrtc", NVRTCS, ids=[label for label, _ in NVRTCS])
+def test_differential_corpus_runs_on_the_emulator(tmp_path, nvrtc):
+    """The corpus the GPU comparison uses runs here, compiled by each NVRTC installed, and
+    what numpy can check is right."""
     script = os.path.join(os.path.dirname(__file__), "differential.py")
     path = str(tmp_path / "emu.npz")
     out = subprocess.run([sys.executable, script, "run", path], capture_output=True, text=True,
-                         timeout=900)
+                         timeout=900, env=nvrtc_env(nvrtc[1]))
     assert out.returncode == 0, out.stderr
     sys.path.insert(0, os.path.dirname(script))
     try:
