@@ -6,7 +6,8 @@ The corpus: hand-written kernels (integer and float arithmetic in every rounding
 conversions, doubles, approximate functions, shuffles, votes, divergence, barriers,
 atomics) and the kernels cukit generates (ufuncs, whose math-library functions are
 sequences of IEEE-exact operations; integer reductions and scans; random numbers;
-complex128 and complex64 arithmetic and functions), and texture fetches.
+complex128 and complex64 arithmetic and functions), texture fetches, and cuRAND's device
+API (Philox and XORWOW: bits, uniform, normal, log-normal, Poisson).
 
     python tests/differential.py check            (on a machine with a GPU: both, compared)
     CUKIT_BACKEND=gpu      python tests/differential.py run gpu.npz
@@ -201,6 +202,7 @@ def run(path):
     generated(cukit, out, f, d, ints)
     complex_math(cukit, out, d, e)
     textures(cukit, out, h)
+    curand_draws(cukit, out)
     np.savez(path, **out)
     print(f"{path}: {len(out)} outputs on {cukit.backend()}")
 
@@ -280,10 +282,57 @@ def textures(cukit, out, h):
         out[name] = o.get()
 
 
+def curand_draws(cukit, out):
+    """cuRAND's device API (curand_kernel.h), Philox and XORWOW: uniform and integer draws
+    are integer arithmetic (bit for bit); float32 normals go through sin.approx.f32 (Box-
+    Muller), log-normals through ex2.approx.ftz.f32 too, float64 normals through
+    rcp.approx.ftz.f64 (which the ISA defines exactly)."""
+    mod = cukit.compile(r"""
+    #include <curand_kernel.h>
+    template <typename S>
+    __device__ void draw(S* s, unsigned* bits, float* u, float* nf, double* nd, float* ln,
+                         unsigned* po, int i, int n) {
+        bits[i] = curand(s);
+        u[i] = curand_uniform(s);
+        nf[i] = curand_normal(s);
+        nd[i] = curand_normal_double(s);
+        ln[i] = curand_log_normal(s, 0.5f, 0.75f);
+        po[i] = curand_poisson(s, 3.5);
+    }
+    extern "C" __global__ void philox(unsigned* bits, float* u, float* nf, double* nd, float* ln,
+                                      unsigned* po, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= n) return;
+        curandStatePhilox4_32_10_t s;
+        curand_init(20261127ull, i, 3, &s);
+        draw(&s, bits, u, nf, nd, ln, po, i, n);
+    }
+    extern "C" __global__ void xorwow(unsigned* bits, float* u, float* nf, double* nd, float* ln,
+                                      unsigned* po, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= n) return;
+        curandState s;
+        curand_init(20261127ull, i, 0, &s);
+        draw(&s, bits, u, nf, nd, ln, po, i, n);
+    }""", name="curand_draws.cu")
+    n = 2048
+    for gen in ("philox", "xorwow"):
+        bufs = [cukit.empty(n, t) for t in (np.uint32, np.float32, np.float32, np.float64,
+                                            np.float32, np.uint32)]
+        getattr(mod, gen)(*bufs, n, grid=n // 128, block=128)
+        for name, b in zip(("bits", "uniform", "normal_f32", "normal_f64", "log_normal_f32",
+                            "poisson"), bufs):
+            out[f"curand_{gen}_{name}"] = b.get()
+
+
 # abs, rel bounds looser than the ISA's worst case for the .approx instructions (float32
 # normals take one hardware log2)
 APPROX = {"approx": (2.0 ** -20, 2.0 ** -20), "random_normal_f32": (2.0 ** -20, 2.0 ** -19),
-          "tex_linear": (2.0 ** -20, 2.0 ** -20)}
+          "tex_linear": (2.0 ** -20, 2.0 ** -20),
+          "curand_philox_normal_f32": (2.0 ** -20, 2.0 ** -19),
+          "curand_xorwow_normal_f32": (2.0 ** -20, 2.0 ** -19),
+          "curand_philox_log_normal_f32": (2.0 ** -19, 2.0 ** -19),
+          "curand_xorwow_log_normal_f32": (2.0 ** -19, 2.0 ** -19)}
 # Results of CUDA's math library that go through an .approx instruction (ex2, lg2, rcp of
 # float32; the float64 reciprocal's first guess in normcdfinv): the hardware's tables are
 # not published, so the emulator's last bits may differ. Each is within the library's

@@ -663,6 +663,12 @@ def test_differential_corpus_runs_on_the_emulator(tmp_path, nvrtc):
     k = np.arange(4096)
     xs = ((k * 0.7311) % 59 - 3).astype(np.float32)
     ys = ((k * 0.3177) % 43 - 3).astype(np.float32)
+    for gen in ("philox", "xorwow"):  # cuRAND's device API: plausible draws
+        u = saved[f"curand_{gen}_uniform"]
+        assert np.all((u > 0) & (u <= 1)) and abs(u.mean() - 0.5) < 0.05
+        assert abs(saved[f"curand_{gen}_normal_f64"].std() - 1) < 0.1
+        assert abs(saved[f"curand_{gen}_poisson"].mean() - 3.5) < 0.3
+        assert len(np.unique(saved[f"curand_{gen}_bits"])) > 2000
     np.testing.assert_array_equal(saved["tex_point_clamp"],
                                   img[np.clip(np.floor(ys), 0, 36).astype(int),
                                       np.clip(np.floor(xs), 0, 52).astype(int)])
