@@ -67,17 +67,19 @@ def child(which):
         else:
             run = lambda: mod.one_lane(o, iters, grid=256, block=256)  # noqa: E731
         run()
-        times, counts = [], []
+        times, cpu, counts = [], [], []
         for _ in range(REPS):
             c0 = _cukit._emulator_instructions()
-            t0 = time.perf_counter()
+            t0, p0 = time.perf_counter(), time.process_time()
             run()
             cukit.synchronize()
             times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - p0)
             counts.append(_cukit._emulator_instructions() - c0)
-        t = statistics.median(times)
-        out.update(seconds=t, thread_instructions=counts[0], per_second=counts[0] / t,
-                   samples_seconds=times)
+        t, c = statistics.median(times), statistics.median(cpu)
+        out.update(seconds=t, cpu_seconds=c, thread_instructions=counts[0],
+                   per_second=counts[0] / t, per_cpu_second=counts[0] / c,
+                   samples_seconds=times, samples_cpu_seconds=cpu)
     elif which.startswith("saxpy_end_to_end"):
         n = int(which.split(":")[1]) if ":" in which else 1 << 20
         xh, yh = np.random.rand(n).astype(np.float32), np.random.rand(n).astype(np.float32)
@@ -149,6 +151,10 @@ def main():
                "CUKIT_EMULATOR_THREADS set to the core count of its column; the table goes to "
                "stdout, every number to the JSON file. Runs cukit as installed, or the "
                "checkout's src/ after `python setup.py build_ext --inplace -b src`.")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="rate per second of wall time (default), or per second of CPU time "
+                         "the process used, all its threads together: steadier on a machine "
+                         "shared with other work, and per core by construction")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--numba-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--reps", type=int, default=REPS, help="samples per row (default %(default)s)")
@@ -166,10 +172,13 @@ def main():
     table = []
     cores = os.cpu_count() or 1
     counts = sorted({1, 2, cores} & set(range(1, cores + 1)))
-    results = {"cores": cores, "kernels": {}}
-    print(f"cukit emulator on {cores} cores; thread-instructions per second (G), medians of {REPS}")
+    results = {"cores": cores, "clock": args.clock, "kernels": {}}
+    rate = "per_second" if args.clock == "wall" else "per_cpu_second"
+    samples = "samples_seconds" if args.clock == "wall" else "samples_cpu_seconds"
+    print(f"cukit emulator on {cores} cores; thread-instructions per second of {args.clock} "
+          f"time (G), medians of {REPS}")
     print("| kernel | " + " | ".join(f"{c} core{'s' if c > 1 else ''}" for c in counts) +
-          " | per core at 1 | scaling |")
+          f" | per core at 1 | {'scaling' if args.clock == 'wall' else 'per-core efficiency'} |")
     print("|---|" + "---|" * (len(counts) + 2))
     for which in ("fma_loop", "saxpy", "one_lane"):
         got = {c: spawn(which, c) for c in counts}
@@ -177,8 +186,8 @@ def main():
         for c in counts:
             table.append(row(f"{which}: G thread-instructions/s", f"{c} core{'s' if c > 1 else ''}",
                              [got[c]["thread_instructions"] / t / 1e9
-                              for t in got[c]["samples_seconds"]], "G/s"))
-        rates = [got[c]["per_second"] / 1e9 for c in counts]
+                              for t in got[c][samples]], "G/s"))
+        rates = [got[c][rate] / 1e9 for c in counts]
         scale = rates[-1] / rates[0]
         print(f"| {which} | " + " | ".join(f"{r:.2f}" for r in rates) +
               f" | {rates[0]:.2f} | {scale:.2f}x on {counts[-1]} |")

@@ -5,7 +5,9 @@ within the PTX ISA's stated bounds (the .approx instructions).
 The corpus: hand-written kernels (integer and float arithmetic in every rounding mode,
 conversions, doubles, approximate functions, shuffles, votes, divergence, barriers,
 atomics) and the kernels cukit generates (ufuncs, whose math-library functions are
-sequences of IEEE-exact operations; integer reductions and scans; random numbers).
+sequences of IEEE-exact operations; integer reductions and scans; random numbers;
+complex128 and complex64 arithmetic and functions), texture fetches, and cuRAND's device
+API (Philox and XORWOW: bits, uniform, normal, log-normal, Poisson).
 
     python tests/differential.py check            (on a machine with a GPU: both, compared)
     CUKIT_BACKEND=gpu      python tests/differential.py run gpu.npz
@@ -198,6 +200,9 @@ def run(path):
     out["block_sums"], out["hist"], out["atomic_max"] = sums.get(), hist.get()[:64], mx.get()
     out["cas_set"] = (hist.get()[64:] > 0).astype(np.int32)  # which thread wins is a race
     generated(cukit, out, f, d, ints)
+    complex_math(cukit, out, d, e)
+    textures(cukit, out, h)
+    curand_draws(cukit, out)
     np.savez(path, **out)
     print(f"{path}: {len(out)} outputs on {cukit.backend()}")
 
@@ -230,9 +235,104 @@ def generated(cukit, out, f, d, ints):
     out["random_normal_f32"] = g.normal(size=N * 4, dtype=np.float32).get()
 
 
+def complex_math(cukit, out, d, e):
+    """complex128 and complex64 arithmetic and functions as cukit's ufuncs run them
+    (multiply, divide, a*x + b*y as PyCUDA's axpbyz does it, log10, exp, sqrt, abs)."""
+    dev = cukit.to_device
+    z = (d * 0.01 + 1j * e).astype(np.complex128)
+    w = (e + 1j * d * 0.01).astype(np.complex128)
+    for dt in (np.complex128, np.complex64):
+        tag = "c128" if dt == np.complex128 else "c64"
+        x, y = dev(z.astype(dt)), dev(w.astype(dt))
+        res = {"mul": x * y, "div": x / y, "axpbyz": x * dt(1.5 - 0.25j) + y * dt(-0.5 + 2j)}
+        for name in ("log10", "exp", "sqrt", "absolute"):
+            res[name] = getattr(cukit, name)(x)
+        for name, r in res.items():  # real and imaginary parts side by side: floats
+            v = r.get()
+            out[f"complex_{name}_{tag}"] = v.view(v.real.dtype) if np.iscomplexobj(v) else v
+
+
+def textures(cukit, out, h):
+    """Texture fetches: point sampling (exact) with clamp and wrap addressing, and linear
+    filtering (the hardware's 8-bit weights; within float32 rounding of them)."""
+    hh, ww = 37, 53
+    img = h[:hh * ww].reshape(hh, ww).astype(np.float32)
+    ca = cukit.CudaArray((hh, ww), np.float32)
+    ca.set(img)
+    mod = cukit.compile(r"""
+    extern "C" __global__ void sample(cudaTextureObject_t t, const float* xs, const float* ys,
+                                      float* o, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) o[i] = tex2D<float>(t, xs[i], ys[i]);
+    }""", name="textures.cu")
+    n = 4096
+    k = np.arange(n)
+    xs = ((k * 0.7311) % (ww + 6) - 3).astype(np.float32)  # past the edges on both sides
+    ys = ((k * 0.3177) % (hh + 6) - 3).astype(np.float32)
+    x, y = cukit.to_device(xs), cukit.to_device(ys)
+    for name, tex, sx, sy in [
+            ("tex_point_clamp", cukit.Texture(ca), 1.0, 1.0),
+            ("tex_point_wrap", cukit.Texture(ca, address_mode="wrap", normalized_coords=True),
+             1.0 / ww, 1.0 / hh),
+            ("tex_linear", cukit.Texture(ca, filter_mode="linear", address_mode="clamp"), 1.0, 1.0)]:
+        o = cukit.empty(n, np.float32)
+        xx = x if sx == 1.0 else cukit.to_device((xs * np.float32(sx)).astype(np.float32))
+        yy = y if sy == 1.0 else cukit.to_device((ys * np.float32(sy)).astype(np.float32))
+        mod.sample(tex, xx, yy, o, n, grid=n // 128, block=128)
+        out[name] = o.get()
+
+
+def curand_draws(cukit, out):
+    """cuRAND's device API (curand_kernel.h), Philox and XORWOW: uniform and integer draws
+    are integer arithmetic (bit for bit); float32 normals go through sin.approx.f32 (Box-
+    Muller), log-normals through ex2.approx.ftz.f32 too, float64 normals through
+    rcp.approx.ftz.f64 (which the ISA defines exactly)."""
+    mod = cukit.compile(r"""
+    #include <curand_kernel.h>
+    template <typename S>
+    __device__ void draw(S* s, unsigned* bits, float* u, float* nf, double* nd, float* ln,
+                         unsigned* po, int i, int n) {
+        bits[i] = curand(s);
+        u[i] = curand_uniform(s);
+        nf[i] = curand_normal(s);
+        nd[i] = curand_normal_double(s);
+        ln[i] = curand_log_normal(s, 0.5f, 0.75f);
+        po[i] = curand_poisson(s, 3.5);
+    }
+    extern "C" __global__ void philox(unsigned* bits, float* u, float* nf, double* nd, float* ln,
+                                      unsigned* po, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= n) return;
+        curandStatePhilox4_32_10_t s;
+        curand_init(20261127ull, i, 3, &s);
+        draw(&s, bits, u, nf, nd, ln, po, i, n);
+    }
+    extern "C" __global__ void xorwow(unsigned* bits, float* u, float* nf, double* nd, float* ln,
+                                      unsigned* po, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= n) return;
+        curandState s;
+        curand_init(20261127ull, i, 0, &s);
+        draw(&s, bits, u, nf, nd, ln, po, i, n);
+    }""", name="curand_draws.cu")
+    n = 2048
+    for gen in ("philox", "xorwow"):
+        bufs = [cukit.empty(n, t) for t in (np.uint32, np.float32, np.float32, np.float64,
+                                            np.float32, np.uint32)]
+        getattr(mod, gen)(*bufs, n, grid=n // 128, block=128)
+        for name, b in zip(("bits", "uniform", "normal_f32", "normal_f64", "log_normal_f32",
+                            "poisson"), bufs):
+            out[f"curand_{gen}_{name}"] = b.get()
+
+
 # abs, rel bounds looser than the ISA's worst case for the .approx instructions (float32
 # normals take one hardware log2)
-APPROX = {"approx": (2.0 ** -20, 2.0 ** -20), "random_normal_f32": (2.0 ** -20, 2.0 ** -19)}
+APPROX = {"approx": (2.0 ** -20, 2.0 ** -20), "random_normal_f32": (2.0 ** -20, 2.0 ** -19),
+          "tex_linear": (2.0 ** -20, 2.0 ** -20),
+          "curand_philox_normal_f32": (2.0 ** -20, 2.0 ** -19),
+          "curand_xorwow_normal_f32": (2.0 ** -20, 2.0 ** -19),
+          "curand_philox_log_normal_f32": (2.0 ** -19, 2.0 ** -19),
+          "curand_xorwow_log_normal_f32": (2.0 ** -19, 2.0 ** -19)}
 # Results of CUDA's math library that go through an .approx instruction (ex2, lg2, rcp of
 # float32; the float64 reciprocal's first guess in normcdfinv): the hardware's tables are
 # not published, so the emulator's last bits may differ. Each is within the library's
@@ -240,7 +340,10 @@ APPROX = {"approx": (2.0 ** -20, 2.0 ** -20), "random_normal_f32": (2.0 ** -20, 
 # units in the last place.
 ULPS = {"ufunc_exp_f32": 2, "ufunc_tanh_f32": 2, "ufunc_arctan_f32": 2, "ufunc_cbrt_f32": 1,
         "ufunc_sin_f32": 2, "ufunc_cos_f32": 2, "ufunc_log_f32": 1, "ufunc_expm1_f32": 1,
-        "ufunc_log1p_f32": 1, "random_normal_f64": 5}
+        "ufunc_log1p_f32": 1, "random_normal_f64": 5,
+        # complex64 functions: float32 expf, logf, hypotf inside (CUDA: 2, 2, 3 ulp)
+        "complex_log10_c64": 2, "complex_exp_c64": 2, "complex_sqrt_c64": 3,
+        "complex_absolute_c64": 3}
 
 
 def ulps_apart(x, y):

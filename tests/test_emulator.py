@@ -566,14 +566,48 @@ def test_auto_falls_back_to_the_emulator_with_one_line_saying_why():
 
 # ------------------------------------------------------------------ against a GPU
 
+
+def nvrtc_libraries():
+    """The NVRTC libraries installed: the CUDA toolkit's and the nvidia-cuda-nvrtc wheel's
+    (the one `pip install cukit[nvrtc]` brings), each as (label, path). NVRTC versions
+    emit different code for the same source (13.5 addresses shared memory as [%r + imm]
+    with a 32-bit register; 13.0 did not), so the corpus runs with each."""
+    import glob
+    import importlib.util
+    found = []
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    toolkit = sorted(glob.glob(os.path.join(home, "lib64", "libnvrtc.so.[0-9]*")))
+    if toolkit:
+        found.append(("toolkit", toolkit[0]))
+    spec = importlib.util.find_spec("nvidia")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        wheel = sorted(glob.glob(os.path.join(folder, "*", "lib", "libnvrtc.so.[0-9]*")))
+        if wheel:
+            found.append(("wheel", wheel[0]))
+            break
+    return found or [("default", None)]
+
+
+NVRTCS = nvrtc_libraries()
+
+
+def nvrtc_env(path):
+    env = dict(os.environ)
+    if path:
+        env["CUKIT_NVRTC"] = path
+    return env
+
+
 @pytest.mark.gpu
 @pytest.mark.gpu_hardware
-def test_differential_corpus_matches_the_gpu(tmp_path):
-    """tests/differential.py's corpus on the GPU and on the emulator: integer and
-    IEEE-exact results bit for bit, approximate ones within bounds."""
+@pytest.mark.parametrize("nvrtc", NVRTCS, ids=[label for label, _ in NVRTCS])
+def test_differential_corpus_matches_the_gpu(tmp_path, nvrtc):
+    """tests/differential.py's corpus on the GPU and on the emulator, compiled by each
+    NVRTC installed: integer and IEEE-exact results bit for bit, approximate ones within
+    bounds."""
     script = os.path.join(os.path.dirname(__file__), "differential.py")
     out = subprocess.run([sys.executable, script, "check", str(tmp_path)], capture_output=True,
-                         text=True, timeout=1800)
+                         text=True, timeout=1800, env=nvrtc_env(nvrtc[1]))
     print(out.stdout)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
     assert out.stdout.splitlines()[-1].endswith(" 0 differ")
@@ -597,12 +631,14 @@ def _diverge(v):
 
 
 @emulator
-def test_differential_corpus_runs_on_the_emulator(tmp_path):
-    """The corpus the GPU comparison uses runs here, and what numpy can check is right."""
+@pytest.mark.parametrize("nvrtc", NVRTCS, ids=[label for label, _ in NVRTCS])
+def test_differential_corpus_runs_on_the_emulator(tmp_path, nvrtc):
+    """The corpus the GPU comparison uses runs here, compiled by each NVRTC installed, and
+    what numpy can check is right."""
     script = os.path.join(os.path.dirname(__file__), "differential.py")
     path = str(tmp_path / "emu.npz")
     out = subprocess.run([sys.executable, script, "run", path], capture_output=True, text=True,
-                         timeout=900)
+                         timeout=900, env=nvrtc_env(nvrtc[1]))
     assert out.returncode == 0, out.stderr
     sys.path.insert(0, os.path.dirname(script))
     try:
@@ -619,6 +655,23 @@ def test_differential_corpus_runs_on_the_emulator(tmp_path):
     np.testing.assert_array_equal(saved["random_f64"], ref.random(differential.N * 4))
     np.testing.assert_allclose(saved["ufunc_exp_f64"], np.exp(d * 0.01), rtol=1e-15)
     np.testing.assert_allclose(saved["ufunc_sin_f32"], np.sin(f[8:]), rtol=1e-6, atol=1e-6)
+    z, w = d * 0.01 + 1j * e, e + 1j * d * 0.01
+    np.testing.assert_allclose(saved["complex_mul_c128"].view(np.complex128), z * w, rtol=1e-14)
+    np.testing.assert_allclose(saved["complex_log10_c128"].view(np.complex128), np.log10(z),
+                               rtol=1e-14, atol=1e-15)
+    img = h[:37 * 53].reshape(37, 53)
+    k = np.arange(4096)
+    xs = ((k * 0.7311) % 59 - 3).astype(np.float32)
+    ys = ((k * 0.3177) % 43 - 3).astype(np.float32)
+    for gen in ("philox", "xorwow"):  # cuRAND's device API: plausible draws
+        u = saved[f"curand_{gen}_uniform"]
+        assert np.all((u > 0) & (u <= 1)) and abs(u.mean() - 0.5) < 0.05
+        assert abs(saved[f"curand_{gen}_normal_f64"].std() - 1) < 0.1
+        assert abs(saved[f"curand_{gen}_poisson"].mean() - 3.5) < 0.3
+        assert len(np.unique(saved[f"curand_{gen}_bits"])) > 2000
+    np.testing.assert_array_equal(saved["tex_point_clamp"],
+                                  img[np.clip(np.floor(ys), 0, 36).astype(int),
+                                      np.clip(np.floor(xs), 0, 52).astype(int)])
     r = subprocess.run([sys.executable, script, "compare", path, path], capture_output=True,
                        text=True)
     assert r.returncode == 0 and r.stdout.splitlines()[-1].endswith(" 0 differ"), r.stdout
@@ -717,3 +770,33 @@ def test_the_pool_keeps_no_more_than_a_few_times_what_was_in_use(rng):
     cukit.trim_pool()
     info = cukit.memory_info()
     assert info["pool_reserved"] == info["pool_used"] == held
+
+
+@emulator
+def test_measure_approx_runs_in_one_command_and_writes_its_table(tmp_path):
+    """tools/measure_approx.py (the GPU's .approx bits against the emulator's) with both
+    sides on the emulator: the plumbing a GPU run relies on, the JSON, the table for the
+    docs, and going on where a run stopped."""
+    tool = os.path.join(os.path.dirname(__file__), os.pardir, "tools", "measure_approx.py")
+    out = str(tmp_path / "approx.json")
+    cmd = [sys.executable, tool, "--against", "emulator", "--step", "1048573", "--out", out]
+    r = subprocess.run(cmd + ["sin.approx.f32", "rcp.approx.ftz.f32"], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    import json
+    saved = json.load(open(out))
+    assert saved["settings"] == {"step": 1048573, "against": "emulator"}
+    for instr in ("sin.approx.f32", "rcp.approx.ftz.f32"):
+        rep = saved["instructions"][instr]
+        assert rep["inputs"] == -(-(1 << 32) // 1048573) == 4097 and rep["differ"] == 0 and rep["nan_mismatch"] == 0
+        assert 0 < rep["emulator_max_error"] < 2.0 ** -15
+        assert os.path.exists(f"{out}.{instr}.npz")
+    table = open(out + ".md").read()
+    assert "| `sin.approx.f32` | 4,097 | 100.0000% | 0 | 0 | 0 |" in table
+    r = subprocess.run(cmd + ["sin.approx.f32", "lg2.approx.f32"], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0 and "2 instructions measured already" in r.stdout, r.stderr
+    assert list(json.load(open(out))["instructions"]) == [
+        "sin.approx.f32", "rcp.approx.ftz.f32", "lg2.approx.f32"]
+    bad = subprocess.run([sys.executable, tool, "exp.approx.f32"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "exp.approx.f32: not one of" in bad.stderr

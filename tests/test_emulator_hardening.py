@@ -430,6 +430,7 @@ def test_the_emulator_benchmark_explains_itself():
                        timeout=60)
     assert r.returncode == 0, r.stderr
     assert "thread-instructions per second per core" in r.stdout and "--json PATH" in r.stdout
+    assert "--clock {wall,cpu}" in r.stdout and "CPU time" in r.stdout
     assert "--child" not in r.stdout
 
 

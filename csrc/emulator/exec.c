@@ -12,18 +12,6 @@ uint64_t emu_thread_instructions;
 
 /* ------------------------------------------------------------------ warps */
 
-#define LANES(m, ...)                                                       \
-    do {                                                                    \
-        if ((m) == FULL) {                                                  \
-            for (int l = 0; l < 32; l++) { __VA_ARGS__; }                   \
-        }                                                                   \
-        else {                                                              \
-            for (uint32_t mm_ = (m); mm_; mm_ &= mm_ - 1) {                 \
-                int l = __builtin_ctz(mm_);                                 \
-                __VA_ARGS__;                                                \
-            }                                                               \
-        }                                                                   \
-    } while (0)
 
 /* fma for 32 lanes: libm's fmaf is a call per lane; the CPU's FMA instruction, where
  * it has one, is one instruction (both round once, as PTX's fma.rn does). */
@@ -63,6 +51,18 @@ static void
 fma64_lanes(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
     emu_fma64_lanes_fn(m, d, a, b, c);
+}
+
+/* The number of lanes in m. Not __builtin_popcount: the build targets x86-64 CPUs
+ * without the POPCNT instruction, where it is a call into libgcc, and this runs once
+ * for every instruction a warp executes. */
+static inline uint32_t
+lanes_in(uint32_t m)
+{
+    m = m - ((m >> 1) & 0x55555555u);
+    m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+    m = (m + (m >> 4)) & 0x0f0f0f0fu;
+    return (m * 0x01010101u) >> 24;
 }
 
 /* Run the lanes of cand at pc next; wmin: the lowest pc of cand's other lanes. */
@@ -306,21 +306,102 @@ take_turn(block *b, warp *w, uint32_t m, uint32_t target)
     return 0;
 }
 
-/* Run warp w until it exits, waits at a barrier, or faults. */
+/* bar.red (__syncthreads_count/and/or): the warp's share of the block's reduction, then
+ * it waits at the barrier. */
+__attribute__((noinline)) static int
+op_barred(block *b, warp *w, const emu_inst *in, uint32_t m)
+{
+    if (m != w->mask) {
+        emu_fault_text(b, w, __builtin_ctz(w->mask & ~m), CUDA_ERROR_ILLEGAL_INSTRUCTION,
+                       "bar.red under a predicate that is false for some threads");
+        return -1;
+    }
+    uint32_t p = w->P[in->s[0]];
+    if (in->vec)
+        p = ~p;
+    p &= m;
+    b->red_popc += (uint32_t)__builtin_popcount(p);
+    b->red_all &= p == m;
+    b->red_any |= p != 0;
+    w->red_pc = w->pc;
+    set_group_pc(w, w->mask, w->pc + 1);
+    w->barwait |= w->mask;
+    w->mask = 0;
+    emu_reschedule(w);
+    return 0;
+}
+
+
+/* setp: the comparison for each lane of m, combined with a predicate (.and/.or/.xor),
+ * to p and its negation to q. Inlined into the switch: it runs in nearly every loop, and
+ * the common integer comparisons have lanes loops of their own. */
+__attribute__((always_inline)) static inline void
+op_setp(warp *w, const emu_inst *in, uint32_t m, const uint64_t *A, const uint64_t *Bv)
+{
+    uint32_t *P = w->P;
+    uint32_t bits = 0;
+    int cmp = (int)in->imm, t = in->type;
+    if (t == TY_S32 && (cmp == CMP_LT || cmp == CMP_GE || cmp == CMP_GT || cmp == CMP_LE || cmp == CMP_EQ || cmp == CMP_NE)) {
+        switch (cmp) {
+        case CMP_LT: LANES(m, bits |= (uint32_t)((int32_t)A[l] < (int32_t)Bv[l]) << l); break;
+        case CMP_GE: LANES(m, bits |= (uint32_t)((int32_t)A[l] >= (int32_t)Bv[l]) << l); break;
+        case CMP_GT: LANES(m, bits |= (uint32_t)((int32_t)A[l] > (int32_t)Bv[l]) << l); break;
+        case CMP_LE: LANES(m, bits |= (uint32_t)((int32_t)A[l] <= (int32_t)Bv[l]) << l); break;
+        case CMP_EQ: LANES(m, bits |= (uint32_t)((uint32_t)A[l] == (uint32_t)Bv[l]) << l); break;
+        default: LANES(m, bits |= (uint32_t)((uint32_t)A[l] != (uint32_t)Bv[l]) << l); break;
+        }
+    }
+    else if ((t == TY_U64 || t == TY_S64) && (cmp == CMP_GE || cmp == CMP_LT) ) {
+        if (t == TY_U64 && cmp == CMP_GE)
+            LANES(m, bits |= (uint32_t)(A[l] >= Bv[l]) << l);
+        else if (t == TY_U64)
+            LANES(m, bits |= (uint32_t)(A[l] < Bv[l]) << l);
+        else if (cmp == CMP_GE)
+            LANES(m, bits |= (uint32_t)((int64_t)A[l] >= (int64_t)Bv[l]) << l);
+        else
+            LANES(m, bits |= (uint32_t)((int64_t)A[l] < (int64_t)Bv[l]) << l);
+    }
+    else
+        LANES(m, bits |= (uint32_t)emu_compare(cmp, t, A[l], Bv[l]) << l);
+    uint32_t nbits = ~bits & m;
+    if (in->base) {
+        uint32_t c = P[in->s[2]];
+        if (in->vec)
+            c = ~c;
+        switch (in->base) {
+        case 1: bits &= c; nbits &= c; break;
+        case 2: bits |= c; nbits |= c; break;
+        default: bits ^= c; nbits ^= c; break;
+        }
+    }
+    P[in->d[0]] = (P[in->d[0]] & ~m) | (bits & m);
+    if (in->d[1] >= 0)
+        P[in->d[1]] = (P[in->d[1]] & ~m) | (nbits & m);
+}
+
+/* Run warp w until it exits, waits at a barrier, or faults.
+ *
+ * One function over 150 lines, on purpose: this is the interpreter's dispatch loop, and
+ * every thread-instruction the emulator runs passes through it. The common instructions
+ * (moves, integer and float arithmetic, setp, cvt, 4-byte loads and stores, branches)
+ * keep their lanes loops in the switch, so that the compiler holds the warp's register
+ * pointers, mask and count in machine registers across iterations and goes from one
+ * case to the next without a call (with one lane running, the call alone would be a
+ * large part of an instruction's time). Everything rarer is one call (emu_op_*, in
+ * exec_rare.c) per instruction, not per lane. */
 void
 emu_run_warp(block *b, warp *w)
 {
     const emu_inst *code = b->f->code;
     uint64_t *R = w->R;
     uint32_t *P = w->P;
-    FILE *out = stdout;
     uint64_t count = 0;
     while (w->state == W_RUN) {
         const emu_inst *in = &code[w->pc];
         uint32_t m = w->mask;
         if (in->guard >= 0)
             m &= in->gneg ? ~P[in->guard] : P[in->guard];
-        count += (uint64_t)__builtin_popcount(m);
+        count += lanes_in(m);
         uint64_t *Dd = R + (size_t)in->d[0] * 32;
         const uint64_t *A = R + (size_t)in->s[0] * 32;
         const uint64_t *Bv = R + (size_t)in->s[1] * 32;
@@ -333,27 +414,8 @@ emu_run_warp(block *b, warp *w)
         case OP_MOV: LANES(m, Dd[l] = A[l]); break;
         case OP_MOVP: P[in->d[0]] = (P[in->d[0]] & ~m) | (P[in->s[0]] & m); break;
         case OP_PCONST: P[in->d[0]] = (P[in->d[0]] & ~m) | (in->imm ? m : 0); break;
-        case OP_PACK: {
-            int wbits = (int)in->imm, n = in->vec;
-            uint64_t mk = wbits >= 64 ? ~0ull : (1ull << wbits) - 1;
-            LANES(m, {
-                uint64_t v = 0;
-                for (int k = 0; k < n; k++)
-                    v |= (R[(size_t)in->s[k] * 32 + l] & mk) << (k * wbits);
-                Dd[l] = v;
-            });
-            break;
-        }
-        case OP_UNPACK: {
-            int wbits = (int)in->imm, n = in->vec;
-            uint64_t mk = wbits >= 64 ? ~0ull : (1ull << wbits) - 1;
-            LANES(m, {
-                uint64_t v = A[l];
-                for (int k = 0; k < n; k++)
-                    R[(size_t)in->d[k] * 32 + l] = (v >> (k * wbits)) & mk;
-            });
-            break;
-        }
+        case OP_PACK: emu_op_pack(w, in, m); break;
+        case OP_UNPACK: emu_op_unpack(w, in, m); break;
         case OP_ADD32: LANES(m, Dd[l] = (uint32_t)(A[l] + Bv[l])); break;
         case OP_ADD64: LANES(m, Dd[l] = A[l] + Bv[l]); break;
         case OP_SUB32: LANES(m, Dd[l] = (uint32_t)(A[l] - Bv[l])); break;
@@ -384,82 +446,10 @@ emu_run_warp(block *b, warp *w)
         case OP_FSUB64: LANES(m, Dd[l] = UDN(D(A[l]) - D(Bv[l]), Bv[l], 0)); break;
         case OP_FMUL64: LANES(m, Dd[l] = UDN(D(A[l]) * D(Bv[l]), Bv[l], 0)); break;
         case OP_FFMA64: fma64_lanes(m, Dd, A, Bv, C); break;
-        case OP_INT: {
-            const uint64_t *E = R + (size_t)in->s[3] * 32;
-            if (in->base == B_TESTP)
-                break;
-            LANES(m, {
-                uint32_t carry = (w->cc >> l) & 1;
-                Dd[l] = emu_alu_int(in, A[l], Bv[l], C[l], E[l], &carry);
-                if (in->mod & M_CC)
-                    w->cc = (w->cc & ~(1u << l)) | (carry << l);
-            });
-            break;
-        }
-        case OP_FLT:
-            if (in->base == B_TESTP) {
-                uint32_t bits = 0;
-                LANES(m, bits |= (emu_alu_float(in, A[l], 0, 0) ? 1u : 0u) << l);
-                P[in->d[0]] = (P[in->d[0]] & ~m) | bits;
-                break;
-            }
-            LANES(m, Dd[l] = emu_alu_float(in, A[l], Bv[l], C[l]));
-            break;
-        case OP_SETP: {
-            uint32_t bits = 0;
-            int cmp = (int)in->imm, t = in->type;
-            if (t == TY_S32 && (cmp == CMP_LT || cmp == CMP_GE || cmp == CMP_GT || cmp == CMP_LE || cmp == CMP_EQ || cmp == CMP_NE)) {
-                switch (cmp) {
-                case CMP_LT: LANES(m, bits |= (uint32_t)((int32_t)A[l] < (int32_t)Bv[l]) << l); break;
-                case CMP_GE: LANES(m, bits |= (uint32_t)((int32_t)A[l] >= (int32_t)Bv[l]) << l); break;
-                case CMP_GT: LANES(m, bits |= (uint32_t)((int32_t)A[l] > (int32_t)Bv[l]) << l); break;
-                case CMP_LE: LANES(m, bits |= (uint32_t)((int32_t)A[l] <= (int32_t)Bv[l]) << l); break;
-                case CMP_EQ: LANES(m, bits |= (uint32_t)((uint32_t)A[l] == (uint32_t)Bv[l]) << l); break;
-                default: LANES(m, bits |= (uint32_t)((uint32_t)A[l] != (uint32_t)Bv[l]) << l); break;
-                }
-            }
-            else if ((t == TY_U64 || t == TY_S64) && (cmp == CMP_GE || cmp == CMP_LT) ) {
-                if (t == TY_U64 && cmp == CMP_GE)
-                    LANES(m, bits |= (uint32_t)(A[l] >= Bv[l]) << l);
-                else if (t == TY_U64)
-                    LANES(m, bits |= (uint32_t)(A[l] < Bv[l]) << l);
-                else if (cmp == CMP_GE)
-                    LANES(m, bits |= (uint32_t)((int64_t)A[l] >= (int64_t)Bv[l]) << l);
-                else
-                    LANES(m, bits |= (uint32_t)((int64_t)A[l] < (int64_t)Bv[l]) << l);
-            }
-            else
-                LANES(m, bits |= (uint32_t)emu_compare(cmp, t, A[l], Bv[l]) << l);
-            uint32_t nbits = ~bits & m;
-            if (in->base) {
-                uint32_t c = P[in->s[2]];
-                if (in->vec)
-                    c = ~c;
-                switch (in->base) {
-                case 1: bits &= c; nbits &= c; break;
-                case 2: bits |= c; nbits |= c; break;
-                default: bits ^= c; nbits ^= c; break;
-                }
-            }
-            P[in->d[0]] = (P[in->d[0]] & ~m) | (bits & m);
-            if (in->d[1] >= 0)
-                P[in->d[1]] = (P[in->d[1]] & ~m) | (nbits & m);
-            break;
-        }
-        case OP_SET: {
-            int cmp = (int)in->imm;
-            LANES(m, {
-                int r = emu_compare(cmp, in->type, A[l], Bv[l]);
-                if (in->base) {
-                    int c = (P[in->s[2]] >> l) & 1;
-                    if (in->vec)
-                        c = !c;
-                    r = in->base == 1 ? (r && c) : in->base == 2 ? (r || c) : (r ^ c);
-                }
-                Dd[l] = in->type2 == TY_F32 ? (r ? UF(1.0f) : 0) : (r ? 0xffffffffu : 0);
-            });
-            break;
-        }
+        case OP_INT: emu_op_int(w, in, m); break;
+        case OP_FLT: emu_op_flt(w, in, m); break;
+        case OP_SETP: op_setp(w, in, m, A, Bv); break;
+        case OP_SET: emu_op_set(w, in, m); break;
         case OP_SELP: {
             uint32_t p = P[in->s[2]];
             if (in->vec)
@@ -467,12 +457,7 @@ emu_run_warp(block *b, warp *w)
             LANES(m, Dd[l] = ((p >> l) & 1) ? A[l] : Bv[l]);
             break;
         }
-        case OP_SLCT:
-            LANES(m, {
-                int ge = in->type2 == TY_F32 ? !(F(C[l]) < 0.0f) : (int32_t)C[l] >= 0;
-                Dd[l] = ge ? A[l] : Bv[l];
-            });
-            break;
+        case OP_SLCT: emu_op_slct(w, in, m); break;
         case OP_PAND:
         case OP_POR:
         case OP_PXOR:
@@ -511,9 +496,7 @@ emu_run_warp(block *b, warp *w)
         case OP_LD: {
             const uint64_t *Ad = R + (size_t)in->addr * 32;
             int t = in->type, sz = emu_type_size(t), n = in->vec;
-            unsigned total = (unsigned)(sz * n);
             int sp = in->space;
-            uint64_t amask = in->wrap32 ? 0xffffffffu : ~0ull;
             if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4 && t != TY_S32 && !in->wrap32) {
                 /* a - lo < room: inside [lo, hi - 4] with no sum that can wrap around
                  * (an address near 2^64 plus 4 would pass a + 4 <= hi) */
@@ -533,22 +516,14 @@ emu_run_warp(block *b, warp *w)
                 });
                 break;
             }
-            LANES(m, {
-                uint64_t a = (Ad[l] + (uint64_t)in->imm) & amask;
-                const uint8_t *q = emu_resolve(b, w, l, sp, a, total, 0);
-                if (q == NULL)
-                    return;
-                for (int k = 0; k < n; k++)
-                    R[(size_t)in->d[k] * 32 + l] = load_value(q + k * sz, t);
-            });
+            if (emu_op_ld_any(b, w, in, m) < 0)
+                return;
             break;
         }
         case OP_ST: {
             const uint64_t *Ad = R + (size_t)in->addr * 32;
             int sz = emu_type_size(in->type), n = in->vec;
-            unsigned total = (unsigned)(sz * n);
             int sp = in->space;
-            uint64_t amask = in->wrap32 ? 0xffffffffu : ~0ull;
             if (n == 1 && (sp == SP_GLOBAL || sp == SP_GENERIC) && sz == 4 && !in->wrap32) {
                 /* a - lo < room: inside [lo, hi - 4] with no sum that can wrap around
                  * (an address near 2^64 plus 4 would pass a + 4 <= hi) */
@@ -568,32 +543,15 @@ emu_run_warp(block *b, warp *w)
                 });
                 break;
             }
-            LANES(m, {
-                uint64_t a = (Ad[l] + (uint64_t)in->imm) & amask;
-                uint8_t *q = emu_resolve(b, w, l, sp, a, total, 1);
-                if (q == NULL)
-                    return;
-                for (int k = 0; k < n; k++)
-                    store_value(q + k * sz, sz, R[(size_t)in->s[k] * 32 + l]);
-            });
+            if (emu_op_st_any(b, w, in, m) < 0)
+                return;
             break;
         }
         case OP_ATOM:
-        case OP_RED: {
-            const uint64_t *Ad = R + (size_t)in->addr * 32;
-            unsigned sz = (unsigned)emu_type_size(in->type);
-            uint64_t amask = in->wrap32 ? 0xffffffffu : ~0ull;
-            LANES(m, {
-                uint64_t a = (Ad[l] + (uint64_t)in->imm) & amask;
-                void *q = emu_resolve(b, w, l, in->space, a, sz, 1);
-                if (q == NULL)
-                    return;
-                uint64_t old = emu_atomic_op(q, in, A[l], Bv[l]);
-                if (in->op == OP_ATOM)
-                    Dd[l] = old;
-            });
+        case OP_RED:
+            if (emu_op_atom(b, w, in, m) < 0)
+                return;
             break;
-        }
         case OP_BRA: {
             uint32_t target = (uint32_t)in->imm;
             /* A loop now and then takes its turn (take_turn): out of the hot path */
@@ -638,119 +596,19 @@ emu_run_warp(block *b, warp *w)
             w->mask = 0;
             emu_reschedule(w);
             continue;
-        case OP_BARRED: {
-            if (m != w->mask) {
-                emu_fault_text(b, w, __builtin_ctz(w->mask & ~m), CUDA_ERROR_ILLEGAL_INSTRUCTION,
-                           "bar.red under a predicate that is false for some threads");
+        case OP_BARRED:
+            if (op_barred(b, w, in, m) < 0)
                 return;
-            }
-            uint32_t p = P[in->s[0]];
-            if (in->vec)
-                p = ~p;
-            p &= m;
-            b->red_popc += (uint32_t)__builtin_popcount(p);
-            b->red_all &= p == m;
-            b->red_any |= p != 0;
-            w->red_pc = w->pc;
-            set_group_pc(w, w->mask, w->pc + 1);
-            w->barwait |= w->mask;
-            w->mask = 0;
-            emu_reschedule(w);
             continue;
-        }
-        case OP_REDUX: {
-            int sgnd = in->type == TY_S32, op = in->type2;
-            uint32_t acc = op == ATOM_AND ? ~0u : op == ATOM_MIN ? (sgnd ? 0x7fffffffu : ~0u)
-                         : op == ATOM_MAX && sgnd ? 0x80000000u : 0;
-            LANES(m, {
-                uint32_t v = (uint32_t)A[l];
-                switch (op) {
-                case ATOM_ADD: acc += v; break;
-                case ATOM_AND: acc &= v; break;
-                case ATOM_OR: acc |= v; break;
-                case ATOM_XOR: acc ^= v; break;
-                case ATOM_MIN: acc = sgnd ? ((int32_t)v < (int32_t)acc ? v : acc) : (v < acc ? v : acc); break;
-                default: acc = sgnd ? ((int32_t)v > (int32_t)acc ? v : acc) : (v > acc ? v : acc); break;
-                }
-            });
-            LANES(m, Dd[l] = acc);
-            break;
-        }
-        case OP_SHFL: {
-            uint64_t vals[32];
-            uint32_t okbits = 0;
-            int mode = in->type2;
-            LANES(m, {
-                uint32_t bval = (uint32_t)Bv[l], cval = (uint32_t)C[l];
-                uint32_t segmask = (cval >> 8) & 0x1f, clamp = cval & 0x1f;
-                uint32_t maxl = ((uint32_t)l & segmask) | (clamp & ~segmask);
-                uint32_t minl = (uint32_t)l & segmask;
-                int32_t j;
-                int ok;
-                switch (mode) {
-                case SHFL_UP: j = l - (int32_t)bval; ok = j >= (int32_t)minl; break;
-                case SHFL_DOWN: j = l + (int32_t)bval; ok = j <= (int32_t)maxl; break;
-                case SHFL_BFLY: j = l ^ (int32_t)bval; ok = j <= (int32_t)maxl; break;
-                default: j = (int32_t)(minl | (bval & ~segmask)); ok = j <= (int32_t)maxl; break;
-                }
-                if (!ok || j < 0 || j > 31)
-                    j = l;
-                vals[l] = A[j];
-                okbits |= (uint32_t)ok << l;
-            });
-            LANES(m, Dd[l] = vals[l] & 0xffffffffu);
-            if (in->d[1] >= 0)
-                P[in->d[1]] = (P[in->d[1]] & ~m) | (okbits & m);
-            break;
-        }
-        case OP_VOTE: {
-            uint32_t p = P[in->s[0]];
-            if (in->vec)
-                p = ~p;
-            p &= m;
-            switch (in->type2) {
-            case VOTE_ALL: P[in->d[0]] = (P[in->d[0]] & ~m) | (p == m ? m : 0); break;
-            case VOTE_ANY: P[in->d[0]] = (P[in->d[0]] & ~m) | (p ? m : 0); break;
-            case VOTE_UNI: P[in->d[0]] = (P[in->d[0]] & ~m) | ((p == 0 || p == m) ? m : 0); break;
-            default: LANES(m, Dd[l] = p); break;
-            }
-            break;
-        }
+        case OP_REDUX: emu_op_redux(w, in, m); break;
+        case OP_SHFL: emu_op_shfl(w, in, m); break;
+        case OP_VOTE: emu_op_vote(w, in, m); break;
         case OP_ACTIVEMASK: LANES(m, Dd[l] = m); break;
         case OP_MATCH_ANY:
-        case OP_MATCH_ALL: {
-            uint32_t res[32], all = 1;
-            int sz = emu_type_size(in->type);
-            LANES(m, {
-                uint32_t eq = 0;
-                for (uint32_t mm = m; mm; mm &= mm - 1) {
-                    int k = __builtin_ctz(mm);
-                    if (zx(A[k], sz) == zx(A[l], sz))
-                        eq |= 1u << k;
-                }
-                res[l] = eq;
-                if (eq != m)
-                    all = 0;
-            });
-            if (in->op == OP_MATCH_ANY)
-                LANES(m, Dd[l] = res[l]);
-            else
-                LANES(m, Dd[l] = all ? m : 0);
-            if (in->d[1] >= 0)
-                P[in->d[1]] = (P[in->d[1]] & ~m) | (all ? m : 0);
-            break;
-        }
+        case OP_MATCH_ALL: emu_op_match(w, in, m); break;
         case OP_PRINTF:
-            if (m) {
-                pthread_mutex_lock(&emu_print_lock);
-                LANES(m, {
-                    emu_do_printf(b, w, l, A[l], Bv[l], out);
-                    Dd[l] = 0;
-                });
-                pthread_mutex_unlock(&emu_print_lock);
-                if (b->fault)
-                    return;
-            }
+            if (m && emu_op_printf(b, w, in, m) < 0)
+                return;
             break;
         case OP_TEX:
         case OP_SULD:
@@ -767,13 +625,7 @@ emu_run_warp(block *b, warp *w)
             break;
         case OP_CLOCK:
         case OP_CLOCK64:
-        case OP_GLOBALTIMER: {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            uint64_t v = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-            LANES(m, Dd[l] = in->op == OP_CLOCK ? (uint32_t)v : v);
-            break;
-        }
+        case OP_GLOBALTIMER: emu_op_clock(w, in, m); break;
         default:
             emu_fault_text(b, w, __builtin_ctz(w->mask), CUDA_ERROR_ILLEGAL_INSTRUCTION,
                        "the emulator met an instruction it cannot run");

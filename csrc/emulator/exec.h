@@ -186,6 +186,39 @@ void emu_fault_text(block *b, warp *w, int lane, CUresult err, const char *text)
 void emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr, FILE *out);
 
 
+/* Run a statement for each lane l of mask m; the whole warp as one plain loop. */
+#define LANES(m, ...)                                                       \
+    do {                                                                    \
+        if ((m) == FULL) {                                                  \
+            for (int l = 0; l < 32; l++) { __VA_ARGS__; }                   \
+        }                                                                   \
+        else {                                                              \
+            for (uint32_t mm_ = (m); mm_; mm_ &= mm_ - 1) {                 \
+                int l = __builtin_ctz(mm_);                                 \
+                __VA_ARGS__;                                                \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+
+/* exec_rare.c: the instructions emu_run_warp's switch hands off, each for the lanes m of
+ * warp w, one call per instruction (not per lane), so that the loop the common ones
+ * share stays small. Those returning int give -1 after recording a fault, else 0. */
+void emu_op_pack(warp *w, const emu_inst *in, uint32_t m);
+void emu_op_unpack(warp *w, const emu_inst *in, uint32_t m);
+void emu_op_int(warp *w, const emu_inst *in, uint32_t m);
+void emu_op_flt(warp *w, const emu_inst *in, uint32_t m);
+void emu_op_set(warp *w, const emu_inst *in, uint32_t m);
+void emu_op_slct(warp *w, const emu_inst *in, uint32_t m);
+int emu_op_ld_any(block *b, warp *w, const emu_inst *in, uint32_t m);
+int emu_op_st_any(block *b, warp *w, const emu_inst *in, uint32_t m);
+int emu_op_atom(block *b, warp *w, const emu_inst *in, uint32_t m);
+void emu_op_redux(warp *w, const emu_inst *in, uint32_t m);
+void emu_op_shfl(warp *w, const emu_inst *in, uint32_t m);
+void emu_op_vote(warp *w, const emu_inst *in, uint32_t m);
+void emu_op_match(warp *w, const emu_inst *in, uint32_t m);
+int emu_op_printf(block *b, warp *w, const emu_inst *in, uint32_t m);
+void emu_op_clock(warp *w, const emu_inst *in, uint32_t m);
+
 /* ------------------------------------------------------------------ exec.c, for grid.c */
 
 /* fma over the lanes of mask m: the CPU's FMA instruction (hw) or libm's (sw); the

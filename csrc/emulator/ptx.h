@@ -165,6 +165,55 @@ void ptx_scan_funcs(P *p);
 int ptx_parse_texture(P *p, const tok *op, int nbase, int line, operand *ops, int nops,
                       int guard, int gneg);
 
+/* An instruction's modifiers, as ptx_parse_mods reads them. */
+typedef struct {
+    int types[4], ntypes;
+    int rnd, ftz, sat, approx, cc;
+    int space;
+    int vec;
+    int cmp;
+    int hi, lo, wide;
+    int atom;
+    int boolop; /* setp .and/.or/.xor */
+    int shfl;
+    int vote;
+    int bar_arrive, bar_red;
+    int shf_left, shf_clamp;
+    int to;
+    int uni;
+    int testp;
+    int any, all;
+    int shiftamt;
+    int warp, popc; /* bar.warp.sync; bar.red.popc */
+} mods;
+
+/* One instruction being decoded: what ptx_parse_instruction read, handed to the step
+ * for its family (decode_mov, decode_ldst, ...). Each step fills in and returns 0, or
+ * returns -1 with the error recorded in p. */
+typedef struct {
+    P *p;
+    const tok *op;    /* borrowed: the opcode with its modifiers */
+    const char *base; /* borrowed: the opcode without them, nbase characters */
+    int nbase;
+    int line;
+    operand *ops; /* borrowed: the operands read, nops of them */
+    int nops;
+    mods m;
+    int type;     /* the last type modifier, TY_NONE without one */
+    emu_inst *in; /* borrowed: the instruction being filled in */
+} decoding;
+
+/* ptx_inst.c: refuse the instruction being decoded (NotSupported, naming it). -1. */
+int ptx_refuse(decoding *d);
+
+/* ptx_mods.c: the modifiers after the opcode's base (nbase characters) into *m. 0 / -1. */
+int ptx_parse_mods(P *p, const tok *op, const char *base, int nbase, mods *m, int line);
+
+/* ptx_alu.c: whether base[0..nbase) names integer or float arithmetic (add, mul, fma, ..). */
+int ptx_alu_known(const char *base, int nbase);
+/* ptx_alu.c: decode such an instruction into d->in. 0 / -1. */
+int ptx_decode_alu(decoding *d);
+
 /* ptx_inst.c: one instruction statement (the guard, opcode, operands) into p->f. 0 / -1. */
 int ptx_parse_instruction(P *p);
 

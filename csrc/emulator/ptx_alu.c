@@ -1,0 +1,194 @@
+/* ptx_alu.c - decodes PTX arithmetic: the operation, its specialized opcode, its operands' types */
+#include "emulator/ptx.h"
+
+#include <string.h>
+
+/* Generic integer and float operations by name. */
+static const struct {
+    const char *name;
+    int base;
+    int nsrc;
+} alu_names[] = {
+    {"add", B_ADD, 2}, {"sub", B_SUB, 2}, {"mul", B_MUL, 2}, {"mad", B_MAD, 3}, {"div", B_DIV, 2},
+    {"rem", B_REM, 2}, {"abs", B_ABS, 1}, {"neg", B_NEG, 1}, {"min", B_MIN, 2}, {"max", B_MAX, 2},
+    {"and", B_AND, 2}, {"or", B_OR, 2}, {"xor", B_XOR, 2}, {"not", B_NOT, 1}, {"cnot", B_CNOT, 1},
+    {"shl", B_SHL, 2}, {"shr", B_SHR, 2}, {"popc", B_POPC, 1}, {"clz", B_CLZ, 1},
+    {"brev", B_BREV, 1}, {"bfind", B_BFIND, 1}, {"bfe", B_BFE, 3}, {"bfi", B_BFI, 4},
+    {"prmt", B_PRMT, 3}, {"lop3", B_LOP3, 3}, {"shf", B_SHFL_L, 3}, {"fma", B_FMA, 3},
+    {"rcp", B_RCP, 1}, {"sqrt", B_SQRT, 1}, {"rsqrt", B_RSQRT, 1}, {"sin", B_SIN, 1},
+    {"cos", B_COS, 1}, {"lg2", B_LG2, 1}, {"ex2", B_EX2, 1}, {"tanh", B_TANH, 1},
+    {"copysign", B_COPYSIGN, 2}, {"testp", B_TESTP, 1}, {"sad", B_SAD, 3}, {"mul24", B_MUL24, 2},
+    {"mad24", B_MAD24, 3}, {"dp4a", B_DP4A, 3}, {"dp2a", B_DP2A, 3}, {"addc", B_ADDC, 2},
+    {"subc", B_SUBC, 2}, {"madc", B_MADC, 3},
+};
+
+static int
+is_signed(int t)
+{
+    return t == TY_S8 || t == TY_S16 || t == TY_S32 || t == TY_S64;
+}
+
+/* The specialized opcode for a common (base, type, mods), or OP_INT / OP_FLT. */
+static int
+specialize(int base, int type, const mods *m)
+{
+    int sz = emu_type_size(type);
+    if (type == TY_F32 && !m->ftz && !m->sat && (m->rnd == RND_RN || m->rnd == RND_NONE)) {
+        switch (base) {
+        case B_ADD: return OP_FADD32;
+        case B_SUB: return OP_FSUB32;
+        case B_MUL: return OP_FMUL32;
+        case B_FMA: return OP_FFMA32;
+        case B_MAD: return m->rnd == RND_RN ? OP_FFMA32 : OP_FLT;
+        }
+    }
+    if (type == TY_F64 && (m->rnd == RND_RN || m->rnd == RND_NONE) && !m->sat) {
+        switch (base) {
+        case B_ADD: return OP_FADD64;
+        case B_SUB: return OP_FSUB64;
+        case B_MUL: return OP_FMUL64;
+        case B_FMA: case B_MAD: return OP_FFMA64;
+        }
+    }
+    if (ptx_is_float(type))
+        return OP_FLT;
+    if (m->sat || m->cc)
+        return OP_INT;
+    if (sz == 4) {
+        switch (base) {
+        case B_ADD: return OP_ADD32;
+        case B_SUB: return OP_SUB32;
+        case B_MUL: return m->lo ? OP_MUL32 : m->wide ? (is_signed(type) ? OP_MULWIDE_S32 : OP_MULWIDE_U32) : OP_INT;
+        case B_MAD: return m->lo ? OP_MAD32 : OP_INT;
+        case B_SHL: return OP_SHL32;
+        case B_SHR: return is_signed(type) ? OP_SHR_S32 : OP_SHR_U32;
+        case B_AND: return OP_AND32;
+        case B_OR: return OP_OR32;
+        case B_XOR: return OP_XOR32;
+        }
+    }
+    if (sz == 8) {
+        switch (base) {
+        case B_ADD: return OP_ADD64;
+        case B_SUB: return OP_SUB64;
+        case B_MUL: return m->lo ? OP_MUL64 : OP_INT;
+        case B_MAD: return m->lo ? OP_MAD64 : OP_INT;
+        case B_SHL: return OP_SHL64;
+        case B_SHR: return is_signed(type) ? OP_SHR_S64 : OP_SHR_U64;
+        case B_AND: return OP_AND64;
+        case B_OR: return OP_OR64;
+        case B_XOR: return OP_XOR64;
+        }
+    }
+    return OP_INT;
+}
+
+/* The arithmetic base (B_*) of an alu_names entry with the modifiers that change it
+ * (mul.hi, mad.wide, shf.r, ...) applied; the immediate some carry set in in->imm. */
+static int
+alu_base(decoding *d, int b)
+{
+    const mods *m = &d->m;
+    if (b == B_MUL && m->hi) b = B_MULHI;
+    if (b == B_MUL && m->wide) b = B_MULWIDE;
+    if (b == B_MAD && m->hi) b = B_MADHI;
+    if (b == B_MADC)
+        d->in->imm = m->hi; /* madc.hi */
+    if (b == B_MAD && m->wide) b = B_MADWIDE;
+    if (b == B_SHFL_L && !m->shf_left) b = B_SHFL_R;
+    return b;
+}
+
+/* Whether the emulator refuses arithmetic base b of this type and these modifiers
+ * (sets what dp4a and testp, bfind, shf carry on the way). */
+static int
+alu_refused(decoding *d, int b)
+{
+    const mods *m = &d->m;
+    emu_inst *in = d->in;
+    if (b == B_MAD && ptx_is_float(d->type) && !m->rnd)
+        return 1;
+    if ((b == B_SIN || b == B_COS || b == B_LG2 || b == B_EX2 || b == B_TANH) && !m->approx)
+        return 1;
+    if (b == B_BFIND)
+        in->imm = m->shiftamt; /* .shiftamt: the left shift that normalizes */
+    if (d->type == TY_F16X2 || d->type == TY_BF16X2 || d->type == TY_BF16)
+        return 1;
+    in->base = (uint8_t)b;
+    in->op = (uint16_t)specialize(b, d->type, m);
+    if (b == B_TESTP)
+        in->imm = m->testp;
+    if (b == B_SHFL_L || b == B_SHFL_R)
+        in->imm = m->shf_clamp;
+    if ((b == B_MUL24 || b == B_MAD24) && m->hi)
+        return 1;
+    if (b == B_DP4A || b == B_DP2A) {
+        if (m->ntypes != 2)
+            return 1;
+        in->type = (uint8_t)m->types[0];
+        in->type2 = (uint8_t)m->types[1];
+        if (b == B_DP2A)
+            return 1;
+    }
+    return 0;
+}
+
+/* The type source j of arithmetic base b is read as: shift counts, bit positions and
+ * selectors are u32, the addend of mul.wide/mad.wide is twice as wide. */
+static int
+alu_src_type(int b, int j, int type)
+{
+    if ((b == B_SHL || b == B_SHR || b == B_BFE || b == B_SHFL_L || b == B_SHFL_R) && j > 0)
+        return TY_U32;
+    if (b == B_BFI && j > 1)
+        return TY_U32;
+    if (b == B_PRMT)
+        return TY_U32;
+    if ((b == B_MULWIDE || b == B_MADWIDE) && j == 2)
+        return type == TY_S32 ? TY_S64 : type == TY_U32 ? TY_U64 : type == TY_S16 ? TY_S32 : TY_U32;
+    return type;
+}
+
+/* Integer and float arithmetic by name (alu_names): d, then its nsrc sources (lop3:
+ * and the truth table). */
+int
+ptx_decode_alu(decoding *d)
+{
+    P *p = d->p;
+    emu_inst *in = d->in;
+    operand *ops = d->ops;
+    size_t k = 0;
+    while (k < sizeof alu_names / sizeof *alu_names &&
+           !((int)strlen(alu_names[k].name) == d->nbase && memcmp(alu_names[k].name, d->base, (size_t)d->nbase) == 0))
+        k++;
+    if (k == sizeof alu_names / sizeof *alu_names)
+        return ptx_refuse(d);
+    int b = alu_base(d, alu_names[k].base);
+    if (alu_refused(d, b))
+        return ptx_refuse(d);
+    int ns = alu_names[k].nsrc;
+    if (b == B_LOP3) {
+        uint64_t lut;
+        if (d->nops != 5 || ops[4].kind != OK_NUM || ptx_literal(ops[4].name, ops[4].nlen, 0, TY_U32, &lut) < 0)
+            return ptx_refuse(d);
+        in->imm = (int64_t)lut;
+    }
+    else if (d->nops != ns + 1)
+        return ptx_refuse(d);
+    if ((in->d[0] = b == B_TESTP ? ptx_pred(p, ops[0].name, ops[0].nlen, d->line) : ptx_dst(p, &ops[0])) < 0)
+        return -1;
+    for (int j = 0; j < ns; j++) {
+        if ((in->s[j] = ptx_src(p, &ops[j + 1], alu_src_type(b, j, d->type))) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int
+ptx_alu_known(const char *base, int nbase)
+{
+    for (size_t k = 0; k < sizeof alu_names / sizeof *alu_names; k++)
+        if ((int)strlen(alu_names[k].name) == nbase && memcmp(alu_names[k].name, base, (size_t)nbase) == 0)
+            return 1;
+    return 0;
+}
