@@ -701,6 +701,14 @@ static PyMethodDef array_methods[] = {
     RM(var), RM(std), RM(ptp), RM(cumsum), RM(cumprod), RM(dot),
 #undef RM
     {"conjugate", (PyCFunction)array_conj, METH_NOARGS, "conjugate() -> Array: cukit.conjugate(a)."},
+    {"item", (PyCFunction)cukit_array_item, METH_VARARGS,
+     "item(*index) -> the element as a Python scalar (copied to the host, as numpy's)."},
+    {"tolist", (PyCFunction)cukit_array_tolist, METH_NOARGS,
+     "tolist() -> nested lists of Python scalars (a scalar for a 0-d array)."},
+    {"__complex__", (PyCFunction)cukit_array_complex, METH_NOARGS,
+     "complex(a) of a one-element array."},
+    {"__format__", (PyCFunction)cukit_array_format_spec, METH_O,
+     "format(a, spec): a 0-d array formats as its element does."},
     {NULL},
 };
 
@@ -730,6 +738,9 @@ static PyType_Slot array_slots[] = {
     {Py_nb_absolute, array_nb_abs},
     {Py_nb_invert, array_nb_invert},
     {Py_nb_bool, array_nb_bool},
+    {Py_nb_float, cukit_array_float},
+    {Py_nb_int, cukit_array_int},
+    {Py_nb_index, cukit_array_index},
     {Py_tp_richcompare, array_richcompare},
     {0, NULL},
 };
