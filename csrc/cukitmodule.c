@@ -1,6 +1,7 @@
 /* cukitmodule.c - the cukit._cukit module: definition, multi-phase init calling each layer's setup, state traverse/clear */
 #include "compute/compute.h"
 #include "emulator/emulator.h"
+#include "linalg/linalg.h"
 #include "nccl/nccl.h"
 
 static struct PyModuleDef cukit_moduledef;
@@ -18,7 +19,7 @@ static struct PyModuleDef cukit_moduledef;
     V(SurfaceType) \
     V(UfuncType) V(ElementwiseType) V(ufuncs) V(math_dtypes) V(fuse_proxy) \
     V(reduce_tables) V(ReductionKernelType) V(ScanKernelType) \
-    V(PhiloxType) V(Philox4x32Type) V(GeneratorType) V(random_modules)
+    V(PhiloxType) V(Philox4x32Type) V(GeneratorType) V(random_modules) V(linalg)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -105,6 +106,7 @@ cukit_exec(PyObject *m)
         cukit_internal_setup,
         cukit_compute_setup,                                           /* compute */
         cukit_random_setup,
+        cukit_linalg_setup,                                            /* linalg */
         cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {

@@ -25,6 +25,7 @@ LAYERS = [
     ("launch",),
     ("array",),
     ("compute",),
+    ("linalg",),
     ("nccl",),
 ]
 RANK = {folder: rank for rank, group in enumerate(LAYERS) for folder in group}

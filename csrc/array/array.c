@@ -445,6 +445,17 @@ array_nb_bool(PyObject *a)
     return v;
 }
 
+/* a @ b: matrix products live in linalg/, which registers the hook. */
+static PyObject *
+array_nb_matmul(PyObject *a, PyObject *b)
+{
+    PyObject *self = Py_TYPE(a)->tp_dealloc == (destructor)array_dealloc ? a : b;
+    cukit_state *st = ((cukit_Array *)self)->st;
+    if (st->hooks.array_matmul == NULL)
+        Py_RETURN_NOTIMPLEMENTED;
+    return st->hooks.array_matmul(st, a, b);
+}
+
 static PyObject *
 array_richcompare(PyObject *a, PyObject *b, int op)
 {
@@ -738,6 +749,7 @@ static PyType_Slot array_slots[] = {
     {Py_nb_absolute, array_nb_abs},
     {Py_nb_invert, array_nb_invert},
     {Py_nb_bool, array_nb_bool},
+    {Py_nb_matrix_multiply, array_nb_matmul},
     {Py_nb_float, cukit_array_float},
     {Py_nb_int, cukit_array_int},
     {Py_nb_index, cukit_array_index},

@@ -148,8 +148,8 @@ typedef struct {
     PyObject *(*array_math)(cukit_state *st, int op, PyObject *a, PyObject *b, int inplace);
     PyObject *(*array_call)(cukit_state *st, int which, PyObject *self, PyObject *args,
                             PyObject *kwargs);
+    PyObject *(*array_matmul)(cukit_state *st, PyObject *a, PyObject *b); /* linalg/: a @ b */
 } cukit_hooks;
-
 
 /* Tuning of memory/'s pageable transfer pipeline (cukit._transfer_config). */
 typedef struct {
@@ -230,6 +230,7 @@ struct cukit_state {
     PyObject *reduce_tables, *random_modules;
     PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type, *GeneratorType;
 
+    PyObject *linalg; /* linalg/: strong ref, a capsule of its state (linalg/cublas.h) */
     /* strong refs: interned keyword names the launch path compares by pointer */
     PyObject *str_grid;
     PyObject *str_block;
