@@ -274,3 +274,14 @@ def test_bad_switches():
     with pytest.raises(ValueError, match="'auto', 'cublas' or 'cukit'"):
         cukit.linalg.set_matmul_backend("fast")
     assert cukit.linalg.matmul_info()["backend"] in ("auto", "cukit")
+
+
+def test_bfloat16(rng):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    a, b = fresh(rng, (3, 40, 33), "f4").astype(bf16), fresh(rng, (33, 70), "f4").astype(bf16)
+    got = cukit.to_device(a) @ cukit.to_device(b)
+    assert got.dtype == bf16 and got.shape == (3, 40, 70)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    scale = np.sqrt(33) * np.abs(a.astype(np.float64)).max() * np.abs(b.astype(np.float64)).max()
+    assert np.abs(got.get().astype(np.float64) - exact).max() <= 1e-2 * scale
