@@ -3,6 +3,7 @@
 #include "emulator/emulator.h"
 #include "linalg/linalg.h"
 #include "nccl/nccl.h"
+#include "sort/sort.h"
 
 static struct PyModuleDef cukit_moduledef;
 
@@ -106,7 +107,7 @@ cukit_exec(PyObject *m)
         cukit_internal_setup,
         cukit_compute_setup,                                           /* compute */
         cukit_random_setup,
-        cukit_linalg_setup,                                            /* linalg */
+        cukit_linalg_setup, cukit_sort_setup,                          /* linalg, sort */
         cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {

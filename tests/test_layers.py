@@ -25,7 +25,7 @@ LAYERS = [
     ("launch",),
     ("array",),
     ("compute",),
-    ("linalg",),
+    ("linalg", "sort"),
     ("nccl",),
 ]
 RANK = {folder: rank for rank, group in enumerate(LAYERS) for folder in group}
