@@ -120,3 +120,32 @@ def test_bfloat16(rng):
     d = cukit.to_device(x)
     same(cukit.sort(d), np.sort(x, kind="stable"))
     same(cukit.argsort(d), np.argsort(x, kind="stable"))
+
+
+@pytest.mark.parametrize("dtype", ["f4", "i2", "u8", "?", "f2"])
+def test_unique_matches_numpy(rng, dtype):
+    for shape in [(7, 90), (1000,), (1,), (0,), ()]:
+        x = fresh(rng, shape, dtype)
+        d = cukit.to_device(x)
+        # -0.0 and 0.0 are one value: which of them numpy keeps depends on its sort's
+        # order (not stable), so values are compared with ==, not bit for bit
+        values = cukit.unique(d).get()
+        assert values.dtype == x.dtype
+        assert np.array_equal(values, np.unique(x), equal_nan=x.dtype.kind == "f")
+        got = cukit.unique(d[..., ::-1] if x.ndim else d, return_index=True, return_inverse=True,
+                           return_counts=True)
+        want = np.unique(x[..., ::-1] if x.ndim else x, return_index=True, return_inverse=True,
+                         return_counts=True)
+        assert len(got) == 4
+        assert np.array_equal(got[0].get(), want[0], equal_nan=x.dtype.kind == "f")
+        for g, w in zip(got[1:], want[1:]):
+            same(g, w)
+
+
+def test_unique_bad_input():
+    with pytest.raises(NotImplementedError, match="axis= is not supported"):
+        cukit.unique(cukit.to_device(np.ones((2, 2))), axis=0)
+    with pytest.raises(TypeError, match="complex64 cannot be sorted"):
+        cukit.unique(cukit.to_device(np.ones(3, np.complex64)))
+    with pytest.raises(TypeError, match="expected a cukit.Array"):
+        cukit.unique([1, 2, 2])

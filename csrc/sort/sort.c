@@ -67,6 +67,29 @@ static const char sort_body[] =
     "        if (right ? !lt(x, a[m]) : lt(a[m], x)) lo = m + 1; else hi = m;\n"
     "    }\n"
     "    out[e] = lo;\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256)\n"
+    "cukit_unique_flags(const T *s, long long *f, long long n)\n"
+    "{\n"
+    "    const long long e = blockIdx.x * 256LL + threadIdx.x;\n"
+    "    if (e < n) f[e] = e == 0 || lt(s[e - 1], s[e]);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256)\n"
+    "cukit_unique_scatter(const T *s, const long long *f, const long long *pos, T *out,\n"
+    "                     const long long *sidx, long long *oidx, long long *first, long long *inv,\n"
+    "                     long long n)\n"
+    "{\n"
+    "    const long long e = blockIdx.x * 256LL + threadIdx.x;\n"
+    "    if (e >= n) return;\n"
+    "    const long long p = pos[e] - 1;\n"
+    "    if (f[e]) { out[p] = s[e]; if (oidx) oidx[p] = sidx[e]; if (first) first[p] = e; }\n"
+    "    if (inv) inv[sidx[e]] = p;\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256)\n"
+    "cukit_unique_counts(const long long *first, long long *counts, long long u, long long n)\n"
+    "{\n"
+    "    const long long j = blockIdx.x * 256LL + threadIdx.x;\n"
+    "    if (j < u) counts[j] = (j + 1 < u ? first[j + 1] : n) - first[j];\n"
     "}\n";
 
 /* numpy's order: NaN after everything, NaNs equal among themselves (so a stable sort
@@ -107,14 +130,12 @@ types_of(int tc)
     return NULL;
 }
 
-typedef struct {
-    CUfunction tile, merge, search;
-} kernels;
 
 /* The kernels for (dev, tc), compiled through cukit_compile_load at first use and kept
  * in the module's _sort_kernels dict: ordinal * 64 + tc -> (Module, three addresses). */
-static int
-get_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc, kernels *k)
+int
+cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc,
+                   cukit_sort_kernel_set *k)
 {
     int rc = -1;
     PyObject *cache = PyObject_GetAttrString(module, "_sort_kernels");
@@ -127,6 +148,9 @@ get_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc, kernel
         k->tile = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 1));
         k->merge = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 2));
         k->search = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 3));
+        k->flags = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 4));
+        k->scatter = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 5));
+        k->counts = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 6));
         rc = 0;
         goto done;
     }
@@ -140,10 +164,15 @@ get_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc, kernel
     CUmodule h = ((cukit_Module *)mod)->handle;
     if (CU_CALL(st, cuModuleGetFunction, (&k->tile, h, "cukit_tile_sort")) < 0 ||
         CU_CALL(st, cuModuleGetFunction, (&k->merge, h, "cukit_merge")) < 0 ||
-        CU_CALL(st, cuModuleGetFunction, (&k->search, h, "cukit_search")) < 0)
+        CU_CALL(st, cuModuleGetFunction, (&k->search, h, "cukit_search")) < 0 ||
+        CU_CALL(st, cuModuleGetFunction, (&k->flags, h, "cukit_unique_flags")) < 0 ||
+        CU_CALL(st, cuModuleGetFunction, (&k->scatter, h, "cukit_unique_scatter")) < 0 ||
+        CU_CALL(st, cuModuleGetFunction, (&k->counts, h, "cukit_unique_counts")) < 0)
         goto done;
-    entry = Py_BuildValue("(ONNN)", mod, PyLong_FromVoidPtr((void *)k->tile),
-                          PyLong_FromVoidPtr((void *)k->merge), PyLong_FromVoidPtr((void *)k->search));
+    entry = Py_BuildValue("(ONNNNNN)", mod, PyLong_FromVoidPtr((void *)k->tile),
+                          PyLong_FromVoidPtr((void *)k->merge), PyLong_FromVoidPtr((void *)k->search),
+                          PyLong_FromVoidPtr((void *)k->flags), PyLong_FromVoidPtr((void *)k->scatter),
+                          PyLong_FromVoidPtr((void *)k->counts));
     if (entry && PyDict_SetItem(cache, key, entry) == 0)
         rc = 0;
 done:
@@ -156,8 +185,8 @@ done:
     return rc;
 }
 
-static int
-launch(cukit_state *st, CUfunction f, long long blocks, CUstream h, void **params)
+int
+cukit_sort_launch(cukit_state *st, CUfunction f, long long blocks, CUstream h, void **params)
 {
     if (blocks > 0x7fffffffLL) {
         PyErr_SetString(PyExc_ValueError, "sort: the array is too large for one grid");
@@ -169,8 +198,8 @@ launch(cukit_state *st, CUfunction f, long long blocks, CUstream h, void **param
 /* ------------------------------------------------------------------ sort and argsort */
 
 /* The checked array argument `obj` of `who`. Borrowed or NULL. */
-static cukit_Array *
-array_arg(cukit_state *st, PyObject *obj, const char *who)
+cukit_Array *
+cukit_sort_arg(cukit_state *st, PyObject *obj, const char *who)
 {
     if (!Py_IS_TYPE(obj, st->ArrayType)) {
         PyErr_Format(PyExc_TypeError, "%s: expected a cukit.Array, got %.100s; pass "
@@ -237,6 +266,59 @@ axis_back(cukit_state *st, cukit_Array *res, int axis, CUstream h)
     return c;
 }
 
+int
+cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int want_index, CUstream h,
+                cukit_Array **vals, cukit_Array **idx)
+{
+    cukit_Array *buf[2] = {NULL, NULL}, *ibuf[2] = {NULL, NULL};
+    int rc = -1;
+    long long n = src->size, L = src->ndim ? src->shape[src->ndim - 1] : 1;
+    buf[0] = cukit_array_new(st, src->device, src->dtype, src->typecode, src->itemsize, src->ndim,
+                             src->shape);
+    buf[1] = buf[0] ? cukit_array_new(st, src->device, src->dtype, src->typecode, src->itemsize,
+                                      src->ndim, src->shape) : NULL;
+    if (buf[1] == NULL)
+        goto done;
+    if (want_index) {
+        PyObject *i64 = ck_dtype_obj(st, CUKIT_TC_I64);
+        for (int i = 0; i < 2; i++)
+            if (i64 == NULL || (ibuf[i] = cukit_array_new(st, src->device, i64, CUKIT_TC_I64, 8,
+                                                          src->ndim, src->shape)) == NULL)
+                goto done;
+    }
+    int cur = 0;
+    if (n > 0) {
+        cukit_sort_kernel_set k;
+        if (cukit_sort_kernels(st, module, src->device, src->typecode, &k) < 0 ||
+            cukit_device_activate(src->device) < 0)
+            goto done;
+        long long tiles = (L + 255) / 256, w = 256;
+        CUdeviceptr in = cukit_array_ptr(src), out = cukit_array_ptr(buf[0]);
+        CUdeviceptr iin = 0, iout = want_index ? cukit_array_ptr(ibuf[0]) : 0;
+        void *p1[] = {&in, &out, &iout, &L, &tiles, &want_index};
+        if (cukit_sort_launch(st, k.tile, (n / L) * tiles, h, p1) < 0)
+            goto done;
+        for (; w < L; w *= 2, cur ^= 1) {
+            in = cukit_array_ptr(buf[cur]);
+            out = cukit_array_ptr(buf[cur ^ 1]);
+            iin = want_index ? cukit_array_ptr(ibuf[cur]) : 0;
+            iout = want_index ? cukit_array_ptr(ibuf[cur ^ 1]) : 0;
+            void *p2[] = {&in, &out, &iin, &iout, &n, &L, &w, &want_index};
+            if (cukit_sort_launch(st, k.merge, (n + 255) / 256, h, p2) < 0)
+                goto done;
+        }
+    }
+    *vals = (cukit_Array *)Py_NewRef(buf[cur]);
+    *idx = want_index ? (cukit_Array *)Py_NewRef(ibuf[cur]) : NULL;
+    rc = 0;
+done:
+    for (int i = 0; i < 2; i++) {
+        Py_XDECREF(buf[i]);
+        Py_XDECREF(ibuf[i]);
+    }
+    return rc;
+}
+
 /* sort (want_index 0) or argsort (1) of `obj` along axis (None: flattened). New ref. */
 static PyObject *
 sort_impl(PyObject *module, PyObject *obj, PyObject *axis_obj, PyObject *kind, PyObject *stream,
@@ -244,7 +326,7 @@ sort_impl(PyObject *module, PyObject *obj, PyObject *axis_obj, PyObject *kind, P
 {
     cukit_state *st = PyModule_GetState(module);
     const char *who = want_index ? "cukit.argsort()" : "cukit.sort()";
-    cukit_Array *a = array_arg(st, obj, who);
+    cukit_Array *a = cukit_sort_arg(st, obj, who);
     if (a == NULL)
         return NULL;
     if (kind != Py_None && !(PyUnicode_Check(kind) &&
@@ -259,6 +341,7 @@ sort_impl(PyObject *module, PyObject *obj, PyObject *axis_obj, PyObject *kind, P
         return NULL;
     PyObject *result = NULL;
     cukit_Array *src = NULL, *buf[2] = {NULL, NULL}, *ibuf[2] = {NULL, NULL};
+    /* buf[0], ibuf[0]: the sorted values and indices; [1] unused here */
     int axis;
     if (axis_obj == Py_None) {
         /* flattened, in C order */
@@ -290,42 +373,9 @@ sort_impl(PyObject *module, PyObject *obj, PyObject *axis_obj, PyObject *kind, P
         if (src == NULL)
             goto done;
     }
-    long long n = src->size, L = src->ndim ? src->shape[src->ndim - 1] : 1;
-    buf[0] = cukit_array_new(st, src->device, src->dtype, src->typecode, src->itemsize, src->ndim,
-                             src->shape);
-    buf[1] = buf[0] ? cukit_array_new(st, src->device, src->dtype, src->typecode, src->itemsize,
-                                      src->ndim, src->shape) : NULL;
-    if (buf[1] == NULL)
+    if (cukit_sort_rows(st, module, src, want_index, h, &buf[0], &ibuf[0]) < 0)
         goto done;
-    if (want_index) {
-        PyObject *i64 = ck_dtype_obj(st, CUKIT_TC_I64);
-        for (int i = 0; i < 2; i++)
-            if (i64 == NULL || (ibuf[i] = cukit_array_new(st, src->device, i64, CUKIT_TC_I64, 8,
-                                                          src->ndim, src->shape)) == NULL)
-                goto done;
-    }
     int cur = 0;
-    if (n > 0) {
-        kernels k;
-        if (get_kernels(st, module, src->device, src->typecode, &k) < 0 ||
-            cukit_device_activate(src->device) < 0)
-            goto done;
-        long long tiles = (L + 255) / 256, w = 256;
-        CUdeviceptr in = cukit_array_ptr(src), out = cukit_array_ptr(buf[0]);
-        CUdeviceptr iin = 0, iout = want_index ? cukit_array_ptr(ibuf[0]) : 0;
-        void *p1[] = {&in, &out, &iout, &L, &tiles, &want_index};
-        if (launch(st, k.tile, (n / L) * tiles, h, p1) < 0)
-            goto done;
-        for (; w < L; w *= 2, cur ^= 1) {
-            in = cukit_array_ptr(buf[cur]);
-            out = cukit_array_ptr(buf[cur ^ 1]);
-            iin = want_index ? cukit_array_ptr(ibuf[cur]) : 0;
-            iout = want_index ? cukit_array_ptr(ibuf[cur ^ 1]) : 0;
-            void *p2[] = {&in, &out, &iin, &iout, &n, &L, &w, &want_index};
-            if (launch(st, k.merge, (n + 255) / 256, h, p2) < 0)
-                goto done;
-        }
-    }
     cukit_Array *res = (cukit_Array *)Py_NewRef(want_index ? ibuf[cur] : buf[cur]);
     if (axis_obj != Py_None)
         res = axis_back(st, res, axis, h);
@@ -384,7 +434,7 @@ fn_searchsorted(PyObject *m, PyObject *args, PyObject *kwargs)
     if (side && !(PyUnicode_Check(side) && (PyUnicode_CompareWithASCIIString(side, "left") == 0 ||
                                             (right = PyUnicode_CompareWithASCIIString(side, "right") == 0))))
         return PyErr_Format(PyExc_ValueError, "%s: side must be 'left' or 'right', not %R", who, side);
-    cukit_Array *a = array_arg(st, ao, who), *v = a ? array_arg(st, vo, who) : NULL;
+    cukit_Array *a = cukit_sort_arg(st, ao, who), *v = a ? cukit_sort_arg(st, vo, who) : NULL;
     if (v == NULL)
         return NULL;
     if (a->ndim != 1)
@@ -405,12 +455,12 @@ fn_searchsorted(PyObject *m, PyObject *args, PyObject *kwargs)
         goto done;
     long long na = ca->size, nv = cv->size;
     if (nv > 0) {
-        kernels k;
-        if (get_kernels(st, m, a->device, a->typecode, &k) < 0 || cukit_device_activate(a->device) < 0)
+        cukit_sort_kernel_set k;
+        if (cukit_sort_kernels(st, m, a->device, a->typecode, &k) < 0 || cukit_device_activate(a->device) < 0)
             goto done;
         CUdeviceptr pa = cukit_array_ptr(ca), pv = cukit_array_ptr(cv), po = cukit_array_ptr(out);
         void *p[] = {&pa, &na, &pv, &po, &nv, &right};
-        if (launch(st, k.search, (nv + 255) / 256, h, p) < 0)
+        if (cukit_sort_launch(st, k.search, (nv + 255) / 256, h, p) < 0)
             goto done;
     }
     result = Py_NewRef(out);
@@ -443,5 +493,7 @@ cukit_sort_setup(PyObject *module, cukit_state *st)
         return -1;
     }
     Py_DECREF(cache);
-    return PyModule_AddFunctions(module, functions);
+    if (PyModule_AddFunctions(module, functions) < 0)
+        return -1;
+    return cukit_unique_setup(module, st);
 }
