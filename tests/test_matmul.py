@@ -222,6 +222,7 @@ def test_dot_inner_outer_tensordot(rng):
     sq = fresh(rng, (4, 4), "f8")
     np.testing.assert_allclose(cukit.tensordot(cukit.to_device(sq), cukit.to_device(sq)).get(),
                                np.tensordot(sq, sq), rtol=1e-12)
+    check(da.dot(db), a, b, np.dot)                # the method too
     out = cukit.to_device(poison((4, 2, 6), np.float64))
     assert cukit.dot(da, dc, out=out) is out
     np.testing.assert_allclose(out.get(), np.dot(a, c), rtol=1e-12)

@@ -505,8 +505,23 @@ array_get_imag(PyObject *self, void *c)
     }
 RMETHOD(0, sum) RMETHOD(1, prod) RMETHOD(2, max) RMETHOD(3, min) RMETHOD(4, argmax)
 RMETHOD(5, argmin) RMETHOD(6, all) RMETHOD(7, any) RMETHOD(8, mean) RMETHOD(9, var)
-RMETHOD(10, std) RMETHOD(11, ptp) RMETHOD(12, cumsum) RMETHOD(13, cumprod) RMETHOD(14, dot)
+RMETHOD(10, std) RMETHOD(11, ptp) RMETHOD(12, cumsum) RMETHOD(13, cumprod)
 #undef RMETHOD
+
+/* a.dot(b): a matrix b (2-D, where numpy's dot is matmul) goes to the @ hook; vectors
+ * to the reduction. */
+static PyObject *
+array_dot(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    cukit_state *st = ((cukit_Array *)self)->st;
+    if (st->hooks.array_matmul && kwargs == NULL && PyTuple_GET_SIZE(args) == 1) {
+        PyObject *b = PyTuple_GET_ITEM(args, 0);
+        if (Py_IS_TYPE(b, st->ArrayType) && ((cukit_Array *)b)->ndim == 2 &&
+            ((cukit_Array *)self)->ndim >= 1)
+            return st->hooks.array_matmul(st, self, b);
+    }
+    return math_call(self, CUKIT_CALL_REDUCE + 14, args, kwargs);
+}
 
 /* ------------------------------------------------------------------ type slots */
 
