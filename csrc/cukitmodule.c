@@ -1,8 +1,10 @@
 /* cukitmodule.c - the cukit._cukit module: definition, multi-phase init calling each layer's setup, state traverse/clear */
 #include "compute/compute.h"
 #include "emulator/emulator.h"
+#include "linalg/linalg.h"
 #include "nccl/nccl.h"
 #include "pycuda/pycuda.h"
+#include "sort/sort.h"
 
 static struct PyModuleDef cukit_moduledef;
 
@@ -44,7 +46,7 @@ typedef struct {
     V(base.capture) V(pycuda.FrontFunctionType) V(pycuda.FrontArrayType)                 \
     V(pycuda.FrontElementwiseType)                                                       \
     V(pycuda.front_kw_plain) V(pycuda.front_kw_launch) V(pycuda.front_grid_1)            \
-    V(pycuda.front_zero) V(pycuda.front_str_call_v)
+    V(pycuda.front_zero) V(pycuda.front_str_call_v) V(base.linalg)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -145,6 +147,7 @@ cukit_exec(PyObject *m)
         cukit_internal_setup,
         cukit_compute_setup,                                           /* compute */
         cukit_random_setup,
+        cukit_linalg_setup, cukit_sort_setup,                          /* linalg, sort */
         cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
         cukit_pycuda_setup,                                            /* pycuda */
     };

@@ -29,6 +29,7 @@ LAYERS = [
     ("compile",),
     ("array",),
     ("compute",),
+    ("linalg", "sort"),
     ("nccl",),
     ("pycuda",),
 ]

@@ -445,6 +445,17 @@ array_nb_bool(PyObject *a)
     return v;
 }
 
+/* a @ b: matrix products live in linalg/, which registers the hook. */
+static PyObject *
+array_nb_matmul(PyObject *a, PyObject *b)
+{
+    PyObject *self = Py_TYPE(a)->tp_dealloc == (destructor)array_dealloc ? a : b;
+    cukit_state *st = ((cukit_Array *)self)->st;
+    if (st->hooks.array_matmul == NULL)
+        Py_RETURN_NOTIMPLEMENTED;
+    return st->hooks.array_matmul(st, a, b);
+}
+
 static PyObject *
 array_richcompare(PyObject *a, PyObject *b, int op)
 {
@@ -494,8 +505,23 @@ array_get_imag(PyObject *self, void *c)
     }
 RMETHOD(0, sum) RMETHOD(1, prod) RMETHOD(2, max) RMETHOD(3, min) RMETHOD(4, argmax)
 RMETHOD(5, argmin) RMETHOD(6, all) RMETHOD(7, any) RMETHOD(8, mean) RMETHOD(9, var)
-RMETHOD(10, std) RMETHOD(11, ptp) RMETHOD(12, cumsum) RMETHOD(13, cumprod) RMETHOD(14, dot)
+RMETHOD(10, std) RMETHOD(11, ptp) RMETHOD(12, cumsum) RMETHOD(13, cumprod)
 #undef RMETHOD
+
+/* a.dot(b): a matrix b (2-D, where numpy's dot is matmul) goes to the @ hook; vectors
+ * to the reduction. */
+static PyObject *
+array_dot(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    cukit_state *st = ((cukit_Array *)self)->st;
+    if (st->hooks.array_matmul && kwargs == NULL && PyTuple_GET_SIZE(args) == 1) {
+        PyObject *b = PyTuple_GET_ITEM(args, 0);
+        if (Py_IS_TYPE(b, st->ArrayType) && ((cukit_Array *)b)->ndim == 2 &&
+            ((cukit_Array *)self)->ndim >= 1)
+            return st->hooks.array_matmul(st, self, b);
+    }
+    return math_call(self, CUKIT_CALL_REDUCE + 14, args, kwargs);
+}
 
 /* ------------------------------------------------------------------ type slots */
 
@@ -701,6 +727,14 @@ static PyMethodDef array_methods[] = {
     RM(var), RM(std), RM(ptp), RM(cumsum), RM(cumprod), RM(dot),
 #undef RM
     {"conjugate", (PyCFunction)array_conj, METH_NOARGS, "conjugate() -> Array: cukit.conjugate(a)."},
+    {"item", (PyCFunction)cukit_array_item, METH_VARARGS,
+     "item(*index) -> the element as a Python scalar (copied to the host, as numpy's)."},
+    {"tolist", (PyCFunction)cukit_array_tolist, METH_NOARGS,
+     "tolist() -> nested lists of Python scalars (a scalar for a 0-d array)."},
+    {"__complex__", (PyCFunction)cukit_array_complex, METH_NOARGS,
+     "complex(a) of a one-element array."},
+    {"__format__", (PyCFunction)cukit_array_format_spec, METH_O,
+     "format(a, spec): a 0-d array formats as its element does."},
     {NULL},
 };
 
@@ -730,6 +764,10 @@ static PyType_Slot array_slots[] = {
     {Py_nb_absolute, array_nb_abs},
     {Py_nb_invert, array_nb_invert},
     {Py_nb_bool, array_nb_bool},
+    {Py_nb_matrix_multiply, array_nb_matmul},
+    {Py_nb_float, cukit_array_float},
+    {Py_nb_int, cukit_array_int},
+    {Py_nb_index, cukit_array_index},
     {Py_tp_richcompare, array_richcompare},
     {0, NULL},
 };

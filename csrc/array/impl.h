@@ -59,4 +59,15 @@ PyObject *cukit_array_transpose(cukit_Array *self, PyObject *args);
 /* Array.T */
 PyObject *cukit_array_get_T(cukit_Array *self, void *closure);
 
+/* scalars.c: numpy's scalar conversions (a copy to the host, then numpy's rules).
+ * float/int/complex need one element; __index__ a 0-d integer array; item() with no
+ * index one element; __format__ with a spec a 0-d array. New ref or NULL. */
+PyObject *cukit_array_float(PyObject *self);
+PyObject *cukit_array_int(PyObject *self);
+PyObject *cukit_array_index(PyObject *self);
+PyObject *cukit_array_complex(PyObject *self, PyObject *ignored);
+PyObject *cukit_array_item(PyObject *self, PyObject *args);
+PyObject *cukit_array_tolist(PyObject *self, PyObject *ignored);
+PyObject *cukit_array_format_spec(PyObject *self, PyObject *spec);
+
 #endif /* CUKIT_ARRAY_IMPL_H */

@@ -65,7 +65,8 @@ cukit_array_subscript(cukit_Array *self, PyObject *key)
             strides[out++] = self->strides[d] * step;
             d++;
         }
-        else if (PyIndex_Check(it) && !PyBool_Check(it)) {
+        else if (PyIndex_Check(it) && !PyBool_Check(it) &&
+                 !(Py_IS_TYPE(it, self->st->ArrayType) && ((cukit_Array *)it)->ndim != 0)) {
             Py_ssize_t k = PyNumber_AsSsize_t(it, PyExc_IndexError);
             if (k == -1 && PyErr_Occurred())
                 goto done;

@@ -137,6 +137,7 @@ typedef struct {
     PyObject *(*array_math)(cukit_state *st, int op, PyObject *a, PyObject *b, int inplace);
     PyObject *(*array_call)(cukit_state *st, int which, PyObject *self, PyObject *args,
                             PyObject *kwargs);
+    PyObject *(*array_matmul)(cukit_state *st, PyObject *a, PyObject *b); /* linalg/: a @ b */
 } cukit_hooks;
 
 
@@ -173,6 +174,8 @@ struct cukit_state {
     /* strong ref: cukit.debug's launch recorder, NULL when off; set by launch/capture.c,
      * read by errors.c (a fault writes the reproducer) and the launch path */
     PyObject *capture;
+    /* strong ref: linalg/'s state, a capsule (linalg/cublas.h) released with the module */
+    PyObject *linalg;
 };
 
 /* ------------------------------------------------------------------ state.c */

@@ -1,7 +1,9 @@
-"""cukit.linalg: vector norms on the device (numpy.linalg.norm's vector cases)."""
+"""cukit.linalg: vector norms on the device (numpy.linalg.norm's vector cases), and the
+matmul switches (TF32, the backend)."""
 import math
 
 from . import _cukit
+from ._matmul import matmul, matmul_info, set_matmul_backend, set_tf32, tensordot  # noqa: F401
 
 _ORDS = {None: 2, 2: 2, 1: 1, math.inf: 3, -math.inf: -3}
 

@@ -1,0 +1,212 @@
+"""Matrix products: cukit's `a @ b` against PyTorch and CuPy in one run.
+
+What it measures
+    TFLOPS  2 * n^3 per product of two n x n matrices, --calls products timed between
+            synchronizes: float32 (TF32 off, numpy's answer), float32 with TF32 on
+            (cukit.linalg.set_tf32, torch's allow_tf32; CuPy only when CUPY_TF32=1 was
+            set before it was imported), float16, bfloat16 (cukit with ml_dtypes;
+            CuPy has none), and cukit's own GEMM (set_matmul_backend("cukit")) for
+            the record beside cuBLAS.
+    dispatch microseconds of host time per `a @ b` of 16 x 16 float32 matrices
+            (--small-calls calls, then one synchronize; a new result each call).
+    Each figure is the median of --reps repetitions, the libraries interleaved, with
+    the min and max beside it; each row gives cukit's ratio to the best peer.
+
+Usage
+    PYTHONPATH=src python benchmarks/bench_matmul.py [--sizes 4096,8192] [--reps 5]
+        [--json benchmarks/results/matmul.json]
+    On the emulator, as a smoke test: --sizes 64 --reps 1 --calls 1 --small-calls 10
+"""
+import argparse
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _bench import import_cukit
+
+cukit = import_cukit("bench_matmul")
+
+
+def libs():
+    out = {"cukit": cukit}
+    try:
+        import torch
+        if torch.cuda.is_available():
+            out["torch"] = torch
+    except Exception:
+        pass
+    try:
+        import cupy
+        out["cupy"] = cupy
+    except Exception:
+        pass
+    return out
+
+
+def sync(name, lib):
+    if name == "cukit":
+        cukit.synchronize()
+    elif name == "cupy":
+        lib.cuda.Device().synchronize()
+    else:
+        lib.cuda.synchronize()
+
+
+def bf16_numpy():
+    try:
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    except ImportError:
+        return None
+
+
+def dev(name, lib, host, dtype):
+    """host (float32) on the device as dtype ('float32', 'float16', 'bfloat16')."""
+    if name == "torch":
+        return lib.from_numpy(host).cuda().to(getattr(lib, dtype))
+    if dtype == "bfloat16":
+        if name == "cupy" or bf16_numpy() is None:
+            raise NotImplementedError("no bfloat16 (CuPy has none; cukit needs ml_dtypes)")
+        return cukit.to_device(host.astype(bf16_numpy()))
+    arr = host.astype(dtype)
+    return cukit.to_device(arr) if name == "cukit" else lib.asarray(arr)
+
+
+def tflops(name, lib, fn, n, calls):
+    fn()
+    sync(name, lib)
+    t = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    sync(name, lib)
+    return 2.0 * n ** 3 * calls / (time.perf_counter() - t) / 1e12
+
+
+def per_call_us(name, lib, fn, calls):
+    fn()
+    sync(name, lib)
+    t = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    sync(name, lib)
+    return (time.perf_counter() - t) / calls * 1e6
+
+
+class Switch:
+    """TF32 on (or cukit's own GEMM) for one measurement, the setting restored after."""
+
+    def __init__(self, name, lib, what):
+        self.name, self.lib, self.what = name, lib, what
+
+    def __enter__(self):
+        if self.what == "tf32":
+            if self.name == "cukit":
+                self.before = cukit.linalg.set_tf32(True)
+            elif self.name == "torch":
+                self.before = self.lib.backends.cuda.matmul.allow_tf32
+                self.lib.backends.cuda.matmul.allow_tf32 = True
+            elif os.environ.get("CUPY_TF32") != "1":
+                raise NotImplementedError("CuPy reads CUPY_TF32=1 at import only")
+        elif self.what == "own":
+            if self.name != "cukit":
+                raise NotImplementedError("cukit's own GEMM")
+            self.before = cukit.linalg.set_matmul_backend("cukit")
+
+    def __exit__(self, *exc):
+        if self.what == "tf32" and self.name == "cukit":
+            cukit.linalg.set_tf32(self.before)
+        elif self.what == "tf32" and self.name == "torch":
+            self.lib.backends.cuda.matmul.allow_tf32 = self.before
+        elif self.what == "own":
+            cukit.linalg.set_matmul_backend(self.before)
+
+
+def cases(name, lib, sizes, calls, small_calls):
+    """measure name -> (unit, callable returning the figure)."""
+    rng = np.random.default_rng(0)
+    c = {}
+    for n in sizes:
+        host_a = rng.standard_normal((n, n)).astype(np.float32)
+        host_b = rng.standard_normal((n, n)).astype(np.float32)
+        for label, dtype, switch in [("float32", "float32", None),
+                                     ("float32 TF32", "float32", "tf32"),
+                                     ("float16", "float16", None),
+                                     ("bfloat16", "bfloat16", None),
+                                     ("float32, cukit's own GEMM", "float32", "own")]:
+            def run(dtype=dtype, switch=switch, n=n, ha=host_a, hb=host_b):
+                a, b = dev(name, lib, ha, dtype), dev(name, lib, hb, dtype)
+                if switch is None:
+                    return tflops(name, lib, lambda: a @ b, n, calls)
+                with Switch(name, lib, switch):
+                    return tflops(name, lib, lambda: a @ b, n, calls)
+            c[f"{n} x {n} {label}"] = ("TFLOPS", run)
+    small = rng.standard_normal((16, 16)).astype(np.float32)
+
+    def dispatch():
+        a = dev(name, lib, small, "float32")
+        return per_call_us(name, lib, lambda: a @ a, small_calls)
+    c["a @ b dispatch, 16 x 16 float32"] = ("us", dispatch)
+    return c
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="4096,8192")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--calls", type=int, default=10)
+    ap.add_argument("--small-calls", type=int, default=20000)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    found = libs()
+    versions = {n: getattr(mod, "__version__", "?") for n, mod in found.items()}
+    table = {n: cases(n, mod, sizes, args.calls, args.small_calls) for n, mod in found.items()}
+    results = {n: {k: [] for k in table[n]} for n in table}
+    errors = {}
+    for _ in range(args.reps):
+        for n in table:  # interleaved
+            for k, (_, fn) in table[n].items():
+                if (n, k) in errors:
+                    continue
+                try:
+                    results[n][k].append(fn())
+                except Exception as e:  # a library without this operation: say so, go on
+                    errors[(n, k)] = f"{type(e).__name__}: {e}"
+    for (n, k), e in errors.items():
+        print(f"{n}: {k}: {e}")
+    stats = {n: {k: (min(v), statistics.median(v), max(v)) for k, v in r.items() if v}
+             for n, r in results.items()}
+    names = list(table)
+    info = cukit.linalg.matmul_info()
+    print(f"device: {cukit.Device().name}; " + ", ".join(f"{n} {v}" for n, v in versions.items())
+          + f"; cuBLAS: {info['cublas'] or 'not loaded'} ({info['cublas_version']})")
+    print("| measure | " + " | ".join(f"{n} median (min–max)" for n in names)
+          + " | cukit vs best peer |")
+    print("|---|" + "---|" * (len(names) + 1))
+    for k, (unit, _) in table["cukit"].items():
+        row = []
+        for n in names:
+            s = stats[n].get(k)
+            fmt = "{:.2f}" if unit == "us" or s is None or s[1] < 10 else "{:.0f}"
+            row.append("—" if s is None else
+                       f"{fmt.format(s[1])} {unit} ({fmt.format(s[0])}–{fmt.format(s[2])})")
+        peers = [stats[n][k][1] for n in names if n != "cukit" and k in stats[n]]
+        ratio = ""
+        if peers and k in stats["cukit"]:
+            mine = stats["cukit"][k][1]
+            ratio = (f"{min(peers) / mine:.2f}x" if unit == "us" else f"{mine / max(peers):.2f}x")
+        print(f"| {k} | " + " | ".join(row) + f" | {ratio} |")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(
+            {"device": cukit.Device().name, "versions": versions, "cublas": info,
+             "stats": {n: {k: list(v) for k, v in s.items()} for n, s in stats.items()},
+             "runs": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,499 @@
+/* sort.c - cukit.sort, argsort and searchsorted: a stable merge sort in CUDA C of cukit's own, numpy's order (NaNs last) */
+#include "sort/sort.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------------ the kernels
+ *
+ * Rows of length L sort independently (the axis is moved last first). Tiles of 256
+ * elements of a row are sorted in shared memory, each thread placing its element by
+ * its rank (the elements less than it, and the equal ones before it: stable). Then
+ * passes of width w = 256, 512, ... merge pairs of sorted runs: an element of the
+ * left run lands at its index plus the count of elements of the right run less than
+ * it (a binary search); one of the right run at its index plus the count of the left
+ * run's elements not greater than it, so equal keys keep their order. Every pass is
+ * one kernel over all elements, reading one buffer and writing the other. */
+
+static const char sort_body[] =
+    "#define TILE 256\n"
+    "extern \"C\" __global__ void __launch_bounds__(TILE)\n"
+    "cukit_tile_sort(const T *in, T *out, long long *iout, long long L, long long tiles, int with_index)\n"
+    "{\n"
+    "    __shared__ T s[TILE];\n"
+    "    const long long row = blockIdx.x / tiles, t = blockIdx.x % tiles;\n"
+    "    const long long base = row * L + t * TILE;\n"
+    "    const int cnt = (int)(L - t * TILE < TILE ? L - t * TILE : TILE), i = threadIdx.x;\n"
+    "    if (i < cnt) s[i] = in[base + i];\n"
+    "    __syncthreads();\n"
+    "    if (i >= cnt) return;\n"
+    "    const T x = s[i];\n"
+    "    int r = 0;\n"
+    "    for (int j = 0; j < cnt; j++) { const T y = s[j]; r += lt(y, x) || (j < i && !lt(x, y)); }\n"
+    "    out[base + r] = x;\n"
+    "    if (with_index) iout[base + r] = t * TILE + i;\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256)\n"
+    "cukit_merge(const T *in, T *out, const long long *iin, long long *iout, long long n,\n"
+    "            long long L, long long w, int with_index)\n"
+    "{\n"
+    "    const long long e = blockIdx.x * 256LL + threadIdx.x;\n"
+    "    if (e >= n) return;\n"
+    "    const long long row = e / L, p = e % L, start = p / (2 * w) * (2 * w);\n"
+    "    const long long mid = start + w < L ? start + w : L, end = start + 2 * w < L ? start + 2 * w : L;\n"
+    "    const T *r = in + row * L;\n"
+    "    const T x = r[p];\n"
+    "    long long lo, hi, pos;\n"
+    "    if (p < mid) {\n"
+    "        lo = mid; hi = end;\n"
+    "        while (lo < hi) { long long m = (lo + hi) / 2; if (lt(r[m], x)) lo = m + 1; else hi = m; }\n"
+    "        pos = p + (lo - mid);\n"
+    "    } else {\n"
+    "        lo = start; hi = mid;\n"
+    "        while (lo < hi) { long long m = (lo + hi) / 2; if (!lt(x, r[m])) lo = m + 1; else hi = m; }\n"
+    "        pos = start + (p - mid) + (lo - start);\n"
+    "    }\n"
+    "    out[row * L + pos] = x;\n"
+    "    if (with_index) iout[row * L + pos] = iin[e];\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256)\n"
+    "cukit_search(const T *a, long long na, const T *v, long long *out, long long nv, int right)\n"
+    "{\n"
+    "    const long long e = blockIdx.x * 256LL + threadIdx.x;\n"
+    "    if (e >= nv) return;\n"
+    "    const T x = v[e];\n"
+    "    long long lo = 0, hi = na;\n"
+    "    while (lo < hi) {\n"
+    "        long long m = (lo + hi) / 2;\n"
+    "        if (right ? !lt(x, a[m]) : lt(a[m], x)) lo = m + 1; else hi = m;\n"
+    "    }\n"
+    "    out[e] = lo;\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256)\n"
+    "cukit_unique_flags(const T *s, long long *f, long long n)\n"
+    "{\n"
+    "    const long long e = blockIdx.x * 256LL + threadIdx.x;\n"
+    "    if (e < n) f[e] = e == 0 || lt(s[e - 1], s[e]);\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256)\n"
+    "cukit_unique_scatter(const T *s, const long long *f, const long long *pos, T *out,\n"
+    "                     const long long *sidx, long long *oidx, long long *first, long long *inv,\n"
+    "                     long long n)\n"
+    "{\n"
+    "    const long long e = blockIdx.x * 256LL + threadIdx.x;\n"
+    "    if (e >= n) return;\n"
+    "    const long long p = pos[e] - 1;\n"
+    "    if (f[e]) { out[p] = s[e]; if (oidx) oidx[p] = sidx[e]; if (first) first[p] = e; }\n"
+    "    if (inv) inv[sidx[e]] = p;\n"
+    "}\n"
+    "extern \"C\" __global__ void __launch_bounds__(256)\n"
+    "cukit_unique_counts(const long long *first, long long *counts, long long u, long long n)\n"
+    "{\n"
+    "    const long long j = blockIdx.x * 256LL + threadIdx.x;\n"
+    "    if (j < u) counts[j] = (j + 1 < u ? first[j + 1] : n) - first[j];\n"
+    "}\n";
+
+/* numpy's order: NaN after everything, NaNs equal among themselves (so a stable sort
+ * keeps their order), -0.0 equal to +0.0. */
+#define FLOAT_LT "__device__ __forceinline__ bool flt(float a, float b) { return b != b ? a == a : a < b; }\n"
+
+static const struct {
+    int tc;
+    const char *types; /* T and lt(a, b) */
+} sort_types[] = {
+    {CUKIT_TC_BOOL, "typedef unsigned char T;\n#define lt(a, b) ((a) < (b))\n"},
+    {CUKIT_TC_I8, "typedef signed char T;\n#define lt(a, b) ((a) < (b))\n"},
+    {CUKIT_TC_U8, "typedef unsigned char T;\n#define lt(a, b) ((a) < (b))\n"},
+    {CUKIT_TC_I16, "typedef short T;\n#define lt(a, b) ((a) < (b))\n"},
+    {CUKIT_TC_U16, "typedef unsigned short T;\n#define lt(a, b) ((a) < (b))\n"},
+    {CUKIT_TC_I32, "typedef int T;\n#define lt(a, b) ((a) < (b))\n"},
+    {CUKIT_TC_U32, "typedef unsigned int T;\n#define lt(a, b) ((a) < (b))\n"},
+    {CUKIT_TC_I64, "typedef long long T;\n#define lt(a, b) ((a) < (b))\n"},
+    {CUKIT_TC_U64, "typedef unsigned long long T;\n#define lt(a, b) ((a) < (b))\n"},
+    {CUKIT_TC_F32, "typedef float T;\n" FLOAT_LT "#define lt(a, b) flt(a, b)\n"},
+    {CUKIT_TC_F64, "typedef double T;\n"
+                   "__device__ __forceinline__ bool lt(double a, double b) { return b != b ? a == a : a < b; }\n"},
+    {CUKIT_TC_F16, "typedef unsigned short T;\n" FLOAT_LT
+                   "__device__ __forceinline__ float h2f(T h) { float f;\n"
+                   "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
+                   "#define lt(a, b) flt(h2f(a), h2f(b))\n"},
+    {CUKIT_TC_BF16, "typedef unsigned short T;\n" FLOAT_LT
+                    "#define lt(a, b) flt(__uint_as_float((unsigned)(a) << 16), "
+                    "__uint_as_float((unsigned)(b) << 16))\n"},
+};
+
+static const char *
+types_of(int tc)
+{
+    for (size_t i = 0; i < sizeof sort_types / sizeof *sort_types; i++)
+        if (sort_types[i].tc == tc)
+            return sort_types[i].types;
+    return NULL;
+}
+
+
+/* The kernels for (dev, tc), compiled through cukit_compile_load at first use and kept
+ * in the module's _sort_kernels dict: ordinal * 64 + tc -> (Module, three addresses). */
+int
+cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc,
+                   cukit_sort_kernel_set *k)
+{
+    int rc = -1;
+    PyObject *cache = PyObject_GetAttrString(module, "_sort_kernels");
+    PyObject *key = cache ? PyLong_FromLong((long)dev->ordinal * 64 + tc) : NULL;
+    PyObject *source = NULL, *options = NULL, *mod = NULL, *entry = NULL;
+    if (key == NULL)
+        goto done;
+    PyObject *hit = PyDict_GetItemWithError(cache, key);
+    if (hit) {
+        k->tile = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 1));
+        k->merge = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 2));
+        k->search = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 3));
+        k->flags = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 4));
+        k->scatter = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 5));
+        k->counts = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 6));
+        rc = 0;
+        goto done;
+    }
+    if (PyErr_Occurred())
+        goto done;
+    source = PyUnicode_FromFormat("%s%s", types_of(tc), sort_body);
+    options = source ? PyList_New(0) : NULL;
+    mod = options ? cukit_compile_load(st, source, "cukit_sort.cu", options, dev) : NULL;
+    if (mod == NULL || cukit_device_activate(dev) < 0)
+        goto done;
+    CUmodule h = ((cukit_Module *)mod)->handle;
+    if (CU_CALL(st, cuModuleGetFunction, (&k->tile, h, "cukit_tile_sort")) < 0 ||
+        CU_CALL(st, cuModuleGetFunction, (&k->merge, h, "cukit_merge")) < 0 ||
+        CU_CALL(st, cuModuleGetFunction, (&k->search, h, "cukit_search")) < 0 ||
+        CU_CALL(st, cuModuleGetFunction, (&k->flags, h, "cukit_unique_flags")) < 0 ||
+        CU_CALL(st, cuModuleGetFunction, (&k->scatter, h, "cukit_unique_scatter")) < 0 ||
+        CU_CALL(st, cuModuleGetFunction, (&k->counts, h, "cukit_unique_counts")) < 0)
+        goto done;
+    entry = Py_BuildValue("(ONNNNNN)", mod, PyLong_FromVoidPtr((void *)k->tile),
+                          PyLong_FromVoidPtr((void *)k->merge), PyLong_FromVoidPtr((void *)k->search),
+                          PyLong_FromVoidPtr((void *)k->flags), PyLong_FromVoidPtr((void *)k->scatter),
+                          PyLong_FromVoidPtr((void *)k->counts));
+    if (entry && PyDict_SetItem(cache, key, entry) == 0)
+        rc = 0;
+done:
+    Py_XDECREF(cache);
+    Py_XDECREF(key);
+    Py_XDECREF(source);
+    Py_XDECREF(options);
+    Py_XDECREF(mod);
+    Py_XDECREF(entry);
+    return rc;
+}
+
+int
+cukit_sort_launch(cukit_state *st, CUfunction f, long long blocks, CUstream h, void **params)
+{
+    if (blocks > 0x7fffffffLL) {
+        PyErr_SetString(PyExc_ValueError, "sort: the array is too large for one grid");
+        return -1;
+    }
+    return CU_CALL(st, cuLaunchKernel, (f, (unsigned)blocks, 1, 1, 256, 1, 1, 0, h, params, NULL));
+}
+
+/* ------------------------------------------------------------------ sort and argsort */
+
+/* The checked array argument `obj` of `who`. Borrowed or NULL. */
+cukit_Array *
+cukit_sort_arg(cukit_state *st, PyObject *obj, const char *who)
+{
+    if (!Py_IS_TYPE(obj, st->ArrayType)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a cukit.Array, got %.100s; pass "
+                     "cukit.to_device(x)", who, Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    cukit_Array *a = (cukit_Array *)obj;
+    if (!cukit_array_live(a)) {
+        cukit_freed_error();
+        return NULL;
+    }
+    if (types_of(a->typecode) == NULL) {
+        PyErr_Format(PyExc_TypeError, "%s: dtype %S cannot be sorted (cukit sorts bool, the "
+                     "integer dtypes, float16, bfloat16, float32 and float64)", who, a->dtype);
+        return NULL;
+    }
+    return a;
+}
+
+/* A C-contiguous copy of a with dimension `axis` moved last (a itself as a new ref
+ * when it is already so), queued on h. New ref or NULL. */
+static cukit_Array *
+axis_last(cukit_state *st, cukit_Array *a, int axis, CUstream h)
+{
+    if (axis == a->ndim - 1 && (a->flags & CUKIT_ARRAY_C_CONTIG))
+        return (cukit_Array *)Py_NewRef(a);
+    Py_ssize_t shape[CUKIT_MAXDIM], strides[CUKIT_MAXDIM];
+    int o = 0;
+    for (int d = 0; d < a->ndim; d++)
+        if (d != axis) {
+            shape[o] = a->shape[d];
+            strides[o++] = a->strides[d];
+        }
+    shape[o] = a->shape[axis];
+    strides[o] = a->strides[axis];
+    cukit_Array *c = cukit_array_new(st, a->device, a->dtype, a->typecode, a->itemsize, a->ndim,
+                                     shape);
+    if (c && cukit_strided_copy(a->device, cukit_array_ptr(c), c->strides, cukit_array_ptr(a),
+                                strides, a->ndim, shape, a->itemsize, h) < 0)
+        Py_CLEAR(c);
+    return c;
+}
+
+/* res (axis last, C order) back to a's dimension order as a new C-contiguous array
+ * (res itself when axis is last). Steals res. New ref or NULL. */
+static cukit_Array *
+axis_back(cukit_state *st, cukit_Array *res, int axis, CUstream h)
+{
+    int nd = res->ndim;
+    if (axis == nd - 1)
+        return res;
+    Py_ssize_t shape[CUKIT_MAXDIM], strides[CUKIT_MAXDIM];
+    for (int d = 0, o = 0; d < nd; d++) {
+        int from = d == axis ? nd - 1 : o++;
+        shape[d] = res->shape[from];
+        strides[d] = res->strides[from];
+    }
+    cukit_Array *c = cukit_array_new(st, res->device, res->dtype, res->typecode, res->itemsize,
+                                     nd, shape);
+    if (c && cukit_strided_copy(res->device, cukit_array_ptr(c), c->strides, cukit_array_ptr(res),
+                                strides, nd, shape, res->itemsize, h) < 0)
+        Py_CLEAR(c);
+    Py_DECREF(res);
+    return c;
+}
+
+int
+cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int want_index, CUstream h,
+                cukit_Array **vals, cukit_Array **idx)
+{
+    cukit_Array *buf[2] = {NULL, NULL}, *ibuf[2] = {NULL, NULL};
+    int rc = -1;
+    long long n = src->size, L = src->ndim ? src->shape[src->ndim - 1] : 1;
+    buf[0] = cukit_array_new(st, src->device, src->dtype, src->typecode, src->itemsize, src->ndim,
+                             src->shape);
+    buf[1] = buf[0] ? cukit_array_new(st, src->device, src->dtype, src->typecode, src->itemsize,
+                                      src->ndim, src->shape) : NULL;
+    if (buf[1] == NULL)
+        goto done;
+    if (want_index) {
+        PyObject *i64 = ck_dtype_obj(st, CUKIT_TC_I64);
+        for (int i = 0; i < 2; i++)
+            if (i64 == NULL || (ibuf[i] = cukit_array_new(st, src->device, i64, CUKIT_TC_I64, 8,
+                                                          src->ndim, src->shape)) == NULL)
+                goto done;
+    }
+    int cur = 0;
+    if (n > 0) {
+        cukit_sort_kernel_set k;
+        if (cukit_sort_kernels(st, module, src->device, src->typecode, &k) < 0 ||
+            cukit_device_activate(src->device) < 0)
+            goto done;
+        long long tiles = (L + 255) / 256, w = 256;
+        CUdeviceptr in = cukit_array_ptr(src), out = cukit_array_ptr(buf[0]);
+        CUdeviceptr iin = 0, iout = want_index ? cukit_array_ptr(ibuf[0]) : 0;
+        void *p1[] = {&in, &out, &iout, &L, &tiles, &want_index};
+        if (cukit_sort_launch(st, k.tile, (n / L) * tiles, h, p1) < 0)
+            goto done;
+        for (; w < L; w *= 2, cur ^= 1) {
+            in = cukit_array_ptr(buf[cur]);
+            out = cukit_array_ptr(buf[cur ^ 1]);
+            iin = want_index ? cukit_array_ptr(ibuf[cur]) : 0;
+            iout = want_index ? cukit_array_ptr(ibuf[cur ^ 1]) : 0;
+            void *p2[] = {&in, &out, &iin, &iout, &n, &L, &w, &want_index};
+            if (cukit_sort_launch(st, k.merge, (n + 255) / 256, h, p2) < 0)
+                goto done;
+        }
+    }
+    *vals = (cukit_Array *)Py_NewRef(buf[cur]);
+    *idx = want_index ? (cukit_Array *)Py_NewRef(ibuf[cur]) : NULL;
+    rc = 0;
+done:
+    for (int i = 0; i < 2; i++) {
+        Py_XDECREF(buf[i]);
+        Py_XDECREF(ibuf[i]);
+    }
+    return rc;
+}
+
+/* sort (want_index 0) or argsort (1) of `obj` along axis (None: flattened). New ref. */
+static PyObject *
+sort_impl(PyObject *module, PyObject *obj, PyObject *axis_obj, PyObject *kind, PyObject *stream,
+          int want_index)
+{
+    cukit_state *st = PyModule_GetState(module);
+    const char *who = want_index ? "cukit.argsort()" : "cukit.sort()";
+    cukit_Array *a = cukit_sort_arg(st, obj, who);
+    if (a == NULL)
+        return NULL;
+    if (kind != Py_None && !(PyUnicode_Check(kind) &&
+                             (PyUnicode_CompareWithASCIIString(kind, "stable") == 0 ||
+                              PyUnicode_CompareWithASCIIString(kind, "mergesort") == 0 ||
+                              PyUnicode_CompareWithASCIIString(kind, "quicksort") == 0 ||
+                              PyUnicode_CompareWithASCIIString(kind, "heapsort") == 0)))
+        return PyErr_Format(PyExc_ValueError, "%s: kind must be None, 'stable', 'mergesort', "
+                            "'quicksort' or 'heapsort' (each sorts stably here), not %R", who, kind);
+    CUstream h;
+    if (ck_stream(st, stream, a->device, (PyObject *)a, &h) < 0)
+        return NULL;
+    PyObject *result = NULL;
+    cukit_Array *src = NULL, *buf[2] = {NULL, NULL}, *ibuf[2] = {NULL, NULL};
+    /* buf[0], ibuf[0]: the sorted values and indices; [1] unused here */
+    int axis;
+    if (axis_obj == Py_None) {
+        /* flattened, in C order */
+        Py_ssize_t n = a->size;
+        src = a->ndim ? axis_last(st, a, a->ndim - 1, h) : (cukit_Array *)Py_NewRef(a);
+        if (src == NULL)
+            goto done;
+        if (src->ndim != 1) { /* C order: one run of n elements */
+            cukit_Array *flat = cukit_array_view_as(src, src->dtype, src->typecode, src->itemsize,
+                                                    src->offset, 1, &n, &src->itemsize);
+            Py_SETREF(src, flat);
+            if (src == NULL)
+                goto done;
+        }
+        axis = 0;
+    }
+    else {
+        if (a->ndim == 0)
+            return PyErr_Format(PyExc_ValueError, "%s: a 0-d array has no axis to sort along "
+                                "(pass axis=None)", who);
+        long ax = PyLong_AsLong(axis_obj);
+        if (ax == -1 && PyErr_Occurred())
+            return NULL;
+        if (ax < -a->ndim || ax >= a->ndim)
+            return PyErr_Format(PyExc_ValueError, "%s: axis %ld is out of bounds for an array "
+                                "of %d dimensions", who, ax, a->ndim);
+        axis = (int)(ax < 0 ? ax + a->ndim : ax);
+        src = axis_last(st, a, axis, h);
+        if (src == NULL)
+            goto done;
+    }
+    if (cukit_sort_rows(st, module, src, want_index, h, &buf[0], &ibuf[0]) < 0)
+        goto done;
+    int cur = 0;
+    cukit_Array *res = (cukit_Array *)Py_NewRef(want_index ? ibuf[cur] : buf[cur]);
+    if (axis_obj != Py_None)
+        res = axis_back(st, res, axis, h);
+    if (res && stream != Py_None && cukit_capture_keep(st, stream, (PyObject *)res) < 0)
+        Py_CLEAR(res);
+    result = (PyObject *)res;
+done:
+    Py_XDECREF(src);
+    for (int i = 0; i < 2; i++) {
+        Py_XDECREF(buf[i]);
+        Py_XDECREF(ibuf[i]);
+    }
+    return result;
+}
+
+static PyObject *
+fn_sort(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"a", "axis", "kind", "stream", NULL};
+    PyObject *a, *axis = NULL, *kind = Py_None, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$O:sort", kwlist, &a, &axis, &kind, &stream))
+        return NULL;
+    PyObject *minus1 = axis ? NULL : PyLong_FromLong(-1);
+    PyObject *r = sort_impl(m, a, axis ? axis : minus1, kind, stream, 0);
+    Py_XDECREF(minus1);
+    return r;
+}
+
+static PyObject *
+fn_argsort(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"a", "axis", "kind", "stream", NULL};
+    PyObject *a, *axis = NULL, *kind = Py_None, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$O:argsort", kwlist, &a, &axis, &kind,
+                                     &stream))
+        return NULL;
+    PyObject *minus1 = axis ? NULL : PyLong_FromLong(-1);
+    PyObject *r = sort_impl(m, a, axis ? axis : minus1, kind, stream, 1);
+    Py_XDECREF(minus1);
+    return r;
+}
+
+/* ------------------------------------------------------------------ searchsorted */
+
+static PyObject *
+fn_searchsorted(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"a", "v", "side", "stream", NULL};
+    PyObject *ao, *vo, *side = NULL, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O$O:searchsorted", kwlist, &ao, &vo, &side,
+                                     &stream))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    const char *who = "cukit.searchsorted()";
+    int right = 0;
+    if (side && !(PyUnicode_Check(side) && (PyUnicode_CompareWithASCIIString(side, "left") == 0 ||
+                                            (right = PyUnicode_CompareWithASCIIString(side, "right") == 0))))
+        return PyErr_Format(PyExc_ValueError, "%s: side must be 'left' or 'right', not %R", who, side);
+    cukit_Array *a = cukit_sort_arg(st, ao, who), *v = a ? cukit_sort_arg(st, vo, who) : NULL;
+    if (v == NULL)
+        return NULL;
+    if (a->ndim != 1)
+        return PyErr_Format(PyExc_ValueError, "%s: a must be 1-D (a sorted vector), not %d-D",
+                            who, a->ndim);
+    if (a->device != v->device)
+        return PyErr_Format(PyExc_ValueError, "%s: a and v are on different devices", who);
+    if (a->typecode != v->typecode)
+        return PyErr_Format(PyExc_TypeError, "%s: a is %S and v is %S; cast v with "
+                            "v.astype(a.dtype) first", who, a->dtype, v->dtype);
+    CUstream h;
+    if (ck_stream(st, stream, a->device, (PyObject *)a, &h) < 0)
+        return NULL;
+    PyObject *result = NULL;
+    cukit_Array *ca = axis_last(st, a, 0, h), *cv = ca ? axis_last(st, v, v->ndim ? v->ndim - 1 : 0, h) : NULL;
+    cukit_Array *out = cv ? ck_empty_out(st, a->device, CUKIT_TC_I64, v->ndim, v->shape, stream) : NULL;
+    if (out == NULL)
+        goto done;
+    long long na = ca->size, nv = cv->size;
+    if (nv > 0) {
+        cukit_sort_kernel_set k;
+        if (cukit_sort_kernels(st, m, a->device, a->typecode, &k) < 0 || cukit_device_activate(a->device) < 0)
+            goto done;
+        CUdeviceptr pa = cukit_array_ptr(ca), pv = cukit_array_ptr(cv), po = cukit_array_ptr(out);
+        void *p[] = {&pa, &na, &pv, &po, &nv, &right};
+        if (cukit_sort_launch(st, k.search, (nv + 255) / 256, h, p) < 0)
+            goto done;
+    }
+    result = Py_NewRef(out);
+done:
+    Py_XDECREF(ca);
+    Py_XDECREF(cv);
+    Py_XDECREF(out);
+    return result;
+}
+
+static PyMethodDef functions[] = {
+    {"sort", (PyCFunction)(void (*)(void))fn_sort, METH_VARARGS | METH_KEYWORDS,
+     "sort(a, axis=-1, kind=None, *, stream=None) -> Array: a sorted copy along axis (None: "
+     "flattened), stable, NaNs last (numpy's order)."},
+    {"argsort", (PyCFunction)(void (*)(void))fn_argsort, METH_VARARGS | METH_KEYWORDS,
+     "argsort(a, axis=-1, kind=None, *, stream=None) -> Array of int64: the indices that sort "
+     "a along axis, stable (numpy's kind='stable')."},
+    {"searchsorted", (PyCFunction)(void (*)(void))fn_searchsorted, METH_VARARGS | METH_KEYWORDS,
+     "searchsorted(a, v, side='left', *, stream=None) -> Array of int64: where each element "
+     "of v goes in the sorted 1-D a to keep it sorted."},
+    {NULL},
+};
+
+int
+cukit_sort_setup(PyObject *module, cukit_state *st)
+{
+    PyObject *cache = PyDict_New();
+    if (cache == NULL || PyModule_AddObjectRef(module, "_sort_kernels", cache) < 0) {
+        Py_XDECREF(cache);
+        return -1;
+    }
+    Py_DECREF(cache);
+    if (PyModule_AddFunctions(module, functions) < 0)
+        return -1;
+    return cukit_unique_setup(module, st);
+}
