@@ -158,12 +158,6 @@ ck_kcache_find(const ck_kcache *c, uint64_t key)
 int ck_kcache_add(ck_kcache *c, uint64_t key, CUfunction func, int vec, PyObject *module);
 void ck_kcache_clear(ck_kcache *c);
 
-/* Compile `source` (generated, file name `name`, NVRTC `options`) by cukit_compile_load,
- * so it lands in the memory and disk caches, and return its kernel `kernel` (NULL:
- * "ck") on dev. New ref to the Module in *module. 0 / -1 (CompileError...). */
-int ck_load(cukit_state *st, cukit_Device *dev, PyObject *source, const char *name,
-            PyObject *options, const char *kernel, PyObject **module, CUfunction *func);
-
 /* A prepared elementwise launch: the operands, broadcast and simplified. */
 typedef struct {
     int nops;                           /* operands (the outputs among them) */

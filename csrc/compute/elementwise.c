@@ -380,7 +380,9 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
             PyObject *file = src ? PyUnicode_FromFormat("%U.cu", self->name) : NULL;
             const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
             PyObject *module = NULL;
-            int rc = fname ? ck_load(st, dev, src, fname, self->options, NULL, &module, &func) : -1;
+            int rc = fname ? cukit_builtin_function(st, dev, src, fname, self->options, "ck",
+                                                    &module, &func)
+                             : -1;
             Py_XDECREF(src);
             Py_XDECREF(file);
             if (rc == 0)

@@ -46,7 +46,9 @@ pycuda_kernels(cukit_EK *self, cukit_Device *dev)
     CUfunction f;
     const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
     const char *kname = PyUnicode_AsUTF8(self->name);
-    int rc = fname && kname ? ck_load(st, dev, src, fname, self->options, kname, &module, &f) : -1;
+    int rc = fname && kname ? cukit_builtin_function(st, dev, src, fname, self->options, kname,
+                                                     &module, &f)
+                             : -1;
     Py_DECREF(src);
     Py_XDECREF(file);
     if (rc < 0)

@@ -1,6 +1,5 @@
 /* engine.c - what every elementwise launch shares: the per-operation kernel tables,
- * loading generated code through the compile layer (memory and disk caches), broadcasting,
- * layout simplification, the launch itself, and output allocation */
+ * broadcasting, layout simplification, the launch's argument block, and output allocation */
 #include "compute/compute.h"
 
 #include <stdlib.h>
@@ -59,24 +58,6 @@ ck_kcache_clear(ck_kcache *c)
     c->slots = NULL;
     c->cap = c->used = 0;
     Py_CLEAR(c->modules);
-}
-
-int
-ck_load(cukit_state *st, cukit_Device *dev, PyObject *source, const char *name,
-        PyObject *options, const char *kernel, PyObject **module, CUfunction *func)
-{
-    *module = NULL;
-    PyObject *mod = cukit_compile_load(st, source, name, options, dev);
-    if (mod == NULL)
-        return -1;
-    if (cukit_device_activate(dev) < 0 ||
-        CU_CALL(st, cuModuleGetFunction,
-                (func, ((cukit_Module *)mod)->handle, kernel ? kernel : "ck")) < 0) {
-        Py_DECREF(mod);
-        return -1;
-    }
-    *module = mod;
-    return 0;
 }
 
 /* ------------------------------------------------------------------ layouts */
@@ -286,15 +267,7 @@ ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *L, int cls, int v
         by = CK_THREADS / 32;
     }
     void *args[] = {buf};
-    cukit_state *st = dev->st;
-    if (cukit_device_activate(dev) < 0 ||
-        CU_CALL(st, cuLaunchKernel, (func, gx, gy, 1, bx, by, 1, 0, h, args, NULL)) < 0)
-        return -1;
-    if (st->debug && st->captures == 0)
-        CU_CALL_NOGIL(st, cuCtxSynchronize, ());
-    return 0;
-error:
-    return -1;
+    return cukit_builtin_launch(dev, func, gx, gy, bx, by, h, args);
 }
 
 /* ------------------------------------------------------------------ arrays and dtypes */

@@ -211,7 +211,7 @@ run_fill(cukit_state *st, cukit_Array *out, const char *name, const char *stmt, 
     PyObject *opts = src ? Py_BuildValue("(s)", "-fmad=false") : NULL;
     PyObject *module = NULL;
     CUfunction f;
-    int rc = opts ? ck_load(st, out->device, src, name, opts, NULL, &module, &f) : -1;
+    int rc = opts ? cukit_builtin_function(st, out->device, src, name, opts, "ck", &module, &f) : -1;
     Py_XDECREF(src);
     Py_XDECREF(opts);
     if (rc == 0)

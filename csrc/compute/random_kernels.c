@@ -369,37 +369,6 @@ cukit_random_kernel_source(void)
     return kernel_source;
 }
 
-/* Kernel `name` on dev, compiling the random kernels for it the first time.
- * 0 / -1 (NotSupportedError without NVRTC, ...). */
-static int
-kernel(cukit_Device *dev, const char *name, CUfunction *out)
-{
-    cukit_state *st = dev->st;
-    if (st->random_modules == NULL && (st->random_modules = PyDict_New()) == NULL)
-        return -1;
-    PyObject *key = PyLong_FromLong(dev->ordinal);
-    if (key == NULL)
-        return -1;
-    PyObject *mod = PyDict_GetItemWithError(st->random_modules, key); /* borrowed */
-    if (mod == NULL && !PyErr_Occurred()) {
-        PyObject *prog = PyObject_CallFunction((PyObject *)st->ProgramType, "ss", kernel_source,
-                                               "cukit_random.cu");
-        PyObject *loaded = prog ? cukit_program_load((cukit_Program *)prog, dev) : NULL;
-        Py_XDECREF(prog);
-        if (loaded) {
-            /* Another thread may have loaded them meanwhile: keep the first. */
-            mod = PyDict_SetDefault(st->random_modules, key, loaded);
-            Py_DECREF(loaded);
-        }
-    }
-    Py_DECREF(key);
-    if (mod == NULL)
-        return -1;
-    if (cukit_device_activate(dev) < 0)
-        return -1;
-    return CU_CALL(st, cuModuleGetFunction, (out, ((cukit_Module *)mod)->handle, name));
-}
-
 int
 cukit_random_launch(cukit_Device *dev, const char *name, long long work, void **args, CUstream h)
 {
@@ -409,10 +378,10 @@ cukit_random_launch(cukit_Device *dev, const char *name, long long work, void **
         blocks = most;
     if (blocks < 1)
         blocks = 1;
-    if (kernel(dev, name, &f) < 0)
+    if (cukit_builtin_kernel(dev, &dev->st->random_modules, kernel_source, "cukit_random.cu", name,
+                             &f) < 0)
         return -1;
-    return CU_CALL(dev->st, cuLaunchKernel,
-                   (f, (unsigned)blocks, 1, 1, THREADS, 1, 1, 0, h, args, NULL));
+    return cukit_builtin_launch(dev, f, (unsigned)blocks, 1, THREADS, 1, h, args);
 }
 
 /* ------------------------------------------------------------------ arguments */

@@ -253,7 +253,9 @@ load_all(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, con
     PyObject *opts = options ? Py_NewRef(options) : PyTuple_New(0);
     PyObject *module = NULL;
     CUfunction f;
-    int rc = opts ? ck_load(st, dev, src, file, opts, ck_rfunc_names[0], &module, &f) : -1;
+    int rc = opts ? cukit_builtin_function(st, dev, src, file, opts, ck_rfunc_names[0], &module,
+                                          &f)
+                   : -1;
     Py_DECREF(src);
     Py_XDECREF(opts);
     for (int i = 0; rc == 0 && i < RF_COUNT; i++) {
@@ -455,25 +457,11 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
         memcpy(buf + off_rs + 8 * CK_RMAXD * (size_t)k, P->rs[k], 8 * (size_t)P->rd);
     }
     void *args[] = {buf};
-    int rc = -1;
-    if (cukit_device_activate(dev) < 0 ||
-        CU_CALL(st, cuLaunchKernel, (e->func, (unsigned)gx, (unsigned)gy, 1, CK_THREADS, 1, 1, 0,
-                                     h, args, NULL)) < 0)
-        goto done;
-    if (splits > 1) {
-        if (CU_CALL(st, cuLaunchKernel, (ef->func, (unsigned)R.fx, 1, 1, CK_THREADS, 1, 1, 0, h,
-                                         args, NULL)) < 0)
-            goto done;
-    }
-    if (st->debug && st->captures == 0)
-        CU_CALL_NOGIL(st, cuCtxSynchronize, ());
-    rc = 0;
-done:
+    int rc = cukit_builtin_launch(dev, e->func, (unsigned)gx, (unsigned)gy, CK_THREADS, 1, h, args);
+    if (rc == 0 && splits > 1)
+        rc = cukit_builtin_launch(dev, ef->func, (unsigned)R.fx, 1, CK_THREADS, 1, h, args);
     Py_XDECREF(part);
     return rc;
-error:
-    Py_XDECREF(part);
-    return -1;
 }
 
 /* ------------------------------------------------------------------ for the tests */

@@ -395,7 +395,9 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
         PyObject *module = NULL;
         CUfunction f;
         const char *file = PyUnicode_AsUTF8(src_args[1]);
-        int rc = file ? ck_load(st, dev, src_args[0], file, src_args[2], fnames[0], &module, &f) : -1;
+        int rc = file ? cukit_builtin_function(st, dev, src_args[0], file, src_args[2], fnames[0],
+                                              &module, &f)
+                       : -1;
         for (int i = 0; rc == 0 && i < SF_COUNT; i++) {
             if (i > 0 && CU_CALL(st, cuModuleGetFunction,
                                  (&f, ((cukit_Module *)module)->handle, fnames[i])) < 0)
@@ -459,15 +461,9 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
             grid = 0x7fffffffLL;
     }
     void *args[] = {&a};
-    int rc = cukit_device_activate(dev) < 0 ||
-             CU_CALL(st, cuLaunchKernel, (e->func, (unsigned)grid, 1, 1, 256, 1, 1, 0, h, args,
-                                          NULL)) < 0 ? -1 : 0;
+    int rc = cukit_builtin_launch(dev, e->func, (unsigned)grid, 1, 256, 1, h, args);
     Py_XDECREF(status);
-    if (rc == 0 && st->debug && st->captures == 0)
-        CU_CALL_NOGIL(st, cuCtxSynchronize, ());
     return rc;
-error:
-    return -1;
 }
 
 /* Plan a scan of a along axis (-1: a flattened C-contiguous a) into out. 0 / -1. */

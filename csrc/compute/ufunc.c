@@ -746,7 +746,7 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
         PyObject *src = ck_ufunc_source(&body, ops, cls, vec);
         PyObject *opts = src ? Py_BuildValue("(s)", "-fmad=false") : NULL;
         PyObject *module = NULL;
-        int rc = opts ? ck_load(st, dev, src, file, opts, NULL, &module, &func) : -1;
+        int rc = opts ? cukit_builtin_function(st, dev, src, file, opts, "ck", &module, &func) : -1;
         Py_XDECREF(src);
         Py_XDECREF(opts);
         if (rc == 0)

@@ -127,4 +127,26 @@ int cukit_prepared_setup(PyObject *module, cukit_state *st);
 /* Graph and KernelNode; registers hooks.stream_capture. 0 / -1. */
 int cukit_graph_setup(PyObject *module, cukit_state *st);
 
+/* ------------------------------------------------------------------ builtin.c */
+
+/* The one way cukit's own kernels are loaded: `source` (str, generated or fixed; file
+ * name `file`, NULL "kernel.cu"; NVRTC `options`, a sequence of str or NULL) through
+ * cukit_compile_load, so it lands in the memory and disk caches user kernels use, and
+ * its kernel `kernel` on dev (made current). New ref to the Module, which the caller
+ * keeps while it uses *func, in *module. 0 / -1 (CompileError, NotSupportedError...). */
+int cukit_builtin_function(cukit_state *st, cukit_Device *dev, PyObject *source, const char *file,
+                           PyObject *options, const char *kernel, PyObject **module,
+                           CUfunction *func);
+/* Kernel `kernel` of one of cukit's fixed sources (static C text), whose Module is kept
+ * per device in *modules (dict ordinal -> Module, created here; its owner clears it),
+ * loaded by cukit_builtin_function the first time. dev is made current. 0 / -1. */
+int cukit_builtin_kernel(cukit_Device *dev, PyObject **modules, const char *source,
+                         const char *file, const char *kernel, CUfunction *func);
+/* The one launch of cukit's own kernels: func on dev (made current), a gx x gy grid of
+ * bx x by threads, no dynamic shared memory, parameters as cuLaunchKernel takes them.
+ * In debug mode (cukit.set_debug) it waits for the kernel, outside captures, so a fault
+ * is raised by the call that caused it. No allocation. 0 / -1 with the driver's error. */
+int cukit_builtin_launch(cukit_Device *dev, CUfunction func, unsigned gx, unsigned gy,
+                         unsigned bx, unsigned by, CUstream stream, void **args);
+
 #endif /* CUKIT_LAUNCH_H */
