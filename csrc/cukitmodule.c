@@ -103,8 +103,8 @@ cukit_exec(PyObject *m)
         cukit_graph_setup,
         cukit_array_setup, cukit_array_functions_setup, cukit_dlpack_setup, /* array */
         cukit_internal_setup,
-        cukit_compute_setup,                                           /* compute */
-        cukit_random_setup,
+        ck_compute_setup,                                           /* compute */
+        ck_random_setup,
         cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {

@@ -119,7 +119,7 @@ typedef struct {
     size_t n_off, ndim_off, shape_off, stride_off;
     int nd;
 } ck_args_layout;
-void ck_args_layout_of(int nops, int cls, ck_args_layout *L);
+void ck_args_layout_of(int nops, int cls, ck_args_layout *argblock);
 
 /* ------------------------------------------------------------------ engine.c */
 
@@ -175,17 +175,17 @@ typedef struct {
 /* Broadcast `count` arrays (NULL entries are scalars) to one shape. 0 / -1 with numpy's
  * ValueError naming the shapes. */
 int ck_broadcast(cukit_Array *const *arrays, int count, int *ndim, Py_ssize_t *shape);
-/* Fill L's strides of operand k from array a broadcast to (ndim, shape). */
-void ck_layout_operand(ck_layout *L, int k, cukit_Array *a, int ndim, const Py_ssize_t *shape);
+/* Fill layout's strides of operand k from array a broadcast to (ndim, shape). */
+void ck_layout_operand(ck_layout *layout, int k, cukit_Array *a, int ndim, const Py_ssize_t *shape);
 /* Drop length-1 dimensions, order by operand `order_by`'s strides when it is >= 0,
  * merge dimensions every operand walks as one run; then pick the launch class and
  * the vector width (*vec) of the contiguous case. Two dimensions where an operand of
  * the `inputs` mask runs along the other dimension than output `ref` get CK_CLASS_T2,
- * with L->tiled naming those inputs. */
-int ck_layout_finish(ck_layout *L, int ndim, const Py_ssize_t *shape, int order_by, int ref,
+ * with layout->tiled naming those inputs. */
+int ck_layout_finish(ck_layout *layout, int ndim, const Py_ssize_t *shape, int order_by, int ref,
                      unsigned inputs, int *vec);
-/* Launch func over L (class cls) on stream h. 0 / -1. */
-int ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *L, int cls, int vec,
+/* Launch func over layout (class cls) on stream h. 0 / -1. */
+int ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *layout, int cls, int vec,
               CUstream h);
 
 /* A new C-contiguous array of typecode tc and the given shape on dev, from the pool.
@@ -251,13 +251,13 @@ int ck_reduce_kernel_setup(PyObject *module, cukit_state *st);
 int ck_scan_setup(PyObject *module, cukit_state *st);
 
 /* The compute layer's setup, called from module init. 0 / -1. */
-int cukit_compute_setup(PyObject *module, cukit_state *st);
+int ck_compute_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ random.c */
 
 /* cukit.random's types, added to the module as Philox and Generator (and
  * _random_kernel_source); they draw with Philox4x64-10 kernels compiled once per
  * device. 0 / -1. */
-int cukit_random_setup(PyObject *module, cukit_state *st);
+int ck_random_setup(PyObject *module, cukit_state *st);
 
 #endif /* CUKIT_COMPUTE_H */

@@ -6,7 +6,7 @@
  * promotion rules), broadcasts, takes the output from the pool, finds the loaded
  * kernel by a packed 64-bit key in the ufunc's own table and launches it. Only the
  * first call of a (loop, dtypes, layout class) builds source and compiles. */
-#include "compute/ufunc_impl.h"
+#include "compute/elementwise/ufunc_impl.h"
 
 #include <string.h>
 
@@ -132,7 +132,7 @@ find_loop(const ufunc_def *def, const int *tc, int nin)
 }
 
 void
-ck_ufunc_build_tables(cukit_Ufunc *u)
+ck_ufunc_build_tables(ck_Ufunc *u)
 {
     for (int a = 0; a < CK_NT; a++) {
         int tc[2] = {a, 0};
@@ -156,7 +156,7 @@ ck_result_tc(const ufunc_def *def, int ltc)
 }
 
 int
-ck_loop_for_dtype(cukit_Ufunc *u, const int *tc, int nin, int want, int *ltc)
+ck_loop_for_dtype(ck_Ufunc *u, const int *tc, int nin, int want, int *ltc)
 {
     const ufunc_def *def = u->def;
     unsigned short e = nin == 1 ? u->loop1[tc[0]] : u->loop2[tc[0]][tc[1]];
@@ -383,7 +383,7 @@ out_shape_error(cukit_Array *out, int ndim, const Py_ssize_t *shape)
 
 /* The fuse tracer's hook: proxy.__cukit_apply__(ufunc, inputs). New ref or NULL. */
 static PyObject *
-apply_proxy(cukit_Ufunc *u, PyObject *const *in, int nin)
+apply_proxy(ck_Ufunc *u, PyObject *const *in, int nin)
 {
     PyObject *args = PyTuple_New(nin);
     for (int k = 0; args && k < nin; k++)
@@ -493,19 +493,19 @@ where_arg(cukit_state *st, const ufunc_def *def, PyObject *w, cukit_Device *dev,
     return -1;
 }
 
-static PyObject *dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o,
+static PyObject *dispatch(ck_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o,
                           PyObject *stream_o, int mode, int cast_tc, int dtype_tc,
                           PyObject *where_o);
 
 PyObject *
-ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject *stream_o,
+ck_dispatch(ck_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject *stream_o,
             int mode, int cast_tc)
 {
     return dispatch(u, in, nin, out_o, stream_o, mode, cast_tc, -1, NULL);
 }
 
 PyObject *
-ck_dispatch_call(cukit_Ufunc *u, PyObject *const *in, PyObject *out_o, PyObject *stream_o,
+ck_dispatch_call(ck_Ufunc *u, PyObject *const *in, PyObject *out_o, PyObject *stream_o,
                  int dtype_tc, PyObject *where_o)
 {
     return dispatch(u, in, u->def->nin, out_o, stream_o, MODE_CALL, -1, dtype_tc, where_o);
@@ -516,7 +516,7 @@ ck_dispatch_call(cukit_Ufunc *u, PyObject *const *in, PyObject *out_o, PyObject 
  * where_o (NULL: none) numpy's where=. New ref (the output) or NULL;
  * Py_NotImplemented in operator mode for operands that are not ours. */
 static PyObject *
-dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject *stream_o,
+dispatch(ck_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject *stream_o,
          int mode, int cast_tc, int dtype_tc, PyObject *where_o)
 {
     cukit_state *st = u->st;
@@ -605,15 +605,15 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
         return NULL;
 
     /* operands: 0 the output, then the inputs */
-    ck_layout L;
-    L.nops = nin + 1;
+    ck_layout layout;
+    layout.nops = nin + 1;
     cukit_Array *arrays[4];
     for (int k = 0; k < nin; k++) {
         arrays[k] = op[k].arr;
         if (op[k].arr == NULL) {
-            L.scalar[k + 1] = 1;
-            L.itemsize[k + 1] = 0;
-            if (ck_scalar_to(op[k].obj, ltc[k], op[k].weak == CK_WEAK_INT, &L.val[k + 1]) < 0)
+            layout.scalar[k + 1] = 1;
+            layout.itemsize[k + 1] = 0;
+            if (ck_scalar_to(op[k].obj, ltc[k], op[k].weak == CK_WEAK_INT, &layout.val[k + 1]) < 0)
                 return NULL;
         }
     }
@@ -696,21 +696,21 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
     }
     if (out->size == 0 || where == 0)
         return (PyObject *)out;
-    ck_layout_operand(&L, 0, out, ndim, shape);
+    ck_layout_operand(&layout, 0, out, ndim, shape);
     unsigned inputs = 0;
     for (int k = 0; k < nin; k++) {
         if (op[k].arr) {
-            ck_layout_operand(&L, k + 1, op[k].arr, ndim, shape);
+            ck_layout_operand(&layout, k + 1, op[k].arr, ndim, shape);
             inputs |= 1u << (k + 1);
         }
     }
     if (mask) {
-        L.nops = nin + 2;
-        ck_layout_operand(&L, nin + 1, mask, ndim, shape);
+        layout.nops = nin + 2;
+        ck_layout_operand(&layout, nin + 1, mask, ndim, shape);
         inputs |= 1u << (nin + 1);
     }
     int vec;
-    int cls = ck_layout_finish(&L, ndim, shape, out_o && out_o != Py_None ? 0 : -1, 0, inputs,
+    int cls = ck_layout_finish(&layout, ndim, shape, out_o && out_o != Py_None ? 0 : -1, 0, inputs,
                                &vec);
 
     /* the kernel: bits 0-2 class, 3-5 vector width, 7-12 device, 13-17 output type, then
@@ -718,7 +718,7 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
     int vlog = vec >= 16 ? 4 : vec >= 8 ? 3 : vec >= 4 ? 2 : vec >= 2 ? 1 : 0;
     uint64_t key = (1ULL << 63) | (uint64_t)cls | (uint64_t)vlog << 3 |
                    (uint64_t)(dev->ordinal & 63) << 7 | (uint64_t)otc << 13 |
-                   (uint64_t)(mask != NULL) << 51 | (uint64_t)L.tiled << 52;
+                   (uint64_t)(mask != NULL) << 51 | (uint64_t)layout.tiled << 52;
     for (int k = 0; k < nin; k++)
         key |= (uint64_t)(op[k].tc | (op[k].arr == NULL) << 5 | ltc[k] << 6) << (18 + 11 * k);
     ck_entry *e = ck_kcache_find(&u->cache, key);
@@ -737,8 +737,8 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
         }
         if (mask)
             ops[nin + 1].tc = CUKIT_TC_BOOL;
-        for (int k = 0; k < L.nops; k++)
-            ops[k].tiled = (int)(L.tiled >> k & 1);
+        for (int k = 0; k < layout.nops; k++)
+            ops[k].tiled = (int)(layout.tiled >> k & 1);
         char func_name[48], file[64];
         PyOS_snprintf(func_name, sizeof func_name, "uf_%s", def->name);
         PyOS_snprintf(file, sizeof file, "cukit_%s.cu", def->name);
@@ -765,7 +765,7 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
         Py_DECREF(out);
         return NULL;
     }
-    if (ck_launch(dev, func, &L, cls, vec, h) < 0) {
+    if (ck_launch(dev, func, &layout, cls, vec, h) < 0) {
         Py_DECREF(out);
         return NULL;
     }

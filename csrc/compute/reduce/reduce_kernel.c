@@ -10,7 +10,7 @@
  * Each text is compiled under its own #line, so a compile error names it
  * (map_expr:1:7: error: ...). */
 #include "compute/builders.h"
-#include "compute/reduce_impl.h"
+#include "compute/reduce/reduce_impl.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -31,7 +31,7 @@ typedef struct {
     PyObject *octype;           /* strong ref: str, its C type name, else NULL */
     Py_ssize_t osize;           /* its itemsize */
     ck_kcache cache;
-} cukit_RK;
+} ck_ReductionKernel;
 
 /* PyCUDA's complex types: their header (pycuda-complex.hpp, which the preamble
  * includes) defines them; an operand declared so is that type in the kernel, so its
@@ -48,14 +48,14 @@ static const ck_param_rules rk_rules[2] = {
 };
 
 static ck_param_list
-param_list(cukit_RK *self)
+param_list(ck_ReductionKernel *self)
 {
     return (ck_param_list){self->params, &self->nparams, self->ph_names, &self->nph};
 }
 
 /* Parse a parameter list into self->params (kernel_params.c). 0 / -1. */
 static int
-parse_params(cukit_RK *self, PyObject *text, int output)
+parse_params(ck_ReductionKernel *self, PyObject *text, int output)
 {
     ck_param_list list = param_list(self);
     return ck_params_parse(&rk_rules[self->pycuda], &list, text, output);
@@ -66,7 +66,7 @@ parse_params(cukit_RK *self, PyObject *text, int output)
 static PyObject *
 rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    cukit_RK *self = (cukit_RK *)obj;
+    ck_ReductionKernel *self = (ck_ReductionKernel *)obj;
     cukit_state *st = self->st;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *axis = Py_None, *stream = Py_None, *out_o = NULL;
@@ -272,28 +272,28 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     spec.reduce = PyUnicode_AsUTF8(self->reduce);
     spec.identity = PyUnicode_AsUTF8(self->identity);
     spec.post = PyUnicode_AsUTF8(self->post);
-    ck_rplan P;
+    ck_rplan plan;
     CUstream hs = NULL;
     int rc = -1;
     if (h == NULL || !spec.map || !spec.reduce || !spec.identity || !spec.post ||
         ck_stream(st, stream, dev, NULL, &hs) < 0)
         goto done;
-    if (ck_rplan_make(&P, arrays, kinds, nin, ndim, shape, axes, out, 0) < 0)
+    if (ck_rplan_make(&plan, arrays, kinds, nin, ndim, shape, axes, out, 0) < 0)
         goto done;
     for (int k = 0; k < nin; k++)
-        if (kinds[k] == CK_OPND_SCALAR && ck_scalar_to(args[k], tcs[k], 1, &P.val[k]) < 0)
+        if (kinds[k] == CK_OPND_SCALAR && ck_scalar_to(args[k], tcs[k], 1, &plan.val[k]) < 0)
             goto done;
     if (self->pycuda) { /* raw pointers: nothing to index but i */
-        P.kd = 0;
-        P.rd = 1;
-        P.nout = 1;
-        P.nred = shape[0];
-        P.rshape[0] = shape[0];
-        memset(P.rs, 0, sizeof P.rs);
+        plan.kd = 0;
+        plan.rd = 1;
+        plan.nout = 1;
+        plan.nred = shape[0];
+        plan.rshape[0] = shape[0];
+        memset(plan.rs, 0, sizeof plan.rs);
     }
-    P.count = P.nred;
-    P.d = (double)P.nred;
-    memset(&P.init, 0, sizeof P.init);
+    plan.count = plan.nred;
+    plan.d = (double)plan.nred;
+    memset(&plan.init, 0, sizeof plan.init);
     uint64_t key = (1ULL << 63) | (uint64_t)(dev->ordinal & 63) << 3;
     for (int i = 0; i < CK_MAXPH; i++)
         key |= (uint64_t)(ph_tc[i] < 0 ? 31 : ph_tc[i]) << (9 + 5 * i);
@@ -303,7 +303,7 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
     if (fname)
         rc = ck_rplan_run(st, dev, &self->cache, key, &spec, fname, self->options,
-                          octype ? (int)self->osize : ck_dtypes[atc].size, &P, hs);
+                          octype ? (int)self->osize : ck_dtypes[atc].size, &plan, hs);
     Py_XDECREF(file);
 done:
     Py_XDECREF(head);
@@ -333,7 +333,7 @@ is_type_name(const char *t)
  * struct dtype named `ctype` in C, whose dtype, name and itemsize go into self. The
  * typecode (CUKIT_TC_OTHER for a struct), or -1 with TypeError/ValueError. */
 static int
-out_type(cukit_RK *self, PyObject *dtype, PyObject *ctype)
+out_type(ck_ReductionKernel *self, PyObject *dtype, PyObject *ctype)
 {
     cukit_state *st = self->st;
     PyObject *dt = cukit_resolve_dtype(st, dtype), *size = NULL;
@@ -436,7 +436,7 @@ rk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                                          &pre, &opts))
             return NULL;
     }
-    cukit_RK *self = PyObject_GC_New(cukit_RK, type);
+    ck_ReductionKernel *self = PyObject_GC_New(ck_ReductionKernel, type);
     if (self == NULL)
         return NULL;
     self->vectorcall = rk_call;
@@ -538,7 +538,7 @@ error:
 }
 
 static void
-rk_dealloc(cukit_RK *self)
+rk_dealloc(ck_ReductionKernel *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
@@ -557,7 +557,7 @@ rk_dealloc(cukit_RK *self)
 }
 
 static int
-rk_traverse(cukit_RK *self, visitproc visit, void *arg)
+rk_traverse(ck_ReductionKernel *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->cache.modules);
@@ -566,14 +566,14 @@ rk_traverse(cukit_RK *self, visitproc visit, void *arg)
 }
 
 static PyObject *
-rk_repr(cukit_RK *self)
+rk_repr(ck_ReductionKernel *self)
 {
     return PyUnicode_FromFormat("<cukit.ReductionKernel '%U'>", self->name);
 }
 
 static PyMemberDef rk_members[] = {
-    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(cukit_RK, vectorcall), Py_READONLY},
-    {"name", Py_T_OBJECT_EX, offsetof(cukit_RK, name), Py_READONLY, "The kernel's name."},
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(ck_ReductionKernel, vectorcall), Py_READONLY},
+    {"name", Py_T_OBJECT_EX, offsetof(ck_ReductionKernel, name), Py_READONLY, "The kernel's name."},
     {NULL},
 };
 
@@ -598,7 +598,7 @@ static PyType_Slot rk_slots[] = {
 
 static PyType_Spec rk_spec = {
     .name = "cukit.ReductionKernel",
-    .basicsize = sizeof(cukit_RK),
+    .basicsize = sizeof(ck_ReductionKernel),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_HAVE_VECTORCALL,
     .slots = rk_slots,

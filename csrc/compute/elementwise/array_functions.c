@@ -1,4 +1,4 @@
-/* functions.c - cukit.where, clip, full/ones(_like), arange, linspace, concatenate,
+/* array_functions.c - cukit.where, clip, full/ones(_like), arange, linspace, concatenate,
  * stack, real, imag: numpy's names and signatures on device arrays */
 #include "compute/compute.h"
 
@@ -190,21 +190,21 @@ run_fill(cukit_state *st, cukit_Array *out, const char *name, const char *stmt, 
     if (out->size == 0)
         return 0;
     ck_operand ops[4];
-    ck_layout L;
+    ck_layout layout;
     memset(ops, 0, sizeof ops);
     ops[0].tc = out->typecode;
     ops[0].output = 1;
-    L.nops = nvals + 1;
-    L.n = out->size;
-    L.nd = 1;
-    L.scalar[0] = 0;
-    L.ptr[0] = cukit_array_ptr(out);
-    L.itemsize[0] = (int)out->itemsize;
+    layout.nops = nvals + 1;
+    layout.n = out->size;
+    layout.nd = 1;
+    layout.scalar[0] = 0;
+    layout.ptr[0] = cukit_array_ptr(out);
+    layout.itemsize[0] = (int)out->itemsize;
     for (int k = 0; k < nvals; k++) {
         ops[k + 1].tc = stc[k];
         ops[k + 1].scalar = 1;
-        L.scalar[k + 1] = 1;
-        L.val[k + 1] = vals[k];
+        layout.scalar[k + 1] = 1;
+        layout.val[k + 1] = vals[k];
     }
     PyObject *src = ck_custom_source("", ops, nvals + 1, CK_CLASS_FLAT, 1, stmt, NULL, NULL,
                                      NULL);
@@ -215,7 +215,7 @@ run_fill(cukit_state *st, cukit_Array *out, const char *name, const char *stmt, 
     Py_XDECREF(src);
     Py_XDECREF(opts);
     if (rc == 0)
-        rc = ck_launch(out->device, f, &L, CK_CLASS_FLAT, 1, NULL);
+        rc = ck_launch(out->device, f, &layout, CK_CLASS_FLAT, 1, NULL);
     Py_XDECREF(module); /* cukit.compile's memory cache keeps it loaded */
     return rc;
 }

@@ -5,9 +5,9 @@
  * name) -- typed or placeholder parameters, broadcasting, scalars, raw pointers, outputs
  * allocated or given. PyCUDA's: ElementwiseKernel("float a, float *x, float *z",
  * "z[i] = a * x[i]", name) -- pointers indexed by i over the first array's size, launched
- * through cukit.Kernel (elementwise_pycuda.c). The
+ * through cukit.Kernel (compute/pycuda/elementwise.c). The
  * operation is compiled under `#line 1 "operation"`, so a compile error points into it. */
-#include "compute/elementwise_impl.h"
+#include "compute/elementwise/elementwise_impl.h"
 
 #include <string.h>
 
@@ -19,7 +19,7 @@ static const ck_param_rules ek_rules = {
 
 /* Parse "T x, raw float32 y" into self->params (kernel_params.c). 0 / -1. */
 static int
-parse_params(cukit_EK *self, PyObject *text, int output)
+parse_params(ck_ElementwiseKernel *self, PyObject *text, int output)
 {
     ck_param_list list = {self->params, &self->nparams, self->ph_names, &self->nph};
     return ck_params_parse(&ek_rules, &list, text, output);
@@ -28,7 +28,7 @@ parse_params(cukit_EK *self, PyObject *text, int output)
 /* ------------------------------------------------------------------ the CuPy form */
 
 static int
-bind(cukit_EK *self, int *ph_tc, int ph, int tc)
+bind(ck_ElementwiseKernel *self, int *ph_tc, int ph, int tc)
 {
     if (ph_tc[ph] >= 0 && ph_tc[ph] != tc) {
         PyErr_Format(PyExc_TypeError,
@@ -44,7 +44,7 @@ bind(cukit_EK *self, int *ph_tc, int ph, int tc)
 
 /* The generated source for one binding. New ref or NULL. */
 static PyObject *
-cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
+cupy_source(ck_ElementwiseKernel *self, const int *tcs, const int *scalar, int cls, int vec,
             const int *load_out, unsigned tiled)
 {
     ck_operand ops[CK_MAXOP];
@@ -159,7 +159,7 @@ done:
 }
 
 static PyObject *
-cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+cupy_call(ck_ElementwiseKernel *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     cukit_state *st = self->st;
     int np_ = self->nparams, nin = self->nin;
@@ -331,22 +331,22 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
     for (int d = 0; d < ndim; d++)
         total *= shape[d];
     if (total > 0) {
-        ck_layout L;
-        L.nops = np_;
+        ck_layout layout;
+        layout.nops = np_;
         for (int k = 0; k < np_; k++) {
             if (scalar[k]) {
-                L.scalar[k] = 1;
-                L.itemsize[k] = 0;
-                if (ck_scalar_to(args[k], tcs[k], 1, &L.val[k]) < 0)
+                layout.scalar[k] = 1;
+                layout.itemsize[k] = 0;
+                if (ck_scalar_to(args[k], tcs[k], 1, &layout.val[k]) < 0)
                     goto done;
             }
             else if (self->params[k].raw) {
-                L.scalar[k] = 2;
-                L.itemsize[k] = 0;
-                L.ptr[k] = cukit_array_ptr(arrays[k]);
+                layout.scalar[k] = 2;
+                layout.itemsize[k] = 0;
+                layout.ptr[k] = cukit_array_ptr(arrays[k]);
             }
             else {
-                ck_layout_operand(&L, k, arrays[k], ndim, shape);
+                ck_layout_operand(&layout, k, arrays[k], ndim, shape);
             }
         }
         int vec;
@@ -354,18 +354,18 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
         for (int k = 0; k < nin; k++)
             if (!scalar[k] && !self->params[k].raw)
                 inputs |= 1u << k;
-        int cls = ck_layout_finish(&L, ndim, shape, user_out ? nin : -1, nin, inputs, &vec);
+        int cls = ck_layout_finish(&layout, ndim, shape, user_out ? nin : -1, nin, inputs, &vec);
         if (nb == 0) { /* nothing to broadcast: a flat count */
             cls = CK_CLASS_FLAT;
             vec = 1;
-            L.n = total;
-            L.tiled = 0;
+            layout.n = total;
+            layout.tiled = 0;
         }
         /* bits 0-2 class, 3-5 vector width, 6-11 device, 12-31 placeholders' types,
          * 32-43 scalar or read output per parameter, 44-55 tiled inputs */
         int vlog = vec >= 16 ? 4 : vec >= 8 ? 3 : vec >= 4 ? 2 : vec >= 2 ? 1 : 0;
         uint64_t key = (1ULL << 63) | (uint64_t)cls | (uint64_t)vlog << 3 |
-                       (uint64_t)(dev->ordinal & 63) << 6 | (uint64_t)L.tiled << 44;
+                       (uint64_t)(dev->ordinal & 63) << 6 | (uint64_t)layout.tiled << 44;
         for (int i = 0; i < self->nph; i++)
             key |= (uint64_t)(ph_tc[i] < 0 ? 31 : ph_tc[i]) << (12 + 5 * i);
         for (int k = 0; k < np_; k++)
@@ -376,7 +376,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
             func = e->func;
         }
         else {
-            PyObject *src = cupy_source(self, tcs, scalar, cls, vec, load_out, L.tiled);
+            PyObject *src = cupy_source(self, tcs, scalar, cls, vec, load_out, layout.tiled);
             PyObject *file = src ? PyUnicode_FromFormat("%U.cu", self->name) : NULL;
             const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
             PyObject *module = NULL;
@@ -403,7 +403,7 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
             if (rc < 0)
                 goto done;
         }
-        if (ck_launch(dev, func, &L, cls, vec, h) < 0)
+        if (ck_launch(dev, func, &layout, cls, vec, h) < 0)
             goto done;
     }
     if (np_ - nin == 1) {
@@ -425,7 +425,7 @@ done:
 static PyObject *
 ek_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    cukit_EK *self = (cukit_EK *)callable;
+    ck_ElementwiseKernel *self = (ck_ElementwiseKernel *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (cukit_numpy(self->st) < 0)
         return NULL;
@@ -457,7 +457,7 @@ ek_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             name = c; /* the third positional argument is the name */
         c = b;
     }
-    cukit_EK *self = PyObject_GC_New(cukit_EK, type);
+    ck_ElementwiseKernel *self = PyObject_GC_New(ck_ElementwiseKernel, type);
     if (self == NULL)
         return NULL;
     self->vectorcall = NULL;
@@ -513,7 +513,7 @@ error:
 }
 
 static int
-ek_traverse(cukit_EK *self, visitproc visit, void *arg)
+ek_traverse(ck_ElementwiseKernel *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->kernel);
@@ -523,7 +523,7 @@ ek_traverse(cukit_EK *self, visitproc visit, void *arg)
 }
 
 static int
-ek_clear(cukit_EK *self)
+ek_clear(ck_ElementwiseKernel *self)
 {
     Py_CLEAR(self->kernel);
     Py_CLEAR(self->range_kernel);
@@ -532,7 +532,7 @@ ek_clear(cukit_EK *self)
 }
 
 static void
-ek_dealloc(cukit_EK *self)
+ek_dealloc(ck_ElementwiseKernel *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
@@ -549,14 +549,14 @@ ek_dealloc(cukit_EK *self)
 }
 
 static PyObject *
-ek_repr(cukit_EK *self)
+ek_repr(ck_ElementwiseKernel *self)
 {
     return PyUnicode_FromFormat("<cukit.ElementwiseKernel %U>", self->name);
 }
 
 /* _source(dtypes, scalars, cls=0, vec=4): the CUDA C for one binding (tests, warmup). */
 static PyObject *
-ek_source(cukit_EK *self, PyObject *args, PyObject *kwargs)
+ek_source(ck_ElementwiseKernel *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"dtypes", "scalars", "cls", "vec", "tiled", NULL};
     PyObject *dts, *scs;
@@ -592,9 +592,9 @@ static PyMethodDef ek_methods[] = {
 };
 
 static PyMemberDef ek_members[] = {
-    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(cukit_EK, vectorcall), Py_READONLY},
-    {"name", Py_T_OBJECT_EX, offsetof(cukit_EK, name), Py_READONLY, "The kernel's name."},
-    {"operation", Py_T_OBJECT_EX, offsetof(cukit_EK, operation), Py_READONLY, "The code."},
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(ck_ElementwiseKernel, vectorcall), Py_READONLY},
+    {"name", Py_T_OBJECT_EX, offsetof(ck_ElementwiseKernel, name), Py_READONLY, "The kernel's name."},
+    {"operation", Py_T_OBJECT_EX, offsetof(ck_ElementwiseKernel, operation), Py_READONLY, "The code."},
     {NULL},
 };
 
@@ -621,7 +621,7 @@ static PyType_Slot ek_slots[] = {
 
 static PyType_Spec ek_spec = {
     .name = "cukit.ElementwiseKernel",
-    .basicsize = sizeof(cukit_EK),
+    .basicsize = sizeof(ck_ElementwiseKernel),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_HAVE_VECTORCALL,
     .slots = ek_slots,
