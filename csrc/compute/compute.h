@@ -32,6 +32,14 @@ ck_math_tc(int tc)
     return tc > 0 && tc < CK_NT && ck_dtypes[tc].ch != 0;
 }
 
+/* -1, for an int function's `return ck_failed(PyErr_Format(...));`. */
+static inline int
+ck_failed(PyObject *always_null)
+{
+    (void)always_null;
+    return -1;
+}
+
 /* The typecode of numpy's type character c, or -1. */
 int ck_tc_of_char(char c);
 /* numpy 2's promotion of two dtypes (np.result_type of two arrays), or -1. */
