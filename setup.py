@@ -44,9 +44,9 @@ setup(
     ext_modules=[
         Extension(
             "cukit._cukit",
-            sources=sorted(p for p in glob.glob("csrc/*.c") + glob.glob("csrc/*/*.c")
+            sources=sorted(p for p in glob.glob("csrc/**/*.c", recursive=True)
                            if p != WORKER_MAIN),
-            depends=sorted(glob.glob("csrc/*/*.h")),
+            depends=sorted(glob.glob("csrc/**/*.h", recursive=True)),
             include_dirs=["csrc"],
             extra_compile_args=flags,
             extra_link_args=link,

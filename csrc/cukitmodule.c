@@ -145,8 +145,8 @@ cukit_exec(PyObject *m)
         cukit_link_setup,
         cukit_array_setup, cukit_array_functions_setup, cukit_dlpack_setup, /* array */
         cukit_internal_setup,
-        cukit_compute_setup,                                           /* compute */
-        cukit_random_setup,
+        ck_compute_setup,                                              /* compute */
+        ck_random_setup,
         cukit_linalg_setup, cukit_sort_setup,                          /* linalg, sort */
         cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
         cukit_pycuda_setup,                                            /* pycuda */

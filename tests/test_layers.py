@@ -353,15 +353,7 @@ def test_every_hook_is_documented_where_it_is_registered():
 # disguise, and costs a Python call). PYTHON_CALLS_TO_REMOVE lists the files that
 # still do, to be emptied: a new one fails, and so does one left listed after its
 # call is gone.
-PYTHON_CALLS_TO_REMOVE = {
-    # compute/: its kernels are compiled and loaded through one C path (issue 25,
-    # item 2), which takes these off
-    "compute/random_kernels.c",     # Program(...) called as a Python type
-    "compute/elementwise_pycuda.c", # Module.get_kernel through Python
-    "compute/functions.c",          # cukit.minimum/maximum/empty and Array.fill by name
-    "compute/ufunc_type.c",         # Array.get through Python
-    "array/strided.c",              # Program(...) called as a Python type
-}
+PYTHON_CALLS_TO_REMOVE = set()
 # Methods of other libraries' objects that cukit reads by name and also defines.
 FOREIGN_METHODS = {"is_contiguous"}  # torch.Tensor's (nccl/collectives.c)
 IMPORT_CUKIT = re.compile(r'PyImport_Import\w*\(\s*"cukit')

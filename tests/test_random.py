@@ -1,7 +1,10 @@
 """cukit.random: numpy's Philox stream bit for bit, Philox4x32 (default_rng's) against its
 host computation and Random123's answers, the counter-based distributions, bad input."""
 import math
+import os
 import struct
+import subprocess
+import sys
 from statistics import NormalDist
 
 import numpy as np
@@ -729,3 +732,38 @@ def test_rand_of_integer_dtypes_and_the_pycuda_face():
     u = curandom.rand((10, 10))
     assert u.shape == (10, 10) and u.dtype == np.float32
     assert 0 <= u.get().min() and u.get().max() < 1
+
+
+DEBUG_OBSERVED = r"""
+import sys
+import numpy as np
+import cukit
+import cukit.random as cr
+from cukit._cukit import _emulator_instructions as ran
+seed = int(sys.argv[1])
+g = cr.Generator(cr.Philox(seed))
+g.random(4)
+cukit.synchronize()
+for debug in (False, True):
+    cukit.set_debug(debug)
+    want = np.random.Generator(np.random.Philox(seed)).random(8)
+    g = cr.Generator(cr.Philox(seed))
+    before = ran()
+    r = g.random(8)
+    print(debug, ran() > before)   # the draw's kernel ran by the time the call returned
+    cukit.synchronize()
+    assert np.array_equal(r.get(), want)
+"""
+
+
+@gpu
+def test_debug_mode_waits_for_a_random_draw(rng):
+    """cukit.set_debug covers the random kernels: with the emulator deferring work to the
+    next synchronize, a draw has run when the call returns only in debug mode."""
+    if cukit.backend() != "emulator":
+        pytest.skip("observes the emulator's deferred execution")
+    env = dict(os.environ, CUKIT_EMULATOR_DEFER="1", CUKIT_BACKEND="emulator")
+    out = subprocess.run([sys.executable, "-c", DEBUG_OBSERVED, str(rng.integers(1 << 30))],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False", "True", "True"]

@@ -1,4 +1,8 @@
 """Views and strided copies: indexing, reshape, transpose, copies and fills of strided layouts."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -402,3 +406,34 @@ def test_async_copies_need_contiguous_host_buffers(rng):
         a.get(out=memoryview(bytearray(768))[::2])
     s.synchronize()
     same(a.get(), before)  # nothing was overwritten
+
+
+DEBUG_OBSERVED = r"""
+import sys
+import numpy as np
+import cukit
+from cukit._cukit import _emulator_instructions as ran
+src = np.random.default_rng(int(sys.argv[1])).standard_normal((8, 8)).astype(np.float32)
+m = cukit.to_device(src)
+m.T.copy()
+cukit.synchronize()
+for debug in (False, True):
+    cukit.set_debug(debug)
+    before = ran()
+    y = m.T.copy()
+    print(debug, ran() > before)   # the copy kernel ran by the time the call returned
+    cukit.synchronize()
+    assert np.array_equal(y.get(), src.T)
+"""
+
+
+def test_debug_mode_waits_for_a_strided_copy(rng):
+    """cukit.set_debug covers the strided copy kernel: with the emulator deferring work
+    to the next synchronize, the copy has run when the call returns only in debug mode."""
+    if cukit.backend() != "emulator":
+        pytest.skip("observes the emulator's deferred execution")
+    env = dict(os.environ, CUKIT_EMULATOR_DEFER="1", CUKIT_BACKEND="emulator")
+    out = subprocess.run([sys.executable, "-c", DEBUG_OBSERVED, str(rng.integers(1 << 30))],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False", "True", "True"]

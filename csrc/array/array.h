@@ -114,6 +114,12 @@ PyObject *cukit_array_strides(const cukit_Array *a);
 
 /* ------------------------------------------------------------------ functions.c */
 
+/* cukit.empty(shape, dtype, device) (zeros() when zero): shape an int or a sequence, dtype
+ * anything numpy takes, device a Device, an ordinal or None. New ref or NULL. */
+PyObject *cukit_array_shaped(cukit_state *st, PyObject *shape, PyObject *dtype, PyObject *device,
+                             int zero);
+/* Array.get(out=None, stream=None): the copy to the host. New ref or NULL. */
+PyObject *cukit_array_get(cukit_Array *self, PyObject *args, PyObject *kwargs);
 /* The module functions empty, zeros, *_like, to_device, copy. 0 / -1. */
 int cukit_array_functions_setup(PyObject *module, cukit_state *st);
 

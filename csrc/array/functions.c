@@ -5,10 +5,10 @@
 
 /* ------------------------------------------------------------------ module functions */
 
-static PyObject *
-new_array(PyObject *m, PyObject *shape_o, PyObject *dtype_o, PyObject *device, int zero)
+PyObject *
+cukit_array_shaped(cukit_state *st, PyObject *shape_o, PyObject *dtype_o, PyObject *device,
+                   int zero)
 {
-    cukit_state *st = PyModule_GetState(m);
     Py_ssize_t shape[CUKIT_MAXDIM];
     int ndim;
     if (cukit_parse_shape(shape_o, shape, &ndim, 0) < 0)
@@ -33,7 +33,7 @@ mod_empty(PyObject *m, PyObject *args, PyObject *kwargs)
     PyObject *shape, *dtype = NULL, *device = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:empty", kwlist, &shape, &dtype, &device))
         return NULL;
-    return new_array(m, shape, dtype ? dtype : (PyObject *)&PyFloat_Type, device, 0);
+    return cukit_array_shaped(PyModule_GetState(m), shape, dtype ? dtype : (PyObject *)&PyFloat_Type, device, 0);
 }
 
 static PyObject *
@@ -43,7 +43,7 @@ mod_zeros(PyObject *m, PyObject *args, PyObject *kwargs)
     PyObject *shape, *dtype = NULL, *device = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:zeros", kwlist, &shape, &dtype, &device))
         return NULL;
-    return new_array(m, shape, dtype ? dtype : (PyObject *)&PyFloat_Type, device, 1);
+    return cukit_array_shaped(PyModule_GetState(m), shape, dtype ? dtype : (PyObject *)&PyFloat_Type, device, 1);
 }
 
 static PyObject *
@@ -58,7 +58,7 @@ like(PyObject *m, PyObject *args, PyObject *kwargs, int zero)
     PyObject *dt = dtype && dtype != Py_None ? Py_NewRef(dtype) : PyObject_GetAttrString(a, "dtype");
     if (device == NULL && Py_IS_TYPE(a, ((cukit_state *)PyModule_GetState(m))->ArrayType))
         device = (PyObject *)((cukit_Array *)a)->device;
-    PyObject *out = shape && dt ? new_array(m, shape, dt, device, zero) : NULL;
+    PyObject *out = shape && dt ? cukit_array_shaped(PyModule_GetState(m), shape, dt, device, zero) : NULL;
     Py_XDECREF(shape);
     Py_XDECREF(dt);
     return out;

@@ -32,8 +32,6 @@ int cukit_array_stream(cukit_Array *a, PyObject *stream, PyObject *keep, CUstrea
 int cukit_array_host_transfer(cukit_Array *a, void *host, CUstream h, int sync, int to_device);
 /* dst <- src between two device arrays, checked, on `stream` (None: default). */
 int cukit_array_copy_into(cukit_Array *dst, cukit_Array *src, PyObject *stream, const char *what);
-/* Array.get(...). New ref or NULL. */
-PyObject *cukit_array_get(cukit_Array *self, PyObject *args, PyObject *kwargs);
 /* The ValueError text for host data that a stream= copy cannot read in place:
  * format with (the call, the dtype). */
 extern const char cukit_async_host_msg[];

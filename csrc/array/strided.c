@@ -180,46 +180,27 @@ total_of(const layout *L)
 
 /* ------------------------------------------------------------------ the kernels */
 
-/* The kernel `name` on dev, compiling cukit's kernels for it the first time.
- * 0 / -1 (NotSupportedError without NVRTC, ...). */
+/* The kernel `name` on dev, compiling cukit's copy kernels for it the first time.
+ * 0 / -1 (NotSupportedError without NVRTC, saying why a copy needs it, ...). */
 static int
 kernel(cukit_Device *dev, const char *name, CUfunction *out)
 {
     cukit_state *st = dev->st;
-    if (st->array->strided_modules == NULL && (st->array->strided_modules = PyDict_New()) == NULL)
-        return -1;
-    PyObject *key = PyLong_FromLong(dev->ordinal);
-    if (key == NULL)
-        return -1;
-    PyObject *mod = PyDict_GetItemWithError(st->array->strided_modules, key); /* borrowed */
-    if (mod == NULL && !PyErr_Occurred()) {
-        PyObject *prog = PyObject_CallFunction((PyObject *)st->compile->ProgramType, "ss", kernel_source,
-                                               "cukit_strided.cu");
-        PyObject *loaded = prog ? cukit_program_load((cukit_Program *)prog, dev) : NULL;
-        Py_XDECREF(prog);
-        if (loaded) {
-            /* Another thread may have loaded them meanwhile: keep the first. */
-            mod = PyDict_SetDefault(st->array->strided_modules, key, loaded);
-            Py_DECREF(loaded);
-        }
-        else if (PyErr_ExceptionMatches(st->exc[CUKIT_EXC_NOT_SUPPORTED])) {
-            /* Say why a plain copy needs a compiler. */
-            PyObject *exc = PyErr_GetRaisedException();
-            PyObject *msg = PyUnicode_FromFormat(
-                "this copy or fill of a strided layout needs cukit's copy kernel, which is "
-                "compiled with NVRTC: %S", exc);
-            if (msg)
-                cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, -1, NULL, NULL, msg);
-            Py_XDECREF(msg);
-            Py_DECREF(exc);
-        }
+    if (cukit_builtin_kernel(dev, &st->array->strided_modules, kernel_source, "cukit_strided.cu", name,
+                             out) == 0)
+        return 0;
+    if (PyErr_ExceptionMatches(st->exc[CUKIT_EXC_NOT_SUPPORTED])) {
+        /* Say why a plain copy needs a compiler. */
+        PyObject *exc = PyErr_GetRaisedException();
+        PyObject *msg = PyUnicode_FromFormat(
+            "this copy or fill of a strided layout needs cukit's copy kernel, which is "
+            "compiled with NVRTC: %S", exc);
+        if (msg)
+            cukit_raise(st, CUKIT_EXC_NOT_SUPPORTED, -1, NULL, NULL, msg);
+        Py_XDECREF(msg);
+        Py_DECREF(exc);
     }
-    Py_DECREF(key);
-    if (mod == NULL)
-        return -1;
-    if (cukit_device_activate(dev) < 0)
-        return -1;
-    return CU_CALL(st, cuModuleGetFunction, (out, ((cukit_Module *)mod)->handle, name));
+    return -1;
 }
 
 static int
@@ -235,8 +216,7 @@ launch(cukit_Device *dev, const char *name, long long total, void *params, CUstr
     if (blocks < 1)
         blocks = 1;
     void *args[] = {params};
-    return CU_CALL(dev->st, cuLaunchKernel,
-                   (f, (unsigned)blocks, 1, 1, THREADS, 1, 1, 0, stream, args, NULL));
+    return cukit_builtin_launch(dev, f, (unsigned)blocks, 1, THREADS, 1, stream, args);
 }
 
 /* ------------------------------------------------------------------ copies */

@@ -55,6 +55,19 @@ int cukit_compile_functions_setup(PyObject *module, cukit_state *st);
  * NULL with CompileError or another exception. */
 PyObject *cukit_compile_load(cukit_state *st, PyObject *source, const char *name,
                              PyObject *options, cukit_Device *dev);
+/* The one way cukit's own kernels are loaded: `source` (str, generated or fixed; file
+ * name `file`, NULL "kernel.cu"; NVRTC `options`, a sequence of str or NULL) through
+ * cukit_compile_load, so it lands in the memory and disk caches user kernels use, and
+ * its kernel `kernel` on dev (made current). New ref to the Module, which the caller
+ * keeps while it uses *func, in *module. 0 / -1 (CompileError, NotSupportedError...). */
+int cukit_builtin_function(cukit_state *st, cukit_Device *dev, PyObject *source, const char *file,
+                           PyObject *options, const char *kernel, PyObject **module,
+                           CUfunction *func);
+/* Kernel `kernel` of one of cukit's fixed sources (static C text), whose Module is kept
+ * per device in *modules (dict ordinal -> Module, created here; its owner clears it),
+ * loaded by cukit_builtin_function the first time. dev is made current. 0 / -1. */
+int cukit_builtin_kernel(cukit_Device *dev, PyObject **modules, const char *source,
+                         const char *file, const char *kernel, CUfunction *func);
 /* Compile prog for arch ("sm_90") into `kind` with the option `extra` (e.g.
  * "-rdc=true"; may be NULL) added after prog's own; prog is unchanged but for its
  * log. New refs in *image (bytes) and *symbols (dict kernel name -> symbol).

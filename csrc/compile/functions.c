@@ -1,4 +1,4 @@
-/* functions.c - compile() with its in-process cache, nvrtc_version(), nvrtc_archs() */
+/* functions.c - compile() with its in-process cache, the loading of cukit's own kernels, nvrtc_version(), nvrtc_archs() */
 #include "compile/cache.h"
 #include "compile/program.h"
 
@@ -206,4 +206,57 @@ int
 cukit_compile_functions_setup(PyObject *module, cukit_state *st)
 {
     return PyModule_AddFunctions(module, compile_functions);
+}
+
+/* ------------------------------------------------------------------ cukit's own kernels */
+
+int
+cukit_builtin_function(cukit_state *st, cukit_Device *dev, PyObject *source, const char *file,
+                       PyObject *options, const char *kernel, PyObject **module, CUfunction *func)
+{
+    *module = NULL;
+    PyObject *mod = cukit_compile_load(st, source, file, options, dev);
+    if (mod == NULL)
+        return -1;
+    if (cukit_device_activate(dev) < 0 ||
+        CU_CALL(st, cuModuleGetFunction, (func, ((cukit_Module *)mod)->handle, kernel)) < 0) {
+        Py_DECREF(mod);
+        return -1;
+    }
+    *module = mod;
+    return 0;
+}
+
+int
+cukit_builtin_kernel(cukit_Device *dev, PyObject **modules, const char *source, const char *file,
+                     const char *kernel, CUfunction *func)
+{
+    cukit_state *st = dev->st;
+    if (*modules == NULL && (*modules = PyDict_New()) == NULL)
+        return -1;
+    PyObject *key = PyLong_FromLong(dev->ordinal);
+    if (key == NULL)
+        return -1;
+    PyObject *mod = PyDict_GetItemWithError(*modules, key); /* borrowed */
+    if (mod != NULL) {
+        Py_DECREF(key);
+        if (cukit_device_activate(dev) < 0)
+            return -1;
+        return CU_CALL(st, cuModuleGetFunction, (func, ((cukit_Module *)mod)->handle, kernel));
+    }
+    int rc = -1;
+    PyObject *text = PyErr_Occurred() ? NULL : PyUnicode_FromString(source);
+    if (text && cukit_builtin_function(st, dev, text, file, NULL, kernel, &mod, func) == 0) {
+        /* Another thread may have loaded them meanwhile: either module holds the same
+         * code, and the one kept is the one whose function is returned next time. */
+        PyObject *kept = PyDict_SetDefault(*modules, key, mod); /* borrowed */
+        rc = kept == NULL ? -1
+             : kept == mod ? 0
+                           : CU_CALL(st, cuModuleGetFunction,
+                                     (func, ((cukit_Module *)kept)->handle, kernel));
+        Py_DECREF(mod);
+    }
+    Py_XDECREF(text);
+    Py_DECREF(key);
+    return rc;
 }

@@ -35,15 +35,15 @@ ck_class_dims(int cls)
 }
 
 void
-ck_args_layout_of(int nops, int cls, ck_args_layout *L)
+ck_args_layout_of(int nops, int cls, ck_args_layout *argblock)
 {
-    L->nd = ck_class_dims(cls);
-    L->n_off = 16 * (size_t)nops;
-    L->ndim_off = L->n_off + 8;
-    L->shape_off = L->n_off + 16;
-    L->stride_off = L->shape_off + 8 * (size_t)L->nd;
-    size_t end = L->stride_off + 8 * (size_t)L->nd * (size_t)nops;
-    L->size = (end + 15) / 16 * 16;
+    argblock->nd = ck_class_dims(cls);
+    argblock->n_off = 16 * (size_t)nops;
+    argblock->ndim_off = argblock->n_off + 8;
+    argblock->shape_off = argblock->n_off + 16;
+    argblock->stride_off = argblock->shape_off + 8 * (size_t)argblock->nd;
+    size_t end = argblock->stride_off + 8 * (size_t)argblock->nd * (size_t)nops;
+    argblock->size = (end + 15) / 16 * 16;
 }
 
 /* ------------------------------------------------------------------ kernels */

@@ -3,7 +3,7 @@
 #include "compute/compute.h"
 
 int
-cukit_compute_setup(PyObject *module, cukit_state *st)
+ck_compute_setup(PyObject *module, cukit_state *st)
 {
     if (ck_ufunc_setup(module, st) < 0 || ck_functions_setup(module, st) < 0 ||
         ck_elementwise_setup(module, st) < 0 || ck_reductions_setup(module, st) < 0 ||

@@ -45,6 +45,14 @@ ck_math_tc(int tc)
     return tc > 0 && tc < CK_NT && ck_dtypes[tc].ch != 0;
 }
 
+/* -1, for an int function's `return ck_failed(PyErr_Format(...));`. */
+static inline int
+ck_failed(PyObject *always_null)
+{
+    (void)always_null;
+    return -1;
+}
+
 /* The typecode of numpy's type character c, or -1. */
 int ck_tc_of_char(char c);
 /* numpy 2's promotion of two dtypes (np.result_type of two arrays), or -1. */
@@ -132,7 +140,7 @@ typedef struct {
     size_t n_off, ndim_off, shape_off, stride_off;
     int nd;
 } ck_args_layout;
-void ck_args_layout_of(int nops, int cls, ck_args_layout *L);
+void ck_args_layout_of(int nops, int cls, ck_args_layout *argblock);
 
 /* ------------------------------------------------------------------ engine.c */
 
@@ -171,12 +179,6 @@ ck_kcache_find(const ck_kcache *c, uint64_t key)
 int ck_kcache_add(ck_kcache *c, uint64_t key, CUfunction func, int vec, PyObject *module);
 void ck_kcache_clear(ck_kcache *c);
 
-/* Compile `source` (generated, file name `name`, NVRTC `options`) by cukit_compile_load,
- * so it lands in the memory and disk caches, and return its kernel `kernel` (NULL:
- * "ck") on dev. New ref to the Module in *module. 0 / -1 (CompileError...). */
-int ck_load(cukit_state *st, cukit_Device *dev, PyObject *source, const char *name,
-            PyObject *options, const char *kernel, PyObject **module, CUfunction *func);
-
 /* A prepared elementwise launch: the operands, broadcast and simplified. */
 typedef struct {
     int nops;                           /* operands (the outputs among them) */
@@ -194,17 +196,17 @@ typedef struct {
 /* Broadcast `count` arrays (NULL entries are scalars) to one shape. 0 / -1 with numpy's
  * ValueError naming the shapes. */
 int ck_broadcast(cukit_Array *const *arrays, int count, int *ndim, Py_ssize_t *shape);
-/* Fill L's strides of operand k from array a broadcast to (ndim, shape). */
-void ck_layout_operand(ck_layout *L, int k, cukit_Array *a, int ndim, const Py_ssize_t *shape);
+/* Fill layout's strides of operand k from array a broadcast to (ndim, shape). */
+void ck_layout_operand(ck_layout *layout, int k, cukit_Array *a, int ndim, const Py_ssize_t *shape);
 /* Drop length-1 dimensions, order by operand `order_by`'s strides when it is >= 0,
  * merge dimensions every operand walks as one run; then pick the launch class and
  * the vector width (*vec) of the contiguous case. Two dimensions where an operand of
  * the `inputs` mask runs along the other dimension than output `ref` get CK_CLASS_T2,
- * with L->tiled naming those inputs. */
-int ck_layout_finish(ck_layout *L, int ndim, const Py_ssize_t *shape, int order_by, int ref,
+ * with layout->tiled naming those inputs. */
+int ck_layout_finish(ck_layout *layout, int ndim, const Py_ssize_t *shape, int order_by, int ref,
                      unsigned inputs, int *vec);
-/* Launch func over L (class cls) on stream h. 0 / -1. */
-int ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *L, int cls, int vec,
+/* Launch func over layout (class cls) on stream h. 0 / -1. */
+int ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *layout, int cls, int vec,
               CUstream h);
 
 /* A new C-contiguous array of typecode tc and the given shape on dev, from the pool.
@@ -270,13 +272,13 @@ int ck_reduce_kernel_setup(PyObject *module, cukit_state *st);
 int ck_scan_setup(PyObject *module, cukit_state *st);
 
 /* The compute layer's setup, called from module init. 0 / -1. */
-int cukit_compute_setup(PyObject *module, cukit_state *st);
+int ck_compute_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ random.c */
 
 /* cukit.random's types, added to the module as Philox and Generator (and
  * _random_kernel_source); they draw with Philox4x64-10 kernels compiled once per
  * device. 0 / -1. */
-int cukit_random_setup(PyObject *module, cukit_state *st);
+int ck_random_setup(PyObject *module, cukit_state *st);
 
 #endif /* CUKIT_COMPUTE_H */

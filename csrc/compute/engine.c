@@ -1,6 +1,5 @@
 /* engine.c - what every elementwise launch shares: the per-operation kernel tables,
- * loading generated code through the compile layer (memory and disk caches), broadcasting,
- * layout simplification, the launch itself, and output allocation */
+ * broadcasting, layout simplification, the launch's argument block, and output allocation */
 #include "compute/compute.h"
 
 #include <stdlib.h>
@@ -61,24 +60,6 @@ ck_kcache_clear(ck_kcache *c)
     Py_CLEAR(c->modules);
 }
 
-int
-ck_load(cukit_state *st, cukit_Device *dev, PyObject *source, const char *name,
-        PyObject *options, const char *kernel, PyObject **module, CUfunction *func)
-{
-    *module = NULL;
-    PyObject *mod = cukit_compile_load(st, source, name, options, dev);
-    if (mod == NULL)
-        return -1;
-    if (cukit_device_activate(dev) < 0 ||
-        CU_CALL(st, cuModuleGetFunction,
-                (func, ((cukit_Module *)mod)->handle, kernel ? kernel : "ck")) < 0) {
-        Py_DECREF(mod);
-        return -1;
-    }
-    *module = mod;
-    return 0;
-}
-
 /* ------------------------------------------------------------------ layouts */
 
 int
@@ -130,14 +111,14 @@ ck_broadcast(cukit_Array *const *arrays, int count, int *ndim, Py_ssize_t *shape
 }
 
 void
-ck_layout_operand(ck_layout *L, int k, cukit_Array *a, int ndim, const Py_ssize_t *shape)
+ck_layout_operand(ck_layout *layout, int k, cukit_Array *a, int ndim, const Py_ssize_t *shape)
 {
-    L->scalar[k] = 0;
-    L->ptr[k] = cukit_array_ptr(a);
-    L->itemsize[k] = (int)a->itemsize;
+    layout->scalar[k] = 0;
+    layout->ptr[k] = cukit_array_ptr(a);
+    layout->itemsize[k] = (int)a->itemsize;
     for (int d = 0; d < ndim; d++) {
         int ad = d - (ndim - a->ndim);
-        L->strides[k][d] = (ad < 0 || a->shape[ad] == 1) ? 0 : a->strides[ad];
+        layout->strides[k][d] = (ad < 0 || a->shape[ad] == 1) ? 0 : a->strides[ad];
     }
 }
 
@@ -145,11 +126,11 @@ ck_layout_operand(ck_layout *L, int k, cukit_Array *a, int ndim, const Py_ssize_
 #define T2_MAX_SHARED (40 * 1024)
 
 int
-ck_layout_finish(ck_layout *L, int ndim, const Py_ssize_t *shape, int order_by, int ref,
+ck_layout_finish(ck_layout *layout, int ndim, const Py_ssize_t *shape, int order_by, int ref,
                  unsigned inputs, int *vec)
 {
-    int nops = L->nops;
-    L->tiled = 0;
+    int nops = layout->nops;
+    layout->tiled = 0;
     long long n = 1;
     int m = 0;
     for (int d = 0; d < ndim; d++) {
@@ -159,55 +140,55 @@ ck_layout_finish(ck_layout *L, int ndim, const Py_ssize_t *shape, int order_by, 
         /* keep dimension d as m; with order_by, sort outer-to-inner by its |stride| */
         long long col[CK_MAXOP];
         for (int k = 0; k < nops; k++)
-            col[k] = L->strides[k][d];
+            col[k] = layout->strides[k][d];
         int j = m++;
         long long key = order_by >= 0 ? llabs(col[order_by]) : 0;
-        while (order_by >= 0 && j > 0 && llabs(L->strides[order_by][j - 1]) < key) {
-            L->shape[j] = L->shape[j - 1];
+        while (order_by >= 0 && j > 0 && llabs(layout->strides[order_by][j - 1]) < key) {
+            layout->shape[j] = layout->shape[j - 1];
             for (int k = 0; k < nops; k++)
-                L->strides[k][j] = L->strides[k][j - 1];
+                layout->strides[k][j] = layout->strides[k][j - 1];
             j--;
         }
-        L->shape[j] = shape[d];
+        layout->shape[j] = shape[d];
         for (int k = 0; k < nops; k++)
-            L->strides[k][j] = col[k];
+            layout->strides[k][j] = col[k];
     }
-    L->n = n;
+    layout->n = n;
     /* merge neighbours that every operand walks as one run */
     int nd = 0;
     for (int d = 1; d < m; d++) {
         int merge = 1;
         for (int k = 0; k < nops && merge; k++)
-            if (!L->scalar[k] && L->strides[k][nd] != L->strides[k][d] * L->shape[d])
+            if (!layout->scalar[k] && layout->strides[k][nd] != layout->strides[k][d] * layout->shape[d])
                 merge = 0;
         if (merge) {
-            L->shape[nd] *= L->shape[d];
+            layout->shape[nd] *= layout->shape[d];
             for (int k = 0; k < nops; k++)
-                L->strides[k][nd] = L->strides[k][d];
+                layout->strides[k][nd] = layout->strides[k][d];
         }
         else {
             nd++;
-            L->shape[nd] = L->shape[d];
+            layout->shape[nd] = layout->shape[d];
             for (int k = 0; k < nops; k++)
-                L->strides[k][nd] = L->strides[k][d];
+                layout->strides[k][nd] = layout->strides[k][d];
         }
     }
-    L->nd = m ? nd + 1 : 0;
+    layout->nd = m ? nd + 1 : 0;
     int contiguous = 1, widest = 1;
     for (int k = 0; k < nops; k++) {
-        if (L->scalar[k])
+        if (layout->scalar[k])
             continue;
-        if (L->itemsize[k] > widest)
-            widest = L->itemsize[k];
-        if (L->nd == 1 && L->strides[k][0] != L->itemsize[k])
+        if (layout->itemsize[k] > widest)
+            widest = layout->itemsize[k];
+        if (layout->nd == 1 && layout->strides[k][0] != layout->itemsize[k])
             contiguous = 0;
     }
-    if (L->nd > 1)
+    if (layout->nd > 1)
         contiguous = 0;
     if (contiguous) {
         int v = widest >= 16 ? 1 : 16 / widest;
         for (int k = 0; k < nops && v > 1; k++)
-            if (!L->scalar[k] && L->ptr[k] % (CUdeviceptr)(v * L->itemsize[k]) != 0)
+            if (!layout->scalar[k] && layout->ptr[k] % (CUdeviceptr)(v * layout->itemsize[k]) != 0)
                 v = 1;
         *vec = v;
         return v > 1 ? CK_CLASS_VEC : CK_CLASS_FLAT;
@@ -215,86 +196,78 @@ ck_layout_finish(ck_layout *L, int ndim, const Py_ssize_t *shape, int order_by, 
     *vec = 1;
     /* Two dimensions where an input runs along the other one than the output: tiles,
      * so that neither its reads nor the output's writes stride across memory. */
-    if (L->nd == 2 && ref >= 0 && !L->scalar[ref] &&
-        llabs(L->strides[ref][1]) <= llabs(L->strides[ref][0]) &&
-        (L->shape[0] + 31) / 32 <= 65535) {
+    if (layout->nd == 2 && ref >= 0 && !layout->scalar[ref] &&
+        llabs(layout->strides[ref][1]) <= llabs(layout->strides[ref][0]) &&
+        (layout->shape[0] + 31) / 32 <= 65535) {
         unsigned tiled = 0;
         long long shared = 0;
         for (int k = 0; k < nops; k++) {
-            if (!(inputs >> k & 1) || L->scalar[k])
+            if (!(inputs >> k & 1) || layout->scalar[k])
                 continue;
-            long long s0 = llabs(L->strides[k][0]), s1 = llabs(L->strides[k][1]);
+            long long s0 = llabs(layout->strides[k][0]), s1 = llabs(layout->strides[k][1]);
             if (s0 != 0 && s0 < s1) {
                 tiled |= 1u << k;
-                shared += 32 * 33 * (long long)L->itemsize[k];
+                shared += 32 * 33 * (long long)layout->itemsize[k];
             }
         }
         if (tiled && shared <= T2_MAX_SHARED) {
-            L->tiled = tiled;
+            layout->tiled = tiled;
             return CK_CLASS_T2;
         }
     }
     /* 32-bit indexing when every element index and byte offset fits */
-    int small = n <= 0x7fffffffLL && L->nd <= 3;
+    int small = n <= 0x7fffffffLL && layout->nd <= 3;
     for (int k = 0; k < nops && small; k++) {
-        long long span = L->itemsize[k];
-        for (int d = 0; d < L->nd; d++)
-            span += llabs(L->strides[k][d]) * (L->shape[d] - 1);
+        long long span = layout->itemsize[k];
+        for (int d = 0; d < layout->nd; d++)
+            span += llabs(layout->strides[k][d]) * (layout->shape[d] - 1);
         if (span > 0x7fffffffLL)
             small = 0;
     }
     if (!small)
         return CK_CLASS_NN;
-    return L->nd == 1 ? CK_CLASS_N1 : L->nd == 2 ? CK_CLASS_N2 : CK_CLASS_N3;
+    return layout->nd == 1 ? CK_CLASS_N1 : layout->nd == 2 ? CK_CLASS_N2 : CK_CLASS_N3;
 }
 
 int
-ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *L, int cls, int vec, CUstream h)
+ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *layout, int cls, int vec, CUstream h)
 {
-    ck_args_layout A;
-    ck_args_layout_of(L->nops, cls, &A);
+    ck_args_layout argblock;
+    ck_args_layout_of(layout->nops, cls, &argblock);
     _Alignas(16) unsigned char buf[4096];
-    memset(buf, 0, A.size);
-    for (int k = 0; k < L->nops; k++) {
-        if (L->scalar[k] == 1)
-            memcpy(buf + 16 * k, L->val[k].b, 16);
+    memset(buf, 0, argblock.size);
+    for (int k = 0; k < layout->nops; k++) {
+        if (layout->scalar[k] == 1)
+            memcpy(buf + 16 * k, layout->val[k].b, 16);
         else
-            memcpy(buf + 16 * k, &L->ptr[k], sizeof(CUdeviceptr));
+            memcpy(buf + 16 * k, &layout->ptr[k], sizeof(CUdeviceptr));
     }
-    memcpy(buf + A.n_off, &L->n, 8);
-    int nd32 = L->nd;
-    memcpy(buf + A.ndim_off, &nd32, 4);
-    if (A.nd) {
-        memcpy(buf + A.shape_off, L->shape, 8 * (size_t)L->nd);
-        for (int k = 0; k < L->nops; k++)
-            memcpy(buf + A.stride_off + 8 * (size_t)A.nd * (size_t)k, L->strides[k],
-                   8 * (size_t)L->nd);
+    memcpy(buf + argblock.n_off, &layout->n, 8);
+    int nd32 = layout->nd;
+    memcpy(buf + argblock.ndim_off, &nd32, 4);
+    if (argblock.nd) {
+        memcpy(buf + argblock.shape_off, layout->shape, 8 * (size_t)layout->nd);
+        for (int k = 0; k < layout->nops; k++)
+            memcpy(buf + argblock.stride_off + 8 * (size_t)argblock.nd * (size_t)k, layout->strides[k],
+                   8 * (size_t)layout->nd);
     }
     /* One pass: a thread per vector (the grid-stride loop only serves grids past the
-     * limit). A grid capped at one wave measured 7% below this on an H200. */
+     * limit). argblock grid capped at one wave measured 7% below this on an H200. */
     long long per = (long long)CK_THREADS * vec;
-    long long blocks = (L->n + per - 1) / per, most = 0x7fffffffLL;
+    long long blocks = (layout->n + per - 1) / per, most = 0x7fffffffLL;
     if (blocks > most)
         blocks = most;
     if (blocks < 1)
         blocks = 1;
     unsigned gx = (unsigned)blocks, gy = 1, bx = CK_THREADS, by = 1;
     if (cls == CK_CLASS_T2) { /* 32 x 32 tiles, 32 x 8 threads each */
-        gx = (unsigned)((L->shape[1] + 31) / 32);
-        gy = (unsigned)((L->shape[0] + 31) / 32);
+        gx = (unsigned)((layout->shape[1] + 31) / 32);
+        gy = (unsigned)((layout->shape[0] + 31) / 32);
         bx = 32;
         by = CK_THREADS / 32;
     }
     void *args[] = {buf};
-    cukit_state *st = dev->st;
-    if (cukit_device_activate(dev) < 0 ||
-        CU_CALL(st, cuLaunchKernel, (func, gx, gy, 1, bx, by, 1, 0, h, args, NULL)) < 0)
-        return -1;
-    if (st->launch->debug && st->runtime->captures == 0)
-        CU_CALL_NOGIL(st, cuCtxSynchronize, ());
-    return 0;
-error:
-    return -1;
+    return cukit_builtin_launch(dev, func, gx, gy, bx, by, h, args);
 }
 
 /* ------------------------------------------------------------------ arrays and dtypes */

@@ -45,6 +45,9 @@ cukit_Module *cukit_module_create(cukit_state *st, cukit_Device *dev, const void
                                   PyObject *signatures, PyObject *symbols, const char *arch);
 /* Module.load(path_or_bytes, device=None), a class method of Module. New ref or NULL. */
 PyObject *cukit_module_load(PyObject *cls, PyObject *args, PyObject *kwargs);
+/* Module.get_kernel(name, signature=None): the Kernel `name` (str) of self; signature
+ * NULL or None reads it from the module. New ref or NULL with an exception. */
+PyObject *cukit_module_get_kernel(cukit_Module *self, PyObject *name, PyObject *signature);
 
 /* ------------------------------------------------------------------ kernel.c */
 
@@ -143,5 +146,15 @@ PyObject *cukit_prepared_vectorcall(PyObject *self, PyObject *const *args, size_
 int cukit_prepared_setup(PyObject *module, cukit_state *st);
 /* Graph and KernelNode; registers hooks.stream_capture. 0 / -1. */
 int cukit_graph_setup(PyObject *module, cukit_state *st);
+
+/* ------------------------------------------------------------------ builtin.c
+ * (loading cukit's own kernels is compile/'s: cukit_builtin_function, cukit_builtin_kernel) */
+
+/* The one launch of cukit's own kernels: func on dev (made current), a gx x gy grid of
+ * bx x by threads, no dynamic shared memory, parameters as cuLaunchKernel takes them.
+ * In debug mode (cukit.set_debug) it waits for the kernel, outside captures, so a fault
+ * is raised by the call that caused it. No allocation. 0 / -1 with the driver's error. */
+int cukit_builtin_launch(cukit_Device *dev, CUfunction func, unsigned gx, unsigned gy,
+                         unsigned bx, unsigned by, CUstream stream, void **args);
 
 #endif /* CUKIT_LAUNCH_H */

@@ -116,7 +116,6 @@ kernel_of_sizes(cukit_Module *self, CUfunction func, const char *shown, PyObject
     return k;
 }
 
-static PyObject *get_kernel(cukit_Module *self, PyObject *name, PyObject *signature);
 
 /* The kernel `name` that no declaration of the module's source names: a C++ kernel
  * asked for by its mangled name (PyCUDA's get_function("_Z10initkerneli")), or one
@@ -139,7 +138,7 @@ kernel_without_signature(cukit_Module *self, PyObject *name)
     }
     cukit_Kernel *kernel = NULL;
     if (found) {
-        kernel = (cukit_Kernel *)get_kernel(self, found, NULL);
+        kernel = (cukit_Kernel *)cukit_module_get_kernel(self, found, NULL);
         if (kernel == NULL)
             return NULL;
         goto done;
@@ -181,8 +180,8 @@ done:
 }
 
 /* The kernel `name`, with `signature` (str, Signature or NULL for the parsed one). */
-static PyObject *
-get_kernel(cukit_Module *self, PyObject *name, PyObject *signature)
+PyObject *
+cukit_module_get_kernel(cukit_Module *self, PyObject *name, PyObject *signature)
 {
     cukit_state *st = self->st;
     if (!PyUnicode_Check(name)) {
@@ -260,7 +259,7 @@ module_get_kernel(cukit_Module *self, PyObject *args, PyObject *kwargs)
     PyObject *name, *signature = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:get_kernel", kwlist, &name, &signature))
         return NULL;
-    return get_kernel(self, name, signature);
+    return cukit_module_get_kernel(self, name, signature);
 }
 
 /* module.get_global(name, dtype=None, shape=None): an Array over a __device__ or
@@ -387,7 +386,7 @@ module_getattro(cukit_Module *self, PyObject *name)
     if (s == NULL || s[0] == '_')
         return NULL; /* dunder lookups (copy, pickle) keep their AttributeError */
     PyErr_Clear();
-    return get_kernel(self, name, NULL);
+    return cukit_module_get_kernel(self, name, NULL);
 }
 
 static PyObject *

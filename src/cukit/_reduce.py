@@ -1,7 +1,8 @@
 """Reductions and scans: the Python-side conveniences over the C engine.
 
-InclusiveScanKernel and ExclusiveScanKernel are PyCUDA's scan builders (the scan runs
-in C, csrc/compute/scan.c); allclose and array_equal fetch one bool from the device.
+InclusiveScanKernel and ExclusiveScanKernel are PyCUDA's scan builders on cukit arrays,
+kept importable from cukit; their documented home is cukit.pycuda.scan (the scan runs in
+C, csrc/compute/reduce/scan.c). allclose and array_equal fetch one bool from the device.
 """
 from . import _cukit
 from ._fuse import fuse

@@ -812,7 +812,7 @@ TARGETS = {
 
 
 class ElementwiseParamsTarget(Target):
-    """ElementwiseKernel's parameter lists (compute/elementwise.c): words of any length
+    """ElementwiseKernel's parameter lists (compute/elementwise/elementwise.c): words of any length
     and number. Under the sanitizer build it found a stack buffer overflow once a
     parameter's type words passed 254 bytes (test_signature_hardening.py keeps it)."""
 
@@ -834,7 +834,7 @@ class ElementwiseParamsTarget(Target):
 
 
 class ReductionParamsTarget(ElementwiseParamsTarget):
-    """ReductionKernel's parameter lists (compute/reduce_kernel.c), CuPy's form and
+    """ReductionKernel's parameter lists (compute/reduce/reduce_kernel.c), CuPy's form and
     PyCUDA's ("const float *x"): the same reader, with the same bound."""
 
     def check(self, data):

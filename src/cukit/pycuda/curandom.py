@@ -1,7 +1,7 @@
 """pycuda.curandom on cukit: random arrays, a face of cukit.random.
 
 cukit does not use cuRAND: its numbers come from cukit's counter-based Philox generator
-(csrc/compute/random.c). `rand` draws from a module-wide generator; the generator
+(csrc/compute/random/generator.c). `rand` draws from a module-wide generator; the generator
 classes (XORWOWRandomNumberGenerator, MRG32k3aRandomNumberGenerator) take PyCUDA's
 arguments and methods and draw from a generator of their own, so the numbers have the
 distributions PyCUDA documents but not cuRAND's bit patterns. Their `state` (made on

@@ -1,5 +1,5 @@
 """pycuda.scan on cukit: InclusiveScanKernel and ExclusiveScanKernel, faces of
-cukit's scans (single pass with decoupled look-back, csrc/compute/scan.c)."""
+cukit's scans (single pass with decoupled look-back, csrc/compute/reduce/scan.c)."""
 from __future__ import annotations
 
 import numpy as np

@@ -6,7 +6,7 @@
  * writes the elements those words make, so the numbers do not depend on the grid
  * or on how a request is split into calls. Which words a call draws, and how the
  * bit generator moves past them, is philox.c's bookkeeping (numpy's own rules). */
-#include "compute/philox.h"
+#include "compute/random/philox.h"
 
 #include <string.h>
 
@@ -23,7 +23,7 @@
     "extern \"C\" __global__ void " name "_x32(const Params p) { constexpr bool X = true; " body \
     "; }\n"
 
-/* The kernels. Params mirrors cukit_rand_params. per_word<T> makes one element of
+/* The kernels. Params mirrors ck_rand_params. per_word<T> makes one element of
  * type T from each 64-bit word; per_half makes one float from each 32-bit half,
  * low half first, after an optional pending half (numpy's next_uint32). Stores are
  * 16 bytes wide (8 and 4 for small types) where the element index allows. */
@@ -340,68 +340,37 @@ static const char kernel_source[] =
     KX("cukit_integers_8", "per_word<u64, X>(p, Int<u64>{p.ilow, p.irange})")
     KX("cukit_poisson", "per_word<long long, X>(p, Poisson{p.c[0], p.c[1], p.c[2], p.c[3], p.c[4], p.c[5], p.c[6]})");
 
-/* By cukit_rand_kind: the kernels for the plain draw (a = 0, b = 1) and for any a
+/* By ck_rand_kind: the kernels for the plain draw (a = 0, b = 1) and for any a
  * and b, each for Philox and (named *_x32) for Philox4x32, and whether they draw 32-bit
  * halves. */
 #define KIND(plain, affine, halves) {{{plain, affine}, {plain "_x32", affine "_x32"}}, halves}
 static const struct {
     const char *names[2][2]; /* [x32][affine] */
     int halves;
-} kinds[CUKIT_RK_COUNT] = {
-    [CUKIT_RK_RAW] = KIND("cukit_random_raw", "cukit_random_raw", 0),
-    [CUKIT_RK_U64] = KIND("cukit_random_f64", "cukit_uniform_f64", 0),
-    [CUKIT_RK_U32] = KIND("cukit_random_f32", "cukit_uniform_f32", 1),
-    [CUKIT_RK_N64] = KIND("cukit_standard_normal_f64", "cukit_normal_f64", 0),
-    [CUKIT_RK_N32] = KIND("cukit_standard_normal_f32", "cukit_normal_f32", 1),
-    [CUKIT_RK_E64] = KIND("cukit_exponential_f64", "cukit_exponential_f64", 0),
-    [CUKIT_RK_E32] = KIND("cukit_exponential_f32", "cukit_exponential_f32", 1),
-    [CUKIT_RK_I8] = KIND("cukit_integers_1", "cukit_integers_1", 0),
-    [CUKIT_RK_I16] = KIND("cukit_integers_2", "cukit_integers_2", 0),
-    [CUKIT_RK_I32] = KIND("cukit_integers_4", "cukit_integers_4", 0),
-    [CUKIT_RK_I64] = KIND("cukit_integers_8", "cukit_integers_8", 0),
-    [CUKIT_RK_POISSON] = KIND("cukit_poisson", "cukit_poisson", 0),
+} kinds[CK_RAND_COUNT] = {
+    [CK_RAND_RAW] = KIND("cukit_random_raw", "cukit_random_raw", 0),
+    [CK_RAND_U64] = KIND("cukit_random_f64", "cukit_uniform_f64", 0),
+    [CK_RAND_U32] = KIND("cukit_random_f32", "cukit_uniform_f32", 1),
+    [CK_RAND_N64] = KIND("cukit_standard_normal_f64", "cukit_normal_f64", 0),
+    [CK_RAND_N32] = KIND("cukit_standard_normal_f32", "cukit_normal_f32", 1),
+    [CK_RAND_E64] = KIND("cukit_exponential_f64", "cukit_exponential_f64", 0),
+    [CK_RAND_E32] = KIND("cukit_exponential_f32", "cukit_exponential_f32", 1),
+    [CK_RAND_I8] = KIND("cukit_integers_1", "cukit_integers_1", 0),
+    [CK_RAND_I16] = KIND("cukit_integers_2", "cukit_integers_2", 0),
+    [CK_RAND_I32] = KIND("cukit_integers_4", "cukit_integers_4", 0),
+    [CK_RAND_I64] = KIND("cukit_integers_8", "cukit_integers_8", 0),
+    [CK_RAND_POISSON] = KIND("cukit_poisson", "cukit_poisson", 0),
 };
 
 /* The source, for tests that compile it without a device (cukit._random_source). */
 const char *
-cukit_random_kernel_source(void)
+ck_random_kernel_source(void)
 {
     return kernel_source;
 }
 
-/* Kernel `name` on dev, compiling the random kernels for it the first time.
- * 0 / -1 (NotSupportedError without NVRTC, ...). */
-static int
-kernel(cukit_Device *dev, const char *name, CUfunction *out)
-{
-    cukit_state *st = dev->st;
-    if (st->compute->random_modules == NULL && (st->compute->random_modules = PyDict_New()) == NULL)
-        return -1;
-    PyObject *key = PyLong_FromLong(dev->ordinal);
-    if (key == NULL)
-        return -1;
-    PyObject *mod = PyDict_GetItemWithError(st->compute->random_modules, key); /* borrowed */
-    if (mod == NULL && !PyErr_Occurred()) {
-        PyObject *prog = PyObject_CallFunction((PyObject *)st->compile->ProgramType, "ss", kernel_source,
-                                               "cukit_random.cu");
-        PyObject *loaded = prog ? cukit_program_load((cukit_Program *)prog, dev) : NULL;
-        Py_XDECREF(prog);
-        if (loaded) {
-            /* Another thread may have loaded them meanwhile: keep the first. */
-            mod = PyDict_SetDefault(st->compute->random_modules, key, loaded);
-            Py_DECREF(loaded);
-        }
-    }
-    Py_DECREF(key);
-    if (mod == NULL)
-        return -1;
-    if (cukit_device_activate(dev) < 0)
-        return -1;
-    return CU_CALL(st, cuModuleGetFunction, (out, ((cukit_Module *)mod)->handle, name));
-}
-
 int
-cukit_random_launch(cukit_Device *dev, const char *name, long long work, void **args, CUstream h)
+ck_random_launch(cukit_Device *dev, const char *name, long long work, void **args, CUstream h)
 {
     CUfunction f;
     long long blocks = (work + THREADS - 1) / THREADS, most = (long long)dev->sm_count * BLOCKS_PER_SM;
@@ -409,10 +378,10 @@ cukit_random_launch(cukit_Device *dev, const char *name, long long work, void **
         blocks = most;
     if (blocks < 1)
         blocks = 1;
-    if (kernel(dev, name, &f) < 0)
+    if (cukit_builtin_kernel(dev, &dev->st->compute->random_modules, kernel_source, "cukit_random.cu", name,
+                             &f) < 0)
         return -1;
-    return CU_CALL(dev->st, cuLaunchKernel,
-                   (f, (unsigned)blocks, 1, 1, THREADS, 1, 1, 0, h, args, NULL));
+    return cukit_builtin_launch(dev, f, (unsigned)blocks, 1, THREADS, 1, h, args);
 }
 
 /* ------------------------------------------------------------------ arguments */
@@ -503,8 +472,8 @@ check_out(cukit_state *st, cukit_Array *a, PyObject *dtype, int sized, int ndim,
 /* ------------------------------------------------------------------ the draw */
 
 PyObject *
-cukit_random_draw(cukit_Philox *bg, cukit_rand_kind kind, PyObject *dtype, PyObject *size,
-                  PyObject *out, PyObject *stream, cukit_rand_params *p, const char *who)
+ck_random_draw(ck_Philox *bg, ck_rand_kind kind, PyObject *dtype, PyObject *size,
+                  PyObject *out, PyObject *stream, ck_rand_params *p, const char *who)
 {
     cukit_state *st = bg->st;
     Py_ssize_t shape[CUKIT_MAXDIM];
@@ -540,17 +509,17 @@ cukit_random_draw(cukit_Philox *bg, cukit_rand_kind kind, PyObject *dtype, PyObj
     if (n == 0)
         return (PyObject *)a;
     /* Keep the state to put back if the launch fails: only what was drawn moves it. */
-    cukit_Philox saved = *bg;
+    ck_Philox saved = *bg;
     long long nblk;
     p->out = cukit_array_ptr(a);
     p->n = n;
     p->vec = p->out % 16 == 0;
     if (kinds[kind].halves) {
-        cukit_philox_take32(bg, n, p);
+        ck_philox_take32(bg, n, p);
         nblk = (2LL * p->pos + (n - p->head) + 7) / 8;
     }
     else {
-        cukit_philox_take64(bg, n, p);
+        ck_philox_take64(bg, n, p);
         p->head = 0;
         nblk = (p->pos + n + 3) / 4;
     }
@@ -558,7 +527,7 @@ cukit_random_draw(cukit_Philox *bg, cukit_rand_kind kind, PyObject *dtype, PyObj
         nblk *= 2;
     void *args[] = {p};
     const char *name = kinds[kind].names[bg->x32][!(p->a == 0.0 && p->b == 1.0)];
-    if (cukit_random_launch(a->device, name, nblk, args, h) < 0) {
+    if (ck_random_launch(a->device, name, nblk, args, h) < 0) {
         memcpy(bg->ctr, saved.ctr, sizeof bg->ctr);
         memcpy(bg->buffer, saved.buffer, sizeof bg->buffer);
         bg->buffer_pos = saved.buffer_pos;

@@ -17,7 +17,7 @@
  * tree (shared memory) combine the threads: the order is fixed for a launch shape, so
  * results are deterministic. */
 #include "compute/builders.h"
-#include "compute/reduce_impl.h"
+#include "compute/reduce/reduce_impl.h"
 
 #include <string.h>
 

@@ -1,12 +1,12 @@
 /* philox.c - cukit.random.Philox (numpy.random.Philox's key, counter and state) and cukit.random.Philox4x32 on the host, and the bookkeeping of what each draw takes */
-#include "compute/philox.h"
+#include "compute/random/philox.h"
 
 #include <string.h>
 
 /* ------------------------------------------------------------------ state */
 
 static void
-reset_buffer(cukit_Philox *bg)
+reset_buffer(ck_Philox *bg)
 {
     memset(bg->buffer, 0, sizeof bg->buffer);
     bg->buffer_pos = 4;
@@ -29,13 +29,13 @@ add_words(uint64_t *ctr, const uint64_t *add, int n)
 
 /* The counter's and the key's 64-bit words. */
 static int
-ctr_words(const cukit_Philox *bg)
+ctr_words(const ck_Philox *bg)
 {
     return bg->x32 ? 2 : 4;
 }
 
 static int
-key_words(const cukit_Philox *bg)
+key_words(const ck_Philox *bg)
 {
     return bg->x32 ? 1 : 2;
 }
@@ -43,14 +43,14 @@ key_words(const cukit_Philox *bg)
 /* The counter's bits: Philox4x32's block c takes Random123's counters 2c and 2c + 1,
  * so its counter has 127 bits (at 2**127 blocks the 128-bit counters wrap around). */
 static int
-ctr_bits(const cukit_Philox *bg)
+ctr_bits(const ck_Philox *bg)
 {
     return bg->x32 ? 127 : 256;
 }
 
 /* ctr += add, modulo 2**ctr_bits. */
 static void
-add_ctr(const cukit_Philox *bg, uint64_t *ctr, const uint64_t *add)
+add_ctr(const ck_Philox *bg, uint64_t *ctr, const uint64_t *add)
 {
     add_words(ctr, add, ctr_words(bg));
     if (bg->x32)
@@ -59,10 +59,10 @@ add_ctr(const cukit_Philox *bg, uint64_t *ctr, const uint64_t *add)
 
 /* The four words of block `ctr` (see philox.h for Philox4x32's). */
 static void
-block(const cukit_Philox *bg, const uint64_t ctr[4], uint64_t out[4])
+block(const ck_Philox *bg, const uint64_t ctr[4], uint64_t out[4])
 {
     if (!bg->x32) {
-        cukit_philox_block(ctr, bg->key, out);
+        ck_philox_block(ctr, bg->key, out);
         return;
     }
     uint32_t key[2] = {(uint32_t)bg->key[0], (uint32_t)(bg->key[0] >> 32)};
@@ -70,7 +70,7 @@ block(const cukit_Philox *bg, const uint64_t ctr[4], uint64_t out[4])
         uint64_t lo = ctr[0] << 1 | (uint64_t)h, hi = ctr[1] << 1 | ctr[0] >> 63;
         uint32_t c[4] = {(uint32_t)lo, (uint32_t)(lo >> 32), (uint32_t)hi, (uint32_t)(hi >> 32)};
         uint32_t x[4];
-        cukit_philox4x32(c, key, x);
+        ck_philox4x32(c, key, x);
         out[2 * h] = x[0] | (uint64_t)x[1] << 32;
         out[2 * h + 1] = x[2] | (uint64_t)x[3] << 32;
     }
@@ -80,7 +80,7 @@ block(const cukit_Philox *bg, const uint64_t ctr[4], uint64_t out[4])
  * left, else the next block (computed here, so block 0 of a launch is always the
  * host's). The round keys too. */
 static void
-begin(const cukit_Philox *bg, cukit_rand_params *p)
+begin(const ck_Philox *bg, ck_rand_params *p)
 {
     uint64_t k0 = bg->key[0], k1 = bg->key[1];
     uint32_t h0 = (uint32_t)k0, h1 = (uint32_t)(k0 >> 32);
@@ -108,7 +108,7 @@ begin(const cukit_Philox *bg, cukit_rand_params *p)
 /* Move bg past words [pos, pos + n) of p's blocks (n >= 1): its counter becomes the
  * last block's and its buffer that block's words, as numpy leaves them. */
 static void
-finish(cukit_Philox *bg, const cukit_rand_params *p, int64_t n)
+finish(ck_Philox *bg, const ck_rand_params *p, int64_t n)
 {
     uint64_t last = (uint64_t)p->pos + (uint64_t)n - 1, blocks[4] = {last / 4, 0, 0, 0};
     memcpy(bg->ctr, p->ctr, sizeof bg->ctr);
@@ -121,14 +121,14 @@ finish(cukit_Philox *bg, const cukit_rand_params *p, int64_t n)
 }
 
 void
-cukit_philox_take64(cukit_Philox *bg, int64_t n, cukit_rand_params *p)
+ck_philox_take64(ck_Philox *bg, int64_t n, ck_rand_params *p)
 {
     begin(bg, p);
     finish(bg, p, n);
 }
 
 void
-cukit_philox_take32(cukit_Philox *bg, int64_t n, cukit_rand_params *p)
+ck_philox_take32(ck_Philox *bg, int64_t n, ck_rand_params *p)
 {
     begin(bg, p);
     p->head = bg->has_uint32;
@@ -251,10 +251,10 @@ seed_sequence(cukit_state *st, PyObject *seed)
 
 /* A Philox (or Philox4x32, by type) on key and counter words (buffer reset), with
  * seed sequence `ss`. */
-static cukit_Philox *
+static ck_Philox *
 philox_make(PyTypeObject *type, PyObject *ss, const uint64_t key[2], const uint64_t ctr[4])
 {
-    cukit_Philox *bg = PyObject_New(cukit_Philox, type);
+    ck_Philox *bg = PyObject_New(ck_Philox, type);
     if (bg == NULL)
         return NULL;
     bg->st = cukit_state_of_type(type);
@@ -301,7 +301,7 @@ philox_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     }
     if (counter != Py_None && parse_words(counter, "counter", nc, x32 ? 127 : 256, c) < 0)
         goto error;
-    cukit_Philox *bg = philox_make(type, ss, k, c);
+    ck_Philox *bg = philox_make(type, ss, k, c);
     Py_DECREF(ss);
     return (PyObject *)bg;
 error:
@@ -310,7 +310,7 @@ error:
 }
 
 static void
-philox_dealloc(cukit_Philox *self)
+philox_dealloc(ck_Philox *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     Py_XDECREF(self->seed_seq);
@@ -336,7 +336,7 @@ u64_array(cukit_state *st, const uint64_t *w, int n)
 }
 
 static PyObject *
-philox_get_state(cukit_Philox *self, void *closure)
+philox_get_state(ck_Philox *self, void *closure)
 {
     cukit_state *st = self->st;
     if (cukit_numpy(st) < 0)
@@ -357,7 +357,7 @@ philox_get_state(cukit_Philox *self, void *closure)
 }
 
 static int
-philox_set_state(cukit_Philox *self, PyObject *value, void *closure)
+philox_set_state(ck_Philox *self, PyObject *value, void *closure)
 {
     if (value == NULL || !PyDict_Check(value)) {
         PyErr_SetString(PyExc_TypeError, "state must be a dict like Philox.state");
@@ -402,7 +402,7 @@ philox_set_state(cukit_Philox *self, PyObject *value, void *closure)
 }
 
 static PyObject *
-philox_random_raw(cukit_Philox *self, PyObject *args, PyObject *kwargs)
+philox_random_raw(ck_Philox *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"size", "output", "stream", NULL};
     PyObject *size = Py_None, *stream = Py_None;
@@ -410,10 +410,10 @@ philox_random_raw(cukit_Philox *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op$O:random_raw", kwlist, &size, &output,
                                      &stream))
         return NULL;
-    cukit_rand_params p;
+    ck_rand_params p;
     memset(&p, 0, sizeof p);
     if (size == Py_None) { /* one word, computed here as numpy returns it: an int */
-        cukit_philox_take64(self, 1, &p);
+        ck_philox_take64(self, 1, &p);
         if (!output)
             Py_RETURN_NONE;
         return PyLong_FromUnsignedLongLong(p.buf[p.pos]);
@@ -435,13 +435,13 @@ philox_random_raw(cukit_Philox *self, PyObject *args, PyObject *kwargs)
             return NULL;
         Py_DECREF(t);
         if (n > 0)
-            cukit_philox_take64(self, n, &p);
+            ck_philox_take64(self, n, &p);
         Py_RETURN_NONE;
     }
     PyObject *name = PyUnicode_FromString("uint64");
     PyObject *dtype = name ? cukit_resolve_dtype(self->st, name) : NULL;
     Py_XDECREF(name);
-    PyObject *out = dtype ? cukit_random_draw(self, CUKIT_RK_RAW, dtype, size, NULL, stream, &p,
+    PyObject *out = dtype ? ck_random_draw(self, CK_RAND_RAW, dtype, size, NULL, stream, &p,
                                               "random_raw()")
                           : NULL;
     Py_XDECREF(dtype);
@@ -450,7 +450,7 @@ philox_random_raw(cukit_Philox *self, PyObject *args, PyObject *kwargs)
 
 /* counter += delta (mod 2**256; 2**127 for Philox4x32), buffers reset: numpy's advance. */
 static int
-advance_by(cukit_Philox *bg, PyObject *delta)
+advance_by(ck_Philox *bg, PyObject *delta)
 {
     PyObject *one = PyLong_FromLong(1), *s = PyLong_FromLong(ctr_bits(bg));
     PyObject *mod = one && s ? PyNumber_Lshift(one, s) : NULL;
@@ -469,7 +469,7 @@ advance_by(cukit_Philox *bg, PyObject *delta)
 }
 
 static PyObject *
-philox_advance(cukit_Philox *self, PyObject *delta)
+philox_advance(ck_Philox *self, PyObject *delta)
 {
     if (!PyIndex_Check(delta)) {
         PyErr_Format(PyExc_TypeError, "advance(delta): delta must be an int, got %.200s",
@@ -482,7 +482,7 @@ philox_advance(cukit_Philox *self, PyObject *delta)
 }
 
 static PyObject *
-philox_jumped(cukit_Philox *self, PyObject *args, PyObject *kwargs)
+philox_jumped(ck_Philox *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"jumps", NULL};
     PyObject *jumps = NULL;
@@ -492,7 +492,7 @@ philox_jumped(cukit_Philox *self, PyObject *args, PyObject *kwargs)
     PyObject *ss = seed_sequence(self->st, Py_None);
     if (ss == NULL)
         return NULL;
-    cukit_Philox *bg = philox_make(Py_TYPE(self), ss, self->key, self->ctr);
+    ck_Philox *bg = philox_make(Py_TYPE(self), ss, self->key, self->ctr);
     Py_DECREF(ss);
     /* the counter's upper half: 2**128 blocks (numpy's); 2**64 for Philox4x32 (its
      * counter has 127 bits, so jumps repeat after 2**63) */
@@ -509,7 +509,7 @@ philox_jumped(cukit_Philox *self, PyObject *args, PyObject *kwargs)
 }
 
 static PyObject *
-philox_spawn(cukit_Philox *self, PyObject *arg)
+philox_spawn(ck_Philox *self, PyObject *arg)
 {
     PyObject *children = PyObject_CallMethod(self->seed_seq, "spawn", "O", arg);
     if (children == NULL)
@@ -533,25 +533,25 @@ philox_spawn(cukit_Philox *self, PyObject *arg)
 }
 
 static PyObject *
-philox_get_seed_seq(cukit_Philox *self, void *closure)
+philox_get_seed_seq(ck_Philox *self, void *closure)
 {
     return Py_NewRef(self->seed_seq);
 }
 
 static PyObject *
-philox_get_counter(cukit_Philox *self, void *closure)
+philox_get_counter(ck_Philox *self, void *closure)
 {
     return words_int(self->ctr, ctr_words(self));
 }
 
 static PyObject *
-philox_get_key(cukit_Philox *self, void *closure)
+philox_get_key(ck_Philox *self, void *closure)
 {
     return words_int(self->key, key_words(self));
 }
 
 static PyObject *
-philox_repr(cukit_Philox *self)
+philox_repr(ck_Philox *self)
 {
     PyObject *key = words_int(self->key, key_words(self));
     PyObject *ctr = words_int(self->ctr, ctr_words(self));
@@ -566,7 +566,7 @@ philox_repr(cukit_Philox *self)
 /* _take(n, halves): what a draw of n values takes, without a GPU: moves the state and
  * returns the launch parameters' bytes. For tests of the bookkeeping. */
 static PyObject *
-philox_take(cukit_Philox *self, PyObject *args)
+philox_take(ck_Philox *self, PyObject *args)
 {
     long long n;
     int halves;
@@ -576,13 +576,13 @@ philox_take(cukit_Philox *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "_take(n, halves): n must be at least 1");
         return NULL;
     }
-    cukit_rand_params p;
+    ck_rand_params p;
     memset(&p, 0, sizeof p);
     p.n = n;
     if (halves)
-        cukit_philox_take32(self, n, &p);
+        ck_philox_take32(self, n, &p);
     else
-        cukit_philox_take64(self, n, &p);
+        ck_philox_take64(self, n, &p);
     return PyBytes_FromStringAndSize((const char *)&p, sizeof p);
 }
 
@@ -623,7 +623,7 @@ static PyGetSetDef philox_getset[] = {
     {Py_tp_new, philox_new}, {Py_tp_dealloc, philox_dealloc}, {Py_tp_repr, philox_repr},     \
         {Py_tp_methods, philox_methods}, {Py_tp_getset, philox_getset}, {0, NULL}
 #define BIT_GENERATOR_SPEC(type_name, slot_array)                                             \
-    {.name = type_name, .basicsize = sizeof(cukit_Philox),                                   \
+    {.name = type_name, .basicsize = sizeof(ck_Philox),                                   \
      .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, .slots = slot_array}
 
 static PyType_Slot philox_slots[] = {
@@ -650,7 +650,7 @@ static PyType_Spec philox4x32_spec =
     BIT_GENERATOR_SPEC("cukit.random.Philox4x32", philox4x32_slots);
 
 int
-cukit_philox_setup(PyObject *module, cukit_state *st)
+ck_philox_setup(PyObject *module, cukit_state *st)
 {
     st->compute->PhiloxType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &philox_spec, NULL);
     if (st->compute->PhiloxType == NULL || PyModule_AddType(module, st->compute->PhiloxType) < 0)
@@ -662,7 +662,7 @@ cukit_philox_setup(PyObject *module, cukit_state *st)
 }
 
 int
-cukit_is_bit_generator(cukit_state *st, PyObject *obj)
+ck_is_bit_generator(cukit_state *st, PyObject *obj)
 {
     return Py_IS_TYPE(obj, st->compute->PhiloxType) || Py_IS_TYPE(obj, st->compute->Philox4x32Type);
 }

@@ -60,7 +60,7 @@ typedef struct {
  * NULL and kind[k] says so) broadcast to (ndim, shape) over the dimensions in `axes`
  * (bit d) into out, whose shape is the kept dimensions (keepdims: with 1s). keep_order:
  * reduced dimensions stay in C order (arg reductions count in it). 0 / -1. */
-int ck_rplan_make(ck_rplan *P, cukit_Array *const *in, const int *kind, int nin, int ndim,
+int ck_rplan_make(ck_rplan *plan, cukit_Array *const *in, const int *kind, int nin, int ndim,
                   const Py_ssize_t *shape, uint64_t axes, cukit_Array *out, int keep_order);
 /* How a plan is launched: the kernel (RF_*), splits of the reduced range and their
  * length, the grid; for splits > 1 the second pass's grid (fx) and whether it gives
@@ -71,16 +71,16 @@ typedef struct {
     int fn, fblock;
     long long splits, chunk, gx, gy, fx;
 } ck_rlaunch;
-void ck_rplan_choose(const ck_rplan *P, int vec, int sm, const int *occ, ck_rlaunch *L);
+void ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunch *launch);
 /* _reduce_plan(inputs, axes, out, keep_order=False, vec=4, sm=132, blocks=8):
  * the plan and launch of fake arrays ((shape, strides, itemsize, address) each), for the
  * tests that check the engine's layouts without a device. New ref (dict) or NULL. */
 PyObject *ck_reduce_plan_py(PyObject *m, PyObject *args);
-/* Run P with the kernels of the module cached under key (compiled from spec at first
+/* Run plan with the kernels of the module cached under key (compiled from spec at first
  * use) on stream h. acc_size: bytes of the accumulator. 0 / -1. */
 int ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
                  const ck_rspec *spec, const char *file, PyObject *options, int acc_size,
-                 ck_rplan *P, CUstream h);
+                 ck_rplan *plan, CUstream h);
 
 /* The output shape of reducing (ndim, shape) over axes. */
 int ck_rout_shape(int ndim, const Py_ssize_t *shape, uint64_t axes, int keepdims,

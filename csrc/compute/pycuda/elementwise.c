@@ -1,13 +1,13 @@
-/* elementwise_pycuda.c - PyCUDA's form of cukit.ElementwiseKernel: the kernels over
+/* elementwise.c - PyCUDA's form of cukit.ElementwiseKernel: the kernels over
  * i < n and over range=/slice=, with loop_prep and after_loop, launched through
  * cukit.Kernel so that every argument is checked against the declaration */
-#include "compute/elementwise_impl.h"
+#include "compute/elementwise/elementwise_impl.h"
 
 /* PyCUDA's kernels: <name>(arguments, n) over i < n, and <name>_range(arguments, start,
  * stop, step) over range(start, stop, step), each with loop_prep before its loop and
  * after_loop after it, and PyCUDA's names tid, total_threads, cta_start and i. */
 PyObject *
-ck_ek_pycuda_source(cukit_EK *self)
+ck_ek_pycuda_source(ck_ElementwiseKernel *self)
 {
     return PyUnicode_FromFormat(
         "%s\n#line 1 \"preamble\"\n%U\n"
@@ -35,7 +35,7 @@ ck_ek_pycuda_source(cukit_EK *self)
 }
 
 static int
-pycuda_kernels(cukit_EK *self, cukit_Device *dev)
+pycuda_kernels(ck_ElementwiseKernel *self, cukit_Device *dev)
 {
     cukit_state *st = self->st;
     PyObject *src = ck_ek_pycuda_source(self); /* loaded into kernel and range_kernel */
@@ -46,14 +46,16 @@ pycuda_kernels(cukit_EK *self, cukit_Device *dev)
     CUfunction f;
     const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
     const char *kname = PyUnicode_AsUTF8(self->name);
-    int rc = fname && kname ? ck_load(st, dev, src, fname, self->options, kname, &module, &f) : -1;
+    int rc = fname && kname ? cukit_builtin_function(st, dev, src, fname, self->options, kname,
+                                                     &module, &f)
+                             : -1;
     Py_DECREF(src);
     Py_XDECREF(file);
     if (rc < 0)
         return -1;
     range_name = PyUnicode_FromFormat("%U_range", self->name);
-    PyObject *k = PyObject_CallMethod(module, "get_kernel", "O", self->name);
-    PyObject *r = k && range_name ? PyObject_CallMethod(module, "get_kernel", "O", range_name)
+    PyObject *k = cukit_module_get_kernel((cukit_Module *)module, self->name, NULL);
+    PyObject *r = k && range_name ? cukit_module_get_kernel((cukit_Module *)module, range_name, NULL)
                                   : NULL;
     Py_DECREF(module);
     Py_XDECREF(range_name);
@@ -70,7 +72,7 @@ pycuda_kernels(cukit_EK *self, cukit_Device *dev)
  * takes; slice= is read against n elements (slice.indices), range= as written.
  * 0 / -1 with ValueError or TypeError. */
 static int
-pycuda_range(cukit_EK *self, PyObject *range, int is_slice, long long n, long long *start,
+pycuda_range(ck_ElementwiseKernel *self, PyObject *range, int is_slice, long long n, long long *start,
              long long *stop, long long *step, long long *count)
 {
     if (!PySlice_Check(range)) {
@@ -129,7 +131,7 @@ complex_value(const cukit_param *p, PyObject *v)
 }
 
 PyObject *
-ck_ek_pycuda_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+ck_ek_pycuda_call(ck_ElementwiseKernel *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     cukit_state *st = self->st;
     PyObject *stream = Py_None, *range = Py_None, *slice = Py_None;

@@ -5,9 +5,9 @@
  * name) -- typed or placeholder parameters, broadcasting, scalars, raw pointers, outputs
  * allocated or given. PyCUDA's: ElementwiseKernel("float a, float *x, float *z",
  * "z[i] = a * x[i]", name) -- pointers indexed by i over the first array's size, launched
- * through cukit.Kernel (elementwise_pycuda.c). The
+ * through cukit.Kernel (compute/pycuda/elementwise.c). The
  * operation is compiled under `#line 1 "operation"`, so a compile error points into it. */
-#include "compute/elementwise_impl.h"
+#include "compute/elementwise/elementwise_impl.h"
 
 #include <string.h>
 
@@ -19,7 +19,7 @@ static const ck_param_rules ek_rules = {
 
 /* Parse "T x, raw float32 y" into self->params (kernel_params.c). 0 / -1. */
 static int
-parse_params(cukit_EK *self, PyObject *text, int output)
+parse_params(ck_ElementwiseKernel *self, PyObject *text, int output)
 {
     ck_param_list list = {self->params, &self->nparams, self->ph_names, &self->nph};
     return ck_params_parse(&ek_rules, &list, text, output);
@@ -28,7 +28,7 @@ parse_params(cukit_EK *self, PyObject *text, int output)
 /* ------------------------------------------------------------------ the CuPy form */
 
 static int
-bind(cukit_EK *self, int *ph_tc, int ph, int tc)
+bind(ck_ElementwiseKernel *self, int *ph_tc, int ph, int tc)
 {
     if (ph_tc[ph] >= 0 && ph_tc[ph] != tc) {
         PyErr_Format(PyExc_TypeError,
@@ -44,7 +44,7 @@ bind(cukit_EK *self, int *ph_tc, int ph, int tc)
 
 /* The generated source for one binding. New ref or NULL. */
 static PyObject *
-cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
+cupy_source(ck_ElementwiseKernel *self, const int *tcs, const int *scalar, int cls, int vec,
             const int *load_out, unsigned tiled)
 {
     ck_operand ops[CK_MAXOP];
@@ -83,8 +83,8 @@ cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
         goto done;
     if (!lambda) {
         /* the operation, once, as a device function of the parameters by name */
-        Py_SETREF(head, PyUnicode_FromFormat("%UCKD void ck_op(const long long i, const ck_index &_ind",
-                                             head));
+        Py_SETREF(head, PyUnicode_FromFormat(
+                            "%UCKD void ck_op(const long long i, const ck_index &_ind", head));
         for (int k = 0; head && k < self->nparams; k++) {
             const ck_param *p = &self->params[k];
             const char *t = ck_dtypes[tcs[k]].ctype;
@@ -96,8 +96,10 @@ cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
                 Py_SETREF(head, PyUnicode_FromFormat("%U, const %s %s", head, t, p->name));
         }
         if (head)
-            Py_SETREF(head, PyUnicode_FromFormat("%U) {\n    (void)i; (void)_ind;\n#line 1 \"operation\"\n"
-                                                 "%U\n;\n}\n", head, self->operation));
+            Py_SETREF(head, PyUnicode_FromFormat(
+                                "%U) {\n    (void)i; (void)_ind;\n#line 1 \"operation\"\n"
+                                "%U\n;\n}\n",
+                                head, self->operation));
         if (head == NULL)
             goto done;
         stmt = PyUnicode_FromString("                ck_op(i, _ind");
@@ -146,7 +148,8 @@ cupy_source(cukit_EK *self, const int *tcs, const int *scalar, int cls, int vec,
     if (stmt == NULL)
         goto done;
     const char *h = PyUnicode_AsUTF8(head), *s = PyUnicode_AsUTF8(stmt);
-    const char *pr = prep ? PyUnicode_AsUTF8(prep) : NULL, *af = after ? PyUnicode_AsUTF8(after) : NULL;
+    const char *pr = prep ? PyUnicode_AsUTF8(prep) : NULL,
+               *af = after ? PyUnicode_AsUTF8(after) : NULL;
     if (h && s && (prep == NULL || pr) && (after == NULL || af))
         src = ck_custom_source(h, ops, self->nparams, cls, vec, s, load_out, pr, af);
 done:
@@ -158,138 +161,311 @@ done:
     return src;
 }
 
-static PyObject *
-cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* What an ElementwiseKernel call's arguments bind: each parameter's typecode, the
+ * scalars (and Python scalars' NEP 50 kinds), the placeholders' types, the arrays (borrowed)
+ * and the device. */
+typedef struct {
+    int tcs[CK_MAXOP];
+    int scalar[CK_MAXOP];            /* 1: a scalar argument */
+    int ph_tc[CK_MAXPH];             /* each placeholder's typecode, -1 while unbound */
+    int weak[CK_MAXOP];              /* CK_WEAK_* of a Python scalar, else 0 */
+    cukit_Array *arrays[CK_MAXOP];   /* borrowed: the array arguments and outputs */
+    cukit_Array *bcast[CK_MAXOP];    /* borrowed: the arrays that broadcast */
+    int nb;
+    cukit_Device *dev;               /* borrowed: the arrays' device */
+} ek_args;
+
+/* A CuPy-form call's keywords (values[i] named by kwnames[i]). 0 / -1 with TypeError. */
+static int
+cupy_keywords(ck_ElementwiseKernel *self, PyObject *const *values, PyObject *kwnames,
+              PyObject **stream, PyObject **size_o)
 {
     cukit_state *st = self->st;
-    int np_ = self->nparams, nin = self->nin;
-    PyObject *stream = Py_None, *size_o = Py_None;
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t i = 0; i < nkw; i++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, i);
         if (key == st->launch->str_stream || PyUnicode_CompareWithASCIIString(key, "stream") == 0)
-            stream = args[nargs + i];
+            *stream = values[i];
         else if (PyUnicode_CompareWithASCIIString(key, "size") == 0)
-            size_o = args[nargs + i];
+            *size_o = values[i];
         else if (PyUnicode_CompareWithASCIIString(key, "block_size") == 0)
             ;
         else
-            return PyErr_Format(PyExc_TypeError,
-                                "%U() got an unexpected keyword argument %R (it takes size= "
-                                "and stream=)",
-                                self->name, key);
+            return ck_failed(
+                PyErr_Format(PyExc_TypeError,
+                             "%U() got an unexpected keyword argument %R (it takes size= "
+                             "and stream=)",
+                             self->name, key));
     }
-    if (nargs != nin && nargs != np_)
-        return PyErr_Format(PyExc_TypeError,
-                            "%U() takes %d input arguments (or %d with the outputs), %zd given",
-                            self->name, nin, np_, nargs);
-    int tcs[CK_MAXOP], scalar[CK_MAXOP] = {0}, ph_tc[CK_MAXPH] = {-1, -1, -1, -1},
-        weak[CK_MAXOP] = {0};
-    cukit_Array *arrays[CK_MAXOP], *bcast[CK_MAXOP];
-    int nb = 0;
-    cukit_Device *dev = NULL;
-    PyObject *outs[CK_MAXOP];
-    memset(outs, 0, sizeof outs);
-    PyObject *result = NULL;
+    return 0;
+}
+
+/* Bind the nargs arguments to the parameters: arrays checked against declared types and
+ * placeholders, scalars kept weak (NEP 50); then every parameter's type. 0 / -1 with
+ * TypeError or ValueError naming the argument. */
+static int
+cupy_bind(ck_ElementwiseKernel *self, PyObject *const *args, Py_ssize_t nargs, ek_args *b)
+{
+    cukit_state *st = self->st;
+    int np_ = self->nparams;
+    memset(b, 0, sizeof *b);
+    for (int i = 0; i < CK_MAXPH; i++)
+        b->ph_tc[i] = -1;
     /* arguments: arrays bind placeholders first, scalars after */
     for (int k = 0; k < nargs; k++) {
         const ck_param *p = &self->params[k];
         PyObject *v = args[k];
-        arrays[k] = NULL;
-        scalar[k] = 0;
-        weak[k] = 0;
+        b->arrays[k] = NULL;
+        b->scalar[k] = 0;
+        b->weak[k] = 0;
         if (Py_IS_TYPE(v, st->ArrayType)) {
             cukit_Array *a = (cukit_Array *)v;
             if (!cukit_array_live(a))
-                return cukit_freed_error(), NULL;
-            if (dev && a->device != dev)
-                return PyErr_Format(PyExc_ValueError, "%U(): the arrays are on devices %d and %d",
-                                    self->name, dev->ordinal, a->device->ordinal);
-            dev = a->device;
+                return cukit_freed_error(), -1;
+            if (b->dev && a->device != b->dev)
+                return ck_failed(PyErr_Format(PyExc_ValueError,
+                                              "%U(): the arrays are on devices %d and %d",
+                                              self->name, b->dev->ordinal, a->device->ordinal));
+            b->dev = a->device;
             if (!ck_math_tc(a->typecode))
-                return PyErr_Format(PyExc_TypeError, "%U(): argument %s has dtype %S, which "
-                                    "cukit kernels do not take", self->name, p->name, a->dtype);
-            arrays[k] = a;
+                return ck_failed(PyErr_Format(PyExc_TypeError,
+                                              "%U(): argument %s has dtype %S, which "
+                                              "cukit kernels do not take",
+                                              self->name, p->name, a->dtype));
+            b->arrays[k] = a;
             if (p->tc < 0) {
-                if (bind(self, ph_tc, p->ph, a->typecode) < 0)
-                    return NULL;
+                if (bind(self, b->ph_tc, p->ph, a->typecode) < 0)
+                    return -1;
             }
             else if (p->tc != a->typecode) {
-                return PyErr_Format(PyExc_TypeError,
-                                    "%U(): argument %s is declared %s but the array is %S; "
-                                    "convert it with .astype(%s)",
-                                    self->name, p->name, ck_dtypes[p->tc].name, a->dtype,
-                                    ck_dtypes[p->tc].name);
+                return ck_failed(PyErr_Format(
+                    PyExc_TypeError,
+                    "%U(): argument %s is declared %s but the array is %S; "
+                    "convert it with .astype(%s)",
+                    self->name, p->name, ck_dtypes[p->tc].name, a->dtype, ck_dtypes[p->tc].name));
             }
             if (p->raw && !(a->flags & CUKIT_ARRAY_C_CONTIG))
-                return PyErr_Format(PyExc_ValueError,
-                                    "%U(): raw argument %s must be C-contiguous (the code "
-                                    "indexes it as a flat run); pass cukit.ascontiguousarray(x)",
-                                    self->name, p->name);
+                return ck_failed(
+                    PyErr_Format(PyExc_ValueError,
+                                 "%U(): raw argument %s must be C-contiguous (the code "
+                                 "indexes it as a flat run); pass cukit.ascontiguousarray(x)",
+                                 self->name, p->name));
             if (p->output && (a->flags & CUKIT_ARRAY_READONLY))
-                return PyErr_Format(PyExc_ValueError, "%U(): output %s is read-only", self->name,
-                                    p->name);
+                return ck_failed(PyErr_Format(PyExc_ValueError, "%U(): output %s is read-only",
+                                              self->name, p->name));
             if (!p->raw && !p->output)
-                bcast[nb++] = a;
+                b->bcast[b->nb++] = a;
             continue;
         }
         if (p->output)
-            return PyErr_Format(PyExc_TypeError, "%U(): output %s must be a cukit.Array, not %s",
-                                self->name, p->name, Py_TYPE(v)->tp_name);
+            return ck_failed(PyErr_Format(PyExc_TypeError,
+                                          "%U(): output %s must be a cukit.Array, not %s",
+                                          self->name, p->name, Py_TYPE(v)->tp_name));
         if (p->raw)
-            return PyErr_Format(PyExc_TypeError, "%U(): raw argument %s must be a cukit.Array, "
-                                "not %s", self->name, p->name, Py_TYPE(v)->tp_name);
+            return ck_failed(PyErr_Format(PyExc_TypeError,
+                                          "%U(): raw argument %s must be a cukit.Array, "
+                                          "not %s",
+                                          self->name, p->name, Py_TYPE(v)->tp_name));
         if (PyObject_TypeCheck(v, (PyTypeObject *)st->np_ndarray))
-            return PyErr_Format(PyExc_TypeError,
-                                "%U(): argument %s is a numpy array in host memory; copy it to "
-                                "the device first with cukit.to_device(x)",
-                                self->name, p->name);
-        scalar[k] = 1;
-        if (PyBool_Check(v)) weak[k] = CK_WEAK_BOOL;
-        else if (PyLong_Check(v)) weak[k] = CK_WEAK_INT;
+            return ck_failed(
+                PyErr_Format(PyExc_TypeError,
+                             "%U(): argument %s is a numpy array in host memory; copy it to "
+                             "the device first with cukit.to_device(x)",
+                             self->name, p->name));
+        b->scalar[k] = 1;
+        if (PyBool_Check(v)) b->weak[k] = CK_WEAK_BOOL;
+        else if (PyLong_Check(v)) b->weak[k] = CK_WEAK_INT;
         else if (PyFloat_Check(v) && !PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic))
-            weak[k] = CK_WEAK_FLOAT;
+            b->weak[k] = CK_WEAK_FLOAT;
         else if (PyComplex_Check(v) && !PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic))
-            weak[k] = CK_WEAK_COMPLEX;
+            b->weak[k] = CK_WEAK_COMPLEX;
         else if (!PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic))
-            return PyErr_Format(PyExc_TypeError,
-                                "%U(): argument %s must be a cukit.Array or a scalar, not %s",
-                                self->name, p->name, Py_TYPE(v)->tp_name);
+            return ck_failed(PyErr_Format(
+                PyExc_TypeError, "%U(): argument %s must be a cukit.Array or a scalar, not %s",
+                self->name, p->name, Py_TYPE(v)->tp_name));
     }
     for (int k = 0; k < nargs; k++) {
         const ck_param *p = &self->params[k];
-        if (!scalar[k] || p->tc >= 0 || ph_tc[p->ph] >= 0)
+        if (!b->scalar[k] || p->tc >= 0 || b->ph_tc[p->ph] >= 0)
             continue;
         int tc;
-        if (weak[k]) {
-            tc = ck_weak_tc(weak[k], -1);
+        if (b->weak[k]) {
+            tc = ck_weak_tc(b->weak[k], -1);
         }
         else {
             PyObject *dt = PyObject_GetAttr(args[k], st->memory->str_dtype);
             tc = dt ? cukit_typecode_of_dtype(dt) : -1;
             Py_XDECREF(dt);
             if (tc < 0)
-                return NULL;
+                return -1;
         }
-        ph_tc[p->ph] = tc;
+        b->ph_tc[p->ph] = tc;
     }
     for (int k = 0; k < np_; k++) {
         const ck_param *p = &self->params[k];
-        tcs[k] = p->tc >= 0 ? p->tc : ph_tc[p->ph];
-        if (tcs[k] < 0)
-            return PyErr_Format(PyExc_TypeError,
-                                "%U(): cannot tell type %s of %s from the inputs; pass the "
-                                "output array",
-                                self->name, self->ph_names[p->ph], p->name);
+        b->tcs[k] = p->tc >= 0 ? p->tc : b->ph_tc[p->ph];
+        if (b->tcs[k] < 0)
+            return ck_failed(
+                PyErr_Format(PyExc_TypeError,
+                             "%U(): cannot tell type %s of %s from the inputs; pass the "
+                             "output array",
+                             self->name, self->ph_names[p->ph], p->name));
     }
-    if (dev == NULL)
-        return PyErr_Format(PyExc_TypeError, "%U() needs at least one cukit.Array argument",
-                            self->name);
+    if (b->dev == NULL)
+        return ck_failed(PyErr_Format(PyExc_TypeError,
+                                      "%U() needs at least one cukit.Array argument", self->name));
+    return 0;
+}
+
+/* The outputs: those given checked against the broadcast shape (load_out[k] 1: read
+ * before written; *user_out 1: any given), the others new arrays, into outs (new refs)
+ * and b->arrays. 0 / -1. */
+static int
+cupy_outputs(ck_ElementwiseKernel *self, ek_args *b, Py_ssize_t nargs, int ndim,
+             const Py_ssize_t *shape, PyObject *stream, PyObject **outs, int *load_out,
+             int *user_out)
+{
+    cukit_state *st = self->st;
+    int np_ = self->nparams, nin = self->nin;
+    for (int k = nin; k < np_; k++) {
+        const ck_param *p = &self->params[k];
+        if (k < nargs) {
+            cukit_Array *a = b->arrays[k];
+            if (!p->raw && (a->ndim != ndim ||
+                            memcmp(a->shape, shape, sizeof(Py_ssize_t) * (size_t)ndim) != 0)) {
+                PyObject *have = cukit_array_shape(a);
+                PyErr_Format(PyExc_ValueError, "%U(): output %s has shape %R, not the broadcast "
+                             "shape of the inputs", self->name, p->name, have);
+                Py_XDECREF(have);
+                return -1;
+            }
+            outs[k] = Py_NewRef(a);
+            load_out[k] = 1;
+            *user_out = 1;
+        }
+        else {
+            if (p->raw) {
+                PyErr_Format(PyExc_TypeError, "%U(): raw output %s must be given", self->name,
+                             p->name);
+                return -1;
+            }
+            outs[k] = (PyObject *)ck_empty_out(st, b->dev, b->tcs[k], ndim, shape, stream);
+            if (outs[k] == NULL)
+                return -1;
+            b->arrays[k] = (cukit_Array *)outs[k];
+        }
+    }
+    return 0;
+}
+
+/* Lay out the operands, find (or compile) the kernel for the layout's class and launch
+ * it on stream. 0 / -1. */
+static int
+cupy_launch(ck_ElementwiseKernel *self, PyObject *const *args, Py_ssize_t nargs,
+            const ek_args *b, PyObject **outs, const int *load_out, int user_out, int ndim,
+            const Py_ssize_t *shape, Py_ssize_t total, PyObject *stream)
+{
+    cukit_state *st = self->st;
+    int np_ = self->nparams, nin = self->nin;
+    ck_layout layout;
+    layout.nops = np_;
+    for (int k = 0; k < np_; k++) {
+        if (b->scalar[k]) {
+            layout.scalar[k] = 1;
+            layout.itemsize[k] = 0;
+            if (ck_scalar_to(args[k], b->tcs[k], 1, &layout.val[k]) < 0)
+                return -1;
+        }
+        else if (self->params[k].raw) {
+            layout.scalar[k] = 2;
+            layout.itemsize[k] = 0;
+            layout.ptr[k] = cukit_array_ptr(b->arrays[k]);
+        }
+        else {
+            ck_layout_operand(&layout, k, b->arrays[k], ndim, shape);
+        }
+    }
+    int vec;
+    unsigned inputs = 0;
+    for (int k = 0; k < nin; k++)
+        if (!b->scalar[k] && !self->params[k].raw)
+            inputs |= 1u << k;
+    int cls = ck_layout_finish(&layout, ndim, shape, user_out ? nin : -1, nin, inputs, &vec);
+    if (b->nb == 0) { /* nothing to broadcast: a flat count */
+        cls = CK_CLASS_FLAT;
+        vec = 1;
+        layout.n = total;
+        layout.tiled = 0;
+    }
+    /* bits 0-2 class, 3-5 vector width, 6-11 device, 12-31 placeholders' types,
+     * 32-43 scalar or read output per parameter, 44-55 tiled inputs */
+    int vlog = vec >= 16 ? 4 : vec >= 8 ? 3 : vec >= 4 ? 2 : vec >= 2 ? 1 : 0;
+    uint64_t key = (1ULL << 63) | (uint64_t)cls | (uint64_t)vlog << 3 |
+                   (uint64_t)(b->dev->ordinal & 63) << 6 | (uint64_t)layout.tiled << 44;
+    for (int i = 0; i < self->nph; i++)
+        key |= (uint64_t)(b->ph_tc[i] < 0 ? 31 : b->ph_tc[i]) << (12 + 5 * i);
+    for (int k = 0; k < np_; k++)
+        key |= (uint64_t)(b->scalar[k] | load_out[k]) << (32 + k);
+    ck_entry *e = ck_kcache_find(&self->cache, key);
+    CUfunction func;
+    if (e) {
+        func = e->func;
+    }
+    else {
+        PyObject *src = cupy_source(self, b->tcs, b->scalar, cls, vec, load_out, layout.tiled);
+        PyObject *file = src ? PyUnicode_FromFormat("%U.cu", self->name) : NULL;
+        const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
+        PyObject *module = NULL;
+        int rc = fname ? cukit_builtin_function(st, b->dev, src, fname, self->options, "ck",
+                                                &module, &func)
+                         : -1;
+        Py_XDECREF(src);
+        Py_XDECREF(file);
+        if (rc == 0)
+            rc = ck_kcache_add(&self->cache, key, func, vec, module);
+        Py_XDECREF(module);
+        if (rc < 0)
+            return -1;
+    }
+    CUstream h = NULL;
+    if (ck_stream(st, stream, b->dev, NULL, &h) < 0)
+        return -1;
+    if (Py_IS_TYPE(stream, st->runtime->StreamType) && ((cukit_Stream *)stream)->capture != NULL) {
+        PyObject *keep = PyTuple_New(np_);
+        for (int k = 0; keep && k < np_; k++)
+            PyTuple_SET_ITEM(keep, k, Py_NewRef(k < nargs ? args[k] : outs[k]));
+        int rc = keep ? cukit_capture_keep(st, stream, keep) : -1;
+        Py_XDECREF(keep);
+        if (rc < 0)
+            return -1;
+    }
+    if (ck_launch(b->dev, func, &layout, cls, vec, h) < 0)
+        return -1;
+    return 0;
+}
+
+static PyObject *
+cupy_call(ck_ElementwiseKernel *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    int np_ = self->nparams, nin = self->nin;
+    PyObject *stream = Py_None, *size_o = Py_None;
+    if (cupy_keywords(self, args + nargs, kwnames, &stream, &size_o) < 0)
+        return NULL;
+    if (nargs != nin && nargs != np_)
+        return PyErr_Format(PyExc_TypeError,
+                            "%U() takes %d input arguments (or %d with the outputs), %zd given",
+                            self->name, nin, np_, nargs);
+    ek_args b;
+    if (cupy_bind(self, args, nargs, &b) < 0)
+        return NULL;
+    PyObject *outs[CK_MAXOP];
+    memset(outs, 0, sizeof outs);
+    PyObject *result = NULL;
     int ndim = 0;
     Py_ssize_t shape[CUKIT_MAXDIM];
-    if (ck_broadcast(bcast, nb, &ndim, shape) < 0)
+    if (ck_broadcast(b.bcast, b.nb, &ndim, shape) < 0)
         return NULL;
-    if (nb == 0) { /* only raw arrays: size= gives the count */
+    if (b.nb == 0) { /* only raw arrays: size= gives the count */
         if (size_o == Py_None)
             return PyErr_Format(PyExc_ValueError, "%U(): with only raw arrays, pass size=",
                                 self->name);
@@ -299,111 +475,14 @@ cupy_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
             return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "size must be >= 0");
     }
     int load_out[CK_MAXOP] = {0}, user_out = 0;
-    for (int k = nin; k < np_; k++) {
-        const ck_param *p = &self->params[k];
-        if (k < nargs) {
-            cukit_Array *a = arrays[k];
-            if (!p->raw && (a->ndim != ndim ||
-                            memcmp(a->shape, shape, sizeof(Py_ssize_t) * (size_t)ndim) != 0)) {
-                PyObject *have = cukit_array_shape(a);
-                PyErr_Format(PyExc_ValueError, "%U(): output %s has shape %R, not the broadcast "
-                             "shape of the inputs", self->name, p->name, have);
-                Py_XDECREF(have);
-                goto done;
-            }
-            outs[k] = Py_NewRef(a);
-            load_out[k] = 1;
-            user_out = 1;
-        }
-        else {
-            if (p->raw) {
-                PyErr_Format(PyExc_TypeError, "%U(): raw output %s must be given", self->name,
-                             p->name);
-                goto done;
-            }
-            outs[k] = (PyObject *)ck_empty_out(st, dev, tcs[k], ndim, shape, stream);
-            if (outs[k] == NULL)
-                goto done;
-            arrays[k] = (cukit_Array *)outs[k];
-        }
-    }
+    if (cupy_outputs(self, &b, nargs, ndim, shape, stream, outs, load_out, &user_out) < 0)
+        goto done;
     Py_ssize_t total = 1;
     for (int d = 0; d < ndim; d++)
         total *= shape[d];
-    if (total > 0) {
-        ck_layout L;
-        L.nops = np_;
-        for (int k = 0; k < np_; k++) {
-            if (scalar[k]) {
-                L.scalar[k] = 1;
-                L.itemsize[k] = 0;
-                if (ck_scalar_to(args[k], tcs[k], 1, &L.val[k]) < 0)
-                    goto done;
-            }
-            else if (self->params[k].raw) {
-                L.scalar[k] = 2;
-                L.itemsize[k] = 0;
-                L.ptr[k] = cukit_array_ptr(arrays[k]);
-            }
-            else {
-                ck_layout_operand(&L, k, arrays[k], ndim, shape);
-            }
-        }
-        int vec;
-        unsigned inputs = 0;
-        for (int k = 0; k < nin; k++)
-            if (!scalar[k] && !self->params[k].raw)
-                inputs |= 1u << k;
-        int cls = ck_layout_finish(&L, ndim, shape, user_out ? nin : -1, nin, inputs, &vec);
-        if (nb == 0) { /* nothing to broadcast: a flat count */
-            cls = CK_CLASS_FLAT;
-            vec = 1;
-            L.n = total;
-            L.tiled = 0;
-        }
-        /* bits 0-2 class, 3-5 vector width, 6-11 device, 12-31 placeholders' types,
-         * 32-43 scalar or read output per parameter, 44-55 tiled inputs */
-        int vlog = vec >= 16 ? 4 : vec >= 8 ? 3 : vec >= 4 ? 2 : vec >= 2 ? 1 : 0;
-        uint64_t key = (1ULL << 63) | (uint64_t)cls | (uint64_t)vlog << 3 |
-                       (uint64_t)(dev->ordinal & 63) << 6 | (uint64_t)L.tiled << 44;
-        for (int i = 0; i < self->nph; i++)
-            key |= (uint64_t)(ph_tc[i] < 0 ? 31 : ph_tc[i]) << (12 + 5 * i);
-        for (int k = 0; k < np_; k++)
-            key |= (uint64_t)(scalar[k] | load_out[k]) << (32 + k);
-        ck_entry *e = ck_kcache_find(&self->cache, key);
-        CUfunction func;
-        if (e) {
-            func = e->func;
-        }
-        else {
-            PyObject *src = cupy_source(self, tcs, scalar, cls, vec, load_out, L.tiled);
-            PyObject *file = src ? PyUnicode_FromFormat("%U.cu", self->name) : NULL;
-            const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
-            PyObject *module = NULL;
-            int rc = fname ? ck_load(st, dev, src, fname, self->options, NULL, &module, &func) : -1;
-            Py_XDECREF(src);
-            Py_XDECREF(file);
-            if (rc == 0)
-                rc = ck_kcache_add(&self->cache, key, func, vec, module);
-            Py_XDECREF(module);
-            if (rc < 0)
-                goto done;
-        }
-        CUstream h = NULL;
-        if (ck_stream(st, stream, dev, NULL, &h) < 0)
-            goto done;
-        if (Py_IS_TYPE(stream, st->runtime->StreamType) && ((cukit_Stream *)stream)->capture != NULL) {
-            PyObject *keep = PyTuple_New(np_);
-            for (int k = 0; keep && k < np_; k++)
-                PyTuple_SET_ITEM(keep, k, Py_NewRef(k < nargs ? args[k] : outs[k]));
-            int rc = keep ? cukit_capture_keep(st, stream, keep) : -1;
-            Py_XDECREF(keep);
-            if (rc < 0)
-                goto done;
-        }
-        if (ck_launch(dev, func, &L, cls, vec, h) < 0)
-            goto done;
-    }
+    if (total > 0 && cupy_launch(self, args, nargs, &b, outs, load_out, user_out, ndim, shape,
+                                 total, stream) < 0)
+        goto done;
     if (np_ - nin == 1) {
         result = Py_NewRef(outs[nin]);
     }
@@ -423,7 +502,7 @@ done:
 static PyObject *
 ek_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    cukit_EK *self = (cukit_EK *)callable;
+    ck_ElementwiseKernel *self = (ck_ElementwiseKernel *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (cukit_numpy(self->st) < 0)
         return NULL;
@@ -455,7 +534,7 @@ ek_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             name = c; /* the third positional argument is the name */
         c = b;
     }
-    cukit_EK *self = PyObject_GC_New(cukit_EK, type);
+    ck_ElementwiseKernel *self = PyObject_GC_New(ck_ElementwiseKernel, type);
     if (self == NULL)
         return NULL;
     self->vectorcall = NULL;
@@ -471,7 +550,8 @@ ek_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->arguments = pycuda ? Py_NewRef(a) : NULL;
     self->name = name && name != Py_None ? Py_NewRef(name) : PyUnicode_FromString("kernel");
     self->operation = Py_NewRef(c);
-    self->preamble = preamble && preamble != Py_None ? Py_NewRef(preamble) : PyUnicode_FromString("");
+    self->preamble =
+        preamble && preamble != Py_None ? Py_NewRef(preamble) : PyUnicode_FromString("");
     self->options = options && options != Py_None ? PySequence_Tuple(options) : PyTuple_New(0);
     PyObject_GC_Track(self);
     if (self->name == NULL || self->preamble == NULL || self->options == NULL ||
@@ -511,7 +591,7 @@ error:
 }
 
 static int
-ek_traverse(cukit_EK *self, visitproc visit, void *arg)
+ek_traverse(ck_ElementwiseKernel *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->kernel);
@@ -521,7 +601,7 @@ ek_traverse(cukit_EK *self, visitproc visit, void *arg)
 }
 
 static int
-ek_clear(cukit_EK *self)
+ek_clear(ck_ElementwiseKernel *self)
 {
     Py_CLEAR(self->kernel);
     Py_CLEAR(self->range_kernel);
@@ -530,7 +610,7 @@ ek_clear(cukit_EK *self)
 }
 
 static void
-ek_dealloc(cukit_EK *self)
+ek_dealloc(ck_ElementwiseKernel *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
@@ -547,14 +627,14 @@ ek_dealloc(cukit_EK *self)
 }
 
 static PyObject *
-ek_repr(cukit_EK *self)
+ek_repr(ck_ElementwiseKernel *self)
 {
     return PyUnicode_FromFormat("<cukit.ElementwiseKernel %U>", self->name);
 }
 
 /* _source(dtypes, scalars, cls=0, vec=4): the CUDA C for one binding (tests, warmup). */
 static PyObject *
-ek_source(cukit_EK *self, PyObject *args, PyObject *kwargs)
+ek_source(ck_ElementwiseKernel *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"dtypes", "scalars", "cls", "vec", "tiled", NULL};
     PyObject *dts, *scs;
@@ -590,9 +670,12 @@ static PyMethodDef ek_methods[] = {
 };
 
 static PyMemberDef ek_members[] = {
-    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(cukit_EK, vectorcall), Py_READONLY},
-    {"name", Py_T_OBJECT_EX, offsetof(cukit_EK, name), Py_READONLY, "The kernel's name."},
-    {"operation", Py_T_OBJECT_EX, offsetof(cukit_EK, operation), Py_READONLY, "The code."},
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(ck_ElementwiseKernel, vectorcall),
+     Py_READONLY},
+    {"name", Py_T_OBJECT_EX, offsetof(ck_ElementwiseKernel, name), Py_READONLY,
+     "The kernel's name."},
+    {"operation", Py_T_OBJECT_EX, offsetof(ck_ElementwiseKernel, operation), Py_READONLY,
+     "The code."},
     {NULL},
 };
 
@@ -619,7 +702,7 @@ static PyType_Slot ek_slots[] = {
 
 static PyType_Spec ek_spec = {
     .name = "cukit.ElementwiseKernel",
-    .basicsize = sizeof(cukit_EK),
+    .basicsize = sizeof(ck_ElementwiseKernel),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_HAVE_VECTORCALL,
     .slots = ek_slots,

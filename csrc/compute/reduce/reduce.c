@@ -13,7 +13,7 @@
  *     axis is split (blockIdx.y) so the grid fills the device and no thread sums more
  *     than 512, and a second pass combines each output's partials by a tree
  *   anything else: a block or warp per row over any strides */
-#include "compute/reduce_impl.h"
+#include "compute/reduce/reduce_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -185,22 +185,22 @@ merge(group *g, int nops, long long *shape, long long (*s)[CK_RMAXD])
 }
 
 int
-ck_rplan_make(ck_rplan *P, cukit_Array *const *in, const int *kind, int nin, int ndim,
+ck_rplan_make(ck_rplan *plan, cukit_Array *const *in, const int *kind, int nin, int ndim,
               const Py_ssize_t *shape, uint64_t axes, cukit_Array *out, int keep_order)
 {
-    group K, R;
-    K.n = R.n = 0;
-    P->nin = nin;
+    group kept, reduced;
+    kept.n = reduced.n = 0;
+    plan->nin = nin;
     int nops = nin + 1, keep = out->ndim == ndim, oax = 0;
     long long nout = 1, nred = 1;
     for (int k = 0; k < nin; k++) {
-        P->kind[k] = kind[k];
-        P->itemsize[k] = in[k] ? (int)in[k]->itemsize : 0;
+        plan->kind[k] = kind[k];
+        plan->itemsize[k] = in[k] ? (int)in[k]->itemsize : 0;
         if (in[k] && kind[k] != CK_OPND_SCALAR)
-            P->ptr[k] = cukit_array_ptr(in[k]);
+            plan->ptr[k] = cukit_array_ptr(in[k]);
     }
-    P->ptr[nin] = cukit_array_ptr(out);
-    P->itemsize[nin] = (int)out->itemsize;
+    plan->ptr[nin] = cukit_array_ptr(out);
+    plan->itemsize[nin] = (int)out->itemsize;
     for (int d = 0; d < ndim; d++) {
         int red = (int)((axes >> d) & 1);
         int od = keep ? d : (red ? -1 : oax++);
@@ -211,7 +211,7 @@ ck_rplan_make(ck_rplan *P, cukit_Array *const *in, const int *kind, int nin, int
             nout *= n;
         if (n == 1)
             continue;
-        group *g = red ? &R : &K;
+        group *g = red ? &reduced : &kept;
         int j = g->n++;
         long long col[CK_RMAXIN + 1];
         for (int k = 0; k < nin; k++) {
@@ -233,10 +233,10 @@ ck_rplan_make(ck_rplan *P, cukit_Array *const *in, const int *kind, int nin, int
         for (int k = 0; k < nops; k++)
             g->s[k][j] = col[k];
     }
-    P->nout = nout;
-    P->nred = nred;
-    if ((P->kd = merge(&K, nops, P->kshape, P->ks)) < 0 ||
-        (P->rd = merge(&R, nops, P->rshape, P->rs)) < 0)
+    plan->nout = nout;
+    plan->nred = nred;
+    if ((plan->kd = merge(&kept, nops, plan->kshape, plan->ks)) < 0 ||
+        (plan->rd = merge(&reduced, nops, plan->rshape, plan->rs)) < 0)
         return -1;
     return 0;
 }
@@ -253,7 +253,9 @@ load_all(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, con
     PyObject *opts = options ? Py_NewRef(options) : PyTuple_New(0);
     PyObject *module = NULL;
     CUfunction f;
-    int rc = opts ? ck_load(st, dev, src, file, opts, ck_rfunc_names[0], &module, &f) : -1;
+    int rc = opts ? cukit_builtin_function(st, dev, src, file, opts, ck_rfunc_names[0], &module,
+                                          &f)
+                   : -1;
     Py_DECREF(src);
     Py_XDECREF(opts);
     for (int i = 0; rc == 0 && i < RF_COUNT; i++) {
@@ -275,31 +277,31 @@ load_all(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, con
 }
 
 void
-ck_rplan_choose(const ck_rplan *P, int vec, int sm, const int *occ, ck_rlaunch *L)
+ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunch *launch)
 {
-    int nin = P->nin;
+    int nin = plan->nin;
     if (sm < 1)
         sm = 1;
     /* blocks resident at once: one wave of them fills the device evenly */
-    long long want, nred = P->nred, nout = P->nout;
+    long long want, nred = plan->nred, nout = plan->nout;
     int first = -1; /* the first array input */
     for (int k = 0; k < nin && first < 0; k++)
-        if (P->kind[k] == CK_OPND_ARRAY)
+        if (plan->kind[k] == CK_OPND_ARRAY)
             first = k;
-    int contig = P->rd == 1;
+    int contig = plan->rd == 1;
     for (int k = 0; k < nin && contig; k++)
-        if (P->kind[k] == CK_OPND_ARRAY && P->rs[k][0] != P->itemsize[k])
+        if (plan->kind[k] == CK_OPND_ARRAY && plan->rs[k][0] != plan->itemsize[k])
             contig = 0;
     int col = 0;
-    if (!contig && P->kd > 0 && first >= 0 && nout >= 32) {
+    if (!contig && plan->kd > 0 && first >= 0 && nout >= 32) {
         long long kmin = -1, rmin = -1;
-        for (int d = 0; d < P->kd; d++) {
-            long long v = llabs(P->ks[first][d]);
+        for (int d = 0; d < plan->kd; d++) {
+            long long v = llabs(plan->ks[first][d]);
             if (v && (kmin < 0 || v < kmin))
                 kmin = v;
         }
-        for (int d = 0; d < P->rd; d++) {
-            long long v = llabs(P->rs[first][d]);
+        for (int d = 0; d < plan->rd; d++) {
+            long long v = llabs(plan->rs[first][d]);
             if (v && (rmin < 0 || v < rmin))
                 rmin = v;
         }
@@ -309,18 +311,18 @@ ck_rplan_choose(const ck_rplan *P, int vec, int sm, const int *occ, ck_rlaunch *
         col = 1;
     /* a vector of cv outputs per thread: every array input contiguous along the innermost
      * kept axis, whose extent cv divides, and every vector aligned */
-    int cv = col && vec > 1 && P->kd > 0 && first >= 0 && P->kshape[P->kd - 1] % vec == 0 ? vec : 0;
+    int cv = col && vec > 1 && plan->kd > 0 && first >= 0 && plan->kshape[plan->kd - 1] % vec == 0 ? vec : 0;
     for (int k = 0; k < nin && cv; k++) {
-        if (P->kind[k] != CK_OPND_ARRAY)
+        if (plan->kind[k] != CK_OPND_ARRAY)
             continue;
-        long long align = (long long)cv * P->itemsize[k];
-        if (P->ks[k][P->kd - 1] != P->itemsize[k] || P->ptr[k] % (CUdeviceptr)align != 0)
+        long long align = (long long)cv * plan->itemsize[k];
+        if (plan->ks[k][plan->kd - 1] != plan->itemsize[k] || plan->ptr[k] % (CUdeviceptr)align != 0)
             cv = 0;
-        for (int d = 0; d < P->kd - 1 && cv; d++)
-            if (P->ks[k][d] % align != 0)
+        for (int d = 0; d < plan->kd - 1 && cv; d++)
+            if (plan->ks[k][d] % align != 0)
                 cv = 0;
-        for (int d = 0; d < P->rd && cv; d++)
-            if (P->rs[k][d] % align != 0)
+        for (int d = 0; d < plan->rd && cv; d++)
+            if (plan->rs[k][d] % align != 0)
                 cv = 0;
     }
     long long splits = 1, chunk = nred, gx, gy = 1;
@@ -351,13 +353,13 @@ ck_rplan_choose(const ck_rplan *P, int vec, int sm, const int *occ, ck_rlaunch *
     else {
         int v = vec > 1 ? vec : 1, vec = contig && v > 1;
         for (int k = 0; k < nin && vec; k++) {
-            if (P->kind[k] != CK_OPND_ARRAY)
+            if (plan->kind[k] != CK_OPND_ARRAY)
                 continue;
-            long long align = (long long)v * P->itemsize[k];
-            if (P->ptr[k] % (CUdeviceptr)align != 0)
+            long long align = (long long)v * plan->itemsize[k];
+            if (plan->ptr[k] % (CUdeviceptr)align != 0)
                 vec = 0;
-            for (int d = 0; d < P->kd; d++)
-                if (P->ks[k][d] % align != 0)
+            for (int d = 0; d < plan->kd; d++)
+                if (plan->ks[k][d] % align != 0)
                     vec = 0;
         }
         want = (long long)sm * (occ[vec ? RF_ROWV : RF_ROWN] > 0 ? occ[vec ? RF_ROWV : RF_ROWN] : 8);
@@ -381,26 +383,26 @@ ck_rplan_choose(const ck_rplan *P, int vec, int sm, const int *occ, ck_rlaunch *
     }
     /* the second pass: a warp per output, or a block where few outputs have many splits
      * (a full reduction: one output, a split per resident block) */
-    L->fblock = splits > 64 && nout < (long long)sm * 8;
-    L->fx = L->fblock ? nout : (nout + CK_THREADS / 32 - 1) / (CK_THREADS / 32);
-    if (L->fx > 0x7fffffffLL)
-        L->fx = 0x7fffffffLL;
-    L->fn = fn;
-    L->splits = splits;
-    L->chunk = chunk;
-    L->gx = gx;
-    L->gy = gy;
+    launch->fblock = splits > 64 && nout < (long long)sm * 8;
+    launch->fx = launch->fblock ? nout : (nout + CK_THREADS / 32 - 1) / (CK_THREADS / 32);
+    if (launch->fx > 0x7fffffffLL)
+        launch->fx = 0x7fffffffLL;
+    launch->fn = fn;
+    launch->splits = splits;
+    launch->chunk = chunk;
+    launch->gx = gx;
+    launch->gy = gy;
 }
 
 int
 ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
              const ck_rspec *spec, const char *file, PyObject *options, int acc_size,
-             ck_rplan *P, CUstream h)
+             ck_rplan *plan, CUstream h)
 {
-    if (P->nout == 0)
+    if (plan->nout == 0)
         return 0;
-    int nin = P->nin, nops = nin + 1;
-    long long nout = P->nout, nred = P->nred;
+    int nin = plan->nin, nops = nin + 1;
+    long long nout = plan->nout, nred = plan->nred;
     if (ck_kcache_find(cache, key | (RF_COUNT - 1)) == NULL &&
         load_all(st, dev, cache, key, spec, file, options) < 0)
         return -1;
@@ -409,10 +411,10 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
         ck_entry *x = ck_kcache_find(cache, key | (uint64_t)i);
         occ[i] = x ? x->vec : 0;
     }
-    ck_rlaunch R;
-    ck_rplan_choose(P, spec->vec, dev->sm_count, occ, &R);
-    int fn = R.fn;
-    long long splits = R.splits, chunk = R.chunk, gx = R.gx, gy = R.gy;
+    ck_rlaunch launch;
+    ck_rplan_choose(plan, spec->vec, dev->sm_count, occ, &launch);
+    int fn = launch.fn;
+    long long splits = launch.splits, chunk = launch.chunk, gx = launch.gx, gy = launch.gy;
     ck_entry *e = ck_kcache_find(cache, key | (uint64_t)fn);
     ck_entry *ef = splits > 1 ? ck_kcache_find(cache, key | RF_FINAL) : NULL;
     if (e == NULL || (splits > 1 && ef == NULL)) {
@@ -428,12 +430,12 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
     size_t size = (off_rs + 8 * CK_RMAXD * (size_t)nops + 15) / 16 * 16;
     memset(buf, 0, size);
     for (int k = 0; k <= nin; k++) {
-        if (k < nin && P->kind[k] == CK_OPND_SCALAR)
-            memcpy(buf + 16 * k, P->val[k].b, 16);
+        if (k < nin && plan->kind[k] == CK_OPND_SCALAR)
+            memcpy(buf + 16 * k, plan->val[k].b, 16);
         else
-            memcpy(buf + 16 * k, &P->ptr[k], 8);
+            memcpy(buf + 16 * k, &plan->ptr[k], 8);
     }
-    memcpy(buf + off_init, P->init.b, 16);
+    memcpy(buf + off_init, plan->init.b, 16);
     cukit_Array *part = NULL;
     if (splits > 1) {
         Py_ssize_t bytes = (Py_ssize_t)(nout * splits * acc_size);
@@ -443,37 +445,23 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
         CUdeviceptr pp = cukit_array_ptr(part);
         memcpy(buf + off_part, &pp, 8);
     }
-    long long vals[4] = {nout, nred, chunk, P->count};
+    long long vals[4] = {nout, nred, chunk, plan->count};
     memcpy(buf + off_nout, vals, 32);
-    memcpy(buf + off_nout + 32, &P->d, 8);
-    int ints[4] = {(int)splits, P->kd, P->rd, R.fblock};
+    memcpy(buf + off_nout + 32, &plan->d, 8);
+    int ints[4] = {(int)splits, plan->kd, plan->rd, launch.fblock};
     memcpy(buf + off_splits, ints, 16);
-    memcpy(buf + off_kshape, P->kshape, 8 * (size_t)P->kd);
-    memcpy(buf + off_rshape, P->rshape, 8 * (size_t)P->rd);
+    memcpy(buf + off_kshape, plan->kshape, 8 * (size_t)plan->kd);
+    memcpy(buf + off_rshape, plan->rshape, 8 * (size_t)plan->rd);
     for (int k = 0; k < nops; k++) {
-        memcpy(buf + off_ks + 8 * CK_RMAXD * (size_t)k, P->ks[k], 8 * (size_t)P->kd);
-        memcpy(buf + off_rs + 8 * CK_RMAXD * (size_t)k, P->rs[k], 8 * (size_t)P->rd);
+        memcpy(buf + off_ks + 8 * CK_RMAXD * (size_t)k, plan->ks[k], 8 * (size_t)plan->kd);
+        memcpy(buf + off_rs + 8 * CK_RMAXD * (size_t)k, plan->rs[k], 8 * (size_t)plan->rd);
     }
     void *args[] = {buf};
-    int rc = -1;
-    if (cukit_device_activate(dev) < 0 ||
-        CU_CALL(st, cuLaunchKernel, (e->func, (unsigned)gx, (unsigned)gy, 1, CK_THREADS, 1, 1, 0,
-                                     h, args, NULL)) < 0)
-        goto done;
-    if (splits > 1) {
-        if (CU_CALL(st, cuLaunchKernel, (ef->func, (unsigned)R.fx, 1, 1, CK_THREADS, 1, 1, 0, h,
-                                         args, NULL)) < 0)
-            goto done;
-    }
-    if (st->launch->debug && st->runtime->captures == 0)
-        CU_CALL_NOGIL(st, cuCtxSynchronize, ());
-    rc = 0;
-done:
+    int rc = cukit_builtin_launch(dev, e->func, (unsigned)gx, (unsigned)gy, CK_THREADS, 1, h, args);
+    if (rc == 0 && splits > 1)
+        rc = cukit_builtin_launch(dev, ef->func, (unsigned)launch.fx, 1, CK_THREADS, 1, h, args);
     Py_XDECREF(part);
     return rc;
-error:
-    Py_XDECREF(part);
-    return -1;
 }
 
 /* ------------------------------------------------------------------ for the tests */
@@ -554,28 +542,28 @@ ck_reduce_plan_py(PyObject *m, PyObject *args)
     int ndim;
     Py_ssize_t shape[CUKIT_MAXDIM];
     uint64_t axes;
-    ck_rplan P;
+    ck_rplan plan;
     if (ck_broadcast(in, (int)nin, &ndim, shape) < 0 || ck_parse_axes(st, axes_o, ndim, &axes) < 0 ||
-        ck_rplan_make(&P, in, kinds, (int)nin, ndim, shape, axes, &out, keep_order) < 0)
+        ck_rplan_make(&plan, in, kinds, (int)nin, ndim, shape, axes, &out, keep_order) < 0)
         return NULL;
-    ck_rlaunch L;
+    ck_rlaunch launch;
     int occ[RF_COUNT];
     for (int i = 0; i < RF_COUNT; i++)
         occ[i] = blocks;
-    ck_rplan_choose(&P, vec, sm, occ, &L);
+    ck_rplan_choose(&plan, vec, sm, occ, &launch);
     PyObject *ks = PyList_New(0), *rs = PyList_New(0);
     for (int k = 0; ks && rs && k <= nin; k++) {
-        PyObject *a = ll_tuple(P.ks[k], P.kd), *b = ll_tuple(P.rs[k], P.rd);
+        PyObject *a = ll_tuple(plan.ks[k], plan.kd), *b = ll_tuple(plan.rs[k], plan.rd);
         if (!a || !b || PyList_Append(ks, a) < 0 || PyList_Append(rs, b) < 0)
             Py_CLEAR(ks);
         Py_XDECREF(a);
         Py_XDECREF(b);
     }
-    PyObject *r = ks && rs ? Py_BuildValue("{sLsLsNsNsOsOsisLsLsLsLsLsi}", "nout", P.nout, "nred",
-                                           P.nred, "kshape", ll_tuple(P.kshape, P.kd), "rshape",
-                                           ll_tuple(P.rshape, P.rd), "ks", ks, "rs", rs, "fn",
-                                           L.fn, "splits", L.splits, "chunk", L.chunk, "gx",
-                                           L.gx, "gy", L.gy, "fx", L.fx, "fblock", L.fblock)
+    PyObject *r = ks && rs ? Py_BuildValue("{sLsLsNsNsOsOsisLsLsLsLsLsi}", "nout", plan.nout, "nred",
+                                           plan.nred, "kshape", ll_tuple(plan.kshape, plan.kd), "rshape",
+                                           ll_tuple(plan.rshape, plan.rd), "ks", ks, "rs", rs, "fn",
+                                           launch.fn, "splits", launch.splits, "chunk", launch.chunk, "gx",
+                                           launch.gx, "gy", launch.gy, "fx", launch.fx, "fblock", launch.fblock)
                            : NULL;
     Py_XDECREF(ks);
     Py_XDECREF(rs);

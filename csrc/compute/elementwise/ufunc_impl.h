@@ -54,12 +54,12 @@ typedef struct {
     unsigned short loop1[CK_NT];
     unsigned short loop2[CK_NT][CK_NT];
     ck_kcache cache;               /* loaded kernels by packed key */
-} cukit_Ufunc;
+} ck_Ufunc;
 
 enum { MODE_CALL, MODE_OPERATOR };
 
 /* Fill u's loop tables from its definition (numpy's linear search, done once). */
-void ck_ufunc_build_tables(cukit_Ufunc *u);
+void ck_ufunc_build_tables(ck_Ufunc *u);
 /* The type a loop's result has, before the cast to the output. */
 int ck_result_tc(const ufunc_def *def, int ltc);
 /* TypeError: no loop of def takes these input types. Returns -1. */
@@ -67,15 +67,15 @@ int ck_no_loop(const ufunc_def *def, const int *tc, int nin);
 /* The one call: ufunc u on inputs in[0..nin) into out_o (NULL/None: a new array), on
  * stream_o. cast_tc >= 0 (astype) names the output dtype. New ref (the output) or NULL;
  * Py_NotImplemented in MODE_OPERATOR for operands that are not ours. */
-PyObject *ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o,
+PyObject *ck_dispatch(ck_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o,
                       PyObject *stream_o, int mode, int cast_tc);
 
 /* A public ufunc's call with numpy's dtype= (dtype_tc >= 0) and where= (NULL: none). */
-PyObject *ck_dispatch_call(cukit_Ufunc *u, PyObject *const *in, PyObject *out_o,
+PyObject *ck_dispatch_call(ck_Ufunc *u, PyObject *const *in, PyObject *out_o,
                            PyObject *stream_o, int dtype_tc, PyObject *where_o);
 /* numpy's dtype=: the loop for input types tc[0..nin) whose result is `want` (the
  * normal one if it gives that, else the first every input casts to by same_kind) into
  * ltc. 0 / -1 with numpy's TypeError. */
-int ck_loop_for_dtype(cukit_Ufunc *u, const int *tc, int nin, int want, int *ltc);
+int ck_loop_for_dtype(ck_Ufunc *u, const int *tc, int nin, int want, int *ltc);
 
 #endif /* CUKIT_COMPUTE_UFUNC_IMPL_H */

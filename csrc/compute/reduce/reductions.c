@@ -5,8 +5,8 @@
  * Each kind is four texts (map, reduce, identity, post) over numpy's types: the result
  * and accumulator dtypes follow numpy (sum of int32 gives int64, float16 accumulates in
  * float32, mean of integers is float64) and the engine (reduce.c) runs them. */
-#include "compute/reduce_impl.h"
-#include "compute/ufunc_impl.h"
+#include "compute/reduce/reduce_impl.h"
+#include "compute/elementwise/ufunc_impl.h"
 
 #include <string.h>
 
@@ -387,19 +387,19 @@ run(cukit_state *st, const char *who, rreq *q)
         tcs[k] = ins[k]->typecode;
     fill_spec(&spec, &t, nin, tcs, otc, has_init);
     int acc_size = atc < 0 ? 16 : ck_acc_size(atc);
-    ck_rplan P;
+    ck_rplan plan;
     int kinds[3] = {0, 0, 0};
     CUstream h = NULL;
-    if (ck_rplan_make(&P, ins, kinds, nin, ndim, shape, q->axes, out,
+    if (ck_rplan_make(&plan, ins, kinds, nin, ndim, shape, q->axes, out,
                       kind == RK_ARGMAX || kind == RK_ARGMIN) < 0 ||
         ck_stream(st, q->stream, dev, NULL, &h) < 0)
         goto error;
-    P.count = nred;
-    P.d = (double)nred;
+    plan.count = nred;
+    plan.d = (double)nred;
     if (kind == RK_VAR || kind == RK_STD)
-        P.d = nred - q->ddof > 0 ? nred - q->ddof : 0.0;
-    memset(&P.init, 0, sizeof P.init);
-    if (has_init && ck_scalar_to(q->initial, atc, 0, &P.init) < 0)
+        plan.d = nred - q->ddof > 0 ? nred - q->ddof : 0.0;
+    memset(&plan.init, 0, sizeof plan.init);
+    if (has_init && ck_scalar_to(q->initial, atc, 0, &plan.init) < 0)
         goto error;
     uint64_t key = (1ULL << 63) | (uint64_t)kind << 3 | (uint64_t)itc << 9 |
                    (uint64_t)(q->b ? q->b->typecode : 31) << 14 | (uint64_t)otc << 19 |
@@ -408,7 +408,7 @@ run(cukit_state *st, const char *who, rreq *q)
     char file[64];
     PyOS_snprintf(file, sizeof file, "cukit_reduce_%s.cu", who);
     ck_kcache *cache = ck_reduce_cache(st, 0);
-    if (cache == NULL || ck_rplan_run(st, dev, cache, key, &spec, file, NULL, acc_size, &P, h) < 0)
+    if (cache == NULL || ck_rplan_run(st, dev, cache, key, &spec, file, NULL, acc_size, &plan, h) < 0)
         goto error;
     return (PyObject *)out;
 error:
@@ -499,7 +499,7 @@ call_def(cukit_state *st, const rdef *d, PyObject *const *args, Py_ssize_t nargs
         PyObject *r = NULL;
         if (lo) {
             PyObject *in[2] = {hi, lo};
-            cukit_Ufunc *sub = (cukit_Ufunc *)PyTuple_GET_ITEM(st->compute->ufuncs, U_SUB);
+            ck_Ufunc *sub = (ck_Ufunc *)PyTuple_GET_ITEM(st->compute->ufuncs, U_SUB);
             r = ck_dispatch(sub, in, 2, q.out, q.stream, MODE_CALL, -1);
         }
         Py_XDECREF(hi);

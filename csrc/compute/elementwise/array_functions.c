@@ -1,11 +1,22 @@
-/* functions.c - cukit.where, clip, full/ones(_like), arange, linspace, concatenate,
+/* array_functions.c - cukit.where, clip, full/ones(_like), arange, linspace, concatenate,
  * stack, real, imag: numpy's names and signatures on device arrays */
 #include "compute/compute.h"
+#include "compute/elementwise/ufunc_impl.h"
 
 #include <math.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ where, clip */
+
+/* The ufunc `name` of ck_ufunc_defs, as a new ref (NULL with an exception). */
+static PyObject *
+ufunc_named(cukit_state *st, const char *name)
+{
+    for (int i = 0; i < U_COUNT; i++)
+        if (strcmp(ck_ufunc_defs[i].name, name) == 0)
+            return Py_NewRef(PyTuple_GET_ITEM(st->compute->ufuncs, i));
+    return PyErr_Format(PyExc_SystemError, "no ufunc %s", name);
+}
 
 static PyObject *
 mod_where(PyObject *m, PyObject *args, PyObject *kwargs)
@@ -38,7 +49,7 @@ mod_clip(PyObject *m, PyObject *args, PyObject *kwargs)
     }
     /* a bound of None is no bound: the other ufunc alone */
     if (in[1] == Py_None || in[2] == Py_None) {
-        PyObject *f = PyObject_GetAttrString(m, in[1] == Py_None ? "minimum" : "maximum");
+        PyObject *f = ufunc_named(PyModule_GetState(m), in[1] == Py_None ? "minimum" : "maximum");
         if (f == NULL)
             return NULL;
         PyObject *kw = Py_BuildValue("{sOsO}", "out", out, "stream", stream);
@@ -97,11 +108,7 @@ filled(PyObject *m, PyObject *shape, PyObject *value, PyObject *dtype, PyObject 
     PyObject *dt = dtype && dtype != Py_None ? Py_NewRef(dtype) : value_dtype(st, value);
     if (dt == NULL)
         return NULL;
-    PyObject *empty = PyObject_GetAttrString(m, "empty");
-    PyObject *a = empty ? PyObject_CallFunctionObjArgs(empty, shape, dt, device ? device : Py_None,
-                                                       NULL)
-                        : NULL;
-    Py_XDECREF(empty);
+    PyObject *a = cukit_array_shaped(st, shape, dt, device ? device : Py_None, 0);
     Py_DECREF(dt);
     if (a == NULL)
         return NULL;
@@ -190,32 +197,32 @@ run_fill(cukit_state *st, cukit_Array *out, const char *name, const char *stmt, 
     if (out->size == 0)
         return 0;
     ck_operand ops[4];
-    ck_layout L;
+    ck_layout layout;
     memset(ops, 0, sizeof ops);
     ops[0].tc = out->typecode;
     ops[0].output = 1;
-    L.nops = nvals + 1;
-    L.n = out->size;
-    L.nd = 1;
-    L.scalar[0] = 0;
-    L.ptr[0] = cukit_array_ptr(out);
-    L.itemsize[0] = (int)out->itemsize;
+    layout.nops = nvals + 1;
+    layout.n = out->size;
+    layout.nd = 1;
+    layout.scalar[0] = 0;
+    layout.ptr[0] = cukit_array_ptr(out);
+    layout.itemsize[0] = (int)out->itemsize;
     for (int k = 0; k < nvals; k++) {
         ops[k + 1].tc = stc[k];
         ops[k + 1].scalar = 1;
-        L.scalar[k + 1] = 1;
-        L.val[k + 1] = vals[k];
+        layout.scalar[k + 1] = 1;
+        layout.val[k + 1] = vals[k];
     }
     PyObject *src = ck_custom_source("", ops, nvals + 1, CK_CLASS_FLAT, 1, stmt, NULL, NULL,
                                      NULL);
     PyObject *opts = src ? Py_BuildValue("(s)", "-fmad=false") : NULL;
     PyObject *module = NULL;
     CUfunction f;
-    int rc = opts ? ck_load(st, out->device, src, name, opts, NULL, &module, &f) : -1;
+    int rc = opts ? cukit_builtin_function(st, out->device, src, name, opts, "ck", &module, &f) : -1;
     Py_XDECREF(src);
     Py_XDECREF(opts);
     if (rc == 0)
-        rc = ck_launch(out->device, f, &L, CK_CLASS_FLAT, 1, NULL);
+        rc = ck_launch(out->device, f, &layout, CK_CLASS_FLAT, 1, NULL);
     Py_XDECREF(module); /* cukit.compile's memory cache keeps it loaded */
     return rc;
 }

@@ -10,7 +10,7 @@
  * Each text is compiled under its own #line, so a compile error names it
  * (map_expr:1:7: error: ...). */
 #include "compute/builders.h"
-#include "compute/reduce_impl.h"
+#include "compute/reduce/reduce_impl.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -31,7 +31,7 @@ typedef struct {
     PyObject *octype;           /* strong ref: str, its C type name, else NULL */
     Py_ssize_t osize;           /* its itemsize */
     ck_kcache cache;
-} cukit_RK;
+} ck_ReductionKernel;
 
 /* PyCUDA's complex types: their header (pycuda-complex.hpp, which the preamble
  * includes) defines them; an operand declared so is that type in the kernel, so its
@@ -40,7 +40,7 @@ static const char *const pycuda_complex[] = {"pycuda::complex<float>", "pycuda::
                                              NULL};
 
 /* CuPy's "T x, raw float32 y" lists; PyCUDA's "const float *x, int n" (no placeholders). */
-static const ck_param_rules rk_rules[2] = {
+static const ck_param_rules reduction_kernel_rules[2] = {
     {.who = "ReductionKernel", .max_in = CK_RMAXIN, .max = CK_RMAXIN + 1, .c_decls = 1,
      .placeholders = 1, .keep_ctypes = pycuda_complex},
     {.who = "ReductionKernel", .max_in = CK_RMAXIN, .max = CK_RMAXIN + 1, .c_decls = 1,
@@ -48,180 +48,219 @@ static const ck_param_rules rk_rules[2] = {
 };
 
 static ck_param_list
-param_list(cukit_RK *self)
+param_list(ck_ReductionKernel *self)
 {
     return (ck_param_list){self->params, &self->nparams, self->ph_names, &self->nph};
 }
 
 /* Parse a parameter list into self->params (kernel_params.c). 0 / -1. */
 static int
-parse_params(cukit_RK *self, PyObject *text, int output)
+parse_params(ck_ReductionKernel *self, PyObject *text, int output)
 {
     ck_param_list list = param_list(self);
-    return ck_params_parse(&rk_rules[self->pycuda], &list, text, output);
+    return ck_params_parse(&reduction_kernel_rules[self->pycuda], &list, text, output);
 }
 
 /* ------------------------------------------------------------------ the call */
 
-static PyObject *
-rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+/* What a call's arguments bind: each input's kind and array, the placeholders' types,
+ * every parameter's type, the accumulator's, and the device. Arrays borrowed. */
+typedef struct {
+    int ph_tc[CK_MAXPH];             /* each placeholder's typecode, -1 while unbound */
+    int tcs[CK_RMAXIN + 1];          /* every parameter's typecode, the output's last */
+    int kinds[CK_RMAXIN];            /* CK_OPND_* of each input */
+    int weak[CK_RMAXIN];             /* CK_WEAK_* of a Python scalar input, else 0 */
+    cukit_Array *arrays[CK_RMAXIN];  /* borrowed: the array inputs, NULL for scalars */
+    cukit_Array *bcast[CK_RMAXIN];   /* borrowed: the arrays that broadcast (not raw) */
+    int nb;
+    int atc;                         /* the accumulator's typecode */
+    cukit_Device *dev;               /* borrowed: the arrays' device */
+} bound_args;
+
+/* NULL, for `return no_array(PyErr_Format(...));` where an array is returned. */
+static inline cukit_Array *
+no_array(PyObject *always_null)
 {
-    cukit_RK *self = (cukit_RK *)obj;
-    cukit_state *st = self->st;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    PyObject *axis = Py_None, *stream = Py_None, *out_o = NULL;
-    int keepdims = 0;
+    (void)always_null;
+    return NULL;
+}
+
+/* The call's keywords (values[i] named by kwnames[i]). 0 / -1 with TypeError. */
+static int
+read_keywords(ck_ReductionKernel *self, PyObject *const *values, PyObject *kwnames, PyObject **axis,
+              PyObject **stream, PyObject **out_o, int *keepdims)
+{
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t i = 0; i < nkw; i++) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, i), *v = args[nargs + i];
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i), *v = values[i];
         if (PyUnicode_CompareWithASCIIString(key, "stream") == 0)
-            stream = v;
+            *stream = v;
         else if (PyUnicode_CompareWithASCIIString(key, "out") == 0)
-            out_o = v;
+            *out_o = v;
         else if (!self->pycuda && PyUnicode_CompareWithASCIIString(key, "axis") == 0)
-            axis = v;
+            *axis = v;
         else if (!self->pycuda && PyUnicode_CompareWithASCIIString(key, "keepdims") == 0) {
-            if ((keepdims = PyObject_IsTrue(v)) < 0)
-                return NULL;
+            if ((*keepdims = PyObject_IsTrue(v)) < 0)
+                return -1;
         }
         else if (PyUnicode_CompareWithASCIIString(key, "allocator") == 0 ||
                  PyUnicode_CompareWithASCIIString(key, "reduce_dims") == 0)
             ;
-        else
-            return PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument %R",
-                                self->name, key);
+        else {
+            PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument %R", self->name,
+                         key);
+            return -1;
+        }
     }
-    int nin = self->nin;
-    if (nargs == nin + 1 && out_o == NULL)
-        out_o = args[nin];
-    else if (nargs != nin)
-        return PyErr_Format(PyExc_TypeError, "%U() takes %d arguments, %zd given", self->name,
-                            nin, nargs);
-    int ph_tc[CK_MAXPH] = {-1, -1, -1, -1}, tcs[CK_RMAXIN + 1], kinds[CK_RMAXIN], weak[CK_RMAXIN];
-    cukit_Array *arrays[CK_RMAXIN], *bcast[CK_RMAXIN];
-    int nb = 0;
-    cukit_Device *dev = NULL;
+    return 0;
+}
+
+/* Bind the nin inputs in args to the parameters: arrays checked against their declared
+ * types and placeholders, scalars kept weak (NEP 50). 0 / -1 with TypeError or
+ * ValueError naming the argument. */
+static int
+bind_inputs(ck_ReductionKernel *self, PyObject *const *args, int nin, bound_args *b)
+{
+    cukit_state *st = self->st;
+    for (int i = 0; i < CK_MAXPH; i++)
+        b->ph_tc[i] = -1;
+    b->nb = 0;
+    b->dev = NULL;
     for (int k = 0; k < nin; k++) {
         const ck_param *p = &self->params[k];
         PyObject *v = args[k];
-        arrays[k] = NULL;
-        weak[k] = 0;
+        b->arrays[k] = NULL;
+        b->weak[k] = 0;
         if (Py_IS_TYPE(v, st->ArrayType)) {
             cukit_Array *a = (cukit_Array *)v;
             if (!cukit_array_live(a))
-                return cukit_freed_error(), NULL;
+                return cukit_freed_error(), -1;
             if (!ck_math_tc(a->typecode))
-                return PyErr_Format(PyExc_TypeError, "%U(): argument %s has dtype %S, which "
-                                    "cukit kernels do not take", self->name, p->name, a->dtype);
-            if (dev && a->device != dev)
-                return PyErr_Format(PyExc_ValueError, "%U(): the arrays are on different devices",
-                                    self->name);
-            dev = a->device;
-            arrays[k] = a;
-            kinds[k] = p->raw ? CK_OPND_RAW : CK_OPND_ARRAY;
+                return ck_failed(PyErr_Format(PyExc_TypeError,
+                                              "%U(): argument %s has dtype %S, which "
+                                              "cukit kernels do not take",
+                                              self->name, p->name, a->dtype));
+            if (b->dev && a->device != b->dev)
+                return ck_failed(PyErr_Format(
+                    PyExc_ValueError, "%U(): the arrays are on different devices", self->name));
+            b->dev = a->device;
+            b->arrays[k] = a;
+            b->kinds[k] = p->raw ? CK_OPND_RAW : CK_OPND_ARRAY;
             if (p->tc < 0) {
-                if (ph_tc[p->ph] >= 0 && ph_tc[p->ph] != a->typecode)
-                    return PyErr_Format(PyExc_TypeError, "%U(): type placeholder %s is bound to "
-                                        "both %s and %s; cast one with astype", self->name,
-                                        self->ph_names[p->ph], ck_dtypes[ph_tc[p->ph]].name,
-                                        ck_dtypes[a->typecode].name);
-                ph_tc[p->ph] = a->typecode;
+                if (b->ph_tc[p->ph] >= 0 && b->ph_tc[p->ph] != a->typecode)
+                    return ck_failed(PyErr_Format(PyExc_TypeError,
+                                                  "%U(): type placeholder %s is bound to "
+                                                  "both %s and %s; cast one with astype",
+                                                  self->name, self->ph_names[p->ph],
+                                                  ck_dtypes[b->ph_tc[p->ph]].name,
+                                                  ck_dtypes[a->typecode].name));
+                b->ph_tc[p->ph] = a->typecode;
             }
             else if (p->tc != a->typecode) {
-                return PyErr_Format(PyExc_TypeError, "%U(): argument %s is declared %s but the "
-                                    "array is %S; convert it with .astype(%s)", self->name,
-                                    p->name, ck_dtypes[p->tc].name, a->dtype,
-                                    ck_dtypes[p->tc].name);
+                return ck_failed(PyErr_Format(PyExc_TypeError,
+                                              "%U(): argument %s is declared %s but the "
+                                              "array is %S; convert it with .astype(%s)",
+                                              self->name, p->name, ck_dtypes[p->tc].name, a->dtype,
+                                              ck_dtypes[p->tc].name));
             }
             if (p->raw && !(a->flags & CUKIT_ARRAY_C_CONTIG))
-                return PyErr_Format(PyExc_ValueError, "%U(): argument %s is indexed by the code "
-                                    "and must be C-contiguous; pass cukit.ascontiguousarray(x)",
-                                    self->name, p->name);
+                return ck_failed(
+                    PyErr_Format(PyExc_ValueError,
+                                 "%U(): argument %s is indexed by the code "
+                                 "and must be C-contiguous; pass cukit.ascontiguousarray(x)",
+                                 self->name, p->name));
             if (!p->raw)
-                bcast[nb++] = a;
+                b->bcast[b->nb++] = a;
             continue;
         }
         if (p->raw)
-            return PyErr_Format(PyExc_TypeError, "%U(): argument %s must be a cukit.Array, not "
-                                "%s", self->name, p->name, Py_TYPE(v)->tp_name);
+            return ck_failed(PyErr_Format(PyExc_TypeError,
+                                          "%U(): argument %s must be a cukit.Array, not "
+                                          "%s",
+                                          self->name, p->name, Py_TYPE(v)->tp_name));
         if (cukit_numpy(st) < 0)
-            return NULL;
+            return -1;
         if (PyObject_TypeCheck(v, (PyTypeObject *)st->np_ndarray))
-            return PyErr_Format(PyExc_TypeError, "%U(): argument %s is a numpy array in host "
-                                "memory; copy it to the device first with cukit.to_device(x)",
-                                self->name, p->name);
-        kinds[k] = CK_OPND_SCALAR;
-        if (PyBool_Check(v)) weak[k] = CK_WEAK_BOOL;
-        else if (PyLong_Check(v)) weak[k] = CK_WEAK_INT;
+            return ck_failed(
+                PyErr_Format(PyExc_TypeError,
+                             "%U(): argument %s is a numpy array in host "
+                             "memory; copy it to the device first with cukit.to_device(x)",
+                             self->name, p->name));
+        b->kinds[k] = CK_OPND_SCALAR;
+        if (PyBool_Check(v)) b->weak[k] = CK_WEAK_BOOL;
+        else if (PyLong_Check(v)) b->weak[k] = CK_WEAK_INT;
         else if (PyFloat_Check(v) && !PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic))
-            weak[k] = CK_WEAK_FLOAT;
+            b->weak[k] = CK_WEAK_FLOAT;
         else if (!PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic))
-            return PyErr_Format(PyExc_TypeError, "%U(): argument %s must be a cukit.Array or a "
-                                "scalar, not %s", self->name, p->name, Py_TYPE(v)->tp_name);
+            return ck_failed(PyErr_Format(PyExc_TypeError,
+                                          "%U(): argument %s must be a cukit.Array or a "
+                                          "scalar, not %s",
+                                          self->name, p->name, Py_TYPE(v)->tp_name));
     }
     for (int k = 0; k < nin; k++) {
         const ck_param *p = &self->params[k];
-        if (kinds[k] != CK_OPND_SCALAR || p->tc >= 0 || ph_tc[p->ph] >= 0)
+        if (b->kinds[k] != CK_OPND_SCALAR || p->tc >= 0 || b->ph_tc[p->ph] >= 0)
             continue;
-        if (weak[k]) {
-            ph_tc[p->ph] = ck_weak_tc(weak[k], -1);
+        if (b->weak[k]) {
+            b->ph_tc[p->ph] = ck_weak_tc(b->weak[k], -1);
         }
         else {
             PyObject *dt = PyObject_GetAttr(args[k], st->memory->str_dtype);
-            ph_tc[p->ph] = dt ? cukit_typecode_of_dtype(dt) : -1;
+            b->ph_tc[p->ph] = dt ? cukit_typecode_of_dtype(dt) : -1;
             Py_XDECREF(dt);
-            if (ph_tc[p->ph] < 0)
-                return NULL;
+            if (b->ph_tc[p->ph] < 0)
+                return -1;
         }
     }
     for (int k = 0; k <= nin; k++) {
         const ck_param *p = &self->params[k];
-        tcs[k] = p->tc >= 0 ? p->tc : ph_tc[p->ph];
-        if (tcs[k] < 0)
-            return PyErr_Format(PyExc_TypeError, "%U(): cannot tell type %s of %s from the "
-                                "arguments", self->name, self->ph_names[p->ph], p->name);
+        b->tcs[k] = p->tc >= 0 ? p->tc : b->ph_tc[p->ph];
+        if (b->tcs[k] < 0)
+            return ck_failed(PyErr_Format(PyExc_TypeError,
+                                          "%U(): cannot tell type %s of %s from the "
+                                          "arguments",
+                                          self->name, self->ph_names[p->ph], p->name));
     }
-    int atc = self->rtc >= 0 ? self->rtc : ph_tc[self->rph];
-    if (atc < 0)
-        return PyErr_Format(PyExc_TypeError, "%U(): cannot tell the reduce type from the "
-                            "arguments", self->name);
-    if (dev == NULL)
-        return PyErr_Format(PyExc_TypeError, "%U() needs at least one cukit.Array argument",
-                            self->name);
-    /* the shape: broadcast inputs (CuPy), or the first array's size (PyCUDA) */
-    int ndim = 0;
-    Py_ssize_t shape[CUKIT_MAXDIM], oshape[CUKIT_MAXDIM];
-    uint64_t axes = 0;
-    if (self->pycuda) {
-        cukit_Array *first = NULL;
-        for (int k = 0; k < nin && first == NULL; k++)
-            first = arrays[k];
-        ndim = 1;
-        shape[0] = first->size;
-        axes = 1;
-    }
-    else {
-        if (ck_broadcast(bcast, nb, &ndim, shape) < 0 || ck_parse_axes(st, axis, ndim, &axes) < 0)
-            return NULL;
-    }
-    int ond = ck_rout_shape(ndim, shape, axes, keepdims, oshape);
+    b->atc = self->rtc >= 0 ? self->rtc : b->ph_tc[self->rph];
+    if (b->atc < 0)
+        return ck_failed(PyErr_Format(PyExc_TypeError,
+                                      "%U(): cannot tell the reduce type from the "
+                                      "arguments",
+                                      self->name));
+    if (b->dev == NULL)
+        return ck_failed(PyErr_Format(PyExc_TypeError,
+                                      "%U() needs at least one cukit.Array argument", self->name));
+    return 0;
+}
+
+/* The output: out_o checked (an Array of the reduced shape and the output's dtype),
+ * or a new array. New ref or NULL. */
+static cukit_Array *
+output_of(ck_ReductionKernel *self, PyObject *out_o, cukit_Device *dev, int otc, int ond,
+          const Py_ssize_t *oshape)
+{
+    cukit_state *st = self->st;
     cukit_Array *out;
     if (out_o && out_o != Py_None) {
         if (!Py_IS_TYPE(out_o, st->ArrayType))
-            return PyErr_Format(PyExc_TypeError, "%U(): the output must be a cukit.Array",
-                                self->name);
+            return no_array(PyErr_Format(PyExc_TypeError, "%U(): the output must be a cukit.Array",
+                                         self->name));
         out = (cukit_Array *)out_o;
-        int same = out->typecode == tcs[nin];
+        int same = out->typecode == otc;
         if (same && self->odtype && (same = PyObject_RichCompareBool(out->dtype, self->odtype,
                                                                      Py_EQ)) < 0)
             return NULL;
         if (!same || out->ndim != ond ||
             memcmp(out->shape, oshape, sizeof(Py_ssize_t) * (size_t)ond)) {
             if (self->odtype)
-                return PyErr_Format(PyExc_ValueError, "%U(): the output must be an array of "
-                                    "dtype %S and the reduced shape", self->name, self->odtype);
-            return PyErr_Format(PyExc_ValueError, "%U(): the output must be a %s array of the "
-                                "reduced shape", self->name, ck_dtypes[tcs[nin]].name);
+                return no_array(PyErr_Format(PyExc_ValueError,
+                                             "%U(): the output must be an array of "
+                                             "dtype %S and the reduced shape",
+                                             self->name, self->odtype));
+            return no_array(PyErr_Format(PyExc_ValueError,
+                                         "%U(): the output must be a %s array of the "
+                                         "reduced shape",
+                                         self->name, ck_dtypes[otc].name));
         }
         Py_INCREF(out);
     }
@@ -230,10 +269,18 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
                                    oshape)) == NULL)
             return NULL;
     }
-    else if ((out = ck_empty(st, dev, tcs[nin], ond, oshape)) == NULL) {
+    else if ((out = ck_empty(st, dev, otc, ond, oshape)) == NULL) {
         return NULL;
     }
-    /* the spec */
+    return out;
+}
+
+/* The code generator's spec of this call; *head (new ref, the typedefs and the preamble)
+ * holds the text spec.head points into. 0 / -1. */
+static int
+spec_of(ck_ReductionKernel *self, const bound_args *b, int nin, ck_rspec *out_spec,
+        PyObject **out_head)
+{
     ck_rspec spec;
     memset(&spec, 0, sizeof spec);
     spec.nin = nin;
@@ -241,27 +288,28 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     spec.index = self->pycuda ? "i" : NULL;
     int widest = 1;
     for (int k = 0; k <= nin; k++) {
-        spec.tc[k] = tcs[k];
+        spec.tc[k] = b->tcs[k];
         spec.names[k] = self->params[k].name;
         if (k < nin) {
-            spec.kind[k] = kinds[k];
+            spec.kind[k] = b->kinds[k];
             spec.in_ctype[k] = self->params[k].ctype;
-            if (kinds[k] == CK_OPND_ARRAY && ck_dtypes[tcs[k]].size > widest)
-                widest = ck_dtypes[tcs[k]].size;
+            if (b->kinds[k] == CK_OPND_ARRAY && ck_dtypes[b->tcs[k]].size > widest)
+                widest = ck_dtypes[b->tcs[k]].size;
         }
     }
     spec.vec = widest >= 16 ? 1 : 16 / widest;
     /* a struct is the accumulator and the output, and the preamble defines it */
     const char *octype = self->octype ? PyUnicode_AsUTF8(self->octype) : NULL;
-    spec.acc = octype ? octype : ck_dtypes[atc].ctype;
+    spec.acc = octype ? octype : ck_dtypes[b->atc].ctype;
     spec.out_ctype = octype;
     PyObject *head = PyUnicode_FromString("");
     if (head && !octype)
-        Py_SETREF(head, PyUnicode_FromFormat("typedef %s _type_reduce;\n", ck_dtypes[atc].ctype));
+        Py_SETREF(head,
+                  PyUnicode_FromFormat("typedef %s _type_reduce;\n", ck_dtypes[b->atc].ctype));
     for (int i = 0; head && i < self->nph; i++)
-        if (ph_tc[i] >= 0)
+        if (b->ph_tc[i] >= 0)
             Py_SETREF(head, PyUnicode_FromFormat("%Utypedef %s %s;\n", head,
-                                                 ck_dtypes[ph_tc[i]].ctype, self->ph_names[i]));
+                                                 ck_dtypes[b->ph_tc[i]].ctype, self->ph_names[i]));
     if (head && PyUnicode_GET_LENGTH(self->preamble) > 0)
         Py_SETREF(head, PyUnicode_FromFormat("%U#line 1 \"preamble\"\n%U\n", head, self->preamble));
     if (head && octype)
@@ -272,38 +320,91 @@ rk_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     spec.reduce = PyUnicode_AsUTF8(self->reduce);
     spec.identity = PyUnicode_AsUTF8(self->identity);
     spec.post = PyUnicode_AsUTF8(self->post);
-    ck_rplan P;
+    *out_spec = spec;
+    *out_head = head;
+    if (h == NULL || !spec.map || !spec.reduce || !spec.identity || !spec.post) {
+        Py_CLEAR(*out_head);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+reduction_kernel_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    ck_ReductionKernel *self = (ck_ReductionKernel *)obj;
+    cukit_state *st = self->st;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *axis = Py_None, *stream = Py_None, *out_o = NULL;
+    int keepdims = 0;
+    if (read_keywords(self, args + nargs, kwnames, &axis, &stream, &out_o, &keepdims) < 0)
+        return NULL;
+    int nin = self->nin;
+    if (nargs == nin + 1 && out_o == NULL)
+        out_o = args[nin];
+    else if (nargs != nin)
+        return PyErr_Format(PyExc_TypeError, "%U() takes %d arguments, %zd given", self->name,
+                            nin, nargs);
+    bound_args b;
+    if (bind_inputs(self, args, nin, &b) < 0)
+        return NULL;
+    cukit_Device *dev = b.dev;
+    int atc = b.atc;
+    /* the shape: broadcast inputs (CuPy), or the first array's size (PyCUDA) */
+    int ndim = 0;
+    Py_ssize_t shape[CUKIT_MAXDIM], oshape[CUKIT_MAXDIM];
+    uint64_t axes = 0;
+    if (self->pycuda) {
+        cukit_Array *first = NULL;
+        for (int k = 0; k < nin && first == NULL; k++)
+            first = b.arrays[k];
+        ndim = 1;
+        shape[0] = first->size;
+        axes = 1;
+    }
+    else {
+        if (ck_broadcast(b.bcast, b.nb, &ndim, shape) < 0 ||
+            ck_parse_axes(st, axis, ndim, &axes) < 0)
+            return NULL;
+    }
+    int ond = ck_rout_shape(ndim, shape, axes, keepdims, oshape);
+    cukit_Array *out = output_of(self, out_o, dev, b.tcs[nin], ond, oshape);
+    if (out == NULL)
+        return NULL;
+    ck_rspec spec;
+    PyObject *head = NULL;
+    const char *octype = self->octype ? PyUnicode_AsUTF8(self->octype) : NULL;
+    ck_rplan plan;
     CUstream hs = NULL;
     int rc = -1;
-    if (h == NULL || !spec.map || !spec.reduce || !spec.identity || !spec.post ||
-        ck_stream(st, stream, dev, NULL, &hs) < 0)
+    if (spec_of(self, &b, nin, &spec, &head) < 0 || ck_stream(st, stream, dev, NULL, &hs) < 0)
         goto done;
-    if (ck_rplan_make(&P, arrays, kinds, nin, ndim, shape, axes, out, 0) < 0)
+    if (ck_rplan_make(&plan, b.arrays, b.kinds, nin, ndim, shape, axes, out, 0) < 0)
         goto done;
     for (int k = 0; k < nin; k++)
-        if (kinds[k] == CK_OPND_SCALAR && ck_scalar_to(args[k], tcs[k], 1, &P.val[k]) < 0)
+        if (b.kinds[k] == CK_OPND_SCALAR && ck_scalar_to(args[k], b.tcs[k], 1, &plan.val[k]) < 0)
             goto done;
     if (self->pycuda) { /* raw pointers: nothing to index but i */
-        P.kd = 0;
-        P.rd = 1;
-        P.nout = 1;
-        P.nred = shape[0];
-        P.rshape[0] = shape[0];
-        memset(P.rs, 0, sizeof P.rs);
+        plan.kd = 0;
+        plan.rd = 1;
+        plan.nout = 1;
+        plan.nred = shape[0];
+        plan.rshape[0] = shape[0];
+        memset(plan.rs, 0, sizeof plan.rs);
     }
-    P.count = P.nred;
-    P.d = (double)P.nred;
-    memset(&P.init, 0, sizeof P.init);
+    plan.count = plan.nred;
+    plan.d = (double)plan.nred;
+    memset(&plan.init, 0, sizeof plan.init);
     uint64_t key = (1ULL << 63) | (uint64_t)(dev->ordinal & 63) << 3;
     for (int i = 0; i < CK_MAXPH; i++)
-        key |= (uint64_t)(ph_tc[i] < 0 ? 31 : ph_tc[i]) << (9 + 5 * i);
+        key |= (uint64_t)(b.ph_tc[i] < 0 ? 31 : b.ph_tc[i]) << (9 + 5 * i);
     for (int k = 0; k < nin; k++)
-        key |= (uint64_t)(kinds[k] == CK_OPND_SCALAR) << (29 + k);
+        key |= (uint64_t)(b.kinds[k] == CK_OPND_SCALAR) << (29 + k);
     PyObject *file = PyUnicode_FromFormat("%U.cu", self->name);
     const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
     if (fname)
         rc = ck_rplan_run(st, dev, &self->cache, key, &spec, fname, self->options,
-                          octype ? (int)self->osize : ck_dtypes[atc].size, &P, hs);
+                          octype ? (int)self->osize : ck_dtypes[atc].size, &plan, hs);
     Py_XDECREF(file);
 done:
     Py_XDECREF(head);
@@ -333,7 +434,7 @@ is_type_name(const char *t)
  * struct dtype named `ctype` in C, whose dtype, name and itemsize go into self. The
  * typecode (CUKIT_TC_OTHER for a struct), or -1 with TypeError/ValueError. */
 static int
-out_type(cukit_RK *self, PyObject *dtype, PyObject *ctype)
+out_type(ck_ReductionKernel *self, PyObject *dtype, PyObject *ctype)
 {
     cukit_state *st = self->st;
     PyObject *dt = cukit_resolve_dtype(st, dtype), *size = NULL;
@@ -409,7 +510,7 @@ text_of(PyObject *v, const char *what)
 }
 
 static PyObject *
-rk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+reduction_kernel_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     cukit_state *st = cukit_state_of_type(type);
     Py_ssize_t n = PyTuple_GET_SIZE(args);
@@ -436,10 +537,10 @@ rk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                                          &pre, &opts))
             return NULL;
     }
-    cukit_RK *self = PyObject_GC_New(cukit_RK, type);
+    ck_ReductionKernel *self = PyObject_GC_New(ck_ReductionKernel, type);
     if (self == NULL)
         return NULL;
-    self->vectorcall = rk_call;
+    self->vectorcall = reduction_kernel_call;
     self->st = st;
     self->pycuda = pycuda;
     self->nparams = self->nin = self->nph = 0;
@@ -488,7 +589,8 @@ rk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         o->tc = otc;
         o->output = 1;
         self->rtc = otc;
-        self->map = map && map != Py_None ? text_of(map, "map_expr") : PyUnicode_FromString("in[i]");
+        self->map =
+            map && map != Py_None ? text_of(map, "map_expr") : PyUnicode_FromString("in[i]");
         self->post = PyUnicode_FromString("out_ = a");
     }
     else {
@@ -513,10 +615,11 @@ rk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             ck_param_list list = param_list(self);
             if (t && (self->rtc = ck_type_named(t, pycuda_complex)) < 0) {
                 if (!ck_is_ident(t)) {
-                    PyErr_Format(PyExc_ValueError, "ReductionKernel: unknown reduce_type %R", rtype);
+                    PyErr_Format(PyExc_ValueError, "ReductionKernel: unknown reduce_type %R",
+                                 rtype);
                     goto error;
                 }
-                if ((self->rph = ck_placeholder(&rk_rules[0], &list, t)) < 0)
+                if ((self->rph = ck_placeholder(&reduction_kernel_rules[0], &list, t)) < 0)
                     goto error;
             }
             else if (t == NULL && (self->rtc = ck_tc_of(st, rtype)) < 0) {
@@ -538,7 +641,7 @@ error:
 }
 
 static void
-rk_dealloc(cukit_RK *self)
+reduction_kernel_dealloc(ck_ReductionKernel *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
@@ -557,7 +660,7 @@ rk_dealloc(cukit_RK *self)
 }
 
 static int
-rk_traverse(cukit_RK *self, visitproc visit, void *arg)
+reduction_kernel_traverse(ck_ReductionKernel *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->cache.modules);
@@ -566,24 +669,24 @@ rk_traverse(cukit_RK *self, visitproc visit, void *arg)
 }
 
 static PyObject *
-rk_repr(cukit_RK *self)
+reduction_kernel_repr(ck_ReductionKernel *self)
 {
     return PyUnicode_FromFormat("<cukit.ReductionKernel '%U'>", self->name);
 }
 
-static PyMemberDef rk_members[] = {
-    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(cukit_RK, vectorcall), Py_READONLY},
-    {"name", Py_T_OBJECT_EX, offsetof(cukit_RK, name), Py_READONLY, "The kernel's name."},
+static PyMemberDef reduction_kernel_members[] = {
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(ck_ReductionKernel, vectorcall), Py_READONLY},
+    {"name", Py_T_OBJECT_EX, offsetof(ck_ReductionKernel, name), Py_READONLY, "The kernel's name."},
     {NULL},
 };
 
-static PyType_Slot rk_slots[] = {
-    {Py_tp_new, rk_new},
-    {Py_tp_dealloc, rk_dealloc},
-    {Py_tp_traverse, rk_traverse},
+static PyType_Slot reduction_kernel_slots[] = {
+    {Py_tp_new, reduction_kernel_new},
+    {Py_tp_dealloc, reduction_kernel_dealloc},
+    {Py_tp_traverse, reduction_kernel_traverse},
     {Py_tp_call, PyVectorcall_Call},
-    {Py_tp_repr, rk_repr},
-    {Py_tp_members, rk_members},
+    {Py_tp_repr, reduction_kernel_repr},
+    {Py_tp_members, reduction_kernel_members},
     {Py_tp_doc, "ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr, "
                 "identity, name='reduce_kernel', reduce_type=None, reduce_dims=True, preamble='', "
                 "options=()) -- CuPy's form; call k(*inputs, axis=None, keepdims=False, "
@@ -596,18 +699,18 @@ static PyType_Slot rk_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec rk_spec = {
+static PyType_Spec reduction_kernel_spec = {
     .name = "cukit.ReductionKernel",
-    .basicsize = sizeof(cukit_RK),
+    .basicsize = sizeof(ck_ReductionKernel),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_HAVE_VECTORCALL,
-    .slots = rk_slots,
+    .slots = reduction_kernel_slots,
 };
 
 int
 ck_reduce_kernel_setup(PyObject *module, cukit_state *st)
 {
-    st->compute->ReductionKernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &rk_spec, NULL);
+    st->compute->ReductionKernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &reduction_kernel_spec, NULL);
     if (st->compute->ReductionKernelType == NULL)
         return -1;
     return PyModule_AddObjectRef(module, "ReductionKernel", (PyObject *)st->compute->ReductionKernelType);

@@ -9,7 +9,7 @@
  * read once and written once. Along an axis of an N-D array: a warp per line when the axis is
  * contiguous (32 elements a step, a carry between steps), else a thread per line
  * (neighbouring threads on neighbouring lines, so the accesses coalesce). */
-#include "compute/reduce_impl.h"
+#include "compute/reduce/reduce_impl.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -384,18 +384,20 @@ typedef struct {
 
 static int
 scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyObject *src_args[4],
-         int acc_size, const splan *S, CUstream h, int itemsize)
+         int acc_size, const splan *plan, CUstream h, int itemsize)
 {
-    if (S->n == 0 || S->nlines == 0)
+    if (plan->n == 0 || plan->nlines == 0)
         return 0;
-    int fn = S->nlines == 1 && S->nd == 0 ? SF_TILES
-             : (S->sin == itemsize && S->n >= 32) ? SF_WARPS : SF_LINES;
+    int fn = plan->nlines == 1 && plan->nd == 0 ? SF_TILES
+             : (plan->sin == itemsize && plan->n >= 32) ? SF_WARPS : SF_LINES;
     ck_entry *e = ck_kcache_find(cache, key | (uint64_t)fn);
     if (e == NULL) {
         PyObject *module = NULL;
         CUfunction f;
         const char *file = PyUnicode_AsUTF8(src_args[1]);
-        int rc = file ? ck_load(st, dev, src_args[0], file, src_args[2], fnames[0], &module, &f) : -1;
+        int rc = file ? cukit_builtin_function(st, dev, src_args[0], file, src_args[2], fnames[0],
+                                              &module, &f)
+                       : -1;
         for (int i = 0; rc == 0 && i < SF_COUNT; i++) {
             if (i > 0 && CU_CALL(st, cuModuleGetFunction,
                                  (&f, ((cukit_Module *)module)->handle, fnames[i])) < 0)
@@ -415,21 +417,21 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
         long long lshape[8], lsin[8], lsout[8];
     } a;
     memset(&a, 0, sizeof a);
-    a.in = S->in;
-    a.out = S->out;
-    a.n = S->n;
-    a.sin = S->sin;
-    a.sout = S->sout;
-    a.nlines = S->nlines;
-    a.nd = S->nd;
-    memcpy(a.lshape, S->lshape, sizeof a.lshape);
-    memcpy(a.lsin, S->lsin, sizeof a.lsin);
-    memcpy(a.lsout, S->lsout, sizeof a.lsout);
+    a.in = plan->in;
+    a.out = plan->out;
+    a.n = plan->n;
+    a.sin = plan->sin;
+    a.sout = plan->sout;
+    a.nlines = plan->nlines;
+    a.nd = plan->nd;
+    memcpy(a.lshape, plan->lshape, sizeof a.lshape);
+    memcpy(a.lsin, plan->lsin, sizeof a.lsin);
+    memcpy(a.lsout, plan->lsout, sizeof a.lsout);
     cukit_Array *status = NULL;
     long long grid;
     if (fn == SF_TILES) {
         const long long tile = CK_THREADS * scan_items(acc_size);
-        long long ntiles = (S->n + tile - 1) / tile;
+        long long ntiles = (plan->n + tile - 1) / tile;
         if (ntiles > 0x7fffffffLL) {
             PyErr_SetString(PyExc_ValueError, "scan: too many elements");
             return -1;
@@ -454,58 +456,52 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
     }
     else {
         long long per = fn == SF_WARPS ? 8 : 256;
-        grid = (S->nlines + per - 1) / per;
+        grid = (plan->nlines + per - 1) / per;
         if (grid > 0x7fffffffLL)
             grid = 0x7fffffffLL;
     }
     void *args[] = {&a};
-    int rc = cukit_device_activate(dev) < 0 ||
-             CU_CALL(st, cuLaunchKernel, (e->func, (unsigned)grid, 1, 1, 256, 1, 1, 0, h, args,
-                                          NULL)) < 0 ? -1 : 0;
+    int rc = cukit_builtin_launch(dev, e->func, (unsigned)grid, 1, 256, 1, h, args);
     Py_XDECREF(status);
-    if (rc == 0 && st->launch->debug && st->runtime->captures == 0)
-        CU_CALL_NOGIL(st, cuCtxSynchronize, ());
     return rc;
-error:
-    return -1;
 }
 
 /* Plan a scan of a along axis (-1: a flattened C-contiguous a) into out. 0 / -1. */
 static int
-scan_plan(splan *S, cukit_Array *a, int axis, cukit_Array *out)
+scan_plan(splan *plan, cukit_Array *a, int axis, cukit_Array *out)
 {
-    memset(S, 0, sizeof *S);
-    S->in = cukit_array_ptr(a);
-    S->out = cukit_array_ptr(out);
+    memset(plan, 0, sizeof *plan);
+    plan->in = cukit_array_ptr(a);
+    plan->out = cukit_array_ptr(out);
     if (axis < 0) {
-        S->n = a->size;
-        S->sin = a->itemsize;
-        S->sout = out->ndim ? out->strides[out->ndim - 1] : out->itemsize;
-        S->nlines = 1;
+        plan->n = a->size;
+        plan->sin = a->itemsize;
+        plan->sout = out->ndim ? out->strides[out->ndim - 1] : out->itemsize;
+        plan->nlines = 1;
         return 0;
     }
-    S->n = a->shape[axis];
-    S->sin = a->strides[axis];
-    S->sout = out->strides[axis];
-    S->nlines = 1;
+    plan->n = a->shape[axis];
+    plan->sin = a->strides[axis];
+    plan->sout = out->strides[axis];
+    plan->nlines = 1;
     for (int d = 0; d < a->ndim; d++) {
         if (d == axis)
             continue;
-        S->nlines *= a->shape[d];
+        plan->nlines *= a->shape[d];
         if (a->shape[d] == 1)
             continue;
-        if (S->nd >= LMAXD) {
+        if (plan->nd >= LMAXD) {
             PyErr_Format(PyExc_ValueError, "cukit scans take up to %d dimensions besides the "
                          "scanned one", LMAXD);
             return -1;
         }
-        S->lshape[S->nd] = a->shape[d];
-        S->lsin[S->nd] = a->strides[d];
-        S->lsout[S->nd] = out->strides[d];
-        S->nd++;
+        plan->lshape[plan->nd] = a->shape[d];
+        plan->lsin[plan->nd] = a->strides[d];
+        plan->lsout[plan->nd] = out->strides[d];
+        plan->nd++;
     }
-    if (S->nd == 0 && S->nlines == 1)
-        S->nd = 0;
+    if (plan->nd == 0 && plan->nlines == 1)
+        plan->nd = 0;
     return 0;
 }
 
@@ -598,9 +594,9 @@ ck_scan_call(cukit_state *st, int which, PyObject *const *args, Py_ssize_t nargs
         Py_DECREF(src);
         return NULL;
     }
-    splan S;
+    splan plan;
     CUstream h = NULL;
-    int rc = scan_plan(&S, src, src == a ? axis : -1, out) < 0 ||
+    int rc = scan_plan(&plan, src, src == a ? axis : -1, out) < 0 ||
              ck_stream(st, v[4], a->device, NULL, &h) < 0 ? -1 : 0;
     if (rc == 0) {
         uint64_t key = (1ULL << 63) | (uint64_t)which << 2 | (uint64_t)src->typecode << 4 |
@@ -613,7 +609,7 @@ ck_scan_call(cukit_state *st, int which, PyObject *const *args, Py_ssize_t nargs
         sa[1] = PyUnicode_FromFormat("cukit_%s.cu", who);
         sa[2] = PyTuple_New(0);
         rc = cache && sa[0] && sa[1] && sa[2]
-                 ? scan_run(st, a->device, cache, key, sa, ck_acc_size(atc), &S, h, (int)src->itemsize)
+                 ? scan_run(st, a->device, cache, key, sa, ck_acc_size(atc), &plan, h, (int)src->itemsize)
                  : -1;
         for (int i = 0; i < 3; i++)
             Py_XDECREF(sa[i]);
@@ -648,7 +644,7 @@ typedef struct {
     PyObject *file;      /* strong ref: str */
     PyObject *options;   /* strong ref: tuple */
     ck_kcache cache;
-} cukit_Scan;
+} ck_ScanKernel;
 
 static PyObject *
 sk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -697,7 +693,7 @@ sk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_XDECREF(head);
     if (src == NULL)
         return NULL;
-    cukit_Scan *self = (cukit_Scan *)type->tp_alloc(type, 0); /* tracked by the GC */
+    ck_ScanKernel *self = (ck_ScanKernel *)type->tp_alloc(type, 0); /* tracked by the GC */
     if (self == NULL) {
         Py_DECREF(src);
         return NULL;
@@ -719,7 +715,7 @@ sk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 
 /* k(input_ary, output_ary=None, stream=None): in place when output_ary is None. */
 static PyObject *
-sk_call(cukit_Scan *self, PyObject *args, PyObject *kwargs)
+sk_call(ck_ScanKernel *self, PyObject *args, PyObject *kwargs)
 {
     cukit_state *st = self->st;
     static char *kw[] = {"input_ary", "output_ary", "stream", "allocator", "queue", "output", NULL};
@@ -742,20 +738,20 @@ sk_call(cukit_Scan *self, PyObject *args, PyObject *kwargs)
     if (a->ndim != 1 || o->ndim != 1 || a->size != o->size)
         return PyErr_Format(PyExc_ValueError, "scan kernel: the input and output must be 1-D "
                             "arrays of one size");
-    splan S;
+    splan plan;
     CUstream h = NULL;
-    if (scan_plan(&S, a, 0, o) < 0 || ck_stream(st, stream, a->device, NULL, &h) < 0)
+    if (scan_plan(&plan, a, 0, o) < 0 || ck_stream(st, stream, a->device, NULL, &h) < 0)
         return NULL;
     uint64_t key = (1ULL << 63) | (uint64_t)(a->device->ordinal & 63) << 4;
     PyObject *sa[4] = {self->source, self->file, self->options, NULL};
-    if (scan_run(st, a->device, &self->cache, key, sa, ck_dtypes[self->tc].size, &S, h,
+    if (scan_run(st, a->device, &self->cache, key, sa, ck_dtypes[self->tc].size, &plan, h,
                  (int)a->itemsize) < 0)
         return NULL;
     return Py_NewRef(out_o);
 }
 
 static void
-sk_dealloc(cukit_Scan *self)
+sk_dealloc(ck_ScanKernel *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
@@ -768,7 +764,7 @@ sk_dealloc(cukit_Scan *self)
 }
 
 static int
-sk_traverse(cukit_Scan *self, visitproc visit, void *arg)
+sk_traverse(ck_ScanKernel *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->cache.modules);
@@ -776,7 +772,7 @@ sk_traverse(cukit_Scan *self, visitproc visit, void *arg)
 }
 
 static PyMemberDef sk_members[] = {
-    {"source", Py_T_OBJECT_EX, offsetof(cukit_Scan, source), Py_READONLY, "The CUDA C."},
+    {"source", Py_T_OBJECT_EX, offsetof(ck_ScanKernel, source), Py_READONLY, "The CUDA C."},
     {NULL},
 };
 
@@ -795,7 +791,7 @@ static PyType_Slot sk_slots[] = {
 
 static PyType_Spec sk_spec = {
     .name = "cukit.ScanKernel",
-    .basicsize = sizeof(cukit_Scan),
+    .basicsize = sizeof(ck_ScanKernel),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
     .slots = sk_slots,
 };

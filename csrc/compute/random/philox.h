@@ -14,7 +14,7 @@
 #define CUKIT_PHILOX_ROUNDS 10
 
 static inline void
-cukit_mulhilo64(uint64_t a, uint64_t b, uint64_t *lo, uint64_t *hi)
+ck_mulhilo64(uint64_t a, uint64_t b, uint64_t *lo, uint64_t *hi)
 {
     uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
     uint64_t p00 = a0 * b0, t = a0 * b1 + (p00 >> 32), s = a1 * b0 + (uint32_t)t;
@@ -31,7 +31,7 @@ cukit_mulhilo64(uint64_t a, uint64_t b, uint64_t *lo, uint64_t *hi)
 
 /* Random123's philox4x32_10(ctr, key): four 32-bit words. */
 static inline void
-cukit_philox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
+ck_philox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
 {
     uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3], k0 = key[0], k1 = key[1];
     for (int r = 0; r < CUKIT_PHILOX_ROUNDS; r++) {
@@ -52,13 +52,13 @@ cukit_philox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
 /* The four 64-bit words of Philox4x64-10 for counter `ctr` and key `key`, as
  * numpy.random.Philox computes them (word 0 first). */
 static inline void
-cukit_philox_block(const uint64_t ctr[4], const uint64_t key[2], uint64_t out[4])
+ck_philox_block(const uint64_t ctr[4], const uint64_t key[2], uint64_t out[4])
 {
     uint64_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3], k0 = key[0], k1 = key[1];
     for (int r = 0; r < CUKIT_PHILOX_ROUNDS; r++) {
         uint64_t lo0, hi0, lo1, hi1;
-        cukit_mulhilo64(CUKIT_PHILOX_M0, c0, &lo0, &hi0);
-        cukit_mulhilo64(CUKIT_PHILOX_M1, c2, &lo1, &hi1);
+        ck_mulhilo64(CUKIT_PHILOX_M0, c0, &lo0, &hi0);
+        ck_mulhilo64(CUKIT_PHILOX_M1, c2, &lo1, &hi1);
         c0 = hi1 ^ c1 ^ k0;
         c1 = lo1;
         c2 = hi0 ^ c3 ^ k1;
@@ -94,7 +94,7 @@ typedef struct {
     int has_uint32;
     uint32_t uinteger;
     PyObject *seed_seq;    /* strong ref: the numpy SeedSequence behind spawn() */
-} cukit_Philox;
+} ck_Philox;
 
 /* What one kernel launch draws from: the device struct `Params` in
  * random_kernels.c has this layout, field for field. */
@@ -112,18 +112,18 @@ typedef struct {
     uint32_t uinteger;
     int32_t vec;           /* 1 when `out` is 16-byte aligned */
     double c[8];           /* a distribution's constants (poisson: lam and PTRS's) */
-} cukit_rand_params;
+} ck_rand_params;
 
 /* What a Generator method draws: one kernel each. */
 typedef enum {
-    CUKIT_RK_RAW,          /* uint64 words */
-    CUKIT_RK_U64, CUKIT_RK_U32,   /* uniform float64, float32 */
-    CUKIT_RK_N64, CUKIT_RK_N32,   /* normal */
-    CUKIT_RK_E64, CUKIT_RK_E32,   /* exponential */
-    CUKIT_RK_I8, CUKIT_RK_I16, CUKIT_RK_I32, CUKIT_RK_I64, /* integers, one word each */
-    CUKIT_RK_POISSON,      /* int64, one word each */
-    CUKIT_RK_COUNT
-} cukit_rand_kind;
+    CK_RAND_RAW,          /* uint64 words */
+    CK_RAND_U64, CK_RAND_U32,   /* uniform float64, float32 */
+    CK_RAND_N64, CK_RAND_N32,   /* normal */
+    CK_RAND_E64, CK_RAND_E32,   /* exponential */
+    CK_RAND_I8, CK_RAND_I16, CK_RAND_I32, CK_RAND_I64, /* integers, one word each */
+    CK_RAND_POISSON,      /* int64, one word each */
+    CK_RAND_COUNT
+} ck_rand_kind;
 
 /* What cukit_permutation takes: the device struct PermParams, field for field. */
 #define CUKIT_PERM_MAX_ROUNDS 832 /* 12 rounds per bit of n, and 64: n up to 2**64 */
@@ -132,31 +132,31 @@ typedef struct {
     int64_t n;
     uint64_t k0, k1;       /* its key: two words of the bit generator */
     int32_t rounds, pad;
-} cukit_perm_params;
+} ck_perm_params;
 
 /* ------------------------------------------------------------------ philox.c */
 
 /* The Philox types into st->compute->PhiloxType and st->compute->Philox4x32Type. 0 / -1. */
-int cukit_philox_setup(PyObject *module, cukit_state *st);
+int ck_philox_setup(PyObject *module, cukit_state *st);
 /* Whether obj is a bit generator of either type. */
-int cukit_is_bit_generator(cukit_state *st, PyObject *obj);
+int ck_is_bit_generator(cukit_state *st, PyObject *obj);
 /* Take the next n 64-bit words of bg (n >= 1) for a launch: fills p's counter,
  * buffer, round keys and pos, and moves bg past them exactly as numpy would. */
-void cukit_philox_take64(cukit_Philox *bg, int64_t n, cukit_rand_params *p);
+void ck_philox_take64(ck_Philox *bg, int64_t n, ck_rand_params *p);
 /* Take n 32-bit draws (n >= 1), with numpy's rule: a pending high half first, then
  * the low and high halves of each next word, an odd last high half kept pending.
  * Fills p's head and uinteger too. */
-void cukit_philox_take32(cukit_Philox *bg, int64_t n, cukit_rand_params *p);
+void ck_philox_take32(ck_Philox *bg, int64_t n, ck_rand_params *p);
 
 /* ------------------------------------------------------------------ random_kernels.c */
 
 /* Launch kernel `name` of the random module on dev (compiled at first need) with
  * `args`, enough 256-thread blocks for `work` threads (capped; the kernels loop), on
  * h. 0 / -1. */
-int cukit_random_launch(cukit_Device *dev, const char *name, long long work, void **args,
+int ck_random_launch(cukit_Device *dev, const char *name, long long work, void **args,
                         CUstream h);
 /* The CUDA C source of the kernels. Static storage. */
-const char *cukit_random_kernel_source(void);
+const char *ck_random_kernel_source(void);
 /* Draw `kind` into a new array of shape `size` (None: a 0-d array; an int or a tuple)
  * with dtype `dtype`, or into `out` (a C-contiguous writable cukit.Array of that
  * dtype whose shape matches `size` when both are given), on the current device or
@@ -164,8 +164,8 @@ const char *cukit_random_kernel_source(void);
  * stream). p's a, b, ilow and irange are the caller's; the rest is filled here and
  * bg advanced by what was drawn. `who` names the method in messages. New ref (the
  * array) or NULL with an exception, the state then unchanged. */
-PyObject *cukit_random_draw(cukit_Philox *bg, cukit_rand_kind kind, PyObject *dtype,
+PyObject *ck_random_draw(ck_Philox *bg, ck_rand_kind kind, PyObject *dtype,
                             PyObject *size, PyObject *out, PyObject *stream,
-                            cukit_rand_params *p, const char *who);
+                            ck_rand_params *p, const char *who);
 
 #endif /* CUKIT_COMPUTE_PHILOX_H */

@@ -1,13 +1,13 @@
-/* random.c - cukit.random.Generator: numpy's Generator methods drawing on the GPU from a Philox bit generator */
-#include "compute/philox.h"
+/* generator.c - cukit.random.Generator: numpy's Generator methods drawing on the GPU from a Philox bit generator */
+#include "compute/random/philox.h"
 
 #include <math.h>
 #include <string.h>
 
 typedef struct {
     PyObject_HEAD
-    cukit_Philox *bg;      /* strong ref: the bit generator, whose state each draw moves */
-} cukit_Generator;
+    ck_Philox *bg;      /* strong ref: the bit generator, whose state each draw moves */
+} ck_Generator;
 
 /* ------------------------------------------------------------------ arguments */
 
@@ -71,18 +71,18 @@ check_scale(double scale, const char *what)
 
 /* One draw of a float kind: `k64` for float64, k64 + 1 (its float32 twin) for float32. */
 static PyObject *
-float_draw(cukit_Generator *self, cukit_rand_kind k64, PyObject *dtype_arg, PyObject *size,
+float_draw(ck_Generator *self, ck_rand_kind k64, PyObject *dtype_arg, PyObject *size,
            PyObject *out, PyObject *stream, double a, double b, const char *method)
 {
     PyObject *dtype;
     int half;
     if (float_dtype(self->bg->st, dtype_arg, method, &dtype, &half) < 0)
         return NULL;
-    cukit_rand_params p;
+    ck_rand_params p;
     memset(&p, 0, sizeof p);
     p.a = a;
     p.b = b;
-    PyObject *r = cukit_random_draw(self->bg, (cukit_rand_kind)(k64 + half), dtype, size, out,
+    PyObject *r = ck_random_draw(self->bg, (ck_rand_kind)(k64 + half), dtype, size, out,
                                     stream, &p, method);
     Py_DECREF(dtype);
     return r;
@@ -91,18 +91,18 @@ float_draw(cukit_Generator *self, cukit_rand_kind k64, PyObject *dtype_arg, PyOb
 /* ------------------------------------------------------------------ methods */
 
 static PyObject *
-gen_random(cukit_Generator *self, PyObject *args, PyObject *kwargs)
+gen_random(ck_Generator *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"size", "dtype", "out", "stream", NULL};
     PyObject *size = Py_None, *dtype = NULL, *out = Py_None, *stream = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO$O:random", kwlist, &size, &dtype, &out,
                                      &stream))
         return NULL;
-    return float_draw(self, CUKIT_RK_U64, dtype, size, out, stream, 0.0, 1.0, "random");
+    return float_draw(self, CK_RAND_U64, dtype, size, out, stream, 0.0, 1.0, "random");
 }
 
 static PyObject *
-gen_uniform(cukit_Generator *self, PyObject *args, PyObject *kwargs)
+gen_uniform(ck_Generator *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"low", "high", "size", "dtype", "out", "stream", NULL};
     PyObject *lo = NULL, *hi = NULL, *size = Py_None, *dtype = NULL, *out = Py_None;
@@ -123,22 +123,22 @@ gen_uniform(cukit_Generator *self, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_ValueError, "uniform: high - low < 0; pass low <= high");
         return NULL;
     }
-    return float_draw(self, CUKIT_RK_U64, dtype, size, out, stream, low, range, "uniform");
+    return float_draw(self, CK_RAND_U64, dtype, size, out, stream, low, range, "uniform");
 }
 
 static PyObject *
-gen_standard_normal(cukit_Generator *self, PyObject *args, PyObject *kwargs)
+gen_standard_normal(ck_Generator *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"size", "dtype", "out", "stream", NULL};
     PyObject *size = Py_None, *dtype = NULL, *out = Py_None, *stream = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO$O:standard_normal", kwlist, &size, &dtype,
                                      &out, &stream))
         return NULL;
-    return float_draw(self, CUKIT_RK_N64, dtype, size, out, stream, 0.0, 1.0, "standard_normal");
+    return float_draw(self, CK_RAND_N64, dtype, size, out, stream, 0.0, 1.0, "standard_normal");
 }
 
 static PyObject *
-gen_normal(cukit_Generator *self, PyObject *args, PyObject *kwargs)
+gen_normal(ck_Generator *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"loc", "scale", "size", "dtype", "out", "stream", NULL};
     PyObject *lo = NULL, *sc = NULL, *size = Py_None, *dtype = NULL, *out = Py_None;
@@ -149,11 +149,11 @@ gen_normal(cukit_Generator *self, PyObject *args, PyObject *kwargs)
         float_arg(lo, 0.0, "loc", "normal", &loc) < 0 ||
         float_arg(sc, 1.0, "scale", "normal", &scale) < 0 || check_scale(scale, "scale") < 0)
         return NULL;
-    return float_draw(self, CUKIT_RK_N64, dtype, size, out, stream, loc, scale, "normal");
+    return float_draw(self, CK_RAND_N64, dtype, size, out, stream, loc, scale, "normal");
 }
 
 static PyObject *
-gen_standard_exponential(cukit_Generator *self, PyObject *args, PyObject *kwargs)
+gen_standard_exponential(ck_Generator *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"size", "dtype", "method", "out", "stream", NULL};
     PyObject *size = Py_None, *dtype = NULL, *method = Py_None, *out = Py_None;
@@ -162,12 +162,12 @@ gen_standard_exponential(cukit_Generator *self, PyObject *args, PyObject *kwargs
                                      &dtype, &method, &out, &stream))
         return NULL;
     /* method= is accepted for numpy's signature: cukit always inverts ('inv'). */
-    return float_draw(self, CUKIT_RK_E64, dtype, size, out, stream, 0.0, 1.0,
+    return float_draw(self, CK_RAND_E64, dtype, size, out, stream, 0.0, 1.0,
                       "standard_exponential");
 }
 
 static PyObject *
-gen_exponential(cukit_Generator *self, PyObject *args, PyObject *kwargs)
+gen_exponential(ck_Generator *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"scale", "size", "dtype", "out", "stream", NULL};
     PyObject *sc = NULL, *size = Py_None, *dtype = NULL, *out = Py_None, *stream = Py_None;
@@ -176,7 +176,7 @@ gen_exponential(cukit_Generator *self, PyObject *args, PyObject *kwargs)
                                      &dtype, &out, &stream) ||
         float_arg(sc, 1.0, "scale", "exponential", &scale) < 0 || check_scale(scale, "scale") < 0)
         return NULL;
-    return float_draw(self, CUKIT_RK_E64, dtype, size, out, stream, 0.0, scale, "exponential");
+    return float_draw(self, CK_RAND_E64, dtype, size, out, stream, 0.0, scale, "exponential");
 }
 
 /* The smallest and largest value of an integer typecode, as Python ints. 0 / -1. */
@@ -215,7 +215,7 @@ less(PyObject *a, PyObject *b)
 }
 
 static PyObject *
-gen_integers(cukit_Generator *self, PyObject *args, PyObject *kwargs)
+gen_integers(ck_Generator *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"low", "high", "size", "dtype", "endpoint", "out", "stream", NULL};
     PyObject *lo_arg, *hi_arg = Py_None, *size = Py_None, *dtype_arg = NULL, *out = Py_None;
@@ -280,16 +280,16 @@ gen_integers(cukit_Generator *self, PyObject *args, PyObject *kwargs)
     PyObject *span = PyNumber_Subtract(hmax, low); /* values - 1, below 2**64 */
     if (span == NULL)
         goto done;
-    cukit_rand_params p;
+    ck_rand_params p;
     memset(&p, 0, sizeof p);
     p.irange = PyLong_AsUnsignedLongLong(span);
     p.ilow = (int64_t)PyLong_AsUnsignedLongLongMask(low);
     Py_DECREF(span);
     if (PyErr_Occurred())
         goto done;
-    static const cukit_rand_kind by_size[9] = {
-        [1] = CUKIT_RK_I8, [2] = CUKIT_RK_I16, [4] = CUKIT_RK_I32, [8] = CUKIT_RK_I64};
-    result = cukit_random_draw(self->bg, by_size[cukit_typecode_size(tc)], dtype, size, out,
+    static const ck_rand_kind by_size[9] = {
+        [1] = CK_RAND_I8, [2] = CK_RAND_I16, [4] = CK_RAND_I32, [8] = CK_RAND_I64};
+    result = ck_random_draw(self->bg, by_size[cukit_typecode_size(tc)], dtype, size, out,
                                stream, &p, "integers");
 done:
     Py_XDECREF(low);
@@ -306,7 +306,7 @@ done:
 #define POISSON_LAM_MAX 9.223372006484771e18
 
 static PyObject *
-gen_poisson(cukit_Generator *self, PyObject *args, PyObject *kwargs)
+gen_poisson(ck_Generator *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"lam", "size", "out", "stream", NULL};
     PyObject *lam_o = NULL, *size = Py_None, *out = Py_None, *stream = Py_None;
@@ -324,7 +324,7 @@ gen_poisson(cukit_Generator *self, PyObject *args, PyObject *kwargs)
                         "9.223372006484771e18, numpy's bound); pass a smaller lam");
         return NULL;
     }
-    cukit_rand_params p;
+    ck_rand_params p;
     memset(&p, 0, sizeof p);
     /* The constants of Hormann's PTRS (1993), for lam >= 10; exp(-lam) for the rest. */
     double slam = sqrt(lam), b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
@@ -338,7 +338,7 @@ gen_poisson(cukit_Generator *self, PyObject *args, PyObject *kwargs)
     PyObject *name = PyUnicode_FromString("int64");
     PyObject *dtype = name ? cukit_resolve_dtype(self->bg->st, name) : NULL;
     Py_XDECREF(name);
-    PyObject *r = dtype ? cukit_random_draw(self->bg, CUKIT_RK_POISSON, dtype, size, out, stream,
+    PyObject *r = dtype ? ck_random_draw(self->bg, CK_RAND_POISSON, dtype, size, out, stream,
                                             &p, "poisson")
                         : NULL;
     Py_XDECREF(dtype);
@@ -349,23 +349,23 @@ gen_poisson(cukit_Generator *self, PyObject *args, PyObject *kwargs)
 
 /* The next 64-bit word of bg, as random_raw() would give it. */
 static uint64_t
-next_word(cukit_Philox *bg)
+next_word(ck_Philox *bg)
 {
-    cukit_rand_params p;
+    ck_rand_params p;
     memset(&p, 0, sizeof p);
-    cukit_philox_take64(bg, 1, &p);
+    ck_philox_take64(bg, 1, &p);
     return p.buf[p.pos];
 }
 
 /* A permutation of [0, n) into int64 device memory at `out`, queued on h: its key is
  * the next two words of bg (put back if the launch fails). 0 / -1. */
 static int
-fill_permutation(cukit_Philox *bg, cukit_Device *dev, CUdeviceptr out, Py_ssize_t n, CUstream h)
+fill_permutation(ck_Philox *bg, cukit_Device *dev, CUdeviceptr out, Py_ssize_t n, CUstream h)
 {
     if (n == 0)
         return 0;
-    cukit_Philox saved = *bg;
-    cukit_perm_params pp;
+    ck_Philox saved = *bg;
+    ck_perm_params pp;
     memset(&pp, 0, sizeof pp);
     pp.out = out;
     pp.n = n;
@@ -376,7 +376,7 @@ fill_permutation(cukit_Philox *bg, cukit_Device *dev, CUdeviceptr out, Py_ssize_
         bits++;
     pp.rounds = 12 * bits + 64;
     void *args[] = {&pp};
-    if (cukit_random_launch(dev, "cukit_permutation", n, args, h) < 0) {
+    if (ck_random_launch(dev, "cukit_permutation", n, args, h) < 0) {
         memcpy(bg->ctr, saved.ctr, sizeof bg->ctr);
         memcpy(bg->buffer, saved.buffer, sizeof bg->buffer);
         bg->buffer_pos = saved.buffer_pos;
@@ -404,7 +404,7 @@ gather_rows(cukit_Array *dst, cukit_Array *src, CUdeviceptr perm, CUstream h)
                                     [16] = "cukit_gather_16"};
     long long units = row_bytes / unit;
     void *args[] = {&d, &s, &perm, &rows, &units};
-    return cukit_random_launch(src->device, names[unit], rows * units, args, h);
+    return ck_random_launch(src->device, names[unit], rows * units, args, h);
 }
 
 /* x for permutation/shuffle: a live, C-contiguous Array of at least one dimension
@@ -450,7 +450,7 @@ check_axis(int axis, const char *who)
 }
 
 static PyObject *
-gen_permutation(cukit_Generator *self, PyObject *args, PyObject *kwargs)
+gen_permutation(ck_Generator *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"x", "axis", "stream", NULL};
     PyObject *x, *stream = Py_None;
@@ -502,7 +502,7 @@ gen_permutation(cukit_Generator *self, PyObject *args, PyObject *kwargs)
 }
 
 static PyObject *
-gen_shuffle(cukit_Generator *self, PyObject *args, PyObject *kwargs)
+gen_shuffle(ck_Generator *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"x", "axis", "stream", NULL};
     PyObject *x, *stream = Py_None;
@@ -538,7 +538,7 @@ gen_shuffle(cukit_Generator *self, PyObject *args, PyObject *kwargs)
 }
 
 static PyObject *
-gen_spawn(cukit_Generator *self, PyObject *arg)
+gen_spawn(ck_Generator *self, PyObject *arg)
 {
     PyObject *bgs = PyObject_CallMethod((PyObject *)self->bg, "spawn", "O", arg);
     if (bgs == NULL)
@@ -562,7 +562,7 @@ gen_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Generator", kwlist, &bg))
         return NULL;
     cukit_state *st = cukit_state_of_type(type);
-    if (!cukit_is_bit_generator(st, bg)) {
+    if (!ck_is_bit_generator(st, bg)) {
         PyErr_Format(PyExc_TypeError, "Generator(bit_generator): bit_generator must be a "
                      "cukit.random.Philox or Philox4x32, got %.200s (numpy's bit generators "
                      "draw on the host; a numpy Philox's state can be copied: p = Philox(); "
@@ -570,15 +570,15 @@ gen_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                      Py_TYPE(bg)->tp_name);
         return NULL;
     }
-    cukit_Generator *g = PyObject_New(cukit_Generator, type);
+    ck_Generator *g = PyObject_New(ck_Generator, type);
     if (g == NULL)
         return NULL;
-    g->bg = (cukit_Philox *)Py_NewRef(bg);
+    g->bg = (ck_Philox *)Py_NewRef(bg);
     return (PyObject *)g;
 }
 
 static void
-gen_dealloc(cukit_Generator *self)
+gen_dealloc(ck_Generator *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     Py_XDECREF(self->bg);
@@ -587,13 +587,13 @@ gen_dealloc(cukit_Generator *self)
 }
 
 static PyObject *
-gen_repr(cukit_Generator *self)
+gen_repr(ck_Generator *self)
 {
     return PyUnicode_FromFormat("Generator(%R)", self->bg);
 }
 
 static PyObject *
-gen_get_bit_generator(cukit_Generator *self, void *closure)
+gen_get_bit_generator(ck_Generator *self, void *closure)
 {
     return Py_NewRef(self->bg);
 }
@@ -666,7 +666,7 @@ static PyType_Slot gen_slots[] = {
 
 static PyType_Spec gen_spec = {
     .name = "cukit.random.Generator",
-    .basicsize = sizeof(cukit_Generator),
+    .basicsize = sizeof(ck_Generator),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = gen_slots,
 };
@@ -675,7 +675,7 @@ static PyType_Spec gen_spec = {
 static PyObject *
 mod_random_kernel_source(PyObject *m, PyObject *ignored)
 {
-    return PyUnicode_FromString(cukit_random_kernel_source());
+    return PyUnicode_FromString(ck_random_kernel_source());
 }
 
 static PyMethodDef random_functions[] = {
@@ -685,9 +685,9 @@ static PyMethodDef random_functions[] = {
 };
 
 int
-cukit_random_setup(PyObject *module, cukit_state *st)
+ck_random_setup(PyObject *module, cukit_state *st)
 {
-    if (cukit_philox_setup(module, st) < 0)
+    if (ck_philox_setup(module, st) < 0)
         return -1;
     st->compute->GeneratorType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &gen_spec, NULL);
     if (st->compute->GeneratorType == NULL || PyModule_AddType(module, st->compute->GeneratorType) < 0)

@@ -1,5 +1,5 @@
 /* elementwise_impl.h - compute/'s own: the ElementwiseKernel object that elementwise.c
- * (the type, CuPy's form) and elementwise_pycuda.c (PyCUDA's form) share */
+ * (the type, CuPy's form) and pycuda/elementwise.c (PyCUDA's form) share */
 #ifndef CUKIT_COMPUTE_ELEMENTWISE_IMPL_H
 #define CUKIT_COMPUTE_ELEMENTWISE_IMPL_H
 
@@ -24,15 +24,15 @@ typedef struct {
     PyObject *kernel;               /* strong ref: cukit.Kernel (PyCUDA form), NULL until used */
     PyObject *range_kernel;         /* strong ref: the same over range=/slice=, NULL until used */
     ck_kcache cache;
-} cukit_EK;
+} ck_ElementwiseKernel;
 
 /* PyCUDA's form of a call: pointers indexed by i over the first array's size (or over
  * range=/slice=), launched through cukit.Kernel. New ref or NULL. */
-PyObject *ck_ek_pycuda_call(cukit_EK *self, PyObject *const *args, Py_ssize_t nargs,
+PyObject *ck_ek_pycuda_call(ck_ElementwiseKernel *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames);
 
 /* The CUDA C of PyCUDA's form: kernels <name> (over i < n) and <name>_range (over
  * range=/slice=). New ref: str, or NULL. */
-PyObject *ck_ek_pycuda_source(cukit_EK *self);
+PyObject *ck_ek_pycuda_source(ck_ElementwiseKernel *self);
 
 #endif /* CUKIT_COMPUTE_ELEMENTWISE_IMPL_H */

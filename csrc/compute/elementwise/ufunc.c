@@ -6,7 +6,7 @@
  * promotion rules), broadcasts, takes the output from the pool, finds the loaded
  * kernel by a packed 64-bit key in the ufunc's own table and launches it. Only the
  * first call of a (loop, dtypes, layout class) builds source and compiles. */
-#include "compute/ufunc_impl.h"
+#include "compute/elementwise/ufunc_impl.h"
 
 #include <string.h>
 
@@ -132,7 +132,7 @@ find_loop(const ufunc_def *def, const int *tc, int nin)
 }
 
 void
-ck_ufunc_build_tables(cukit_Ufunc *u)
+ck_ufunc_build_tables(ck_Ufunc *u)
 {
     for (int a = 0; a < CK_NT; a++) {
         int tc[2] = {a, 0};
@@ -156,7 +156,7 @@ ck_result_tc(const ufunc_def *def, int ltc)
 }
 
 int
-ck_loop_for_dtype(cukit_Ufunc *u, const int *tc, int nin, int want, int *ltc)
+ck_loop_for_dtype(ck_Ufunc *u, const int *tc, int nin, int want, int *ltc)
 {
     const ufunc_def *def = u->def;
     unsigned short e = nin == 1 ? u->loop1[tc[0]] : u->loop2[tc[0]][tc[1]];
@@ -383,7 +383,7 @@ out_shape_error(cukit_Array *out, int ndim, const Py_ssize_t *shape)
 
 /* The fuse tracer's hook: proxy.__cukit_apply__(ufunc, inputs). New ref or NULL. */
 static PyObject *
-apply_proxy(cukit_Ufunc *u, PyObject *const *in, int nin)
+apply_proxy(ck_Ufunc *u, PyObject *const *in, int nin)
 {
     PyObject *args = PyTuple_New(nin);
     for (int k = 0; args && k < nin; k++)
@@ -493,87 +493,99 @@ where_arg(cukit_state *st, const ufunc_def *def, PyObject *w, cukit_Device *dev,
     return -1;
 }
 
-static PyObject *dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o,
+static PyObject *dispatch(ck_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o,
                           PyObject *stream_o, int mode, int cast_tc, int dtype_tc,
                           PyObject *where_o);
 
 PyObject *
-ck_dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject *stream_o,
+ck_dispatch(ck_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject *stream_o,
             int mode, int cast_tc)
 {
     return dispatch(u, in, nin, out_o, stream_o, mode, cast_tc, -1, NULL);
 }
 
 PyObject *
-ck_dispatch_call(cukit_Ufunc *u, PyObject *const *in, PyObject *out_o, PyObject *stream_o,
+ck_dispatch_call(ck_Ufunc *u, PyObject *const *in, PyObject *out_o, PyObject *stream_o,
                  int dtype_tc, PyObject *where_o)
 {
     return dispatch(u, in, u->def->nin, out_o, stream_o, MODE_CALL, -1, dtype_tc, where_o);
 }
 
-/* The one call: ufunc u on inputs in[0..nin) into out_o (NULL/None: a new array).
- * cast_tc >= 0 (astype) names the output dtype; dtype_tc >= 0 is numpy's dtype=;
- * where_o (NULL: none) numpy's where=. New ref (the output) or NULL;
- * Py_NotImplemented in operator mode for operands that are not ours. */
-static PyObject *
-dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject *stream_o,
-         int mode, int cast_tc, int dtype_tc, PyObject *where_o)
+/* dispatch's first step: classify the nin inputs into op (arrays, scalars and their weak
+ * kinds resolved by NEP 50 against the strong dtypes), and find their device. 0; 1 with
+ * *early the call's whole answer (a fuse proxy's, or NotImplemented for an operator on
+ * something not ours); -1 with an exception. */
+static int
+classify_inputs(ck_Ufunc *u, PyObject *const *in, int nin, int mode, int dtype_tc,
+                PyObject *where_o, opnd *op, cukit_Device **dev, PyObject **early)
 {
     cukit_state *st = u->st;
     const ufunc_def *def = u->def;
-    opnd op[3];
-    memset(op, 0, sizeof op);
-    cukit_Device *dev = NULL;
     int strong = -1;
+    *dev = NULL;
     for (int k = 0; k < nin; k++) {
         int r = classify(st, in[k], &op[k]);
         if (r < 0)
-            return NULL;
+            return -1;
         if (r == CLS_PROXY) {
             if (dtype_tc >= 0 || where_o != NULL)
-                return PyErr_Format(PyExc_TypeError,
-                                    "cukit.fuse cannot fuse cukit.%s with %s (call it outside "
-                                    "the fused function, or cast with astype inside)",
-                                    def->name, dtype_tc >= 0 ? "dtype=" : "where=");
-            return apply_proxy(u, in, nin);
+                return ck_failed(
+                    PyErr_Format(PyExc_TypeError,
+                                 "cukit.fuse cannot fuse cukit.%s with %s (call it outside "
+                                 "the fused function, or cast with astype inside)",
+                                 def->name, dtype_tc >= 0 ? "dtype=" : "where="));
+            *early = apply_proxy(u, in, nin);
+            return *early ? 1 : -1;
         }
         if (r == CLS_FOREIGN) {
             if (mode == MODE_OPERATOR)
-                Py_RETURN_NOTIMPLEMENTED;
-            return PyErr_Format(PyExc_TypeError,
-                                "cukit.%s() argument %d: expected a cukit.Array or a Python or "
-                                "numpy scalar, got %s (make a device array with "
-                                "cukit.asarray or cukit.to_device)",
-                                def->name, k + 1, Py_TYPE(in[k])->tp_name);
+                return *early = Py_NewRef(Py_NotImplemented), 1;
+            return ck_failed(
+                PyErr_Format(PyExc_TypeError,
+                             "cukit.%s() argument %d: expected a cukit.Array or a Python or "
+                             "numpy scalar, got %s (make a device array with "
+                             "cukit.asarray or cukit.to_device)",
+                             def->name, k + 1, Py_TYPE(in[k])->tp_name));
         }
         if (op[k].arr) {
-            if (dev == NULL)
-                dev = op[k].arr->device;
-            else if (op[k].arr->device != dev)
-                return PyErr_Format(PyExc_ValueError,
-                                    "cukit.%s(): the arrays are on device %d and device %d; "
-                                    "copy one over first with cukit.to_device(x, device=...)",
-                                    def->name, dev->ordinal, op[k].arr->device->ordinal);
+            if (*dev == NULL)
+                *dev = op[k].arr->device;
+            else if (op[k].arr->device != *dev)
+                return ck_failed(
+                    PyErr_Format(PyExc_ValueError,
+                                 "cukit.%s(): the arrays are on device %d and device %d; "
+                                 "copy one over first with cukit.to_device(x, device=...)",
+                                 def->name, (*dev)->ordinal, op[k].arr->device->ordinal));
         }
         if (!op[k].weak && !((def->flags & F_COND) && k == 0))
             strong = strong < 0 ? op[k].tc : ck_promote(strong, op[k].tc);
     }
-    if (dev == NULL)
-        return PyErr_Format(PyExc_TypeError,
-                            "cukit.%s() needs at least one cukit.Array among its inputs (for "
-                            "scalars alone, use numpy)",
-                            def->name);
+    if (*dev == NULL)
+        return ck_failed(
+            PyErr_Format(PyExc_TypeError,
+                         "cukit.%s() needs at least one cukit.Array among its inputs (for "
+                         "scalars alone, use numpy)",
+                         def->name));
     for (int k = 0; k < nin; k++) {
         if (!op[k].weak)
             continue;
-        op[k].tc = ((def->flags & F_COND) && k == 0) ? CUKIT_TC_BOOL : ck_weak_tc(op[k].weak, strong);
+        op[k].tc =
+            ((def->flags & F_COND) && k == 0) ? CUKIT_TC_BOOL : ck_weak_tc(op[k].weak, strong);
         if ((def->flags & F_CMP) && op[k].weak == CK_WEAK_INT && nin == 2 &&
             widen_compared_int(&op[k], op[1 - k].tc) < 0)
-            return NULL;
+            return -1;
     }
+    return 0;
+}
 
-    /* the loop */
-    int ltc[3] = {0, 0, 0}, tcs[3];
+/* The loop that computes on the inputs' types: ltc[k], the type each input is computed
+ * in (numpy's loop for the types, or the one dtype= asks for). 0 / -1 with numpy's
+ * error when there is none. */
+static int
+choose_loop(ck_Ufunc *u, const opnd *op, int nin, int dtype_tc, int *ltc)
+{
+    const ufunc_def *def = u->def;
+    int tcs[3];
     for (int k = 0; k < nin; k++)
         tcs[k] = op[k].tc;
     if (def->flags & F_CAST) {
@@ -587,17 +599,90 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
     }
     else if (dtype_tc >= 0) {
         if (ck_loop_for_dtype(u, tcs, nin, dtype_tc, ltc) < 0)
-            return NULL;
+            return -1;
     }
     else {
         unsigned short e = nin == 1 ? u->loop1[tcs[0]] : u->loop2[tcs[0]][tcs[1]];
         if (e == NOLOOP) {
             ck_no_loop(def, tcs, nin);
-            return NULL;
+            return -1;
         }
         ltc[0] = e & 0xff;
         ltc[1] = e >> 8;
     }
+    return 0;
+}
+
+/* The kernel of u for this layout (class cls, vector width vec), its inputs' types and
+ * loops, output type otc and (masked) a where= mask, from u's table or compiled now.
+ * 0 / -1. */
+static int
+kernel_for(ck_Ufunc *u, cukit_Device *dev, const opnd *op, int nin, const int *ltc, int rtc,
+           int otc, int masked, const ck_layout *layout, int cls, int vec, CUfunction *func)
+{
+    cukit_state *st = u->st;
+    const ufunc_def *def = u->def;
+    /* the kernel: bits 0-2 class, 3-5 vector width, 7-12 device, 13-17 output type, then
+     * 11 bits per input (type, scalar, loop type), 51 where=, 52-56 tiled operands */
+    int vlog = vec >= 16 ? 4 : vec >= 8 ? 3 : vec >= 4 ? 2 : vec >= 2 ? 1 : 0;
+    uint64_t key = (1ULL << 63) | (uint64_t)cls | (uint64_t)vlog << 3 |
+                   (uint64_t)(dev->ordinal & 63) << 7 | (uint64_t)otc << 13 |
+                   (uint64_t)masked << 51 | (uint64_t)layout->tiled << 52;
+    for (int k = 0; k < nin; k++)
+        key |= (uint64_t)(op[k].tc | (op[k].arr == NULL) << 5 | ltc[k] << 6) << (18 + 11 * k);
+    ck_entry *e = ck_kcache_find(&u->cache, key);
+    if (e) {
+        *func = e->func;
+        return 0;
+    }
+    ck_operand ops[CK_UMAXOP + 1];
+    memset(ops, 0, sizeof ops);
+    ops[0].tc = otc;
+    ops[0].output = 1;
+    for (int k = 0; k < nin; k++) {
+        ops[k + 1].tc = op[k].arr ? op[k].tc : ltc[k];
+        ops[k + 1].scalar = op[k].arr == NULL;
+    }
+    if (masked)
+        ops[nin + 1].tc = CUKIT_TC_BOOL;
+    for (int k = 0; k < layout->nops; k++)
+        ops[k].tiled = (int)(layout->tiled >> k & 1);
+    char func_name[48], file[64];
+    PyOS_snprintf(func_name, sizeof func_name, "uf_%s", def->name);
+    PyOS_snprintf(file, sizeof file, "cukit_%s.cu", def->name);
+    ck_ufunc_body body = {func_name, nin, {ltc[0], ltc[1], ltc[2]}, rtc, masked};
+    PyObject *src = ck_ufunc_source(&body, ops, cls, vec);
+    PyObject *opts = src ? Py_BuildValue("(s)", "-fmad=false") : NULL;
+    PyObject *module = NULL;
+    int rc = opts ? cukit_builtin_function(st, dev, src, file, opts, "ck", &module, func) : -1;
+    Py_XDECREF(src);
+    Py_XDECREF(opts);
+    if (rc == 0)
+        rc = ck_kcache_add(&u->cache, key, *func, vec, module);
+    Py_XDECREF(module);
+    return rc;
+}
+
+/* The one call: ufunc u on inputs in[0..nin) into out_o (NULL/None: a new array).
+ * cast_tc >= 0 (astype) names the output dtype; dtype_tc >= 0 is numpy's dtype=;
+ * where_o (NULL: none) numpy's where=. New ref (the output) or NULL;
+ * Py_NotImplemented in operator mode for operands that are not ours. */
+static PyObject *
+dispatch(ck_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject *stream_o,
+         int mode, int cast_tc, int dtype_tc, PyObject *where_o)
+{
+    cukit_state *st = u->st;
+    const ufunc_def *def = u->def;
+    opnd op[3];
+    memset(op, 0, sizeof op);
+    cukit_Device *dev;
+    PyObject *early = NULL;
+    int r = classify_inputs(u, in, nin, mode, dtype_tc, where_o, op, &dev, &early);
+    if (r != 0)
+        return r > 0 ? early : NULL;
+    int ltc[3] = {0, 0, 0};
+    if (choose_loop(u, op, nin, dtype_tc, ltc) < 0)
+        return NULL;
     int rtc = ck_result_tc(def, nin == 3 ? ltc[1] : ltc[0]);
     cukit_Array *mask = NULL;
     int where = where_arg(st, def, where_o, dev, &mask);
@@ -605,15 +690,15 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
         return NULL;
 
     /* operands: 0 the output, then the inputs */
-    ck_layout L;
-    L.nops = nin + 1;
+    ck_layout layout;
+    layout.nops = nin + 1;
     cukit_Array *arrays[4];
     for (int k = 0; k < nin; k++) {
         arrays[k] = op[k].arr;
         if (op[k].arr == NULL) {
-            L.scalar[k + 1] = 1;
-            L.itemsize[k + 1] = 0;
-            if (ck_scalar_to(op[k].obj, ltc[k], op[k].weak == CK_WEAK_INT, &L.val[k + 1]) < 0)
+            layout.scalar[k + 1] = 1;
+            layout.itemsize[k + 1] = 0;
+            if (ck_scalar_to(op[k].obj, ltc[k], op[k].weak == CK_WEAK_INT, &layout.val[k + 1]) < 0)
                 return NULL;
         }
     }
@@ -696,66 +781,27 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
     }
     if (out->size == 0 || where == 0)
         return (PyObject *)out;
-    ck_layout_operand(&L, 0, out, ndim, shape);
+    ck_layout_operand(&layout, 0, out, ndim, shape);
     unsigned inputs = 0;
     for (int k = 0; k < nin; k++) {
         if (op[k].arr) {
-            ck_layout_operand(&L, k + 1, op[k].arr, ndim, shape);
+            ck_layout_operand(&layout, k + 1, op[k].arr, ndim, shape);
             inputs |= 1u << (k + 1);
         }
     }
     if (mask) {
-        L.nops = nin + 2;
-        ck_layout_operand(&L, nin + 1, mask, ndim, shape);
+        layout.nops = nin + 2;
+        ck_layout_operand(&layout, nin + 1, mask, ndim, shape);
         inputs |= 1u << (nin + 1);
     }
     int vec;
-    int cls = ck_layout_finish(&L, ndim, shape, out_o && out_o != Py_None ? 0 : -1, 0, inputs,
+    int cls = ck_layout_finish(&layout, ndim, shape, out_o && out_o != Py_None ? 0 : -1, 0, inputs,
                                &vec);
 
-    /* the kernel: bits 0-2 class, 3-5 vector width, 7-12 device, 13-17 output type, then
-     * 11 bits per input (type, scalar, loop type), 51 where=, 52-56 tiled operands */
-    int vlog = vec >= 16 ? 4 : vec >= 8 ? 3 : vec >= 4 ? 2 : vec >= 2 ? 1 : 0;
-    uint64_t key = (1ULL << 63) | (uint64_t)cls | (uint64_t)vlog << 3 |
-                   (uint64_t)(dev->ordinal & 63) << 7 | (uint64_t)otc << 13 |
-                   (uint64_t)(mask != NULL) << 51 | (uint64_t)L.tiled << 52;
-    for (int k = 0; k < nin; k++)
-        key |= (uint64_t)(op[k].tc | (op[k].arr == NULL) << 5 | ltc[k] << 6) << (18 + 11 * k);
-    ck_entry *e = ck_kcache_find(&u->cache, key);
     CUfunction func;
-    if (e) {
-        func = e->func;
-    }
-    else {
-        ck_operand ops[CK_UMAXOP + 1];
-        memset(ops, 0, sizeof ops);
-        ops[0].tc = otc;
-        ops[0].output = 1;
-        for (int k = 0; k < nin; k++) {
-            ops[k + 1].tc = op[k].arr ? op[k].tc : ltc[k];
-            ops[k + 1].scalar = op[k].arr == NULL;
-        }
-        if (mask)
-            ops[nin + 1].tc = CUKIT_TC_BOOL;
-        for (int k = 0; k < L.nops; k++)
-            ops[k].tiled = (int)(L.tiled >> k & 1);
-        char func_name[48], file[64];
-        PyOS_snprintf(func_name, sizeof func_name, "uf_%s", def->name);
-        PyOS_snprintf(file, sizeof file, "cukit_%s.cu", def->name);
-        ck_ufunc_body body = {func_name, nin, {ltc[0], ltc[1], ltc[2]}, rtc, mask != NULL};
-        PyObject *src = ck_ufunc_source(&body, ops, cls, vec);
-        PyObject *opts = src ? Py_BuildValue("(s)", "-fmad=false") : NULL;
-        PyObject *module = NULL;
-        int rc = opts ? ck_load(st, dev, src, file, opts, NULL, &module, &func) : -1;
-        Py_XDECREF(src);
-        Py_XDECREF(opts);
-        if (rc == 0)
-            rc = ck_kcache_add(&u->cache, key, func, vec, module);
-        Py_XDECREF(module);
-        if (rc < 0) {
-            Py_DECREF(out);
-            return NULL;
-        }
+    if (kernel_for(u, dev, op, nin, ltc, rtc, otc, mask != NULL, &layout, cls, vec, &func) < 0) {
+        Py_DECREF(out);
+        return NULL;
     }
     CUstream h = NULL;
     if (stream_o != NULL && stream_o != Py_None &&
@@ -765,7 +811,7 @@ dispatch(cukit_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject
         Py_DECREF(out);
         return NULL;
     }
-    if (ck_launch(dev, func, &L, cls, vec, h) < 0) {
+    if (ck_launch(dev, func, &layout, cls, vec, h) < 0) {
         Py_DECREF(out);
         return NULL;
     }

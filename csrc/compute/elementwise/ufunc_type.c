@@ -1,6 +1,6 @@
 /* ufunc_type.c - the cukit.ufunc type (call, introspection), the Array's operator and
  * method hooks, and the ufuncs' setup */
-#include "compute/ufunc_impl.h"
+#include "compute/elementwise/ufunc_impl.h"
 
 #include <string.h>
 
@@ -32,7 +32,7 @@ static const int op_ufunc[CUKIT_OP_COUNT] = {
 static PyObject *
 ufunc_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    cukit_Ufunc *u = (cukit_Ufunc *)self;
+    ck_Ufunc *u = (ck_Ufunc *)self;
     cukit_state *st = u->st;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     int nin = u->def->nin;
@@ -74,13 +74,13 @@ ufunc_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject 
 }
 
 static PyObject *
-ufunc_repr(cukit_Ufunc *u)
+ufunc_repr(ck_Ufunc *u)
 {
     return PyUnicode_FromFormat("<cukit.ufunc '%s'>", u->def->name);
 }
 
 static void
-ufunc_dealloc(cukit_Ufunc *u)
+ufunc_dealloc(ck_Ufunc *u)
 {
     PyTypeObject *tp = Py_TYPE(u);
     PyObject_GC_UnTrack(u);
@@ -91,7 +91,7 @@ ufunc_dealloc(cukit_Ufunc *u)
 }
 
 static int
-ufunc_traverse(cukit_Ufunc *u, visitproc visit, void *arg)
+ufunc_traverse(ck_Ufunc *u, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(u));
     Py_VISIT(u->cache.modules);
@@ -99,7 +99,7 @@ ufunc_traverse(cukit_Ufunc *u, visitproc visit, void *arg)
 }
 
 static int
-ufunc_clear(cukit_Ufunc *u)
+ufunc_clear(ck_Ufunc *u)
 {
     ck_kcache_clear(&u->cache);
     return 0;
@@ -126,7 +126,7 @@ describe_arg(cukit_state *st, PyObject *v, int *tc, int *weak)
  * of these dtypes (or Python scalars, given as int/float/complex/bool) computes in.
  * cukit.fuse uses it; tests compare it with numpy. */
 static PyObject *
-ufunc_resolve(cukit_Ufunc *u, PyObject *args, PyObject *kwargs)
+ufunc_resolve(ck_Ufunc *u, PyObject *args, PyObject *kwargs)
 {
     cukit_state *st = u->st;
     const ufunc_def *def = u->def;
@@ -186,7 +186,7 @@ ufunc_resolve(cukit_Ufunc *u, PyObject *args, PyObject *kwargs)
  * type, given as the loop dtype via `loops`) -- for warmup and the tests: the CUDA C a
  * call would compile, with its file name and options. */
 static PyObject *
-ufunc_source(cukit_Ufunc *u, PyObject *args, PyObject *kwargs)
+ufunc_source(ck_Ufunc *u, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"inputs", "scalars", "out", "cls", "vec", "tiled", "masked",
                              "dtype", NULL};
@@ -273,19 +273,19 @@ ufunc_source(cukit_Ufunc *u, PyObject *args, PyObject *kwargs)
 }
 
 static PyObject *
-ufunc_get_nin(cukit_Ufunc *u, void *c)
+ufunc_get_nin(ck_Ufunc *u, void *c)
 {
     return PyLong_FromLong(u->def->nin);
 }
 
 static PyObject *
-ufunc_get_nout(cukit_Ufunc *u, void *c)
+ufunc_get_nout(ck_Ufunc *u, void *c)
 {
     return PyLong_FromLong(1);
 }
 
 static PyObject *
-ufunc_get_types(cukit_Ufunc *u, void *c)
+ufunc_get_types(ck_Ufunc *u, void *c)
 {
     const ufunc_def *def = u->def;
     PyObject *out = PyList_New(0);
@@ -307,13 +307,13 @@ ufunc_get_types(cukit_Ufunc *u, void *c)
 }
 
 static PyObject *
-ufunc_get_op(cukit_Ufunc *u, void *c)
+ufunc_get_op(ck_Ufunc *u, void *c)
 {
     return PyUnicode_FromFormat("uf_%s", u->def->name);
 }
 
 static PyObject *
-ufunc_get_doc(cukit_Ufunc *u, void *c)
+ufunc_get_doc(ck_Ufunc *u, void *c)
 {
     const ufunc_def *d = u->def;
     if (d->nin == 1)
@@ -327,14 +327,14 @@ ufunc_get_doc(cukit_Ufunc *u, void *c)
 }
 
 static PyObject *
-ufunc_cache_size(cukit_Ufunc *u, PyObject *ignored)
+ufunc_cache_size(ck_Ufunc *u, PyObject *ignored)
 {
     return PyLong_FromSize_t(u->cache.used);
 }
 
 static PyMemberDef ufunc_members[] = {
-    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(cukit_Ufunc, vectorcall), Py_READONLY},
-    {"__name__", Py_T_OBJECT_EX, offsetof(cukit_Ufunc, name), Py_READONLY, "The name."},
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(ck_Ufunc, vectorcall), Py_READONLY},
+    {"__name__", Py_T_OBJECT_EX, offsetof(ck_Ufunc, name), Py_READONLY, "The name."},
     {NULL},
 };
 
@@ -374,7 +374,7 @@ static PyType_Slot ufunc_slots[] = {
 
 static PyType_Spec ufunc_spec = {
     .name = "cukit.ufunc",
-    .basicsize = sizeof(cukit_Ufunc),
+    .basicsize = sizeof(ck_Ufunc),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = ufunc_slots,
@@ -382,10 +382,10 @@ static PyType_Spec ufunc_spec = {
 
 /* ------------------------------------------------------------------ the Array's hooks */
 
-static cukit_Ufunc *
+static ck_Ufunc *
 ufunc_at(cukit_state *st, int index)
 {
-    return (cukit_Ufunc *)PyTuple_GET_ITEM(st->compute->ufuncs, index);
+    return (ck_Ufunc *)PyTuple_GET_ITEM(st->compute->ufuncs, index);
 }
 
 PyObject *
@@ -398,7 +398,9 @@ ck_array_math(cukit_state *st, int op, PyObject *a, PyObject *b, int inplace)
                                 "the truth value of an array with %zd elements is ambiguous; "
                                 "compare on the host (a.get().any(), .all())",
                                 x->size);
-        PyObject *host = PyObject_CallMethod(a, "get", NULL);
+        PyObject *noargs = PyTuple_New(0);
+        PyObject *host = noargs ? cukit_array_get(x, noargs, NULL) : NULL;
+        Py_XDECREF(noargs);
         if (host == NULL)
             return NULL;
         int t = PyObject_IsTrue(host);
@@ -407,7 +409,7 @@ ck_array_math(cukit_state *st, int op, PyObject *a, PyObject *b, int inplace)
     }
     if (op < 0 || op >= CUKIT_OP_COUNT)
         Py_RETURN_NOTIMPLEMENTED;
-    cukit_Ufunc *u = ufunc_at(st, op_ufunc[op]);
+    ck_Ufunc *u = ufunc_at(st, op_ufunc[op]);
     PyObject *in[2] = {a, b};
     int nin = u->def->nin;
     return ck_dispatch(u, in, nin, inplace ? a : NULL, NULL, MODE_OPERATOR, -1);
@@ -529,7 +531,7 @@ ck_ufunc_setup(PyObject *module, cukit_state *st)
     if (st->compute->ufuncs == NULL)
         return -1;
     for (int i = 0; i < U_COUNT; i++) {
-        cukit_Ufunc *u = PyObject_GC_New(cukit_Ufunc, st->compute->UfuncType);
+        ck_Ufunc *u = PyObject_GC_New(ck_Ufunc, st->compute->UfuncType);
         if (u == NULL)
             return -1;
         u->vectorcall = ufunc_vectorcall;
