@@ -361,52 +361,6 @@ cukit_kernel_pack(cukit_Kernel *k, PyObject *const *args, unsigned char *buf, vo
 }
 
 int
-cukit_kernel_launch(cukit_Kernel *k, const cukit_launch_cfg *c, void **ptrs)
-{
-    if (cukit_device_activate(k->device) < 0)
-        return -1;
-    CUresult res;
-    /* cuLaunchKernel only queues work (about 3 us on an H200). With no other
-     * Python thread to run, releasing and retaking the GIL around it buys
-     * nothing and measured 0.1 to 0.7 us more per launch, with a wide spread;
-     * with other threads it is released, so they run while this one launches. */
-    if (!c->cooperative && !c->cluster[0]) {
-        if (cukit_other_threads()) {
-            Py_BEGIN_ALLOW_THREADS
-            res = cukit_api.cuLaunchKernel(k->func, c->grid[0], c->grid[1], c->grid[2],
-                                           c->block[0], c->block[1], c->block[2], c->shared,
-                                           c->stream, ptrs, NULL);
-            Py_END_ALLOW_THREADS
-        }
-        else {
-            res = cukit_api.cuLaunchKernel(k->func, c->grid[0], c->grid[1], c->grid[2],
-                                           c->block[0], c->block[1], c->block[2], c->shared,
-                                           c->stream, ptrs, NULL);
-        }
-        return cukit_check_cu(k->st, res, "cuLaunchKernel");
-    }
-    if (cukit_api.cuLaunchKernelEx == NULL)
-        return cukit_missing_entry(k->st, "cuLaunchKernelEx");
-    CUlaunchAttribute attrs[2];
-    memset(attrs, 0, sizeof attrs);
-    unsigned int nattrs = 0;
-    if (c->cooperative) {
-        attrs[nattrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-        attrs[nattrs++].value.cooperative = 1;
-    }
-    if (c->cluster[0]) {
-        attrs[nattrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attrs[nattrs].value.clusterDim.x = c->cluster[0];
-        attrs[nattrs].value.clusterDim.y = c->cluster[1];
-        attrs[nattrs++].value.clusterDim.z = c->cluster[2];
-    }
-    CUlaunchConfig lc = {c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
-                         c->block[2], c->shared, c->stream, attrs, nattrs};
-    res = cukit_api.cuLaunchKernelEx(&lc, k->func, ptrs, NULL);
-    return cukit_check_cu(k->st, res, "cuLaunchKernelEx");
-}
-
-int
 cukit_kernel_keep_for_capture(cukit_Kernel *k, const cukit_launch_cfg *cfg, PyObject *const *args)
 {
     if (cfg->stream_obj == NULL || cfg->stream_obj->capture == NULL) /* not capturing */

@@ -147,8 +147,9 @@ int cukit_prepared_setup(PyObject *module, cukit_state *st);
 /* Graph and KernelNode; registers hooks.stream_capture. 0 / -1. */
 int cukit_graph_setup(PyObject *module, cukit_state *st);
 
-/* ------------------------------------------------------------------ builtin.c
- * (loading cukit's own kernels is compile/'s: cukit_builtin_function, cukit_builtin_kernel) */
+/* ------------------------------------------------------------------ run.c
+ * (cukit_kernel_launch is declared with the Kernel above; loading cukit's own kernels is
+ * compile/'s: cukit_builtin_function, cukit_builtin_kernel) */
 
 /* The one launch of cukit's own kernels: func on dev (made current), a gx x gy grid of
  * bx x by threads, no dynamic shared memory, parameters as cuLaunchKernel takes them.
@@ -156,5 +157,9 @@ int cukit_graph_setup(PyObject *module, cukit_state *st);
  * is raised by the call that caused it. No allocation. 0 / -1 with the driver's error. */
 int cukit_builtin_launch(cukit_Device *dev, CUfunction func, unsigned gx, unsigned gy,
                          unsigned bx, unsigned by, CUstream stream, void **args);
+/* cukit_builtin_launch on the current context (the caller made func's device current),
+ * with a third grid dimension. 0 / -1. */
+int cukit_builtin_launch_here(cukit_state *st, CUfunction func, unsigned gx, unsigned gy,
+                              unsigned gz, unsigned bx, unsigned by, CUstream stream, void **args);
 
 #endif /* CUKIT_LAUNCH_H */

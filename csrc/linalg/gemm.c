@@ -200,8 +200,8 @@ cukit_gemm_run(cukit_state *st, cukit_Device *dev, const cukit_gemm *g, CUstream
         a = g->a + (CUdeviceptr)(z * sa2 * isz);
         b = g->b + (CUdeviceptr)(z * sb2 * isz);
         c = g->c + (CUdeviceptr)(z * sc2 * isz);
-        if (CU_CALL(st, cuLaunchKernel, (func, (unsigned)gx, (unsigned)gy, (unsigned)gz, 256, 1,
-                                         1, 0, h, params, NULL)) < 0)
+        if (cukit_builtin_launch_here(st, func, (unsigned)gx, (unsigned)gy, (unsigned)gz, 256, 1, h,
+                                      params) < 0)
             return -1;
     }
     return 0;

@@ -192,7 +192,7 @@ cukit_sort_launch(cukit_state *st, CUfunction f, long long blocks, CUstream h, v
         PyErr_SetString(PyExc_ValueError, "sort: the array is too large for one grid");
         return -1;
     }
-    return CU_CALL(st, cuLaunchKernel, (f, (unsigned)blocks, 1, 1, 256, 1, 1, 0, h, params, NULL));
+    return cukit_builtin_launch_here(st, f, (unsigned)blocks, 1, 1, 256, 1, h, params);
 }
 
 /* ------------------------------------------------------------------ sort and argsort */
