@@ -1,4 +1,4 @@
-/* compute.c - the compute layer's setup: ufuncs and the Array's operators, the array
+/* setup.c - the compute layer's setup: ufuncs and the Array's operators, the array
  * functions, ElementwiseKernel, reductions and scans */
 #include "compute/compute.h"
 
