@@ -18,15 +18,13 @@ Usage
     On the emulator, as a smoke test: --sizes 64 --reps 1 --calls 1 --small-calls 10
 """
 import argparse
-import json
 import os
-import statistics
 import time
-from pathlib import Path
 
 import numpy as np
 
-from _bench import import_cukit
+from _bench import (error_row, import_cukit, interleaved, need_gpu, print_table, ratio_to_best_peer,
+                    row, write_json)
 
 cukit = import_cukit("bench_matmul")
 
@@ -156,56 +154,42 @@ def cases(name, lib, sizes, calls, small_calls):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="4096,8192")
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--small-calls", type=int, default=20000)
+    ap.add_argument("--quick", action="store_true", help="64 x 64 matrices, few calls: a check "
+                    "that it runs (the emulator), not a measurement")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    need_gpu("bench_matmul", cukit, args.quick)
+    if args.quick:
+        args.sizes, args.calls, args.small_calls, args.reps = "64", 1, 10, min(args.reps, 3)
     sizes = [int(s) for s in args.sizes.split(",")]
     found = libs()
     versions = {n: getattr(mod, "__version__", "?") for n, mod in found.items()}
     table = {n: cases(n, mod, sizes, args.calls, args.small_calls) for n, mod in found.items()}
-    results = {n: {k: [] for k in table[n]} for n in table}
-    errors = {}
-    for _ in range(args.reps):
-        for n in table:  # interleaved
-            for k, (_, fn) in table[n].items():
-                if (n, k) in errors:
-                    continue
-                try:
-                    results[n][k].append(fn())
-                except Exception as e:  # a library without this operation: say so, go on
-                    errors[(n, k)] = f"{type(e).__name__}: {e}"
+    ways = {(n, k): fn for n in table for k, (_, fn) in table[n].items()}
+    samples, errors = interleaved(ways, args.reps, warmup=1)
     for (n, k), e in errors.items():
         print(f"{n}: {k}: {e}")
-    stats = {n: {k: (min(v), statistics.median(v), max(v)) for k, v in r.items() if v}
-             for n, r in results.items()}
-    names = list(table)
-    info = cukit.linalg.matmul_info()
-    print(f"device: {cukit.Device().name}; " + ", ".join(f"{n} {v}" for n, v in versions.items())
-          + f"; cuBLAS: {info['cublas'] or 'not loaded'} ({info['cublas_version']})")
-    print("| measure | " + " | ".join(f"{n} median (min–max)" for n in names)
-          + " | cukit vs best peer |")
-    print("|---|" + "---|" * (len(names) + 1))
+    rows = []
     for k, (unit, _) in table["cukit"].items():
-        row = []
-        for n in names:
-            s = stats[n].get(k)
-            fmt = "{:.2f}" if unit == "us" or s is None or s[1] < 10 else "{:.0f}"
-            row.append("—" if s is None else
-                       f"{fmt.format(s[1])} {unit} ({fmt.format(s[0])}–{fmt.format(s[2])})")
-        peers = [stats[n][k][1] for n in names if n != "cukit" and k in stats[n]]
-        ratio = ""
-        if peers and k in stats["cukit"]:
-            mine = stats["cukit"][k][1]
-            ratio = (f"{min(peers) / mine:.2f}x" if unit == "us" else f"{mine / max(peers):.2f}x")
-        print(f"| {k} | " + " | ".join(row) + f" | {ratio} |")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(
-            {"device": cukit.Device().name, "versions": versions, "cublas": info,
-             "stats": {n: {k: list(v) for k, v in s.items()} for n, s in stats.items()},
-             "runs": results}, indent=1))
+        for n in table:
+            if (n, k) in samples:
+                rows.append(row(k, n, samples[(n, k)], unit,
+                                better="lower" if unit == "us" else "higher"))
+            elif (n, k) in errors:
+                rows.append(error_row(k, n, unit, errors[(n, k)]))
+    ratio_to_best_peer(rows)
+    info = cukit.linalg.matmul_info()
+    dev = cukit.Device().name
+    print(f"device: {dev}; " + ", ".join(f"{n} {v}" for n, v in versions.items())
+          + f"; cuBLAS: {info['cublas'] or 'not loaded'} ({info['cublas_version']}); "
+          f"{args.reps} samples per row; ratio: cukit against the best peer (> 1: cukit ahead)")
+    print_table(rows)
+    results = {n: {k: samples.get((n, k), []) for k in table[n]} for n in table}
+    write_json(args.json, {"device": dev, "versions": versions, "cublas": info, "runs": results,
+                           "errors": {f"{n}: {k}": e for (n, k), e in errors.items()}}, rows, dev)
 
 
 if __name__ == "__main__":

@@ -12,14 +12,12 @@ Usage
     On the emulator, as a smoke test: --n 4096 --reps 1 --calls 1
 """
 import argparse
-import json
-import statistics
 import time
-from pathlib import Path
 
 import numpy as np
 
-from _bench import import_cukit
+from _bench import (error_row, import_cukit, interleaved, need_gpu, print_table, ratio_to_best_peer,
+                    row, write_json)
 
 cukit = import_cukit("bench_sort")
 
@@ -92,46 +90,37 @@ def cases(name, lib, n, calls):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=1 << 26)
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--calls", type=int, default=10)
+    ap.add_argument("--quick", action="store_true", help="4096 keys, one call: a check that "
+                    "it runs (the emulator), not a measurement")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    need_gpu("bench_sort", cukit, args.quick)
+    if args.quick:
+        args.n, args.calls, args.reps = 4096, 1, min(args.reps, 3)
     found = libs()
     versions = {n: getattr(mod, "__version__", "?") for n, mod in found.items()}
     table = {n: cases(n, mod, args.n, args.calls) for n, mod in found.items()}
-    results = {n: {k: [] for k in table[n]} for n in table}
-    errors = {}
-    for _ in range(args.reps):
-        for n in table:  # interleaved
-            for k, (_, fn) in table[n].items():
-                if (n, k) in errors:
-                    continue
-                try:
-                    results[n][k].append(fn())
-                except Exception as e:
-                    errors[(n, k)] = f"{type(e).__name__}: {e}"
+    ways = {(n, k): fn for n in table for k, (_, fn) in table[n].items()}
+    samples, errors = interleaved(ways, args.reps, warmup=1)
     for (n, k), e in errors.items():
         print(f"{n}: {k}: {e}")
-    stats = {n: {k: (min(v), statistics.median(v), max(v)) for k, v in r.items() if v}
-             for n, r in results.items()}
-    names = list(table)
-    print(f"device: {cukit.Device().name}; " + ", ".join(f"{n} {v}" for n, v in versions.items()))
-    print("| measure | " + " | ".join(f"{n} median (min–max)" for n in names)
-          + " | cukit vs best peer |")
-    print("|---|" + "---|" * (len(names) + 1))
+    rows = []
     for k, (unit, _) in table["cukit"].items():
-        row = ["—" if k not in stats[n] else
-               "{:.3g} {} ({:.3g}–{:.3g})".format(stats[n][k][1], unit, stats[n][k][0], stats[n][k][2])
-               for n in names]
-        peers = [stats[n][k][1] for n in names if n != "cukit" and k in stats[n]]
-        ratio = f"{stats['cukit'][k][1] / max(peers):.2f}x" if peers and k in stats["cukit"] else ""
-        print(f"| {k} | " + " | ".join(row) + f" | {ratio} |")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(
-            {"device": cukit.Device().name, "versions": versions,
-             "stats": {n: {k: list(v) for k, v in s.items()} for n, s in stats.items()},
-             "runs": results}, indent=1))
+        for n in table:
+            if (n, k) in samples:
+                rows.append(row(k, n, samples[(n, k)], unit))
+            elif (n, k) in errors:
+                rows.append(error_row(k, n, unit, errors[(n, k)]))
+    ratio_to_best_peer(rows)
+    dev = cukit.Device().name
+    print(f"device: {dev}; " + ", ".join(f"{n} {v}" for n, v in versions.items())
+          + f"; {args.reps} samples per row; ratio: cukit against the best peer (> 1: cukit ahead)")
+    print_table(rows)
+    results = {n: {k: samples.get((n, k), []) for k in table[n]} for n in table}
+    write_json(args.json, {"device": dev, "versions": versions, "runs": results,
+                           "errors": {f"{n}: {k}": e for (n, k), e in errors.items()}}, rows, dev)
 
 
 if __name__ == "__main__":

@@ -323,8 +323,11 @@ matmul(cukit_state *st, PyObject *ao, PyObject *bo, PyObject *out, PyObject *str
     /* Write straight into out= unless it may overlap an input or cuBLAS cannot write
      * its layout; else into a new array copied to out at the end. */
     int direct = o && !shares(o, a) && !shares(o, b);
-    c = direct ? (cukit_Array *)Py_NewRef(o)
-               : (cukit_Array *)ck_empty_out(st, dev, tc, rnd, rshape, stream);
+    /* bfloat16 is not in the compute layer's dtype table (no array math on it): its
+     * result is made from the operand's dtype */
+    c = direct               ? (cukit_Array *)Py_NewRef(o)
+        : tc == CUKIT_TC_BF16 ? cukit_array_create(st, dev, rnd, rshape, ca->dtype)
+                              : (cukit_Array *)ck_empty_out(st, dev, tc, rnd, rshape, stream);
     if (c == NULL)
         goto done;
     if (c->size == 0) {
