@@ -193,7 +193,9 @@ def test_run_all_skips_nccl_on_one_gpu_with_its_reason_and_goes_on(tmp_path):
     assert nccl["reason"] == f"needs 2 GPUs, this machine has {cukit.device_count()}"
     strided = doc["benchmarks"]["strided"]
     assert strided["status"] == "ok", strided.get("reason")
-    for r in strided["table"]:
+    measured = [r for r in strided["table"] if "error" not in r]  # a peer may fail, and says why
+    assert measured and all(r["error"] for r in strided["table"] if "error" in r)
+    for r in measured:
         assert r["min"] <= r["median"] <= r["max"] and len(r["samples"]) == r["n"] >= 2
     own = json.loads((tmp_path / "strided.json").read_text())
     assert "device_to_device" in own and own["table"] == strided["table"]  # old keys kept
