@@ -129,7 +129,7 @@ def test_empty_and_zero_k(rng):
 def test_stream(rng):
     s = cukit.Stream()
     a, b = fresh(rng, (20, 30), "f4"), fresh(rng, (30, 10), "f4")
-    got = cukit.matmul(cukit.to_device(a), cukit.to_device(b), stream=s)
+    got = cukit.matmul(cukit.to_device(a, stream=s), cukit.to_device(b, stream=s), stream=s)
     s.synchronize()
     check(got, a, b)
 

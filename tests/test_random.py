@@ -355,7 +355,8 @@ def test_uniform_float64_equals_numpy(rng):
     for low, high, n in [(-3.25, 7.5, 1001), (0.0, 1e-300, 5), (-1e300, 1e300, 4096)]:
         np.testing.assert_array_equal(ours.uniform(low, high, n).get(), theirs.uniform(low, high, n))
     u = ours.uniform(2.0, 3.0, 100_000, dtype=np.float32).get()
-    assert u.dtype == np.float32 and u.min() >= 2.0 and u.max() < 3.0
+    # a + (b - a) * x rounds to b now and then in float32, as numpy's uniform says it may
+    assert u.dtype == np.float32 and u.min() >= 2.0 and u.max() <= 3.0
 
 
 def launch_with_grid(module, kernel, params, out, grid, block):

@@ -75,7 +75,7 @@ def test_long_rows_merge_many_passes(rng):
 def test_stream(rng):
     s = cukit.Stream()
     x = fresh(rng, (700,), "f4")
-    r = cukit.sort(cukit.to_device(x), stream=s)
+    r = cukit.sort(cukit.to_device(x, stream=s), stream=s)  # the upload on s too: ordered
     s.synchronize()
     same(r, np.sort(x, kind="stable"))
 
