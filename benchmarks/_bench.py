@@ -44,6 +44,43 @@ def import_cukit(tool):
     return cukit
 
 
+def peers(cukit):
+    """{name: module} of the libraries a benchmark compares: cukit, and CuPy and PyTorch
+    (with CUDA) where they import."""
+    out = {"cukit": cukit}
+    try:
+        import cupy
+        out["cupy"] = cupy
+    except Exception:  # noqa: BLE001 - a peer that does not import is left out
+        pass
+    try:
+        import torch
+        if torch.cuda.is_available():
+            out["torch"] = torch
+    except Exception:  # noqa: BLE001
+        pass
+    return out
+
+
+def peer_sync(cukit, name, lib):
+    """Wait for the device work of library `name`."""
+    if name == "cukit":
+        cukit.synchronize()
+    elif name == "cupy":
+        lib.cuda.Device().synchronize()
+    else:
+        lib.cuda.synchronize()
+
+
+def peer_array(cukit, name, lib, host):
+    """The numpy array host on the device, as library `name`'s array."""
+    if name == "cukit":
+        return cukit.to_device(host)
+    if name == "cupy":
+        return lib.asarray(host)
+    return lib.from_numpy(host).cuda()
+
+
 def skip(tool, reason):
     """Leave the benchmark, telling run_all why it cannot run here (not a failure)."""
     print(f"{tool}: skipped: {reason}", file=sys.stderr, flush=True)

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _bench import (error_row, import_cukit, interleaved, need_gpu, print_table,
-                    ratio_to_best_peer, row, write_json)
+from _bench import (error_row, import_cukit, interleaved, need_gpu, peer_array, peer_sync, peers,
+                    print_table, ratio_to_best_peer, row, write_json)
 
 cukit = import_cukit("bench_array")
 N = 64 * 1024 * 1024
@@ -39,36 +39,15 @@ SIDE = 8192
 
 
 def libs():
-    out = {"cukit": cukit}
-    try:
-        import cupy
-        out["cupy"] = cupy
-    except Exception:
-        pass
-    try:
-        import torch
-        if torch.cuda.is_available():
-            out["torch"] = torch
-    except Exception:
-        pass
-    return out
+    return peers(cukit)
 
 
 def sync(name, lib):
-    if name == "cukit":
-        cukit.synchronize()
-    elif name == "cupy":
-        lib.cuda.Device().synchronize()
-    else:
-        lib.cuda.synchronize()
+    peer_sync(cukit, name, lib)
 
 
 def dev(name, lib, host):
-    if name == "cukit":
-        return cukit.to_device(host)
-    if name == "cupy":
-        return lib.asarray(host)
-    return lib.from_numpy(host).cuda()
+    return peer_array(cukit, name, lib, host)
 
 
 def saxpy_kernel(name, lib):

@@ -23,35 +23,18 @@ import time
 
 import numpy as np
 
-from _bench import (error_row, import_cukit, interleaved, need_gpu, print_table, ratio_to_best_peer,
-                    row, write_json)
+from _bench import (error_row, import_cukit, interleaved, need_gpu, peer_sync, peers,
+                    print_table, ratio_to_best_peer, row, write_json)
 
 cukit = import_cukit("bench_matmul")
 
 
 def libs():
-    out = {"cukit": cukit}
-    try:
-        import torch
-        if torch.cuda.is_available():
-            out["torch"] = torch
-    except Exception:
-        pass
-    try:
-        import cupy
-        out["cupy"] = cupy
-    except Exception:
-        pass
-    return out
+    return peers(cukit)
 
 
 def sync(name, lib):
-    if name == "cukit":
-        cukit.synchronize()
-    elif name == "cupy":
-        lib.cuda.Device().synchronize()
-    else:
-        lib.cuda.synchronize()
+    peer_sync(cukit, name, lib)
 
 
 def bf16_numpy():
