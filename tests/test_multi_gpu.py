@@ -8,6 +8,11 @@ import cukit
 
 from conftest import poison
 
+# Every test here uses all the GPUs there are: under pytest-xdist with --dist loadgroup
+# (tools/gpu_check.sh) they run in one worker, not in every worker at once (24 workers
+# each making communicators on 4 GPUs ran the GPUs out of memory for the whole suite).
+pytestmark = pytest.mark.xdist_group("all_gpus")
+
 SAXPY = r"""
 extern "C" __global__ void saxpy(float a, const float* x, float* y, size_t n) {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;

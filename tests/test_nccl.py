@@ -16,6 +16,11 @@ import cukit.nccl as nccl
 
 from conftest import DEVICES, HAVE_GPU
 
+# Every test here uses all the GPUs there are: under pytest-xdist with --dist loadgroup
+# (tools/gpu_check.sh) they run in one worker, not in every worker at once (24 workers
+# each making communicators on 4 GPUs ran the GPUs out of memory for the whole suite).
+pytestmark = pytest.mark.xdist_group("all_gpus")
+
 HERE = pathlib.Path(__file__).resolve().parent
 # the folder holding the cukit this process imported (installed or built in place)
 SRC = pathlib.Path(nccl.__file__).resolve().parents[1]

@@ -67,7 +67,7 @@ if "$python" -c "import pytest_timeout" 2> /dev/null; then
 fi
 if [ "$workers" -gt 1 ] && "$python" -c "import xdist" 2> /dev/null; then
     step suite 420 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -v -rfE "${hang[@]}" \
-        -o cache_dir="$logs/.pytest_cache" -n "$workers" --dist load --durations=30 tests
+        -o cache_dir="$logs/.pytest_cache" -n "$workers" --dist loadgroup --durations=30 tests
     if grep -q "^FAILED\|^ERROR" "$logs/suite.log"; then
         step suite-rerun 240 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -q -rfE "${hang[@]}" \
             -o cache_dir="$logs/.pytest_cache" --last-failed --last-failed-no-failures none tests
