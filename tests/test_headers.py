@@ -355,6 +355,7 @@ def test_include_folders_of_the_cuda13_wheels(tmp_path):
     sp = tmp_path / "site-packages"
     make_tree(sp, ["nvidia/cu13/lib", "nvidia/cu13/include/cccl/cuda/std"])
     (sp / "nvidia/cu13/lib/libnvrtc.so.13").write_bytes(b"")
+    (sp / "nvidia/cu13/include/cuda_fp16.h").write_bytes(b"")
     got = cukit._cukit._include_dirs(str(sp / "nvidia/cu13/lib/libnvrtc.so.13"))
     assert got == [str((sp / "nvidia/cu13/include").resolve()),
                    str((sp / "nvidia/cu13/include/cccl").resolve())]
@@ -365,18 +366,36 @@ def test_include_folders_of_the_cuda12_wheels(tmp_path):
     make_tree(sp, ["nvidia/cuda_nvrtc/lib", "nvidia/cuda_nvrtc/include",
                    "nvidia/cuda_runtime/include", "nvidia/cuda_cccl/include",
                    "nvidia/curand/include", "nvidia/cublas/include"])
+    (sp / "nvidia/cuda_runtime/include/cuda_fp16.h").write_bytes(b"")
     got = cukit._cukit._include_dirs(str(sp / "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"))
     assert got == [str((sp / "nvidia" / p / "include").resolve())
                    for p in ("cuda_nvrtc", "cuda_runtime", "cuda_cccl", "curand")]
 
 
-def test_include_folders_of_a_toolkit_and_of_nothing(tmp_path):
+def test_include_folders_of_a_toolkit(tmp_path):
     make_tree(tmp_path, ["cuda/targets/x86_64-linux/lib", "cuda/targets/x86_64-linux/include"])
+    (tmp_path / "cuda/targets/x86_64-linux/include/cuda_fp16.h").write_bytes(b"")
     os.symlink("targets/x86_64-linux/lib", tmp_path / "cuda/lib64")
     got = cukit._cukit._include_dirs(str(tmp_path / "cuda/lib64/libnvrtc.so"))
     assert got == [str((tmp_path / "cuda/targets/x86_64-linux/include").resolve())]
-    make_tree(tmp_path, ["bare/lib"])
+
+
+def test_an_nvrtc_without_headers_takes_a_toolkits(tmp_path, monkeypatch):
+    """An NVRTC library on its own (or a wheel without nvidia-cuda-runtime) gets the
+    headers of the toolkit that CUDA_HOME names, as the missing-header hint says."""
+    make_tree(tmp_path, ["bare/lib", "tk/include/cccl", "empty/include"])
+    (tmp_path / "tk/include/cuda_fp16.h").write_bytes(b"")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "tk"))
+    assert cukit._cukit._include_dirs(str(tmp_path / "bare/lib/libnvrtc.so.13")) == [
+        str((tmp_path / "tk/include").resolve()), str((tmp_path / "tk/include/cccl").resolve())]
+    # CUDA_HOME names the toolkit: one without the headers gives none (CUDA_PATH and
+    # /usr/local/cuda are not tried behind it); CUDA_PATH alone names it too
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "empty"))
+    monkeypatch.setenv("CUDA_PATH", str(tmp_path / "tk"))
     assert cukit._cukit._include_dirs(str(tmp_path / "bare/lib/libnvrtc.so.13")) == []
+    monkeypatch.delenv("CUDA_HOME")
+    assert cukit._cukit._include_dirs(str(tmp_path / "bare/lib/libnvrtc.so.13"))[0] == str(
+        (tmp_path / "tk/include").resolve())
 
 
 # ------------------------------------------------------------------ hints
@@ -442,9 +461,11 @@ p = cukit.Program('#include <cmath>\nextern "C" __global__ void k(float *x) { x[
 p.ptx(arch="sm_90")
 print("STANDINS OK")
 """
-    env = dict(os.environ, PYTHONPATH=SRC_DIR, CUKIT_NVRTC=str(lib))
-    for v in ("CUDA_HOME", "CUDA_PATH"):
-        env.pop(v, None)
+    # CUDA_HOME names a folder without headers, so no toolkit's are taken either
+    (tmp_path / "no_toolkit").mkdir()
+    env = dict(os.environ, PYTHONPATH=SRC_DIR, CUKIT_NVRTC=str(lib),
+               CUDA_HOME=str(tmp_path / "no_toolkit"))
+    env.pop("CUDA_PATH", None)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        timeout=300)
     assert r.returncode == 0, r.stderr

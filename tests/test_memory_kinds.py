@@ -455,13 +455,17 @@ def test_blocks_another_stream_may_use_are_not_kept(rng, kernels, drop_stream):
     a = cukit.to_device(np.ones(n, np.float32))
     cukit.synchronize()
     slow_copy(kernels, x, y, n, 300_000_000, stream=s)  # s reads x for 0.3 s
+    reading = cukit.Event().record(s)
     old = ptr(x)
     del x
     if drop_stream:
         del s
         gc.collect()
     outs = [a + a for _ in range(8)]                    # legacy outputs of x's size
-    assert all(ptr(o) != old for o in outs), "a block still read on a stream was reused"
+    # Only while the reader still runs is a reuse wrong: on a busy machine this process
+    # may be paused past the 0.3 s, and then the block is free to be given again.
+    if not reading.query():
+        assert all(ptr(o) != old for o in outs), "a block still read on a stream was reused"
     cukit.synchronize()
     np.testing.assert_array_equal(y.get(), data)
     for o in outs:

@@ -1,11 +1,13 @@
 /* includes.c - the folders NVRTC searches after a compile's own -I: NVIDIA's headers
- * beside the NVRTC loaded (toolkit or pip wheels), then cukit's standard-header
+ * beside the NVRTC loaded (toolkit or pip wheels; else a toolkit's, from CUDA_HOME,
+ * CUDA_PATH or /usr/local/cuda), then cukit's standard-header
  * stand-ins; and the hint a CompileError gets for a header none of them has */
 #include "compile/program.h"
 
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -29,6 +31,36 @@ static struct {
     const char *list[CUKIT_MAX_INCLUDE_DIRS + 1]; /* into dirs, NULL-terminated */
 } found;
 
+/* A toolkit's headers where those beside NVRTC lack NVIDIA's runtime headers (an NVRTC
+ * wheel or library on its own): the toolkit CUDA_HOME names, else CUDA_PATH, else
+ * /usr/local/cuda (only the one named: a set CUDA_HOME is not second-guessed), when its
+ * include folder has cuda_fp16.h; with its cccl folder. Appended to dirs[n..]. */
+static int
+toolkit_include_dirs(char dirs[][PATH_MAX], int n, int cap)
+{
+    char path[PATH_MAX + 64], real[PATH_MAX];
+    struct stat s;
+    for (int i = 0; i < n; i++)
+        if (snprintf(path, sizeof path, "%s/cuda_fp16.h", dirs[i]) < (int)sizeof path &&
+            stat(path, &s) == 0)
+            return n; /* NVRTC's own folders have them */
+    const char *root = getenv("CUDA_HOME");
+    if (root == NULL || root[0] == '\0')
+        root = getenv("CUDA_PATH");
+    if (root == NULL || root[0] == '\0')
+        root = "/usr/local/cuda";
+    if (snprintf(path, sizeof path, "%s/include/cuda_fp16.h", root) >= (int)sizeof path ||
+        stat(path, &s) != 0)
+        return n;
+    static const char *const subs[] = {"include", "include/cccl"};
+    for (size_t k = 0; k < 2 && n < cap; k++) {
+        snprintf(path, sizeof path, "%s/%s", root, subs[k]);
+        if (realpath(path, real) != NULL && stat(real, &s) == 0 && S_ISDIR(s.st_mode))
+            snprintf(dirs[n++], PATH_MAX, "%s", real);
+    }
+    return n;
+}
+
 int
 cukit_include_dirs_beside(const char *libdir, char dirs[][PATH_MAX], int cap)
 {
@@ -45,7 +77,7 @@ cukit_include_dirs_beside(const char *libdir, char dirs[][PATH_MAX], int cap)
         if (!dup)
             snprintf(dirs[n++], PATH_MAX, "%s", real);
     }
-    return n;
+    return toolkit_include_dirs(dirs, n, cap);
 }
 
 /* cukit's own include folder: "include" beside this extension module's file. */

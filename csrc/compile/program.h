@@ -50,7 +50,8 @@ const char *const *cukit_default_include_dirs(void);
 /* 1 when one of cukit_default_include_dirs() holds the file `name` ("cuda_fp16.h"). */
 int cukit_default_include_has(const char *name);
 /* The include folders found beside an NVRTC library in folder libdir, each once, as
- * real paths, at most cap of them into dirs. Their number. */
+ * real paths, at most cap of them into dirs; where none has cuda_fp16.h, a toolkit's
+ * (CUDA_HOME, else CUDA_PATH, else /usr/local/cuda) after them. Their number. */
 int cukit_include_dirs_beside(const char *libdir, char dirs[][PATH_MAX], int cap);
 /* The lines of advice a failed compile's log calls for: a header no include folder has
  * (which of NVIDIA's wheels or the toolkit provides it), and half used without
