@@ -24,6 +24,8 @@ How
       launches (microseconds per kernel) and the GPU time of a big saxpy.
     * cukit: kernel(...) with cukit arrays and Python scalars; kernel.prepare()
       when this cukit has it; torch tensors and CuPy arrays as pointer arguments.
+      Apart from the others (after them): the same call with cukit.debug.capture on
+      (no buffers, three 4 KiB arrays, three 1 MiB arrays), what recording costs.
     * peers, each only if importable: cuda.core, cuda.bindings (arguments packed
       once / on every call), CuPy RawModule, ctypes into libcuda.so.1 and PyCUDA.
       A peer that is missing or fails is listed with the reason.
@@ -311,6 +313,50 @@ def bench_cukit_graph(bench):
 
     bench.measure(way, 5, None, None, loop=loop, sync=stream.synchronize,
                   launches=GRAPH_REPLAYS * 100)
+
+
+CAPTURE_LAUNCHES = 400  # launches per sample under cukit.debug.capture (each waits)
+BIG_CAPTURE_N = 1 << 18  # floats: 1 MiB in each of saxpy's three arrays
+
+
+def bench_cukit_capture(bench):
+    """The cost of cukit.debug.capture while on (issue 27): k(...) with no buffers, with
+    three 4 KiB arrays and with three 1 MiB arrays, each launch recorded in the default
+    ring (last 16 launches, 256 MiB). Timed apart from the other rows."""
+    import tempfile
+
+    cukit, a = bench.cukit, bench.arrays
+    if not hasattr(cukit, "debug") or not hasattr(cukit.debug, "capture"):
+        bench.add_row("cukit, k(...) under debug.capture", 0, note="no cukit.debug.capture")
+        return
+    rng = np.random.default_rng(1)
+    big = {k: cukit.to_device(rng.random(BIG_CAPTURE_N, dtype=np.float32)) for k in ("x", "y")}
+    big["out"] = cukit.empty(BIG_CAPTURE_N, np.float32)
+    m = bench.module
+    ways = [("cukit, k(...) under debug.capture", 0,
+             lambda: m.empty0(grid=GRID, block=BLOCK)),
+            ("cukit, k(...) under debug.capture", 5,
+             lambda: m.saxpy(2.0, a["x"], a["y"], a["out"], N, grid=GRID, block=BLOCK)),
+            ("cukit, k(...) under debug.capture, 3 x 1 MiB", 5,
+             lambda: m.saxpy(2.0, big["x"], big["y"], big["out"], BIG_CAPTURE_N,
+                             grid=BIG_CAPTURE_N // BLOCK, block=BLOCK))]
+    with tempfile.TemporaryDirectory() as tmp:
+        rec = cukit.debug.capture(tmp)
+        rec.start()
+        try:
+            for way, nargs, launch in ways:
+                def loop(count, launch=launch):
+                    for _ in range(count):
+                        launch()
+                bench.pending.append({"way": way, "args": nargs, "loop": loop,
+                                      "sync": cukit.synchronize, "launches": CAPTURE_LAUNCHES,
+                                      "note": ""})
+            bench.run_pending()
+        finally:
+            rec.stop(write=False)
+    want = 2.0 * big["x"].get() + big["y"].get()
+    if not np.allclose(big["out"].get(), want, rtol=1e-5, atol=1e-5):
+        bench.rows[-1]["note"] = "WRONG RESULT"
 
 
 def bench_cukit_torch(bench):
@@ -654,6 +700,7 @@ def main():
     bench_peers(bench)
     bench.run_pending()
     c_result = bench_raw_c(bench, c_before, try_raw_c(bench))
+    bench_cukit_capture(bench)
     big = bench_big_saxpy(bench, c_result)
 
     rows = table_rows(bench, big)
