@@ -118,7 +118,7 @@ run_batches(cukit_state *st, cukit_Device *dev, cukit_gemm *g, const batches *B,
         g->a = a0 + (CUdeviceptr)(oa * isz);
         g->b = b0 + (CUdeviceptr)(ob * isz);
         g->c = c0 + (CUdeviceptr)(oc * isz);
-        if ((use_cublas ? cukit_gemm_cublas(st, dev, g, h, cukit_linalg_of(st)->tf32)
+        if ((use_cublas ? cukit_gemm_cublas(st, dev, g, h, st->linalg->tf32)
                         : cukit_gemm_run(st, dev, g, h)) < 0)
             return -1;
         int d = outer - 1;
@@ -134,7 +134,7 @@ run_batches(cukit_state *st, cukit_Device *dev, cukit_gemm *g, const batches *B,
 static int
 choose_cublas(cukit_state *st, int tc)
 {
-    cukit_linalg_state *L = cukit_linalg_of(st);
+    cukit_linalg_state *L = st->linalg;
     if (L->backend == BACKEND_CUKIT || !cukit_gemm_cublas_supports(tc))
         return 0;
     const char *backend = cukit_backend_name();
@@ -432,7 +432,7 @@ matmul(cukit_state *st, PyObject *ao, PyObject *bo, PyObject *out, PyObject *str
             goto done;
         break;
     }
-    cukit_linalg_of(st)->last = use_cublas ? LAST_CUBLAS : LAST_CUKIT;
+    st->linalg->last = use_cublas ? LAST_CUBLAS : LAST_CUKIT;
     if (o && c != o && cukit_strided_copy(dev, cukit_array_ptr(o), o->strides, cukit_array_ptr(c),
                                           c->strides, c->ndim, c->shape, c->itemsize, h) < 0)
         goto done;
@@ -476,7 +476,7 @@ fn_matmul_config(PyObject *m, PyObject *args, PyObject *kwargs)
     static char *kwlist[] = {"backend", "tf32", NULL};
     PyObject *backend = Py_None, *tf32 = Py_None;
     cukit_state *st = PyModule_GetState(m);
-    cukit_linalg_state *L = cukit_linalg_of(st);
+    cukit_linalg_state *L = st->linalg;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OO:_matmul_config", kwlist, &backend, &tf32))
         return NULL;
     int version = 0;
@@ -521,29 +521,10 @@ static PyMethodDef functions[] = {
     {NULL},
 };
 
-static void
-state_release(PyObject *capsule)
-{
-    cukit_linalg_state *L = PyCapsule_GetPointer(capsule, "cukit.linalg");
-    if (L) {
-        Py_XDECREF(L->gemm_modules);
-        PyMem_Free(L);
-    }
-}
-
 int
 cukit_linalg_setup(PyObject *module, cukit_state *st)
 {
-    cukit_linalg_state *L = PyMem_Calloc(1, sizeof *L);
-    if (L == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    st->linalg = PyCapsule_New(L, "cukit.linalg", state_release);
-    if (st->linalg == NULL) {
-        PyMem_Free(L);
-        return -1;
-    }
+    cukit_linalg_state *L = st->linalg;
     st->hooks.array_matmul = array_matmul;
     const char *env = getenv("CUKIT_MATMUL");
     for (int i = 0; env && i < 3; i++)
