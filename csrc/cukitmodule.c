@@ -20,6 +20,7 @@ typedef struct {
     cukit_compile_state compile;
     cukit_array_state array;
     cukit_compute_state compute;
+    cukit_linalg_state linalg;
     cukit_nccl_state nccl;
     cukit_pycuda_state pycuda;
 } module_state;
@@ -46,7 +47,7 @@ typedef struct {
     V(base.capture) V(pycuda.FrontFunctionType) V(pycuda.FrontArrayType)                 \
     V(pycuda.FrontElementwiseType)                                                       \
     V(pycuda.front_kw_plain) V(pycuda.front_kw_launch) V(pycuda.front_grid_1)            \
-    V(pycuda.front_zero) V(pycuda.front_str_call_v) V(base.linalg)
+    V(pycuda.front_zero) V(pycuda.front_str_call_v) V(linalg.gemm_modules)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -98,6 +99,7 @@ cukit_exec(PyObject *m)
     st->compile = &ms->compile;
     st->array = &ms->array;
     st->compute = &ms->compute;
+    st->linalg = &ms->linalg;
     st->nccl = &ms->nccl;
     st->pycuda = &ms->pycuda;
     ms->runtime.driver_count = -1;

@@ -169,13 +169,13 @@ struct cukit_state {
     struct cukit_compile_state *compile;
     struct cukit_array_state *array;
     struct cukit_compute_state *compute;
+    struct cukit_linalg_state *linalg;
     struct cukit_nccl_state *nccl;
     struct cukit_pycuda_state *pycuda;
     /* strong ref: cukit.debug's launch recorder, NULL when off; set by launch/capture.c,
-     * read by errors.c (a fault writes the reproducer) and the launch path */
+     * read by errors.c (a fault writes the reproducer) and the launch path. Here, not
+     * in launch/'s part, because errors.c reads it (docs/architecture.md says more). */
     PyObject *capture;
-    /* strong ref: linalg/'s state, a capsule (linalg/cublas.h) released with the module */
-    PyObject *linalg;
 };
 
 /* ------------------------------------------------------------------ state.c */

@@ -6,11 +6,6 @@
 #include <limits.h>
 #include <string.h>
 
-/* nvcc's host compiler gets these from the C library (<sys/types.h>, which <stdlib.h>
- * includes); cukit's stand-in <sys/types.h> declares the same. */
-static const char nvcc_types[] = "typedef unsigned char uchar;\ntypedef unsigned short ushort;\n"
-                                 "typedef unsigned int uint;\ntypedef unsigned long ulong;\n";
-
 /* The options that decide what NVRTC produces, less -arch and the toolkit's -I
  * (the cache key covers those through arch and the NVRTC identity): the user's,
  * then cukit's defaults. New ref: tuple of str. */
@@ -139,6 +134,24 @@ done:
     return rc;
 }
 
+/* The name expressions NVRTC lowers: C++ kernels are found through them, their
+ * symbols being mangled. The user's own always; the ones cukit adds for C++ kernels
+ * it read (use_names) only on the first try. New ref: a list of str, or NULL. */
+static PyObject *
+name_list(cukit_Program *self, int use_names)
+{
+    PyObject *names = PySequence_List(self->name_expressions);
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (names && use_names && PyDict_Next(self->signatures, &pos, &k, &v)) {
+        int listed = PySequence_Contains(names, k);
+        if (listed < 0 ||
+            (!listed && !((cukit_Signature *)v)->extern_c && PyList_Append(names, k) < 0))
+            Py_CLEAR(names);
+    }
+    return names;
+}
+
 static int
 compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_names, PyObject **image,
              PyObject **symbols)
@@ -159,45 +172,9 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
     const char *src = PyUnicode_AsUTF8(self->source), *name = PyUnicode_AsUTF8(self->name);
     if (src == NULL || name == NULL)
         return -1;
-    /* half and bfloat16 need their headers, and nvcc's uint, ushort, ulong and uchar
-     * come from its host's C library; add them when the source uses the names without
-     * including or declaring them, and a #line so diagnostics count the user's lines. */
-    int fp16 = (self->prelude & CUKIT_PRELUDE_FP16) && cukit_default_include_has("cuda_fp16.h");
-    if (fp16 || (self->prelude & CUKIT_PRELUDE_NVCC_TYPES)) {
-        char quoted[PATH_MAX];
-        size_t q = 0;
-        for (const char *c = name; *c && q + 3 < sizeof quoted; c++) {
-            if (*c == '"' || *c == '\\')
-                quoted[q++] = '\\';
-            quoted[q++] = *c;
-        }
-        quoted[q] = '\0';
-        full = PyUnicode_FromFormat("%s%s#line 1 \"%s\"\n%s",
-                                    fp16 ? "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n" : "",
-                                    (self->prelude & CUKIT_PRELUDE_NVCC_TYPES) ? nvcc_types : "",
-                                    quoted, src);
-        if (full == NULL || (src = PyUnicode_AsUTF8(full)) == NULL)
-            goto done;
-    }
-
-    /* C++ kernels are found through name expressions: their symbols are mangled.
-     * The user's own name expressions always; the ones cukit adds for C++ kernels it
-     * read (use_names) only on the first try. */
-    names = PyList_New(0);
-    if (names == NULL)
+    if ((full = cukit_prelude_source(self, name)) == NULL || (src = PyUnicode_AsUTF8(full)) == NULL ||
+        (names = name_list(self, use_names)) == NULL)
         goto done;
-    PyObject *k, *v;
-    Py_ssize_t pos = 0;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->name_expressions); i++) {
-        k = PyTuple_GET_ITEM(self->name_expressions, i);
-        if (PyList_Append(names, k) < 0)
-            goto done;
-    }
-    while (use_names && PyDict_Next(self->signatures, &pos, &k, &v)) {
-        int listed = PySequence_Contains(names, k);
-        if (listed < 0 || (!listed && !((cukit_Signature *)v)->extern_c && PyList_Append(names, k) < 0))
-            goto done;
-    }
     Py_ssize_t nnames = PyList_GET_SIZE(names);
     exprs = PyMem_Calloc((size_t)nnames + 1, sizeof *exprs);
     if (exprs == NULL) {
@@ -478,56 +455,6 @@ check_texts(PyObject *tuple, const char *what, int options)
     return 0;
 }
 
-/* Whether `word` appears in src as a whole identifier. */
-static int
-has_word(const char *src, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *p = strstr(src, word); p; p = strstr(p + 1, word)) {
-        int before = p > src && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
-                                 (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'));
-        char c = p[n];
-        int after = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-        if (!before && !after)
-            return 1;
-    }
-    return 0;
-}
-
-/* Whether the source declares `word` itself: as a typedef, alias, macro or class. */
-static int
-declares(const char *src, const char *word)
-{
-    static const char *forms[] = {" %s;", "define %s", "using %s", "struct %s", "class %s"};
-    char pat[64];
-    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
-        PyOS_snprintf(pat, sizeof pat, forms[i], word);
-        if (strstr(src, pat))
-            return 1;
-    }
-    return 0;
-}
-
-/* The CUKIT_PRELUDE_* lines the source needs: CUKIT_PRELUDE_FP16 when it names the
- * fp16/bf16 types but includes neither header, CUKIT_PRELUDE_NVCC_TYPES when it uses
- * uint, ushort, ulong or uchar without declaring them. */
-static int
-needs_prelude(const char *src)
-{
-    static const char *types[] = {"half", "__half", "half2", "__half2", "__nv_bfloat16",
-                                  "nv_bfloat16", "__nv_bfloat162", "nv_bfloat162"};
-    static const char *nvcc[] = {"uint", "ushort", "ulong", "uchar"};
-    int out = 0;
-    if (!strstr(src, "cuda_fp16.h") && !strstr(src, "cuda_bf16.h"))
-        for (size_t i = 0; i < sizeof types / sizeof *types && !out; i++)
-            if (has_word(src, types[i]))
-                out = CUKIT_PRELUDE_FP16;
-    for (size_t i = 0; i < sizeof nvcc / sizeof *nvcc; i++)
-        if (has_word(src, nvcc[i]) && !declares(src, nvcc[i]))
-            return out | CUKIT_PRELUDE_NVCC_TYPES;
-    return out;
-}
-
 static PyObject *
 program_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
@@ -588,7 +515,7 @@ cukit_program_new(cukit_state *st, PyObject *source, PyObject *name, PyObject *o
     const char *src = PyUnicode_AsUTF8(source);
     if (src == NULL)
         goto error;
-    self->prelude = needs_prelude(src);
+    self->prelude = cukit_prelude_needs(src);
     self->globals = PyDict_New();
     if (self->globals == NULL)
         goto error;

@@ -1,4 +1,4 @@
-/* program.h - compile/'s own: what program.c shares with arch.c and diagnostics.c */
+/* program.h - compile/'s own: what program.c shares with arch.c, diagnostics.c, includes.c and prelude.c */
 #ifndef CUKIT_COMPILE_PROGRAM_H
 #define CUKIT_COMPILE_PROGRAM_H
 
@@ -37,6 +37,18 @@ int cukit_program_compile_error(cukit_Program *self, const char *arch);
  * Returns -1. */
 int cukit_program_crash_error(cukit_Program *self, const char *arch, const cukit_compile_request *req,
                               const cukit_compile_result *res);
+
+/* ------------------------------------------------------------------ prelude.c */
+
+/* The CUKIT_PRELUDE_* lines the source needs: CUKIT_PRELUDE_FP16 when it names the
+ * fp16/bf16 types but includes neither header, CUKIT_PRELUDE_NVCC_TYPES when it uses
+ * uint, ushort, ulong or uchar without declaring them. */
+int cukit_prelude_needs(const char *src);
+/* The source NVRTC reads: self's, after the lines self->prelude asks for (half and
+ * bfloat16 need their headers; nvcc's uint, ushort, ulong and uchar come from its
+ * host's C library) and a #line so diagnostics count the user's lines. `name` is
+ * self's name in UTF-8. New ref, or NULL with an exception. */
+PyObject *cukit_prelude_source(cukit_Program *self, const char *name);
 
 /* ------------------------------------------------------------------ includes.c */
 

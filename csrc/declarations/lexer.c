@@ -492,6 +492,56 @@ macro_body(lexer *lx, const char *q, int len, PyObject **key, PyObject **body)
     return 1;
 }
 
+/* Where the comment that starts at s ends (a // comment before its line break, which
+ * it keeps); NULL when s starts no comment. */
+static const char *
+comment_end(const char *s, const char *end)
+{
+    if (s + 1 >= end || s[0] != '/' || (s[1] != '/' && s[1] != '*'))
+        return NULL;
+    if (s[1] == '/') {
+        while (s < end && *s != '\n') /* a spliced line break goes on with the comment */
+            s += splice_at(s, end) ? splice_at(s, end) : 1;
+        return s;
+    }
+    s += 2;
+    while (s + 1 < end && !(s[0] == '*' && s[1] == '/'))
+        s++;
+    return s + 2 < end ? s + 2 : end;
+}
+
+/* Read macro `key`'s `body` next: push its frame on the stack (*frames, *nframes of
+ * *cap), growing it. Steals key (the frame owns it). 0, or -1 with an exception. */
+static int
+push_frame(lexer *lx, frame **frames, int *nframes, int *cap, PyObject *key, PyObject *body)
+{
+    Py_ssize_t blen;
+    const char *b = PyUnicode_AsUTF8AndSize(body, &blen);
+    if (b == NULL)
+        goto error;
+    if (*nframes == *cap) {
+        frame *grown = *cap > INT_MAX / 4
+                           ? NULL : PyMem_Realloc(*frames, (size_t)*cap * 2 * sizeof **frames);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            goto error;
+        }
+        *frames = grown;
+        *cap *= 2;
+    }
+    /* A macro defined in an uncertain branch, and all it expands, is uncertain. */
+    int maybe = lx->maybe;
+    if (!maybe && lx->uncertain && (maybe = PySet_Contains(lx->uncertain, key)) < 0)
+        goto error;
+    lx->buf = ++lx->nbufs;
+    lx->maybe = maybe;
+    (*frames)[(*nframes)++] = (frame){b, b + blen, lx->buf, maybe, key};
+    return 0;
+error:
+    Py_DECREF(key);
+    return -1;
+}
+
 int
 cukit_tokenize(lexer *lx, const char *s0, const char *end0, int top)
 {
@@ -533,17 +583,9 @@ cukit_tokenize(lexer *lx, const char *s0, const char *end0, int top)
             f->s = s + splice_at(s, end);
             continue;
         }
-        if (c == '/' && s + 1 < end && s[1] == '/') {
-            while (s < end && *s != '\n') /* a spliced line break goes on with the comment */
-                s += splice_at(s, end) ? splice_at(s, end) : 1;
-            f->s = s;
-            continue;
-        }
-        if (c == '/' && s + 1 < end && s[1] == '*') {
-            s += 2;
-            while (s + 1 < end && !(s[0] == '*' && s[1] == '/'))
-                s++;
-            f->s = s + 2 < end ? s + 2 : end;
+        const char *after = comment_end(s, end);
+        if (after != NULL) {
+            f->s = after;
             continue;
         }
         if (c == '#' && line_start && top && !expanded) {
@@ -593,33 +635,8 @@ cukit_tokenize(lexer *lx, const char *s0, const char *end0, int top)
                     goto done;
                 continue;
             }
-            Py_ssize_t blen;
-            const char *b = PyUnicode_AsUTF8AndSize(body, &blen);
-            if (b == NULL || (nframes == cap && cap > INT_MAX / 4)) {
-                Py_DECREF(key);
-                if (b != NULL)
-                    PyErr_NoMemory();
+            if (push_frame(lx, &frames, &nframes, &cap, key, body) < 0)
                 goto done;
-            }
-            if (nframes == cap) {
-                frame *grown = PyMem_Realloc(frames, (size_t)cap * 2 * sizeof *frames);
-                if (grown == NULL) {
-                    Py_DECREF(key);
-                    PyErr_NoMemory();
-                    goto done;
-                }
-                frames = grown;
-                cap *= 2;
-            }
-            /* A macro defined in an uncertain branch, and all it expands, is uncertain. */
-            int maybe = lx->maybe;
-            if (!maybe && lx->uncertain && (maybe = PySet_Contains(lx->uncertain, key)) < 0) {
-                Py_DECREF(key);
-                goto done;
-            }
-            lx->buf = ++lx->nbufs;
-            lx->maybe = maybe;
-            frames[nframes++] = (frame){b, b + blen, lx->buf, maybe, key};
             continue;
         }
         if (isdigit((unsigned char)c) || (c == '.' && s + 1 < end && isdigit((unsigned char)s[1]))) {

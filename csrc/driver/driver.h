@@ -26,7 +26,8 @@ extern cukit_api_t cukit_api;
 /* ------------------------------------------------------------------ entries.c (no Python) */
 
 /* One entry point as the loaders walk them: its exported symbol, where its pointer
- * lives in cukit_api_t, and whether a library without it is unusable. */
+ * lives in its table (cukit_api_t, or cuBLAS's and NCCL's own), and whether a library
+ * without it is unusable. */
 typedef struct {
     const char *symbol;
     size_t offset;
@@ -35,12 +36,13 @@ typedef struct {
 /* entry_points.h's three lists as name tables, in their order. */
 extern const cukit_entry cukit_driver_entries[], cukit_nvrtc_entries[], cukit_nvjitlink_entries[];
 extern const size_t cukit_driver_nentries, cukit_nvrtc_nentries, cukit_nvjitlink_nentries;
-/* dlsym each of the n entries of `list` from `lib` into *api (a missing optional one
- * becomes NULL); with `major` > 0 the versioned symbol __<symbol>_<major>_0 is
+/* dlsym each of the n entries of `list` from `lib` into the table at `api` (a
+ * cukit_api_t, or the table `list`'s offsets were taken from; a missing optional
+ * one becomes NULL); with `major` > 0 the versioned symbol __<symbol>_<major>_0 is
  * preferred where lib has it. NULL when all required ones were found, else the
- * first missing required symbol (static storage; *api then partly written). Touches
- * no Python object: the worker program uses it for its own table. */
-const char *cukit_entries_fill(cukit_api_t *api, void *lib, const cukit_entry *list, size_t n,
+ * first missing required symbol (static storage; the table then partly written).
+ * Touches no Python object: the worker program uses it for its own table. */
+const char *cukit_entries_fill(void *api, void *lib, const cukit_entry *list, size_t n,
                                unsigned int major);
 
 /* ------------------------------------------------------------------ loader.c */
@@ -75,6 +77,40 @@ const char *cukit_nvrtc_realpath(void);
 int cukit_nvjitlink_load(cukit_state *st);
 /* Name of the nvJitLink library that was loaded, or NULL. Borrowed, static storage. */
 const char *cukit_nvjitlink_path(void);
+
+/* ------------------------------------------------------------------ library search (loader.c) */
+
+/* The places cukit_library_search looks, each library in its own order (its `places`). */
+enum {
+    CUKIT_LIB_END = 0,     /* ends a library's list of places */
+    CUKIT_LIB_LOADED,      /* a soname this process has loaded already (torch's, CuPy's) */
+    CUKIT_LIB_FIRST,       /* the folder the caller passes (the one beside NVRTC), if any */
+    CUKIT_LIB_PACKAGES,    /* the lib folders of Python packages (NVIDIA's pip wheels) */
+    CUKIT_LIB_LOADER_PATH, /* the bare sonames, as the dynamic loader finds them */
+    CUKIT_LIB_TOOLKIT,     /* CUDA_HOME and CUDA_PATH (lib64, else lib), /usr/local/cuda/lib64 */
+};
+
+/* A library found by searching: its sonames, the variable that names its file, the
+ * packages whose folders hold it, and where to look in which order. */
+typedef struct {
+    const char *names[5]; /* sonames, newest first; NULL-terminated */
+    const char *env;      /* e.g. CUKIT_NVRTC: the full path of the library's file */
+    int env_only;         /* 1: when env is set, that file or none (never another silently) */
+    struct {
+        const char *package;    /* an importable package, e.g. "nvidia"; NULL: none */
+        const char *subdirs[4]; /* NULL-terminated, relative to each folder of its __path__ */
+    } packages[2];
+    unsigned char places[6]; /* CUKIT_LIB_*, in order, up to CUKIT_LIB_END */
+} cukit_library;
+
+/* dlopen `lib` (RTLD_NOW | RTLD_LOCAL): the file its variable names, then its places
+ * in order; `first` is the folder CUKIT_LIB_FIRST tries (NULL or "": skipped). The
+ * handle, with the path it came from in `found` ("soname (already loaded)" for one
+ * the process had); or NULL with every place tried, comma-separated, in `tried`
+ * (which must start empty). Never raises: Python errors of the package look-up are
+ * cleared. The loaders of cuBLAS and NCCL use it too. */
+void *cukit_library_search(const cukit_library *lib, const char *first, char *found,
+                           size_t foundlen, char *tried, size_t triedlen);
 
 /* ------------------------------------------------------------------ results.c */
 

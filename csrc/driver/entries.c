@@ -1,4 +1,4 @@
-/* entries.c - the name tables of entry_points.h and the dlsym walk that fills a cukit_api_t (no Python: the worker program links it too) */
+/* entries.c - the name tables of entry_points.h and the dlsym walk that fills an entry-point table (no Python: the worker program links it too) */
 #include "driver/driver.h"
 
 #include <dlfcn.h>
@@ -18,7 +18,7 @@ const size_t cukit_nvjitlink_nentries =
     sizeof cukit_nvjitlink_entries / sizeof *cukit_nvjitlink_entries;
 
 const char *
-cukit_entries_fill(cukit_api_t *api, void *lib, const cukit_entry *list, size_t n,
+cukit_entries_fill(void *api, void *lib, const cukit_entry *list, size_t n,
                    unsigned int major)
 {
     for (size_t i = 0; i < n; i++) {

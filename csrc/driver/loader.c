@@ -9,24 +9,22 @@
 
 cukit_api_t cukit_api;
 
-/* A toolkit library found by searching: its sonames, newest first, the variable
- * that names it explicitly, and its folders inside NVIDIA's pip wheels. */
-typedef struct {
-    const char *names[4];      /* NULL-terminated */
-    const char *env;           /* e.g. CUKIT_NVRTC: a full path to the library */
-    const char *wheel_dirs[4]; /* NULL-terminated, relative to the `nvidia` package */
-} library;
-
-static const library nvrtc_library = {
+/* NVRTC and nvJitLink: a variable that names the file (tried first, then the rest),
+ * the folder the caller passes, the loader path, the toolkit, NVIDIA's wheels. */
+static const cukit_library nvrtc_library = {
     {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL},
     "CUKIT_NVRTC",
-    {"cu13/lib", "cuda_nvrtc/lib", "cu12/lib", NULL},
+    0,
+    {{"nvidia", {"cu13/lib", "cuda_nvrtc/lib", "cu12/lib", NULL}}},
+    {CUKIT_LIB_FIRST, CUKIT_LIB_LOADER_PATH, CUKIT_LIB_TOOLKIT, CUKIT_LIB_PACKAGES},
 };
 
-static const library nvjitlink_library = {
+static const cukit_library nvjitlink_library = {
     {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so", NULL},
     "CUKIT_NVJITLINK",
-    {"cu13/lib", "nvjitlink/lib", "cu12/lib", NULL},
+    0,
+    {{"nvidia", {"cu13/lib", "nvjitlink/lib", "cu12/lib", NULL}}},
+    {CUKIT_LIB_FIRST, CUKIT_LIB_LOADER_PATH, CUKIT_LIB_TOOLKIT, CUKIT_LIB_PACKAGES},
 };
 
 /* What happened at the first attempt; later calls repeat the verdict. Part of the
@@ -257,23 +255,30 @@ cukit_loader_setup(PyObject *module, cukit_state *st)
     return PyModule_AddFunctions(module, loader_functions);
 }
 
+/* ------------------------------------------------------------------ library search */
+
+/* dlopen `path`; on success write it to found. */
+static void *
+try_path(const char *path, char *found, size_t foundlen)
+{
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (handle)
+        snprintf(found, foundlen, "%s", path);
+    return handle;
+}
+
 /* Try dir/name for each of lib's sonames ("" dir: the loader path); on success
  * write the path to found, else add dir to the list in tried. */
 static void *
-try_dir(const library *lib, const char *dir, char *found, size_t foundlen, char *tried,
+try_dir(const cukit_library *lib, const char *dir, char *found, size_t foundlen, char *tried,
         size_t triedlen)
 {
     for (size_t i = 0; lib->names[i]; i++) {
         char path[1024];
-        if (dir[0])
-            snprintf(path, sizeof path, "%s/%s", dir, lib->names[i]);
-        else
-            snprintf(path, sizeof path, "%s", lib->names[i]);
-        void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (handle) {
-            snprintf(found, foundlen, "%s", path);
+        snprintf(path, sizeof path, "%s%s%s", dir, dir[0] ? "/" : "", lib->names[i]);
+        void *handle = try_path(path, found, foundlen);
+        if (handle)
             return handle;
-        }
     }
     size_t used = strlen(tried);
     snprintf(tried + used, triedlen - used, "%s%s", used ? ", " : "",
@@ -281,66 +286,55 @@ try_dir(const library *lib, const char *dir, char *found, size_t foundlen, char 
     return NULL;
 }
 
-/* The lib folders of NVIDIA's pip wheels for `lib`, found through the `nvidia`
- * namespace package if it is installed. New ref: list of str, never NULL unless
- * memory runs out. */
-static PyObject *
-wheel_dirs(const library *lib)
-{
-    PyObject *out = PyList_New(0);
-    if (out == NULL)
-        return NULL;
-    PyObject *pkg = PyImport_ImportModule("nvidia");
-    if (pkg == NULL) {
-        PyErr_Clear();
-        return out;
-    }
-    PyObject *paths = PyObject_GetAttrString(pkg, "__path__");
-    Py_DECREF(pkg);
-    PyObject *it = paths ? PyObject_GetIter(paths) : NULL;
-    Py_XDECREF(paths);
-    if (it == NULL) {
-        PyErr_Clear();
-        return out;
-    }
-    PyObject *p;
-    while ((p = PyIter_Next(it)) != NULL) {
-        for (size_t i = 0; lib->wheel_dirs[i]; i++) {
-            PyObject *d = PyUnicode_FromFormat("%S/%s", p, lib->wheel_dirs[i]);
-            if (d == NULL || PyList_Append(out, d) < 0)
-                PyErr_Clear();
-            Py_XDECREF(d);
-        }
-        Py_DECREF(p);
-    }
-    PyErr_Clear();
-    Py_DECREF(it);
-    return out;
-}
-
-/* dlopen `lib`: the path in its variable, then `first` (a folder, may be NULL),
- * the loader path, CUDA_HOME and CUDA_PATH, /usr/local/cuda, NVIDIA's wheels.
- * The handle, with the path in found; or NULL with every place tried in `tried`
- * (and a Python exception only if memory ran out). */
+/* A soname the process has loaded already (RTLD_NOLOAD opens no new file). */
 static void *
-search(const library *lib, const char *first, char *found, size_t foundlen, char *tried,
-       size_t triedlen)
+try_loaded(const cukit_library *lib, char *found, size_t foundlen)
 {
-    void *handle = NULL;
-    const char *explicit_path = getenv(lib->env);
-    if (explicit_path && explicit_path[0]) {
-        handle = dlopen(explicit_path, RTLD_NOW | RTLD_LOCAL);
+    for (size_t i = 0; lib->names[i]; i++) {
+        void *handle = dlopen(lib->names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
         if (handle) {
-            snprintf(found, foundlen, "%s", explicit_path);
+            snprintf(found, foundlen, "%s (already loaded)", lib->names[i]);
             return handle;
         }
-        snprintf(tried, triedlen, "%s=%s", lib->env, explicit_path);
     }
-    if (first && first[0] && (handle = try_dir(lib, first, found, foundlen, tried, triedlen)))
-        return handle;
-    if ((handle = try_dir(lib, "", found, foundlen, tried, triedlen)))
-        return handle;
+    return NULL;
+}
+
+/* The lib folders of lib's packages, found through each package's __path__ when it
+ * is installed; errors of the look-up are cleared. */
+static void *
+try_packages(const cukit_library *lib, char *found, size_t foundlen, char *tried, size_t triedlen)
+{
+    void *handle = NULL;
+    for (size_t w = 0; w < 2 && lib->packages[w].package && handle == NULL; w++) {
+        PyObject *pkg = PyImport_ImportModule(lib->packages[w].package);
+        PyObject *paths = pkg ? PyObject_GetAttrString(pkg, "__path__") : NULL;
+        PyObject *it = paths ? PyObject_GetIter(paths) : NULL;
+        Py_XDECREF(pkg);
+        Py_XDECREF(paths);
+        PyErr_Clear();
+        PyObject *p;
+        while (it && handle == NULL && (p = PyIter_Next(it)) != NULL) {
+            const char *base = PyUnicode_AsUTF8(p);
+            for (size_t i = 0; base && lib->packages[w].subdirs[i] && handle == NULL; i++) {
+                char dir[1024];
+                snprintf(dir, sizeof dir, "%s/%s", base, lib->packages[w].subdirs[i]);
+                handle = try_dir(lib, dir, found, foundlen, tried, triedlen);
+            }
+            Py_DECREF(p);
+        }
+        PyErr_Clear();
+        Py_XDECREF(it);
+    }
+    return handle;
+}
+
+/* The toolkit's library folders: CUDA_HOME and CUDA_PATH, then the usual install. */
+static void *
+try_toolkit(const cukit_library *lib, char *found, size_t foundlen, char *tried, size_t triedlen)
+{
     static const char *envs[] = {"CUDA_HOME", "CUDA_PATH"};
+    void *handle = NULL;
     for (size_t i = 0; i < 2 && handle == NULL; i++) {
         const char *root = getenv(envs[i]);
         if (root && root[0]) {
@@ -354,21 +348,50 @@ search(const library *lib, const char *first, char *found, size_t foundlen, char
     }
     if (handle == NULL)
         handle = try_dir(lib, "/usr/local/cuda/lib64", found, foundlen, tried, triedlen);
-    if (handle == NULL) {
-        PyObject *dirs = wheel_dirs(lib);
-        if (dirs == NULL)
+    return handle;
+}
+
+void *
+cukit_library_search(const cukit_library *lib, const char *first, char *found, size_t foundlen,
+                     char *tried, size_t triedlen)
+{
+    void *handle = NULL;
+    const char *explicit_path = getenv(lib->env);
+    if (explicit_path && explicit_path[0]) {
+        if ((handle = try_path(explicit_path, found, foundlen)))
+            return handle;
+        if (lib->env_only) {
+            snprintf(tried, triedlen, "%s=%s (%s) only", lib->env, explicit_path, dlerror());
             return NULL;
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(dirs) && handle == NULL; i++) {
-            const char *d = PyUnicode_AsUTF8(PyList_GET_ITEM(dirs, i));
-            if (d)
-                handle = try_dir(lib, d, found, foundlen, tried, triedlen);
-            else
-                PyErr_Clear();
         }
-        Py_DECREF(dirs);
+        snprintf(tried, triedlen, "%s=%s", lib->env, explicit_path);
+    }
+    for (size_t i = 0; i < sizeof lib->places && handle == NULL; i++) {
+        switch (lib->places[i]) {
+        case CUKIT_LIB_END:
+            return NULL;
+        case CUKIT_LIB_LOADED:
+            handle = try_loaded(lib, found, foundlen);
+            break;
+        case CUKIT_LIB_FIRST:
+            if (first && first[0])
+                handle = try_dir(lib, first, found, foundlen, tried, triedlen);
+            break;
+        case CUKIT_LIB_PACKAGES:
+            handle = try_packages(lib, found, foundlen, tried, triedlen);
+            break;
+        case CUKIT_LIB_LOADER_PATH:
+            handle = try_dir(lib, "", found, foundlen, tried, triedlen);
+            break;
+        case CUKIT_LIB_TOOLKIT:
+            handle = try_toolkit(lib, found, foundlen, tried, triedlen);
+            break;
+        }
     }
     return handle;
 }
+
+/* ------------------------------------------------------------------ NVRTC and nvJitLink */
 
 /* The real folder of the loaded NVRTC library into dir; 0, or -1 when unknown.
  * Remembers the library's real path for cukit_nvrtc_realpath. */
@@ -425,10 +448,8 @@ cukit_nvrtc_load(cukit_state *st)
 {
     if (loaded.nvrtc == 0) {
         char tried[1536] = "";
-        void *lib = search(&nvrtc_library, NULL, loaded.nvrtc_path, sizeof loaded.nvrtc_path,
-                           tried, sizeof tried);
-        if (lib == NULL && PyErr_Occurred())
-            return -1;
+        void *lib = cukit_library_search(&nvrtc_library, NULL, loaded.nvrtc_path,
+                                         sizeof loaded.nvrtc_path, tried, sizeof tried);
         loaded.nvrtc = -1;
         if (lib == NULL) {
             snprintf(loaded.nvrtc_why, sizeof loaded.nvrtc_why,
@@ -471,10 +492,8 @@ cukit_nvjitlink_load(cukit_state *st)
         if (cukit_nvrtc_load(st) < 0)
             PyErr_Clear();
         nvrtc_dir(beside, sizeof beside);
-        void *lib = search(&nvjitlink_library, beside, loaded.nvjitlink_path,
-                           sizeof loaded.nvjitlink_path, tried, sizeof tried);
-        if (lib == NULL && PyErr_Occurred())
-            return -1;
+        void *lib = cukit_library_search(&nvjitlink_library, beside, loaded.nvjitlink_path,
+                                         sizeof loaded.nvjitlink_path, tried, sizeof tried);
         loaded.nvjitlink = -1;
         if (lib == NULL) {
             snprintf(loaded.nvjitlink_why, sizeof loaded.nvjitlink_why,

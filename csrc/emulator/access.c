@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+pthread_mutex_t emu_print_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* ------------------------------------------------------------------ faults */
 
 

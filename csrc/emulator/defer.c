@@ -1,5 +1,5 @@
-/* defer.c - deferred execution: streams queue their work and run it only where the
- * driver guarantees completion (CUKIT_EMULATOR_DEFER=1)
+/* defer.c - the live streams, and deferred execution: streams queue their work and run
+ * it only where the driver guarantees completion (CUKIT_EMULATOR_DEFER=1)
  *
  * By default the emulator runs work when it is issued, which hides a program's missing
  * synchronization: a pinned buffer read right after an async copy into it is already
@@ -20,11 +20,103 @@
 #include <string.h>
 #include <time.h>
 
+/* ------------------------------------------------------------------ the live streams */
+
+/* The streams alive now: a handle is looked up here before it is used, so a stale
+ * one (destroyed, or never a stream) is an error rather than a read of freed memory. */
+static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
+static stream **streams;
+static size_t nstreams, capstreams;
+
+static int
+stream_known(CUstream h)
+{
+    pthread_mutex_lock(&streams_lock);
+    int found = 0;
+    for (size_t i = nstreams; i-- > 0 && !found;)
+        found = streams[i] == (stream *)h;
+    pthread_mutex_unlock(&streams_lock);
+    return found;
+}
+
+static int
+special_stream(CUstream h)
+{
+    return h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD;
+}
+
+stream *
+emu_stream_of(CUstream h)
+{
+    if (special_stream(h) || !stream_known(h))
+        return NULL;
+    return (stream *)h;
+}
+
+void
+emu_each_stream(void (*fn)(stream *, void *), void *arg)
+{
+    pthread_mutex_lock(&streams_lock);
+    for (size_t i = 0; i < nstreams; i++)
+        fn(streams[i], arg);
+    pthread_mutex_unlock(&streams_lock);
+}
+
+CUresult
+emu_check_stream(CUstream h)
+{
+    if (special_stream(h) || stream_known(h))
+        return CUDA_SUCCESS;
+    return emu_failed(CUDA_ERROR_INVALID_HANDLE, "0x%llx is not a live stream",
+                  (unsigned long long)(uintptr_t)h);
+}
+
+int
+emu_stream_add(stream *s)
+{
+    pthread_mutex_lock(&streams_lock);
+    if (nstreams == capstreams) {
+        size_t cap = capstreams ? capstreams * 2 : 64;
+        stream **v = realloc(streams, cap * sizeof *v);
+        if (v == NULL) {
+            pthread_mutex_unlock(&streams_lock);
+            return -1;
+        }
+        streams = v;
+        capstreams = cap;
+    }
+    streams[nstreams++] = s;
+    pthread_mutex_unlock(&streams_lock);
+    return 0;
+}
+
+void
+emu_stream_remove(stream *s)
+{
+    pthread_mutex_lock(&streams_lock);
+    for (size_t i = 0; i < nstreams; i++) {
+        if (streams[i] == s) {
+            streams[i] = streams[--nstreams];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&streams_lock);
+}
+
+/* ------------------------------------------------------------------ the queues */
+
 enum { Q_KERNEL, Q_COPY, Q_COPY3D, Q_MEMSET, Q_RECORD, Q_WAIT, Q_FREE };
 
 struct emu_op {
     int kind;                  /* Q_* */
     emu_op *next;              /* owned: the next operation of the stream */
+    union {                    /* what runs it: the issuing file's function for its kind */
+        emu_launch_fn kernel;  /* Q_KERNEL */
+        emu_copy_fn copy;      /* Q_COPY */
+        emu_copy3d_fn copy3d;  /* Q_COPY3D */
+        emu_memset_fn set;     /* Q_MEMSET */
+        emu_free_fn release;   /* Q_FREE */
+    } now;
     emu_launch launch;         /* Q_KERNEL: params owned */
     CUdeviceptr dst;           /* Q_COPY, Q_MEMSET; Q_FREE: the pointer */
     const void *src;           /* Q_COPY */
@@ -94,19 +186,19 @@ run(emu_op *o)
 {
     switch (o->kind) {
     case Q_KERNEL:
-        emu_launch_now(&o->launch);
+        o->now.kernel(&o->launch);
         break;
     case Q_COPY:
-        hold(emu_copy_now(o->dst, o->staged ? o->staged : o->src, o->n, o->dst_dev, o->src_dev));
+        hold(o->now.copy(o->dst, o->staged ? o->staged : o->src, o->n, o->dst_dev, o->src_dev));
         break;
     case Q_COPY3D:
-        hold(emu_copy3d(&o->c, 1));
+        hold(o->now.copy3d(&o->c, 1));
         break;
     case Q_MEMSET:
-        hold(emu_memset_now(o->dst, o->pitch, o->value, o->elem, o->width, o->height));
+        hold(o->now.set(o->dst, o->pitch, o->value, o->elem, o->width, o->height));
         break;
     case Q_FREE:
-        hold(emu_free_device(o->dst));
+        hold(o->now.release(o->dst));
         break;
     case Q_WAIT:
         drain(o->on, o->seq);
@@ -236,7 +328,7 @@ enqueue(CUstream h, emu_op *o)
 }
 
 int
-emu_defer_launch(CUstream h, const emu_launch *L)
+emu_defer_launch(CUstream h, const emu_launch *L, emu_launch_fn now)
 {
     if (!emu_deferring())
         return 1;
@@ -248,6 +340,7 @@ emu_defer_launch(CUstream h, const emu_launch *L)
         return 1; /* out of memory: run it now */
     }
     memcpy(params, L->params, L->f->param_bytes);
+    o->now.kernel = now;
     o->launch = *L;
     o->launch.params = params;
     enqueue(h, o);
@@ -255,7 +348,8 @@ emu_defer_launch(CUstream h, const emu_launch *L)
 }
 
 int
-emu_defer_copy(CUstream h, CUdeviceptr dst, const void *src, size_t n, int dst_dev, int src_dev)
+emu_defer_copy(CUstream h, CUdeviceptr dst, const void *src, size_t n, int dst_dev, int src_dev,
+               emu_copy_fn now)
 {
     if (!emu_deferring())
         return 1;
@@ -277,13 +371,14 @@ emu_defer_copy(CUstream h, CUdeviceptr dst, const void *src, size_t n, int dst_d
         }
         memcpy(o->staged, src, n);
     }
+    o->now.copy = now;
     o->dst = dst, o->src = src, o->n = n, o->dst_dev = dst_dev, o->src_dev = src_dev;
     enqueue(h, o);
     return 0;
 }
 
 int
-emu_defer_copy3d(CUstream h, const CUDA_MEMCPY3D *c)
+emu_defer_copy3d(CUstream h, const CUDA_MEMCPY3D *c, emu_copy3d_fn now)
 {
     if (!emu_deferring())
         return 1;
@@ -296,6 +391,7 @@ emu_defer_copy3d(CUstream h, const CUDA_MEMCPY3D *c)
     emu_op *o = new_op(Q_COPY3D);
     if (o == NULL)
         return 1;
+    o->now.copy3d = now;
     o->c = *c;
     enqueue(h, o);
     return 0;
@@ -303,13 +399,14 @@ emu_defer_copy3d(CUstream h, const CUDA_MEMCPY3D *c)
 
 int
 emu_defer_memset(CUstream h, CUdeviceptr p, size_t pitch, unsigned value, size_t elem,
-                 size_t width, size_t height)
+                 size_t width, size_t height, emu_memset_fn now)
 {
     if (!emu_deferring())
         return 1;
     emu_op *o = new_op(Q_MEMSET);
     if (o == NULL)
         return 1;
+    o->now.set = now;
     o->dst = p, o->pitch = pitch, o->value = value, o->elem = elem;
     o->width = width, o->height = height;
     enqueue(h, o);
@@ -319,20 +416,21 @@ emu_defer_memset(CUstream h, CUdeviceptr p, size_t pitch, unsigned value, size_t
 /* A free with nothing queued before it on its stream completes at once, as on an idle
  * GPU: memory freed and allocated in a loop is reused rather than piled up. */
 int
-emu_defer_free(CUstream h, CUdeviceptr p)
+emu_defer_free(CUstream h, CUdeviceptr p, emu_free_fn now)
 {
     if (!emu_deferring())
         return 1;
     emu_op *o = new_op(Q_FREE);
     if (o == NULL)
         return 1;
+    o->now.release = now;
     o->dst = p;
     pthread_mutex_lock(&lock);
     stream *s = queue_of(h);
     if (s != NULL) {
         order_with_legacy(s);
         if (s->head == NULL) {
-            hold(emu_free_device(p));
+            hold(now(p));
             free(o);
         }
         else

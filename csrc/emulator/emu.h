@@ -181,7 +181,7 @@ float emu_bf16_to_f32(uint16_t h);
 /* Parse and decode PTX text. The module, or NULL with a message in why. */
 emu_module *emu_ptx_load(const char *ptx, char *why, size_t whylen);
 void emu_module_free(emu_module *m);
-/* "kernel.cu:12" for line-table index `line` into buf; "" when unknown. */
+/* "kernel.cu:12" for line-table index `line` into buf; "" when unknown (ptx_read.c). */
 void emu_line_str(const emu_module *m, uint32_t line, char *buf, size_t n);
 
 /* ------------------------------------------------------------------ memory registry */
@@ -224,15 +224,15 @@ CUresult emu_run(const emu_launch *L, char *why, size_t whylen);
 /* Thread-instructions run since the process started (lanes x instructions), for benchmarks. */
 extern uint64_t emu_thread_instructions;
 
-/* Output of printf is written here under this lock. */
+/* Output of printf is written here under this lock (access.c). */
 extern pthread_mutex_t emu_print_lock;
 
-/* The emulated architecture (90 for sm_90) and memory size (driver.c). */
+/* The emulated architecture (90 for sm_90) and memory size (state.c). */
 int emu_arch_cc(void);
 size_t emu_total_memory(void);
 
 /* Seconds of CUKIT_EMULATOR_TIMEOUT: 0 when unset, -1 with *bad its text when it is not
- * a positive number (exec.c). */
+ * a positive number (warp.c). */
 double emu_timeout_seconds(const char **bad);
 
 /* The host CPUs the emulator spreads blocks over (CUKIT_EMULATOR_THREADS). */

@@ -1,10 +1,10 @@
-/* entries.h - what the emulator's driver-table files share: errors, held faults, streams and graphs */
+/* entries.h - what the emulator's driver-table files share: errors, held faults, streams and graphs, deferred work */
 #ifndef CUKIT_EMU_ENTRIES_H
 #define CUKIT_EMU_ENTRIES_H
 
 #include "emulator/emu.h"
 
-/* driver.c */
+/* state.c */
 /* Fail with `code`; the text is what cuGetErrorString returns for it on this thread. */
 CUresult emu_failed(CUresult code, const char *fmt, ...);
 /* Success (the last failure's text stays readable). */
@@ -27,6 +27,12 @@ void emu_origin_of(char *buf, size_t n, const char *what);
 /* The emulated architecture (90 for sm_90, CUKIT_EMULATOR_ARCH) and memory size. */
 int emu_arch_cc(void);
 size_t emu_total_memory(void);
+/* CUDA_SUCCESS, or CUDA_ERROR_INVALID_VALUE when CUKIT_EMULATOR_MEMORY is not a size. */
+CUresult emu_check_memory_setting(void);
+/* A host pointer is pinned, registered or managed memory (not pageable). */
+int emu_host_pinned(const void *p);
+/* cuGetErrorName and cuGetErrorString into the table. */
+void emu_fill_errors(cukit_api_t *api);
 extern uint64_t emu_used_bytes;
 extern struct CUctx_st emu_primary_ctx;
 
@@ -86,10 +92,6 @@ typedef struct CUevent_st {
 
 enum { STREAM_MAGIC = 0x5354524d };
 
-/* The stream behind a handle, NULL for the default streams and unknown handles. */
-stream *emu_stream_of(CUstream h);
-/* CUDA_SUCCESS for a live or default stream, else CUDA_ERROR_INVALID_HANDLE. */
-CUresult emu_check_stream(CUstream h);
 /* The graph a stream is capturing into, or NULL. */
 graph *emu_capturing(CUstream h);
 node *emu_graph_add(graph *g, int type);
@@ -98,20 +100,39 @@ void emu_node_free(node *n);
 CUresult emu_set_kernel_params(node *n, const CUDA_KERNEL_NODE_PARAMS *p);
 void emu_fill_streams(cukit_api_t *api);
 
+/* defer.c: the live streams, which the queues below walk. The stream behind a
+ * handle, NULL for the default streams and unknown handles. */
+stream *emu_stream_of(CUstream h);
+/* CUDA_SUCCESS for a live or default stream, else CUDA_ERROR_INVALID_HANDLE. */
+CUresult emu_check_stream(CUstream h);
 /* Every live stream created by cuStreamCreateWithPriority, to fn in turn (the
  * streams' lock held: fn must not create or destroy streams). */
 void emu_each_stream(void (*fn)(stream *, void *), void *arg);
+/* Make s a live stream (0), or -1 when memory ran out; forget it. */
+int emu_stream_add(stream *s);
+void emu_stream_remove(stream *s);
 
 /* defer.c: deferred execution. Each emu_defer_* takes a checked operation and queues
  * it on the stream (0), or returns 1 when execution is not deferred (the caller runs
- * it now). A failure found when the work runs is held as a fault (emu_set_pending). */
+ * it now). A failure found when the work runs is held as a fault (emu_set_pending).
+ * `now` is what runs the operation when its stream reaches it, passed by the file
+ * that issues it (launch.c, memory.c): defer.c sits below them and calls none of
+ * their functions by name. */
+typedef CUresult (*emu_launch_fn)(const emu_launch *L);
+typedef CUresult (*emu_copy_fn)(CUdeviceptr dst, const void *src, size_t n, int dst_dev,
+                                int src_dev);
+typedef CUresult (*emu_copy3d_fn)(const CUDA_MEMCPY3D *c, int run);
+typedef CUresult (*emu_memset_fn)(CUdeviceptr p, size_t pitch, unsigned value, size_t elem,
+                                  size_t width, size_t height);
+typedef CUresult (*emu_free_fn)(CUdeviceptr p);
 int emu_deferring(void);
-int emu_defer_launch(CUstream h, const emu_launch *L); /* copies L->params */
-int emu_defer_copy(CUstream h, CUdeviceptr dst, const void *src, size_t n, int dst_dev, int src_dev);
-int emu_defer_copy3d(CUstream h, const CUDA_MEMCPY3D *c);
+int emu_defer_launch(CUstream h, const emu_launch *L, emu_launch_fn now); /* copies L->params */
+int emu_defer_copy(CUstream h, CUdeviceptr dst, const void *src, size_t n, int dst_dev, int src_dev,
+                   emu_copy_fn now);
+int emu_defer_copy3d(CUstream h, const CUDA_MEMCPY3D *c, emu_copy3d_fn now);
 int emu_defer_memset(CUstream h, CUdeviceptr p, size_t pitch, unsigned value, size_t elem,
-                     size_t width, size_t height);
-int emu_defer_free(CUstream h, CUdeviceptr p);
+                     size_t width, size_t height, emu_memset_fn now);
+int emu_defer_free(CUstream h, CUdeviceptr p, emu_free_fn now);
 int emu_defer_record(CUstream h, event *e);
 int emu_defer_wait(CUstream h, event *e);
 /* Run queued work: one stream's (the legacy one's also waits for the blocking streams'
@@ -131,8 +152,6 @@ void emu_event_release(event *e);
 void emu_stream_forget(stream *s);
 
 /* memory.c */
-/* A host pointer is pinned, registered or managed memory (not pageable). */
-int emu_host_pinned(const void *p);
 /* Check a 2-D/3-D copy; run it too when `run`. */
 CUresult emu_copy3d(const CUDA_MEMCPY3D *c, int run);
 /* Free device or pool memory, as cuMemFree. */
@@ -145,8 +164,10 @@ void emu_fill_memory(cukit_api_t *api);
  * in use, as the driver counts it. */
 uint64_t emu_pool_cached_bytes(void);
 
-/* texture.c */
+/* arrays.c */
 void emu_fill_textures(cukit_api_t *api);
+
+/* texture.c */
 /* A live CUDA array's bytes: data, row pitch, rows a slice, all bytes. 1, or 0 when h
  * is not a live array. */
 int emu_array_span(CUarray h, unsigned char **data, size_t *pitch, size_t *rows, size_t *bytes);

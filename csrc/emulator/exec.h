@@ -6,6 +6,16 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+/* A monotonic clock in nanoseconds (the watchdog, clock64, a launch's deadline). */
+static inline uint64_t
+emu_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 #define FULL 0xffffffffu
 #define NOPC 0xffffffffu
@@ -167,7 +177,7 @@ store_value(void *p, int size, uint64_t v)
 
 
 /* alu.c: one lane's generic integer and float operations, conversions, compares and
- * atomics (the hot cases are inline in exec.c). */
+ * atomics (the hot cases are inline in warp.c). */
 uint64_t emu_alu_int(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c, uint64_t e, uint32_t *carry);
 uint64_t emu_alu_float(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c);
 uint64_t emu_convert(const emu_inst *in, uint64_t v);
@@ -219,7 +229,7 @@ void emu_op_match(warp *w, const emu_inst *in, uint32_t m);
 int emu_op_printf(block *b, warp *w, const emu_inst *in, uint32_t m);
 void emu_op_clock(warp *w, const emu_inst *in, uint32_t m);
 
-/* ------------------------------------------------------------------ exec.c, for grid.c */
+/* ------------------------------------------------------------------ warp.c, for grid.c */
 
 /* fma over the lanes of mask m: the CPU's FMA instruction (hw) or libm's (sw); the
  * two pointers hold the one this CPU takes, chosen at the first launch. */
@@ -235,8 +245,6 @@ extern lanes_fn emu_fma32_lanes_fn, emu_fma64_lanes_fn;
 extern unsigned emu_interrupts;
 /* Chain cukit's SIGINT handler in front of Python's, once. */
 void emu_watch_sigint(void);
-/* A monotonic clock in nanoseconds. */
-uint64_t emu_now_ns(void);
 /* 1 when the launch must stop (Ctrl-C or the watchdog's deadline), the reason set. */
 int emu_must_stop(block *b, warp *w);
 /* Let the warp's next group of lanes run (independent thread scheduling). */

@@ -1,4 +1,4 @@
-/* grid.c - runs a launch's grid: blocks of warps spread over CPU threads, the watchdog and Ctrl-C (split from exec.c, which runs one warp) */
+/* grid.c - runs a launch's grid: blocks of warps spread over CPU threads, the watchdog and Ctrl-C (split from warp.c, which runs one warp) */
 #include "emulator/exec.h"
 
 #include <math.h>

@@ -205,7 +205,7 @@ emu_launch_kernel(emu_func *f, const unsigned grid[3], const unsigned block[3], 
     for (int i = 0; i < f->nparams; i++)
         memcpy(buf + f->params[i].offset, params[i], f->params[i].size);
     emu_launch L = {f, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared, buf};
-    CUresult r = emu_defer_launch(s, &L) ? emu_launch_now(&L) : CUDA_SUCCESS;
+    CUresult r = emu_defer_launch(s, &L, emu_launch_now) ? emu_launch_now(&L) : CUDA_SUCCESS;
     if (buf != stackbuf)
         free(buf);
     return r == CUDA_SUCCESS ? emu_ok() : r;
@@ -267,13 +267,15 @@ e_cuGraphLaunch(CUgraphExec x, CUstream s)
             r = emu_launch_kernel(n->func, n->grid, n->block, n->shared, s, n->ptrs, NULL);
             break;
         case N_MEMCPY:
-            if (emu_defer_copy(s, n->dst, (const void *)(uintptr_t)n->pitch, n->width, 0, 0))
+            if (emu_defer_copy(s, n->dst, (const void *)(uintptr_t)n->pitch, n->width, 0, 0,
+                               emu_copy_now))
                 r = emu_copy_now(n->dst, (const void *)(uintptr_t)n->pitch, n->width, 0, 0);
             else
                 r = CUDA_SUCCESS;
             break;
         default:
-            if (emu_defer_memset(s, n->dst, n->pitch, n->value, n->elem, n->width, n->height))
+            if (emu_defer_memset(s, n->dst, n->pitch, n->value, n->elem, n->width, n->height,
+                                 emu_memset_now))
                 r = emu_memset_now(n->dst, n->pitch, n->value, n->elem, n->width, n->height);
             else
                 r = CUDA_SUCCESS;

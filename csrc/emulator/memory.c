@@ -220,7 +220,7 @@ e_cuMemFreeAsync(CUdeviceptr p, CUstream s)
     CUresult r = emu_check_stream(s) ?: check_free(p);
     if (r != CUDA_SUCCESS)
         return r;
-    return emu_defer_free(s, p) ? emu_free_device(p) : emu_ok();
+    return emu_defer_free(s, p, emu_free_device) ? emu_free_device(p) : emu_ok();
 }
 static CUresult e_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) { return emu_check_stream(s) ?: pool_alloc(p, n); }
 
@@ -355,7 +355,7 @@ e_cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n)
     if (!emu_host_pinned(s) && n > 0) {
         if ((r = check_dev(d, n, "copy destination")) != CUDA_SUCCESS)
             return r;
-        if (emu_defer_copy(NULL, d, s, n, 1, 0) == 0)
+        if (emu_defer_copy(NULL, d, s, n, 1, 0, emu_copy_now) == 0)
             return emu_ok();
     }
     return emu_copy_now(d, s, n, 1, 0);
@@ -376,19 +376,12 @@ copy_on(CUstream st, CUdeviceptr d, const void *s, size_t n, int dst_dev, int sr
     if ((dst_dev && (r = check_dev(d, n, "copy destination")) != CUDA_SUCCESS) ||
         (src_dev && (r = check_dev((CUdeviceptr)(uintptr_t)s, n, "copy source")) != CUDA_SUCCESS))
         return r;
-    return emu_defer_copy(st, d, s, n, dst_dev, src_dev) ? emu_copy_now(d, s, n, dst_dev, src_dev) : emu_ok();
+    return emu_defer_copy(st, d, s, n, dst_dev, src_dev, emu_copy_now) ? emu_copy_now(d, s, n, dst_dev, src_dev) : emu_ok();
 }
 
 static CUresult e_cuMemcpyHtoDAsync(CUdeviceptr d, const void *s, size_t n, CUstream st) { return copy_on(st, d, s, n, 1, 0); }
 static CUresult e_cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream st) { return copy_on(st, (CUdeviceptr)(uintptr_t)d, (const void *)(uintptr_t)s, n, 0, 1); }
 static CUresult e_cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy_on(st, d, (const void *)(uintptr_t)s, n, 1, 1); }
-
-int
-emu_host_pinned(const void *p)
-{
-    emu_alloc a;
-    return emu_registry_containing((uint64_t)(uintptr_t)p, &a);
-}
 
 CUresult
 emu_memset_now(CUdeviceptr p, size_t pitch, unsigned value, size_t elem, size_t width, size_t height)
@@ -421,7 +414,7 @@ memset_on(CUstream st, CUdeviceptr p, size_t pitch, unsigned value, size_t elem,
             return emu_ok();
         if ((r = check_dev(p, pitch * (h - 1) + w * elem, "memset destination")) != CUDA_SUCCESS)
             return r;
-        return emu_defer_memset(st, p, pitch, value, elem, w, h) ? emu_memset_now(p, pitch, value, elem, w, h)
+        return emu_defer_memset(st, p, pitch, value, elem, w, h, emu_memset_now) ? emu_memset_now(p, pitch, value, elem, w, h)
                                                                  : emu_ok();
     }
     node *nd = emu_graph_add(g, N_MEMSET);
@@ -529,7 +522,7 @@ copy3d_on(const CUDA_MEMCPY3D *c, CUstream s)
         return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator cannot capture 2-D or 3-D copies into a graph");
     if ((r = emu_copy3d(c, 0)) != CUDA_SUCCESS)
         return r;
-    return emu_defer_copy3d(s, c) ? emu_copy3d(c, 1) : emu_ok();
+    return emu_defer_copy3d(s, c, emu_copy3d) ? emu_copy3d(c, 1) : emu_ok();
 }
 
 static CUresult e_cuMemcpy3DAsync(const CUDA_MEMCPY3D *c, CUstream s) { return copy3d_on(c, s); }

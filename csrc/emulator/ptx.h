@@ -66,7 +66,7 @@ typedef struct {
     sym old;         /* name not owned */
 } scoped;
 
-typedef struct {
+typedef struct P {
     toks t;
     int i;
     scoped *undo;            /* owned */
@@ -90,9 +90,13 @@ typedef struct {
     int cur_ptxline;
     int zero_slot;
     int device_launch;       /* the module declares the device runtime's launch functions */
+    /* ptx_load.c's reader of a function body from its '{' to the matching '}' (0 / -1),
+     * for ptx_call.c, which inlines a .func's body at each call: the body reader
+     * sits above the call reader, and the two recurse through this pointer. */
+    int (*parse_body)(struct P *p);
 } P;
 
-/* The refusal of a device-side launch (dynamic parallelism), with the way around it. -1. */
+/* ptx_read.c: the refusal of a device-side launch (dynamic parallelism), with the way around it. -1. */
 int ptx_fail_device_launch(P *p, int line);
 
 enum { OK_NAME = 1, OK_NUM, OK_ADDR, OK_VEC, OK_PAREN };
@@ -153,9 +157,6 @@ int ptx_pred(P *p, const char *name, int len, int line);
 /* Note that name is declared in the current block (before declaring it). 0 / -1. */
 int ptx_scope_note(P *p, const char *name, int len);
 
-/* ptx.c: a function body from its '{' to the matching '}'. 0 / -1. */
-int ptx_parse_body(P *p);
-
 /* ptx_call.c: a call: vprintf, or a .func of the module inlined. 0 / -1. */
 int ptx_parse_call(P *p, const tok *op, int line, operand *ops, int nops, int guard, int gneg);
 /* Find every .func definition of the module (a call may come before the body). */
@@ -203,7 +204,7 @@ typedef struct {
     emu_inst *in; /* borrowed: the instruction being filled in */
 } decoding;
 
-/* ptx_inst.c: refuse the instruction being decoded (NotSupported, naming it). -1. */
+/* ptx_read.c: refuse the instruction being decoded (NotSupported, naming it). -1. */
 int ptx_refuse(decoding *d);
 
 /* ptx_mods.c: the modifiers after the opcode's base (nbase characters) into *m. 0 / -1. */

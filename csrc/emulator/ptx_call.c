@@ -64,7 +64,7 @@ inline_call(P *p, const tok *op, int line, operand *ret, operand *fn, operand *a
     p->fn = callee;
     p->i = df->body;
     p->inlining[p->depth++] = df->name;
-    int rc = ptx_parse_body(p);
+    int rc = p->parse_body(p);
     if (rc == 0 && !ptx_sym_add(&p->fn, "$__emu_ret", 10, S_LABEL, p->f->ncode, 0))
         rc = ptx_fail(p, line, "out of memory");
     for (int k = fix0; rc == 0 && k < p->nfix; k++) {
@@ -146,14 +146,6 @@ param_names(P *p, int k, const char **names, int *lens, int *n, int max)
         lens[(*n)++] = lastlen;
     }
     return v[k].kind == TK_END ? k : k + 1;
-}
-
-int
-ptx_fail_device_launch(P *p, int line)
-{
-    return ptx_fail(p, line, "the emulator does not support device-side kernel launches (dynamic "
-                    "parallelism; launch the child kernels from Python after the parent returns, "
-                    "or run on a GPU): a kernel launched from a kernel");
 }
 
 /* Find every .func definition first: a call may come before the callee's body; note

@@ -9,12 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int
-unsupported(P *p, const tok *op, int line)
-{
-    return ptx_fail(p, line, "the emulator does not support the PTX instruction '%.*s'", op->len, op->p);
-}
-
 /* Address operand -> slot in s[3] and offset in imm; the space's kind of symbol folded in. */
 static int
 address(P *p, emu_inst *in, const operand *o, int *is_kparam)
@@ -63,12 +57,6 @@ address(P *p, emu_inst *in, const operand *o, int *is_kparam)
 }
 
 #define IS(d, str) ((d)->nbase == (int)sizeof(str) - 1 && memcmp((d)->base, str, sizeof(str) - 1) == 0)
-
-int
-ptx_refuse(decoding *d)
-{
-    return unsupported(d->p, d->op, d->line);
-}
 
 /* The operand ops[k] as a predicate register. */
 static int

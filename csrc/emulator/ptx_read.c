@@ -770,3 +770,49 @@ ptx_pred(P *p, const char *name, int len, int line)
     return ptx_fail(p, line, "'%.*s' is not a predicate register", len, name);
 }
 
+int
+ptx_fail_device_launch(P *p, int line)
+{
+    return ptx_fail(p, line, "the emulator does not support device-side kernel launches (dynamic "
+                    "parallelism; launch the child kernels from Python after the parent returns, "
+                    "or run on a GPU): a kernel launched from a kernel");
+}
+
+int
+ptx_refuse(decoding *d)
+{
+    return ptx_fail(d->p, d->line, "the emulator does not support the PTX instruction '%.*s'",
+                    d->op->len, d->op->p);
+}
+
+void
+emu_line_str(const emu_module *m, uint32_t line, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (m == NULL || line == 0 || (int)line >= m->nlines)
+        return;
+    /* a line inside the toolkit's headers (NVRTC's builtin one, cuda/include): the
+     * user's line that the inline function was called from, when known */
+    const char *name = "?";
+    int l = 0;
+    for (int hops = 0; hops < 64; hops++) {
+        uint32_t v = m->lines[line];
+        int file = (int)(v >> 20);
+        l = (int)(v & 0xfffff);
+        name = (file < m->nfiles && m->files[file]) ? m->files[file] : "?";
+        const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+        int header = strncmp(base, "__nv_", 5) == 0 || (strstr(name, "/cuda") && strstr(name, "/include/"));
+        if (!header || m->outer[line] == 0)
+            break;
+        line = m->outer[line];
+    }
+    /* NVRTC writes the file name joined to the working folder; show it as the user gave it */
+    char cwd[1024];
+    if (getcwd(cwd, sizeof cwd)) {
+        size_t c = strlen(cwd);
+        if (strncmp(name, cwd, c) == 0 && name[c] == '/')
+            name += c + 1;
+    }
+    snprintf(buf, n, "%s:%d", name, l);
+}
+

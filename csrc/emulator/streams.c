@@ -10,55 +10,6 @@
 
 /* ------------------------------------------------------------------ streams, capture, graphs */
 
-/* The streams alive now: a handle is looked up here before it is used, so a stale
- * one (destroyed, or never a stream) is an error rather than a read of freed memory. */
-static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
-static stream **streams;
-static size_t nstreams, capstreams;
-
-static int
-stream_known(CUstream h)
-{
-    pthread_mutex_lock(&streams_lock);
-    int found = 0;
-    for (size_t i = nstreams; i-- > 0 && !found;)
-        found = streams[i] == (stream *)h;
-    pthread_mutex_unlock(&streams_lock);
-    return found;
-}
-
-static int
-special_stream(CUstream h)
-{
-    return h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD;
-}
-
-stream *
-emu_stream_of(CUstream h)
-{
-    if (special_stream(h) || !stream_known(h))
-        return NULL;
-    return (stream *)h;
-}
-
-void
-emu_each_stream(void (*fn)(stream *, void *), void *arg)
-{
-    pthread_mutex_lock(&streams_lock);
-    for (size_t i = 0; i < nstreams; i++)
-        fn(streams[i], arg);
-    pthread_mutex_unlock(&streams_lock);
-}
-
-CUresult
-emu_check_stream(CUstream h)
-{
-    if (special_stream(h) || stream_known(h))
-        return CUDA_SUCCESS;
-    return emu_failed(CUDA_ERROR_INVALID_HANDLE, "0x%llx is not a live stream",
-                  (unsigned long long)(uintptr_t)h);
-}
-
 graph *
 emu_capturing(CUstream h)
 {
@@ -113,20 +64,10 @@ e_cuStreamCreateWithPriority(CUstream *out, unsigned int flags, int priority)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory for a stream");
     s->magic = STREAM_MAGIC;
     s->flags = flags & CU_STREAM_NON_BLOCKING;
-    pthread_mutex_lock(&streams_lock);
-    if (nstreams == capstreams) {
-        size_t cap = capstreams ? capstreams * 2 : 64;
-        stream **v = realloc(streams, cap * sizeof *v);
-        if (v == NULL) {
-            pthread_mutex_unlock(&streams_lock);
-            free(s);
-            return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory for a stream");
-        }
-        streams = v;
-        capstreams = cap;
+    if (emu_stream_add(s) < 0) {
+        free(s);
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory for a stream");
     }
-    streams[nstreams++] = s;
-    pthread_mutex_unlock(&streams_lock);
     *out = s;
     return emu_ok();
 }
@@ -135,18 +76,14 @@ static CUresult
 e_cuStreamDestroy(CUstream h)
 {
     stream *s = emu_stream_of(h);
-    if (s == NULL && !special_stream(h))
-        return emu_check_stream(h);
+    if (s == NULL) {
+        CUresult r = emu_check_stream(h); /* a default stream, or not a stream */
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
     if (s) {
         emu_stream_forget(s);
-        pthread_mutex_lock(&streams_lock);
-        for (size_t i = 0; i < nstreams; i++) {
-            if (streams[i] == s) {
-                streams[i] = streams[--nstreams];
-                break;
-            }
-        }
-        pthread_mutex_unlock(&streams_lock);
+        emu_stream_remove(s);
         if (s->capture) {
             graph_clear(s->capture);
             free(s->capture);

@@ -4,22 +4,6 @@
 
 #include "linalg/linalg.h"
 
-/* linalg/'s state: st->linalg is a capsule of it, made by cukit_linalg_setup. */
-typedef struct {
-    PyObject *gemm_modules; /* strong ref: dict (ordinal * 64 + typecode) -> (Module, function
-                               address) of cukit's own GEMM; NULL until the first */
-    int backend;            /* 0 auto, 1 cuBLAS, 2 cukit's own GEMM */
-    int tf32;               /* 1: float32 on cuBLAS may use TensorFloat-32 */
-    int last;               /* the path of the last matmul: 0 none yet, 1 cuBLAS, 2 cukit's */
-    int warned;             /* 1: the missing cuBLAS was reported */
-} cukit_linalg_state;
-
-static inline cukit_linalg_state *
-cukit_linalg_of(cukit_state *st)
-{
-    return (cukit_linalg_state *)PyCapsule_GetPointer(st->linalg, "cukit.linalg");
-}
-
 /* ------------------------------------------------------------------ cuBLAS's ABI (cublas_api.h)
  *
  * Only what cukit calls, written from cuBLAS's documented C API so that the build

@@ -1,7 +1,6 @@
 /* cublas_loader.c - finds and dlopens libcublas, fills cukit_cublas_api, statuses to exceptions, a handle per device and a workspace per stream */
 #include "linalg/cublas.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,11 +9,7 @@ cukit_cublas_api_t cukit_cublas_api;
 
 enum { REQUIRED = 1, OPTIONAL = 0 };
 
-static const struct {
-    const char *symbol;
-    size_t offset; /* of the pointer in cukit_cublas_api */
-    int required;
-} entries[] = {
+static const cukit_entry entries[] = {
 #define CUKIT_X(ret, name, sym, req, params) {sym, offsetof(cukit_cublas_api_t, name), req},
     CUKIT_CUBLAS_API(CUKIT_X)
 #undef CUKIT_X
@@ -28,111 +23,30 @@ static struct {
     char why[3072];
 } loaded;
 
-/* Folders of NVIDIA's pip wheels that hold libcublas, relative to the `nvidia`
- * namespace package: nvidia-cublas (CUDA 13) installs cu13/lib, nvidia-cublas-cu12
- * cublas/lib. */
-static const char *const wheel_subdirs[] = {"cu13/lib", "cublas/lib", "cu12/lib", NULL};
-static const char *const sonames[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11",
-                                      "libcublas.so", NULL};
-
-static void *
-try_path(const char *path)
-{
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h)
-        snprintf(loaded.path, sizeof loaded.path, "%s", path);
-    return h;
-}
-
-/* Each soname in `dir` ("" for the loader path); else append dir to tried. */
-static void *
-try_dir(const char *dir, char *tried, size_t n)
-{
-    for (int i = 0; sonames[i]; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s%s%s", dir, dir[0] ? "/" : "", sonames[i]);
-        void *h = try_path(path);
-        if (h)
-            return h;
-    }
-    size_t used = strlen(tried);
-    snprintf(tried + used, n - used, "%s%s", used ? ", " : "", dir[0] ? dir : "the loader path");
-    return NULL;
-}
-
-/* The wheels' lib folders through the `nvidia` package's __path__. */
-static void *
-try_wheels(char *tried, size_t n)
-{
-    void *h = NULL;
-    PyObject *pkg = PyImport_ImportModule("nvidia");
-    PyObject *paths = pkg ? PyObject_GetAttrString(pkg, "__path__") : NULL;
-    PyObject *it = paths ? PyObject_GetIter(paths) : NULL;
-    Py_XDECREF(pkg);
-    Py_XDECREF(paths);
-    PyErr_Clear();
-    PyObject *p;
-    while (it && h == NULL && (p = PyIter_Next(it)) != NULL) {
-        const char *base = PyUnicode_AsUTF8(p);
-        for (int i = 0; base && wheel_subdirs[i] && h == NULL; i++) {
-            char dir[1024];
-            snprintf(dir, sizeof dir, "%s/%s", base, wheel_subdirs[i]);
-            h = try_dir(dir, tried, n);
-        }
-        Py_DECREF(p);
-    }
-    PyErr_Clear();
-    Py_XDECREF(it);
-    return h;
-}
-
-/* The toolkit's library folder: the one NVRTC was loaded from, when it was. */
-static void *
-try_toolkit(char *tried, size_t n)
-{
-    const char *nvrtc = cukit_nvrtc_realpath();
-    if (nvrtc == NULL)
-        return NULL;
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", nvrtc);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL)
-        return NULL;
-    *slash = 0;
-    return try_dir(dir, tried, n);
-}
-
-/* Search in order: CUKIT_CUBLAS (alone when set), a libcublas already in the process
- * (torch's, CuPy's), the wheels, the toolkit beside NVRTC, the loader path. */
-static void *
-find(char *tried, size_t n)
-{
-    const char *explicit_path = getenv("CUKIT_CUBLAS");
-    if (explicit_path && explicit_path[0]) {
-        /* Named explicitly: that library or none, never another one silently. */
-        void *h = try_path(explicit_path);
-        if (h == NULL)
-            snprintf(tried, n, "CUKIT_CUBLAS=%s (%s) only", explicit_path, dlerror());
-        return h;
-    }
-    for (int i = 0; sonames[i]; i++) {
-        void *h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-        if (h) {
-            snprintf(loaded.path, sizeof loaded.path, "%s (already loaded)", sonames[i]);
-            return h;
-        }
-    }
-    void *h = try_wheels(tried, n);
-    if (h == NULL)
-        h = try_toolkit(tried, n);
-    return h ? h : try_dir("", tried, n);
-}
+/* Searched in order: CUKIT_CUBLAS (alone when set), a libcublas already in the process
+ * (torch's, CuPy's), NVIDIA's wheels (nvidia-cublas for CUDA 13 installs cu13/lib,
+ * nvidia-cublas-cu12 cublas/lib), the toolkit's folder beside NVRTC, the loader path. */
+static const cukit_library cublas_library = {
+    {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so", NULL},
+    "CUKIT_CUBLAS",
+    1,
+    {{"nvidia", {"cu13/lib", "cublas/lib", "cu12/lib", NULL}}},
+    {CUKIT_LIB_LOADED, CUKIT_LIB_PACKAGES, CUKIT_LIB_FIRST, CUKIT_LIB_LOADER_PATH},
+};
 
 static void
 load_once(void)
 {
-    char tried[2048] = "";
-    void *lib = find(tried, sizeof tried);
+    char tried[2048] = "", beside[1024] = "";
+    /* The toolkit's library folder: the one NVRTC was loaded from, when it was. */
+    const char *nvrtc = cukit_nvrtc_realpath();
+    if (nvrtc) {
+        snprintf(beside, sizeof beside, "%s", nvrtc);
+        char *slash = strrchr(beside, '/');
+        *(slash ? slash : beside) = '\0';
+    }
+    void *lib = cukit_library_search(&cublas_library, beside, loaded.path, sizeof loaded.path,
+                                     tried, sizeof tried);
     loaded.state = -1;
     if (lib == NULL) {
         snprintf(loaded.why, sizeof loaded.why,
@@ -142,17 +56,15 @@ load_once(void)
                  tried);
         return;
     }
-    for (size_t i = 0; i < sizeof entries / sizeof *entries; i++) {
-        void *fn = dlsym(lib, entries[i].symbol);
-        if (fn == NULL && entries[i].required) {
-            snprintf(loaded.why, sizeof loaded.why,
-                     "%s has no %s: it is too old for cukit (cuBLAS 11 or newer is needed); "
-                     "`pip install -U cukit[cublas]`",
-                     loaded.path, entries[i].symbol);
-            memset(&cukit_cublas_api, 0, sizeof cukit_cublas_api);
-            return;
-        }
-        memcpy((char *)&cukit_cublas_api + entries[i].offset, &fn, sizeof fn);
+    const char *missing = cukit_entries_fill(&cukit_cublas_api, lib, entries,
+                                             sizeof entries / sizeof *entries, 0);
+    if (missing) {
+        snprintf(loaded.why, sizeof loaded.why,
+                 "%s has no %s: it is too old for cukit (cuBLAS 11 or newer is needed); "
+                 "`pip install -U cukit[cublas]`",
+                 loaded.path, missing);
+        memset(&cukit_cublas_api, 0, sizeof cukit_cublas_api);
+        return;
     }
     loaded.state = 1;
 }

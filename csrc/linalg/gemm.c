@@ -134,7 +134,7 @@ cukit_gemm_supports(int tc)
 static int
 gemm_function(cukit_state *st, cukit_Device *dev, int tc, CUfunction *func)
 {
-    cukit_linalg_state *L = cukit_linalg_of(st);
+    cukit_linalg_state *L = st->linalg;
     if (L->gemm_modules == NULL && (L->gemm_modules = PyDict_New()) == NULL)
         return -1;
     PyObject *key = PyLong_FromLong((long)dev->ordinal * 64 + tc);

@@ -118,7 +118,7 @@ run_batches(cukit_state *st, cukit_Device *dev, cukit_gemm *g, const batches *B,
         g->a = a0 + (CUdeviceptr)(oa * isz);
         g->b = b0 + (CUdeviceptr)(ob * isz);
         g->c = c0 + (CUdeviceptr)(oc * isz);
-        if ((use_cublas ? cukit_gemm_cublas(st, dev, g, h, cukit_linalg_of(st)->tf32)
+        if ((use_cublas ? cukit_gemm_cublas(st, dev, g, h, st->linalg->tf32)
                         : cukit_gemm_run(st, dev, g, h)) < 0)
             return -1;
         int d = outer - 1;
@@ -134,7 +134,7 @@ run_batches(cukit_state *st, cukit_Device *dev, cukit_gemm *g, const batches *B,
 static int
 choose_cublas(cukit_state *st, int tc)
 {
-    cukit_linalg_state *L = cukit_linalg_of(st);
+    cukit_linalg_state *L = st->linalg;
     if (L->backend == BACKEND_CUKIT || !cukit_gemm_cublas_supports(tc))
         return 0;
     const char *backend = cukit_backend_name();
@@ -248,6 +248,93 @@ shares(const cukit_Array *x, const cukit_Array *y)
 
 /* ------------------------------------------------------------------ matmul */
 
+/* The sizes of one product: m x k times k x n at the core, nb batch dimensions (a's
+ * last na and b's last nbb of them broadcast), and the result's shape. A 1-D
+ * operand's core dimension is dropped from the result as numpy does (a_1d, b_1d). */
+typedef struct {
+    long long m, n, k;
+    int a_1d, b_1d;
+    int na, nbb, nb;
+    int rnd;                         /* the result's dimensions */
+    Py_ssize_t rshape[CUKIT_MAXDIM]; /* the result's shape */
+} sizes;
+
+/* numpy's shape rules for a @ b into *z: 0, or -1 with ValueError naming `who`. */
+static int
+matmul_sizes(const cukit_Array *a, const cukit_Array *b, sizes *z, const char *who)
+{
+    /* Core dimensions: a 1-D a is a row (1, k), a 1-D b a column (k, 1). */
+    z->a_1d = a->ndim == 1;
+    z->b_1d = b->ndim == 1;
+    z->m = z->a_1d ? 1 : a->shape[a->ndim - 2];
+    z->k = a->shape[a->ndim - 1];
+    long long kb = z->b_1d ? b->shape[0] : b->shape[b->ndim - 2];
+    z->n = z->b_1d ? 1 : b->shape[b->ndim - 1];
+    if (z->k != kb) {
+        PyErr_Format(PyExc_ValueError, "%s: shapes not aligned: operand 0 has %lld columns "
+                     "(its last dimension), operand 1 has %lld rows (%s)",
+                     who, z->k, kb, z->b_1d ? "its length" : "its second-to-last dimension");
+        return -1;
+    }
+    int na = z->na = a->ndim > 2 ? a->ndim - 2 : 0, nbb = z->nbb = b->ndim > 2 ? b->ndim - 2 : 0;
+    int nb = z->nb = na > nbb ? na : nbb;
+    for (int d = 0; d < nb; d++) {
+        long long sa = d - (nb - na) >= 0 ? a->shape[d - (nb - na)] : 1;
+        long long sb = d - (nb - nbb) >= 0 ? b->shape[d - (nb - nbb)] : 1;
+        if (sa != sb && sa != 1 && sb != 1) {
+            PyErr_Format(PyExc_ValueError, "%s: the batch dimensions do not broadcast: "
+                         "%lld against %lld (dimension %d of the batch)", who, sa, sb, d);
+            return -1;
+        }
+        z->rshape[d] = sa == 1 ? sb : sa;
+    }
+    z->rnd = nb;
+    if (!z->a_1d)
+        z->rshape[z->rnd++] = z->m;
+    if (!z->b_1d)
+        z->rshape[z->rnd++] = z->n;
+    if (z->rnd > CUKIT_MAXDIM) {
+        PyErr_Format(PyExc_ValueError, "%s: the result would have %d dimensions", who, z->rnd);
+        return -1;
+    }
+    return 0;
+}
+
+/* The GEMM *g and its merged batches *B for c = ca @ cb (of typecode tc, the sizes
+ * in z), in elements of each array's strides. */
+static void
+describe(const sizes *z, int tc, const cukit_Array *ca, const cukit_Array *cb,
+         const cukit_Array *c, cukit_gemm *g, batches *B)
+{
+    long long is = ca->itemsize, isc = c->itemsize;
+    int nb = z->nb;
+    *g = (cukit_gemm){.tc = tc, .m = z->m, .n = z->n, .k = z->k, .batch = 1};
+    g->sa[0] = z->a_1d ? 0 : ca->strides[ca->ndim - 2] / is;
+    g->sa[1] = ca->strides[ca->ndim - 1] / is;
+    g->sb[0] = cb->strides[cb->ndim - (cb->ndim == 1 ? 1 : 2)] / is;
+    g->sb[1] = cb->ndim == 1 ? 0 : cb->strides[cb->ndim - 1] / is;
+    g->sc[0] = z->a_1d ? 0 : c->strides[nb] / isc;
+    g->sc[1] = z->b_1d ? 0 : c->strides[c->ndim - 1] / isc;
+    if (z->a_1d)
+        g->sa[0] = z->k;  /* one row: any stride, never used */
+    if (z->b_1d)
+        g->sb[1] = 1, g->sc[1] = 1;
+    if (z->a_1d)
+        g->sc[0] = z->n;
+    for (int d = 0; d < nb; d++) {
+        int da = d - (nb - z->na), db = d - (nb - z->nbb);
+        B->bshape[d] = z->rshape[d];
+        B->bstride[0][d] = da >= 0 && ca->shape[da] != 1 ? ca->strides[da] / is : 0;
+        B->bstride[1][d] = db >= 0 && cb->shape[db] != 1 ? cb->strides[db] / is : 0;
+        B->bstride[2][d] = c->strides[d] / isc;
+    }
+    B->nb = nb;
+    merge_batches(B);
+    g->a = cukit_array_ptr(ca);
+    g->b = cukit_array_ptr(cb);
+    g->c = cukit_array_ptr(c);
+}
+
 /* numpy's matmul of two device arrays into out (NULL: a new array), on stream. New ref. */
 static PyObject *
 matmul(cukit_state *st, PyObject *ao, PyObject *bo, PyObject *out, PyObject *stream,
@@ -263,35 +350,11 @@ matmul(cukit_state *st, PyObject *ao, PyObject *bo, PyObject *out, PyObject *str
     int tc = result_type(a, b, who);
     if (tc < 0)
         return NULL;
-    /* Core dimensions: a 1-D a is a row (1, k), a 1-D b a column (k, 1); both dropped
-     * from the result as numpy does. */
-    long long m = a->ndim == 1 ? 1 : a->shape[a->ndim - 2], k = a->shape[a->ndim - 1];
-    long long kb = b->ndim == 1 ? b->shape[0] : b->shape[b->ndim - 2];
-    long long n = b->ndim == 1 ? 1 : b->shape[b->ndim - 1];
-    if (k != kb)
-        return PyErr_Format(PyExc_ValueError, "%s: shapes not aligned: operand 0 has %lld columns "
-                            "(its last dimension), operand 1 has %lld rows (%s)",
-                            who, k, kb, b->ndim == 1 ? "its length" : "its second-to-last dimension");
-    int na = a->ndim > 2 ? a->ndim - 2 : 0, nbb = b->ndim > 2 ? b->ndim - 2 : 0;
-    int nb = na > nbb ? na : nbb;
-    Py_ssize_t rshape[CUKIT_MAXDIM];
-    batches B = {.nb = nb};
-    for (int d = 0; d < nb; d++) {
-        long long sa = d - (nb - na) >= 0 ? a->shape[d - (nb - na)] : 1;
-        long long sb = d - (nb - nbb) >= 0 ? b->shape[d - (nb - nbb)] : 1;
-        if (sa != sb && sa != 1 && sb != 1)
-            return PyErr_Format(PyExc_ValueError, "%s: the batch dimensions do not broadcast: "
-                                "%lld against %lld (dimension %d of the batch)", who, sa, sb, d);
-        B.bshape[d] = rshape[d] = sa == 1 ? sb : sa;
-    }
-    int rnd = nb;
-    if (a->ndim > 1)
-        rshape[rnd++] = m;
-    if (b->ndim > 1)
-        rshape[rnd++] = n;
-    if (rnd > CUKIT_MAXDIM)
-        return PyErr_Format(PyExc_ValueError, "%s: the result would have %d dimensions", who, rnd);
-    if (check_out(st, out, dev, tc, rnd, rshape, who) < 0)
+    sizes z;
+    if (matmul_sizes(a, b, &z, who) < 0)
+        return NULL;
+    batches B;
+    if (check_out(st, out, dev, tc, z.rnd, z.rshape, who) < 0)
         return NULL;
 
     PyObject *result = NULL;
@@ -304,7 +367,7 @@ matmul(cukit_state *st, PyObject *ao, PyObject *bo, PyObject *out, PyObject *str
     if (cb == NULL)
         goto done;
     /* k == 0 gives zeros, which cukit's own GEMM writes (cuBLAS takes no empty k). */
-    int use_cublas = k == 0 ? 0 : choose_cublas(st, tc);
+    int use_cublas = z.k == 0 ? 0 : choose_cublas(st, tc);
     if (use_cublas < 0)
         goto done;
     /* Strides that are not whole elements (possible in a CUDA Array Interface import). */
@@ -326,8 +389,8 @@ matmul(cukit_state *st, PyObject *ao, PyObject *bo, PyObject *out, PyObject *str
     /* bfloat16 is not in the compute layer's dtype table (no array math on it): its
      * result is made from the operand's dtype */
     c = direct               ? (cukit_Array *)Py_NewRef(o)
-        : tc == CUKIT_TC_BF16 ? cukit_array_create(st, dev, rnd, rshape, ca->dtype)
-                              : (cukit_Array *)ck_empty_out(st, dev, tc, rnd, rshape, stream);
+        : tc == CUKIT_TC_BF16 ? cukit_array_create(st, dev, z.rnd, z.rshape, ca->dtype)
+                              : (cukit_Array *)ck_empty_out(st, dev, tc, z.rnd, z.rshape, stream);
     if (c == NULL)
         goto done;
     if (c->size == 0) {
@@ -335,32 +398,8 @@ matmul(cukit_state *st, PyObject *ao, PyObject *bo, PyObject *out, PyObject *str
         goto done;
     }
     for (int pass = 0; pass < 2; pass++) {
-        long long is = ca->itemsize, isc = c->itemsize;
-        cukit_gemm g = {.tc = tc, .m = m, .n = n, .k = k, .batch = 1};
-        g.sa[0] = a->ndim == 1 ? 0 : ca->strides[ca->ndim - 2] / is;
-        g.sa[1] = ca->strides[ca->ndim - 1] / is;
-        g.sb[0] = cb->strides[cb->ndim - (cb->ndim == 1 ? 1 : 2)] / is;
-        g.sb[1] = cb->ndim == 1 ? 0 : cb->strides[cb->ndim - 1] / is;
-        g.sc[0] = a->ndim == 1 ? 0 : c->strides[nb] / isc;
-        g.sc[1] = b->ndim == 1 ? 0 : c->strides[c->ndim - 1] / isc;
-        if (a->ndim == 1)
-            g.sa[0] = k;  /* one row: any stride, never used */
-        if (b->ndim == 1)
-            g.sb[1] = 1, g.sc[1] = 1;
-        if (a->ndim == 1)
-            g.sc[0] = n;
-        for (int d = 0; d < nb; d++) {
-            int da = d - (nb - na), db = d - (nb - nbb);
-            B.bshape[d] = rshape[d];
-            B.bstride[0][d] = da >= 0 && ca->shape[da] != 1 ? ca->strides[da] / is : 0;
-            B.bstride[1][d] = db >= 0 && cb->shape[db] != 1 ? cb->strides[db] / is : 0;
-            B.bstride[2][d] = c->strides[d] / isc;
-        }
-        B.nb = nb;
-        merge_batches(&B);
-        g.a = cukit_array_ptr(ca);
-        g.b = cukit_array_ptr(cb);
-        g.c = cukit_array_ptr(c);
+        cukit_gemm g;
+        describe(&z, tc, ca, cb, c, &g, &B);
         if (use_cublas) {
             cukit_gemm probe = g;
             probe.batch = B.nb ? B.bshape[B.nb - 1] : 1;
@@ -382,7 +421,7 @@ matmul(cukit_state *st, PyObject *ao, PyObject *bo, PyObject *out, PyObject *str
                     goto done;
                 Py_SETREF(cb, t);
                 if (c == o) {
-                    Py_SETREF(c, ck_empty(st, dev, tc, rnd, rshape));
+                    Py_SETREF(c, ck_empty(st, dev, tc, z.rnd, z.rshape));
                     if (c == NULL)
                         goto done;
                 }
@@ -393,7 +432,7 @@ matmul(cukit_state *st, PyObject *ao, PyObject *bo, PyObject *out, PyObject *str
             goto done;
         break;
     }
-    cukit_linalg_of(st)->last = use_cublas ? LAST_CUBLAS : LAST_CUKIT;
+    st->linalg->last = use_cublas ? LAST_CUBLAS : LAST_CUKIT;
     if (o && c != o && cukit_strided_copy(dev, cukit_array_ptr(o), o->strides, cukit_array_ptr(c),
                                           c->strides, c->ndim, c->shape, c->itemsize, h) < 0)
         goto done;
@@ -437,7 +476,7 @@ fn_matmul_config(PyObject *m, PyObject *args, PyObject *kwargs)
     static char *kwlist[] = {"backend", "tf32", NULL};
     PyObject *backend = Py_None, *tf32 = Py_None;
     cukit_state *st = PyModule_GetState(m);
-    cukit_linalg_state *L = cukit_linalg_of(st);
+    cukit_linalg_state *L = st->linalg;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OO:_matmul_config", kwlist, &backend, &tf32))
         return NULL;
     int version = 0;
@@ -482,29 +521,10 @@ static PyMethodDef functions[] = {
     {NULL},
 };
 
-static void
-state_release(PyObject *capsule)
-{
-    cukit_linalg_state *L = PyCapsule_GetPointer(capsule, "cukit.linalg");
-    if (L) {
-        Py_XDECREF(L->gemm_modules);
-        PyMem_Free(L);
-    }
-}
-
 int
 cukit_linalg_setup(PyObject *module, cukit_state *st)
 {
-    cukit_linalg_state *L = PyMem_Calloc(1, sizeof *L);
-    if (L == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    st->linalg = PyCapsule_New(L, "cukit.linalg", state_release);
-    if (st->linalg == NULL) {
-        PyMem_Free(L);
-        return -1;
-    }
+    cukit_linalg_state *L = st->linalg;
     st->hooks.array_matmul = array_matmul;
     const char *env = getenv("CUKIT_MATMUL");
     for (int i = 0; env && i < 3; i++)

@@ -1,7 +1,6 @@
 /* loader.c - finds and dlopens libnccl, fills cukit_nccl_api, NCCL results to NcclError, the dtype and op tables */
 #include "nccl/nccl.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,11 +9,7 @@ cukit_nccl_api_t cukit_nccl_api;
 
 enum { REQUIRED = 1, OPTIONAL = 0 };
 
-static const struct {
-    const char *symbol;
-    size_t offset; /* of the pointer in cukit_nccl_api */
-    int required;
-} entries[] = {
+static const cukit_entry entries[] = {
 #define CUKIT_X(ret, name, sym, req, params) {sym, offsetof(cukit_nccl_api_t, name), req},
     CUKIT_NCCL_API(CUKIT_X)
 #undef CUKIT_X
@@ -28,101 +23,24 @@ static struct {
     char why[3072];
 } loaded;
 
-/* Folders of NVIDIA's pip wheels that hold libnccl.so.2, relative to the `nvidia`
- * namespace package: nvidia-nccl-cu13 and nvidia-nccl-cu12 both install nccl/lib. */
-static const char *const wheel_subdirs[] = {"nccl/lib", "cu13/lib", "cu12/lib", NULL};
-static const char *const torch_subdirs[] = {"lib", NULL};
-static const char *const sonames[] = {"libnccl.so.2", "libnccl.so", NULL};
-
-/* dlopen `path`; on success remember it. */
-static void *
-try_path(const char *path)
-{
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (h)
-        snprintf(loaded.path, sizeof loaded.path, "%s", path);
-    return h;
-}
-
-/* Each soname in `dir` ("" for the loader path); else append dir to tried. */
-static void *
-try_dir(const char *dir, char *tried, size_t n)
-{
-    for (int i = 0; sonames[i]; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s%s%s", dir, dir[0] ? "/" : "", sonames[i]);
-        void *h = try_path(path);
-        if (h)
-            return h;
-    }
-    size_t used = strlen(tried);
-    snprintf(tried + used, n - used, "%s%s", used ? ", " : "", dir[0] ? dir : "the loader path");
-    return NULL;
-}
-
-/* The wheels' lib folders through the `nvidia` package's __path__, then torch's lib
- * folder (some builds ship libnccl there). */
-static void *
-try_packages(char *tried, size_t n)
-{
-    static const struct {
-        const char *package;
-        const char *const *subdirs;
-    } where[] = {{"nvidia", wheel_subdirs}, {"torch", torch_subdirs}};
-    void *h = NULL;
-    for (size_t w = 0; w < sizeof where / sizeof *where && h == NULL; w++) {
-        PyObject *pkg = PyImport_ImportModule(where[w].package);
-        PyObject *paths = pkg ? PyObject_GetAttrString(pkg, "__path__") : NULL;
-        PyObject *it = paths ? PyObject_GetIter(paths) : NULL;
-        Py_XDECREF(pkg);
-        Py_XDECREF(paths);
-        PyErr_Clear();
-        PyObject *p;
-        while (it && h == NULL && (p = PyIter_Next(it)) != NULL) {
-            const char *base = PyUnicode_AsUTF8(p);
-            for (int i = 0; base && where[w].subdirs[i] && h == NULL; i++) {
-                char dir[1024];
-                snprintf(dir, sizeof dir, "%s/%s", base, where[w].subdirs[i]);
-                h = try_dir(dir, tried, n);
-            }
-            Py_DECREF(p);
-        }
-        PyErr_Clear();
-        Py_XDECREF(it);
-    }
-    return h;
-}
-
-/* Search in order: CUKIT_NCCL (alone when set), a libnccl already in the process
- * (torch's), the wheels, torch's folder, the loader path. */
-static void *
-find(char *tried, size_t n)
-{
-    const char *explicit_path = getenv("CUKIT_NCCL");
-    if (explicit_path && explicit_path[0]) {
-        /* Named explicitly: that library or none, never another one silently. */
-        void *h = try_path(explicit_path);
-        if (h == NULL)
-            snprintf(tried, n, "CUKIT_NCCL=%s (%s) only", explicit_path, dlerror());
-        return h;
-    }
-    for (int i = 0; sonames[i]; i++) {
-        void *h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-        if (h) {
-            snprintf(loaded.path, sizeof loaded.path, "%s (already loaded)", sonames[i]);
-            return h;
-        }
-    }
-    void *h = try_packages(tried, n);
-    return h ? h : try_dir("", tried, n);
-}
+/* Searched in order: CUKIT_NCCL (alone when set), a libnccl already in the process
+ * (torch's), NVIDIA's wheels (nvidia-nccl-cu13 and nvidia-nccl-cu12 both install
+ * nccl/lib), torch's lib folder (some builds ship libnccl there), the loader path. */
+static const cukit_library nccl_library = {
+    {"libnccl.so.2", "libnccl.so", NULL},
+    "CUKIT_NCCL",
+    1,
+    {{"nvidia", {"nccl/lib", "cu13/lib", "cu12/lib", NULL}}, {"torch", {"lib", NULL}}},
+    {CUKIT_LIB_LOADED, CUKIT_LIB_PACKAGES, CUKIT_LIB_LOADER_PATH},
+};
 
 int
 cukit_nccl_load(cukit_state *st)
 {
     if (loaded.state == 0) {
         char tried[2048] = "";
-        void *lib = find(tried, sizeof tried);
+        void *lib = cukit_library_search(&nccl_library, NULL, loaded.path, sizeof loaded.path,
+                                         tried, sizeof tried);
         loaded.state = -1;
         if (lib == NULL) {
             snprintf(loaded.why, sizeof loaded.why,
@@ -132,19 +50,14 @@ cukit_nccl_load(cukit_state *st)
                      tried);
         }
         else {
-            size_t i;
-            for (i = 0; i < sizeof entries / sizeof *entries; i++) {
-                void *fn = dlsym(lib, entries[i].symbol);
-                if (fn == NULL && entries[i].required)
-                    break;
-                memcpy((char *)&cukit_nccl_api + entries[i].offset, &fn, sizeof fn);
-            }
+            const char *missing = cukit_entries_fill(&cukit_nccl_api, lib, entries,
+                                                     sizeof entries / sizeof *entries, 0);
             int v = 0;
-            if (i < sizeof entries / sizeof *entries)
+            if (missing)
                 snprintf(loaded.why, sizeof loaded.why,
                          "%s has no %s: it is too old for cukit (NCCL 2.13 or newer is needed); "
                          "`pip install -U nvidia-nccl-cu13`",
-                         loaded.path, entries[i].symbol);
+                         loaded.path, missing);
             else if (cukit_nccl_api.ncclGetVersion(&v) != ncclSuccess || v < CUKIT_NCCL_MIN_VERSION)
                 snprintf(loaded.why, sizeof loaded.why,
                          "%s is NCCL version code %d; cukit needs NCCL 2.13 or newer "

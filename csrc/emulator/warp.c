@@ -1,4 +1,4 @@
-/* exec.c - runs decoded PTX: warps of 32 lanes in lockstep, blocks spread over CPU threads */
+/* warp.c - runs decoded PTX: one warp of 32 lanes in lockstep (its rarer instructions: exec_rare.c; the grid: grid.c) */
 #include "emulator/exec.h"
 
 #include <math.h>
@@ -7,7 +7,6 @@
 #include <time.h>
 #include <unistd.h>
 
-pthread_mutex_t emu_print_lock = PTHREAD_MUTEX_INITIALIZER;
 uint64_t emu_thread_instructions;
 
 /* ------------------------------------------------------------------ warps */
@@ -188,14 +187,6 @@ emu_watch_sigint(void)
         sigaction(SIGINT, &ours, NULL);
     }
     pthread_mutex_unlock(&sigint_lock);
-}
-
-uint64_t
-emu_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Seconds of CUKIT_EMULATOR_TIMEOUT, 0 when unset; -1 (and *bad the text) when it is

@@ -1,4 +1,4 @@
-/* ptx.c - reads the PTX that NVRTC emits into the emulator's decoded form, once per module */
+/* ptx_load.c - reads the PTX that NVRTC emits into the emulator's decoded form, once per module (emu_ptx_load) */
 #include "emulator/ptx.h"
 
 #include <ctype.h>
@@ -279,8 +279,9 @@ parse_loc(P *p, int line)
     return l > 0 ? add_line(p, file, l, outer) : 0;
 }
 
-int
-ptx_parse_body(P *p)
+/* A function body from its '{' to the matching '}'. 0 / -1. */
+static int
+parse_body(P *p)
 {
     if (ptx_expect(p, '{') < 0)
         return -1;
@@ -476,7 +477,7 @@ parse_function(P *p, int entry)
         p->f = NULL;
         return 0;
     }
-    if (ptx_parse_body(p) < 0)
+    if (parse_body(p) < 0)
         goto error;
     /* a final exit so execution never runs off the end */
     emu_inst *in = ptx_emit(p, ptx_peek(p)->line);
@@ -744,6 +745,7 @@ emu_ptx_load(const char *ptx, char *why, size_t whylen)
     P p = {0};
     p.why = why;
     p.whylen = whylen;
+    p.parse_body = parse_body;
     p.m = calloc(1, sizeof *p.m);
     if (p.m == NULL) {
         snprintf(why, whylen, "out of memory");
@@ -806,35 +808,3 @@ emu_module_free(emu_module *m)
     free(m->outer);
     free(m);
 }
-
-void
-emu_line_str(const emu_module *m, uint32_t line, char *buf, size_t n)
-{
-    buf[0] = '\0';
-    if (m == NULL || line == 0 || (int)line >= m->nlines)
-        return;
-    /* a line inside the toolkit's headers (NVRTC's builtin one, cuda/include): the
-     * user's line that the inline function was called from, when known */
-    const char *name = "?";
-    int l = 0;
-    for (int hops = 0; hops < 64; hops++) {
-        uint32_t v = m->lines[line];
-        int file = (int)(v >> 20);
-        l = (int)(v & 0xfffff);
-        name = (file < m->nfiles && m->files[file]) ? m->files[file] : "?";
-        const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-        int header = strncmp(base, "__nv_", 5) == 0 || (strstr(name, "/cuda") && strstr(name, "/include/"));
-        if (!header || m->outer[line] == 0)
-            break;
-        line = m->outer[line];
-    }
-    /* NVRTC writes the file name joined to the working folder; show it as the user gave it */
-    char cwd[1024];
-    if (getcwd(cwd, sizeof cwd)) {
-        size_t c = strlen(cwd);
-        if (strncmp(name, cwd, c) == 0 && name[c] == '/')
-            name += c + 1;
-    }
-    snprintf(buf, n, "%s:%d", name, l);
-}
-
