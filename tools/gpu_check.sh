@@ -11,7 +11,9 @@
 # PyCUDA's test_*.py); CUKIT_CHECK_BENCH (space-separated benchmark names, default
 # "launch array reduce random pycuda copy"; empty for none); CUKIT_CHECK_BUDGET
 # (seconds for the whole run, default 540: a step that would start later is skipped
-# and says so); CUKIT_CHECK_BUILD=0 to use the extension already built in src/cukit.
+# and says so); CUKIT_CHECK_BUILD=0 to use the extension already built in src/cukit;
+# CUKIT_CHECK_DIFFERENTIAL=0 to leave out the differential step (the suite runs the same
+# corpus in tests/test_emulator.py, once per NVRTC installed).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logs=${1:-$(mktemp -d "${TMPDIR:-/tmp}/cukit-gpu-check.XXXXXX")}
@@ -84,7 +86,7 @@ if [ -n "${CUKIT_PYCUDA_CONFORMANCE:-}" ]; then
     done
 fi
 
-if [ -f tests/differential.py ]; then
+if [ -f tests/differential.py ] && [ "${CUKIT_CHECK_DIFFERENTIAL:-1}" != 0 ]; then
     # the corpus on the GPU and on the emulator, compared; the last line counts what differs
     step differential 300 "$python" tests/differential.py check "$logs"
 fi
