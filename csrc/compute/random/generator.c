@@ -287,10 +287,16 @@ gen_integers(ck_Generator *self, PyObject *args, PyObject *kwargs)
     Py_DECREF(span);
     if (PyErr_Occurred())
         goto done;
-    static const ck_rand_kind by_size[9] = {
-        [1] = CK_RAND_I8, [2] = CK_RAND_I16, [4] = CK_RAND_I32, [8] = CK_RAND_I64};
-    result = ck_random_draw(self->bg, by_size[cukit_typecode_size(tc)], dtype, size, out,
-                               stream, &p, "integers");
+    static const ck_rand_kind by_size[2][9] = {
+        {[1] = CK_RAND_I8, [2] = CK_RAND_I16, [4] = CK_RAND_I32, [8] = CK_RAND_I64},
+        {[1] = CK_RAND_IH8, [2] = CK_RAND_IH16, [4] = CK_RAND_IH32, [8] = CK_RAND_IH64}};
+    /* Philox4x32 draws counts up to 2**32 from 32-bit halves (Lemire's multiply-shift
+     * and rejection, one 32 x 32-bit product); Philox keeps one word per value */
+    int halves = self->bg->x32 && p.irange <= 0xffffffffULL;
+    if (halves)
+        p.ithresh = (uint32_t)((1ULL << 32) % (p.irange + 1));
+    result = ck_random_draw(self->bg, by_size[halves][cukit_typecode_size(tc)], dtype, size,
+                               out, stream, &p, "integers");
 done:
     Py_XDECREF(low);
     Py_XDECREF(high);
