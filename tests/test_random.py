@@ -489,12 +489,15 @@ def test_default_normals_are_box_muller_of_pairs(loc, scale, rng):
     err = np.abs(z - (loc + scale * ref[: 2 * n - 1]))
     assert np.all(err <= scale * (2e-6 * (1 + rr) + 5e-7 / rr) + 2**-23 * np.abs(z))
 
+    # float64: u from word 2k, the angle q pi/2 + (f - 1/2) pi/2 from word 2k + 1 (q its
+    # top two bits, f its low 52 as a fraction)
     w0, w1 = words[0::2][: n // 2], words[1::2][: n // 2]
     u = ((w0 >> np.uint64(11)) + np.uint64(1)).astype(np.float64) * 2.0**-53
     r = np.sqrt(-2 * np.log(u))
-    t = (w1.view(np.int64) >> 11).astype(np.float64) * 2.0**-52
+    f = (w1 & np.uint64(2**52 - 1)).astype(np.float64) * 2.0**-52
+    t = (w1 >> np.uint64(62)).astype(np.float64) * (np.pi / 2) + (f - 0.5) * (np.pi / 2)
     ref = np.empty(2 * (n // 2))
-    ref[0::2], ref[1::2] = r * np.cos(np.pi * t), r * np.sin(np.pi * t)
+    ref[0::2], ref[1::2] = r * np.cos(t), r * np.sin(t)
     g = cr.Generator(cr.Philox4x32(key=key))
     z = g.normal(loc, scale, 2 * (n // 2) - 1).get()
     np.testing.assert_allclose(z, loc + scale * ref[:-1], rtol=1e-13, atol=1e-14 * scale)

@@ -257,8 +257,8 @@ static const char kernel_source[] =
      * pair used: z0 = r cos(t), z1 = r sin(t), r = sqrt(-2 log u), u in (0, 1] from the
      * first input, t uniform in [-pi, pi) from the second. float32 with the hardware's
      * approximations (lg2, sqrt, sin and cos: one instruction each) and u from all 32
-     * bits, so |z| reaches 6.7; float64 with the full-precision log, sqrt and sincospi
-     * (one each per two values) and 53-bit inputs, so |z| reaches 8.5. */
+     * bits, so |z| reaches 6.7; float64 in full precision (a log, a sqrt and a cos and
+     * sin pair per two values: below) from 53-bit inputs, so |z| reaches 8.5. */
     "template <bool A> struct BoxMuller32 { float a, b;\n"
     "    __device__ void operator()(u32 lo, u32 hi, float &z0, float &z1) const {\n"
     "        float u = __fmaf_rn((float)lo, 0x1.0p-32f, 0x1.0p-33f), l, r, s, c;\n"
@@ -268,11 +268,60 @@ static const char kernel_source[] =
     "        z0 = r * c; z1 = r * s;\n"
     "        if (A) { z0 = __fadd_rn(a, __fmul_rn(b, z0)); z1 = __fadd_rn(a, __fmul_rn(b, z1)); }\n"
     "    } };\n"
+    /* float64: -2 log(u) for u in [2**-53, 1] (normal numbers, no special cases), as
+     * e log(2) + log(m), m in [sqrt(1/2), sqrt(2)): log(m) = 2 atanh(s), s = (m - 1) /
+     * (m + 1), |s| < 0.172, its Taylor series to s**21 (the rest below 2**-60 of it);
+     * the division by the hardware's reciprocal and two Newton steps. */
+    /* The series' coefficients in constant memory: an operand of DFMA as they are (as
+     * immediates, ptxas loaded each into two registers on every pass of the loop) */
+    "__constant__ double ck_atanh_c[10] = {2.0 / 21, 2.0 / 19, 2.0 / 17, 2.0 / 15, 2.0 / 13, 2.0 / 11,\n"
+    "                                       2.0 / 9, 2.0 / 7, 2.0 / 5, 2.0 / 3};\n"
+    "__constant__ double ck_sin_c[8] = {1.0 / 355687428096000.0, -1.0 / 1307674368000.0, 1.0 / 6227020800.0,\n"
+    "                                   -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0};\n"
+    "__constant__ double ck_cos_c[8] = {1.0 / 20922789888000.0, -1.0 / 87178291200.0, 1.0 / 479001600.0,\n"
+    "                                   -1.0 / 3628800.0, 1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0, -0.5};\n"
+    "__constant__ double ck_ln2[2] = {0x1.62e42fefa39efp-1, 0x1.abc9e3b39803fp-56};\n"
+    "__device__ __forceinline__ double minus2log(double u) {\n"
+    "    const long long b = __double_as_longlong(u), mant = b & 0xFFFFFFFFFFFFFLL;\n"
+    "    const int big = mant > 0x6A09E667F3BCCLL; /* m > sqrt(2): halve it */\n"
+    "    const double e = (double)((int)(b >> 52) - 1023 + big);\n"
+    "    const double m = __longlong_as_double(mant | (big ? 0x3FE0000000000000LL : 0x3FF0000000000000LL));\n"
+    "    const double f = m - 1.0, d = 2.0 + f;\n"
+    "    double y, t;\n"
+    "    asm(\"rcp.approx.ftz.f64 %0, %1;\" : \"=d\"(y) : \"d\"(d));\n"
+    "    t = __fma_rn(-d, y, 1.0); y = __fma_rn(y, t, y);\n"
+    "    t = __fma_rn(-d, y, 1.0); y = __fma_rn(y, t, y);\n"
+    "    double s = f * y;\n"
+    "    s = __fma_rn(y, __fma_rn(-s, d, f), s);\n"
+    "    const double z = s * s;\n"
+    "    double q = ck_atanh_c[0];\n"
+    "#pragma unroll\n"
+    "    for (int i = 1; i < 10; i++) q = __fma_rn(q, z, ck_atanh_c[i]);\n"
+    "    const double lm = __fma_rn(s * z, q, 2.0 * s);\n"
+    "    /* log(2) in two parts, so that e log(2) keeps its precision */\n"
+    "    return -2.0 * __fma_rn(e, ck_ln2[0], __fma_rn(e, ck_ln2[1], lm));\n"
+    "}\n"
+    /* float64: cos and sin of theta = q pi/2 + y, q the top two bits of w (a quarter
+     * turn), y = (f - 1/2) pi/2 in [-pi/4, pi/4) from its low 52 bits f: uniform on the
+     * circle. Taylor series of cos y and sin y to y**16 and y**17 (the rest below
+     * 2**-60), rotated by q quarter turns. */
+    "__device__ __forceinline__ void turn(u64 w, double &c, double &s) {\n"
+    "    const double y = (__longlong_as_double((long long)((w & 0xFFFFFFFFFFFFFULL) | 0x3FF0000000000000ULL)) - 1.5)\n"
+    "                     * 1.5707963267948966;\n"
+    "    const double z = y * y;\n"
+    "    double p = ck_sin_c[0], q = ck_cos_c[0];\n"
+    "#pragma unroll\n"
+    "    for (int i = 1; i < 8; i++) { p = __fma_rn(p, z, ck_sin_c[i]); q = __fma_rn(q, z, ck_cos_c[i]); }\n"
+    "    const double sy = __fma_rn(y * z, p, y), cy = __fma_rn(z, q, 1.0);\n"
+    "    const bool quarter = (w >> 62) & 1, half = w >> 63;\n"
+    "    c = quarter ? -sy : cy; s = quarter ? cy : sy;\n"
+    "    if (half) { c = -c; s = -s; }\n"
+    "}\n"
     "template <bool A> struct BoxMuller64 { double a, b;\n"
     "    __device__ void operator()(u64 w0, u64 w1, double &z0, double &z1) const {\n"
-    "        double u = (double)((w0 >> 11) + 1) * 0x1.0p-53, s, c;\n"
-    "        double r = sqrt(-2.0 * log(u));\n"
-    "        sincospi((double)((long long)w1 >> 11) * 0x1.0p-52, &s, &c);\n"
+    "        double c, s;\n"
+    "        const double r = sqrt(minus2log((double)((w0 >> 11) + 1) * 0x1.0p-53));\n"
+    "        turn(w1, c, s);\n"
     "        z0 = r * c; z1 = r * s;\n"
     "        if (A) { z0 = __dadd_rn(a, __dmul_rn(b, z0)); z1 = __dadd_rn(a, __dmul_rn(b, z1)); }\n"
     "    } };\n"
@@ -304,25 +353,34 @@ static const char kernel_source[] =
     "    x[0] = c0; x[1] = c1; x[2] = c2; x[3] = c3;\n"
     "}\n"
     /* apart and not inlined: one value in 2**32 / thresh takes it */
-    "__device__ __noinline__ u64 lemire_redraw(u32 lo, u32 hi, u32 side, u32 span, u32 thresh) {\n"
+    "__device__ __noinline__ u32 lemire_redraw(u32 lo, u32 hi, u32 side, u32 count, u32 thresh) {\n"
     "    for (u32 k = 0;; k++) {\n"
     "        u32 x[4];\n"
     "        philox4x32_keyed(k, side, 0x243F6A88u, 0x85A308D3u, lo, hi, x);\n"
     "        for (int j = 0; j < 4; j++) {\n"
-    "            u64 m = (u64)x[j] * span + x[j];\n"
-    "            if ((u32)m >= thresh) return m;\n"
+    "            u64 m = (u64)x[j] * count;\n"
+    "            if ((u32)m >= thresh) return (u32)(m >> 32);\n"
     "        }\n"
     "    }\n"
     "}\n"
-    "template <class T> struct IntHalf { long long low; u32 span, thresh;\n"
-    "    __device__ __forceinline__ T one(u32 x, u32 lo, u32 hi, u32 side) const {\n"
-    "        u64 m = (u64)x * span + x;\n"
-    "        if ((u32)m < thresh) m = lemire_redraw(lo, hi, side, span, thresh);\n"
-    "        return (T)((u64)low + (m >> 32));\n"
-    "    }\n"
+    /* FULL: count = 2**32, every x its own value */
+    "template <class T, bool FULL> struct IntHalf { long long low; u32 span, thresh;\n"
     "    __device__ void operator()(u32 lo, u32 hi, T &a, T &b) const {\n"
-    "        a = one(lo, lo, hi, 0); b = one(hi, lo, hi, 1);\n"
+    "        if (FULL) { a = (T)((u64)low + lo); b = (T)((u64)low + hi); return; }\n"
+    "        const u32 count = span + 1;\n"
+    "        u64 m0 = (u64)lo * count, m1 = (u64)hi * count;\n"
+    "        u32 v0 = (u32)(m0 >> 32), v1 = (u32)(m1 >> 32);\n"
+    "        bool r0 = (u32)m0 < thresh, r1 = (u32)m1 < thresh;\n"
+    "        if (r0 | r1) { /* one test for the pair: a branch that is almost never taken */\n"
+    "            if (r0) v0 = lemire_redraw(lo, hi, 0, count, thresh);\n"
+    "            if (r1) v1 = lemire_redraw(lo, hi, 1, count, thresh);\n"
+    "        }\n"
+    "        a = (T)((u64)low + v0); b = (T)((u64)low + v1);\n"
     "    } };\n"
+    "template <class T> __device__ __forceinline__ void integers_halves(const Params &p) {\n"
+    "    if (p.irange == 0xffffffffULL) per_half<T, true, IntHalf<T, true>, true>(p, IntHalf<T, true>{p.ilow, 0, 0});\n"
+    "    else per_half<T, true, IntHalf<T, false>, true>(p, IntHalf<T, false>{p.ilow, (u32)p.irange, p.ithresh});\n"
+    "}\n"
     /* Poisson. lam < 10: inversion of the CDF at the word's uniform. lam >= 10:
      * Hormann's transformed rejection (PTRS), its (U, V) pairs drawn from a Philox
      * stream keyed by the word, so a value still takes one word of the generator.
@@ -427,10 +485,10 @@ static const char kernel_source[] =
     KX("cukit_integers_4", "per_word<u32, X>(p, Int<u32>{p.ilow, p.irange})")
     KX("cukit_integers_8", "per_word<u64, X>(p, Int<u64>{p.ilow, p.irange})")
     /* integers from one 32-bit half each: Philox4x32, counts up to 2**32 */
-    K32("cukit_integers_h1", "per_half<unsigned char, true, IntHalf<unsigned char>, true>(p, IntHalf<unsigned char>{p.ilow, (u32)p.irange, p.ithresh})")
-    K32("cukit_integers_h2", "per_half<unsigned short, true, IntHalf<unsigned short>, true>(p, IntHalf<unsigned short>{p.ilow, (u32)p.irange, p.ithresh})")
-    K32("cukit_integers_h4", "per_half<u32, true, IntHalf<u32>, true>(p, IntHalf<u32>{p.ilow, (u32)p.irange, p.ithresh})")
-    K32("cukit_integers_h8", "per_half<u64, true, IntHalf<u64>, true>(p, IntHalf<u64>{p.ilow, (u32)p.irange, p.ithresh})")
+    K32("cukit_integers_h1", "integers_halves<unsigned char>(p)")
+    K32("cukit_integers_h2", "integers_halves<unsigned short>(p)")
+    K32("cukit_integers_h4", "integers_halves<u32>(p)")
+    K32("cukit_integers_h8", "integers_halves<u64>(p)")
     KX("cukit_poisson", "per_word<long long, X>(p, Poisson{p.c[0], p.c[1], p.c[2], p.c[3], p.c[4], p.c[5], p.c[6]})");
 
 /* By ck_rand_kind: the kernels for the plain draw (a = 0, b = 1) and for any a
