@@ -657,7 +657,9 @@ static PyType_Slot philox4x32_slots[] = {
                 "None) and a 127-bit counter. Its 32-bit multiplies are native on a GPU, so "
                 "draws run at memory speed; Philox is the one whose stream is numpy's. Block c "
                 "of four 64-bit words is philox4x32_10 at counters 2c and 2c + 1, outputs "
-                "2j and 2j + 1 the low and high halves of word j."},
+                "2j and 2j + 1 the low and high halves of word j. Its state also keeps "
+                "uinteger_low, the low half of the word whose high half is pending (its normals "
+                "and integers draw that half with its word)."},
     BIT_GENERATOR_SLOTS,
 };
 
