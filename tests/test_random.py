@@ -152,6 +152,23 @@ def test_philox4x32_gives_random123s_known_answers(ctr, key, want):
     assert tuple(got) == want
 
 
+def test_philox4x32_state_keeps_the_pending_words_low_half():
+    """Philox4x32's state adds uinteger_low (its normals and integers draw a pending half
+    with its word); a state without it (written before it existed) reads as 0."""
+    p = cr.Philox4x32(key=3)
+    p._take(3, True)  # two halves of word 0, one of word 1: word 1's high half pending
+    st = p.state
+    w1 = cr.Philox4x32(key=3)
+    w1.random_raw()
+    word = w1.random_raw()
+    assert st["has_uint32"] == 1 and st["uinteger"] == word >> 32
+    assert st["uinteger_low"] == word & 0xFFFFFFFF
+    q = cr.Philox4x32()
+    q.state = {k: v for k, v in st.items() if k != "uinteger_low"}
+    assert q.state["uinteger_low"] == 0 and q.state["uinteger"] == st["uinteger"]
+    assert "uinteger_low" not in cr.Philox(3).state  # numpy's dict stays numpy's
+
+
 def test_philox4x32_state_advance_jumped_and_spawn():
     p = cr.Philox4x32(key=[2**64 - 1], counter=[2**64 - 1, 2**63 - 1])
     assert p.key == 2**64 - 1 and p.counter == 2**127 - 1  # 127 bits: 2c + 1 fits 128
@@ -229,6 +246,8 @@ BAD_HOST = [
      "state must be for a Philox4x32 RNG"),
     (lambda: setattr(cr.Philox(), "state", cr.Philox4x32().state), ValueError,
      "state must be for a Philox RNG"),
+    (lambda: setattr(cr.Philox4x32(), "state", dict(cr.Philox4x32().state, uinteger_low=2**32)),
+     ValueError, r"uinteger_low must be positive and less than 2\*\*32"),
 ]
 
 
