@@ -10,14 +10,20 @@ What it measures
     * raw baseline: cukit's fill() of the same array, a memset: the write
       bandwidth no generator can beat.
     * cukit: default_rng(1), i.e. Generator(Philox4x32): random /
-      standard_normal / integers into out=.
+      standard_normal / integers into out=. Its normals are Box-Muller on pairs
+      (float32 on the hardware's lg2/sqrt/sin/cos), its integers below 2**32
+      values Lemire's 32-bit multiply-shift on one 32-bit half each.
     * cukit Philox: Generator(Philox), whose random() is numpy's Philox stream
-      bit for bit (float32 too); Philox4x64's 64-bit multiplies cost more.
+      bit for bit (float32 too); Philox4x64's 64-bit multiplies cost more, and
+      its normals are the inverse normal CDF, its integers one word each.
     * CuPy default_rng (XORWOW, cuRAND's device generator): random /
-      standard_normal into out=.
+      standard_normal into out=, integers (allocates its result).
     * CuPy legacy RandomState (cuRAND's host API): random_sample /
-      standard_normal, which allocate their result (from CuPy's memory pool).
-    * PyTorch: tensor.uniform_() / normal_() (Philox4x32-10).
+      standard_normal / randint, which allocate their result (from CuPy's memory pool).
+    * PyTorch: tensor.uniform_() / normal_() / random_(0, 1000) (Philox4x32-10).
+
+    Each library's call is warmed up on its own (timer() calls warm_up) before its
+    samples, so no library pays for another's compile, pool growth or clock ramp.
 
     A library that is not importable is left out; its cells read n/a. Each row
     gives its ratio to the raw baseline. Before timing, cukit's first million
@@ -98,6 +104,8 @@ def cases(cukit, n):
                 lambda dt=dt: legacy.standard_normal(size[dt], dtype=dt))
         rows[("integers [0, 1000)", np.int32)]["cupy default_rng"] = (
             lambda: rng.integers(0, 1000, n, dtype=np.int32))
+        rows[("integers [0, 1000)", np.int32)]["cupy legacy"] = (
+            lambda: legacy.randint(0, 1000, n, dtype=np.int32))
     except ImportError:
         pass
     try:

@@ -152,6 +152,23 @@ def test_philox4x32_gives_random123s_known_answers(ctr, key, want):
     assert tuple(got) == want
 
 
+def test_philox4x32_state_keeps_the_pending_words_low_half():
+    """Philox4x32's state adds uinteger_low (its normals and integers draw a pending half
+    with its word); a state without it (written before it existed) reads as 0."""
+    p = cr.Philox4x32(key=3)
+    p._take(3, True)  # two halves of word 0, one of word 1: word 1's high half pending
+    st = p.state
+    w1 = cr.Philox4x32(key=3)
+    w1.random_raw()
+    word = w1.random_raw()
+    assert st["has_uint32"] == 1 and st["uinteger"] == word >> 32
+    assert st["uinteger_low"] == word & 0xFFFFFFFF
+    q = cr.Philox4x32()
+    q.state = {k: v for k, v in st.items() if k != "uinteger_low"}
+    assert q.state["uinteger_low"] == 0 and q.state["uinteger"] == st["uinteger"]
+    assert "uinteger_low" not in cr.Philox(3).state  # numpy's dict stays numpy's
+
+
 def test_philox4x32_state_advance_jumped_and_spawn():
     p = cr.Philox4x32(key=[2**64 - 1], counter=[2**64 - 1, 2**63 - 1])
     assert p.key == 2**64 - 1 and p.counter == 2**127 - 1  # 127 bits: 2c + 1 fits 128
@@ -229,6 +246,8 @@ BAD_HOST = [
      "state must be for a Philox4x32 RNG"),
     (lambda: setattr(cr.Philox(), "state", cr.Philox4x32().state), ValueError,
      "state must be for a Philox RNG"),
+    (lambda: setattr(cr.Philox4x32(), "state", dict(cr.Philox4x32().state, uinteger_low=2**32)),
+     ValueError, r"uinteger_low must be positive and less than 2\*\*32"),
 ]
 
 
@@ -359,11 +378,15 @@ def test_uniform_float64_equals_numpy(rng):
     assert u.dtype == np.float32 and u.min() >= 2.0 and u.max() <= 3.0
 
 
-def launch_with_grid(module, kernel, params, out, grid, block):
+def launch_with_grid(module, kernel, params, out, grid, block, ints=None):
     p = bytearray(params)
     struct.pack_into("<Qq", p, 0, out.ptr, out.size)
     struct.pack_into("<dd", p, 240, 0.0, 1.0)  # Generator's plain draw: a = 0, b = 1
     struct.pack_into("<i", p, 284, int(out.ptr % 16 == 0))
+    if ints:  # integers: low, count - 1, and 2**32 mod count
+        low, count = ints
+        struct.pack_into("<qQ", p, 256, low, count - 1)
+        struct.pack_into("<I", p, 356, 2**32 % count)
     module.get_kernel(kernel)(bytes(p), grid=grid, block=block)
     cukit.synchronize()
     return out.get()
@@ -395,12 +418,39 @@ def test_values_do_not_depend_on_the_grid(kernel, dtype, halves, bit_generator):
 
 
 @gpu
-@pytest.mark.parametrize("method", ["standard_normal", "standard_exponential"])
+@pytest.mark.parametrize("dtype,bit_generator", [(np.int32, cr.Philox4x32), (np.uint8, cr.Philox4x32),
+                                                 (np.int64, cr.Philox4x32), (np.int32, cr.Philox)])
+def test_integer_values_do_not_depend_on_the_grid(dtype, bit_generator):
+    """Philox4x32's integers from halves, with a count that redraws half the values."""
+    module = cukit.compile(cr._kernel_source())
+    n, x32 = 50_003, bit_generator is cr.Philox4x32
+    low, count = (3, 200) if dtype == np.uint8 else (-2**30, 2**31 + 1)
+    kernel = f"cukit_integers_{'h' if x32 else ''}{np.dtype(dtype).itemsize}{'_x32' if x32 else ''}"
+    bg = bit_generator(key=98)
+    bg._take(3, True)  # start mid-buffer with a pending half
+    state = bg.state
+    params = bg._take(n, x32)
+    bg.state = state
+    want = cr.Generator(bg).integers(low, low + count, n, dtype=dtype).get()
+    for grid, block in [(1, 32), (7, 64), (1000, 256), (3, 1024)]:
+        out = cukit.to_device(poison(n, dtype))
+        got = launch_with_grid(module, kernel, params, out, grid, block, (low, count))
+        np.testing.assert_array_equal(got, want)
+
+
+@gpu
+@pytest.mark.parametrize("method", ["standard_normal", "standard_exponential", "normal", "integers"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_split_calls_give_the_same_numbers(method, dtype):
-    whole = getattr(cr.default_rng(5), method)(10_001, dtype=dtype).get()
+    def draw(g, n):
+        if method == "integers":  # a count that redraws about half the values
+            return g.integers(-5, 2**31 - 4, n, dtype=np.int32 if dtype == np.float32 else np.int64)
+        if method == "normal":
+            return g.normal(1.5, 0.25, n, dtype=dtype)
+        return getattr(g, method)(n, dtype=dtype)
+    whole = draw(cr.default_rng(5), 10_001).get()
     g = cr.default_rng(5)
-    parts = [getattr(g, method)(n, dtype=dtype).get() for n in (1, 2, 3, 4093, 5, 5891, 0, 6)]
+    parts = [draw(g, n).get() for n in (1, 2, 3, 4093, 5, 5891, 0, 6)]
     np.testing.assert_array_equal(np.concatenate(parts), whole)
 
 
@@ -437,6 +487,42 @@ def test_normals_are_the_inverse_cdf_of_the_draws(rng):
 
 
 @gpu
+@pytest.mark.parametrize("loc,scale", [(0.0, 1.0), (-1.5, 3.0)])
+def test_default_normals_are_box_muller_of_pairs(loc, scale, rng):
+    """Philox4x32 (default_rng's): float32 from the halves of a word (u from the low,
+    the angle from the high half), float64 from the words 2k and 2k + 1, both values of
+    each pair. float32 runs on the hardware's lg2, sqrt, sin and cos approximations:
+    NVIDIA's error bounds give |dz| <= 2e-6 (1 + r) + 5e-7 / r."""
+    key = int(rng.integers(0, 2**62))
+    n = 4001
+    words = HostPhilox4x32(key, None).raw(n)
+    lo, hi = words & np.uint64(M32), words >> np.uint64(32)
+    u = lo.astype(np.float64) * 2.0**-32 + 2.0**-33
+    r = np.sqrt(-2 * np.log(u))
+    t = hi.astype(np.uint32).view(np.int32).astype(np.float64) * 2.0**-31
+    ref = np.empty(2 * n)
+    ref[0::2], ref[1::2] = r * np.cos(np.pi * t), r * np.sin(np.pi * t)
+    g = cr.Generator(cr.Philox4x32(key=key))
+    z = g.normal(loc, scale, 2 * n - 1, dtype=np.float32).get().astype(np.float64)
+    rr = np.repeat(r, 2)[: 2 * n - 1]
+    err = np.abs(z - (loc + scale * ref[: 2 * n - 1]))
+    assert np.all(err <= scale * (2e-6 * (1 + rr) + 5e-7 / rr) + 2**-23 * np.abs(z))
+
+    # float64: u from word 2k, the angle q pi/2 + (f - 1/2) pi/2 from word 2k + 1 (q its
+    # top two bits, f its low 52 as a fraction)
+    w0, w1 = words[0::2][: n // 2], words[1::2][: n // 2]
+    u = ((w0 >> np.uint64(11)) + np.uint64(1)).astype(np.float64) * 2.0**-53
+    r = np.sqrt(-2 * np.log(u))
+    f = (w1 & np.uint64(2**52 - 1)).astype(np.float64) * 2.0**-52
+    t = (w1 >> np.uint64(62)).astype(np.float64) * (np.pi / 2) + (f - 0.5) * (np.pi / 2)
+    ref = np.empty(2 * (n // 2))
+    ref[0::2], ref[1::2] = r * np.cos(t), r * np.sin(t)
+    g = cr.Generator(cr.Philox4x32(key=key))
+    z = g.normal(loc, scale, 2 * (n // 2) - 1).get()
+    np.testing.assert_allclose(z, loc + scale * ref[:-1], rtol=1e-13, atol=1e-14 * scale)
+
+
+@gpu
 def test_exponentials_are_minus_log_of_the_uniforms(rng):
     key = int(rng.integers(0, 2**62))
     ours, theirs = pair(key, None)
@@ -447,16 +533,70 @@ def test_exponentials_are_minus_log_of_the_uniforms(rng):
     np.testing.assert_allclose(e, -np.log1p(-u), rtol=2e-6, atol=1e-7)
 
 
-@gpu
-@pytest.mark.parametrize("dtype,low,high,endpoint", [
+M32 = 0xFFFFFFFF
+
+
+def philox4x32(ctr, key):
+    """Random123's philox4x32_10 on the host: four 32-bit words."""
+    c0, c1, c2, c3 = ctr
+    k0, k1 = key
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = (p1 >> 32) ^ c1 ^ k0, p1 & M32, (p0 >> 32) ^ c3 ^ k1, p0 & M32
+        k0, k1 = (k0 + 0x9E3779B9) & M32, (k1 + 0xBB67AE85) & M32
+    return c0, c1, c2, c3
+
+
+def lemire_half(lo, hi, side, low, count):
+    """Philox4x32's integer from the half `side` of the word (lo, hi), count <= 2**32:
+    low + (x * count) >> 32, x drawn again while (x * count) mod 2**32 < 2**32 mod count,
+    from philox4x32 at counters (k, side, 0x243F6A88, 0x85A308D3) keyed by the word."""
+    thresh = 2**32 % count
+    m = (hi if side else lo) * count
+    k = 0
+    while m & M32 < thresh:
+        for y in philox4x32((k, side, 0x243F6A88, 0x85A308D3), (lo, hi)):
+            m = y * count
+            if m & M32 >= thresh:
+                break
+        k += 1
+    return low + (m >> 32)
+
+
+def host_integers_x32(words, low, count, first_side=0):
+    """Philox4x32's integers from `words` (numpy's rule for halves: a word's low half
+    first), starting at half `first_side` of the first word."""
+    out = []
+    for i, w in enumerate(int(x) for x in words):
+        for side in (0, 1)[first_side if i == 0 else 0:]:
+            out.append(lemire_half(w & M32, w >> 32, side, low, count))
+    return out
+
+
+@pytest.mark.parametrize("ctr,key,want", PHILOX4X32_KAT)
+def test_the_host_philox4x32_reference_gives_random123s_answers(ctr, key, want):
+    assert philox4x32(ctr, key) == want
+
+
+INTEGER_CASES = [
     (np.int64, -5, 6, False), (np.int32, -2**31, 2**31 - 1, True), (np.int8, -128, 128, False),
     (np.uint16, 3, 10, False), (np.uint64, 0, 2**64 - 1, True), (np.bool_, 0, 2, False),
     (np.uint8, 7, 7, True), (np.int64, -2**63, 2**63 - 1, True),
-])
+    (np.uint32, 0, 2**32 - 1, True), (np.int16, -7, -6, False), (np.int64, 0, 2**32, False),
+    (np.int64, -2**40, -2**40 + 2**31 + 1, False), (np.int64, 5, 2**32 + 6, False),
+    (np.int32, -1000, 2**31 - 1, False),
+]
+
+
+@gpu
+@pytest.mark.parametrize("dtype,low,high,endpoint", INTEGER_CASES)
 @pytest.mark.parametrize("bitgen,skip", [("Philox", 0), ("Philox4x32", 0), ("Philox4x32", 1)])
 def test_integers_are_the_high_word_of_draw_times_count(dtype, low, high, endpoint, rng, bitgen,
                                                         skip):
-    """skip: words drawn before, so that the draw starts between vector stores."""
+    """Philox: low + (word * count) >> 64, one word each. Philox4x32: for counts up to
+    2**32 one 32-bit half each (Lemire's multiply-shift and rejection), else as Philox.
+    skip: words drawn before, so that the draw starts between vector stores. Counts of
+    2**31 + 1 and 2**31 + 1001 redraw about half the values."""
     key = int(rng.integers(0, 2**62))
     ours = cr.Generator(getattr(cr, bitgen)(key=key))
     ours.bit_generator.random_raw(skip, output=False)
@@ -467,9 +607,31 @@ def test_integers_are_the_high_word_of_draw_times_count(dtype, low, high, endpoi
         words = np.random.Philox(key=key).random_raw(2001)
     else:
         words = HostPhilox4x32(key, None).raw(skip + 2001)[skip:]
-    want = np.array([low + ((int(x) * count) >> 64) for x in words], dtype=object)
+    if bitgen == "Philox4x32" and count <= 2**32:
+        want = host_integers_x32(words[:1001], low, count)[:2001]
+    else:
+        want = [low + ((int(x) * count) >> 64) for x in words]
     assert got.dtype == np.dtype(dtype)
-    assert [int(v) for v in got] == list(want)
+    assert [int(v) for v in got] == want
+
+
+@gpu
+def test_a_pending_half_is_drawn_with_its_word():
+    """After an odd float32 draw the next 32-bit value is a word's high half: Philox4x32's
+    normals and integers draw it with the word's low half (ulow in the state), as one
+    draw of them all would; the state, set on another generator, carries it."""
+    for draw in (lambda g, n: g.standard_normal(n, dtype=np.float32),
+                 lambda g, n: g.normal(-2.0, 3.0, n, dtype=np.float32),
+                 lambda g, n: g.integers(-9, 2**31 - 8, n, dtype=np.int32)):
+        a, b = cr.Generator(cr.Philox4x32(key=77)), cr.Generator(cr.Philox4x32(key=77))
+        a.random(3, dtype=np.float32)
+        b.random(2, dtype=np.float32)
+        moved = cr.Generator(cr.Philox4x32())
+        moved.bit_generator.state = a.bit_generator.state
+        assert moved.bit_generator.state["uinteger_low"] == a.bit_generator.state["uinteger_low"]
+        whole = draw(b, 8).get()
+        np.testing.assert_array_equal(draw(a, 7).get(), whole[1:])
+        np.testing.assert_array_equal(draw(moved, 7).get(), whole[1:])
 
 
 N_STAT = 10_000_000
@@ -482,9 +644,11 @@ def ks_grid(sorted_x, cdf_points, probs):
 
 
 @gpu
+@pytest.mark.parametrize("bit_generator", [cr.Philox4x32, cr.Philox])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_normal_statistics(dtype):
-    x = cr.default_rng(11).normal(3.0, 2.0, N_STAT, dtype=dtype).get().astype(np.float64)
+def test_normal_statistics(dtype, bit_generator):
+    g = cr.Generator(bit_generator(11))
+    x = g.normal(3.0, 2.0, N_STAT, dtype=dtype).get().astype(np.float64)
     assert abs(x.mean() - 3.0) < 5 * 2.0 / np.sqrt(N_STAT)
     assert abs(x.var() - 4.0) < 5 * 4.0 * np.sqrt(2.0 / N_STAT)
     z = np.sort((x - 3.0) / 2.0)
@@ -520,6 +684,22 @@ def test_integer_and_uniform_statistics():
     u = np.sort(g.random(N_STAT, dtype=np.float32).get().astype(np.float64))
     i = np.arange(1, N_STAT + 1) / N_STAT
     assert max(np.max(i - u), np.max(u - (i - 1 / N_STAT))) < 1e-3
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.uint32, np.int64])
+def test_integer_statistics_with_redraws(dtype):
+    """A count of 2**31 + 1 redraws about half of Philox4x32's halves: the values stay
+    uniform (16 equal bins of 2**27, and the last value alone)."""
+    count, n = 2**31 + 1, 4_000_000
+    x = cr.default_rng(14).integers(0, count, n, dtype=dtype).get().astype(np.int64)
+    assert x.min() >= 0 and x.max() < count
+    counts = np.bincount(x >> 27, minlength=17)
+    expected = n * np.array([2**27] * 16 + [1]) / count
+    chi2 = ((counts[:16] - expected[:16]) ** 2 / expected[:16]).sum()
+    assert chi2 < 50  # 15 degrees of freedom: 50 is far past the 0.01% level
+    assert counts[16] < 10  # the top value: expected 0.002 of them
+    assert abs(x.mean() / count - 0.5) < 5 * np.sqrt(1 / 12 / n)
 
 
 @gpu

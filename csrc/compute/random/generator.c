@@ -287,10 +287,16 @@ gen_integers(ck_Generator *self, PyObject *args, PyObject *kwargs)
     Py_DECREF(span);
     if (PyErr_Occurred())
         goto done;
-    static const ck_rand_kind by_size[9] = {
-        [1] = CK_RAND_I8, [2] = CK_RAND_I16, [4] = CK_RAND_I32, [8] = CK_RAND_I64};
-    result = ck_random_draw(self->bg, by_size[cukit_typecode_size(tc)], dtype, size, out,
-                               stream, &p, "integers");
+    static const ck_rand_kind by_size[2][9] = {
+        {[1] = CK_RAND_I8, [2] = CK_RAND_I16, [4] = CK_RAND_I32, [8] = CK_RAND_I64},
+        {[1] = CK_RAND_IH8, [2] = CK_RAND_IH16, [4] = CK_RAND_IH32, [8] = CK_RAND_IH64}};
+    /* Philox4x32 draws counts up to 2**32 from 32-bit halves (Lemire's multiply-shift
+     * and rejection, one 32 x 32-bit product); Philox keeps one word per value */
+    int halves = self->bg->x32 && p.irange <= 0xffffffffULL;
+    if (halves)
+        p.ithresh = (uint32_t)((1ULL << 32) % (p.irange + 1));
+    result = ck_random_draw(self->bg, by_size[halves][cukit_typecode_size(tc)], dtype, size,
+                               out, stream, &p, "integers");
 done:
     Py_XDECREF(low);
     Py_XDECREF(high);
@@ -609,8 +615,9 @@ static PyMethodDef gen_methods[] = {
      "uniform(low=0.0, high=1.0, size=None, dtype=float64, out=None): low + (high - low) * "
      "random(), rounded as numpy rounds it (equal to numpy's for float64)."},
     {"standard_normal", FN(gen_standard_normal), KW,
-     "standard_normal(size=None, dtype=float64, out=None): normals by the inverse normal CDF, "
-     "one per draw that random() would make (not numpy's ziggurat stream)."},
+     "standard_normal(size=None, dtype=float64, out=None): standard normals, one per draw "
+     "that random() would make (not numpy's ziggurat stream): under Philox4x32 (default_rng) "
+     "Box-Muller on pairs of draws, both values used; under Philox the inverse normal CDF."},
     {"normal", FN(gen_normal), KW,
      "normal(loc=0.0, scale=1.0, size=None, dtype=float64, out=None): loc + scale * "
      "standard_normal()."},
@@ -622,8 +629,10 @@ static PyMethodDef gen_methods[] = {
      "standard_exponential()."},
     {"integers", FN(gen_integers), KW,
      "integers(low, high=None, size=None, dtype=int64, endpoint=False, out=None): integers in "
-     "[low, high) ([low, high] with endpoint=True), one 64-bit word each: low + the high 64 "
-     "bits of word * (high - low). Any integer dtype or bool."},
+     "[low, high) ([low, high] with endpoint=True). Under Philox4x32 (default_rng) with at "
+     "most 2**32 values, one 32-bit half each: Lemire's low + (half * count) >> 32 with his "
+     "rejection (exactly uniform); otherwise one 64-bit word each: low + the high 64 bits of "
+     "word * count. Any integer dtype or bool."},
     {"poisson", FN(gen_poisson), KW,
      "poisson(lam=1.0, size=None, out=None): int64 Poisson counts, one 64-bit word each: "
      "inversion of the CDF for lam < 10, Hormann's transformed rejection (its draws from a "

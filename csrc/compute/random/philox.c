@@ -12,6 +12,7 @@ reset_buffer(ck_Philox *bg)
     bg->buffer_pos = 4;
     bg->has_uint32 = 0;
     bg->uinteger = 0;
+    bg->ulow = 0;
 }
 
 /* ctr += add (both `n` 64-bit words, least significant first), modulo 2**(64 n). */
@@ -133,6 +134,7 @@ ck_philox_take32(ck_Philox *bg, int64_t n, ck_rand_params *p)
     begin(bg, p);
     p->head = bg->has_uint32;
     p->uinteger = bg->uinteger;
+    p->ulow = bg->ulow;
     int64_t m = n - p->head; /* halves drawn from words */
     bg->has_uint32 = 0;
     if (m > 0) {
@@ -140,6 +142,7 @@ ck_philox_take32(ck_Philox *bg, int64_t n, ck_rand_params *p)
         finish(bg, p, (m + 1) / 2);
         bg->has_uint32 = m % 2;
         bg->uinteger = (uint32_t)(bg->buffer[bg->buffer_pos - 1] >> 32);
+        bg->ulow = (uint32_t)bg->buffer[bg->buffer_pos - 1];
     }
 }
 
@@ -353,6 +356,13 @@ philox_get_state(ck_Philox *self, void *closure)
     Py_XDECREF(ctr);
     Py_XDECREF(key);
     Py_XDECREF(buf);
+    /* Philox4x32's normals and integers draw a pending half from its whole word */
+    if (out && self->x32) {
+        PyObject *low = PyLong_FromUnsignedLong(self->ulow);
+        if (low == NULL || PyDict_SetItemString(out, "uinteger_low", low) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(low);
+    }
     return out;
 }
 
@@ -387,6 +397,11 @@ philox_set_state(ck_Philox *self, PyObject *value, void *closure)
         parse_words(key, "key", key_words(self), 64 * key_words(self), k) < 0 ||
         parse_words(buf, "buffer", 4, 256, b) < 0 || int_words(uint, "uinteger", 1, 64, &u) < 0)
         return -1;
+    /* optional (a state written before it existed): 0 */
+    PyObject *low = self->x32 ? PyDict_GetItemString(value, "uinteger_low") : NULL;
+    uint64_t ul = 0;
+    if (low && int_words(low, "uinteger_low", 1, 32, &ul) < 0)
+        return -1;
     if (p < 0 || p > 4 || u > 0xffffffffULL) {
         PyErr_SetString(PyExc_ValueError, "state: buffer_pos must be 0 to 4 and uinteger below "
                         "2**32");
@@ -398,6 +413,7 @@ philox_set_state(ck_Philox *self, PyObject *value, void *closure)
     self->buffer_pos = (int)p;
     self->has_uint32 = h != 0;
     self->uinteger = (uint32_t)u;
+    self->ulow = (uint32_t)ul;
     return 0;
 }
 
@@ -641,7 +657,9 @@ static PyType_Slot philox4x32_slots[] = {
                 "None) and a 127-bit counter. Its 32-bit multiplies are native on a GPU, so "
                 "draws run at memory speed; Philox is the one whose stream is numpy's. Block c "
                 "of four 64-bit words is philox4x32_10 at counters 2c and 2c + 1, outputs "
-                "2j and 2j + 1 the low and high halves of word j."},
+                "2j and 2j + 1 the low and high halves of word j. Its state also keeps "
+                "uinteger_low, the low half of the word whose high half is pending (its normals "
+                "and integers draw that half with its word)."},
     BIT_GENERATOR_SLOTS,
 };
 

@@ -93,6 +93,9 @@ typedef struct {
     int buffer_pos;        /* 0..4; 4: the buffer is used up */
     int has_uint32;
     uint32_t uinteger;
+    uint32_t ulow;         /* the low half of the word whose high half is uinteger: the
+                            * pair-wise transforms of Philox4x32 (normals, integers) draw
+                            * the pending half from both halves of its word */
     PyObject *seed_seq;    /* strong ref: the numpy SeedSequence behind spawn() */
 } ck_Philox;
 
@@ -112,6 +115,8 @@ typedef struct {
     uint32_t uinteger;
     int32_t vec;           /* 1 when `out` is 16-byte aligned */
     double c[8];           /* a distribution's constants (poisson: lam and PTRS's) */
+    uint32_t ulow;         /* 32-bit draws: the low half of uinteger's word */
+    uint32_t ithresh;      /* integers from 32-bit halves: 2**32 mod count (Lemire's rejection) */
 } ck_rand_params;
 
 /* What a Generator method draws: one kernel each. */
@@ -122,6 +127,8 @@ typedef enum {
     CK_RAND_E64, CK_RAND_E32,   /* exponential */
     CK_RAND_I8, CK_RAND_I16, CK_RAND_I32, CK_RAND_I64, /* integers, one word each */
     CK_RAND_POISSON,      /* int64, one word each */
+    /* integers from one 32-bit half each (Philox4x32, counts up to 2**32), by size */
+    CK_RAND_IH8, CK_RAND_IH16, CK_RAND_IH32, CK_RAND_IH64,
     CK_RAND_COUNT
 } ck_rand_kind;
 
@@ -145,7 +152,7 @@ int ck_is_bit_generator(cukit_state *st, PyObject *obj);
 void ck_philox_take64(ck_Philox *bg, int64_t n, ck_rand_params *p);
 /* Take n 32-bit draws (n >= 1), with numpy's rule: a pending high half first, then
  * the low and high halves of each next word, an odd last high half kept pending.
- * Fills p's head and uinteger too. */
+ * Fills p's head, uinteger and ulow too. */
 void ck_philox_take32(ck_Philox *bg, int64_t n, ck_rand_params *p);
 
 /* ------------------------------------------------------------------ random_kernels.c */

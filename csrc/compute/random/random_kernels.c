@@ -22,18 +22,25 @@
     "; }\n"                                                                                   \
     "extern \"C\" __global__ void " name "_x32(const Params p) { constexpr bool X = true; " body \
     "; }\n"
+/* The same kernel with another body for Philox4x32, and a kernel for Philox4x32 only. */
+#define KX2(name, body, body32)                                                               \
+    "extern \"C\" __global__ void " name "(const Params p) { " body "; }\n"                   \
+    "extern \"C\" __global__ void " name "_x32(const Params p) { " body32 "; }\n"
+#define K32(name, body) "extern \"C\" __global__ void " name "_x32(const Params p) { " body "; }\n"
 
 /* The kernels. Params mirrors ck_rand_params. per_word<T> makes one element of
- * type T from each 64-bit word; per_half makes one float from each 32-bit half,
- * low half first, after an optional pending half (numpy's next_uint32). Stores are
- * 16 bytes wide (8 and 4 for small types) where the element index allows. */
+ * type T from each 64-bit word; per_half one from each 32-bit half, low half first,
+ * after an optional pending half (numpy's next_uint32); either from a pair of inputs
+ * at once where a transform needs two (Box-Muller, Lemire's redraw). Stores are 16
+ * bytes wide (32 for 8-byte halves' elements, 8 and 4 for small types) where the
+ * element index allows. */
 static const char kernel_source[] =
     "typedef unsigned long long u64;\n"
     "typedef unsigned int u32;\n"
     "struct Params {\n"
     "    u64 out; long long n; u64 ctr[4]; u64 buf[4]; u64 rk[" STR(2 * CUKIT_PHILOX_ROUNDS) "];\n"
     "    double a, b; long long ilow; u64 irange; int pos, head; u32 uinteger; int vec;\n"
-    "    double c[8];\n"
+    "    double c[8]; u32 ulow, ithresh;\n"
     "};\n"
     /* The words of block b: counter ctr + b (256 bits).
      * The 64 x 64 -> 128-bit products are left to the compiler (mul.lo and mul.hi
@@ -53,22 +60,30 @@ static const char kernel_source[] =
     "    }\n"
     "    w[0] = c0; w[1] = c1; w[2] = c2; w[3] = c3;\n"
     "}\n"
-    /* Half h of Philox4x32's block b (its words 2h and 2h + 1): philox4x32_10 at counter
-     * 2c + h (c = ctr + b, 128 bits), outputs 2j and 2j + 1 in the low and high halves of
-     * word j; 32-bit products, native. Block 0 is the host's buffer. */
-    "__device__ __forceinline__ void half32(const Params &p, long long b, int h, u64 w[2]) {\n"
-    "    if (b == 0) { w[0] = p.buf[2 * h]; w[1] = p.buf[2 * h + 1]; return; }\n"
-    "    u64 c0 = p.ctr[0] + (u64)b, c1 = p.ctr[1] + (u64)(c0 < (u64)b);\n"
-    "    u64 lo = c0 << 1 | (u64)h, hi = c1 << 1 | c0 >> 63;\n"
-    "    u32 x0 = (u32)lo, x1 = (u32)(lo >> 32), x2 = (u32)hi, x3 = (u32)(hi >> 32);\n"
-    "#pragma unroll\n"
-    "    for (int r = 0; r < " STR(CUKIT_PHILOX_ROUNDS) "; r++) {\n"
-    "        u32 hi0 = __umulhi(x0, " STR(CUKIT_PHILOX32_M0) "), lo0 = x0 * " STR(CUKIT_PHILOX32_M0) ";\n"
-    "        u32 hi1 = __umulhi(x2, " STR(CUKIT_PHILOX32_M1) "), lo1 = x2 * " STR(CUKIT_PHILOX32_M1) ";\n"
-    "        x0 = hi1 ^ x1 ^ (u32)p.rk[2 * r]; x1 = lo1; x2 = hi0 ^ x3 ^ (u32)p.rk[2 * r + 1]; x3 = lo0;\n"
+    /* A thread's steps under Philox4x32: step s is half s & 1 of block s >> 1 (its words
+     * 2h and 2h + 1), philox4x32_10 at the 128-bit counter 2 (ctr + (s >> 1)) + (s & 1)
+     * = 2 ctr + s, outputs 2j and 2j + 1 in the low and high halves of word j; 32-bit
+     * products, native. The counter is set once and moved on by the grid's stride
+     * (a 128-bit add) rather than rebuilt from s each step. Block 0 is the host's
+     * buffer. */
+    "struct Steps32 { u64 lo, hi;\n"
+    "    __device__ __forceinline__ Steps32(const Params &p, long long s) {\n"
+    "        const u64 l = p.ctr[0] << 1, h = p.ctr[1] << 1 | p.ctr[0] >> 63;\n"
+    "        lo = l + (u64)s; hi = h + (u64)(lo < l);\n"
     "    }\n"
-    "    w[0] = (u64)x0 | (u64)x1 << 32; w[1] = (u64)x2 | (u64)x3 << 32;\n"
-    "}\n"
+    "    __device__ __forceinline__ void next(u64 stride) { lo += stride; hi += (u64)(lo < stride); }\n"
+    "    __device__ __forceinline__ void words(const Params &p, long long s, u64 w[2]) const {\n"
+    "        if (s < 2) { w[0] = p.buf[2 * s]; w[1] = p.buf[2 * s + 1]; return; }\n"
+    "        u32 x0 = (u32)lo, x1 = (u32)(lo >> 32), x2 = (u32)hi, x3 = (u32)(hi >> 32);\n"
+    "#pragma unroll\n"
+    "        for (int r = 0; r < " STR(CUKIT_PHILOX_ROUNDS) "; r++) {\n"
+    "            u32 hi0 = __umulhi(x0, " STR(CUKIT_PHILOX32_M0) "), lo0 = x0 * " STR(CUKIT_PHILOX32_M0) ";\n"
+    "            u32 hi1 = __umulhi(x2, " STR(CUKIT_PHILOX32_M1) "), lo1 = x2 * " STR(CUKIT_PHILOX32_M1) ";\n"
+    "            x0 = hi1 ^ x1 ^ (u32)p.rk[2 * r]; x1 = lo1; x2 = hi0 ^ x3 ^ (u32)p.rk[2 * r + 1]; x3 = lo0;\n"
+    "        }\n"
+    "        w[0] = (u64)x0 | (u64)x1 << 32; w[1] = (u64)x2 | (u64)x3 << 32;\n"
+    "    }\n"
+    "};\n"
     "__device__ __forceinline__ void block64(const Params &p, long long b, u64 w[4]) {\n"
     "    if (b == 0) { w[0] = p.buf[0]; w[1] = p.buf[1]; w[2] = p.buf[2]; w[3] = p.buf[3]; return; }\n"
     "    words64(p, b, w);\n"
@@ -109,20 +124,30 @@ static const char kernel_source[] =
     "    else if (bytes == 4) st4(o, x[0]);\n"
     "    else st2(o, x[0]);\n"
     "}\n"
+    /* One element per input (f(x)) or two from a pair of inputs (f(x, y, a, b)). */
+    "template <bool PAIRS, class F, class W, class T>\n"
+    "__device__ __forceinline__ void apply(const F &f, W x, W y, T &a, T &b) {\n"
+    "    if constexpr (PAIRS) f(x, y, a, b); else { a = f(x); b = f(y); }\n"
+    "}\n"
     "#define FIRST ((long long)blockIdx.x * blockDim.x + threadIdx.x)\n"
     "#define STRIDE ((long long)gridDim.x * blockDim.x)\n"
     /* Element i is word pos + i. Philox: a thread computes a block of four words a step;
      * Philox4x32: half a block (one philox4x32_10, two words), so that neighbouring
-     * threads write neighbouring bytes. */
-    "template <class T, bool X, class F> __device__ __forceinline__ void per_word(const Params &p, F f) {\n"
+     * threads write neighbouring bytes. F makes one element of a word (f(w)); with
+     * PAIRS, two elements of the words 2k and 2k + 1 of a block (f(w0, w1, a, b)),
+     * Philox4x32 only: its half block is such a pair. */
+    "template <class T, bool X, class F, bool PAIRS = false>\n"
+    "__device__ __forceinline__ void per_word(const Params &p, F f) {\n"
     "    T *out = (T *)p.out;\n"
     "    const long long n = p.n;\n"
     "    if (X) {\n"
     "        const long long nsub = (p.pos + n + 1) >> 1;\n"
-    "        for (long long s = FIRST; s < nsub; s += STRIDE) {\n"
+    "        Steps32 c(p, FIRST);\n"
+    "        for (long long s = FIRST; s < nsub; s += STRIDE, c.next((u64)STRIDE)) {\n"
     "            u64 w[2];\n"
-    "            half32(p, s >> 1, (int)(s & 1), w);\n"
-    "            T v[2] = {f(w[0]), f(w[1])};\n"
+    "            c.words(p, s, w);\n"
+    "            T v[2];\n"
+    "            apply<PAIRS>(f, w[0], w[1], v[0], v[1]);\n"
     "            long long i0 = 2 * s - p.pos;\n"
     "            if (p.vec && i0 >= 0 && i0 + 2 <= n && (i0 & 1) == 0) { storev<T, 2>(out + i0, v); continue; }\n"
     "            if (i0 >= 0 && i0 < n) out[i0] = v[0];\n"
@@ -137,26 +162,34 @@ static const char kernel_source[] =
     "        block64(p, b, w);\n"
     "        T v[4];\n"
     "#pragma unroll\n"
-    "        for (int j = 0; j < 4; j++) v[j] = f(w[j]);\n"
+    "        for (int j = 0; j < 4; j += 2) apply<PAIRS>(f, w[j], w[j + 1], v[j], v[j + 1]);\n"
     "        long long i0 = 4 * b - p.pos;\n"
     "        if (p.vec && i0 >= 0 && i0 + 4 <= n && (i0 & align) == 0) { storev<T, 4>(out + i0, v); continue; }\n"
     "#pragma unroll\n"
     "        for (int j = 0; j < 4; j++) if (i0 + j >= 0 && i0 + j < n) out[i0 + j] = v[j];\n"
     "    }\n"
     "}\n"
-    /* Element i >= head is half 2 * pos + i - head (half 2k: the low 32 bits of word k). */
-    "template <bool X, class F> __device__ __forceinline__ void per_half(const Params &p, F f) {\n"
-    "    float *out = (float *)p.out;\n"
+    /* Element i >= head is half 2 * pos + i - head (half 2k: the low 32 bits of word k).
+     * F makes one element of a half (f(x)); with PAIRS, the elements of a word's low and
+     * high halves from both (f(lo, hi, a, b)): a pending high half (the head) is then
+     * drawn with its word's low half, ulow. Philox4x32: four elements a step (16 bytes
+     * of float), Philox: eight. */
+    "template <class T, bool X, class F, bool PAIRS = false>\n"
+    "__device__ __forceinline__ void per_half(const Params &p, F f) {\n"
+    "    T *out = (T *)p.out;\n"
     "    const long long n = p.n, m = n - p.head;\n"
-    "    if (p.head && FIRST == 0) out[0] = f(p.uinteger);\n"
+    "    if (p.head && FIRST == 0) { T v[2]; apply<PAIRS>(f, p.ulow, p.uinteger, v[0], v[1]); out[0] = v[1]; }\n"
     "    if (X) {\n"
     "        const long long nsub = m > 0 ? (2LL * p.pos + m + 3) >> 2 : 0;\n"
-    "        for (long long s = FIRST; s < nsub; s += STRIDE) {\n"
+    "        Steps32 c(p, FIRST);\n"
+    "        for (long long s = FIRST; s < nsub; s += STRIDE, c.next((u64)STRIDE)) {\n"
     "            u64 w[2];\n"
-    "            half32(p, s >> 1, (int)(s & 1), w);\n"
-    "            float v[4] = {f((u32)w[0]), f((u32)(w[0] >> 32)), f((u32)w[1]), f((u32)(w[1] >> 32))};\n"
+    "            c.words(p, s, w);\n"
+    "            T v[4];\n"
+    "            apply<PAIRS>(f, (u32)w[0], (u32)(w[0] >> 32), v[0], v[1]);\n"
+    "            apply<PAIRS>(f, (u32)w[1], (u32)(w[1] >> 32), v[2], v[3]);\n"
     "            long long i0 = p.head + 4 * s - 2LL * p.pos;\n"
-    "            if (p.vec && i0 >= p.head && i0 + 4 <= n && (i0 & 3) == 0) { storev<float, 4>(out + i0, v); continue; }\n"
+    "            if (p.vec && i0 >= p.head && i0 + 4 <= n && (i0 & 3) == 0) { storev<T, 4>(out + i0, v); continue; }\n"
     "#pragma unroll\n"
     "            for (int k = 0; k < 4; k++) if (i0 + k >= p.head && i0 + k < n) out[i0 + k] = v[k];\n"
     "        }\n"
@@ -166,12 +199,12 @@ static const char kernel_source[] =
     "    for (long long b = FIRST; b < nblk; b += STRIDE) {\n"
     "        u64 w[4];\n"
     "        block64(p, b, w);\n"
-    "        float v[8];\n"
+    "        T v[8];\n"
     "#pragma unroll\n"
-    "        for (int j = 0; j < 4; j++) { v[2 * j] = f((u32)w[j]); v[2 * j + 1] = f((u32)(w[j] >> 32)); }\n"
+    "        for (int j = 0; j < 4; j++) apply<PAIRS>(f, (u32)w[j], (u32)(w[j] >> 32), v[2 * j], v[2 * j + 1]);\n"
     "        long long i0 = p.head + 8 * b - 2LL * p.pos;\n"
     "        if (p.vec && i0 >= p.head && i0 + 8 <= n && (i0 & 3) == 0) {\n"
-    "            storev<float, 4>(out + i0, v); storev<float, 4>(out + i0 + 4, v + 4); continue;\n"
+    "            storev<T, 4>(out + i0, v); storev<T, 4>(out + i0 + 4, v + 4); continue;\n"
     "        }\n"
     "#pragma unroll\n"
     "        for (int k = 0; k < 8; k++) if (i0 + k >= p.head && i0 + k < n) out[i0 + k] = v[k];\n"
@@ -229,6 +262,79 @@ static const char kernel_source[] =
     "    __device__ float operator()(u32 x) const {\n"
     "        float z = ndtri_tail(x);\n"
     "        return A ? __fadd_rn(a, __fmul_rn(b, z)) : z; } };\n"
+    /* Philox4x32's normals: Box-Muller (Box and Muller, 1958) on the two halves of a
+     * word (float32) or the two words of a half block (float64), both values of each
+     * pair used: z0 = r cos(t), z1 = r sin(t), r = sqrt(-2 log u), u in (0, 1] from the
+     * first input, t uniform in [-pi, pi) from the second. float32 with the hardware's
+     * approximations (lg2, sqrt, sin and cos: one instruction each) and u from all 32
+     * bits, so |z| reaches 6.7; float64 in full precision (a log, a sqrt and a cos and
+     * sin pair per two values: below) from 53-bit inputs, so |z| reaches 8.5. */
+    "template <bool A> struct BoxMuller32 { float a, b;\n"
+    "    __device__ void operator()(u32 lo, u32 hi, float &z0, float &z1) const {\n"
+    "        float u = __fmaf_rn((float)lo, 0x1.0p-32f, 0x1.0p-33f), l, r, s, c;\n"
+    "        asm(\"lg2.approx.ftz.f32 %0, %1;\" : \"=f\"(l) : \"f\"(u));\n"
+    "        asm(\"sqrt.approx.ftz.f32 %0, %1;\" : \"=f\"(r) : \"f\"(l * -1.38629436f)); /* -2 ln 2 */\n"
+    "        __sincosf((float)(int)hi * 1.46291808e-9f, &s, &c); /* pi * 2**-31 */\n"
+    "        z0 = r * c; z1 = r * s;\n"
+    "        if (A) { z0 = __fadd_rn(a, __fmul_rn(b, z0)); z1 = __fadd_rn(a, __fmul_rn(b, z1)); }\n"
+    "    } };\n"
+    /* float64: -2 log(u) for u in [2**-53, 1] (normal numbers, no special cases), as
+     * e log(2) + log(m), m in [sqrt(1/2), sqrt(2)): log(m) = 2 atanh(s), s = (m - 1) /
+     * (m + 1), |s| < 0.172, its Taylor series to s**21 (the rest below 2**-60 of it);
+     * the division by the hardware's reciprocal and two Newton steps. */
+    /* The series' coefficients in constant memory: an operand of DFMA as they are (as
+     * immediates, ptxas loaded each into two registers on every pass of the loop) */
+    "__constant__ double ck_atanh_c[10] = {2.0 / 21, 2.0 / 19, 2.0 / 17, 2.0 / 15, 2.0 / 13, 2.0 / 11,\n"
+    "                                       2.0 / 9, 2.0 / 7, 2.0 / 5, 2.0 / 3};\n"
+    "__constant__ double ck_sin_c[8] = {1.0 / 355687428096000.0, -1.0 / 1307674368000.0, 1.0 / 6227020800.0,\n"
+    "                                   -1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0};\n"
+    "__constant__ double ck_cos_c[8] = {1.0 / 20922789888000.0, -1.0 / 87178291200.0, 1.0 / 479001600.0,\n"
+    "                                   -1.0 / 3628800.0, 1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0, -0.5};\n"
+    "__constant__ double ck_ln2[2] = {0x1.62e42fefa39efp-1, 0x1.abc9e3b39803fp-56};\n"
+    "__device__ __forceinline__ double minus2log(double u) {\n"
+    "    const long long b = __double_as_longlong(u), mant = b & 0xFFFFFFFFFFFFFLL;\n"
+    "    const int big = mant > 0x6A09E667F3BCCLL; /* m > sqrt(2): halve it */\n"
+    "    const double e = (double)((int)(b >> 52) - 1023 + big);\n"
+    "    const double m = __longlong_as_double(mant | (big ? 0x3FE0000000000000LL : 0x3FF0000000000000LL));\n"
+    "    const double f = m - 1.0, d = 2.0 + f;\n"
+    "    double y, t;\n"
+    "    asm(\"rcp.approx.ftz.f64 %0, %1;\" : \"=d\"(y) : \"d\"(d));\n"
+    "    t = __fma_rn(-d, y, 1.0); y = __fma_rn(y, t, y);\n"
+    "    t = __fma_rn(-d, y, 1.0); y = __fma_rn(y, t, y);\n"
+    "    double s = f * y;\n"
+    "    s = __fma_rn(y, __fma_rn(-s, d, f), s);\n"
+    "    const double z = s * s;\n"
+    "    double q = ck_atanh_c[0];\n"
+    "#pragma unroll\n"
+    "    for (int i = 1; i < 10; i++) q = __fma_rn(q, z, ck_atanh_c[i]);\n"
+    "    const double lm = __fma_rn(s * z, q, 2.0 * s);\n"
+    "    /* log(2) in two parts, so that e log(2) keeps its precision */\n"
+    "    return -2.0 * __fma_rn(e, ck_ln2[0], __fma_rn(e, ck_ln2[1], lm));\n"
+    "}\n"
+    /* float64: cos and sin of theta = q pi/2 + y, q the top two bits of w (a quarter
+     * turn), y = (f - 1/2) pi/2 in [-pi/4, pi/4) from its low 52 bits f: uniform on the
+     * circle. Taylor series of cos y and sin y to y**16 and y**17 (the rest below
+     * 2**-60), rotated by q quarter turns. */
+    "__device__ __forceinline__ void turn(u64 w, double &c, double &s) {\n"
+    "    const double y = (__longlong_as_double((long long)((w & 0xFFFFFFFFFFFFFULL) | 0x3FF0000000000000ULL)) - 1.5)\n"
+    "                     * 1.5707963267948966;\n"
+    "    const double z = y * y;\n"
+    "    double p = ck_sin_c[0], q = ck_cos_c[0];\n"
+    "#pragma unroll\n"
+    "    for (int i = 1; i < 8; i++) { p = __fma_rn(p, z, ck_sin_c[i]); q = __fma_rn(q, z, ck_cos_c[i]); }\n"
+    "    const double sy = __fma_rn(y * z, p, y), cy = __fma_rn(z, q, 1.0);\n"
+    "    const bool quarter = (w >> 62) & 1, half = w >> 63;\n"
+    "    c = quarter ? -sy : cy; s = quarter ? cy : sy;\n"
+    "    if (half) { c = -c; s = -s; }\n"
+    "}\n"
+    "template <bool A> struct BoxMuller64 { double a, b;\n"
+    "    __device__ void operator()(u64 w0, u64 w1, double &z0, double &z1) const {\n"
+    "        double c, s;\n"
+    "        const double r = sqrt(minus2log((double)((w0 >> 11) + 1) * 0x1.0p-53));\n"
+    "        turn(w1, c, s);\n"
+    "        z0 = r * c; z1 = r * s;\n"
+    "        if (A) { z0 = __dadd_rn(a, __dmul_rn(b, z0)); z1 = __dadd_rn(a, __dmul_rn(b, z1)); }\n"
+    "    } };\n"
     /* Exponentials: -log(1 - U) of the same uniform that random() gives. */
     "struct Exp64 { double b;\n"
     "    __device__ double operator()(u64 w) const { return __dmul_rn(b, -log1p(-unit64(w))); } };\n"
@@ -240,6 +346,51 @@ static const char kernel_source[] =
     "        u64 off = range == ~0ULL ? w : __umul64hi(w, range + 1);\n"
     "        return (T)((u64)low + off);\n"
     "    } };\n"
+    /* Integers from 32-bit halves (Philox4x32, count = span + 1 <= 2**32): Lemire's
+     * multiply-shift, m = x * count (32 x 32 -> 64 bits, one multiply-add), the value
+     * low + m >> 32, unless m's low half is below 2**32 mod count (thresh): those x
+     * would make some values more likely, and are drawn again from a Philox4x32
+     * stream keyed by their word, so every value is equally likely and a value still
+     * takes one half of the generator. The pair (lo, hi) is a word's halves. */
+    "__device__ __forceinline__ void philox4x32_keyed(u32 c0, u32 c1, u32 c2, u32 c3, u32 k0, u32 k1, u32 x[4]) {\n"
+    "#pragma unroll\n"
+    "    for (int r = 0; r < " STR(CUKIT_PHILOX_ROUNDS) "; r++) {\n"
+    "        u32 hi0 = __umulhi(c0, " STR(CUKIT_PHILOX32_M0) "), lo0 = c0 * " STR(CUKIT_PHILOX32_M0) ";\n"
+    "        u32 hi1 = __umulhi(c2, " STR(CUKIT_PHILOX32_M1) "), lo1 = c2 * " STR(CUKIT_PHILOX32_M1) ";\n"
+    "        c0 = hi1 ^ c1 ^ k0; c1 = lo1; c2 = hi0 ^ c3 ^ k1; c3 = lo0;\n"
+    "        k0 += " STR(CUKIT_PHILOX32_W0) "; k1 += " STR(CUKIT_PHILOX32_W1) ";\n"
+    "    }\n"
+    "    x[0] = c0; x[1] = c1; x[2] = c2; x[3] = c3;\n"
+    "}\n"
+    /* apart and not inlined: one value in 2**32 / thresh takes it */
+    "__device__ __noinline__ u32 lemire_redraw(u32 lo, u32 hi, u32 side, u32 count, u32 thresh) {\n"
+    "    for (u32 k = 0;; k++) {\n"
+    "        u32 x[4];\n"
+    "        philox4x32_keyed(k, side, 0x243F6A88u, 0x85A308D3u, lo, hi, x);\n"
+    "        for (int j = 0; j < 4; j++) {\n"
+    "            u64 m = (u64)x[j] * count;\n"
+    "            if ((u32)m >= thresh) return (u32)(m >> 32);\n"
+    "        }\n"
+    "    }\n"
+    "}\n"
+    /* FULL: count = 2**32, every x its own value */
+    "template <class T, bool FULL> struct IntHalf { long long low; u32 span, thresh;\n"
+    "    __device__ void operator()(u32 lo, u32 hi, T &a, T &b) const {\n"
+    "        if (FULL) { a = (T)((u64)low + lo); b = (T)((u64)low + hi); return; }\n"
+    "        const u32 count = span + 1;\n"
+    "        u64 m0 = (u64)lo * count, m1 = (u64)hi * count;\n"
+    "        u32 v0 = (u32)(m0 >> 32), v1 = (u32)(m1 >> 32);\n"
+    "        bool r0 = (u32)m0 < thresh, r1 = (u32)m1 < thresh;\n"
+    "        if (r0 | r1) { /* one test for the pair: a branch that is almost never taken */\n"
+    "            if (r0) v0 = lemire_redraw(lo, hi, 0, count, thresh);\n"
+    "            if (r1) v1 = lemire_redraw(lo, hi, 1, count, thresh);\n"
+    "        }\n"
+    "        a = (T)((u64)low + v0); b = (T)((u64)low + v1);\n"
+    "    } };\n"
+    "template <class T> __device__ __forceinline__ void integers_halves(const Params &p) {\n"
+    "    if (p.irange == 0xffffffffULL) per_half<T, true, IntHalf<T, true>, true>(p, IntHalf<T, true>{p.ilow, 0, 0});\n"
+    "    else per_half<T, true, IntHalf<T, false>, true>(p, IntHalf<T, false>{p.ilow, (u32)p.irange, p.ithresh});\n"
+    "}\n"
     /* Poisson. lam < 10: inversion of the CDF at the word's uniform. lam >= 10:
      * Hormann's transformed rejection (PTRS), its (U, V) pairs drawn from a Philox
      * stream keyed by the word, so a value still takes one word of the generator.
@@ -326,18 +477,28 @@ static const char kernel_source[] =
     KX("cukit_random_raw", "per_word<u64, X>(p, Raw())")
     KX("cukit_random_f64", "per_word<double, X>(p, Uniform64<false>{0, 1})")
     KX("cukit_uniform_f64", "per_word<double, X>(p, Uniform64<true>{p.a, p.b})")
-    KX("cukit_random_f32", "per_half<X>(p, Uniform32<false>{0, 1})")
-    KX("cukit_uniform_f32", "per_half<X>(p, Uniform32<true>{(float)p.a, (float)p.b})")
-    KX("cukit_standard_normal_f64", "per_word<double, X>(p, Normal64<false>{0, 1})")
-    KX("cukit_normal_f64", "per_word<double, X>(p, Normal64<true>{p.a, p.b})")
-    KX("cukit_standard_normal_f32", "per_half<X>(p, Normal32<false>{0, 1})")
-    KX("cukit_normal_f32", "per_half<X>(p, Normal32<true>{(float)p.a, (float)p.b})")
+    KX("cukit_random_f32", "per_half<float, X>(p, Uniform32<false>{0, 1})")
+    KX("cukit_uniform_f32", "per_half<float, X>(p, Uniform32<true>{(float)p.a, (float)p.b})")
+    /* normals: Philox's by the inverse CDF, Philox4x32's by Box-Muller on pairs */
+    KX2("cukit_standard_normal_f64", "per_word<double, false>(p, Normal64<false>{0, 1})",
+        "per_word<double, true, BoxMuller64<false>, true>(p, BoxMuller64<false>{0, 1})")
+    KX2("cukit_normal_f64", "per_word<double, false>(p, Normal64<true>{p.a, p.b})",
+        "per_word<double, true, BoxMuller64<true>, true>(p, BoxMuller64<true>{p.a, p.b})")
+    KX2("cukit_standard_normal_f32", "per_half<float, false>(p, Normal32<false>{0, 1})",
+        "per_half<float, true, BoxMuller32<false>, true>(p, BoxMuller32<false>{0, 1})")
+    KX2("cukit_normal_f32", "per_half<float, false>(p, Normal32<true>{(float)p.a, (float)p.b})",
+        "per_half<float, true, BoxMuller32<true>, true>(p, BoxMuller32<true>{(float)p.a, (float)p.b})")
     KX("cukit_exponential_f64", "per_word<double, X>(p, Exp64{p.b})")
-    KX("cukit_exponential_f32", "per_half<X>(p, Exp32{(float)p.b})")
+    KX("cukit_exponential_f32", "per_half<float, X>(p, Exp32{(float)p.b})")
     KX("cukit_integers_1", "per_word<unsigned char, X>(p, Int<unsigned char>{p.ilow, p.irange})")
     KX("cukit_integers_2", "per_word<unsigned short, X>(p, Int<unsigned short>{p.ilow, p.irange})")
     KX("cukit_integers_4", "per_word<u32, X>(p, Int<u32>{p.ilow, p.irange})")
     KX("cukit_integers_8", "per_word<u64, X>(p, Int<u64>{p.ilow, p.irange})")
+    /* integers from one 32-bit half each: Philox4x32, counts up to 2**32 */
+    K32("cukit_integers_h1", "integers_halves<unsigned char>(p)")
+    K32("cukit_integers_h2", "integers_halves<unsigned short>(p)")
+    K32("cukit_integers_h4", "integers_halves<u32>(p)")
+    K32("cukit_integers_h8", "integers_halves<u64>(p)")
     KX("cukit_poisson", "per_word<long long, X>(p, Poisson{p.c[0], p.c[1], p.c[2], p.c[3], p.c[4], p.c[5], p.c[6]})");
 
 /* By ck_rand_kind: the kernels for the plain draw (a = 0, b = 1) and for any a
@@ -360,6 +521,11 @@ static const struct {
     [CK_RAND_I32] = KIND("cukit_integers_4", "cukit_integers_4", 0),
     [CK_RAND_I64] = KIND("cukit_integers_8", "cukit_integers_8", 0),
     [CK_RAND_POISSON] = KIND("cukit_poisson", "cukit_poisson", 0),
+    /* Philox4x32 only (generator.c picks them for it) */
+    [CK_RAND_IH8] = KIND("cukit_integers_h1", "cukit_integers_h1", 1),
+    [CK_RAND_IH16] = KIND("cukit_integers_h2", "cukit_integers_h2", 1),
+    [CK_RAND_IH32] = KIND("cukit_integers_h4", "cukit_integers_h4", 1),
+    [CK_RAND_IH64] = KIND("cukit_integers_h8", "cukit_integers_h8", 1),
 };
 
 /* The source, for tests that compile it without a device (cukit._random_source). */
@@ -533,6 +699,7 @@ ck_random_draw(ck_Philox *bg, ck_rand_kind kind, PyObject *dtype, PyObject *size
         bg->buffer_pos = saved.buffer_pos;
         bg->has_uint32 = saved.has_uint32;
         bg->uinteger = saved.uinteger;
+        bg->ulow = saved.ulow;
         Py_DECREF(a);
         return NULL;
     }
