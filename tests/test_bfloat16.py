@@ -507,3 +507,15 @@ def test_operators_raise_as_numpy():
     with pytest.raises(TypeError, match="Cannot cast ufunc 'add' input 0 from dtype\\('bfloat16'\\)"
                                         " to dtype\\('int8'\\)"):
         cukit.add(a, a, dtype=np.int8)
+
+
+@gpu
+def test_fuse(rng):
+    """A fused kernel rounds each bfloat16 step as the separate ufuncs do."""
+    @cukit.fuse()
+    def f(x, y):
+        return cukit.where(x > y, cukit.sqrt(x * x + y), y * 0.5 - x)
+
+    x, y = data(rng, 1000, positive=True), data(rng, 1000, positive=True)
+    want = np.where(x > y, np.sqrt(x * x + y), y * ml_dtypes.bfloat16(0.5) - x)
+    same_bits(f(cukit.to_device(x), cukit.to_device(y)).get(), want, "fuse")
