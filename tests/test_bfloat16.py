@@ -507,6 +507,11 @@ def test_operators_raise_as_numpy():
     with pytest.raises(TypeError, match="Cannot cast ufunc 'add' input 0 from dtype\\('bfloat16'\\)"
                                         " to dtype\\('int8'\\)"):
         cukit.add(a, a, dtype=np.int8)
+    with pytest.raises(TypeError, match=r"Cannot cast ufunc 'multiply' output from "
+                                        r"dtype\('bfloat16'\) to dtype\('int16'\)"):
+        cukit.multiply(a, a, out=cukit.empty(4, np.int16))
+    with pytest.raises(TypeError):
+        np.multiply(np.ones(4, BF), np.ones(4, BF), out=np.empty(4, np.int16))
 
 
 @gpu
@@ -519,3 +524,14 @@ def test_fuse(rng):
     x, y = data(rng, 1000, positive=True), data(rng, 1000, positive=True)
     want = np.where(x > y, np.sqrt(x * x + y), y * ml_dtypes.bfloat16(0.5) - x)
     same_bits(f(cukit.to_device(x), cukit.to_device(y)).get(), want, "fuse")
+
+
+@gpu
+def test_dlpack_round_trip_shares_memory(rng):
+    """DLPack's bfloat16 code (kDLBfloat) out and back in: the same memory, bfloat16."""
+    x = data(rng, 300)
+    a = cukit.to_device(x)
+    b = cukit.from_dlpack(a)
+    assert b.dtype == BF and b.shape == a.shape
+    b *= 3
+    same_bits(a.get(), x * ml_dtypes.bfloat16(3), "shared")
