@@ -111,12 +111,54 @@ cukit_typecode_of_dtype(PyObject *dtype)
     return tc;
 }
 
+/* The names numpy learns only when ml_dtypes is imported (it registers them). */
+static const char *const ml_names[] = {"bfloat16", "float8_e4m3fn", "float8_e5m2"};
+
+/* numpy.dtype(name) for a name of ml_dtypes' after importing it: "bfloat16" works
+ * whether or not the caller imported ml_dtypes. NULL with the exception numpy raised
+ * for other names; TypeError saying to install ml_dtypes where it is missing. */
+static PyObject *
+ml_dtype(cukit_state *st, PyObject *obj)
+{
+    const char *name = PyUnicode_Check(obj) ? PyUnicode_AsUTF8(obj) : NULL;
+    size_t i = 0;
+    while (name && i < sizeof ml_names / sizeof *ml_names && strcmp(name, ml_names[i]) != 0)
+        i++;
+    if (name == NULL || i == sizeof ml_names / sizeof *ml_names)
+        return NULL;
+    PyObject *ml = PyImport_ImportModule("ml_dtypes");
+    if (ml == NULL) {
+        PyErr_Clear();
+        return PyErr_Format(PyExc_TypeError,
+                            "dtype '%s' is numpy's through the ml_dtypes package, which is not "
+                            "installed: pip install ml_dtypes",
+                            name);
+    }
+    PyObject *type = PyObject_GetAttrString(ml, name);
+    Py_DECREF(ml);
+    PyObject *dtype = type ? PyObject_CallOneArg(st->np_dtype, type) : NULL;
+    Py_XDECREF(type);
+    return dtype;
+}
+
 PyObject *
 cukit_resolve_dtype(cukit_state *st, PyObject *obj)
 {
     if (cukit_numpy(st) < 0)
         return NULL;
     PyObject *dtype = PyObject_CallOneArg(st->np_dtype, obj);
+    if (dtype == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        dtype = ml_dtype(st, obj);
+        if (dtype == NULL && !PyErr_Occurred())
+            PyErr_Restore(type, value, tb);
+        else {
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        }
+    }
     if (dtype == NULL)
         return NULL;
     PyObject *hasobj = PyObject_GetAttrString(dtype, "hasobject");

@@ -216,11 +216,12 @@ ck_ufunc_source(const ck_ufunc_body *body, const ck_operand *ops, int cls, int v
     used += (size_t)PyOS_snprintf(call + used, sizeof call - used, "%s(", body->func);
     for (int k = 1; k < nops; k++) {
         int l = body->ltc[k - 1];
-        if (l == CUKIT_TC_F16 && ops[k].tc != CUKIT_TC_F16 && !ops[k].scalar)
-            /* a wider input meets a float16 loop (dtype=): rounded to half first, as
-             * numpy casts it */
+        if ((l == CUKIT_TC_F16 || l == CUKIT_TC_BF16) && ops[k].tc != l && !ops[k].scalar)
+            /* a wider input meets a float16 or bfloat16 loop (dtype=): rounded to the
+             * loop's type first, as numpy casts it */
             used += (size_t)PyOS_snprintf(call + used, sizeof call - used,
-                                          "%scv<float>(cv<f16>(x%d))", k > 1 ? ", " : "", k);
+                                          "%scv<float>(cv<%s>(x%d))", k > 1 ? ", " : "",
+                                          ck_dtypes[l].ctype, k);
         else
             used += (size_t)PyOS_snprintf(call + used, sizeof call - used, "%scv<%s>(x%d)",
                                           k > 1 ? ", " : "", ck_dtypes[l].ctype_c, k);
@@ -230,9 +231,15 @@ ck_ufunc_source(const ck_ufunc_body *body, const ck_operand *ops, int cls, int v
     for (int k = 1; k < nops; k++)
         used += (size_t)PyOS_snprintf(head + used, sizeof head - used, "%sT%d x%d",
                                       k > 1 ? ", " : "", k, k);
-    /* Round to the loop's own result type first (float16 computes in float). */
-    PyOS_snprintf(head + used, sizeof head - used, ") {\n    return cv<T0>(cv<%s>(%s));\n}\n",
-                  ck_dtypes[body->rtc].ctype, call);
+    /* Round to the loop's own result type first (float16 and bfloat16 compute in float).
+     * A cast to bfloat16 converts directly: through float a float16 NaN may lose its
+     * sign, which ml_dtypes' cast keeps. */
+    if (strcmp(body->func, "uf_copy") == 0 && ops[0].tc == CUKIT_TC_BF16 && !ops[1].scalar)
+        PyOS_snprintf(head + used, sizeof head - used, ") {\n    return cv<T0>(x1);\n}\n");
+    else
+        PyOS_snprintf(head + used, sizeof head - used,
+                      ") {\n    return cv<T0>(cv<%s>(%s));\n}\n", ck_dtypes[body->rtc].ctype,
+                      call);
     char stmt[256];
     /* where=: the mask is the last operand; the output keeps its value where it is false */
     if (body->masked)

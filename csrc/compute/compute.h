@@ -33,7 +33,7 @@ typedef struct {
     int size;             /* bytes */
     const char *name;     /* numpy's name: "float32" */
     const char *ctype;    /* type of an element in generated code ("f16" is cukit's half) */
-    const char *ctype_c;  /* the type it is computed in ("float" for f16) */
+    const char *ctype_c;  /* the type it is computed in ("float" for f16 and bf16) */
 } ck_dtype;
 
 extern const ck_dtype ck_dtypes[CK_NT];
@@ -71,12 +71,17 @@ typedef struct {
     _Alignas(16) unsigned char b[16];
 } ck_slot;
 
-/* Convert Python number `v` to typecode tc's compute type in *out (float16: its float).
+/* Convert Python number `v` to typecode tc's compute type in *out (float16, bfloat16:
+ * its float, rounded to the type first).
  * `range_check` 1: an int out of tc's range is numpy's OverflowError. 0 / -1. */
 int ck_scalar_to(PyObject *v, int tc, int range_check, ck_slot *out);
 /* IEEE half from a double, round to nearest even (numpy's double-to-half cast). */
 unsigned short ck_double_to_half(double d);
 float ck_half_to_float(unsigned short h);
+/* bfloat16 from a float, round to nearest even, a NaN the quiet 0x7fc0 with its sign
+ * (ml_dtypes' bits); and back (exact). */
+unsigned short ck_float_to_bf16(float f);
+float ck_bf16_to_float(unsigned short h);
 
 /* ------------------------------------------------------------------ codegen.c */
 

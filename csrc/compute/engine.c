@@ -279,10 +279,11 @@ ck_dtype_obj(cukit_state *st, int tc)
         if (cukit_numpy(st) < 0)
             return NULL;
         PyObject *t = PyTuple_New(CK_NT);
+        /* bfloat16's is ml_dtypes', looked up at its first use below */
         for (int i = 0; t && i < CK_NT; i++) {
-            PyObject *d = ck_dtypes[i].ch ? PyObject_CallFunction(st->np_dtype, "s",
-                                                                  ck_dtypes[i].name)
-                                          : Py_NewRef(Py_None);
+            PyObject *d = ck_dtypes[i].ch && i != CUKIT_TC_BF16
+                              ? PyObject_CallFunction(st->np_dtype, "s", ck_dtypes[i].name)
+                              : Py_NewRef(Py_None);
             if (d == NULL)
                 Py_CLEAR(t);
             else
@@ -292,7 +293,17 @@ ck_dtype_obj(cukit_state *st, int tc)
             return NULL;
         st->compute->math_dtypes = t;
     }
-    return PyTuple_GET_ITEM(st->compute->math_dtypes, tc);
+    PyObject *d = PyTuple_GET_ITEM(st->compute->math_dtypes, tc);
+    if (d == Py_None && tc == CUKIT_TC_BF16) {
+        PyObject *name = PyUnicode_FromString("bfloat16");
+        d = name ? cukit_resolve_dtype(st, name) : NULL;
+        Py_XDECREF(name);
+        if (d == NULL)
+            return NULL;
+        PyTuple_SET_ITEM(st->compute->math_dtypes, tc, d); /* steals d; drops None's ref */
+        Py_DECREF(Py_None);
+    }
+    return d;
 }
 
 int
@@ -305,7 +316,7 @@ ck_tc_of(cukit_state *st, PyObject *dtype_like)
     if (tc >= 0 && !ck_math_tc(tc)) {
         PyErr_Format(PyExc_TypeError,
                      "cukit's array math does not support dtype %S (it takes bool, int8 to "
-                     "uint64, float16, float32, float64, complex64 and complex128)",
+                     "uint64, float16, bfloat16, float32, float64, complex64 and complex128)",
                      dt);
         tc = -1;
     }

@@ -20,6 +20,7 @@ const ck_dtype ck_dtypes[CK_NT] = {
     [CUKIT_TC_I64] = {'q', 'i', 8, "int64", "i64", "i64"},
     [CUKIT_TC_U64] = {'Q', 'u', 8, "uint64", "u64", "u64"},
     [CUKIT_TC_F16] = {'e', 'f', 2, "float16", "f16", "float"},
+    [CUKIT_TC_BF16] = {'E', 'f', 2, "bfloat16", "bf16", "float"},
     [CUKIT_TC_F32] = {'f', 'f', 4, "float32", "float", "float"},
     [CUKIT_TC_F64] = {'d', 'f', 8, "float64", "double", "double"},
     [CUKIT_TC_C64] = {'F', 'c', 8, "complex64", "c64", "c64"},
@@ -39,14 +40,51 @@ ck_tc_of_char(char c)
     return -1;
 }
 
-/* The typecode of kind `kind` and `size` bytes, or -1. */
+/* The typecode of kind `kind` and `size` bytes, or -1 (float16 for 2-byte floats:
+ * bfloat16 never comes out of the rules of kind and size). */
 static int
 tc_of(char kind, int size)
 {
     for (int tc = 0; tc < CK_NT; tc++)
-        if (ck_dtypes[tc].kind == kind && ck_dtypes[tc].size == size && ck_dtypes[tc].ch)
+        if (ck_dtypes[tc].kind == kind && ck_dtypes[tc].size == size && ck_dtypes[tc].ch &&
+            tc != CUKIT_TC_BF16)
             return tc;
     return -1;
+}
+
+/* bfloat16 (ml_dtypes' numpy dtype) next to `other`: the dtype numpy's ufuncs give,
+ * np.add(bfloat16 array, other array). Only bool, int8 and uint8 cast safely to
+ * bfloat16; bfloat16 casts safely to float32 and wider; so bfloat16 meets float16 and
+ * the 16-bit ints in float32, the wider ints in float64 (np.result_type raises
+ * DTypePromotionError for those pairs; the ufuncs, and cukit, answer). */
+static int
+promote_bf16(int other)
+{
+    const ck_dtype *d = &ck_dtypes[other];
+    if (other == CUKIT_TC_BF16 || d->kind == 'b' || ((d->kind == 'i' || d->kind == 'u') && d->size == 1))
+        return CUKIT_TC_BF16;
+    if (d->kind == 'c')
+        return other;
+    if (d->kind == 'f')
+        return d->size <= 4 ? CUKIT_TC_F32 : other;
+    return d->size == 2 ? CUKIT_TC_F32 : CUKIT_TC_F64;
+}
+
+/* numpy's can_cast with ml_dtypes' bfloat16 on either side (its casts' registered
+ * safety): safe from bool, int8, uint8 and to float32 and wider; every dtype casts to
+ * bfloat16 by same_kind (complex too, as ml_dtypes registers it), and bfloat16 to
+ * nothing narrower than float32, float16 included. */
+static int
+can_cast_bf16(int from, int to, int same_kind)
+{
+    if (from == to)
+        return 1;
+    if (to == CUKIT_TC_BF16) {
+        const ck_dtype *f = &ck_dtypes[from];
+        return same_kind || f->kind == 'b' || ((f->kind == 'i' || f->kind == 'u') && f->size == 1);
+    }
+    const ck_dtype *t = &ck_dtypes[to];
+    return (t->kind == 'f' && t->size >= 4) || t->kind == 'c';
 }
 
 /* Bytes of the smallest float that holds every value of tc (numpy's view: int8 and
@@ -70,6 +108,8 @@ ck_promote(int a, int b)
         return -1;
     if (a == b)
         return a;
+    if (a == CUKIT_TC_BF16 || b == CUKIT_TC_BF16)
+        return promote_bf16(a == CUKIT_TC_BF16 ? b : a);
     char ka = ck_dtypes[a].kind, kb = ck_dtypes[b].kind;
     int sa = ck_dtypes[a].size, sb = ck_dtypes[b].size;
     if (ka == 'b')
@@ -103,6 +143,8 @@ ck_can_cast(int from, int to, int same_kind)
         return 0;
     if (from == to)
         return 1;
+    if (from == CUKIT_TC_BF16 || to == CUKIT_TC_BF16)
+        return can_cast_bf16(from, to, same_kind);
     const ck_dtype *f = &ck_dtypes[from], *t = &ck_dtypes[to];
     if (same_kind && kind_rank(f->kind) <= kind_rank(t->kind))
         return 1;
@@ -182,6 +224,25 @@ ck_double_to_half(double d)
     if (rem > half || (rem == half && (h & 1)))
         h++; /* a carry into the exponent is right, up to infinity */
     return sign | (unsigned short)h;
+}
+
+unsigned short
+ck_float_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN: ml_dtypes keeps the sign, the payload is quiet */
+        return (unsigned short)(((u >> 16) & 0x8000u) | 0x7fc0u);
+    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+float
+ck_bf16_to_float(unsigned short h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
 }
 
 float
@@ -288,7 +349,10 @@ ck_scalar_to(PyObject *v, int tc, int range_check, ck_slot *out)
         memcpy(out->b, &x, 8);
     }
     else {
-        float f = tc == CUKIT_TC_F16 ? ck_half_to_float(ck_double_to_half(x)) : (float)x;
+        /* bfloat16 rounds through float32, as ml_dtypes' cast from float64 does */
+        float f = tc == CUKIT_TC_F16    ? ck_half_to_float(ck_double_to_half(x))
+                  : tc == CUKIT_TC_BF16 ? ck_bf16_to_float(ck_float_to_bf16((float)x))
+                                        : (float)x;
         memcpy(out->b, &f, 4);
     }
     return 0;

@@ -23,7 +23,7 @@ _STORAGE = {
     "bool": ("bool", "bool"), "int8": ("i8", "i8"), "uint8": ("u8", "u8"),
     "int16": ("i16", "i16"), "uint16": ("u16", "u16"), "int32": ("i32", "i32"),
     "uint32": ("u32", "u32"), "int64": ("i64", "i64"), "uint64": ("u64", "u64"),
-    "float16": ("f16", "float"), "float32": ("float", "float"),
+    "float16": ("f16", "float"), "bfloat16": ("bf16", "float"), "float32": ("float", "float"),
     "float64": ("double", "double"), "complex64": ("c64", "c64"),
     "complex128": ("c128", "c128"),
 }

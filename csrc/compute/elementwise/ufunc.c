@@ -165,10 +165,14 @@ ck_loop_for_dtype(ck_Ufunc *u, const int *tc, int nin, int want, int *ltc)
         ltc[1] = e >> 8;
         return 0;
     }
+    /* numpy meets ml_dtypes' bfloat16 loops only where an input or dtype= is bfloat16 */
+    int bf16_in = want == CUKIT_TC_BF16;
+    for (int k = 0; k < nin; k++)
+        bf16_in |= tc[k] == CUKIT_TC_BF16;
     int first = -1;
     for (const char *c = def->loops; *c; c++) {
         int l = ck_tc_of_char(*c), ok = 1;
-        if (ck_result_tc(def, l) != want)
+        if (ck_result_tc(def, l) != want || (l == CUKIT_TC_BF16 && !bf16_in))
             continue;
         if (first < 0)
             first = l;
@@ -225,7 +229,8 @@ classify(cukit_state *st, PyObject *v, opnd *o)
         if (!ck_math_tc(o->tc)) {
             PyErr_Format(PyExc_TypeError,
                          "cukit's array math does not support dtype %S (it takes bool, int8 to "
-                         "uint64, float16, float32, float64, complex64 and complex128)",
+                         "uint64, float16, bfloat16, float32, float64, complex64 and "
+                         "complex128)",
                          o->arr->dtype);
             return -1;
         }

@@ -25,11 +25,13 @@ typedef struct {
     const char *doc;
 } ufunc_def;
 
-#define ALL "?bBhHiIqQefdFD"
-#define NUM "bBhHiIqQefdFD"
+/* 'E' is bfloat16 (ml_dtypes' type character), placed where numpy's search meets it:
+ * after float16, which it does not cast to safely, before float32, which it does */
+#define ALL "?bBhHiIqQeEfdFD"
+#define NUM "bBhHiIqQeEfdFD"
 #define INTS "bBhHiIqQ"
-#define FLT "efd"
-#define FLTC "efdFD"
+#define FLT "eEfd"
+#define FLTC "eEfdFD"
 
 enum {
     U_ADD, U_SUB, U_MUL, U_TRUEDIV, U_FLOORDIV, U_MOD, U_POW, U_LSHIFT, U_RSHIFT, U_AND,

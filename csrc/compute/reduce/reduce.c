@@ -53,7 +53,7 @@ ck_reduce_cache(cukit_state *st, int which)
 int
 ck_acc_size(int tc)
 {
-    return tc == CUKIT_TC_F16 ? 4 : ck_dtypes[tc].size;
+    return tc == CUKIT_TC_F16 || tc == CUKIT_TC_BF16 ? 4 : ck_dtypes[tc].size;
 }
 
 /* ------------------------------------------------------------------ axes */

@@ -139,7 +139,7 @@ sum_type(int tc)
 static int
 compute_tc(int tc)
 {
-    return tc == CUKIT_TC_F16 ? CUKIT_TC_F32 : tc;
+    return tc == CUKIT_TC_F16 || tc == CUKIT_TC_BF16 ? CUKIT_TC_F32 : tc;
 }
 
 static int

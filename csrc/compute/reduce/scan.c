@@ -562,7 +562,7 @@ ck_scan_call(cukit_state *st, int which, PyObject *const *args, Py_ssize_t nargs
     int otc = sum_type(a->typecode);
     if (v[2] && v[2] != Py_None && (otc = ck_tc_of(st, v[2])) < 0)
         return NULL;
-    int atc = otc == CUKIT_TC_F16 ? CUKIT_TC_F32 : otc;
+    int atc = otc == CUKIT_TC_F16 || otc == CUKIT_TC_BF16 ? CUKIT_TC_F32 : otc;
     cukit_Array *src = a;
     Py_INCREF(src);
     if (axis < 0 && a->ndim > 1 && !(a->flags & CUKIT_ARRAY_C_CONTIG)) {
