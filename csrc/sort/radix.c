@@ -15,7 +15,9 @@
  * takes tiles in the order of an atomic ticket, loads RITEMS keys a thread (a warp
  * owns 32 * RITEMS consecutive keys, key j of lane l at j * 32 + l: coalesced, and
  * the warp's order is the input's), ranks them stably by digit (the lanes holding the
- * same digit found with 8 ballots; per-warp counters in shared memory), publishes its
+ * same digit found with 8 ballots; per-warp counters in shared memory, which the
+ * group's highest lane bumps with an atomic add and hands the old count to the group
+ * by a shuffle: the shuffle orders the next key's add after this one), publishes its
  * per-digit counts (decoupled look-back), places the keys in shared memory in digit
  * order and writes them out, runs of one digit going to consecutive addresses.
  *
@@ -94,7 +96,7 @@ const char cukit_radix_source[] =
     "    for (int i = threadIdx.x; i < KBYTES * 256; i += 256)\n"
     "        if (h[i]) atomicAdd(&hist[i], h[i]);\n"
     "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(RBLOCK, 2)\n"
+    "extern \"C\" __global__ void __launch_bounds__(RBLOCK, 3)\n"
     "cukit_radix_pass(const U *kin, U *kout, const unsigned *iin, unsigned *iout, long long *iout64,\n"
     "                 long long n, const unsigned *hist, unsigned *ticket, unsigned *status,\n"
     "                 int shift, int mode)\n"
@@ -109,15 +111,22 @@ const char cukit_radix_source[] =
     "    const long long t0 = (long long)tile * RTILE, w0 = t0 + w * (RITEMS * 32);\n"
     "    U key[RITEMS];\n"
     "    unsigned dig[RITEMS], rank[RITEMS];\n"
+    "    if (t0 + RTILE <= n) {\n"
     "#pragma unroll\n"
-    "    for (int j = 0; j < RITEMS; j++) {\n"
-    "        const long long e = w0 + j * 32 + lane;\n"
-    "        key[j] = e < n ? kin[e] : (U)0;\n"
-    "    }\n"
+    "        for (int j = 0; j < RITEMS; j++) key[j] = kin[w0 + j * 32 + lane];\n"
+    "#pragma unroll\n"
+    "        for (int j = 0; j < RITEMS; j++) dig[j] = digit_of(key[j], shift);\n"
+    "    } else {\n"
+    "#pragma unroll\n"
+    "        for (int j = 0; j < RITEMS; j++) {\n"
+    "            const long long e = w0 + j * 32 + lane;\n"
+    "            key[j] = e < n ? kin[e] : (U)0;\n"
+    "        }\n"
     /* past n: digit 255, after every real key of the tile (they come last in its order) */
     "#pragma unroll\n"
-    "    for (int j = 0; j < RITEMS; j++)\n"
-    "        dig[j] = w0 + j * 32 + lane < n ? digit_of(key[j], shift) : 255u;\n"
+    "        for (int j = 0; j < RITEMS; j++)\n"
+    "            dig[j] = w0 + j * 32 + lane < n ? digit_of(key[j], shift) : 255u;\n"
+    "    }\n"
     /* rank within the warp: the lanes of one digit, then the warp's count of it so far */
     "    unsigned *const wc = sm.c + w * 256;\n"
     "    const unsigned below = (1u << lane) - 1u;\n"
@@ -132,10 +141,8 @@ const char cukit_radix_source[] =
     "        }\n"
     "        const int leader = 31 - __clz(peers);\n"
     "        unsigned old = 0;\n"
-    "        if (lane == leader) { old = wc[d]; wc[d] = old + __popc(peers); }\n"
-    "        old = __shfl_sync(0xffffffffu, old, leader);\n"
-    "        rank[j] = old + __popc(peers & below);\n"
-    "        __syncwarp();\n"
+    "        if (lane == leader) old = atomicAdd(&wc[d], __popc(peers));\n"
+    "        rank[j] = __shfl_sync(0xffffffffu, old, leader) + __popc(peers & below);\n"
     "    }\n"
     "    __syncthreads();\n"
     /* thread d: the tile's count of digit d, the warps' exclusive counts in place */
