@@ -70,7 +70,7 @@ def test_any_axis_and_flattened(rng, dtype):
     same(cukit.sort(cukit.to_device(np.array(3.5)), axis=None), np.sort(np.array(3.5), axis=None))
 
 
-# The radix sort takes rows of 1024 keys and more (up to 16 rows); a block sorts a tile of
+# The radix sort takes rows of 1024 keys and more; a block sorts a tile of
 # 256 x 15 keys (256 x 11 for 8-byte keys). Sizes around those edges, for every dtype.
 RADIX_MIN, TILE, TILE8 = 1024, 256 * 15, 256 * 11
 RADIX_SIZES = [RADIX_MIN - 1, RADIX_MIN, TILE8 - 1, TILE8, TILE8 + 1, TILE - 1, TILE, TILE + 1,
@@ -132,9 +132,10 @@ def test_radix_sorted_and_reversed_input(rng, dtype):
 
 
 def test_radix_rows_and_axes(rng):
-    """Up to 16 rows go row by row through the radix sort; more rows to the merge sort."""
-    for shape, axis in [((3, 5000), -1), ((16, 1100), -1), ((17, 1100), -1), ((4100, 3), 0),
-                        ((2, 1030, 2), 1), ((2, 2, 1500), None)]:
+    """Rows of 1024 keys or more sort by radix, all rows in one launch a pass (each with
+    its own histogram and look-back); shorter rows by the merge sort."""
+    for shape, axis in [((3, 5000), -1), ((16, 1100), -1), ((300, 1030), -1), ((7, 3 * TILE + 5), -1),
+                        ((4100, 3), 0), ((40, 1023), -1), ((2, 1030, 2), 1), ((2, 2, 1500), None)]:
         x = fresh(rng, shape, "f4")
         d = cukit.to_device(x)
         same(cukit.sort(d, axis=axis), np.sort(x, axis=axis, kind="stable"))

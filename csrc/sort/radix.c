@@ -78,8 +78,10 @@ const char cukit_radix_source[] =
      * (a float's top byte has few values) meet a quarter as often on one address */
     "#define HPARTS 4\n"
     "extern \"C\" __global__ void __launch_bounds__(256)\n"
-    "cukit_radix_hist(const U *in, long long n, unsigned *hist)\n"
+    "cukit_radix_hist(const U *in, long long n, unsigned *hist, long long rstride)\n"
     "{\n"
+    "    in += blockIdx.y * n;\n"
+    "    hist += blockIdx.y * rstride;\n"
     "    __shared__ unsigned h[HPARTS * KBYTES * 256];\n"
     "    for (int i = threadIdx.x; i < HPARTS * KBYTES * 256; i += 256) h[i] = 0;\n"
     "    __syncthreads();\n"
@@ -107,8 +109,12 @@ const char cukit_radix_source[] =
     "extern \"C\" __global__ void __launch_bounds__(RBLOCK, 3)\n"
     "cukit_radix_pass(const U *kin, U *kout, const unsigned *iin, unsigned *iout, long long *iout64,\n"
     "                 long long n, const unsigned *hist, unsigned *ticket, unsigned *status,\n"
-    "                 int shift, int mode)\n"
+    "                 long long rstride, int shift, int mode)\n"
     "{\n"
+    /* row blockIdx.y: its keys, and its own histogram, tickets and look-back words */
+    "    const long long roff = blockIdx.y * n, soff = blockIdx.y * rstride;\n"
+    "    kin += roff; kout += roff; iin += roff; iout += roff; iout64 += roff;\n"
+    "    hist += soff; ticket += soff; status += soff;\n"
     "    __shared__ union { U k[RTILE]; unsigned v[RTILE]; unsigned c[RWARPS * 256]; } sm;\n"
     "    __shared__ unsigned tex[256], base[256], wtot[RWARPS], tile_s;\n"
     "    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;\n"
@@ -267,31 +273,36 @@ tile_of(int itemsize)
 int
 cukit_radix_wanted(long long rows, long long L)
 {
-    return L >= CUKIT_RADIX_MIN && L < (1LL << 30) && rows <= CUKIT_RADIX_MAX_ROWS;
+    (void)rows;
+    return L >= CUKIT_RADIX_MIN && L < (1LL << 30);
 }
 
 /* ------------------------------------------------------------------ the host side */
 
-/* Sort one row of L keys at `in` (its bytes, itemsize each) into the key buffers kb
- * (pass p writes kb[p & 1]; the last one only with want_keys) and, with want_index, the int64 positions into out64
- * (passes before the last keep uint32 ones in the two halves of ib, n * 8 bytes).
- * scratch: zeroed here, (KBYTES * 256 + 8 + KBYTES * tiles * 256) words. 0 / -1. */
+/* Rows a launch sorts at most (the grid's y dimension). */
+#define ROWS_A_LAUNCH 65535
+
+/* Sort R rows of L keys at `in` (itemsize bytes each), one launch a pass for all of them
+ * (grid y: the row), into the key buffers kb (pass p writes kb[p & 1]; the last one only
+ * with want_keys) and, with want_index, the int64 positions in the row into out64
+ * (passes before the last keep uint32 ones in iu[0] and iu[1]). scratch: zeroed here,
+ * `rstride` words a row (radix_words). 0 / -1. */
 static int
-radix_row(cukit_state *st, const cukit_sort_kernel_set *k, int itemsize, long long L,
-          CUdeviceptr in, CUdeviceptr kb[2], CUdeviceptr ib, CUdeviceptr out64, int want_index,
-          int want_keys, CUdeviceptr scratch, size_t scratch_bytes, CUstream h)
+radix_chunk(cukit_state *st, const cukit_sort_kernel_set *k, int itemsize, long long L,
+            long long R, CUdeviceptr in, CUdeviceptr kb[2], CUdeviceptr iu[2], CUdeviceptr out64,
+            int want_index, int want_keys, CUdeviceptr scratch, long long rstride, CUstream h)
 {
     const int passes = itemsize;
     long long tiles = (L + tile_of(itemsize) - 1) / tile_of(itemsize);
-    long long hblocks = (L + 1023) / 1024;
-    if (hblocks > 1024)
-        hblocks = 1024;
-    if (CU_CALL(st, cuMemsetD8Async, (scratch, 0, scratch_bytes, h)) < 0)
+    long long hblocks = (L + 1023) / 1024, hmax = 1024 / R > 1 ? 1024 / R : 1;
+    if (hblocks > hmax)
+        hblocks = hmax;
+    if (CU_CALL(st, cuMemsetD8Async, (scratch, 0, (size_t)(4 * rstride * R), h)) < 0)
         return -1;
-    void *hp[] = {&in, &L, &scratch};
-    if (cukit_sort_launch(st, k->hist, hblocks, h, hp) < 0)
+    void *hp[] = {&in, &L, &scratch, &rstride};
+    if (cukit_builtin_launch_here(st, k->hist, (unsigned)hblocks, (unsigned)R, 1, 256, 1, h, hp) < 0)
         return -1;
-    CUdeviceptr iu[2] = {ib, ib + 4 * (CUdeviceptr)L}, none = 0;
+    CUdeviceptr none = 0;
     for (int p = 0; p < passes; p++) {
         CUdeviceptr kin = p == 0 ? in : kb[(p - 1) & 1], kout = kb[p & 1];
         CUdeviceptr iin = p == 0 ? none : iu[(p - 1) & 1], iout = iu[p & 1];
@@ -301,8 +312,9 @@ radix_row(cukit_state *st, const cukit_sort_kernel_set *k, int itemsize, long lo
         int shift = 8 * p, last = p == passes - 1;
         int mode = (want_index ? 1 : 0) | (want_index && p == 0 ? 2 : 0) |
                    (want_index && last ? 4 : 0) | (!want_keys && last ? 8 : 0);
-        void *pp[] = {&kin, &kout, &iin, &iout, &out64, &L, &hist, &ticket, &status, &shift, &mode};
-        if (cukit_sort_launch(st, k->pass, tiles, h, pp) < 0)
+        void *pp[] = {&kin, &kout, &iin, &iout, &out64, &L, &hist, &ticket, &status, &rstride,
+                      &shift, &mode};
+        if (cukit_builtin_launch_here(st, k->pass, (unsigned)tiles, (unsigned)R, 1, 256, 1, h, pp) < 0)
             return -1;
     }
     return 0;
@@ -314,20 +326,24 @@ cukit_radix_rows(cukit_state *st, const cukit_sort_kernel_set *k, cukit_Array *s
 {
     const int isz = (int)src->itemsize;
     long long n = src->size, L = src->ndim ? src->shape[src->ndim - 1] : 1, rows = n / L;
-    long long tiles = (L + tile_of(isz) - 1) / tile_of(isz);
-    size_t words = (size_t)isz * 256 + 8 + (size_t)isz * (size_t)tiles * 256;
-    Py_ssize_t bytes = (Py_ssize_t)(4 * words);
+    long long tiles = (L + tile_of(isz) - 1) / tile_of(isz), most = rows < ROWS_A_LAUNCH ? rows : ROWS_A_LAUNCH;
+    /* a row's scratch: its histogram (256 words a pass), tickets (8), look-back words */
+    long long rstride = (long long)isz * 256 + 8 + (long long)isz * tiles * 256;
+    Py_ssize_t bytes = (Py_ssize_t)(4 * rstride * most);
     cukit_Array *scratch = ck_empty(st, src->device, CUKIT_TC_U8, 1, &bytes);
     if (scratch == NULL)
         return -1;
     int rc = 0;
-    for (long long r = 0; rc == 0 && r < rows; r++) {
+    for (long long r = 0; rc == 0 && r < rows; r += most) {
+        long long R = rows - r < most ? rows - r : most;
         CUdeviceptr off = (CUdeviceptr)(r * L * isz);
         CUdeviceptr kb[2] = {cukit_array_ptr(buf[0]) + off, cukit_array_ptr(buf[1]) + off};
-        CUdeviceptr ib = want_index ? cukit_array_ptr(ibuf[1]) + (CUdeviceptr)(r * L * 8) : 0;
+        /* the uint32 positions between passes: the two halves of ibuf[1] (n int64) */
+        CUdeviceptr i1 = want_index ? cukit_array_ptr(ibuf[1]) : 0;
+        CUdeviceptr iu[2] = {i1 + (CUdeviceptr)(4 * r * L), i1 + (CUdeviceptr)(4 * (n + r * L))};
         CUdeviceptr o64 = want_index ? cukit_array_ptr(ibuf[0]) + (CUdeviceptr)(r * L * 8) : 0;
-        rc = radix_row(st, k, isz, L, cukit_array_ptr(src) + off, kb, ib, o64, want_index,
-                       want_keys, cukit_array_ptr(scratch), 4 * words, h);
+        rc = radix_chunk(st, k, isz, L, R, cukit_array_ptr(src) + off, kb, iu, o64, want_index,
+                         want_keys, cukit_array_ptr(scratch), rstride, h);
     }
     Py_DECREF(scratch);
     /* keys: the last pass's buffer; argsort's last pass writes ibuf[0] only */

@@ -31,11 +31,9 @@ int cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int wan
 
 /* ------------------------------------------------------------------ radix.c, for sort.c */
 
-/* Rows at least this long sort by radix, when there are at most CUKIT_RADIX_MAX_ROWS of
- * them (each row is its own sort, a few launches) and fewer than 2^30 keys a row (the
- * look-back's 30-bit counts); the rest by the merge sort. */
+/* Rows at least this long (and under 2^30 keys: the look-back's 30-bit counts) sort by
+ * radix, every row at once; shorter ones by the merge sort. */
 #define CUKIT_RADIX_MIN 1024
-#define CUKIT_RADIX_MAX_ROWS 16
 /* The radix kernels' source: after cukit_radix_types(tc), the sort's types. */
 extern const char cukit_radix_source[];
 /* The key type's definitions for typecode tc (static text), or NULL. */
