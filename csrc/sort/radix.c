@@ -274,7 +274,8 @@ int
 cukit_radix_wanted(long long rows, long long L)
 {
     (void)rows;
-    return L >= CUKIT_RADIX_MIN && L < (1LL << 30);
+    /* the last tile's word may count up to a tile of padding keys: room for it in 30 bits */
+    return L >= CUKIT_RADIX_MIN && L <= (1LL << 30) - 4096;
 }
 
 /* ------------------------------------------------------------------ the host side */

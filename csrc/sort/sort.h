@@ -31,7 +31,7 @@ int cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int wan
 
 /* ------------------------------------------------------------------ radix.c, for sort.c */
 
-/* Rows at least this long (and under 2^30 keys: the look-back's 30-bit counts) sort by
+/* Rows at least this long (and under 2^30 - 4096 keys: the look-back's 30-bit counts) sort by
  * radix, every row at once; shorter ones by the merge sort. */
 #define CUKIT_RADIX_MIN 1024
 /* The radix kernels' source: after cukit_radix_types(tc), the sort's types. */
