@@ -163,6 +163,30 @@ def test_radix_stream(rng):
     same(i, np.argsort(x, kind="stable"))
 
 
+def test_radix_graph_capture_replays(rng):
+    """A captured sort replays on new data: its scratch, histogram and both ping-pong
+    buffers stay with the graph (the scratch is zeroed again by each replay)."""
+    n = 3 * TILE + 7
+    x = fresh(rng, (n,), "f4")
+    d = cukit.to_device(x)
+    s = cukit.Stream()
+    with s.capture() as g:
+        r = cukit.sort(d, stream=s)
+        i = cukit.argsort(d, stream=s)
+        c = cukit.argsort(d.reshape(n, 1), axis=0, stream=s)  # a copy in and out
+    others = [cukit.to_device(fresh(rng, (n,), "f4")) for _ in range(8)]  # reuse freed memory
+    for _ in range(2):
+        x = fresh(rng, (n,), "f4")
+        cukit.copy(d, cukit.to_device(x))
+        cukit.synchronize()
+        g.launch(s)
+        s.synchronize()
+        same(r, np.sort(x, kind="stable"))
+        same(i, np.argsort(x, kind="stable"))
+        same(c, np.argsort(x, kind="stable").reshape(n, 1))
+    del others
+
+
 DEFERRED = r"""
 import numpy as np, cukit
 rng = np.random.default_rng()

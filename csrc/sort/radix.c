@@ -323,7 +323,8 @@ radix_chunk(cukit_state *st, const cukit_sort_kernel_set *k, int itemsize, long 
 
 int
 cukit_radix_rows(cukit_state *st, const cukit_sort_kernel_set *k, cukit_Array *src, int want_index,
-                 int want_keys, CUstream h, cukit_Array *buf[2], cukit_Array *ibuf[2], int *which)
+                 int want_keys, CUstream h, PyObject *stream, cukit_Array *buf[2], cukit_Array *ibuf[2],
+                 int *which)
 {
     const int isz = (int)src->itemsize;
     long long n = src->size, L = src->ndim ? src->shape[src->ndim - 1] : 1, rows = n / L;
@@ -332,8 +333,10 @@ cukit_radix_rows(cukit_state *st, const cukit_sort_kernel_set *k, cukit_Array *s
     long long rstride = (long long)isz * 256 + 8 + (long long)isz * tiles * 256;
     Py_ssize_t bytes = (Py_ssize_t)(4 * rstride * most);
     cukit_Array *scratch = ck_empty(st, src->device, CUKIT_TC_U8, 1, &bytes);
-    if (scratch == NULL)
+    if (scratch == NULL || cukit_capture_keep(st, stream, (PyObject *)scratch) < 0) {
+        Py_XDECREF(scratch);
         return -1;
+    }
     int rc = 0;
     for (long long r = 0; rc == 0 && r < rows; r += most) {
         long long R = rows - r < most ? rows - r : most;

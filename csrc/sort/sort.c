@@ -274,7 +274,7 @@ axis_back(cukit_state *st, cukit_Array *res, int axis, CUstream h)
 
 int
 cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int want_index, CUstream h,
-                cukit_Array **vals, cukit_Array **idx)
+                PyObject *stream, cukit_Array **vals, cukit_Array **idx)
 {
     cukit_Array *buf[2] = {NULL, NULL}, *ibuf[2] = {NULL, NULL};
     int rc = -1;
@@ -293,13 +293,19 @@ cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int want_in
                 goto done;
     }
     int cur = 0, radix = 0;
+    /* a graph captured from `stream` keeps what its work uses (the buffer not returned too) */
+    for (int i = 0; i < 2; i++)
+        if (cukit_capture_keep(st, stream, (PyObject *)buf[i]) < 0 ||
+            (ibuf[i] && cukit_capture_keep(st, stream, (PyObject *)ibuf[i]) < 0))
+            goto done;
     if (n > 0) {
         cukit_sort_kernel_set k;
         if (cukit_sort_kernels(st, module, src->device, src->typecode, &k) < 0 ||
             cukit_device_activate(src->device) < 0)
             goto done;
         if ((radix = cukit_radix_wanted(n / L, L))) {
-            if (cukit_radix_rows(st, &k, src, want_index, vals != NULL, h, buf, ibuf, &cur) < 0)
+            if (cukit_radix_rows(st, &k, src, want_index, vals != NULL, h, stream, buf, ibuf,
+                                 &cur) < 0)
                 goto done;
             goto sorted;
         }
@@ -387,11 +393,15 @@ sort_impl(PyObject *module, PyObject *obj, PyObject *axis_obj, PyObject *kind, P
         if (src == NULL)
             goto done;
     }
-    if (cukit_sort_rows(st, module, src, want_index, h, want_index ? NULL : &buf[0], &ibuf[0]) < 0)
+    if (cukit_capture_keep(st, stream, (PyObject *)src) < 0 ||
+        cukit_sort_rows(st, module, src, want_index, h, stream, want_index ? NULL : &buf[0],
+                        &ibuf[0]) < 0)
         goto done;
     int cur = 0;
     cukit_Array *res = (cukit_Array *)Py_NewRef(want_index ? ibuf[cur] : buf[cur]);
-    if (axis_obj != Py_None)
+    if (axis_obj != Py_None && res && cukit_capture_keep(st, stream, (PyObject *)res) < 0)
+        Py_CLEAR(res);
+    if (axis_obj != Py_None && res)
         res = axis_back(st, res, axis, h);
     if (res && stream != Py_None && cukit_capture_keep(st, stream, (PyObject *)res) < 0)
         Py_CLEAR(res);

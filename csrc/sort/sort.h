@@ -23,11 +23,12 @@ int cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int
 int cukit_sort_launch(cukit_state *st, CUfunction f, long long blocks, CUstream h, void **params);
 /* obj as an Array that can be sorted (TypeError naming `who` otherwise). Borrowed or NULL. */
 cukit_Array *cukit_sort_arg(cukit_state *st, PyObject *obj, const char *who);
-/* Sort the rows (last dimension) of the C-contiguous src on h: new arrays in *vals (vals
+/* Sort the rows (last dimension) of the C-contiguous src on h (`stream`, the stream=
+ * argument: a graph captured from it keeps the temporaries): new arrays in *vals (vals
  * NULL: the sorted keys are not wanted, only the indices) and, with want_index, the int64
  * positions in the row in *idx (else NULL). 0 / -1. */
 int cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int want_index,
-                    CUstream h, cukit_Array **vals, cukit_Array **idx);
+                    CUstream h, PyObject *stream, cukit_Array **vals, cukit_Array **idx);
 
 /* ------------------------------------------------------------------ radix.c, for sort.c */
 
@@ -44,8 +45,8 @@ int cukit_radix_wanted(long long rows, long long L);
  * (written only with want_keys) and, with want_index, the int64 positions into ibuf[0] (ibuf[1] is scratch).
  * buf and ibuf: src's shape, allocated by the caller. 0 / -1. */
 int cukit_radix_rows(cukit_state *st, const cukit_sort_kernel_set *k, cukit_Array *src,
-                     int want_index, int want_keys, CUstream h, cukit_Array *buf[2], cukit_Array *ibuf[2],
-                     int *which);
+                     int want_index, int want_keys, CUstream h, PyObject *stream,
+                     cukit_Array *buf[2], cukit_Array *ibuf[2], int *which);
 
 /* ------------------------------------------------------------------ unique.c */
 
