@@ -282,6 +282,8 @@ cukit_radix_wanted(long long rows, long long L)
 
 /* Rows a launch sorts at most (the grid's y dimension). */
 #define ROWS_A_LAUNCH 65535
+/* Bytes of scratch a launch of several rows may use (one row may take more). */
+#define SCRATCH_A_LAUNCH (64LL << 20)
 
 /* Sort R rows of L keys at `in` (itemsize bytes each), one launch a pass for all of them
  * (grid y: the row), into the key buffers kb (pass p writes kb[p & 1]; the last one only
@@ -328,9 +330,14 @@ cukit_radix_rows(cukit_state *st, const cukit_sort_kernel_set *k, cukit_Array *s
 {
     const int isz = (int)src->itemsize;
     long long n = src->size, L = src->ndim ? src->shape[src->ndim - 1] : 1, rows = n / L;
-    long long tiles = (L + tile_of(isz) - 1) / tile_of(isz), most = rows < ROWS_A_LAUNCH ? rows : ROWS_A_LAUNCH;
-    /* a row's scratch: its histogram (256 words a pass), tickets (8), look-back words */
+    long long tiles = (L + tile_of(isz) - 1) / tile_of(isz);
+    /* a row's scratch: its histogram (256 words a pass), tickets (8), look-back words;
+     * short rows have a lot of it for their keys, so a launch takes at most 64 MiB of it
+     * (and at least one row) */
     long long rstride = (long long)isz * 256 + 8 + (long long)isz * tiles * 256;
+    long long most = SCRATCH_A_LAUNCH / (4 * rstride);
+    most = most < 1 ? 1 : most > ROWS_A_LAUNCH ? ROWS_A_LAUNCH : most;
+    most = rows < most ? rows : most;
     Py_ssize_t bytes = (Py_ssize_t)(4 * rstride * most);
     cukit_Array *scratch = ck_empty(st, src->device, CUKIT_TC_U8, 1, &bytes);
     if (scratch == NULL || cukit_capture_keep(st, stream, (PyObject *)scratch) < 0) {
