@@ -22,7 +22,7 @@
  * order and writes them out, runs of one digit going to consecutive addresses.
  *
  * Look-back: a tile's status word for a digit packs a 2-bit flag and a 30-bit count
- * (so n < 2^30): AGG, the tile's own count, or INC, the count plus everything before
+ * (so a row has fewer than 2^30 - 4096 keys, room for a last tile's padding): AGG, the tile's own count, or INC, the count plus everything before
  * it (tile 0: the digit's start from the histogram). Flag and value travel in one
  * 32-bit word written by one volatile store and read by one volatile load, so a
  * reader sees the whole old word or the whole new one, and no fence is needed: the
@@ -271,10 +271,8 @@ tile_of(int itemsize)
 }
 
 int
-cukit_radix_wanted(long long rows, long long L)
+cukit_radix_wanted(long long L)
 {
-    (void)rows;
-    /* the last tile's word may count up to a tile of padding keys: room for it in 30 bits */
     return L >= CUKIT_RADIX_MIN && L <= (1LL << 30) - 4096;
 }
 

@@ -303,7 +303,7 @@ cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int want_in
         if (cukit_sort_kernels(st, module, src->device, src->typecode, &k) < 0 ||
             cukit_device_activate(src->device) < 0)
             goto done;
-        if ((radix = cukit_radix_wanted(n / L, L))) {
+        if ((radix = cukit_radix_wanted(L))) {
             if (cukit_radix_rows(st, &k, src, want_index, vals != NULL, h, stream, buf, ibuf,
                                  &cur) < 0)
                 goto done;

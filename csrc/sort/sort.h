@@ -39,8 +39,8 @@ int cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int wan
 extern const char cukit_radix_source[];
 /* The key type's definitions for typecode tc (static text), or NULL. */
 const char *cukit_radix_types(int tc);
-/* Whether rows x L keys go to the radix sort. */
-int cukit_radix_wanted(long long rows, long long L);
+/* Whether rows of L keys go to the radix sort. */
+int cukit_radix_wanted(long long L);
 /* Radix-sort each row (last dimension) of the C-contiguous src on h into buf[*which]
  * (written only with want_keys) and, with want_index, the int64 positions into ibuf[0] (ibuf[1] is scratch).
  * buf and ibuf: src's shape, allocated by the caller. 0 / -1. */
