@@ -71,8 +71,8 @@ def test_any_axis_and_flattened(rng, dtype):
 
 
 # The radix sort takes rows of 1024 keys and more; a block sorts a tile of
-# 256 x 15 keys (256 x 11 for 8-byte keys). Sizes around those edges, for every dtype.
-RADIX_MIN, TILE, TILE8 = 1024, 256 * 15, 256 * 11
+# 256 x 15 keys (256 x 10 for 8-byte keys). Sizes around those edges, for every dtype.
+RADIX_MIN, TILE, TILE8 = 1024, 256 * 15, 256 * 10
 RADIX_SIZES = [RADIX_MIN - 1, RADIX_MIN, TILE8 - 1, TILE8, TILE8 + 1, TILE - 1, TILE, TILE + 1,
                5 * TILE + 17]
 

@@ -150,8 +150,10 @@ const char cukit_radix_source[] =
     "        unsigned peers = 0xffffffffu;\n"
     "#pragma unroll\n"
     "        for (int b = 0; b < 8; b++) {\n"
-    "            const unsigned bit = (d >> b) & 1u, bal = __ballot_sync(0xffffffffu, bit);\n"
-    "            peers &= bit ? bal : ~bal;\n"
+    /* m: all ones where this lane's bit b is set; the lanes that agree on bit b are the
+     * ballot where it is set, its complement where it is not: ~(ballot ^ m) */
+    "            const unsigned m = (unsigned)((int)(d << (31 - b)) >> 31);\n"
+    "            peers &= ~(__ballot_sync(0xffffffffu, m) ^ m);\n"
     "        }\n"
     "        const int leader = 31 - __clz(peers);\n"
     "        unsigned old = 0;\n"
@@ -245,13 +247,13 @@ static const struct {
     {CUKIT_TC_U16, RADIX_INT("unsigned short", 2, "0") "#define RITEMS 15\n"},
     {CUKIT_TC_I32, RADIX_INT("unsigned int", 4, "0x80000000u") "#define RITEMS 15\n"},
     {CUKIT_TC_U32, RADIX_INT("unsigned int", 4, "0u") "#define RITEMS 15\n"},
-    {CUKIT_TC_I64, RADIX_INT("unsigned long long", 8, "0x8000000000000000ull") "#define RITEMS 11\n"},
-    {CUKIT_TC_U64, RADIX_INT("unsigned long long", 8, "0ull") "#define RITEMS 11\n"},
+    {CUKIT_TC_I64, RADIX_INT("unsigned long long", 8, "0x8000000000000000ull") "#define RITEMS 10\n"},
+    {CUKIT_TC_U64, RADIX_INT("unsigned long long", 8, "0ull") "#define RITEMS 10\n"},
     {CUKIT_TC_F16, RADIX_FLOAT("unsigned short", 2, "0x8000", "0x7c00") "#define RITEMS 15\n"},
     {CUKIT_TC_BF16, RADIX_FLOAT("unsigned short", 2, "0x8000", "0x7f80") "#define RITEMS 15\n"},
     {CUKIT_TC_F32, RADIX_FLOAT("unsigned int", 4, "0x80000000u", "0x7f800000u") "#define RITEMS 15\n"},
     {CUKIT_TC_F64, RADIX_FLOAT("unsigned long long", 8, "0x8000000000000000ull",
-                               "0x7ff0000000000000ull") "#define RITEMS 11\n"},
+                               "0x7ff0000000000000ull") "#define RITEMS 10\n"},
 };
 
 const char *
@@ -267,7 +269,7 @@ cukit_radix_types(int tc)
 static long long
 tile_of(int itemsize)
 {
-    return 256LL * (itemsize == 8 ? 11 : 15);
+    return 256LL * (itemsize == 8 ? 10 : 15);
 }
 
 int
