@@ -1,7 +1,8 @@
 """Sorting: cukit.sort and argsort against CuPy and PyTorch in one run.
 
 What it measures
-    G keys/s  keys sorted per second: --n keys (2^26 by default) of float32 and int32,
+    G keys/s  keys sorted per second: --n keys (2^26 by default) of float32 and int32
+              (--dtypes for others),
               sort and argsort (stable in each library: CuPy's radix sort is, PyTorch
               is asked for stable=True), --calls calls timed between synchronizes.
     Each figure is the median of --reps repetitions, the libraries interleaved, with
@@ -53,10 +54,18 @@ def keys_per_s(name, lib, fn, x, n, calls):
     return n * calls / (time.perf_counter() - t) / 1e9
 
 
-def cases(name, lib, n, calls):
+def keys(rng, dtype, n):
+    """n random keys of dtype: normal floats, integers over the whole range."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return rng.standard_normal(n).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+
+
+def cases(name, lib, n, calls, dtypes):
     rng = np.random.default_rng(0)
-    hosts = {"float32": rng.standard_normal(n).astype(np.float32),
-             "int32": rng.integers(-2**31, 2**31 - 1, n, dtype=np.int32)}
+    hosts = {d: keys(rng, d, n) for d in dtypes}
     c = {}
     for which in ("sort", "argsort"):
         for dtype, host in hosts.items():
@@ -73,6 +82,8 @@ def main():
     ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--quick", action="store_true", help="4096 keys, one call: a check that "
                     "it runs (the emulator), not a measurement")
+    ap.add_argument("--dtypes", default="float32,int32", help="comma-separated key dtypes "
+                    "(e.g. float32,int32,float64,int64,uint16,uint8)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     need_gpu("bench_sort", cukit, args.quick)
@@ -80,7 +91,8 @@ def main():
         args.n, args.calls, args.reps = 4096, 1, min(args.reps, 3)
     found = libs()
     versions = {n: getattr(mod, "__version__", "?") for n, mod in found.items()}
-    table = {n: cases(n, mod, args.n, args.calls) for n, mod in found.items()}
+    dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
+    table = {n: cases(n, mod, args.n, args.calls, dtypes) for n, mod in found.items()}
     ways = {(n, k): fn for n in table for k, (_, fn) in table[n].items()}
     samples, errors = interleaved(ways, args.reps, warmup=1)
     for (n, k), e in errors.items():

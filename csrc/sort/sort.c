@@ -1,4 +1,4 @@
-/* sort.c - cukit.sort, argsort and searchsorted: a stable merge sort in CUDA C of cukit's own, numpy's order (NaNs last) */
+/* sort.c - cukit.sort, argsort and searchsorted: radix.c's radix sort, a stable merge sort for short rows, numpy's order (NaNs last) */
 #include "sort/sort.h"
 
 #include <string.h>
@@ -151,12 +151,15 @@ cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc,
         k->flags = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 4));
         k->scatter = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 5));
         k->counts = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 6));
+        k->hist = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 7));
+        k->pass = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 8));
         rc = 0;
         goto done;
     }
     if (PyErr_Occurred())
         goto done;
-    source = PyUnicode_FromFormat("%s%s", types_of(tc), sort_body);
+    source = PyUnicode_FromFormat("%s%s%s%s", types_of(tc), sort_body, cukit_radix_types(tc),
+                                  cukit_radix_source);
     options = source ? PyList_New(0) : NULL;
     mod = options ? cukit_compile_load(st, source, "cukit_sort.cu", options, dev) : NULL;
     if (mod == NULL || cukit_device_activate(dev) < 0)
@@ -167,12 +170,15 @@ cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc,
         CU_CALL(st, cuModuleGetFunction, (&k->search, h, "cukit_search")) < 0 ||
         CU_CALL(st, cuModuleGetFunction, (&k->flags, h, "cukit_unique_flags")) < 0 ||
         CU_CALL(st, cuModuleGetFunction, (&k->scatter, h, "cukit_unique_scatter")) < 0 ||
-        CU_CALL(st, cuModuleGetFunction, (&k->counts, h, "cukit_unique_counts")) < 0)
+        CU_CALL(st, cuModuleGetFunction, (&k->counts, h, "cukit_unique_counts")) < 0 ||
+        CU_CALL(st, cuModuleGetFunction, (&k->hist, h, "cukit_radix_hist")) < 0 ||
+        CU_CALL(st, cuModuleGetFunction, (&k->pass, h, "cukit_radix_pass")) < 0)
         goto done;
-    entry = Py_BuildValue("(ONNNNNN)", mod, PyLong_FromVoidPtr((void *)k->tile),
+    entry = Py_BuildValue("(ONNNNNNNN)", mod, PyLong_FromVoidPtr((void *)k->tile),
                           PyLong_FromVoidPtr((void *)k->merge), PyLong_FromVoidPtr((void *)k->search),
                           PyLong_FromVoidPtr((void *)k->flags), PyLong_FromVoidPtr((void *)k->scatter),
-                          PyLong_FromVoidPtr((void *)k->counts));
+                          PyLong_FromVoidPtr((void *)k->counts), PyLong_FromVoidPtr((void *)k->hist),
+                          PyLong_FromVoidPtr((void *)k->pass));
     if (entry && PyDict_SetItem(cache, key, entry) == 0)
         rc = 0;
 done:
@@ -268,7 +274,7 @@ axis_back(cukit_state *st, cukit_Array *res, int axis, CUstream h)
 
 int
 cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int want_index, CUstream h,
-                cukit_Array **vals, cukit_Array **idx)
+                PyObject *stream, cukit_Array **vals, cukit_Array **idx)
 {
     cukit_Array *buf[2] = {NULL, NULL}, *ibuf[2] = {NULL, NULL};
     int rc = -1;
@@ -286,12 +292,23 @@ cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int want_in
                                                           src->ndim, src->shape)) == NULL)
                 goto done;
     }
-    int cur = 0;
+    int cur = 0, radix = 0;
+    /* a graph captured from `stream` keeps what its work uses (the buffer not returned too) */
+    for (int i = 0; i < 2; i++)
+        if (cukit_capture_keep(st, stream, (PyObject *)buf[i]) < 0 ||
+            (ibuf[i] && cukit_capture_keep(st, stream, (PyObject *)ibuf[i]) < 0))
+            goto done;
     if (n > 0) {
         cukit_sort_kernel_set k;
         if (cukit_sort_kernels(st, module, src->device, src->typecode, &k) < 0 ||
             cukit_device_activate(src->device) < 0)
             goto done;
+        if ((radix = cukit_radix_wanted(L))) {
+            if (cukit_radix_rows(st, &k, src, want_index, vals != NULL, h, stream, buf, ibuf,
+                                 &cur) < 0)
+                goto done;
+            goto sorted;
+        }
         long long tiles = (L + 255) / 256, w = 256;
         CUdeviceptr in = cukit_array_ptr(src), out = cukit_array_ptr(buf[0]);
         CUdeviceptr iin = 0, iout = want_index ? cukit_array_ptr(ibuf[0]) : 0;
@@ -308,8 +325,11 @@ cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int want_in
                 goto done;
         }
     }
-    *vals = (cukit_Array *)Py_NewRef(buf[cur]);
-    *idx = want_index ? (cukit_Array *)Py_NewRef(ibuf[cur]) : NULL;
+sorted:
+    /* the radix sort leaves the keys in buf[cur] and argsort's indices in ibuf[0] */
+    if (vals)
+        *vals = (cukit_Array *)Py_NewRef(buf[cur]);
+    *idx = want_index ? (cukit_Array *)Py_NewRef(ibuf[radix ? 0 : cur]) : NULL;
     rc = 0;
 done:
     for (int i = 0; i < 2; i++) {
@@ -373,11 +393,15 @@ sort_impl(PyObject *module, PyObject *obj, PyObject *axis_obj, PyObject *kind, P
         if (src == NULL)
             goto done;
     }
-    if (cukit_sort_rows(st, module, src, want_index, h, &buf[0], &ibuf[0]) < 0)
+    if (cukit_capture_keep(st, stream, (PyObject *)src) < 0 ||
+        cukit_sort_rows(st, module, src, want_index, h, stream, want_index ? NULL : &buf[0],
+                        &ibuf[0]) < 0)
         goto done;
     int cur = 0;
     cukit_Array *res = (cukit_Array *)Py_NewRef(want_index ? ibuf[cur] : buf[cur]);
-    if (axis_obj != Py_None)
+    if (axis_obj != Py_None && res && cukit_capture_keep(st, stream, (PyObject *)res) < 0)
+        Py_CLEAR(res);
+    if (axis_obj != Py_None && res)
         res = axis_back(st, res, axis, h);
     if (res && stream != Py_None && cukit_capture_keep(st, stream, (PyObject *)res) < 0)
         Py_CLEAR(res);

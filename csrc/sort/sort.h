@@ -1,4 +1,4 @@
-/* sort.h - the sort layer: cukit.sort, argsort and searchsorted on a stable merge sort of cukit's own */
+/* sort.h - the sort layer: cukit.sort, argsort and searchsorted on an LSD radix sort of cukit's own (a stable merge sort for short rows) */
 #ifndef CUKIT_SORT_H
 #define CUKIT_SORT_H
 
@@ -12,6 +12,7 @@ int cukit_sort_setup(PyObject *module, cukit_state *st);
 /* The kernels of one dtype on one device (see sort.c's sort_body). */
 typedef struct {
     CUfunction tile, merge, search, flags, scatter, counts;
+    CUfunction hist, pass; /* radix.c's */
 } cukit_sort_kernel_set;
 
 /* The kernels for (dev, tc), compiled at first use and kept in the module's
@@ -22,10 +23,30 @@ int cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int
 int cukit_sort_launch(cukit_state *st, CUfunction f, long long blocks, CUstream h, void **params);
 /* obj as an Array that can be sorted (TypeError naming `who` otherwise). Borrowed or NULL. */
 cukit_Array *cukit_sort_arg(cukit_state *st, PyObject *obj, const char *who);
-/* Sort the rows (last dimension) of the C-contiguous src on h: new arrays in *vals and,
- * with want_index, the int64 positions in the row in *idx (else NULL). 0 / -1. */
+/* Sort the rows (last dimension) of the C-contiguous src on h (`stream`, the stream=
+ * argument: a graph captured from it keeps the temporaries): new arrays in *vals (vals
+ * NULL: the sorted keys are not wanted, only the indices) and, with want_index, the int64
+ * positions in the row in *idx (else NULL). 0 / -1. */
 int cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int want_index,
-                    CUstream h, cukit_Array **vals, cukit_Array **idx);
+                    CUstream h, PyObject *stream, cukit_Array **vals, cukit_Array **idx);
+
+/* ------------------------------------------------------------------ radix.c, for sort.c */
+
+/* Rows at least this long (and under 2^30 - 4096 keys: the look-back's 30-bit counts) sort by
+ * radix, every row at once; shorter ones by the merge sort. */
+#define CUKIT_RADIX_MIN 1024
+/* The radix kernels' source: after cukit_radix_types(tc), the sort's types. */
+extern const char cukit_radix_source[];
+/* The key type's definitions for typecode tc (static text), or NULL. */
+const char *cukit_radix_types(int tc);
+/* Whether rows of L keys go to the radix sort. */
+int cukit_radix_wanted(long long L);
+/* Radix-sort each row (last dimension) of the C-contiguous src on h into buf[*which]
+ * (written only with want_keys) and, with want_index, the int64 positions into ibuf[0] (ibuf[1] is scratch).
+ * buf and ibuf: src's shape, allocated by the caller. 0 / -1. */
+int cukit_radix_rows(cukit_state *st, const cukit_sort_kernel_set *k, cukit_Array *src,
+                     int want_index, int want_keys, CUstream h, PyObject *stream,
+                     cukit_Array *buf[2], cukit_Array *ibuf[2], int *which);
 
 /* ------------------------------------------------------------------ unique.c */
 

@@ -58,7 +58,7 @@ fn_unique(PyObject *m, PyObject *args, PyObject *kwargs)
                                a->ndim, a->shape, a->itemsize, h) < 0)
             goto done;
     }
-    if (cukit_sort_rows(st, m, flat, 1, h, &vals, &sidx) < 0)
+    if (cukit_sort_rows(st, m, flat, 1, h, stream, &vals, &sidx) < 0)
         goto done;
     cukit_sort_kernel_set k;
     if (n > 0) {
