@@ -42,7 +42,7 @@ buffer_create_as(PyTypeObject *type, cukit_Device *dev, size_t nbytes)
     b->binned = !dm->cache_off;
     size_t want = b->binned ? cukit_cache_round(nbytes ? nbytes : 1) : (nbytes ? nbytes : 1);
     if (b->binned && !cukit_capture_active(st) && !cukit_stream_pending() &&
-        (b->ptr = cukit_cache_take(st, dm, want)) != 0)
+        (b->ptr = cukit_cache_take(dev, dm, want)) != 0)
         return b; /* no driver call: see the cache's rule in pool.c */
     CUresult res = cukit_pool_alloc(b->device, dm, &b->ptr, want);
     if (res == CUDA_ERROR_OUT_OF_MEMORY) {

@@ -41,9 +41,10 @@
  *    the release stream's path above.
  *  - A cached block is ready in legacy-stream order: the legacy stream runs work queued
  *    from now on after every earlier user of the block. Any other stream is ordered after
- *    the legacy stream (an event record and wait) before its next work once each time a
- *    cached block was handed out (the runtime's reuse_epoch; cukit_stream_used), so a
- *    block is ready for every stream at once, as the pool's are. An allocation made
+ *    the legacy stream (an event record and wait; of each device that handed one out)
+ *    before its next work once each time a cached block was handed out (the runtime's
+ *    reuse_epoch; cukit_stream_used), so a block is ready for every stream at once, as
+ *    the pool's are. An allocation made
  *    while this thread's last stream= was another stream (an operation's output on it,
  *    allocated after its stream was resolved) takes no cached block: it comes from the
  *    pool (cukit_stream_pending).
@@ -203,7 +204,7 @@ small_bin(size_t n)
 }
 
 CUdeviceptr
-cukit_cache_take(cukit_state *st, cukit_devmem *dm, size_t n)
+cukit_cache_take(cukit_Device *dev, cukit_devmem *dm, size_t n)
 {
     CUdeviceptr p = 0;
     if (n <= CUKIT_CACHE_SMALL_MAX) {
@@ -224,7 +225,8 @@ cukit_cache_take(cukit_state *st, cukit_devmem *dm, size_t n)
     }
     if (p) {
         dm->cached_bytes -= n;
-        st->runtime->reuse_epoch++; /* other streams wait for the legacy one (stream.c) */
+        /* other streams wait for this device's legacy stream first (stream.c) */
+        dev->handed_out_at = ++dev->st->runtime->reuse_epoch;
     }
     return p;
 }

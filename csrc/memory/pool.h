@@ -52,7 +52,7 @@ size_t cukit_cache_round(size_t n);
 CUresult cukit_pool_alloc(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr *p, size_t n);
 /* A cached block of rounded size n, ready in legacy-stream order, or 0; the runtime's
  * reuse_epoch is bumped when one is handed out (see cukit_stream_used). Never raises. */
-CUdeviceptr cukit_cache_take(cukit_state *st, cukit_devmem *dm, size_t n);
+CUdeviceptr cukit_cache_take(cukit_Device *dev, cukit_devmem *dm, size_t n);
 /* Cache the block (p, rounded size n) a Buffer lets go of, when that is safe now (pool.c)
  * and the cache has room. 1 when cached, 0 when the caller must free it. Never raises. */
 int cukit_cache_put(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr p, size_t n);

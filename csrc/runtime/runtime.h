@@ -21,9 +21,9 @@ typedef struct cukit_runtime_state {
     void *last_stream_ctx;              /* its CUcontext; NULL: a special handle */
     /* memory/'s cache reuse (see cukit_stream_used): bumped each time a block freed in
      * legacy-stream order is handed out again; a stream that has not seen the current
-     * value waits for the legacy stream before its next work */
-    unsigned long reuse_epoch;
-    unsigned long last_stream_seen;     /* the epoch last_stream was ordered at */
+     * value waits for the legacy streams that handed blocks out before its next work */
+    uint64_t reuse_epoch;
+    uint64_t last_stream_seen;          /* the epoch last_stream was ordered at */
 } cukit_runtime_state;
 
 struct cukit_Stream_s;
@@ -57,6 +57,8 @@ typedef struct cukit_Device_s {
     int nstreams, capstreams;
     int orphan_work;                /* 1: a dropped stream's work may still run; the release
                                        stream waits for it (memory/ asks before reusing) */
+    uint64_t handed_out_at;         /* memory/: the runtime's reuse_epoch at this device's
+                                       last cache hand-out; 0: none */
     uint64_t peers_tried;  /* bit i: enabling access to device i's memory was tried */
 } cukit_Device;
 
@@ -71,7 +73,7 @@ typedef struct cukit_Stream_s {
     PyObject *capture;     /* strong ref: list of what a capture in progress must keep
                               alive (kernels, arguments), NULL when not capturing */
     int maybe_busy;        /* 1: work was queued since a query last found it idle */
-    unsigned long reuse_seen; /* the runtime's reuse_epoch this stream was ordered at */
+    uint64_t reuse_seen;   /* the runtime's reuse_epoch this stream was ordered at */
 } cukit_Stream;
 
 typedef struct {
@@ -123,8 +125,8 @@ int cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev,
  * `obj` (dev: the device of that work, may be NULL), for memory/'s cache: a cukit.Stream
  * is marked maybe busy (a free asks it before caching a block), and a stream other than
  * the legacy one that has not been ordered since memory/ last handed out a cached block
- * first waits for the legacy stream (an event record and wait), so that the block's
- * earlier users are done before it runs. The legacy stream costs one compare.
+ * first waits for the legacy stream of each device that did (an event record and wait
+ * each), so that the block's earlier users are done before it runs. The legacy stream costs one compare.
  * cukit_stream_handle calls it; a path that queues on a handle it resolved earlier (a
  * prepared launch) calls it per launch. 0 / -1. */
 int cukit_stream_used(cukit_state *st, PyObject *obj, CUstream h, const cukit_Device *dev);

@@ -147,7 +147,7 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
     Py_XSETREF(st->runtime->last_stream, Py_NewRef(obj));
     st->runtime->last_stream_handle = (void *)*out;
     st->runtime->last_stream_ctx = (void *)ctx;
-    st->runtime->last_stream_seen = st->runtime->reuse_epoch - 1; /* not yet ordered */
+    st->runtime->last_stream_seen = 0; /* not yet ordered */
     return cukit_stream_used(st, obj, *out, dev);
 }
 
@@ -160,22 +160,37 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
  * queued since they were last found idle whether they still run (a free of memory one of
  * them may use takes the release stream's path instead). */
 
-/* Make h (not the legacy stream) wait for the work queued on dev's legacy stream so far.
- * 0 / -1. */
+/* Make h (not the legacy stream; a stream of `home`) wait for the work queued so far on
+ * the legacy stream of each device that handed out a cached block after epoch `seen`
+ * (usually home alone; a block of another device may be used through peer access), then
+ * make home current again. 0 / -1. */
 static int
-order_after_legacy(cukit_state *st, cukit_Device *dev, CUstream h)
+order_after_legacy(cukit_state *st, cukit_Device *home, CUstream h, uint64_t seen)
 {
-    if (cukit_device_activate(dev) < 0)
-        return -1;
-    if (dev->legacy_event == NULL &&
-        CU_CALL(st, cuEventCreate, (&dev->legacy_event, CU_EVENT_DISABLE_TIMING)) < 0) {
-        dev->legacy_event = NULL;
-        return -1;
+    PyObject *devices = st->runtime->devices;
+    Py_ssize_t n = devices ? PyList_GET_SIZE(devices) : 0;
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
+        PyObject *o = PyList_GET_ITEM(devices, i);
+        if (!PyObject_TypeCheck(o, st->runtime->DeviceType))
+            continue;
+        cukit_Device *d = (cukit_Device *)o;
+        if (d->handed_out_at <= seen)
+            continue;
+        if (cukit_device_activate(d) < 0)
+            return -1;
+        if (d->legacy_event == NULL &&
+            CU_CALL(st, cuEventCreate, (&d->legacy_event, CU_EVENT_DISABLE_TIMING)) < 0) {
+            d->legacy_event = NULL;
+            rc = -1;
+        }
+        else if (CU_CALL(st, cuEventRecord, (d->legacy_event, NULL)) < 0 ||
+                 CU_CALL(st, cuStreamWaitEvent, (h, d->legacy_event, 0)) < 0)
+            rc = -1;
     }
-    if (CU_CALL(st, cuEventRecord, (dev->legacy_event, NULL)) < 0 ||
-        CU_CALL(st, cuStreamWaitEvent, (h, dev->legacy_event, 0)) < 0)
+    if (cukit_device_activate(home) < 0)
         return -1;
-    return 0;
+    return rc;
 }
 
 int
@@ -199,7 +214,8 @@ cukit_stream_used(cukit_state *st, PyObject *obj, CUstream h, const cukit_Device
      * uses, and its launch on a stream is ordered then. */
     if (rt->captures > 0)
         return 0;
-    if (order_after_legacy(st, s ? s->device : (cukit_Device *)dev, h) < 0)
+    if (order_after_legacy(st, s ? s->device : (cukit_Device *)dev, h,
+                           s ? s->reuse_seen : obj == rt->last_stream ? rt->last_stream_seen : 0) < 0)
         return -1;
     if (s)
         s->reuse_seen = rt->reuse_epoch;
@@ -388,7 +404,7 @@ stream_alloc(cukit_state *st, PyTypeObject *type, cukit_Device *dev)
     s->capture = NULL;
     s->maybe_busy = 0;
     /* not yet ordered: blocks handed out before it existed may still be in use */
-    s->reuse_seen = st->runtime->reuse_epoch - 1;
+    s->reuse_seen = 0;
     return s;
 }
 
