@@ -298,6 +298,30 @@ def test_results_stay_right_through_churn_on_three_streams(rng, kernels):
         check(entry)
 
 
+@gpu
+def test_a_capture_takes_no_cached_block_and_its_graph_keeps_what_it_uses(rng, kernels):
+    n = 4096
+    host = rng.standard_normal(n).astype(np.float32)
+    a = cukit.to_device(host)
+    s = cukit.Stream()
+    junk = cukit.empty(n, np.float32)
+    cached = ptr(junk)
+    del junk                                             # a cached block of out's size
+    cukit.synchronize()
+    with s.capture() as g:
+        out = cukit.empty(n, np.float32)
+        assert ptr(out) != cached                        # no cached reuse while capturing
+        twice(kernels, a, out, n, stream=s)
+    kept = ptr(out)
+    del out                                              # the graph keeps it
+    others = [cukit.empty(n, np.float32) for _ in range(4)]
+    assert kept not in [ptr(o) for o in others]
+    for _ in range(2):
+        g.launch(s)
+    s.synchronize()
+    np.testing.assert_array_equal(g.nodes[0].args[1].get(), 2 * host)
+
+
 # ------------------------------------------------------------------ limits, trim, OOM
 
 

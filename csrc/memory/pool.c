@@ -32,9 +32,9 @@
  * without a driver call, when that is as safe as the rule:
  *
  *  - A block is cached only when no cukit.Stream of the device may still run work
- *    (runtime's cukit_device_side_idle: streams being captured aside, whose graphs keep
- *    what they use; a dropped stream's work counted), so everything that may still use
- *    it was queued on the legacy stream. A stream counts as busy from the moment work is
+ *    (runtime's cukit_device_side_idle: a dropped stream's work counted, and a stream
+ *    being captured counts as busy if work was queued on it), so everything that may
+ *    still use it was queued on the legacy stream. A stream counts as busy from the moment work is
  *    queued on it (any stream= argument resolves through cukit_stream_used) until a query
  *    finds it idle: with no stream used since, a free makes no driver call; otherwise one
  *    cuStreamQuery per such stream, and a free of memory one of them may still use takes

@@ -137,8 +137,9 @@ int cukit_stream_pending(void);
 /* This thread queues work on the legacy stream: cukit_stream_pending is 0 again (launch/
  * calls it, a compare and a store). */
 void cukit_stream_legacy_queued(void);
-/* 1 when no work queued on dev's cukit streams may still be running (those being
- * captured aside, and a dropped stream's work included): then whatever may still use
+/* 1 when no work queued on dev's cukit streams may still be running (a stream being
+ * captured that had work queued counts as running; a dropped stream's work included):
+ * then whatever may still use
  * memory freed now runs on the legacy stream (or on another library's stream, which is
  * that library's to finish). Queries only the streams used since last found idle, so
  * 0 driver calls when none were. Never raises. */

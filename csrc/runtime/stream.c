@@ -235,8 +235,12 @@ cukit_device_side_idle(cukit_Device *dev)
     }
     for (int i = 0; i < dev->nstreams; i++) {
         cukit_Stream *s = dev->streams[i].stream;
-        if (!s->maybe_busy || s->capture != NULL)
+        if (!s->maybe_busy)
             continue;
+        /* Being captured, it cannot be asked: work queued before the capture may still
+         * run (what it queues now runs only in its graph, which keeps what it uses). */
+        if (s->capture != NULL)
+            return 0;
         if (cukit_api.cuStreamQuery(s->handle) != CUDA_SUCCESS)
             return 0;
         s->maybe_busy = 0;
