@@ -72,7 +72,8 @@ def cache_on():
 
 @gpu
 def test_pool_cache_limit_rejects_bad_sizes():
-    with pytest.raises(ValueError, match=r"pool_cache_limit\(\): nbytes must be 0 \(no cache\) or more bytes, got -1"):
+    with pytest.raises(ValueError, match=r"pool_cache_limit\(\): nbytes must be 0 \(no cache\) "
+                                         r"or more bytes, got -1"):
         cukit.pool_cache_limit(-1)
     with pytest.raises(TypeError):
         cukit.pool_cache_limit("1 GiB")
@@ -216,7 +217,8 @@ def test_outputs_on_another_stream_wait_for_the_legacy_users_of_their_block(rng,
     data = rng.standard_normal(n).astype(np.float32)
     a = cukit.to_device(np.ones(n, np.float32))
     s = cukit.Stream()
-    for make in (lambda: cukit.add(a, a, stream=s), lambda: cukit.to_device(2 * np.ones(n, np.float32), stream=s)):
+    twos = 2 * np.ones(n, np.float32)
+    for make in (lambda: cukit.add(a, a, stream=s), lambda: cukit.to_device(twos, stream=s)):
         x = cukit.to_device(data)
         y = cukit.to_device(poison(n, np.float32))
         cukit.synchronize()
