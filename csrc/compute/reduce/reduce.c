@@ -1,18 +1,19 @@
 /* reduce.c - the reduction engine: axes, the plan (kept and reduced dimensions, each
- * sorted and merged), the choice of kernel for the layout, and the launch of one pass
- * or two
+ * sorted and merged), the choice of kernel for the layout, and its one launch
  *
  * Layouts and kernels (reduce_codegen.c):
  *   reduced part one contiguous run (axis=-1, or every axis of a contiguous array):
- *     a block or a warp per row, vector loads; a long row is cut into splits whose
- *     partials a second kernel reduces (a full reduction is one row)
+ *     a block or a warp per row, vector loads; a long row is cut into splits, one even
+ *     wave of blocks (a full reduction is one row, with a kernel of its own)
  *   reduced axis outside a kept one (axis=0 of a C-contiguous matrix): a thread per
  *     output, neighbouring threads on neighbouring columns, no transpose; where the
- *     innermost kept axis is contiguous and aligned, a thread per vector of outputs (16
- *     bytes of each row), so a warp reads 512 contiguous bytes of a row; the reduced
- *     axis is split (blockIdx.y) so the grid fills the device and no thread sums more
- *     than 512, and a second pass combines each output's partials by a tree
- *   anything else: a block or warp per row over any strides */
+ *     innermost kept axis is contiguous and aligned, a block per 32 vectors of outputs
+ *     (16 bytes of each row a thread), so a warp reads 512 contiguous bytes of a row,
+ *     its warps on consecutive runs of rows; the reduced axis is split (blockIdx.y) so
+ *     the grid fills the device and no thread sums more than 512 in a row
+ *   anything else: a block or warp per row over any strides
+ * Splits are folded in the same launch by the last block of each group to finish (a
+ * counter in the launch's scratch, zeroed on its stream just before): one launch. */
 #include "compute/reduce/reduce_impl.h"
 
 #include <stdlib.h>
@@ -334,7 +335,13 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
         want = (long long)sm * (occ[fn] > 0 ? occ[fn] : 8);
         long long bx = (nout / cv + 31) / 32;
         splits = (want + bx - 1) / bx;
+        /* at most 512 rows a warp (the accuracy bound of the docs) */
+        long long fewest = (nred + 512 * (CK_THREADS / 32) - 1) / (512 * (CK_THREADS / 32));
+        if (splits < fewest)
+            splits = fewest;
         long long most = nred / (16 * (CK_THREADS / 32));
+        if (most < fewest)
+            most = fewest;
         if (splits > most)
             splits = most;
         if (splits > 65535)
