@@ -409,6 +409,18 @@ user_text(ck_buf *b, const ck_rspec *s, const char *what, const char *text)
     }
 }
 
+/* ckr_f's blocks an SM (__launch_bounds__): CK_MINB for one array input, whose four
+ * vector loads fit its 40 registers; more inputs (dot, where=) keep the compiler's own
+ * choice, so that all their loads stay in flight instead of being serialized to fit. */
+static int
+ck_minb(const ck_rspec *s)
+{
+    int arrays = 0;
+    for (int k = 0; k < s->nin; k++)
+        arrays += s->kind[k] == CK_OPND_ARRAY;
+    return arrays == 1 ? CK_MINB : 1;
+}
+
 PyObject *
 ck_reduce_source(const ck_rspec *s)
 {
@@ -423,7 +435,7 @@ ck_reduce_source(const ck_rspec *s)
         ck_put(&b, "typedef T%d TO;\n", nin);
     ck_put(&b, "#define CK_NIN %d\n#define CK_NOPS %d\n#define CK_V %d\n"
             "#define CK_NT %d\n#define CK_HAS_INIT %d\n#define CK_RMAXD %d\n#define CK_MINB %d\n",
-        nin, nin + 1, v, CK_THREADS, s->has_init, CK_RMAXD, CK_MINB);
+        nin, nin + 1, v, CK_THREADS, s->has_init, CK_RMAXD, ck_minb(s));
     ck_put(&b, "struct ck_rargs {\n    ck_slot op[CK_NOPS];\n    ck_slot init;\n"
             "    unsigned long long part;\n    long long nout, nred, chunk, count;\n"
             "    double d;\n    int splits, kd, rd, fblock;\n"
