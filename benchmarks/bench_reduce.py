@@ -2,7 +2,8 @@
 
 What it measures
     dispatch  microseconds per sum() of a 1-element float32 array (20,000 calls, then
-              one synchronize; the result is a new 0-d array each call).
+              one synchronize; the result is a new 0-d array each call), and per add()
+              of two such arrays, the elementwise dispatch it is measured against.
     bandwidth GB/s counting the bytes read (reductions) or read plus written (cumsum
               and the copy), 20 calls timed between synchronizes, 64M float32 unless
               said: sum, max, argmax, dot (two inputs), float64 sum, sum along axis 0
@@ -69,7 +70,9 @@ def cases(name, lib):
     c = {}
     m = cukit if name == "cukit" else lib
     a1 = dev(name, lib, np.ones(1, np.float32))
+    b1 = dev(name, lib, np.ones(1, np.float32))
     c["sum dispatch (1 element)"] = ("us", lambda: per_call_us(name, lib, lambda: m.sum(a1)))
+    c["add dispatch (1 element)"] = ("us", lambda: per_call_us(name, lib, lambda: m.add(a1, b1)))
     rng = np.random.default_rng(0)
     host = rng.standard_normal(N).astype(np.float32)
     x, y = dev(name, lib, host), dev(name, lib, host[::-1].copy())
@@ -136,9 +139,16 @@ def main():
     print(f"device: {dev}; " + ", ".join(f"{n} {v}" for n, v in versions.items())
           + f"; {args.reps} samples per row; ratio: cukit against the best peer (> 1: cukit ahead)")
     print_table(rows)
+    # issue 23's goals: the sum and cumsum against a copy (bytes moved per second), the
+    # sum's dispatch against add's
     c = med["cukit"]
-    if "cumsum, 64M float32 (read + write)" in c and "device-to-device copy, 64M float32" in c:
-        print(f"cumsum / copy: {c['cumsum, 64M float32 (read + write)'] / c['device-to-device copy, 64M float32']:.2f}")
+    copy = c.get("device-to-device copy, 64M float32")
+    for k in ("sum, 64M float32", "cumsum, 64M float32 (read + write)"):
+        if k in c and copy:
+            print(f"cukit {k.split(',')[0]} / copy: {c[k] / copy:.2f}")
+    if "sum dispatch (1 element)" in c and "add dispatch (1 element)" in c:
+        print(f"cukit sum dispatch - add dispatch: "
+              f"{c['sum dispatch (1 element)'] - c['add dispatch (1 element)']:+.2f} us")
     write_json(args.json, {"device": dev, "versions": versions, "medians": med, "runs": results,
                            "errors": {f"{n}: {k}": e for (n, k), e in errors.items()}}, rows, dev)
 

@@ -4,6 +4,9 @@ size-1 axes; initial=, where=, out=, dtype=; dot, vdot, inner, norms, allclose,
 array_equal; ReductionKernel in both forms; cumsum/cumprod and the scan kernels; the
 errors. The kernels the GPU tests use are compiled up front on every core."""
 import math
+import os
+import subprocess
+import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
@@ -173,7 +176,7 @@ def test_nan_and_infinity_as_numpy(rng, dtype):
 @gpu
 @pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])
 def test_large_and_unaligned_layouts(rng, dtype):
-    """Splits and a second pass, vector loads, a thread per output, short rows."""
+    """Splits folded by the last block, vector loads, a thread per output, short rows."""
     for shape, axes in [((3_000_017,), [None]), ((300, 5001), [None, 0, 1]),
                         ((6000, 3), [0, 1]), ((2, 2_000_000), [1])]:
         host = data(rng, dtype, shape)
@@ -191,8 +194,9 @@ def test_large_and_unaligned_layouts(rng, dtype):
                                    "float16"])
 def test_columns_split_across_blocks(rng, dtype):
     """axis=0 of C-contiguous matrices: a thread per vector of columns where the rows are
-    aligned (else a thread per column), the rows split across blocks and combined by a
-    second pass; keepdims, out=, views, NaN, argmax's ties, the same bits twice."""
+    aligned (else a thread per column), the rows split across blocks and folded by the
+    last block of each column group; keepdims, out=, views, NaN, argmax's ties, the same
+    bits twice."""
     kinds = ["sum", "max", "argmax", "argmin", "mean", "var", "nanmax"]
     if np.dtype(dtype).kind == "c":
         kinds = ["sum", "mean", "var", "prod"]
@@ -232,8 +236,8 @@ def test_columns_split_across_blocks(rng, dtype):
 
 @gpu
 def test_large_column_reduction(rng):
-    """A wide matrix's axis=0 split across blocks; a long sum whose second pass gives its
-    one output a block."""
+    """A wide matrix's axis=0 split across blocks; a long sum whose last block folds its
+    one output's partials with the whole block."""
     host = rng.standard_normal((2048, 2048)).astype(np.float32)
     dev = cukit.to_device(host)
     check(cukit.sum(dev, axis=0), np.sum(host, axis=0), scale_of("sum", host, 0))
@@ -242,6 +246,81 @@ def test_large_column_reduction(rng):
     fd = cukit.to_device(flat)
     check(cukit.sum(fd), np.sum(flat), scale_of("sum", flat, None))
     check(cukit.max(fd), np.max(flat))
+
+
+STREAMS_SCRIPT = r"""
+import sys
+import numpy as np
+import cukit
+rng = np.random.default_rng(int(sys.argv[1]))
+# two streams, each with reductions whose blocks fold through the last-block counter:
+# a full sum and max (one counter), argmax, a float64 sum, columns (a counter per column
+# group), issued interleaved so that both streams' work is queued at once
+cases = []
+streams = [cukit.Stream(), cukit.Stream()]
+for rep in range(2):
+    for k, s in enumerate(streams):
+        flat = rng.standard_normal(100_003 + 1000 * k).astype(np.float32)
+        flat[rng.integers(0, flat.size)] = np.nan if rep else flat[0]
+        mat = rng.standard_normal((600, 256 + 4 * k)).astype(np.float32)
+        f64 = rng.standard_normal(60_001)
+        fd, md, d64 = (cukit.to_device(a, stream=s) for a in (flat, mat, f64))
+        cases.append((cukit.sum(fd, stream=s), np.sum(flat.astype(np.float64)), "sum"))
+        cases.append((cukit.max(fd, stream=s), np.max(flat), "max"))
+        cases.append((cukit.argmax(fd, stream=s), np.argmax(flat), "argmax"))
+        cases.append((cukit.sum(d64, stream=s), np.sum(f64), "sum64"))
+        cases.append((cukit.sum(md, axis=0, stream=s), mat.astype(np.float64).sum(0), "axis0"))
+        cases.append((cukit.sum(md[:, 1:], axis=0, stream=s), mat[:, 1:].astype(np.float64).sum(0), "axis0 unaligned"))
+for s in streams:
+    s.synchronize()
+for got, want, what in cases:
+    g = got.get()
+    ok = np.allclose(g, want, rtol=1e-5, atol=1e-3, equal_nan=True)
+    print(what, "ok" if ok else f"BAD {g!r} {want!r}")
+"""
+
+
+@gpu
+@pytest.mark.parametrize("defer", ["0", "1"])
+def test_reductions_on_two_streams(rng, defer):
+    """Reductions queued on two cukit.Streams at once, each with the last-block fold (its
+    counter and partials in scratch ordered on its own stream), are each right; with the
+    emulator deferring each stream's work to its synchronize too."""
+    if defer == "1" and cukit.backend() != "emulator":
+        pytest.skip("deferred execution is the emulator's")
+    env = dict(os.environ, CUKIT_EMULATOR_DEFER=defer)
+    out = subprocess.run([sys.executable, "-c", STREAMS_SCRIPT, str(rng.integers(1 << 30))],
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split("\n")
+    assert sum(line.endswith(" ok") for line in lines) == 24, out.stdout
+
+
+@gpu
+def test_one_launch_folds_in_the_last_block(rng):
+    """A reduction that splits across blocks is one kernel: the plans of a full reduction
+    (the full kernel, one counter, the whole block on the one output's partials) and of
+    columns (a counter per group of 32 column vectors); results equal numpy's, the same
+    bits twice (the fold's order is fixed), sizes crossing many blocks."""
+    p = cukit._cukit._reduce_plan([((1 << 22,), (4,), 4, 1 << 20)], None, ((), (), 4, 1 << 28))
+    assert p["fn"] == 6 and p["splits"] > 1 and p["ncnt"] == 1 and p["fblock"] == 1, p
+    p = cukit._cukit._reduce_plan([((8192, 8192), (32768, 4), 4, 1 << 20)], 0,
+                                  ((8192,), (4,), 4, 1 << 28))
+    assert p["fn"] == 5 and p["gx"] == 64 and p["gy"] == p["splits"] > 1, p
+    assert p["ncnt"] == p["gx"] and p["chunk"] >= 128, p
+    for n in (16_385, 100_003):
+        x = rng.standard_normal(n).astype(np.float32)
+        xd = cukit.to_device(x)
+        for kind in ("sum", "max", "argmax", "nanmin"):
+            got = getattr(cukit, kind)(xd)
+            check(got, reference(kind, x, None), scale_of(kind, x, None), f"{kind} {n}")
+            assert np.array_equal(got.get(), getattr(cukit, kind)(xd).get()), f"{kind} {n}"
+    x = rng.standard_normal((500, 3, 96))
+    xd = cukit.to_device(x)
+    for axis in (0, (0, 1)):
+        got = cukit.sum(xd, axis=axis)
+        check(got, np.sum(x, axis=axis), scale_of("sum", x, axis), f"axis={axis}")
+        assert np.array_equal(got.get(), cukit.sum(xd, axis=axis).get())
 
 
 @gpu
@@ -530,9 +609,9 @@ def test_scan_kernels(rng):
         mx(cukit.to_device(x))
 
 
-# 1-D tiles hold 4096 elements for accumulators up to 4 bytes, 2048 above: sizes at both
+# 1-D tiles hold 6144 elements for accumulators up to 4 bytes, 2048 above: sizes at both
 # edges, and one of more than 32 tiles (the look-back steps back 32 tiles at a time)
-TILE_SIZES = (1, 2, 2047, 2048, 2049, 4095, 4096, 4097, 40 * 4096 + 3)
+TILE_SIZES = (1, 2, 2047, 2048, 2049, 6143, 6144, 6145, 34 * 6144 + 3)
 
 
 @gpu
@@ -646,10 +725,10 @@ def plan_case(views, bases, axis, keepdims, keep_index=False, out_view=None):
     got = simulate(plan, bases, starts, obase, ospec[3] - out_addr, keep_index)
     got = target
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9, err_msg=f"{shape} axis={axis}")
-    if plan["fn"] == 6:  # vectors of outputs: contiguous along the innermost kept axis
+    if plan["fn"] == 5:  # vectors of outputs: contiguous along the innermost kept axis
         assert all(k[-1] == v.itemsize for k, v in zip(plan["ks"], views))
-        assert plan["kshape"][-1] % 4 == 0 and plan["chunk"] <= 512
-    if plan["fn"] in (0, 1):  # vector loads: one contiguous run, splits of whole vectors
+        assert plan["kshape"][-1] % 4 == 0
+    if plan["fn"] in (0, 1, 6):  # vector loads: one contiguous run, splits of whole vectors
         assert all(r[0] == v.itemsize for r, v in zip(plan["rs"], views))
         assert plan["chunk"] % 2 == 0 or plan["splits"] == 1
     return plan
@@ -680,13 +759,13 @@ def test_plans_index_every_element_once(rng):
     seen.add(plan_case([big[3:]], [big], None, False)["fn"])
     tall = rng.standard_normal(300 * 40)
     p = plan_case([tall.reshape(300, 40)], [tall], 0, False)
-    assert p["fn"] == 6  # a thread per vector of columns, no transpose
+    assert p["fn"] == 5  # a thread per vector of columns, no transpose
     p = plan_case([tall.reshape(300, 40)[:, 1:]], [tall], 0, False)
     assert p["fn"] == 4  # unaligned rows: a thread per column
     p = plan_case([tall.reshape(300, 40)[:, 4:]], [tall], 0, True)
-    assert p["fn"] == 6 and p["kshape"] == (36,)
+    assert p["fn"] == 5 and p["kshape"] == (36,)
     p = plan_case([tall.reshape(30, 10, 40)], [tall], (0, 1), False)
-    assert p["fn"] == 6 and p["rshape"] == (300,)
+    assert p["fn"] == 5 and p["rshape"] == (300,)
     short = rng.standard_normal(5000 * 3)
     assert plan_case([short.reshape(5000, 3)], [short], 1, False)["fn"] == 4
     assert {2, 3, 4} <= seen

@@ -42,6 +42,8 @@ static inline int __ffs(int x) { return __builtin_ffs(x); }
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 static inline int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned atomicExch(unsigned *p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 static inline void __threadfence() { __sync_synchronize(); }
 template <class A, class B> static inline auto min(A a, B b) { return a < b ? a : b; }
 template <class A, class B> static inline auto max(A a, B b) { return a > b ? a : b; }

@@ -1,18 +1,19 @@
 /* reduce.c - the reduction engine: axes, the plan (kept and reduced dimensions, each
- * sorted and merged), the choice of kernel for the layout, and the launch of one pass
- * or two
+ * sorted and merged), the choice of kernel for the layout, and its one launch
  *
  * Layouts and kernels (reduce_codegen.c):
  *   reduced part one contiguous run (axis=-1, or every axis of a contiguous array):
- *     a block or a warp per row, vector loads; a long row is cut into splits whose
- *     partials a second kernel reduces (a full reduction is one row)
+ *     a block or a warp per row, vector loads; a long row is cut into splits, one even
+ *     wave of blocks (a full reduction is one row, with a kernel of its own)
  *   reduced axis outside a kept one (axis=0 of a C-contiguous matrix): a thread per
  *     output, neighbouring threads on neighbouring columns, no transpose; where the
- *     innermost kept axis is contiguous and aligned, a thread per vector of outputs (16
- *     bytes of each row), so a warp reads 512 contiguous bytes of a row; the reduced
- *     axis is split (blockIdx.y) so the grid fills the device and no thread sums more
- *     than 512, and a second pass combines each output's partials by a tree
- *   anything else: a block or warp per row over any strides */
+ *     innermost kept axis is contiguous and aligned, a block per 32 vectors of outputs
+ *     (16 bytes of each row a thread), so a warp reads 512 contiguous bytes of a row,
+ *     its warps on consecutive runs of rows; the reduced axis is split (blockIdx.y) so
+ *     the grid fills the device and no thread sums more than 512 in a row
+ *   anything else: a block or warp per row over any strides
+ * Splits are folded in the same launch by the last block of each group to finish (a
+ * counter in the launch's scratch, zeroed on its stream just before): one launch. */
 #include "compute/reduce/reduce_impl.h"
 
 #include <stdlib.h>
@@ -327,18 +328,38 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
     }
     long long splits = 1, chunk = nred, gx, gy = 1;
     int fn;
-    if (col) {
-        fn = cv ? RF_COLV : RF_COL;
+    if (col && cv) {
+        /* a block per 32 vectors of outputs (a warp's width) and split; the split's rows
+         * shared by the block's warps, 16 rows a warp or more */
+        fn = RF_COLV;
         want = (long long)sm * (occ[fn] > 0 ? occ[fn] : 8);
-        long long threads = cv ? nout / cv : nout;
-        long long bx = (threads + CK_THREADS - 1) / CK_THREADS;
+        long long bx = (nout / cv + 31) / 32;
+        splits = (want + bx - 1) / bx;
+        /* at most 512 rows a warp (the accuracy bound of the docs) */
+        long long fewest = (nred + 512 * (CK_THREADS / 32) - 1) / (512 * (CK_THREADS / 32));
+        if (splits < fewest)
+            splits = fewest;
+        long long most = nred / (16 * (CK_THREADS / 32));
+        if (most < fewest)
+            most = fewest;
+        if (splits > most)
+            splits = most;
+        if (splits > 65535)
+            splits = 65535;
+        if (splits < 1)
+            splits = 1;
+        chunk = (nred + splits - 1) / splits;
+        splits = chunk ? (nred + chunk - 1) / chunk : 1;
+        gx = bx > 0x7fffffffLL ? 0x7fffffffLL : bx;
+        gy = splits;
+    }
+    else if (col) {
+        fn = RF_COL;
+        want = (long long)sm * (occ[fn] > 0 ? occ[fn] : 8);
+        long long bx = (nout + CK_THREADS - 1) / CK_THREADS;
         splits = (nred + 511) / 512;
         if (splits * bx < want)
             splits = (want + bx - 1) / bx;
-        /* a vector thread stores cv partials a split: keep 32 rows a split or more */
-        long long fewest = (nred + 511) / 512, most = nred / 32 > fewest ? nred / 32 : fewest;
-        if (cv && splits > most)
-            splits = most;
         if (splits > nred)
             splits = nred;
         if (splits > 65535)
@@ -362,7 +383,9 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
                 if (plan->ks[k][d] % align != 0)
                     vec = 0;
         }
-        want = (long long)sm * (occ[vec ? RF_ROWV : RF_ROWN] > 0 ? occ[vec ? RF_ROWV : RF_ROWN] : 8);
+        /* one output of one contiguous aligned run: the full reduction's own kernel */
+        int full = vec && nout == 1 && plan->kd == 0, kfn = full ? RF_FULL : vec ? RF_ROWV : RF_ROWN;
+        want = (long long)sm * (occ[kfn] > 0 ? occ[kfn] : 8);
         if (nout < want && nred > 16384) {
             splits = (want + nout - 1) / nout;
             if (splits > nred / 8192)
@@ -376,17 +399,18 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
         splits = chunk ? (nred + chunk - 1) / chunk : 1;
         int block = chunk >= 2048;
         fn = vec ? (block ? RF_ROWV : RF_ROWVW) : (block ? RF_ROWN : RF_ROWNW);
+        if (full && (block || splits > 1))
+            fn = RF_FULL;
         long long per = block ? 1 : CK_THREADS / 32, units = nout * splits;
         gx = (units + per - 1) / per;
         if (gx > 0x7fffffffLL)
             gx = 0x7fffffffLL;
     }
-    /* the second pass: a warp per output, or a block where few outputs have many splits
-     * (a full reduction: one output, a split per resident block) */
-    launch->fblock = splits > 64 && nout < (long long)sm * 8;
-    launch->fx = launch->fblock ? nout : (nout + CK_THREADS / 32 - 1) / (CK_THREADS / 32);
-    if (launch->fx > 0x7fffffffLL)
-        launch->fx = 0x7fffffffLL;
+    /* the last block's fold: the whole block on each output's partials where the outputs
+     * are few (a full reduction), else a warp per output; a counter per group of blocks
+     * that share outputs (the columns' blockIdx.x) */
+    launch->fblock = nout < CK_THREADS / 32;
+    launch->ncnt = splits > 1 ? (col ? gx : 1) : 0;
     launch->fn = fn;
     launch->splits = splits;
     launch->chunk = chunk;
@@ -416,8 +440,7 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
     int fn = launch.fn;
     long long splits = launch.splits, chunk = launch.chunk, gx = launch.gx, gy = launch.gy;
     ck_entry *e = ck_kcache_find(cache, key | (uint64_t)fn);
-    ck_entry *ef = splits > 1 ? ck_kcache_find(cache, key | RF_FINAL) : NULL;
-    if (e == NULL || (splits > 1 && ef == NULL)) {
+    if (e == NULL) {
         PyErr_SetString(PyExc_SystemError, "reduction kernel missing after load");
         return -1;
     }
@@ -436,14 +459,18 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
             memcpy(buf + 16 * k, &plan->ptr[k], 8);
     }
     memcpy(buf + off_init, plan->init.b, 16);
-    cukit_Array *part = NULL;
+    /* splits: the launch's own scratch, ordered on its stream (so a reduction on another
+     * stream never shares it): the fold's counters, zeroed here, then the partials */
+    cukit_scratch part = {0, 0};
     if (splits > 1) {
-        Py_ssize_t bytes = (Py_ssize_t)(nout * splits * acc_size);
-        part = ck_empty(st, dev, CUKIT_TC_U8, 1, &bytes);
-        if (part == NULL)
+        size_t head = (4 * (size_t)launch.ncnt + 15) / 16 * 16;
+        if (cukit_scratch_alloc(dev, head + (size_t)(nout * splits) * (size_t)acc_size, h, &part) < 0)
             return -1;
-        CUdeviceptr pp = cukit_array_ptr(part);
-        memcpy(buf + off_part, &pp, 8);
+        if (CU_CALL(st, cuMemsetD8Async, (part.ptr, 0, 4 * (size_t)launch.ncnt, h)) < 0) {
+            cukit_scratch_release(dev, &part, h);
+            return -1;
+        }
+        memcpy(buf + off_part, &part.ptr, 8);
     }
     long long vals[4] = {nout, nred, chunk, plan->count};
     memcpy(buf + off_nout, vals, 32);
@@ -458,9 +485,8 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
     }
     void *args[] = {buf};
     int rc = cukit_builtin_launch(dev, e->func, (unsigned)gx, (unsigned)gy, CK_THREADS, 1, h, args);
-    if (rc == 0 && splits > 1)
-        rc = cukit_builtin_launch(dev, ef->func, (unsigned)launch.fx, 1, CK_THREADS, 1, h, args);
-    Py_XDECREF(part);
+    if (cukit_scratch_release(dev, &part, h) < 0)
+        rc = -1;
     return rc;
 }
 
@@ -563,7 +589,7 @@ ck_reduce_plan_py(PyObject *m, PyObject *args)
                                            plan.nred, "kshape", ll_tuple(plan.kshape, plan.kd), "rshape",
                                            ll_tuple(plan.rshape, plan.rd), "ks", ks, "rs", rs, "fn",
                                            launch.fn, "splits", launch.splits, "chunk", launch.chunk, "gx",
-                                           launch.gx, "gy", launch.gy, "fx", launch.fx, "fblock", launch.fblock)
+                                           launch.gx, "gy", launch.gy, "ncnt", launch.ncnt, "fblock", launch.fblock)
                            : NULL;
     Py_XDECREF(ks);
     Py_XDECREF(rs);

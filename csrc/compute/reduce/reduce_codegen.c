@@ -7,12 +7,17 @@
  *                    or a warp (vw) per row and split, 4 vector loads in flight
  *   ckr_n / ckr_nw   the same over any strides (one index computation per element)
  *   ckc              a thread per output, looping over its reduced elements: the reduced
- *                    axis is not the innermost, so neighbouring threads read neighbours
- *   ckcv             the same with CK_V neighbouring outputs per thread (axis=0 of a
- *                    C-contiguous matrix): one vector load per row covers them, so a warp
- *                    reads 32 * 16 bytes of each row, four rows in flight
- *   ckf              the second pass: each output's partials (one per split) reduced by a
- *                    warp, or by a block where few outputs have many splits (fblock)
+ *                    axis is not the innermost, so neighbouring threads read neighbouring
+ *                    outputs
+ *   ckcv             32 vectors of CK_V neighbouring outputs per block (axis=0 of a
+ *                    C-contiguous matrix): a warp reads 32 * 16 contiguous bytes of a row,
+ *                    four rows in flight, each warp on its own run of the block's rows
+ * A long reduced range is cut into splits (blocks of their own); there is no second
+ * kernel: each block stores its partial, counts itself in on a counter of the launch's
+ * scratch (after a __threadfence), and the last block of a group (every block of a full
+ * reduction; the splits of one set of columns) folds the group's partials and writes
+ * the outputs. The host zeroes the counters on the launch's stream before the launch,
+ * and the scratch is the launch's own, so concurrent reductions never share one.
  * Each thread accumulates its elements in order, then a warp tree (shuffles) and a block
  * tree (shared memory) combine the threads: the order is fixed for a launch shape, so
  * results are deterministic. */
@@ -21,8 +26,7 @@
 
 #include <string.h>
 
-const char *const ck_rfunc_names[RF_COUNT] = {"ckr_v", "ckr_vw", "ckr_n", "ckr_nw", "ckc", "ckf",
-                                               "ckcv"};
+const char *const ck_rfunc_names[RF_COUNT] = {"ckr_v", "ckr_vw", "ckr_n", "ckr_nw", "ckc", "ckcv", "ckr_f"};
 
 /* The operands of a vector load function: a scalar or raw pointer as it is, an array's
  * nu vectors of CK_V elements, loaded before the first use: u steps of `step` elements
@@ -149,9 +153,33 @@ static const char rkernels[] =
     "    TO &y_ = *(TO *)((char *)p.op[CK_NIN].lo + ko[CK_NIN]);\n"
     "    ck_post(a, y_, p.count, p.d);\n"
     "}\n"
-    "CKD void ck_store(const ck_rargs &p, long long o, int s, const long long *ko, TA a) {\n"
+    "// The scratch of a launch with splits: a counter per group of blocks that share outputs\n"
+    "// (ncnt of them, zeroed by the host before the launch), then the partials, split by split\n"
+    "CKD unsigned *ck_counter(const ck_rargs &p, int c) { return (unsigned *)p.part + c; }\n"
+    "CKD TA *ck_parts(const ck_rargs &p, long long ncnt) {\n"
+    "    return (TA *)(p.part + (unsigned long long)(ncnt * 4 + 15) / 16 * 16);\n"
+    "}\n"
+    "CKD void ck_store(const ck_rargs &p, long long o, int s, const long long *ko, TA a, long long ncnt) {\n"
     "    if (p.splits == 1) ck_final(p, ko, a);\n"
-    "    else ((TA *)p.part)[o * p.splits + s] = a;\n"
+    "    else ck_parts(p, ncnt)[(long long)s * p.nout + o] = a;\n"
+    "}\n"
+    "// The last block to arrive: each thread fences its partials, one thread counts the\n"
+    "// block in; the block that brings the count to `total` (every block of its group has\n"
+    "// stored) sees true in every thread, fences again, and may read all the partials. It\n"
+    "// resets the counter, so the scratch leaves the launch as it came in.\n"
+    "// (`last`: a __shared__ int of the kernel's own)\n"
+    "CKD bool ck_last(unsigned *c, unsigned total, int &last) {\n"
+    "    __threadfence();\n"
+    "    __syncthreads();\n"
+    "    if (threadIdx.x == 0) {\n"
+    "        const unsigned t = atomicAdd(c, 1u);\n"
+    "        last = t == total - 1;\n"
+    "        if (last) atomicExch(c, 0u);\n"
+    "    }\n"
+    "    __syncthreads();\n"
+    "    const bool r = last != 0;\n"
+    "    if (r) __threadfence();\n"
+    "    return r;\n"
     "}\n"
     "template <int TPR> CKD TA ck_group(TA acc, TA *sh) {\n"
     "#pragma unroll\n"
@@ -168,8 +196,63 @@ static const char rkernels[] =
     "    }\n"
     "    return acc;\n"
     "}\n"
+    "// The row kernels' fold, run by the last block: each output's partials (one per split)\n"
+    "// by the whole block where there are few outputs (fblock: a full reduction), else by a\n"
+    "// warp per output; the same tree every launch, so the result is deterministic.\n"
+    "CKD void ck_fold_rows(const ck_rargs &p, TA *sh) {\n"
+    "    const TA *part = ck_parts(p, 1);\n"
+    "    if (p.fblock) {\n"
+    "        for (long long o = 0; o < p.nout; o++) {\n"
+    "            TA acc = ck_ident();\n"
+    "            for (int s = threadIdx.x; s < p.splits; s += CK_NT) acc = ck_red(acc, part[(long long)s * p.nout + o]);\n"
+    "            acc = ck_group<CK_NT>(acc, sh);\n"
+    "            if (threadIdx.x == 0) {\n"
+    "                long long ko[CK_NOPS];\n"
+    "                ck_koffs(p, o, ko);\n"
+    "                ck_final(p, ko, acc);\n"
+    "            }\n"
+    "        }\n"
+    "        return;\n"
+    "    }\n"
+    "    const int lane = threadIdx.x & 31;\n"
+    "    for (long long o = threadIdx.x >> 5; o < p.nout; o += CK_NT / 32) {\n"
+    "        TA acc = ck_ident();\n"
+    "        for (int s = lane; s < p.splits; s += 32) acc = ck_red(acc, part[(long long)s * p.nout + o]);\n"
+    "        acc = ck_group<32>(acc, nullptr);\n"
+    "        if (lane == 0) {\n"
+    "            long long ko[CK_NOPS];\n"
+    "            ck_koffs(p, o, ko);\n"
+    "            ck_final(p, ko, acc);\n"
+    "        }\n"
+    "    }\n"
+    "}\n"
+    "// The column kernels' fold, run by the last block of column group g (blockIdx.x): the\n"
+    "// outputs [o0, o1) its threads own, each output's partials in split order, pairwise (a\n"
+    "// binary counter of partial sums: each partial goes through log2(splits) + 1 adds)\n"
+    "CKD TA ck_pairwise(const TA *part, long long o, long long nout, int splits) {\n"
+    "    TA st[17];\n"
+    "    int n = 0;\n"
+    "    for (int s = 0; s < splits; s++) {\n"
+    "        TA x = part[(long long)s * nout + o];\n"
+    "        for (int c = s; c & 1; c >>= 1) x = ck_red(st[--n], x);\n"
+    "        st[n++] = x;\n"
+    "    }\n"
+    "    TA acc = st[--n];\n"
+    "    while (n > 0) acc = ck_red(st[--n], acc);\n"
+    "    return acc;\n"
+    "}\n"
+    "CKD void ck_fold_cols(const ck_rargs &p, long long o0, long long o1, long long ostep) {\n"
+    "    const TA *part = ck_parts(p, gridDim.x);\n"
+    "    for (long long o = o0; o < o1; o += ostep) {\n"
+    "        const TA acc = ck_pairwise(part, o, p.nout, p.splits);\n"
+    "        long long ko[CK_NOPS];\n"
+    "        ck_koffs(p, o, ko);\n"
+    "        ck_final(p, ko, acc);\n"
+    "    }\n"
+    "}\n"
     "template <int TPR, bool VEC> CKD void ck_row(const ck_rargs &p) {\n"
     "    __shared__ TA sh[32];\n"
+    "    __shared__ int last;\n"
     "    const int lane = threadIdx.x % TPR;\n"
     "    const long long per = blockDim.x / TPR, units = p.nout * p.splits;\n"
     "    for (long long u = (long long)blockIdx.x * per + threadIdx.x / TPR; u < units;\n"
@@ -192,18 +275,42 @@ static const char rkernels[] =
     "        }\n"
     "        for (; j < hi; j += TPR) acc = ck_red(acc, ck_elem(p, ko, j));\n"
     "        acc = ck_group<TPR>(acc, sh);\n"
-    "        if (lane == 0) ck_store(p, o, s, ko, acc);\n"
+    "        if (lane == 0) ck_store(p, o, s, ko, acc, 1);\n"
     "    }\n"
+    "    // splits: the last block to finish folds every output's partials, no second launch\n"
+    "    if (p.splits > 1 && ck_last(ck_counter(p, 0), gridDim.x, last)) ck_fold_rows(p, sh);\n"
+    "}\n"
+    "// A full reduction of one contiguous aligned run (one output, kept offsets 0): a block\n"
+    "// per split (gridDim.x of them, one wave of resident blocks), each on its split's run\n"
+    "// of vectors, 4 vector loads in flight per thread; built for CK_MINB blocks an SM.\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_NT, CK_MINB) ckr_f(const ck_rargs p) {\n"
+    "    __shared__ TA sh[32];\n"
+    "    __shared__ int last;\n"
+    "    const long long ko[CK_NOPS] = {};\n"
+    "    const int s = blockIdx.x, lane = threadIdx.x;\n"
+    "    const long long lo = (long long)s * p.chunk, hi = min(p.nred, lo + p.chunk);\n"
+    "    const long long nv = (hi - lo) / CK_V;\n"
+    "    TA acc = ck_ident();\n"
+    "    long long q = lane;\n"
+    "    for (; q + 3 * CK_NT < nv; q += 4 * CK_NT)\n"
+    "        acc = ck_vec4(acc, p, ko, lo + q * CK_V, (long long)CK_NT * CK_V);\n"
+    "    for (; q < nv; q += CK_NT) acc = ck_vec1(acc, p, ko, lo + q * CK_V);\n"
+    "    for (long long j = lo + nv * CK_V + lane; j < hi; j += CK_NT) acc = ck_red(acc, ck_elem(p, ko, j));\n"
+    "    acc = ck_group<CK_NT>(acc, sh);\n"
+    "    if (threadIdx.x == 0) ck_store(p, 0, s, ko, acc, 1);\n"
+    "    if (p.splits > 1 && ck_last(ck_counter(p, 0), gridDim.x, last)) ck_fold_rows(p, sh);\n"
     "}\n"
     "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_v(const ck_rargs p) { ck_row<CK_NT, true>(p); }\n"
     "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_vw(const ck_rargs p) { ck_row<32, true>(p); }\n"
     "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_n(const ck_rargs p) { ck_row<CK_NT, false>(p); }\n"
     "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_nw(const ck_rargs p) { ck_row<32, false>(p); }\n"
     "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckc(const ck_rargs p) {\n"
+    "    __shared__ int last;\n"
     "    const int s = blockIdx.y;\n"
     "    const long long lo = (long long)s * p.chunk, hi = min(p.nred, lo + p.chunk);\n"
-    "    for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < p.nout;\n"
-    "         o += (long long)gridDim.x * blockDim.x) {\n"
+    "    const long long o0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    const long long ostep = (long long)gridDim.x * blockDim.x;\n"
+    "    for (long long o = o0; o < p.nout; o += ostep) {\n"
     "        long long ko[CK_NOPS];\n"
     "        ck_koffs(p, o, ko);\n"
     "        TA acc = ck_ident();\n"
@@ -216,36 +323,56 @@ static const char rkernels[] =
     "            }\n"
     "        }\n"
     "        for (; j < hi; j++) acc = ck_red(acc, ck_elem(p, ko, j));\n"
-    "        ck_store(p, o, s, ko, acc);\n"
+    "        ck_store(p, o, s, ko, acc, gridDim.x);\n"
     "    }\n"
+    "    // the last of the splits (blockIdx.y) of these outputs folds their partials\n"
+    "    if (p.splits > 1 && ck_last(ck_counter(p, blockIdx.x), gridDim.y, last))\n"
+    "        ck_fold_cols(p, o0, p.nout, ostep);\n"
     "}\n"
+    "// A block owns 32 vectors of CK_V neighbouring outputs (a warp's width: a warp reads\n"
+    "// 32 * 16 contiguous bytes of a row) and its split's rows (blockIdx.y); each warp takes\n"
+    "// one run of consecutive rows of the split, four rows in flight, and the warps' sums are\n"
+    "// combined in shared memory in warp order: every output sees its rows in order.\n"
     "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckcv(const ck_rargs p) {\n"
-    "    const int s = blockIdx.y;\n"
+    "    __shared__ TA sh[32 * CK_V];\n"
+    "    __shared__ int last;\n"
+    "    const int s = blockIdx.y, lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = CK_NT / 32;\n"
     "    const long long lo = (long long)s * p.chunk, hi = min(p.nred, lo + p.chunk);\n"
-    "    const long long nv = p.nout / CK_V;\n"
-    "    for (long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x; u < nv;\n"
-    "         u += (long long)gridDim.x * blockDim.x) {\n"
-    "        const long long o = u * CK_V;\n"
-    "        long long ko[CK_NOPS];\n"
-    "        ck_koffs(p, o, ko);\n"
-    "        TA acc[CK_V];\n"
+    "    const long long sub = (hi - lo + nw - 1) / nw;\n"
+    "    const long long wlo = min(hi, lo + w * sub), whi = min(hi, wlo + sub);\n"
+    "    const long long nv = p.nout / CK_V, u = (long long)blockIdx.x * 32 + lane;\n"
+    "    const bool live = u < nv;\n"
+    "    TA acc[CK_V];\n"
     "#pragma unroll\n"
-    "        for (int e = 0; e < CK_V; e++) acc[e] = ck_ident();\n"
-    "        long long j = lo;\n"
+    "    for (int e = 0; e < CK_V; e++) acc[e] = ck_ident();\n"
+    "    long long ko[CK_NOPS];\n"
+    "    if (live) {\n"
+    "        ck_koffs(p, u * CK_V, ko);\n"
+    "        long long j = wlo;\n"
     "        if (p.rd <= 1) {\n"
     "            long long off[CK_NOPS];\n"
     "            ck_roffs(p, ko, j, off);\n"
-    "            for (; j + 4 <= hi; j += 4) {\n"
+    "            for (; j + 4 <= whi; j += 4) {\n"
     "                ck_cvec4(acc, p, off, j);\n"
     "#pragma unroll\n"
     "                for (int k = 0; k < CK_NOPS; k++) off[k] += 4 * p.rs[k][0];\n"
     "            }\n"
     "        }\n"
-    "        for (; j < hi; j++) {\n"
+    "        for (; j < whi; j++) {\n"
     "            long long off[CK_NOPS];\n"
     "            ck_roffs(p, ko, j, off);\n"
     "            ck_cvec1(acc, p, off, j);\n"
     "        }\n"
+    "    }\n"
+    "    for (int k = 0; k < nw; k++) {\n"
+    "        if (w == k && live) {\n"
+    "#pragma unroll\n"
+    "            for (int e = 0; e < CK_V; e++)\n"
+    "                sh[lane * CK_V + e] = k == 0 ? acc[e] : ck_red(sh[lane * CK_V + e], acc[e]);\n"
+    "        }\n"
+    "        __syncthreads();\n"
+    "    }\n"
+    "    if (w == 0 && live) {\n"
     "        // the CK_V outputs share their outer coordinates (the host checks that the\n"
     "        // innermost kept extent is a multiple of CK_V): only the inner one moves\n"
     "#pragma unroll\n"
@@ -254,40 +381,13 @@ static const char rkernels[] =
     "#pragma unroll\n"
     "            for (int k = 0; k < CK_NOPS; k++) k2[k] = ko[k];\n"
     "            k2[CK_NIN] += e * p.ks[CK_NIN][p.kd - 1];\n"
-    "            ck_store(p, o + e, s, k2, acc[e]);\n"
+    "            ck_store(p, u * CK_V + e, s, k2, sh[lane * CK_V + e], gridDim.x);\n"
     "        }\n"
     "    }\n"
-    "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckf(const ck_rargs p) {\n"
-    "    if (p.fblock) {\n"
-    "        // few outputs, many splits: a block per output, every partial's load in flight\n"
-    "        __shared__ TA sh[32];\n"
-    "        for (long long o = blockIdx.x; o < p.nout; o += gridDim.x) {\n"
-    "            TA acc = ck_ident();\n"
-    "            const TA *part = (const TA *)p.part + o * p.splits;\n"
-    "            for (int s = threadIdx.x; s < p.splits; s += CK_NT) acc = ck_red(acc, part[s]);\n"
-    "            acc = ck_group<CK_NT>(acc, sh);\n"
-    "            if (threadIdx.x == 0) {\n"
-    "                long long ko[CK_NOPS];\n"
-    "                ck_koffs(p, o, ko);\n"
-    "                ck_final(p, ko, acc);\n"
-    "            }\n"
-    "        }\n"
-    "        return;\n"
-    "    }\n"
-    "    const int lane = threadIdx.x & 31;\n"
-    "    const long long per = blockDim.x / 32;\n"
-    "    for (long long o = (long long)blockIdx.x * per + (threadIdx.x >> 5); o < p.nout;\n"
-    "         o += (long long)gridDim.x * per) {\n"
-    "        TA acc = ck_ident();\n"
-    "        const TA *part = (const TA *)p.part + o * p.splits;\n"
-    "        for (int s = lane; s < p.splits; s += 32) acc = ck_red(acc, part[s]);\n"
-    "        acc = ck_group<32>(acc, nullptr);\n"
-    "        if (lane == 0) {\n"
-    "            long long ko[CK_NOPS];\n"
-    "            ck_koffs(p, o, ko);\n"
-    "            ck_final(p, ko, acc);\n"
-    "        }\n"
+    "    // the last of the splits (blockIdx.y) of these outputs folds their partials\n"
+    "    if (p.splits > 1 && ck_last(ck_counter(p, blockIdx.x), gridDim.y, last)) {\n"
+    "        const long long o0 = (long long)blockIdx.x * 32 * CK_V;\n"
+    "        ck_fold_cols(p, o0 + threadIdx.x, min(p.nout, o0 + 32 * CK_V), CK_NT);\n"
     "    }\n"
     "}\n";
 
@@ -309,6 +409,18 @@ user_text(ck_buf *b, const ck_rspec *s, const char *what, const char *text)
     }
 }
 
+/* ckr_f's blocks an SM (__launch_bounds__): CK_MINB for one array input, whose four
+ * vector loads fit its 40 registers; more inputs (dot, where=) keep the compiler's own
+ * choice, so that all their loads stay in flight instead of being serialized to fit. */
+static int
+ck_minb(const ck_rspec *s)
+{
+    int arrays = 0;
+    for (int k = 0; k < s->nin; k++)
+        arrays += s->kind[k] == CK_OPND_ARRAY;
+    return arrays == 1 ? CK_MINB : 1;
+}
+
 PyObject *
 ck_reduce_source(const ck_rspec *s)
 {
@@ -322,8 +434,8 @@ ck_reduce_source(const ck_rspec *s)
     if (!s->out_ctype)
         ck_put(&b, "typedef T%d TO;\n", nin);
     ck_put(&b, "#define CK_NIN %d\n#define CK_NOPS %d\n#define CK_V %d\n"
-            "#define CK_NT %d\n#define CK_HAS_INIT %d\n#define CK_RMAXD %d\n",
-        nin, nin + 1, v, CK_THREADS, s->has_init, CK_RMAXD);
+            "#define CK_NT %d\n#define CK_HAS_INIT %d\n#define CK_RMAXD %d\n#define CK_MINB %d\n",
+        nin, nin + 1, v, CK_THREADS, s->has_init, CK_RMAXD, ck_minb(s));
     ck_put(&b, "struct ck_rargs {\n    ck_slot op[CK_NOPS];\n    ck_slot init;\n"
             "    unsigned long long part;\n    long long nout, nred, chunk, count;\n"
             "    double d;\n    int splits, kd, rd, fblock;\n"

@@ -34,7 +34,11 @@ typedef struct {
 enum { CK_OPND_ARRAY = 0, CK_OPND_SCALAR, CK_OPND_RAW };
 
 /* The kernels in one generated module, by index (key bits 0-2). */
-enum { RF_ROWV, RF_ROWVW, RF_ROWN, RF_ROWNW, RF_COL, RF_FINAL, RF_COLV, RF_COUNT };
+enum { RF_ROWV, RF_ROWVW, RF_ROWN, RF_ROWNW, RF_COL, RF_COLV, RF_FULL, RF_COUNT };
+/* Blocks of CK_THREADS the full reduction's kernel (ckr_f) of one array input is built
+ * to fit on one SM at once (__launch_bounds__' second argument: it caps its registers
+ * at 40, so 75% of an SM's threads instead of the 62% that 48 registers allow). */
+#define CK_MINB 6
 extern const char *const ck_rfunc_names[RF_COUNT];
 
 /* CUDA C of every kernel of spec. New ref or NULL. */
@@ -63,13 +67,14 @@ typedef struct {
 int ck_rplan_make(ck_rplan *plan, cukit_Array *const *in, const int *kind, int nin, int ndim,
                   const Py_ssize_t *shape, uint64_t axes, cukit_Array *out, int keep_order);
 /* How a plan is launched: the kernel (RF_*), splits of the reduced range and their
- * length, the grid; for splits > 1 the second pass's grid (fx) and whether it gives
- * each output a block (fblock: many splits, few outputs) or a warp. vec: the spec's
+ * length, the grid; for splits > 1 the counters of the last-block fold (ncnt: one per
+ * group of blocks that share outputs) and whether the fold gives each output the whole
+ * block (fblock: few outputs) or a warp. vec: the spec's
  * elements per vector load; sm: the device's SMs; occ[RF_*]: blocks of each kernel an
  * SM holds at once (0: unknown, 8 assumed). */
 typedef struct {
     int fn, fblock;
-    long long splits, chunk, gx, gy, fx;
+    long long splits, chunk, gx, gy, ncnt;
 } ck_rlaunch;
 void ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunch *launch);
 /* _reduce_plan(inputs, axes, out, keep_order=False, vec=4, sm=132, blocks=8):

@@ -185,8 +185,8 @@ empty_error(int kind)
                         kind_ufunc[kind]);
 }
 
-/* The texts and types of one reduction kind on input type itc (btc: the second input's,
- * or -1; wk >= 0: input wk is a where= mask). 0 / -1 (TypeError). */
+/* The types and (texts: 1) the texts of one reduction kind on input type itc (btc: the
+ * second input's, or -1; wk >= 0: input wk is a where= mask). 0 / -1 (TypeError). */
 typedef struct {
     int otc, atc, vtc;
     char acc[64], map[256], head[64];
@@ -194,19 +194,22 @@ typedef struct {
 } rtexts;
 
 static int
-describe(const char *who, int kind, int itc, int btc, int dtype, int wk, rtexts *t)
+describe(const char *who, int kind, int itc, int btc, int dtype, int wk, int texts, rtexts *t)
 {
+/* the texts are only written when asked (a compile): a launch of a cached module needs
+ * the types alone, and formatting them is most of a small reduction's host time */
+#define PUT(...) do { if (texts) PyOS_snprintf(__VA_ARGS__); } while (0)
     int otc, atc, vtc = compute_tc(itc);
     char *acc = t->acc, *map = t->map, *head = t->head;
     const char *red = "uf_add(a, b)", *ident = "0", *post = "y = cv<TO>(a)";
-    head[0] = 0;
-    PyOS_snprintf(map, sizeof t->map, "cv<TA>(x0)");
+    head[0] = acc[0] = map[0] = 0;
+    PUT(map, sizeof t->map, "cv<TA>(x0)");
     switch (kind) {
     case RK_SUM: case RK_PROD: case RK_NANSUM:
         otc = dtype >= 0 ? dtype : sum_type(itc);
         atc = compute_tc(otc);
         if (kind == RK_PROD) { red = "uf_multiply(a, b)"; ident = "1"; }
-        if (kind == RK_NANSUM) PyOS_snprintf(map, sizeof t->map, "ck_nan0(cv<TA>(x0))");
+        if (kind == RK_NANSUM) PUT(map, sizeof t->map, "ck_nan0(cv<TA>(x0))");
         break;
     case RK_MAX: case RK_MIN: case RK_NANMAX: case RK_NANMIN:
         otc = itc;
@@ -230,7 +233,7 @@ describe(const char *who, int kind, int itc, int btc, int dtype, int wk, rtexts 
         break;
     case RK_COUNT:
         otc = atc = CUKIT_TC_I64;
-        PyOS_snprintf(map, sizeof t->map, "(i64)cv<bool>(x0)");
+        PUT(map, sizeof t->map, "(i64)cv<bool>(x0)");
         break;
     case RK_MEAN:
         otc = dtype >= 0 ? dtype : float_of(itc);
@@ -240,20 +243,20 @@ describe(const char *who, int kind, int itc, int btc, int dtype, int wk, rtexts 
     case RK_VAR: case RK_STD: /* x1 is the mean, of type T1 */
         otc = dtype >= 0 ? dtype : real_tc(float_of(itc));
         atc = real_tc(btc);
-        PyOS_snprintf(map, sizeof t->map, "ck_absq(cv<T1>(x0) - x1)");
+        PUT(map, sizeof t->map, "ck_absq(cv<T1>(x0) - x1)");
         post = kind == RK_VAR ? "y = cv<TO>(a / (TA)_d)" : "y = cv<TO>(ck_sqrt(a / (TA)_d))";
         break;
     case RK_DOT: case RK_VDOT:
         otc = ck_promote(itc, btc);
         atc = compute_tc(otc);
-        PyOS_snprintf(map, sizeof t->map, kind == RK_DOT ? "uf_multiply(cv<TA>(x0), cv<TA>(x1))"
+        PUT(map, sizeof t->map, kind == RK_DOT ? "uf_multiply(cv<TA>(x0), cv<TA>(x1))"
                       : "uf_multiply(uf_conjugate(cv<TA>(x0)), cv<TA>(x1))");
         break;
     default: /* norms */
         otc = real_tc(float_of(itc));
         atc = compute_tc(otc);
-        PyOS_snprintf(head, sizeof t->head, "typedef %s TC;", ck_dtypes[compute_tc(float_of(itc))].ctype_c);
-        PyOS_snprintf(map, sizeof t->map, kind == RK_NORM2 ? "ck_absq(cv<TC>(x0))"
+        PUT(head, sizeof t->head, "typedef %s TC;", ck_dtypes[compute_tc(float_of(itc))].ctype_c);
+        PUT(map, sizeof t->map, kind == RK_NORM2 ? "ck_absq(cv<TC>(x0))"
                       : "uf_absolute(cv<TC>(x0))");
         if (kind == RK_NORM2) post = "y = cv<TO>(ck_sqrt(a))";
         if (kind == RK_NORMINF) { red = "uf_maximum(a, b)"; }
@@ -262,21 +265,21 @@ describe(const char *who, int kind, int itc, int btc, int dtype, int wk, rtexts 
     }
     if (kind == RK_ARGMAX || kind == RK_ARGMIN) {
         const char *tv = ck_dtypes[vtc].ctype_c;
-        PyOS_snprintf(acc, sizeof t->acc, "ck_arg<%s>", tv);
-        PyOS_snprintf(map, sizeof t->map, "ck_arg<%s>{cv<%s>(x0), _j}", tv, tv);
+        PUT(acc, sizeof t->acc, "ck_arg<%s>", tv);
+        PUT(map, sizeof t->map, "ck_arg<%s>{cv<%s>(x0), _j}", tv, tv);
         red = kind == RK_ARGMAX ? "ck_argmax(a, b)" : "ck_argmin(a, b)";
         ident = kind == RK_ARGMAX ? "ck_arg<TV>{ck_lowest<TV>(), 0x7fffffffffffffffLL}"
                                   : "ck_arg<TV>{ck_highest<TV>(), 0x7fffffffffffffffLL}";
-        PyOS_snprintf(head, sizeof t->head, "typedef %s TV;", tv);
+        PUT(head, sizeof t->head, "typedef %s TV;", tv);
         post = "y = cv<TO>(a.i)";
     }
     else {
-        PyOS_snprintf(acc, sizeof t->acc, "%s", ck_dtypes[atc].ctype_c);
+        PUT(acc, sizeof t->acc, "%s", ck_dtypes[atc].ctype_c);
     }
-    if (wk >= 0) {
+    if (wk >= 0 && texts) {
         char wmap[256];
-        PyOS_snprintf(wmap, sizeof wmap, "x%d ? cv<TA>(%s) : cv<TA>(%s)", wk, map, ident);
-        PyOS_snprintf(map, sizeof t->map, "%s", wmap);
+        PUT(wmap, sizeof wmap, "x%d ? cv<TA>(%s) : cv<TA>(%s)", wk, map, ident);
+        PUT(map, sizeof t->map, "%s", wmap);
     }
     t->otc = otc;
     t->atc = atc;
@@ -286,6 +289,7 @@ describe(const char *who, int kind, int itc, int btc, int dtype, int wk, rtexts 
     t->post = post;
     return 0;
 }
+#undef PUT
 
 static const char *const xnames[] = {"x0", "x1", "x2", "x3"};
 
@@ -345,7 +349,7 @@ run(cukit_state *st, const char *who, rreq *q)
     }
     rtexts t;
     if (describe(who, kind, itc, q->b ? q->b->typecode : -1, q->dtype, q->where ? nin - 1 : -1,
-                 &t) < 0)
+                 0, &t) < 0)
         return NULL;
     int otc = t.otc, atc = t.atc;
     /* empty rows */
@@ -376,7 +380,9 @@ run(cukit_state *st, const char *who, rreq *q)
         Py_INCREF(out);
     }
     else {
-        out = ck_empty(st, dev, otc, ond, oshape);
+        /* every output element is written by the reduction's one kernel, queued next on
+         * the stream: a kept block is safe for it on the legacy stream (pool.c's rule) */
+        out = ck_empty_out(st, dev, otc, ond, oshape, q->stream);
         if (out == NULL)
             return NULL;
     }
@@ -405,10 +411,18 @@ run(cukit_state *st, const char *who, rreq *q)
                    (uint64_t)(q->b ? q->b->typecode : 31) << 14 | (uint64_t)otc << 19 |
                    (uint64_t)(atc < 0 ? 31 : atc) << 24 | (uint64_t)(q->where != NULL) << 29 |
                    (uint64_t)has_init << 30 | (uint64_t)(dev->ordinal & 63) << 31;
-    char file[64];
-    PyOS_snprintf(file, sizeof file, "cukit_reduce_%s.cu", who);
+    char file[64] = "";
     ck_kcache *cache = ck_reduce_cache(st, 0);
-    if (cache == NULL || ck_rplan_run(st, dev, cache, key, &spec, file, NULL, acc_size, &plan, h) < 0)
+    if (cache == NULL)
+        goto error;
+    if (ck_kcache_find(cache, key | (RF_COUNT - 1)) == NULL) { /* to compile: the texts */
+        if (describe(who, kind, itc, q->b ? q->b->typecode : -1, q->dtype,
+                     q->where ? nin - 1 : -1, 1, &t) < 0)
+            goto error;
+        fill_spec(&spec, &t, nin, tcs, otc, has_init);
+        PyOS_snprintf(file, sizeof file, "cukit_reduce_%s.cu", who);
+    }
+    if (ck_rplan_run(st, dev, cache, key, &spec, file, NULL, acc_size, &plan, h) < 0)
         goto error;
     return (PyObject *)out;
 error:
@@ -684,7 +698,7 @@ fn_reduce_source(PyObject *m, PyObject *args)
         tcs[nin++] = CUKIT_TC_BOOL;
     rtexts t;
     if (describe(name, kind, tcs[0], nin > 1 && !where ? tcs[1] : (d2 != Py_None ? tcs[1] : -1),
-                 -1, where ? nin - 1 : -1, &t) < 0)
+                 -1, where ? nin - 1 : -1, 1, &t) < 0)
         return NULL;
     ck_rspec spec;
     fill_spec(&spec, &t, nin, tcs, t.otc, init);
