@@ -467,9 +467,15 @@ alu_f32(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c)
     case B_FMA: case B_MAD: r = fmaf(x, y, z); break;
     case B_DIV:
         if (in->mod & M_APPROX) {
-            float yy = y;
-            /* div.approx: x * (1/y), with 1/y computed for |y| up to 2^126 */
-            r = fabsf(yy) > 8.507059e37f ? 0.0f * x : x * (1.0f / yy);
+            float xx = x, yy = y;
+            /* div.approx: x * (1/y), with 1/y computed for |y| up to 2^126. A subnormal
+             * divisor (no .ftz) is scaled first, as the H100 does: its 1/y would
+             * overflow, and the GPU gives fmodf(1e-39f, 9.18e-41f) = 8.2e-41, not inf. */
+            if (fpclassify(yy) == FP_SUBNORMAL) {
+                xx *= 16777216.0f;
+                yy *= 16777216.0f;
+            }
+            r = fabsf(yy) > 8.507059e37f ? 0.0f * xx : xx * (1.0f / yy);
         }
         else
             r = x / y;
