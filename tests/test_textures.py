@@ -150,6 +150,31 @@ def test_bilinear_filtering_matches_numpy(mod, rng):
 
 
 @gpu
+def test_linear_weights_round_ties_up_bit_for_bit(mod, rng):
+    """One-dimensional linear filtering between texels 0 and 1 gives the weight itself:
+    x - 0.5's fraction kept to 8 bits, a tie rounded up (as measured on an H100 over a
+    1/8192 grid; the emulator rounded ties to even)."""
+    w = 9
+    n = (w - 1) * 8192
+    row = (np.arange(w) % 2).astype(np.float32)
+    ca = cukit.CudaArray((2, w), np.float32)
+    ca.set(np.stack([row, row]))
+    tex = cukit.Texture(ca, filter_mode="linear", address_mode="clamp")
+    start = rng.integers(0, 64) / 8192.0
+    xs = (0.5 + start + np.arange(n) / 8192.0).astype(np.float32)  # every tie on the way
+    out = cukit.to_device(poison(n, np.float32))
+    mod.sample2d(tex, cukit.to_device(xs), cukit.to_device(np.ones(n, np.float32)), out, n,
+                 grid=(n + 255) // 256, block=256)
+    xb = xs.astype(np.float64) - 0.5
+    base = np.floor(xb)
+    wt = np.floor((xb - base) * 256 + 0.5) / 256
+    t = row.astype(np.float64)
+    i0, i1 = np.clip(base.astype(int), 0, w - 1), np.clip(base.astype(int) + 1, 0, w - 1)
+    want = ((1 - wt) * t[i0] + wt * t[i1]).astype(np.float32)
+    np.testing.assert_array_equal(out.get(), want)
+
+
+@gpu
 def test_point_sampling_is_exact(mod, rng):
     h, w = 29, 70
     img = rng.standard_normal((h, w)).astype(np.float32)
