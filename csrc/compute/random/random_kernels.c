@@ -66,6 +66,12 @@ static const char kernel_source[] =
      * products, native. The counter is set once and moved on by the grid's stride
      * (a 128-bit add) rather than rebuilt from s each step. Block 0 is the host's
      * buffer. */
+    /* one Philox4x32 round, keys k0 and k1 (the generator's and the keyed redraws') */
+    "__device__ __forceinline__ void ph32_round(u32 &x0, u32 &x1, u32 &x2, u32 &x3, u32 k0, u32 k1) {\n"
+    "    u32 hi0 = __umulhi(x0, " STR(CUKIT_PHILOX32_M0) "), lo0 = x0 * " STR(CUKIT_PHILOX32_M0) ";\n"
+    "    u32 hi1 = __umulhi(x2, " STR(CUKIT_PHILOX32_M1) "), lo1 = x2 * " STR(CUKIT_PHILOX32_M1) ";\n"
+    "    x0 = hi1 ^ x1 ^ k0; x1 = lo1; x2 = hi0 ^ x3 ^ k1; x3 = lo0;\n"
+    "}\n"
     "struct Steps32 { u64 lo, hi;\n"
     "    __device__ __forceinline__ Steps32(const Params &p, long long s) {\n"
     "        const u64 l = p.ctr[0] << 1, h = p.ctr[1] << 1 | p.ctr[0] >> 63;\n"
@@ -77,9 +83,7 @@ static const char kernel_source[] =
     "        u32 x0 = (u32)lo, x1 = (u32)(lo >> 32), x2 = (u32)hi, x3 = (u32)(hi >> 32);\n"
     "#pragma unroll\n"
     "        for (int r = 0; r < " STR(CUKIT_PHILOX_ROUNDS) "; r++) {\n"
-    "            u32 hi0 = __umulhi(x0, " STR(CUKIT_PHILOX32_M0) "), lo0 = x0 * " STR(CUKIT_PHILOX32_M0) ";\n"
-    "            u32 hi1 = __umulhi(x2, " STR(CUKIT_PHILOX32_M1) "), lo1 = x2 * " STR(CUKIT_PHILOX32_M1) ";\n"
-    "            x0 = hi1 ^ x1 ^ (u32)p.rk[2 * r]; x1 = lo1; x2 = hi0 ^ x3 ^ (u32)p.rk[2 * r + 1]; x3 = lo0;\n"
+    "            ph32_round(x0, x1, x2, x3, (u32)p.rk[2 * r], (u32)p.rk[2 * r + 1]);\n"
     "        }\n"
     "        w[0] = (u64)x0 | (u64)x1 << 32; w[1] = (u64)x2 | (u64)x3 << 32;\n"
     "    }\n"
@@ -355,9 +359,7 @@ static const char kernel_source[] =
     "__device__ __forceinline__ void philox4x32_keyed(u32 c0, u32 c1, u32 c2, u32 c3, u32 k0, u32 k1, u32 x[4]) {\n"
     "#pragma unroll\n"
     "    for (int r = 0; r < " STR(CUKIT_PHILOX_ROUNDS) "; r++) {\n"
-    "        u32 hi0 = __umulhi(c0, " STR(CUKIT_PHILOX32_M0) "), lo0 = c0 * " STR(CUKIT_PHILOX32_M0) ";\n"
-    "        u32 hi1 = __umulhi(c2, " STR(CUKIT_PHILOX32_M1) "), lo1 = c2 * " STR(CUKIT_PHILOX32_M1) ";\n"
-    "        c0 = hi1 ^ c1 ^ k0; c1 = lo1; c2 = hi0 ^ c3 ^ k1; c3 = lo0;\n"
+    "        ph32_round(c0, c1, c2, c3, k0, k1);\n"
     "        k0 += " STR(CUKIT_PHILOX32_W0) "; k1 += " STR(CUKIT_PHILOX32_W1) ";\n"
     "    }\n"
     "    x[0] = c0; x[1] = c1; x[2] = c2; x[3] = c3;\n"

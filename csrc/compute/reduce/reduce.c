@@ -277,6 +277,25 @@ load_all(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, con
     return rc;
 }
 
+/* A column reduction's grid: splits kept within [1, min(most, 65535)], each split an
+ * equal chunk of the nred rows (the last one shorter), bx blocks across the outputs. */
+static void
+col_grid(long long nred, long long bx, long long most, long long *splits, long long *chunk,
+         long long *gx, long long *gy)
+{
+    long long n = *splits;
+    if (n > most)
+        n = most;
+    if (n > 65535)
+        n = 65535;
+    if (n < 1)
+        n = 1;
+    *chunk = (nred + n - 1) / n;
+    *splits = *chunk ? (nred + *chunk - 1) / *chunk : 1;
+    *gx = bx > 0x7fffffffLL ? 0x7fffffffLL : bx;
+    *gy = *splits;
+}
+
 void
 ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunch *launch)
 {
@@ -342,16 +361,7 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
         long long most = nred / (16 * (CK_THREADS / 32));
         if (most < fewest)
             most = fewest;
-        if (splits > most)
-            splits = most;
-        if (splits > 65535)
-            splits = 65535;
-        if (splits < 1)
-            splits = 1;
-        chunk = (nred + splits - 1) / splits;
-        splits = chunk ? (nred + chunk - 1) / chunk : 1;
-        gx = bx > 0x7fffffffLL ? 0x7fffffffLL : bx;
-        gy = splits;
+        col_grid(nred, bx, most, &splits, &chunk, &gx, &gy);
     }
     else if (col) {
         fn = RF_COL;
@@ -360,16 +370,7 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
         splits = (nred + 511) / 512;
         if (splits * bx < want)
             splits = (want + bx - 1) / bx;
-        if (splits > nred)
-            splits = nred;
-        if (splits > 65535)
-            splits = 65535;
-        if (splits < 1)
-            splits = 1;
-        chunk = (nred + splits - 1) / splits;
-        splits = chunk ? (nred + chunk - 1) / chunk : 1;
-        gx = bx > 0x7fffffffLL ? 0x7fffffffLL : bx;
-        gy = splits;
+        col_grid(nred, bx, nred, &splits, &chunk, &gx, &gy);
     }
     else {
         int v = vec > 1 ? vec : 1, vec = contig && v > 1;
