@@ -84,6 +84,20 @@ def pytest_unconfigure(config):
     shutil.rmtree(TEST_CACHE_DIR, ignore_errors=True)
 
 
+def pytest_runtest_logreport(report):
+    """With CUKIT_FAILLOG=FILE, each failure's traceback is appended to FILE as it happens:
+    a run that a time limit stops keeps the tracebacks pytest would print only at its end.
+    (Under pytest-xdist the worker writes; the controller's copy carries `node` and is
+    left out.)"""
+    path = os.environ.get("CUKIT_FAILLOG")
+    if not path or not report.failed or getattr(report, "node", None) is not None:
+        return
+    with open(path, "a") as f:
+        f.write(f"==== {report.nodeid} ({report.when})\n{report.longreprtext}\n")
+        for name, text in report.sections:
+            f.write(f"---- {name}\n{text[-4000:]}\n")
+
+
 def pytest_collection_modifyitems(config, items):
     skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU (cukit.device_count() == 0)")
     skip_two = pytest.mark.skip(reason=f"needs 2 GPUs (cukit.device_count() == {DEVICES})")

@@ -12,6 +12,8 @@
 # "launch array reduce random pycuda copy"; empty for none); CUKIT_CHECK_BUDGET
 # (seconds for the whole run, default 540: a step that would start later is skipped
 # and says so); CUKIT_CHECK_BUILD=0 to use the extension already built in src/cukit;
+# CUKIT_CHECK_SUITE_LIMIT (seconds for the suite, default 420; each failure's traceback
+# is in LOGDIR/failures.log as it happens, so a run cut short keeps them);
 # CUKIT_CHECK_DIFFERENTIAL=0 to leave out the differential step (the suite runs the same
 # corpus in tests/test_emulator.py, once per NVRTC installed).
 set -uo pipefail
@@ -63,19 +65,20 @@ summary+=("device: $(tail -1 "$logs/device.log")")
 # every thread's stack in the log, instead of eating the whole budget; -v names each
 # test as it ends, so a run cut short still says which failed.
 workers=${CUKIT_CHECK_WORKERS:-8}
+suite_limit=${CUKIT_CHECK_SUITE_LIMIT:-420}
 hang=()
 if "$python" -c "import pytest_timeout" 2> /dev/null; then
     hang=(--timeout "${CUKIT_CHECK_TEST_TIMEOUT:-300}" --timeout-method thread)
 fi
 if [ "$workers" -gt 1 ] && "$python" -c "import xdist" 2> /dev/null; then
-    step suite 420 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -v -rfE "${hang[@]}" \
+    step suite "$suite_limit" env -u CUKIT_PYCUDA_CONFORMANCE CUKIT_FAILLOG="$logs/failures.log" "$python" -m pytest -v -rfE "${hang[@]}" \
         -o cache_dir="$logs/.pytest_cache" -n "$workers" --dist loadgroup --durations=30 tests
     if grep -q "^FAILED\|^ERROR" "$logs/suite.log"; then
-        step suite-rerun 240 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -q -rfE "${hang[@]}" \
+        step suite-rerun 240 env -u CUKIT_PYCUDA_CONFORMANCE CUKIT_FAILLOG="$logs/failures-rerun.log" "$python" -m pytest -q -rfE "${hang[@]}" \
             -o cache_dir="$logs/.pytest_cache" --last-failed --last-failed-no-failures none tests
     fi
 else
-    step suite 420 env -u CUKIT_PYCUDA_CONFORMANCE "$python" -m pytest -v -p no:cacheprovider \
+    step suite "$suite_limit" env -u CUKIT_PYCUDA_CONFORMANCE CUKIT_FAILLOG="$logs/failures.log" "$python" -m pytest -v -p no:cacheprovider \
         -rfE "${hang[@]}" --durations=30 tests
 fi
 
