@@ -200,7 +200,9 @@ def test_run_all_skips_nccl_on_one_gpu_with_its_reason_and_goes_on(tmp_path):
     own = json.loads((tmp_path / "strided.json").read_text())
     assert "device_to_device" in own and own["table"] == strided["table"]  # old keys kept
     svg = ET.parse(tmp_path / "strided.svg").getroot()
-    assert len([e for e in svg.iter() if e.get("class") == "bar"]) == len(strided["table"])
+    # a bar for each measured row; a row with an error is text (a peer on this machine may
+    # refuse a layout)
+    assert len([e for e in svg.iter() if e.get("class") == "bar"]) == len(measured)
     assert not (tmp_path / "nccl.svg").exists()
 
 

@@ -346,14 +346,18 @@ def test_a_kernel_including_stand_ins_is_cached(tmp_path):
 # ------------------------------------------------------------------ NVIDIA's include folders
 
 
-def make_tree(root, folders):
+def make_tree(root, folders, files=()):
     for f in folders:
         os.makedirs(os.path.join(root, f), exist_ok=True)
+    for f in files:
+        os.makedirs(os.path.dirname(os.path.join(root, f)), exist_ok=True)
+        open(os.path.join(root, f), "wb").close()
 
 
 def test_include_folders_of_the_cuda13_wheels(tmp_path):
     sp = tmp_path / "site-packages"
-    make_tree(sp, ["nvidia/cu13/lib", "nvidia/cu13/include/cccl/cuda/std"])
+    make_tree(sp, ["nvidia/cu13/lib", "nvidia/cu13/include/cccl/cuda/std"],
+              ["nvidia/cu13/include/cccl/nv/target"])
     (sp / "nvidia/cu13/lib/libnvrtc.so.13").write_bytes(b"")
     (sp / "nvidia/cu13/include/cuda_fp16.h").write_bytes(b"")
     got = cukit._cukit._include_dirs(str(sp / "nvidia/cu13/lib/libnvrtc.so.13"))
@@ -365,7 +369,8 @@ def test_include_folders_of_the_cuda12_wheels(tmp_path):
     sp = tmp_path / "site-packages"
     make_tree(sp, ["nvidia/cuda_nvrtc/lib", "nvidia/cuda_nvrtc/include",
                    "nvidia/cuda_runtime/include", "nvidia/cuda_cccl/include",
-                   "nvidia/curand/include", "nvidia/cublas/include"])
+                   "nvidia/curand/include", "nvidia/cublas/include"],
+              ["nvidia/cuda_cccl/include/nv/target"])
     (sp / "nvidia/cuda_runtime/include/cuda_fp16.h").write_bytes(b"")
     got = cukit._cukit._include_dirs(str(sp / "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"))
     assert got == [str((sp / "nvidia" / p / "include").resolve())
@@ -373,7 +378,8 @@ def test_include_folders_of_the_cuda12_wheels(tmp_path):
 
 
 def test_include_folders_of_a_toolkit(tmp_path):
-    make_tree(tmp_path, ["cuda/targets/x86_64-linux/lib", "cuda/targets/x86_64-linux/include"])
+    make_tree(tmp_path, ["cuda/targets/x86_64-linux/lib"],
+              ["cuda/targets/x86_64-linux/include/nv/target"])
     (tmp_path / "cuda/targets/x86_64-linux/include/cuda_fp16.h").write_bytes(b"")
     os.symlink("targets/x86_64-linux/lib", tmp_path / "cuda/lib64")
     got = cukit._cukit._include_dirs(str(tmp_path / "cuda/lib64/libnvrtc.so"))
@@ -396,6 +402,24 @@ def test_an_nvrtc_without_headers_takes_a_toolkits(tmp_path, monkeypatch):
     monkeypatch.delenv("CUDA_HOME")
     assert cukit._cukit._include_dirs(str(tmp_path / "bare/lib/libnvrtc.so.13"))[0] == str(
         (tmp_path / "tk/include").resolve())
+
+
+def test_wheels_without_cccl_take_a_toolkits_cccl(tmp_path, monkeypatch):
+    """NVIDIA's wheels without nvidia-cuda-cccl (PyTorch's set: curand_kernel.h then needs
+    <nv/target>) take CCCL alone from the toolkit CUDA_HOME names, after their own
+    folders; a CUDA 12 toolkit has it in include, a CUDA 13 one in include/cccl."""
+    sp = tmp_path / "site-packages"
+    make_tree(sp, ["nvidia/cu13/lib"], ["nvidia/cu13/include/cuda_fp16.h"])
+    make_tree(tmp_path, [], ["tk13/include/cuda_fp16.h", "tk13/include/cccl/nv/target",
+                             "tk12/include/cuda_fp16.h", "tk12/include/nv/target"])
+    lib = str(sp / "nvidia/cu13/lib/libnvrtc.so.13")
+    own = str((sp / "nvidia/cu13/include").resolve())
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "tk13"))
+    assert cukit._cukit._include_dirs(lib) == [own, str((tmp_path / "tk13/include/cccl").resolve())]
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "tk12"))
+    assert cukit._cukit._include_dirs(lib) == [own, str((tmp_path / "tk12/include").resolve())]
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "none"))
+    assert cukit._cukit._include_dirs(lib) == [own]
 
 
 # ------------------------------------------------------------------ hints

@@ -221,6 +221,30 @@ def test_graph_keeps_its_memory_alive(mod):
     np.testing.assert_array_equal(kept.get(), np.ones(n))
 
 
+def test_arrays_made_while_capturing_are_kept_by_the_graph(mod, rng):
+    """An array allocated inside the capture (the driver refuses that in the capture's
+    thread-local mode: cukit relaxes it for the call) and freed there; the graph keeps
+    what its kernels write, and each replay writes it again."""
+    n = 777
+    host = rng.integers(-1000, 1000, n, dtype=np.int32)
+    a = cukit.to_device(host)
+    s = cukit.Stream()
+    with s.capture() as g:
+        b = cukit.empty(n, np.int32)          # made, not written, under the capture
+        cukit.copy(b, a, stream=s)
+        mod.add_one(b, n, grid=4, block=256, stream=s)
+        cukit.empty(3 * n, np.float32).free()  # made and freed under the capture
+    g.launch(s)
+    s.synchronize()
+    np.testing.assert_array_equal(b.get(), host + 1)
+    host2 = rng.integers(-1000, 1000, n, dtype=np.int32)
+    cukit.copy(a, cukit.to_device(host2))
+    cukit.synchronize()
+    g.launch(s)
+    s.synchronize()
+    np.testing.assert_array_equal(b.get(), host2 + 1)
+
+
 def test_capture_errors(mod):
     with pytest.raises(ValueError, match="default stream cannot be captured"):
         cukit.default_stream().capture()

@@ -164,9 +164,9 @@ def test_radix_stream(rng):
 
 
 def test_radix_graph_capture_replays(rng):
-    """A captured sort replays on new data: its temporaries stay with the graph. Under
-    capture the merge sort runs (the radix sort's graph replay failed on an H100, cause
-    not yet found), at radix sizes too."""
+    """A captured sort replays on new data: its temporaries stay with the graph (they are
+    allocated while the stream is captured: the driver refuses that unless the capture
+    mode is relaxed for it, as the emulator does too)."""
     n = 3 * TILE + 7
     x = fresh(rng, (n,), "f4")
     d = cukit.to_device(x)

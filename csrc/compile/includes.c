@@ -1,6 +1,6 @@
 /* includes.c - the folders NVRTC searches after a compile's own -I: NVIDIA's headers
- * beside the NVRTC loaded (toolkit or pip wheels; else a toolkit's, from CUDA_HOME,
- * CUDA_PATH or /usr/local/cuda), then cukit's standard-header
+ * beside the NVRTC loaded (toolkit or pip wheels; what they lack from a toolkit's, from
+ * CUDA_HOME, CUDA_PATH or /usr/local/cuda), then cukit's standard-header
  * stand-ins; and the hint a CompileError gets for a header none of them has */
 #include "compile/program.h"
 
@@ -31,19 +31,34 @@ static struct {
     const char *list[CUKIT_MAX_INCLUDE_DIRS + 1]; /* into dirs, NULL-terminated */
 } found;
 
+/* 1 when one of dirs[0..n) has the file `name`. */
+static int
+dirs_have(char dirs[][PATH_MAX], int n, const char *name)
+{
+    char path[PATH_MAX + 64];
+    struct stat s;
+    for (int i = 0; i < n; i++)
+        if (snprintf(path, sizeof path, "%s/%s", dirs[i], name) < (int)sizeof path &&
+            stat(path, &s) == 0)
+            return 1;
+    return 0;
+}
+
 /* A toolkit's headers where those beside NVRTC lack NVIDIA's runtime headers (an NVRTC
- * wheel or library on its own): the toolkit CUDA_HOME names, else CUDA_PATH, else
- * /usr/local/cuda (only the one named: a set CUDA_HOME is not second-guessed), when its
- * include folder has cuda_fp16.h; with its cccl folder. Appended to dirs[n..]. */
+ * wheel or library on its own) or CCCL's (a wheel set without nvidia-cuda-cccl, as
+ * PyTorch's: curand_kernel.h then needs <nv/target>): the toolkit CUDA_HOME names,
+ * else CUDA_PATH, else /usr/local/cuda (only the one named: a set CUDA_HOME is not
+ * second-guessed), when its include folder has cuda_fp16.h. Its include folder where
+ * the runtime headers are missing; its CCCL folder (include/cccl since CUDA 13, include
+ * before) where CCCL is missing. Appended to dirs[n..], after NVRTC's own. */
 static int
 toolkit_include_dirs(char dirs[][PATH_MAX], int n, int cap)
 {
+    int runtime = !dirs_have(dirs, n, "cuda_fp16.h"), cccl = !dirs_have(dirs, n, "nv/target");
+    if (!runtime && !cccl)
+        return n;
     char path[PATH_MAX + 64], real[PATH_MAX];
     struct stat s;
-    for (int i = 0; i < n; i++)
-        if (snprintf(path, sizeof path, "%s/cuda_fp16.h", dirs[i]) < (int)sizeof path &&
-            stat(path, &s) == 0)
-            return n; /* NVRTC's own folders have them */
     const char *root = getenv("CUDA_HOME");
     if (root == NULL || root[0] == '\0')
         root = getenv("CUDA_PATH");
@@ -52,8 +67,13 @@ toolkit_include_dirs(char dirs[][PATH_MAX], int n, int cap)
     if (snprintf(path, sizeof path, "%s/include/cuda_fp16.h", root) >= (int)sizeof path ||
         stat(path, &s) != 0)
         return n;
-    static const char *const subs[] = {"include", "include/cccl"};
+    snprintf(path, sizeof path, "%s/include/cccl/nv/target", root);
+    int cccl_apart = stat(path, &s) == 0;
+    const char *subs[2] = {runtime || (cccl && !cccl_apart) ? "include" : NULL,
+                           runtime || (cccl && cccl_apart) ? "include/cccl" : NULL};
     for (size_t k = 0; k < 2 && n < cap; k++) {
+        if (subs[k] == NULL)
+            continue;
         snprintf(path, sizeof path, "%s/%s", root, subs[k]);
         if (realpath(path, real) != NULL && stat(real, &s) == 0 && S_ISDIR(s.st_mode))
             snprintf(dirs[n++], PATH_MAX, "%s", real);

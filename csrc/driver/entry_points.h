@@ -49,6 +49,8 @@
     X(CUresult, cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", REQUIRED,                     \
       (void *, CUdeviceptr, size_t, CUstream))                                           \
     X(CUresult, cuStreamIsCapturing, "cuStreamIsCapturing", OPTIONAL, (CUstream, int *)) \
+    X(CUresult, cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode", OPTIONAL, \
+      (int *))                                                                           \
     X(CUresult, cuMemPrefetchAsync, "cuMemPrefetchAsync_v2", OPTIONAL,                   \
       (CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream))                      \
     X(CUresult, cuMemAdvise, "cuMemAdvise_v2", OPTIONAL, (CUdeviceptr, size_t, int, CUmemLocation)) \

@@ -70,6 +70,8 @@ typedef struct emu_op emu_op;
 typedef struct CUstream_st {
     int magic;
     graph *capture;            /* owned until EndCapture: the graph being recorded */
+    int *capture_counted;      /* the beginning thread's count of strict captures, or NULL */
+    int capture_global;        /* begun in CU_STREAM_CAPTURE_MODE_GLOBAL */
     unsigned flags;            /* CU_STREAM_NON_BLOCKING or 0 */
     emu_op *head, *tail;       /* owned: work issued and not yet run, oldest first */
     uint64_t issued, done;     /* operations queued so far, and run so far, in order */
@@ -94,6 +96,10 @@ enum { STREAM_MAGIC = 0x5354524d };
 
 /* The graph a stream is capturing into, or NULL. */
 graph *emu_capturing(CUstream h);
+/* CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED when this thread may not make a "potentially
+ * unsafe" call (an allocation outside a capturing stream) under the capture modes in
+ * force, as the driver refuses it; else CUDA_SUCCESS. */
+CUresult emu_capture_unsafe(const char *call);
 node *emu_graph_add(graph *g, int type);
 void emu_node_free(node *n);
 /* Copy a kernel node's function, configuration and parameter values. */

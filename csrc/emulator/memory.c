@@ -59,7 +59,7 @@ alloc_kind(CUdeviceptr *p, size_t n, int kind, const char *what)
 static CUresult
 e_cuMemAlloc(CUdeviceptr *p, size_t n)
 {
-    return alloc_kind(p, n, EMU_DEVICE, "an unknown place");
+    return emu_capture_unsafe("cuMemAlloc") ?: alloc_kind(p, n, EMU_DEVICE, "an unknown place");
 }
 
 /* ------------------------------------------------------------------ the stream-ordered pool
@@ -222,7 +222,15 @@ e_cuMemFreeAsync(CUdeviceptr p, CUstream s)
         return r;
     return emu_defer_free(s, p, emu_free_device) ? emu_free_device(p) : emu_ok();
 }
-static CUresult e_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) { return emu_check_stream(s) ?: pool_alloc(p, n); }
+/* On a stream being captured an allocation is a node of the graph (made at once here);
+ * on any other stream it is an unsafe call under a strict capture. */
+static CUresult
+pool_alloc_on(CUdeviceptr *p, size_t n, CUstream s, const char *call)
+{
+    return emu_check_stream(s) ?: (emu_capturing(s) ? CUDA_SUCCESS : emu_capture_unsafe(call)) ?: pool_alloc(p, n);
+}
+
+static CUresult e_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) { return pool_alloc_on(p, n, s, "cuMemAllocAsync"); }
 
 static CUresult
 e_cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice d)
@@ -243,7 +251,7 @@ check_pool(CUmemoryPool pool)
 static CUresult
 e_cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s)
 {
-    return check_pool(pool) ?: emu_check_stream(s) ?: pool_alloc(p, n);
+    return check_pool(pool) ?: pool_alloc_on(p, n, s, "cuMemAllocFromPoolAsync");
 }
 
 static CUresult

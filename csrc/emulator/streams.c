@@ -145,16 +145,60 @@ e_cuStreamIsCapturing(CUstream h, int *status)
     return emu_ok();
 }
 
+/* Capture modes, as the driver keeps them: each thread's own mode (exchanged with
+ * cuThreadExchangeStreamCaptureMode, global by default), the captures a thread began in
+ * global or thread-local mode, and the global-mode ones of the whole process. */
+static _Thread_local int thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+static _Thread_local int thread_strict, thread_global;
+static int process_global; /* any thread's: read and changed atomically */
+
+CUresult
+emu_capture_unsafe(const char *call)
+{
+    if (thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_SUCCESS;
+    if (thread_strict > 0 ||
+        (thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+         __atomic_load_n(&process_global, __ATOMIC_RELAXED) > thread_global))
+        return emu_failed(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                          "%s is not permitted while a stream is captured in global or thread-local "
+                          "mode (cuThreadExchangeStreamCaptureMode to relaxed first)", call);
+    return CUDA_SUCCESS;
+}
+
+static CUresult
+e_cuThreadExchangeStreamCaptureMode(int *mode)
+{
+    if (mode == NULL || *mode < CU_STREAM_CAPTURE_MODE_GLOBAL || *mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "not a stream capture mode");
+    int old = thread_mode;
+    thread_mode = *mode;
+    *mode = old;
+    return emu_ok();
+}
+
 static CUresult
 e_cuStreamBeginCapture(CUstream h, int mode)
 {
     stream *s = emu_stream_of(h);
     if (s == NULL)
         return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the legacy default stream cannot be captured");
+    if (mode < CU_STREAM_CAPTURE_MODE_GLOBAL || mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "not a stream capture mode");
     if (s->capture)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "the stream is already being captured");
     s->capture = calloc(1, sizeof *s->capture);
-    return s->capture ? emu_ok() : emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (s->capture == NULL)
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+    s->capture_counted = mode == CU_STREAM_CAPTURE_MODE_RELAXED ? NULL : &thread_strict;
+    s->capture_global = mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+    if (s->capture_counted)
+        thread_strict++;
+    if (s->capture_global) {
+        thread_global++;
+        __atomic_add_fetch(&process_global, 1, __ATOMIC_RELAXED);
+    }
+    return emu_ok();
 }
 
 static CUresult
@@ -165,6 +209,17 @@ e_cuStreamEndCapture(CUstream h, CUgraph *out)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "the stream is not being captured");
     *out = s->capture;
     s->capture = NULL;
+    /* Counted back on the thread that began it (another thread's end, which the driver
+     * refuses in thread-local mode, leaves that thread's count as it was). */
+    if (s->capture_counted == &thread_strict) {
+        thread_strict--;
+        if (s->capture_global)
+            thread_global--;
+    }
+    if (s->capture_global)
+        __atomic_sub_fetch(&process_global, 1, __ATOMIC_RELAXED);
+    s->capture_counted = NULL;
+    s->capture_global = 0;
     return emu_ok();
 }
 
@@ -416,6 +471,6 @@ void
 emu_fill_streams(cukit_api_t *api)
 {
 #define E(name) api->name = e_##name;
-    E(cuStreamCreateWithPriority) E(cuStreamDestroy) E(cuStreamSynchronize) E(cuStreamQuery) E(cuStreamWaitEvent) E(cuStreamGetCtx) E(cuStreamIsCapturing) E(cuStreamBeginCapture) E(cuStreamEndCapture) E(cuGraphCreate) E(cuGraphDestroy) E(cuGraphGetNodes) E(cuGraphNodeGetType) E(cuGraphAddKernelNode) E(cuGraphKernelNodeGetParams) E(cuGraphKernelNodeSetParams) E(cuGraphInstantiate) E(cuGraphExecKernelNodeSetParams) E(cuGraphExecDestroy) E(cuEventCreate) E(cuEventDestroy) E(cuEventRecord) E(cuEventSynchronize) E(cuEventQuery) E(cuEventElapsedTime)
+    E(cuStreamCreateWithPriority) E(cuStreamDestroy) E(cuStreamSynchronize) E(cuStreamQuery) E(cuStreamWaitEvent) E(cuStreamGetCtx) E(cuStreamIsCapturing) E(cuThreadExchangeStreamCaptureMode) E(cuStreamBeginCapture) E(cuStreamEndCapture) E(cuGraphCreate) E(cuGraphDestroy) E(cuGraphGetNodes) E(cuGraphNodeGetType) E(cuGraphAddKernelNode) E(cuGraphKernelNodeGetParams) E(cuGraphKernelNodeSetParams) E(cuGraphInstantiate) E(cuGraphExecKernelNodeSetParams) E(cuGraphExecDestroy) E(cuEventCreate) E(cuEventDestroy) E(cuEventRecord) E(cuEventSynchronize) E(cuEventQuery) E(cuEventElapsedTime)
 #undef E
 }

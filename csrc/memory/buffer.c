@@ -107,12 +107,17 @@ cukit_buffer_release(cukit_Buffer *b)
         CUstream release = cukit_device_release_stream(b->device);
         if (release == NULL)
             return -1;
-        return CU_CALL(b->st, cuMemFreeAsync, (p, release));
+        int mode = cukit_capture_relax(b->st, 0); /* freed while a stream is captured */
+        int rc = CU_CALL(b->st, cuMemFreeAsync, (p, release));
+        cukit_capture_restore(mode);
+        return rc;
     }
     CUresult res;
+    int mode = cukit_capture_relax(b->st, 0);
     Py_BEGIN_ALLOW_THREADS
     res = cukit_api.cuMemFree(p);
     Py_END_ALLOW_THREADS
+    cukit_capture_restore(mode);
     return cukit_check_cu(b->st, res, "cuMemFree");
 }
 

@@ -205,14 +205,17 @@ cukit_keep_flush(cukit_Device *dev, cukit_devmem *dm)
     return 0;
 }
 
-CUresult
-cukit_pool_alloc(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr *p, size_t n)
+static CUresult
+pool_alloc_once(cukit_devmem *dm, CUdeviceptr *p, size_t n)
 {
-    if (dm->pool == NULL)
-        return cukit_api.cuMemAlloc(p, n);
-    CUresult res = cukit_api.cuMemAllocFromPoolAsync(p, n, dm->pool, NULL);
-    if (res != CUDA_ERROR_OUT_OF_MEMORY)
-        return res;
+    return dm->pool ? cukit_api.cuMemAllocFromPoolAsync(p, n, dm->pool, NULL) : cukit_api.cuMemAlloc(p, n);
+}
+
+/* Out of memory: give back the kept blocks, wait for queued frees, trim, try again. */
+static CUresult
+pool_alloc_retry(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr *p, size_t n)
+{
+    CUresult res;
     if (dm->nkept > 0) {
         if (cukit_keep_flush(dev, dm) < 0)
             PyErr_Clear(); /* the OutOfMemoryError that follows says more */
@@ -225,6 +228,24 @@ cukit_pool_alloc(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr *p, size_t n)
     if (res == CUDA_ERROR_OUT_OF_MEMORY && cukit_api.cuMemPoolTrimTo(dm->pool, 0) == CUDA_SUCCESS)
         res = cukit_api.cuMemAllocFromPoolAsync(p, n, dm->pool, NULL);
     Py_END_ALLOW_THREADS
+    return res;
+}
+
+/* An allocation made while a stream is captured (an array made inside `with
+ * s.capture()`, a sort's temporaries) is made in relaxed capture mode: the driver
+ * refuses it otherwise, and the graph keeps the memory (cukit_capture_keep). Another
+ * library's capture is seen only by that refusal, and the call is made again relaxed. */
+CUresult
+cukit_pool_alloc(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr *p, size_t n)
+{
+    int mode = cukit_capture_relax(dev->st, 0);
+    CUresult res = pool_alloc_once(dm, p, n);
+    if (res == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && mode < 0 &&
+        (mode = cukit_capture_relax(dev->st, 1)) >= 0)
+        res = pool_alloc_once(dm, p, n);
+    if (res == CUDA_ERROR_OUT_OF_MEMORY && dm->pool)
+        res = pool_alloc_retry(dev, dm, p, n);
+    cukit_capture_restore(mode);
     return res;
 }
 

@@ -130,6 +130,14 @@ int cukit_capture_keep(cukit_state *st, PyObject *stream, PyObject *what);
 /* 1 while any stream capture is in progress in this module (a synchronize would
  * break it), else 0. */
 int cukit_capture_active(cukit_state *st);
+/* Relaxed stream-capture mode for this thread around an allocation or free: under a
+ * capture this thread began (cukit.Graph captures in thread-local mode) the driver
+ * refuses them (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), and an array made while
+ * capturing is ordinary memory its graph keeps. Returns the mode to give back to
+ * cukit_capture_restore, or -1 when none was changed (no capture of cukit's going on,
+ * unless `always`; or a driver without the call). */
+int cukit_capture_relax(cukit_state *st, int always);
+void cukit_capture_restore(int mode);
 /* 1 when the driver says `stream` is being captured (any library's capture). */
 int cukit_stream_capturing(CUstream stream);
 

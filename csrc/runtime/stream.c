@@ -261,6 +261,23 @@ cukit_capture_active(cukit_state *st)
 }
 
 int
+cukit_capture_relax(cukit_state *st, int always)
+{
+    int mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if ((!always && !cukit_capture_active(st)) || cukit_api.cuThreadExchangeStreamCaptureMode == NULL ||
+        cukit_api.cuThreadExchangeStreamCaptureMode(&mode) != CUDA_SUCCESS)
+        return -1;
+    return mode;
+}
+
+void
+cukit_capture_restore(int mode)
+{
+    if (mode >= 0)
+        cukit_api.cuThreadExchangeStreamCaptureMode(&mode);
+}
+
+int
 cukit_stream_capturing(CUstream stream)
 {
     int status = CU_STREAM_CAPTURE_STATUS_NONE;

@@ -544,7 +544,8 @@ worker_start(worker *w, char *const *dirs, int image)
     return 0;
 }
 
-/* Forget the workers of the process this one was forked from. Under the lock. */
+/* Forget the workers of the process this one was forked from, and those that ended.
+ * Under the lock. */
 static void
 adopt_pool(void)
 {
@@ -553,6 +554,16 @@ adopt_pool(void)
             close(pool.idle[i].fd);
         pool.nidle = 0;
         pool.owner = getpid();
+    }
+    /* Reap the idle ones that ended meanwhile (killed, say), so that none stays a
+     * zombie until the pool comes round to it. */
+    for (int i = 0; i < pool.nidle;) {
+        if (waitpid(pool.idle[i].pid, NULL, WNOHANG) == 0) {
+            i++;
+            continue;
+        }
+        close(pool.idle[i].fd);
+        pool.idle[i] = pool.idle[--pool.nidle];
     }
 }
 
@@ -625,7 +636,8 @@ static void
 worker_give_back(worker *w)
 {
     pthread_mutex_lock(&pool.lock);
-    int keep = pool.owner == getpid() && pool.nidle < MAX_IDLE;
+    adopt_pool();
+    int keep = pool.nidle < MAX_IDLE;
     if (keep)
         pool.idle[pool.nidle++] = *w;
     pthread_mutex_unlock(&pool.lock);

@@ -303,10 +303,7 @@ cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int want_in
         if (cukit_sort_kernels(st, module, src->device, src->typecode, &k) < 0 ||
             cukit_device_activate(src->device) < 0)
             goto done;
-        /* Under stream capture the merge sort: the one H100 run of the radix sort failed
-         * its graph-replay test (cause not found; no device time was left), while the
-         * merge sort replays from graphs on the GPU. */
-        if ((radix = cukit_radix_wanted(L) && !cukit_stream_capturing(h))) {
+        if ((radix = cukit_radix_wanted(L))) {
             if (cukit_radix_rows(st, &k, src, want_index, vals != NULL, h, stream, buf, ibuf,
                                  &cur) < 0)
                 goto done;
