@@ -4,7 +4,8 @@ What it measures
     dispatch  microseconds per call on 1-element float32 arrays: 20,000 calls, then
               one synchronize (the GPU work is trivial, so this is the host cost):
               add(a, b, out=c), a + b (allocates its result), an ElementwiseKernel
-              saxpy (z = a * x + y, allocating z).
+              saxpy (z = a * x + y, allocating z); and empty(1) and empty(1M) float32
+              dropped at once (an allocation and a free).
     bandwidth GB/s on 64M-element arrays (bytes read plus written per call), 20 calls
               timed between synchronizes: add in float32, float16 and float64; the
               saxpy kernel; a transposed float32 add (a.T + b, 8192 x 8192) against the
@@ -95,9 +96,19 @@ def cases(name, lib):
     k = saxpy_kernel(name, lib)
     if k is not None:
         c["ElementwiseKernel saxpy dispatch"] = ("us", lambda: per_call_us(name, lib, lambda: k(a1, 2.0, b1)))
+    # allocating and dropping an array: the allocator's hot path (cukit's cache of freed
+    # blocks, CuPy's and PyTorch's caching allocators)
+    for label, n in (("empty(1) + free", 1), ("empty(1M) + free", 1 << 20)):
+        if name == "cukit":
+            c[label] = ("us", lambda n=n: per_call_us(name, lib, lambda: cukit.empty(n, f32)))
+        elif name == "cupy":
+            c[label] = ("us", lambda n=n: per_call_us(name, lib, lambda: lib.empty(n, f32)))
+        elif name == "torch":
+            c[label] = ("us", lambda n=n: per_call_us(
+                name, lib, lambda: lib.empty(n, dtype=lib.float32, device="cuda")))
     if name == "cukit":
         # the same with every output from the pool and every free ordered through the
-        # release stream (no kept blocks): what the two rows above cost before
+        # release stream (no cache of freed blocks): what these rows cost without it
         def pooled(fn):
             def run():
                 was = cukit._keep_freed(False)
@@ -106,9 +117,10 @@ def cases(name, lib):
                 finally:
                     cukit._keep_freed(was)
             return run
-        c["a + b dispatch, no kept blocks"] = ("us", pooled(lambda: a1 + b1))
-        c["ElementwiseKernel saxpy dispatch, no kept blocks"] = ("us", pooled(lambda: k(a1, 2.0, b1)))
+        c["a + b dispatch, no cache"] = ("us", pooled(lambda: a1 + b1))
+        c["ElementwiseKernel saxpy dispatch, no cache"] = ("us", pooled(lambda: k(a1, 2.0, b1)))
         c["empty(1) + free, pool"] = ("us", pooled(lambda: cukit.empty(1, f32)))
+        c["empty(1M) + free, pool"] = ("us", pooled(lambda: cukit.empty(1 << 20, f32)))
 
     rng = np.random.default_rng(0)
     host = rng.standard_normal(N).astype(f32)
@@ -165,7 +177,7 @@ def plot(doc, path):
         peers = [med[n][k] for n in med if n != "cukit" and k in med[n]]
         if not peers:
             continue
-        if "dispatch" in k:
+        if "dispatch" in k or "+ free" in k:  # microseconds: lower is better
             rows.append((k, min(peers) / v))
         else:
             rows.append((k, v / max(peers)))

@@ -296,15 +296,17 @@ def test_managed_memory_is_freed_with_the_last_array():
 @gpu
 def test_memory_info_and_trim_pool():
     info = cukit.memory_info()
-    assert set(info) == {"free", "total", "pool_reserved", "pool_used"}
+    assert set(info) == {"free", "total", "pool_reserved", "pool_used", "pool_cached"}
     assert 0 < info["free"] <= info["total"] == cukit.Device(0).total_memory
     a = cukit.empty(64 << 20, np.uint8)
     held = cukit.memory_info(0)
     assert held["pool_used"] >= info["pool_used"] + (64 << 20)
     assert held["pool_reserved"] >= held["pool_used"]
     del a
+    assert cukit.memory_info()["pool_used"] <= held["pool_used"] - (64 << 20)  # cached, not used
     cukit.trim_pool(keep=0)
     after = cukit.memory_info(cukit.Device(0))
+    assert after["pool_cached"] == 0
     assert after["pool_used"] <= held["pool_used"] - (64 << 20)
     assert after["pool_reserved"] - after["pool_used"] < 64 << 20  # the spare memory went back
     cukit.trim_pool(0, keep=1 << 20)
@@ -385,15 +387,23 @@ def ptr(a):
     return a.__cuda_array_interface__["data"][0]
 
 
+@pytest.fixture
+def cached():
+    """The cache of freed blocks on (off by default on the emulator), as before after."""
+    was = cukit._keep_freed(True)
+    yield
+    cukit._keep_freed(was)
+
+
 @gpu
-def test_kernel_outputs_reuse_freed_blocks(rng):
+def test_kernel_outputs_reuse_freed_blocks(rng, cached):
     """A ufunc's or ElementwiseKernel's output on the legacy stream takes the block an
     array just let go of, and the results stay right through a long loop."""
     n = 1 << 16
     x = rng.standard_normal(n).astype(np.float32)
     a = cukit.to_device(x)
-    big = [a.astype(np.float64) + 0.0 for _ in range(40)]   # more than the kept blocks hold
-    del big                                                  # (the oldest go back to the pool)
+    big = [a.astype(np.float64) + 0.0 for _ in range(80)]   # more than a bin holds
+    del big                                                  # (the rest go back to the pool)
     c = a + 1.0
     old = ptr(c)
     del c
@@ -410,18 +420,17 @@ def test_kernel_outputs_reuse_freed_blocks(rng):
         z = saxpy(a, c)
     np.testing.assert_array_equal(z.get(), x - 2 * x)
     assert cukit._keep_freed(False) is True       # off: every block goes back to the pool
-    try:
-        for _ in range(20):
-            d = a + 1.0
-        np.testing.assert_array_equal(d.get(), x + np.float32(1))
-    finally:
-        assert cukit._keep_freed(True) is False
+    for _ in range(20):
+        d = a + 1.0
+    np.testing.assert_array_equal(d.get(), x + np.float32(1))
+    assert cukit.memory_info()["pool_cached"] == 0
 
 
 @gpu
-def test_a_kept_block_waits_for_the_legacy_stream(rng, kernels):
+def test_a_kept_block_waits_for_the_legacy_stream(rng, kernels, cached):
     """Freed while a legacy-stream kernel still reads it: the next output on the legacy
-    stream may take it (it runs after that kernel), an output on another stream may not."""
+    stream may take it (it runs after that kernel), and so may an output on another stream,
+    which then waits for the legacy stream first (memory/pool.c)."""
     n = 1 << 18
     data = rng.standard_normal(n).astype(np.float32)
     x = cukit.to_device(data)
@@ -429,12 +438,10 @@ def test_a_kept_block_waits_for_the_legacy_stream(rng, kernels):
     a = cukit.to_device(np.ones(n, np.float32))
     cukit.synchronize()  # the uploads landed: `a` is read on another stream below
     slow_copy(kernels, x, y, n, 300_000_000)   # legacy stream, reads x for 0.3 s
-    old = ptr(x)
     del x
     s = cukit.Stream()
-    other = cukit.add(a, a, stream=s)                   # another stream: never the kept block
-    assert ptr(other) != old
-    same = a + a                                        # legacy: may take it, runs after
+    other = cukit.add(a, a, stream=s)   # another stream: if it takes the block, s waits
+    same = a + a                        # for the legacy stream first; legacy: runs after
     s.synchronize()
     cukit.synchronize()
     np.testing.assert_array_equal(y.get(), data)
@@ -446,7 +453,7 @@ def test_a_kept_block_waits_for_the_legacy_stream(rng, kernels):
 @pytest.mark.gpu_hardware  # a kernel still running while the host goes on
 @pytest.mark.unsanitized  # memcheck runs kernels one at a time: the reader has ended
 @pytest.mark.parametrize("drop_stream", [False, True])
-def test_blocks_another_stream_may_use_are_not_kept(rng, kernels, drop_stream):
+def test_blocks_another_stream_may_use_are_not_kept(rng, kernels, drop_stream, cached):
     n = 1 << 18
     data = rng.standard_normal(n).astype(np.float32)
     s = cukit.Stream()

@@ -55,6 +55,9 @@ cukit_prepared_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, 
             return NULL;
         p->last[i] = Py_NewRef(a);
     }
+    /* bound once, queued on each call: noted for memory/'s cache each time */
+    if (p->cfg.stream != NULL && cukit_stream_used(st, p->stream, p->cfg.stream, k->device) < 0)
+        return NULL;
     int rc;
     if (st->capture != NULL) {
         rc = cukit_capture_launch(k, &p->cfg, args, p->buf, p->ptrs);

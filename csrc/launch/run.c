@@ -8,6 +8,8 @@ cukit_kernel_launch(cukit_Kernel *k, const cukit_launch_cfg *c, void **ptrs)
 {
     if (cukit_device_activate(k->device) < 0)
         return -1;
+    if (c->stream == NULL)
+        cukit_stream_legacy_queued(); /* memory/'s cache may serve this thread again */
     CUresult res;
     /* cuLaunchKernel only queues work (about 3 us on an H200). With no other
      * Python thread to run, releasing and retaking the GIL around it buys
@@ -54,6 +56,8 @@ int
 cukit_builtin_launch_here(cukit_state *st, CUfunction func, unsigned gx, unsigned gy, unsigned gz,
                           unsigned bx, unsigned by, CUstream stream, void **args)
 {
+    if (stream == NULL)
+        cukit_stream_legacy_queued(); /* memory/'s cache may serve this thread again */
     if (CU_CALL(st, cuLaunchKernel, (func, gx, gy, gz, bx, by, 1, 0, stream, args, NULL)) < 0)
         return -1;
     /* set_debug: the fault, if any, is raised here, by the call that queued it (not

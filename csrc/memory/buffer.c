@@ -1,4 +1,4 @@
-/* buffer.c - cukit.Buffer: one raw device allocation from the stream-ordered pool, freed with its last reference */
+/* buffer.c - cukit.Buffer: one raw device allocation from the cache or the stream-ordered pool, freed with its last reference */
 #include "memory/pool.h"
 
 #include <limits.h>
@@ -36,8 +36,15 @@ buffer_create_as(PyTypeObject *type, cukit_Device *dev, size_t nbytes)
     b->ptr = 0;
     b->size = nbytes;
     /* A zero-byte request still gets a real (minimal) allocation, so that a valid
-     * pointer always means live memory and 0 always means freed. */
-    CUresult res = cukit_pool_alloc(b->device, dm, &b->ptr, nbytes ? nbytes : 1);
+     * pointer always means live memory and 0 always means freed. Every request asks
+     * for its bin's size, so that the block can serve any request of the bin later;
+     * with the cache off, for its own (the emulator checks accesses against it). */
+    b->binned = !dm->cache_off;
+    size_t want = b->binned ? cukit_cache_round(nbytes ? nbytes : 1) : (nbytes ? nbytes : 1);
+    if (b->binned && !cukit_capture_active(st) && !cukit_stream_pending() &&
+        (b->ptr = cukit_cache_take(dev, dm, want)) != 0)
+        return b; /* no driver call: see the cache's rule in pool.c */
+    CUresult res = cukit_pool_alloc(b->device, dm, &b->ptr, want);
     if (res == CUDA_ERROR_OUT_OF_MEMORY) {
         b->ptr = 0;
         cukit_oom_error(st, nbytes, call);
@@ -61,30 +68,6 @@ cukit_buffer_create(cukit_Device *dev, size_t nbytes)
 cukit_Buffer *
 cukit_buffer_create_for_legacy_write(cukit_Device *dev, size_t nbytes)
 {
-    if (nbytes > 0 && nbytes <= CUKIT_KEEP_MAX_BLOCK && !cukit_capture_active(dev->st)) {
-        if (cukit_device_activate(dev) < 0)
-            return NULL;
-        cukit_devmem *dm = cukit_devmem_get(dev);
-        if (dm == NULL)
-            return NULL;
-        CUdeviceptr p = dm->nkept ? cukit_keep_take(dm, nbytes) : 0;
-        if (p) {
-            cukit_Buffer *b = PyObject_New(cukit_Buffer, dev->st->memory->BufferType);
-            if (b == NULL) {
-                /* back with the kept blocks: the slot just emptied */
-                dm->kept[dm->nkept].ptr = p;
-                dm->kept[dm->nkept].size = nbytes;
-                dm->nkept++;
-                dm->kept_bytes += nbytes;
-                return NULL;
-            }
-            b->st = dev->st;
-            b->device = (cukit_Device *)Py_NewRef(dev);
-            b->ptr = p;
-            b->size = nbytes;
-            return b;
-        }
-    }
     return cukit_buffer_create(dev, nbytes);
 }
 
@@ -100,25 +83,9 @@ cukit_buffer_release(cukit_Buffer *b)
     cukit_devmem *dm = cukit_devmem_get(b->device);
     if (dm == NULL)
         return -1;
-    if (dm->pool) {
-        if (cukit_keep_put(b->device, dm, p, b->size))
-            return 0; /* kept for the next kernel output of its size (pool.c) */
-        /* Queued, not waited for: see the ordering rule in pool.c. */
-        CUstream release = cukit_device_release_stream(b->device);
-        if (release == NULL)
-            return -1;
-        int mode = cukit_capture_relax(b->st, 0); /* freed while a stream is captured */
-        int rc = CU_CALL(b->st, cuMemFreeAsync, (p, release));
-        cukit_capture_restore(mode);
-        return rc;
-    }
-    CUresult res;
-    int mode = cukit_capture_relax(b->st, 0);
-    Py_BEGIN_ALLOW_THREADS
-    res = cukit_api.cuMemFree(p);
-    Py_END_ALLOW_THREADS
-    cukit_capture_restore(mode);
-    return cukit_check_cu(b->st, res, "cuMemFree");
+    if (b->binned && cukit_cache_put(b->device, dm, p, cukit_cache_round(b->size ? b->size : 1)))
+        return 0; /* no driver call: see the cache's rule in pool.c */
+    return cukit_block_free(b->device, dm, p);
 }
 
 static void

@@ -41,23 +41,26 @@ typedef struct {
     cukit_Device *device;  /* strong ref: the context that owns the memory */
     CUdeviceptr ptr;       /* owned: 0 once freed */
     size_t size;
+    int binned;            /* 1: allocated at its size bin's (memory/pool.c), so it may be
+                              cached when freed; 0: at its exact size, cache off */
 } cukit_Buffer;
 
 int cukit_buffer_setup(PyObject *module, cukit_state *st);
-/* nbytes of device memory on dev. New ref, or NULL (OutOfMemoryError, ...). */
+/* nbytes of device memory on dev, ready for every stream: often a block an array let go
+ * of, reused without a driver call (the cache's rule is in pool.c). New ref, or NULL
+ * (OutOfMemoryError, ...). */
 cukit_Buffer *cukit_buffer_create(cukit_Device *dev, size_t nbytes);
-/* nbytes for memory whose first use is a kernel that the caller queues next on the
- * legacy default stream and that writes it: may be a block an array let go of moments
- * ago, reused without a driver call (the rule is in pool.c). New ref, or NULL. */
+/* The same as cukit_buffer_create (the name of a time when only kernel outputs reused
+ * freed blocks). New ref, or NULL. */
 cukit_Buffer *cukit_buffer_create_for_legacy_write(cukit_Device *dev, size_t nbytes);
-/* Free now (or keep the block for reuse, pool.c); idempotent. 0 / -1. */
+/* Free now (or cache the block for reuse, pool.c); idempotent. 0 / -1. */
 int cukit_buffer_release(cukit_Buffer *buf);
 /* Raise ValueError about use after free. Returns -1. */
 int cukit_freed_error(void);
 
 /* ------------------------------------------------------------------ pool.c */
 
-/* memory_info() and trim_pool(). 0 / -1. */
+/* memory_info(), trim_pool(), pool_cache_limit(). 0 / -1. */
 int cukit_pool_setup(PyObject *module, cukit_state *st);
 /* Wait for the frees still queued on dev, then give its pool's unused memory back,
  * keeping `keep` bytes. 0 / -1. */

@@ -1,6 +1,8 @@
 /* pool.c - each device's stream-ordered memory pool, scratch memory, memory_info and trim_pool */
 #include "memory/pool.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ the pool
@@ -24,26 +26,42 @@
  * Work that another library queues on its own stream with cukit memory (through
  * __cuda_array_interface__) is that library's to finish before the array goes.
  *
- * Kept blocks. The rule above costs a free four driver calls (a stream query, an event
- * record and wait, cuMemFreeAsync) and an allocation one more: most of what `a + b`
- * costs beyond `add(a, b, out=c)`. So a few small blocks that arrays let go of are kept
- * here, by size, and handed to the next kernel output of the same size without a
- * driver call, when that is as safe as the rule:
+ * The cache. That rule costs a free four driver calls (a stream query, an event record
+ * and wait, cuMemFreeAsync) and an allocation one more. So blocks that arrays let go of
+ * are cached here, per device, and handed to the next allocation of their size bin
+ * without a driver call, when that is as safe as the rule:
  *
- *  - A block is kept only when no live cukit.Stream of the device (none being
- *    captured) has unfinished work, and no dropped stream's work is still running
- *    (Device.orphan_work): then everything that may still use it was queued on the
- *    legacy stream (other libraries' streams are theirs to finish, as above).
- *  - A kept block goes only to the output of a ufunc (not under where=) or an
- *    ElementwiseKernel whose kernel is queued next on the legacy stream (no stream=,
- *    no capture in progress). That kernel runs after every earlier user of the block,
- *    in legacy order; anything that uses the output on another stream must wait for
- *    that kernel (to see its values at all), so it too comes after them. (An
- *    ElementwiseKernel output the operation leaves partly unwritten is no different:
- *    it must not be touched elsewhere before its kernel ran.) cukit.empty() and every
- *    other allocation still come from the pool, ready for any stream at once.
- *  - trim_pool(), an allocation that finds the device full, and memory_info() (so that
- *    pool_used counts arrays only) give kept blocks back through the free path above.
+ *  - A block is cached only when no cukit.Stream of the device may still run work
+ *    (runtime's cukit_device_side_idle: a dropped stream's work counted, and a stream
+ *    being captured counts as busy if work was queued on it), so everything that may
+ *    still use it was queued on the legacy stream. A stream counts as busy from the moment work is
+ *    queued on it (any stream= argument resolves through cukit_stream_used) until a query
+ *    finds it idle: with no stream used since, a free makes no driver call; otherwise one
+ *    cuStreamQuery per such stream, and a free of memory one of them may still use takes
+ *    the release stream's path above.
+ *  - A cached block is ready in legacy-stream order: the legacy stream runs work queued
+ *    from now on after every earlier user of the block. Any other stream is ordered after
+ *    the legacy stream (an event record and wait; of each device that handed one out)
+ *    before its next work once each time a cached block was handed out (the runtime's
+ *    reuse_epoch; cukit_stream_used), so a block is ready for every stream at once, as
+ *    the pool's are. An allocation made
+ *    while this thread's last stream= was another stream (an operation's output on it,
+ *    allocated after its stream was resolved) takes no cached block: it comes from the
+ *    pool (cukit_stream_pending).
+ *  - No block is handed out while a stream is being captured (captured work may run at
+ *    any later time, where legacy order says nothing).
+ *  - Sizes are rounded into bins: powers of two from 512 B to 1 MiB, multiples of 2 MiB
+ *    above; every allocation asks the pool for its bin's size, so any block of a bin
+ *    serves any request of it. The cache holds at most cache_limit bytes (an eighth of
+ *    the device's memory, at most 1 GiB; cukit.pool_cache_limit(), or CUKIT_POOL_CACHE
+ *    read at the device's first allocation) and 64 blocks per
+ *    small bin and 64 large ones; a freed block that does not fit goes to the pool.
+ *  - Off by default under the emulator, whose memory checker would otherwise see a
+ *    rounded size (an overrun into the rest of a bin passes) and a freed array's block
+ *    still allocated; cukit._keep_freed(True) or CUKIT_POOL_CACHE turns it on there.
+ *  - trim_pool() and an allocation that finds the device full give every cached block
+ *    back through the release stream's path; memory_info()'s pool_used leaves them out
+ *    (they count as pool_cached).
  */
 
 /* Make the device's default pool cukit's allocator: keep freed memory, and reuse it
@@ -73,6 +91,31 @@ pool_init(cukit_Device *dev, cukit_devmem *dm)
     return 1;
 }
 
+/* CUKIT_POOL_CACHE: the cache's limit in bytes (a K, M or G suffix allowed; 0: off),
+ * which also turns it on under the emulator. 1 and *limit set when given, 0 when not,
+ * -1 with ValueError when malformed. */
+static int
+env_cache_limit(size_t *limit)
+{
+    const char *v = getenv("CUKIT_POOL_CACHE");
+    if (v == NULL || *v == '\0')
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (shift)
+        end++;
+    if (end == v || *end != '\0' || errno || v[0] == '-' || n > (SIZE_MAX >> shift)) {
+        PyErr_Format(PyExc_ValueError,
+                     "CUKIT_POOL_CACHE must be the cache's limit in bytes, with an optional K, "
+                     "M or G suffix (0 turns the cache off), got '%s'", v);
+        return -1;
+    }
+    *limit = (size_t)n << shift;
+    return 1;
+}
+
 cukit_devmem *
 cukit_devmem_get(cukit_Device *dev)
 {
@@ -91,6 +134,16 @@ cukit_devmem_get(cukit_Device *dev)
     cukit_devmem *dm = &st->memory->devmem[dev->ordinal];
     if (!dm->ready) {
         dm->ctx = dev->ctx;
+        dm->cache_limit = dev->total_memory / 8 < CUKIT_CACHE_DEFAULT_LIMIT
+                              ? dev->total_memory / 8 : CUKIT_CACHE_DEFAULT_LIMIT;
+        /* The emulator checks each access against the allocation it falls in: off there
+         * by default, so that it sees every array's own size and lifetime. */
+        dm->cache_off = strcmp(cukit_backend_name(), "emulator") == 0;
+        int given = env_cache_limit(&dm->cache_limit);
+        if (given < 0)
+            return NULL;
+        if (given)
+            dm->cache_off = dm->cache_limit == 0;
         if (pool_init(dev, dm) < 0)
             return NULL;
         dm->ready = 1;
@@ -124,85 +177,122 @@ cukit_oom_error(cukit_state *st, size_t nbytes, const char *call)
     }
 }
 
-/* 1 when nothing but the legacy stream may still be running work that uses memory
- * freed now: see "Kept blocks" above. Never raises. */
+size_t
+cukit_cache_round(size_t n)
+{
+    if (n <= CUKIT_CACHE_MIN_BLOCK)
+        return CUKIT_CACHE_MIN_BLOCK;
+    if (n <= CUKIT_CACHE_SMALL_MAX) {
+        size_t b = CUKIT_CACHE_MIN_BLOCK;
+        while (b < n)
+            b <<= 1;
+        return b;
+    }
+    if (n > SIZE_MAX - CUKIT_CACHE_GRAIN)
+        return n; /* beyond any device: the allocation fails as it would */
+    return (n + CUKIT_CACHE_GRAIN - 1) / CUKIT_CACHE_GRAIN * CUKIT_CACHE_GRAIN;
+}
+
+/* The small bin of rounded size n (a power of two from 512 B to 1 MiB). */
 static int
-only_legacy_busy(cukit_Device *dev)
+small_bin(size_t n)
 {
-    if (dev->orphan_work) {
-        if (dev->release_stream == NULL ||
-            cukit_api.cuStreamQuery(dev->release_stream) != CUDA_SUCCESS)
-            return 0;
-        dev->orphan_work = 0;
-    }
-    for (int i = 0; i < dev->nstreams; i++) {
-        cukit_tracked_stream *t = &dev->streams[i];
-        if (t->stream->capture == NULL && cukit_api.cuStreamQuery(t->stream->handle) != CUDA_SUCCESS)
-            return 0;
-    }
-    return 1;
-}
-
-/* Remove entry i of the kept blocks, oldest first. */
-static void
-keep_remove(cukit_devmem *dm, int i)
-{
-    dm->kept_bytes -= dm->kept[i].size;
-    memmove(&dm->kept[i], &dm->kept[i + 1], sizeof dm->kept[0] * (size_t)(dm->nkept - i - 1));
-    dm->nkept--;
-}
-
-int
-cukit_keep_put(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr p, size_t n)
-{
-    if (dm->keep_off || dm->pool == NULL || n == 0 || n > CUKIT_KEEP_MAX_BLOCK ||
-        !only_legacy_busy(dev))
-        return 0;
-    /* Full: the oldest blocks go back to the pool (the free path above), so that the
-     * sizes in use now are the ones kept. */
-    while (dm->nkept == CUKIT_KEEP_SLOTS || dm->kept_bytes + n > CUKIT_KEEP_MAX_BYTES) {
-        CUstream release = cukit_device_release_stream(dev);
-        if (release == NULL || cukit_api.cuMemFreeAsync(dm->kept[0].ptr, release) != CUDA_SUCCESS) {
-            PyErr_Clear(); /* the caller frees p its own way and reports a failure */
-            return 0;
-        }
-        keep_remove(dm, 0);
-    }
-    dm->kept[dm->nkept].ptr = p;
-    dm->kept[dm->nkept].size = n;
-    dm->nkept++;
-    dm->kept_bytes += n;
-    return 1;
+    int i = 0;
+    while ((size_t)CUKIT_CACHE_MIN_BLOCK << i < n)
+        i++;
+    return i;
 }
 
 CUdeviceptr
-cukit_keep_take(cukit_devmem *dm, size_t n)
+cukit_cache_take(cukit_Device *dev, cukit_devmem *dm, size_t n)
 {
-    for (int i = dm->nkept - 1; i >= 0; i--) { /* the newest: warm in the L2 */
-        if (dm->kept[i].size != n)
-            continue;
-        CUdeviceptr p = dm->kept[i].ptr;
-        keep_remove(dm, i);
-        return p;
+    CUdeviceptr p = 0;
+    if (n <= CUKIT_CACHE_SMALL_MAX) {
+        int b = small_bin(n);
+        if (dm->small[b].n > 0)
+            p = dm->small[b].ptr[--dm->small[b].n]; /* the newest: warm in the L2 */
     }
-    return 0;
+    else {
+        for (int i = dm->nlarge - 1; i >= 0; i--) {
+            if (dm->large[i].size != n)
+                continue;
+            p = dm->large[i].ptr;
+            memmove(&dm->large[i], &dm->large[i + 1],
+                    sizeof dm->large[0] * (size_t)(dm->nlarge - i - 1));
+            dm->nlarge--;
+            break;
+        }
+    }
+    if (p) {
+        dm->cached_bytes -= n;
+        /* other streams wait for this device's legacy stream first (stream.c) */
+        dev->handed_out_at = ++dev->st->runtime->reuse_epoch;
+    }
+    return p;
 }
 
 int
-cukit_keep_flush(cukit_Device *dev, cukit_devmem *dm)
+cukit_cache_put(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr p, size_t n)
 {
-    if (dm->nkept == 0)
+    if (dm->cache_off || dm->cached_bytes + n > dm->cache_limit)
         return 0;
-    CUstream release = cukit_device_release_stream(dev);
-    if (release == NULL)
-        return -1;
-    while (dm->nkept > 0) {
-        dm->nkept--;
-        dm->kept_bytes -= dm->kept[dm->nkept].size;
-        if (CU_CALL(dev->st, cuMemFreeAsync, (dm->kept[dm->nkept].ptr, release)) < 0)
-            return -1;
+    int b = n <= CUKIT_CACHE_SMALL_MAX ? small_bin(n) : -1;
+    if (b >= 0 ? dm->small[b].n == CUKIT_CACHE_BIN_SLOTS : dm->nlarge == CUKIT_CACHE_LARGE_SLOTS)
+        return 0;
+    if (!cukit_device_side_idle(dev))
+        return 0; /* a cukit.Stream may still use it: the release stream's path */
+    if (b >= 0)
+        dm->small[b].ptr[dm->small[b].n++] = p;
+    else {
+        dm->large[dm->nlarge].ptr = p;
+        dm->large[dm->nlarge].size = n;
+        dm->nlarge++;
     }
-    return 0;
+    dm->cached_bytes += n;
+    return 1;
+}
+
+int
+cukit_block_free(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr p)
+{
+    if (dm->pool) {
+        /* Queued, not waited for: see the ordering rule above. */
+        CUstream release = cukit_device_release_stream(dev);
+        if (release == NULL)
+            return -1;
+        int mode = cukit_capture_relax(dev->st, 0); /* freed while a stream is captured */
+        int rc = CU_CALL(dev->st, cuMemFreeAsync, (p, release));
+        cukit_capture_restore(mode);
+        return rc;
+    }
+    CUresult res;
+    int mode = cukit_capture_relax(dev->st, 0);
+    Py_BEGIN_ALLOW_THREADS
+    res = cukit_api.cuMemFree(p);
+    Py_END_ALLOW_THREADS
+    cukit_capture_restore(mode);
+    return cukit_check_cu(dev->st, res, "cuMemFree");
+}
+
+int
+cukit_cache_flush(cukit_Device *dev, cukit_devmem *dm)
+{
+    int rc = 0;
+    for (int b = 0; b < CUKIT_CACHE_SMALL_BINS; b++) {
+        while (dm->small[b].n > 0) {
+            CUdeviceptr p = dm->small[b].ptr[--dm->small[b].n];
+            dm->cached_bytes -= (size_t)CUKIT_CACHE_MIN_BLOCK << b;
+            if (rc == 0 && cukit_block_free(dev, dm, p) < 0)
+                rc = -1; /* the rest are forgotten: the context is likely lost */
+        }
+    }
+    while (dm->nlarge > 0) {
+        dm->nlarge--;
+        dm->cached_bytes -= dm->large[dm->nlarge].size;
+        if (rc == 0 && cukit_block_free(dev, dm, dm->large[dm->nlarge].ptr) < 0)
+            rc = -1;
+    }
+    return rc;
 }
 
 static CUresult
@@ -211,15 +301,13 @@ pool_alloc_once(cukit_devmem *dm, CUdeviceptr *p, size_t n)
     return dm->pool ? cukit_api.cuMemAllocFromPoolAsync(p, n, dm->pool, NULL) : cukit_api.cuMemAlloc(p, n);
 }
 
-/* Out of memory: give back the kept blocks, wait for queued frees, trim, try again. */
+/* Out of memory: give back the cached blocks, wait for queued frees, trim, try again. */
 static CUresult
 pool_alloc_retry(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr *p, size_t n)
 {
     CUresult res;
-    if (dm->nkept > 0) {
-        if (cukit_keep_flush(dev, dm) < 0)
-            PyErr_Clear(); /* the OutOfMemoryError that follows says more */
-    }
+    if (dm->cached_bytes > 0 && cukit_cache_flush(dev, dm) < 0)
+        PyErr_Clear(); /* the OutOfMemoryError that follows says more */
     CUstream pending = dev->release_stream; /* the frees still queued, if any */
     Py_BEGIN_ALLOW_THREADS
     res = pending ? cukit_api.cuStreamSynchronize(pending) : CUDA_SUCCESS;
@@ -258,9 +346,9 @@ cukit_pool_trim(cukit_Device *dev, size_t keep)
     cukit_devmem *dm = cukit_devmem_get(dev);
     if (dm == NULL)
         return -1;
+    if (cukit_cache_flush(dev, dm) < 0)
+        return -1;
     if (dm->pool) {
-        if (cukit_keep_flush(dev, dm) < 0)
-            return -1;
         /* Memory whose free is still queued counts as in use: let the frees finish. */
         CUstream pending = dev->release_stream;
         CUmemoryPool pool = dm->pool;
@@ -338,17 +426,19 @@ mod_memory_info(PyObject *m, PyObject *args, PyObject *kwargs)
     cukit_devmem *dm = cukit_devmem_get(dev);
     size_t free_b = 0, total = 0;
     uint64_t reserved = 0, used = 0;
-    if (dm == NULL || cukit_keep_flush(dev, dm) < 0 ||
-        CU_CALL(st, cuMemGetInfo, (&free_b, &total)) < 0)
+    if (dm == NULL || CU_CALL(st, cuMemGetInfo, (&free_b, &total)) < 0)
         return NULL;
     if (dm->pool &&
         (CU_CALL(st, cuMemPoolGetAttribute, (dm->pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
                                              &reserved)) < 0 ||
          CU_CALL(st, cuMemPoolGetAttribute, (dm->pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used)) < 0))
         return NULL;
-    return Py_BuildValue("{snsnsKsK}", "free", (Py_ssize_t)free_b, "total", (Py_ssize_t)total,
+    /* The cache's blocks are the pool's in use to the driver, free to cukit. */
+    uint64_t cached = dm->cached_bytes;
+    used = used > cached ? used - cached : 0;
+    return Py_BuildValue("{snsnsKsKsK}", "free", (Py_ssize_t)free_b, "total", (Py_ssize_t)total,
                          "pool_reserved", (unsigned long long)reserved, "pool_used",
-                         (unsigned long long)used);
+                         (unsigned long long)used, "pool_cached", (unsigned long long)cached);
 }
 
 static PyObject *
@@ -385,24 +475,68 @@ mod_keep_freed(PyObject *m, PyObject *args, PyObject *kwargs)
     if (dev == NULL || cukit_device_activate(dev) < 0)
         return NULL;
     cukit_devmem *dm = cukit_devmem_get(dev);
-    if (dm == NULL || cukit_keep_flush(dev, dm) < 0)
+    if (dm == NULL || (!on && cukit_cache_flush(dev, dm) < 0))
         return NULL;
-    int was = !dm->keep_off;
-    dm->keep_off = !on;
+    int was = !dm->cache_off;
+    dm->cache_off = !on;
     return PyBool_FromLong(was);
+}
+
+static PyObject *
+mod_pool_cache_limit(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"nbytes", "device", NULL};
+    PyObject *nbytes_o = Py_None, *device = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:pool_cache_limit", kwlist, &nbytes_o,
+                                     &device))
+        return NULL;
+    Py_ssize_t nbytes = -1;
+    if (nbytes_o != Py_None) {
+        nbytes = PyNumber_AsSsize_t(nbytes_o, PyExc_OverflowError);
+        if (nbytes == -1 && PyErr_Occurred())
+            return NULL;
+        if (nbytes < 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "pool_cache_limit(): nbytes must be 0 (no cache) or more bytes, got %zd",
+                         nbytes);
+            return NULL;
+        }
+    }
+    cukit_state *st = PyModule_GetState(m);
+    cukit_Device *dev = cukit_device_arg(st, device);
+    if (dev == NULL || cukit_device_activate(dev) < 0)
+        return NULL;
+    cukit_devmem *dm = cukit_devmem_get(dev);
+    if (dm == NULL)
+        return NULL;
+    size_t was = dm->cache_limit;
+    if (nbytes >= 0) {
+        dm->cache_limit = (size_t)nbytes;
+        if (dm->cached_bytes > dm->cache_limit && cukit_cache_flush(dev, dm) < 0)
+            return NULL;
+    }
+    return PyLong_FromSize_t(was);
 }
 
 static PyMethodDef pool_functions[] = {
     {"_keep_freed", (PyCFunction)(void (*)(void))mod_keep_freed, METH_VARARGS | METH_KEYWORDS,
-     "_keep_freed(on, device=None) -> bool: whether freed small blocks are kept for the "
-     "next kernel output (pool.c's rule); returns the previous setting. For benchmarks "
-     "and tests."},
+     "_keep_freed(on, device=None) -> bool: whether freed blocks are cached for reuse "
+     "(pool.c's rule); off gives the cached ones back. Returns the previous setting. For "
+     "benchmarks and tests."},
+    {"pool_cache_limit", (PyCFunction)(void (*)(void))mod_pool_cache_limit,
+     METH_VARARGS | METH_KEYWORDS,
+     "pool_cache_limit(nbytes=None, device=None) -> int: the most bytes of freed blocks "
+     "the device's cache keeps for reuse without a driver call; sets it when nbytes is "
+     "given (0: no cache; blocks over a lower limit go back to the pool). Returns the "
+     "previous limit."},
     {"memory_info", (PyCFunction)(void (*)(void))mod_memory_info, METH_VARARGS | METH_KEYWORDS,
      "memory_info(device=None) -> dict: the device's free and total bytes, and the bytes "
-     "cukit's pool holds (pool_reserved) and hands out (pool_used)."},
+     "cukit's pool holds (pool_reserved), hands out to live memory (pool_used) and keeps "
+     "cached from freed arrays for reuse (pool_cached)."},
     {"trim_pool", (PyCFunction)(void (*)(void))mod_trim_pool, METH_VARARGS | METH_KEYWORDS,
-     "trim_pool(device=None, keep=0): give the pool's unused memory back to the device, "
-     "keeping at least `keep` bytes; waits for pending frees first."},
+     "trim_pool(device=None, keep=0): give the cache's blocks to the pool and the pool's "
+     "unused memory back to the device, keeping at least `keep` bytes; waits for pending "
+     "frees first."},
     {NULL},
 };
 

@@ -120,6 +120,7 @@ cukit_device_get(cukit_state *st, int ordinal)
     d->streams = NULL;
     d->nstreams = d->capstreams = 0;
     d->orphan_work = 0;
+    d->handed_out_at = 0;
     d->peers_tried = 0;
     if (device_init(d) < 0) {
         Py_DECREF(d);

@@ -19,6 +19,11 @@ typedef struct cukit_runtime_state {
     PyObject *last_stream;              /* strong ref or NULL */
     void *last_stream_handle;           /* its CUstream */
     void *last_stream_ctx;              /* its CUcontext; NULL: a special handle */
+    /* memory/'s cache reuse (see cukit_stream_used): bumped each time a block freed in
+     * legacy-stream order is handed out again; a stream that has not seen the current
+     * value waits for the legacy streams that handed blocks out before its next work */
+    uint64_t reuse_epoch;
+    uint64_t last_stream_seen;          /* the epoch last_stream was ordered at */
 } cukit_runtime_state;
 
 struct cukit_Stream_s;
@@ -52,6 +57,8 @@ typedef struct cukit_Device_s {
     int nstreams, capstreams;
     int orphan_work;                /* 1: a dropped stream's work may still run; the release
                                        stream waits for it (memory/ asks before reusing) */
+    uint64_t handed_out_at;         /* memory/: the runtime's reuse_epoch at this device's
+                                       last cache hand-out; 0: none */
     uint64_t peers_tried;  /* bit i: enabling access to device i's memory was tried */
 } cukit_Device;
 
@@ -65,6 +72,8 @@ typedef struct cukit_Stream_s {
                               (Stream.from_handle's owner=) */
     PyObject *capture;     /* strong ref: list of what a capture in progress must keep
                               alive (kernels, arguments), NULL when not capturing */
+    int maybe_busy;        /* 1: work was queued since a query last found it idle */
+    uint64_t reuse_seen;   /* the runtime's reuse_epoch this stream was ordered at */
 } cukit_Stream;
 
 typedef struct {
@@ -112,6 +121,29 @@ int cukit_stream_setup(PyObject *module, cukit_state *st);
  * with TypeError, or ValueError when it belongs to another device than dev (may be
  * NULL) or no longer exists. */
 int cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUstream *out);
+/* Note that work is about to be queued on `h`, the handle of the stream= argument
+ * `obj` (dev: the device of that work, may be NULL), for memory/'s cache: a cukit.Stream
+ * is marked maybe busy (a free asks it before caching a block), and a stream other than
+ * the legacy one that has not been ordered since memory/ last handed out a cached block
+ * first waits for the legacy stream of each device that did (an event record and wait
+ * each), so that the block's earlier users are done before it runs. The legacy stream costs one compare.
+ * cukit_stream_handle calls it; a path that queues on a handle it resolved earlier (a
+ * prepared launch) calls it per launch. 0 / -1. */
+int cukit_stream_used(cukit_state *st, PyObject *obj, CUstream h, const cukit_Device *dev);
+/* 1 when the stream= this thread resolved last was not the legacy stream: an allocation
+ * now may be for work on it, so memory/ takes no cached block (ready in legacy order
+ * only). Never raises. */
+int cukit_stream_pending(void);
+/* This thread queues work on the legacy stream: cukit_stream_pending is 0 again (launch/
+ * calls it, a compare and a store). */
+void cukit_stream_legacy_queued(void);
+/* 1 when no work queued on dev's cukit streams may still be running (a stream being
+ * captured that had work queued counts as running; a dropped stream's work included):
+ * then whatever may still use
+ * memory freed now runs on the legacy stream (or on another library's stream, which is
+ * that library's to finish). Queries only the streams used since last found idle, so
+ * 0 driver calls when none were. Never raises. */
+int cukit_device_side_idle(cukit_Device *dev);
 /* A stream of dev (made current) on which work queued now runs only after all work
  * queued so far on the legacy stream and on every live cukit.Stream of dev, streams
  * being captured aside (captured work does not run; its graph keeps what it uses).

@@ -3,6 +3,27 @@
 
 #include <string.h>
 
+/* The stream= this thread resolved last (NULL: the legacy stream). An operation resolves
+ * its stream before it allocates its outputs, so an allocation made while it is another
+ * stream may be for work on that stream, queued before any later resolution could order
+ * it: memory/ then takes no cached block (cukit_stream_pending), until this thread
+ * resolves or queues work on the legacy stream again. Per thread, as an
+ * operation may release the GIL between the two (a compile); a process-wide global,
+ * against the module-state rule, because it describes the thread, not the module. */
+static _Thread_local CUstream pending_stream;
+
+int
+cukit_stream_pending(void)
+{
+    return pending_stream != NULL;
+}
+
+void
+cukit_stream_legacy_queued(void)
+{
+    pending_stream = NULL;
+}
+
 /* The handle another library's stream object carries: 1 with *out set, 0 when obj
  * is no stream cukit knows, -1 with an exception. */
 static int
@@ -88,6 +109,7 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
 {
     if (obj == NULL || obj == Py_None) {
         *out = NULL; /* the legacy default stream */
+        pending_stream = NULL;
         return 0;
     }
     if (Py_IS_TYPE(obj, st->runtime->StreamType) || PyObject_TypeCheck(obj, st->runtime->StreamType)) {
@@ -98,11 +120,13 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
             return -1;
         }
         *out = s->handle;
-        return 0;
+        return cukit_stream_used(st, obj, s->handle, dev);
     }
     if (obj == st->runtime->last_stream) { /* the same foreign stream again: already checked */
         *out = (CUstream)st->runtime->last_stream_handle;
-        return wrong_context((CUcontext)st->runtime->last_stream_ctx, dev, obj);
+        if (wrong_context((CUcontext)st->runtime->last_stream_ctx, dev, obj) < 0)
+            return -1;
+        return cukit_stream_used(st, obj, *out, dev);
     }
     int r = foreign_handle(st, obj, out);
     if (r < 0)
@@ -123,7 +147,105 @@ cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUs
     Py_XSETREF(st->runtime->last_stream, Py_NewRef(obj));
     st->runtime->last_stream_handle = (void *)*out;
     st->runtime->last_stream_ctx = (void *)ctx;
+    st->runtime->last_stream_seen = 0; /* not yet ordered */
+    return cukit_stream_used(st, obj, *out, dev);
+}
+
+/* ------------------------------------------------------------------ memory/'s cache
+ *
+ * memory/ caches blocks that arrays let go of while nothing but the legacy stream may
+ * still use them, and hands them out again without a driver call: ready in legacy-stream
+ * order only. Any other stream is ordered after the legacy stream once each time such a
+ * block was handed out (below); and a free asks only the cukit streams that had work
+ * queued since they were last found idle whether they still run (a free of memory one of
+ * them may use takes the release stream's path instead). */
+
+/* Make h (not the legacy stream; a stream of `home`) wait for the work queued so far on
+ * the legacy stream of each device that handed out a cached block after epoch `seen`
+ * (usually home alone; a block of another device may be used through peer access), then
+ * make home current again. 0 / -1. */
+static int
+order_after_legacy(cukit_state *st, cukit_Device *home, CUstream h, uint64_t seen)
+{
+    PyObject *devices = st->runtime->devices;
+    Py_ssize_t n = devices ? PyList_GET_SIZE(devices) : 0;
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
+        PyObject *o = PyList_GET_ITEM(devices, i);
+        if (!PyObject_TypeCheck(o, st->runtime->DeviceType))
+            continue;
+        cukit_Device *d = (cukit_Device *)o;
+        if (d->handed_out_at <= seen)
+            continue;
+        if (cukit_device_activate(d) < 0)
+            return -1;
+        if (d->legacy_event == NULL &&
+            CU_CALL(st, cuEventCreate, (&d->legacy_event, CU_EVENT_DISABLE_TIMING)) < 0) {
+            d->legacy_event = NULL;
+            rc = -1;
+        }
+        else if (CU_CALL(st, cuEventRecord, (d->legacy_event, NULL)) < 0 ||
+                 CU_CALL(st, cuStreamWaitEvent, (h, d->legacy_event, 0)) < 0)
+            rc = -1;
+    }
+    if (cukit_device_activate(home) < 0)
+        return -1;
+    return rc;
+}
+
+int
+cukit_stream_used(cukit_state *st, PyObject *obj, CUstream h, const cukit_Device *dev)
+{
+    pending_stream = h;
+    if (h == NULL)
+        return 0; /* the legacy stream: the cache's own order */
+    cukit_runtime_state *rt = st->runtime;
+    cukit_Stream *s = obj && PyObject_TypeCheck(obj, rt->StreamType) ? (cukit_Stream *)obj : NULL;
+    if (s) {
+        s->maybe_busy = 1;
+        if (s->reuse_seen == rt->reuse_epoch)
+            return 0;
+    }
+    else if (dev == NULL || (obj == rt->last_stream && rt->last_stream_seen == rt->reuse_epoch))
+        return 0; /* another library's stream, no device named (no pool memory), or
+                     ordered already; one that is not the last resolved (a prepared
+                     launch's) is ordered each time */
+    /* A capture in progress forbids work on the legacy stream; its graph keeps what it
+     * uses, and its launch on a stream is ordered then. */
+    if (rt->captures > 0)
+        return 0;
+    if (order_after_legacy(st, s ? s->device : (cukit_Device *)dev, h,
+                           s ? s->reuse_seen : obj == rt->last_stream ? rt->last_stream_seen : 0) < 0)
+        return -1;
+    if (s)
+        s->reuse_seen = rt->reuse_epoch;
+    else if (obj == rt->last_stream)
+        rt->last_stream_seen = rt->reuse_epoch;
     return 0;
+}
+
+int
+cukit_device_side_idle(cukit_Device *dev)
+{
+    if (dev->orphan_work) {
+        if (dev->release_stream == NULL ||
+            cukit_api.cuStreamQuery(dev->release_stream) != CUDA_SUCCESS)
+            return 0;
+        dev->orphan_work = 0;
+    }
+    for (int i = 0; i < dev->nstreams; i++) {
+        cukit_Stream *s = dev->streams[i].stream;
+        if (!s->maybe_busy)
+            continue;
+        /* Being captured, it cannot be asked: work queued before the capture may still
+         * run (what it queues now runs only in its graph, which keeps what it uses). */
+        if (s->capture != NULL)
+            return 0;
+        if (cukit_api.cuStreamQuery(s->handle) != CUDA_SUCCESS)
+            return 0;
+        s->maybe_busy = 0;
+    }
+    return 1;
 }
 
 /* ------------------------------------------------------------------ what frees wait for
@@ -204,10 +326,10 @@ cukit_device_release_stream(cukit_Device *dev)
         return NULL;
     if (dev->release_stream == NULL) {
         CUstream h = NULL;
-        CUevent ev = NULL;
+        CUevent ev = dev->legacy_event; /* made earlier by cukit_stream_used, or now */
         if (CU_CALL(st, cuStreamCreateWithPriority, (&h, CU_STREAM_NON_BLOCKING, 0)) < 0)
             return NULL;
-        if (CU_CALL(st, cuEventCreate, (&ev, CU_EVENT_DISABLE_TIMING)) < 0) {
+        if (ev == NULL && CU_CALL(st, cuEventCreate, (&ev, CU_EVENT_DISABLE_TIMING)) < 0) {
             cukit_api.cuStreamDestroy(h);
             return NULL;
         }
@@ -301,6 +423,9 @@ stream_alloc(cukit_state *st, PyTypeObject *type, cukit_Device *dev)
     s->owned = 0;
     s->owner = NULL;
     s->capture = NULL;
+    s->maybe_busy = 0;
+    /* not yet ordered: blocks handed out before it existed may still be in use */
+    s->reuse_seen = 0;
     return s;
 }
 

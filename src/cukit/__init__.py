@@ -68,6 +68,7 @@ from ._cukit import (
     nvrtc_version,
     pinned_empty,
     pinned_zeros,
+    pool_cache_limit,
     prefetch,
     register,
     set_backend,
