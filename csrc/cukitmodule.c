@@ -149,7 +149,7 @@ cukit_exec(PyObject *m)
         cukit_internal_setup,
         ck_compute_setup,                                              /* compute */
         ck_random_setup,
-        cukit_linalg_setup, cukit_sort_setup,                          /* linalg, sort */
+        cukit_linalg_setup, cukit_sort_setup, cukit_unique_setup,      /* linalg, sort */
         cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
         cukit_pycuda_setup,                                            /* pycuda */
     };

@@ -511,13 +511,12 @@ static PyMethodDef functions[] = {
 int
 cukit_sort_setup(PyObject *module, cukit_state *st)
 {
+    (void)st;
     PyObject *cache = PyDict_New();
     if (cache == NULL || PyModule_AddObjectRef(module, "_sort_kernels", cache) < 0) {
         Py_XDECREF(cache);
         return -1;
     }
     Py_DECREF(cache);
-    if (PyModule_AddFunctions(module, functions) < 0)
-        return -1;
-    return cukit_unique_setup(module, st);
+    return PyModule_AddFunctions(module, functions);
 }
