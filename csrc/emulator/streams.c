@@ -10,6 +10,15 @@
 
 /* ------------------------------------------------------------------ streams, capture, graphs */
 
+/* The legacy stream waited for or queried under a strict capture: refused by the driver
+ * as an unsafe call (the H100 refused cukit's query of it while freeing an array inside
+ * a capture). Another stream's query is not. */
+static CUresult
+legacy_unsafe(CUstream h, const char *what)
+{
+    return emu_stream_of(h) == NULL ? emu_capture_unsafe(what) : CUDA_SUCCESS;
+}
+
 graph *
 emu_capturing(CUstream h)
 {
@@ -97,7 +106,7 @@ e_cuStreamDestroy(CUstream h)
 static CUresult
 e_cuStreamSynchronize(CUstream h)
 {
-    CUresult r = emu_check_stream(h);
+    CUresult r = emu_check_stream(h) ?: legacy_unsafe(h, "cuStreamSynchronize of the legacy stream");
     if (r != CUDA_SUCCESS)
         return r;
     emu_sync_stream(h);
@@ -110,7 +119,7 @@ e_cuStreamSynchronize(CUstream h)
 static CUresult
 e_cuStreamQuery(CUstream h)
 {
-    CUresult r = emu_check_stream(h);
+    CUresult r = emu_check_stream(h) ?: legacy_unsafe(h, "cuStreamQuery of the legacy stream");
     if (r != CUDA_SUCCESS)
         return r;
     return emu_query_stream(h) ? emu_ok() : CUDA_ERROR_NOT_READY;

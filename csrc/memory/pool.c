@@ -255,18 +255,17 @@ cukit_cache_put(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr p, size_t n)
 int
 cukit_block_free(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr p)
 {
+    /* Freed while a stream is captured: the legacy stream's query (below) and the free
+     * are refused outside relaxed mode. */
+    int mode = cukit_capture_relax(dev->st, 0);
     if (dm->pool) {
         /* Queued, not waited for: see the ordering rule above. */
         CUstream release = cukit_device_release_stream(dev);
-        if (release == NULL)
-            return -1;
-        int mode = cukit_capture_relax(dev->st, 0); /* freed while a stream is captured */
-        int rc = CU_CALL(dev->st, cuMemFreeAsync, (p, release));
+        int rc = release ? CU_CALL(dev->st, cuMemFreeAsync, (p, release)) : -1;
         cukit_capture_restore(mode);
         return rc;
     }
     CUresult res;
-    int mode = cukit_capture_relax(dev->st, 0);
     Py_BEGIN_ALLOW_THREADS
     res = cukit_api.cuMemFree(p);
     Py_END_ALLOW_THREADS
