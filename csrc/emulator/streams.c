@@ -81,6 +81,44 @@ e_cuStreamCreateWithPriority(CUstream *out, unsigned int flags, int priority)
     return emu_ok();
 }
 
+/* Capture modes, as the driver keeps them: each thread's own mode (exchanged with
+ * cuThreadExchangeStreamCaptureMode, global by default), the captures a thread began in
+ * global or thread-local mode, and the global-mode ones of the whole process. */
+static _Thread_local int thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+static _Thread_local int thread_strict, thread_global;
+static int process_global; /* any thread's: read and changed atomically */
+
+CUresult
+emu_capture_unsafe(const char *call)
+{
+    if (thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_SUCCESS;
+    if (thread_strict > 0 ||
+        (thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+         __atomic_load_n(&process_global, __ATOMIC_RELAXED) > thread_global))
+        return emu_failed(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                          "%s is not permitted while a stream is captured in global or thread-local "
+                          "mode (cuThreadExchangeStreamCaptureMode to relaxed first)", call);
+    return CUDA_SUCCESS;
+}
+
+/* A capture ends (EndCapture, or its stream destroyed): counted back on the thread that
+ * began it (another thread's end, which the driver refuses in thread-local mode, leaves
+ * that thread's count as it was). */
+static void
+capture_uncount(stream *s)
+{
+    if (s->capture_counted == &thread_strict) {
+        thread_strict--;
+        if (s->capture_global)
+            thread_global--;
+    }
+    if (s->capture_global)
+        __atomic_sub_fetch(&process_global, 1, __ATOMIC_RELAXED);
+    s->capture_counted = NULL;
+    s->capture_global = 0;
+}
+
 static CUresult
 e_cuStreamDestroy(CUstream h)
 {
@@ -96,6 +134,7 @@ e_cuStreamDestroy(CUstream h)
         if (s->capture) {
             graph_clear(s->capture);
             free(s->capture);
+            capture_uncount(s);
         }
         s->magic = 0;
         free(s);
@@ -154,27 +193,6 @@ e_cuStreamIsCapturing(CUstream h, int *status)
     return emu_ok();
 }
 
-/* Capture modes, as the driver keeps them: each thread's own mode (exchanged with
- * cuThreadExchangeStreamCaptureMode, global by default), the captures a thread began in
- * global or thread-local mode, and the global-mode ones of the whole process. */
-static _Thread_local int thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
-static _Thread_local int thread_strict, thread_global;
-static int process_global; /* any thread's: read and changed atomically */
-
-CUresult
-emu_capture_unsafe(const char *call)
-{
-    if (thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
-        return CUDA_SUCCESS;
-    if (thread_strict > 0 ||
-        (thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
-         __atomic_load_n(&process_global, __ATOMIC_RELAXED) > thread_global))
-        return emu_failed(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-                          "%s is not permitted while a stream is captured in global or thread-local "
-                          "mode (cuThreadExchangeStreamCaptureMode to relaxed first)", call);
-    return CUDA_SUCCESS;
-}
-
 static CUresult
 e_cuThreadExchangeStreamCaptureMode(int *mode)
 {
@@ -218,17 +236,7 @@ e_cuStreamEndCapture(CUstream h, CUgraph *out)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "the stream is not being captured");
     *out = s->capture;
     s->capture = NULL;
-    /* Counted back on the thread that began it (another thread's end, which the driver
-     * refuses in thread-local mode, leaves that thread's count as it was). */
-    if (s->capture_counted == &thread_strict) {
-        thread_strict--;
-        if (s->capture_global)
-            thread_global--;
-    }
-    if (s->capture_global)
-        __atomic_sub_fetch(&process_global, 1, __ATOMIC_RELAXED);
-    s->capture_counted = NULL;
-    s->capture_global = 0;
+    capture_uncount(s);
     return emu_ok();
 }
 
