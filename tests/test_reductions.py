@@ -728,7 +728,7 @@ def plan_case(views, bases, axis, keepdims, keep_index=False, out_view=None):
     if plan["fn"] == 5:  # vectors of outputs: contiguous along the innermost kept axis
         assert all(k[-1] == v.itemsize for k, v in zip(plan["ks"], views))
         assert plan["kshape"][-1] % 4 == 0
-    if plan["fn"] in (0, 1, 6):  # vector loads: one contiguous run, splits of whole vectors
+    if plan["fn"] in (0, 1, 6, 7):  # vector loads: one contiguous run, splits of whole vectors
         assert all(r[0] == v.itemsize for r, v in zip(plan["rs"], views))
         assert plan["chunk"] % 2 == 0 or plan["splits"] == 1
     return plan

@@ -398,8 +398,9 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
         if (vec)
             chunk = (chunk + v - 1) / v * v;
         splits = chunk ? (nred + chunk - 1) / chunk : 1;
-        int block = chunk >= 2048;
-        fn = vec ? (block ? RF_ROWV : RF_ROWVW) : (block ? RF_ROWN : RF_ROWNW);
+        /* a warp per row has no fold: a split row always takes a block (chunk >= 8192) */
+        int block = chunk >= 2048 || splits > 1;
+        fn = vec ? (block ? (splits > 1 ? RF_ROWV : RF_ROWV1) : RF_ROWVW) : (block ? RF_ROWN : RF_ROWNW);
         if (full && (block || splits > 1))
             fn = RF_FULL;
         long long per = block ? 1 : CK_THREADS / 32, units = nout * splits;

@@ -4,7 +4,8 @@
  * The texts of a ck_rspec become four device functions (ck_map, ck_red, ck_ident,
  * ck_post); the kernels around them are the same for every operation:
  *   ckr_v / ckr_vw   rows whose reduced part is one contiguous aligned run: a block (v)
- *                    or a warp (vw) per row and split, 4 vector loads in flight
+ *                    or a warp (vw) per row and split, 4 vector loads in flight; ckr_v1
+ *                    is ckr_v for rows not split (no fold in it)
  *   ckr_n / ckr_nw   the same over any strides (one index computation per element)
  *   ckc              a thread per output, looping over its reduced elements: the reduced
  *                    axis is not the innermost, so neighbouring threads read neighbouring
@@ -26,7 +27,8 @@
 
 #include <string.h>
 
-const char *const ck_rfunc_names[RF_COUNT] = {"ckr_v", "ckr_vw", "ckr_n", "ckr_nw", "ckc", "ckcv", "ckr_f"};
+const char *const ck_rfunc_names[RF_COUNT] = {"ckr_v", "ckr_vw", "ckr_n", "ckr_nw", "ckc", "ckcv", "ckr_f",
+                                               "ckr_v1"};
 
 /* The operands of a vector load function: a scalar or raw pointer as it is, an array's
  * nu vectors of CK_V elements, loaded before the first use: u steps of `step` elements
@@ -250,7 +252,7 @@ static const char rkernels[] =
     "        ck_final(p, ko, acc);\n"
     "    }\n"
     "}\n"
-    "template <int TPR, bool VEC> CKD void ck_row(const ck_rargs &p) {\n"
+    "template <int TPR, bool VEC, bool FOLD> CKD void ck_row(const ck_rargs &p) {\n"
     "    __shared__ TA sh[32];\n"
     "    __shared__ int last;\n"
     "    const int lane = threadIdx.x % TPR;\n"
@@ -278,7 +280,7 @@ static const char rkernels[] =
     "        if (lane == 0) ck_store(p, o, s, ko, acc, 1);\n"
     "    }\n"
     "    // splits: the last block to finish folds every output's partials, no second launch\n"
-    "    if (p.splits > 1 && ck_last(ck_counter(p, 0), gridDim.x, last)) ck_fold_rows(p, sh);\n"
+    "    if (FOLD && p.splits > 1 && ck_last(ck_counter(p, 0), gridDim.x, last)) ck_fold_rows(p, sh);\n"
     "}\n"
     "// A full reduction of one contiguous aligned run (one output, kept offsets 0): a block\n"
     "// per split (gridDim.x of them, one wave of resident blocks), each on its split's run\n"
@@ -300,10 +302,14 @@ static const char rkernels[] =
     "    if (threadIdx.x == 0) ck_store(p, 0, s, ko, acc, 1);\n"
     "    if (p.splits > 1 && ck_last(ck_counter(p, 0), gridDim.x, last)) ck_fold_rows(p, sh);\n"
     "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_v(const ck_rargs p) { ck_row<CK_NT, true>(p); }\n"
-    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_vw(const ck_rargs p) { ck_row<32, true>(p); }\n"
-    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_n(const ck_rargs p) { ck_row<CK_NT, false>(p); }\n"
-    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_nw(const ck_rargs p) { ck_row<32, false>(p); }\n"
+    "// A warp per row never splits one; a block per row without splits (ckr_v1) has no\n"
+    "// fold: with the fold's code in it the loop got other registers (40 against 48 for a\n"
+    "// float32 sum) and sums along axis=1 ran 9% slower on the H100\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_v(const ck_rargs p) { ck_row<CK_NT, true, true>(p); }\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_v1(const ck_rargs p) { ck_row<CK_NT, true, false>(p); }\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_vw(const ck_rargs p) { ck_row<32, true, false>(p); }\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_n(const ck_rargs p) { ck_row<CK_NT, false, true>(p); }\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckr_nw(const ck_rargs p) { ck_row<32, false, false>(p); }\n"
     "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckc(const ck_rargs p) {\n"
     "    __shared__ int last;\n"
     "    const int s = blockIdx.y;\n"
@@ -410,15 +416,15 @@ user_text(ck_buf *b, const ck_rspec *s, const char *what, const char *text)
 }
 
 /* ckr_f's blocks an SM (__launch_bounds__): CK_MINB for one array input, whose four
- * vector loads fit its 40 registers; more inputs (dot, where=) keep the compiler's own
- * choice, so that all their loads stay in flight instead of being serialized to fit. */
+ * vector loads fit its 40 registers; CK_MINB_MULTI for more (dot, where=), whose loads
+ * need more registers to stay in flight. */
 static int
 ck_minb(const ck_rspec *s)
 {
     int arrays = 0;
     for (int k = 0; k < s->nin; k++)
         arrays += s->kind[k] == CK_OPND_ARRAY;
-    return arrays == 1 ? CK_MINB : 1;
+    return arrays == 1 ? CK_MINB : CK_MINB_MULTI;
 }
 
 PyObject *

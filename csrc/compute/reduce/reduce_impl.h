@@ -34,11 +34,15 @@ typedef struct {
 enum { CK_OPND_ARRAY = 0, CK_OPND_SCALAR, CK_OPND_RAW };
 
 /* The kernels in one generated module, by index (key bits 0-2). */
-enum { RF_ROWV, RF_ROWVW, RF_ROWN, RF_ROWNW, RF_COL, RF_COLV, RF_FULL, RF_COUNT };
+enum { RF_ROWV, RF_ROWVW, RF_ROWN, RF_ROWNW, RF_COL, RF_COLV, RF_FULL, RF_ROWV1, RF_COUNT };
 /* Blocks of CK_THREADS the full reduction's kernel (ckr_f) of one array input is built
  * to fit on one SM at once (__launch_bounds__' second argument: it caps its registers
  * at 40, so 75% of an SM's threads instead of the 62% that 48 registers allow). */
 #define CK_MINB 6
+/* ... and of more inputs (dot, where=): left to the compiler it took 150 registers for a
+ * float32 dot (one block an SM) and ran 4% slower than the two-pass reduction before it;
+ * 4 blocks cap it at 64. */
+#define CK_MINB_MULTI 4
 extern const char *const ck_rfunc_names[RF_COUNT];
 
 /* CUDA C of every kernel of spec. New ref or NULL. */
