@@ -28,7 +28,7 @@ typedef struct {
 #define STATE_REFS(V)                                                                    \
     V(base.ArrayType) V(base.numpy) V(base.np_dtype) V(base.np_empty) V(base.np_asarray) \
     V(base.np_ndarray) V(base.np_generic) V(base.np_floating) V(base.np_integer)         \
-    V(base.np_bool) V(runtime.DeviceType) V(runtime.StreamType) V(runtime.EventType)     \
+    V(base.np_bool) V(base.dtype_memo) V(runtime.DeviceType) V(runtime.StreamType) V(runtime.EventType)     \
     V(runtime.devices) V(runtime.str_cuda_stream_protocol) V(runtime.str_cuda_stream)    \
     V(runtime.str_ptr) V(runtime.last_stream) V(memory.BufferType)                       \
     V(memory.HostMemoryType) V(memory.RegistrationType) V(memory.CudaArrayType)          \

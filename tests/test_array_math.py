@@ -835,3 +835,19 @@ def test_float32_fmod_remainder_floor_divide_by_subnormals():
     for name in ("fmod", "remainder", "floor_divide"):
         got, want = getattr(cukit, name)(dx, dy).get(), getattr(np, name)(x, y)
         np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=name)
+
+
+def test_dtype_like_arguments_resolve_the_same_every_time():
+    """empty() resolves a type, a dtype or a name as numpy does, the first time and every
+    time after (cukit remembers what these gave), any number of distinct ones, and still
+    refuses a dtype that holds Python objects each time."""
+    forms = [np.float32, np.dtype("float32"), "float32", "f4", "<f4", float, int, bool,
+             np.int8, "uint16", np.dtype(">i4"), "complex64", np.dtype([("a", "i4"), ("b", "f8")])]
+    forms += [f"V{n}" for n in range(1, 80)]  # more than the memo keeps
+    for _ in range(3):
+        for form in forms:
+            got = cukit.empty(3, form)
+            assert got.dtype == np.dtype(form) and got.itemsize == np.dtype(form).itemsize, form
+    for _ in range(3):
+        with pytest.raises(TypeError, match="holds Python objects"):
+            cukit.empty(3, object)

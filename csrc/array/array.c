@@ -151,19 +151,6 @@ array_alloc(cukit_state *st, cukit_Device *dev, PyObject *dtype, int typecode,
     return a;
 }
 
-/* itemsize and typecode of a numpy dtype. 0 / -1. */
-static int
-dtype_info(PyObject *dtype, Py_ssize_t *itemsize, int *typecode)
-{
-    PyObject *isz = PyObject_GetAttrString(dtype, "itemsize");
-    *itemsize = isz ? PyLong_AsSsize_t(isz) : -1;
-    Py_XDECREF(isz);
-    if (*itemsize < 0)
-        return -1;
-    *typecode = cukit_typecode_of_dtype(dtype);
-    return *typecode < 0 ? -1 : 0;
-}
-
 /* A new uninitialised C-contiguous array on dev. Steals nothing. New ref or NULL. */
 cukit_Array *
 cukit_array_create(cukit_state *st, cukit_Device *dev, int ndim, const Py_ssize_t *shape,
@@ -171,7 +158,7 @@ cukit_array_create(cukit_state *st, cukit_Device *dev, int ndim, const Py_ssize_
 {
     Py_ssize_t itemsize;
     int tc;
-    if (dtype_info(dtype, &itemsize, &tc) < 0)
+    if (cukit_dtype_facts(st, dtype, &itemsize, &tc) < 0)
         return NULL;
     Py_ssize_t size = 1;
     for (int i = 0; i < ndim; i++) {
@@ -211,7 +198,7 @@ cukit_array_wrap(cukit_state *st, cukit_Device *dev, CUdeviceptr base, PyObject 
                      ndim, CUKIT_MAXDIM);
         return NULL;
     }
-    if (dtype_info(dtype, &itemsize, &tc) < 0)
+    if (cukit_dtype_facts(st, dtype, &itemsize, &tc) < 0)
         return NULL;
     if (strides == NULL) {
         cukit_c_strides(ndim, shape, itemsize, cs);
@@ -237,7 +224,7 @@ cukit_array_over_buffer(cukit_state *st, cukit_Buffer *buf, PyObject *dtype, int
         cukit_freed_error();
         return NULL;
     }
-    if (dtype_info(dtype, &itemsize, &tc) < 0)
+    if (cukit_dtype_facts(st, dtype, &itemsize, &tc) < 0)
         return NULL;
     if (strides == NULL) {
         cukit_c_strides(ndim, shape, itemsize, cs);

@@ -159,6 +159,9 @@ struct cukit_state {
     PyObject *np_floating;
     PyObject *np_integer;
     PyObject *np_bool;
+    /* strong ref, made at first use: dtype-like object -> (dtype, itemsize, typecode),
+     * see cukit_dtype_facts (at most 64 keys) */
+    PyObject *dtype_memo;
 
     /* borrowed: each layer's part, set before any layer's setup runs */
     struct cukit_runtime_state *runtime;
@@ -216,5 +219,9 @@ int cukit_typecode_size(int tc);
 const char *cukit_typecode_name(int tc);
 /* numpy.dtype(obj), refusing dtypes that hold Python objects. New ref or NULL. */
 PyObject *cukit_resolve_dtype(cukit_state *st, PyObject *obj);
+/* A numpy dtype's itemsize and typecode (CUKIT_TC_OTHER when none fits). 0 / -1. Both
+ * this and cukit_resolve_dtype remember what a type, a numpy dtype or a str (none of
+ * which can change) gave, so that `empty(n, np.float32)` asks numpy nothing again. */
+int cukit_dtype_facts(cukit_state *st, PyObject *dtype, Py_ssize_t *itemsize, int *typecode);
 
 #endif /* CUKIT_COMMON_H */

@@ -141,11 +141,82 @@ ml_dtype(cukit_state *st, PyObject *obj)
     return dtype;
 }
 
+/* ------------------------------------------------------------------ the memo */
+
+#define DTYPE_MEMO_MAX 64
+
+/* Whether obj can key the memo: it cannot change what it resolves to. */
+static int
+memo_key(cukit_state *st, PyObject *obj)
+{
+    return PyType_Check(obj) || PyUnicode_CheckExact(obj) ||
+           (st->np_dtype && PyObject_TypeCheck(obj, (PyTypeObject *)st->np_dtype));
+}
+
+/* Borrowed (dtype, itemsize, typecode) for obj, or NULL (no exception). */
+static PyObject *
+memo_get(cukit_state *st, PyObject *obj)
+{
+    if (st->dtype_memo == NULL || !memo_key(st, obj))
+        return NULL;
+    PyObject *hit = PyDict_GetItemWithError(st->dtype_memo, obj);
+    if (hit == NULL)
+        PyErr_Clear();
+    return hit;
+}
+
+static void
+memo_put(cukit_state *st, PyObject *obj, PyObject *dtype, Py_ssize_t itemsize, int tc)
+{
+    if (!memo_key(st, obj))
+        return;
+    if (st->dtype_memo == NULL && (st->dtype_memo = PyDict_New()) == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    if (PyDict_GET_SIZE(st->dtype_memo) >= DTYPE_MEMO_MAX)
+        return;
+    PyObject *v = Py_BuildValue("(Oni)", dtype, itemsize, tc);
+    if (v == NULL || PyDict_SetItem(st->dtype_memo, obj, v) < 0)
+        PyErr_Clear(); /* remembered or not, the answer stands */
+    Py_XDECREF(v);
+}
+
+static int
+facts_slow(PyObject *dtype, Py_ssize_t *itemsize, int *typecode)
+{
+    PyObject *isz = PyObject_GetAttrString(dtype, "itemsize");
+    *itemsize = isz ? PyLong_AsSsize_t(isz) : -1;
+    Py_XDECREF(isz);
+    if (*itemsize < 0)
+        return -1;
+    *typecode = cukit_typecode_of_dtype(dtype);
+    return *typecode < 0 ? -1 : 0;
+}
+
+int
+cukit_dtype_facts(cukit_state *st, PyObject *dtype, Py_ssize_t *itemsize, int *typecode)
+{
+    PyObject *hit = memo_get(st, dtype);
+    if (hit) {
+        *itemsize = PyLong_AsSsize_t(PyTuple_GET_ITEM(hit, 1));
+        *typecode = (int)PyLong_AsLong(PyTuple_GET_ITEM(hit, 2));
+        return 0;
+    }
+    if (facts_slow(dtype, itemsize, typecode) < 0)
+        return -1;
+    memo_put(st, dtype, dtype, *itemsize, *typecode);
+    return 0;
+}
+
 PyObject *
 cukit_resolve_dtype(cukit_state *st, PyObject *obj)
 {
     if (cukit_numpy(st) < 0)
         return NULL;
+    PyObject *hit = memo_get(st, obj);
+    if (hit)
+        return Py_NewRef(PyTuple_GET_ITEM(hit, 0));
     PyObject *dtype = PyObject_CallOneArg(st->np_dtype, obj);
     if (dtype == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyObject *type, *value, *tb;
@@ -173,5 +244,12 @@ cukit_resolve_dtype(cukit_state *st, PyObject *obj)
         Py_DECREF(dtype);
         return NULL;
     }
+    Py_ssize_t itemsize;
+    int tc;
+    if (memo_key(st, obj) && facts_slow(dtype, &itemsize, &tc) == 0) {
+        memo_put(st, obj, dtype, itemsize, tc);
+        memo_put(st, dtype, dtype, itemsize, tc);
+    }
+    PyErr_Clear(); /* facts asked early: the caller asks again and sees the error */
     return dtype;
 }
