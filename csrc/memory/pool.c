@@ -255,9 +255,10 @@ cukit_cache_put(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr p, size_t n)
 int
 cukit_block_free(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr p)
 {
-    /* Freed while a stream is captured: the legacy stream's query (below) and the free
-     * are refused outside relaxed mode. */
-    int mode = cukit_capture_relax(dev->st, 0);
+    /* Freed while a stream is captured (cukit's or another library's): the legacy
+     * stream's query (below) and the free are refused outside relaxed mode. Two
+     * thread-local calls on the pool's path; the cache's makes no driver call. */
+    int mode = cukit_capture_relax(dev->st, 1);
     if (dm->pool) {
         /* Queued, not waited for: see the ordering rule above. */
         CUstream release = cukit_device_release_stream(dev);
@@ -319,17 +320,15 @@ pool_alloc_retry(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr *p, size_t n)
 }
 
 /* An allocation made while a stream is captured (an array made inside `with
- * s.capture()`, a sort's temporaries) is made in relaxed capture mode: the driver
- * refuses it otherwise, and the graph keeps the memory (cukit_capture_keep). Another
- * library's capture is seen only by that refusal, and the call is made again relaxed. */
+ * s.capture()`, a sort's temporaries, or under another library's capture) is made in
+ * relaxed capture mode: the driver refuses it otherwise, and the graph keeps the memory
+ * (cukit_capture_keep). Relaxed for every call of this path: another library's capture
+ * cannot be seen beforehand. */
 CUresult
 cukit_pool_alloc(cukit_Device *dev, cukit_devmem *dm, CUdeviceptr *p, size_t n)
 {
-    int mode = cukit_capture_relax(dev->st, 0);
+    int mode = cukit_capture_relax(dev->st, 1);
     CUresult res = pool_alloc_once(dm, p, n);
-    if (res == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && mode < 0 &&
-        (mode = cukit_capture_relax(dev->st, 1)) >= 0)
-        res = pool_alloc_once(dm, p, n);
     if (res == CUDA_ERROR_OUT_OF_MEMORY && dm->pool)
         res = pool_alloc_retry(dev, dm, p, n);
     cukit_capture_restore(mode);
