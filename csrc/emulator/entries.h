@@ -70,7 +70,8 @@ typedef struct emu_op emu_op;
 typedef struct CUstream_st {
     int magic;
     graph *capture;            /* owned until EndCapture: the graph being recorded */
-    int *capture_counted;      /* the beginning thread's count of strict captures, or NULL */
+    struct capture_count *capture_counted; /* the beginning thread's capture counts (strict
+                                             * modes), or NULL */
     int capture_global;        /* begun in CU_STREAM_CAPTURE_MODE_GLOBAL */
     unsigned flags;            /* CU_STREAM_NON_BLOCKING or 0 */
     emu_op *head, *tail;       /* owned: work issued and not yet run, oldest first */

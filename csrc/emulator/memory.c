@@ -223,11 +223,13 @@ e_cuMemFreeAsync(CUdeviceptr p, CUstream s)
     return emu_defer_free(s, p, emu_free_device) ? emu_free_device(p) : emu_ok();
 }
 /* On a stream being captured an allocation is a node of the graph (made at once here);
- * on any other stream it is an unsafe call under a strict capture. */
+ * on the legacy stream it is an unsafe call under a strict capture (the H100 refused
+ * it). On another stream it is not refused: whether the driver does is not measured. */
 static CUresult
 pool_alloc_on(CUdeviceptr *p, size_t n, CUstream s, const char *call)
 {
-    return emu_check_stream(s) ?: (emu_capturing(s) ? CUDA_SUCCESS : emu_capture_unsafe(call)) ?: pool_alloc(p, n);
+    int legacy = s == NULL || s == CU_STREAM_LEGACY;
+    return emu_check_stream(s) ?: (legacy ? emu_capture_unsafe(call) : CUDA_SUCCESS) ?: pool_alloc(p, n);
 }
 
 static CUresult e_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) { return pool_alloc_on(p, n, s, "cuMemAllocAsync"); }

@@ -12,11 +12,11 @@
 
 /* The legacy stream waited for or queried under a strict capture: refused by the driver
  * as an unsafe call (the H100 refused cukit's query of it while freeing an array inside
- * a capture). Another stream's query is not. */
+ * a capture). Another stream's query is not, nor the per-thread default stream's. */
 static CUresult
 legacy_unsafe(CUstream h, const char *what)
 {
-    return emu_stream_of(h) == NULL ? emu_capture_unsafe(what) : CUDA_SUCCESS;
+    return h == NULL || h == CU_STREAM_LEGACY ? emu_capture_unsafe(what) : CUDA_SUCCESS;
 }
 
 graph *
@@ -85,7 +85,9 @@ e_cuStreamCreateWithPriority(CUstream *out, unsigned int flags, int priority)
  * cuThreadExchangeStreamCaptureMode, global by default), the captures a thread began in
  * global or thread-local mode, and the global-mode ones of the whole process. */
 static _Thread_local int thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
-static _Thread_local int thread_strict, thread_global;
+/* A thread's captures: read by the thread, changed atomically (a stream destroyed by
+ * another thread gives its capture back to the thread that began it). */
+static _Thread_local struct capture_count { int strict, global; } thread_count;
 static int process_global; /* any thread's: read and changed atomically */
 
 CUresult
@@ -93,9 +95,10 @@ emu_capture_unsafe(const char *call)
 {
     if (thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
         return CUDA_SUCCESS;
-    if (thread_strict > 0 ||
+    if (__atomic_load_n(&thread_count.strict, __ATOMIC_RELAXED) > 0 ||
         (thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
-         __atomic_load_n(&process_global, __ATOMIC_RELAXED) > thread_global))
+         __atomic_load_n(&process_global, __ATOMIC_RELAXED) >
+             __atomic_load_n(&thread_count.global, __ATOMIC_RELAXED)))
         return emu_failed(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
                           "%s is not permitted while a stream is captured in global or thread-local "
                           "mode (cuThreadExchangeStreamCaptureMode to relaxed first)", call);
@@ -103,15 +106,15 @@ emu_capture_unsafe(const char *call)
 }
 
 /* A capture ends (EndCapture, or its stream destroyed): counted back on the thread that
- * began it (another thread's end, which the driver refuses in thread-local mode, leaves
- * that thread's count as it was). */
+ * began it. */
 static void
 capture_uncount(stream *s)
 {
-    if (s->capture_counted == &thread_strict) {
-        thread_strict--;
+    struct capture_count *c = s->capture_counted;
+    if (c) {
+        __atomic_sub_fetch(&c->strict, 1, __ATOMIC_RELAXED);
         if (s->capture_global)
-            thread_global--;
+            __atomic_sub_fetch(&c->global, 1, __ATOMIC_RELAXED);
     }
     if (s->capture_global)
         __atomic_sub_fetch(&process_global, 1, __ATOMIC_RELAXED);
@@ -217,12 +220,12 @@ e_cuStreamBeginCapture(CUstream h, int mode)
     s->capture = calloc(1, sizeof *s->capture);
     if (s->capture == NULL)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
-    s->capture_counted = mode == CU_STREAM_CAPTURE_MODE_RELAXED ? NULL : &thread_strict;
+    s->capture_counted = mode == CU_STREAM_CAPTURE_MODE_RELAXED ? NULL : &thread_count;
     s->capture_global = mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
     if (s->capture_counted)
-        thread_strict++;
+        __atomic_add_fetch(&thread_count.strict, 1, __ATOMIC_RELAXED);
     if (s->capture_global) {
-        thread_global++;
+        __atomic_add_fetch(&thread_count.global, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&process_global, 1, __ATOMIC_RELAXED);
     }
     return emu_ok();
@@ -234,6 +237,10 @@ e_cuStreamEndCapture(CUstream h, CUgraph *out)
     stream *s = emu_stream_of(h);
     if (s == NULL || s->capture == NULL)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "the stream is not being captured");
+    if (s->capture_counted && s->capture_counted != &thread_count)
+        return emu_failed(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
+                          "the capture was begun in global or thread-local mode by another "
+                          "thread, which must end it");
     *out = s->capture;
     s->capture = NULL;
     capture_uncount(s);
