@@ -851,3 +851,12 @@ def test_dtype_like_arguments_resolve_the_same_every_time():
     for _ in range(3):
         with pytest.raises(TypeError, match="holds Python objects"):
             cukit.empty(3, object)
+
+
+def test_a_dtype_with_metadata_keeps_it():
+    """numpy dtypes that differ only in metadata compare equal: each array keeps its own."""
+    plain = np.dtype("float32")
+    meta = np.dtype("float32", metadata={"unit": "m"})
+    for _ in range(2):
+        a, b = cukit.empty(2, plain), cukit.empty(2, meta)
+        assert a.dtype.metadata is None and b.dtype.metadata == {"unit": "m"}

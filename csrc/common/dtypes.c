@@ -145,12 +145,35 @@ ml_dtype(cukit_state *st, PyObject *obj)
 
 #define DTYPE_MEMO_MAX 64
 
-/* Whether obj can key the memo: it cannot change what it resolves to. */
+/* Whether obj can key the memo: it cannot change what it resolves to. numpy's scalar
+ * types and Python's float, int, bool and complex (not any class: one with a .dtype
+ * attribute may change it); exact strs; numpy dtypes (see memo_put for metadata). */
 static int
 memo_key(cukit_state *st, PyObject *obj)
 {
-    return PyType_Check(obj) || PyUnicode_CheckExact(obj) ||
-           (st->np_dtype && PyObject_TypeCheck(obj, (PyTypeObject *)st->np_dtype));
+    if (PyUnicode_CheckExact(obj))
+        return 1;
+    if (PyType_Check(obj))
+        return obj == (PyObject *)&PyFloat_Type || obj == (PyObject *)&PyLong_Type ||
+               obj == (PyObject *)&PyBool_Type || obj == (PyObject *)&PyComplex_Type ||
+               (st->np_generic && PyType_IsSubtype((PyTypeObject *)obj, (PyTypeObject *)st->np_generic));
+    return st->np_dtype && PyObject_TypeCheck(obj, (PyTypeObject *)st->np_dtype);
+}
+
+/* A numpy dtype carrying metadata: it compares and hashes equal to the same dtype
+ * without, so it is never stored (a lookup by it finds the plain one's facts, which are
+ * its own; cukit_resolve_dtype then gives back the dtype passed, not the one stored). */
+static int
+has_metadata(cukit_state *st, PyObject *obj)
+{
+    if (st->np_dtype == NULL || !PyObject_TypeCheck(obj, (PyTypeObject *)st->np_dtype))
+        return 0;
+    PyObject *meta = PyObject_GetAttrString(obj, "metadata");
+    int has = meta != Py_None;
+    if (meta == NULL)
+        PyErr_Clear();
+    Py_XDECREF(meta);
+    return has;
 }
 
 /* Borrowed (dtype, itemsize, typecode) for obj, or NULL (no exception). */
@@ -168,7 +191,7 @@ memo_get(cukit_state *st, PyObject *obj)
 static void
 memo_put(cukit_state *st, PyObject *obj, PyObject *dtype, Py_ssize_t itemsize, int tc)
 {
-    if (!memo_key(st, obj))
+    if (!memo_key(st, obj) || has_metadata(st, obj))
         return;
     if (st->dtype_memo == NULL && (st->dtype_memo = PyDict_New()) == NULL) {
         PyErr_Clear();
@@ -215,8 +238,9 @@ cukit_resolve_dtype(cukit_state *st, PyObject *obj)
     if (cukit_numpy(st) < 0)
         return NULL;
     PyObject *hit = memo_get(st, obj);
-    if (hit)
-        return Py_NewRef(PyTuple_GET_ITEM(hit, 0));
+    if (hit) /* numpy.dtype(a dtype) is that dtype */
+        return Py_NewRef(PyObject_TypeCheck(obj, (PyTypeObject *)st->np_dtype) ? obj
+                                                                               : PyTuple_GET_ITEM(hit, 0));
     PyObject *dtype = PyObject_CallOneArg(st->np_dtype, obj);
     if (dtype == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyObject *type, *value, *tb;

@@ -212,8 +212,8 @@ cukit_stream_used(cukit_state *st, PyObject *obj, CUstream h, const cukit_Device
                      launch's) is ordered each time */
     /* A capture in progress forbids work on the legacy stream; its graph keeps what it
      * uses, and its launch on a stream is ordered then. */
-    if (rt->captures > 0)
-        return 0;
+    if (rt->captures > 0 || cukit_stream_capturing(h))
+        return 0; /* (the second: another library's capture; asked only when ordering is due) */
     if (order_after_legacy(st, s ? s->device : (cukit_Device *)dev, h,
                            s ? s->reuse_seen : obj == rt->last_stream ? rt->last_stream_seen : 0) < 0)
         return -1;
@@ -289,12 +289,16 @@ untrack(cukit_Stream *s)
         if (t->stream != s)
             continue;
         if (s->capture == NULL && cukit_api.cuStreamQuery(s->handle) == CUDA_ERROR_NOT_READY) {
+            /* dropped while another stream is captured: the legacy stream's query (in
+             * cukit_device_release_stream) is refused outside relaxed mode */
+            int mode = cukit_capture_relax(s->st, 1);
             CUstream release = cukit_device_release_stream(dev);
             if (release == NULL)
                 PyErr_Clear(); /* the stream is destroyed, which waits for its work */
             else if (cukit_api.cuEventRecord(t->event, s->handle) == CUDA_SUCCESS &&
                      cukit_api.cuStreamWaitEvent(release, t->event, 0) == CUDA_SUCCESS)
                 dev->orphan_work = 1;
+            cukit_capture_restore(mode);
         }
         cukit_api.cuEventDestroy(t->event); /* released by the driver once it completes */
         dev->streams[i] = dev->streams[--dev->nstreams];

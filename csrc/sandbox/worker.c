@@ -556,13 +556,19 @@ adopt_pool(void)
         pool.owner = getpid();
     }
     /* Reap the idle ones that ended meanwhile (killed, say), so that none stays a
-     * zombie until the pool comes round to it. */
+     * zombie until the pool comes round to it. Only one whose socket shows its end is
+     * waited for: an idle worker never writes, and a pid is not asked about while its
+     * process may be gone and the number reused (reaped by someone else). */
     for (int i = 0; i < pool.nidle;) {
-        if (waitpid(pool.idle[i].pid, NULL, WNOHANG) == 0) {
+        struct pollfd p = {pool.idle[i].fd, POLLIN, 0};
+        if (poll(&p, 1, 0) == 0) {
             i++;
             continue;
         }
         close(pool.idle[i].fd);
+        kill(pool.idle[i].pid, SIGKILL); /* if it is ending, or broke the protocol */
+        while (waitpid(pool.idle[i].pid, NULL, 0) < 0 && errno == EINTR)
+            ;
         pool.idle[i] = pool.idle[--pool.nidle];
     }
 }
