@@ -59,6 +59,27 @@ def children():
     return found
 
 
+# A kernel still reading x long after its launch (tests of when freed memory may be
+# reused): waits `ns` nanoseconds of GPU time, then copies x to y. One warp waits and
+# copies, so the wait is ns on the emulator too, which runs warps one after another.
+SLOW_COPY = r"""
+extern "C" __global__ void slow_copy(const float* x, float* y, size_t n, unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
+    for (size_t i = threadIdx.x; i < n; i += blockDim.x)
+        y[i] = x[i];
+}
+"""
+
+
+def slow_copy(kernels, x, y, n, ns, stream=None):
+    """y = x, ns nanoseconds after the launch (SLOW_COPY in `kernels`)."""
+    kernels.slow_copy(x, y, n, ns, grid=1, block=32, stream=stream)
+
+
 def spread(jobs):
     """The jobs in an order of this test process's own: pytest-xdist's workers warm up
     the same kernels into one shared cache, each starting where the others do not."""

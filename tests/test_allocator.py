@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import cukit
-from conftest import EMULATOR, poison
+from conftest import EMULATOR, SLOW_COPY, poison, slow_copy
 
 gpu = pytest.mark.gpu
 # kernels queued on a stream are still pending when the host goes on: a GPU, or the
@@ -25,18 +25,7 @@ extern "C" __global__ void twice(const float* x, float* y, size_t n) {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i < n) y[i] = 2.0f * x[i];
 }
-
-// Waits `ns` nanoseconds of GPU time, then copies x to y (one warp: see slow_copy).
-extern "C" __global__ void slow_copy(const float* x, float* y, size_t n, unsigned long long ns) {
-    unsigned long long t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    } while (t - t0 < ns);
-    for (size_t i = threadIdx.x; i < n; i += blockDim.x)
-        y[i] = x[i];
-}
-"""
+""" + SLOW_COPY
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +35,6 @@ def kernels():
 
 def twice(kernels, x, y, n, stream=None):
     kernels.twice(x, y, n, grid=(n + 255) // 256, block=256, stream=stream)
-
-
-def slow_copy(kernels, x, y, n, ns, stream=None):
-    """y = x, ns nanoseconds after the launch: one warp waits, then copies."""
-    kernels.slow_copy(x, y, n, ns, grid=1, block=32, stream=stream)
 
 
 def ptr(a):

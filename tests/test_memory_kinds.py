@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cukit
-from conftest import poison
+from conftest import SLOW_COPY, poison, slow_copy
 
 gpu = pytest.mark.gpu
 
@@ -22,20 +22,7 @@ extern "C" __global__ void add_one(double* x, size_t n) {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i < n) x[i] += 1.0;
 }
-
-// Waits `ns` nanoseconds of GPU time, then copies x to y: a kernel that is still
-// reading x long after it was launched. One warp (see slow_copy below) waits and
-// copies, so the wait is ns on the emulator too, which runs warps one after another.
-extern "C" __global__ void slow_copy(const float* x, float* y, size_t n, unsigned long long ns) {
-    unsigned long long t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    } while (t - t0 < ns);
-    for (size_t i = threadIdx.x; i < n; i += blockDim.x)
-        y[i] = x[i];
-}
-"""
+""" + SLOW_COPY
 
 
 @pytest.fixture(scope="module")
@@ -45,11 +32,6 @@ def kernels():
 
 def launch(kernel, n, *args, stream=None):
     kernel(*args, grid=(n + 255) // 256, block=256, stream=stream)
-
-
-def slow_copy(kernels, x, y, n, ns, stream=None):
-    """y = x, ns nanoseconds after the launch: one warp waits, then copies."""
-    kernels.slow_copy(x, y, n, ns, grid=1, block=32, stream=stream)
 
 
 # ------------------------------------------------------------------ bad input (no GPU needed)
