@@ -245,6 +245,27 @@ def test_arrays_made_while_capturing_are_kept_by_the_graph(mod, rng):
     np.testing.assert_array_equal(b.get(), host2 + 1)
 
 
+def test_a_captured_stream_is_never_queried_through_another_wrapper(mod, rng):
+    """A second cukit.Stream over a stream being captured (here Stream.from_handle of
+    it; another library's capture looks the same): a free during the capture asks
+    which streams are busy, and a query of the captured stream would invalidate the
+    capture (the driver refuses it), so it is not asked."""
+    n = 999
+    host = rng.integers(-1000, 1000, n, dtype=np.int32)
+    x = cukit.to_device(host)
+    s = cukit.Stream()
+    alias = cukit.Stream.from_handle(s.handle, owner=s)
+    mod.add_one(x, n, grid=4, block=256, stream=alias)  # the alias has run work: asked on frees
+    with s.capture() as g:
+        mod.add_one(x, n, grid=4, block=256, stream=s)
+        for size in (5, 70000):
+            cukit.empty(size, np.float32).free()  # a cached block, and the pool's
+    g.launch(s)
+    s.synchronize()
+    np.testing.assert_array_equal(x.get(), host + 2)
+    del alias
+
+
 def test_capture_errors(mod):
     with pytest.raises(ValueError, match="default stream cannot be captured"):
         cukit.default_stream().capture()

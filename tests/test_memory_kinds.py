@@ -290,7 +290,8 @@ def test_memory_info_and_trim_pool():
     after = cukit.memory_info(cukit.Device(0))
     assert after["pool_cached"] == 0
     assert after["pool_used"] <= held["pool_used"] - (64 << 20)
-    assert after["pool_reserved"] - after["pool_used"] < 64 << 20  # the spare memory went back
+    # What goes back to the device is checked in a process of its own: memory that
+    # earlier tests keep alive shares the pool's chunks (test_allocator's trim test).
     cukit.trim_pool(0, keep=1 << 20)
     with pytest.raises(ValueError, match="no CUDA device 99"):
         cukit.memory_info(99)

@@ -73,6 +73,7 @@ typedef struct CUstream_st {
     struct capture_count *capture_counted; /* the beginning thread's capture counts (strict
                                              * modes), or NULL */
     int capture_global;        /* begun in CU_STREAM_CAPTURE_MODE_GLOBAL */
+    int capture_invalid;       /* a call refused during the capture invalidated it */
     unsigned flags;            /* CU_STREAM_NON_BLOCKING or 0 */
     emu_op *head, *tail;       /* owned: work issued and not yet run, oldest first */
     uint64_t issued, done;     /* operations queued so far, and run so far, in order */

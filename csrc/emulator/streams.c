@@ -145,10 +145,24 @@ e_cuStreamDestroy(CUstream h)
     return emu_ok();
 }
 
+/* A stream being captured cannot be waited for or queried: the driver refuses the call
+ * and invalidates the capture, whose EndCapture then fails. */
+static CUresult
+refused_while_capturing(CUstream h, const char *call)
+{
+    stream *s = emu_stream_of(h);
+    if (s == NULL || s->capture == NULL)
+        return CUDA_SUCCESS;
+    s->capture_invalid = 1;
+    return emu_failed(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                      "%s of a stream being captured (the capture is invalidated)", call);
+}
+
 static CUresult
 e_cuStreamSynchronize(CUstream h)
 {
-    CUresult r = emu_check_stream(h) ?: legacy_unsafe(h, "cuStreamSynchronize of the legacy stream");
+    CUresult r = emu_check_stream(h) ?: legacy_unsafe(h, "cuStreamSynchronize of the legacy stream") ?:
+                 refused_while_capturing(h, "cuStreamSynchronize");
     if (r != CUDA_SUCCESS)
         return r;
     emu_sync_stream(h);
@@ -161,7 +175,8 @@ e_cuStreamSynchronize(CUstream h)
 static CUresult
 e_cuStreamQuery(CUstream h)
 {
-    CUresult r = emu_check_stream(h) ?: legacy_unsafe(h, "cuStreamQuery of the legacy stream");
+    CUresult r = emu_check_stream(h) ?: legacy_unsafe(h, "cuStreamQuery of the legacy stream") ?:
+                 refused_while_capturing(h, "cuStreamQuery");
     if (r != CUDA_SUCCESS)
         return r;
     return emu_query_stream(h) ? emu_ok() : CUDA_ERROR_NOT_READY;
@@ -192,7 +207,10 @@ e_cuStreamGetCtx(CUstream h, CUcontext *ctx)
 static CUresult
 e_cuStreamIsCapturing(CUstream h, int *status)
 {
-    *status = emu_capturing(h) ? 1 : CU_STREAM_CAPTURE_STATUS_NONE;
+    stream *s = emu_stream_of(h);
+    *status = s == NULL || s->capture == NULL ? CU_STREAM_CAPTURE_STATUS_NONE
+              : s->capture_invalid            ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                              : CU_STREAM_CAPTURE_STATUS_ACTIVE;
     return emu_ok();
 }
 
@@ -244,6 +262,14 @@ e_cuStreamEndCapture(CUstream h, CUgraph *out)
     *out = s->capture;
     s->capture = NULL;
     capture_uncount(s);
+    if (s->capture_invalid) {
+        s->capture_invalid = 0;
+        graph_clear(*out);
+        free(*out);
+        *out = NULL;
+        return emu_failed(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+                          "operation failed due to a previous error during capture");
+    }
     return emu_ok();
 }
 

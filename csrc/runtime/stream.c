@@ -224,6 +224,15 @@ cukit_stream_used(cukit_state *st, PyObject *obj, CUstream h, const cukit_Device
     return 0;
 }
 
+/* Whether s is being captured: by cukit, or through another wrapper of its handle or by
+ * another library (asked of the driver). Such a stream is never queried: the driver
+ * refuses the query and invalidates the capture. */
+static int
+being_captured(const cukit_Stream *s)
+{
+    return s->capture != NULL || cukit_stream_capturing(s->handle);
+}
+
 int
 cukit_device_side_idle(cukit_Device *dev)
 {
@@ -239,7 +248,7 @@ cukit_device_side_idle(cukit_Device *dev)
             continue;
         /* Being captured, it cannot be asked: work queued before the capture may still
          * run (what it queues now runs only in its graph, which keeps what it uses). */
-        if (s->capture != NULL)
+        if (being_captured(s))
             return 0;
         if (cukit_api.cuStreamQuery(s->handle) != CUDA_SUCCESS)
             return 0;
@@ -288,7 +297,7 @@ untrack(cukit_Stream *s)
         cukit_tracked_stream *t = &dev->streams[i];
         if (t->stream != s)
             continue;
-        if (s->capture == NULL && cukit_api.cuStreamQuery(s->handle) == CUDA_ERROR_NOT_READY) {
+        if (!being_captured(s) && cukit_api.cuStreamQuery(s->handle) == CUDA_ERROR_NOT_READY) {
             /* dropped while another stream is captured: the legacy stream's query (in
              * cukit_device_release_stream) is refused outside relaxed mode */
             int mode = cukit_capture_relax(s->st, 1);
@@ -344,7 +353,7 @@ cukit_device_release_stream(cukit_Device *dev)
         return NULL;
     for (int i = 0; i < dev->nstreams; i++) {
         cukit_tracked_stream *t = &dev->streams[i];
-        if (t->stream->capture == NULL &&
+        if (!being_captured(t->stream) &&
             wait_for(st, dev->release_stream, t->stream->handle, t->event) < 0)
             return NULL;
     }
