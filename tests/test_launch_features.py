@@ -245,6 +245,17 @@ def test_arrays_made_while_capturing_are_kept_by_the_graph(mod, rng):
     np.testing.assert_array_equal(b.get(), host2 + 1)
 
 
+def test_an_empty_capture_makes_a_graph_that_does_nothing(mod, rng):
+    s = cukit.Stream()
+    with s.capture() as g:
+        pass
+    x = cukit.to_device(rng.integers(-9, 9, 100, dtype=np.int32))
+    want = x.get()
+    g.launch(s)
+    s.synchronize()
+    assert len(g.nodes) == 0 and np.array_equal(x.get(), want)
+
+
 def test_a_captured_stream_is_never_queried_through_another_wrapper(mod, rng):
     """A second cukit.Stream over a stream being captured (here Stream.from_handle of
     it; another library's capture looks the same): a free during the capture asks

@@ -293,6 +293,8 @@ e_cuGraphDestroy(CUgraph g)
 static CUresult
 e_cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
 {
+    if (nodes && *n == 0) /* as the driver answers (an H100's, for an empty capture) */
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "room for no node given");
     if (nodes) {
         for (size_t i = 0; i < *n && i < g->n; i++)
             nodes[i] = g->nodes[i];

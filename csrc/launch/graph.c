@@ -136,7 +136,8 @@ collect_nodes(cukit_Graph *g, PyObject *recorded)
         PyErr_NoMemory();
         goto done;
     }
-    if (CU_CALL(g->st, cuGraphGetNodes, (g->graph, nodes, &n)) < 0)
+    /* (a capture that recorded nothing: the driver refuses a second call with n == 0) */
+    if (n > 0 && CU_CALL(g->st, cuGraphGetNodes, (g->graph, nodes, &n)) < 0)
         goto done;
     for (size_t i = 0; i < n; i++) {
         int type = -1;
