@@ -99,6 +99,23 @@ def main(argv=None):
     check("integers", cukit.random.default_rng(3).integers(0, 10, 10_000).get().max() < 10,
           True)
 
+    # sort: the radix sort's histogram and one-sweep passes (many tiles, the look-back),
+    # NaNs and -0.0, argsort's index payload, several rows, unique and searchsorted
+    keys = rng.standard_normal(200_000 * k).astype(np.float32)
+    keys[::97] = np.nan
+    keys[1::101] = -0.0
+    dk = cukit.to_device(keys)
+    check("sort, float32 with NaNs", cukit.sort(dk), np.sort(keys), rtol=0, atol=0)
+    check("argsort, int32 (stable)", cukit.argsort(di), np.argsort(i32, kind="stable"), rtol=0, atol=0)
+    check("sort, rows of a matrix", cukit.sort(dm, axis=1), np.sort(m32, axis=1), rtol=0, atol=0)
+    values, counts = cukit.unique(di, return_counts=True)
+    want_values, want_counts = np.unique(i32, return_counts=True)
+    check("unique, values", values, want_values, rtol=0, atol=0)
+    check("unique, counts", counts, want_counts, rtol=0, atol=0)
+    sorted_i = np.sort(i32)
+    check("searchsorted", cukit.searchsorted(cukit.to_device(sorted_i), di),
+          np.searchsorted(sorted_i, i32), rtol=0, atol=0)
+
     # strided copies and fills
     check("strided copy", cukit.ascontiguousarray(dm[::3, 1::2]), m32[::3, 1::2])
     z = cukit.zeros((640 * k, 384), np.float32)

@@ -2,7 +2,7 @@
 # gpu_sanitize.sh - the GPU test suite under compute-sanitizer: memcheck over every
 # GPU test file (bar the one that crashes kernels on purpose), then racecheck and
 # synccheck over tools/generated_kernels.py, which runs each family of kernels cukit
-# writes itself (elementwise, reductions, scans, random, strided copies) and checks
+# writes itself (elementwise, reductions, scans, random, sort, strided copies) and checks
 # them against numpy. Each file is its own run, CUKIT_SANITIZE_JOBS of them at once,
 # so a time budget stops between files, never inside one. Prints how many errors
 # each tool found in how many runs; exits 1 when any.
