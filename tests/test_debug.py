@@ -438,6 +438,7 @@ def test_cli_bad_input(good):
 # ------------------------------------------------------------------ on a GPU
 
 @pytest.mark.gpu_hardware
+@pytest.mark.unsanitized  # the kernel writes out of bounds on purpose
 def test_gpu_fault_replays_on_the_emulator(tmp_path):
     """Record on the GPU, replay on the emulator: the line of the fault."""
     script = tmp_path / "fault.py"

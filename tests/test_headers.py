@@ -248,6 +248,7 @@ def test_assert_calls_the_device_assert(header):
 @gpu
 @pytest.mark.skipif(cukit.device_count() == 0 or cukit.backend() == "emulator",
                     reason="the emulator does not run __assertfail; needs a real GPU")
+@pytest.mark.unsanitized  # the kernel asserts on purpose
 def test_a_failing_assert_fails_the_launch():
     code = r"""
 import numpy as np, cukit
