@@ -16,17 +16,21 @@
  *
  * 8-bit digits, least significant first (one pass a byte of the key). One histogram
  * kernel counts every pass's digits in one read. Then per pass one kernel: a block
- * takes tiles in the order of an atomic ticket, loads RITEMS keys a thread (a warp
+ * (RBLOCK threads, 256 by default: the first 256 own a digit each in the per-digit
+ * steps) takes tiles in the order of an atomic ticket, loads RITEMS keys a thread (a warp
  * owns 32 * RITEMS consecutive keys, key j of lane l at j * 32 + l: coalesced, and
  * the warp's order is the input's), ranks them stably by digit (the lanes holding the
  * same digit found with 8 ballots; per-warp counters in shared memory, which the
  * group's highest lane bumps with an atomic add and hands the old count to the group
  * by a shuffle: the shuffle orders the next key's add after this one), publishes its
  * per-digit counts (decoupled look-back), places the keys in shared memory in digit
- * order and writes them out, runs of one digit going to consecutive addresses.
+ * order and writes them out, runs of one digit going to consecutive addresses. (The
+ * REARLY build counts the digits first and publishes them before ranking; see the pass
+ * kernel, and "variants" below for the builds.)
  *
  * Look-back: a tile's status word for a digit packs a 2-bit flag and a 30-bit count
- * (so a row has fewer than 2^30 - 4096 keys, room for a last tile's padding): AGG, the tile's own count, or INC, the count plus everything before
+ * (so a row has fewer than 2^30 keys less the larger of 4096 and a tile: room for a
+ * last tile's padding): AGG, the tile's own count, or INC, the count plus everything before
  * it (tile 0: the digit's start from the histogram). Flag and value travel in one
  * 32-bit word written by one volatile store and read by one volatile load, so a
  * reader sees the whole old word or the whole new one, and no fence is needed: the
@@ -420,18 +424,20 @@ variant_parse(const char *spec, const char *who, cukit_radix_variant *v)
             for (; i < NKNOBS; i++)
                 if (strlen(knobs[i].name) == (size_t)(eq - s) && strncmp(knobs[i].name, s, eq - s) == 0)
                     break;
+        char part[64]; /* PyErr_Format has no %.*s */
         if (eq == NULL || eq > end || i == NKNOBS) {
-            PyErr_Format(PyExc_ValueError, "%s: '%.*s' is not knob=value with a knob of block, "
+            snprintf(part, sizeof part, "%.*s", (int)(end - s), s);
+            PyErr_Format(PyExc_ValueError, "%s: '%s' is not knob=value with a knob of block, "
                          "items, items8, minb, early, match, spin, hparts, hil (in '%s')", who,
-                         (int)(end - s), s, spec);
+                         part, spec);
             return -1;
         }
         char *stop;
         long x = strtol(eq + 1, &stop, 10);
         if (stop != end || eq + 1 == end || x < knobs[i].lo || x > knobs[i].hi) {
-            PyErr_Format(PyExc_ValueError, "%s: %s (%s) takes an integer from %d to %d, not '%.*s'",
-                         who, knobs[i].name, knobs[i].what, knobs[i].lo, knobs[i].hi,
-                         (int)(end - eq - 1), eq + 1);
+            snprintf(part, sizeof part, "%.*s", (int)(end - eq - 1), eq + 1);
+            PyErr_Format(PyExc_ValueError, "%s: %s (%s) takes an integer from %d to %d, not '%s'",
+                         who, knobs[i].name, knobs[i].what, knobs[i].lo, knobs[i].hi, part);
             return -1;
         }
         *(int *)((char *)v + knobs[i].offset) = (int)x;
@@ -447,11 +453,14 @@ variant_parse(const char *spec, const char *who, cukit_radix_variant *v)
     }
     if (!given[3] && given[0])
         v->minb = 1024 / v->block > 3 ? 3 : 1024 / v->block;
-    const char *bad = v->block % 32 ? "block must be a multiple of 32"
-                      : v->block * v->items * 4 > TILE_BYTES ? "block x items x 4 bytes is more than 45 KiB of shared memory"
-                      : v->block * v->items8 * 8 > TILE_BYTES ? "block x items8 x 8 bytes is more than 45 KiB of shared memory"
-                      : v->block * v->minb > 2048 ? "block x minb is more than an SM's 2048 threads"
-                      : (v->hparts & (v->hparts - 1)) ? "hparts must be 1, 2, 4 or 8" : NULL;
+    const char *bad =
+        v->block % 32 ? "block must be a multiple of 32"
+        : v->block * v->items * 4 > TILE_BYTES
+            ? "block x items x 4 bytes is more than 45 KiB of shared memory"
+        : v->block * v->items8 * 8 > TILE_BYTES
+            ? "block x items8 x 8 bytes is more than 45 KiB of shared memory"
+        : v->block * v->minb > 2048 ? "block x minb is more than an SM's 2048 threads"
+        : (v->hparts & (v->hparts - 1)) ? "hparts must be 1, 2, 4 or 8" : NULL;
     if (bad) {
         PyErr_Format(PyExc_ValueError, "%s: %s (in '%s')", who, bad, spec);
         return -1;
