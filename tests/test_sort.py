@@ -318,7 +318,7 @@ TOOL_VARIANTS = [spec for _, spec in
                  __import__("runpy").run_path(TOOL, run_name="sort_variants")["VARIANTS"]]
 MORE_VARIANTS = ["block=384,items=20", "block=256,items=7,match=1", "spin=50,hparts=1",
                  "block=512,items=18,early=1,hparts=8,hil=1", "block=1024,items=5,early=1,minb=1",
-                 "hparts=2,hil=1,items8=3"]
+                 "hparts=2,hil=1,items8=3", "sdig=1", "block=512,items=17,early=1,sdig=1,spin=20"]
 
 
 @pytest.fixture
@@ -353,7 +353,9 @@ def test_every_radix_build_sorts_as_numpy(rng, variant, spec):
 def test_radix_variant_default_and_spec_round_trip(variant):
     default = variant()
     assert default == ("block=256,items=15,items8=10,minb=3,early=0,match=0,spin=0,hparts=4,"
-                       "hil=0")
+                       "hil=0,sdig=0")
+    # digits in shared memory leave less of it for 8-byte keys
+    assert "items8=10," in variant("block=512,items=17,sdig=1")
     # a larger block implies its register cap; more keys a thread, fewer for 8-byte keys
     assert variant("block=512,items=15") == default.replace("block=256", "block=512").replace(
         "minb=3", "minb=2")
@@ -368,8 +370,9 @@ def test_radix_variant_default_and_spec_round_trip(variant):
     ("items=99", "items (keys a thread (1-, 2- and 4-byte keys)) takes an integer from 1 to 32, not '99'"),
     ("early=x", "early (count the tile's digits before ranking) takes an integer from 0 to 1, not 'x'"),
     ("block=300", "block must be a multiple of 32"),
-    ("block=1024,items=20", "block x items x 4 bytes is more than 45 KiB of shared memory"),
-    ("block=512,items=5,items8=20", "block x items8 x 8 bytes is more than 45 KiB"),
+    ("block=1024,items=20", "block x items x (4 + sdig) bytes is more than 45 KiB of shared memory"),
+    ("block=512,items=5,items8=20", "block x items8 x (8 + sdig) bytes is more than 45 KiB"),
+    ("block=512,items=19,sdig=1", "block x items x (4 + sdig) bytes is more than 45 KiB"),
     ("block=1024,items=5,minb=3", "block x minb is more than an SM's 2048 threads"),
     ("hparts=3", "hparts must be 1, 2, 4 or 8"),
 ])

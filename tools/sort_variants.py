@@ -3,7 +3,7 @@
 A build is a shape of the sort's kernels, picked by an internal knob
 (cukit._cukit._radix_variant(spec), or CUKIT_RADIX_VARIANT at import; spec is
 "knob=value,..." over the default: block, items, items8, minb, early, match, spin,
-hparts, hil; see csrc/sort/radix.c). Each build compiles once (NVRTC, cached as
+hparts, hil, sdig; see csrc/sort/radix.c). Each build compiles once (NVRTC, cached as
 usual), is checked against numpy, then all builds and CuPy are timed interleaved:
 sort and argsort of --n keys (2^26) of float32 and int32, G keys/s, the median of
 --reps samples of --calls calls each, min and max beside it, and the ratio to CuPy.
@@ -41,7 +41,7 @@ VARIANTS = [
     ("384x20", "block=384,items=20,early=1"),                  # CUB's sm_90 shape
     ("384x20m", "block=384,items=20,early=1,match=1"),         # ... ranked by match.any
     ("384x20h", "block=384,items=20,early=1,hil=1"),           # ... histogram copies side by side
-    ("384x20s", "block=384,items=20,early=1,spin=64"),         # ... look-back sleeps 64 ns a miss
+    ("384x20d", "block=384,items=20,early=1,sdig=1"),          # ... digits kept for the scatter
     ("512x15", "block=512,items=15,early=1"),                  # 64 registers: 32 warps an SM
     ("512x17", "block=512,items=17,early=1"),                  # a larger tile in 64 registers
 ]

@@ -168,6 +168,17 @@ const char cukit_radix_source[] =
     "    hist += soff; ticket += soff; status += soff;\n"
     "    __shared__ union { U k[RTILE]; unsigned v[RTILE]; unsigned c[RWARPS * 256]; } sm;\n"
     "    __shared__ unsigned tex[256], base[256], wtot[RWARPS], tile_s;\n"
+    /* RSDIG: each placed key's digit beside it, not computed again from the key */
+    "#if RSDIG\n"
+    "    __shared__ unsigned char sdg[RTILE];\n"
+    "#define PLACE(j, dj) (sm.k[rank[j]] = key[j], sdg[rank[j]] = (unsigned char)(dj))\n"
+    "#define SDIG_KEY(k, i) ((unsigned)sdg[i])\n"
+    "#define SDIG(j, i) ((unsigned)sdg[i])\n"
+    "#else\n"
+    "#define PLACE(j, dj) (sm.k[rank[j]] = key[j])\n"
+    "#define SDIG_KEY(k, i) digit_of(k, shift)\n"
+    "#define SDIG(j, i) sd[j]\n"
+    "#endif\n"
     "    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;\n"
     "    if (tid == 0) tile_s = atomicAdd(ticket, 1u);\n"
     "    for (int i = tid; i < RWARPS * 256; i += RBLOCK) sm.c[i] = 0;\n"
@@ -250,7 +261,7 @@ const char cukit_radix_source[] =
     "    for (int j = 0; j < RITEMS; j++) rank[j] = warp_rank((dpk[j >> 2] >> (8 * (j & 3))) & 255u, wc, lane, below);\n"
     "    __syncthreads();\n"
     "#pragma unroll\n"
-    "    for (int j = 0; j < RITEMS; j++) sm.k[rank[j]] = key[j];\n"
+    "    for (int j = 0; j < RITEMS; j++) PLACE(j, (dpk[j >> 2] >> (8 * (j & 3))) & 255u);\n"
     /* the index payload after the keys have left their registers */
     "    if (mode & M_INDEX) {\n"
     "#pragma unroll\n"
@@ -273,7 +284,7 @@ const char cukit_radix_source[] =
     "    }\n"
     "    __syncthreads();\n"
     "#pragma unroll\n"
-    "    for (int j = 0; j < RITEMS; j++) sm.k[rank[j]] = key[j];\n"
+    "    for (int j = 0; j < RITEMS; j++) PLACE(j, dig[j]);\n"
     "#endif\n"
     "    if (tile > 0 && DIGIT_THREAD) {\n"
     "        const volatile unsigned *p = status + (size_t)(tile - 1) * 256 + d;\n"
@@ -298,7 +309,7 @@ const char cukit_radix_source[] =
     "    for (int j = 0; j < RITEMS; j++) {\n"
     "        const int i = tid + j * RBLOCK;\n"
     "        const U k = sm.k[i];\n"
-    "        sd[j] = digit_of(k, shift);\n"
+    "        sd[j] = SDIG_KEY(k, i);\n"
     "        if (!(mode & M_NOKEYS) && i < valid) kout[base[sd[j]] + i] = k;\n"
     "    }\n"
     "    if (mode & M_INDEX) {\n"
@@ -310,7 +321,7 @@ const char cukit_radix_source[] =
     "        for (int j = 0; j < RITEMS; j++) {\n"
     "            const int i = tid + j * RBLOCK;\n"
     "            if (i < valid) {\n"
-    "                const unsigned pos = base[sd[j]] + i;\n"
+    "                const unsigned pos = base[SDIG(j, i)] + i;\n"
     "                if (mode & M_LAST) iout64[pos] = sm.v[i]; else iout[pos] = sm.v[i];\n"
     "            }\n"
     "        }\n"
@@ -385,7 +396,7 @@ cukit_radix_wanted(long long L, long long tile)
  * correctly (the tests run each). A spec is "knob=value,..." over the defaults. */
 
 /* The default build: 256 threads, 15 keys a thread (10 for 8-byte keys). */
-static const cukit_radix_variant variant_default = {256, 15, 10, 3, 0, 0, 0, 4, 0};
+static const cukit_radix_variant variant_default = {256, 15, 10, 3, 0, 0, 0, 4, 0, 0};
 
 static const struct {
     const char *name;
@@ -402,6 +413,7 @@ static const struct {
     {"spin", offsetof(cukit_radix_variant, spin), 0, 10000, "nanoseconds the look-back sleeps between reads"},
     {"hparts", offsetof(cukit_radix_variant, hparts), 1, 8, "the histogram's copies of the counters"},
     {"hil", offsetof(cukit_radix_variant, hil), 0, 1, "the histogram's copies side by side"},
+    {"sdig", offsetof(cukit_radix_variant, sdig), 0, 1, "keep each placed key's digit in shared memory"},
 };
 
 #define NKNOBS (sizeof knobs / sizeof *knobs)
@@ -428,7 +440,7 @@ variant_parse(const char *spec, const char *who, cukit_radix_variant *v)
         if (eq == NULL || eq > end || i == NKNOBS) {
             snprintf(part, sizeof part, "%.*s", (int)(end - s), s);
             PyErr_Format(PyExc_ValueError, "%s: '%s' is not knob=value with a knob of block, "
-                         "items, items8, minb, early, match, spin, hparts, hil (in '%s')", who,
+                         "items, items8, minb, early, match, spin, hparts, hil, sdig (in '%s')", who,
                          part, spec);
             return -1;
         }
@@ -446,19 +458,20 @@ variant_parse(const char *spec, const char *who, cukit_radix_variant *v)
     }
     /* what the shape implies, unless given: 8-byte keys take two thirds the keys (their
      * registers), and the register cap lets 768 to 1024 threads share an SM */
-    if (!given[2] && (given[0] || given[1])) {
+    const int b4 = 4 + v->sdig, b8 = 8 + v->sdig; /* shared bytes a key */
+    if (!given[2] && (given[0] || given[1] || given[9])) {
         v->items8 = v->items * 2 / 3 < 1 ? 1 : v->items * 2 / 3;
-        if (v->block * v->items8 * 8 > TILE_BYTES)
-            v->items8 = TILE_BYTES / (8 * v->block);
+        if (v->block * v->items8 * b8 > TILE_BYTES)
+            v->items8 = TILE_BYTES / (b8 * v->block);
     }
     if (!given[3] && given[0])
         v->minb = 1024 / v->block > 3 ? 3 : 1024 / v->block;
     const char *bad =
         v->block % 32 ? "block must be a multiple of 32"
-        : v->block * v->items * 4 > TILE_BYTES
-            ? "block x items x 4 bytes is more than 45 KiB of shared memory"
-        : v->block * v->items8 * 8 > TILE_BYTES
-            ? "block x items8 x 8 bytes is more than 45 KiB of shared memory"
+        : v->block * v->items * b4 > TILE_BYTES
+            ? "block x items x (4 + sdig) bytes is more than 45 KiB of shared memory"
+        : v->block * v->items8 * b8 > TILE_BYTES
+            ? "block x items8 x (8 + sdig) bytes is more than 45 KiB of shared memory"
         : v->block * v->minb > 2048 ? "block x minb is more than an SM's 2048 threads"
         : (v->hparts & (v->hparts - 1)) ? "hparts must be 1, 2, 4 or 8" : NULL;
     if (bad) {
@@ -471,7 +484,7 @@ variant_parse(const char *spec, const char *who, cukit_radix_variant *v)
 /* The build in use. Process-wide rather than in module state (the one exception to
  * that rule here): a knob for timing, read from the environment once, that every
  * interpreter may share; plain C data, so reading it costs a sort nothing. */
-static cukit_radix_variant variant_now = {256, 15, 10, 3, 0, 0, 0, 4, 0}; /* variant_default */
+static cukit_radix_variant variant_now = {256, 15, 10, 3, 0, 0, 0, 4, 0, 0}; /* variant_default */
 
 int
 cukit_radix_variant_set(const char *spec, const char *who)
@@ -493,7 +506,7 @@ long long
 cukit_radix_variant_key(const cukit_radix_variant *v)
 {
     /* widths: block / 32 6 bits, items 6, items8 6, minb 4, early 1, match 1, spin 14,
-     * hparts 4, hil 1 (the knobs' ranges fit): 43 bits */
+     * hparts 4, hil 1, sdig 1 (the knobs' ranges fit): 44 bits */
     long long k = v->block / 32;
     k = k << 6 | v->items;
     k = k << 6 | v->items8;
@@ -502,7 +515,8 @@ cukit_radix_variant_key(const cukit_radix_variant *v)
     k = k << 1 | v->match;
     k = k << 14 | v->spin;
     k = k << 4 | v->hparts;
-    return k << 1 | v->hil;
+    k = k << 1 | v->hil;
+    return k << 1 | v->sdig;
 }
 
 PyObject *
@@ -521,9 +535,9 @@ cukit_radix_defines(const cukit_radix_variant *v, int tc)
 {
     return PyUnicode_FromFormat("#define RBLOCK %d\n#define RITEMS %d\n#define RMINB %d\n"
                                 "#define REARLY %d\n#define RMATCH %d\n#define RSPIN %d\n"
-                                "#define HPARTS_WANT %d\n#define HIL %d\n", v->block,
+                                "#define HPARTS_WANT %d\n#define HIL %d\n#define RSDIG %d\n", v->block,
                                 items_of(v, tc), v->minb, v->early, v->match,
-                                v->spin, v->hparts, v->hil);
+                                v->spin, v->hparts, v->hil, v->sdig);
 }
 
 /* ------------------------------------------------------------------ the host side */

@@ -47,16 +47,17 @@ int cukit_radix_wanted(long long L, long long tile);
 /* A build of the radix kernels (an internal knob, for timing them: radix.c's "variants"):
  * the pass kernel's threads a block, keys a thread (items8: of 8-byte keys), blocks an
  * SM in its launch bounds; early counts, ranking by match.any, the look-back's sleep in
- * ns; the histogram's copies of its counters and their layout. */
+ * ns; the histogram's copies of its counters and their layout; digits kept in shared
+ * memory for the scatter. */
 typedef struct {
-    int block, items, items8, minb, early, match, spin, hparts, hil;
+    int block, items, items8, minb, early, match, spin, hparts, hil, sdig;
 } cukit_radix_variant;
 /* Parse spec ("knob=value,...", "" for the default) and make it the build in use. 0, or
  * -1 with a ValueError that starts with `who` (the build in use unchanged). */
 int cukit_radix_variant_set(const char *spec, const char *who);
 /* The build in use (static storage: process-wide, see radix.c). */
 const cukit_radix_variant *cukit_radix_variant_now(void);
-/* v's fields packed in 48 bits: its part of a kernel cache key. */
+/* v's fields packed in 44 bits: its part of a kernel cache key. */
 long long cukit_radix_variant_key(const cukit_radix_variant *v);
 /* v as its spec with every knob ("block=256,items=15,..."). New ref or NULL. */
 PyObject *cukit_radix_variant_str(const cukit_radix_variant *v);
