@@ -352,14 +352,14 @@ def test_every_radix_build_sorts_as_numpy(rng, variant, spec):
 
 def test_radix_variant_default_and_spec_round_trip(variant):
     default = variant()
-    assert default == ("block=256,items=15,items8=10,minb=3,early=0,match=0,spin=0,hparts=4,"
+    assert default == ("block=512,items=17,items8=11,minb=2,early=1,match=0,spin=0,hparts=4,"
                        "hil=0,sdig=0")
     # digits in shared memory leave less of it for 8-byte keys
     assert "items8=10," in variant("block=512,items=17,sdig=1")
-    # a larger block implies its register cap; more keys a thread, fewer for 8-byte keys
-    assert variant("block=512,items=15") == default.replace("block=256", "block=512").replace(
-        "minb=3", "minb=2")
-    assert "items=20,items8=13" in variant("items=20")
+    # a smaller block implies its register cap; more keys a thread, fewer for 8-byte keys
+    assert variant("block=256,items=15,early=0") == (
+        "block=256,items=15,items8=10,minb=3,early=0,match=0,spin=0,hparts=4,hil=0,sdig=0")
+    assert "items=20,items8=13" in variant("block=384,items=20")
     assert variant("") == default
     assert variant(variant("block=384,early=1,items8=4")) == variant()
 

@@ -36,14 +36,14 @@ import cukit._cukit as core
 
 # The builds timed by default (why each: its comment). Each is a spec over the default.
 VARIANTS = [
-    ("base", ""),                                              # 256 x 15, rank, then count
-    ("early", "early=1"),                                      # counts first, same tile
+    ("default", ""),                                           # 512 x 17, counts first
+    ("256x15", "block=256,items=15,early=0"),                  # the first build: rank, then count
+    ("early", "block=256,items=15,early=1"),                   # counts first, that tile
     ("384x20", "block=384,items=20,early=1"),                  # CUB's sm_90 shape
     ("384x20m", "block=384,items=20,early=1,match=1"),         # ... ranked by match.any
     ("384x20h", "block=384,items=20,early=1,hil=1"),           # ... histogram copies side by side
     ("384x20d", "block=384,items=20,early=1,sdig=1"),          # ... digits kept for the scatter
     ("512x15", "block=512,items=15,early=1"),                  # 64 registers: 32 warps an SM
-    ("512x17", "block=512,items=17,early=1"),                  # a larger tile in 64 registers
 ]
 CASES = [("sort", "float32"), ("sort", "int32"), ("argsort", "float32"), ("argsort", "int32")]
 ARG_CHECK = 1 << 22
