@@ -1,6 +1,7 @@
 /* sort.c - cukit.sort, argsort and searchsorted: radix.c's radix sort, a stable merge sort for short rows, numpy's order (NaNs last) */
 #include "sort/sort.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ the kernels
@@ -132,15 +133,20 @@ types_of(int tc)
 
 
 /* The kernels for (dev, tc), compiled through cukit_compile_load at first use and kept
- * in the module's _sort_kernels dict: ordinal * 64 + tc -> (Module, three addresses). */
+ * in the module's _sort_kernels dict: ordinal * 64 + tc (plus the radix build's key
+ * above bit 16) -> (Module, eight addresses). */
 int
 cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc,
                    cukit_sort_kernel_set *k)
 {
     int rc = -1;
+    const cukit_radix_variant v = *cukit_radix_variant_now();
+    PyObject *source = NULL, *defines = NULL, *options = NULL, *mod = NULL, *entry = NULL;
+    k->rblock = v.block;
+    k->rtile = cukit_radix_tile(&v, tc);
     PyObject *cache = PyObject_GetAttrString(module, "_sort_kernels");
-    PyObject *key = cache ? PyLong_FromLong((long)dev->ordinal * 64 + tc) : NULL;
-    PyObject *source = NULL, *options = NULL, *mod = NULL, *entry = NULL;
+    PyObject *key = cache ? PyLong_FromLongLong(cukit_radix_variant_key(&v) << 16 |
+                                                ((long long)dev->ordinal * 64 + tc)) : NULL;
     if (key == NULL)
         goto done;
     PyObject *hit = PyDict_GetItemWithError(cache, key);
@@ -158,8 +164,9 @@ cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc,
     }
     if (PyErr_Occurred())
         goto done;
-    source = PyUnicode_FromFormat("%s%s%s%s", types_of(tc), sort_body, cukit_radix_types(tc),
-                                  cukit_radix_source);
+    defines = cukit_radix_defines(&v, tc);
+    source = defines ? PyUnicode_FromFormat("%s%s%s%U%s", types_of(tc), sort_body,
+                                            cukit_radix_types(tc), defines, cukit_radix_source) : NULL;
     options = source ? PyList_New(0) : NULL;
     mod = options ? cukit_compile_load(st, source, "cukit_sort.cu", options, dev) : NULL;
     if (mod == NULL || cukit_device_activate(dev) < 0)
@@ -185,6 +192,7 @@ done:
     Py_XDECREF(cache);
     Py_XDECREF(key);
     Py_XDECREF(source);
+    Py_XDECREF(defines);
     Py_XDECREF(options);
     Py_XDECREF(mod);
     Py_XDECREF(entry);
@@ -303,7 +311,7 @@ cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int want_in
         if (cukit_sort_kernels(st, module, src->device, src->typecode, &k) < 0 ||
             cukit_device_activate(src->device) < 0)
             goto done;
-        if ((radix = cukit_radix_wanted(L))) {
+        if ((radix = cukit_radix_wanted(L, k.rtile))) {
             if (cukit_radix_rows(st, &k, src, want_index, vals != NULL, h, stream, buf, ibuf,
                                  &cur) < 0)
                 goto done;
@@ -495,6 +503,21 @@ done:
     return result;
 }
 
+/* _radix_variant(spec=None, /) -> str: the radix build in use, as a spec with every
+ * knob; with spec, use that build from now on (radix.c's "variants": an internal knob
+ * for timing builds side by side, not a setting). */
+static PyObject *
+fn_radix_variant(PyObject *m, PyObject *args)
+{
+    const char *spec = NULL;
+    if (!PyArg_ParseTuple(args, "|z:_radix_variant", &spec))
+        return NULL;
+    (void)m;
+    if (spec && cukit_radix_variant_set(spec, "cukit._radix_variant()") < 0)
+        return NULL;
+    return cukit_radix_variant_str(cukit_radix_variant_now());
+}
+
 static PyMethodDef functions[] = {
     {"sort", (PyCFunction)(void (*)(void))fn_sort, METH_VARARGS | METH_KEYWORDS,
      "sort(a, axis=-1, kind=None, *, stream=None) -> Array: a sorted copy along axis (None: "
@@ -505,6 +528,9 @@ static PyMethodDef functions[] = {
     {"searchsorted", (PyCFunction)(void (*)(void))fn_searchsorted, METH_VARARGS | METH_KEYWORDS,
      "searchsorted(a, v, side='left', *, stream=None) -> Array of int64: where each element "
      "of v goes in the sorted 1-D a to keep it sorted."},
+    {"_radix_variant", fn_radix_variant, METH_VARARGS,
+     "_radix_variant(spec=None, /) -> str: internal: the radix sort's kernel build in use; "
+     "with spec ('knob=value,...'), switch to that build."},
     {NULL},
 };
 
@@ -518,5 +544,9 @@ cukit_sort_setup(PyObject *module, cukit_state *st)
         return -1;
     }
     Py_DECREF(cache);
+    /* the build to time, read once: an internal knob (radix.c) */
+    const char *env = getenv("CUKIT_RADIX_VARIANT");
+    if (env && cukit_radix_variant_set(env, "CUKIT_RADIX_VARIANT") < 0)
+        return -1;
     return PyModule_AddFunctions(module, functions);
 }
