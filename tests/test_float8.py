@@ -218,6 +218,25 @@ def test_astype_to_its_own_dtype_keeps_every_bit():
         assert d.astype(f8, copy=False) is d
 
 
+@gpu
+@pytest.mark.parametrize("f8", F8, ids=IDS)
+def test_concatenate_and_stack(f8, rng):
+    """Copies of float8 arrays join their own dtype; another dtype needs dtype=."""
+    x = ml_cast(rng.standard_normal((5, 6)).astype(np.float32) * 30, f8)
+    a = cukit.to_device(x)
+    np.testing.assert_array_equal(bits(cukit.concatenate([a, a[::-1, ::2]], axis=1).get()),
+                                  bits(np.concatenate([x, x[::-1, ::2]], axis=1)))
+    np.testing.assert_array_equal(bits(cukit.stack([a, a.T.T]).get()), bits(np.stack([x, x])))
+    f = cukit.to_device(rng.standard_normal((5, 6)).astype(np.float32))
+    with pytest.raises(TypeError, match=r"float8 arrays join only arrays of their own dtype "
+                                        r"\(here float32 and float8_.*\); pass dtype="):
+        cukit.concatenate([f, a])
+    got = cukit.concatenate([a, f], dtype=np.float32).get()
+    np.testing.assert_array_equal(got, np.concatenate([x.astype(np.float32), f.get()]))
+    got = cukit.concatenate([f, a], dtype=f8).get()
+    np.testing.assert_array_equal(bits(got), bits(np.concatenate([ml_cast(f.get(), f8), x])))
+
+
 # ------------------------------------------------------------------ DLPack
 
 class DLDataType(ctypes.Structure):
