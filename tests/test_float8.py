@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import cukit
+from conftest import EMULATOR
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 E4 = np.dtype(ml_dtypes.float8_e4m3fn)
@@ -297,3 +298,80 @@ def test_math_raises_naming_the_fix():
     with pytest.raises(TypeError, match="float8_e5m2.*" + fix):
         cukit.multiply(cukit.ones(4), 2.0, out=cukit.empty(4, E5))
     np.testing.assert_array_equal((a.astype(np.float32) * 3).astype(E4).get(), np.full(4, 3, E4))
+
+
+# ------------------------------------------------------------------ CUDA's own float8 types
+
+FP8_KERNEL = r"""
+#include <cuda_fp8.h>
+extern "C" __global__ void k(const float *x, const __half *h, __nv_fp8_e4m3 *a, __nv_fp8_e5m2 *b,
+                             __nv_fp8_e4m3 *ah, __nv_fp8_e5m2 *bh, float *back, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        a[i] = __nv_fp8_e4m3(x[i]); b[i] = __nv_fp8_e5m2(x[i]);
+        ah[i] = __nv_fp8_e4m3(h[i]); bh[i] = __nv_fp8_e5m2(h[i]);
+        back[2 * i] = float(a[i]); back[2 * i + 1] = float(b[i]);
+    }
+}
+"""
+
+
+@gpu
+def test_cuda_fp8_kernels_saturate_and_take_float8_arrays(rng):
+    """A kernel using cuda_fp8.h (cvt.rn.satfinite.e4m3x2.f32 and kin on sm_89 and later,
+    which the emulator runs too) takes float8 arrays as __nv_fp8_e4m3* / __nv_fp8_e5m2*,
+    and its conversions are ml_dtypes' of the value clipped to the largest finite one
+    (CUDA's __NV_SATFINITE); back to float exactly."""
+    n = 6000
+    x = (rng.standard_normal(n) * rng.choice([1e-4, 1e-2, 1, 100, 1e4, 1e6], n)).astype(np.float32)
+    x[:12] = [np.inf, -np.inf, 448, 464, 465, -480, 57344, 61440, -0.0, 2.0**-10, 3 * 2.0**-18, 1e-40]
+    x[12:14] = np.nan
+    h = x.astype(np.float16)
+    k = cukit.compile(FP8_KERNEL).get_kernel("k")
+    a, b, ah, bh = (cukit.empty(n, t) for t in (E4, E5, E4, E5))
+    back = cukit.empty(2 * n, np.float32)
+    k(cukit.to_device(x), cukit.to_device(h), a, b, ah, bh, back, np.int32(n), grid=(n + 255) // 256,
+      block=256)
+    for got, src, f8, top in [(a, x, E4, 448), (b, x, E5, 57344), (ah, h, E4, 448), (bh, h, E5, 57344)]:
+        g = got.get()
+        num = ~np.isnan(src)
+        want = ml_cast(np.clip(src[num].astype(np.float32), -top, top), f8)
+        np.testing.assert_array_equal(bits(g[num]), bits(want))
+        assert np.isnan(g[~num].astype(np.float32)).all()
+    fb = back.get().reshape(n, 2)
+    for j, got in enumerate((a, b)):
+        want = got.get().astype(np.float32)
+        np.testing.assert_array_equal(np.isnan(fb[:, j]), np.isnan(want))
+        np.testing.assert_array_equal(fb[:, j][~np.isnan(want)], want[~np.isnan(want)])
+    with pytest.raises(TypeError, match="kernel reads"):
+        k(cukit.to_device(x), cukit.to_device(h), cukit.empty(n, np.float32), b, ah, bh, back,
+          np.int32(n), grid=1, block=32)
+
+
+RELU_PTX = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p) {
+    .reg .b16 %rs<2>;
+    .reg .f32 %f<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.f32 %f1, 0f3F800000;
+    mov.f32 %f2, 0fBF800000;
+    cvt.rn.satfinite.relu.e4m3x2.f32 %rs1, %f1, %f2;
+    st.global.u16 [%rd1], %rs1;
+    ret;
+}
+"""
+
+
+@pytest.mark.skipif(not EMULATOR, reason="the emulator's refusal")
+def test_the_emulator_refuses_the_float8_forms_it_lacks():
+    with pytest.raises(cukit.NotSupportedError, match=r"cvt\.rn\.satfinite\.relu\.e4m3x2\.f32"):
+        cukit.Module.load(RELU_PTX.encode())
+    ok = RELU_PTX.replace(".relu", "")
+    k = cukit.Module.load(ok.encode()).get_kernel("k", signature="(unsigned short *p)")
+    o = cukit.zeros(1, np.uint16)
+    k(o, grid=1, block=1)
+    assert o.get()[0] == 0x38b8  # 1.0 high byte (0x38), -1.0 low (0xb8)
