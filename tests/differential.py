@@ -203,6 +203,7 @@ def run(path):
     complex_math(cukit, out, d, e)
     textures(cukit, out, h)
     curand_draws(cukit, out)
+    float8(cukit, out, f)
     np.savez(path, **out)
     print(f"{path}: {len(out)} outputs on {cukit.backend()}")
 
@@ -280,6 +281,40 @@ def textures(cukit, out, h):
         yy = y if sy == 1.0 else cukit.to_device((ys * np.float32(sy)).astype(np.float32))
         mod.sample(tex, xx, yy, o, n, grid=n // 128, block=128)
         out[name] = o.get()
+
+
+def float8(cukit, out, f):
+    """cuda_fp8.h's conversions, as sm_89 and later run them: float and half pairs to
+    e4m3 and e5m2 (cvt.rn.satfinite: round to nearest even, saturating) and back to half
+    pairs (cvt.rn.f16x2.e4m3x2), on values of every float8 binade, past the largest, NaNs
+    of both signs and payloads, infinities and zeros."""
+    mod = cukit.compile(r"""
+    #include <cuda_fp8.h>
+    extern "C" __global__ void f8(const float2* x, const __half2_raw* h, unsigned short* o,
+                                  unsigned* back, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i >= n) return;
+        __nv_fp8x2_storage_t a = __nv_cvt_float2_to_fp8x2(x[i], __NV_SATFINITE, __NV_E4M3);
+        __nv_fp8x2_storage_t b = __nv_cvt_float2_to_fp8x2(x[i], __NV_SATFINITE, __NV_E5M2);
+        o[4 * i] = a; o[4 * i + 1] = b;
+        o[4 * i + 2] = __nv_cvt_halfraw2_to_fp8x2(h[i], __NV_SATFINITE, __NV_E4M3);
+        o[4 * i + 3] = __nv_cvt_halfraw2_to_fp8x2(h[i], __NV_SATFINITE, __NV_E5M2);
+        __half2_raw p = __nv_cvt_fp8x2_to_halfraw2(a, __NV_E4M3), q = __nv_cvt_fp8x2_to_halfraw2(b, __NV_E5M2);
+        back[2 * i] = p.x | (unsigned)p.y << 16; back[2 * i + 1] = q.x | (unsigned)q.y << 16;
+    }""", name="float8.cu")
+    special = np.array([0x7fc00000, 0xffc00000, 0x7fa00001, 0xff800001, 0x7f800000, 0xff800000,
+                        0, 0x80000000], np.uint32).view(np.float32)
+    edges = np.array([448, 464, 465, 480, 57344, 61439, 61440, 1e30, 2.0**-9, 2.0**-10,
+                      3 * 2.0**-11, 2.0**-16, 2.0**-17, 3 * 2.0**-18, 1e-40], np.float32)
+    scales = np.float32(2.0) ** np.arange(-20, 20, dtype=np.float32)
+    x = np.concatenate([special, edges, -edges, (f[:4096].reshape(-1, 1) * scales[::4]).ravel()])
+    x = np.resize(x, (x.size + 255) // 256 * 256)
+    h = x.astype(np.float16)
+    n = x.size // 2
+    o, back = cukit.zeros(4 * n, np.uint16), cukit.zeros(2 * n, np.uint32)
+    mod.f8(cukit.to_device(x.view(np.complex64)), cukit.to_device(h), o, back, n, grid=n // 128,
+           block=128)
+    out["float8"], out["float8_back"] = o.get(), back.get()
 
 
 def curand_draws(cukit, out):

@@ -5,6 +5,7 @@ import os
 import struct
 import subprocess
 import sys
+import textwrap
 from statistics import NormalDist
 
 import numpy as np
@@ -196,7 +197,8 @@ def test_kernel_source_compiles_for_sm90():
         pytest.skip("NVRTC not found")
     ptx = cukit.Program(cr._kernel_source(), name="cukit_random.cu").ptx(arch="sm_90")
     for name in ("cukit_random_raw", "cukit_uniform_f32", "cukit_normal_f32", "cukit_integers_8",
-                 "cukit_random_raw_x32", "cukit_random_f32_x32", "cukit_poisson_x32"):
+                 "cukit_random_raw_x32", "cukit_random_f32_x32", "cukit_poisson_x32",
+                 "cukit_random_bf16", "cukit_normal_f16_x32", "cukit_exponential_bf16_x32"):
         assert name.encode() in ptx
 
 
@@ -210,8 +212,11 @@ BAD_HOST = [
     (lambda: cr.Generator(np.random.Philox(1)), TypeError, "must be a cukit.random.Philox"),
     (lambda: cr.default_rng(1).random(3, dtype=np.int32), TypeError,
      "Unsupported dtype dtype\\('int32'\\) for random"),
-    (lambda: cr.default_rng(1).standard_normal(3, dtype=np.float16), TypeError,
-     "Unsupported dtype .* for standard_normal"),
+    (lambda: cr.default_rng(1).standard_normal(3, dtype=np.complex64), TypeError,
+     "Unsupported dtype .* for standard_normal: use numpy.float64, numpy.float32, "
+     "numpy.float16 or bfloat16"),
+    (lambda: cr.default_rng(1).uniform(size=3, dtype=np.int16), TypeError,
+     "Unsupported dtype .* for uniform"),
     (lambda: cr.default_rng(1).integers(0, 5, dtype=np.float32), TypeError,
      "Unsupported dtype .* for integers"),
     (lambda: cr.default_rng(1).random(-1), ValueError, "negative dimensions are not allowed"),
@@ -948,3 +953,182 @@ def test_debug_mode_waits_for_a_random_draw(rng):
                          capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False", "True", "True"]
+
+
+# ------------------------------------------------------------------ float16 and bfloat16
+
+try:
+    import ml_dtypes
+    BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # the bfloat16 cases skip
+    ml_dtypes, BF16 = None, None
+SMALL = [pytest.param(np.dtype(np.float16), id="float16"),
+         pytest.param(BF16, id="bfloat16",
+                      marks=pytest.mark.skipif(BF16 is None, reason="needs ml_dtypes"))]
+BITGENS = [cr.Philox, cr.Philox4x32]
+
+
+def precision(dtype):
+    """Significant bits: the uniforms' grid is k * 2**-P."""
+    return 11 if dtype == np.float16 else 8
+
+
+def at_precision(u32, dtype):
+    """numpy's float32 uniforms (x >> 8) * 2**-24 cut to P bits: (x >> (32 - P)) * 2**-P."""
+    p = precision(dtype)
+    return (np.floor(u32.astype(np.float64) * 2**p) / 2**p).astype(dtype)
+
+
+def u16(a):
+    return np.ascontiguousarray(a).view(np.uint16)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", SMALL)
+def test_small_float_uniforms_are_numpys_stream_at_their_precision(dtype):
+    """Under Philox, random(dtype=float16/bfloat16) is numpy's float32 stream with each
+    value cut to the type's P significant bits, bit for bit, across split calls;
+    uniform(a, b) is a + (b - a) * that, in float32, rounded once."""
+    key, counter = 2**100 + 12345, 2**64 - 3
+    ours, theirs = pair(key, counter)
+    got = np.concatenate([ours.random(n, dtype=dtype).get() for n in (1, 1000, 3, 4097)])
+    want = at_precision(theirs.random(5101, dtype=np.float32), dtype)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(u16(got), u16(want))
+    assert same_state(ours.bit_generator, theirs.bit_generator)
+    u = at_precision(theirs.random(3001, dtype=np.float32), dtype).astype(np.float32)
+    want = (np.float32(-2.5) + np.float32(6.0) * u).astype(dtype)
+    np.testing.assert_array_equal(u16(ours.uniform(-2.5, 3.5, 3001, dtype=dtype).get()), u16(want))
+
+
+@gpu
+@pytest.mark.parametrize("bit_generator", BITGENS)
+@pytest.mark.parametrize("dtype", SMALL)
+def test_small_float_draws_are_the_float32_draws_rounded_once(dtype, bit_generator):
+    """Normals and exponentials in float16/bfloat16 equal the same generator's float32
+    draws rounded to nearest even (ml_dtypes' and numpy's cast), bit for bit; uniforms
+    are the float32 draws cut to P bits. Same seed, same bits."""
+    n = 20_001
+    for method, args in [("standard_normal", ()), ("normal", (-3.0, 7.5)), ("random", ()),
+                         ("exponential", (2.5,)), ("standard_exponential", ())]:
+        a, b = cr.Generator(bit_generator(31)), cr.Generator(bit_generator(31))
+        a.random(3, dtype=np.float32)  # start with a pending half
+        b.random(3, dtype=np.float32)
+        small = getattr(a, method)(*args, size=n, dtype=dtype).get()
+        f32 = getattr(b, method)(*args, size=n, dtype=np.float32).get()
+        want = at_precision(f32, dtype) if method == "random" else f32.astype(dtype)
+        assert small.dtype == dtype
+        np.testing.assert_array_equal(u16(small), u16(want), err_msg=method)
+        again = getattr(cr.Generator(bit_generator(31)), method)(*args, size=n, dtype=dtype).get()
+        fresh = getattr(cr.Generator(bit_generator(31)), method)(*args, size=n, dtype=dtype).get()
+        np.testing.assert_array_equal(u16(again), u16(fresh), err_msg=method)
+
+
+@gpu
+@pytest.mark.parametrize("bit_generator", BITGENS)
+@pytest.mark.parametrize("dtype", SMALL)
+def test_a_small_float_uniform_is_never_one(dtype, bit_generator):
+    """The largest 32-bit draw gives 1 - 2**-P, where a float32 uniform rounded to the
+    type would give 1.0; and 2**20 draws stay below 1 and fill the grid evenly."""
+    p = precision(dtype)
+    bg = bit_generator(5)
+    state = bg.state
+    state["has_uint32"], state["uinteger"] = 1, 0xFFFFFFFF  # the pending half is the top one
+    bg.state = state
+    top = cr.Generator(bg).random(1, dtype=dtype).get()
+    assert top[0] == 1 - 2.0**-p and top[0] < 1
+    assert np.float32(1 - 2.0**-24).astype(dtype) == 1  # the rounding this avoids
+    n = 1 << 20
+    x = cr.Generator(bit_generator(6)).random(n, dtype=dtype).get()
+    assert x.min() >= 0 and x.max() == 1 - 2.0**-p
+    k = (x.astype(np.float64) * 2**p).astype(np.int64)
+    np.testing.assert_array_equal(k.astype(np.float64) / 2**p, x.astype(np.float64))  # on the grid
+    counts = np.bincount(k, minlength=2**p)
+    expected = n / 2**p
+    chi2 = ((counts - expected) ** 2 / expected).sum()
+    dof = 2**p - 1
+    assert chi2 < dof + 6 * np.sqrt(2 * dof)  # six standard deviations of chi-square
+    assert abs(x.astype(np.float64).mean() - (1 - 2.0**-p) / 2) < 5 * np.sqrt(1 / 12 / n)
+
+
+@gpu
+@pytest.mark.parametrize("bit_generator", BITGENS)
+@pytest.mark.parametrize("dtype", SMALL)
+def test_small_float_normal_and_exponential_statistics(dtype, bit_generator):
+    """Against the exact distributions and against numpy's own draws rounded to the
+    same type (a two-sample test), with bounds a wrong location, scale or shape fails."""
+    n = 1 << 20
+    g = cr.Generator(bit_generator(17))
+    x = g.normal(3.0, 2.0, n, dtype=dtype).get().astype(np.float64)
+    assert abs(x.mean() - 3.0) < 5 * 2.0 / np.sqrt(n)
+    assert abs(x.std() - 2.0) < 5 * 2.0 * np.sqrt(0.5 / n) + 2.0 * 2.0**-precision(dtype)
+    z = np.sort((x - 3.0) / 2.0)
+    probs = np.linspace(1e-3, 1 - 1e-3, 401)
+    points = np.array([NormalDist().inv_cdf(q) for q in probs])
+    # 1.95 / sqrt(n) is the 0.1% level (1.9e-3); rounding to 16 bits moves the CDF by 5e-4 at most
+    assert ks_grid(z, points, probs) < 4e-3
+    theirs = np.sort(np.random.default_rng(17).normal(3.0, 2.0, n).astype(dtype).astype(np.float64))
+    grid = np.linspace(-4.0, 10.0, 801)
+    two = np.abs(np.searchsorted(np.sort(x), grid, side="right") -
+                 np.searchsorted(theirs, grid, side="right")) / n
+    assert two.max() < 1.95 * np.sqrt(2.0 / n) * 1.5
+    e = np.sort(g.exponential(0.5, n, dtype=dtype).get().astype(np.float64))
+    assert e.min() >= 0 and abs(e.mean() - 0.5) < 5 * 0.5 / np.sqrt(n) + 0.5 * 2.0**-precision(dtype)
+    cdf = 1 - np.exp(-e / 0.5)
+    i = np.arange(1, n + 1) / n
+    assert max(np.max(i - cdf), np.max(cdf - (i - 1 / n))) < 4e-3
+
+
+@gpu
+@pytest.mark.parametrize("dtype", SMALL)
+def test_small_float_out_and_grid(dtype):
+    """out= of the type, and the kernels launched by hand with other grids write the
+    same numbers as Generator's own launch."""
+    g = cr.default_rng(8)
+    out = cukit.to_device(poison(1001, np.float32)).astype(dtype)
+    assert g.standard_normal(out=out, dtype=dtype) is out
+    assert not np.isnan(out.get().astype(np.float32)).any()
+    with pytest.raises(TypeError, match="out has dtype float32 but the draw is"):
+        g.random(out=cukit.empty(4, np.float32), dtype=dtype)
+    module = cukit.compile(cr._kernel_source())
+    name = "f16" if dtype == np.float16 else "bf16"
+    n = 70_001
+    for kernel, method in [(f"cukit_random_{name}_x32", "random"),
+                           (f"cukit_standard_normal_{name}_x32", "standard_normal"),
+                           (f"cukit_standard_normal_{name}", "standard_normal")]:
+        bg = (cr.Philox4x32 if kernel.endswith("_x32") else cr.Philox)(key=97)
+        bg._take(3, True)  # start mid-buffer with a pending half
+        state = bg.state
+        params = bg._take(n, True)
+        bg.state = state
+        want = getattr(cr.Generator(bg), method)(n, dtype=dtype).get()
+        for grid, block in [(1, 32), (7, 64), (3, 1024)]:
+            o = cukit.to_device(poison(n, np.float32)).astype(dtype)
+            np.testing.assert_array_equal(u16(launch_with_grid(module, kernel, params, o, grid, block)),
+                                          u16(want), err_msg=kernel)
+
+
+@gpu
+def test_rand_and_randn_in_16_bits():
+    cr.seed(9)
+    assert cr.rand(100, dtype=np.float16).dtype == np.float16
+    assert cr.randn(100, dtype=np.float16).dtype == np.float16
+    if BF16 is not None:
+        x = cr.rand((10, 10), dtype="bfloat16")
+        assert x.dtype == BF16 and x.get().astype(np.float32).max() < 1
+
+
+def test_bfloat16_draws_without_ml_dtypes_say_to_install_it():
+    code = textwrap.dedent("""
+        import sys
+        sys.modules["ml_dtypes"] = None   # import ml_dtypes fails
+        import cukit.random as cr
+        try:
+            cr.default_rng(1).random(3, dtype="bfloat16")
+        except TypeError as e:
+            print("TypeError:", e)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "TypeError: dtype 'bfloat16' is numpy's through the ml_dtypes package" in r.stdout
+    assert "pip install ml_dtypes" in r.stdout

@@ -214,7 +214,8 @@ cukit_array_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
     if (versioned) {
         DLManagedTensorVersioned *m = (DLManagedTensorVersioned *)mem;
         m->version.major = DLPACK_MAJOR;
-        m->version.minor = DLPACK_MINOR;
+        /* the float8 type codes are DLPack 1.1's */
+        m->version.minor = code >= 7 && DLPACK_MINOR < 1 ? 1 : DLPACK_MINOR;
         m->manager_ctx = src;
         m->deleter = delete_versioned;
         m->flags = ((src->flags & CUKIT_ARRAY_READONLY) ? DLPACK_FLAG_BITMASK_READ_ONLY : 0) |
@@ -283,22 +284,24 @@ numpy_dtype(cukit_state *st, DLDataType t, const char *who)
     }
     int tc = cukit_typecode_of_dlpack(t.code, t.bits, t.lanes);
     if (tc != CUKIT_TC_OTHER) {
+        /* bfloat16 and the float8s are numpy's through ml_dtypes only */
+        int ml = tc == CUKIT_TC_BF16 || tc == CUKIT_TC_F8E4M3 || tc == CUKIT_TC_F8E5M2;
         PyObject *spec = NULL;
-        if (tc != CUKIT_TC_BF16) {
+        if (!ml) {
             spec = PyUnicode_FromString(cukit_typecode_name(tc));
         }
         else {
-            PyObject *ml = PyImport_ImportModule("ml_dtypes");
-            if (ml == NULL) {
+            PyObject *mod = PyImport_ImportModule("ml_dtypes");
+            if (mod == NULL) {
                 PyErr_Clear();
                 PyErr_Format(PyExc_TypeError,
-                             "%s: the data is bfloat16, which numpy knows only through the "
+                             "%s: the data is %s, which numpy knows only through the "
                              "ml_dtypes package: pip install ml_dtypes",
-                             who);
+                             who, cukit_typecode_name(tc));
                 return NULL;
             }
-            spec = PyObject_GetAttrString(ml, "bfloat16");
-            Py_DECREF(ml);
+            spec = PyObject_GetAttrString(mod, cukit_typecode_name(tc));
+            Py_DECREF(mod);
         }
         PyObject *dtype = spec ? cukit_resolve_dtype(st, spec) : NULL;
         Py_XDECREF(spec);

@@ -99,6 +99,7 @@ typedef enum {
     CUKIT_TC_I32, CUKIT_TC_U32, CUKIT_TC_I64, CUKIT_TC_U64,
     CUKIT_TC_F16, CUKIT_TC_BF16, CUKIT_TC_F32, CUKIT_TC_F64,
     CUKIT_TC_C64, CUKIT_TC_C128,
+    CUKIT_TC_F8E4M3, CUKIT_TC_F8E5M2, /* ml_dtypes' float8_e4m3fn and float8_e5m2 */
     CUKIT_TC_PTR,       /* a pointer to pointers: takes 64-bit integer arrays */
     CUKIT_TC_COUNT
 } cukit_typecode;

@@ -5,13 +5,17 @@
 #include <string.h>
 
 /* DLPack's type codes (dlpack.h 1.x). */
-enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_COMPLEX = 5, DL_BOOL = 6 };
+enum {
+    DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BFLOAT = 4, DL_COMPLEX = 5, DL_BOOL = 6,
+    DL_FLOAT8_E4M3FN = 10, DL_FLOAT8_E5M2 = 12, /* DLPack 1.1 */
+};
 
 /* Each element type once: its typestr kind and size, its DLPack code, and the
- * name numpy and torch give it (numpy's bfloat16 comes from ml_dtypes). */
+ * name numpy and torch give it (numpy's bfloat16 and float8s come from ml_dtypes). */
 static const struct {
     int typecode;
-    char kind; /* typestr kind: b i u f c; 'V' for bfloat16, which has no typestr */
+    char kind; /* typestr kind: b i u f c; 'V' for ml_dtypes' types, known by name only
+                * (their typestr is <V2, <V1 or <f1, which other 1-byte data may share) */
     int size;
     int dl_code;
     const char *name;
@@ -31,6 +35,8 @@ static const struct {
     {CUKIT_TC_C64, 'c', 8, DL_COMPLEX, "complex64"},
     {CUKIT_TC_C128, 'c', 16, DL_COMPLEX, "complex128"},
     {CUKIT_TC_BF16, 'V', 2, DL_BFLOAT, "bfloat16"},
+    {CUKIT_TC_F8E4M3, 'V', 1, DL_FLOAT8_E4M3FN, "float8_e4m3fn"},
+    {CUKIT_TC_F8E5M2, 'V', 1, DL_FLOAT8_E5M2, "float8_e5m2"},
 };
 #define NTYPES (sizeof table / sizeof *table)
 
@@ -103,8 +109,12 @@ cukit_typecode_of_dtype(PyObject *dtype)
     int tc = -1;
     if (str && name) {
         const char *s = PyUnicode_AsUTF8(str), *n = PyUnicode_AsUTF8(name);
-        if (s && n)
-            tc = strcmp(n, "bfloat16") == 0 ? CUKIT_TC_BF16 : cukit_typecode_of_typestr(s);
+        if (s && n) {
+            tc = cukit_typecode_of_typestr(s);
+            for (size_t i = 0; i < NTYPES; i++) /* ml_dtypes' types: by name */
+                if (table[i].kind == 'V' && strcmp(n, table[i].name) == 0)
+                    tc = table[i].typecode;
+        }
     }
     Py_XDECREF(str);
     Py_XDECREF(name);

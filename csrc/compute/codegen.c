@@ -232,9 +232,13 @@ ck_ufunc_source(const ck_ufunc_body *body, const ck_operand *ops, int cls, int v
         used += (size_t)PyOS_snprintf(head + used, sizeof head - used, "%sT%d x%d",
                                       k > 1 ? ", " : "", k, k);
     /* Round to the loop's own result type first (float16 and bfloat16 compute in float).
-     * A cast to bfloat16 converts directly: through float a float16 NaN may lose its
-     * sign, which ml_dtypes' cast keeps. */
-    if (strcmp(body->func, "uf_copy") == 0 && ops[0].tc == CUKIT_TC_BF16 && !ops[1].scalar)
+     * A cast to bfloat16 or a float8 converts directly: through float a float16 NaN may
+     * lose its sign, which ml_dtypes' cast keeps; a cast from a float8 too (cv knows its
+     * NaNs, and a copy to its own type keeps the bits). */
+    int f8out = ops[0].tc == CUKIT_TC_F8E4M3 || ops[0].tc == CUKIT_TC_F8E5M2;
+    int f8in = ops[1].tc == CUKIT_TC_F8E4M3 || ops[1].tc == CUKIT_TC_F8E5M2;
+    if (strcmp(body->func, "uf_copy") == 0 && (ops[0].tc == CUKIT_TC_BF16 || f8out || f8in) &&
+        !ops[1].scalar)
         PyOS_snprintf(head + used, sizeof head - used, ") {\n    return cv<T0>(x1);\n}\n");
     else
         PyOS_snprintf(head + used, sizeof head - used,

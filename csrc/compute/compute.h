@@ -34,6 +34,7 @@ typedef struct {
     const char *name;     /* numpy's name: "float32" */
     const char *ctype;    /* type of an element in generated code ("f16" is cukit's half) */
     const char *ctype_c;  /* the type it is computed in ("float" for f16 and bf16) */
+    int cast_only;        /* 1: astype to and from it, no math (the float8s: a storage type) */
 } ck_dtype;
 
 extern const ck_dtype ck_dtypes[CK_NT];
@@ -42,8 +43,14 @@ extern const ck_dtype ck_dtypes[CK_NT];
 static inline int
 ck_math_tc(int tc)
 {
-    return tc > 0 && tc < CK_NT && ck_dtypes[tc].ch != 0;
+    return tc > 0 && tc < CK_NT && ck_dtypes[tc].ch != 0 && !ck_dtypes[tc].cast_only;
 }
+
+/* 1 when astype converts to and from typecode tc (the math types and the float8s). */
+static inline int ck_cast_tc(int tc) { return tc > 0 && tc < CK_NT && ck_dtypes[tc].ch != 0; }
+/* What follows "does not support dtype X" for tc: how to compute on a float8 ("" for
+ * other types). Static storage. */
+const char *ck_dtype_hint(int tc);
 
 /* -1, for an int function's `return ck_failed(PyErr_Format(...));`. */
 static inline int
@@ -228,6 +235,8 @@ PyObject *ck_dtype_obj(cukit_state *st, int tc);
 /* The typecode of a numpy dtype (or anything numpy.dtype takes) the engine computes
  * on; -1 with TypeError naming it otherwise. */
 int ck_tc_of(cukit_state *st, PyObject *dtype_like);
+/* The same for astype's dtype: the float8s too. */
+int ck_cast_tc_of(cukit_state *st, PyObject *dtype_like);
 /* A stream= argument: its handle, and the capture bookkeeping (keep `keep`). 0 / -1. */
 int ck_stream(cukit_state *st, PyObject *stream, cukit_Device *dev, PyObject *keep,
               CUstream *h);

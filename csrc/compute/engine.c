@@ -272,6 +272,13 @@ ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *layout, int cls, 
 
 /* ------------------------------------------------------------------ arrays and dtypes */
 
+/* 1 for ml_dtypes' types, whose numpy dtype exists only once ml_dtypes is imported. */
+static int
+ml_type(int tc)
+{
+    return tc == CUKIT_TC_BF16 || tc == CUKIT_TC_F8E4M3 || tc == CUKIT_TC_F8E5M2;
+}
+
 PyObject *
 ck_dtype_obj(cukit_state *st, int tc)
 {
@@ -279,9 +286,9 @@ ck_dtype_obj(cukit_state *st, int tc)
         if (cukit_numpy(st) < 0)
             return NULL;
         PyObject *t = PyTuple_New(CK_NT);
-        /* bfloat16's is ml_dtypes', looked up at its first use below */
+        /* ml_dtypes' (bfloat16, the float8s) are looked up at their first use below */
         for (int i = 0; t && i < CK_NT; i++) {
-            PyObject *d = ck_dtypes[i].ch && i != CUKIT_TC_BF16
+            PyObject *d = ck_dtypes[i].ch && !ml_type(i)
                               ? PyObject_CallFunction(st->np_dtype, "s", ck_dtypes[i].name)
                               : Py_NewRef(Py_None);
             if (d == NULL)
@@ -294,8 +301,8 @@ ck_dtype_obj(cukit_state *st, int tc)
         st->compute->math_dtypes = t;
     }
     PyObject *d = PyTuple_GET_ITEM(st->compute->math_dtypes, tc);
-    if (d == Py_None && tc == CUKIT_TC_BF16) {
-        PyObject *name = PyUnicode_FromString("bfloat16");
+    if (d == Py_None && ml_type(tc)) {
+        PyObject *name = PyUnicode_FromString(ck_dtypes[tc].name);
         d = name ? cukit_resolve_dtype(st, name) : NULL;
         Py_XDECREF(name);
         if (d == NULL)
@@ -306,22 +313,37 @@ ck_dtype_obj(cukit_state *st, int tc)
     return d;
 }
 
-int
-ck_tc_of(cukit_state *st, PyObject *dtype_like)
+/* tc of dtype_like, refusing types the engine does not take (cast: astype's, which
+ * takes the float8s too). */
+static int
+tc_of(cukit_state *st, PyObject *dtype_like, int cast)
 {
     PyObject *dt = cukit_resolve_dtype(st, dtype_like);
     if (dt == NULL)
         return -1;
     int tc = cukit_typecode_of_dtype(dt);
-    if (tc >= 0 && !ck_math_tc(tc)) {
+    if (tc >= 0 && !(cast ? ck_cast_tc(tc) : ck_math_tc(tc))) {
         PyErr_Format(PyExc_TypeError,
                      "cukit's array math does not support dtype %S (it takes bool, int8 to "
-                     "uint64, float16, bfloat16, float32, float64, complex64 and complex128)",
-                     dt);
+                     "uint64, float16, bfloat16, float32, float64, complex64 and complex128%s)%s",
+                     dt, cast ? "; astype also float8_e4m3fn and float8_e5m2" : "",
+                     ck_dtype_hint(tc));
         tc = -1;
     }
     Py_DECREF(dt);
     return tc;
+}
+
+int
+ck_tc_of(cukit_state *st, PyObject *dtype_like)
+{
+    return tc_of(st, dtype_like, 0);
+}
+
+int
+ck_cast_tc_of(cukit_state *st, PyObject *dtype_like)
+{
+    return tc_of(st, dtype_like, 1);
 }
 
 cukit_Array *

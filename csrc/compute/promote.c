@@ -25,7 +25,19 @@ const ck_dtype ck_dtypes[CK_NT] = {
     [CUKIT_TC_F64] = {'d', 'f', 8, "float64", "double", "double"},
     [CUKIT_TC_C64] = {'F', 'c', 8, "complex64", "c64", "c64"},
     [CUKIT_TC_C128] = {'D', 'c', 16, "complex128", "c128", "c128"},
+    /* ml_dtypes' type characters; astype only (ck_math_tc leaves them out) */
+    [CUKIT_TC_F8E4M3] = {'4', 'f', 1, "float8_e4m3fn", "f8e4m3", "float", 1},
+    [CUKIT_TC_F8E5M2] = {'5', 'f', 1, "float8_e5m2", "f8e5m2", "float", 1},
 };
+
+const char *
+ck_dtype_hint(int tc)
+{
+    return tc > 0 && tc < CK_NT && ck_dtypes[tc].cast_only
+               ? ": float8 is a storage type in cukit; convert first with "
+                 ".astype(numpy.float32) or .astype('bfloat16'), and back with .astype(...)"
+               : "";
+}
 
 int
 ck_tc_of_char(char c)

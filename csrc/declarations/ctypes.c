@@ -43,6 +43,9 @@ static const cukit_ctype c_types[] = {
     {"__half", CUKIT_P_HALF, 2, CUKIT_TC_F16, 0, 0},
     {"__nv_bfloat16", CUKIT_P_BF16, 2, CUKIT_TC_BF16, 0, 0},
     {"nv_bfloat16", CUKIT_P_BF16, 2, CUKIT_TC_BF16, 0, 0},
+    /* cuda_fp8.h's: pointers to them take ml_dtypes' float8 arrays; by value, a byte */
+    {"__nv_fp8_e4m3", CUKIT_P_STRUCT, 1, CUKIT_TC_F8E4M3, 0, 0},
+    {"__nv_fp8_e5m2", CUKIT_P_STRUCT, 1, CUKIT_TC_F8E5M2, 0, 0},
     {"float2", CUKIT_P_STRUCT, 8, CUKIT_TC_C64, 0, 0},
     {"cuFloatComplex", CUKIT_P_STRUCT, 8, CUKIT_TC_C64, 0, 0},
     {"cuComplex", CUKIT_P_STRUCT, 8, CUKIT_TC_C64, 0, 0},

@@ -16,7 +16,9 @@
 /* Element types of instructions and memory accesses. */
 enum {
     TY_NONE = 0, TY_U8, TY_U16, TY_U32, TY_U64, TY_S8, TY_S16, TY_S32, TY_S64,
-    TY_F16, TY_BF16, TY_F32, TY_F64, TY_PRED, TY_F16X2, TY_BF16X2, TY_B128, TY_COUNT
+    TY_F16, TY_BF16, TY_F32, TY_F64, TY_PRED, TY_F16X2, TY_BF16X2, TY_B128,
+    TY_E4M3X2, TY_E5M2X2, /* two float8s in a .b16 (cvt only) */
+    TY_COUNT
 };
 
 /* Memory spaces. Global and const addresses are host addresses; shared, local and

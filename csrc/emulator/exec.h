@@ -181,6 +181,9 @@ store_value(void *p, int size, uint64_t v)
 uint64_t emu_alu_int(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c, uint64_t e, uint32_t *carry);
 uint64_t emu_alu_float(const emu_inst *in, uint64_t a, uint64_t b, uint64_t c);
 uint64_t emu_convert(const emu_inst *in, uint64_t v);
+/* cvt to or from a pair of float8 (decode_cvt_f8's forms): a and b the two f32 sources,
+ * or a the one packed source. */
+uint64_t emu_convert_f8x2(const emu_inst *in, uint64_t a, uint64_t b);
 int emu_compare(int cmp, int type, uint64_t a, uint64_t b);
 uint64_t emu_atomic_op(void *p, const emu_inst *in, uint64_t b, uint64_t c);
 

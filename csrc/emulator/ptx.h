@@ -186,6 +186,7 @@ typedef struct {
     int any, all;
     int shiftamt;
     int warp, popc; /* bar.warp.sync; bar.red.popc */
+    int satfinite;  /* cvt to float8: past the largest finite value, that value */
 } mods;
 
 /* One instruction being decoded: what ptx_parse_instruction read, handed to the step

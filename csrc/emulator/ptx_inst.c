@@ -222,6 +222,33 @@ decode_logic(decoding *d)
     return 0;
 }
 
+/* cvt to and from pairs of float8 (what cuda_fp8.h compiles to on sm_89 and later):
+ * cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 d, a, b (base 4: a to d's high byte, b to its
+ * low), cvt.rn.satfinite.{e4m3x2,e5m2x2}.f16x2 d, a and cvt.rn.f16x2.{e4m3x2,e5m2x2} d, a
+ * (base 5: half by half). .relu and the other float8 formats are refused. */
+static int
+decode_cvt_f8(decoding *d)
+{
+    emu_inst *in = d->in;
+    const mods *m = &d->m;
+    int dt = m->types[0], st = m->types[1];
+    int d8 = dt == TY_E4M3X2 || dt == TY_E5M2X2, s8 = st == TY_E4M3X2 || st == TY_E5M2X2;
+    int to8 = d8 && (st == TY_F32 || st == TY_F16X2) && m->satfinite;
+    int from8 = s8 && dt == TY_F16X2 && !m->satfinite;
+    int two = to8 && st == TY_F32;
+    if ((!to8 && !from8) || m->rnd != RND_RN || m->sat || m->ftz)
+        return ptx_refuse(d);
+    in->op = OP_CVT;
+    in->type = (uint8_t)dt;
+    in->type2 = (uint8_t)st;
+    in->base = two ? 4 : 5;
+    if (d->nops != 2 + two || (in->d[0] = ptx_dst(d->p, &d->ops[0])) < 0 ||
+        (in->s[0] = ptx_src(d->p, &d->ops[1], st)) < 0 ||
+        (two && (in->s[1] = ptx_src(d->p, &d->ops[2], st)) < 0))
+        return -1;
+    return 0;
+}
+
 /* cvt.dtype.stype: the common integer widenings and narrowings marked (in->base) to
  * run without the generic path. */
 static int
@@ -229,7 +256,10 @@ decode_cvt(decoding *d)
 {
     emu_inst *in = d->in;
     const mods *m = &d->m;
-    if (m->ntypes != 2 || m->sat > 1)
+    if (m->ntypes == 2 && (m->types[0] == TY_E4M3X2 || m->types[0] == TY_E5M2X2 ||
+                           m->types[1] == TY_E4M3X2 || m->types[1] == TY_E5M2X2))
+        return decode_cvt_f8(d);
+    if (m->ntypes != 2 || m->sat > 1 || m->satfinite)
         return ptx_refuse(d);
     in->op = OP_CVT;
     in->type = (uint8_t)m->types[0];

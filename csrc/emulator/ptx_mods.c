@@ -63,6 +63,7 @@ ptx_parse_mods(P *p, const tok *op, const char *base, int nbase, mods *m, int li
         else if (M("rpi")) m->rnd = RND_RPI;
         else if (M("ftz")) m->ftz = 1;
         else if (M("sat")) m->sat = 1;
+        else if (M("satfinite")) m->satfinite = 1;
         else if (M("approx")) m->approx = 1;
         else if (M("cc")) m->cc = 1;
         else if (M("global")) m->space = SP_GLOBAL;

@@ -277,6 +277,7 @@ static const struct {
     {"b8", TY_U8, 1}, {"b16", TY_U16, 2}, {"b32", TY_U32, 4}, {"b64", TY_U64, 8},
     {"f16", TY_F16, 2}, {"bf16", TY_BF16, 2}, {"f32", TY_F32, 4}, {"f64", TY_F64, 8},
     {"pred", TY_PRED, 0}, {"f16x2", TY_F16X2, 4}, {"bf16x2", TY_BF16X2, 4}, {"b128", TY_B128, 16},
+    {"e4m3x2", TY_E4M3X2, 2}, {"e5m2x2", TY_E5M2X2, 2},
 };
 
 int
@@ -298,7 +299,7 @@ emu_type_size(int type)
     static const int sizes[TY_COUNT] = {
         [TY_U8] = 1, [TY_U16] = 2, [TY_U32] = 4, [TY_U64] = 8, [TY_S8] = 1, [TY_S16] = 2,
         [TY_S32] = 4, [TY_S64] = 8, [TY_F16] = 2, [TY_BF16] = 2, [TY_F32] = 4, [TY_F64] = 8,
-        [TY_F16X2] = 4, [TY_BF16X2] = 4, [TY_B128] = 16,
+        [TY_F16X2] = 4, [TY_BF16X2] = 4, [TY_B128] = 16, [TY_E4M3X2] = 2, [TY_E5M2X2] = 2,
     };
     return type > 0 && type < TY_COUNT ? sizes[type] : 0;
 }

@@ -467,6 +467,8 @@ emu_run_warp(block *b, warp *w)
             case 1: LANES(m, Dd[l] = (uint32_t)A[l]); break;
             case 2: LANES(m, Dd[l] = (uint64_t)(int64_t)(int32_t)A[l]); break;
             case 3: LANES(m, Dd[l] = (uint32_t)A[l]); break;
+            case 4: LANES(m, Dd[l] = emu_convert_f8x2(in, A[l], Bv[l])); break;
+            case 5: LANES(m, Dd[l] = emu_convert_f8x2(in, A[l], 0)); break;
             default: LANES(m, Dd[l] = emu_convert(in, A[l])); break;
             }
             break;

@@ -47,7 +47,10 @@ def seed(seed=None):
 
 def rand(shape, dtype=_np.float32, stream=None):
     """Uniform numbers in [0, 1) of `shape` (PyCUDA's curandom.rand), from a module-wide
-    generator; an integer dtype gives integers over its whole range."""
+    generator; an integer dtype gives integers over its whole range. float16 and
+    bfloat16 too (drawn at their own precision: never 1.0)."""
+    if dtype == "bfloat16":  # a name numpy knows only once ml_dtypes is imported
+        return _default().random(shape, dtype=dtype, stream=stream)
     dtype = _np.dtype(dtype)
     if dtype.kind in "iu":
         info = _np.iinfo(dtype)

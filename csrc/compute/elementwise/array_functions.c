@@ -466,6 +466,7 @@ concat(cukit_state *st, PyObject *t, int axis_given, Py_ssize_t axis, PyObject *
         return PyErr_Format(PyExc_ValueError, "%s(): axis %zd is out of bounds for an array of "
                             "dimension %d", who, axis_given ? axis : 0, nd);
     int tc = -1;
+    cukit_Array *mixed = NULL; /* borrowed: an input whose dtype a float8 meets */
     Py_ssize_t shape[CUKIT_MAXDIM];
     memcpy(shape, first->shape, sizeof(Py_ssize_t) * (size_t)nd);
     shape[axis] = 0;
@@ -484,12 +485,22 @@ concat(cukit_state *st, PyObject *t, int axis_given, Py_ssize_t axis, PyObject *
                                     "array %zd",
                                     who, d, first->shape[d], a->shape[d], i);
         shape[axis] += a->shape[axis];
-        if (!ck_math_tc(a->typecode))
+        if (!ck_cast_tc(a->typecode))
             return PyErr_Format(PyExc_TypeError, "%s(): dtype %S is not supported", who, a->dtype);
-        tc = tc < 0 ? a->typecode : ck_promote(tc, a->typecode);
+        /* a float8 (no promotion rules: cast only) meets its own dtype alone */
+        if (tc >= 0 && tc != a->typecode && (!ck_math_tc(tc) || !ck_math_tc(a->typecode)))
+            mixed = a;
+        tc = tc < 0 || tc == a->typecode || mixed ? a->typecode : ck_promote(tc, a->typecode);
     }
-    if (dtype && dtype != Py_None && (tc = ck_tc_of(st, dtype)) < 0)
-        return NULL;
+    if (dtype && dtype != Py_None) {
+        if ((tc = ck_cast_tc_of(st, dtype)) < 0)
+            return NULL;
+    }
+    else if (mixed) {
+        return PyErr_Format(PyExc_TypeError, "%s(): float8 arrays join only arrays of their "
+                            "own dtype (here %S and %S); pass dtype= or convert with astype "
+                            "first", who, first->dtype, mixed->dtype);
+    }
     cukit_Array *out = ck_empty(st, first->device, tc, nd, shape);
     if (out == NULL)
         return NULL;

@@ -212,9 +212,10 @@ typedef struct {
 
 enum { CLS_OK = 0, CLS_FOREIGN = 1, CLS_PROXY = 2 };
 
-/* Sort one operand. CLS_FOREIGN: not something array math takes; -1: error. */
+/* Sort one operand (cast: of astype, which takes the float8s too). CLS_FOREIGN: not
+ * something array math takes; -1: error. */
 static int
-classify(cukit_state *st, PyObject *v, opnd *o)
+classify(cukit_state *st, PyObject *v, opnd *o, int cast)
 {
     o->obj = v;
     o->arr = NULL;
@@ -226,12 +227,12 @@ classify(cukit_state *st, PyObject *v, opnd *o)
         o->tc = o->arr->typecode;
         if (!cukit_array_live(o->arr))
             return cukit_freed_error();
-        if (!ck_math_tc(o->tc)) {
+        if (!(cast ? ck_cast_tc(o->tc) : ck_math_tc(o->tc))) {
             PyErr_Format(PyExc_TypeError,
                          "cukit's array math does not support dtype %S (it takes bool, int8 to "
                          "uint64, float16, bfloat16, float32, float64, complex64 and "
-                         "complex128)",
-                         o->arr->dtype);
+                         "complex128)%s",
+                         o->arr->dtype, ck_dtype_hint(o->tc));
             return -1;
         }
         return CLS_OK;
@@ -248,7 +249,8 @@ classify(cukit_state *st, PyObject *v, opnd *o)
         PyObject *dt = PyObject_GetAttr(v, st->memory->str_dtype);
         o->tc = dt ? cukit_typecode_of_dtype(dt) : -1;
         if (dt && o->tc >= 0 && !ck_math_tc(o->tc)) {
-            PyErr_Format(PyExc_TypeError, "cukit's array math does not support %S scalars", dt);
+            PyErr_Format(PyExc_TypeError, "cukit's array math does not support %S scalars%s", dt,
+                         ck_dtype_hint(o->tc));
             o->tc = -1;
         }
         Py_XDECREF(dt);
@@ -529,7 +531,7 @@ classify_inputs(ck_Ufunc *u, PyObject *const *in, int nin, int mode, int dtype_t
     int strong = -1;
     *dev = NULL;
     for (int k = 0; k < nin; k++) {
-        int r = classify(st, in[k], &op[k]);
+        int r = classify(st, in[k], &op[k], (def->flags & F_CAST) != 0);
         if (r < 0)
             return -1;
         if (r == CLS_PROXY) {
@@ -741,9 +743,10 @@ dispatch(ck_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject *s
         if (out->ndim != ndim ||
             memcmp(out->shape, shape, sizeof(Py_ssize_t) * (size_t)ndim) != 0)
             return out_shape_error(out, ndim, shape), NULL;
-        if (!ck_math_tc(otc))
+        if (!(cast_tc >= 0 ? ck_cast_tc(otc) : ck_math_tc(otc)))
             return PyErr_Format(PyExc_TypeError, "cukit.%s(): out= has dtype %S, which array "
-                                "math does not support", def->name, out->dtype);
+                                "math does not support%s", def->name, out->dtype,
+                                ck_dtype_hint(otc));
         if (cast_tc < 0 && !ck_can_cast(rtc, otc, 1))
             return cast_error(def, rtc, otc), NULL;
         if (mask && partial_overlap((cukit_Array *)out_o, mask)) {

@@ -466,7 +466,7 @@ ck_array_call(cukit_state *st, int which, PyObject *self, PyObject *args, PyObje
         if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|pO:astype", kwlist, &dtype, &copy,
                                          &stream))
             return NULL;
-        int tc = ck_tc_of(st, dtype);
+        int tc = ck_cast_tc_of(st, dtype);
         if (tc < 0)
             return NULL;
         if (!copy && tc == a->typecode)

@@ -11,26 +11,30 @@ typedef struct {
 
 /* ------------------------------------------------------------------ arguments */
 
-/* dtype= for a float draw: NULL means float64. New ref in *out and *half (1 for
- * float32, drawn from 32-bit halves), or -1 with TypeError naming the method. */
+/* dtype= for a float draw: NULL means float64. New ref in *out and its index in
+ * *width: 0 float64, 1 float32 (drawn from 32-bit halves), 2 float16, 3 bfloat16 (both
+ * from 32-bit halves, as float32); -1 with TypeError naming the method. */
 static int
-float_dtype(cukit_state *st, PyObject *arg, const char *method, PyObject **out, int *half)
+float_dtype(cukit_state *st, PyObject *arg, const char *method, PyObject **out, int *width)
 {
+    static const int by_width[] = {CUKIT_TC_F64, CUKIT_TC_F32, CUKIT_TC_F16, CUKIT_TC_BF16};
     PyObject *name = arg ? Py_NewRef(arg) : PyUnicode_FromString("float64");
     PyObject *dtype = name ? cukit_resolve_dtype(st, name) : NULL;
     Py_XDECREF(name);
     if (dtype == NULL)
         return -1;
     int tc = cukit_typecode_of_dtype(dtype);
-    if (tc != CUKIT_TC_F64 && tc != CUKIT_TC_F32) {
+    *width = 0;
+    while (*width < 4 && by_width[*width] != tc)
+        (*width)++;
+    if (*width == 4) {
         if (tc >= 0)
-            PyErr_Format(PyExc_TypeError, "Unsupported dtype %R for %s: use numpy.float64 or "
-                         "numpy.float32", dtype, method);
+            PyErr_Format(PyExc_TypeError, "Unsupported dtype %R for %s: use numpy.float64, "
+                         "numpy.float32, numpy.float16 or bfloat16 (ml_dtypes)", dtype, method);
         Py_DECREF(dtype);
         return -1;
     }
     *out = dtype;
-    *half = tc == CUKIT_TC_F32;
     return 0;
 }
 
@@ -69,20 +73,21 @@ check_scale(double scale, const char *what)
     return 0;
 }
 
-/* One draw of a float kind: `k64` for float64, k64 + 1 (its float32 twin) for float32. */
+/* One draw of a float kind: `k64` for float64, k64 + 1, + 2 and + 3 (its twins) for
+ * float32, float16 and bfloat16. */
 static PyObject *
 float_draw(ck_Generator *self, ck_rand_kind k64, PyObject *dtype_arg, PyObject *size,
            PyObject *out, PyObject *stream, double a, double b, const char *method)
 {
     PyObject *dtype;
-    int half;
-    if (float_dtype(self->bg->st, dtype_arg, method, &dtype, &half) < 0)
+    int width;
+    if (float_dtype(self->bg->st, dtype_arg, method, &dtype, &width) < 0)
         return NULL;
     ck_rand_params p;
     memset(&p, 0, sizeof p);
     p.a = a;
     p.b = b;
-    PyObject *r = ck_random_draw(self->bg, (ck_rand_kind)(k64 + half), dtype, size, out,
+    PyObject *r = ck_random_draw(self->bg, (ck_rand_kind)(k64 + width), dtype, size, out,
                                     stream, &p, method);
     Py_DECREF(dtype);
     return r;
@@ -610,10 +615,12 @@ static PyMethodDef gen_methods[] = {
     {"random", FN(gen_random), KW,
      "random(size=None, dtype=float64, out=None): uniform floats in [0, 1), numpy's exactly: "
      "(next 64-bit word >> 11) * 2**-53, or for float32 (next 32-bit half >> 8) * 2**-24 with "
-     "numpy's rule for halves. size=None gives a 0-d array."},
+     "numpy's rule for halves; float16 and bfloat16 the same at their precision, (half >> 21) "
+     "* 2**-11 and (half >> 24) * 2**-8, so never 1.0. size=None gives a 0-d array."},
     {"uniform", FN(gen_uniform), KW,
      "uniform(low=0.0, high=1.0, size=None, dtype=float64, out=None): low + (high - low) * "
-     "random(), rounded as numpy rounds it (equal to numpy's for float64)."},
+     "random(), rounded as numpy rounds it (equal to numpy's for float64; float16 and "
+     "bfloat16 computed in float32 and rounded once)."},
     {"standard_normal", FN(gen_standard_normal), KW,
      "standard_normal(size=None, dtype=float64, out=None): standard normals, one per draw "
      "that random() would make (not numpy's ziggurat stream): under Philox4x32 (default_rng) "

@@ -122,9 +122,10 @@ typedef struct {
 /* What a Generator method draws: one kernel each. */
 typedef enum {
     CK_RAND_RAW,          /* uint64 words */
-    CK_RAND_U64, CK_RAND_U32,   /* uniform float64, float32 */
-    CK_RAND_N64, CK_RAND_N32,   /* normal */
-    CK_RAND_E64, CK_RAND_E32,   /* exponential */
+    /* each float kind four times, by dtype: float64, float32, float16, bfloat16 */
+    CK_RAND_U64, CK_RAND_U32, CK_RAND_U16, CK_RAND_UBF16, /* uniform */
+    CK_RAND_N64, CK_RAND_N32, CK_RAND_N16, CK_RAND_NBF16, /* normal */
+    CK_RAND_E64, CK_RAND_E32, CK_RAND_E16, CK_RAND_EBF16, /* exponential */
     CK_RAND_I8, CK_RAND_I16, CK_RAND_I32, CK_RAND_I64, /* integers, one word each */
     CK_RAND_POISSON,      /* int64, one word each */
     /* integers from one 32-bit half each (Philox4x32, counts up to 2**32), by size */

@@ -344,6 +344,33 @@ static const char kernel_source[] =
     "    __device__ double operator()(u64 w) const { return __dmul_rn(b, -log1p(-unit64(w))); } };\n"
     "struct Exp32 { float b;\n"
     "    __device__ float operator()(u32 x) const { return __fmul_rn(b, -log1pf(-unit32(x))); } };\n"
+    /* float16 and bfloat16 (stored as their bits, u16). Uniforms are numpy's rule at
+     * the type's own precision, (x >> (32 - P)) * 2**-P with P = 11 or 8 significant
+     * bits: every value exact, the largest 1 - 2**-P, so never 1.0 (a float32 uniform
+     * rounded to 16 bits would give 1.0 for x >= 2**32 - 2**(31 - P)). low + range * u
+     * is computed in float32 and rounded once. Normals and exponentials are the float32
+     * draw rounded once to nearest even (bfloat16 in integer arithmetic, as the array
+     * math's; float16 by cvt.rn). */
+    "template <bool BF> __device__ __forceinline__ unsigned short to16(float f) {\n"
+    "    if (BF) {\n"
+    "        const u32 u = __float_as_uint(f);\n"
+    "        return (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)(((u >> 16) & 0x8000u) | 0x7fc0u)\n"
+    "                                             : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+    "    }\n"
+    "    unsigned short h;\n"
+    "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f));\n"
+    "    return h;\n"
+    "}\n"
+    "template <bool A, bool BF> struct Uniform16 { float a, b;\n"
+    "    __device__ unsigned short operator()(u32 x) const {\n"
+    "        const int P = BF ? 8 : 11;\n"
+    "        const float u = (float)(x >> (32 - P)) * (BF ? 0x1.0p-8f : 0x1.0p-11f);\n"
+    "        return to16<BF>(A ? __fadd_rn(a, __fmul_rn(b, u)) : u); } };\n"
+    /* a float32 transform F (one value a half, or a pair from two) rounded to 16 bits */
+    "template <class F, bool BF> struct To16 { F f;\n"
+    "    __device__ unsigned short operator()(u32 x) const { return to16<BF>(f(x)); }\n"
+    "    __device__ void operator()(u32 lo, u32 hi, unsigned short &a, unsigned short &b) const {\n"
+    "        float x, y; f(lo, hi, x, y); a = to16<BF>(x); b = to16<BF>(y); } };\n"
     /* Integers: low + floor(w * count / 2**64), the high word of a 128-bit product. */
     "template <class T> struct Int { long long low; u64 range;\n"
     "    __device__ T operator()(u64 w) const {\n"
@@ -490,6 +517,26 @@ static const char kernel_source[] =
         "per_half<float, true, BoxMuller32<false>, true>(p, BoxMuller32<false>{0, 1})")
     KX2("cukit_normal_f32", "per_half<float, false>(p, Normal32<true>{(float)p.a, (float)p.b})",
         "per_half<float, true, BoxMuller32<true>, true>(p, BoxMuller32<true>{(float)p.a, (float)p.b})")
+    /* float16 and bfloat16: the float32 draws rounded once (To16); uniforms at their
+     * own precision (Uniform16) */
+    KX("cukit_random_f16", "per_half<unsigned short, X>(p, Uniform16<false, false>{0, 1})")
+    KX("cukit_uniform_f16", "per_half<unsigned short, X>(p, Uniform16<true, false>{(float)p.a, (float)p.b})")
+    KX("cukit_random_bf16", "per_half<unsigned short, X>(p, Uniform16<false, true>{0, 1})")
+    KX("cukit_uniform_bf16", "per_half<unsigned short, X>(p, Uniform16<true, true>{(float)p.a, (float)p.b})")
+    KX2("cukit_standard_normal_f16",
+        "per_half<unsigned short, false>(p, To16<Normal32<false>, false>{{0, 1}})",
+        "per_half<unsigned short, true, To16<BoxMuller32<false>, false>, true>(p, To16<BoxMuller32<false>, false>{{0, 1}})")
+    KX2("cukit_normal_f16",
+        "per_half<unsigned short, false>(p, To16<Normal32<true>, false>{{(float)p.a, (float)p.b}})",
+        "per_half<unsigned short, true, To16<BoxMuller32<true>, false>, true>(p, To16<BoxMuller32<true>, false>{{(float)p.a, (float)p.b}})")
+    KX2("cukit_standard_normal_bf16",
+        "per_half<unsigned short, false>(p, To16<Normal32<false>, true>{{0, 1}})",
+        "per_half<unsigned short, true, To16<BoxMuller32<false>, true>, true>(p, To16<BoxMuller32<false>, true>{{0, 1}})")
+    KX2("cukit_normal_bf16",
+        "per_half<unsigned short, false>(p, To16<Normal32<true>, true>{{(float)p.a, (float)p.b}})",
+        "per_half<unsigned short, true, To16<BoxMuller32<true>, true>, true>(p, To16<BoxMuller32<true>, true>{{(float)p.a, (float)p.b}})")
+    KX("cukit_exponential_f16", "per_half<unsigned short, X>(p, To16<Exp32, false>{{(float)p.b}})")
+    KX("cukit_exponential_bf16", "per_half<unsigned short, X>(p, To16<Exp32, true>{{(float)p.b}})")
     KX("cukit_exponential_f64", "per_word<double, X>(p, Exp64{p.b})")
     KX("cukit_exponential_f32", "per_half<float, X>(p, Exp32{(float)p.b})")
     KX("cukit_integers_1", "per_word<unsigned char, X>(p, Int<unsigned char>{p.ilow, p.irange})")
@@ -518,6 +565,12 @@ static const struct {
     [CK_RAND_N32] = KIND("cukit_standard_normal_f32", "cukit_normal_f32", 1),
     [CK_RAND_E64] = KIND("cukit_exponential_f64", "cukit_exponential_f64", 0),
     [CK_RAND_E32] = KIND("cukit_exponential_f32", "cukit_exponential_f32", 1),
+    [CK_RAND_U16] = KIND("cukit_random_f16", "cukit_uniform_f16", 1),
+    [CK_RAND_UBF16] = KIND("cukit_random_bf16", "cukit_uniform_bf16", 1),
+    [CK_RAND_N16] = KIND("cukit_standard_normal_f16", "cukit_normal_f16", 1),
+    [CK_RAND_NBF16] = KIND("cukit_standard_normal_bf16", "cukit_normal_bf16", 1),
+    [CK_RAND_E16] = KIND("cukit_exponential_f16", "cukit_exponential_f16", 1),
+    [CK_RAND_EBF16] = KIND("cukit_exponential_bf16", "cukit_exponential_bf16", 1),
     [CK_RAND_I8] = KIND("cukit_integers_1", "cukit_integers_1", 0),
     [CK_RAND_I16] = KIND("cukit_integers_2", "cukit_integers_2", 0),
     [CK_RAND_I32] = KIND("cukit_integers_4", "cukit_integers_4", 0),

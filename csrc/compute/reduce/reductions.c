@@ -110,8 +110,8 @@ as_array(cukit_state *st, PyObject *v, const char *who, const char *what)
         if (!cukit_array_live(a))
             return cukit_freed_error(), NULL;
         if (!ck_math_tc(a->typecode))
-            return PyErr_Format(PyExc_TypeError, "cukit.%s() does not support dtype %S", who,
-                                a->dtype), NULL;
+            return PyErr_Format(PyExc_TypeError, "cukit.%s() does not support dtype %S%s", who,
+                                a->dtype, ck_dtype_hint(a->typecode)), NULL;
         return a;
     }
     if (cukit_numpy(st) == 0 && PyObject_TypeCheck(v, (PyTypeObject *)st->np_ndarray))

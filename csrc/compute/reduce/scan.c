@@ -548,7 +548,8 @@ ck_scan_call(cukit_state *st, int which, PyObject *const *args, Py_ssize_t nargs
     if (!cukit_array_live(a))
         return cukit_freed_error(), NULL;
     if (!ck_math_tc(a->typecode))
-        return PyErr_Format(PyExc_TypeError, "cukit.%s() does not support dtype %S", who, a->dtype);
+        return PyErr_Format(PyExc_TypeError, "cukit.%s() does not support dtype %S%s", who, a->dtype,
+                            ck_dtype_hint(a->typecode));
     int axis = -1;
     if (v[1] && v[1] != Py_None) {
         uint64_t mask;
