@@ -517,6 +517,18 @@ def test_symmetric_empty_checks_its_communicators():
         nccl.symmetric_empty([], 4)
     with pytest.raises(TypeError, match=r"comms\[0\] is int, not a cukit.nccl.Communicator"):
         nccl.symmetric_empty([1], 4)
+    with pytest.raises(TypeError, match="shape must be an int or a sequence of ints"):
+        nccl.symmetric_empty([], None)
+    with pytest.raises(ValueError, match="negative dimension -2"):
+        nccl.symmetric_empty([], (3, -2))
+    with pytest.raises(ValueError, match="needs at least one element"):
+        nccl.symmetric_empty([], (3, 0), np.float32)
+    with pytest.raises(ValueError, match="overflows"):
+        nccl.symmetric_empty([], (1 << 40, 1 << 40))
+    with pytest.raises(TypeError):
+        nccl.symmetric_empty([], 4, "not a dtype")
+    with pytest.raises(ValueError, match="give at least one communicator"):
+        nccl.symmetric_empty([], np.int64(4), np.float32)
     assert nccl.window_of(np.zeros(3)) is None
     if HAVE_GPU:
         assert nccl.window_of(cukit.empty(3)) is None
@@ -585,6 +597,8 @@ def test_symmetric_collectives_init_all(comms, dtype, rng):
     tol = {"float16": 1e-2}.get(dtype, 1e-5)
     with pytest.raises(RuntimeError, match="one of %d that init_all made" % size):
         comms[0].symmetric_empty(n, dtype)
+    with pytest.raises(ValueError, match="registering is collective, pass them all"):
+        nccl.symmetric_empty(comms[:1], n, dtype)
     send = nccl.symmetric_empty(comms, n, dtype)
     total = nccl.symmetric_empty(comms, n, dtype)
     gathered = nccl.symmetric_empty(comms, size * n, dtype)

@@ -197,8 +197,9 @@ parse_layout(cukit_state *st, PyObject *shape_o, PyObject *dtype_o, const char *
              Py_ssize_t *shape, PyObject **dtype, size_t *nbytes)
 {
     *dtype = NULL;
-    PyObject *seq = PyLong_Check(shape_o) ? PyTuple_Pack(1, shape_o)
-                                          : PySequence_Tuple(shape_o);
+    PyObject *seq = PyIndex_Check(shape_o) ? PyTuple_Pack(1, shape_o)
+                                           : PySequence_Check(shape_o) ? PySequence_Tuple(shape_o)
+                                                                       : NULL;
     if (seq == NULL) {
         PyErr_Format(PyExc_TypeError, "%s: shape must be an int or a sequence of ints, got %s",
                      who, Py_TYPE(shape_o)->tp_name);
@@ -381,12 +382,16 @@ mod_symmetric_empty_all(PyObject *m, PyObject *args, PyObject *kwargs)
     size_t nbytes;
     PyObject *dtype = NULL, *out = NULL;
     cukit_Window **ws = NULL;
-    if (need_windows(st, who) < 0)
+    if (need_windows(st, who) < 0 ||
+        parse_layout(st, shape_o, dtype_o ? dtype_o : (PyObject *)&PyFloat_Type, who, &ndim,
+                     shape, &dtype, &nbytes) < 0)
         return NULL;
     PyObject *seq = PySequence_Fast(comms_o, "symmetric_empty: comms must be a list of "
                                              "cukit.nccl.Communicator (init_all's)");
-    if (seq == NULL)
+    if (seq == NULL) {
+        Py_DECREF(dtype);
         return NULL;
+    }
     n = PySequence_Fast_GET_SIZE(seq);
     if (n < 1) {
         PyErr_Format(PyExc_ValueError, "%s: give at least one communicator", who);
@@ -407,10 +412,14 @@ mod_symmetric_empty_all(PyObject *m, PyObject *args, PyObject *kwargs)
         }
         if (check_usable((cukit_Communicator *)c, who) < 0)
             goto done;
+        int local = ((cukit_Communicator *)c)->local_ranks;
+        if (local > 1 && local != n) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: comms[%zd] is one of %d communicators that init_all made, and %zd "
+                         "were given: registering is collective, pass them all", who, i, local, n);
+            goto done;
+        }
     }
-    if (parse_layout(st, shape_o, dtype_o ? dtype_o : (PyObject *)&PyFloat_Type, who, &ndim,
-                     shape, &dtype, &nbytes) < 0)
-        goto done;
     if ((ws = PyMem_Calloc((size_t)n, sizeof *ws)) == NULL) {
         PyErr_NoMemory();
         goto done;
