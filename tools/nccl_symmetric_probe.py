@@ -60,6 +60,7 @@ def worker(args):
             g1.launch(s)
         s.synchronize()
         print("RESULT " + json.dumps(out), flush=True)
+        x = g1 = g100 = plain = sym = win = None  # noqa: F841 (only graphs holds them)
         return finish(comm, graphs)
     calls = args.calls
     ways = {}
@@ -93,13 +94,14 @@ def worker(args):
     out["us"] = {f"{k[0]}|{k[1]}": [statistics.median(v), min(v), max(v)]
                  for k, v in samples.items()}
     print("RESULT " + json.dumps(out), flush=True)
-    del fn, ways
+    del fn, ways, eager, graph1, graph100
+    x = g1 = g100 = plain = sym = win = None  # noqa: F841 (only graphs holds them)
     return finish(comm, graphs)
 
 
 def finish(comm, graphs):
-    graphs.clear()  # the graphs first: NCCL's destroy waits for graphs holding its work
     comm.synchronize()
+    graphs.clear()  # the graphs (and the symmetric array they hold) before the communicator
     comm.destroy()
 
 
