@@ -98,12 +98,10 @@ release(cukit_Window *w)
         w->ptr = NULL;
         return -1;
     }
-    rc = deregister(w);
-    if (rc < 0) {
-        PyObject *exc = PyErr_GetRaisedException();
-        free_memory(w);
-        PyErr_Clear();
-        PyErr_SetRaisedException(exc);
+    if (deregister(w) < 0) {
+        /* NCCL may still list the window by its address: freeing the memory would let a
+         * later allocation at that address pass for it. Leaked, and reported. */
+        w->ptr = NULL;
         return -1;
     }
     return free_memory(w);
@@ -116,10 +114,21 @@ cukit_window_release_all(cukit_Communicator *c)
         return 0;
     if (cukit_device_activate(c->device) < 0 || cukit_wait_queued(c->device) < 0)
         return -1;
+    /* Strong refs first: deregistering releases the GIL, and another thread may drop a
+     * window (unlinking it) meanwhile. */
+    PyObject *held = PyList_New(0);
+    if (held == NULL)
+        return -1;
+    for (cukit_Window *w = c->windows; w; w = w->next) {
+        if (PyList_Append(held, (PyObject *)w) < 0) {
+            Py_DECREF(held);
+            return -1;
+        }
+    }
     int rc = 0;
     PyObject *first = NULL;
-    for (cukit_Window *w = c->windows; w; w = w->next) {
-        if (deregister(w) < 0) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(held); i++) {
+        if (deregister((cukit_Window *)PyList_GET_ITEM(held, i)) < 0) {
             rc = -1;
             if (first == NULL)
                 first = PyErr_GetRaisedException();
@@ -127,6 +136,7 @@ cukit_window_release_all(cukit_Communicator *c)
                 PyErr_Clear();
         }
     }
+    Py_DECREF(held); /* may dealloc windows: their memory is freed, nothing deregistered */
     if (first)
         PyErr_SetRaisedException(first);
     return rc;
