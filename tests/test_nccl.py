@@ -586,14 +586,16 @@ def _poison(dtype):
 
 @needs_windows
 @pytest.mark.multi_gpu
-@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
-def test_symmetric_collectives_init_all(comms, dtype, rng):
+@pytest.mark.parametrize("dtype, n", [("float32", 1000), ("float16", 1000), ("int32", 1000),
+                                      ("float32", 1 << 20)])
+def test_symmetric_collectives_init_all(comms, dtype, n, rng):
     """all_reduce, all_gather, reduce_scatter on symmetric arrays against numpy, eager
     and captured in graphs (one per GPU) replayed with fresh data. int32 has no symmetric
-    kernel: NCCL's usual one must still answer right on such memory."""
+    kernel: NCCL's usual one must still answer right on such memory. 4 MiB takes NCCL's
+    load/store symmetric kernels, which it also runs with one process for all GPUs."""
     import contextlib
 
-    size, n = len(comms), 1000
+    size = len(comms)
     tol = {"float16": 1e-2}.get(dtype, 1e-5)
     with pytest.raises(RuntimeError, match="one of %d that init_all made" % size):
         comms[0].symmetric_empty(n, dtype)
