@@ -170,8 +170,12 @@ def main():
         print("NCCL's choices for the all_reduces (NCCL_DEBUG_SUBSYS=TUNING, rank 0 logs them):")
         for line in lines[:12] or ["(no tuning lines in the log: NCCL printed none)"]:
             print("   ", line)
-        symmetric = [ln for ln in lines if "[Symmetric]" in ln]
+        symmetric = [ln for ln in lines if "symmetric" in ln.lower()]
         print("symmetric kernel chosen:", "yes: " + symmetric[0] if symmetric else "NO")
+        if not lines:  # another NCCL's wording: what it did log, to read by eye
+            print("rank 0's log ends with:")
+            for ln in log.splitlines()[-8:]:
+                print("   ", ln[:200])
         print(f"(round 1 took {time.perf_counter() - t0:.1f} s)")
     res = launch(args, {"NCCL_DEBUG": "WARN"}, [])
     us = res[0]["us"]
