@@ -335,20 +335,32 @@ def free_port():
         return s.getsockname()[1]
 
 
+# The ways that are torch's baseline: torch.distributed's calls, torch's graphs (recorded
+# as "torch"), torch's copy_.
+TORCH_WAYS = ("torch.distributed", "torch", "torch copy_")
+
+
+def torch_value(by, measure):
+    """torch's median for a measure: its own row, or, for cukit's rows of its own (on a
+    cukit.Stream, on symmetric memory), the row of the measure they stand beside."""
+    for m in (measure, measure.replace(" (stream)", "").replace(", symmetric", "")):
+        for way in TORCH_WAYS:
+            if way in by.get(m, {}):
+                return by[m][way]
+    return None
+
+
 def table(rows):
     by = {}
     for r in rows:
         by.setdefault(r["measure"], {})[r["way"]] = r["value"]
     lines = [f"{'measure':<38} {'cukit':>10} {'torch':>10} {'raw':>10} {'cukit/torch':>12}"]
     for measure, ways in by.items():
-        torch_v = ways.get("torch.distributed", ways.get("torch copy_"))
+        torch_v = torch_value(by, measure)
         raw_v = ways.get("raw ncclAllReduce (ctypes)")
-        ratio = ways["cukit"] / torch_v if torch_v else float("nan")
-        if torch_v is None and "(stream)" in measure:  # compared with torch's row above
-            torch_v = by.get(measure.replace(" (stream)", ""), {}).get("torch.distributed")
-            ratio = ways["cukit"] / torch_v if torch_v else float("nan")
+        ratio = ways["cukit"] / torch_v if torch_v and "cukit" in ways else float("nan")
         fmt = lambda v: f"{v:10.1f}" if v is not None else f"{'-':>10}"  # noqa: E731
-        lines.append(f"{measure:<38} {fmt(ways['cukit'])} {fmt(torch_v)} {fmt(raw_v)} "
+        lines.append(f"{measure:<38} {fmt(ways.get('cukit'))} {fmt(torch_v)} {fmt(raw_v)} "
                      f"{ratio:12.2f}")
     return "\n".join(lines)
 
@@ -356,15 +368,14 @@ def table(rows):
 def table_rows(rows):
     """The shared rows (benchmarks/_bench.py); "ratio": cukit against torch's median
     (> 1: cukit ahead, for bandwidth and latency alike)."""
-    out, torch_med = [], {}
+    out, by = [], {}
     for r in rows:
-        if r["way"] in ("torch.distributed", "torch copy_"):
-            torch_med[r["measure"]] = r["value"]
+        by.setdefault(r["measure"], {})[r["way"]] = r["value"]
     for r in rows:
         better = "lower" if " us" in r["measure"] else "higher"
         t = row(r["measure"], r["way"], r.get("samples") or [r["value"]],
                 "us" if better == "lower" else "GB/s", better=better)
-        tv = torch_med.get(r["measure"].replace(" (stream)", ""))
+        tv = torch_value(by, r["measure"])
         if r["way"] == "cukit" and tv:
             t["ratio"] = t["median"] / tv if better == "higher" else tv / t["median"]
         out.append(t)
