@@ -573,6 +573,51 @@ def test_symmetric_single_rank(rng):
         comm.symmetric_empty(4)
 
 
+@needs_windows
+@pytest.mark.gpu
+@pytest.mark.gpu_hardware  # NCCL needs real devices
+def test_symmetric_window_dropped_inside_a_capture(rng):
+    """Windows whose last user goes while a capture is going on (a graph holding them,
+    a symmetric array) cannot be released then: waiting for the queued work would break
+    the capture. They wait, alive, for the next collective or synchronize outside it."""
+    n = 1000
+    with nccl.Communicator(1, nccl.get_unique_id(), 0, timeout=60) as comm:
+        s = cukit.Stream()
+        x = comm.symmetric_empty(n, np.float32)
+        y = comm.symmetric_empty(n, np.float32)
+        assert nccl.pending_windows() == 0  # any left by earlier work went at that safe point
+        data = rng.standard_normal(n).astype(np.float32)
+        x.set(data)
+        y.set(np.full(n, np.nan, np.float32))
+        with s.capture() as g:
+            comm.all_reduce(x, y, stream=s)
+        del x  # g keeps x's window
+        g.launch(s)
+        comm.synchronize(s)
+        np.testing.assert_array_equal(y.get(), data)
+        a = comm.symmetric_empty(n, np.float32)
+        b = comm.symmetric_empty(n, np.float32)
+        z = comm.symmetric_empty(4, np.float32)
+        data2 = rng.standard_normal(n).astype(np.float32)
+        a.set(data2)
+        b.set(np.full(n, np.nan, np.float32))
+        cukit.synchronize()
+        with s.capture() as g2:
+            del g  # x's window: its last user goes inside this capture
+            del z
+            assert nccl.pending_windows() == 2
+            comm.all_reduce(a, b, stream=s)  # no safe point while capturing
+            assert nccl.pending_windows() == 2
+        assert nccl.pending_windows() == 2
+        g2.launch(s)
+        comm.synchronize(s)  # the safe point: both released, after the queued work
+        assert nccl.pending_windows() == 0
+        np.testing.assert_array_equal(b.get(), data2)
+        np.testing.assert_array_equal(y.get(), data)
+        assert nccl.window_of(y).communicator is comm
+        del g2
+
+
 def _sym_inputs(seed, size, shape, dtype):
     rng = np.random.default_rng(seed)
     if np.dtype(dtype).kind == "f":
@@ -701,6 +746,9 @@ SYM_WORKER = """
             collectives()
         for rep in range(3):  # fresh data each replay: the graph reads the arrays anew
             check(10 + 2 * rep, lambda: g.launch(s))
+        # the first round's graph went inside this round's capture: its windows waited
+        # for the next synchronize outside it
+        assert nccl.pending_windows() == 0, nccl.pending_windows()
         print(dtype, "ok", flush=True)
 
     # a graph keeps the window of a symmetric array whose free() let go of it

@@ -220,6 +220,9 @@ done:
 int
 cukit_communicator_check(cukit_Communicator *c)
 {
+    /* A safe point: windows dropped during a capture are released here, outside one. */
+    if (c->st->nccl->pending)
+        cukit_window_release_pending(c->st);
     if (c->comm == NULL) {
         PyErr_Format(PyExc_ValueError, "the communicator was %s; make a new one",
                      c->aborted ? "aborted" : "destroyed");
@@ -264,6 +267,7 @@ communicator_destroy(cukit_Communicator *self, PyObject *Py_UNUSED(ignored))
     ncclComm_t comm = self->comm;
     if (comm == NULL)
         Py_RETURN_NONE;
+    cukit_window_release_pending(self->st); /* while NCCL can still deregister them */
     if (cukit_device_activate(self->device) < 0)
         return NULL;
     if (self->captured) {

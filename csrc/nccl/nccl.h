@@ -8,6 +8,9 @@
 typedef struct cukit_nccl_state {
     PyTypeObject *CommunicatorType; /* strong ref */
     PyTypeObject *WindowType;       /* strong ref */
+    PyObject *pending;              /* strong ref, NULL until needed: a list of the Windows
+                                       whose last user went while a stream capture was going
+                                       on (see window.c), released at the next safe point */
 } cukit_nccl_state;
 
 /* ------------------------------------------------------------------ NCCL's ABI (nccl.h 2.x)
@@ -193,6 +196,13 @@ int cukit_window_setup(PyObject *module, cukit_state *st);
  * abort() nothing is deregistered: NCCL dropped the windows with the communicator).
  * 0 / -1 (the first failure; the others are still tried). */
 int cukit_window_release_all(cukit_Communicator *c);
+/* Release the windows left pending by a capture (each waits for the work queued on its
+ * device first), unless a capture of cukit's is still going on: the collectives,
+ * synchronize(), destroy() and symmetric_empty call it through cukit_communicator_check
+ * or directly. A failure is reported with PyErr_WriteUnraisable on its window; a window
+ * the driver still refuses to wait for (another library's capture) stays pending.
+ * Keeps any exception set before. */
+void cukit_window_release_pending(cukit_state *st);
 /* Communicator methods of window.c (symmetric_empty). */
 extern PyMethodDef cukit_window_methods[];
 /* When `obj` is a cukit.Array over a Window, keep the Window alive with the graph a

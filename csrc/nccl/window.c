@@ -49,7 +49,8 @@ unlink_window(cukit_Window *w)
 }
 
 /* Deregister w while its communicator is still NCCL's: after destroy() or abort() NCCL
- * freed the window with the communicator, and the handle would dangle. 0 / -1. */
+ * freed the window with the communicator, and the handle would dangle. Relaxed capture
+ * mode: another library's capture on this thread would refuse NCCL's own calls. 0 / -1. */
 static int
 deregister(cukit_Window *w)
 {
@@ -59,14 +60,15 @@ deregister(cukit_Window *w)
     if (win == NULL || comm == NULL)
         return 0;
     ncclResult_t res;
-    int mode = cukit_capture_relax(w->st, 0);
+    int mode = cukit_capture_relax(w->st, 1);
     Py_BEGIN_ALLOW_THREADS res = cukit_nccl_api.ncclCommWindowDeregister(comm, win);
     Py_END_ALLOW_THREADS
     cukit_capture_restore(mode);
     return cukit_nccl_check(w->st, res, "ncclCommWindowDeregister", comm);
 }
 
-/* ncclMemFree the bytes (their window deregistered first). 0 / -1. */
+/* ncclMemFree the bytes (their window deregistered first), in relaxed capture mode as
+ * cukit's own frees are (memory/pool.c). 0 / -1. */
 static int
 free_memory(cukit_Window *w)
 {
@@ -74,23 +76,53 @@ free_memory(cukit_Window *w)
     w->ptr = NULL;
     if (p == NULL)
         return 0;
-    int mode = cukit_capture_relax(w->st, 0);
+    int mode = cukit_capture_relax(w->st, 1);
     ncclResult_t res = cukit_nccl_api.ncclMemFree(p);
     cukit_capture_restore(mode);
     return cukit_nccl_check(w->st, res, "ncclMemFree", NULL);
 }
 
+/* 1 when the exception set is the driver refusing a call because a stream capture is
+ * going on (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED .. _WRONG_THREAD, 900-908): the call
+ * may succeed once the capture ended. Keeps the exception. */
+static int
+refused_by_capture(void)
+{
+    PyObject *exc = PyErr_GetRaisedException();
+    PyObject *code = exc ? PyObject_GetAttrString(exc, "code") : NULL;
+    long c = code && PyLong_Check(code) ? PyLong_AsLong(code) : -1;
+    Py_XDECREF(code);
+    PyErr_Clear();
+    PyErr_SetRaisedException(exc);
+    return c >= CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED &&
+           c <= CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+}
+
 /* Everything w owns, once the work queued on its device is done (a collective queued
- * before the last array went may still read it). 0 / -1 (the first failure). */
+ * before the last array went may still read it). 0: released (or nothing left);
+ * 1: not now, w keeps it all: a stream capture of cukit's is going on (waiting would
+ * break it), or the driver refused the wait for another library's, or this thread is
+ * inside cukit.nccl.group() (NCCL would hold the deregistration for its end);
+ * -1: failed, with the exception set (what could not be released safely is given up). */
 static int
 release(cukit_Window *w)
 {
     if (w->ptr == NULL && w->win == NULL)
         return 0;
+    if (cukit_capture_active(w->st) || cukit_nccl_group_depth() > 0)
+        return 1;
     cukit_Device *dev = w->comm->device;
+    /* Relaxed: under another library's capture on this thread (thread-local mode) the
+     * legacy stream's query would be refused, as for cukit's own frees. */
+    int mode = cukit_capture_relax(w->st, 1);
     int rc = cukit_device_activate(dev);
     if (rc == 0)
         rc = cukit_wait_queued(dev);
+    cukit_capture_restore(mode);
+    if (rc < 0 && refused_by_capture()) {
+        PyErr_Clear();
+        return 1;
+    }
     if (rc < 0) {
         /* A device that cannot wait (a kernel fault) cannot free safely either: NCCL and
          * the driver drop everything with the context. */
@@ -107,12 +139,64 @@ release(cukit_Window *w)
     return free_memory(w);
 }
 
+/* Keep w on the module's pending list (its strong ref). 0 / -1 (MemoryError). */
+static int
+defer(cukit_Window *w)
+{
+    cukit_nccl_state *ns = w->st->nccl;
+    if (ns->pending == NULL && (ns->pending = PyList_New(0)) == NULL)
+        return -1;
+    return PyList_Append(ns->pending, (PyObject *)w);
+}
+
+/* Release w, or put it on the pending list when that cannot be now. A failure is
+ * reported on w (alive: a finalizer's object, or the pending list's). Keeps any
+ * exception set before. */
+static void
+settle(cukit_Window *w)
+{
+    PyObject *saved = PyErr_GetRaisedException();
+    int rc = release(w);
+    if (rc == 1 && defer(w) < 0) {
+        /* Not even a list entry: its bytes stay allocated and registered (never freed
+         * under NCCL), and the MemoryError is reported. */
+        w->win = NULL;
+        w->ptr = NULL;
+        rc = -1;
+    }
+    if (rc < 0)
+        cukit_report_release((PyObject *)w, -1);
+    PyErr_SetRaisedException(saved);
+}
+
+void
+cukit_window_release_pending(cukit_state *st)
+{
+    PyObject *list = st->nccl->pending;
+    /* Not inside cukit.nccl.group() either: NCCL would hold the deregistrations for
+     * ncclGroupEnd, after the memory was freed. */
+    if (list == NULL || PyList_GET_SIZE(list) == 0 || cukit_capture_active(st) ||
+        cukit_nccl_group_depth() > 0)
+        return;
+    /* Taken whole: a window refused again goes on a new list, and another thread may
+     * add to it while a deregistration has the GIL released. */
+    st->nccl->pending = NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++)
+        settle((cukit_Window *)PyList_GET_ITEM(list, i));
+    PyObject *saved = PyErr_GetRaisedException();
+    Py_DECREF(list); /* the windows' deallocs: nothing left to release */
+    PyErr_SetRaisedException(saved);
+}
+
 int
 cukit_window_release_all(cukit_Communicator *c)
 {
     if (c->windows == NULL)
         return 0;
-    if (cukit_device_activate(c->device) < 0 || cukit_wait_queued(c->device) < 0)
+    int mode = cukit_capture_relax(c->st, 1); /* destroy() inside a capture, as release() */
+    int waited = cukit_device_activate(c->device) == 0 && cukit_wait_queued(c->device) == 0;
+    cukit_capture_restore(mode);
+    if (!waited)
         return -1;
     /* Strong refs first: deregistering releases the GIL, and another thread may drop a
      * window (unlinking it) meanwhile. */
@@ -142,17 +226,25 @@ cukit_window_release_all(cukit_Communicator *c)
     return rc;
 }
 
+/* The last user went: release now, or leave it pending (the list resurrects it). Its
+ * own slot (tp_finalize): run with the object alive, so that a failure can be reported
+ * on it; PyErr_WriteUnraisable from a dealloc, on an object whose count is 0, would take
+ * and drop a reference and run the dealloc a second time (freeing it twice). */
+static void
+window_finalize(cukit_Window *self)
+{
+    if (self->comm)
+        settle(self);
+}
+
 static void
 window_dealloc(cukit_Window *self)
 {
+    if (PyObject_CallFinalizerFromDealloc((PyObject *)self) < 0)
+        return; /* pending release: the list holds it */
     PyTypeObject *tp = Py_TYPE(self);
-    if (self->comm) {
-        PyObject *saved = PyErr_GetRaisedException();
-        cukit_report_release((PyObject *)self, release(self));
-        PyErr_SetRaisedException(saved);
-        unlink_window(self);
-        Py_CLEAR(self->comm);
-    }
+    unlink_window(self);
+    Py_CLEAR(self->comm);
     PyObject_Free(self);
     Py_DECREF(tp);
 }
@@ -489,6 +581,14 @@ mod_window_of(PyObject *m, PyObject *obj)
     Py_RETURN_NONE;
 }
 
+/* nccl_pending_windows() -> int: how many windows wait for release (see settle). */
+static PyObject *
+mod_pending_windows(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    cukit_state *st = PyModule_GetState(m);
+    return PyLong_FromSsize_t(st->nccl->pending ? PyList_GET_SIZE(st->nccl->pending) : 0);
+}
+
 int
 cukit_window_capture_keep(cukit_state *st, PyObject *stream, PyObject *obj)
 {
@@ -557,6 +657,7 @@ static PyType_Slot window_slots[] = {
                 "it, and graphs that captured collectives on them, keep it alive. Deregistered "
                 "and freed when the last of them goes (or deregistered by comm.destroy())."},
     {Py_tp_dealloc, window_dealloc},
+    {Py_tp_finalize, window_finalize},
     {Py_tp_repr, window_repr},
     {Py_tp_getset, window_getset},
     {0, NULL},
@@ -575,6 +676,10 @@ static PyMethodDef window_functions[] = {
      "nccl_symmetric_empty_all(comms, shape, dtype=float64) -> list of cukit.Array: one "
      "symmetric array per communicator of this process (init_all's), registered together in "
      "one NCCL group."},
+    {"nccl_pending_windows", mod_pending_windows, METH_NOARGS,
+     "nccl_pending_windows() -> int: symmetric memory windows whose last user went while a "
+     "stream capture was going on (or inside cukit.nccl.group()), to be deregistered and "
+     "freed at the next collective, synchronize(), destroy() or symmetric_empty outside it."},
     {"nccl_window_of", mod_window_of, METH_O,
      "nccl_window_of(array) -> the cukit.nccl.Window under a symmetric array, or None."},
     {NULL},

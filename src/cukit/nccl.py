@@ -30,6 +30,7 @@ __all__ = [
     "group",
     "init_all",
     "library",
+    "pending_windows",
     "symmetric_empty",
     "version",
     "window_of",
@@ -69,6 +70,13 @@ def symmetric_empty(comms, shape, dtype=float):
 def window_of(array):
     """The cukit.nccl.Window under a symmetric array (None for any other array)."""
     return _cukit.nccl_window_of(array)
+
+
+def pending_windows():
+    """How many symmetric memory windows wait for release: those whose last user went
+    while a stream capture was going on are deregistered and freed at the next
+    collective, synchronize(), destroy() or symmetric_empty after it."""
+    return _cukit.nccl_pending_windows()
 
 
 @contextlib.contextmanager
