@@ -14,6 +14,9 @@ What it measures
     * the same 4-byte all_reduce captured in a CUDA graph: one replayed with its wait
       (cukit: stream.capture() and Graph.launch; torch: torch.cuda.graph and
       replay), and 100 in one graph, the time per collective.
+    * those three again (eager on a cukit.Stream, one in a graph, 100 in a graph) on
+      symmetric memory (comm.symmetric_empty, NCCL 2.27+), rows marked "symmetric":
+      NCCL's symmetric kernels instead of its ring LL one.
     * peer copy of 256 MiB from GPU 0 to GPU 1 in one process: cukit.copy (through
       cuMemcpyPeerAsync; the copy turns peer access on, for the memory pool too)
       against torch's dst.copy_(src).
@@ -184,6 +187,7 @@ def graph_ways(ways, comm, x, stream, rank, calls, torch, dist, t):
 
     ways["cukit graph"] = cukit_graph_latency
     ways["cukit graph of 100"] = cukit_graph100
+    symmetric_ways(ways, comm, stream, rank, calls)
     if torch is not None:
         print("rank %d: capturing (torch)" % rank, file=sys.stderr, flush=True)
         ts = torch.cuda.Stream(device=rank)
@@ -211,9 +215,53 @@ def graph_ways(ways, comm, x, stream, rank, calls, torch, dist, t):
         ways["torch graph of 100"] = torch_graph100
 
 
+def symmetric_ways(ways, comm, stream, rank, calls):
+    """The same 4-byte all_reduce on symmetric memory (comm.symmetric_empty: ncclMemAlloc
+    registered as an NCCL window), where NCCL 2.27+ may run its symmetric kernels: eager
+    (call + wait) and captured like the rows above."""
+    try:
+        xs = comm.symmetric_empty(1, np.float32)
+    except cukit.NotSupportedError as e:
+        print(f"rank {rank}: no symmetric rows: {e}", file=sys.stderr, flush=True)
+        return
+    xs.set(np.ones(1, np.float32))
+    print("rank %d: symmetric window registered: %s" % (rank, nccl.window_of(xs).registered),
+          file=sys.stderr, flush=True)
+    comm.all_reduce(xs, stream=stream)  # once before capture: NCCL maps the peers' windows
+    comm.synchronize(stream)
+    with stream.capture() as g1:
+        comm.all_reduce(xs, stream=stream)
+    with stream.capture() as g100:
+        for _ in range(100):
+            comm.all_reduce(xs, stream=stream)
+
+    def eager():
+        for _ in range(calls):
+            comm.all_reduce(xs, stream=stream)
+            comm.synchronize(stream)
+
+    def graph1():
+        for _ in range(calls):
+            g1.launch(stream)
+            stream.synchronize()
+
+    def graph100():
+        for _ in range(calls // 100):
+            g100.launch(stream)
+            stream.synchronize()
+
+    ways["cukit, symmetric"] = eager
+    ways["cukit graph, symmetric"] = graph1
+    ways["cukit graph of 100, symmetric"] = graph100
+
+
 def report_latency(rows, samples, calls):
     for k, s in samples.items():
         measure = "all_reduce 4 B latency us"
+        symmetric = k.endswith(", symmetric")
+        if symmetric:  # a measure of its own, next to the usual memory's
+            k = k[:-len(", symmetric")]
+            k = "cukit, on a cukit.Stream" if k == "cukit" else k
         if k == "cukit, on a cukit.Stream":
             measure, k = measure + " (stream)", "cukit"
         elif k.endswith("graph"):
@@ -221,6 +269,8 @@ def report_latency(rows, samples, calls):
         elif k.endswith("graph of 100"):
             # calls // 100 replays of 100 each: calls collectives in all
             measure, k = "all_reduce 4 B per collective us (100 in one graph)", k.split()[0]
+        if symmetric:
+            measure = measure.replace(" us", " us, symmetric", 1)
         rows.append({"measure": measure, "way": k, "value": statistics.median(s) / calls * 1e6,
                      "samples": [x / calls * 1e6 for x in s]})
 
@@ -285,20 +335,32 @@ def free_port():
         return s.getsockname()[1]
 
 
+# The ways that are torch's baseline: torch.distributed's calls, torch's graphs (recorded
+# as "torch"), torch's copy_.
+TORCH_WAYS = ("torch.distributed", "torch", "torch copy_")
+
+
+def torch_value(by, measure):
+    """torch's median for a measure: its own row, or, for cukit's rows of its own (on a
+    cukit.Stream, on symmetric memory), the row of the measure they stand beside."""
+    for m in (measure, measure.replace(" (stream)", "").replace(", symmetric", "")):
+        for way in TORCH_WAYS:
+            if way in by.get(m, {}):
+                return by[m][way]
+    return None
+
+
 def table(rows):
     by = {}
     for r in rows:
         by.setdefault(r["measure"], {})[r["way"]] = r["value"]
     lines = [f"{'measure':<38} {'cukit':>10} {'torch':>10} {'raw':>10} {'cukit/torch':>12}"]
     for measure, ways in by.items():
-        torch_v = ways.get("torch.distributed", ways.get("torch copy_"))
+        torch_v = torch_value(by, measure)
         raw_v = ways.get("raw ncclAllReduce (ctypes)")
-        ratio = ways["cukit"] / torch_v if torch_v else float("nan")
-        if torch_v is None and "(stream)" in measure:  # compared with torch's row above
-            torch_v = by.get(measure.replace(" (stream)", ""), {}).get("torch.distributed")
-            ratio = ways["cukit"] / torch_v if torch_v else float("nan")
+        ratio = ways["cukit"] / torch_v if torch_v and "cukit" in ways else float("nan")
         fmt = lambda v: f"{v:10.1f}" if v is not None else f"{'-':>10}"  # noqa: E731
-        lines.append(f"{measure:<38} {fmt(ways['cukit'])} {fmt(torch_v)} {fmt(raw_v)} "
+        lines.append(f"{measure:<38} {fmt(ways.get('cukit'))} {fmt(torch_v)} {fmt(raw_v)} "
                      f"{ratio:12.2f}")
     return "\n".join(lines)
 
@@ -306,15 +368,14 @@ def table(rows):
 def table_rows(rows):
     """The shared rows (benchmarks/_bench.py); "ratio": cukit against torch's median
     (> 1: cukit ahead, for bandwidth and latency alike)."""
-    out, torch_med = [], {}
+    out, by = [], {}
     for r in rows:
-        if r["way"] in ("torch.distributed", "torch copy_"):
-            torch_med[r["measure"]] = r["value"]
+        by.setdefault(r["measure"], {})[r["way"]] = r["value"]
     for r in rows:
         better = "lower" if " us" in r["measure"] else "higher"
         t = row(r["measure"], r["way"], r.get("samples") or [r["value"]],
                 "us" if better == "lower" else "GB/s", better=better)
-        tv = torch_med.get(r["measure"].replace(" (stream)", ""))
+        tv = torch_value(by, r["measure"])
         if r["way"] == "cukit" and tv:
             t["ratio"] = t["median"] / tv if better == "higher" else tv / t["median"]
         out.append(t)

@@ -25,8 +25,9 @@ typedef struct {
     cukit_pycuda_state pycuda;
 } module_state;
 
+/* nccl.pending first: clearing it releases windows, which use the rest of the state. */
 #define STATE_REFS(V)                                                                    \
-    V(base.ArrayType) V(base.numpy) V(base.np_dtype) V(base.np_empty) V(base.np_asarray) \
+    V(nccl.pending) V(base.ArrayType) V(base.numpy) V(base.np_dtype) V(base.np_empty) V(base.np_asarray) \
     V(base.np_ndarray) V(base.np_generic) V(base.np_floating) V(base.np_integer)         \
     V(base.np_bool) V(base.dtype_memo) V(runtime.DeviceType) V(runtime.StreamType) V(runtime.EventType)     \
     V(runtime.devices) V(runtime.str_cuda_stream_protocol) V(runtime.str_cuda_stream)    \
@@ -43,7 +44,8 @@ typedef struct {
     V(compute.ElementwiseType) V(compute.ufuncs) V(compute.math_dtypes)                  \
     V(compute.fuse_proxy) V(compute.reduce_tables) V(compute.random_modules)             \
     V(compute.ReductionKernelType) V(compute.ScanKernelType) V(compute.PhiloxType)       \
-    V(compute.Philox4x32Type) V(compute.GeneratorType) V(nccl.CommunicatorType)      \
+    V(compute.Philox4x32Type) V(compute.GeneratorType) V(nccl.CommunicatorType)          \
+    V(nccl.WindowType)                                                                   \
     V(base.capture) V(pycuda.FrontFunctionType) V(pycuda.FrontArrayType)                 \
     V(pycuda.FrontElementwiseType)                                                       \
     V(pycuda.front_kw_plain) V(pycuda.front_kw_launch) V(pycuda.front_grid_1)            \
@@ -150,7 +152,7 @@ cukit_exec(PyObject *m)
         ck_compute_setup,                                              /* compute */
         ck_random_setup,
         cukit_linalg_setup, cukit_sort_setup, cukit_unique_setup,      /* linalg, sort */
-        cukit_nccl_setup, cukit_communicator_setup,                    /* nccl */
+        cukit_nccl_setup, cukit_communicator_setup, cukit_window_setup, /* nccl */
         cukit_pycuda_setup,                                            /* pycuda */
     };
     for (size_t i = 0; i < sizeof setups / sizeof *setups; i++) {

@@ -463,3 +463,319 @@ def test_the_emulator_refuses_communicators_with_a_clear_error():
         nccl.Communicator(1, nccl.get_unique_id(), 0)
     with pytest.raises(cukit.NotSupportedError, match="init_all: NCCL runs on NVIDIA GPUs"):
         nccl.init_all([0])
+
+
+# ------------------------------------------------------------------ symmetric memory (NCCL 2.27+)
+
+HAVE_WINDOWS = NCCL_VERSION is not None and NCCL_VERSION >= (2, 27, 0)
+needs_windows = pytest.mark.skipif(not HAVE_WINDOWS,
+                                   reason=f"needs NCCL 2.27 or newer, have {NCCL_VERSION}")
+
+# The NCCL entry points cukit requires (csrc/nccl/nccl.h's REQUIRED ones), for a stub
+# library that is an NCCL too old for windows.
+STUB_NCCL = r"""
+typedef struct { char internal[128]; } id_t;
+int ncclGetVersion(int *v) { *v = 22000; return 0; }
+const char *ncclGetErrorString(int r) { (void)r; return "stub"; }
+const char *ncclGetLastError(void *c) { (void)c; return ""; }
+int ncclGetUniqueId(id_t *id) { (void)id; return 0; }
+#define STUB(name) int name(void) { return 3; }
+STUB(ncclCommInitRank) STUB(ncclCommInitAll) STUB(ncclCommDestroy) STUB(ncclCommAbort)
+STUB(ncclCommGetAsyncError) STUB(ncclCommCount) STUB(ncclCommCuDevice) STUB(ncclCommUserRank)
+STUB(ncclAllReduce) STUB(ncclBroadcast) STUB(ncclReduce) STUB(ncclAllGather)
+STUB(ncclReduceScatter) STUB(ncclSend) STUB(ncclRecv) STUB(ncclGroupStart) STUB(ncclGroupEnd)
+"""
+
+
+def test_symmetric_memory_on_an_old_nccl_names_the_version_needed(tmp_path):
+    """An NCCL without ncclCommWindowRegister still loads; symmetric memory says 2.27."""
+    import shutil
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the stub libnccl")
+    (tmp_path / "stub.c").write_text(STUB_NCCL)
+    lib = tmp_path / "libnccl.so.2"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(tmp_path / "stub.c")],
+                   check=True, capture_output=True)
+    out = run_python("""
+        import cukit, cukit.nccl as nccl
+        print("VERSION", nccl.version())
+        try:
+            nccl.symmetric_empty([], 4)
+        except cukit.NotSupportedError as e:
+            print("RAISED", e)
+    """, env={"CUKIT_NCCL": str(lib)})
+    assert "VERSION (2, 20, 0)" in out.stdout, out.stdout + out.stderr
+    assert "RAISED" in out.stdout and "needs NCCL 2.27 or newer" in out.stdout, out.stdout
+    assert "NCCL 2.20.0" in out.stdout and "pip install -U nvidia-nccl-cu13" in out.stdout
+
+
+@needs_windows
+def test_symmetric_empty_checks_its_communicators():
+    with pytest.raises(ValueError, match="give at least one communicator"):
+        nccl.symmetric_empty([], 4)
+    with pytest.raises(TypeError, match=r"comms\[0\] is int, not a cukit.nccl.Communicator"):
+        nccl.symmetric_empty([1], 4)
+    with pytest.raises(TypeError, match="shape must be an int or a sequence of ints"):
+        nccl.symmetric_empty([], None)
+    with pytest.raises(ValueError, match="negative dimension -2"):
+        nccl.symmetric_empty([], (3, -2))
+    with pytest.raises(ValueError, match="needs at least one element"):
+        nccl.symmetric_empty([], (3, 0), np.float32)
+    with pytest.raises(ValueError, match="overflows"):
+        nccl.symmetric_empty([], (1 << 40, 1 << 40))
+    with pytest.raises(TypeError):
+        nccl.symmetric_empty([], 4, "not a dtype")
+    with pytest.raises(ValueError, match="give at least one communicator"):
+        nccl.symmetric_empty([], np.int64(4), np.float32)
+    assert nccl.window_of(np.zeros(3)) is None
+    if HAVE_GPU:
+        assert nccl.window_of(cukit.empty(3)) is None
+
+
+@needs_windows
+@pytest.mark.gpu
+@pytest.mark.gpu_hardware  # NCCL needs real devices
+def test_symmetric_single_rank(rng):
+    with nccl.Communicator(1, nccl.get_unique_id(), 0, timeout=60) as comm:
+        x = comm.symmetric_empty((10, 100), np.float32)
+        assert (x.shape, x.dtype, x.device) == ((10, 100), np.float32, comm.device)
+        w = nccl.window_of(x)
+        assert isinstance(w, nccl.Window) and w.communicator is comm
+        assert w.nbytes == 4096 and w.ptr == x.ptr
+        assert comm.symmetric_empty(3).dtype == np.float64  # as cukit.empty
+        data = rng.standard_normal((10, 100)).astype(np.float32)
+        x.set(data)
+        out = comm.symmetric_empty((10, 100), np.float32)
+        out.set(np.full((10, 100), np.nan, np.float32))
+        comm.all_reduce(x, out, op="sum")
+        comm.synchronize()
+        np.testing.assert_array_equal(out.get(), data)
+        with pytest.raises(ValueError, match="needs at least one element"):
+            comm.symmetric_empty(0)
+        with pytest.raises(ValueError, match="negative dimension"):
+            comm.symmetric_empty((2, -1))
+        with pytest.raises(TypeError, match="shape must be an int or a sequence"):
+            comm.symmetric_empty(None)
+        with nccl.group():
+            with pytest.raises(RuntimeError, match="inside cukit.nccl.group"):
+                comm.symmetric_empty(4)
+        s = cukit.Stream()
+        with s.capture():
+            with pytest.raises(RuntimeError, match="allocate symmetric arrays before capturing"):
+                comm.symmetric_empty(4)
+        x.free()  # lets go of the window: deregistered and freed now
+        assert nccl.window_of(x) is None
+    # destroy() deregistered out's window; the memory stays readable until out goes
+    np.testing.assert_array_equal(out.get(), data)
+    with pytest.raises(ValueError, match="the communicator was destroyed"):
+        comm.symmetric_empty(4)
+
+
+@needs_windows
+@pytest.mark.gpu
+@pytest.mark.gpu_hardware  # NCCL needs real devices
+def test_symmetric_window_dropped_inside_a_capture(rng):
+    """Windows whose last user goes while a capture is going on (a graph holding them,
+    a symmetric array) cannot be released then: waiting for the queued work would break
+    the capture. They wait, alive, for the next collective or synchronize outside it."""
+    n = 1000
+    with nccl.Communicator(1, nccl.get_unique_id(), 0, timeout=60) as comm:
+        s = cukit.Stream()
+        x = comm.symmetric_empty(n, np.float32)
+        y = comm.symmetric_empty(n, np.float32)
+        assert nccl.pending_windows() == 0  # any left by earlier work went at that safe point
+        data = rng.standard_normal(n).astype(np.float32)
+        x.set(data)
+        y.set(np.full(n, np.nan, np.float32))
+        with s.capture() as g:
+            comm.all_reduce(x, y, stream=s)
+        del x  # g keeps x's window
+        g.launch(s)
+        comm.synchronize(s)
+        np.testing.assert_array_equal(y.get(), data)
+        a = comm.symmetric_empty(n, np.float32)
+        b = comm.symmetric_empty(n, np.float32)
+        z = comm.symmetric_empty(4, np.float32)
+        data2 = rng.standard_normal(n).astype(np.float32)
+        a.set(data2)
+        b.set(np.full(n, np.nan, np.float32))
+        cukit.synchronize()
+        with s.capture() as g2:
+            del g  # x's window: its last user goes inside this capture
+            del z
+            assert nccl.pending_windows() == 2
+            comm.all_reduce(a, b, stream=s)  # no safe point while capturing
+            assert nccl.pending_windows() == 2
+        assert nccl.pending_windows() == 2
+        g2.launch(s)
+        comm.synchronize(s)  # the safe point: both released, after the queued work
+        assert nccl.pending_windows() == 0
+        np.testing.assert_array_equal(b.get(), data2)
+        np.testing.assert_array_equal(y.get(), data)
+        assert nccl.window_of(y).communicator is comm
+        del g2
+
+
+def _sym_inputs(seed, size, shape, dtype):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        return [rng.standard_normal(shape).astype(dtype) for _ in range(size)]
+    return [rng.integers(-1000, 1000, shape).astype(dtype) for _ in range(size)]
+
+
+def _poison(dtype):
+    return np.nan if np.dtype(dtype).kind == "f" else -7
+
+
+@needs_windows
+@pytest.mark.multi_gpu
+@pytest.mark.parametrize("dtype, n", [("float32", 1000), ("float16", 1000), ("int32", 1000),
+                                      ("float32", 1 << 20)])
+def test_symmetric_collectives_init_all(comms, dtype, n, rng):
+    """all_reduce, all_gather, reduce_scatter on symmetric arrays against numpy, eager
+    and captured in graphs (one per GPU) replayed with fresh data. int32 has no symmetric
+    kernel: NCCL's usual one must still answer right on such memory. 4 MiB takes NCCL's
+    load/store symmetric kernels, which it also runs with one process for all GPUs."""
+    import contextlib
+
+    size = len(comms)
+    tol = {"float16": 1e-2}.get(dtype, 1e-5)
+    with pytest.raises(RuntimeError, match="one of %d that init_all made" % size):
+        comms[0].symmetric_empty(n, dtype)
+    with pytest.raises(ValueError, match="registering is collective, pass them all"):
+        nccl.symmetric_empty(comms[:1], n, dtype)
+    send = nccl.symmetric_empty(comms, n, dtype)
+    total = nccl.symmetric_empty(comms, n, dtype)
+    gathered = nccl.symmetric_empty(comms, size * n, dtype)
+    big = nccl.symmetric_empty(comms, size * n, dtype)
+    part = nccl.symmetric_empty(comms, n, dtype)
+    for i, c in enumerate(comms):
+        w = nccl.window_of(send[i])
+        assert w.communicator is c and send[i].device == c.device and w.nbytes >= n * 2
+    streams = [cukit.Stream(device=c.device) for c in comms]
+
+    def run():
+        for op in ("all_reduce", "all_gather", "reduce_scatter"):
+            with nccl.group():
+                for i, c in enumerate(comms):
+                    if op == "all_reduce":
+                        c.all_reduce(send[i], total[i], stream=streams[i])
+                    elif op == "all_gather":
+                        c.all_gather(send[i], gathered[i], stream=streams[i])
+                    else:
+                        c.reduce_scatter(big[i], part[i], stream=streams[i])
+
+    def check(launch):
+        seed = int(rng.integers(1 << 30))
+        ins = _sym_inputs([seed, 0], size, n, dtype)
+        bigs = _sym_inputs([seed, 1], size, size * n, dtype)
+        for i in range(size):
+            send[i].set(ins[i])
+            big[i].set(bigs[i])
+            total[i].set(np.full(n, _poison(dtype), dtype))
+            gathered[i].set(np.full(size * n, _poison(dtype), dtype))
+            part[i].set(np.full(n, _poison(dtype), dtype))
+        cukit.synchronize()
+        launch()
+        for c, s in zip(comms, streams):
+            c.synchronize(s)
+        want = np.sum(np.array(ins, np.float64), axis=0)
+        want_rs = np.sum(np.array(bigs, np.float64), axis=0)
+        for i in range(size):
+            np.testing.assert_allclose(total[i].get().astype(np.float64), want, rtol=tol,
+                                       atol=tol)
+            np.testing.assert_array_equal(gathered[i].get(), np.concatenate(ins))
+            np.testing.assert_allclose(part[i].get().astype(np.float64),
+                                       want_rs[i * n:(i + 1) * n], rtol=tol, atol=tol)
+
+    check(run)  # eager (also connects the ranks before the capture)
+    with contextlib.ExitStack() as stack:
+        graphs = [stack.enter_context(s.capture()) for s in streams]
+        run()
+    for _ in range(3):
+        check(lambda: [g.launch(s) for g, s in zip(graphs, streams)])
+    graphs.clear()
+
+
+SYM_WORKER = """
+    import os, sys, numpy as np
+    import cukit, cukit.nccl as nccl
+    rank, seed = int(os.environ["RANK"]), int(os.environ["SEED"])
+    size = int(os.environ["WORLD_SIZE"])
+    uid = bytes.fromhex(open(os.environ["UID_FILE"]).read())
+    comm = nccl.Communicator(size, uid, rank, device=rank, timeout=60)
+    s = cukit.Stream(device=rank)
+    n = 1000
+
+    def inputs(key, shape, dtype):
+        return [np.random.default_rng([seed, key, r]).standard_normal(shape).astype(dtype)
+                for r in range(size)]
+
+    for dtype, tol in (("float32", 1e-5), ("float16", 1e-2)):
+        x = comm.symmetric_empty(n, dtype)
+        total = comm.symmetric_empty(n, dtype)
+        gathered = comm.symmetric_empty(size * n, dtype)
+        big = comm.symmetric_empty(size * n, dtype)
+        part = comm.symmetric_empty(n, dtype)
+        print(dtype, "registered", nccl.window_of(x).registered, flush=True)
+
+        def collectives():
+            comm.all_reduce(x, total, stream=s)
+            comm.all_gather(x, gathered, stream=s)
+            comm.reduce_scatter(big, part, stream=s)
+
+        def check(key, launch):
+            ins, bigs = inputs(key, n, dtype), inputs(key + 1, size * n, dtype)
+            x.set(ins[rank])
+            big.set(bigs[rank])
+            for out in (total, gathered, part):
+                out.set(np.full(out.shape, np.nan, dtype))
+            cukit.synchronize()
+            launch()
+            comm.synchronize(s)
+            want = np.sum(np.array(ins, np.float64), axis=0)
+            np.testing.assert_allclose(total.get().astype(np.float64), want, rtol=tol, atol=tol)
+            np.testing.assert_array_equal(gathered.get(), np.concatenate(ins))
+            want = np.sum(np.array(bigs, np.float64), axis=0)[rank * n:(rank + 1) * n]
+            np.testing.assert_allclose(part.get().astype(np.float64), want, rtol=tol, atol=tol)
+
+        check(0, collectives)  # eager
+        with s.capture() as g:
+            collectives()
+        for rep in range(3):  # fresh data each replay: the graph reads the arrays anew
+            check(10 + 2 * rep, lambda: g.launch(s))
+        # the first round's graph went inside this round's capture: its windows waited
+        # for the next synchronize outside it
+        assert nccl.pending_windows() == 0, nccl.pending_windows()
+        print(dtype, "ok", flush=True)
+
+    # a graph keeps the window of a symmetric array whose free() let go of it
+    y = comm.symmetric_empty(64, np.float32)
+    y.set(np.full(64, rank + 1, np.float32))
+    comm.all_reduce(y, stream=s)
+    with s.capture() as g2:
+        comm.all_reduce(y, stream=s)
+    y.free()
+    assert nccl.window_of(y) is None
+    for _ in range(3):
+        g2.launch(s)
+    s.synchronize()  # an unmapped window would fault here
+    comm.destroy()  # graphs alive: the windows deregister as they go
+    np.testing.assert_allclose(total.get().astype(np.float64), total.get())  # still readable
+    del g, g2
+    print("SYMMETRIC OK", flush=True)
+"""
+
+
+@needs_windows
+@pytest.mark.multi_gpu
+@pytest.mark.timeout(200)
+def test_symmetric_collectives_two_processes(tmp_path, rng):
+    """One process per GPU: the case where NCCL runs its symmetric kernels (in one
+    process driving several GPUs it keeps its usual LL kernels unless
+    NCCL_SINGLE_PROC_MEM_REG_ENABLE=1)."""
+    outs = spawn(SYM_WORKER, tmp_path, int(rng.integers(1 << 30)), timeout=150)
+    for rank, (rc, out, err) in enumerate(outs):
+        assert rc == 0 and "SYMMETRIC OK" in out, f"rank {rank}:\n{out}\n{err[-3000:]}"

@@ -2,7 +2,8 @@
 # gpu_multi.sh - the many-GPU checks on a machine with 2 or more GPUs, in one run: build
 # in place, tests/test_nccl.py and tests/test_multi_gpu.py in a shuffled order (with
 # pytest-random-order where installed), the torchrun and mpirun recipes of docs/guide/many-gpus.md
-# (tools/nccl_recipe.py), and benchmarks/bench_nccl.py on every GPU. One summary line
+# (tools/nccl_recipe.py), the symmetric-memory probe (tools/nccl_symmetric_probe.py), and
+# benchmarks/bench_nccl.py on every GPU. One summary line
 # per step at the end; logs in LOGDIR.
 #
 #     tools/gpu_multi.sh [LOGDIR]
@@ -29,6 +30,7 @@ step tests "${CUKIT_MULTI_TEST_LIMIT:-240}" "$python" -m pytest -q -rf --timeout
     tests/test_nccl.py tests/test_multi_gpu.py
 step torchrun 60 torchrun --nproc-per-node="$ngpu" tools/nccl_recipe.py
 step mpirun 60 mpirun --allow-run-as-root --oversubscribe -np "$ngpu" "$python" tools/nccl_recipe.py mpi
+step symmetric_probe 90 "$python" tools/nccl_symmetric_probe.py --gpus "$ngpu"
 step bench_nccl "${CUKIT_MULTI_BENCH_LIMIT:-150}" "$python" benchmarks/bench_nccl.py \
     --gpus "$ngpu" --reps "${CUKIT_MULTI_BENCH_REPS:-3}" --json "$logs/nccl.json"
 printf '%s\n' "${summary[@]}"

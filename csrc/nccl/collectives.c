@@ -278,6 +278,10 @@ prepare(cukit_Communicator *c, call *k, PyObject *send, PyObject *recv, PyObject
     if ((send != Py_None && cukit_capture_keep(c->st, stream, send) < 0) ||
         (k->recv_given && cukit_capture_keep(c->st, stream, recv) < 0))
         return -1;
+    /* A symmetric array's free() lets go of its window: the graph keeps the window too. */
+    if ((send != Py_None && cukit_window_capture_keep(c->st, stream, send) < 0) ||
+        (k->recv_given && cukit_window_capture_keep(c->st, stream, recv) < 0))
+        return -1;
     int tc = send != Py_None ? k->s.typecode : k->r.typecode;
     if ((k->type = cukit_nccl_datatype(tc, k->op, &k->lanes, who)) < 0)
         return -1;

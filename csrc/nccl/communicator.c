@@ -63,6 +63,8 @@ wrap(cukit_state *st, cukit_Device *dev, ncclComm_t comm, double timeout)
     c->released = NULL;
     c->rank = -1;
     c->nranks = 0;
+    c->local_ranks = 1;
+    c->windows = NULL;
     return c;
 }
 
@@ -205,6 +207,7 @@ communicator_init_all(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             Py_CLEAR(out);
             break;
         }
+        ((cukit_Communicator *)c)->local_ranks = (int)n;
         PyList_SET_ITEM(out, i, c);
     }
 done:
@@ -217,6 +220,9 @@ done:
 int
 cukit_communicator_check(cukit_Communicator *c)
 {
+    /* A safe point: windows dropped during a capture are released here, outside one. */
+    if (c->st->nccl->pending)
+        cukit_window_release_pending(c->st);
     if (c->comm == NULL) {
         PyErr_Format(PyExc_ValueError, "the communicator was %s; make a new one",
                      c->aborted ? "aborted" : "destroyed");
@@ -261,18 +267,32 @@ communicator_destroy(cukit_Communicator *self, PyObject *Py_UNUSED(ignored))
     ncclComm_t comm = self->comm;
     if (comm == NULL)
         Py_RETURN_NONE;
+    cukit_window_release_pending(self->st); /* while NCCL can still deregister them */
     if (cukit_device_activate(self->device) < 0)
         return NULL;
-    self->comm = NULL;
     if (self->captured) {
         /* NCCL's destroy would wait for every graph holding this communicator's work:
-         * done at dealloc, after the cukit graphs (which keep the communicator). */
+         * done at dealloc, after the cukit graphs (which keep the communicator); its
+         * windows, which graphs may hold too, deregister as they go. */
+        self->comm = NULL;
         self->released = comm;
         Py_RETURN_NONE;
     }
+    /* Symmetric arrays outlive it as plain memory: their windows go with it, now. */
+    int windows_ok = cukit_window_release_all(self);
+    PyObject *windows_error = windows_ok < 0 ? PyErr_GetRaisedException() : NULL;
+    self->comm = NULL;
     ncclResult_t res;
     Py_BEGIN_ALLOW_THREADS res = cukit_nccl_api.ncclCommDestroy(comm);
-    Py_END_ALLOW_THREADS if (cukit_nccl_check(self->st, res, "ncclCommDestroy", NULL) < 0) return NULL;
+    Py_END_ALLOW_THREADS
+    if (cukit_nccl_check(self->st, res, "ncclCommDestroy", NULL) < 0) {
+        Py_XDECREF(windows_error);
+        return NULL;
+    }
+    if (windows_error) {
+        PyErr_SetRaisedException(windows_error);
+        return NULL;
+    }
     Py_RETURN_NONE;
 }
 
@@ -542,6 +562,8 @@ cukit_communicator_setup(PyObject *module, cukit_state *st)
     for (PyMethodDef *m = own_methods; m->ml_name && n < cap; m++)
         all_methods[n++] = *m;
     for (PyMethodDef *m = cukit_collective_methods; m->ml_name && n < cap; m++)
+        all_methods[n++] = *m;
+    for (PyMethodDef *m = cukit_window_methods; m->ml_name && n < cap; m++)
         all_methods[n++] = *m;
     all_methods[n] = (PyMethodDef){NULL};
     st->nccl->CommunicatorType =

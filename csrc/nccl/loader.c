@@ -199,6 +199,15 @@ cukit_nccl_op(PyObject *name, const char *who)
 
 /* ------------------------------------------------------------------ module functions */
 
+/* NCCL's groups are per thread, and so is this count of the open ones. */
+static _Thread_local int group_depth;
+
+int
+cukit_nccl_group_depth(void)
+{
+    return group_depth;
+}
+
 static PyObject *
 mod_version(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
@@ -235,6 +244,7 @@ mod_group_start(PyObject *m, PyObject *Py_UNUSED(ignored))
     cukit_state *st = PyModule_GetState(m);
     if (cukit_nccl_load(st) < 0 || NCCL_CALL(st, ncclGroupStart, (), NULL) < 0)
         return NULL;
+    group_depth++;
     Py_RETURN_NONE;
 }
 
@@ -247,7 +257,11 @@ mod_group_end(PyObject *m, PyObject *Py_UNUSED(ignored))
         return NULL;
     /* Ending a group launches its work and may wait for peers to connect. */
     Py_BEGIN_ALLOW_THREADS res = cukit_nccl_api.ncclGroupEnd();
-    Py_END_ALLOW_THREADS if (cukit_nccl_check(st, res, "ncclGroupEnd", NULL) < 0) return NULL;
+    Py_END_ALLOW_THREADS
+    if (group_depth > 0)
+        group_depth--; /* NCCL closes the group even when its work failed */
+    if (cukit_nccl_check(st, res, "ncclGroupEnd", NULL) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 

@@ -7,6 +7,10 @@
 /* nccl/'s part of the module state (st->nccl; see cukit_state). */
 typedef struct cukit_nccl_state {
     PyTypeObject *CommunicatorType; /* strong ref */
+    PyTypeObject *WindowType;       /* strong ref */
+    PyObject *pending;              /* strong ref, NULL until needed: a list of the Windows
+                                       whose last user went while a stream capture was going
+                                       on (see window.c), released at the next safe point */
 } cukit_nccl_state;
 
 /* ------------------------------------------------------------------ NCCL's ABI (nccl.h 2.x)
@@ -22,6 +26,12 @@ typedef int ncclRedOp_t;
 typedef struct {
     char internal[CUKIT_NCCL_UNIQUE_ID_BYTES];
 } ncclUniqueId;
+/* A registered window (NCCL 2.27+): opaque, NULL when NCCL registered nothing. */
+typedef struct ncclWindow_opaque *ncclWindow_t;
+/* ncclCommWindowRegister's flags: with COLL_SYMMETRIC every rank passes buffers at the
+ * same offset of its window, which lets NCCL run its symmetric-memory kernels. */
+#define CUKIT_NCCL_WIN_DEFAULT 0x00
+#define CUKIT_NCCL_WIN_COLL_SYMMETRIC 0x01
 /* Opaque here: cukit passes NULL wherever NCCL takes a configuration. */
 typedef struct ncclConfig_opaque ncclConfig_t;
 
@@ -83,7 +93,14 @@ enum { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4 };
     X(ncclResult_t, ncclRecv, "ncclRecv", REQUIRED,                                      \
       (void *, size_t, ncclDataType_t, int, ncclComm_t, CUstream))                       \
     X(ncclResult_t, ncclGroupStart, "ncclGroupStart", REQUIRED, (void))                  \
-    X(ncclResult_t, ncclGroupEnd, "ncclGroupEnd", REQUIRED, (void))
+    X(ncclResult_t, ncclGroupEnd, "ncclGroupEnd", REQUIRED, (void))                      \
+    /* symmetric memory (window.c): ncclMemAlloc since 2.19, windows since 2.27 */        \
+    X(ncclResult_t, ncclMemAlloc, "ncclMemAlloc", OPTIONAL, (void **, size_t))            \
+    X(ncclResult_t, ncclMemFree, "ncclMemFree", OPTIONAL, (void *))                       \
+    X(ncclResult_t, ncclCommWindowRegister, "ncclCommWindowRegister", OPTIONAL,           \
+      (ncclComm_t, void *, size_t, ncclWindow_t *, int))                                 \
+    X(ncclResult_t, ncclCommWindowDeregister, "ncclCommWindowDeregister", OPTIONAL,       \
+      (ncclComm_t, ncclWindow_t))
 
 /* Filled once by cukit_nccl_load under the GIL, only read afterwards (like cukit_api). */
 typedef struct {
@@ -111,11 +128,15 @@ int cukit_nccl_setup(PyObject *module, cukit_state *st);
 int cukit_nccl_datatype(int tc, int op, int *lanes, const char *who);
 /* NCCL's operation for "sum", "prod", "min", "max" or "avg"; -1 with ValueError. */
 int cukit_nccl_op(PyObject *name, const char *who);
+/* How many nccl_group_start() calls of this thread await their nccl_group_end(). */
+int cukit_nccl_group_depth(void);
 
 /* Calls through the table; the expression is 0 or -1 with NcclError. */
 #define NCCL_CALL(st, fn, args, comm) cukit_nccl_check((st), cukit_nccl_api.fn args, #fn, (comm))
 
 /* ------------------------------------------------------------------ communicator.c */
+
+typedef struct cukit_Window cukit_Window;
 
 typedef struct {
     PyObject_HEAD
@@ -130,6 +151,10 @@ typedef struct {
                               for that graph to be destroyed) */
     ncclComm_t released;   /* owned: after destroy() of a captured communicator, the comm
                               NCCL destroys at dealloc, once the cukit graphs are gone */
+    int local_ranks;       /* > 1: one of that many communicators init_all made in this
+                              process (a collective call of one alone would never return) */
+    cukit_Window *windows; /* borrowed: the live windows registered with it (window.c);
+                              each holds a strong ref to this communicator */
 } cukit_Communicator;
 
 /* The Communicator type into module state slot and the module. 0 / -1. */
@@ -137,6 +162,52 @@ int cukit_communicator_setup(PyObject *module, cukit_state *st);
 /* 0 while c can be used; else -1 with ValueError (destroyed) or NcclError (an
  * asynchronous error of NCCL, e.g. a peer that died). */
 int cukit_communicator_check(cukit_Communicator *c);
+
+/* The ncclComm_t that NCCL calls may still be given: the live one, or the one a
+ * captured communicator's destroy() left for its dealloc (windows deregister with it).
+ * NULL once NCCL destroyed or aborted it. */
+static inline ncclComm_t
+cukit_communicator_handle(const cukit_Communicator *c)
+{
+    return c->comm ? c->comm : c->released;
+}
+
+/* ------------------------------------------------------------------ window.c */
+
+/* Symmetric memory: bytes from ncclMemAlloc, registered on every rank of a communicator
+ * as one window (ncclCommWindowRegister, NCCL_WIN_COLL_SYMMETRIC). Arrays over it keep
+ * it alive (their owner); graphs that captured collectives on it keep it too. */
+struct cukit_Window {
+    PyObject_HEAD
+    cukit_state *st;
+    cukit_Communicator *comm; /* strong ref: registered with it; keeps it alive */
+    void *ptr;                /* owned (ncclMemFree): NULL once freed */
+    size_t nbytes;            /* allocated and registered bytes (a multiple of 4096) */
+    ncclWindow_t win;         /* owned (ncclCommWindowDeregister): NULL when NCCL registered
+                                 nothing, or once deregistered */
+    cukit_Window *prev, *next; /* borrowed: comm->windows' list */
+};
+
+/* The Window type; Communicator.symmetric_empty and nccl_symmetric_empty_all come with
+ * it (see cukit_window_methods). 0 / -1. */
+int cukit_window_setup(PyObject *module, cukit_state *st);
+/* Deregister every window of c, after the work queued on its device, keeping their
+ * memory until the arrays over it go: destroy() calls it before ncclCommDestroy (after
+ * abort() nothing is deregistered: NCCL dropped the windows with the communicator).
+ * 0 / -1 (the first failure; the others are still tried). */
+int cukit_window_release_all(cukit_Communicator *c);
+/* Release the windows left pending by a capture (each waits for the work queued on its
+ * device first), unless a capture of cukit's is still going on: the collectives,
+ * synchronize(), destroy() and symmetric_empty call it through cukit_communicator_check
+ * or directly. A failure is reported with PyErr_WriteUnraisable on its window; a window
+ * the driver still refuses to wait for (another library's capture) stays pending.
+ * Keeps any exception set before. */
+void cukit_window_release_pending(cukit_state *st);
+/* Communicator methods of window.c (symmetric_empty). */
+extern PyMethodDef cukit_window_methods[];
+/* When `obj` is a cukit.Array over a Window, keep the Window alive with the graph a
+ * capture on `stream` is building (an array's free() lets go of its owner). 0 / -1. */
+int cukit_window_capture_keep(cukit_state *st, PyObject *stream, PyObject *obj);
 
 /* ------------------------------------------------------------------ collectives.c */
 

@@ -17,19 +17,23 @@ import datetime
 import os
 
 from . import _cukit
-from ._cukit import Communicator, NcclError, NcclTimeoutError
+from ._cukit import Communicator, NcclError, NcclTimeoutError, Window
 
 __all__ = [
     "Communicator",
     "NcclError",
     "NcclTimeoutError",
+    "Window",
     "from_env",
     "from_mpi",
     "get_unique_id",
     "group",
     "init_all",
     "library",
+    "pending_windows",
+    "symmetric_empty",
     "version",
+    "window_of",
 ]
 
 
@@ -51,6 +55,28 @@ def get_unique_id():
 def init_all(devices, timeout=None):
     """One communicator per GPU of this process (ncclCommInitAll); see Communicator.init_all."""
     return Communicator.init_all(devices, timeout=timeout)
+
+
+def symmetric_empty(comms, shape, dtype=float):
+    """One symmetric array per communicator of this process (init_all's), registered in
+    one NCCL group: the one-process form of Communicator.symmetric_empty.
+
+    A single Communicator (one process per GPU) is also taken: its array alone."""
+    if isinstance(comms, Communicator):
+        return comms.symmetric_empty(shape, dtype)
+    return _cukit.nccl_symmetric_empty_all(comms, shape, dtype)
+
+
+def window_of(array):
+    """The cukit.nccl.Window under a symmetric array (None for any other array)."""
+    return _cukit.nccl_window_of(array)
+
+
+def pending_windows():
+    """How many symmetric memory windows wait for release: those whose last user went
+    while a stream capture was going on are deregistered and freed at the next
+    collective, synchronize(), destroy() or symmetric_empty after it."""
+    return _cukit.nccl_pending_windows()
 
 
 @contextlib.contextmanager
