@@ -245,6 +245,27 @@ def test_arrays_made_while_capturing_are_kept_by_the_graph(mod, rng):
     np.testing.assert_array_equal(b.get(), host2 + 1)
 
 
+def test_a_graph_dropped_during_another_capture_leaves_it_valid(mod, rng):
+    """The collector may drop a graph anywhere, a capture included: its destroy is a
+    call the driver refuses from a capturing thread (and invalidates the capture) unless
+    cukit relaxes the mode for it."""
+    n = 500
+    host = rng.integers(-1000, 1000, n, dtype=np.int32)
+    x = cukit.to_device(host)
+    s = cukit.Stream()
+    with s.capture() as first:
+        mod.add_one(x, n, grid=2, block=256, stream=s)
+    first.launch(s)  # instantiated: an executable graph to destroy
+    s.synchronize()
+    with s.capture() as second:
+        del first
+        gc.collect()  # (its nodes refer to it: a cycle, which the collector frees)
+        mod.add_one(x, n, grid=2, block=256, stream=s)
+    second.launch(s)
+    s.synchronize()
+    np.testing.assert_array_equal(x.get(), host + 2)
+
+
 def test_an_empty_capture_makes_a_graph_that_does_nothing(mod, rng):
     s = cukit.Stream()
     with s.capture() as g:

@@ -90,19 +90,32 @@ static _Thread_local int thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 static _Thread_local struct capture_count { int strict, global; } thread_count;
 static int process_global; /* any thread's: read and changed atomically */
 
+/* A refused call invalidates the captures that forbade it, as the driver does: this
+ * thread's strict ones, and (refused for another thread's) the global ones. */
+static void
+invalidate_forbidding(stream *s, void *arg)
+{
+    int others_global = *(const int *)arg;
+    if (s->capture && (s->capture_counted == &thread_count || (others_global && s->capture_global)))
+        s->capture_invalid = 1;
+}
+
 CUresult
 emu_capture_unsafe(const char *call)
 {
     if (thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
         return CUDA_SUCCESS;
-    if (__atomic_load_n(&thread_count.strict, __ATOMIC_RELAXED) > 0 ||
-        (thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
-         __atomic_load_n(&process_global, __ATOMIC_RELAXED) >
-             __atomic_load_n(&thread_count.global, __ATOMIC_RELAXED)))
-        return emu_failed(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-                          "%s is not permitted while a stream is captured in global or thread-local "
-                          "mode (cuThreadExchangeStreamCaptureMode to relaxed first)", call);
-    return CUDA_SUCCESS;
+    int own = __atomic_load_n(&thread_count.strict, __ATOMIC_RELAXED) > 0;
+    int others_global = thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+                        __atomic_load_n(&process_global, __ATOMIC_RELAXED) >
+                            __atomic_load_n(&thread_count.global, __ATOMIC_RELAXED);
+    if (!own && !others_global)
+        return CUDA_SUCCESS;
+    emu_each_stream(invalidate_forbidding, &others_global);
+    return emu_failed(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                      "%s is not permitted while a stream is captured in global or thread-local "
+                      "mode (cuThreadExchangeStreamCaptureMode to relaxed first; the capture is "
+                      "invalidated)", call);
 }
 
 /* A capture ends (EndCapture, or its stream destroyed): counted back on the thread that
@@ -447,6 +460,9 @@ e_cuGraphExecKernelNodeSetParams(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL
 static CUresult
 e_cuGraphExecDestroy(CUgraphExec x)
 {
+    CUresult r = emu_capture_unsafe("cuGraphExecDestroy"); /* as an H100's driver */
+    if (r != CUDA_SUCCESS)
+        return r;
     if (x) {
         graph_clear(&x->g);
         free(x);

@@ -401,9 +401,14 @@ release_graph(cukit_Graph *self)
     /* An exception may be propagating through here (a `with` block that raised). */
     PyObject *saved = PyErr_GetRaisedException();
     if (self->device && cukit_device_activate(self->device) == 0) {
+        /* Dropped while a stream is captured (the collector may run anywhere): the
+         * driver refuses cuGraphExecDestroy from the capturing thread outside relaxed
+         * mode, and invalidates the capture. */
+        int mode = cukit_capture_relax(self->st, 1);
         drop_exec(self);
         if (self->graph)
             cukit_api.cuGraphDestroy(self->graph);
+        cukit_capture_restore(mode);
         self->graph = NULL;
     }
     PyErr_Clear();

@@ -53,14 +53,17 @@ module_dealloc(cukit_Module *self)
     if (self->handle) {
         PyObject *saved = PyErr_GetRaisedException();
         CUresult res = CUDA_SUCCESS;
-        if (cukit_device_activate(self->device) == 0)
+        if (cukit_device_activate(self->device) == 0) {
+            int mode = cukit_capture_relax(self->st, 1); /* dropped during a capture */
             res = cukit_api.cuModuleUnload(self->handle);
+            cukit_capture_restore(mode);
+        }
         else
             PyErr_Clear();
         /* After a kernel fault every call fails; the user has already been told. */
         if (res != CUDA_SUCCESS && !cukit_cu_is_sticky(res) &&
             cukit_check_cu(self->st, res, "cuModuleUnload") < 0)
-            PyErr_WriteUnraisable((PyObject *)self);
+            PyErr_WriteUnraisable((PyObject *)tp); /* not self: its count is 0 */
         PyErr_SetRaisedException(saved);
     }
     module_clear(self);

@@ -104,7 +104,7 @@ buffer_dealloc(cukit_Buffer *self)
             if (sticky)
                 PyErr_Clear();
             else
-                PyErr_WriteUnraisable((PyObject *)self);
+                PyErr_WriteUnraisable((PyObject *)tp); /* not self: its count is 0 */
         }
         PyErr_SetRaisedException(saved);
     }

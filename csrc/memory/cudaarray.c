@@ -72,7 +72,9 @@ cukit_report_release(PyObject *self, int rc)
         return;
     }
     PyErr_SetRaisedException(exc);
-    PyErr_WriteUnraisable(self);
+    /* The type, not self: from a dealloc self's count is 0, and the hook would take and
+     * drop a reference, deallocating it a second time. */
+    PyErr_WriteUnraisable((PyObject *)Py_TYPE(self));
 }
 
 static void

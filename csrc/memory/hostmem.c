@@ -109,16 +109,18 @@ hostmem_dealloc(cukit_HostMemory *self)
         if (cukit_device_activate(self->device) == 0) {
             /* Asynchronous copies from or to it were the caller's to finish first:
              * the array they used had to stay alive until the stream got there. */
+            int mode = cukit_capture_relax(st, 1); /* dropped during a capture */
             Py_BEGIN_ALLOW_THREADS
             res = managed ? cukit_api.cuMemFree((CUdeviceptr)p) : cukit_api.cuMemFreeHost(p);
             Py_END_ALLOW_THREADS
+            cukit_capture_restore(mode);
         }
         else {
             PyErr_Clear();
         }
         if (res != CUDA_SUCCESS && !cukit_cu_is_sticky(res) &&
             cukit_check_cu(st, res, managed ? "cuMemFree" : "cuMemFreeHost") < 0)
-            PyErr_WriteUnraisable((PyObject *)self);
+            PyErr_WriteUnraisable((PyObject *)tp); /* not self: its count is 0 */
         st->memory->host_live--;
         st->memory->host_live_bytes -= (Py_ssize_t)self->size;
         PyErr_SetRaisedException(saved);

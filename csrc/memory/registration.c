@@ -115,7 +115,7 @@ registration_dealloc(cukit_Registration *self)
     if (self->registered) {
         PyObject *saved = PyErr_GetRaisedException();
         if (registration_release(self) < 0)
-            PyErr_WriteUnraisable((PyObject *)self);
+            PyErr_WriteUnraisable((PyObject *)tp); /* not self: its count is 0 */
         PyErr_SetRaisedException(saved);
     }
     Py_XDECREF(self->obj);

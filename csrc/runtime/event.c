@@ -45,7 +45,7 @@ event_dealloc(cukit_Event *self)
             PyErr_Clear();
         if (res != CUDA_SUCCESS && !cukit_cu_is_sticky(res) &&
             cukit_check_cu(self->st, res, "cuEventDestroy") < 0)
-            PyErr_WriteUnraisable((PyObject *)self);
+            PyErr_WriteUnraisable((PyObject *)tp); /* not self: its count is 0 */
         PyErr_SetRaisedException(saved);
     }
     Py_XDECREF(self->device);

@@ -482,13 +482,15 @@ stream_dealloc(cukit_Stream *self)
         CUresult res = CUDA_ERROR_INVALID_CONTEXT;
         if (cukit_device_activate(self->device) == 0) {
             untrack(self);
+            int mode = cukit_capture_relax(self->st, 1); /* dropped during a capture */
             res = self->owned ? cukit_api.cuStreamDestroy(self->handle) : CUDA_SUCCESS;
+            cukit_capture_restore(mode);
         }
         else
             PyErr_Clear();
         if (res != CUDA_SUCCESS && !cukit_cu_is_sticky(res) &&
             cukit_check_cu(self->st, res, "cuStreamDestroy") < 0)
-            PyErr_WriteUnraisable((PyObject *)self);
+            PyErr_WriteUnraisable((PyObject *)tp); /* not self: its count is 0 */
         PyErr_SetRaisedException(saved);
     }
     Py_XDECREF(self->capture);
