@@ -257,6 +257,7 @@ def test_a_graph_dropped_during_another_capture_leaves_it_valid(mod, rng):
         mod.add_one(x, n, grid=2, block=256, stream=s)
     first.launch(s)  # instantiated: an executable graph to destroy
     s.synchronize()
+    gc.collect()  # earlier tests' garbage now, so that the collection below frees `first` alone
     with s.capture() as second:
         del first
         gc.collect()  # (its nodes refer to it: a cycle, which the collector frees)
