@@ -228,6 +228,7 @@ def test_arrays_made_while_capturing_are_kept_by_the_graph(mod, rng):
     n = 777
     host = rng.integers(-1000, 1000, n, dtype=np.int32)
     a = cukit.to_device(host)
+    cukit.synchronize()  # a (written on the legacy stream) is in place before s reads it
     s = cukit.Stream()
     with s.capture() as g:
         b = cukit.empty(n, np.int32)          # made, not written, under the capture
@@ -252,6 +253,7 @@ def test_a_graph_dropped_during_another_capture_leaves_it_valid(mod, rng):
     n = 500
     host = rng.integers(-1000, 1000, n, dtype=np.int32)
     x = cukit.to_device(host)
+    cukit.synchronize()  # x (written on the legacy stream) is in place before s reads it
     s = cukit.Stream()
     with s.capture() as first:
         mod.add_one(x, n, grid=2, block=256, stream=s)
