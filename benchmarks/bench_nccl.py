@@ -166,6 +166,22 @@ def worker(args):
         dist.destroy_process_group()
 
 
+def replays(g1, g100, stream, calls):
+    """The timed ways of two captured graphs: g1 (one collective) replayed and waited for
+    `calls` times, g100 (100 collectives) calls // 100 times."""
+    def one():
+        for _ in range(calls):
+            g1.launch(stream)
+            stream.synchronize()
+
+    def hundred():
+        for _ in range(calls // 100):
+            g100.launch(stream)
+            stream.synchronize()
+
+    return one, hundred
+
+
 def graph_ways(ways, comm, x, stream, rank, calls, torch, dist, t):
     """The 4-byte all_reduce captured in CUDA graphs, by cukit and by torch."""
     print("rank %d: capturing (cukit)" % rank, file=sys.stderr, flush=True)
@@ -175,18 +191,7 @@ def graph_ways(ways, comm, x, stream, rank, calls, torch, dist, t):
         for _ in range(100):
             comm.all_reduce(x, stream=stream)
 
-    def cukit_graph_latency():
-        for _ in range(calls):
-            g1.launch(stream)
-            stream.synchronize()
-
-    def cukit_graph100():
-        for _ in range(calls // 100):
-            g100.launch(stream)
-            stream.synchronize()
-
-    ways["cukit graph"] = cukit_graph_latency
-    ways["cukit graph of 100"] = cukit_graph100
+    ways["cukit graph"], ways["cukit graph of 100"] = replays(g1, g100, stream, calls)
     symmetric_ways(ways, comm, stream, rank, calls)
     if torch is not None:
         print("rank %d: capturing (torch)" % rank, file=sys.stderr, flush=True)
@@ -240,19 +245,9 @@ def symmetric_ways(ways, comm, stream, rank, calls):
             comm.all_reduce(xs, stream=stream)
             comm.synchronize(stream)
 
-    def graph1():
-        for _ in range(calls):
-            g1.launch(stream)
-            stream.synchronize()
-
-    def graph100():
-        for _ in range(calls // 100):
-            g100.launch(stream)
-            stream.synchronize()
-
     ways["cukit, symmetric"] = eager
-    ways["cukit graph, symmetric"] = graph1
-    ways["cukit graph of 100, symmetric"] = graph100
+    ways["cukit graph, symmetric"], ways["cukit graph of 100, symmetric"] = replays(
+        g1, g100, stream, calls)
 
 
 def report_latency(rows, samples, calls):
