@@ -50,6 +50,13 @@ const char cukit_radix_source[] =
     "#define M_FIRST 2\n"   /* the first pass: the index is the position */
     "#define M_LAST 4\n"    /* the last pass: the index goes out as int64 */
     "#define M_NOKEYS 8\n"  /* argsort's last pass: the keys are not written */
+    /* the index payload of the warp's keys (both ranking orders load it, at different
+     * points): the position on the first pass, else the previous pass's index */
+    "#define LOAD_INDEX() if (mode & M_INDEX) { \\\n"
+    "    _Pragma(\"unroll\") for (int j = 0; j < RITEMS; j++) { \\\n"
+    "        const long long e = w0 + j * 32 + lane; \\\n"
+    "        idx[j] = (mode & M_FIRST) ? (unsigned)e : e < n ? iin[e] : 0u; \\\n"
+    "    } }\n"
     "__device__ __forceinline__ U canon(U b)\n"
     "{\n"
     "#if KFLOAT\n"
@@ -263,25 +270,13 @@ const char cukit_radix_source[] =
     "#pragma unroll\n"
     "    for (int j = 0; j < RITEMS; j++) PLACE(j, (dpk[j >> 2] >> (8 * (j & 3))) & 255u);\n"
     /* the index payload after the keys have left their registers */
-    "    if (mode & M_INDEX) {\n"
-    "#pragma unroll\n"
-    "        for (int j = 0; j < RITEMS; j++) {\n"
-    "            const long long e = w0 + j * 32 + lane;\n"
-    "            idx[j] = (mode & M_FIRST) ? (unsigned)e : e < n ? iin[e] : 0u;\n"
-    "        }\n"
-    "    }\n"
+    "    LOAD_INDEX();\n"
     "#else\n"
     "    if (DIGIT_THREAD) tex[d] = ex;\n"
     "    __syncthreads();\n"
     "#pragma unroll\n"
     "    for (int j = 0; j < RITEMS; j++) rank[j] += tex[dig[j]] + sm.c[w * 256 + dig[j]];\n"
-    "    if (mode & M_INDEX) {\n"
-    "#pragma unroll\n"
-    "        for (int j = 0; j < RITEMS; j++) {\n"
-    "            const long long e = w0 + j * 32 + lane;\n"
-    "            idx[j] = (mode & M_FIRST) ? (unsigned)e : e < n ? iin[e] : 0u;\n"
-    "        }\n"
-    "    }\n"
+    "    LOAD_INDEX();\n"
     "    __syncthreads();\n"
     "#pragma unroll\n"
     "    for (int j = 0; j < RITEMS; j++) PLACE(j, dig[j]);\n"
