@@ -246,6 +246,40 @@ def test_arrays_made_while_capturing_are_kept_by_the_graph(mod, rng):
     np.testing.assert_array_equal(b.get(), host2 + 1)
 
 
+def test_a_free_inside_a_capture_asks_the_other_streams_in_relaxed_mode(mod, rng):
+    """Freeing an array inside a capture asks every cukit stream that may still run
+    (and the release stream, for a dropped stream's work) whether it is idle, to keep the
+    block; under a capture of this thread's the driver refuses any stream's query and
+    invalidates the capture unless the mode is relaxed for it. The block cache is on, as
+    on a GPU."""
+    n = 640
+    host = rng.integers(-1000, 1000, n, dtype=np.int32)
+    was = cukit._keep_freed(True)
+    try:
+        a = cukit.to_device(host)
+        other, third = cukit.to_device(host), cukit.to_device(host)
+        cukit.synchronize()
+        busy = cukit.Stream()
+        mod.add_one(other, n, grid=3, block=256, stream=busy)  # busy may still run
+        dropped = cukit.Stream()
+        mod.add_one(third, n, grid=3, block=256, stream=dropped)
+        del dropped  # its work, if unfinished, is the release stream's to wait for
+        s = cukit.Stream()
+        with s.capture() as g:
+            b = cukit.empty(n, np.int32)
+            cukit.copy(b, a, stream=s)
+            mod.add_one(b, n, grid=3, block=256, stream=s)
+            cukit.empty(5 * n, np.float32).free()  # asks busy (and maybe the release stream)
+        g.launch(s)
+        s.synchronize()
+        busy.synchronize()
+        np.testing.assert_array_equal(b.get(), host + 1)
+        np.testing.assert_array_equal(other.get(), host + 1)
+        np.testing.assert_array_equal(third.get(), host + 1)
+    finally:
+        cukit._keep_freed(was)
+
+
 def test_a_graph_dropped_during_another_capture_leaves_it_valid(mod, rng):
     """The collector may drop a graph anywhere, a capture included: its destroy is a
     call the driver refuses from a capturing thread (and invalidates the capture) unless

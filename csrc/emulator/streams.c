@@ -10,13 +10,14 @@
 
 /* ------------------------------------------------------------------ streams, capture, graphs */
 
-/* The legacy stream waited for or queried under a strict capture: refused by the driver
- * as an unsafe call (the H100 refused cukit's query of it while freeing an array inside
- * a capture). Another stream's query is not, nor the per-thread default stream's. */
+/* A stream waited for or queried under a strict capture: refused by the driver as an
+ * unsafe call, whichever stream it is (the H100 refused cukit's query of the legacy
+ * stream, and of an idle non-blocking stream, while an array was freed inside a
+ * capture). The per-thread default stream's is left alone (not seen refused). */
 static CUresult
-legacy_unsafe(CUstream h, const char *what)
+wait_unsafe(CUstream h, const char *what)
 {
-    return h == NULL || h == CU_STREAM_LEGACY ? emu_capture_unsafe(what) : CUDA_SUCCESS;
+    return h == CU_STREAM_PER_THREAD ? CUDA_SUCCESS : emu_capture_unsafe(what);
 }
 
 graph *
@@ -174,7 +175,7 @@ refused_while_capturing(CUstream h, const char *call)
 static CUresult
 e_cuStreamSynchronize(CUstream h)
 {
-    CUresult r = emu_check_stream(h) ?: legacy_unsafe(h, "cuStreamSynchronize of the legacy stream") ?:
+    CUresult r = emu_check_stream(h) ?: wait_unsafe(h, "cuStreamSynchronize") ?:
                  refused_while_capturing(h, "cuStreamSynchronize");
     if (r != CUDA_SUCCESS)
         return r;
@@ -188,7 +189,7 @@ e_cuStreamSynchronize(CUstream h)
 static CUresult
 e_cuStreamQuery(CUstream h)
 {
-    CUresult r = emu_check_stream(h) ?: legacy_unsafe(h, "cuStreamQuery of the legacy stream") ?:
+    CUresult r = emu_check_stream(h) ?: wait_unsafe(h, "cuStreamQuery") ?:
                  refused_while_capturing(h, "cuStreamQuery");
     if (r != CUDA_SUCCESS)
         return r;

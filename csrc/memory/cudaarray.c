@@ -45,13 +45,19 @@ cukit_array_format(int typecode, int channels, const char *who)
 int
 cukit_wait_queued(cukit_Device *dev)
 {
+    /* Dropped while a stream is captured: the legacy stream's query (in
+     * cukit_device_release_stream) and the wait are refused outside relaxed mode. */
+    int mode = cukit_capture_relax(dev->st, 1);
     CUstream s = cukit_device_release_stream(dev);
+    CUresult res = CUDA_SUCCESS;
+    if (s != NULL) {
+        Py_BEGIN_ALLOW_THREADS
+        res = cukit_api.cuStreamSynchronize(s);
+        Py_END_ALLOW_THREADS
+    }
+    cukit_capture_restore(mode);
     if (s == NULL)
         return -1;
-    CUresult res;
-    Py_BEGIN_ALLOW_THREADS
-    res = cukit_api.cuStreamSynchronize(s);
-    Py_END_ALLOW_THREADS
     return cukit_check_cu(dev->st, res, "cuStreamSynchronize");
 }
 

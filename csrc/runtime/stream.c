@@ -233,12 +233,25 @@ being_captured(const cukit_Stream *s)
     return s->capture != NULL || cukit_stream_capturing(s->handle);
 }
 
+/* cuStreamQuery of h, a stream not being captured. While this thread captures another
+ * stream in thread-local mode the driver refuses a query of any stream and invalidates
+ * that capture (the H100 did, when an array was freed inside `with s.capture()` while
+ * another cukit.Stream might still run), so it is asked in relaxed mode then. */
+static CUresult
+query_idle_stream(cukit_state *st, CUstream h)
+{
+    int mode = cukit_capture_relax(st, 1); /* another library's capture is not seen */
+    CUresult res = cukit_api.cuStreamQuery(h);
+    cukit_capture_restore(mode);
+    return res;
+}
+
 int
 cukit_device_side_idle(cukit_Device *dev)
 {
     if (dev->orphan_work) {
         if (dev->release_stream == NULL ||
-            cukit_api.cuStreamQuery(dev->release_stream) != CUDA_SUCCESS)
+            query_idle_stream(dev->st, dev->release_stream) != CUDA_SUCCESS)
             return 0;
         dev->orphan_work = 0;
     }
@@ -250,7 +263,7 @@ cukit_device_side_idle(cukit_Device *dev)
          * run (what it queues now runs only in its graph, which keeps what it uses). */
         if (being_captured(s))
             return 0;
-        if (cukit_api.cuStreamQuery(s->handle) != CUDA_SUCCESS)
+        if (query_idle_stream(s->st, s->handle) != CUDA_SUCCESS)
             return 0;
         s->maybe_busy = 0;
     }
@@ -297,7 +310,7 @@ untrack(cukit_Stream *s)
         cukit_tracked_stream *t = &dev->streams[i];
         if (t->stream != s)
             continue;
-        if (!being_captured(s) && cukit_api.cuStreamQuery(s->handle) == CUDA_ERROR_NOT_READY) {
+        if (!being_captured(s) && query_idle_stream(s->st, s->handle) == CUDA_ERROR_NOT_READY) {
             /* dropped while another stream is captured: the legacy stream's query (in
              * cukit_device_release_stream) is refused outside relaxed mode */
             int mode = cukit_capture_relax(s->st, 1);
