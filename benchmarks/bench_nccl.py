@@ -15,8 +15,11 @@ What it measures
       (cukit: stream.capture() and Graph.launch; torch: torch.cuda.graph and
       replay), and 100 in one graph, the time per collective.
     * those three again (eager on a cukit.Stream, one in a graph, 100 in a graph) on
-      symmetric memory (comm.symmetric_empty, NCCL 2.27+), rows marked "symmetric":
-      NCCL's symmetric kernels instead of its ring LL one.
+      symmetric memory (comm.symmetric_empty, NCCL 2.27+), rows marked "symmetric".
+    * cukit's 4-byte all_reduce is its one-shot kernel (comm.one_shot; see
+      docs/guide/many-gpus.md): the graph rows are run again with
+      CUKIT_NCCL_ONESHOT=0, marked "NCCL's kernel" (plain memory: NCCL's ring LL
+      kernel; symmetric: its symmetric kernels).
     * peer copy of 256 MiB from GPU 0 to GPU 1 in one process: cukit.copy (through
       cuMemcpyPeerAsync; the copy turns peer access on, for the memory pool too)
       against torch's dst.copy_(src).
@@ -333,12 +336,15 @@ def free_port():
 # The ways that are torch's baseline: torch.distributed's calls, torch's graphs (recorded
 # as "torch"), torch's copy_.
 TORCH_WAYS = ("torch.distributed", "torch", "torch copy_")
+# cukit's rows run with CUKIT_NCCL_ONESHOT=0 (NCCL's kernels for every all_reduce)
+NCCL_KERNEL = ", NCCL's kernel"
 
 
 def torch_value(by, measure):
     """torch's median for a measure: its own row, or, for cukit's rows of its own (on a
     cukit.Stream, on symmetric memory), the row of the measure they stand beside."""
-    for m in (measure, measure.replace(" (stream)", "").replace(", symmetric", "")):
+    plain = measure.replace(" (stream)", "").replace(", symmetric", "").replace(NCCL_KERNEL, "")
+    for m in (measure, plain):
         for way in TORCH_WAYS:
             if way in by.get(m, {}):
                 return by[m][way]
@@ -377,7 +383,7 @@ def table_rows(rows):
     return out
 
 
-def run_workers(args, extra):
+def run_workers(args, extra, env_extra=None):
     """One worker per GPU; rank 0's rows."""
     uid = nccl.get_unique_id().hex()
     port = free_port()
@@ -385,7 +391,7 @@ def run_workers(args, extra):
     for rank in range(args.gpus):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(args.gpus),
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), CUKIT_BENCH_UID=uid,
-                   NCCL_NVLS_ENABLE="0")
+                   NCCL_NVLS_ENABLE="0", **(env_extra or {}))
         procs.append(subprocess.Popen([sys.executable, __file__, "--worker", "--reps",
                                        str(args.reps)] + (["--quick"] if args.quick else [])
                                       + extra,
@@ -423,6 +429,15 @@ def main():
             rows += run_workers(args, ["--graphs-only"])
         except RuntimeError as e:
             print(f"bench_nccl: the graph rows are missing: {e}", file=sys.stderr)
+        # The same graphs with cukit's one-shot all-reduce off: NCCL's kernels, for
+        # comparison (torch's rows of that run repeat the ones above).
+        try:
+            rows += [dict(r, measure=r["measure"] + NCCL_KERNEL)
+                     for r in run_workers(args, ["--graphs-only"], {"CUKIT_NCCL_ONESHOT": "0"})
+                     if r["way"] == "cukit"]
+        except RuntimeError as e:
+            print(f"bench_nccl: the graph rows with NCCL's kernel are missing: {e}",
+                  file=sys.stderr)
     info = {"nccl": nccl.version(), "gpus": args.gpus,
             "device": cukit.Device(0).name, "reps": args.reps}
     print(f"NCCL {'.'.join(map(str, info['nccl']))}, {args.gpus} x {info['device']}")

@@ -27,7 +27,7 @@ typedef struct {
 
 /* nccl.pending first: clearing it releases windows, which use the rest of the state. */
 #define STATE_REFS(V)                                                                    \
-    V(nccl.pending) V(base.ArrayType) V(base.numpy) V(base.np_dtype) V(base.np_empty) V(base.np_asarray) \
+    V(nccl.pending) V(nccl.oneshot_modules) V(base.ArrayType) V(base.numpy) V(base.np_dtype) V(base.np_empty) V(base.np_asarray) \
     V(base.np_ndarray) V(base.np_generic) V(base.np_floating) V(base.np_integer)         \
     V(base.np_bool) V(base.dtype_memo) V(runtime.DeviceType) V(runtime.StreamType) V(runtime.EventType)     \
     V(runtime.devices) V(runtime.str_cuda_stream_protocol) V(runtime.str_cuda_stream)    \

@@ -454,6 +454,186 @@ def test_collectives_captured_in_a_graph_replay(tmp_path, rng):
         assert torch_sums == {repr(float(sum(range(1, size + 1)) * size ** 2))}
 
 
+# ------------------------------------------------------------------ one-shot all-reduces
+
+ONESHOT_WORKER = """
+    import hashlib, os, sys, numpy as np
+    import cukit, cukit.nccl as nccl
+    rank, seed = int(os.environ["RANK"]), int(os.environ["SEED"])
+    size = int(os.environ["WORLD_SIZE"])
+    uid = bytes.fromhex(open(os.environ["UID_FILE"]).read())
+    comm = nccl.Communicator(size, uid, rank, device=rank, timeout=60)
+    print("ONESHOT", comm.one_shot, flush=True)
+    streams = [cukit.Stream(device=rank), cukit.Stream(device=rank), None]
+
+    def inputs(case, dtype, n, op):
+        out = []
+        for r in range(size):
+            g = np.random.default_rng([seed, case, r])
+            if np.dtype(dtype).kind == "f":
+                out.append(g.standard_normal(n).astype(dtype))
+            elif op == "prod":  # small factors: the product stays in range
+                out.append(g.integers(1, 4, n).astype(dtype))
+            else:
+                info = np.iinfo(dtype)
+                out.append(g.integers(max(info.min, -1000), min(info.max, 1000), n,
+                                      dtype=dtype, endpoint=True))
+        return out
+
+    def expect(xs, op, dtype):
+        acc = xs[0].copy()
+        for x in xs[1:]:  # in rank order, as the one-shot kernel adds
+            acc = {"sum": np.add, "avg": np.add, "prod": np.multiply, "max": np.maximum,
+                   "min": np.minimum}[op](acc, x)
+        return (acc / np.asarray(size, dtype)).astype(dtype) if op == "avg" else acc
+
+    pending, digest, case = [], hashlib.sha256(), 0
+    dtypes = [np.float32, np.float64, np.int32, np.uint32, np.int64, np.uint64, np.int8,
+              np.uint8]
+    # 16384 float32s are the largest one-shot call (64 KiB); 16385 go to NCCL
+    for n in (1, 3, 1000, 16384, 16385):
+        for dtype in dtypes:
+            ops = ["sum", "prod", "max", "min"] + (["avg"] if np.dtype(dtype).kind == "f" else [])
+            for op in ops:
+                if n > 1000 and op != "sum" and dtype not in (np.float32, np.int32):
+                    continue
+                case += 1
+                xs = inputs(case, dtype, n, op)
+                x = cukit.to_device(xs[rank], device=rank)
+                cukit.synchronize()  # x (legacy stream) is in place before the streams read it
+                stream = streams[case % 3]
+                if case % 2:
+                    out = cukit.empty(n, dtype, device=rank)
+                    comm.all_reduce(x, out, op=op, stream=stream)
+                else:
+                    out = x
+                    comm.all_reduce(x, op=op, stream=stream)  # in place
+                # no wait: calls on alternating streams queue up behind each other
+                pending.append((out, xs, op, dtype, n))
+    for s in streams:
+        comm.synchronize(s)
+    for out, xs, op, dtype, n in pending:
+        got, want = out.get(), expect(xs, op, dtype)
+        if np.dtype(dtype).kind == "f" and (n > 16384 * 4 // np.dtype(dtype).itemsize
+                                            or not comm.one_shot):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        elif np.dtype(dtype).kind == "f":
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+            digest.update(got.tobytes())  # the same bits on every rank
+        else:
+            np.testing.assert_array_equal(got, want)
+            digest.update(got.tobytes())
+    print("CASES", len(pending), "DIGEST", digest.hexdigest(), flush=True)
+
+    # captured: replays read the arrays anew and keep the order of their calls
+    s = streams[0]
+    x = cukit.empty(777, np.float32, device=rank)
+    total = cukit.empty(777, np.float32, device=rank)
+    m = cukit.empty(5, np.int64, device=rank)
+    with s.capture() as g:
+        comm.all_reduce(x, total, stream=s)
+        comm.all_reduce(total, op="max", stream=s)  # in place, after the first wrote it
+        comm.all_reduce(m, op="min", stream=s)
+    for rep in range(6):
+        xs = [np.random.default_rng([seed, 99, rep, r]).standard_normal(777).astype(np.float32)
+              for r in range(size)]
+        ms = [np.random.default_rng([seed, 98, rep, r]).integers(-9, 9, 5) for r in range(size)]
+        x.set(xs[rank])
+        m.set(ms[rank])
+        cukit.synchronize()
+        g.launch(s)
+        comm.synchronize(s)
+        np.testing.assert_allclose(total.get(), expect(xs, "sum", np.float32), rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(m.get(), np.min(ms, axis=0))
+    # eager calls after the replays, on another stream, still line up with the peers'
+    y = cukit.to_device(np.full(10, rank + 1, np.int32), device=rank)
+    comm.all_reduce(y, stream=streams[1])
+    comm.synchronize(streams[1])
+    assert (y.get() == size * (size + 1) // 2).all(), y.get()
+    del g
+    comm.destroy()
+    print("ONESHOT OK", flush=True)
+"""
+
+
+@needs_nccl
+@pytest.mark.multi_gpu
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("one_shot", ["on", "off"])
+def test_one_shot_all_reduce_two_processes(tmp_path, rng, one_shot):
+    """Small all_reduces in cukit's own kernel (peers' memory through CUDA IPC), every
+    dtype and op against numpy in rank order, on streams taking turns, in place and not,
+    around the 64 KiB edge where NCCL takes over, and captured in a graph; the same with
+    CUKIT_NCCL_ONESHOT=0 (NCCL's kernels)."""
+    env = {"CUKIT_NCCL_ONESHOT": "0"} if one_shot == "off" else {}
+    outs = spawn(ONESHOT_WORKER, tmp_path, int(rng.integers(1 << 30)), env=env, timeout=240)
+    for rank, (rc, out, err) in enumerate(outs):
+        assert rc == 0 and "ONESHOT OK" in out, f"rank {rank}:\n{out}\n{err[-3000:]}"
+    flags = {out.split("ONESHOT ")[1].split()[0] for _, out, _ in outs}
+    assert flags == ({"True"} if one_shot == "on" else {"False"}), flags
+    digests = {out.split("DIGEST ")[1].split()[0] for _, out, _ in outs}
+    if one_shot == "on":
+        assert len(digests) == 1, "the ranks' results differ in their bits"
+
+
+ONESHOT_THREADS = """
+    import os, threading, numpy as np
+    import cukit, cukit.nccl as nccl
+    size = cukit.device_count()
+    uid = nccl.get_unique_id()
+    comms, results = [None] * size, [None] * size
+
+    def rank_main(r):
+        comms[r] = c = nccl.Communicator(size, uid, r, device=r, timeout=60)
+        x = cukit.to_device(np.arange(100, dtype=np.float64) * (r + 1), device=r)
+        s = cukit.Stream(device=r)
+        for _ in range(3):
+            c.all_reduce(x, stream=s)
+        c.synchronize(s)
+        results[r] = x.get()
+
+    threads = [threading.Thread(target=rank_main, args=(r,)) for r in range(size)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    k = size * (size + 1) // 2
+    want = np.arange(100, dtype=np.float64) * k * size ** 2
+    for r in range(size):
+        np.testing.assert_array_equal(results[r], want)
+    print("FLAGS", [c.one_shot for c in comms])
+    for c in comms:
+        c.destroy()
+    print("THREADS OK")
+"""
+
+
+@needs_nccl
+@pytest.mark.multi_gpu
+@pytest.mark.timeout(200)
+def test_one_shot_all_reduce_ranks_of_one_process():
+    """Ranks made in threads of one process reach each other's workspace through peer
+    access (CUDA IPC refuses a process's own memory)."""
+    out = run_python(ONESHOT_THREADS, timeout=150)
+    assert "THREADS OK" in out.stdout, out.stdout + out.stderr[-3000:]
+    assert "FLAGS [" in out.stdout
+
+
+DEAD_PEER_ONESHOT = DEAD_PEER.replace("np.ones(1 << 20, np.float32)", "np.ones(16, np.float32)")
+
+
+@needs_nccl
+@pytest.mark.multi_gpu
+@pytest.mark.timeout(200)
+def test_dead_peer_of_a_one_shot_all_reduce_raises_within_the_timeout(tmp_path):
+    """The one-shot kernel waits for the peer's flag; the timeout aborts the communicator,
+    which makes the kernel return, instead of a GPU spinning for ever."""
+    outs = spawn(DEAD_PEER_ONESHOT, tmp_path, 0, timeout=90, nranks=2)
+    rc, out, err = outs[0]
+    assert "RAISED" in out, f"rank 0:\n{out}\n{err[-3000:]}"
+    assert float(out.split()[2]) < 10 + 30, out
+
+
 @needs_nccl
 def test_the_emulator_refuses_communicators_with_a_clear_error():
     """NCCL's own CUDA calls cannot run on the emulator: say so before calling NCCL."""

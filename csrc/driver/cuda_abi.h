@@ -227,6 +227,12 @@ typedef struct {
 } CUmemAccessDesc;
 enum { CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3 };
 enum { CU_MEMHOSTALLOC_PORTABLE = 0x1, CU_MEMHOSTALLOC_DEVICEMAP = 0x2 };
+/* CUipcMemHandle: what another process opens to map device memory (cuIpc*). */
+#define CUKIT_IPC_HANDLE_BYTES 64
+typedef struct {
+    char reserved[CUKIT_IPC_HANDLE_BYTES];
+} CUipcMemHandle;
+enum { CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x1 };
 enum { CU_MEMHOSTREGISTER_PORTABLE = 0x1, CU_MEMHOSTREGISTER_DEVICEMAP = 0x2 };
 enum { CU_MEM_ATTACH_GLOBAL = 0x1 };
 /* CUmem_advise */

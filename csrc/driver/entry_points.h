@@ -83,6 +83,10 @@
     /* many GPUs: peer access and copies between devices */                           \
     X(CUresult, cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", OPTIONAL, (int *, CUdevice, CUdevice)) \
     X(CUresult, cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", OPTIONAL, (CUcontext, unsigned int)) \
+    X(CUresult, cuIpcGetMemHandle, "cuIpcGetMemHandle", OPTIONAL, (CUipcMemHandle *, CUdeviceptr)) \
+    X(CUresult, cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2", OPTIONAL,                   \
+      (CUdeviceptr *, CUipcMemHandle, unsigned int))                                     \
+    X(CUresult, cuIpcCloseMemHandle, "cuIpcCloseMemHandle", OPTIONAL, (CUdeviceptr))     \
     X(CUresult, cuMemPoolSetAccess, "cuMemPoolSetAccess", OPTIONAL,                      \
       (CUmemoryPool, const CUmemAccessDesc *, size_t))                                   \
     X(CUresult, cuMemcpyPeerAsync, "cuMemcpyPeerAsync", OPTIONAL,                        \

@@ -323,10 +323,31 @@ e_cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, si
     return emu_failed(CUDA_ERROR_NOT_SUPPORTED, "the emulator cannot do peer copies (it has one device)");
 }
 
+/* Memory shared between processes: the emulator's memory is its own process's. */
+static CUresult
+e_cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr p)
+{
+    return emu_failed(CUDA_ERROR_NOT_SUPPORTED,
+                      "the emulator cannot share memory with another process (cuIpc*)");
+}
+
+static CUresult
+e_cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle handle, unsigned int flags)
+{
+    return e_cuIpcGetMemHandle(NULL, 0);
+}
+
+static CUresult
+e_cuIpcCloseMemHandle(CUdeviceptr p)
+{
+    return e_cuIpcGetMemHandle(NULL, 0);
+}
+
 void
 emu_fill_unsupported(cukit_api_t *api)
 {
 #define E(name) api->name = e_##name;
     E(cuDeviceCanAccessPeer) E(cuCtxEnablePeerAccess) E(cuMemPoolSetAccess) E(cuMemcpyPeerAsync)
+    E(cuIpcGetMemHandle) E(cuIpcOpenMemHandle) E(cuIpcCloseMemHandle)
 #undef E
 }

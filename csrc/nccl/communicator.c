@@ -65,6 +65,7 @@ wrap(cukit_state *st, cukit_Device *dev, ncclComm_t comm, double timeout)
     c->nranks = 0;
     c->local_ranks = 1;
     c->windows = NULL;
+    c->oneshot = NULL;
     return c;
 }
 
@@ -82,6 +83,20 @@ info(cukit_Communicator *c)
     c->rank = rank;
     c->nranks = n;
     return 0;
+}
+
+/* One-shot all-reduces for c (NULL: none made) when it is ready now, outside a group:
+ * every rank makes its communicator the same way, so all of them set up or none. */
+static void
+with_oneshot(cukit_Communicator *c)
+{
+    if (c == NULL || cukit_nccl_group_depth() > 0)
+        return;
+    if (info(c) < 0) {
+        PyErr_Clear();
+        return;
+    }
+    cukit_oneshot_setup(&c, 1);
 }
 
 /* timeout= as seconds (< 0: none). 0 / -1 with ValueError or TypeError. */
@@ -145,6 +160,7 @@ communicator_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_BEGIN_ALLOW_THREADS res = cukit_nccl_api.ncclCommInitRank(&comm, nranks, uid, rank);
     Py_END_ALLOW_THREADS if (cukit_nccl_check(st, res, "ncclCommInitRank", NULL) < 0) goto done;
     out = (PyObject *)wrap(st, dev, comm, timeout);
+    with_oneshot((cukit_Communicator *)out);
 done:
     PyBuffer_Release(&id);
     return out;
@@ -246,6 +262,7 @@ abort_comm(cukit_Communicator *c)
     ncclComm_t comm = c->comm;
     c->comm = NULL;
     c->aborted = 1;
+    cukit_oneshot_stop(c); /* a one-shot kernel waiting for a peer returns */
     if (comm == NULL)
         return;
     Py_BEGIN_ALLOW_THREADS cukit_nccl_api.ncclCommAbort(comm);
@@ -278,6 +295,7 @@ communicator_destroy(cukit_Communicator *self, PyObject *Py_UNUSED(ignored))
         self->released = comm;
         Py_RETURN_NONE;
     }
+    cukit_oneshot_release(self); /* not captured: no graph replays its kernels */
     /* Symmetric arrays outlive it as plain memory: their windows go with it, now. */
     int windows_ok = cukit_window_release_all(self);
     PyObject *windows_error = windows_ok < 0 ? PyErr_GetRaisedException() : NULL;
@@ -409,7 +427,9 @@ communicator_split(cukit_Communicator *self, PyObject *args, PyObject *kwargs)
     Py_END_ALLOW_THREADS if (cukit_nccl_check(st, res, "ncclCommSplit", parent) < 0) return NULL;
     if (child == NULL)
         Py_RETURN_NONE;
-    return (PyObject *)wrap(st, self->device, child, self->timeout);
+    cukit_Communicator *c = wrap(st, self->device, child, self->timeout);
+    with_oneshot(c);
+    return (PyObject *)c;
 }
 
 static PyObject *
@@ -458,6 +478,8 @@ communicator_dealloc(cukit_Communicator *self)
         else
             cukit_nccl_api.ncclCommDestroy(comm);
     }
+    if (!(self->captured && interpreter_finalizing()))
+        cukit_oneshot_release(self); /* after the graphs that replay its kernels */
     Py_XDECREF(self->device);
     PyObject_Free(self);
     Py_DECREF(tp);
@@ -494,6 +516,12 @@ get_timeout(cukit_Communicator *self, void *c)
     return self->timeout < 0 ? Py_NewRef(Py_None) : PyFloat_FromDouble(self->timeout);
 }
 static PyObject *
+get_one_shot(cukit_Communicator *self, void *c)
+{
+    return PyBool_FromLong(self->oneshot != NULL);
+}
+
+static PyObject *
 get_handle(cukit_Communicator *self, void *c)
 {
     return PyLong_FromVoidPtr(self->comm);
@@ -505,6 +533,10 @@ static PyGetSetDef communicator_getset[] = {
     {"device", (getter)get_device, NULL, "The cukit.Device this rank drives."},
     {"timeout", (getter)get_timeout, NULL, "Seconds a wait may take before aborting, or None."},
     {"handle", (getter)get_handle, NULL, "The ncclComm_t as an int; 0 once destroyed."},
+    {"one_shot", (getter)get_one_shot, NULL,
+     "Whether all_reduce calls of at most 64 KiB outside nccl.group() run as one kernel of "
+     "cukit's own, each rank writing into its peers' memory (see cukit.nccl's docs); the "
+     "same on every rank."},
     {NULL},
 };
 

@@ -8,6 +8,8 @@
 typedef struct cukit_nccl_state {
     PyTypeObject *CommunicatorType; /* strong ref */
     PyTypeObject *WindowType;       /* strong ref */
+    PyObject *oneshot_modules;      /* strong ref, NULL until needed: ordinal -> the Module
+                                       of the one-shot all-reduce kernels (oneshot.c) */
     PyObject *pending;              /* strong ref, NULL until needed: a list of the Windows
                                        whose last user went while a stream capture was going
                                        on (see window.c), released at the next safe point */
@@ -137,6 +139,7 @@ int cukit_nccl_group_depth(void);
 /* ------------------------------------------------------------------ communicator.c */
 
 typedef struct cukit_Window cukit_Window;
+struct cukit_oneshot;
 
 typedef struct {
     PyObject_HEAD
@@ -155,6 +158,8 @@ typedef struct {
                               process (a collective call of one alone would never return) */
     cukit_Window *windows; /* borrowed: the live windows registered with it (window.c);
                               each holds a strong ref to this communicator */
+    struct cukit_oneshot *oneshot; /* owned (cukit_oneshot_release), NULL: every call is
+                                      NCCL's (oneshot.c) */
 } cukit_Communicator;
 
 /* The Communicator type into module state slot and the module. 0 / -1. */
@@ -208,6 +213,26 @@ extern PyMethodDef cukit_window_methods[];
 /* When `obj` is a cukit.Array over a Window, keep the Window alive with the graph a
  * capture on `stream` is building (an array's free() lets go of its owner). 0 / -1. */
 int cukit_window_capture_keep(cukit_state *st, PyObject *stream, PyObject *obj);
+
+/* ------------------------------------------------------------------ oneshot.c */
+
+/* Give the n communicators of this process made together (n = 1 but for init_all;
+ * rank and size known) one-shot all-reduces, if every rank of each can: a collective
+ * call, made by every rank as the communicator is made, outside a group. On any failure
+ * the communicators keep NCCL's kernels alone (the same verdict on every rank). Keeps
+ * any exception set before; never raises. */
+void cukit_oneshot_setup(cukit_Communicator **cs, int n);
+/* all_reduce of `count` elements of NCCL type `type` with op `op` from send to recv (on
+ * c's device, made current) on stream h, as one kernel of cukit's own when c has one-shot
+ * calls and the call is one they serve. 1 when launched, 0 when NCCL should run it, -1
+ * with an exception. */
+int cukit_oneshot_all_reduce(cukit_Communicator *c, CUdeviceptr send, CUdeviceptr recv,
+                             size_t count, int type, int op, CUstream h);
+/* Make every one-shot kernel of c that waits for a peer return (abort). Never raises. */
+void cukit_oneshot_stop(cukit_Communicator *c);
+/* Free c's one-shot workspace and the peers' mappings (after its work: the free waits
+ * for the device). Never raises. */
+void cukit_oneshot_release(cukit_Communicator *c);
 
 /* ------------------------------------------------------------------ collectives.c */
 

@@ -1,0 +1,455 @@
+/* oneshot.c - small all-reduces in one kernel of cukit's own: every rank writes its data into every rank's workspace (peers' memory through peer access or CUDA IPC), raises a flag there, waits for the others' flags and reduces in rank order
+ *
+ * NCCL's small all-reduce (a ring through its low-latency protocol) takes about 3.5 us
+ * of kernel on two H100s; this one costs a write across NVLink and a flag. It serves
+ * all_reduce calls of at most ONESHOT_SLOT bytes, outside nccl.group(), on
+ * communicators of 2 to 8 ranks whose GPUs all reach each other's memory; everything
+ * else goes to NCCL.
+ *
+ * The workspace (one cuMemAlloc per rank): a control page (this rank's epoch counter at
+ * 0; at FLAGS, one 8-byte flag per rank, written by that rank) and two sets (by the
+ * epoch's parity) of one ONESHOT_SLOT slot per rank. Call number e on every rank: read
+ * and bump the epoch (on the device, so a graph's replays count too), write the input
+ * into slot [e % 2][rank] of every rank's workspace, fence, store e into flag [rank] of
+ * every rank (release, system scope), wait until every flag here is >= e (acquire), and
+ * reduce the slots of set e % 2 in rank order: every rank gets the same bits. Two sets
+ * are enough: a rank can only start call e + 2 (writing set e % 2 again) after every
+ * rank raised its flag for e + 1, which each does after it finished reading set e % 2.
+ * That needs the calls of one rank to run one after the other: those on one stream do;
+ * a call on another stream than the last (outside captures) waits for the last first.
+ *
+ * A wait for a peer that never comes ends when the communicator is aborted (abort(), or
+ * synchronize()'s timeout): the kernel polls a word of mapped host memory that
+ * abort sets, and returns without writing a result.
+ *
+ * Set up when a communicator is made (outside a group): two small all-gathers through
+ * NCCL, one for where each rank's workspace is (an IPC handle, its address for ranks of
+ * this process, and the process), one for whether every rank reached every other; a
+ * rank that cannot says so, and then no rank uses one-shot calls. CUKIT_NCCL_ONESHOT=0
+ * turns it off (set it the same on every rank). */
+#include "nccl/nccl.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ONESHOT_MAX_RANKS 8
+#define ONESHOT_SLOT ((size_t)64 << 10)
+#define ONESHOT_CTRL ((size_t)4096)
+#define ONESHOT_THREADS 512
+#define NCCL_TYPES 10
+#define NCCL_OPS 5
+
+struct cukit_oneshot {
+    CUdeviceptr mine;                      /* owned (cuMemFree): this rank's workspace */
+    CUdeviceptr peer[ONESHOT_MAX_RANKS];   /* every rank's workspace as this device
+                                              addresses it; [rank] is mine */
+    unsigned char opened[ONESHOT_MAX_RANKS]; /* 1: peer[i] is an IPC mapping to close */
+    volatile int *stop_host;               /* owned (cuMemFreeHost): 1 once aborted */
+    CUdeviceptr stop_dev;                  /* the same word, as the kernel reads it */
+    CUfunction func[NCCL_TYPES][NCCL_OPS]; /* loaded on first use */
+    CUevent order;                         /* owned: recorded after each call outside a
+                                              capture, for a call on another stream */
+    CUstream last;                         /* the stream of that call (not owned) */
+    int have_last;
+};
+
+/* The kernels, one per NCCL type and op: ck_os_<ncclDataType_t>_<ncclRedOp_t>. */
+static const char kernel_source[] =
+    "#define CK_MAXR 8\n"
+    "#define CK_FLAGS 128\n"
+    "#define CK_DATA 4096\n"
+    "#define CK_SLOT (64u << 10)\n"
+    "struct ck_peers { unsigned long long p[CK_MAXR]; };\n"
+    "__device__ __forceinline__ unsigned long long ck_acquire(const unsigned long long *a) {\n"
+    "    unsigned long long v;\n"
+    "    asm volatile(\"ld.acquire.sys.global.u64 %0, [%1];\" : \"=l\"(v) : \"l\"(a) : \"memory\");\n"
+    "    return v;\n"
+    "}\n"
+    "__device__ __forceinline__ void ck_release(unsigned long long *a, unsigned long long v) {\n"
+    "    asm volatile(\"st.release.sys.global.u64 [%0], %1;\" :: \"l\"(a), \"l\"(v) : \"memory\");\n"
+    "}\n"
+    "// nbytes of src into dst (a slot: 16-byte aligned), by the widest access both allow\n"
+    "__device__ void ck_put(unsigned char *dst, const unsigned char *src, size_t nbytes) {\n"
+    "    const size_t t = threadIdx.x, step = blockDim.x;\n"
+    "    if ((((size_t)src | nbytes) & 15) == 0) {\n"
+    "        for (size_t i = t; i < nbytes / 16; i += step)\n"
+    "            ((uint4 *)dst)[i] = ((const uint4 *)src)[i];\n"
+    "    } else if ((((size_t)src | nbytes) & 3) == 0) {\n"
+    "        for (size_t i = t; i < nbytes / 4; i += step)\n"
+    "            ((unsigned *)dst)[i] = ((const unsigned *)src)[i];\n"
+    "    } else {\n"
+    "        for (size_t i = t; i < nbytes; i += step)\n"
+    "            dst[i] = src[i];\n"
+    "    }\n"
+    "}\n"
+    "template <class T, int OP> __device__ __forceinline__ T ck_op(T a, T b) {\n"
+    "    return OP == 1 ? a * b : OP == 2 ? (b > a ? b : a) : OP == 3 ? (b < a ? b : a) : a + b;\n"
+    "}\n"
+    "template <class T, int OP>\n"
+    "__device__ void ck_oneshot(const T *in, T *out, unsigned long long n, const ck_peers &peers,\n"
+    "                           int rank, int nranks, const volatile int *stop) {\n"
+    "    __shared__ unsigned long long epoch;\n"
+    "    __shared__ int stopped;\n"
+    "    unsigned char *mine = (unsigned char *)peers.p[rank];\n"
+    "    if (threadIdx.x == 0) {\n"
+    "        unsigned long long *count = (unsigned long long *)mine;\n"
+    "        epoch = *count + 1;\n"
+    "        *count = epoch;\n"
+    "        stopped = 0;\n"
+    "    }\n"
+    "    __syncthreads();\n"
+    "    const unsigned long long e = epoch;\n"
+    "    const size_t set = CK_DATA + (size_t)(e & 1) * nranks * CK_SLOT;\n"
+    "    for (int q = 0; q < nranks; q++)\n"
+    "        ck_put((unsigned char *)peers.p[q] + set + (size_t)rank * CK_SLOT,\n"
+    "               (const unsigned char *)in, n * sizeof(T));\n"
+    "    __threadfence_system();\n"
+    "    __syncthreads();\n"
+    "    if (threadIdx.x < nranks) {\n"
+    "        ck_release((unsigned long long *)((unsigned char *)peers.p[threadIdx.x] + CK_FLAGS) + rank, e);\n"
+    "        const unsigned long long *flag = (const unsigned long long *)(mine + CK_FLAGS) + threadIdx.x;\n"
+    "        for (unsigned spins = 1; ck_acquire(flag) < e; spins++)\n"
+    "            if ((spins & 1023) == 0 && *stop) {\n"
+    "                stopped = 1;\n"
+    "                break;\n"
+    "            }\n"
+    "    }\n"
+    "    __syncthreads();\n"
+    "    if (stopped)\n"
+    "        return;\n"
+    "    const T *slots = (const T *)(mine + set);\n"
+    "    for (size_t i = threadIdx.x; i < n; i += blockDim.x) {\n"
+    "        T acc = slots[i];\n"
+    "        for (int q = 1; q < nranks; q++)\n"
+    "            acc = ck_op<T, OP>(acc, slots[(size_t)q * (CK_SLOT / sizeof(T)) + i]);\n"
+    "        out[i] = OP == 4 ? (T)(acc / (T)nranks) : acc;\n"
+    "    }\n"
+    "}\n"
+    "#define CK_K(T, t, op) extern \"C\" __global__ void __launch_bounds__(512)\\\n"
+    "    ck_os_##t##_##op(const T *in, T *out, unsigned long long n, ck_peers peers, int rank,\\\n"
+    "                     int nranks, const volatile int *stop) {\\\n"
+    "        ck_oneshot<T, op>(in, out, n, peers, rank, nranks, stop);\\\n"
+    "    }\n"
+    "#define CK_INT(T, t) CK_K(T, t, 0) CK_K(T, t, 1) CK_K(T, t, 2) CK_K(T, t, 3)\n"
+    "CK_INT(signed char, 0) CK_INT(unsigned char, 1) CK_INT(int, 2) CK_INT(unsigned, 3)\n"
+    "CK_INT(long long, 4) CK_INT(unsigned long long, 5)\n"
+    "CK_INT(float, 7) CK_K(float, 7, 4) CK_INT(double, 8) CK_K(double, 8, 4)\n";
+
+/* Bytes of one element of NCCL type t that the kernels take; 0 for float16 and
+ * bfloat16 (NCCL's). */
+static size_t
+type_size(int t)
+{
+    switch (t) {
+    case ncclInt8: case ncclUint8: return 1;
+    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
+    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
+    default: return 0;
+    }
+}
+
+/* ------------------------------------------------------------------ set-up */
+
+/* What each rank tells the others, through an all-gather of 128 bytes a rank. */
+typedef struct {
+    CUipcMemHandle handle; /* the workspace, for another process */
+    uint64_t ptr;          /* the workspace, for this process */
+    uint64_t process;      /* a random number per process: same process, same number */
+    int32_t ordinal;       /* the device */
+    int32_t ok;            /* first round: a workspace to share; second: every peer's reached */
+    char pad[128 - CUKIT_IPC_HANDLE_BYTES - 2 * 8 - 2 * 4];
+} record;
+_Static_assert(sizeof(record) == 128, "one record is 128 bytes");
+
+/* This process's number (pids repeat across containers of one host). */
+static uint64_t
+process_token(void)
+{
+    static uint64_t token;
+    if (token == 0) {
+        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || read(fd, &token, sizeof token) != (ssize_t)sizeof token) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            token = ((uint64_t)getpid() << 40) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
+        }
+        if (fd >= 0)
+            close(fd);
+        token |= 1;
+    }
+    return token;
+}
+
+/* Free what os holds (its device current); never raises. */
+static void
+oneshot_free(cukit_state *st, struct cukit_oneshot *os)
+{
+    if (os == NULL)
+        return;
+    int mode = cukit_capture_relax(st, 1); /* dropped while a stream is captured */
+    for (int i = 0; i < ONESHOT_MAX_RANKS; i++)
+        if (os->opened[i])
+            cukit_api.cuIpcCloseMemHandle(os->peer[i]);
+    if (os->mine)
+        cukit_api.cuMemFree(os->mine);
+    if (os->stop_host)
+        cukit_api.cuMemFreeHost((void *)os->stop_host);
+    if (os->order)
+        cukit_api.cuEventDestroy(os->order);
+    cukit_capture_restore(mode);
+    free(os);
+}
+
+/* This rank's workspace and its record. ok stays 0 when anything fails. */
+static struct cukit_oneshot *
+workspace(cukit_Communicator *c, record *rec)
+{
+    struct cukit_oneshot *os = calloc(1, sizeof *os);
+    memset(rec, 0, sizeof *rec);
+    rec->process = process_token();
+    rec->ordinal = c->device->ordinal;
+    if (os == NULL)
+        return NULL;
+    CUfunction f;
+    void *host = NULL;
+    size_t bytes = ONESHOT_CTRL + 2 * (size_t)c->nranks * ONESHOT_SLOT;
+    if (cukit_api.cuMemAlloc(&os->mine, bytes) != CUDA_SUCCESS) {
+        os->mine = 0;
+        return os;
+    }
+    if (cukit_api.cuMemsetD8(os->mine, 0, ONESHOT_CTRL) != CUDA_SUCCESS ||
+        cukit_api.cuMemHostAlloc(&host, 64, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) !=
+            CUDA_SUCCESS)
+        return os;
+    os->stop_host = host;
+    *os->stop_host = 0;
+    if (cukit_api.cuMemHostGetDevicePointer(&os->stop_dev, host, 0) != CUDA_SUCCESS)
+        return os;
+    /* The kernels now, not at the first call (which may be under a capture). */
+    if (cukit_builtin_kernel(c->device, &c->st->nccl->oneshot_modules, kernel_source,
+                             "cukit_oneshot.cu", "ck_os_7_0", &f) < 0) {
+        PyErr_Clear(); /* no compiler: NCCL's kernels serve */
+        return os;
+    }
+    os->func[ncclFloat32][ncclSum] = f;
+    if (cukit_api.cuIpcGetMemHandle == NULL ||
+        cukit_api.cuIpcGetMemHandle(&rec->handle, os->mine) != CUDA_SUCCESS)
+        memset(&rec->handle, 0, sizeof rec->handle); /* ranks of this process still can */
+    rec->ptr = os->mine;
+    rec->ok = 1;
+    return os;
+}
+
+/* Map every peer's workspace. 1 when all are reached. */
+static int
+reach_peers(cukit_Communicator *c, struct cukit_oneshot *os, const record *recs)
+{
+    static const char zero[CUKIT_IPC_HANDLE_BYTES];
+    for (int q = 0; q < c->nranks; q++) {
+        const record *r = &recs[q];
+        if (!r->ok)
+            return 0;
+        if (q == c->rank) {
+            os->peer[q] = os->mine;
+            continue;
+        }
+        if (r->process == recs[c->rank].process) {
+            cukit_Device *other = cukit_device_get(c->st, r->ordinal);
+            int on = other ? cukit_device_enable_peer(c->device, other) : -1;
+            if (on != 1) {
+                PyErr_Clear();
+                return 0;
+            }
+            os->peer[q] = r->ptr;
+        }
+        else {
+            CUdeviceptr p = 0;
+            if (cukit_api.cuIpcOpenMemHandle == NULL || !memcmp(&r->handle, zero, sizeof zero) ||
+                cukit_api.cuIpcOpenMemHandle(&p, r->handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) !=
+                    CUDA_SUCCESS)
+                return 0;
+            os->peer[q] = p;
+            os->opened[q] = 1;
+        }
+    }
+    return cukit_device_activate(c->device) == 0 ? 1 : (PyErr_Clear(), 0);
+}
+
+/* One all-gather of every communicator's record (in place in its buffer), waited for.
+ * 0 / -1 (an exception set). */
+static int
+exchange(cukit_Communicator **cs, int n, const CUdeviceptr *bufs, record *recs)
+{
+    cukit_state *st = cs[0]->st;
+    for (int i = 0; i < n; i++) {
+        cukit_Communicator *c = cs[i];
+        if (cukit_device_activate(c->device) < 0 ||
+            CU_CALL(st, cuMemcpyHtoD, (bufs[i] + (CUdeviceptr)c->rank * sizeof(record),
+                                        &recs[i * ONESHOT_MAX_RANKS + c->rank], sizeof(record))) < 0)
+            return -1;
+    }
+    ncclResult_t res = ncclSuccess;
+    Py_BEGIN_ALLOW_THREADS
+    if (n > 1)
+        res = cukit_nccl_api.ncclGroupStart();
+    for (int i = 0; i < n && res == ncclSuccess; i++) {
+        cukit_Communicator *c = cs[i];
+        void *all = (void *)(uintptr_t)bufs[i];
+        cukit_api.cuCtxSetCurrent(c->device->ctx);
+        res = cukit_nccl_api.ncclAllGather((char *)all + (size_t)c->rank * sizeof(record), all,
+                                           sizeof(record), ncclUint8, c->comm, NULL);
+    }
+    if (n > 1) {
+        ncclResult_t end = cukit_nccl_api.ncclGroupEnd();
+        if (res == ncclSuccess)
+            res = end;
+    }
+    Py_END_ALLOW_THREADS
+    if (cukit_nccl_check(st, res, "ncclAllGather (setting up one-shot all-reduces)", cs[0]->comm) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        cukit_Communicator *c = cs[i];
+        CUresult r;
+        if (cukit_device_activate(c->device) < 0)
+            return -1;
+        Py_BEGIN_ALLOW_THREADS
+        r = cukit_api.cuStreamSynchronize(NULL);
+        if (r == CUDA_SUCCESS)
+            r = cukit_api.cuMemcpyDtoH(&recs[i * ONESHOT_MAX_RANKS], bufs[i],
+                                       (size_t)c->nranks * sizeof(record));
+        Py_END_ALLOW_THREADS
+        if (cukit_check_cu(st, r, "cuMemcpyDtoH") < 0)
+            return -1;
+    }
+    return 0;
+}
+
+void
+cukit_oneshot_setup(cukit_Communicator **cs, int n)
+{
+    const char *env = getenv("CUKIT_NCCL_ONESHOT");
+    if (n < 1 || (env && strcmp(env, "0") == 0) || cukit_nccl_group_depth() > 0)
+        return;
+    for (int i = 0; i < n; i++)
+        if (cs[i]->comm == NULL || cs[i]->nranks < 2 || cs[i]->nranks > ONESHOT_MAX_RANKS ||
+            cs[i]->rank < 0)
+            return; /* the same on every rank: NCCL serves */
+    PyObject *saved = PyErr_GetRaisedException();
+    struct cukit_oneshot **oss = calloc((size_t)n, sizeof *oss);
+    record *recs = calloc((size_t)n * ONESHOT_MAX_RANKS, sizeof *recs);
+    CUdeviceptr *bufs = calloc((size_t)n, sizeof *bufs);
+    int ok = oss && recs && bufs;
+    for (int i = 0; ok && i < n; i++) {
+        cukit_Communicator *c = cs[i];
+        ok = cukit_device_activate(c->device) == 0 &&
+             CU_CALL(c->st, cuMemAlloc, (&bufs[i], (size_t)c->nranks * sizeof(record))) == 0;
+        if (ok)
+            oss[i] = workspace(c, &recs[i * ONESHOT_MAX_RANKS + c->rank]);
+    }
+    /* From here every rank takes part in both rounds, whatever it found. */
+    ok = ok && exchange(cs, n, bufs, recs) == 0;
+    for (int i = 0; ok && i < n; i++) {
+        cukit_Communicator *c = cs[i];
+        int reached = oss[i] && reach_peers(c, oss[i], &recs[i * ONESHOT_MAX_RANKS]);
+        record mine = recs[i * ONESHOT_MAX_RANKS + c->rank];
+        memset(&recs[i * ONESHOT_MAX_RANKS], 0, (size_t)c->nranks * sizeof(record));
+        mine.ok = reached;
+        recs[i * ONESHOT_MAX_RANKS + c->rank] = mine;
+    }
+    ok = ok && exchange(cs, n, bufs, recs) == 0;
+    for (int i = 0; i < n; i++) {
+        cukit_Communicator *c = cs[i];
+        int all = ok;
+        for (int q = 0; all && q < c->nranks; q++)
+            all = recs[i * ONESHOT_MAX_RANKS + q].ok;
+        if (cukit_device_activate(c->device) < 0)
+            PyErr_Clear();
+        if (bufs && bufs[i])
+            cukit_api.cuMemFree(bufs[i]);
+        if (all)
+            c->oneshot = oss[i];
+        else if (oss)
+            oneshot_free(c->st, oss[i]);
+    }
+    free(oss);
+    free(recs);
+    free(bufs);
+    /* A failure here only means NCCL serves every call (the same verdict on every rank). */
+    PyErr_Clear();
+    PyErr_SetRaisedException(saved);
+}
+
+void
+cukit_oneshot_release(cukit_Communicator *c)
+{
+    struct cukit_oneshot *os = c->oneshot;
+    if (os == NULL)
+        return;
+    c->oneshot = NULL;
+    cukit_api.cuCtxSetCurrent(c->device->ctx);
+    oneshot_free(c->st, os);
+}
+
+void
+cukit_oneshot_stop(cukit_Communicator *c)
+{
+    if (c->oneshot && c->oneshot->stop_host)
+        *c->oneshot->stop_host = 1;
+}
+
+/* ------------------------------------------------------------------ the call */
+
+int
+cukit_oneshot_all_reduce(cukit_Communicator *c, CUdeviceptr send, CUdeviceptr recv,
+                         size_t count, int type, int op, CUstream h)
+{
+    struct cukit_oneshot *os = c->oneshot;
+    if (os == NULL || count == 0 || cukit_nccl_group_depth() > 0 || type < 0 ||
+        type >= NCCL_TYPES || op < 0 || op >= NCCL_OPS)
+        return 0;
+    size_t size = type_size(type);
+    if (size == 0 || count > ONESHOT_SLOT / size ||
+        (op == ncclAvg && type != ncclFloat32 && type != ncclFloat64))
+        return 0;
+    cukit_state *st = c->st;
+    CUfunction f = os->func[type][op];
+    if (f == NULL) {
+        char name[32];
+        PyOS_snprintf(name, sizeof name, "ck_os_%d_%d", type, op);
+        if (cukit_builtin_kernel(c->device, &st->nccl->oneshot_modules, kernel_source,
+                                 "cukit_oneshot.cu", name, &f) < 0)
+            return -1;
+        os->func[type][op] = f;
+    }
+    int capturing = cukit_stream_capturing(h);
+    /* One call after the other on this rank (see the top): a call on another stream
+     * waits for the last one. Not across a capture's edge: a graph's replays are
+     * ordered by the streams they are launched on. */
+    if (!capturing && os->have_last && os->last != h &&
+        CU_CALL(st, cuStreamWaitEvent, (h, os->order, 0)) < 0)
+        return -1;
+    CUdeviceptr in = send, out = recv;
+    unsigned long long n = count;
+    struct {
+        unsigned long long p[ONESHOT_MAX_RANKS];
+    } peers;
+    memcpy(peers.p, os->peer, sizeof peers.p);
+    int rank = c->rank, nranks = c->nranks;
+    void *args[] = {&in, &out, &n, &peers, &rank, &nranks, &os->stop_dev};
+    if (cukit_builtin_launch(c->device, f, 1, 1, ONESHOT_THREADS, 1, h, args) < 0)
+        return -1;
+    if (!capturing) {
+        if (os->order == NULL && CU_CALL(st, cuEventCreate, (&os->order, CU_EVENT_DISABLE_TIMING)) < 0) {
+            os->order = NULL;
+            return -1;
+        }
+        if (CU_CALL(st, cuEventRecord, (os->order, h)) < 0)
+            return -1;
+        os->last = h;
+        os->have_last = 1;
+    }
+    return 1;
+}
