@@ -6,17 +6,19 @@
  * communicators of 2 to 8 ranks whose GPUs all reach each other's memory; everything
  * else goes to NCCL.
  *
- * The workspace (one cuMemAlloc per rank): a control page (this rank's epoch counter at
- * 0; at FLAGS, one 8-byte flag per rank, written by that rank) and two sets (by the
- * epoch's parity) of one ONESHOT_SLOT slot per rank. Call number e on every rank: read
- * and bump the epoch (on the device, so a graph's replays count too), write the input
- * into slot [e % 2][rank] of every rank's workspace, fence, store e into flag [rank] of
- * every rank (release, system scope), wait until every flag here is >= e (acquire), and
- * reduce the slots of set e % 2 in rank order: every rank gets the same bits. Two sets
- * are enough: a rank can only start call e + 2 (writing set e % 2 again) after every
- * rank raised its flag for e + 1, which each does after it finished reading set e % 2.
- * That needs the calls of one rank to run one after the other: those on one stream do;
- * a call on another stream than the last (outside captures) waits for the last first.
+ * The workspace (one cuMemAlloc per rank): a control page (this rank's call counter at
+ * 0) and two sets (by the call's parity) of one slot per rank. A slot holds the data as
+ * lines of 8 bytes: 4 bytes of data and the call's number, stored and loaded whole, so a
+ * line that shows this call's number holds this call's data: no fence and no separate
+ * flag, one trip across NVLink. Call number e on every rank: read and bump the counter
+ * (on the device, so a graph's replays count too); each thread writes its units (an
+ * element of 4 or 8 bytes, or four of 1 byte) as lines into slot [e % 2][rank] of every
+ * peer, then waits for the peers' lines of the same units and reduces them in rank order:
+ * every rank gets the same bits. Two sets are enough: a rank can only start call e + 2
+ * (writing set e % 2 again) after it has every peer's data of call e + 1, which each peer
+ * sends after it finished call e. That needs the calls of one rank to run one after the
+ * other: those on one stream do; a call on another stream than the last (outside
+ * captures) waits for the last first.
  *
  * A wait for a peer that never comes ends when the communicator is aborted (abort(), or
  * synchronize()'s timeout): the kernel polls a word of mapped host memory that
@@ -36,7 +38,8 @@
 #include <unistd.h>
 
 #define ONESHOT_MAX_RANKS 8
-#define ONESHOT_SLOT ((size_t)64 << 10)
+#define ONESHOT_SLOT ((size_t)64 << 10)  /* data bytes a call may take */
+#define ONESHOT_LINES (2 * ONESHOT_SLOT)  /* their lines: 8 bytes for each 4 of data */
 #define ONESHOT_CTRL ((size_t)4096)
 #define ONESHOT_THREADS 512
 #define NCCL_TYPES 10
@@ -59,73 +62,91 @@ struct cukit_oneshot {
 /* The kernels, one per NCCL type and op: ck_os_<ncclDataType_t>_<ncclRedOp_t>. */
 static const char kernel_source[] =
     "#define CK_MAXR 8\n"
-    "#define CK_FLAGS 128\n"
     "#define CK_DATA 4096\n"
-    "#define CK_SLOT (64u << 10)\n"
+    "#define CK_WORDS (16u << 10) // 4-byte words of data a slot holds (64 KiB)\n"
     "struct ck_peers { unsigned long long p[CK_MAXR]; };\n"
-    "__device__ __forceinline__ unsigned long long ck_acquire(const unsigned long long *a) {\n"
+    "// A line: one 4-byte word of data in the low half, the call's flag in the high half,\n"
+    "// stored and loaded whole, so a line seen with this call's flag holds this call's data.\n"
+    "__device__ __forceinline__ void ck_put(unsigned long long *a, unsigned long long v) {\n"
+    "    asm volatile(\"st.relaxed.sys.global.u64 [%0], %1;\" :: \"l\"(a), \"l\"(v) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ unsigned long long ck_get(const unsigned long long *a) {\n"
     "    unsigned long long v;\n"
-    "    asm volatile(\"ld.acquire.sys.global.u64 %0, [%1];\" : \"=l\"(v) : \"l\"(a) : \"memory\");\n"
+    "    asm volatile(\"ld.relaxed.sys.global.u64 %0, [%1];\" : \"=l\"(v) : \"l\"(a) : \"memory\");\n"
     "    return v;\n"
-    "}\n"
-    "__device__ __forceinline__ void ck_release(unsigned long long *a, unsigned long long v) {\n"
-    "    asm volatile(\"st.release.sys.global.u64 [%0], %1;\" :: \"l\"(a), \"l\"(v) : \"memory\");\n"
-    "}\n"
-    "// nbytes of src into dst (a slot: 16-byte aligned), by the widest access both allow\n"
-    "__device__ void ck_put(unsigned char *dst, const unsigned char *src, size_t nbytes) {\n"
-    "    const size_t t = threadIdx.x, step = blockDim.x;\n"
-    "    if ((((size_t)src | nbytes) & 15) == 0) {\n"
-    "        for (size_t i = t; i < nbytes / 16; i += step)\n"
-    "            ((uint4 *)dst)[i] = ((const uint4 *)src)[i];\n"
-    "    } else if ((((size_t)src | nbytes) & 3) == 0) {\n"
-    "        for (size_t i = t; i < nbytes / 4; i += step)\n"
-    "            ((unsigned *)dst)[i] = ((const unsigned *)src)[i];\n"
-    "    } else {\n"
-    "        for (size_t i = t; i < nbytes; i += step)\n"
-    "            dst[i] = src[i];\n"
-    "    }\n"
     "}\n"
     "template <class T, int OP> __device__ __forceinline__ T ck_op(T a, T b) {\n"
     "    return OP == 1 ? a * b : OP == 2 ? (b > a ? b : a) : OP == 3 ? (b < a ? b : a) : a + b;\n"
     "}\n"
+    "// Unit u of the input as W words: one element of 4 or 8 bytes, or four of 1 byte\n"
+    "// (zero past the end).\n"
+    "template <class T, int U> __device__ __forceinline__ void ck_unit(const T *in, size_t u,\n"
+    "                                                               size_t n, unsigned *w) {\n"
+    "    if (sizeof(T) == U) {\n"
+    "        T v = in[u];\n"
+    "        memcpy(w, &v, U);\n"
+    "    } else {\n"
+    "        unsigned char b[4] = {0, 0, 0, 0};\n"
+    "        for (int j = 0; j < 4; j++)\n"
+    "            if (u * 4 + j < n)\n"
+    "                memcpy(&b[j], &in[u * 4 + j], 1);\n"
+    "        memcpy(w, b, 4);\n"
+    "    }\n"
+    "}\n"
     "template <class T, int OP>\n"
     "__device__ void ck_oneshot(const T *in, T *out, unsigned long long n, const ck_peers &peers,\n"
     "                           int rank, int nranks, const volatile int *stop) {\n"
+    "    enum { U = sizeof(T) < 4 ? 4 : (int)sizeof(T), W = U / 4, E = U / (int)sizeof(T) };\n"
     "    __shared__ unsigned long long epoch;\n"
-    "    __shared__ int stopped;\n"
     "    unsigned char *mine = (unsigned char *)peers.p[rank];\n"
     "    if (threadIdx.x == 0) {\n"
     "        unsigned long long *count = (unsigned long long *)mine;\n"
     "        epoch = *count + 1;\n"
     "        *count = epoch;\n"
-    "        stopped = 0;\n"
     "    }\n"
     "    __syncthreads();\n"
-    "    const unsigned long long e = epoch;\n"
-    "    const size_t set = CK_DATA + (size_t)(e & 1) * nranks * CK_SLOT;\n"
-    "    for (int q = 0; q < nranks; q++)\n"
-    "        ck_put((unsigned char *)peers.p[q] + set + (size_t)rank * CK_SLOT,\n"
-    "               (const unsigned char *)in, n * sizeof(T));\n"
-    "    __threadfence_system();\n"
-    "    __syncthreads();\n"
-    "    if (threadIdx.x < nranks) {\n"
-    "        ck_release((unsigned long long *)((unsigned char *)peers.p[threadIdx.x] + CK_FLAGS) + rank, e);\n"
-    "        const unsigned long long *flag = (const unsigned long long *)(mine + CK_FLAGS) + threadIdx.x;\n"
-    "        for (unsigned spins = 1; ck_acquire(flag) < e; spins++)\n"
-    "            if ((spins & 1023) == 0 && *stop) {\n"
-    "                stopped = 1;\n"
-    "                break;\n"
+    "    const unsigned long long e = epoch, flag = (unsigned long long)(unsigned)e << 32;\n"
+    "    const size_t set = CK_DATA + (size_t)(e & 1) * nranks * CK_WORDS * 8;\n"
+    "    const size_t units = (n + E - 1) / E;\n"
+    "    // Every unit of this thread to every peer first, then the peers' units: no thread\n"
+    "    // waits for one that has not sent.\n"
+    "    for (size_t u = threadIdx.x; u < units; u += blockDim.x) {\n"
+    "        unsigned w[W];\n"
+    "        ck_unit<T, U>(in, u, n, w);\n"
+    "        for (int q = 0; q < nranks; q++) {\n"
+    "            if (q == rank)\n"
+    "                continue;\n"
+    "            unsigned long long *line = (unsigned long long *)((unsigned char *)peers.p[q] + set +\n"
+    "                                       (size_t)rank * CK_WORDS * 8) + u * W;\n"
+    "            for (int k = 0; k < W; k++)\n"
+    "                ck_put(line + k, flag | w[k]);\n"
+    "        }\n"
+    "    }\n"
+    "    for (size_t u = threadIdx.x; u < units; u += blockDim.x) {\n"
+    "        T acc[E];\n"
+    "        for (int q = 0; q < nranks; q++) {\n"
+    "            unsigned w[W];\n"
+    "            if (q == rank) {\n"
+    "                ck_unit<T, U>(in, u, n, w);\n"
+    "            } else {\n"
+    "                const unsigned long long *line = (const unsigned long long *)(mine + set +\n"
+    "                                                 (size_t)q * CK_WORDS * 8) + u * W;\n"
+    "                for (int k = 0; k < W; k++) {\n"
+    "                    unsigned long long v;\n"
+    "                    for (unsigned spins = 1; ((v = ck_get(line + k)) >> 32 << 32) != flag; spins++)\n"
+    "                        if ((spins & 1023) == 0 && *stop)\n"
+    "                            return; // aborted: no result\n"
+    "                    w[k] = (unsigned)v;\n"
+    "                }\n"
     "            }\n"
-    "    }\n"
-    "    __syncthreads();\n"
-    "    if (stopped)\n"
-    "        return;\n"
-    "    const T *slots = (const T *)(mine + set);\n"
-    "    for (size_t i = threadIdx.x; i < n; i += blockDim.x) {\n"
-    "        T acc = slots[i];\n"
-    "        for (int q = 1; q < nranks; q++)\n"
-    "            acc = ck_op<T, OP>(acc, slots[(size_t)q * (CK_SLOT / sizeof(T)) + i]);\n"
-    "        out[i] = OP == 4 ? (T)(acc / (T)nranks) : acc;\n"
+    "            T v[E];\n"
+    "            memcpy(v, w, sizeof v);\n"
+    "            for (int j = 0; j < E; j++)\n"
+    "                acc[j] = q == 0 ? v[j] : ck_op<T, OP>(acc[j], v[j]);\n"
+    "        }\n"
+    "        for (int j = 0; j < E; j++)\n"
+    "            if (u * E + j < n)\n"
+    "                out[u * E + j] = OP == 4 ? (T)(acc[j] / (T)nranks) : acc[j];\n"
     "    }\n"
     "}\n"
     "#define CK_K(T, t, op) extern \"C\" __global__ void __launch_bounds__(512)\\\n"
@@ -215,7 +236,7 @@ workspace(cukit_Communicator *c, record *rec)
         return NULL;
     CUfunction f;
     void *host = NULL;
-    size_t bytes = ONESHOT_CTRL + 2 * (size_t)c->nranks * ONESHOT_SLOT;
+    size_t bytes = ONESHOT_CTRL + 2 * (size_t)c->nranks * ONESHOT_LINES;
     if (cukit_api.cuMemAlloc(&os->mine, bytes) != CUDA_SUCCESS) {
         os->mine = 0;
         return os;
