@@ -20,6 +20,8 @@ What it measures
       docs/guide/many-gpus.md): the graph rows are run again with
       CUKIT_NCCL_ONESHOT=0, marked "NCCL's kernel" (plain memory: NCCL's ring LL
       kernel; symmetric: its symmetric kernels).
+    * the floor under the graph rows: a graph of one empty kernel replayed and waited
+      for, on one GPU.
     * peer copy of 256 MiB from GPU 0 to GPU 1 in one process: cukit.copy (through
       cuMemcpyPeerAsync; the copy turns peer access on, for the memory pool too)
       against torch's dst.copy_(src).
@@ -195,6 +197,11 @@ def graph_ways(ways, comm, x, stream, rank, calls, torch, dist, t):
             comm.all_reduce(x, stream=stream)
 
     ways["cukit graph"], ways["cukit graph of 100"] = replays(g1, g100, stream, calls)
+    # The floor: a graph of one empty kernel on this GPU alone, replayed and waited for.
+    nothing = cukit.compile('extern "C" __global__ void nothing() {}', device=rank).nothing
+    with stream.capture() as g0:
+        nothing(grid=1, block=1, stream=stream)
+    ways[FLOOR] = replays(g0, g0, stream, calls)[0]
     symmetric_ways(ways, comm, stream, rank, calls)
     if torch is not None:
         print("rank %d: capturing (torch)" % rank, file=sys.stderr, flush=True)
@@ -256,6 +263,10 @@ def symmetric_ways(ways, comm, stream, rank, calls):
 def report_latency(rows, samples, calls):
     for k, s in samples.items():
         measure = "all_reduce 4 B latency us"
+        if k == FLOOR:
+            rows.append({"measure": FLOOR, "way": "cukit", "value": statistics.median(s) / calls * 1e6,
+                         "samples": [x / calls * 1e6 for x in s]})
+            continue
         symmetric = k.endswith(", symmetric")
         if symmetric:  # a measure of its own, next to the usual memory's
             k = k[:-len(", symmetric")]
@@ -338,6 +349,8 @@ def free_port():
 TORCH_WAYS = ("torch.distributed", "torch", "torch copy_")
 # cukit's rows run with CUKIT_NCCL_ONESHOT=0 (NCCL's kernels for every all_reduce)
 NCCL_KERNEL = ", NCCL's kernel"
+# what a graph replay and its wait cost with nothing to wait for (one GPU)
+FLOOR = "empty kernel in a graph, replay + wait us"
 
 
 def torch_value(by, measure):
@@ -434,7 +447,7 @@ def main():
         try:
             rows += [dict(r, measure=r["measure"] + NCCL_KERNEL)
                      for r in run_workers(args, ["--graphs-only"], {"CUKIT_NCCL_ONESHOT": "0"})
-                     if r["way"] == "cukit"]
+                     if r["way"] == "cukit" and r["measure"] != FLOOR]
         except RuntimeError as e:
             print(f"bench_nccl: the graph rows with NCCL's kernel are missing: {e}",
                   file=sys.stderr)

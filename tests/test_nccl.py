@@ -576,6 +576,55 @@ def test_one_shot_all_reduce_two_processes(tmp_path, rng, one_shot):
         assert len(digests) == 1, "the ranks' results differ in their bits"
 
 
+ONESHOT_WORDS = 16384  # 4-byte words of data a slot holds (64 KiB)
+
+
+@pytest.mark.parametrize("dtype, op", [(np.float32, "sum"), (np.int64, "max"),
+                                       (np.uint8, "prod"), (np.float64, "avg")])
+def test_one_shot_kernel_against_a_peer_that_already_sent(dtype, op, rng):
+    """The one-shot kernel on one device, as rank 0 of 2 whose peer's lines (its data,
+    each word with the call's number) are already in this rank's workspace: it sends its
+    own lines to the peer's workspace, bumps its call counter and reduces in rank order.
+    Runs wherever a kernel runs (the emulator included), unlike the two-GPU tests."""
+    ops = {"sum": 0, "prod": 1, "max": 2, "min": 3, "avg": 4}
+    types = {np.float32: 7, np.int64: 4, np.uint8: 1, np.float64: 8}
+    kernel = cukit.compile(cukit._cukit._nccl_oneshot_source()).get_kernel(
+        f"ck_os_{types[dtype]}_{ops[op]}")
+    n = int(rng.integers(1, 3000))
+    if np.dtype(dtype).kind == "f":
+        mine, theirs = (rng.standard_normal(n).astype(dtype) for _ in range(2))
+    else:
+        mine, theirs = (rng.integers(1, 5, n).astype(dtype) for _ in range(2))
+    nbytes = 4096 + 2 * 2 * ONESHOT_WORDS * 8
+    ws = [cukit.zeros(nbytes, np.uint8) for _ in range(2)]
+    # the peer (rank 1) sent call 1 (the odd set) into this rank's slot 1: a line per
+    # 4 bytes of its data (zero-padded), the call's number in the high half
+    words = np.zeros(-(-theirs.nbytes // 4) * 4, np.uint8)
+    words[:theirs.nbytes] = theirs.view(np.uint8)
+    lines = (np.uint64(1) << np.uint64(32)) | words.view(np.uint32).astype(np.uint64)
+    at = 4096 + 1 * 2 * ONESHOT_WORDS * 8 + 1 * ONESHOT_WORDS * 8
+    host = np.zeros(nbytes, np.uint8)
+    host[at:at + lines.nbytes] = lines.view(np.uint8)
+    ws[0].set(host)
+    x, out = cukit.to_device(mine), cukit.empty(n, dtype)
+    stop = cukit.zeros(1, np.int32)
+    peers = np.zeros(8, np.uint64)
+    peers[:2] = ws[0].ptr, ws[1].ptr
+    kernel(x, out, np.uint64(n), peers.tobytes(), np.int32(0), np.int32(2), stop, grid=1,
+           block=512)
+    cukit.synchronize()
+    fn = {"sum": np.add, "avg": np.add, "prod": np.multiply, "max": np.maximum}[op]
+    want = fn(mine, theirs)
+    if op == "avg":
+        want = (want / dtype(2)).astype(dtype)
+    np.testing.assert_array_equal(out.get(), want)
+    assert ws[0].get()[:8].view(np.uint64)[0] == 1  # the call counter
+    sent = ws[1].get()[at - ONESHOT_WORDS * 8:][:lines.nbytes].view(np.uint64)
+    assert (sent >> np.uint64(32) == 1).all()
+    got = (sent & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.uint8)[:mine.nbytes]
+    np.testing.assert_array_equal(got.view(dtype), mine)
+
+
 ONESHOT_THREADS = """
     import os, threading, numpy as np
     import cukit, cukit.nccl as nccl

@@ -294,6 +294,8 @@ static PyMethodDef nccl_functions[] = {
     {"nccl_group_start", mod_group_start, METH_NOARGS, "ncclGroupStart()."},
     {"nccl_group_end", mod_group_end, METH_NOARGS,
      "ncclGroupEnd(): launch the operations queued since nccl_group_start()."},
+    {"_nccl_oneshot_source", cukit_oneshot_source, METH_NOARGS,
+     "_nccl_oneshot_source() -> str: the CUDA C of the one-shot all-reduce kernels."},
     {"_nccl_datatype", mod_datatype, METH_VARARGS,
      "_nccl_datatype(dtype, op=None) -> (ncclDataType_t, lanes), or TypeError."},
     {NULL},

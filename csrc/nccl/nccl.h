@@ -230,6 +230,8 @@ int cukit_oneshot_all_reduce(cukit_Communicator *c, CUdeviceptr send, CUdevicept
                              size_t count, int type, int op, CUstream h);
 /* Make every one-shot kernel of c that waits for a peer return (abort). Never raises. */
 void cukit_oneshot_stop(cukit_Communicator *c);
+/* _nccl_oneshot_source(): the kernels' CUDA C, for tests that run them on one device. */
+PyObject *cukit_oneshot_source(PyObject *module, PyObject *ignored);
 /* Free c's one-shot workspace and the peers' mappings (after its work: the free waits
  * for the device). Never raises. */
 void cukit_oneshot_release(cukit_Communicator *c);

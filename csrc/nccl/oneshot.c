@@ -474,3 +474,9 @@ cukit_oneshot_all_reduce(cukit_Communicator *c, CUdeviceptr send, CUdeviceptr re
     }
     return 1;
 }
+
+PyObject *
+cukit_oneshot_source(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    return PyUnicode_FromString(kernel_source);
+}
