@@ -22,9 +22,10 @@ TOOL_VARIANTS = [spec for _, spec in runpy.run_path(TOOL, run_name="reduce_varia
 # the knobs' ends: one thread's vector a step, 1024 threads, 16 rows, 1- and 32-item tiles
 MORE_VARIANTS = ["fu=1,crows=1,sitems=1,sitems8=1", "fnt=1024,fminb=2,fminbm=1,fu=2,fstride=1",
                  "fnt=64,fminb=16,fminbm=16,fgrid=32,crows=16,sitems=32,sitems8=8,smode=1",
-                 "fu=3,fgrid=1,sitems=7,sitems8=3,smode=2", "sitems=5,sitems8=5,smode=1",
+                 "fu=3,fgrid=1,sitems=7,sitems8=3,smode=2,ldg=1", "sitems=5,sitems8=5,smode=1,sminb=8",
                  "sitems=32,sitems8=8,smode=0"]
-DEFAULT = "fnt=256,fu=4,fminb=6,fminbm=4,fgrid=0,fstride=0,crows=4,sitems=24,sitems8=8,smode=0"
+DEFAULT = ("fnt=256,fu=4,fminb=6,fminbm=4,fgrid=0,fstride=0,crows=4,ldg=0,sitems=24,sitems8=8,"
+           "smode=0,sminb=0")
 
 
 @pytest.fixture
@@ -112,10 +113,10 @@ def test_kernels_made_under_one_build_run_under_another(rng, variant):
 
 def test_each_build_has_its_own_source(variant):
     sources = set()
-    for spec in ["v0", "fu=8", "fgrid=3", "crows=2", "fstride=1", "fnt=512,fminb=2"]:
+    for spec in ["v0", "fu=8", "fgrid=3", "crows=2", "fstride=1", "fnt=512,fminb=2", "ldg=1"]:
         variant(spec)
         sources.add(cukit._cukit._reduce_source("sum", "float32"))
-    assert len(sources) == 6
+    assert len(sources) == 7
     variant("v0")
     src = cukit._cukit._reduce_source("dot", "float32", "float32")
     assert "#define CK_MINB 4\n" in src and "#define CK_FNT 256\n" in src
@@ -142,6 +143,8 @@ def test_reduce_variant_default_and_spec_round_trip(variant):
     ("fnt=100", "fnt must be a multiple of 32"),
     ("fnt=1024", "fnt x fminb is more than an SM's 2048 threads"),
     ("fnt=1024,fminb=2", "fnt x fminbm is more than an SM's 2048 threads"),
+    ("sminb=9", "sminb (1-D scan's blocks an SM in the launch bounds (0: none)) takes an integer "
+                "from 0 to 8, not '9'"),
 ])
 def test_reduce_variant_refuses_bad_specs(variant, spec, words):
     before = variant("crows=8")

@@ -9,9 +9,11 @@ A build is a shape of the kernels, picked by an internal knob
       blocks an SM in the launch bounds (one input / more), blocks an SM in the grid
       (0: one wave as the occupancy allows), blocks interleaved instead of a run each
   crows                                    the axis-0 sum's rows in flight a warp
-  sitems, sitems8, smode                   the 1-D scan's items a thread (accumulators
-      of up to 4 bytes / wider) and its tile: 0 staged by the block, 1 by each warp,
-      2 kept in registers
+  ldg                                      every reduction's vector loads by
+      ld.global.nc (the full and axis-0 kernels here)
+  sitems, sitems8, smode, sminb            the 1-D scan's items a thread (accumulators
+      of up to 4 bytes / wider), its tile (0 staged by the block, 1 by each warp, 2 kept
+      in registers) and its blocks an SM in the launch bounds (0: none)
 The knobs of one family touch only its kernels, so each build below sets one choice of
 each family, and builds that share a family's choice time it twice (a noise figure).
 
@@ -47,17 +49,24 @@ import cukit._cukit as core
 
 # The builds timed by default: one choice of each family (full reduction; axis 0; scan).
 VARIANTS = [
-    ("v0", "v0"),  # today's: 256 x 4 loads, 6 blocks/SM, one wave; 4 rows; 24 items block-staged
-    ("A", "fu=8,fminb=4,fminbm=2,crows=8,smode=1"),                 # 8 loads (64 regs); 8 rows; warp-staged
-    ("B", "fu=8,fminb=4,fminbm=2,fgrid=16,crows=2,sitems=16,smode=1"),  # ... 4 waves; 2 rows; 16 warp-staged
-    ("C", "fgrid=24,sitems=32,smode=1"),                            # today's shape, 4 waves; 32 warp-staged
-    ("D", "fnt=512,fu=8,fminb=2,fminbm=1,crows=8,smode=2"),          # 512 x 8 loads; 8 rows; 24 in registers
-    ("E", "fnt=512,fu=4,fminb=3,fminbm=2,fgrid=12,sitems=16,smode=2"),  # 512 x 4, 4 waves; 16 in registers
-    ("F", "fu=8,fminb=4,fminbm=2,fstride=1,sitems=32"),             # 8 loads, interleaved; 32 block-staged
-    ("G", "fu=16,fminb=2,fminbm=1,sitems=32,smode=2"),              # 16 loads (128 regs); 32 in registers
+    # name   full reduction                    axis 0            1-D scan
+    ("v0", "v0"),  # 256 x 4 loads, 6 blocks/SM, one wave; 4 rows; 24 items block-staged
+    ("A", "fu=8,fminb=4,fminbm=2,"             "crows=8,"        "smode=1"),
+    ("B", "fu=8,fminb=4,fminbm=2,fgrid=16,"    "crows=2,"        "sitems=16,smode=1"),
+    ("C", "fgrid=30,ldg=1,"                                      "sitems=32,smode=1"),
+    ("D", "fnt=512,fu=8,fminb=2,fminbm=1,"     "crows=8,"        "smode=2"),
+    ("E", "fgrid=30,"                                            "sitems=16,smode=2"),
+    ("F", "fu=8,fminb=4,fminbm=2,fstride=1,"   "crows=16,"       "sitems=32"),
+    ("G", "ldg=1,"                                               "sitems=32,smode=2"),
+    ("H", "fu=16,fminb=2,fminbm=1,"            "crows=8,"        "smode=1,sminb=5"),
 ]
-FAMILIES = {"full": ("fnt", "fu", "fminb", "fminbm", "fgrid", "fstride"), "axis0": ("crows",),
-            "scan": ("sitems", "sitems8", "smode")}
+# why: A-H full: more bytes in flight (8 or 16 loads, 64 or 128 registers), 4-5 waves of
+# blocks for balance (B, C, E; C as CUB's reduce: today's tile, 5 waves, ld.global.nc),
+# 512 threads (D), interleaved blocks (F), the read-only path alone (G). Axis 0: 2 to 16
+# rows in flight. Scan: warp staging (2 block barriers fewer) or registers at 16, 24, 32
+# items, and a register cap of 5 blocks an SM with warp staging (H).
+FAMILIES = {"full": ("fnt", "fu", "fminb", "fminbm", "fgrid", "fstride", "ldg"),
+            "axis0": ("crows", "ldg"), "scan": ("sitems", "sitems8", "smode", "sminb")}
 # case -> (label, family)
 CASES = {
     "sum32": ("sum, 64M float32", "full"),

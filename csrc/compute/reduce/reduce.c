@@ -64,9 +64,10 @@ ck_acc_size(int tc)
  * The kernels' shape as a knob for timing builds side by side (reduce_impl.h's
  * ck_rvariant). The default is the build before the knob existed: 256 threads and
  * 4 vector loads a thread in ckr_f (6 blocks an SM, 4 with more inputs), a wave of
- * resident blocks, a run each; 4 rows in flight in ckcv; 24-item scan tiles (8 for
- * wider accumulators) staged in shared memory by the block. */
-#define RV_DEFAULT {256, 4, CK_MINB, CK_MINB_MULTI, 0, 0, 4, 24, 8, 0}
+ * resident blocks, a run each, plain loads; 4 rows in flight in ckcv; 24-item scan
+ * tiles (8 for wider accumulators) staged in shared memory by the block, no register
+ * cap on the scan. */
+#define RV_DEFAULT {256, 4, CK_MINB, CK_MINB_MULTI, 0, 0, 4, 0, 24, 8, 0, 0}
 static const ck_rvariant rv_default = RV_DEFAULT;
 
 static const struct {
@@ -82,9 +83,11 @@ static const struct {
     {"fgrid", offsetof(ck_rvariant, fgrid), 0, 32, "full reduction's blocks an SM in the grid (0: occupancy)"},
     {"fstride", offsetof(ck_rvariant, fstride), 0, 1, "full reduction's blocks interleaved, not a run each"},
     {"crows", offsetof(ck_rvariant, crows), 1, 16, "rows in flight a warp of the axis-0 kernel"},
+    {"ldg", offsetof(ck_rvariant, ldg), 0, 1, "reductions' vector loads through the read-only path"},
     {"sitems", offsetof(ck_rvariant, sitems), 1, 32, "items a thread of a 1-D scan tile (up to 4-byte sums)"},
     {"sitems8", offsetof(ck_rvariant, sitems8), 1, 8, "the same for wider sums"},
     {"smode", offsetof(ck_rvariant, smode), 0, 2, "1-D scan tile: 0 block-staged, 1 warp-staged, 2 in registers"},
+    {"sminb", offsetof(ck_rvariant, sminb), 0, 8, "1-D scan's blocks an SM in the launch bounds (0: none)"},
 };
 #define NRKNOBS (sizeof rknobs / sizeof *rknobs)
 
@@ -109,7 +112,7 @@ rvariant_parse(const char *spec, const char *who, ck_rvariant *v)
         if (eq == NULL || eq > end || i == NRKNOBS) {
             snprintf(part, sizeof part, "%.*s", (int)(end - s), s);
             PyErr_Format(PyExc_ValueError, "%s: '%s' is not knob=value with a knob of fnt, fu, "
-                         "fminb, fminbm, fgrid, fstride, crows, sitems, sitems8, smode (in '%s')",
+                         "fminb, fminbm, fgrid, fstride, crows, ldg, sitems, sitems8, smode, sminb (in '%s')",
                          who, part, spec);
             return -1;
         }

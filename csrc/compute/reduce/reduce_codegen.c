@@ -47,12 +47,12 @@ put_operands(ck_buf *b, const ck_rspec *s, int nin, int nu, int columns)
             continue;
         }
         ck_put(b, "    ck_vec<T%d, CK_V> a%d[%d];\n#pragma unroll\n"
-               "    for (int u = 0; u < %d; u++) a%d[u] = *(const ck_vec<T%d, CK_V> *)((const char *)"
+               "    for (int u = 0; u < %d; u++) a%d[u] = ck_ld((const ck_vec<T%d, CK_V> *)((const char *)"
                "p.op[%d].lo + ", k, k, nu, nu, k, k, k);
         if (columns)
-            ck_put(b, "off[%d] + u * p.rs[%d][0]);\n", k, k);
+            ck_put(b, "off[%d] + u * p.rs[%d][0]));\n", k, k);
         else
-            ck_put(b, "ko[%d] + (j0 + u * step) * (long long)sizeof(T%d));\n", k, k);
+            ck_put(b, "ko[%d] + (j0 + u * step) * (long long)sizeof(T%d)));\n", k, k);
     }
 }
 
@@ -451,7 +451,17 @@ ck_reduce_source(const ck_rspec *s)
     /* the build (reduce_impl.h's ck_rvariant; fgrid is the launch's alone, written so
      * that every build's text differs) */
     ck_put(&b, "#define CK_FNT %d\n#define CK_FU %d\n#define CK_FSTRIDE %d\n#define CK_FGRID %d\n"
-            "#define CK_CU %d\n", rv->fnt, rv->fu, rv->fstride, rv->fgrid, rv->crows);
+            "#define CK_CU %d\n#define CK_LDG %d\n", rv->fnt, rv->fu, rv->fstride, rv->fgrid,
+            rv->crows, rv->ldg);
+    /* a vector load: plain, or (ldg) through the read-only data path, ld.global.nc */
+    if (rv->ldg)
+        ck_put(&b, "template <class V> CKD V ck_ld(const V *p) {\n    V v;\n"
+                "    if constexpr (sizeof(V) == 16) { const uint4 u = __ldg((const uint4 *)p); memcpy(&v, &u, 16); }\n"
+                "    else if constexpr (sizeof(V) == 8) { const uint2 u = __ldg((const uint2 *)p); memcpy(&v, &u, 8); }\n"
+                "    else if constexpr (sizeof(V) == 4) { const unsigned u = __ldg((const unsigned *)p); memcpy(&v, &u, 4); }\n"
+                "    else v = *p;\n    return v;\n}\n");
+    else
+        ck_put(&b, "template <class V> CKD V ck_ld(const V *p) { return *p; }\n");
     ck_put(&b, "struct ck_rargs {\n    ck_slot op[CK_NOPS];\n    ck_slot init;\n"
             "    unsigned long long part;\n    long long nout, nred, chunk, count;\n"
             "    double d;\n    int splits, kd, rd, fblock;\n"

@@ -58,10 +58,12 @@ typedef struct {
     int fgrid;   /* its grid: blocks an SM (0: as many as the occupancy allows) */
     int fstride; /* 1: its blocks interleave (grid-stride) instead of a run each */
     int crows;   /* rows in flight a warp of the axis-0 kernel (ckcv) */
+    int ldg;     /* 1: every reduction kernel's vector loads by ld.global.nc */
     int sitems;  /* items a thread of the 1-D scan's tile, accumulators of up to 4 bytes */
     int sitems8; /* ... wider accumulators */
     int smode;   /* the 1-D scan's tile: 0 staged in shared memory by the block, 1 by each
                     warp (fewer block barriers), 2 kept in registers (no staging) */
+    int sminb;   /* its blocks an SM in __launch_bounds__ (0: none given) */
 } ck_rvariant;
 /* The build in use (process-wide: a timing knob, plain C data). */
 const ck_rvariant *ck_rvariant_now(void);

@@ -88,7 +88,12 @@ static const char scan_body[] =
     "// \"ld flag; fence; ld value\"), so a reader that saw flag f reads the value published\n"
     "// before f. The aggregate stays valid after the flag becomes 2, so a reader that saw 1 may\n"
     "// read agg[j] at any later time.\n"
-    "extern \"C\" __global__ void __launch_bounds__(256) cks(const ck_sargs p) {\n"
+    "#if CK_SMINB\n"
+    "#define CK_SLB __launch_bounds__(256, CK_SMINB)\n"
+    "#else\n"
+    "#define CK_SLB __launch_bounds__(256)\n"
+    "#endif\n"
+    "extern \"C\" __global__ void CK_SLB cks(const ck_sargs p) {\n"
     "#if CK_SMODE != 2\n"
     "    __shared__ TA sh[CK_PAD(CK_TILE) + 1];\n"
     "#endif\n"
@@ -463,15 +468,15 @@ ck_scan_source(int itc, int otc, const char *acc, int acc_size, const char *head
         PyOS_snprintf(end1, sizeof end1, "\n#line %d \"scan_expr\"", a);
         PyOS_snprintf(end2, sizeof end2, "\n#line %d \"neutral\"", b);
     }
-    const int smode = ck_rvariant_now()->smode;
+    const int smode = ck_rvariant_now()->smode, sminb = ck_rvariant_now()->sminb;
     PyObject *types = ctype ? PyUnicode_FromFormat("#define CK_IT %d\n#define CK_EXCL %d\n"
-                                                   "#define CK_SMODE %d\n",
-                                                   ck_scan_items(acc_size), exclusive, smode)
+                                                   "#define CK_SMODE %d\n#define CK_SMINB %d\n",
+                                                   ck_scan_items(acc_size), exclusive, smode, sminb)
                             : PyUnicode_FromFormat("typedef %s TI;\ntypedef %s TO;\ntypedef %s TA;\n"
                                                    "#define CK_IT %d\n#define CK_EXCL %d\n"
-                                                   "#define CK_SMODE %d\n",
+                                                   "#define CK_SMODE %d\n#define CK_SMINB %d\n",
                                                    ck_dtypes[itc].ctype, ck_dtypes[otc].ctype, acc,
-                                                   ck_scan_items(acc_size), exclusive, smode);
+                                                   ck_scan_items(acc_size), exclusive, smode, sminb);
     PyObject *after = ctype ? PyUnicode_FromFormat("typedef %s TI;\ntypedef TI TO;\ntypedef TI TA;\n",
                                                    ctype)
                             : PyUnicode_FromString("");
