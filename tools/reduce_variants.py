@@ -67,17 +67,21 @@ VARIANTS = [
 # items, and a register cap of 5 blocks an SM with warp staging (H).
 FAMILIES = {"full": ("fnt", "fu", "fminb", "fminbm", "fgrid", "fstride", "ldg"),
             "axis0": ("crows", "ldg"), "scan": ("sitems", "sitems8", "smode", "sminb")}
-# case -> (label, family)
+# case -> (label, family); labels name the sizes of a run ({n}: --n, {h}: half of it)
 CASES = {
-    "sum32": ("sum, 64M float32", "full"),
-    "max32": ("max, 64M float32", "full"),
-    "argmax32": ("argmax, 64M float32", "full"),
-    "dot32": ("dot, 2 x 64M float32", "full"),
-    "sum64": ("sum, 32M float64", "full"),
-    "ax0": ("sum axis 0, 8192 x 8192 float32", "axis0"),
-    "cumsum32": ("cumsum, 64M float32 (read + write)", "scan"),
-    "copy": ("device-to-device copy, 64M float32 (read + write)", None),
+    "sum32": ("sum, {n} float32", "full"),
+    "max32": ("max, {n} float32", "full"),
+    "argmax32": ("argmax, {n} float32", "full"),
+    "dot32": ("dot, 2 x {n} float32", "full"),
+    "sum64": ("sum, {h} float64", "full"),
+    "ax0": ("sum axis 0, {side} x {side} float32", "axis0"),
+    "cumsum32": ("cumsum, {n} float32 (read + write)", "scan"),
+    "copy": ("device-to-device copy, {n} float32 (read + write)", None),
 }
+
+
+def size_label(n):
+    return f"{n >> 20}M" if n % (1 << 20) == 0 else f"{n >> 10}K" if n % 1024 == 0 else str(n)
 
 
 def parse_variants(text):
@@ -215,6 +219,8 @@ def main():
     if side * side != args.n:
         sys.exit("--n must be a square (the axis-0 case is a side x side view of it)")
     variants = parse_variants(args.variants) if args.variants else VARIANTS
+    sizes = {"n": size_label(args.n), "h": size_label(args.n // 2), "side": side}
+    labels = {case: label.format(**sizes) for case, (label, _) in CASES.items()}
     t_start = time.perf_counter()
     peers = {}
     if not args.quick:
@@ -304,7 +310,8 @@ def main():
           f"{args.calls} calls (CUDA events); peer = best peer's median; copy = cukit's "
           f"copy ({copy:.0f} GB/s)")
     summary = {}
-    for case, (label, fam) in CASES.items():
+    for case, (_, fam) in CASES.items():
+        label = labels[case]
         peer = max((med[(p, case)] for p in peers), default=None)
         print(f"\n{label}" + (f"  [best peer {peer:.0f}]" if peer else ""))
         whos = ([name for name, _ in variants] if case != "copy" else ["cukit"]) + list(peers)
@@ -325,7 +332,7 @@ def main():
                                  "knobs": family_spec(specs[best], fam)}
     print("\nbest build a case:")
     for case, s in summary.items():
-        print(f"  {CASES[case][0]:45s} {s['best']:4s} {s['gbps']:8.1f}"
+        print(f"  {labels[case]:45s} {s['best']:4s} {s['gbps']:8.1f}"
               + (f"  {s['of_peer']:5.3f} of peer" if s["of_peer"] else "")
               + f"  {s['of_copy']:5.3f} of copy  {s['knobs']}")
     bad = {k: v for k, v in problems.items() if v}
