@@ -22,10 +22,10 @@ TOOL_VARIANTS = [spec for _, spec in runpy.run_path(TOOL, run_name="reduce_varia
 # the knobs' ends: one thread's vector a step, 1024 threads, 16 rows, 1- and 32-item tiles
 MORE_VARIANTS = ["fu=1,crows=1,sitems=1,sitems8=1", "fnt=1024,fminb=2,fminbm=1,fu=2,fstride=1",
                  "fnt=64,fminb=16,fminbm=16,fgrid=32,crows=16,sitems=32,sitems8=8,smode=1",
-                 "fu=3,fgrid=1,sitems=7,sitems8=3,smode=2,ldg=1", "sitems=5,sitems8=5,smode=1,sminb=8",
+                 "fu=3,fgrid=1,sitems=7,sitems8=3,smode=2,ldg=1", "sitems=5,sitems8=5,smode=1,sminb=8,sspin=30",
                  "sitems=32,sitems8=8,smode=0"]
 DEFAULT = ("fnt=256,fu=4,fminb=6,fminbm=4,fgrid=0,fstride=0,crows=4,ldg=0,sitems=24,sitems8=8,"
-           "smode=0,sminb=0")
+           "smode=0,sminb=0,sspin=0")
 
 
 @pytest.fixture

@@ -11,9 +11,10 @@ A build is a shape of the kernels, picked by an internal knob
   crows                                    the axis-0 sum's rows in flight a warp
   ldg                                      every reduction's vector loads by
       ld.global.nc (the full and axis-0 kernels here)
-  sitems, sitems8, smode, sminb            the 1-D scan's items a thread (accumulators
+  sitems, sitems8, smode, sminb, sspin     the 1-D scan's items a thread (accumulators
       of up to 4 bytes / wider), its tile (0 staged by the block, 1 by each warp, 2 kept
-      in registers) and its blocks an SM in the launch bounds (0: none)
+      in registers), its blocks an SM in the launch bounds (0: none), and nanoseconds
+      its look-back sleeps between reads of tiles not ready
 The knobs of one family touch only its kernels, so each build below sets one choice of
 each family, and builds that share a family's choice time it twice (a noise figure).
 
@@ -58,15 +59,17 @@ VARIANTS = [
     ("E", "fgrid=30,"                                            "sitems=16,smode=2"),
     ("F", "fu=8,fminb=4,fminbm=2,fstride=1,"   "crows=16,"       "sitems=32"),
     ("G", "ldg=1,"                                               "sitems=32,smode=2"),
-    ("H", "fu=16,fminb=2,fminbm=1,"            "crows=8,"        "smode=1,sminb=5"),
+    ("H", "fu=16,fminb=2,fminbm=1,"            "crows=8,"        "smode=1,sspin=200"),
+    ("I", "fu=8,fminb=4,fminbm=2,fgrid=20,ldg=1,"                "smode=1,sminb=6"),
 ]
 # why: A-H full: more bytes in flight (8 or 16 loads, 64 or 128 registers), 4-5 waves of
 # blocks for balance (B, C, E; C as CUB's reduce: today's tile, 5 waves, ld.global.nc),
-# 512 threads (D), interleaved blocks (F), the read-only path alone (G). Axis 0: 2 to 16
-# rows in flight. Scan: warp staging (2 block barriers fewer) or registers at 16, 24, 32
-# items, and a register cap of 5 blocks an SM with warp staging (H).
+# 512 threads (D), interleaved blocks (F), the read-only path alone (G), 8 loads with
+# both (I). Axis 0: 2 to 16 rows in flight, the read-only path. Scan: warp staging (2
+# block barriers fewer) or registers at 16, 24, 32 items; with warp staging a pause in
+# the look-back's polling (H) or a register cap of 6 blocks an SM (I).
 FAMILIES = {"full": ("fnt", "fu", "fminb", "fminbm", "fgrid", "fstride", "ldg"),
-            "axis0": ("crows", "ldg"), "scan": ("sitems", "sitems8", "smode", "sminb")}
+            "axis0": ("crows", "ldg"), "scan": ("sitems", "sitems8", "smode", "sminb", "sspin")}
 # case -> (label, family); labels name the sizes of a run ({n}: --n, {h}: half of it)
 CASES = {
     "sum32": ("sum, {n} float32", "full"),
@@ -156,6 +159,22 @@ def timer(name, mod):
             b.synchronize()
             return a.elapsed_time(b) / 1e3
     return t
+
+
+def kernel_facts(spec):
+    """Registers (and blocks an SM where it matters) of the build's float32 sum kernels
+    (ckr_f: the full reduction, ckcv: axis 0) and 1-D scan tile (cks), compiled apart
+    from the kernels cukit runs (the same source and compiler): a short string."""
+    try:
+        fnt = int(dict(kv.split("=") for kv in spec.split(","))["fnt"])
+        red = cukit.compile(core._reduce_source("sum", "float32"))
+        f, c = red.get_kernel("ckr_f"), red.get_kernel("ckcv")
+        scan = cukit.compile(cukit.ScanKernel(np.float32, "a+b").source).get_kernel("cks")
+        return (f"ckr_f {f.attributes['num_regs']} regs {f.max_active_blocks(fnt)} blk/SM; "
+                f"ckcv {c.attributes['num_regs']} regs; cks {scan.attributes['num_regs']} regs "
+                f"{scan.max_active_blocks(256)} blk/SM")
+    except Exception as e:  # noqa: BLE001 - a fact not known is no reason to stop
+        return f"(no kernel facts: {type(e).__name__}: {e})"
 
 
 # ------------------------------------------------------------------ checks
@@ -266,7 +285,7 @@ def main():
     print(f"data and numpy references: {time.perf_counter() - t_start:.1f} s", flush=True)
 
     # compile and check each build
-    specs, problems, setup_s = {}, {}, {}
+    specs, problems, setup_s, facts = {}, {}, {}, {}
     for name, spec in variants:
         t = time.perf_counter()
         core._reduce_variant(spec)
@@ -281,7 +300,8 @@ def main():
             fn()
         cukit.synchronize()
         setup_s[name] = round(time.perf_counter() - t, 2)
-        print(f"  {name}: {specs[name]}  {setup_s[name]} s"
+        facts[name] = kernel_facts(specs[name])
+        print(f"  {name}: {specs[name]}  {setup_s[name]} s\n      {facts[name]}"
               + (f"  PROBLEMS: {problems[name]}" if problems[name] else ""), flush=True)
     print(f"compiled and checked: {time.perf_counter() - t_start:.1f} s", flush=True)
 
@@ -343,7 +363,7 @@ def main():
         Path(args.json).write_text(json.dumps({
             "device": dev, "n": n, "calls": args.calls, "reps": args.reps,
             "versions": {p: getattr(m, "__version__", "?") for p, m in peers.items()},
-            "specs": specs, "problems": problems, "setup_s": setup_s, "summary": summary,
+            "specs": specs, "problems": problems, "setup_s": setup_s, "facts": facts, "summary": summary,
             "median": {f"{w}|{c}": v for (w, c), v in med.items()},
             "samples": {f"{w}|{c}": s for (w, c), s in samples.items()}}, indent=1))
     return 1 if bad else 0

@@ -66,8 +66,8 @@ ck_acc_size(int tc)
  * 4 vector loads a thread in ckr_f (6 blocks an SM, 4 with more inputs), a wave of
  * resident blocks, a run each, plain loads; 4 rows in flight in ckcv; 24-item scan
  * tiles (8 for wider accumulators) staged in shared memory by the block, no register
- * cap on the scan. */
-#define RV_DEFAULT {256, 4, CK_MINB, CK_MINB_MULTI, 0, 0, 4, 0, 24, 8, 0, 0}
+ * cap on the scan, its look-back polling without a pause. */
+#define RV_DEFAULT {256, 4, CK_MINB, CK_MINB_MULTI, 0, 0, 4, 0, 24, 8, 0, 0, 0}
 static const ck_rvariant rv_default = RV_DEFAULT;
 
 static const struct {
@@ -88,6 +88,7 @@ static const struct {
     {"sitems8", offsetof(ck_rvariant, sitems8), 1, 8, "the same for wider sums"},
     {"smode", offsetof(ck_rvariant, smode), 0, 2, "1-D scan tile: 0 block-staged, 1 warp-staged, 2 in registers"},
     {"sminb", offsetof(ck_rvariant, sminb), 0, 8, "1-D scan's blocks an SM in the launch bounds (0: none)"},
+    {"sspin", offsetof(ck_rvariant, sspin), 0, 2000, "nanoseconds the 1-D scan's look-back sleeps between reads"},
 };
 #define NRKNOBS (sizeof rknobs / sizeof *rknobs)
 
@@ -112,7 +113,7 @@ rvariant_parse(const char *spec, const char *who, ck_rvariant *v)
         if (eq == NULL || eq > end || i == NRKNOBS) {
             snprintf(part, sizeof part, "%.*s", (int)(end - s), s);
             PyErr_Format(PyExc_ValueError, "%s: '%s' is not knob=value with a knob of fnt, fu, "
-                         "fminb, fminbm, fgrid, fstride, crows, ldg, sitems, sitems8, smode, sminb (in '%s')",
+                         "fminb, fminbm, fgrid, fstride, crows, ldg, sitems, sitems8, smode, sminb, sspin (in '%s')",
                          who, part, spec);
             return -1;
         }

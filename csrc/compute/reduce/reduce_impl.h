@@ -64,6 +64,7 @@ typedef struct {
     int smode;   /* the 1-D scan's tile: 0 staged in shared memory by the block, 1 by each
                     warp (fewer block barriers), 2 kept in registers (no staging) */
     int sminb;   /* its blocks an SM in __launch_bounds__ (0: none given) */
+    int sspin;   /* nanoseconds its look-back sleeps between reads of unready tiles */
 } ck_rvariant;
 /* The build in use (process-wide: a timing knob, plain C data). */
 const ck_rvariant *ck_rvariant_now(void);

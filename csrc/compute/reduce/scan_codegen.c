@@ -256,15 +256,23 @@ static const char scan_body[] =
     "                int f;\n"
     "                unsigned long long wd = 0;\n"
     "                if (pk) {\n"
-    "                    do {\n"
+    "                    for (;;) {\n"
     "                        wd = t >= 0 ? vpk[t] : 1ull << 32;\n"
-    "                    } while (__any_sync(0xffffffffu, (wd >> 32) == 0));\n"
+    "                        if (!__any_sync(0xffffffffu, (wd >> 32) == 0)) break;\n"
+    "#if CK_SSPIN\n"
+    "                        __nanosleep(CK_SSPIN);\n"
+    "#endif\n"
+    "                    }\n"
     "                    f = (int)(wd >> 32);\n"
     "                }\n"
     "                else {\n"
-    "                    do {\n"
+    "                    for (;;) {\n"
     "                        f = t >= 0 ? vf[t] : 1;\n"
-    "                    } while (__any_sync(0xffffffffu, f == 0));\n"
+    "                        if (!__any_sync(0xffffffffu, f == 0)) break;\n"
+    "#if CK_SSPIN\n"
+    "                        __nanosleep(CK_SSPIN);\n"
+    "#endif\n"
+    "                    }\n"
     "                    __threadfence();\n"
     "                }\n"
     "                const unsigned m = __ballot_sync(0xffffffffu, f == 2);\n"
@@ -468,15 +476,16 @@ ck_scan_source(int itc, int otc, const char *acc, int acc_size, const char *head
         PyOS_snprintf(end1, sizeof end1, "\n#line %d \"scan_expr\"", a);
         PyOS_snprintf(end2, sizeof end2, "\n#line %d \"neutral\"", b);
     }
-    const int smode = ck_rvariant_now()->smode, sminb = ck_rvariant_now()->sminb;
+    const ck_rvariant *rv = ck_rvariant_now();
+    const int smode = rv->smode, sminb = rv->sminb, sspin = rv->sspin;
     PyObject *types = ctype ? PyUnicode_FromFormat("#define CK_IT %d\n#define CK_EXCL %d\n"
-                                                   "#define CK_SMODE %d\n#define CK_SMINB %d\n",
-                                                   ck_scan_items(acc_size), exclusive, smode, sminb)
+                                                   "#define CK_SMODE %d\n#define CK_SMINB %d\n#define CK_SSPIN %d\n",
+                                                   ck_scan_items(acc_size), exclusive, smode, sminb, sspin)
                             : PyUnicode_FromFormat("typedef %s TI;\ntypedef %s TO;\ntypedef %s TA;\n"
                                                    "#define CK_IT %d\n#define CK_EXCL %d\n"
-                                                   "#define CK_SMODE %d\n#define CK_SMINB %d\n",
+                                                   "#define CK_SMODE %d\n#define CK_SMINB %d\n#define CK_SSPIN %d\n",
                                                    ck_dtypes[itc].ctype, ck_dtypes[otc].ctype, acc,
-                                                   ck_scan_items(acc_size), exclusive, smode, sminb);
+                                                   ck_scan_items(acc_size), exclusive, smode, sminb, sspin);
     PyObject *after = ctype ? PyUnicode_FromFormat("typedef %s TI;\ntypedef TI TO;\ntypedef TI TA;\n",
                                                    ctype)
                             : PyUnicode_FromString("");
