@@ -16,6 +16,8 @@
  * counter in the launch's scratch, zeroed on its stream just before): one launch. */
 #include "compute/reduce/reduce_impl.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +57,150 @@ int
 ck_acc_size(int tc)
 {
     return tc == CUKIT_TC_F16 || tc == CUKIT_TC_BF16 ? 4 : ck_dtypes[tc].size;
+}
+
+/* ------------------------------------------------------------------ variants
+ *
+ * The kernels' shape as a knob for timing builds side by side (reduce_impl.h's
+ * ck_rvariant). The default is the build before the knob existed: 256 threads and
+ * 4 vector loads a thread in ckr_f (6 blocks an SM, 4 with more inputs), a wave of
+ * resident blocks, a run each, plain loads; 4 rows in flight in ckcv; 24-item scan
+ * tiles (8 for wider accumulators) staged in shared memory by the block, no register
+ * cap on the scan, its look-back polling without a pause. */
+#define RV_DEFAULT {256, 4, CK_MINB, CK_MINB_MULTI, 0, 0, 4, 0, 24, 8, 0, 0, 0}
+static const ck_rvariant rv_default = RV_DEFAULT;
+
+static const struct {
+    const char *name;
+    size_t offset;
+    int lo, hi;
+    const char *what;
+} rknobs[] = {
+    {"fnt", offsetof(ck_rvariant, fnt), 64, 1024, "threads a block of the full reduction, a multiple of 32"},
+    {"fu", offsetof(ck_rvariant, fu), 1, 16, "vector loads in flight a thread of the full reduction"},
+    {"fminb", offsetof(ck_rvariant, fminb), 1, 16, "full reduction's blocks an SM in the launch bounds"},
+    {"fminbm", offsetof(ck_rvariant, fminbm), 1, 16, "the same for two or more inputs"},
+    {"fgrid", offsetof(ck_rvariant, fgrid), 0, 32, "full reduction's blocks an SM in the grid (0: occupancy)"},
+    {"fstride", offsetof(ck_rvariant, fstride), 0, 1, "full reduction's blocks interleaved, not a run each"},
+    {"crows", offsetof(ck_rvariant, crows), 1, 16, "rows in flight a warp of the axis-0 kernel"},
+    {"ldg", offsetof(ck_rvariant, ldg), 0, 1, "reductions' vector loads through the read-only path"},
+    {"sitems", offsetof(ck_rvariant, sitems), 1, 32, "items a thread of a 1-D scan tile (up to 4-byte sums)"},
+    {"sitems8", offsetof(ck_rvariant, sitems8), 1, 8, "the same for wider sums"},
+    {"smode", offsetof(ck_rvariant, smode), 0, 2, "1-D scan tile: 0 block-staged, 1 warp-staged, 2 in registers"},
+    {"sminb", offsetof(ck_rvariant, sminb), 0, 8, "1-D scan's blocks an SM in the launch bounds (0: none)"},
+    {"sspin", offsetof(ck_rvariant, sspin), 0, 2000, "nanoseconds the 1-D scan's look-back sleeps between reads"},
+};
+#define NRKNOBS (sizeof rknobs / sizeof *rknobs)
+
+/* Parse spec ("", "v0" or "current": the default) over the defaults. 0 / -1. */
+static int
+rvariant_parse(const char *spec, const char *who, ck_rvariant *v)
+{
+    *v = rv_default;
+    if (strcmp(spec, "v0") == 0 || strcmp(spec, "current") == 0 || strcmp(spec, "default") == 0)
+        return 0;
+    const char *s = spec;
+    while (*s) {
+        const char *eq = strchr(s, '='), *end = strchr(s, ',');
+        if (end == NULL)
+            end = s + strlen(s);
+        size_t i = 0;
+        if (eq != NULL && eq < end)
+            for (; i < NRKNOBS; i++)
+                if (strlen(rknobs[i].name) == (size_t)(eq - s) && strncmp(rknobs[i].name, s, eq - s) == 0)
+                    break;
+        char part[64]; /* PyErr_Format has no %.*s */
+        if (eq == NULL || eq > end || i == NRKNOBS) {
+            snprintf(part, sizeof part, "%.*s", (int)(end - s), s);
+            PyErr_Format(PyExc_ValueError, "%s: '%s' is not knob=value with a knob of fnt, fu, "
+                         "fminb, fminbm, fgrid, fstride, crows, ldg, sitems, sitems8, smode, sminb, sspin (in '%s')",
+                         who, part, spec);
+            return -1;
+        }
+        char *stop;
+        long x = strtol(eq + 1, &stop, 10);
+        if (stop != end || eq + 1 == end || x < rknobs[i].lo || x > rknobs[i].hi) {
+            snprintf(part, sizeof part, "%.*s", (int)(end - eq - 1), eq + 1);
+            PyErr_Format(PyExc_ValueError, "%s: %s (%s) takes an integer from %d to %d, not '%s'",
+                         who, rknobs[i].name, rknobs[i].what, rknobs[i].lo, rknobs[i].hi, part);
+            return -1;
+        }
+        *(int *)((char *)v + rknobs[i].offset) = (int)x;
+        s = *end ? end + 1 : end;
+    }
+    const char *bad = v->fnt % 32 ? "fnt must be a multiple of 32"
+                      : v->fnt * v->fminb > 2048 ? "fnt x fminb is more than an SM's 2048 threads"
+                      : v->fnt * v->fminbm > 2048 ? "fnt x fminbm is more than an SM's 2048 threads"
+                                                 : NULL;
+    if (bad) {
+        PyErr_Format(PyExc_ValueError, "%s: %s (in '%s')", who, bad, spec);
+        return -1;
+    }
+    return 0;
+}
+
+/* The build in use, and the builds used so far in this process (their index is the
+ * kernel caches' key bits, so a build compiled once is found again after a switch).
+ * Process-wide rather than in module state, as radix.c's: a timing knob read from the
+ * environment once, plain C data that costs a launch nothing to read. */
+#define RV_SEEN 64
+static ck_rvariant rv_seen[RV_SEEN] = {RV_DEFAULT};
+static int rv_nseen = 1, rv_now = 0;
+
+const ck_rvariant *
+ck_rvariant_now(void)
+{
+    return &rv_seen[rv_now];
+}
+
+int
+ck_rvariant_id(void)
+{
+    return rv_now;
+}
+
+int
+ck_rvariant_set(const char *spec, const char *who)
+{
+    ck_rvariant v;
+    if (rvariant_parse(spec, who, &v) < 0)
+        return -1;
+    for (int i = 0; i < rv_nseen; i++)
+        if (memcmp(&rv_seen[i], &v, sizeof v) == 0) {
+            rv_now = i;
+            return 0;
+        }
+    if (rv_nseen == RV_SEEN) {
+        PyErr_Format(PyExc_ValueError, "%s: more than %d builds in one process", who, RV_SEEN);
+        return -1;
+    }
+    rv_seen[rv_nseen] = v;
+    rv_now = rv_nseen++;
+    return 0;
+}
+
+PyObject *
+ck_rvariant_str(void)
+{
+    char buf[256];
+    size_t at = 0;
+    const ck_rvariant *v = ck_rvariant_now();
+    for (size_t i = 0; i < NRKNOBS; i++)
+        at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s=%d", i ? "," : "", rknobs[i].name,
+                               *(const int *)((const char *)v + rknobs[i].offset));
+    return PyUnicode_FromString(buf);
+}
+
+PyObject *
+ck_reduce_variant_py(PyObject *m, PyObject *args)
+{
+    const char *spec = NULL;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "|z:_reduce_variant", &spec))
+        return NULL;
+    if (spec && ck_rvariant_set(spec, "cukit._reduce_variant()") < 0)
+        return NULL;
+    return ck_rvariant_str();
 }
 
 /* ------------------------------------------------------------------ axes */
@@ -264,9 +410,9 @@ load_all(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, con
                              (&f, ((cukit_Module *)module)->handle, ck_rfunc_names[i])) < 0)
             rc = -1;
         /* blocks of CK_THREADS one SM holds at once (0: unknown), kept in the entry */
-        int occ = 0;
+        int occ = 0, nt = i == RF_FULL ? ck_rvariant_now()->fnt : CK_THREADS;
         if (rc == 0 && CU_CALL(st, cuOccupancyMaxActiveBlocksPerMultiprocessor,
-                               (&occ, f, CK_THREADS, 0)) < 0) {
+                               (&occ, f, nt, 0)) < 0) {
             PyErr_Clear();
             occ = 0;
         }
@@ -386,7 +532,8 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
         }
         /* one output of one contiguous aligned run: the full reduction's own kernel */
         int full = vec && nout == 1 && plan->kd == 0, kfn = full ? RF_FULL : vec ? RF_ROWV : RF_ROWN;
-        want = (long long)sm * (occ[kfn] > 0 ? occ[kfn] : 8);
+        const int fgrid = ck_rvariant_now()->fgrid;
+        want = (long long)sm * (full && fgrid ? fgrid : occ[kfn] > 0 ? occ[kfn] : 8);
         if (nout < want && nred > 16384) {
             splits = (want + nout - 1) / nout;
             if (splits > nred / 8192)
@@ -429,6 +576,9 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
         return 0;
     int nin = plan->nin, nops = nin + 1;
     long long nout = plan->nout, nred = plan->nred;
+    /* the build's kernels (the callers' bits end below 40; a caller that checks the
+     * cache itself, as reductions.c does, puts them in its key first) */
+    key |= (uint64_t)ck_rvariant_id() << 40;
     if (ck_kcache_find(cache, key | (RF_COUNT - 1)) == NULL &&
         load_all(st, dev, cache, key, spec, file, options) < 0)
         return -1;
@@ -486,7 +636,8 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
         memcpy(buf + off_rs + 8 * CK_RMAXD * (size_t)k, plan->rs[k], 8 * (size_t)plan->rd);
     }
     void *args[] = {buf};
-    int rc = cukit_builtin_launch(dev, e->func, (unsigned)gx, (unsigned)gy, CK_THREADS, 1, h, args);
+    const int nt = fn == RF_FULL ? ck_rvariant_now()->fnt : CK_THREADS;
+    int rc = cukit_builtin_launch(dev, e->func, (unsigned)gx, (unsigned)gy, (unsigned)nt, 1, h, args);
     if (cukit_scratch_release(dev, &part, h) < 0)
         rc = -1;
     return rc;

@@ -47,12 +47,12 @@ put_operands(ck_buf *b, const ck_rspec *s, int nin, int nu, int columns)
             continue;
         }
         ck_put(b, "    ck_vec<T%d, CK_V> a%d[%d];\n#pragma unroll\n"
-               "    for (int u = 0; u < %d; u++) a%d[u] = *(const ck_vec<T%d, CK_V> *)((const char *)"
+               "    for (int u = 0; u < %d; u++) a%d[u] = ck_ld((const ck_vec<T%d, CK_V> *)((const char *)"
                "p.op[%d].lo + ", k, k, nu, nu, k, k, k);
         if (columns)
-            ck_put(b, "off[%d] + u * p.rs[%d][0]);\n", k, k);
+            ck_put(b, "off[%d] + u * p.rs[%d][0]));\n", k, k);
         else
-            ck_put(b, "ko[%d] + (j0 + u * step) * (long long)sizeof(T%d));\n", k, k);
+            ck_put(b, "ko[%d] + (j0 + u * step) * (long long)sizeof(T%d)));\n", k, k);
     }
 }
 
@@ -114,7 +114,7 @@ static const char rhelpers[] =
     "}\n";
 
 /* The kernels, around ck_map/ck_red/ck_ident/ck_post, ck_mapk (one element at byte
- * offsets), ck_vec1/ck_vec4 (vector loads) and the ck_rargs block. */
+ * offsets), ck_vec1/ck_vec4/ck_vecu (vector loads) and the ck_rargs block. */
 static const char rkernels[] =
     "CKD void ck_koffs(const ck_rargs &p, long long o, long long *ko) {\n"
     "#pragma unroll\n"
@@ -201,13 +201,13 @@ static const char rkernels[] =
     "// The row kernels' fold, run by the last block: each output's partials (one per split)\n"
     "// by the whole block where there are few outputs (fblock: a full reduction), else by a\n"
     "// warp per output; the same tree every launch, so the result is deterministic.\n"
-    "CKD void ck_fold_rows(const ck_rargs &p, TA *sh) {\n"
+    "template <int NT> CKD void ck_fold_rows(const ck_rargs &p, TA *sh) {\n"
     "    const TA *part = ck_parts(p, 1);\n"
     "    if (p.fblock) {\n"
     "        for (long long o = 0; o < p.nout; o++) {\n"
     "            TA acc = ck_ident();\n"
-    "            for (int s = threadIdx.x; s < p.splits; s += CK_NT) acc = ck_red(acc, part[(long long)s * p.nout + o]);\n"
-    "            acc = ck_group<CK_NT>(acc, sh);\n"
+    "            for (int s = threadIdx.x; s < p.splits; s += NT) acc = ck_red(acc, part[(long long)s * p.nout + o]);\n"
+    "            acc = ck_group<NT>(acc, sh);\n"
     "            if (threadIdx.x == 0) {\n"
     "                long long ko[CK_NOPS];\n"
     "                ck_koffs(p, o, ko);\n"
@@ -217,7 +217,7 @@ static const char rkernels[] =
     "        return;\n"
     "    }\n"
     "    const int lane = threadIdx.x & 31;\n"
-    "    for (long long o = threadIdx.x >> 5; o < p.nout; o += CK_NT / 32) {\n"
+    "    for (long long o = threadIdx.x >> 5; o < p.nout; o += NT / 32) {\n"
     "        TA acc = ck_ident();\n"
     "        for (int s = lane; s < p.splits; s += 32) acc = ck_red(acc, part[(long long)s * p.nout + o]);\n"
     "        acc = ck_group<32>(acc, nullptr);\n"
@@ -280,27 +280,32 @@ static const char rkernels[] =
     "        if (lane == 0) ck_store(p, o, s, ko, acc, 1);\n"
     "    }\n"
     "    // splits: the last block to finish folds every output's partials, no second launch\n"
-    "    if (FOLD && p.splits > 1 && ck_last(ck_counter(p, 0), gridDim.x, last)) ck_fold_rows(p, sh);\n"
+    "    if (FOLD && p.splits > 1 && ck_last(ck_counter(p, 0), gridDim.x, last)) ck_fold_rows<CK_NT>(p, sh);\n"
     "}\n"
     "// A full reduction of one contiguous aligned run (one output, kept offsets 0): a block\n"
     "// per split (gridDim.x of them, one wave of resident blocks), each on its split's run\n"
-    "// of vectors, 4 vector loads in flight per thread; built for CK_MINB blocks an SM.\n"
-    "extern \"C\" __global__ void __launch_bounds__(CK_NT, CK_MINB) ckr_f(const ck_rargs p) {\n"
+    "// of vectors (CK_FSTRIDE: the blocks interleaved, a vector of each thread in turn),\n"
+    "// CK_FU vector loads in flight per thread; built for CK_MINB blocks of CK_FNT an SM.\n"
+    "extern \"C\" __global__ void __launch_bounds__(CK_FNT, CK_MINB) ckr_f(const ck_rargs p) {\n"
     "    __shared__ TA sh[32];\n"
     "    __shared__ int last;\n"
     "    const long long ko[CK_NOPS] = {};\n"
     "    const int s = blockIdx.x, lane = threadIdx.x;\n"
-    "    const long long lo = (long long)s * p.chunk, hi = min(p.nred, lo + p.chunk);\n"
+    "#if CK_FSTRIDE\n"
+    "    const long long lo = 0, hi = p.nred, q0 = (long long)s * CK_FNT + lane, qs = (long long)gridDim.x * CK_FNT;\n"
+    "#else\n"
+    "    const long long lo = (long long)s * p.chunk, hi = min(p.nred, lo + p.chunk), q0 = lane, qs = CK_FNT;\n"
+    "#endif\n"
     "    const long long nv = (hi - lo) / CK_V;\n"
     "    TA acc = ck_ident();\n"
-    "    long long q = lane;\n"
-    "    for (; q + 3 * CK_NT < nv; q += 4 * CK_NT)\n"
-    "        acc = ck_vec4(acc, p, ko, lo + q * CK_V, (long long)CK_NT * CK_V);\n"
-    "    for (; q < nv; q += CK_NT) acc = ck_vec1(acc, p, ko, lo + q * CK_V);\n"
-    "    for (long long j = lo + nv * CK_V + lane; j < hi; j += CK_NT) acc = ck_red(acc, ck_elem(p, ko, j));\n"
-    "    acc = ck_group<CK_NT>(acc, sh);\n"
+    "    long long q = q0;\n"
+    "    for (; q + (CK_FU - 1) * qs < nv; q += CK_FU * qs)\n"
+    "        acc = ck_vecu(acc, p, ko, lo + q * CK_V, qs * CK_V);\n"
+    "    for (; q < nv; q += qs) acc = ck_vec1(acc, p, ko, lo + q * CK_V);\n"
+    "    for (long long j = lo + nv * CK_V + q0; j < hi; j += qs) acc = ck_red(acc, ck_elem(p, ko, j));\n"
+    "    acc = ck_group<CK_FNT>(acc, sh);\n"
     "    if (threadIdx.x == 0) ck_store(p, 0, s, ko, acc, 1);\n"
-    "    if (p.splits > 1 && ck_last(ck_counter(p, 0), gridDim.x, last)) ck_fold_rows(p, sh);\n"
+    "    if (p.splits > 1 && ck_last(ck_counter(p, 0), gridDim.x, last)) ck_fold_rows<CK_FNT>(p, sh);\n"
     "}\n"
     "// A warp per row never splits one; a block per row without splits (ckr_v1) has no\n"
     "// fold: with the fold's code in it the loop got other registers (40 against 48 for a\n"
@@ -337,7 +342,7 @@ static const char rkernels[] =
     "}\n"
     "// A block owns 32 vectors of CK_V neighbouring outputs (a warp's width: a warp reads\n"
     "// 32 * 16 contiguous bytes of a row) and its split's rows (blockIdx.y); each warp takes\n"
-    "// one run of consecutive rows of the split, four rows in flight, and the warps' sums are\n"
+    "// one run of consecutive rows of the split, CK_CU rows in flight, and the warps' sums are\n"
     "// combined in shared memory in warp order: every output sees its rows in order.\n"
     "extern \"C\" __global__ void __launch_bounds__(CK_NT) ckcv(const ck_rargs p) {\n"
     "    __shared__ TA sh[32 * CK_V];\n"
@@ -358,10 +363,10 @@ static const char rkernels[] =
     "        if (p.rd <= 1) {\n"
     "            long long off[CK_NOPS];\n"
     "            ck_roffs(p, ko, j, off);\n"
-    "            for (; j + 4 <= whi; j += 4) {\n"
-    "                ck_cvec4(acc, p, off, j);\n"
+    "            for (; j + CK_CU <= whi; j += CK_CU) {\n"
+    "                ck_cvecu(acc, p, off, j);\n"
     "#pragma unroll\n"
-    "                for (int k = 0; k < CK_NOPS; k++) off[k] += 4 * p.rs[k][0];\n"
+    "                for (int k = 0; k < CK_NOPS; k++) off[k] += CK_CU * p.rs[k][0];\n"
     "            }\n"
     "        }\n"
     "        for (; j < whi; j++) {\n"
@@ -415,16 +420,16 @@ user_text(ck_buf *b, const ck_rspec *s, const char *what, const char *text)
     }
 }
 
-/* ckr_f's blocks an SM (__launch_bounds__): CK_MINB for one array input, whose four
- * vector loads fit its 40 registers; CK_MINB_MULTI for more (dot, where=), whose loads
- * need more registers to stay in flight. */
+/* ckr_f's blocks an SM (__launch_bounds__) in build v: fminb for one array input (the
+ * default CK_MINB: its four vector loads fit 40 registers); fminbm for more (dot,
+ * where=; CK_MINB_MULTI), whose loads need more registers to stay in flight. */
 static int
-ck_minb(const ck_rspec *s)
+ck_minb(const ck_rspec *s, const ck_rvariant *v)
 {
     int arrays = 0;
     for (int k = 0; k < s->nin; k++)
         arrays += s->kind[k] == CK_OPND_ARRAY;
-    return arrays == 1 ? CK_MINB : CK_MINB_MULTI;
+    return arrays == 1 ? v->fminb : v->fminbm;
 }
 
 PyObject *
@@ -432,6 +437,7 @@ ck_reduce_source(const ck_rspec *s)
 {
     ck_buf b = {0};
     int nin = s->nin, v = s->vec > 0 ? s->vec : 1;
+    const ck_rvariant *rv = ck_rvariant_now();
     ck_put(&b, "%s\n%s\n", ck_preamble, rhelpers);
     /* a struct output is defined by head: its typedef follows head */
     for (int k = 0; k < nin + !s->out_ctype; k++)
@@ -441,7 +447,21 @@ ck_reduce_source(const ck_rspec *s)
         ck_put(&b, "typedef T%d TO;\n", nin);
     ck_put(&b, "#define CK_NIN %d\n#define CK_NOPS %d\n#define CK_V %d\n"
             "#define CK_NT %d\n#define CK_HAS_INIT %d\n#define CK_RMAXD %d\n#define CK_MINB %d\n",
-        nin, nin + 1, v, CK_THREADS, s->has_init, CK_RMAXD, ck_minb(s));
+        nin, nin + 1, v, CK_THREADS, s->has_init, CK_RMAXD, ck_minb(s, rv));
+    /* the build (reduce_impl.h's ck_rvariant; fgrid is the launch's alone, written so
+     * that every build's text differs) */
+    ck_put(&b, "#define CK_FNT %d\n#define CK_FU %d\n#define CK_FSTRIDE %d\n#define CK_FGRID %d\n"
+            "#define CK_CU %d\n#define CK_LDG %d\n", rv->fnt, rv->fu, rv->fstride, rv->fgrid,
+            rv->crows, rv->ldg);
+    /* a vector load: plain, or (ldg) through the read-only data path, ld.global.nc */
+    if (rv->ldg)
+        ck_put(&b, "template <class V> CKD V ck_ld(const V *p) {\n    V v;\n"
+                "    if constexpr (sizeof(V) == 16) { const uint4 u = __ldg((const uint4 *)p); memcpy(&v, &u, 16); }\n"
+                "    else if constexpr (sizeof(V) == 8) { const uint2 u = __ldg((const uint2 *)p); memcpy(&v, &u, 8); }\n"
+                "    else if constexpr (sizeof(V) == 4) { const unsigned u = __ldg((const unsigned *)p); memcpy(&v, &u, 4); }\n"
+                "    else v = *p;\n    return v;\n}\n");
+    else
+        ck_put(&b, "template <class V> CKD V ck_ld(const V *p) { return *p; }\n");
     ck_put(&b, "struct ck_rargs {\n    ck_slot op[CK_NOPS];\n    ck_slot init;\n"
             "    unsigned long long part;\n    long long nout, nred, chunk, count;\n"
             "    double d;\n    int splits, kd, rd, fblock;\n"
@@ -482,15 +502,16 @@ ck_reduce_source(const ck_rspec *s)
             ck_put(&b, ", *(const T%d *)((const char *)p.op[%d].lo + off[%d])", k, k, k);
     }
     ck_put(&b, ");\n}\n");
-    /* vector loads: one vector of each array input, then four */
-    for (int four = 0; four < 2; four++) {
+    /* vector loads: one vector of each array input, then four (the rows), then the full
+     * reduction's CK_FU */
+    for (int four = 0; four < 3; four++) {
         if (four)
-            ck_put(&b, "CKD TA ck_vec4(TA acc, const ck_rargs &p, const long long *ko, long long j0, "
-                    "long long step) {\n");
+            ck_put(&b, "CKD TA ck_vec%s(TA acc, const ck_rargs &p, const long long *ko, long long j0, "
+                    "long long step) {\n", four == 1 ? "4" : "u");
         else
             ck_put(&b, "CKD TA ck_vec1(TA acc, const ck_rargs &p, const long long *ko, long long j0) {\n"
                     "    const long long step = 0;\n");
-        int nu = four ? 4 : 1;
+        int nu = four == 2 ? rv->fu : four ? 4 : 1;
         put_operands(&b, s, nin, nu, 0);
         ck_put(&b, "    (void)step;\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n#pragma unroll\n"
                 "        for (int e = 0; e < CK_V; e++) acc = ck_red(acc, ck_map(j0 + u * step + e", nu);
@@ -499,12 +520,12 @@ ck_reduce_source(const ck_rspec *s)
         ck_put(&b, "));\n    }\n    return acc;\n}\n");
     }
     /* column vectors: CK_V neighbouring outputs' elements of row j0 (ck_cvec1) or of rows
-     * j0..j0+3 (ck_cvec4, one reduced dimension), at byte offsets off[k] of row j0; each
-     * output's in row order, all loads before the first use */
+     * j0..j0+CK_CU-1 (ck_cvecu, one reduced dimension), at byte offsets off[k] of row j0;
+     * each output's in row order, all loads before the first use */
     for (int four = 0; four < 2; four++) {
-        int nu = four ? 4 : 1;
-        ck_put(&b, "CKD void ck_cvec%d(TA *acc, const ck_rargs &p, const long long *off, long long j0) {\n"
-                "    (void)p;\n", nu);
+        int nu = four ? rv->crows : 1;
+        ck_put(&b, "CKD void ck_cvec%s(TA *acc, const ck_rargs &p, const long long *off, long long j0) {\n"
+                "    (void)p;\n", four ? "u" : "1");
         put_operands(&b, s, nin, nu, 1);
         ck_put(&b, "#pragma unroll\n    for (int u = 0; u < %d; u++) {\n#pragma unroll\n"
                 "        for (int e = 0; e < CK_V; e++) acc[e] = ck_red(acc[e], ck_map(j0 + u", nu);

@@ -45,6 +45,38 @@ enum { RF_ROWV, RF_ROWVW, RF_ROWN, RF_ROWNW, RF_COL, RF_COLV, RF_FULL, RF_ROWV1,
 #define CK_MINB_MULTI 4
 extern const char *const ck_rfunc_names[RF_COUNT];
 
+/* The kernels' build: an internal knob (cukit._cukit._reduce_variant, and the environment
+ * variable CUKIT_REDUCE_VARIANT read once at import) so that one run on a GPU can time
+ * several builds side by side (tools/reduce_variants.py). Not a setting: every build
+ * computes the same results (the tests run each); the default is the build measured
+ * best. A spec is "knob=value,..." over the defaults (reduce.c's knob table). */
+typedef struct {
+    int fnt;     /* threads a block of the full reduction (ckr_f) */
+    int fu;      /* its vector loads in flight a thread (unrolled before the first use) */
+    int fminb;   /* its blocks an SM in __launch_bounds__, one array input */
+    int fminbm;  /* ... two or more array inputs (dot, where=) */
+    int fgrid;   /* its grid: blocks an SM (0: as many as the occupancy allows) */
+    int fstride; /* 1: its blocks interleave (grid-stride) instead of a run each */
+    int crows;   /* rows in flight a warp of the axis-0 kernel (ckcv) */
+    int ldg;     /* 1: every reduction kernel's vector loads by ld.global.nc */
+    int sitems;  /* items a thread of the 1-D scan's tile, accumulators of up to 4 bytes */
+    int sitems8; /* ... wider accumulators */
+    int smode;   /* the 1-D scan's tile: 0 staged in shared memory by the block, 1 by each
+                    warp (fewer block barriers), 2 kept in registers (no staging) */
+    int sminb;   /* its blocks an SM in __launch_bounds__ (0: none given) */
+    int sspin;   /* nanoseconds its look-back sleeps between reads of unready tiles */
+} ck_rvariant;
+/* The build in use (process-wide: a timing knob, plain C data). */
+const ck_rvariant *ck_rvariant_now(void);
+/* Its number in this process (0: the default), for kernel cache keys: bits 40-47. */
+int ck_rvariant_id(void);
+/* Use spec's build from now on; 0, or -1 with a ValueError starting with who. */
+int ck_rvariant_set(const char *spec, const char *who);
+/* The build in use as a spec with every knob. New ref or NULL. */
+PyObject *ck_rvariant_str(void);
+/* _reduce_variant(spec=None, /) -> str (the Python function). */
+PyObject *ck_reduce_variant_py(PyObject *m, PyObject *args);
+
 /* CUDA C of every kernel of spec. New ref or NULL. */
 PyObject *ck_reduce_source(const ck_rspec *spec);
 
@@ -90,6 +122,17 @@ PyObject *ck_reduce_plan_py(PyObject *m, PyObject *args);
 int ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
                  const ck_rspec *spec, const char *file, PyObject *options, int acc_size,
                  ck_rplan *plan, CUstream h);
+
+/* Elements a thread of a 1-D scan tile in the build in use, for an accumulator of
+ * acc_size bytes (the tile: CK_THREADS of them). */
+int ck_scan_items(int acc_size);
+/* CUDA C of one scan (scan_codegen.c): the input, output and accumulator types (itc,
+ * otc, acc: a C type; with ctype, all three are that type, which head defines), the
+ * operation over a and b, its neutral element; user: the texts are a user's (#line them).
+ * The tile's items come from ck_scan_items(acc_size). New ref or NULL. */
+PyObject *ck_scan_source(int itc, int otc, const char *acc, int acc_size, const char *head,
+                         const char *op, const char *neutral, int exclusive, int user,
+                         const char *ctype);
 
 /* The output shape of reducing (ndim, shape) over axes. */
 int ck_rout_shape(int ndim, const Py_ssize_t *shape, uint64_t axes, int keepdims,
