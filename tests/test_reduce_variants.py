@@ -24,8 +24,8 @@ MORE_VARIANTS = ["fu=1,crows=1,sitems=1,sitems8=1", "fnt=1024,fminb=2,fminbm=1,f
                  "fnt=64,fminb=16,fminbm=16,fgrid=32,crows=16,sitems=32,sitems8=8,smode=1",
                  "fu=3,fgrid=1,sitems=7,sitems8=3,smode=2,ldg=1", "sitems=5,sitems8=5,smode=1,sminb=8,sspin=30",
                  "sitems=32,sitems8=8,smode=0"]
-DEFAULT = ("fnt=256,fu=4,fminb=6,fminbm=4,fgrid=0,fstride=0,crows=4,ldg=0,sitems=24,sitems8=8,"
-           "smode=0,sminb=0,sspin=0")
+DEFAULT = ("fnt=256,fu=8,fminb=4,fminbm=2,fgrid=0,fstride=1,crows=4,ldg=0,sitems=32,sitems8=8,"
+           "smode=1,sminb=0,sspin=0")
 
 
 @pytest.fixture
@@ -113,22 +113,22 @@ def test_kernels_made_under_one_build_run_under_another(rng, variant):
 
 def test_each_build_has_its_own_source(variant):
     sources = set()
-    for spec in ["v0", "fu=8", "fgrid=3", "crows=2", "fstride=1", "fnt=512,fminb=2", "ldg=1"]:
+    for spec in ["v0", "fu=4", "fgrid=3", "crows=2", "fstride=0", "fnt=512,fminb=2", "ldg=1"]:
         variant(spec)
         sources.add(cukit._cukit._reduce_source("sum", "float32"))
     assert len(sources) == 7
     variant("v0")
     src = cukit._cukit._reduce_source("dot", "float32", "float32")
-    assert "#define CK_MINB 4\n" in src and "#define CK_FNT 256\n" in src
-    variant("fminbm=2")
-    assert "#define CK_MINB 2\n" in cukit._cukit._reduce_source("dot", "float32", "float32")
-    assert "#define CK_MINB 6\n" in cukit._cukit._reduce_source("sum", "float32")
+    assert "#define CK_MINB 2\n" in src and "#define CK_FNT 256\n" in src
+    variant("fminbm=3")
+    assert "#define CK_MINB 3\n" in cukit._cukit._reduce_source("dot", "float32", "float32")
+    assert "#define CK_MINB 4\n" in cukit._cukit._reduce_source("sum", "float32")
 
 
 def test_reduce_variant_default_and_spec_round_trip(variant):
     assert variant() == DEFAULT
     assert variant("v0") == variant("current") == variant("") == DEFAULT
-    assert variant("fu=8,smode=2") == DEFAULT.replace("fu=4", "fu=8").replace("smode=0", "smode=2")
+    assert variant("fu=4,smode=2") == DEFAULT.replace("fu=8", "fu=4").replace("smode=1", "smode=2")
     assert variant(variant("fnt=512,fminb=3,fminbm=2,sitems=16")) == variant()
 
 
@@ -142,7 +142,7 @@ def test_reduce_variant_default_and_spec_round_trip(variant):
     ("sitems8=9", "sitems8 (the same for wider sums) takes an integer from 1 to 8, not '9'"),
     ("fnt=100", "fnt must be a multiple of 32"),
     ("fnt=1024", "fnt x fminb is more than an SM's 2048 threads"),
-    ("fnt=1024,fminb=2", "fnt x fminbm is more than an SM's 2048 threads"),
+    ("fnt=1024,fminb=2,fminbm=3", "fnt x fminbm is more than an SM's 2048 threads"),
     ("sminb=9", "sminb (1-D scan's blocks an SM in the launch bounds (0: none)) takes an integer "
                 "from 0 to 8, not '9'"),
 ])
@@ -158,11 +158,11 @@ def test_reduce_variant_from_the_environment():
             ".astype('f4'); d = cukit.to_device(x); assert cukit.sum(d).get() == x.sum(); "
             "assert np.array_equal(cukit.cumsum(d).get(), np.cumsum(x)); "
             "print(cukit._cukit._reduce_variant())")
-    env = dict(os.environ, CUKIT_REDUCE_VARIANT="fu=8,fminb=4,smode=1")
+    env = dict(os.environ, CUKIT_REDUCE_VARIANT="fu=4,fminb=6,smode=0")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                        env=env)
     assert r.returncode == 0 and r.stdout.strip() == (
-        DEFAULT.replace("fu=4,fminb=6", "fu=8,fminb=4").replace("smode=0", "smode=1")), \
+        DEFAULT.replace("fu=8,fminb=4", "fu=4,fminb=6").replace("smode=1", "smode=0")), \
         r.stdout + r.stderr
     env["CUKIT_REDUCE_VARIANT"] = "sitems=0"
     r = subprocess.run([sys.executable, "-c", "import cukit"], capture_output=True, text=True,

@@ -51,7 +51,9 @@ import cukit._cukit as core
 # The builds timed by default: one choice of each family (full reduction; axis 0; scan).
 VARIANTS = [
     # name   full reduction                    axis 0            1-D scan
-    ("v0", "v0"),  # 256 x 4 loads, 6 blocks/SM, one wave; 4 rows; 24 items block-staged
+    ("v0", "v0"),  # the default: 256 x 8 loads, 4 blocks/SM, interleaved; 4 rows; 32 items warp-staged
+    # the default until 2026-11-27: 256 x 4 loads, 6 blocks/SM, a run each; 24 items block-staged
+    ("old", "fu=4,fminb=6,fminbm=4,fstride=0,sitems=24,smode=0"),
     ("A", "fu=8,fminb=4,fminbm=2,"             "crows=8,"        "smode=1"),
     ("B", "fu=8,fminb=4,fminbm=2,fgrid=16,"    "crows=2,"        "sitems=16,smode=1"),
     ("C", "fgrid=30,ldg=1,"                                      "sitems=32,smode=1"),

@@ -15,6 +15,7 @@ static pthread_barrier_t ck_block_bar;
 static pthread_barrier_t ck_warp_bar[8];
 static int ck_warp_buf[8][32];
 static inline void __syncthreads() { pthread_barrier_wait(&ck_block_bar); }
+static inline void __syncwarp(unsigned = 0xffffffffu) { pthread_barrier_wait(&ck_warp_bar[threadIdx.x / 32]); }
 static inline int ck_xchg(int v, int src, bool valid) {
     int w = threadIdx.x / 32, l = threadIdx.x % 32;
     ck_warp_buf[w][l] = v;

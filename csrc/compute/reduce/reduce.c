@@ -62,12 +62,15 @@ ck_acc_size(int tc)
 /* ------------------------------------------------------------------ variants
  *
  * The kernels' shape as a knob for timing builds side by side (reduce_impl.h's
- * ck_rvariant). The default is the build before the knob existed: 256 threads and
- * 4 vector loads a thread in ckr_f (6 blocks an SM, 4 with more inputs), a wave of
- * resident blocks, a run each, plain loads; 4 rows in flight in ckcv; 24-item scan
- * tiles (8 for wider accumulators) staged in shared memory by the block, no register
- * cap on the scan, its look-back polling without a pause. */
-#define RV_DEFAULT {256, 4, CK_MINB, CK_MINB_MULTI, 0, 0, 4, 0, 24, 8, 0, 0, 0}
+ * ck_rvariant). The default is the build tools/reduce_variants.py found fastest on an
+ * H100 (2026-11-27, ten builds in one run): 256 threads and 8 vector loads a thread in
+ * ckr_f (4 blocks an SM, 2 with more inputs), a wave of resident blocks interleaved,
+ * plain loads; 4 rows in flight in ckcv; 32-item scan tiles (8 for wider accumulators)
+ * staged in shared memory by each warp, no register cap on the scan, its look-back
+ * polling without a pause. The build before (4 loads, 6 blocks an SM, 4 with more
+ * inputs, a run each; 24-item tiles staged by the block) is
+ * "fu=4,fminb=6,fminbm=4,fstride=0,sitems=24,smode=0". */
+#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 0}
 static const ck_rvariant rv_default = RV_DEFAULT;
 
 static const struct {

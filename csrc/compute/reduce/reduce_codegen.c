@@ -421,8 +421,8 @@ user_text(ck_buf *b, const ck_rspec *s, const char *what, const char *text)
 }
 
 /* ckr_f's blocks an SM (__launch_bounds__) in build v: fminb for one array input (the
- * default CK_MINB: its four vector loads fit 40 registers); fminbm for more (dot,
- * where=; CK_MINB_MULTI), whose loads need more registers to stay in flight. */
+ * default CK_MINB); fminbm for more (dot, where=; CK_MINB_MULTI), whose loads need more
+ * registers to stay in flight. */
 static int
 ck_minb(const ck_rspec *s, const ck_rvariant *v)
 {

@@ -36,13 +36,14 @@ enum { CK_OPND_ARRAY = 0, CK_OPND_SCALAR, CK_OPND_RAW };
 /* The kernels in one generated module, by index (key bits 0-2). */
 enum { RF_ROWV, RF_ROWVW, RF_ROWN, RF_ROWNW, RF_COL, RF_COLV, RF_FULL, RF_ROWV1, RF_COUNT };
 /* Blocks of CK_THREADS the full reduction's kernel (ckr_f) of one array input is built
- * to fit on one SM at once (__launch_bounds__' second argument: it caps its registers
- * at 40, so 75% of an SM's threads instead of the 62% that 48 registers allow). */
-#define CK_MINB 6
+ * to fit on one SM at once (__launch_bounds__' second argument): 4 caps its registers
+ * at 64, room for its eight 16-byte loads in flight (6, with four loads and 40
+ * registers, ran 5% slower on an H100; tools/reduce_variants.py). */
+#define CK_MINB 4
 /* ... and of more inputs (dot, where=): left to the compiler it took 150 registers for a
  * float32 dot (one block an SM) and ran 4% slower than the two-pass reduction before it;
- * 4 blocks cap it at 64. */
-#define CK_MINB_MULTI 4
+ * 2 blocks with eight loads each beat 4 with four. */
+#define CK_MINB_MULTI 2
 extern const char *const ck_rfunc_names[RF_COUNT];
 
 /* The kernels' build: an internal knob (cukit._cukit._reduce_variant, and the environment

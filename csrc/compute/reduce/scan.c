@@ -2,8 +2,9 @@
  * base of InclusiveScanKernel and ExclusiveScanKernel, PyCUDA's scan builders)
  *
  * One dimension: a single pass with decoupled look-back. Each block takes the next tile
- * (6144 elements, 2048 for accumulators over 4 bytes) from a counter, loads it into shared
- * memory (16-byte vectors when contiguous and aligned), scans it, publishes the tile's
+ * (8192 elements, 2048 for accumulators over 4 bytes; the build's, see ck_scan_items) from a
+ * counter, loads it into shared memory (16-byte vectors when contiguous and aligned; by
+ * default each warp stages its own part), scans it, publishes the tile's
  * aggregate, and a warp adds the aggregates of the tiles before it, 32 a step, up to the
  * first inclusive prefix it meets; then it publishes its own prefix: every element is
  * read once and written once. Along an axis of an N-D array: a warp per line when the axis is

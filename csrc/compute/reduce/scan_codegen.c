@@ -6,18 +6,20 @@
 
 #include <string.h>
 
-/* Elements per thread of a 1-D tile, from the accumulator's size: 6144-element tiles for
+/* Elements per thread of a 1-D tile, from the accumulator's size: 8192-element tiles for
  * accumulators of up to 4 bytes, 2048 above (the tile's shared memory stays under 34 KiB
  * for complex128). A tile's fixed costs (its ticket, four barriers, the look-back's round
  * trips to L2) are paid per tile: 24 items (48 registers for float32 with sm_90's
  * compiler, 5 blocks an SM, 24 KiB of loads in flight a block) amortize them over 1.5
- * times the bytes of 16 items (40 registers, 6 blocks, 16 KiB). The source (CK_IT) and
+ * times the bytes of 16 items (40 registers, 6 blocks, 16 KiB), and 32 items staged by
+ * each warp (two block barriers fewer) ran 11% faster again on an H100
+ * (tools/reduce_variants.py, 2026-11-27), the default now. The source (CK_IT) and
  * the launch (the tile count) both take it from here, called with the same size and
  * build: cumsum at each call, a ScanKernel once (it keeps the count with its source). */
 int
 ck_scan_items(int acc_size)
 {
-    /* the build's (reduce_impl.h's ck_rvariant): by default 24 and 8, as above */
+    /* the build's (reduce_impl.h's ck_rvariant): by default 32 and 8, as above */
     const ck_rvariant *v = ck_rvariant_now();
     return acc_size <= 4 ? v->sitems : v->sitems8;
 }
