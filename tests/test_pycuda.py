@@ -838,3 +838,17 @@ def test_function_call_fast_and_python_ways(ctx, rng):
         f(out, xd, np.float32(2.5), np.int32(x.size), block=(256, 1, 1), bogus=1)
     with pytest.raises(TypeError):
         f(out, xd, np.float32(2.5), block=(256, 1, 1))             # an argument missing
+
+
+@pytest.mark.parametrize("module", ["compiler", "driver", "gpuarray", "elementwise", "reduction",
+                                    "scan", "curandom", "cumath", "tools", "characterize",
+                                    "debug"])
+def test_each_module_imports_first(module):
+    """A program's first import may be any of the modules (`from pycuda.compiler import
+    SourceModule` before `import pycuda.autoinit`): none may trip over an import cycle
+    (compiler -> _texref -> driver -> _texref broke that once)."""
+    src = os.path.dirname(os.path.dirname(cukit.__file__))
+    r = subprocess.run([sys.executable, "-c", f"import cukit.pycuda.{module}"],
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=src))
+    assert r.returncode == 0, r.stderr[-2000:]

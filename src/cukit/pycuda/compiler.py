@@ -14,8 +14,8 @@ import warnings
 
 import cukit
 
+from . import driver as _drv  # first: driver imports _texref, which uses driver's names
 from . import _texref
-from . import driver as _drv
 
 DEFAULT_NVCC_FLAGS = shlex.split(os.environ.get("PYCUDA_DEFAULT_NVCC_FLAGS", ""))
 
