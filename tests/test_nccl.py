@@ -564,8 +564,8 @@ def test_one_shot_all_reduce_two_processes(tmp_path, rng, one_shot):
     """Small all_reduces in cukit's own kernel (peers' memory through CUDA IPC), every
     dtype and op against numpy in rank order, on streams taking turns, in place and not,
     around the 64 KiB edge where NCCL takes over, and captured in a graph; the same with
-    CUKIT_NCCL_ONESHOT=0 (NCCL's kernels)."""
-    env = {"CUKIT_NCCL_ONESHOT": "0"} if one_shot == "off" else {}
+    CUKIT_NCCL_ONESHOT unset (NCCL's kernels: the one-shot kernel is opt-in)."""
+    env = {"CUKIT_NCCL_ONESHOT": "1"} if one_shot == "on" else {"CUKIT_NCCL_ONESHOT": ""}
     outs = spawn(ONESHOT_WORKER, tmp_path, int(rng.integers(1 << 30)), env=env, timeout=240)
     for rank, (rc, out, err) in enumerate(outs):
         assert rc == 0 and "ONESHOT OK" in out, f"rank {rank}:\n{out}\n{err[-3000:]}"
@@ -663,7 +663,7 @@ ONESHOT_THREADS = """
 def test_one_shot_all_reduce_ranks_of_one_process():
     """Ranks made in threads of one process reach each other's workspace through peer
     access (CUDA IPC refuses a process's own memory)."""
-    out = run_python(ONESHOT_THREADS, timeout=150)
+    out = run_python(ONESHOT_THREADS, env={"CUKIT_NCCL_ONESHOT": "1"}, timeout=150)
     assert "THREADS OK" in out.stdout, out.stdout + out.stderr[-3000:]
     assert "FLAGS [" in out.stdout
 
@@ -677,7 +677,8 @@ DEAD_PEER_ONESHOT = DEAD_PEER.replace("np.ones(1 << 20, np.float32)", "np.ones(1
 def test_dead_peer_of_a_one_shot_all_reduce_raises_within_the_timeout(tmp_path):
     """The one-shot kernel waits for the peer's flag; the timeout aborts the communicator,
     which makes the kernel return, instead of a GPU spinning for ever."""
-    outs = spawn(DEAD_PEER_ONESHOT, tmp_path, 0, timeout=90, nranks=2)
+    outs = spawn(DEAD_PEER_ONESHOT, tmp_path, 0, timeout=90, nranks=2,
+                 env={"CUKIT_NCCL_ONESHOT": "1"})
     rc, out, err = outs[0]
     assert "RAISED" in out, f"rank 0:\n{out}\n{err[-3000:]}"
     assert float(out.split()[2]) < 10 + 30, out

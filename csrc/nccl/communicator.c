@@ -535,8 +535,8 @@ static PyGetSetDef communicator_getset[] = {
     {"handle", (getter)get_handle, NULL, "The ncclComm_t as an int; 0 once destroyed."},
     {"one_shot", (getter)get_one_shot, NULL,
      "Whether all_reduce calls of at most 64 KiB outside nccl.group() run as one kernel of "
-     "cukit's own, each rank writing into its peers' memory (see cukit.nccl's docs); the "
-     "same on every rank."},
+     "cukit's own, each rank writing into its peers' memory (opt-in: CUKIT_NCCL_ONESHOT=1 "
+     "on every rank; see the many-GPU guide); the same on every rank."},
     {NULL},
 };
 
