@@ -579,6 +579,7 @@ def test_one_shot_all_reduce_two_processes(tmp_path, rng, one_shot):
 ONESHOT_WORDS = 16384  # 4-byte words of data a slot holds (64 KiB)
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype, op", [(np.float32, "sum"), (np.int64, "max"),
                                        (np.uint8, "prod"), (np.float64, "avg")])
 def test_one_shot_kernel_against_a_peer_that_already_sent(dtype, op, rng):
