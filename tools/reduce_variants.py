@@ -134,32 +134,21 @@ def timer(name, mod):
     """A function (fn, calls) -> seconds of `calls` calls of fn, by the library's CUDA
     events on its default stream."""
     if name == "cupy":
-        def t(fn, calls):
-            a, b = mod.cuda.Event(), mod.cuda.Event()
-            a.record()
-            for _ in range(calls):
-                fn()
-            b.record()
-            b.synchronize()
-            return mod.cuda.get_elapsed_time(a, b) / 1e3
+        event, elapsed = mod.cuda.Event, mod.cuda.get_elapsed_time
     elif name == "torch":
-        def t(fn, calls):
-            a, b = mod.cuda.Event(enable_timing=True), mod.cuda.Event(enable_timing=True)
-            a.record()
-            for _ in range(calls):
-                fn()
-            b.record()
-            b.synchronize()
-            return a.elapsed_time(b) / 1e3
+        event = lambda: mod.cuda.Event(enable_timing=True)  # noqa: E731
+        elapsed = lambda a, b: a.elapsed_time(b)  # noqa: E731
     else:
-        def t(fn, calls):
-            a, b = cukit.Event(), cukit.Event()
-            a.record()
-            for _ in range(calls):
-                fn()
-            b.record()
-            b.synchronize()
-            return a.elapsed_time(b) / 1e3
+        event, elapsed = cukit.Event, (lambda a, b: a.elapsed_time(b))
+
+    def t(fn, calls):
+        a, b = event(), event()
+        a.record()
+        for _ in range(calls):
+            fn()
+        b.record()
+        b.synchronize()
+        return elapsed(a, b) / 1e3
     return t
 
 

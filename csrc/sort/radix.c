@@ -396,12 +396,7 @@ cukit_radix_wanted(long long L, long long tile)
  * counted before ranking, 64 registers (two blocks an SM). */
 static const cukit_radix_variant variant_default = {512, 17, 11, 2, 1, 0, 0, 4, 0, 0};
 
-static const struct {
-    const char *name;
-    size_t offset;
-    int lo, hi;
-    const char *what;
-} knobs[] = {
+static const cukit_knob knobs[] = {
     {"block", offsetof(cukit_radix_variant, block), 256, 1024, "threads a block, a multiple of 32"},
     {"items", offsetof(cukit_radix_variant, items), 1, 32, "keys a thread (1-, 2- and 4-byte keys)"},
     {"items8", offsetof(cukit_radix_variant, items8), 1, 32, "keys a thread (8-byte keys)"},
@@ -424,36 +419,8 @@ variant_parse(const char *spec, const char *who, cukit_radix_variant *v)
 {
     *v = variant_default;
     int given[NKNOBS] = {0};
-    const char *s = spec;
-    while (*s) {
-        const char *eq = strchr(s, '='), *end = strchr(s, ',');
-        if (end == NULL)
-            end = s + strlen(s);
-        size_t i = 0;
-        if (eq != NULL && eq < end)
-            for (; i < NKNOBS; i++)
-                if (strlen(knobs[i].name) == (size_t)(eq - s) && strncmp(knobs[i].name, s, eq - s) == 0)
-                    break;
-        char part[64]; /* PyErr_Format has no %.*s */
-        if (eq == NULL || eq > end || i == NKNOBS) {
-            snprintf(part, sizeof part, "%.*s", (int)(end - s), s);
-            PyErr_Format(PyExc_ValueError, "%s: '%s' is not knob=value with a knob of block, "
-                         "items, items8, minb, early, match, spin, hparts, hil, sdig (in '%s')", who,
-                         part, spec);
-            return -1;
-        }
-        char *stop;
-        long x = strtol(eq + 1, &stop, 10);
-        if (stop != end || eq + 1 == end || x < knobs[i].lo || x > knobs[i].hi) {
-            snprintf(part, sizeof part, "%.*s", (int)(end - eq - 1), eq + 1);
-            PyErr_Format(PyExc_ValueError, "%s: %s (%s) takes an integer from %d to %d, not '%s'",
-                         who, knobs[i].name, knobs[i].what, knobs[i].lo, knobs[i].hi, part);
-            return -1;
-        }
-        *(int *)((char *)v + knobs[i].offset) = (int)x;
-        given[i] = 1;
-        s = *end ? end + 1 : end;
-    }
+    if (cukit_knobs_parse(spec, who, knobs, NKNOBS, v, given) < 0)
+        return -1;
     /* what the shape implies, unless given: 8-byte keys take two thirds the keys (their
      * registers), and the register cap lets 768 to 1024 threads share an SM */
     const int b4 = 4 + v->sdig, b8 = 8 + v->sdig; /* shared bytes a key */

@@ -73,12 +73,7 @@ ck_acc_size(int tc)
 #define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 0}
 static const ck_rvariant rv_default = RV_DEFAULT;
 
-static const struct {
-    const char *name;
-    size_t offset;
-    int lo, hi;
-    const char *what;
-} rknobs[] = {
+static const cukit_knob rknobs[] = {
     {"fnt", offsetof(ck_rvariant, fnt), 64, 1024, "threads a block of the full reduction, a multiple of 32"},
     {"fu", offsetof(ck_rvariant, fu), 1, 16, "vector loads in flight a thread of the full reduction"},
     {"fminb", offsetof(ck_rvariant, fminb), 1, 16, "full reduction's blocks an SM in the launch bounds"},
@@ -102,35 +97,8 @@ rvariant_parse(const char *spec, const char *who, ck_rvariant *v)
     *v = rv_default;
     if (strcmp(spec, "v0") == 0 || strcmp(spec, "current") == 0 || strcmp(spec, "default") == 0)
         return 0;
-    const char *s = spec;
-    while (*s) {
-        const char *eq = strchr(s, '='), *end = strchr(s, ',');
-        if (end == NULL)
-            end = s + strlen(s);
-        size_t i = 0;
-        if (eq != NULL && eq < end)
-            for (; i < NRKNOBS; i++)
-                if (strlen(rknobs[i].name) == (size_t)(eq - s) && strncmp(rknobs[i].name, s, eq - s) == 0)
-                    break;
-        char part[64]; /* PyErr_Format has no %.*s */
-        if (eq == NULL || eq > end || i == NRKNOBS) {
-            snprintf(part, sizeof part, "%.*s", (int)(end - s), s);
-            PyErr_Format(PyExc_ValueError, "%s: '%s' is not knob=value with a knob of fnt, fu, "
-                         "fminb, fminbm, fgrid, fstride, crows, ldg, sitems, sitems8, smode, sminb, sspin (in '%s')",
-                         who, part, spec);
-            return -1;
-        }
-        char *stop;
-        long x = strtol(eq + 1, &stop, 10);
-        if (stop != end || eq + 1 == end || x < rknobs[i].lo || x > rknobs[i].hi) {
-            snprintf(part, sizeof part, "%.*s", (int)(end - eq - 1), eq + 1);
-            PyErr_Format(PyExc_ValueError, "%s: %s (%s) takes an integer from %d to %d, not '%s'",
-                         who, rknobs[i].name, rknobs[i].what, rknobs[i].lo, rknobs[i].hi, part);
-            return -1;
-        }
-        *(int *)((char *)v + rknobs[i].offset) = (int)x;
-        s = *end ? end + 1 : end;
-    }
+    if (cukit_knobs_parse(spec, who, rknobs, NRKNOBS, v, NULL) < 0)
+        return -1;
     const char *bad = v->fnt % 32 ? "fnt must be a multiple of 32"
                       : v->fnt * v->fminb > 2048 ? "fnt x fminb is more than an SM's 2048 threads"
                       : v->fnt * v->fminbm > 2048 ? "fnt x fminbm is more than an SM's 2048 threads"
