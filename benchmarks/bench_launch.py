@@ -114,6 +114,13 @@ STRUCT_CODES = {"ptr": "P", "int": "i", "float": "f", "size_t": "Q"}
 
 RAW_C = "raw C, cuLaunchKernel, args pre-packed"
 RAW_C_GRAPH = "raw C, CUDA graph replay (per kernel)"
+# One empty launch, or one replay of a graph of it, and its wait: the floor under any
+# launch a program waits for (and under bench_nccl's graph rows).
+RAW_C_TRIP = "raw C, cuLaunchKernel + cuStreamSynchronize"
+RAW_C_GRAPH_TRIP = "raw C, 1-kernel graph replay + cuStreamSynchronize"
+CUKIT_TRIP = "cukit, k(stream=s) + s.synchronize()"
+CUKIT_GRAPH_TRIP = "cukit, 1-kernel graph.launch(s) + s.synchronize()"
+ROUND_TRIPS = 2000  # per sample, as launch_baseline.c
 
 
 def fail(message):
@@ -189,6 +196,7 @@ class LaunchBench:
         self.pending = []  # ways checked and waiting to be timed together
         self.c_median = {}  # args -> raw C microseconds per launch
         self.c_graph_median = None  # raw C microseconds per kernel in graph replay
+        self.c_trip_median = {}  # "launch" / "graph" -> raw C microseconds per round trip
 
     def add_row(self, way, nargs, samples=None, note=""):
         us = statistics.median(samples) if samples else None
@@ -269,6 +277,11 @@ def bench_raw_c(bench, before, after):
     graph = [x for r in runs for x in r["graph_us"]["samples"]]
     bench.add_row(RAW_C_GRAPH, 5, graph)
     bench.c_graph_median = statistics.median(graph)
+    for way, key in ((RAW_C_TRIP, "launch"), (RAW_C_GRAPH_TRIP, "graph")):
+        trips = [x for r in runs if "round_trip_us" in r for x in r["round_trip_us"][key]["samples"]]
+        if trips:
+            bench.add_row(way, 0, trips)
+            bench.c_trip_median[key] = statistics.median(trips)
     return runs[-1]
 
 
@@ -313,6 +326,35 @@ def bench_cukit_graph(bench):
 
     bench.measure(way, 5, None, None, loop=loop, sync=stream.synchronize,
                   launches=GRAPH_REPLAYS * 100)
+
+
+def bench_cukit_round_trips(bench):
+    """One empty launch and its wait, and one replay of a one-kernel graph and its wait,
+    on a cukit.Stream: what cukit adds to the driver's floor (raw C's rows)."""
+    cukit = bench.cukit
+    kernel = getattr(bench.module, KERNEL_NAMES[0])
+    try:
+        stream = cukit.Stream()
+        with stream.capture() as graph:
+            kernel(grid=1, block=1, stream=stream)
+    except Exception as e:  # one broken way must not stop the others
+        bench.add_row(CUKIT_GRAPH_TRIP, 0, note=f"{type(e).__name__}: {e}")
+        return
+    sync = stream.synchronize
+
+    def launches(count):
+        for _ in range(count):
+            kernel(grid=1, block=1, stream=stream)
+            sync()
+
+    def replays(count):
+        for _ in range(count):
+            graph.launch(stream)
+            sync()
+
+    bench.measure(CUKIT_TRIP, 0, None, None, loop=launches, sync=sync, launches=ROUND_TRIPS)
+    bench.measure(CUKIT_GRAPH_TRIP, 0, None, None, loop=replays, sync=sync,
+                  launches=ROUND_TRIPS)
 
 
 CAPTURE_LAUNCHES = 400  # launches per sample under cukit.debug.capture (each waits)
@@ -560,8 +602,17 @@ def bench_big_saxpy(bench, c_result):
 # ------------------------------------------------------------------ output
 
 
+def round_trip(way):
+    """"launch" or "graph" for the rows of a launch and its wait, else None."""
+    if "synchronize" not in way.lower():
+        return None
+    return "graph" if "graph" in way else "launch"
+
+
 def ratio_to_c(bench, row):
-    if "graph" in row["way"]:
+    if round_trip(row["way"]):
+        base = bench.c_trip_median.get(round_trip(row["way"]))
+    elif "graph" in row["way"]:
         base = bench.c_graph_median
     else:
         base = bench.c_median.get(row["args"])
@@ -572,9 +623,12 @@ def table_rows(bench, big):
     """The shared rows (benchmarks/_bench.py): by argument count, the baseline first;
     "ratio" is the median over raw C's (> 1: slower than C)."""
     rows = []
-    for r in sorted(bench.rows, key=lambda r: (r["args"], not r["way"].startswith("raw C"))):
-        case = (f"{r['args']} args, in a CUDA graph (per kernel)" if "graph" in r["way"]
-                else f"{r['args']} args")
+    for r in sorted(bench.rows, key=lambda r: (r["args"], round_trip(r["way"]) or "",
+                                               not r["way"].startswith("raw C"))):
+        trip = round_trip(r["way"])
+        case = ({"launch": "launch and wait", "graph": "1-kernel graph replay and wait"}[trip]
+                if trip else f"{r['args']} args, in a CUDA graph (per kernel)"
+                if "graph" in r["way"] else f"{r['args']} args")
         if r["samples_us"]:
             t = row(case, r["way"], r["samples_us"], "us", better="lower")
             if ratio_to_c(bench, r) is not None:
@@ -697,6 +751,7 @@ def main():
     c_before = try_raw_c(bench)
     bench_cukit(bench)
     bench_cukit_graph(bench)
+    bench_cukit_round_trips(bench)
     bench_peers(bench)
     bench.run_pending()
     c_result = bench_raw_c(bench, c_before, try_raw_c(bench))

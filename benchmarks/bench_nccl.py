@@ -16,9 +16,9 @@ What it measures
       replay), and 100 in one graph, the time per collective.
     * those three again (eager on a cukit.Stream, one in a graph, 100 in a graph) on
       symmetric memory (comm.symmetric_empty, NCCL 2.27+), rows marked "symmetric".
-    * cukit's 4-byte all_reduce is its one-shot kernel (comm.one_shot; opt-in, so the
-      workers set CUKIT_NCCL_ONESHOT=1 unless it is set; see docs/guide/many-gpus.md):
-      the graph rows are run again with CUKIT_NCCL_ONESHOT=0, marked "NCCL's kernel"
+    * cukit's 4-byte all_reduce is its one-shot kernel (comm.one_shot; see
+      docs/guide/many-gpus.md): the graph rows are run again with CUKIT_NCCL_ONESHOT=0,
+      marked "NCCL's kernel"
       (plain memory: NCCL's ring LL kernel; symmetric: its symmetric kernels).
     * the floor under the graph rows: a graph of one empty kernel replayed and waited
       for, on one GPU.
@@ -404,8 +404,7 @@ def run_workers(args, extra, env_extra=None):
     for rank in range(args.gpus):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(args.gpus),
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), CUKIT_BENCH_UID=uid,
-                   NCCL_NVLS_ENABLE="0",
-                   CUKIT_NCCL_ONESHOT=os.environ.get("CUKIT_NCCL_ONESHOT", "1"))
+                   NCCL_NVLS_ENABLE="0")
         env.update(env_extra or {})
         procs.append(subprocess.Popen([sys.executable, __file__, "--worker", "--reps",
                                        str(args.reps)] + (["--quick"] if args.quick else [])

@@ -18,6 +18,10 @@
  *   graph_us      per kernel: 100 launches of the 5-argument saxpy captured into
  *                 a CUDA graph on a non-blocking stream, GRAPH_REPLAYS replays
  *                 per repetition.
+ *   round_trip_us one launch of empty0 and its cuStreamSynchronize on a non-blocking
+ *                 stream ("launch"), and one replay of a graph of that one launch and
+ *                 its cuStreamSynchronize ("graph"): the floor under any launch that
+ *                 is waited for, 2000 per repetition.
  *   big_saxpy_ms  GPU time of saxpy_big over BIG_N floats (blocks of 512), with
  *                 cuEventRecord around each launch, BIG_REPS samples.
  * Each reports every sample and their median. Errors go to stderr, exit 1. */
@@ -58,6 +62,7 @@ typedef CUresult (*cuLaunchKernel_t)(CUfunction f, unsigned int gx, unsigned int
                                      void **params, void **extra);
 typedef CUresult (*cuStreamCreate_t)(CUstream *stream, unsigned int flags);
 typedef CUresult (*cuStreamDestroy_t)(CUstream stream);
+typedef CUresult (*cuStreamSynchronize_t)(CUstream stream);
 typedef CUresult (*cuStreamBeginCapture_t)(CUstream stream, int mode);
 typedef CUresult (*cuStreamEndCapture_t)(CUstream stream, CUgraph *graph);
 typedef CUresult (*cuGraphInstantiateWithFlags_t)(CUgraphExec *exec, CUgraph graph,
@@ -88,6 +93,7 @@ static struct {
     cuMemsetD32_t MemsetD32;
     cuLaunchKernel_t LaunchKernel;
     cuStreamCreate_t StreamCreate;
+    cuStreamSynchronize_t StreamSynchronize;
     cuStreamDestroy_t StreamDestroy;
     cuStreamBeginCapture_t StreamBeginCapture;
     cuStreamEndCapture_t StreamEndCapture;
@@ -131,6 +137,7 @@ load_driver(void)
     LOAD(LaunchKernel, "cuLaunchKernel");
     LOAD(StreamCreate, "cuStreamCreate");
     LOAD(StreamDestroy, "cuStreamDestroy_v2");
+    LOAD(StreamSynchronize, "cuStreamSynchronize");
     LOAD(StreamBeginCapture, "cuStreamBeginCapture_v2");
     LOAD(StreamEndCapture, "cuStreamEndCapture");
     LOAD(GraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
@@ -226,6 +233,42 @@ measure_graph(CUfunction f, void **params, int replays, int reps, double *sample
     CHECK(cu.StreamDestroy(stream));
 }
 
+#define ROUND_TRIPS 2000
+
+/* Microseconds per launch of f (graph 0) or per replay of a graph of one launch of f
+ * (graph 1), each waited for with cuStreamSynchronize. */
+static void
+measure_round_trip(CUfunction f, int graph, int reps, double *samples)
+{
+    CUstream stream;
+    CUgraph g = NULL;
+    CUgraphExec exec = NULL;
+    CHECK(cu.StreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    if (graph) {
+        CHECK(cu.StreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+        CHECK(cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL));
+        CHECK(cu.StreamEndCapture(stream, &g));
+        CHECK(cu.GraphInstantiateWithFlags(&exec, g, 0));
+    }
+    for (int r = -1; r < reps; r++) { /* -1: warm-up */
+        double t0 = now_s();
+        for (int i = 0; i < ROUND_TRIPS; i++) {
+            if (graph)
+                CHECK(cu.GraphLaunch(exec, stream));
+            else
+                CHECK(cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL));
+            CHECK(cu.StreamSynchronize(stream));
+        }
+        if (r >= 0)
+            samples[r] = (now_s() - t0) * 1e6 / ROUND_TRIPS;
+    }
+    if (graph) {
+        CHECK(cu.GraphExecDestroy(exec));
+        CHECK(cu.GraphDestroy(g));
+    }
+    CHECK(cu.StreamDestroy(stream));
+}
+
 /* GPU milliseconds of one saxpy_big launch over n floats, by CUDA events. */
 static void
 measure_big_saxpy(CUfunction f, size_t n, int reps, double *samples)
@@ -313,13 +356,16 @@ main(int argc, char **argv)
     double *s_0 = malloc(reps * sizeof(double)), *s_5 = malloc(reps * sizeof(double));
     double *s_16 = malloc(reps * sizeof(double)), *s_graph = malloc(reps * sizeof(double));
     double *s_big = malloc(big_reps * sizeof(double));
-    if (!s_0 || !s_5 || !s_16 || !s_graph || !s_big)
+    double *s_trip = malloc(reps * sizeof(double)), *s_gtrip = malloc(reps * sizeof(double));
+    if (!s_0 || !s_5 || !s_16 || !s_graph || !s_big || !s_trip || !s_gtrip)
         die("out of memory");
     measure_launches(empty0, NULL, launches, reps, warmup, s_0);
     measure_launches(saxpy, params5, launches, reps, warmup, s_5);
     measure_launches(args16, params16, launches, reps, warmup, s_16);
     measure_graph(saxpy, params5, replays, reps, s_graph);
     measure_big_saxpy(saxpy_big, big_n, big_reps, s_big);
+    measure_round_trip(empty0, 0, reps, s_trip);
+    measure_round_trip(empty0, 1, reps, s_gtrip);
 
     printf("{\"driver_version\": %d, \"device\": \"%s\", \"launch_us\": {", driver_version,
            device_name);
@@ -332,7 +378,11 @@ main(int argc, char **argv)
     print_samples("graph_us", s_graph, reps);
     printf(", ");
     print_samples("big_saxpy_ms", s_big, big_reps);
-    printf("}\n");
+    printf(", \"round_trip_us\": {");
+    print_samples("launch", s_trip, reps);
+    printf(", ");
+    print_samples("graph", s_gtrip, reps);
+    printf("}}\n");
 
     CHECK(cu.MemFree(x));
     CHECK(cu.MemFree(y));
@@ -343,6 +393,8 @@ main(int argc, char **argv)
     free(s_5);
     free(s_16);
     free(s_graph);
+    free(s_trip);
+    free(s_gtrip);
     free(s_big);
     return 0;
 }

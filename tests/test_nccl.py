@@ -564,8 +564,8 @@ def test_one_shot_all_reduce_two_processes(tmp_path, rng, one_shot):
     """Small all_reduces in cukit's own kernel (peers' memory through CUDA IPC), every
     dtype and op against numpy in rank order, on streams taking turns, in place and not,
     around the 64 KiB edge where NCCL takes over, and captured in a graph; the same with
-    CUKIT_NCCL_ONESHOT unset (NCCL's kernels: the one-shot kernel is opt-in)."""
-    env = {"CUKIT_NCCL_ONESHOT": "1"} if one_shot == "on" else {"CUKIT_NCCL_ONESHOT": ""}
+    CUKIT_NCCL_ONESHOT=0 (NCCL's kernels)."""
+    env = {"CUKIT_NCCL_ONESHOT": ""} if one_shot == "on" else {"CUKIT_NCCL_ONESHOT": "0"}
     outs = spawn(ONESHOT_WORKER, tmp_path, int(rng.integers(1 << 30)), env=env, timeout=240)
     for rank, (rc, out, err) in enumerate(outs):
         assert rc == 0 and "ONESHOT OK" in out, f"rank {rank}:\n{out}\n{err[-3000:]}"
@@ -574,6 +574,121 @@ def test_one_shot_all_reduce_two_processes(tmp_path, rng, one_shot):
     digests = {out.split("DIGEST ")[1].split()[0] for _, out, _ in outs}
     if one_shot == "on":
         assert len(digests) == 1, "the ranks' results differ in their bits"
+
+
+ONESHOT_MIXED = """
+    import gc, os, numpy as np
+    import cukit, cukit.nccl as nccl
+    rank, seed = int(os.environ["RANK"]), int(os.environ["SEED"])
+    size, mode = int(os.environ["WORLD_SIZE"]), os.environ["MODE"]
+    uid = bytes.fromhex(open(os.environ["UID_FILE"]).read())
+    if mode == "env on one rank" and rank == 0:
+        os.environ["CUKIT_NCCL_ONESHOT"] = "0"  # this rank says no; the others must not wait
+    if mode == "group on one rank" and rank == 0:
+        with nccl.group():  # ready, and set up, only at the group's end
+            comm = nccl.Communicator(size, uid, rank, device=rank, timeout=60)
+    else:
+        comm = nccl.Communicator(size, uid, rank, device=rank, timeout=60)
+    print("ONESHOT", comm.one_shot, flush=True)
+    case = 0
+
+    def check(c, n=int(np.random.default_rng(seed).integers(1, 3000)), stream=None,
+              grouped=False, wait=True):
+        global case
+        case += 1
+        xs = [np.random.default_rng([seed, case, r]).standard_normal(n).astype(np.float32)
+              for r in range(size)]
+        x = cukit.to_device(xs[rank], device=rank)
+        cukit.synchronize()
+        if grouped:
+            with nccl.group():
+                c.all_reduce(x, stream=stream)
+        else:
+            c.all_reduce(x, stream=stream)
+        if not wait:
+            return x, xs
+        c.synchronize(stream)
+        np.testing.assert_allclose(x.get(), sum(xs), rtol=1e-5, atol=1e-5)
+
+    check(comm, grouped=mode == "group on one rank" and rank == 0)
+    check(comm, grouped=mode == "group on one rank" and rank == 1)
+    if mode == "split and reuse":
+        # a communicator's workspace freed and taken again by the next one: its first
+        # calls must not read the lines the last one left (numbered as the new ones are)
+        for child_round in range(3):
+            child = comm.split(0)
+            assert child.one_shot == comm.one_shot
+            for _ in range(child_round + 2):
+                check(child)
+            child.destroy()
+            del child
+            gc.collect()
+    if mode == "fresh streams":
+        # each call on a new stream, freed at once: a new stream may take a freed one's
+        # handle, and must still wait for the last call
+        pending = []
+        for _ in range(30):
+            s = cukit.Stream(device=rank)
+            pending.append(check(comm, n=5000, stream=s, wait=False))
+            del s
+        cukit.synchronize()
+        for x, xs in pending:
+            np.testing.assert_allclose(x.get(), sum(xs), rtol=1e-5, atol=1e-5)
+    if mode == "graph outlives":
+        import torch
+        z = cukit.to_device(np.full(64, rank + 1, np.float32), device=rank)
+        ts = torch.cuda.Stream(device=rank)
+        with torch.cuda.device(rank):
+            torch.zeros(1, device=rank)
+            tg = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(tg, stream=ts):
+                comm.all_reduce(z, stream=ts.cuda_stream)
+        comm.destroy()  # torch's graph still holds the one-shot kernel and its workspace
+        del comm
+        gc.collect()
+        assert cukit._cukit._nccl_oneshot_orphans() == 1
+        z.set(np.full(64, rank + 1, np.float32))
+        cukit.synchronize()
+        with torch.cuda.device(rank):
+            tg.replay()
+        torch.cuda.synchronize(rank)
+        assert (z.get() == size * (size + 1) // 2).all(), z.get()
+        del tg
+        gc.collect()
+        torch.cuda.synchronize(rank)
+        import time
+        for _ in range(200):  # the driver's thread lets go of the workspace
+            if cukit._cukit._nccl_oneshot_orphans() == 0:
+                break
+            time.sleep(0.01)
+        print("ORPHANS", cukit._cukit._nccl_oneshot_orphans(), flush=True)
+    else:
+        comm.destroy()
+    print("MIXED OK", flush=True)
+"""
+
+
+@needs_nccl
+@pytest.mark.multi_gpu
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("mode", ["group on one rank", "env on one rank", "split and reuse",
+                                  "fresh streams", "graph outlives"])
+def test_one_shot_all_reduce_ranks_that_differ(tmp_path, rng, mode):
+    """Ranks that make their communicator in a group or not, call inside a group or not,
+    or turn the one-shot kernel off alone, agree (no rank waits for ever); a communicator
+    made where the last one's workspace was freed reads none of its lines; calls on
+    streams made and freed in turn run one after the other; a graph of another library
+    keeps the workspace of a communicator destroyed before it."""
+    if mode == "graph outlives":
+        pytest.importorskip("torch")
+    env = {"MODE": mode, "CUKIT_NCCL_ONESHOT": ""}
+    outs = spawn(ONESHOT_MIXED, tmp_path, int(rng.integers(1 << 30)), env=env, timeout=240)
+    for rank, (rc, out, err) in enumerate(outs):
+        assert rc == 0 and "MIXED OK" in out, f"rank {rank}:\n{out}\n{err[-3000:]}"
+    flags = {out.split("ONESHOT ")[1].split()[0] for _, out, _ in outs}
+    assert flags == ({"False"} if mode == "env on one rank" else {"True"}), flags
+    if mode == "graph outlives":
+        assert {out.split("ORPHANS ")[1].split()[0] for _, out, _ in outs} == {"0"}
 
 
 ONESHOT_WORDS = 16384  # 4-byte words of data a slot holds (64 KiB)
@@ -664,9 +779,9 @@ ONESHOT_THREADS = """
 def test_one_shot_all_reduce_ranks_of_one_process():
     """Ranks made in threads of one process reach each other's workspace through peer
     access (CUDA IPC refuses a process's own memory)."""
-    out = run_python(ONESHOT_THREADS, env={"CUKIT_NCCL_ONESHOT": "1"}, timeout=150)
+    out = run_python(ONESHOT_THREADS, env={"CUKIT_NCCL_ONESHOT": ""}, timeout=150)
     assert "THREADS OK" in out.stdout, out.stdout + out.stderr[-3000:]
-    assert "FLAGS [" in out.stdout
+    assert "FLAGS [" + ", ".join(["True"] * cukit.device_count()) + "]" in out.stdout, out.stdout
 
 
 DEAD_PEER_ONESHOT = DEAD_PEER.replace("np.ones(1 << 20, np.float32)", "np.ones(16, np.float32)")
@@ -679,7 +794,7 @@ def test_dead_peer_of_a_one_shot_all_reduce_raises_within_the_timeout(tmp_path):
     """The one-shot kernel waits for the peer's flag; the timeout aborts the communicator,
     which makes the kernel return, instead of a GPU spinning for ever."""
     outs = spawn(DEAD_PEER_ONESHOT, tmp_path, 0, timeout=90, nranks=2,
-                 env={"CUKIT_NCCL_ONESHOT": "1"})
+                 env={"CUKIT_NCCL_ONESHOT": ""})
     rc, out, err = outs[0]
     assert "RAISED" in out, f"rank 0:\n{out}\n{err[-3000:]}"
     assert float(out.split()[2]) < 10 + 30, out

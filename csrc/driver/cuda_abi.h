@@ -22,6 +22,8 @@ typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphNode_st *CUgraphNode;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct CUkern_st *CUkernel;
+typedef struct CUuserObject_st *CUuserObject;
+#define CU_USER_OBJECT_NO_DESTRUCTOR_SYNC 1
 
 /* CUDA_KERNEL_NODE_PARAMS_v2 */
 typedef struct {

@@ -140,6 +140,16 @@
     X(CUresult, cuStreamSynchronize, "cuStreamSynchronize", REQUIRED, (CUstream))        \
     X(CUresult, cuStreamQuery, "cuStreamQuery", REQUIRED, (CUstream))                    \
     X(CUresult, cuStreamGetCtx, "cuStreamGetCtx", OPTIONAL, (CUstream, CUcontext *))     \
+    X(CUresult, cuStreamGetId, "cuStreamGetId", OPTIONAL, (CUstream, unsigned long long *)) \
+    /* what a capture is building, and user objects a graph keeps alive (oneshot.c) */   \
+    X(CUresult, cuStreamGetCaptureInfo, "cuStreamGetCaptureInfo_v3", OPTIONAL,           \
+      (CUstream, int *, unsigned long long *, CUgraph *, const CUgraphNode **,           \
+       const void **, size_t *))                                                         \
+    X(CUresult, cuUserObjectCreate, "cuUserObjectCreate", OPTIONAL,                      \
+      (CUuserObject *, void *, void (*)(void *), unsigned int, unsigned int))            \
+    X(CUresult, cuUserObjectRelease, "cuUserObjectRelease", OPTIONAL, (CUuserObject, unsigned int)) \
+    X(CUresult, cuGraphRetainUserObject, "cuGraphRetainUserObject", OPTIONAL,            \
+      (CUgraph, CUuserObject, unsigned int, unsigned int))                               \
     X(CUresult, cuStreamWaitEvent, "cuStreamWaitEvent", REQUIRED, (CUstream, CUevent, unsigned int)) \
     X(CUresult, cuEventCreate, "cuEventCreate", REQUIRED, (CUevent *, unsigned int))     \
     X(CUresult, cuEventDestroy, "cuEventDestroy_v2", REQUIRED, (CUevent))                \

@@ -85,19 +85,98 @@ info(cukit_Communicator *c)
     return 0;
 }
 
-/* One-shot all-reduces for c (NULL: none made) when it is ready now, outside a group:
- * every rank makes its communicator the same way, so all of them set up or none. */
-static void
-with_oneshot(cukit_Communicator *c)
+/* ------------------------------------------------------------------ groups */
+
+/* NCCL's groups are per thread, and so is this count of the open ones. */
+static _Thread_local int group_depth;
+/* strong refs, NULL when empty: the communicators this thread made inside its open group,
+ * set up for one-shot all-reduces together when the group ends (they are ready then, and
+ * a rank that made its communicator outside a group sets up at once: the same exchange) */
+static _Thread_local PyObject *made_in_group;
+
+int
+cukit_nccl_group_depth(void)
 {
-    if (c == NULL || cukit_nccl_group_depth() > 0)
-        return;
-    if (info(c) < 0) {
-        PyErr_Clear();
-        return;
-    }
-    cukit_oneshot_setup(&c, 1);
+    return group_depth;
 }
+
+/* Set up the n communicators made together (NULL entries skipped) for one-shot
+ * all-reduces now, or when the open group ends. Never raises. */
+static void
+with_oneshot(cukit_Communicator **cs, int n)
+{
+    PyObject *saved = PyErr_GetRaisedException();
+    cukit_Communicator **now = PyMem_Calloc(n > 0 ? (size_t)n : 1, sizeof *now);
+    int ready = 0;
+    for (int i = 0; now && i < n; i++) {
+        if (cs[i] == NULL)
+            continue;
+        if (group_depth > 0) {
+            if ((made_in_group == NULL && (made_in_group = PyList_New(0)) == NULL) ||
+                PyList_Append(made_in_group, (PyObject *)cs[i]) < 0)
+                PyErr_Clear(); /* only the one-shot kernel is lost */
+            continue;
+        }
+        if (info(cs[i]) < 0)
+            PyErr_Clear(); /* rank -1: setup says no (NCCL gave no rank: its error shows
+                              at the first call) */
+        now[ready++] = cs[i];
+    }
+    if (ready > 0)
+        cukit_oneshot_setup(now, ready);
+    PyMem_Free(now);
+    PyErr_Clear(); /* PyMem_Calloc's MemoryError: NCCL's kernels serve */
+    PyErr_SetRaisedException(saved);
+}
+
+static PyObject *
+mod_group_start(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    cukit_state *st = PyModule_GetState(m);
+    if (cukit_nccl_load(st) < 0 || NCCL_CALL(st, ncclGroupStart, (), NULL) < 0)
+        return NULL;
+    group_depth++;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+mod_group_end(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    cukit_state *st = PyModule_GetState(m);
+    ncclResult_t res;
+    if (cukit_nccl_load(st) < 0)
+        return NULL;
+    /* Ending a group launches its work and may wait for peers to connect. */
+    Py_BEGIN_ALLOW_THREADS res = cukit_nccl_api.ncclGroupEnd();
+    Py_END_ALLOW_THREADS
+    if (group_depth > 0)
+        group_depth--; /* NCCL closes the group even when its work failed */
+    PyObject *made = group_depth == 0 ? made_in_group : NULL;
+    if (made)
+        made_in_group = NULL;
+    if (made && res == ncclSuccess) {
+        Py_ssize_t n = PyList_GET_SIZE(made);
+        cukit_Communicator **cs = PyMem_Calloc((size_t)n, sizeof *cs);
+        for (Py_ssize_t i = 0; cs && i < n; i++) {
+            cukit_Communicator *c = (cukit_Communicator *)PyList_GET_ITEM(made, i);
+            cs[i] = c->comm ? c : NULL; /* one destroyed or aborted in the group: none */
+        }
+        if (cs && n <= INT_MAX)
+            with_oneshot(cs, (int)n);
+        PyMem_Free(cs);
+    }
+    Py_XDECREF(made);
+    if (cukit_nccl_check(st, res, "ncclGroupEnd", NULL) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef group_functions[] = {
+    {"nccl_group_start", mod_group_start, METH_NOARGS, "ncclGroupStart()."},
+    {"nccl_group_end", mod_group_end, METH_NOARGS,
+     "ncclGroupEnd(): launch the operations queued since nccl_group_start()."},
+    {NULL},
+};
 
 /* timeout= as seconds (< 0: none). 0 / -1 with ValueError or TypeError. */
 static int
@@ -160,7 +239,8 @@ communicator_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_BEGIN_ALLOW_THREADS res = cukit_nccl_api.ncclCommInitRank(&comm, nranks, uid, rank);
     Py_END_ALLOW_THREADS if (cukit_nccl_check(st, res, "ncclCommInitRank", NULL) < 0) goto done;
     out = (PyObject *)wrap(st, dev, comm, timeout);
-    with_oneshot((cukit_Communicator *)out);
+    if (out)
+        with_oneshot((cukit_Communicator **)&out, 1);
 done:
     PyBuffer_Release(&id);
     return out;
@@ -226,6 +306,8 @@ communicator_init_all(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         ((cukit_Communicator *)c)->local_ranks = (int)n;
         PyList_SET_ITEM(out, i, c);
     }
+    if (out)
+        with_oneshot((cukit_Communicator **)PySequence_Fast_ITEMS(out), (int)n);
 done:
     PyMem_Free(ordinals);
     PyMem_Free(comms);
@@ -428,7 +510,8 @@ communicator_split(cukit_Communicator *self, PyObject *args, PyObject *kwargs)
     if (child == NULL)
         Py_RETURN_NONE;
     cukit_Communicator *c = wrap(st, self->device, child, self->timeout);
-    with_oneshot(c);
+    if (c)
+        with_oneshot(&c, 1);
     return (PyObject *)c;
 }
 
@@ -600,7 +683,7 @@ cukit_communicator_setup(PyObject *module, cukit_state *st)
     all_methods[n] = (PyMethodDef){NULL};
     st->nccl->CommunicatorType =
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &communicator_spec, NULL);
-    if (st->nccl->CommunicatorType == NULL)
+    if (st->nccl->CommunicatorType == NULL || PyModule_AddFunctions(module, group_functions) < 0)
         return -1;
     return PyModule_AddObjectRef(module, "Communicator", (PyObject *)st->nccl->CommunicatorType);
 }

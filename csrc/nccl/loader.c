@@ -199,15 +199,6 @@ cukit_nccl_op(PyObject *name, const char *who)
 
 /* ------------------------------------------------------------------ module functions */
 
-/* NCCL's groups are per thread, and so is this count of the open ones. */
-static _Thread_local int group_depth;
-
-int
-cukit_nccl_group_depth(void)
-{
-    return group_depth;
-}
-
 static PyObject *
 mod_version(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
@@ -238,33 +229,6 @@ mod_get_unique_id(PyObject *m, PyObject *Py_UNUSED(ignored))
     return PyBytes_FromStringAndSize(id.internal, sizeof id.internal);
 }
 
-static PyObject *
-mod_group_start(PyObject *m, PyObject *Py_UNUSED(ignored))
-{
-    cukit_state *st = PyModule_GetState(m);
-    if (cukit_nccl_load(st) < 0 || NCCL_CALL(st, ncclGroupStart, (), NULL) < 0)
-        return NULL;
-    group_depth++;
-    Py_RETURN_NONE;
-}
-
-static PyObject *
-mod_group_end(PyObject *m, PyObject *Py_UNUSED(ignored))
-{
-    cukit_state *st = PyModule_GetState(m);
-    ncclResult_t res;
-    if (cukit_nccl_load(st) < 0)
-        return NULL;
-    /* Ending a group launches its work and may wait for peers to connect. */
-    Py_BEGIN_ALLOW_THREADS res = cukit_nccl_api.ncclGroupEnd();
-    Py_END_ALLOW_THREADS
-    if (group_depth > 0)
-        group_depth--; /* NCCL closes the group even when its work failed */
-    if (cukit_nccl_check(st, res, "ncclGroupEnd", NULL) < 0)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
 /* _nccl_datatype(dtype, op=None) -> (NCCL type, lanes): the mapping, for tests. */
 static PyObject *
 mod_datatype(PyObject *m, PyObject *args)
@@ -291,11 +255,11 @@ static PyMethodDef nccl_functions[] = {
     {"nccl_library", mod_library, METH_NOARGS, "nccl_library() -> where libnccl was loaded from."},
     {"nccl_get_unique_id", mod_get_unique_id, METH_NOARGS,
      "nccl_get_unique_id() -> bytes: a new NCCL unique id (128 bytes) for Communicator()."},
-    {"nccl_group_start", mod_group_start, METH_NOARGS, "ncclGroupStart()."},
-    {"nccl_group_end", mod_group_end, METH_NOARGS,
-     "ncclGroupEnd(): launch the operations queued since nccl_group_start()."},
     {"_nccl_oneshot_source", cukit_oneshot_source, METH_NOARGS,
      "_nccl_oneshot_source() -> str: the CUDA C of the one-shot all-reduce kernels."},
+    {"_nccl_oneshot_orphans", cukit_oneshot_orphans, METH_NOARGS,
+     "_nccl_oneshot_orphans() -> int: one-shot workspaces kept for graphs of communicators "
+     "that are gone."},
     {"_nccl_datatype", mod_datatype, METH_VARARGS,
      "_nccl_datatype(dtype, op=None) -> (ncclDataType_t, lanes), or TypeError."},
     {NULL},

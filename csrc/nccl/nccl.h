@@ -13,6 +13,9 @@ typedef struct cukit_nccl_state {
     PyObject *pending;              /* strong ref, NULL until needed: a list of the Windows
                                        whose last user went while a stream capture was going
                                        on (see window.c), released at the next safe point */
+    struct cukit_oneshot *orphans;  /* owned: one-shot workspaces whose communicator went
+                                       while a CUDA graph still held their kernels, freed
+                                       once no graph does (oneshot.c) */
 } cukit_nccl_state;
 
 /* ------------------------------------------------------------------ NCCL's ABI (nccl.h 2.x)
@@ -122,7 +125,7 @@ int cukit_nccl_load(cukit_state *st);
 /* Turn an NCCL result into 0 (success) or -1 with NcclError set: the message holds
  * ncclGetErrorString and, with `comm`, ncclGetLastError; `call` names the function. */
 int cukit_nccl_check(cukit_state *st, ncclResult_t res, const char *call, ncclComm_t comm);
-/* version(), get_unique_id(), group_start/group_end and the mapping helpers. 0 / -1. */
+/* version(), get_unique_id() and the mapping helpers. 0 / -1. */
 int cukit_nccl_setup(PyObject *module, cukit_state *st);
 /* NCCL's data type for typecode tc with reduction `op` (-1: none, data only moves);
  * each element travels as *lanes elements of that type. The type, or -1 with
@@ -130,8 +133,6 @@ int cukit_nccl_setup(PyObject *module, cukit_state *st);
 int cukit_nccl_datatype(int tc, int op, int *lanes, const char *who);
 /* NCCL's operation for "sum", "prod", "min", "max" or "avg"; -1 with ValueError. */
 int cukit_nccl_op(PyObject *name, const char *who);
-/* How many nccl_group_start() calls of this thread await their nccl_group_end(). */
-int cukit_nccl_group_depth(void);
 
 /* Calls through the table; the expression is 0 or -1 with NcclError. */
 #define NCCL_CALL(st, fn, args, comm) cukit_nccl_check((st), cukit_nccl_api.fn args, #fn, (comm))
@@ -162,8 +163,13 @@ typedef struct {
                                       NCCL's (oneshot.c) */
 } cukit_Communicator;
 
-/* The Communicator type into module state slot and the module. 0 / -1. */
+/* The Communicator type into module state slot and the module, with the module's
+ * nccl_group_start() and nccl_group_end(). 0 / -1. */
 int cukit_communicator_setup(PyObject *module, cukit_state *st);
+/* How many nccl_group_start() calls of this thread await their nccl_group_end()
+ * (communicator.c, beside the group functions: a communicator made inside a group is
+ * only ready at its end). */
+int cukit_nccl_group_depth(void);
 /* 0 while c can be used; else -1 with ValueError (destroyed) or NcclError (an
  * asynchronous error of NCCL, e.g. a peer that died). */
 int cukit_communicator_check(cukit_Communicator *c);
@@ -216,11 +222,12 @@ int cukit_window_capture_keep(cukit_state *st, PyObject *stream, PyObject *obj);
 
 /* ------------------------------------------------------------------ oneshot.c */
 
-/* Give the n communicators of this process made together (n = 1 but for init_all;
- * rank and size known) one-shot all-reduces, if every rank of each can: a collective
- * call, made by every rank as the communicator is made, outside a group. On any failure
- * the communicators keep NCCL's kernels alone (the same verdict on every rank). Keeps
- * any exception set before; never raises. */
+/* Give the n communicators this thread made together (one, those of init_all, or those
+ * made inside one group; rank and size known) one-shot all-reduces, if every rank of
+ * each can: a collective call that every rank makes once its communicator is ready,
+ * outside a group, whatever CUKIT_NCCL_ONESHOT says there (a rank with it 0 takes part
+ * and says no). On any failure the communicators keep NCCL's kernels alone (the same
+ * verdict on every rank). Keeps any exception set before; never raises. */
 void cukit_oneshot_setup(cukit_Communicator **cs, int n);
 /* all_reduce of `count` elements of NCCL type `type` with op `op` from send to recv (on
  * c's device, made current) on stream h, as one kernel of cukit's own when c has one-shot
@@ -232,8 +239,12 @@ int cukit_oneshot_all_reduce(cukit_Communicator *c, CUdeviceptr send, CUdevicept
 void cukit_oneshot_stop(cukit_Communicator *c);
 /* _nccl_oneshot_source(): the kernels' CUDA C, for tests that run them on one device. */
 PyObject *cukit_oneshot_source(PyObject *module, PyObject *ignored);
+/* _nccl_oneshot_orphans(): how many workspaces of communicators that are gone wait for
+ * the graphs holding their kernels (after freeing those no graph holds), for tests. */
+PyObject *cukit_oneshot_orphans(PyObject *module, PyObject *ignored);
 /* Free c's one-shot workspace and the peers' mappings (after its work: the free waits
- * for the device). Never raises. */
+ * for the device), or, while a CUDA graph may still replay its kernels, once no graph
+ * holds them. Never raises. */
 void cukit_oneshot_release(cukit_Communicator *c);
 
 /* ------------------------------------------------------------------ collectives.c */

@@ -1,10 +1,10 @@
-/* oneshot.c - small all-reduces in one kernel of cukit's own: every rank writes its data into every rank's workspace (peers' memory through peer access or CUDA IPC), raises a flag there, waits for the others' flags and reduces in rank order
+/* oneshot.c - small all-reduces in one kernel of cukit's own: every rank writes its data, each word numbered with the call, into every rank's workspace (peers' memory through peer access or CUDA IPC), waits for the others' words and reduces in rank order
  *
  * NCCL's small all-reduce (a ring through its low-latency protocol) takes about 3.5 us
- * of kernel on two H100s; this one costs a write across NVLink and a flag. It serves
- * all_reduce calls of at most ONESHOT_SLOT bytes, outside nccl.group(), on
- * communicators of 2 to 8 ranks whose GPUs all reach each other's memory; everything
- * else goes to NCCL.
+ * of kernel on two H100s; this one costs one write across NVLink. It serves all_reduce
+ * calls of at most ONESHOT_SLOT bytes (inside nccl.group() too: the kernel is launched at
+ * the call) on communicators of 2 to 8 ranks whose GPUs all reach each other's memory;
+ * everything else goes to NCCL.
  *
  * The workspace (one cuMemAlloc per rank): a control page (this rank's call counter at
  * 0) and two sets (by the call's parity) of one slot per rank. A slot holds the data as
@@ -18,22 +18,31 @@
  * (writing set e % 2 again) after it has every peer's data of call e + 1, which each peer
  * sends after it finished call e. That needs the calls of one rank to run one after the
  * other: those on one stream do; a call on another stream than the last (outside
- * captures) waits for the last first.
+ * captures; streams told apart by their driver ids, which are never reused) waits for
+ * the last first. The workspace starts zeroed (memory reused from an earlier
+ * communicator may hold lines whose numbers a new one would take for its own).
  *
  * A wait for a peer that never comes ends when the communicator is aborted (abort(), or
  * synchronize()'s timeout): the kernel polls a word of mapped host memory that
  * abort sets, and returns without writing a result.
  *
- * Set up when a communicator is made (outside a group): two small all-gathers through
- * NCCL, one for where each rank's workspace is (an IPC handle, its address for ranks of
- * this process, and the process), one for whether every rank reached every other; a
- * rank that cannot says so, and then no rank uses one-shot calls. Opt-in for now:
- * CUKIT_NCCL_ONESHOT=1 (the same on every rank) turns it on; a review after the GPU runs
- * found setup and lifetime cases still to fix (stale lines in reused memory, ranks that
- * set up and ranks that do not), on the branch that makes it the default. */
+ * Set up when a communicator is ready (made, or at the end of the group it was made in):
+ * two small all-gathers through NCCL, one for where each rank's workspace is (an IPC
+ * handle, its address for ranks of this process, and the process), one for whether every
+ * rank reached every other. Every rank takes part, also one with CUKIT_NCCL_ONESHOT=0 (it
+ * says no), so ranks never wait for a peer that skipped it; a rank that cannot says so,
+ * and then no rank uses one-shot calls. Whether a call is one-shot depends only on what
+ * is the same on every rank (the verdict, count, type and op), not on groups or captures.
+ *
+ * A CUDA graph that captured a one-shot call (cukit's or another library's) keeps the
+ * workspace: it holds a reference to a CUDA user object, and a workspace whose
+ * communicator goes first waits on st->nccl->orphans until the driver says no graph holds
+ * it any more (the user object's destructor, on a driver thread, only raises a flag; the
+ * memory is freed at the next set-up, release or call). */
 #include "nccl/nccl.h"
 
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -57,8 +66,15 @@ struct cukit_oneshot {
     CUfunction func[NCCL_TYPES][NCCL_OPS]; /* loaded on first use */
     CUevent order;                         /* owned: recorded after each call outside a
                                               capture, for a call on another stream */
-    CUstream last;                         /* the stream of that call (not owned) */
-    int have_last;
+    unsigned long long last;               /* the driver's id of that call's stream */
+    int have_last;                         /* 1: order is recorded; 2: and last is set */
+    CUcontext ctx;                         /* not owned: the device's primary context */
+    CUuserObject keep;                     /* owned reference (cuUserObjectRelease), NULL
+                                              until a capture took a call: every graph
+                                              holding one holds a reference too */
+    atomic_int unheld;                     /* 1 once keep's last reference went (set by
+                                              its destructor, on a driver thread) */
+    struct cukit_oneshot *next;            /* owned: the next of st->nccl->orphans */
 };
 
 /* The kernels, one per NCCL type and op: ck_os_<ncclDataType_t>_<ncclRedOp_t>. */
@@ -208,12 +224,14 @@ process_token(void)
     return token;
 }
 
-/* Free what os holds (its device current); never raises. */
+/* Free what os holds (made current: its device); never raises. */
 static void
 oneshot_free(cukit_state *st, struct cukit_oneshot *os)
 {
     if (os == NULL)
         return;
+    if (os->ctx)
+        cukit_api.cuCtxSetCurrent(os->ctx);
     int mode = cukit_capture_relax(st, 1); /* dropped while a stream is captured */
     for (int i = 0; i < ONESHOT_MAX_RANKS; i++)
         if (os->opened[i])
@@ -228,16 +246,77 @@ oneshot_free(cukit_state *st, struct cukit_oneshot *os)
     free(os);
 }
 
-/* This rank's workspace and its record. ok stays 0 when anything fails. */
-static struct cukit_oneshot *
-workspace(cukit_Communicator *c, record *rec)
+/* The user object's destructor: no graph holds the workspace now. A driver thread runs
+ * it, where no CUDA call may be made: it only raises the flag. */
+static void
+unheld(void *p)
 {
-    struct cukit_oneshot *os = calloc(1, sizeof *os);
+    atomic_store(&((struct cukit_oneshot *)p)->unheld, 1);
+}
+
+/* Free the orphaned workspaces that no graph holds any more (then restores the current
+ * context). Never raises. */
+static void
+free_unheld(cukit_state *st)
+{
+    if (st->nccl->orphans == NULL)
+        return;
+    CUcontext current = NULL;
+    cukit_api.cuCtxGetCurrent(&current);
+    for (struct cukit_oneshot **at = &st->nccl->orphans; *at;) {
+        struct cukit_oneshot *os = *at;
+        if (atomic_load(&os->unheld)) {
+            *at = os->next;
+            oneshot_free(st, os);
+        }
+        else
+            at = &os->next;
+    }
+    cukit_api.cuCtxSetCurrent(current);
+}
+
+/* Keep os alive with the graph that the capture on h builds. 0 / -1. */
+static int
+held_by_graph(cukit_state *st, struct cukit_oneshot *os, CUstream h)
+{
+    int status = 0;
+    CUgraph graph = NULL;
+    if (CU_CALL(st, cuStreamGetCaptureInfo, (h, &status, NULL, &graph, NULL, NULL, NULL)) < 0)
+        return -1;
+    if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE || graph == NULL)
+        return 0; /* an invalidated capture: its end raises */
+    if (os->keep == NULL &&
+        CU_CALL(st, cuUserObjectCreate, (&os->keep, os, unheld, 1,
+                                         CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)) < 0) {
+        os->keep = NULL;
+        return -1;
+    }
+    return CU_CALL(st, cuGraphRetainUserObject, (graph, os->keep, 1, 0));
+}
+
+/* Whether this rank offers one-shot calls: CUKIT_NCCL_ONESHOT=0 turns them off, and
+ * they need the driver's user objects (graphs that hold the workspace). */
+static int
+wanted(void)
+{
+    const char *env = getenv("CUKIT_NCCL_ONESHOT");
+    return !(env && strcmp(env, "0") == 0) && cukit_api.cuUserObjectCreate &&
+           cukit_api.cuUserObjectRelease && cukit_api.cuGraphRetainUserObject &&
+           cukit_api.cuStreamGetCaptureInfo;
+}
+
+/* This rank's workspace and its record (want 0: none, a record that says no). ok stays 0
+ * when anything fails. */
+static struct cukit_oneshot *
+workspace(cukit_Communicator *c, record *rec, int want)
+{
     memset(rec, 0, sizeof *rec);
     rec->process = process_token();
     rec->ordinal = c->device->ordinal;
+    struct cukit_oneshot *os = want ? calloc(1, sizeof *os) : NULL;
     if (os == NULL)
         return NULL;
+    os->ctx = c->device->ctx;
     CUfunction f;
     void *host = NULL;
     size_t bytes = ONESHOT_CTRL + 2 * (size_t)c->nranks * ONESHOT_LINES;
@@ -245,7 +324,10 @@ workspace(cukit_Communicator *c, record *rec)
         os->mine = 0;
         return os;
     }
-    if (cukit_api.cuMemsetD8(os->mine, 0, ONESHOT_CTRL) != CUDA_SUCCESS ||
+    /* All of it: reused memory may hold an earlier communicator's lines, numbered as
+     * this one's will be. On the legacy stream, before the exchange that lets peers
+     * write here. */
+    if (cukit_api.cuMemsetD8(os->mine, 0, bytes) != CUDA_SUCCESS ||
         cukit_api.cuMemHostAlloc(&host, 64, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) !=
             CUDA_SUCCESS)
         return os;
@@ -355,9 +437,9 @@ exchange(cukit_Communicator **cs, int n, const CUdeviceptr *bufs, record *recs)
 void
 cukit_oneshot_setup(cukit_Communicator **cs, int n)
 {
-    const char *env = getenv("CUKIT_NCCL_ONESHOT");
-    if (n < 1 || env == NULL || strcmp(env, "1") != 0 || cukit_nccl_group_depth() > 0)
+    if (n < 1)
         return;
+    free_unheld(cs[0]->st);
     for (int i = 0; i < n; i++)
         if (cs[i]->comm == NULL || cs[i]->nranks < 2 || cs[i]->nranks > ONESHOT_MAX_RANKS ||
             cs[i]->rank < 0)
@@ -366,13 +448,13 @@ cukit_oneshot_setup(cukit_Communicator **cs, int n)
     struct cukit_oneshot **oss = calloc((size_t)n, sizeof *oss);
     record *recs = calloc((size_t)n * ONESHOT_MAX_RANKS, sizeof *recs);
     CUdeviceptr *bufs = calloc((size_t)n, sizeof *bufs);
-    int ok = oss && recs && bufs;
+    int ok = oss && recs && bufs, want = wanted();
     for (int i = 0; ok && i < n; i++) {
         cukit_Communicator *c = cs[i];
         ok = cukit_device_activate(c->device) == 0 &&
              CU_CALL(c->st, cuMemAlloc, (&bufs[i], (size_t)c->nranks * sizeof(record))) == 0;
         if (ok)
-            oss[i] = workspace(c, &recs[i * ONESHOT_MAX_RANKS + c->rank]);
+            oss[i] = workspace(c, &recs[i * ONESHOT_MAX_RANKS + c->rank], want);
     }
     /* From here every rank takes part in both rounds, whatever it found. */
     ok = ok && exchange(cs, n, bufs, recs) == 0;
@@ -411,11 +493,21 @@ void
 cukit_oneshot_release(cukit_Communicator *c)
 {
     struct cukit_oneshot *os = c->oneshot;
-    if (os == NULL)
-        return;
+    cukit_state *st = c->st;
     c->oneshot = NULL;
-    cukit_api.cuCtxSetCurrent(c->device->ctx);
-    oneshot_free(c->st, os);
+    if (os && os->keep) {
+        /* graphs may hold it: freed once none does */
+        os->next = st->nccl->orphans;
+        st->nccl->orphans = os;
+        cukit_api.cuUserObjectRelease(os->keep, 1);
+    }
+    else if (os) {
+        CUcontext current = NULL;
+        cukit_api.cuCtxGetCurrent(&current);
+        oneshot_free(st, os);
+        cukit_api.cuCtxSetCurrent(current);
+    }
+    free_unheld(st);
 }
 
 void
@@ -432,8 +524,7 @@ cukit_oneshot_all_reduce(cukit_Communicator *c, CUdeviceptr send, CUdeviceptr re
                          size_t count, int type, int op, CUstream h)
 {
     struct cukit_oneshot *os = c->oneshot;
-    if (os == NULL || count == 0 || cukit_nccl_group_depth() > 0 || type < 0 ||
-        type >= NCCL_TYPES || op < 0 || op >= NCCL_OPS)
+    if (os == NULL || count == 0 || type < 0 || type >= NCCL_TYPES || op < 0 || op >= NCCL_OPS)
         return 0;
     size_t size = type_size(type);
     if (size == 0 || count > ONESHOT_SLOT / size ||
@@ -449,12 +540,20 @@ cukit_oneshot_all_reduce(cukit_Communicator *c, CUdeviceptr send, CUdeviceptr re
             return -1;
         os->func[type][op] = f;
     }
+    if (st->nccl->orphans)
+        free_unheld(st);
     int capturing = cukit_stream_capturing(h);
     /* One call after the other on this rank (see the top): a call on another stream
-     * waits for the last one. Not across a capture's edge: a graph's replays are
-     * ordered by the streams they are launched on. */
-    if (!capturing && os->have_last && os->last != h &&
+     * waits for the last one (a stream without an id waits always). Not across a
+     * capture's edge: a graph's replays are ordered by the streams they are launched
+     * on. */
+    unsigned long long id = 0;
+    int known = !capturing && cukit_api.cuStreamGetId &&
+                cukit_api.cuStreamGetId(h, &id) == CUDA_SUCCESS;
+    if (!capturing && os->have_last && !(known && os->have_last == 2 && id == os->last) &&
         CU_CALL(st, cuStreamWaitEvent, (h, os->order, 0)) < 0)
+        return -1;
+    if (capturing && held_by_graph(st, os, h) < 0)
         return -1;
     CUdeviceptr in = send, out = recv;
     unsigned long long n = count;
@@ -473,8 +572,8 @@ cukit_oneshot_all_reduce(cukit_Communicator *c, CUdeviceptr send, CUdeviceptr re
         }
         if (CU_CALL(st, cuEventRecord, (os->order, h)) < 0)
             return -1;
-        os->last = h;
-        os->have_last = 1;
+        os->last = id;
+        os->have_last = known ? 2 : 1;
     }
     return 1;
 }
@@ -483,4 +582,15 @@ PyObject *
 cukit_oneshot_source(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
     return PyUnicode_FromString(kernel_source);
+}
+
+PyObject *
+cukit_oneshot_orphans(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    cukit_state *st = PyModule_GetState(module);
+    free_unheld(st);
+    long n = 0;
+    for (struct cukit_oneshot *os = st->nccl->orphans; os; os = os->next)
+        n++;
+    return PyLong_FromLong(n);
 }
