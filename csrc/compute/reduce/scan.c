@@ -75,7 +75,7 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
     memcpy(a.lshape, plan->lshape, sizeof a.lshape);
     memcpy(a.lsin, plan->lsin, sizeof a.lsin);
     memcpy(a.lsout, plan->lsout, sizeof a.lsout);
-    cukit_Array *status = NULL;
+    cukit_scratch status = {0, 0};
     long long grid;
     if (fn == SF_TILES) {
         const long long tile = (long long)CK_THREADS * items;
@@ -85,20 +85,20 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
             return -1;
         }
         size_t head = (4 * (size_t)(ntiles + 1) + 15) / 16 * 16;
-        Py_ssize_t bytes = (Py_ssize_t)(head + 32 * (size_t)ntiles);
+        size_t bytes = head + 32 * (size_t)ntiles;
         /* zeroed: the ticket, the flags, and the first 8 bytes of each tile's slot, where an
          * accumulator of up to 4 bytes keeps its packed flag and value; zeroed for every
-         * accumulator (a few bytes a tile), so the kernel alone decides which it uses */
+         * accumulator (a few bytes a tile), so the kernel alone decides which it uses.
+         * The launch's own scratch, ordered on its stream (no array, no event between
+         * streams): a scan on another stream never shares it. */
         size_t zeroed = head + 8 * (size_t)ntiles;
-        status = ck_empty(st, dev, CUKIT_TC_U8, 1, &bytes);
-        if (status == NULL)
+        if (cukit_scratch_alloc(dev, bytes, h, &status) < 0)
             return -1;
-        a.status = cukit_array_ptr(status);
+        a.status = status.ptr;
         a.ntiles = (int)ntiles;
         grid = ntiles;
-        if (cukit_device_activate(dev) < 0 ||
-            CU_CALL(st, cuMemsetD8Async, ((CUdeviceptr)a.status, 0, zeroed, h)) < 0) {
-            Py_DECREF(status);
+        if (CU_CALL(st, cuMemsetD8Async, ((CUdeviceptr)a.status, 0, zeroed, h)) < 0) {
+            cukit_scratch_release(dev, &status, h);
             return -1;
         }
     }
@@ -110,7 +110,8 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
     }
     void *args[] = {&a};
     int rc = cukit_builtin_launch(dev, e->func, (unsigned)grid, 1, 256, 1, h, args);
-    Py_XDECREF(status);
+    if (cukit_scratch_release(dev, &status, h) < 0)
+        rc = -1;
     return rc;
 }
 
