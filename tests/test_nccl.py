@@ -592,26 +592,32 @@ ONESHOT_MIXED = """
     print("ONESHOT", comm.one_shot, flush=True)
     case = 0
 
-    def check(c, n=int(np.random.default_rng(seed).integers(1, 3000)), stream=None,
-              grouped=False, wait=True):
+    def check(c, n=int(np.random.default_rng(seed).integers(1, 3000))):
         global case
         case += 1
         xs = [np.random.default_rng([seed, case, r]).standard_normal(n).astype(np.float32)
               for r in range(size)]
         x = cukit.to_device(xs[rank], device=rank)
         cukit.synchronize()
-        if grouped:
-            with nccl.group():
-                c.all_reduce(x, stream=stream)
-        else:
-            c.all_reduce(x, stream=stream)
-        if not wait:
-            return x, xs
-        c.synchronize(stream)
+        c.all_reduce(x)
+        c.synchronize()
         np.testing.assert_allclose(x.get(), sum(xs), rtol=1e-5, atol=1e-5)
 
-    check(comm, grouped=mode == "group on one rank" and rank == 0)
-    check(comm, grouped=mode == "group on one rank" and rank == 1)
+    check(comm)
+    check(comm, n=7)
+    if mode == "group on one rank":
+        # grouped the same way on every rank: NCCL's calls in the group's order (a
+        # one-shot kernel launched at its call would reduce before the broadcast)
+        xs = [np.random.default_rng([seed, 77, r]).standard_normal(9).astype(np.float32)
+              for r in range(size)]
+        x = cukit.to_device(xs[rank], device=rank)
+        cukit.synchronize()
+        with nccl.group():
+            comm.broadcast(x, root=0)
+            comm.all_reduce(x)
+        comm.synchronize()
+        np.testing.assert_allclose(x.get(), xs[0] * size, rtol=1e-6)
+        check(comm)
     if mode == "split and reuse":
         # a communicator's workspace freed and taken again by the next one: its first
         # calls must not read the lines the last one left (numbered as the new ones are)
@@ -627,9 +633,14 @@ ONESHOT_MIXED = """
         # each call on a new stream, freed at once: a new stream may take a freed one's
         # handle, and must still wait for the last call
         pending = []
-        for _ in range(30):
+        for case in range(30):
+            xs = [np.random.default_rng([seed, 500 + case, r]).standard_normal(5000)
+                  .astype(np.float32) for r in range(size)]
+            pending.append((cukit.to_device(xs[rank], device=rank), xs))
+        cukit.synchronize()  # the inputs in place; from here no host wait between calls
+        for x, _ in pending:
             s = cukit.Stream(device=rank)
-            pending.append(check(comm, n=5000, stream=s, wait=False))
+            comm.all_reduce(x, stream=s)
             del s
         cukit.synchronize()
         for x, xs in pending:
@@ -674,8 +685,9 @@ ONESHOT_MIXED = """
 @pytest.mark.parametrize("mode", ["group on one rank", "env on one rank", "split and reuse",
                                   "fresh streams", "graph outlives"])
 def test_one_shot_all_reduce_ranks_that_differ(tmp_path, rng, mode):
-    """Ranks that make their communicator in a group or not, call inside a group or not,
-    or turn the one-shot kernel off alone, agree (no rank waits for ever); a communicator
+    """Ranks that make their communicator in a group or not, or turn the one-shot kernel
+    off alone, agree (no rank waits for ever); calls grouped on every rank keep the
+    group's order; a communicator
     made where the last one's workspace was freed reads none of its lines; calls on
     streams made and freed in turn run one after the other; a graph of another library
     keeps the workspace of a communicator destroyed before it."""

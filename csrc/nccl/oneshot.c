@@ -2,9 +2,12 @@
  *
  * NCCL's small all-reduce (a ring through its low-latency protocol) takes about 3.5 us
  * of kernel on two H100s; this one costs one write across NVLink. It serves all_reduce
- * calls of at most ONESHOT_SLOT bytes (inside nccl.group() too: the kernel is launched at
- * the call) on communicators of 2 to 8 ranks whose GPUs all reach each other's memory;
- * everything else goes to NCCL.
+ * calls of at most ONESHOT_SLOT bytes, outside nccl.group(), on communicators of 2 to 8
+ * ranks whose GPUs all reach each other's memory; everything else goes to NCCL. (Inside
+ * a group NCCL launches its calls at the group's end: a kernel launched at the call
+ * would run before the group's earlier calls, so grouped calls stay NCCL's, and every
+ * rank must group an all_reduce the same way, as NCCL's own groups of several
+ * communicators ask.)
  *
  * The workspace (one cuMemAlloc per rank): a control page (this rank's call counter at
  * 0) and two sets (by the call's parity) of one slot per rank. A slot holds the data as
@@ -31,8 +34,12 @@
  * handle, its address for ranks of this process, and the process), one for whether every
  * rank reached every other. Every rank takes part, also one with CUKIT_NCCL_ONESHOT=0 (it
  * says no), so ranks never wait for a peer that skipped it; a rank that cannot says so,
- * and then no rank uses one-shot calls. Whether a call is one-shot depends only on what
- * is the same on every rank (the verdict, count, type and op), not on groups or captures.
+ * and then no rank uses one-shot calls. Whether a call is one-shot depends on what is the
+ * same on every rank (the verdict, count, type and op) and on the group it is made in,
+ * never on captures. A rank that made several communicators in one group sets them up
+ * at its end, in order: a peer that made the same ones one by one outside a group sets
+ * the first up before it makes the second, and both wait for ever; make a set of
+ * communicators the same way on every rank.
  *
  * A CUDA graph that captured a one-shot call (cukit's or another library's) keeps the
  * workspace: it holds a reference to a CUDA user object, and a workspace whose
@@ -445,6 +452,8 @@ cukit_oneshot_setup(cukit_Communicator **cs, int n)
             cs[i]->rank < 0)
             return; /* the same on every rank: NCCL serves */
     PyObject *saved = PyErr_GetRaisedException();
+    CUcontext current = NULL;
+    cukit_api.cuCtxGetCurrent(&current); /* the caller's, given back at the end */
     struct cukit_oneshot **oss = calloc((size_t)n, sizeof *oss);
     record *recs = calloc((size_t)n * ONESHOT_MAX_RANKS, sizeof *recs);
     CUdeviceptr *bufs = calloc((size_t)n, sizeof *bufs);
@@ -458,6 +467,7 @@ cukit_oneshot_setup(cukit_Communicator **cs, int n)
     }
     /* From here every rank takes part in both rounds, whatever it found. */
     ok = ok && exchange(cs, n, bufs, recs) == 0;
+    int exchanged = ok;
     for (int i = 0; ok && i < n; i++) {
         cukit_Communicator *c = cs[i];
         int reached = oss[i] && reach_peers(c, oss[i], &recs[i * ONESHOT_MAX_RANKS]);
@@ -466,7 +476,13 @@ cukit_oneshot_setup(cukit_Communicator **cs, int n)
         mine.ok = reached;
         recs[i * ONESHOT_MAX_RANKS + c->rank] = mine;
     }
-    ok = ok && exchange(cs, n, bufs, recs) == 0;
+    /* the second round whenever the first ran, so the peers' goes through; a rank that
+     * failed in between says no in it */
+    if (exchanged && !ok)
+        for (int i = 0; i < n; i++)
+            recs[i * ONESHOT_MAX_RANKS + cs[i]->rank].ok = 0;
+    if (exchanged && exchange(cs, n, bufs, recs) < 0)
+        ok = 0;
     for (int i = 0; i < n; i++) {
         cukit_Communicator *c = cs[i];
         int all = ok;
@@ -484,6 +500,7 @@ cukit_oneshot_setup(cukit_Communicator **cs, int n)
     free(oss);
     free(recs);
     free(bufs);
+    cukit_api.cuCtxSetCurrent(current);
     /* A failure here only means NCCL serves every call (the same verdict on every rank). */
     PyErr_Clear();
     PyErr_SetRaisedException(saved);
@@ -524,7 +541,8 @@ cukit_oneshot_all_reduce(cukit_Communicator *c, CUdeviceptr send, CUdeviceptr re
                          size_t count, int type, int op, CUstream h)
 {
     struct cukit_oneshot *os = c->oneshot;
-    if (os == NULL || count == 0 || type < 0 || type >= NCCL_TYPES || op < 0 || op >= NCCL_OPS)
+    if (os == NULL || count == 0 || cukit_nccl_group_depth() > 0 || type < 0 ||
+        type >= NCCL_TYPES || op < 0 || op >= NCCL_OPS)
         return 0;
     size_t size = type_size(type);
     if (size == 0 || count > ONESHOT_SLOT / size ||
