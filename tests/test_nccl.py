@@ -606,17 +606,20 @@ ONESHOT_MIXED = """
     check(comm)
     check(comm, n=7)
     if mode == "group on one rank":
-        # grouped the same way on every rank: NCCL's calls in the group's order (a
-        # one-shot kernel launched at its call would reduce before the broadcast)
+        # calls grouped the same way on every rank (NCCL's kernels, launched at the
+        # group's end): a small all_reduce beside a large one, then one-shot calls again
         xs = [np.random.default_rng([seed, 77, r]).standard_normal(9).astype(np.float32)
               for r in range(size)]
-        x = cukit.to_device(xs[rank], device=rank)
+        ys = [np.random.default_rng([seed, 78, r]).standard_normal(1 << 16).astype(np.float32)
+              for r in range(size)]
+        x, y = cukit.to_device(xs[rank], device=rank), cukit.to_device(ys[rank], device=rank)
         cukit.synchronize()
         with nccl.group():
-            comm.broadcast(x, root=0)
+            comm.all_reduce(y)
             comm.all_reduce(x)
         comm.synchronize()
-        np.testing.assert_allclose(x.get(), xs[0] * size, rtol=1e-6)
+        np.testing.assert_allclose(x.get(), sum(xs), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(y.get(), sum(ys), rtol=1e-5, atol=1e-5)
         check(comm)
     if mode == "split and reuse":
         # a communicator's workspace freed and taken again by the next one: its first
