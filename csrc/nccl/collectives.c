@@ -319,8 +319,11 @@ all_reduce(cukit_Communicator *self, PyObject *args, PyObject *kwargs)
         k.r = alias(&k.s, k.s.ptr, k.s.count);
     if (check_pair(self, &k.s, &k.r, 1, 1, who) < 0)
         goto error;
-    int oneshot = cukit_oneshot_all_reduce(self, k.s.ptr, k.r.ptr, k.s.count * k.lanes, k.type,
-                                           k.op, k.h);
+    /* inside a group, NCCL's (see oneshot.c) */
+    int oneshot = cukit_nccl_group_depth() > 0
+                      ? 0
+                      : cukit_oneshot_all_reduce(self, k.s.ptr, k.r.ptr, k.s.count * k.lanes,
+                                                 k.type, k.op, k.h);
     if (oneshot != 0)
         return finish(&k, oneshot > 0);
     NCCL_NOGIL(self, ncclAllReduce, (dptr(k.s.ptr), dptr(k.r.ptr), k.s.count * k.lanes, k.type,

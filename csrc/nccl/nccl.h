@@ -231,8 +231,8 @@ int cukit_window_capture_keep(cukit_state *st, PyObject *stream, PyObject *obj);
 void cukit_oneshot_setup(cukit_Communicator **cs, int n);
 /* all_reduce of `count` elements of NCCL type `type` with op `op` from send to recv (on
  * c's device, made current) on stream h, as one kernel of cukit's own when c has one-shot
- * calls and the call is one they serve. 1 when launched, 0 when NCCL should run it, -1
- * with an exception. */
+ * calls and the call is one they serve; called outside groups only. 1 when launched, 0
+ * when NCCL should run it, -1 with an exception. */
 int cukit_oneshot_all_reduce(cukit_Communicator *c, CUdeviceptr send, CUdeviceptr recv,
                              size_t count, int type, int op, CUstream h);
 /* Make every one-shot kernel of c that waits for a peer return (abort). Never raises. */

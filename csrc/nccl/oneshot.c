@@ -541,8 +541,7 @@ cukit_oneshot_all_reduce(cukit_Communicator *c, CUdeviceptr send, CUdeviceptr re
                          size_t count, int type, int op, CUstream h)
 {
     struct cukit_oneshot *os = c->oneshot;
-    if (os == NULL || count == 0 || cukit_nccl_group_depth() > 0 || type < 0 ||
-        type >= NCCL_TYPES || op < 0 || op >= NCCL_OPS)
+    if (os == NULL || count == 0 || type < 0 || type >= NCCL_TYPES || op < 0 || op >= NCCL_OPS)
         return 0;
     size_t size = type_size(type);
     if (size == 0 || count > ONESHOT_SLOT / size ||
