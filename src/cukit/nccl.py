@@ -83,7 +83,10 @@ def pending_windows():
 def group():
     """ncclGroupStart() ... ncclGroupEnd(): the operations inside launch together.
 
-    Needed when one thread drives several GPUs (init_all) and for send/recv pairs."""
+    Needed when one thread drives several GPUs (init_all) and for send/recv pairs.
+    Calls inside a group are NCCL's (a small all_reduce outside one may be cukit's
+    one-shot kernel), so group a call the same way on every rank. Communicators made
+    inside a group are ready, and set up, when it ends."""
     _cukit.nccl_group_start()
     try:
         yield
