@@ -23,9 +23,10 @@ TOOL_VARIANTS = [spec for _, spec in runpy.run_path(TOOL, run_name="reduce_varia
 MORE_VARIANTS = ["fu=1,crows=1,sitems=1,sitems8=1", "fnt=1024,fminb=2,fminbm=1,fu=2,fstride=1",
                  "fnt=64,fminb=16,fminbm=16,fgrid=32,crows=16,sitems=32,sitems8=8,smode=1",
                  "fu=3,fgrid=1,sitems=7,sitems8=3,smode=2,ldg=1", "sitems=5,sitems8=5,smode=1,sminb=8,sspin=30",
-                 "sitems=32,sitems8=8,smode=0"]
+                 "sitems=32,sitems8=8,smode=0", "sitems=44,sitems8=7,smode=0,srec=1,kept=0",
+                 "sitems=64,sitems8=8,smode=2,srec=1"]
 DEFAULT = ("fnt=256,fu=8,fminb=4,fminbm=2,fgrid=0,fstride=1,crows=4,ldg=0,sitems=32,sitems8=8,"
-           "smode=1,sminb=0,sspin=0")
+           "smode=1,sminb=0,sspin=0,srec=0,kept=1")
 
 
 @pytest.fixture
@@ -143,6 +144,10 @@ def test_reduce_variant_default_and_spec_round_trip(variant):
     ("fnt=100", "fnt must be a multiple of 32"),
     ("fnt=1024", "fnt x fminb is more than an SM's 2048 threads"),
     ("fnt=1024,fminb=2,fminbm=3", "fnt x fminbm is more than an SM's 2048 threads"),
+    ("sitems=45", "sitems over 44 needs smode=2 (a staged tile would pass 48 KiB of shared "
+                  "memory)"),
+    ("sitems=65,smode=2", "sitems (items a thread of a 1-D scan tile (up to 4-byte sums; 44 at "
+                          "most when staged)) takes an integer from 1 to 64, not '65'"),
     ("sminb=9", "sminb (1-D scan's blocks an SM in the launch bounds (0: none)) takes an integer "
                 "from 0 to 8, not '9'"),
 ])

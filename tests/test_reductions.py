@@ -296,6 +296,94 @@ def test_reductions_on_two_streams(rng, defer):
     assert sum(line.endswith(" ok") for line in lines) == 24, out.stdout
 
 
+KEPT_SCRIPT = r"""
+import sys
+import numpy as np
+import cukit
+rng = np.random.default_rng(int(sys.argv[1]))
+KEPT = 64 * 1024
+flat = rng.standard_normal(40_003).astype(np.float32)
+wide = rng.standard_normal((256, 1024)).astype(np.float32)  # 8 counters (column groups)
+thin = rng.standard_normal((2049, 33)).astype(np.float32)  # one counter, many partials
+f64 = rng.standard_normal(20_001)
+dev = {k: cukit.to_device(v) for k, v in dict(flat=flat, wide=wide, thin=thin, f64=f64).items()}
+want = {"sum": flat.astype(np.float64).sum(), "max": flat.max(), "argmax": flat.argmax(),
+        "wide": wide.astype(np.float64).sum(0), "thin": thin.astype(np.float64).sum(0),
+        "thin max": thin.max(0), "f64": f64.sum()}
+cukit.synchronize()
+
+
+def run(s):
+    # layouts whose counters and partials fall at different places of the scratch, in
+    # turn on one stream: each launch must find its counters at zero
+    return {"sum": cukit.sum(dev["flat"], stream=s), "wide": cukit.sum(dev["wide"], axis=0, stream=s),
+            "max": cukit.max(dev["flat"], stream=s), "thin": cukit.sum(dev["thin"], axis=0, stream=s),
+            "argmax": cukit.argmax(dev["flat"], stream=s), "f64": cukit.sum(dev["f64"], stream=s),
+            "thin max": cukit.max(dev["thin"], axis=0, stream=s)}
+
+
+def check(got, what):
+    for k, v in got.items():
+        g = v.get()
+        ok = np.array_equal(g, want[k]) if k in ("max", "argmax", "thin max") else \
+            np.allclose(g, want[k], rtol=1e-5, atol=1e-3)
+        print(what, k, "ok" if ok else f"BAD {g!r} {want[k]!r}")
+
+
+base = cukit.memory_info()["stream_scratch"]
+for rep in range(2):
+    check(run(None), f"legacy {rep}")
+kept = cukit.memory_info()["stream_scratch"] - base
+print("legacy kept", kept)
+# more streams than keep scratch (32 a device): those past it allocate their own
+streams = [cukit.Stream() for _ in range(34)]
+results = [(run(s) if i in (0, 1, 33) else {"sum": cukit.sum(dev["flat"], stream=s)}, i)
+           for i, s in enumerate(streams)]
+print("streams kept", cukit.memory_info()["stream_scratch"])
+for got, i in results:
+    check(got, f"stream {i}")
+# a stream made where a dropped one was: its own id, its own scratch or none, never
+# the dropped one's while that one's work may run
+del streams[5:]
+fresh = cukit.Stream()
+check(run(fresh), "fresh")
+# a capture on a stream with scratch of its own allocates the launch's own: replays
+# interleaved with eager reductions on the same stream stay right
+s = streams[0]
+out = cukit.empty((), np.float32)
+outw = cukit.empty(1024, np.float32)
+with s.capture() as g:
+    cukit.sum(dev["flat"], stream=s, out=out)
+    cukit.sum(dev["wide"], axis=0, stream=s, out=outw)
+for rep in range(2):
+    g.launch(s)
+    got = run(s)
+    g.launch(s)
+    s.synchronize()
+    check(got, f"eager {rep}")
+    check({"sum": out, "wide": outw}, f"replay {rep}")
+print("end kept", cukit.memory_info()["stream_scratch"])
+"""
+
+
+@gpu
+def test_scratch_that_streams_keep(rng):
+    """A reduction split across blocks takes its counters and partials from scratch its
+    stream keeps (64 KiB each, up to 32 streams a device): layouts in turn on one stream
+    find their counters at zero; streams past the 32 allocate their own; a capture takes
+    the launch's own, and its replays interleave with eager reductions on the stream."""
+    out = subprocess.run([sys.executable, "-c", KEPT_SCRIPT, str(rng.integers(1 << 30))],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split("\n")
+    bad = [line for line in lines if "BAD" in line]
+    assert not bad, bad[:5]
+    assert sum(line.endswith(" ok") for line in lines) == 7 * (2 + 3 + 1 + 2) + 31 + 2 * 2, out.stdout
+    info = {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in lines if " kept " in line}
+    assert info["legacy kept"] == 64 * 1024, out.stdout
+    assert info["streams kept"] == 32 * 64 * 1024 and info["end kept"] == 32 * 64 * 1024, out.stdout
+
+
 @gpu
 def test_one_launch_folds_in_the_last_block(rng):
     """A reduction that splits across blocks is one kernel: the plans of a full reduction

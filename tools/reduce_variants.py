@@ -11,10 +11,15 @@ A build is a shape of the kernels, picked by an internal knob
   crows                                    the axis-0 sum's rows in flight a warp
   ldg                                      every reduction's vector loads by
       ld.global.nc (the full and axis-0 kernels here)
-  sitems, sitems8, smode, sminb, sspin     the 1-D scan's items a thread (accumulators
-      of up to 4 bytes / wider), its tile (0 staged by the block, 1 by each warp, 2 kept
-      in registers), its blocks an SM in the launch bounds (0: none), and nanoseconds
-      its look-back sleeps between reads of tiles not ready
+  kept                                     every reduction split across blocks: its
+      counters and partials in scratch the stream keeps (1) or its own, allocated and
+      zeroed on the stream each launch (0)
+  sitems, sitems8, smode, sminb, sspin, srec   the 1-D scan's items a thread
+      (accumulators of up to 4 bytes / wider), its tile (0 staged by the block, 1 by
+      each warp, 2 kept in registers), its blocks an SM in the launch bounds (0: none),
+      nanoseconds its look-back sleeps between reads of tiles not ready, and whether a
+      thread sums its run again from the staged tile when writing (1) or keeps each
+      prefix in a register (0)
 The knobs of one family touch only its kernels, so each build below sets one choice of
 each family, and builds that share a family's choice time it twice (a noise figure).
 
@@ -50,28 +55,27 @@ import cukit._cukit as core
 
 # The builds timed by default: one choice of each family (full reduction; axis 0; scan).
 VARIANTS = [
-    # name   full reduction                    axis 0            1-D scan
-    ("v0", "v0"),  # the default: 256 x 8 loads, 4 blocks/SM, interleaved; 4 rows; 32 items warp-staged
-    # the default until 2026-11-27: 256 x 4 loads, 6 blocks/SM, a run each; 24 items block-staged
-    ("old", "fu=4,fminb=6,fminbm=4,fstride=0,sitems=24,smode=0"),
-    ("A", "fu=8,fminb=4,fminbm=2,"             "crows=8,"        "smode=1"),
-    ("B", "fu=8,fminb=4,fminbm=2,fgrid=16,"    "crows=2,"        "sitems=16,smode=1"),
-    ("C", "fgrid=30,ldg=1,"                                      "sitems=32,smode=1"),
-    ("D", "fnt=512,fu=8,fminb=2,fminbm=1,"     "crows=8,"        "smode=2"),
-    ("E", "fgrid=30,"                                            "sitems=16,smode=2"),
-    ("F", "fu=8,fminb=4,fminbm=2,fstride=1,"   "crows=16,"       "sitems=32"),
-    ("G", "ldg=1,"                                               "sitems=32,smode=2"),
-    ("H", "fu=16,fminb=2,fminbm=1,"            "crows=8,"        "smode=1,sspin=200"),
-    ("I", "fu=8,fminb=4,fminbm=2,fgrid=20,ldg=1,"                "smode=1,sminb=6"),
+    # name   full reduction              1-D scan
+    ("v0", "v0"),  # the default: kept scratch; 32 items warp-staged, each prefix kept
+    ("nokept", "kept=0"),  # each split reduction allocates and zeroes its own scratch
+    ("R32", "srec=1"),
+    ("R40", "sitems=40,srec=1"),
+    ("R44", "sitems=44,srec=1"),
+    ("W40", "sitems=40"),
+    ("R32b6", "srec=1,sminb=6"),
+    ("R40b5", "sitems=40,srec=1,sminb=5"),
+    ("G48", "sitems=48,smode=2"),
+    ("G64", "sitems=64,smode=2"),
 ]
-# why: A-H full: more bytes in flight (8 or 16 loads, 64 or 128 registers), 4-5 waves of
-# blocks for balance (B, C, E; C as CUB's reduce: today's tile, 5 waves, ld.global.nc),
-# 512 threads (D), interleaved blocks (F), the read-only path alone (G), 8 loads with
-# both (I). Axis 0: 2 to 16 rows in flight, the read-only path. Scan: warp staging (2
-# block barriers fewer) or registers at 16, 24, 32 items; with warp staging a pause in
-# the look-back's polling (H) or a register cap of 6 blocks an SM (I).
-FAMILIES = {"full": ("fnt", "fu", "fminb", "fminbm", "fgrid", "fstride", "ldg"),
-            "axis0": ("crows", "ldg"), "scan": ("sitems", "sitems8", "smode", "sminb", "sspin")}
+# why (2026-12-01): the full reduction's per-launch scratch (an allocation, a memset
+# and a free on the stream) against the stream's kept scratch; the scan's run summed
+# again from the staged tile when written (srec: 32 registers fewer, more blocks an SM),
+# bigger staged tiles (40, 44 items: fewer look-backs a byte), with a register cap, and
+# tiles in registers of 48 and 64 items. The builds of 2026-11-27 (v0 then; "old" before
+# it: "fu=4,fminb=6,fminbm=4,fstride=0,sitems=24,smode=0") are in the git history.
+FAMILIES = {"full": ("fnt", "fu", "fminb", "fminbm", "fgrid", "fstride", "ldg", "kept"),
+            "axis0": ("crows", "ldg", "kept"),
+            "scan": ("sitems", "sitems8", "smode", "sminb", "sspin", "srec")}
 # case -> (label, family); labels name the sizes of a run ({n}: --n, {h}: half of it)
 CASES = {
     "sum32": ("sum, {n} float32", "full"),

@@ -53,9 +53,19 @@ typedef struct CUgraphNode_st {
     unsigned value;
 } node;
 
+/* Memory a capture allocated and freed (cuMemAllocAsync, cuMemFreeAsync on the stream):
+ * the driver makes them nodes that allocate and free it at each launch; here it stays
+ * allocated while the graph or any instance of it lives. Shared by them, counted. */
+typedef struct graph_mem {
+    int refs;
+    size_t n, cap;
+    CUdeviceptr *ptrs;         /* owned: freed with the last reference */
+} graph_mem;
+
 typedef struct CUgraph_st {
     node **nodes;
     size_t n, cap;
+    graph_mem *mem;            /* a reference, or NULL */
 } graph;
 
 typedef struct CUgraphExec_st {
@@ -80,6 +90,7 @@ typedef struct CUstream_st {
     uint64_t legacy_seen;      /* the legacy stream's `issued` this stream last waited for */
     uint64_t seen_by_legacy;   /* this stream's `issued` the legacy stream last waited for */
     int queried;               /* a query answered "not ready" since the last work ran */
+    unsigned long long id;     /* cuStreamGetId's: never reused (the default streams: 1, 2) */
 } stream;
 
 /* An event. A record under deferred execution completes when the stream runs it. */
@@ -103,6 +114,8 @@ graph *emu_capturing(CUstream h);
  * force, as the driver refuses it; else CUDA_SUCCESS. */
 CUresult emu_capture_unsafe(const char *call);
 node *emu_graph_add(graph *g, int type);
+/* Keep p (freed on a capturing stream) for g's launches: 0, or -1 when out of memory. */
+int emu_graph_keep(graph *g, CUdeviceptr p);
 void emu_node_free(node *n);
 /* Copy a kernel node's function, configuration and parameter values. */
 CUresult emu_set_kernel_params(node *n, const CUDA_KERNEL_NODE_PARAMS *p);

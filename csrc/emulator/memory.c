@@ -220,6 +220,10 @@ e_cuMemFreeAsync(CUdeviceptr p, CUstream s)
     CUresult r = emu_check_stream(s) ?: check_free(p);
     if (r != CUDA_SUCCESS)
         return r;
+    graph *g = emu_capturing(s);
+    if (g)
+        return emu_graph_keep(g, p) < 0 ? emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory")
+                                        : emu_ok();
     return emu_defer_free(s, p, emu_free_device) ? emu_free_device(p) : emu_ok();
 }
 /* On a stream being captured an allocation is a node of the graph (made at once here);

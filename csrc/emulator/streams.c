@@ -57,9 +57,38 @@ emu_graph_add(graph *g, int type)
     return n;
 }
 
+int
+emu_graph_keep(graph *g, CUdeviceptr p)
+{
+    graph_mem *m = g->mem;
+    if (m == NULL && (m = g->mem = calloc(1, sizeof *m)) != NULL)
+        m->refs = 1;
+    if (m == NULL)
+        return -1;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 4;
+        CUdeviceptr *v = realloc(m->ptrs, cap * sizeof *v);
+        if (v == NULL)
+            return -1;
+        m->ptrs = v;
+        m->cap = cap;
+    }
+    m->ptrs[m->n++] = p;
+    return 0;
+}
+
 static void
 graph_clear(graph *g)
 {
+    graph_mem *m = g->mem;
+    if (m && __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        /* the graph's work may still be queued (deferred): it runs first */
+        emu_sync_all();
+        for (size_t i = 0; i < m->n; i++)
+            emu_free_device(m->ptrs[i]);
+        free(m->ptrs);
+        free(m);
+    }
     for (size_t i = 0; i < g->n; i++)
         emu_node_free(g->nodes[i]);
     free(g->nodes);
@@ -72,8 +101,10 @@ e_cuStreamCreateWithPriority(CUstream *out, unsigned int flags, int priority)
     stream *s = calloc(1, sizeof *s);
     if (s == NULL)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory for a stream");
+    static unsigned long long next_id = 3;
     s->magic = STREAM_MAGIC;
     s->flags = flags & CU_STREAM_NON_BLOCKING;
+    s->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
     if (emu_stream_add(s) < 0) {
         free(s);
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory for a stream");
@@ -216,6 +247,17 @@ e_cuStreamGetCtx(CUstream h, CUcontext *ctx)
     if (r == CUDA_SUCCESS)
         *ctx = &emu_primary_ctx;
     return r ?: emu_ok();
+}
+
+static CUresult
+e_cuStreamGetId(CUstream h, unsigned long long *id)
+{
+    CUresult r = emu_check_stream(h);
+    if (r != CUDA_SUCCESS)
+        return r;
+    stream *s = emu_stream_of(h);
+    *id = s ? s->id : h == CU_STREAM_PER_THREAD ? 2 : 1;
+    return emu_ok();
 }
 
 static CUresult
@@ -427,6 +469,8 @@ e_cuGraphInstantiate(CUgraphExec *out, CUgraph g, unsigned long long flags)
     if (x == NULL)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
     x->from = g;
+    if ((x->g.mem = g->mem) != NULL)
+        __atomic_add_fetch(&g->mem->refs, 1, __ATOMIC_ACQ_REL);
     for (size_t i = 0; i < g->n; i++) {
         node *c = node_copy(g->nodes[i]);
         node **slot = NULL;
@@ -540,6 +584,6 @@ void
 emu_fill_streams(cukit_api_t *api)
 {
 #define E(name) api->name = e_##name;
-    E(cuStreamCreateWithPriority) E(cuStreamDestroy) E(cuStreamSynchronize) E(cuStreamQuery) E(cuStreamWaitEvent) E(cuStreamGetCtx) E(cuStreamIsCapturing) E(cuThreadExchangeStreamCaptureMode) E(cuStreamBeginCapture) E(cuStreamEndCapture) E(cuGraphCreate) E(cuGraphDestroy) E(cuGraphGetNodes) E(cuGraphNodeGetType) E(cuGraphAddKernelNode) E(cuGraphKernelNodeGetParams) E(cuGraphKernelNodeSetParams) E(cuGraphInstantiate) E(cuGraphExecKernelNodeSetParams) E(cuGraphExecDestroy) E(cuEventCreate) E(cuEventDestroy) E(cuEventRecord) E(cuEventSynchronize) E(cuEventQuery) E(cuEventElapsedTime)
+    E(cuStreamCreateWithPriority) E(cuStreamDestroy) E(cuStreamSynchronize) E(cuStreamQuery) E(cuStreamWaitEvent) E(cuStreamGetCtx) E(cuStreamGetId) E(cuStreamIsCapturing) E(cuThreadExchangeStreamCaptureMode) E(cuStreamBeginCapture) E(cuStreamEndCapture) E(cuGraphCreate) E(cuGraphDestroy) E(cuGraphGetNodes) E(cuGraphNodeGetType) E(cuGraphAddKernelNode) E(cuGraphKernelNodeGetParams) E(cuGraphKernelNodeSetParams) E(cuGraphInstantiate) E(cuGraphExecKernelNodeSetParams) E(cuGraphExecDestroy) E(cuEventCreate) E(cuEventDestroy) E(cuEventRecord) E(cuEventSynchronize) E(cuEventQuery) E(cuEventElapsedTime)
 #undef E
 }

@@ -408,6 +408,52 @@ error:
     return -1;
 }
 
+int
+cukit_stream_kept(cukit_Device *dev, CUstream stream, size_t nbytes, CUdeviceptr *ptr)
+{
+    cukit_state *st = dev->st;
+    unsigned long long id;
+    *ptr = 0;
+    /* captured work runs whenever its graph does, outside the stream's order */
+    if (nbytes > CUKIT_KEPT_BYTES || cukit_api.cuStreamGetId == NULL || cukit_stream_capturing(stream))
+        return 0;
+    if (cukit_device_activate(dev) < 0)
+        return -1;
+    cukit_devmem *dm = cukit_devmem_get(dev);
+    if (dm == NULL)
+        return -1;
+    if (cukit_api.cuStreamGetId(stream, &id) != CUDA_SUCCESS)
+        return 0;
+    for (int i = dm->nkept; i-- > 0;)
+        if (dm->kept[i].id == id) {
+            *ptr = dm->kept[i].ptr;
+            return 1;
+        }
+    if (dm->nkept == CUKIT_KEPT_SLOTS || dm->kept_full)
+        return 0;
+    /* A plain allocation (outside the pool and its cache); a device too full for it
+     * keeps none from then on, rather than pay a failed allocation per call. */
+    CUdeviceptr p = 0;
+    int mode = cukit_capture_relax(st, 1);
+    CUresult res = cukit_api.cuMemAlloc(&p, CUKIT_KEPT_BYTES);
+    cukit_capture_restore(mode);
+    if (res == CUDA_ERROR_OUT_OF_MEMORY) {
+        dm->kept_full = 1;
+        return 0;
+    }
+    if (res != CUDA_SUCCESS)
+        return cukit_check_cu(st, res, "cuMemAlloc");
+    if (CU_CALL(st, cuMemsetD8Async, (p, 0, CUKIT_KEPT_BYTES, stream)) < 0) {
+        cukit_api.cuMemFree(p);
+        return -1;
+    }
+    dm->kept[dm->nkept].id = id;
+    dm->kept[dm->nkept].ptr = p;
+    dm->nkept++;
+    *ptr = p;
+    return 1;
+}
+
 /* ------------------------------------------------------------------ the pool */
 
 static PyObject *
@@ -434,9 +480,10 @@ mod_memory_info(PyObject *m, PyObject *args, PyObject *kwargs)
     /* The cache's blocks are the pool's in use to the driver, free to cukit. */
     uint64_t cached = dm->cached_bytes;
     used = used > cached ? used - cached : 0;
-    return Py_BuildValue("{snsnsKsKsK}", "free", (Py_ssize_t)free_b, "total", (Py_ssize_t)total,
+    return Py_BuildValue("{snsnsKsKsKsn}", "free", (Py_ssize_t)free_b, "total", (Py_ssize_t)total,
                          "pool_reserved", (unsigned long long)reserved, "pool_used",
-                         (unsigned long long)used, "pool_cached", (unsigned long long)cached);
+                         (unsigned long long)used, "pool_cached", (unsigned long long)cached,
+                         "stream_scratch", (Py_ssize_t)dm->nkept * (Py_ssize_t)CUKIT_KEPT_BYTES);
 }
 
 static PyObject *
@@ -530,7 +577,9 @@ static PyMethodDef pool_functions[] = {
     {"memory_info", (PyCFunction)(void (*)(void))mod_memory_info, METH_VARARGS | METH_KEYWORDS,
      "memory_info(device=None) -> dict: the device's free and total bytes, and the bytes "
      "cukit's pool holds (pool_reserved), hands out to live memory (pool_used) and keeps "
-     "cached from freed arrays for reuse (pool_cached)."},
+     "cached from freed arrays for reuse (pool_cached), and the scratch that streams keep "
+     "for reductions, outside the pool (stream_scratch: 64 KiB for each of up to 32 "
+     "streams)."},
     {"trim_pool", (PyCFunction)(void (*)(void))mod_trim_pool, METH_VARARGS | METH_KEYWORDS,
      "trim_pool(device=None, keep=0): give the cache's blocks to the pool and the pool's "
      "unused memory back to the device, keeping at least `keep` bytes; waits for pending "

@@ -14,6 +14,8 @@ typedef struct cukit_stage cukit_stage;
 #define CUKIT_CACHE_SMALL_BINS 12           /* 512 B, 1 KiB, ..., 1 MiB */
 #define CUKIT_CACHE_BIN_SLOTS 64            /* blocks per small bin */
 #define CUKIT_CACHE_LARGE_SLOTS 64          /* blocks above 1 MiB, any size */
+#define CUKIT_KEPT_SLOTS 32                 /* streams that keep scratch, per device */
+#define CUKIT_KEPT_BYTES 65536u             /* each one's (cukit_stream_kept) */
 #define CUKIT_CACHE_DEFAULT_LIMIT ((size_t)1 << 30) /* or an eighth of the device's memory */
 
 /* What cukit keeps per device for its memory, made at the device's first allocation
@@ -39,6 +41,14 @@ typedef struct cukit_devmem {
     size_t cached_bytes;                        /* the blocks' rounded sizes, summed */
     size_t cache_limit;                         /* cached_bytes stays at or below */
     int cache_off;                              /* 1: never cache (cukit._keep_freed(False)) */
+    /* scratch kept by streams (cukit_stream_kept), in the order first asked for */
+    struct {
+        unsigned long long id;                  /* the stream's cuStreamGetId */
+        CUdeviceptr ptr;                        /* owned: CUKIT_KEPT_BYTES, freed with the
+                                                   context */
+    } kept[CUKIT_KEPT_SLOTS];
+    int nkept;
+    int kept_full;                              /* 1: a kept buffer could not be made */
 } cukit_devmem;
 
 /* The device's memory state, set up at first use; dev's context must be current.

@@ -13,13 +13,18 @@
  *     the grid fills the device and no thread sums more than 512 in a row
  *   anything else: a block or warp per row over any strides
  * Splits are folded in the same launch by the last block of each group to finish (a
- * counter in the launch's scratch, zeroed on its stream just before): one launch. */
+ * counter zero on entry, reset by that block: in scratch the stream keeps between
+ * launches, or the launch's own zeroed on its stream just before): one launch. */
 #include "compute/reduce/reduce_impl.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The counters' part of a stream's kept scratch (cukit_stream_kept): a launch with up to
+ * CK_KEPT_COUNTERS / 4 of them and partials that fit above it uses that scratch. */
+#define CK_KEPT_COUNTERS 8192u
 
 /* ------------------------------------------------------------------ the tables */
 
@@ -70,7 +75,7 @@ ck_acc_size(int tc)
  * polling without a pause. The build before (4 loads, 6 blocks an SM, 4 with more
  * inputs, a run each; 24-item tiles staged by the block) is
  * "fu=4,fminb=6,fminbm=4,fstride=0,sitems=24,smode=0". */
-#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 0}
+#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 0, 0, 1}
 static const ck_rvariant rv_default = RV_DEFAULT;
 
 static const cukit_knob rknobs[] = {
@@ -82,11 +87,13 @@ static const cukit_knob rknobs[] = {
     {"fstride", offsetof(ck_rvariant, fstride), 0, 1, "full reduction's blocks interleaved, not a run each"},
     {"crows", offsetof(ck_rvariant, crows), 1, 16, "rows in flight a warp of the axis-0 kernel"},
     {"ldg", offsetof(ck_rvariant, ldg), 0, 1, "reductions' vector loads through the read-only path"},
-    {"sitems", offsetof(ck_rvariant, sitems), 1, 32, "items a thread of a 1-D scan tile (up to 4-byte sums)"},
+    {"sitems", offsetof(ck_rvariant, sitems), 1, 64, "items a thread of a 1-D scan tile (up to 4-byte sums; 44 at most when staged)"},
     {"sitems8", offsetof(ck_rvariant, sitems8), 1, 8, "the same for wider sums"},
     {"smode", offsetof(ck_rvariant, smode), 0, 2, "1-D scan tile: 0 block-staged, 1 warp-staged, 2 in registers"},
     {"sminb", offsetof(ck_rvariant, sminb), 0, 8, "1-D scan's blocks an SM in the launch bounds (0: none)"},
     {"sspin", offsetof(ck_rvariant, sspin), 0, 2000, "nanoseconds the 1-D scan's look-back sleeps between reads"},
+    {"srec", offsetof(ck_rvariant, srec), 0, 1, "1-D scan: each thread sums its run again when writing (staged tiles)"},
+    {"kept", offsetof(ck_rvariant, kept), 0, 1, "reductions' scratch: the stream's kept one (1) or the launch's own"},
 };
 #define NRKNOBS (sizeof rknobs / sizeof *rknobs)
 
@@ -102,6 +109,8 @@ rvariant_parse(const char *spec, const char *who, ck_rvariant *v)
     const char *bad = v->fnt % 32 ? "fnt must be a multiple of 32"
                       : v->fnt * v->fminb > 2048 ? "fnt x fminb is more than an SM's 2048 threads"
                       : v->fnt * v->fminbm > 2048 ? "fnt x fminbm is more than an SM's 2048 threads"
+                      : v->smode != 2 && v->sitems > 44 ? "sitems over 44 needs smode=2 (a staged tile "
+                                                          "would pass 48 KiB of shared memory)"
                                                  : NULL;
     if (bad) {
         PyErr_Format(PyExc_ValueError, "%s: %s (in '%s')", who, bad, spec);
@@ -582,18 +591,34 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
             memcpy(buf + 16 * k, &plan->ptr[k], 8);
     }
     memcpy(buf + off_init, plan->init.b, 16);
-    /* splits: the launch's own scratch, ordered on its stream (so a reduction on another
-     * stream never shares it): the fold's counters, zeroed here, then the partials */
+    /* splits: scratch ordered on the launch's stream (so a reduction on another stream
+     * never shares it): the fold's counters, zero on entry (the last block resets them),
+     * then the partials. The stream's kept scratch where it has one, else the launch's
+     * own, with its counters zeroed here. */
     cukit_scratch part = {0, 0};
     if (splits > 1) {
         size_t head = (4 * (size_t)launch.ncnt + 15) / 16 * 16;
-        if (cukit_scratch_alloc(dev, head + (size_t)(nout * splits) * (size_t)acc_size, h, &part) < 0)
+        size_t parts = (size_t)(nout * splits) * (size_t)acc_size;
+        CUdeviceptr p = 0;
+        /* kept scratch: the counters just below CK_KEPT_COUNTERS, the partials above it,
+         * so that no launch's partials fall on another's counters, which stay zero */
+        int kept = head <= CK_KEPT_COUNTERS && ck_rvariant_now()->kept
+                       ? cukit_stream_kept(dev, h, CK_KEPT_COUNTERS + parts, &p) : 0;
+        if (kept < 0)
             return -1;
-        if (CU_CALL(st, cuMemsetD8Async, (part.ptr, 0, 4 * (size_t)launch.ncnt, h)) < 0) {
-            cukit_scratch_release(dev, &part, h);
-            return -1;
+        if (kept)
+            p += CK_KEPT_COUNTERS - head;
+        else {
+            size_t bytes = head + parts;
+            if (cukit_scratch_alloc(dev, bytes, h, &part) < 0)
+                return -1;
+            if (CU_CALL(st, cuMemsetD8Async, (part.ptr, 0, 4 * (size_t)launch.ncnt, h)) < 0) {
+                cukit_scratch_release(dev, &part, h);
+                return -1;
+            }
+            p = part.ptr;
         }
-        memcpy(buf + off_part, &part.ptr, 8);
+        memcpy(buf + off_part, &p, 8);
     }
     long long vals[4] = {nout, nred, chunk, plan->count};
     memcpy(buf + off_nout, vals, 32);

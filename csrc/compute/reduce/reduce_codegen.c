@@ -17,8 +17,9 @@
  * kernel: each block stores its partial, counts itself in on a counter of the launch's
  * scratch (after a __threadfence), and the last block of a group (every block of a full
  * reduction; the splits of one set of columns) folds the group's partials and writes
- * the outputs. The host zeroes the counters on the launch's stream before the launch,
- * and the scratch is the launch's own, so concurrent reductions never share one.
+ * the outputs. The counters are zero on entry and the last block resets its own (the
+ * host zeroes them only in scratch made for the launch), and the scratch is ordered on
+ * the launch's stream, so concurrent reductions never share one.
  * Each thread accumulates its elements in order, then a warp tree (shuffles) and a block
  * tree (shared memory) combine the threads: the order is fixed for a launch shape, so
  * results are deterministic. */
@@ -156,7 +157,7 @@ static const char rkernels[] =
     "    ck_post(a, y_, p.count, p.d);\n"
     "}\n"
     "// The scratch of a launch with splits: a counter per group of blocks that share outputs\n"
-    "// (ncnt of them, zeroed by the host before the launch), then the partials, split by split\n"
+    "// (ncnt of them, zero on entry and left zero), then the partials, split by split\n"
     "CKD unsigned *ck_counter(const ck_rargs &p, int c) { return (unsigned *)p.part + c; }\n"
     "CKD TA *ck_parts(const ck_rargs &p, long long ncnt) {\n"
     "    return (TA *)(p.part + (unsigned long long)(ncnt * 4 + 15) / 16 * 16);\n"

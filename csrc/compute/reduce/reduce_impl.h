@@ -66,6 +66,10 @@ typedef struct {
                     warp (fewer block barriers), 2 kept in registers (no staging) */
     int sminb;   /* its blocks an SM in __launch_bounds__ (0: none given) */
     int sspin;   /* nanoseconds its look-back sleeps between reads of unready tiles */
+    int srec;    /* 1: its threads sum their run again from the staged tile when writing,
+                    instead of keeping each prefix in a register (staged tiles only) */
+    int kept;    /* 1: reductions split across blocks use scratch their stream keeps
+                    (cukit_stream_kept), 0: scratch of their own, zeroed each launch */
 } ck_rvariant;
 /* The build in use (process-wide: a timing knob, plain C data). */
 const ck_rvariant *ck_rvariant_now(void);

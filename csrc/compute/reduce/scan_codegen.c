@@ -194,6 +194,14 @@ static const char scan_body[] =
     "#else\n"
     "#define CK_X(k) sh[CK_PAD(threadIdx.x * CK_IT + (k))]\n"
     "#endif\n"
+    "#if CK_SREC && CK_SMODE != 2\n"
+    "    // the thread's run summed here and again, the same way, when it is written (from\n"
+    "    // the staged tile): CK_IT registers fewer than keeping each prefix\n"
+    "    TA run = CK_X(0);\n"
+    "#pragma unroll\n"
+    "    for (int k = 1; k < CK_IT; k++)\n"
+    "        if (k < cnt) run = ck_op(run, CK_X(k));\n"
+    "#else\n"
     "    TA v[CK_IT];\n"
     "    TA run = CK_X(0);\n"
     "#pragma unroll\n"
@@ -204,6 +212,7 @@ static const char scan_body[] =
     "        }\n"
     "        v[k] = run;\n"
     "    }\n"
+    "#endif\n"
     "\n"
     "    TA inc = run;\n"
     "#pragma unroll\n"
@@ -338,6 +347,20 @@ static const char scan_body[] =
     "            if (k < cnt) *(TO *)(out + (first + k) * p.sout) = y[k];\n"
     "    }\n"
     "#else\n"
+    "#if CK_SREC\n"
+    "    TA r = CK_X(0);\n"
+    "#pragma unroll\n"
+    "    for (int k = 0; k < CK_IT; k++) {\n"
+    "        if (k < cnt) {\n"
+    "            const TA xk = CK_X(k);\n"
+    "            TA o;\n"
+    "            if (CK_EXCL) o = k == 0 ? (has ? pre : ck_neutral()) : (has ? ck_op(pre, r) : r);\n"
+    "            r = k ? ck_op(r, xk) : xk;\n"
+    "            if (!CK_EXCL) o = has ? ck_op(pre, r) : r;\n"
+    "            sh[CK_PAD(threadIdx.x * CK_IT + k)] = o;\n"
+    "        }\n"
+    "    }\n"
+    "#else\n"
     "#pragma unroll\n"
     "    for (int k = 0; k < CK_IT; k++) {\n"
     "        if (k < cnt) {\n"
@@ -347,6 +370,7 @@ static const char scan_body[] =
     "            sh[CK_PAD(threadIdx.x * CK_IT + k)] = o;\n"
     "        }\n"
     "    }\n"
+    "#endif\n"
     "#if CK_SMODE == 0\n"
     "    __syncthreads();\n"
     "    if (vout) {\n"
@@ -479,15 +503,17 @@ ck_scan_source(int itc, int otc, const char *acc, int acc_size, const char *head
         PyOS_snprintf(end2, sizeof end2, "\n#line %d \"neutral\"", b);
     }
     const ck_rvariant *rv = ck_rvariant_now();
-    const int smode = rv->smode, sminb = rv->sminb, sspin = rv->sspin;
+    const int smode = rv->smode, sminb = rv->sminb, sspin = rv->sspin, srec = rv->srec;
     PyObject *types = ctype ? PyUnicode_FromFormat("#define CK_IT %d\n#define CK_EXCL %d\n"
-                                                   "#define CK_SMODE %d\n#define CK_SMINB %d\n#define CK_SSPIN %d\n",
-                                                   ck_scan_items(acc_size), exclusive, smode, sminb, sspin)
+                                                   "#define CK_SMODE %d\n#define CK_SMINB %d\n#define CK_SSPIN %d\n"
+                                                   "#define CK_SREC %d\n",
+                                                   ck_scan_items(acc_size), exclusive, smode, sminb, sspin, srec)
                             : PyUnicode_FromFormat("typedef %s TI;\ntypedef %s TO;\ntypedef %s TA;\n"
                                                    "#define CK_IT %d\n#define CK_EXCL %d\n"
-                                                   "#define CK_SMODE %d\n#define CK_SMINB %d\n#define CK_SSPIN %d\n",
+                                                   "#define CK_SMODE %d\n#define CK_SMINB %d\n#define CK_SSPIN %d\n"
+                                                   "#define CK_SREC %d\n",
                                                    ck_dtypes[itc].ctype, ck_dtypes[otc].ctype, acc,
-                                                   ck_scan_items(acc_size), exclusive, smode, sminb, sspin);
+                                                   ck_scan_items(acc_size), exclusive, smode, sminb, sspin, srec);
     PyObject *after = ctype ? PyUnicode_FromFormat("typedef %s TI;\ntypedef TI TO;\ntypedef TI TA;\n",
                                                    ctype)
                             : PyUnicode_FromString("");
