@@ -368,12 +368,14 @@ print("end kept", cukit.memory_info()["stream_scratch"])
 
 @gpu
 def test_scratch_that_streams_keep(rng):
-    """A reduction split across blocks takes its counters and partials from scratch its
-    stream keeps (64 KiB each, up to 32 streams a device): layouts in turn on one stream
+    """With the build's kept=1, a reduction split across blocks takes its counters and
+    partials from scratch its stream keeps (64 KiB each, up to 32 streams a device);
+    without it, none is kept. Layouts in turn on one stream
     find their counters at zero; streams past the 32 allocate their own; a capture takes
     the launch's own, and its replays interleave with eager reductions on the stream."""
+    env = dict(os.environ, CUKIT_REDUCE_VARIANT="kept=1")  # not yet the default build's
     out = subprocess.run([sys.executable, "-c", KEPT_SCRIPT, str(rng.integers(1 << 30))],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.split("\n")
     bad = [line for line in lines if "BAD" in line]
@@ -382,6 +384,11 @@ def test_scratch_that_streams_keep(rng):
     info = {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in lines if " kept " in line}
     assert info["legacy kept"] == 64 * 1024, out.stdout
     assert info["streams kept"] == 32 * 64 * 1024 and info["end kept"] == 32 * 64 * 1024, out.stdout
+    env["CUKIT_REDUCE_VARIANT"] = "kept=0"
+    out = subprocess.run([sys.executable, "-c", KEPT_SCRIPT, "1"], capture_output=True,
+                         text=True, timeout=600, env=env)
+    assert out.returncode == 0 and "BAD" not in out.stdout, out.stdout + out.stderr
+    assert "end kept 0" in out.stdout, out.stdout
 
 
 @gpu
