@@ -278,8 +278,10 @@ def test_managed_memory_is_freed_with_the_last_array():
 @gpu
 def test_memory_info_and_trim_pool():
     info = cukit.memory_info()
-    assert set(info) == {"free", "total", "pool_reserved", "pool_used", "pool_cached"}
+    assert set(info) == {"free", "total", "pool_reserved", "pool_used", "pool_cached",
+                         "stream_scratch"}
     assert 0 < info["free"] <= info["total"] == cukit.Device(0).total_memory
+    assert info["stream_scratch"] % (64 << 10) == 0 and info["stream_scratch"] <= 32 * (64 << 10)
     a = cukit.empty(64 << 20, np.uint8)
     held = cukit.memory_info(0)
     assert held["pool_used"] >= info["pool_used"] + (64 << 20)
