@@ -340,13 +340,17 @@ streams = [cukit.Stream() for _ in range(34)]
 results = [(run(s) if i in (0, 1, 33) else {"sum": cukit.sum(dev["flat"], stream=s)}, i)
            for i, s in enumerate(streams)]
 print("streams kept", cukit.memory_info()["stream_scratch"])
+for s in streams:
+    s.synchronize()
 for got, i in results:
     check(got, f"stream {i}")
 # a stream made where a dropped one was: its own id, its own scratch or none, never
 # the dropped one's while that one's work may run
 del streams[5:]
 fresh = cukit.Stream()
-check(run(fresh), "fresh")
+got = run(fresh)
+fresh.synchronize()
+check(got, "fresh")
 # a capture on a stream with scratch of its own allocates the launch's own: replays
 # interleaved with eager reductions on the same stream stay right
 s = streams[0]
