@@ -116,6 +116,8 @@ CUresult emu_capture_unsafe(const char *call);
 node *emu_graph_add(graph *g, int type);
 /* Keep p (freed on a capturing stream) for g's launches: 0, or -1 when out of memory. */
 int emu_graph_keep(graph *g, CUdeviceptr p);
+/* 1 when a graph keeps p (freed in a capture): a second free of it is refused. */
+int emu_capture_freed(CUdeviceptr p);
 void emu_node_free(node *n);
 /* Copy a kernel node's function, configuration and parameter values. */
 CUresult emu_set_kernel_params(node *n, const CUDA_KERNEL_NODE_PARAMS *p);

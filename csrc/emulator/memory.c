@@ -167,6 +167,9 @@ check_free(CUdeviceptr p)
                    (a.kind != EMU_DEVICE && a.kind != EMU_MANAGED && a.kind != EMU_POOLED)))
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "0x%llx is not the start of device memory",
                           (unsigned long long)p);
+    if (p != 0 && emu_capture_freed(p))
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "0x%llx was freed already, in a stream capture "
+                          "(its graph frees it)", (unsigned long long)p);
     return CUDA_SUCCESS;
 }
 

@@ -1,6 +1,7 @@
 /* streams.c - the emulator's streams (run as issued, or deferred: defer.c), stream capture, graphs and events */
 #include "emulator/entries.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,54 @@ emu_graph_add(graph *g, int type)
     return n;
 }
 
+/* Every pointer some graph keeps (freed in a capture), so that another free of it is
+ * refused rather than freeing it twice, perhaps after its address was handed out again. */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUdeviceptr *kept_ptrs;
+static size_t nkept_ptrs, capkept_ptrs;
+
+int
+emu_capture_freed(CUdeviceptr p)
+{
+    pthread_mutex_lock(&kept_lock);
+    int found = 0;
+    for (size_t i = 0; i < nkept_ptrs && !found; i++)
+        found = kept_ptrs[i] == p;
+    pthread_mutex_unlock(&kept_lock);
+    return found;
+}
+
+static int
+kept_add(CUdeviceptr p)
+{
+    pthread_mutex_lock(&kept_lock);
+    if (nkept_ptrs == capkept_ptrs) {
+        size_t cap = capkept_ptrs ? capkept_ptrs * 2 : 16;
+        CUdeviceptr *v = realloc(kept_ptrs, cap * sizeof *v);
+        if (v == NULL) {
+            pthread_mutex_unlock(&kept_lock);
+            return -1;
+        }
+        kept_ptrs = v;
+        capkept_ptrs = cap;
+    }
+    kept_ptrs[nkept_ptrs++] = p;
+    pthread_mutex_unlock(&kept_lock);
+    return 0;
+}
+
+static void
+kept_remove(CUdeviceptr p)
+{
+    pthread_mutex_lock(&kept_lock);
+    for (size_t i = 0; i < nkept_ptrs; i++)
+        if (kept_ptrs[i] == p) {
+            kept_ptrs[i] = kept_ptrs[--nkept_ptrs];
+            break;
+        }
+    pthread_mutex_unlock(&kept_lock);
+}
+
 int
 emu_graph_keep(graph *g, CUdeviceptr p)
 {
@@ -73,6 +122,8 @@ emu_graph_keep(graph *g, CUdeviceptr p)
         m->ptrs = v;
         m->cap = cap;
     }
+    if (kept_add(p) < 0)
+        return -1;
     m->ptrs[m->n++] = p;
     return 0;
 }
@@ -84,8 +135,10 @@ graph_clear(graph *g)
     if (m && __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         /* the graph's work may still be queued (deferred): it runs first */
         emu_sync_all();
-        for (size_t i = 0; i < m->n; i++)
+        for (size_t i = 0; i < m->n; i++) {
+            kept_remove(m->ptrs[i]);
             emu_free_device(m->ptrs[i]);
+        }
         free(m->ptrs);
         free(m);
     }

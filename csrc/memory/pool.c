@@ -414,11 +414,14 @@ cukit_stream_kept(cukit_Device *dev, CUstream stream, size_t nbytes, CUdeviceptr
     cukit_state *st = dev->st;
     unsigned long long id;
     *ptr = 0;
-    /* captured work runs whenever its graph does, outside the stream's order */
-    if (nbytes > CUKIT_KEPT_BYTES || cukit_api.cuStreamGetId == NULL || cukit_stream_capturing(stream))
+    if (nbytes > CUKIT_KEPT_BYTES || cukit_api.cuStreamGetId == NULL)
         return 0;
+    /* dev's context current first: the per-thread stream's handle means its stream */
     if (cukit_device_activate(dev) < 0)
         return -1;
+    /* captured work runs whenever its graph does, outside the stream's order */
+    if (cukit_stream_capturing(stream))
+        return 0;
     cukit_devmem *dm = cukit_devmem_get(dev);
     if (dm == NULL)
         return -1;
