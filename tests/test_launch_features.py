@@ -359,9 +359,14 @@ def test_launch_path_allocates_nothing_that_stays(mod):
     x, y = cukit.zeros(n, np.float32), cukit.zeros(n, np.float32)
     k = mod.axpy
     p = k.prepare(grid=4, block=256)
-    for _ in range(1000):  # warm up caches and free lists
+    # warm up caches and free lists, with the loop's synchronizes: the emulator's deferred
+    # mode queues the launches in between, and the heap must reach that queue's peak
+    # before the count starts (a fresh process, as a pytest-xdist worker is, had not)
+    for i in range(10_000):
         k(2.0, x, y, n, grid=4, block=256)
         p(2.0, x, y, n)
+        if i % 5_000 == 0:
+            cukit.synchronize()
     cukit.synchronize()
     gc.collect()
     blocks = sys.getallocatedblocks()
@@ -369,7 +374,7 @@ def test_launch_path_allocates_nothing_that_stays(mod):
     for i in range(500_000):
         k(2.0, x, y, n, grid=4, block=256)
         p(2.0, x, y, n)
-        if i % 50_000 == 0:
+        if i % 5_000 == 0:
             cukit.synchronize()
     cukit.synchronize()
     gc.collect()
