@@ -55,9 +55,12 @@ typedef struct CUgraphNode_st {
 
 /* Memory a capture allocated and freed (cuMemAllocAsync, cuMemFreeAsync on the stream):
  * the driver makes them nodes that allocate and free it at each launch; here it stays
- * allocated while the graph or any instance of it lives. Shared by them, counted. */
+ * allocated while the graph or any instance of it lives. Shared by them, counted. Made
+ * at the capture's first allocation or free: a graph with such nodes has at most one
+ * instance at a time, as the driver's. */
 typedef struct graph_mem {
     int refs;
+    int execs;                 /* live instances */
     size_t n, cap;
     CUdeviceptr *ptrs;         /* owned: freed with the last reference */
 } graph_mem;
@@ -114,7 +117,8 @@ graph *emu_capturing(CUstream h);
  * force, as the driver refuses it; else CUDA_SUCCESS. */
 CUresult emu_capture_unsafe(const char *call);
 node *emu_graph_add(graph *g, int type);
-/* Keep p (freed on a capturing stream) for g's launches: 0, or -1 when out of memory. */
+/* Keep p (freed on a capturing stream) for g's launches, or with p 0 mark that g
+ * allocates memory: 0, or -1 when out of memory. */
 int emu_graph_keep(graph *g, CUdeviceptr p);
 /* 1 when a graph keeps p (freed in a capture): a second free of it is refused. */
 int emu_capture_freed(CUdeviceptr p);

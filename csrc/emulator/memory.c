@@ -236,7 +236,11 @@ static CUresult
 pool_alloc_on(CUdeviceptr *p, size_t n, CUstream s, const char *call)
 {
     int legacy = s == NULL || s == CU_STREAM_LEGACY;
-    return emu_check_stream(s) ?: (legacy ? emu_capture_unsafe(call) : CUDA_SUCCESS) ?: pool_alloc(p, n);
+    CUresult r = emu_check_stream(s) ?: (legacy ? emu_capture_unsafe(call) : CUDA_SUCCESS) ?: pool_alloc(p, n);
+    graph *g = r == CUDA_SUCCESS ? emu_capturing(s) : NULL;
+    if (g && emu_graph_keep(g, 0) < 0) /* the graph has an allocation node now */
+        return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+    return r;
 }
 
 static CUresult e_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s) { return pool_alloc_on(p, n, s, "cuMemAllocAsync"); }

@@ -114,6 +114,8 @@ emu_graph_keep(graph *g, CUdeviceptr p)
         m->refs = 1;
     if (m == NULL)
         return -1;
+    if (p == 0)
+        return 0;
     if (m->n == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 4;
         CUdeviceptr *v = realloc(m->ptrs, cap * sizeof *v);
@@ -515,15 +517,32 @@ node_copy(const node *n)
     return c;
 }
 
+/* An instance's nodes and its reference to the graph's memory, given back. */
+static void
+exec_clear(graph_exec *x)
+{
+    if (x->g.mem)
+        __atomic_sub_fetch(&x->g.mem->execs, 1, __ATOMIC_ACQ_REL);
+    graph_clear(&x->g);
+}
+
 static CUresult
 e_cuGraphInstantiate(CUgraphExec *out, CUgraph g, unsigned long long flags)
 {
     graph_exec *x = calloc(1, sizeof *x);
     if (x == NULL)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (g->mem && __atomic_load_n(&g->mem->execs, __ATOMIC_ACQUIRE) > 0) {
+        free(x);
+        return emu_failed(CUDA_ERROR_INVALID_VALUE,
+                          "the graph allocates or frees memory, and an instance of it still "
+                          "exists (such a graph has one at a time: cuGraphExecDestroy it first)");
+    }
     x->from = g;
-    if ((x->g.mem = g->mem) != NULL)
+    if ((x->g.mem = g->mem) != NULL) {
         __atomic_add_fetch(&g->mem->refs, 1, __ATOMIC_ACQ_REL);
+        __atomic_add_fetch(&g->mem->execs, 1, __ATOMIC_ACQ_REL);
+    }
     for (size_t i = 0; i < g->n; i++) {
         node *c = node_copy(g->nodes[i]);
         node **slot = NULL;
@@ -536,7 +555,7 @@ e_cuGraphInstantiate(CUgraphExec *out, CUgraph g, unsigned long long flags)
         }
         else {
             emu_node_free(c);
-            graph_clear(&x->g);
+            exec_clear(x);
             free(x);
             return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
         }
@@ -562,7 +581,7 @@ e_cuGraphExecDestroy(CUgraphExec x)
     if (r != CUDA_SUCCESS)
         return r;
     if (x) {
-        graph_clear(&x->g);
+        exec_clear(x);
         free(x);
     }
     return emu_ok();
