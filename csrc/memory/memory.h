@@ -83,8 +83,8 @@ int cukit_scratch_release(cukit_Device *dev, cukit_scratch *s, CUstream stream);
 /* Scratch that a stream keeps between uses, for work that leaves what it needs zero at
  * zero (the reductions' fold counters, which the kernel's last block resets):
  * CUKIT_KEPT_BYTES, zeroed on `stream` when first made, then never zeroed or freed
- * again while the module lives. Work on `stream` alone uses it, so the stream's own order makes it safe, with no
- * allocation, memset or free per use. Streams are told apart by cuStreamGetId (a handle
+ * again while the module lives. Work on `stream` alone uses it, so the stream's own
+ * order makes it safe, with no allocation, memset or free per use. Streams are told apart by cuStreamGetId (a handle
  * may come back for a new stream; an id never does). 1 with *ptr set; 0 where there is
  * none to give (nbytes too big, the stream being captured, no cuStreamGetId, every slot
  * taken, or the device full): the caller takes cukit_scratch_alloc's; -1 with an
