@@ -14,12 +14,12 @@ A build is a shape of the kernels, picked by an internal knob
   kept                                     every reduction split across blocks: its
       counters and partials in scratch the stream keeps (1) or its own, allocated and
       zeroed on the stream each launch (0)
-  sitems, sitems8, smode, sminb, sspin, srec   the 1-D scan's items a thread
+  sitems, sitems8, smode, sminb, sspin, srec, slook   the 1-D scan's items a thread
       (accumulators of up to 4 bytes / wider), its tile (0 staged by the block, 1 by
       each warp, 2 kept in registers), its blocks an SM in the launch bounds (0: none),
       nanoseconds its look-back sleeps between reads of tiles not ready, and whether a
       thread sums its run again from the staged tile when writing (1) or keeps each
-      prefix in a register (0)
+      prefix in a register (0); slook: tiles each lane of the look-back reads a step
 The knobs of one family touch only its kernels, so each build below sets one choice of
 each family, and builds that share a family's choice time it twice (a noise figure).
 
@@ -55,32 +55,29 @@ import cukit._cukit as core
 
 # The builds timed by default: one choice of each family (full reduction; axis 0; scan).
 VARIANTS = [
-    # name   full reduction              1-D scan
-    ("v0", "v0"),  # the default: each split reduction allocates and zeroes its own scratch;
-    # 32 items warp-staged, each prefix kept in a register
-    ("kept", "kept=1"),  # the stream's kept scratch
-    ("R32", "kept=1,srec=1"),
-    ("R40", "sitems=40,srec=1"),
-    ("R44", "sitems=44,srec=1"),
-    ("W40", "sitems=40"),
-    ("R32b6", "srec=1,sminb=6"),
-    ("R40b5", "sitems=40,srec=1,sminb=5"),
-    ("G48", "sitems=48,smode=2"),
-    ("G64", "sitems=64,smode=2"),
+    # name   full reduction / axis 0     1-D scan
+    ("v0", "v0"),  # the default: kept scratch; 32 items warp-staged, each run summed twice
+    ("before", "kept=0,srec=0"),  # main's default: scratch of its own, each prefix kept
+    ("L2", "crows=8,"                    "srec=1,slook=2"),
+    ("L4", "crows=2,"                    "srec=1,slook=4"),
+    ("L8", "ldg=1,"                      "srec=1,slook=8"),
+    ("L4s", "srec=1,slook=4,sspin=100"),
+    ("L4i40", "srec=1,slook=4,sitems=40"),
+    ("L4i24", "srec=1,slook=4,sitems=24"),
+    ("L4m0", "srec=1,slook=4,smode=0"),
 ]
 # why (2026-12-01): the full reduction's per-launch scratch (an allocation, a memset
-# and a free on the stream) against the stream's kept scratch; the scan's run summed
-# again from the staged tile when written (srec: 32 registers fewer, more blocks an SM),
-# bigger staged tiles (40, 44 items: fewer look-backs a byte), with a register cap, and
-# tiles in registers of 48 and 64 items. On an H200 (one run, GB/s of a 64M float32
-# sum / cumsum, the copy 4079): v0 3941 / 2748 (then with kept=1), kept=0 3883, srec=1
-# 3017 (0.739 of the copy, 6 blocks an SM), 40 items 2993, 44 2892, 40 without srec 2912,
-# srec with a register cap of 6 or 5 blocks 3003, 3002; in registers 48 and 64 items
-# 1571, 1568 (80 and 98 registers). The builds of 2026-11-27 (v0 then; "old" before
-# it: "fu=4,fminb=6,fminbm=4,fstride=0,sitems=24,smode=0") are in the git history.
+# and a free on the stream) against the stream's kept scratch; the axis-0 sum's rows in
+# flight and read-only loads again on an H200. The scan's run summed again from the
+# staged tile when written (srec: 40 registers instead of 64, 6 blocks an SM instead of
+# 4; 10% faster on an H200 in the first run of the day, where bigger staged tiles and
+# 48- or 64-item tiles in registers were slower), and a look-back that reads 2, 4 or 8
+# tiles a lane a step (64 to 256 predecessors), with a pause, other tile sizes, block
+# staging. The builds of 2026-11-27 (v0 then; "old" before it:
+# "fu=4,fminb=6,fminbm=4,fstride=0,sitems=24,smode=0") are in the git history.
 FAMILIES = {"full": ("fnt", "fu", "fminb", "fminbm", "fgrid", "fstride", "ldg", "kept"),
             "axis0": ("crows", "ldg", "kept"),
-            "scan": ("sitems", "sitems8", "smode", "sminb", "sspin", "srec")}
+            "scan": ("sitems", "sitems8", "smode", "sminb", "sspin", "srec", "slook")}
 # case -> (label, family); labels name the sizes of a run ({n}: --n, {h}: half of it)
 CASES = {
     "sum32": ("sum, {n} float32", "full"),

@@ -68,6 +68,7 @@ typedef struct {
     int sspin;   /* nanoseconds its look-back sleeps between reads of unready tiles */
     int srec;    /* 1: its threads sum their run again from the staged tile when writing,
                     instead of keeping each prefix in a register (staged tiles only) */
+    int slook;   /* tiles each lane of its look-back reads a step (packed words only) */
     int kept;    /* 1: reductions split across blocks use scratch their stream keeps
                     (cukit_stream_kept), 0: scratch of their own, zeroed each launch */
 } ck_rvariant;
