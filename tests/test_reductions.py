@@ -377,11 +377,11 @@ print("end kept", cukit.memory_info()["stream_scratch"])
 @gpu
 def test_scratch_that_streams_keep(rng):
     """With the build's kept=1, a reduction split across blocks takes its counters and
-    partials from scratch its stream keeps (64 KiB each, up to 32 streams a device);
+    partials from scratch its stream keeps (from 64 KiB, up to 32 streams a device);
     without it, none is kept. Layouts in turn on one stream
     find their counters at zero; streams past the 32 allocate their own; a capture takes
     the launch's own, and its replays interleave with eager reductions on the stream."""
-    env = dict(os.environ, CUKIT_REDUCE_VARIANT="kept=1")  # not yet the default build's
+    env = dict(os.environ, CUKIT_REDUCE_VARIANT="kept=1")
     out = subprocess.run([sys.executable, "-c", KEPT_SCRIPT, str(rng.integers(1 << 30))],
                          capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stderr
@@ -390,8 +390,12 @@ def test_scratch_that_streams_keep(rng):
     assert not bad, bad[:5]
     assert sum(line.endswith(" ok") for line in lines) == 8 * (2 + 3 + 1 + 2) + 31 + 2 * 2, out.stdout
     info = {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in lines if " kept " in line}
-    assert info["legacy kept"] == 64 * 1024, out.stdout
-    assert info["streams kept"] == 32 * 64 * 1024 and info["end kept"] == 32 * 64 * 1024, out.stdout
+    # each stream's from 64 KiB, grown to a power of two where a layout's partials need it
+    # (the columns' on a big GPU); 32 streams a device keep scratch: the legacy stream,
+    # streams 0 and 1 (every layout) and 29 more (the full sum's 64 KiB)
+    legacy = info["legacy kept"]
+    assert legacy >= 64 * 1024 and legacy & (legacy - 1) == 0, out.stdout
+    assert info["streams kept"] == 3 * legacy + 29 * 64 * 1024 == info["end kept"], out.stdout
     env["CUKIT_REDUCE_VARIANT"] = "kept=0"
     out = subprocess.run([sys.executable, "-c", KEPT_SCRIPT, "1"], capture_output=True,
                          text=True, timeout=600, env=env)
@@ -710,6 +714,42 @@ def test_scan_kernels(rng):
         bad(cukit.to_device(f))
     with pytest.raises(TypeError, match="must be float32"):
         mx(cukit.to_device(x))
+
+
+@gpu
+def test_scans_find_their_streams_kept_words_unwritten(rng):
+    """A 1-D scan of accumulators up to 4 bytes keeps its tiles' words in scratch its
+    stream keeps, each launch a new epoch, so words an earlier launch wrote read as
+    unwritten: scans of other sizes, types and operators in turn on one stream, a
+    ScanKernel among them, stay right, also across the epochs' wrap (the words zeroed
+    again), and the scratch grows for a longer scan."""
+    s = cukit.Stream()
+    keep = cukit._cukit._stream_kept
+    mx = cukit.InclusiveScanKernel(np.int32, "max(a, b)")
+    xs = [rng.integers(-50, 50, n).astype(t) for n, t in
+          ((70_001, np.float32), (3, np.float32), (200_000, np.int32), (50_000, np.float64),
+           (5 * 8192 + 1, np.float32), (9, np.int32))]
+    ds = [cukit.to_device(x) for x in xs]
+    for rep in range(8):
+        if rep == 4:  # the last epoch the words hold is handed out two launches from now
+            keep(1, 16, s, epoch=(1 << 30) - 3)
+        for x, d in zip(xs, ds):
+            t = np.int32 if x.dtype == np.int32 else x.dtype
+            got = cukit.cumsum(d, dtype=t, stream=s)
+            s.synchronize()
+            np.testing.assert_array_equal(got.get(), np.cumsum(x, dtype=t), err_msg=f"{rep} {x.size}")
+        m = cukit.to_device(xs[2])
+        mx(m, stream=s)
+        s.synchronize()
+        np.testing.assert_array_equal(m.get(), np.maximum.accumulate(xs[2]), err_msg=str(rep))
+    before = cukit.memory_info()["stream_scratch"]
+    p, epoch = keep(1, (64 << 10) + 1, s)  # grown: a new buffer, zeroed, epochs from 1
+    assert p and epoch == 1 and cukit.memory_info()["stream_scratch"] == before + (64 << 10)
+    got = cukit.cumsum(ds[0], stream=s)
+    np.testing.assert_array_equal(got.get(), np.cumsum(xs[0]))
+    assert keep(1, 4 << 20, s)[0] and keep(1, (4 << 20) + 1, s) == (0, 0)  # 4 MiB at most
+    with pytest.raises(ValueError, match="kind is 0 to 1"):
+        keep(2, 16, s)
 
 
 # 1-D tiles hold 6144 elements for accumulators up to 4 bytes, 2048 above: sizes at both

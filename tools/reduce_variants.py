@@ -13,13 +13,16 @@ A build is a shape of the kernels, picked by an internal knob
       ld.global.nc (the full and axis-0 kernels here)
   kept                                     every reduction split across blocks: its
       counters and partials in scratch the stream keeps (1) or its own, allocated and
-      zeroed on the stream each launch (0)
+      zeroed on the stream each launch (0); the same for the 1-D scan's tile words
   sitems, sitems8, smode, sminb, sspin, srec, slook   the 1-D scan's items a thread
       (accumulators of up to 4 bytes / wider), its tile (0 staged by the block, 1 by
       each warp, 2 kept in registers), its blocks an SM in the launch bounds (0: none),
       nanoseconds its look-back sleeps between reads of tiles not ready, and whether a
       thread sums its run again from the staged tile when writing (1) or keeps each
       prefix in a register (0); slook: tiles each lane of the look-back reads a step
+  spers, spf                               the 1-D scan's grid: a block a tile (0) or
+      one wave of blocks taking tile after tile (1), those loading spf vectors a lane
+      of their next tile while warp 0 looks back (warp-staged tiles)
 The knobs of one family touch only its kernels, so each build below sets one choice of
 each family, and builds that share a family's choice time it twice (a noise figure).
 
@@ -56,28 +59,27 @@ import cukit._cukit as core
 # The builds timed by default: one choice of each family (full reduction; axis 0; scan).
 VARIANTS = [
     # name   full reduction / axis 0     1-D scan
-    ("v0", "v0"),  # the default: kept scratch; 32 items warp-staged, each run summed twice
-    ("before", "kept=0,srec=0"),  # main's default: scratch of its own, each prefix kept
-    ("L2", "crows=8,"                    "srec=1,slook=2"),
-    ("L4", "crows=2,"                    "srec=1,slook=4"),
-    ("L8", "ldg=1,"                      "srec=1,slook=8"),
-    ("L4s", "srec=1,slook=4,sspin=100"),
-    ("L4i40", "srec=1,slook=4,sitems=40"),
-    ("L4i24", "srec=1,slook=4,sitems=24"),
-    ("L4m0", "srec=1,slook=4,smode=0"),
+    ("v0", "v0"),  # the default: kept scratch (scans' tile words too); 32 items warp-staged, each run summed twice
+    ("before", "kept=0,srec=0"),  # main's default before: scratch of its own, each prefix kept
+    ("L4", "crows=2,"                    "slook=4"),
+    ("P", "crows=8,"                     "spers=1"),
+    ("P4", "ldg=1,"                      "spers=1,spf=4"),
+    ("P8", "spers=1,spf=8"),
+    ("P4L4", "spers=1,spf=4,slook=4"),
+    ("P8L4", "spers=1,spf=8,slook=4"),
 ]
-# why (2026-12-01): the full reduction's per-launch scratch (an allocation, a memset
-# and a free on the stream) against the stream's kept scratch; the axis-0 sum's rows in
-# flight and read-only loads again on an H200. The scan's run summed again from the
-# staged tile when written (srec: 40 registers instead of 64, 6 blocks an SM instead of
-# 4; 10% faster on an H200 in the first run of the day, where bigger staged tiles and
-# 48- or 64-item tiles in registers were slower), and a look-back that reads 2, 4 or 8
-# tiles a lane a step (64 to 256 predecessors), with a pause, other tile sizes, block
-# staging. The builds of 2026-11-27 (v0 then; "old" before it:
-# "fu=4,fminb=6,fminbm=4,fstride=0,sitems=24,smode=0") are in the git history.
+# why (2026-12-02): the scans' tile words now live in scratch their stream keeps, each
+# launch a new epoch (no memset, allocation or free), and the axis-0 sum's partials too
+# (kept scratch grows to 4 MiB); "before" is the default of the last GPU suite. The scan
+# with a persistent grid (one wave of blocks taking tile after tile, the next ticket
+# taken while a tile loads), and its warps loading 4 or 8 vectors a lane of the next tile
+# while warp 0 looks back; a look-back that reads 4 tiles a lane a step. The axis-0
+# sum's rows in flight (2, 8) and read-only loads beside them. The builds of 2026-12-01
+# and 2026-11-27 are in the git history.
 FAMILIES = {"full": ("fnt", "fu", "fminb", "fminbm", "fgrid", "fstride", "ldg", "kept"),
             "axis0": ("crows", "ldg", "kept"),
-            "scan": ("sitems", "sitems8", "smode", "sminb", "sspin", "srec", "slook")}
+            "scan": ("sitems", "sitems8", "smode", "sminb", "sspin", "srec", "slook", "spers", "spf",
+                     "kept")}
 # case -> (label, family); labels name the sizes of a run ({n}: --n, {h}: half of it)
 CASES = {
     "sum32": ("sum, {n} float32", "full"),

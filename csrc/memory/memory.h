@@ -80,16 +80,23 @@ typedef struct {
 int cukit_scratch_alloc(cukit_Device *dev, size_t nbytes, CUstream stream, cukit_scratch *out);
 /* Give scratch back once the work queued on `stream` so far is done. Idempotent. 0 / -1. */
 int cukit_scratch_release(cukit_Device *dev, cukit_scratch *s, CUstream stream);
-/* Scratch that a stream keeps between uses, for work that leaves what it needs zero at
- * zero (the reductions' fold counters, which the kernel's last block resets):
- * CUKIT_KEPT_BYTES, zeroed on `stream` when first made, then never zeroed or freed
- * again while the module lives. Work on `stream` alone uses it, so the stream's own
- * order makes it safe, with no allocation, memset or free per use. Streams are told apart by cuStreamGetId (a handle
- * may come back for a new stream; an id never does). 1 with *ptr set; 0 where there is
- * none to give (nbytes too big, the stream being captured, no cuStreamGetId, every slot
- * taken, or the device full): the caller takes cukit_scratch_alloc's; -1 with an
- * exception. */
-int cukit_stream_kept(cukit_Device *dev, CUstream stream, size_t nbytes, CUdeviceptr *ptr);
+/* Scratch that a stream keeps between uses, one buffer per kind, for work that leaves
+ * it ready for the next use of its kind: the reductions' fold counters, which the
+ * kernel's last block resets (CUKIT_KEPT_COUNTERS), or a scan's tile words, which carry
+ * the epoch of the call that wrote them, so a later call (a greater epoch) reads them as
+ * unwritten (CUKIT_KEPT_SCAN). Zeroed on `stream` when made; it grows (the stream
+ * synchronized, the old one freed, the new one zeroed) to the next power of two of
+ * nbytes, up to CUKIT_KEPT_MAX. Work on `stream` alone uses it, so the stream's own
+ * order makes it safe, with no allocation, memset or free per use. Streams are told
+ * apart by cuStreamGetId (a handle may come back for a new stream; an id never does).
+ * 1 with *ptr set and, when epoch is not NULL, *epoch the next epoch (>= 1; the buffer
+ * is zeroed again before the epochs would wrap); 0 where there is none to give (nbytes
+ * too big, the stream being captured, no cuStreamGetId, every slot taken, or the device
+ * full): the caller takes cukit_scratch_alloc's; -1 with an exception. */
+enum { CUKIT_KEPT_FOLD, CUKIT_KEPT_SCAN, CUKIT_KEPT_KINDS };
+#define CUKIT_KEPT_MAX ((size_t)4 << 20)
+int cukit_stream_kept(cukit_Device *dev, CUstream stream, int kind, size_t nbytes, CUdeviceptr *ptr,
+                      unsigned *epoch);
 
 /* ------------------------------------------------------------------ transfer.c */
 

@@ -409,12 +409,13 @@ error:
 }
 
 int
-cukit_stream_kept(cukit_Device *dev, CUstream stream, size_t nbytes, CUdeviceptr *ptr)
+cukit_stream_kept(cukit_Device *dev, CUstream stream, int kind, size_t nbytes, CUdeviceptr *ptr,
+                  unsigned *epoch)
 {
     cukit_state *st = dev->st;
     unsigned long long id;
     *ptr = 0;
-    if (nbytes > CUKIT_KEPT_BYTES || cukit_api.cuStreamGetId == NULL)
+    if (nbytes > CUKIT_KEPT_MAX || cukit_api.cuStreamGetId == NULL)
         return 0;
     /* dev's context current first: the per-thread stream's handle means its stream */
     if (cukit_device_activate(dev) < 0)
@@ -427,33 +428,68 @@ cukit_stream_kept(cukit_Device *dev, CUstream stream, size_t nbytes, CUdeviceptr
         return -1;
     if (cukit_api.cuStreamGetId(stream, &id) != CUDA_SUCCESS)
         return 0;
-    for (int i = dm->nkept; i-- > 0;)
-        if (dm->kept[i].id == id) {
-            *ptr = dm->kept[i].ptr;
-            return 1;
+    int i = dm->nkept;
+    while (i-- > 0 && dm->kept[i].id != id)
+        ;
+    if (i < 0) {
+        if (dm->nkept == CUKIT_KEPT_SLOTS || dm->kept_full)
+            return 0;
+        i = dm->nkept++;
+        memset(&dm->kept[i], 0, sizeof dm->kept[i]);
+        dm->kept[i].id = id;
+    }
+    CUdeviceptr *kp = &dm->kept[i].ptr[kind];
+    size_t *ksize = &dm->kept[i].size[kind];
+    unsigned *kepoch = &dm->kept[i].epoch[kind];
+    if (*ksize < nbytes) {
+        if (dm->kept_full)
+            return 0;
+        size_t size = CUKIT_KEPT_BYTES;
+        while (size < nbytes)
+            size *= 2;
+        /* A plain allocation (outside the pool and its cache); a device too full for it
+         * keeps none from then on, rather than pay a failed allocation per call. The
+         * old one may still be in use by work queued on the stream: it goes once that
+         * is done (a stream grows its buffer a few times at most). */
+        if (*kp) {
+            CUresult r;
+            Py_BEGIN_ALLOW_THREADS
+            r = cukit_api.cuStreamSynchronize(stream);
+            Py_END_ALLOW_THREADS
+            if (r != CUDA_SUCCESS)
+                return cukit_check_cu(st, r, "cuStreamSynchronize");
+            cukit_api.cuMemFree(*kp);
+            *kp = 0;
+            *ksize = 0;
         }
-    if (dm->nkept == CUKIT_KEPT_SLOTS || dm->kept_full)
-        return 0;
-    /* A plain allocation (outside the pool and its cache); a device too full for it
-     * keeps none from then on, rather than pay a failed allocation per call. */
-    CUdeviceptr p = 0;
-    int mode = cukit_capture_relax(st, 1);
-    CUresult res = cukit_api.cuMemAlloc(&p, CUKIT_KEPT_BYTES);
-    cukit_capture_restore(mode);
-    if (res == CUDA_ERROR_OUT_OF_MEMORY) {
-        dm->kept_full = 1;
-        return 0;
+        CUdeviceptr p = 0;
+        int mode = cukit_capture_relax(st, 1);
+        CUresult res = cukit_api.cuMemAlloc(&p, size);
+        cukit_capture_restore(mode);
+        if (res == CUDA_ERROR_OUT_OF_MEMORY) {
+            dm->kept_full = 1;
+            return 0;
+        }
+        if (res != CUDA_SUCCESS)
+            return cukit_check_cu(st, res, "cuMemAlloc");
+        if (CU_CALL(st, cuMemsetD8Async, (p, 0, size, stream)) < 0) {
+            cukit_api.cuMemFree(p);
+            return -1;
+        }
+        *kp = p;
+        *ksize = size;
+        *kepoch = 0;
     }
-    if (res != CUDA_SUCCESS)
-        return cukit_check_cu(st, res, "cuMemAlloc");
-    if (CU_CALL(st, cuMemsetD8Async, (p, 0, CUKIT_KEPT_BYTES, stream)) < 0) {
-        cukit_api.cuMemFree(p);
-        return -1;
+    if (epoch != NULL) {
+        /* epochs live in 30 bits of the words (scan_codegen.c): zeroed again before */
+        if (*kepoch >= (1u << 30) - 1) {
+            if (CU_CALL(st, cuMemsetD8Async, (*kp, 0, *ksize, stream)) < 0)
+                return -1;
+            *kepoch = 0;
+        }
+        *epoch = ++*kepoch;
     }
-    dm->kept[dm->nkept].id = id;
-    dm->kept[dm->nkept].ptr = p;
-    dm->nkept++;
-    *ptr = p;
+    *ptr = *kp;
     return 1;
 }
 
@@ -483,10 +519,14 @@ mod_memory_info(PyObject *m, PyObject *args, PyObject *kwargs)
     /* The cache's blocks are the pool's in use to the driver, free to cukit. */
     uint64_t cached = dm->cached_bytes;
     used = used > cached ? used - cached : 0;
+    size_t kept_bytes = 0;
+    for (int i = 0; i < dm->nkept; i++)
+        for (int k = 0; k < CUKIT_KEPT_KINDS; k++)
+            kept_bytes += dm->kept[i].size[k];
     return Py_BuildValue("{snsnsKsKsKsn}", "free", (Py_ssize_t)free_b, "total", (Py_ssize_t)total,
                          "pool_reserved", (unsigned long long)reserved, "pool_used",
                          (unsigned long long)used, "pool_cached", (unsigned long long)cached,
-                         "stream_scratch", (Py_ssize_t)dm->nkept * (Py_ssize_t)CUKIT_KEPT_BYTES);
+                         "stream_scratch", (Py_ssize_t)kept_bytes);
 }
 
 static PyObject *
@@ -566,7 +606,51 @@ mod_pool_cache_limit(PyObject *m, PyObject *args, PyObject *kwargs)
     return PyLong_FromSize_t(was);
 }
 
+/* For the tests: a stream's kept scratch of one kind, as cukit_stream_kept gives it. */
+static PyObject *
+mod_stream_kept(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"kind", "nbytes", "stream", "epoch", NULL};
+    int kind;
+    Py_ssize_t nbytes;
+    PyObject *stream = Py_None;
+    long long set = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "in|OL:_stream_kept", kwlist, &kind, &nbytes,
+                                     &stream, &set))
+        return NULL;
+    if (kind < 0 || kind >= CUKIT_KEPT_KINDS || nbytes < 0 || set >= (1LL << 30))
+        return PyErr_Format(PyExc_ValueError, "_stream_kept: kind is 0 to %d, nbytes >= 0, "
+                            "epoch < 2**30", CUKIT_KEPT_KINDS - 1);
+    cukit_state *st = PyModule_GetState(m);
+    cukit_Device *dev = cukit_device_arg(st, Py_None);
+    CUstream h = NULL;
+    if (dev == NULL || cukit_stream_handle(st, stream, dev, &h) < 0)
+        return NULL;
+    CUdeviceptr p = 0;
+    unsigned epoch = 0;
+    int rc = cukit_stream_kept(dev, h, kind, (size_t)nbytes, &p, &epoch);
+    if (rc < 0)
+        return NULL;
+    if (rc && set >= 0) {
+        /* the epoch handed out next is set + 1 (a test of the wrap) */
+        cukit_devmem *dm = cukit_devmem_get(dev);
+        unsigned long long id = 0;
+        if (dm == NULL)
+            return NULL;
+        if (cukit_api.cuStreamGetId(h, &id) == CUDA_SUCCESS)
+            for (int i = 0; i < dm->nkept; i++)
+                if (dm->kept[i].id == id)
+                    dm->kept[i].epoch[kind] = (unsigned)set;
+    }
+    return Py_BuildValue("(KI)", (unsigned long long)p, epoch);
+}
+
 static PyMethodDef pool_functions[] = {
+    {"_stream_kept", (PyCFunction)(void (*)(void))mod_stream_kept, METH_VARARGS | METH_KEYWORDS,
+     "_stream_kept(kind, nbytes, stream=None, epoch=None) -> (ptr, epoch): the scratch the "
+     "stream keeps for kind (0: reductions' counters, 1: scans' tile words) grown to nbytes, "
+     "and its next epoch (ptr 0: none given); epoch= sets the last one handed out. For the "
+     "tests."},
     {"_keep_freed", (PyCFunction)(void (*)(void))mod_keep_freed, METH_VARARGS | METH_KEYWORDS,
      "_keep_freed(on, device=None) -> bool: whether freed blocks are cached for reuse "
      "(pool.c's rule); off gives the cached ones back. Returns the previous setting. For "
@@ -581,8 +665,8 @@ static PyMethodDef pool_functions[] = {
      "memory_info(device=None) -> dict: the device's free and total bytes, and the bytes "
      "cukit's pool holds (pool_reserved), hands out to live memory (pool_used) and keeps "
      "cached from freed arrays for reuse (pool_cached), and the scratch that streams keep "
-     "for reductions, outside the pool (stream_scratch: 64 KiB for each of up to 32 "
-     "streams)."},
+     "for reductions and scans, outside the pool (stream_scratch: from 64 KiB, growing "
+     "to at most 4 MiB, for each of up to 32 streams)."},
     {"trim_pool", (PyCFunction)(void (*)(void))mod_trim_pool, METH_VARARGS | METH_KEYWORDS,
      "trim_pool(device=None, keep=0): give the cache's blocks to the pool and the pool's "
      "unused memory back to the device, keeping at least `keep` bytes; waits for pending "

@@ -15,7 +15,7 @@ typedef struct cukit_stage cukit_stage;
 #define CUKIT_CACHE_BIN_SLOTS 64            /* blocks per small bin */
 #define CUKIT_CACHE_LARGE_SLOTS 64          /* blocks above 1 MiB, any size */
 #define CUKIT_KEPT_SLOTS 32                 /* streams that keep scratch, per device */
-#define CUKIT_KEPT_BYTES 65536u             /* each one's (cukit_stream_kept) */
+#define CUKIT_KEPT_BYTES 65536u             /* a kept buffer's first size (cukit_stream_kept) */
 #define CUKIT_CACHE_DEFAULT_LIMIT ((size_t)1 << 30) /* or an eighth of the device's memory */
 
 /* What cukit keeps per device for its memory, made at the device's first allocation
@@ -44,8 +44,11 @@ typedef struct cukit_devmem {
     /* scratch kept by streams (cukit_stream_kept), in the order first asked for */
     struct {
         unsigned long long id;                  /* the stream's cuStreamGetId */
-        CUdeviceptr ptr;                        /* owned: CUKIT_KEPT_BYTES, freed with the
-                                                   context */
+        CUdeviceptr ptr[CUKIT_KEPT_KINDS];      /* owned, per kind (0: none yet): size[k]
+                                                   bytes, freed with the context or when
+                                                   it grows */
+        size_t size[CUKIT_KEPT_KINDS];
+        unsigned epoch[CUKIT_KEPT_KINDS];       /* the last epoch handed out */
     } kept[CUKIT_KEPT_SLOTS];
     int nkept;
     int kept_full;                              /* 1: a kept buffer could not be made */

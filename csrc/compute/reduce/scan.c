@@ -22,6 +22,21 @@
 static const char *const fnames[] = {"cks", "ckl", "ckw"};
 enum { SF_TILES, SF_LINES, SF_WARPS, SF_COUNT };
 
+/* What the C side must know of a scan kernel's build (the kernel was built with the
+ * build of its day: a ScanKernel keeps it). */
+typedef struct {
+    int items;      /* CK_IT */
+    int acc_size;   /* its accumulator's bytes: up to 4, one packed word a tile */
+    int pers;       /* CK_SPERS: a grid of one wave (else a block a tile) */
+} sbuild;
+
+static sbuild
+sbuild_now(int acc_size)
+{
+    sbuild b = {ck_scan_items(acc_size), acc_size, ck_rvariant_now()->spers};
+    return b;
+}
+
 /* Scan `len` elements along each line of (nd, lshape) from in to out. 0 / -1. */
 typedef struct {
     CUdeviceptr in, out;
@@ -32,7 +47,7 @@ typedef struct {
 
 static int
 scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyObject *src_args[4],
-         int items, const splan *plan, CUstream h, int itemsize)
+         const sbuild *b, const splan *plan, CUstream h, int itemsize)
 {
     if (plan->n == 0 || plan->nlines == 0)
         return 0;
@@ -50,8 +65,15 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
             if (i > 0 && CU_CALL(st, cuModuleGetFunction,
                                  (&f, ((cukit_Module *)module)->handle, fnames[i])) < 0)
                 rc = -1;
+            /* the tile kernel's blocks an SM at once, for a persistent grid (0: unknown) */
+            int occ = 0;
+            if (rc == 0 && i == SF_TILES &&
+                CU_CALL(st, cuOccupancyMaxActiveBlocksPerMultiprocessor, (&occ, f, 256, 0)) < 0) {
+                PyErr_Clear();
+                occ = 0;
+            }
             if (rc == 0)
-                rc = ck_kcache_add(cache, key | (uint64_t)i, f, 0, module);
+                rc = ck_kcache_add(cache, key | (uint64_t)i, f, occ, module);
         }
         Py_XDECREF(module);
         if (rc < 0)
@@ -62,6 +84,7 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
         unsigned long long in, out, status;
         long long n, sin, sout, nlines;
         int ntiles, nd;
+        unsigned epoch, spare;
         long long lshape[8], lsin[8], lsout[8];
     } a;
     memset(&a, 0, sizeof a);
@@ -78,29 +101,48 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
     cukit_scratch status = {0, 0};
     long long grid;
     if (fn == SF_TILES) {
-        const long long tile = (long long)CK_THREADS * items;
+        const long long tile = (long long)CK_THREADS * b->items;
         long long ntiles = (plan->n + tile - 1) / tile;
         if (ntiles > 0x7fffffffLL) {
             PyErr_SetString(PyExc_ValueError, "scan: too many elements");
             return -1;
         }
-        size_t head = (4 * (size_t)(ntiles + 1) + 15) / 16 * 16;
-        size_t bytes = head + 32 * (size_t)ntiles;
-        /* zeroed: the ticket, the flags, and the first 8 bytes of each tile's slot, where an
-         * accumulator of up to 4 bytes keeps its packed flag and value; zeroed for every
-         * accumulator (a few bytes a tile), so the kernel alone decides which it uses.
-         * The launch's own scratch, ordered on its stream (no array, no event between
-         * streams): a scan on another stream never shares it. */
-        size_t zeroed = head + 8 * (size_t)ntiles;
-        if (cukit_scratch_alloc(dev, bytes, h, &status) < 0)
-            return -1;
-        a.status = status.ptr;
+        /* the ticket, then a packed word a tile (accumulators of up to 4 bytes), or a flag
+         * a tile and two 16-byte slots (scan_codegen.c's cks) */
+        const int packed = b->acc_size <= 4;
+        size_t flags = packed ? 8 * (size_t)ntiles : (4 * (size_t)ntiles + 15) / 16 * 16;
+        size_t bytes = 16 + flags + (packed ? 0 : 32 * (size_t)ntiles);
         a.ntiles = (int)ntiles;
         grid = ntiles;
-        if (CU_CALL(st, cuMemsetD8Async, ((CUdeviceptr)a.status, 0, zeroed, h)) < 0) {
-            cukit_scratch_release(dev, &status, h);
-            return -1;
+        if (b->pers) {
+            long long wave = (long long)dev->sm_count * (e->vec > 0 ? e->vec : 1);
+            if (wave < grid)
+                grid = wave;
         }
+        /* Packed words in the stream's kept scratch: each launch a new epoch, so the words
+         * of the launches before read as unwritten, and the ticket is back at zero after
+         * each launch; no memset, allocation or free. Else the launch's own scratch,
+         * ordered on its stream (a scan on another stream never shares it), the ticket
+         * and the flags zeroed. */
+        CUdeviceptr kp = 0;
+        unsigned epoch = 1;
+        int kept = packed && ck_rvariant_now()->kept
+                       ? cukit_stream_kept(dev, h, CUKIT_KEPT_SCAN, bytes, &kp, &epoch) : 0;
+        if (kept < 0)
+            return -1;
+        if (kept)
+            a.status = kp;
+        else {
+            if (cukit_scratch_alloc(dev, bytes, h, &status) < 0)
+                return -1;
+            a.status = status.ptr;
+            epoch = 1;
+            if (CU_CALL(st, cuMemsetD8Async, ((CUdeviceptr)a.status, 0, 16 + flags, h)) < 0) {
+                cukit_scratch_release(dev, &status, h);
+                return -1;
+            }
+        }
+        a.epoch = epoch;
     }
     else {
         long long per = fn == SF_WARPS ? 8 : 256;
@@ -254,14 +296,14 @@ ck_scan_call(cukit_state *st, int which, PyObject *const *args, Py_ssize_t nargs
                        (uint64_t)ck_rvariant_id() << 40;
         ck_kcache *cache = ck_reduce_cache(st, 1);
         const char *acc = ck_dtypes[atc].ctype_c;
+        const sbuild sb = sbuild_now(ck_acc_size(atc));
         PyObject *sa[4] = {NULL, NULL, NULL, NULL};
         sa[0] = ck_scan_source(src->typecode, otc, acc, ck_acc_size(atc), NULL, which ? "uf_multiply(a, b)" : "uf_add(a, b)",
                             which ? "1" : "0", 0, 0, NULL);
         sa[1] = PyUnicode_FromFormat("cukit_%s.cu", who);
         sa[2] = PyTuple_New(0);
         rc = cache && sa[0] && sa[1] && sa[2]
-                 ? scan_run(st, a->device, cache, key, sa, ck_scan_items(ck_acc_size(atc)), &plan, h,
-                            (int)src->itemsize)
+                 ? scan_run(st, a->device, cache, key, sa, &sb, &plan, h, (int)src->itemsize)
                  : -1;
         for (int i = 0; i < 3; i++)
             Py_XDECREF(sa[i]);
@@ -292,7 +334,7 @@ typedef struct {
     PyObject_HEAD
     cukit_state *st;     /* borrowed */
     int tc, exclusive;
-    int items;           /* CK_IT of source: the build's when it was made */
+    sbuild build;        /* of source: the build's when it was made */
     PyObject *source;    /* strong ref: the CUDA C */
     PyObject *file;      /* strong ref: str */
     PyObject *options;   /* strong ref: tuple */
@@ -354,7 +396,7 @@ sk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->st = st;
     self->tc = tc;
     self->exclusive = exclusive;
-    self->items = ck_scan_items(ck_dtypes[tc].size);
+    self->build = sbuild_now(ck_dtypes[tc].size);
     self->source = src;
     self->file = PyUnicode_FromFormat("%s.cu", name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name)
                                                                              : "scan");
@@ -398,7 +440,7 @@ sk_call(ck_ScanKernel *self, PyObject *args, PyObject *kwargs)
         return NULL;
     uint64_t key = (1ULL << 63) | (uint64_t)(a->device->ordinal & 63) << 4;
     PyObject *sa[4] = {self->source, self->file, self->options, NULL};
-    if (scan_run(st, a->device, &self->cache, key, sa, self->items, &plan, h,
+    if (scan_run(st, a->device, &self->cache, key, sa, &self->build, &plan, h,
                  (int)a->itemsize) < 0)
         return NULL;
     return Py_NewRef(out_o);
