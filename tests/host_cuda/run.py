@@ -106,13 +106,14 @@ def scan_run(src, x, out, axis=0):
     nlines = int(np.prod([x.shape[d] for d in range(x.ndim) if d != axis])) if x.ndim > 1 else 1
     tile = 256 * int(re.search(r"#define CK_IT (\d+)", src).group(1))
     ntiles = (n + tile - 1) // tile
-    head = (4 * (ntiles + 1) + 15) // 16 * 16
-    status = np.zeros(head + 32 * ntiles + 16, np.uint8)
+    # the ticket, then per tile a packed word or a flag and two 16-byte slots (scan.c's);
+    # zeroed, so epoch 1 finds nothing published
+    status = np.zeros(16 + (4 * ntiles + 15) // 16 * 16 + 32 * ntiles + 16, np.uint8)
     lsh = [x.shape[d] for d in other] + [0] * (8 - len(other))
     lsi = [x.strides[d] for d in other] + [0] * (8 - len(other))
     lso = [out.strides[d] for d in other] + [0] * (8 - len(other))
-    buf = struct.pack("<QQQqqqqii8q8q8q", addr(x), addr(out), addr(status), n, x.strides[axis],
-                      out.strides[axis], nlines, ntiles, len(other), *lsh, *lsi, *lso)
+    buf = struct.pack("<QQQqqqqiiII8q8q8q", addr(x), addr(out), addr(status), n, x.strides[axis],
+                      out.strides[axis], nlines, ntiles, len(other), 1, 0, *lsh, *lsi, *lso)
     lib.ck_args_size.restype = ctypes.c_int
     assert lib.ck_args_size() == len(buf), (lib.ck_args_size(), len(buf))
     cbuf = ctypes.create_string_buffer(buf, len(buf))

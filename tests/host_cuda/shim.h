@@ -44,6 +44,11 @@ struct alignas(16) uint4 { unsigned x, y, z, w; };
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 static inline int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 static inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned atomicInc(unsigned *p, unsigned lim) { // old; old >= lim ? 0 : old + 1
+    unsigned o = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    while (!__atomic_compare_exchange_n(p, &o, o >= lim ? 0 : o + 1, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+    return o;
+}
 static inline unsigned atomicExch(unsigned *p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 static inline void __threadfence() { __sync_synchronize(); }
 template <class A, class B> static inline auto min(A a, B b) { return a < b ? a : b; }
