@@ -27,13 +27,12 @@ enum { SF_TILES, SF_LINES, SF_WARPS, SF_COUNT };
 typedef struct {
     int items;      /* CK_IT */
     int acc_size;   /* its accumulator's bytes: up to 4, one packed word a tile */
-    int pers;       /* CK_SPERS: a grid of one wave (else a block a tile) */
 } sbuild;
 
 static sbuild
 sbuild_now(int acc_size)
 {
-    sbuild b = {ck_scan_items(acc_size), acc_size, ck_rvariant_now()->spers};
+    sbuild b = {ck_scan_items(acc_size), acc_size};
     return b;
 }
 
@@ -65,15 +64,8 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
             if (i > 0 && CU_CALL(st, cuModuleGetFunction,
                                  (&f, ((cukit_Module *)module)->handle, fnames[i])) < 0)
                 rc = -1;
-            /* the tile kernel's blocks an SM at once, for a persistent grid (0: unknown) */
-            int occ = 0;
-            if (rc == 0 && i == SF_TILES &&
-                CU_CALL(st, cuOccupancyMaxActiveBlocksPerMultiprocessor, (&occ, f, 256, 0)) < 0) {
-                PyErr_Clear();
-                occ = 0;
-            }
             if (rc == 0)
-                rc = ck_kcache_add(cache, key | (uint64_t)i, f, occ, module);
+                rc = ck_kcache_add(cache, key | (uint64_t)i, f, 0, module);
         }
         Py_XDECREF(module);
         if (rc < 0)
@@ -114,11 +106,6 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
         size_t bytes = 16 + flags + (packed ? 0 : 32 * (size_t)ntiles);
         a.ntiles = (int)ntiles;
         grid = ntiles;
-        if (b->pers) {
-            long long wave = (long long)dev->sm_count * (e->vec > 0 ? e->vec : 1);
-            if (wave < grid)
-                grid = wave;
-        }
         /* Packed words in the stream's kept scratch: each launch a new epoch, so the words
          * of the launches before read as unwritten, and the ticket is back at zero after
          * each launch; no memset, allocation or free. Else the launch's own scratch,
