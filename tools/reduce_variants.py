@@ -20,8 +20,6 @@ A build is a shape of the kernels, picked by an internal knob
       nanoseconds its look-back sleeps between reads of tiles not ready, and whether a
       thread sums its run again from the staged tile when writing (1) or keeps each
       prefix in a register (0); slook: tiles each lane of the look-back reads a step
-  sspec                                    the 1-D scan's blocks load tile blockIdx.x
-      while their ticket comes (1) or wait for the ticket first (0); 2 guesses wrong
 The knobs of one family touch only its kernels, so each build below sets one choice of
 each family, and builds that share a family's choice time it twice (a noise figure).
 
@@ -58,24 +56,24 @@ import cukit._cukit as core
 # The builds timed by default: one choice of each family (full reduction; axis 0; scan).
 VARIANTS = [
     # name   full reduction / axis 0     1-D scan
-    ("v0", "v0"),  # the default: kept scratch (scans' tile words too); 32 items warp-staged, each run summed twice; the tile guessed
-    ("nospec", "crows=2,"                "sspec=0"),  # the default of the first GPU suite of 2026-12-02
-    ("before", "kept=0,srec=0,sspec=0"),  # the default of the GPU suite of 2026-11-28
+    ("v0", "v0"),  # the default: kept scratch (scans' tile words too); 32 items warp-staged, each run summed twice
+    ("before", "kept=0,srec=0"),  # the default of the GPU suite of 2026-11-28
+    ("L4", "crows=2,"                    "slook=4"),
     ("S24", "crows=8,"                   "sitems=24"),
     ("S40", "ldg=1,"                     "sitems=40"),
     ("Sm0", "smode=0"),
 ]
 # why (2026-12-02): the scans' tile words in scratch their stream keeps (an epoch a
 # launch: no memset, allocation or free) and the axis-0 sum's partials too (kept scratch
-# grows to 4 MiB) gave cumsum 0.758 of a copy and the axis-0 sum 1.01 of PyTorch on an
-# H200 in the first run of the day; a persistent grid (one wave of blocks taking tile
-# after tile, with or without the next tile loaded ahead) ran 19-35% slower and a
-# look-back of 4 tiles a lane a step 8% slower. Now: the tile loaded while the ticket
-# comes (sspec), with other tile sizes and block staging; the axis-0 sum's rows in
-# flight (2, 8) and read-only loads beside them. Earlier builds are in the git history.
+# grows to 4 MiB) gave cumsum 0.755-0.758 of a copy and the axis-0 sum 1.01-1.03 of
+# PyTorch on an H200 in two runs of the day. Slower there, and dropped: a persistent grid
+# (one wave of blocks taking tile after tile, with or without the next tile loaded ahead:
+# 19-35%), the tile blockIdx.x loaded while the ticket comes (20%), a look-back of 4
+# tiles a lane a step (8%), 24- or 40-item tiles (17%, 28%), block staging (26%). They
+# are in the git history.
 FAMILIES = {"full": ("fnt", "fu", "fminb", "fminbm", "fgrid", "fstride", "ldg", "kept"),
             "axis0": ("crows", "ldg", "kept"),
-            "scan": ("sitems", "sitems8", "smode", "sminb", "sspin", "srec", "slook", "sspec",
+            "scan": ("sitems", "sitems8", "smode", "sminb", "sspin", "srec", "slook",
                      "kept")}
 # case -> (label, family); labels name the sizes of a run ({n}: --n, {h}: half of it)
 CASES = {

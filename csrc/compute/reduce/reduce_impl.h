@@ -69,8 +69,6 @@ typedef struct {
     int srec;    /* 1: its threads sum their run again from the staged tile when writing,
                     instead of keeping each prefix in a register (staged tiles only) */
     int slook;   /* tiles each lane of its look-back reads a step (packed words only) */
-    int sspec;   /* 1: its blocks load tile blockIdx.x while the ticket comes (2: a wrong
-                    guess always, for the tests) */
     int kept;    /* 1: reductions split across blocks use scratch their stream keeps
                     (cukit_stream_kept), 0: scratch of their own, zeroed each launch */
 } ck_rvariant;

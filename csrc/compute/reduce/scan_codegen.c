@@ -77,11 +77,7 @@ static const char scan_body[] =
     "// block waits on took its ticket earlier, hence is running or done: no spin can wait on a\n"
     "// block that is not scheduled). The block loads its tile into shared memory (16-byte\n"
     "// vectors when the input is contiguous, aligned and the tile whole), scans it, and warp 0\n"
-    "// finds the sum of all tiles before it by decoupled look-back. With CK_SSPEC the block\n"
-    "// loads the tile it guesses while thread 0 takes the ticket (blocks start in about the\n"
-    "// order of blockIdx.x), so the ticket's round trip costs no time; the first barrier tells\n"
-    "// every thread the ticket, and a wrong guess loads the ticket's tile instead (2: a guess\n"
-    "// that is always wrong, for the tests).\n"
+    "// finds the sum of all tiles before it by decoupled look-back.\n"
     "//\n"
     "// p.status (scan.c lays it out): the ticket (wraps to zero after the launch's last one,\n"
     "// ready for the next launch), then from byte 16 per tile j either one 64-bit word\n"
@@ -127,17 +123,9 @@ static const char scan_body[] =
     "    const int w0 = w * 32 * CK_IT;\n"
     "    enum { EI = ck_v16<TI>::E, NCW = 32 * CK_IT / EI, WSTEPS = (NCW + 31) / 32 };\n"
     "#endif\n"
-    "    int tile;\n"
-    "#if CK_SSPEC\n"
-    "    unsigned tk = 0;\n"
-    "    if (threadIdx.x == 0) tk = atomicInc(ticket, tmax);\n"
-    "    tile = CK_SSPEC == 1 ? (int)blockIdx.x : (int)((blockIdx.x + 1) % (unsigned)p.ntiles);\n"
-    "ck_again:\n"
-    "#else\n"
     "    if (threadIdx.x == 0) tile_id = (int)atomicInc(ticket, tmax);\n"
     "    __syncthreads();\n"
-    "    tile = tile_id;\n"
-    "#endif\n"
+    "    const int tile = tile_id;\n"
     "    const long long base = (long long)tile * CK_TILE;\n"
     "    const bool whole = base + CK_TILE <= p.n;\n"
     "    // this thread's CK_IT elements: [first, first + cnt) (in every mode)\n"
@@ -250,17 +238,7 @@ static const char scan_body[] =
     "        if (lane >= d) inc = ck_op(o, inc);\n"
     "    }\n"
     "    if (lane == 31) wsum[w] = inc;\n"
-    "#if CK_SSPEC\n"
-    "    if (threadIdx.x == 0) tile_id = (int)tk;\n"
-    "#endif\n"
     "    __syncthreads();\n"
-    "#if CK_SSPEC\n"
-    "    if (tile_id != tile) { // the same for every thread: a wrong guess\n"
-    "        tile = tile_id;\n"
-    "        __syncthreads();\n"
-    "        goto ck_again;\n"
-    "    }\n"
-    "#endif\n"
     "    // every thread folds the 8 warp sums itself (broadcast reads): the sum of the warps\n"
     "    // before its own, and the tile's aggregate\n"
     "    TA aggv = wsum[0], wpre = aggv;\n"
@@ -581,9 +559,8 @@ ck_scan_source(int itc, int otc, const char *acc, int acc_size, const char *head
     char defs[320];
     PyOS_snprintf(defs, sizeof defs,
                   "#define CK_IT %d\n#define CK_EXCL %d\n#define CK_SMODE %d\n#define CK_SMINB %d\n"
-                  "#define CK_SSPIN %d\n#define CK_SREC %d\n#define CK_SLOOK %d\n#define CK_SSPEC %d\n",
-                  ck_scan_items(acc_size), exclusive, rv->smode, rv->sminb, rv->sspin, rv->srec, rv->slook,
-                  rv->sspec);
+                  "#define CK_SSPIN %d\n#define CK_SREC %d\n#define CK_SLOOK %d\n",
+                  ck_scan_items(acc_size), exclusive, rv->smode, rv->sminb, rv->sspin, rv->srec, rv->slook);
     PyObject *types = ctype ? PyUnicode_FromString(defs)
                             : PyUnicode_FromFormat("typedef %s TI;\ntypedef %s TO;\ntypedef %s TA;\n%s",
                                                    ck_dtypes[itc].ctype, ck_dtypes[otc].ctype, acc, defs);
