@@ -69,8 +69,9 @@ typedef struct {
     int srec;    /* 1: its threads sum their run again from the staged tile when writing,
                     instead of keeping each prefix in a register (staged tiles only) */
     int slook;   /* tiles each lane of its look-back reads a step (packed words only) */
-    int kept;    /* 1: reductions split across blocks use scratch their stream keeps
-                    (cukit_stream_kept), 0: scratch of their own, zeroed each launch */
+    int kept;    /* 1: reductions split across blocks and 1-D scans (up to 4-byte sums)
+                    use scratch their stream keeps (cukit_stream_kept), 0: scratch of
+                    their own, zeroed each launch */
 } ck_rvariant;
 /* The build in use (process-wide: a timing knob, plain C data). */
 const ck_rvariant *ck_rvariant_now(void);

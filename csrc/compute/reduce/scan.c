@@ -7,7 +7,8 @@
  * default each warp stages its own part), scans it, publishes the tile's
  * aggregate, and a warp adds the aggregates of the tiles before it, 32 a step, up to the
  * first inclusive prefix it meets; then it publishes its own prefix: every element is
- * read once and written once. Along an axis of an N-D array: a warp per line when the axis is
+ * read once and written once. The tiles' words (flags with the launch's epoch, so that
+ * words of earlier launches read as unwritten) live in scratch the stream keeps. Along an axis of an N-D array: a warp per line when the axis is
  * contiguous (32 elements a step, a carry between steps), else a thread per line
  * (neighbouring threads on neighbouring lines, so the accesses coalesce). The kernels'
  * CUDA C is scan_codegen.c's; the tile's size and staging come with the build
