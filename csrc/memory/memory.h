@@ -83,7 +83,7 @@ int cukit_scratch_release(cukit_Device *dev, cukit_scratch *s, CUstream stream);
 /* Scratch that a stream keeps between uses, one buffer per kind, for work that leaves
  * it ready for the next use of its kind: the reductions' fold counters, which the
  * kernel's last block resets (CUKIT_KEPT_COUNTERS), or a scan's tile words, which carry
- * the epoch of the call that wrote them, so a later call (a greater epoch) reads them as
+ * the epoch of the call that wrote them, so a later call (another epoch) reads them as
  * unwritten (CUKIT_KEPT_SCAN). Zeroed on `stream` when made; it grows (the stream
  * synchronized, the old one freed, the new one zeroed) to the next power of two of
  * nbytes, up to CUKIT_KEPT_MAX. Work on `stream` alone uses it, so the stream's own

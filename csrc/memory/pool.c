@@ -618,9 +618,9 @@ mod_stream_kept(PyObject *m, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "in|OL:_stream_kept", kwlist, &kind, &nbytes,
                                      &stream, &set))
         return NULL;
-    if (kind < 0 || kind >= CUKIT_KEPT_KINDS || nbytes < 0 || set >= (1LL << 30))
+    if (kind < 0 || kind >= CUKIT_KEPT_KINDS || nbytes < 0 || set < -1 || set >= (1LL << 30))
         return PyErr_Format(PyExc_ValueError, "_stream_kept: kind is 0 to %d, nbytes >= 0, "
-                            "epoch < 2**30", CUKIT_KEPT_KINDS - 1);
+                            "epoch from 0 to 2**30 - 1", CUKIT_KEPT_KINDS - 1);
     cukit_state *st = PyModule_GetState(m);
     cukit_Device *dev = cukit_device_arg(st, Py_None);
     CUstream h = NULL;
@@ -639,18 +639,23 @@ mod_stream_kept(PyObject *m, PyObject *args, PyObject *kwargs)
             return NULL;
         if (cukit_api.cuStreamGetId(h, &id) == CUDA_SUCCESS)
             for (int i = 0; i < dm->nkept; i++)
-                if (dm->kept[i].id == id)
+                if (dm->kept[i].id == id) {
+                    /* only forward: a repeated epoch would read old words as new */
+                    if ((unsigned)set < dm->kept[i].epoch[kind])
+                        return PyErr_Format(PyExc_ValueError, "_stream_kept: epoch= may only "
+                                            "move forward (now %u)", dm->kept[i].epoch[kind]);
                     dm->kept[i].epoch[kind] = (unsigned)set;
+                }
     }
     return Py_BuildValue("(KI)", (unsigned long long)p, epoch);
 }
 
 static PyMethodDef pool_functions[] = {
     {"_stream_kept", (PyCFunction)(void (*)(void))mod_stream_kept, METH_VARARGS | METH_KEYWORDS,
-     "_stream_kept(kind, nbytes, stream=None, epoch=None) -> (ptr, epoch): the scratch the "
+     "_stream_kept(kind, nbytes, stream=None, epoch=-1) -> (ptr, epoch): the scratch the "
      "stream keeps for kind (0: reductions' counters, 1: scans' tile words) grown to nbytes, "
-     "and its next epoch (ptr 0: none given); epoch= sets the last one handed out. For the "
-     "tests."},
+     "and its next epoch (ptr 0: none given); epoch= (0 to 2**30 - 1, never back) sets the "
+     "last one handed out. For the tests."},
     {"_keep_freed", (PyCFunction)(void (*)(void))mod_keep_freed, METH_VARARGS | METH_KEYWORDS,
      "_keep_freed(on, device=None) -> bool: whether freed blocks are cached for reuse "
      "(pool.c's rule); off gives the cached ones back. Returns the previous setting. For "
@@ -665,8 +670,8 @@ static PyMethodDef pool_functions[] = {
      "memory_info(device=None) -> dict: the device's free and total bytes, and the bytes "
      "cukit's pool holds (pool_reserved), hands out to live memory (pool_used) and keeps "
      "cached from freed arrays for reuse (pool_cached), and the scratch that streams keep "
-     "for reductions and scans, outside the pool (stream_scratch: from 64 KiB, growing "
-     "to at most 4 MiB, for each of up to 32 streams)."},
+     "for reductions and scans, outside the pool (stream_scratch: for each of up to 32 "
+     "streams, a buffer for reductions and one for scans, each from 64 KiB to 4 MiB)."},
     {"trim_pool", (PyCFunction)(void (*)(void))mod_trim_pool, METH_VARARGS | METH_KEYWORDS,
      "trim_pool(device=None, keep=0): give the cache's blocks to the pool and the pool's "
      "unused memory back to the device, keeping at least `keep` bytes; waits for pending "

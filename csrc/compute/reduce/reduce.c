@@ -100,7 +100,7 @@ static const cukit_knob rknobs[] = {
     {"sspin", offsetof(ck_rvariant, sspin), 0, 2000, "nanoseconds the 1-D scan's look-back sleeps between reads"},
     {"srec", offsetof(ck_rvariant, srec), 0, 1, "1-D scan: each thread sums its run again when writing (staged tiles)"},
     {"slook", offsetof(ck_rvariant, slook), 1, 8, "1-D scan: tiles a lane of its look-back reads a step (up to 4-byte sums)"},
-    {"kept", offsetof(ck_rvariant, kept), 0, 1, "reductions' scratch: the stream's kept one (1) or the launch's own"},
+    {"kept", offsetof(ck_rvariant, kept), 0, 1, "reductions' and 1-D scans' scratch: the stream's kept one (1) or the launch's own"},
 };
 #define NRKNOBS (sizeof rknobs / sizeof *rknobs)
 

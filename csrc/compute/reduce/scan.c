@@ -5,7 +5,8 @@
  * (8192 elements, 2048 for accumulators over 4 bytes; the build's, see ck_scan_items) from a
  * counter, loads it into shared memory (16-byte vectors when contiguous and aligned; by
  * default each warp stages its own part), scans it, publishes the tile's
- * aggregate, and a warp adds the aggregates of the tiles before it, 32 a step, up to the
+ * aggregate, and a warp adds the aggregates of the tiles before it, 32 a step (32 times
+ * the build's slook for packed words), up to the
  * first inclusive prefix it meets; then it publishes its own prefix: every element is
  * read once and written once. The tiles' words (flags with the launch's epoch, so that
  * words of earlier launches read as unwritten) live in scratch the stream keeps. Along an axis of an N-D array: a warp per line when the axis is
