@@ -728,6 +728,7 @@ xs = [rng.integers(-50, 50, n).astype(t) for n, t in
       ((70_001, np.float32), (3, np.float32), (200_000, np.int32), (50_000, np.float64),
        (5 * 8192 + 1, np.float32), (9, np.int32))]
 ds = [cukit.to_device(x) for x in xs]
+cukit.synchronize()  # copied on the legacy stream, read on s
 
 
 def check(got, want, what):
@@ -742,6 +743,7 @@ for rep in range(8):
         t = np.int32 if x.dtype == np.int32 else x.dtype
         check(cukit.cumsum(d, dtype=t, stream=s), np.cumsum(x, dtype=t), f"{rep} {x.size}")
     m = cukit.to_device(xs[2])
+    cukit.synchronize()
     mx(m, stream=s)
     check(m, np.maximum.accumulate(xs[2]), f"{rep} max")
 before = cukit.memory_info()["stream_scratch"]
