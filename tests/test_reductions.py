@@ -755,6 +755,11 @@ try:
     keep(1, 16, s, epoch=0)
 except ValueError as e:
     print("back", e)
+cukit.trim_pool()  # gives every stream's kept scratch back, the device idle first
+print("trimmed", cukit.memory_info()["stream_scratch"])
+for x, d in zip(xs, ds):  # kept again, from epoch 1 on fresh words
+    check(cukit.cumsum(d, stream=s), np.cumsum(x), f"after trim {x.size}")
+print("kept again", int(cukit.memory_info()["stream_scratch"] >= 64 << 10))
 """
 
 
@@ -764,17 +769,19 @@ def test_scans_find_their_streams_kept_words_unwritten(rng):
     stream keeps, each launch a new epoch, so words an earlier launch wrote read as
     unwritten: scans of other sizes, types and operators in turn on one stream, a
     ScanKernel among them, stay right, also across the epochs' wrap (the words zeroed
-    again), and the scratch grows for a longer scan. In a process of its own: a stream
+    again); the scratch grows for a longer scan, and trim_pool gives it back. In a
+    process of its own: a stream
     keeps scratch only while a device's 32 slots last."""
     out = subprocess.run([sys.executable, "-c", SCAN_KEPT_SCRIPT, str(rng.integers(1 << 30))],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.split("\n")
-    assert sum(line.endswith(" ok") for line in lines) == 8 * 7 + 1, out.stdout
+    assert sum(line.endswith(" ok") for line in lines) == 8 * 7 + 1 + 6, out.stdout
     assert "BAD" not in out.stdout, out.stdout
     assert f"grown 1 1 {64 << 10}" in lines, out.stdout  # 64 KiB to 128 KiB
     assert "most 1 (0, 0)" in lines, out.stdout  # 4 MiB at most
     assert "back _stream_kept: epoch= may only move forward" in out.stdout, out.stdout
+    assert "trimmed 0" in lines and "kept again 1" in lines, out.stdout
 
 # 1-D tiles hold 6144 elements for accumulators up to 4 bytes, 2048 above: sizes at both
 # edges, and one of more than 32 tiles (the look-back steps back 32 tiles at a time)

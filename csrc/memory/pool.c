@@ -529,6 +529,30 @@ mod_memory_info(PyObject *m, PyObject *args, PyObject *kwargs)
                          "stream_scratch", (Py_ssize_t)kept_bytes);
 }
 
+/* Give back the scratch dev's streams keep (cukit_stream_kept), once the device has
+ * finished the work that may use it; the slots and a full device's mark are cleared, so
+ * streams keep scratch again from their next use. 0 / -1. */
+static int
+kept_release(cukit_Device *dev)
+{
+    cukit_state *st = dev->st;
+    cukit_devmem *dm = cukit_devmem_get(dev);
+    if (dm == NULL)
+        return -1;
+    if (dm->nkept == 0 && !dm->kept_full)
+        return 0;
+    CU_CALL_NOGIL(st, cuCtxSynchronize, ());
+    for (int i = 0; i < dm->nkept; i++)
+        for (int k = 0; k < CUKIT_KEPT_KINDS; k++)
+            if (dm->kept[i].ptr[k])
+                cukit_api.cuMemFree(dm->kept[i].ptr[k]);
+    dm->nkept = 0;
+    dm->kept_full = 0;
+    return 0;
+error:
+    return -1;
+}
+
 static PyObject *
 mod_trim_pool(PyObject *m, PyObject *args, PyObject *kwargs)
 {
@@ -545,7 +569,7 @@ mod_trim_pool(PyObject *m, PyObject *args, PyObject *kwargs)
     cukit_Device *dev = cukit_device_arg(st, device);
     if (dev == NULL || cukit_device_activate(dev) < 0)
         return NULL;
-    if (cukit_pool_trim(dev, (size_t)keep) < 0)
+    if (kept_release(dev) < 0 || cukit_pool_trim(dev, (size_t)keep) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -675,7 +699,7 @@ static PyMethodDef pool_functions[] = {
     {"trim_pool", (PyCFunction)(void (*)(void))mod_trim_pool, METH_VARARGS | METH_KEYWORDS,
      "trim_pool(device=None, keep=0): give the cache's blocks to the pool and the pool's "
      "unused memory back to the device, keeping at least `keep` bytes; waits for pending "
-     "frees first."},
+     "frees first. The scratch streams keep is given back too, once the device is idle."},
     {NULL},
 };
 
