@@ -442,33 +442,26 @@ cukit_stream_kept(cukit_Device *dev, CUstream stream, int kind, size_t nbytes, C
     size_t *ksize = &dm->kept[i].size[kind];
     unsigned *kepoch = &dm->kept[i].epoch[kind];
     if (*ksize < nbytes) {
-        if (dm->kept_full)
+        /* A plain allocation (outside the pool and its cache); a device too full for a
+         * stream's first one keeps none from then on, rather than pay a failed
+         * allocation per call. A buffer that grows goes once the work queued on the
+         * stream so far is done (a synchronize: never while a capture of cukit's is
+         * going on, which it would break); the new one is in the slot before the GIL
+         * is let go, so no other thread takes or frees the old one. */
+        const CUdeviceptr old = *kp;
+        if (dm->kept_full || (old && cukit_capture_active(st)))
             return 0;
         size_t size = CUKIT_KEPT_BYTES;
         while (size < nbytes)
             size *= 2;
-        /* A plain allocation (outside the pool and its cache); a device too full for it
-         * keeps none from then on, rather than pay a failed allocation per call. The
-         * old one may still be in use by work queued on the stream: it goes once that
-         * is done (a stream grows its buffer a few times at most). */
-        if (*kp) {
-            CUresult r;
-            Py_BEGIN_ALLOW_THREADS
-            r = cukit_api.cuStreamSynchronize(stream);
-            Py_END_ALLOW_THREADS
-            if (r != CUDA_SUCCESS)
-                return cukit_check_cu(st, r, "cuStreamSynchronize");
-            cukit_api.cuMemFree(*kp);
-            *kp = 0;
-            *ksize = 0;
-        }
         CUdeviceptr p = 0;
         int mode = cukit_capture_relax(st, 1);
         CUresult res = cukit_api.cuMemAlloc(&p, size);
         cukit_capture_restore(mode);
         if (res == CUDA_ERROR_OUT_OF_MEMORY) {
-            dm->kept_full = 1;
-            return 0;
+            if (!old)
+                dm->kept_full = 1;
+            return 0; /* a stream that had one keeps it */
         }
         if (res != CUDA_SUCCESS)
             return cukit_check_cu(st, res, "cuMemAlloc");
@@ -479,6 +472,16 @@ cukit_stream_kept(cukit_Device *dev, CUstream stream, int kind, size_t nbytes, C
         *kp = p;
         *ksize = size;
         *kepoch = 0;
+        if (old) {
+            CUresult r;
+            Py_BEGIN_ALLOW_THREADS
+            r = cukit_api.cuStreamSynchronize(stream);
+            if (r == CUDA_SUCCESS)
+                r = cukit_api.cuMemFree(old);
+            Py_END_ALLOW_THREADS
+            if (r != CUDA_SUCCESS)
+                return cukit_check_cu(st, r, "cuStreamSynchronize");
+        }
     }
     if (epoch != NULL) {
         /* epochs live in 30 bits of the words (scan_codegen.c): zeroed again before */
