@@ -783,9 +783,10 @@ def test_scans_find_their_streams_kept_words_unwritten(rng):
     assert "back _stream_kept: epoch= may only move forward" in out.stdout, out.stdout
     assert "trimmed 0" in lines and "kept again 1" in lines, out.stdout
 
-# 1-D tiles hold 6144 elements for accumulators up to 4 bytes, 2048 above: sizes at both
-# edges, and one of more than 32 tiles (the look-back steps back 32 tiles at a time)
-TILE_SIZES = (1, 2, 2047, 2048, 2049, 6143, 6144, 6145, 34 * 6144 + 3)
+# 1-D tiles hold 8192 elements for accumulators up to 4 bytes, 2048 above (the default
+# build's): sizes at both edges, and one of more than 32 tiles of either (the look-back
+# steps back 32 tiles at a time)
+TILE_SIZES = (1, 2, 2047, 2048, 2049, 8191, 8192, 8193, 33 * 8192 + 3)
 
 
 @gpu
