@@ -14,12 +14,14 @@ A build is a shape of the kernels, picked by an internal knob
   kept                                     every reduction split across blocks: its
       counters and partials in scratch the stream keeps (1) or its own, allocated and
       zeroed on the stream each launch (0); the same for the 1-D scan's tile words
-  sitems, sitems8, smode, sminb, sspin, srec, slook   the 1-D scan's items a thread
+  sitems, sitems8, smode, sminb, sspin, srec, slook, sbid, shint   the 1-D scan's items a thread
       (accumulators of up to 4 bytes / wider), its tile (0 staged by the block, 1 by
       each warp, 2 kept in registers), its blocks an SM in the launch bounds (0: none),
       nanoseconds its look-back sleeps between reads of tiles not ready, and whether a
       thread sums its run again from the staged tile when writing (1) or keeps each
-      prefix in a register (0); slook: tiles each lane of the look-back reads a step
+      prefix in a register (0); slook: tiles each lane of the look-back reads a step;
+      sbid: the tile is the block's index (1) or a ticket's; shint: streaming 16-byte
+      loads and stores (ld/st.global.cs)
 The knobs of one family touch only its kernels, so each build below sets one choice of
 each family, and builds that share a family's choice time it twice (a noise figure).
 
@@ -56,13 +58,14 @@ import cukit._cukit as core
 # The builds timed by default: one choice of each family (full reduction; axis 0; scan).
 VARIANTS = [
     # name   full reduction / axis 0     1-D scan
-    ("v0", "v0"),  # the default: kept scratch (scans' tile words too); 32 items warp-staged, each run summed twice
-    ("before", "kept=0,srec=0"),  # the default of the GPU suite of 2026-11-28
-    ("L4", "crows=2,"                    "slook=4"),
-    ("S24", "crows=8,"                   "sitems=24"),
-    ("S40", "ldg=1,"                     "sitems=40"),
-    ("Sm0", "smode=0"),
+    ("v0", "v0"),  # the default: kept scratch; 32 items warp-staged, each run summed twice; tile = blockIdx.x; streaming
+    ("before", "crows=2,"                "sbid=0,shint=0"),  # the default until 2026-12-02: a ticket, plain loads
+    ("S40", "crows=8,"                   "sitems=40"),
+    ("P32", "ldg=1,"                     "sspin=32"),
 ]
+# why (2026-12-02, second run): the tile by blockIdx.x (sbid=1) and streaming loads and
+# stores (shint=1) took cumsum from 0.751 to 0.810 of a copy on an H200 (each alone 0.794
+# and 0.779); 24-item tiles with both were 0.698.
 # why (2026-12-02): the scans' tile words in scratch their stream keeps (an epoch a
 # launch: no memset, allocation or free) and the axis-0 sum's partials too (kept scratch
 # grows to 4 MiB) gave cumsum 0.755-0.758 of a copy and the axis-0 sum 1.01-1.03 of
@@ -74,7 +77,7 @@ VARIANTS = [
 FAMILIES = {"full": ("fnt", "fu", "fminb", "fminbm", "fgrid", "fstride", "ldg", "kept"),
             "axis0": ("crows", "ldg", "kept"),
             "scan": ("sitems", "sitems8", "smode", "sminb", "sspin", "srec", "slook",
-                     "kept")}
+                     "kept", "sbid", "shint")}
 # case -> (label, family); labels name the sizes of a run ({n}: --n, {h}: half of it)
 CASES = {
     "sum32": ("sum, {n} float32", "full"),

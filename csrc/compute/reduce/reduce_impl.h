@@ -72,6 +72,8 @@ typedef struct {
     int kept;    /* 1: reductions split across blocks and 1-D scans (up to 4-byte sums)
                     use scratch their stream keeps (cukit_stream_kept), 0: scratch of
                     their own, zeroed each launch */
+    int sbid;    /* 1: the 1-D scan's tile is its block's index (no ticket) */
+    int shint;   /* 1: the 1-D scan's 16-byte loads and stores stream (ld/st.global.cs) */
 } ck_rvariant;
 /* The build in use (process-wide: a timing knob, plain C data). */
 const ck_rvariant *ck_rvariant_now(void);
