@@ -51,6 +51,8 @@ static inline unsigned atomicInc(unsigned *p, unsigned lim) { // old; old >= lim
 }
 static inline unsigned atomicExch(unsigned *p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 static inline void __threadfence() { __sync_synchronize(); }
+template <class T> static inline T __ldcs(const T *p) { return *p; }  // a streaming load: a load
+template <class T> static inline void __stcs(T *p, T v) { *p = v; }
 template <class A, class B> static inline auto min(A a, B b) { return a < b ? a : b; }
 template <class A, class B> static inline auto max(A a, B b) { return a > b ? a : b; }
 using std::isinf; using std::isfinite; using std::signbit;
