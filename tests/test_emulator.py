@@ -212,12 +212,130 @@ def test_debug_mode_names_the_launch_and_its_arguments(rng):
 def test_unsupported_instruction_is_refused_at_load_with_its_line():
     src = ('extern "C" __global__ void k(int* p) {\n'
            '    p[threadIdx.x] = 1;\n'
-           '    asm volatile("cp.async.wait_all;");\n'
+           '    asm volatile("cp.async.bulk.commit_group;");\n'
            '}\n')
     with pytest.raises(cukit.NotSupportedError,
-                       match=r"does not support the PTX instruction 'cp.async.wait_all' at "
+                       match=r"does not support the PTX instruction 'cp.async.bulk.commit_group' at "
                              r"async.cu:3 \(PTX line \d+\)"):
         cukit.compile(src, name="async.cu")
+
+
+# ------------------------------------------------------------------ cp.async
+
+CP_ASYNC = r"""
+#include <cuda_pipeline.h>
+// Each block stages 256-float tiles through two shared buffers (cp.async of 16, 8 and 4
+// bytes, the next tile's copies in flight while this one is read), then writes each tile
+// reversed and doubled. zfill: the last `cut` floats of each 16-byte group read as zero.
+extern "C" __global__ void stage(const float *in, float *out, int ntiles, int step, int cut) {
+    __shared__ __align__(16) float buf[2][256];
+    const int t = threadIdx.x;
+    const long long b0 = (long long)blockIdx.x * ntiles * 256;
+    auto copy = [&](int k) {
+        const float *src = in + b0 + (long long)k * 256;
+        float *dst = buf[k & 1];
+        for (int i = t * step; i < 256; i += 64 * step) {
+            if (step == 4)
+                __pipeline_memcpy_async(dst + i, src + i, 16, 4 * cut);
+            else if (step == 2)
+                __pipeline_memcpy_async(dst + i, src + i, 8);
+            else
+                __pipeline_memcpy_async(dst + i, src + i, 4);
+        }
+        __pipeline_commit();
+    };
+    copy(0);
+    for (int k = 0; k < ntiles; k++) {
+        if (k + 1 < ntiles) { copy(k + 1); __pipeline_wait_prior(1); }
+        else __pipeline_wait_prior(0);
+        __syncthreads();
+        for (int i = t; i < 256; i += 64)
+            out[b0 + (long long)k * 256 + i] = 2.0f * buf[k & 1][255 - i];
+        __syncthreads();
+    }
+}
+// cp.async's other operands by hand: ignore-src (a predicate: read nothing, write zeros)
+// and a cache policy (an L2 hint, nothing to the result)
+extern "C" __global__ void pick(const int *in, int *out, const int *keep) {
+    __shared__ __align__(16) int sh[64];
+    const int t = threadIdx.x;
+    unsigned d = (unsigned)__cvta_generic_to_shared(&sh[t]);
+    asm volatile("{\n .reg .pred p;\n setp.eq.s32 p, %2, 0;\n"
+                 " cp.async.ca.shared.global [%0], [%1], 4, p;\n}\n"
+                 :: "r"(d), "l"(in + t), "r"(keep[t]) : "memory");
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    __syncthreads();
+    out[t] = sh[63 - t];
+    __syncthreads();
+    unsigned long long pol = 0;
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;"
+                 :: "r"((unsigned)__cvta_generic_to_shared(&sh[(t & 15) * 4])), "l"(in + (t & 15) * 4),
+                 "l"(pol) : "memory");
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncthreads();
+    out[64 + t] = sh[t];
+}
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("step,cut", [(4, 0), (4, 1), (4, 3), (2, 0), (1, 0)])
+def test_cp_async_stages_tiles_and_zero_fills(rng, step, cut):
+    """sm_80's asynchronous copies (cuda_pipeline.h): 16-, 8- and 4-byte copies, two tiles
+    in flight (wait_group 1), the zero fill of a short source."""
+    mod = cukit.compile(CP_ASYNC, name="cp_async.cu")
+    blocks, ntiles = 3, 5
+    h = rng.standard_normal(blocks * ntiles * 256).astype(np.float32)
+    x, y = cukit.to_device(h), cukit.empty(h.size, np.float32)
+    mod.stage(x, y, np.int32(ntiles), np.int32(step), np.int32(cut), grid=blocks, block=64)
+    want = h.reshape(-1, 4).copy()
+    if cut:
+        want[:, 4 - cut:] = 0
+    want = 2 * want.reshape(-1, 256)[:, ::-1].reshape(-1)
+    np.testing.assert_array_equal(y.get(), want)
+
+
+@pytest.mark.gpu
+def test_cp_async_ignore_src_and_cache_policy(rng):
+    mod = cukit.compile(CP_ASYNC, name="cp_async.cu")
+    h = rng.integers(-1000, 1000, 64).astype(np.int32)
+    keep = rng.integers(0, 2, 64).astype(np.int32)
+    out = cukit.empty(128, np.int32)
+    mod.pick(cukit.to_device(h), out, cukit.to_device(keep), grid=1, block=64)
+    got = out.get()
+    np.testing.assert_array_equal(got[:64], np.where(keep == 1, h, 0)[::-1])
+    np.testing.assert_array_equal(got[64:], h)
+
+
+@emulator
+def test_cp_async_faults_like_a_load():
+    """A misaligned source, a source outside any allocation and a destination past the
+    block's shared memory are faults that name the kernel and the line."""
+    mod = cukit.compile(r"""
+    #include <cuda_pipeline.h>
+    extern "C" __global__ void k(const char *in, int skew, int past, int *out) {
+        __shared__ __align__(16) int sh[16];
+        __pipeline_memcpy_async((char *)sh + 16 * past, in + skew, 16);
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        out[0] = sh[0];
+    }
+    """, name="cpa.cu")
+    x, out = cukit.zeros(64, np.uint8), cukit.empty(1, np.int32)
+    mod.k(x, 4, 0, out, grid=1, block=1)
+    with pytest.raises(cukit.KernelFaultError, match="misaligned") as info:
+        cukit.synchronize()
+    assert info.value.name == "CUDA_ERROR_MISALIGNED_ADDRESS"
+    mod.k(x, 64, 0, out, grid=1, block=1)
+    with pytest.raises(cukit.KernelFaultError, match=r"(?s)global read.*in kernel k.*cpa.cu:5"):
+        cukit.synchronize()
+    mod.k(x, 0, 4, out, grid=1, block=1)
+    with pytest.raises(cukit.KernelFaultError, match=r"shared write.*past the end of the block's 64 "
+                                                     r"bytes of shared memory in kernel k"):
+        cukit.synchronize()
+    mod.k(x, 16, 0, out, grid=1, block=1)
+    assert out.get()[0] == 0
 
 
 @emulator

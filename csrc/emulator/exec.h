@@ -224,6 +224,7 @@ void emu_op_set(warp *w, const emu_inst *in, uint32_t m);
 void emu_op_slct(warp *w, const emu_inst *in, uint32_t m);
 int emu_op_ld_any(block *b, warp *w, const emu_inst *in, uint32_t m);
 int emu_op_st_any(block *b, warp *w, const emu_inst *in, uint32_t m);
+int emu_op_cpasync(block *b, warp *w, const emu_inst *in, uint32_t m);
 int emu_op_atom(block *b, warp *w, const emu_inst *in, uint32_t m);
 void emu_op_redux(warp *w, const emu_inst *in, uint32_t m);
 void emu_op_shfl(warp *w, const emu_inst *in, uint32_t m);

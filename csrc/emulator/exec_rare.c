@@ -142,6 +142,38 @@ emu_op_st_any(block *b, warp *w, const emu_inst *in, uint32_t m)
     return 0;
 }
 
+/* cp.async, done at issue (ptx_inst.c's decode_cp says why): each lane's type2 bytes
+ * from global memory to shared memory, those past its source size zero. Both ends must
+ * be aligned to the copy's size, as on the GPU. */
+int
+emu_op_cpasync(block *b, warp *w, const emu_inst *in, uint32_t m)
+{
+    const uint64_t *Ad = REG(in->addr), *Dd = REG(in->s[0]), *Off = REG(in->s[1]);
+    const uint64_t *Sz = in->s[2] >= 0 ? REG(in->s[2]) : NULL;
+    uint32_t ignore = in->d[0] >= 0 ? w->P[in->d[0]] ^ (in->vec ? ~0u : 0u) : 0;
+    unsigned size = in->type2;
+    uint64_t amask = in->wrap32 ? 0xffffffffu : ~0ull, dmask = in->base ? 0xffffffffu : ~0ull;
+    LANES(m, {
+        uint64_t want = Sz ? Sz[l] & 0xffffffffu : size;
+        unsigned n = (ignore >> l) & 1 ? 0 : want < size ? (unsigned)want : size;
+        uint8_t *dst = emu_resolve(b, w, l, SP_SHARED, (Dd[l] + Off[l]) & dmask, size, 1);
+        if (dst == NULL)
+            return -1;
+        uint8_t v[16] = {0};
+        if (n) {
+            uint64_t a = (Ad[l] + (uint64_t)in->imm) & amask;
+            /* aligned to the copy's size, then the bytes read checked */
+            const uint8_t *src = (a & (size - 1)) == 0 ? emu_resolve(b, w, l, SP_GLOBAL, a, n, 0)
+                                                      : emu_resolve(b, w, l, SP_GLOBAL, a, size, 0);
+            if (src == NULL)
+                return -1;
+            memcpy(v, src, n);
+        }
+        memcpy(dst, v, size);
+    });
+    return 0;
+}
+
 /* atom and red: each lane's read-modify-write, atom's old value to d. */
 int
 emu_op_atom(block *b, warp *w, const emu_inst *in, uint32_t m)

@@ -578,6 +578,88 @@ decode_match(decoding *d)
     return 0;
 }
 
+/* cp.async, sm_80's copy from global to shared memory, done when it is issued: the GPU
+ * may finish a copy at any time up to the cp.async.wait_group or wait_all that covers
+ * it, so finishing it at once is one of the GPU's own orders, and commit_group and
+ * wait_group have nothing left to do. Its modifiers are read here (ptx_parse_mods knows
+ * none of them); the bulk (TMA) and mbarrier forms are refused.
+ *   cp.async.{ca,cg}.shared{::cta}.global{.L2::cache_hint}{.L2::NB} [dst], [src], cp-size
+ *       {, src-size | , ignore-src}{, cache-policy}
+ * cp-size is 4, 8 or 16 bytes (16 only with .cg); src-size bytes are read and the rest
+ * of cp-size zeroed; ignore-src true reads none. */
+static int
+decode_cp(decoding *d)
+{
+    P *p = d->p;
+    emu_inst *in = d->in;
+    operand *ops = d->ops;
+    const char *s = d->op->p + d->nbase, *end = d->op->p + d->op->len;
+    int word = 0, what = 0, shared = 0, global = 0, hint = 0, cg = 0; /* what: 1 copy, 2 group */
+    while (s < end) {
+        const char *w = ++s;
+        while (s < end && *s != '.')
+            s++;
+        int len = (int)(s - w);
+#define W(str) (len == (int)sizeof(str) - 1 && memcmp(w, str, sizeof(str) - 1) == 0)
+        if (word++ == 0 ? !W("async") : what == 2)
+            return ptx_refuse(d);
+        else if (word == 1)
+            continue;
+        else if (W("commit_group") || W("wait_group") || W("wait_all"))
+            what = word == 2 ? 2 : -1;
+        else if (W("ca") || W("cg"))
+            cg = W("cg"), what = word == 2 ? 1 : -1;
+        else if (W("shared") || W("shared::cta"))
+            shared = 1;
+        else if (W("global"))
+            global = 1;
+        else if (W("L2::cache_hint"))
+            hint = 1;
+        else if (!(W("L2::64B") || W("L2::128B") || W("L2::256B")))
+            return ptx_refuse(d);
+        if (what < 0)
+            return ptx_refuse(d);
+#undef W
+    }
+    if (what == 2) {
+        in->op = OP_NOP; /* every copy is done already */
+        return d->nops <= 1 ? 0 : ptx_refuse(d);
+    }
+    if (what != 1 || !shared || !global || d->nops < 3 + hint || d->nops > 4 + hint)
+        return ptx_refuse(d);
+    uint64_t size = 0;
+    if (ops[2].kind != OK_NUM || ptx_literal(ops[2].name, ops[2].nlen, 0, TY_U32, &size) < 0 ||
+        !(size == 4 || size == 8 || size == 16) || (cg && size != 16))
+        return ptx_fail(p, d->line, "cp.async copies 4, 8 or 16 bytes (.cg only 16), not '%.*s'",
+                        ops[2].nlen, ops[2].name);
+    /* the destination: its register (or the zero slot) plus its offset, kept in a slot */
+    if (address(p, in, &ops[0], NULL) < 0)
+        return -1;
+    int dreg = in->addr, dwrap = in->wrap32;
+    int64_t doff = in->imm;
+    if (address(p, in, &ops[1], NULL) < 0)
+        return -1;
+    in->op = OP_CPASYNC;
+    in->space = SP_GLOBAL;
+    in->type2 = (uint8_t)size;
+    in->s[0] = dreg;
+    in->base = (uint8_t)dwrap;
+    if ((in->s[1] = ptx_const_slot(p, (uint64_t)doff)) < 0)
+        return -1;
+    in->s[2] = in->d[0] = -1;
+    if (d->nops == 4 + hint) {
+        const operand *o = &ops[3];
+        sym *q = o->kind == OK_NAME ? ptx_lookup(p, o->name, o->nlen) : NULL;
+        if (q && q->kind == S_PRED) {
+            in->d[0] = (int)q->value;
+            in->vec = (uint8_t)o->neg;
+        }
+        else if ((in->s[2] = ptx_src(p, o, TY_U32)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Every opcode the emulator reads, and the step that decodes it; those of alu_names
  * not listed here go to decode_alu. */
 static const struct {
@@ -654,10 +736,11 @@ ptx_parse_instruction(P *p)
         return ptx_parse_call(p, d.op, line, ops, d.nops, guard, gneg);
     if (IS(&d, "tex") || IS(&d, "suld") || IS(&d, "sust"))
         return ptx_parse_texture(p, d.op, d.nbase, line, ops, d.nops, guard, gneg);
-    int (*decode)(decoding *) = decoder_of(d.base, d.nbase);
+    int cp = IS(&d, "cp");
+    int (*decode)(decoding *) = cp ? decode_cp : decoder_of(d.base, d.nbase);
     if (decode == NULL)
         return ptx_refuse(&d);
-    if (ptx_parse_mods(p, d.op, d.base, d.nbase, &d.m, line) < 0)
+    if (!cp && ptx_parse_mods(p, d.op, d.base, d.nbase, &d.m, line) < 0)
         return -1;
     d.type = d.m.ntypes ? d.m.types[d.m.ntypes - 1] : TY_NONE;
     emu_inst *in = d.in = ptx_emit(p, line);

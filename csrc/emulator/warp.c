@@ -603,6 +603,10 @@ emu_run_warp(block *b, warp *w)
             if (m && emu_op_printf(b, w, in, m) < 0)
                 return;
             break;
+        case OP_CPASYNC:
+            if (m && emu_op_cpasync(b, w, in, m) < 0)
+                return;
+            break;
         case OP_TEX:
         case OP_SULD:
         case OP_SUST:
