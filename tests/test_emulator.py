@@ -268,7 +268,8 @@ extern "C" __global__ void pick(const int *in, int *out, const int *keep) {
     __syncthreads();
     out[t] = sh[63 - t];
     __syncthreads();
-    unsigned long long pol = 0;
+    unsigned long long pol;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
     asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;"
                  :: "r"((unsigned)__cvta_generic_to_shared(&sh[(t & 15) * 4])), "l"(in + (t & 15) * 4),
                  "l"(pol) : "memory");
@@ -306,6 +307,56 @@ def test_cp_async_ignore_src_and_cache_policy(rng):
     got = out.get()
     np.testing.assert_array_equal(got[:64], np.where(keep == 1, h, 0)[::-1])
     np.testing.assert_array_equal(got[64:], h)
+
+
+FORMS = r"""
+__device__ __align__(16) int table[32] = {TABLE};
+// the operand forms one at a time, from thread 0: a register source size, an offset on a
+// 32-bit shared address, a symbol source with an offset and a cache policy, ignore-src,
+// a guard; .L2::128B and wait_group's count
+extern "C" __global__ void forms(int *out, const int *in, int srcsize, int flag) {
+    __shared__ __align__(16) int sh[32];
+    for (int i = threadIdx.x; i < 32; i += blockDim.x) sh[i] = -1;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned base = (unsigned)__cvta_generic_to_shared(sh);
+        unsigned long long pol;
+        asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+        asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 16, %2;"
+                     :: "r"(base), "l"(in), "r"(srcsize) : "memory");
+        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0+16], [table+16], 16, %1;"
+                     :: "r"(base), "l"(pol) : "memory");
+        asm volatile("{\n .reg .pred p;\n setp.ne.s32 p, %2, 0;\n"
+                     " cp.async.ca.shared.global [%0+32], [%1+32], 4, p;\n}"
+                     :: "r"(base), "l"(in), "r"(flag) : "memory");
+        asm volatile("{\n .reg .pred q;\n setp.ne.s32 q, %2, 0;\n"
+                     " @q cp.async.ca.shared.global [%0+48], [%1+48], 8;\n}"
+                     :: "r"(base), "l"(in), "r"(flag) : "memory");
+        asm volatile("cp.async.commit_group;\n cp.async.wait_group 0;" ::: "memory");
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < 32; i += blockDim.x) out[i] = sh[i];
+}
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("srcsize,flag", [(16, 0), (6, 1), (0, 1)])
+def test_cp_async_operand_forms(rng, srcsize, flag):
+    table = rng.integers(-1000, 1000, 32).astype(np.int32)
+    mod = cukit.compile(FORMS.replace("TABLE", ", ".join(map(str, table))), name="forms.cu")
+    h = rng.integers(-2**31, 2**31 - 1, 32).astype(np.int32)
+    out = cukit.empty(32, np.int32)
+    mod.forms(out, cukit.to_device(h), np.int32(srcsize), np.int32(flag), grid=1, block=32)
+    want = np.full(32, -1, np.int32)
+    head = h[:4].view(np.uint8).copy()
+    head[srcsize:] = 0
+    want[:4] = head.view(np.int32)
+    want[4:8] = table[4:8]
+    want[8] = 0 if flag else h[8]
+    if flag:
+        want[12:14] = h[12:14]
+    np.testing.assert_array_equal(out.get(), want)
 
 
 @emulator

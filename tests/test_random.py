@@ -533,8 +533,9 @@ def test_default_normals_are_box_muller_of_pairs(loc, scale, rng):
     ref[1::2] = r * np.choose(q, [sy, cy, -sy, -cy])
     g = cr.Generator(cr.Philox4x32(key=key))
     z = g.normal(loc, scale, 2 * (n // 2) - 1).get()
-    if (loc, scale) == (0.0, 1.0):
-        # within 4 units in the last place (the log, the polynomials, sqrt and the products)
+    if (loc, scale) == (0.0, 1.0) and np.finfo(np.longdouble).nmant >= 63:
+        # within 4 units in the last place (the log, the polynomials, sqrt and the products),
+        # where long double is wider than double (x86's 80 bits; not on every platform)
         want = ref[:-1].astype(np.float64)
         ulps = np.abs(z.astype(ld) - ref[:-1]) / np.spacing(np.abs(want)).astype(ld)
         assert ulps.max() <= 4, ulps.max()

@@ -623,7 +623,9 @@ decode_cp(decoding *d)
     }
     if (what == 2) {
         in->op = OP_NOP; /* every copy is done already */
-        return d->nops <= 1 ? 0 : ptx_refuse(d);
+        const char *last = d->op->p + d->op->len - 10; /* wait_group takes its count */
+        int want = d->op->len >= 10 && memcmp(last, "wait_group", 10) == 0;
+        return d->nops == want ? 0 : ptx_refuse(d);
     }
     if (what != 1 || !shared || !global || d->nops < 3 + hint || d->nops > 4 + hint)
         return ptx_refuse(d);
@@ -637,6 +639,7 @@ decode_cp(decoding *d)
         return -1;
     int dreg = in->addr, dwrap = in->wrap32;
     int64_t doff = in->imm;
+    in->wrap32 = 0; /* address() sets it for a register only */
     if (address(p, in, &ops[1], NULL) < 0)
         return -1;
     in->op = OP_CPASYNC;
@@ -658,6 +661,19 @@ decode_cp(decoding *d)
             return -1;
     }
     return 0;
+}
+
+/* createpolicy (an L2 cache policy for the .L2::cache_hint of loads, stores and
+ * cp.async): the emulator has no cache, so the policy is an opaque 0 that every hint
+ * accepts. Its modifiers (fractional, range, L2::evict_*) are read by no one. */
+static int
+decode_createpolicy(decoding *d)
+{
+    if (d->nops < 2)
+        return ptx_refuse(d);
+    d->in->op = OP_MOV;
+    d->in->s[0] = d->p->zero_slot;
+    return (d->in->d[0] = ptx_dst(d->p, &d->ops[0])) < 0 ? -1 : 0;
 }
 
 /* Every opcode the emulator reads, and the step that decodes it; those of alu_names
@@ -736,11 +752,12 @@ ptx_parse_instruction(P *p)
         return ptx_parse_call(p, d.op, line, ops, d.nops, guard, gneg);
     if (IS(&d, "tex") || IS(&d, "suld") || IS(&d, "sust"))
         return ptx_parse_texture(p, d.op, d.nbase, line, ops, d.nops, guard, gneg);
-    int cp = IS(&d, "cp");
-    int (*decode)(decoding *) = cp ? decode_cp : decoder_of(d.base, d.nbase);
+    /* cp.async's and createpolicy's modifiers are their own (not ptx_parse_mods's) */
+    int cp = IS(&d, "cp"), policy = IS(&d, "createpolicy");
+    int (*decode)(decoding *) = cp ? decode_cp : policy ? decode_createpolicy : decoder_of(d.base, d.nbase);
     if (decode == NULL)
         return ptx_refuse(&d);
-    if (!cp && ptx_parse_mods(p, d.op, d.base, d.nbase, &d.m, line) < 0)
+    if (!cp && !policy && ptx_parse_mods(p, d.op, d.base, d.nbase, &d.m, line) < 0)
         return -1;
     d.type = d.m.ntypes ? d.m.types[d.m.ntypes - 1] : TY_NONE;
     emu_inst *in = d.in = ptx_emit(p, line);

@@ -288,8 +288,9 @@ static const char kernel_source[] =
      * reciprocal and two Newton steps. */
     /* The polynomials are Chebyshev fits (tools/fit_normal64.py, mpmath at 50 digits),
      * near minimax: Q of degree 6 (7 terms; |dQ| < 3.2e-16, so log(m) within 2**-57
-     * of itself), sin y = y + y z P(z) with P of degree 5 (|dP| < 2.1e-17: 2**-56 of
-     * sin y) and cos y = 1 + z C(z) with C of degree 6 (|dC| < 2.0e-19), z = y * y <=
+     * of itself), sin y = y + y z P(z) with P of degree 5 (|dP| < 3.2e-17 with the
+     * coefficients rounded to doubles: 2**-55.4 of sin y) and cos y = 1 + z C(z) with C
+     * of degree 6 (|dC| < 7e-19 rounded), z = y * y <=
      * (pi/4)**2. The Taylor series before took 10, 8 and 8 terms for the same
      * precision: 6 double operations a pair fewer. In constant memory: an operand of
      * DFMA as they are (as immediates, ptxas loaded each into two registers on every
