@@ -109,8 +109,9 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
         a.ntiles = (int)ntiles;
         grid = ntiles;
         /* Packed words in the stream's kept scratch: each launch a new epoch, so the words
-         * of the launches before read as unwritten, and the ticket is back at zero after
-         * each launch; no memset, allocation or free. Else the launch's own scratch,
+         * of the launches before read as unwritten, and the ticket (used only by the
+         * ticket build, sbid=0) is back at zero after each launch; no memset, allocation
+         * or free. Else the launch's own scratch,
          * ordered on its stream (a scan on another stream never shares it), the ticket
          * and the flags zeroed. */
         CUdeviceptr kp = 0;
