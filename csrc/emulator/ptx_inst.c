@@ -17,6 +17,7 @@ address(P *p, emu_inst *in, const operand *o, int *is_kparam)
         return ptx_fail(p, o->line, "the emulator expected an address [..] here");
     in->imm = o->off;
     in->addr = p->zero_slot;
+    in->wrap32 = 0; /* a register's below */
     if (is_kparam)
         *is_kparam = 0;
     if (o->name == NULL)
@@ -594,7 +595,7 @@ decode_cp(decoding *d)
     emu_inst *in = d->in;
     operand *ops = d->ops;
     const char *s = d->op->p + d->nbase, *end = d->op->p + d->op->len;
-    int word = 0, what = 0, shared = 0, global = 0, hint = 0, cg = 0; /* what: 1 copy, 2 group */
+    int word = 0, what = 0, shared = 0, global = 0, hint = 0, cg = 0, count = 0; /* what: 1 copy, 2 group */
     while (s < end) {
         const char *w = ++s;
         while (s < end && *s != '.')
@@ -606,7 +607,7 @@ decode_cp(decoding *d)
         else if (word == 1)
             continue;
         else if (W("commit_group") || W("wait_group") || W("wait_all"))
-            what = word == 2 ? 2 : -1;
+            what = word == 2 ? 2 : -1, count = W("wait_group");
         else if (W("ca") || W("cg"))
             cg = W("cg"), what = word == 2 ? 1 : -1;
         else if (W("shared") || W("shared::cta"))
@@ -622,10 +623,8 @@ decode_cp(decoding *d)
 #undef W
     }
     if (what == 2) {
-        in->op = OP_NOP; /* every copy is done already */
-        const char *last = d->op->p + d->op->len - 10; /* wait_group takes its count */
-        int want = d->op->len >= 10 && memcmp(last, "wait_group", 10) == 0;
-        return d->nops == want ? 0 : ptx_refuse(d);
+        in->op = OP_NOP; /* every copy is done already; wait_group takes its count */
+        return d->nops == count ? 0 : ptx_refuse(d);
     }
     if (what != 1 || !shared || !global || d->nops < 3 + hint || d->nops > 4 + hint)
         return ptx_refuse(d);
@@ -639,7 +638,6 @@ decode_cp(decoding *d)
         return -1;
     int dreg = in->addr, dwrap = in->wrap32;
     int64_t doff = in->imm;
-    in->wrap32 = 0; /* address() sets it for a register only */
     if (address(p, in, &ops[1], NULL) < 0)
         return -1;
     in->op = OP_CPASYNC;
@@ -677,10 +675,11 @@ decode_createpolicy(decoding *d)
 }
 
 /* Every opcode the emulator reads, and the step that decodes it; those of alu_names
- * not listed here go to decode_alu. */
+ * not listed here go to decode_alu. Those marked 1 read their own modifiers. */
 static const struct {
     const char *name;
     int (*decode)(decoding *);
+    int own_mods;
 } families[] = {
     {"mov", decode_mov}, {"setp", decode_setp}, {"set", decode_setp}, {"selp", decode_selp},
     {"slct", decode_slct}, {"and", decode_logic}, {"or", decode_logic}, {"xor", decode_logic},
@@ -691,15 +690,20 @@ static const struct {
     {"nanosleep", decode_nop}, {"prefetch", decode_nop}, {"prefetchu", decode_nop},
     {"pmevent", decode_nop}, {"trap", decode_trap}, {"brkpt", decode_trap},
     {"shfl", decode_shfl}, {"vote", decode_vote}, {"activemask", decode_activemask},
-    {"match", decode_match}, {"redux", decode_redux},
+    {"match", decode_match}, {"redux", decode_redux}, {"cp", decode_cp, 1},
+    {"createpolicy", decode_createpolicy, 1},
 };
 
-/* The step for the opcode base[0..nbase), NULL for one the emulator does not know. */
-static int (*decoder_of(const char *base, int nbase))(decoding *)
+/* The step for the opcode base[0..nbase), NULL for one the emulator does not know;
+ * *own_mods 1 when it reads its modifiers itself. */
+static int (*decoder_of(const char *base, int nbase, int *own_mods))(decoding *)
 {
+    *own_mods = 0;
     for (size_t k = 0; k < sizeof families / sizeof *families; k++)
-        if ((int)strlen(families[k].name) == nbase && memcmp(families[k].name, base, (size_t)nbase) == 0)
+        if ((int)strlen(families[k].name) == nbase && memcmp(families[k].name, base, (size_t)nbase) == 0) {
+            *own_mods = families[k].own_mods;
             return families[k].decode;
+        }
     return ptx_alu_known(base, nbase) ? ptx_decode_alu : NULL;
 }
 
@@ -752,12 +756,11 @@ ptx_parse_instruction(P *p)
         return ptx_parse_call(p, d.op, line, ops, d.nops, guard, gneg);
     if (IS(&d, "tex") || IS(&d, "suld") || IS(&d, "sust"))
         return ptx_parse_texture(p, d.op, d.nbase, line, ops, d.nops, guard, gneg);
-    /* cp.async's and createpolicy's modifiers are their own (not ptx_parse_mods's) */
-    int cp = IS(&d, "cp"), policy = IS(&d, "createpolicy");
-    int (*decode)(decoding *) = cp ? decode_cp : policy ? decode_createpolicy : decoder_of(d.base, d.nbase);
+    int own_mods;
+    int (*decode)(decoding *) = decoder_of(d.base, d.nbase, &own_mods);
     if (decode == NULL)
         return ptx_refuse(&d);
-    if (!cp && !policy && ptx_parse_mods(p, d.op, d.base, d.nbase, &d.m, line) < 0)
+    if (!own_mods && ptx_parse_mods(p, d.op, d.base, d.nbase, &d.m, line) < 0)
         return -1;
     d.type = d.m.ntypes ? d.m.types[d.m.ntypes - 1] : TY_NONE;
     emu_inst *in = d.in = ptx_emit(p, line);
