@@ -403,6 +403,40 @@ def test_scratch_that_streams_keep(rng):
     assert "end kept 0" in out.stdout, out.stdout
 
 
+@pytest.mark.parametrize("blocks", [4, 5, 6, 8])
+def test_split_grids_fill_whole_waves(blocks):
+    """A split reduction's blocks all do the same work, so they run in waves of the
+    blocks resident at once (132 SMs x `blocks`): a grid a few blocks past a wave would
+    run those few alone. Each plan's grid is at most one wave, or fills its last wave to
+    90%; the axis-0 sum of 8192 x 8192 (64 blocks a split) is one wave of 640 on 660
+    slots, not 704. The old rule (wave=0) is kept as a knob for timing."""
+    plan = cukit._cukit._reduce_plan
+    slots = 132 * blocks
+    cases = [  # (inputs, axis, out)
+        ([((8192, 8192), (32768, 4), 4, 1 << 20)], 0, ((8192,), (4,), 4, 1 << 28)),
+        ([((4096, 65536), (262144, 4), 4, 1 << 20)], 0, ((65536,), (4,), 4, 1 << 28)),
+        ([((20000, 999), (3996, 4), 4, 1 << 20)], 0, ((999,), (4,), 4, 1 << 28)),  # thread a column
+        ([((100, 1 << 20), (4 << 20, 4), 4, 1 << 20)], 1, ((100,), (4,), 4, 1 << 28)),
+        ([((300, 1 << 18), (1 << 20, 4), 4, 1 << 20)], 1, ((300,), (4,), 4, 1 << 28)),
+        ([((1 << 26,), (4,), 4, 1 << 20)], None, ((), (), 4, 1 << 28)),
+    ]
+    for inputs, axis, out in cases:
+        p = plan(inputs, axis, out, False, 4, 132, blocks)
+        n = p["gx"] * p["gy"]
+        assert p["splits"] * p["chunk"] >= p["nred"], p
+        waves = -(-n // slots)
+        assert n <= slots or n / (waves * slots) >= 0.9, (blocks, n, slots, p)
+    p = plan(*cases[0], False, 4, 132, 5)
+    assert (p["gx"], p["gy"]) == (64, 10), p
+    variant = cukit._cukit._reduce_variant
+    try:
+        variant("wave=0")
+        p = plan(*cases[0], False, 4, 132, 5)
+        assert (p["gx"], p["gy"]) == (64, 11), p
+    finally:
+        variant("v0")
+
+
 @gpu
 def test_one_launch_folds_in_the_last_block(rng):
     """A reduction that splits across blocks is one kernel: the plans of a full reduction

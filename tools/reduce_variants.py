@@ -14,6 +14,9 @@ A build is a shape of the kernels, picked by an internal knob
   kept                                     every reduction split across blocks: its
       counters and partials in scratch the stream keeps (1) or its own, allocated and
       zeroed on the stream each launch (0); the same for the 1-D scan's tile words
+  wave                                     every reduction split across blocks: its
+      splits chosen so that its blocks fill whole waves of resident blocks (1), or a
+      wave or more, rounded up (0: the grid until 2026-12-02)
   sitems, sitems8, smode, sminb, sspin, srec, slook, sbid, shint   the 1-D scan's items a thread
       (accumulators of up to 4 bytes / wider), its tile (0 staged by the block, 1 by
       each warp, 2 kept in registers), its blocks an SM in the launch bounds (0: none),
@@ -59,10 +62,15 @@ import cukit._cukit as core
 VARIANTS = [
     # name   full reduction / axis 0     1-D scan
     ("v0", "v0"),  # the default: kept scratch; 32 items warp-staged, each run summed twice; tile = blockIdx.x; streaming
-    ("before", "crows=2,"                "sbid=0,shint=0"),  # the default until 2026-12-02: a ticket, plain loads
-    ("S40", "crows=8,"                   "sitems=40"),
+    ("W0", "wave=0,"                     "sbid=0,shint=0"),  # the grid and the scan until 2026-12-02
     ("P32", "ldg=1,"                     "sspin=32"),
 ]
+# why (2026-12-02, third run, an H200, 7 samples): the axis-0 kernel with 2, 4 or 8
+# groups of 32 output vectors a block (a knob tried on a branch) gave 0.98, 0.82 and 0.50
+# of PyTorch against 1.004 for one; the scan's running values written before the
+# look-back, the prefix joined as the warp stores, 0.777-0.783 of a copy against
+# 0.794-0.805. Neither was merged. The axis-0 sum's grid was 704 blocks on 660 slots
+# (11 splits of 64 blocks, 5 blocks an SM): wave=1 makes it 640.
 # why (2026-12-02, second run): the tile by blockIdx.x (sbid=1) and streaming loads and
 # stores (shint=1) took cumsum from 0.751 to 0.810 of a copy on an H200 (each alone 0.794
 # and 0.779); 24-item tiles with both were 0.698.
@@ -74,8 +82,8 @@ VARIANTS = [
 # 19-35%), the tile blockIdx.x loaded while the ticket comes (20%), a look-back of 4
 # tiles a lane a step (8%), 24- or 40-item tiles (17%, 28%), block staging (26%). They
 # are in the git history.
-FAMILIES = {"full": ("fnt", "fu", "fminb", "fminbm", "fgrid", "fstride", "ldg", "kept"),
-            "axis0": ("crows", "ldg", "kept"),
+FAMILIES = {"full": ("fnt", "fu", "fminb", "fminbm", "fgrid", "fstride", "ldg", "kept", "wave"),
+            "axis0": ("crows", "ldg", "kept", "wave"),
             "scan": ("sitems", "sitems8", "smode", "sminb", "sspin", "srec", "slook",
                      "kept", "sbid", "shint")}
 # case -> (label, family); labels name the sizes of a run ({n}: --n, {h}: half of it)

@@ -84,7 +84,7 @@ ck_acc_size(int tc)
  * run of five builds) the scan's tile by its block's index (sbid=1: no ticket, no
  * barrier before its loads) and streaming 16-byte loads and stores (shint=1) took
  * cumsum from 0.751 to 0.810 of a copy (0.794 and 0.779 alone): both the default. */
-#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 0, 1, 1, 1, 1, 1}
+#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 0, 1, 1, 1, 1, 1, 1}
 static const ck_rvariant rv_default = RV_DEFAULT;
 
 static const cukit_knob rknobs[] = {
@@ -106,6 +106,7 @@ static const cukit_knob rknobs[] = {
     {"kept", offsetof(ck_rvariant, kept), 0, 1, "reductions' and 1-D scans' scratch: the stream's kept one (1) or the launch's own"},
     {"sbid", offsetof(ck_rvariant, sbid), 0, 1, "1-D scan: the tile is the block's index (1) or a ticket's (0)"},
     {"shint", offsetof(ck_rvariant, shint), 0, 1, "1-D scan: its 16-byte loads and stores streaming (ld/st.global.cs)"},
+    {"wave", offsetof(ck_rvariant, wave), 0, 1, "split reductions' blocks fill whole waves (0: at least one wave, rounded up)"},
 };
 #define NRKNOBS (sizeof rknobs / sizeof *rknobs)
 
@@ -415,6 +416,49 @@ load_all(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, con
     return rc;
 }
 
+/* Splits of a reduction whose splits take `per` blocks each, all of equal work, in
+ * [lo, hi]: blocks of equal work run in waves of `want` (the blocks resident at once),
+ * so a grid a few blocks past a whole wave runs those few nearly alone for a block's
+ * whole time (the axis-0 sum of 8192 x 8192 float32: 704 blocks on an H200's 660 slots).
+ * The fewest splits whose blocks fill their waves to 90% or more; no more than one wave
+ * of blocks when hi allows no more; else the best filling found within 16 waves. */
+static long long
+wave_splits(long long per, long long want, long long lo, long long hi)
+{
+    if (per < 1)
+        per = 1;
+    if (want < 1)
+        want = 1;
+    if (lo < 1)
+        lo = 1;
+    if (hi < lo)
+        hi = lo;
+    if (!ck_rvariant_now()->wave) { /* the grid until 2026-12-02: a wave or more */
+        long long s = (want + per - 1) / per;
+        return s < lo ? lo : s > hi ? hi : s;
+    }
+    if (hi <= want / per)
+        return hi;
+    long long best = lo;
+    double beff = 0;
+    for (long long k = 1; k <= 16; k++) {
+        long long s = k * want / per; /* the most splits within k waves */
+        if (s > hi)
+            s = hi;
+        if (s < lo)
+            continue;
+        long long n = s * per, waves = (n + want - 1) / want;
+        double eff = (double)n / (double)(waves * want);
+        if (eff >= 0.9)
+            return s;
+        if (eff > beff) {
+            beff = eff;
+            best = s;
+        }
+    }
+    return best;
+}
+
 /* A column reduction's grid: splits kept within [1, min(most, 65535)], each split an
  * equal chunk of the nred rows (the last one shorter), bx blocks across the outputs. */
 static void
@@ -491,23 +535,19 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
         fn = RF_COLV;
         want = (long long)sm * (occ[fn] > 0 ? occ[fn] : 8);
         long long bx = (nout / cv + 31) / 32;
-        splits = (want + bx - 1) / bx;
         /* at most 512 rows a warp (the accuracy bound of the docs) */
         long long fewest = (nred + 512 * (CK_THREADS / 32) - 1) / (512 * (CK_THREADS / 32));
-        if (splits < fewest)
-            splits = fewest;
         long long most = nred / (16 * (CK_THREADS / 32));
         if (most < fewest)
             most = fewest;
+        splits = wave_splits(bx, want, fewest, most < 65535 ? most : 65535);
         col_grid(nred, bx, most, &splits, &chunk, &gx, &gy);
     }
     else if (col) {
         fn = RF_COL;
         want = (long long)sm * (occ[fn] > 0 ? occ[fn] : 8);
         long long bx = (nout + CK_THREADS - 1) / CK_THREADS;
-        splits = (nred + 511) / 512;
-        if (splits * bx < want)
-            splits = (want + bx - 1) / bx;
+        splits = wave_splits(bx, want, (nred + 511) / 512, nred < 65535 ? nred : 65535);
         col_grid(nred, bx, nred, &splits, &chunk, &gx, &gy);
     }
     else {
@@ -526,13 +566,8 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
         int full = vec && nout == 1 && plan->kd == 0, kfn = full ? RF_FULL : vec ? RF_ROWV : RF_ROWN;
         const int fgrid = ck_rvariant_now()->fgrid;
         want = (long long)sm * (full && fgrid ? fgrid : occ[kfn] > 0 ? occ[kfn] : 8);
-        if (nout < want && nred > 16384) {
-            splits = (want + nout - 1) / nout;
-            if (splits > nred / 8192)
-                splits = nred / 8192;
-            if (splits < 1)
-                splits = 1;
-        }
+        if (nout < want && nred > 16384)
+            splits = wave_splits(nout, want, 1, nred / 8192);
         chunk = (nred + splits - 1) / splits;
         if (vec)
             chunk = (chunk + v - 1) / v * v;

@@ -74,6 +74,7 @@ typedef struct {
                     their own, zeroed each launch */
     int sbid;    /* 1: the 1-D scan's tile is its block's index (no ticket) */
     int shint;   /* 1: the 1-D scan's 16-byte loads and stores stream (ld/st.global.cs) */
+    int wave;    /* 1: split reductions fill whole waves of blocks (reduce.c's wave_splits) */
 } ck_rvariant;
 /* The build in use (process-wide: a timing knob, plain C data). */
 const ck_rvariant *ck_rvariant_now(void);
