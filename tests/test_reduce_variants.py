@@ -28,7 +28,7 @@ MORE_VARIANTS = ["fu=1,crows=1,sitems=1,sitems8=1", "fnt=1024,fminb=2,fminbm=1,f
                  "sitems=7,sitems8=3,slook=2,kept=0", "smode=2,sitems=16,kept=0",
                  "smode=0,sbid=0,shint=0,kept=0", "smode=2,sitems=8,sbid=0,shint=1", "wave=0,crows=2"]
 DEFAULT = ("fnt=256,fu=8,fminb=4,fminbm=2,fgrid=0,fstride=1,crows=4,ldg=0,sitems=32,sitems8=8,"
-           "smode=1,sminb=0,sspin=0,srec=1,slook=1,kept=1,sbid=1,shint=1,wave=1")
+           "smode=1,sminb=0,sspin=32,srec=1,slook=1,kept=1,sbid=1,shint=1,wave=1")
 
 
 @pytest.fixture

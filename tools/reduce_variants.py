@@ -61,9 +61,9 @@ import cukit._cukit as core
 # The builds timed by default: one choice of each family (full reduction; axis 0; scan).
 VARIANTS = [
     # name   full reduction / axis 0     1-D scan
-    ("v0", "v0"),  # the default: kept scratch; 32 items warp-staged, each run summed twice; tile = blockIdx.x; streaming
-    ("W0", "wave=0,"                     "sbid=0,shint=0"),  # the grid and the scan until 2026-12-02
-    ("P32", "ldg=1,"                     "sspin=32"),
+    ("v0", "v0"),  # the default: kept scratch; 32 items warp-staged, each run summed twice; tile = blockIdx.x; streaming; 32 ns look-back sleeps; whole waves
+    ("W0", "wave=0,"                     "sbid=0,shint=0,sspin=0"),  # the grid and the scan until 2026-12-02
+    ("S0", "ldg=1,"                      "sspin=0"),  # the look-back without sleeps
 ]
 # why (2026-12-02, third run, an H200, 7 samples): the axis-0 kernel with 2, 4 or 8
 # groups of 32 output vectors a block (a knob tried on a branch) gave 0.98, 0.82 and 0.50
@@ -71,6 +71,9 @@ VARIANTS = [
 # look-back, the prefix joined as the warp stores, 0.777-0.783 of a copy against
 # 0.794-0.805. Neither was merged. The axis-0 sum's grid was 704 blocks on 660 slots
 # (11 splits of 64 blocks, 5 blocks an SM): wave=1 makes it 640.
+# why (2026-12-02, fourth run, an H200): wave=1 took the axis-0 sum from 1.010 to 1.094
+# of PyTorch; the look-back's 32 ns sleeps (sspin=32) gave cumsum 0.802 of a copy
+# against 0.791 (0.802 against 0.794 in an earlier run): both the default.
 # why (2026-12-02, second run): the tile by blockIdx.x (sbid=1) and streaming loads and
 # stores (shint=1) took cumsum from 0.751 to 0.810 of a copy on an H200 (each alone 0.794
 # and 0.779); 24-item tiles with both were 0.698.

@@ -51,6 +51,7 @@ static inline unsigned atomicInc(unsigned *p, unsigned lim) { // old; old >= lim
 }
 static inline unsigned atomicExch(unsigned *p, unsigned v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 static inline void __threadfence() { __sync_synchronize(); }
+static inline void __nanosleep(unsigned) {}  // a hint: sleeping for no time is allowed
 template <class T> static inline T __ldcs(const T *p) { return *p; }  // a streaming load: a load
 template <class T> static inline void __stcs(T *p, T v) { *p = v; }
 template <class A, class B> static inline auto min(A a, B b) { return a < b ? a : b; }

@@ -83,8 +83,13 @@ ck_acc_size(int tc)
  * the default, and the whole GPU suite passed with them. On 2026-12-02 (an H200, one
  * run of five builds) the scan's tile by its block's index (sbid=1: no ticket, no
  * barrier before its loads) and streaming 16-byte loads and stores (shint=1) took
- * cumsum from 0.751 to 0.810 of a copy (0.794 and 0.779 alone): both the default. */
-#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 0, 1, 1, 1, 1, 1, 1}
+ * cumsum from 0.751 to 0.810 of a copy (0.794 and 0.779 alone): both the default.
+ * Later that day (two runs, an H200) a split reduction's grid filling whole waves
+ * (wave=1) took the axis-0 sum from 1.010 to 1.094 of PyTorch (704 blocks on 660 slots
+ * before, 640 now), and a 32 ns sleep between the look-back's reads of tiles not ready
+ * (sspin=32) gave cumsum 0.802 of a copy in both runs against 0.791-0.794 without:
+ * both the default. */
+#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 32, 1, 1, 1, 1, 1, 1}
 static const ck_rvariant rv_default = RV_DEFAULT;
 
 static const cukit_knob rknobs[] = {
