@@ -402,6 +402,117 @@ def test_machine_code_is_refused_with_the_fix():
     assert out.get()[0] == 5
 
 
+# ------------------------------------------------------------------ named barriers
+
+NAMED = r"""
+// A producer warp hands 64-element tiles to two consumer warps through shared memory:
+// barrier 1 says a tile is full (the producer arrives, the consumers wait), barrier 2
+// that it is empty again (the other way round). Then the consumers alone (barrier 3, 64
+// threads, the number and count in registers) swap their last values.
+extern "C" __global__ void relay(const float* x, float* y, float* z, int rounds) {
+    __shared__ float buf[64], part[64];
+    const int w = threadIdx.x >> 5, t = threadIdx.x;
+    const float* xb = x + (size_t)blockIdx.x * rounds * 64;
+    float* yb = y + (size_t)blockIdx.x * rounds * 64;
+    if (w == 2) {
+        const int l = t - 64;
+        for (int r = 0; r < rounds; r++) {
+            if (r > 0) asm volatile("bar.sync 2, 96;" ::: "memory");
+            buf[l] = xb[r * 64 + l];
+            buf[l + 32] = xb[r * 64 + l + 32];
+            asm volatile("bar.arrive 1, 96;" ::: "memory");
+        }
+        return;
+    }
+    float v = 0.0f;
+    for (int r = 0; r < rounds; r++) {
+        asm volatile("bar.sync 1, 96;" ::: "memory");
+        v = buf[t];
+        yb[r * 64 + t] = 2.0f * v + (float)r;
+        if (r + 1 < rounds) asm volatile("bar.arrive 2, 96;" ::: "memory");
+    }
+    part[t] = v;
+    asm volatile("bar.sync %0, %1;" :: "r"(3), "r"(64) : "memory");
+    z[blockIdx.x * 64 + t] = part[63 - t];
+}
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rounds", [1, 2, 7])
+def test_named_barriers_hand_tiles_from_a_producer_warp(rng, rounds):
+    """bar.sync and bar.arrive with a barrier number and a thread count (warp
+    specialization): each consumer sees each tile the producer wrote, and a barrier of two
+    of the block's three warps holds after the third has exited."""
+    mod = cukit.compile(NAMED, name="named.cu")
+    blocks = 5
+    h = rng.standard_normal(blocks * rounds * 64).astype(np.float32)
+    x = cukit.to_device(h)
+    y, z = cukit.empty(h.size, np.float32), cukit.empty(blocks * 64, np.float32)
+    mod.relay(x, y, z, np.int32(rounds), grid=blocks, block=96)
+    tiles = h.reshape(blocks, rounds, 64)
+    np.testing.assert_array_equal(y.get().reshape(blocks, rounds, 64),
+                                  2 * tiles + np.arange(rounds, dtype=np.float32)[None, :, None])
+    np.testing.assert_array_equal(z.get().reshape(blocks, 64), tiles[:, -1, ::-1])
+
+
+@emulator
+def test_a_named_barrier_nobody_completes_is_a_fault():
+    """On a GPU a block whose warps wait at a barrier that never fills hangs; the emulator
+    stops it with a fault that names the barrier and the count."""
+    mod = cukit.compile(r"""
+    extern "C" __global__ void k(int* out) {
+        if (threadIdx.x >= 32) return;
+        asm volatile("bar.sync 1, 64;");
+        out[threadIdx.x] = 1;
+    }
+    """, name="stuck.cu")
+    out = cukit.zeros(64, np.int32)
+    mod.k(out, grid=1, block=64)
+    with pytest.raises(cukit.KernelFaultError, match=r"named barrier 1 waits for 64 threads "
+                                                     r"and 32 have arrived.*stuck\.cu:4"):
+        cukit.synchronize()
+
+
+@emulator
+@pytest.mark.parametrize("ident,count,why", [
+    ("16", "64", "a block has barriers 0 to 15"),
+    ("1", "48", "a multiple of 32"),
+    ("1", "128", "a multiple of 32, from 32 up to the block's threads"),
+    ("threadIdx.x & 1", "64", "name different barriers or thread counts.*they must agree"),
+    ("1", "(threadIdx.x < 16 ? 64 : 32)", "they must agree"),
+])
+def test_named_barrier_operands_are_checked(ident, count, why):
+    """A barrier number past 15, a count that is no multiple of 32 or more than the block
+    holds, or lanes that disagree: faults naming the instruction's line."""
+    mod = cukit.compile(r"""
+    extern "C" __global__ void k(int* out) {
+        asm volatile("bar.sync %0, %1;" :: "r"(IDENT), "r"(COUNT));
+        out[threadIdx.x] = 1;
+    }
+    """.replace("IDENT", ident).replace("COUNT", count), name="bad_bar.cu")
+    out = cukit.zeros(64, np.int32)
+    mod.k(out, grid=1, block=64)
+    with pytest.raises(cukit.KernelFaultError, match=why + r"(.|\n)*bad_bar\.cu:3"):
+        cukit.synchronize()
+
+
+@emulator
+def test_a_named_barrier_in_part_of_a_warp_is_a_fault():
+    """The emulator runs bar.sync with a count for whole warps only (its .aligned form
+    requires that on a GPU too); half a warp there is a fault that says so."""
+    mod = cukit.compile(r"""
+    extern "C" __global__ void k(int* out) {
+        if (threadIdx.x < 16) asm volatile("bar.sync 1, 32;");
+        out[threadIdx.x] = 1;
+    }
+    """, name="half.cu")
+    out = cukit.zeros(32, np.int32)
+    mod.k(out, grid=1, block=32)
+    with pytest.raises(cukit.KernelFaultError, match="run by part of a warp"):
+        cukit.synchronize()
+
+
 # ------------------------------------------------------------------ printf
 
 @emulator

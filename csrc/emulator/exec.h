@@ -32,6 +32,7 @@ typedef struct {
     uint32_t cc;         /* carry flags of add.cc / sub.cc, one bit per lane */
     uint32_t lpc[32];    /* pc of each lane outside the running group */
     uint32_t red_pc;     /* the bar.red its lanes wait at (NOPC: none), answered at release */
+    int barid;           /* the named barrier (OP_BARN) it waits at, -1: bar.sync 0's */
     int state;
     int index;
 } warp;
@@ -54,6 +55,8 @@ typedef struct {
     uint64_t icount;     /* thread-instructions executed (lanes x instructions) */
     uint32_t red_popc;   /* bar.red of the barrier now: threads whose predicate is true, */
     int red_all, red_any; /* whether all are, whether any is */
+    uint8_t nb_arrived[16], nb_expect[16]; /* named barriers: warps arrived, and expected
+                                            * (0: the barrier is not in use) */
     uint64_t deadline;   /* CLOCK_MONOTONIC ns past which the launch stops (0: none) */
     unsigned poll;       /* backward branches left before the next look at the clock */
     unsigned interrupts; /* emu_interrupts when the launch began */

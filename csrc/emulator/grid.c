@@ -126,6 +126,7 @@ warp_start(block *b, warp *w, int all)
     w->wmin = NOPC;
     w->cc = 0;
     w->red_pc = NOPC;
+    w->barid = -1;
     w->state = live ? W_RUN : W_DONE;
 }
 
@@ -147,6 +148,32 @@ answer_bar_red(block *b, warp *w)
     w->red_pc = NOPC;
 }
 
+/* No warp runs and one waits at a named barrier that is not complete: on a GPU the block
+ * would wait forever. Records the fault (1), or 0 when every waiting warp is at
+ * bar.sync 0's barrier (released by the caller). */
+__attribute__((noinline, cold)) static int
+named_deadlock(block *b)
+{
+    int id = -1;
+    for (int i = 0; i < b->nwarps && id < 0; i++)
+        if (b->warps[i].state == W_BAR && b->warps[i].barid >= 0)
+            id = b->warps[i].barid;
+    if (id < 0)
+        return 0;
+    char text[300];
+    snprintf(text, sizeof text, "every warp of the block waits and none can go on: named barrier "
+             "%d waits for %d threads and %d have arrived (a warp that exits, or takes another "
+             "path, never arrives; a GPU would hang here)", id, 32 * b->nb_expect[id],
+             32 * b->nb_arrived[id]);
+    for (int i = 0; i < b->nwarps; i++)
+        if (b->warps[i].state == W_BAR && b->warps[i].barid == id) {
+            emu_fault_text(b, &b->warps[i], __builtin_ctz(b->warps[i].live), CUDA_ERROR_LAUNCH_TIMEOUT,
+                           text);
+            break;
+        }
+    return -1;
+}
+
 /* Run one block to its end. 0, or -1 on a fault (in b->why). */
 static int
 run_block(block *b, uint64_t linear)
@@ -160,6 +187,8 @@ run_block(block *b, uint64_t linear)
     b->red_popc = 0;
     b->red_all = 1;
     b->red_any = 0;
+    memset(b->nb_arrived, 0, sizeof b->nb_arrived);
+    memset(b->nb_expect, 0, sizeof b->nb_expect);
     for (int i = 0; i < b->nwarps; i++)
         warp_start(b, &b->warps[i], 0);
     for (;;) {
@@ -171,11 +200,17 @@ run_block(block *b, uint64_t linear)
                 if (b->fault)
                     return -1;
             }
-            running += w->state == W_RUN;
-            waiting += w->state == W_BAR;
+        }
+        /* counted after the pass: a warp that completes a named barrier releases warps
+         * the pass has already visited */
+        for (int i = 0; i < b->nwarps; i++) {
+            running += b->warps[i].state == W_RUN;
+            waiting += b->warps[i].state == W_BAR;
         }
         if (waiting == 0 && running == 0)
             return 0;
+        if (running == 0 && named_deadlock(b))
+            return -1;
         if (running == 0) {
             /* every thread still alive waits at the barrier: release it, with the
              * answer of a bar.red */

@@ -440,7 +440,8 @@ decode_exit(decoding *d)
     return 0;
 }
 
-/* bar.sync, barrier.sync, bar.warp.sync, and bar.red (__syncthreads_count/and/or). */
+/* bar.sync, barrier.sync, bar.warp.sync, bar.red (__syncthreads_count/and/or), and named
+ * barriers with a thread count (bar.sync a, b; bar.arrive a, b). */
 static int
 decode_bar(decoding *d)
 {
@@ -466,7 +467,17 @@ decode_bar(decoding *d)
         in->vec = (uint8_t)c->neg;
         return 0;
     }
-    if (m->bar_arrive || d->nops > 1)
+    /* bar.sync a, b and bar.arrive a, b: a named barrier with a thread count (arrive needs
+     * one); bar.sync a alone is the block's barrier */
+    if (m->bar_arrive || d->nops == 2) {
+        if (d->nops != 2)
+            return ptx_refuse(d);
+        in->op = OP_BARN;
+        in->type2 = (uint8_t)m->bar_arrive;
+        return (in->s[0] = ptx_src(d->p, &d->ops[0], TY_U32)) < 0 ||
+               (in->s[1] = ptx_src(d->p, &d->ops[1], TY_U32)) < 0 ? -1 : 0;
+    }
+    if (d->nops > 1)
         return ptx_refuse(d);
     in->op = OP_BAR;
     return 0;

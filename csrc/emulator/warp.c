@@ -322,6 +322,72 @@ op_barred(block *b, warp *w, const emu_inst *in, uint32_t m)
     return 0;
 }
 
+/* bar.sync a, b and bar.arrive a, b: named barrier a (0 to 15) of b threads, counted in
+ * whole warps (PTX: a warp arrives when its threads that have not exited do; b is a
+ * multiple of 32; without b, the block's). The emulator takes them from whole warps only,
+ * as the .aligned forms (bar.sync, bar.arrive) require. The warp that completes the
+ * barrier releases the warps waiting at it and goes on; otherwise sync waits, arrive goes
+ * on. A barrier nobody can complete is a fault (grid.c's named_deadlock), not a hang. */
+__attribute__((noinline)) static int
+op_barn(block *b, warp *w, const emu_inst *in, uint32_t m)
+{
+    int lane = __builtin_ctz(m);
+    if (m != w->live) {
+        emu_fault_text(b, w, __builtin_ctz(w->live & ~m), CUDA_ERROR_ILLEGAL_INSTRUCTION,
+                       "bar.sync or bar.arrive with a barrier number and a thread count, run by "
+                       "part of a warp: the emulator runs them for whole warps (every thread "
+                       "of the warp that has not exited), as their .aligned forms require");
+        return -1;
+    }
+    const uint64_t *A = w->R + (size_t)in->s[0] * 32;
+    const uint64_t *N = in->s[1] >= 0 ? w->R + (size_t)in->s[1] * 32 : NULL;
+    uint32_t id = (uint32_t)A[lane], n = N ? (uint32_t)N[lane] : 32u * (uint32_t)b->nwarps;
+    char text[300];
+    for (uint32_t k = m; k; k &= k - 1) {
+        int l = __builtin_ctz(k);
+        if ((uint32_t)A[l] != id || (N && (uint32_t)N[l] != n)) {
+            snprintf(text, sizeof text, "the threads of a warp name different barriers or "
+                     "thread counts in one bar.sync or bar.arrive (lane %d: %u, %u; lane %d: "
+                     "%u, %u): they must agree", lane, id, n, l, (uint32_t)A[l],
+                     N ? (uint32_t)N[l] : n);
+            emu_fault_text(b, w, l, CUDA_ERROR_ILLEGAL_INSTRUCTION, text);
+            return -1;
+        }
+    }
+    const char *bad = NULL;
+    if (id > 15)
+        bad = "a block has barriers 0 to 15";
+    else if (n == 0 || n % 32 || n > 32u * (uint32_t)b->nwarps)
+        bad = "a thread count is a multiple of 32, from 32 up to the block's threads in whole warps";
+    else if (b->nb_expect[id] && b->nb_expect[id] != n / 32)
+        bad = "the barrier is waited on with another thread count now";
+    if (bad) {
+        snprintf(text, sizeof text, "bar.%s %u, %u: %s (%d threads in this block)",
+                 in->type2 ? "arrive" : "sync", id, n, bad, 32 * b->nwarps);
+        emu_fault_text(b, w, lane, CUDA_ERROR_ILLEGAL_INSTRUCTION, text);
+        return -1;
+    }
+    set_group_pc(w, w->mask, w->pc + 1);
+    b->nb_expect[id] = (uint8_t)(n / 32);
+    if (++b->nb_arrived[id] == b->nb_expect[id]) {
+        b->nb_arrived[id] = b->nb_expect[id] = 0;
+        for (int i = 0; i < b->nwarps; i++) {
+            warp *x = &b->warps[i];
+            if (x != w && x->state == W_BAR && x->barid == (int)id) {
+                x->barwait = 0;
+                x->barid = -1;
+                emu_reschedule(x);
+            }
+        }
+    }
+    else if (!in->type2) {
+        w->barwait |= w->mask;
+        w->mask = 0;
+        w->barid = (int)id;
+    }
+    emu_reschedule(w);
+    return 0;
+}
 
 /* setp: the comparison for each lane of m, combined with a predicate (.and/.or/.xor),
  * to p and its negation to q. Inlined into the switch: it runs in nearly every loop, and
@@ -591,6 +657,12 @@ emu_run_warp(block *b, warp *w)
             continue;
         case OP_BARRED:
             if (op_barred(b, w, in, m) < 0)
+                return;
+            continue;
+        case OP_BARN:
+            if (m == 0)
+                break;
+            if (op_barn(b, w, in, m) < 0)
                 return;
             continue;
         case OP_REDUX: emu_op_redux(w, in, m); break;
