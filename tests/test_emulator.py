@@ -456,6 +456,67 @@ def test_named_barriers_hand_tiles_from_a_producer_warp(rng, rounds):
     np.testing.assert_array_equal(z.get().reshape(blocks, 64), tiles[:, -1, ::-1])
 
 
+DIVERGED = r"""
+// Before each barrier the lanes of a warp go apart: a loop of a different length for
+// each lane (the emulator lets the lanes at a higher pc run after a while, so some reach
+// the barrier first), lanes that return early, and __syncthreads between named
+// barriers (a warp's arrival releases warps that ran before it in the block's pass).
+extern "C" __global__ void diverged(const int* n, int* out, int* log) {
+    __shared__ int sh[128];
+    const int t = threadIdx.x, w = t >> 5;
+    unsigned s = 0;
+    for (int i = 0; i < n[0] * (t & 31); i++) s += i ^ t;
+    sh[t] = (int)s;
+    asm volatile("bar.sync 1, 128;" ::: "memory");
+    out[t] = sh[127 - t];
+    __syncthreads();
+    if (w == 3) {
+        sh[t] = t;
+        asm volatile("bar.arrive 2, 128;" ::: "memory");
+        return;
+    }
+    if (t >= 80) return;  // warp 2 keeps lanes 64-79, and waits for them
+    asm volatile("bar.sync 2, 128;" ::: "memory");
+    log[t] = sh[96 + (t & 31)];
+}
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 3000])
+def test_named_barriers_after_diverged_lanes(n):
+    """A warp arrives at a named barrier when all its threads that have not exited reach
+    it, however the emulator ran them apart before; early returns leave the rest of the
+    warp to arrive for it."""
+    mod = cukit.compile(DIVERGED, name="diverged.cu")
+    out, log = cukit.zeros(128, np.int32), cukit.zeros(128, np.int32)
+    mod.diverged(cukit.to_device(np.array([n], np.int32)), out, log, grid=1, block=128)
+    t = np.arange(128)
+    sums = np.array([(np.arange(n * (k & 31), dtype=np.int64) ^ k).sum() & 0xFFFFFFFF for k in t],
+                    np.uint32).view(np.int32)
+    np.testing.assert_array_equal(out.get(), sums[::-1])
+    want = np.zeros(128, np.int32)
+    want[:80] = 96 + (t[:80] & 31)
+    np.testing.assert_array_equal(log.get(), want)
+
+
+@emulator
+def test_a_named_barrier_with_two_counts_is_a_fault():
+    """Warps that wait at one barrier with different thread counts: a fault naming both."""
+    mod = cukit.compile(r"""
+    extern "C" __global__ void k(int* out) {
+        if (threadIdx.x < 32) asm volatile("bar.sync 1, 64;");
+        else asm volatile("bar.sync 1, 96;");
+        out[threadIdx.x] = 1;
+    }
+    """, name="two.cu")
+    out = cukit.zeros(96, np.int32)
+    mod.k(out, grid=1, block=96)
+    with pytest.raises(cukit.KernelFaultError, match=r"bar.sync 1, 96: the barrier is waited on "
+                                                     r"with another thread count \(64\) now"):
+        cukit.synchronize()
+
+
 @emulator
 def test_a_named_barrier_nobody_completes_is_a_fault():
     """On a GPU a block whose warps wait at a barrier that never fills hangs; the emulator
@@ -498,19 +559,21 @@ def test_named_barrier_operands_are_checked(ident, count, why):
 
 
 @emulator
-def test_a_named_barrier_in_part_of_a_warp_is_a_fault():
-    """The emulator runs bar.sync with a count for whole warps only (its .aligned form
-    requires that on a GPU too); half a warp there is a fault that says so."""
-    mod = cukit.compile(r"""
-    extern "C" __global__ void k(int* out) {
-        if (threadIdx.x < 16) asm volatile("bar.sync 1, 32;");
-        out[threadIdx.x] = 1;
-    }
-    """, name="half.cu")
-    out = cukit.zeros(32, np.int32)
-    mod.k(out, grid=1, block=32)
-    with pytest.raises(cukit.KernelFaultError, match="run by part of a warp"):
-        cukit.synchronize()
+def test_threads_of_a_warp_at_two_barriers_is_a_fault():
+    """Half a warp at a named barrier while the other half waits at __syncthreads (or
+    another named barrier) can never go on: a fault that says so, not a hang."""
+    for other in ("__syncthreads();", 'asm volatile("bar.sync 2, 32;");'):
+        mod = cukit.compile(r"""
+        extern "C" __global__ void k(int* out) {
+            if (threadIdx.x < 16) asm volatile("bar.sync 1, 32;");
+            else OTHER
+            out[threadIdx.x] = 1;
+        }
+        """.replace("OTHER", other), name="half.cu")
+        out = cukit.zeros(32, np.int32)
+        mod.k(out, grid=1, block=32)
+        with pytest.raises(cukit.KernelFaultError, match="threads of one warp wait at two barriers"):
+            cukit.synchronize()
 
 
 # ------------------------------------------------------------------ printf

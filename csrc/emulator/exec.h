@@ -33,6 +33,10 @@ typedef struct {
     uint32_t lpc[32];    /* pc of each lane outside the running group */
     uint32_t red_pc;     /* the bar.red its lanes wait at (NOPC: none), answered at release */
     int barid;           /* the named barrier (OP_BARN) it waits at, -1: bar.sync 0's */
+    uint32_t barn_pc;    /* the OP_BARN its lanes gather at before the warp arrives (NOPC: */
+    uint32_t barn_lanes; /* none), the lanes there, */
+    int barn_id;         /* its barrier */
+    uint32_t barn_want;  /* and the warps the barrier waits for */
     int state;
     int index;
 } warp;
@@ -198,6 +202,9 @@ int emu_texture_op(block *b, warp *w, const emu_inst *in, uint32_t m);
 void *emu_resolve(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size, int store);
 /* Record a fault with text (the block's first fault wins). */
 void emu_fault_text(block *b, warp *w, int lane, CUresult err, const char *text);
+/* The warp's lanes have gathered at a named barrier (bar.sync/bar.arrive a, b): the warp
+ * arrives. 0, or -1 on a fault. */
+int emu_barn_arrive(block *b, warp *w);
 /* One lane's printf: the format at fmt_addr, its arguments at args_addr. */
 void emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr, FILE *out);
 

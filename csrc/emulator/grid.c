@@ -127,6 +127,8 @@ warp_start(block *b, warp *w, int all)
     w->cc = 0;
     w->red_pc = NOPC;
     w->barid = -1;
+    w->barn_pc = NOPC;
+    w->barn_lanes = 0;
     w->state = live ? W_RUN : W_DONE;
 }
 
@@ -149,7 +151,7 @@ answer_bar_red(block *b, warp *w)
 }
 
 /* No warp runs and one waits at a named barrier that is not complete: on a GPU the block
- * would wait forever. Records the fault (1), or 0 when every waiting warp is at
+ * would wait forever. Records the fault (-1), or 0 when every waiting warp is at
  * bar.sync 0's barrier (released by the caller). */
 __attribute__((noinline, cold)) static int
 named_deadlock(block *b)

@@ -324,25 +324,70 @@ op_barred(block *b, warp *w, const emu_inst *in, uint32_t m)
 
 /* bar.sync a, b and bar.arrive a, b: named barrier a (0 to 15) of b threads, counted in
  * whole warps (PTX: a warp arrives when its threads that have not exited do; b is a
- * multiple of 32; without b, the block's). The emulator takes them from whole warps only,
- * as the .aligned forms (bar.sync, bar.arrive) require. The warp that completes the
- * barrier releases the warps waiting at it and goes on; otherwise sync waits, arrive goes
- * on. A barrier nobody can complete is a fault (grid.c's named_deadlock), not a hang. */
+ * multiple of 32; without b, the block's). The lanes of a warp gather at the instruction
+ * (lanes the emulator ran apart, or that exit, come there or leave first), then the warp
+ * arrives: barn_arrive. The warp that completes the barrier releases the warps waiting
+ * at it and goes on; otherwise sync waits, arrive goes on. A barrier nobody can complete
+ * is a fault (grid.c's named_deadlock), not a hang. */
+__attribute__((noinline)) int
+emu_barn_arrive(block *b, warp *w)
+{
+    const int id = w->barn_id;
+    const uint32_t want = w->barn_want;
+    const int arrive = b->f->code[w->barn_pc].type2;
+    w->barn_pc = NOPC;
+    w->barn_lanes = 0;
+    if (b->nb_expect[id] && b->nb_expect[id] != want) {
+        char text[200];
+        snprintf(text, sizeof text, "bar.%s %d, %u: the barrier is waited on with another thread "
+                 "count (%d) now", arrive ? "arrive" : "sync", id, 32 * want,
+                 32 * b->nb_expect[id]);
+        emu_fault_text(b, w, __builtin_ctz(w->live), CUDA_ERROR_ILLEGAL_INSTRUCTION, text);
+        return -1;
+    }
+    b->nb_expect[id] = (uint8_t)want;
+    if (++b->nb_arrived[id] == want) {
+        b->nb_arrived[id] = b->nb_expect[id] = 0;
+        for (int i = 0; i < b->nwarps; i++) {
+            warp *x = &b->warps[i];
+            if (x != w && x->state == W_BAR && x->barid == id) {
+                x->barwait = 0;
+                x->barid = -1;
+                emu_reschedule(x);
+            }
+        }
+        w->barwait = 0;
+    }
+    else if (arrive)
+        w->barwait = 0;
+    else
+        w->barid = id;
+    emu_reschedule(w);
+    return 0;
+}
+
 __attribute__((noinline)) static int
 op_barn(block *b, warp *w, const emu_inst *in, uint32_t m)
 {
     int lane = __builtin_ctz(m);
-    if (m != w->live) {
-        emu_fault_text(b, w, __builtin_ctz(w->live & ~m), CUDA_ERROR_ILLEGAL_INSTRUCTION,
-                       "bar.sync or bar.arrive with a barrier number and a thread count, run by "
-                       "part of a warp: the emulator runs them for whole warps (every thread "
-                       "of the warp that has not exited), as their .aligned forms require");
+    const char *bad = NULL;
+    if (m != w->mask)
+        bad = "under a predicate that is false for some threads";
+    else if (w->barwait & ~w->barn_lanes)
+        bad = "while other threads of the warp wait at bar.sync without a count: threads of one "
+              "warp wait at two barriers";
+    else if (w->barn_pc != NOPC && w->barn_pc != w->pc)
+        bad = "while other threads of the warp wait at another bar.sync or bar.arrive: threads of "
+              "one warp wait at two barriers";
+    char text[300];
+    if (bad) {
+        snprintf(text, sizeof text, "bar.%s %s", in->type2 ? "arrive" : "sync", bad);
+        emu_fault_text(b, w, lane, CUDA_ERROR_ILLEGAL_INSTRUCTION, text);
         return -1;
     }
     const uint64_t *A = w->R + (size_t)in->s[0] * 32;
     const uint64_t *N = in->s[1] >= 0 ? w->R + (size_t)in->s[1] * 32 : NULL;
     uint32_t id = (uint32_t)A[lane], n = N ? (uint32_t)N[lane] : 32u * (uint32_t)b->nwarps;
-    char text[300];
     for (uint32_t k = m; k; k &= k - 1) {
         int l = __builtin_ctz(k);
         if ((uint32_t)A[l] != id || (N && (uint32_t)N[l] != n)) {
@@ -354,13 +399,12 @@ op_barn(block *b, warp *w, const emu_inst *in, uint32_t m)
             return -1;
         }
     }
-    const char *bad = NULL;
-    if (id > 15)
+    if (w->barn_pc != NOPC && ((uint32_t)w->barn_id != id || 32 * w->barn_want != n))
+        bad = "the threads of a warp name different barriers or thread counts: they must agree";
+    else if (id > 15)
         bad = "a block has barriers 0 to 15";
     else if (n == 0 || n % 32 || n > 32u * (uint32_t)b->nwarps)
         bad = "a thread count is a multiple of 32, from 32 up to the block's threads in whole warps";
-    else if (b->nb_expect[id] && b->nb_expect[id] != n / 32)
-        bad = "the barrier is waited on with another thread count now";
     if (bad) {
         snprintf(text, sizeof text, "bar.%s %u, %u: %s (%d threads in this block)",
                  in->type2 ? "arrive" : "sync", id, n, bad, 32 * b->nwarps);
@@ -368,24 +412,15 @@ op_barn(block *b, warp *w, const emu_inst *in, uint32_t m)
         return -1;
     }
     set_group_pc(w, w->mask, w->pc + 1);
-    b->nb_expect[id] = (uint8_t)(n / 32);
-    if (++b->nb_arrived[id] == b->nb_expect[id]) {
-        b->nb_arrived[id] = b->nb_expect[id] = 0;
-        for (int i = 0; i < b->nwarps; i++) {
-            warp *x = &b->warps[i];
-            if (x != w && x->state == W_BAR && x->barid == (int)id) {
-                x->barwait = 0;
-                x->barid = -1;
-                emu_reschedule(x);
-            }
-        }
-    }
-    else if (!in->type2) {
-        w->barwait |= w->mask;
-        w->mask = 0;
-        w->barid = (int)id;
-    }
-    emu_reschedule(w);
+    w->barwait |= w->mask;
+    w->barn_lanes |= w->mask;
+    w->barn_pc = w->pc;
+    w->barn_id = (int)id;
+    w->barn_want = n / 32;
+    w->mask = 0;
+    if (w->barn_lanes == w->live)
+        return emu_barn_arrive(b, w);
+    emu_reschedule(w); /* the warp's other lanes run on to here, or exit */
     return 0;
 }
 
@@ -639,15 +674,24 @@ emu_run_warp(block *b, warp *w)
         case OP_EXIT:
             w->live &= ~m;
             w->mask &= ~m;
+            if (w->barn_pc != NOPC && w->live && w->barn_lanes == w->live) {
+                /* the rest of the warp waits at a named barrier: now it arrives */
+                if (emu_barn_arrive(b, w) < 0)
+                    return;
+                continue;
+            }
             if (w->mask == 0) {
                 emu_reschedule(w);
                 continue;
             }
             break;
         case OP_BAR:
-            if (m != w->mask) {
-                emu_fault_text(b, w, __builtin_ctz(w->mask & ~m), CUDA_ERROR_ILLEGAL_INSTRUCTION,
-                           "bar.sync under a predicate that is false for some threads");
+            if (m != w->mask || w->barn_lanes) {
+                emu_fault_text(b, w, __builtin_ctz(m != w->mask ? w->mask & ~m : w->mask),
+                               CUDA_ERROR_ILLEGAL_INSTRUCTION, m != w->mask
+                               ? "bar.sync under a predicate that is false for some threads"
+                               : "bar.sync while other threads of the warp wait at a named "
+                                 "barrier: threads of one warp wait at two barriers");
                 return;
             }
             set_group_pc(w, w->mask, w->pc + 1);

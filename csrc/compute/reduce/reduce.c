@@ -425,8 +425,9 @@ load_all(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, con
  * [lo, hi]: blocks of equal work run in waves of `want` (the blocks resident at once),
  * so a grid a few blocks past a whole wave runs those few nearly alone for a block's
  * whole time (the axis-0 sum of 8192 x 8192 float32: 704 blocks on an H200's 660 slots).
- * The fewest splits whose blocks fill their waves to 90% or more; no more than one wave
- * of blocks when hi allows no more; else the best filling found within 16 waves. */
+ * For k = 1, 2, ... 16 waves, the most splits whose blocks fit in k waves: the first
+ * of these that fills its waves to 90% or more; as many as hi allows when that is at
+ * most one wave; else the best filling found. */
 static long long
 wave_splits(long long per, long long want, long long lo, long long hi)
 {
