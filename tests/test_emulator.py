@@ -500,39 +500,35 @@ def test_named_barriers_after_diverged_lanes(n):
     np.testing.assert_array_equal(log.get(), want)
 
 
+def barrier_fault(body, threads, name, match):
+    """Runs k(int* out) { body; out[threadIdx.x] = 1; } on one block of `threads` and
+    expects a fault matching `match` (body starts on the kernel's line 3)."""
+    mod = cukit.compile(r"""
+    extern "C" __global__ void k(int* out) {
+        BODY
+        out[threadIdx.x] = 1;
+    }
+    """.replace("BODY", body), name=name)
+    out = cukit.zeros(threads, np.int32)
+    mod.k(out, grid=1, block=threads)
+    with pytest.raises(cukit.KernelFaultError, match=match):
+        cukit.synchronize()
+
+
 @emulator
 def test_a_named_barrier_with_two_counts_is_a_fault():
     """Warps that wait at one barrier with different thread counts: a fault naming both."""
-    mod = cukit.compile(r"""
-    extern "C" __global__ void k(int* out) {
-        if (threadIdx.x < 32) asm volatile("bar.sync 1, 64;");
-        else asm volatile("bar.sync 1, 96;");
-        out[threadIdx.x] = 1;
-    }
-    """, name="two.cu")
-    out = cukit.zeros(96, np.int32)
-    mod.k(out, grid=1, block=96)
-    with pytest.raises(cukit.KernelFaultError, match=r"bar.sync 1, 96: the barrier is waited on "
-                                                     r"with another thread count \(64\) now"):
-        cukit.synchronize()
+    barrier_fault('if (threadIdx.x < 32) asm volatile("bar.sync 1, 64;");\n'
+                  '        else asm volatile("bar.sync 1, 96;");', 96, "two.cu",
+                  r"bar.sync 1, 96: the barrier is waited on with another thread count \(64\) now")
 
 
 @emulator
 def test_a_named_barrier_nobody_completes_is_a_fault():
     """On a GPU a block whose warps wait at a barrier that never fills hangs; the emulator
     stops it with a fault that names the barrier and the count."""
-    mod = cukit.compile(r"""
-    extern "C" __global__ void k(int* out) {
-        if (threadIdx.x >= 32) return;
-        asm volatile("bar.sync 1, 64;");
-        out[threadIdx.x] = 1;
-    }
-    """, name="stuck.cu")
-    out = cukit.zeros(64, np.int32)
-    mod.k(out, grid=1, block=64)
-    with pytest.raises(cukit.KernelFaultError, match=r"named barrier 1 waits for 64 threads "
-                                                     r"and 32 have arrived.*stuck\.cu:4"):
-        cukit.synchronize()
+    barrier_fault('if (threadIdx.x >= 32) return;\n        asm volatile("bar.sync 1, 64;");', 64,
+                  "stuck.cu", r"named barrier 1 waits for 64 threads and 32 have arrived.*stuck\.cu:4")
 
 
 @emulator
@@ -546,34 +542,18 @@ def test_a_named_barrier_nobody_completes_is_a_fault():
 def test_named_barrier_operands_are_checked(ident, count, why):
     """A barrier number past 15, a count that is no multiple of 32 or more than the block
     holds, or lanes that disagree: faults naming the instruction's line."""
-    mod = cukit.compile(r"""
-    extern "C" __global__ void k(int* out) {
-        asm volatile("bar.sync %0, %1;" :: "r"(IDENT), "r"(COUNT));
-        out[threadIdx.x] = 1;
-    }
-    """.replace("IDENT", ident).replace("COUNT", count), name="bad_bar.cu")
-    out = cukit.zeros(64, np.int32)
-    mod.k(out, grid=1, block=64)
-    with pytest.raises(cukit.KernelFaultError, match=why + r"(.|\n)*bad_bar\.cu:3"):
-        cukit.synchronize()
+    barrier_fault(f'asm volatile("bar.sync %0, %1;" :: "r"({ident}), "r"({count}));', 64,
+                  "bad_bar.cu", why + r"(.|\n)*bad_bar\.cu:3")
 
 
 @emulator
 def test_threads_of_a_warp_at_two_barriers_is_a_fault():
     """Half a warp at a named barrier while the other half waits at __syncthreads (or
-    another named barrier) can never go on: a fault that says so, not a hang."""
-    for other in ("__syncthreads();", 'asm volatile("bar.sync 2, 32;");'):
-        mod = cukit.compile(r"""
-        extern "C" __global__ void k(int* out) {
-            if (threadIdx.x < 16) asm volatile("bar.sync 1, 32;");
-            else OTHER
-            out[threadIdx.x] = 1;
-        }
-        """.replace("OTHER", other), name="half.cu")
-        out = cukit.zeros(32, np.int32)
-        mod.k(out, grid=1, block=32)
-        with pytest.raises(cukit.KernelFaultError, match="threads of one warp wait at two barriers"):
-            cukit.synchronize()
+    __syncthreads_count, or another named barrier) can never go on: a fault that says so,
+    not a hang."""
+    for other in ("__syncthreads();", "(void)__syncthreads_count(1);", 'asm volatile("bar.sync 2, 32;");'):
+        barrier_fault('if (threadIdx.x < 16) asm volatile("bar.sync 1, 32;");\n        else ' + other,
+                      32, "half.cu", "threads of one warp wait at two barriers")
 
 
 # ------------------------------------------------------------------ printf

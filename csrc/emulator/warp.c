@@ -297,16 +297,30 @@ take_turn(block *b, warp *w, uint32_t m, uint32_t target)
     return 0;
 }
 
+/* Whether the group m of w may enter the block's barrier (bar.sync without a count, or
+ * bar.red): all of the group, and no lanes of w waiting at a named barrier. 0, or -1 with
+ * the fault recorded. */
+__attribute__((noinline, cold)) static int
+full_bar_refused(block *b, warp *w, uint32_t m, const char *what)
+{
+    char text[200];
+    if (m != w->mask)
+        snprintf(text, sizeof text, "%s under a predicate that is false for some threads", what);
+    else
+        snprintf(text, sizeof text, "%s while other threads of the warp wait at a named barrier: "
+                 "threads of one warp wait at two barriers", what);
+    emu_fault_text(b, w, __builtin_ctz(m != w->mask ? w->mask & ~m : w->mask),
+                   CUDA_ERROR_ILLEGAL_INSTRUCTION, text);
+    return -1;
+}
+
 /* bar.red (__syncthreads_count/and/or): the warp's share of the block's reduction, then
  * it waits at the barrier. */
 __attribute__((noinline)) static int
 op_barred(block *b, warp *w, const emu_inst *in, uint32_t m)
 {
-    if (m != w->mask) {
-        emu_fault_text(b, w, __builtin_ctz(w->mask & ~m), CUDA_ERROR_ILLEGAL_INSTRUCTION,
-                       "bar.red under a predicate that is false for some threads");
-        return -1;
-    }
+    if (m != w->mask || w->barn_lanes)
+        return full_bar_refused(b, w, m, "bar.red");
     uint32_t p = w->P[in->s[0]];
     if (in->vec)
         p = ~p;
@@ -687,11 +701,7 @@ emu_run_warp(block *b, warp *w)
             break;
         case OP_BAR:
             if (m != w->mask || w->barn_lanes) {
-                emu_fault_text(b, w, __builtin_ctz(m != w->mask ? w->mask & ~m : w->mask),
-                               CUDA_ERROR_ILLEGAL_INSTRUCTION, m != w->mask
-                               ? "bar.sync under a predicate that is false for some threads"
-                               : "bar.sync while other threads of the warp wait at a named "
-                                 "barrier: threads of one warp wait at two barriers");
+                full_bar_refused(b, w, m, "bar.sync");
                 return;
             }
             set_group_pc(w, w->mask, w->pc + 1);
