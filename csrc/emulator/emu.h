@@ -80,8 +80,8 @@ enum {
     OP_SULD, OP_SUST, /* base: TG_*; addr the handle; s[] coordinates; d[0..vec) the values;
                        * mod: 0 trap, 1 clamp, 2 zero outside the array */
     OP_BARN,          /* bar.sync a, b / bar.arrive a, b (a named barrier, b threads, a whole
-                       * warp at a time): s[0] the barrier, s[1] the thread count (-1: the
-                       * block's); type2 1 for arrive (no wait) */
+                       * warp at a time): s[0] the barrier, s[1] the thread count;
+                       * type2 1 for arrive (no wait) */
     OP_CPASYNC,       /* cp.async: type2 bytes from global addr + imm to shared s[0] + s[1]
                        * (base 1: that sum mod 2^32); s[2] the bytes read (-1: all), the
                        * rest zeroed; d[0] the ignore-src predicate (-1: none; vec 1: negated) */

@@ -338,7 +338,7 @@ op_barred(block *b, warp *w, const emu_inst *in, uint32_t m)
 
 /* bar.sync a, b and bar.arrive a, b: named barrier a (0 to 15) of b threads, counted in
  * whole warps (PTX: a warp arrives when its threads that have not exited do; b is a
- * multiple of 32; without b, the block's). The lanes of a warp gather at the instruction
+ * multiple of 32; bar.sync a alone is OP_BAR). The lanes of a warp gather at the instruction
  * (lanes the emulator ran apart, or that exit, come there or leave first), then the warp
  * arrives: barn_arrive. The warp that completes the barrier releases the warps waiting
  * at it and goes on; otherwise sync waits, arrive goes on. A barrier nobody can complete
@@ -400,15 +400,15 @@ op_barn(block *b, warp *w, const emu_inst *in, uint32_t m)
         return -1;
     }
     const uint64_t *A = w->R + (size_t)in->s[0] * 32;
-    const uint64_t *N = in->s[1] >= 0 ? w->R + (size_t)in->s[1] * 32 : NULL;
-    uint32_t id = (uint32_t)A[lane], n = N ? (uint32_t)N[lane] : 32u * (uint32_t)b->nwarps;
+    const uint64_t *N = w->R + (size_t)in->s[1] * 32;
+    uint32_t id = (uint32_t)A[lane], n = (uint32_t)N[lane];
     for (uint32_t k = m; k; k &= k - 1) {
         int l = __builtin_ctz(k);
-        if ((uint32_t)A[l] != id || (N && (uint32_t)N[l] != n)) {
+        if ((uint32_t)A[l] != id || (uint32_t)N[l] != n) {
             snprintf(text, sizeof text, "the threads of a warp name different barriers or "
                      "thread counts in one bar.sync or bar.arrive (lane %d: %u, %u; lane %d: "
                      "%u, %u): they must agree", lane, id, n, l, (uint32_t)A[l],
-                     N ? (uint32_t)N[l] : n);
+                     (uint32_t)N[l]);
             emu_fault_text(b, w, l, CUDA_ERROR_ILLEGAL_INSTRUCTION, text);
             return -1;
         }
