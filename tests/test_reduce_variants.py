@@ -26,9 +26,11 @@ MORE_VARIANTS = ["fu=1,crows=1,sitems=1,sitems8=1", "fnt=1024,fminb=2,fminbm=1,f
                  "sitems=32,sitems8=8,smode=0", "sitems=44,sitems8=7,smode=0,srec=1,kept=0",
                  "sitems=64,sitems8=8,smode=2,srec=1,slook=8,kept=0", "sitems=3,smode=0,slook=3",
                  "sitems=7,sitems8=3,slook=2,kept=0", "smode=2,sitems=16,kept=0",
-                 "smode=0,sbid=0,shint=0,kept=0", "smode=2,sitems=8,sbid=0,shint=1", "wave=0,crows=2"]
+                 "smode=0,sbid=0,shint=0,kept=0", "smode=2,sitems=8,sbid=0,shint=1", "wave=0,crows=2",
+                 "slbw=1,sbid=0,kept=0", "slbw=1,smode=2,sitems=16,sitems8=3,sspin=0",
+                 "slbw=1,sitems=5,sitems8=1,slook=3,sminb=6"]
 DEFAULT = ("fnt=256,fu=8,fminb=4,fminbm=2,fgrid=0,fstride=1,crows=4,ldg=0,sitems=32,sitems8=8,"
-           "smode=1,sminb=0,sspin=32,srec=1,slook=1,kept=1,sbid=1,shint=1,wave=1")
+           "smode=1,sminb=0,sspin=32,srec=1,slook=1,kept=1,sbid=1,shint=1,wave=1,slbw=0")
 
 
 @pytest.fixture
@@ -150,6 +152,8 @@ def test_reduce_variant_default_and_spec_round_trip(variant):
                   "memory)"),
     ("sitems=65,smode=2", "sitems (items a thread of a 1-D scan tile (up to 4-byte sums; 44 at "
                           "most when staged)) takes an integer from 1 to 64, not '65'"),
+    ("slbw=1,smode=0", "slbw=1 needs smode=1 or 2 (a block-staged tile's barriers are the whole "
+                       "block's)"),
     ("sminb=9", "sminb (1-D scan's blocks an SM in the launch bounds (0: none)) takes an integer "
                 "from 0 to 8, not '9'"),
 ])

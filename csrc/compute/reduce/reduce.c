@@ -89,7 +89,7 @@ ck_acc_size(int tc)
  * before, 640 now), and a 32 ns sleep between the look-back's reads of tiles not ready
  * (sspin=32) gave cumsum 0.802 of a copy in both runs against 0.791-0.794 without:
  * both the default. */
-#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 32, 1, 1, 1, 1, 1, 1}
+#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 32, 1, 1, 1, 1, 1, 1, 0}
 static const ck_rvariant rv_default = RV_DEFAULT;
 
 static const cukit_knob rknobs[] = {
@@ -112,6 +112,7 @@ static const cukit_knob rknobs[] = {
     {"sbid", offsetof(ck_rvariant, sbid), 0, 1, "1-D scan: the tile is the block's index (1) or a ticket's (0)"},
     {"shint", offsetof(ck_rvariant, shint), 0, 1, "1-D scan: its 16-byte loads and stores streaming (ld/st.global.cs)"},
     {"wave", offsetof(ck_rvariant, wave), 0, 1, "split reductions' blocks fill whole waves (0: at least one wave, rounded up)"},
+    {"slbw", offsetof(ck_rvariant, slbw), 0, 1, "1-D scan: a ninth warp walks the look-back from the block's start (smode 1 or 2)"},
 };
 #define NRKNOBS (sizeof rknobs / sizeof *rknobs)
 
@@ -129,6 +130,8 @@ rvariant_parse(const char *spec, const char *who, ck_rvariant *v)
                       : v->fnt * v->fminbm > 2048 ? "fnt x fminbm is more than an SM's 2048 threads"
                       : v->smode != 2 && v->sitems > 44 ? "sitems over 44 needs smode=2 (a staged tile "
                                                           "would pass 48 KiB of shared memory)"
+                      : v->slbw && v->smode == 0 ? "slbw=1 needs smode=1 or 2 (a block-staged tile's "
+                                                   "barriers are the whole block's)"
                                                  : NULL;
     if (bad) {
         PyErr_Format(PyExc_ValueError, "%s: %s (in '%s')", who, bad, spec);

@@ -75,6 +75,8 @@ typedef struct {
     int sbid;    /* 1: the 1-D scan's tile is its block's index (no ticket) */
     int shint;   /* 1: the 1-D scan's 16-byte loads and stores stream (ld/st.global.cs) */
     int wave;    /* 1: split reductions fill whole waves of blocks (reduce.c's wave_splits) */
+    int slbw;    /* 1: the 1-D scan's look-back by a ninth warp of its own, from the block's
+                    start (staged or register tiles: smode 1 or 2) */
 } ck_rvariant;
 /* The build in use (process-wide: a timing knob, plain C data). */
 const ck_rvariant *ck_rvariant_now(void);

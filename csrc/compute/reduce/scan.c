@@ -29,12 +29,13 @@ enum { SF_TILES, SF_LINES, SF_WARPS, SF_COUNT };
 typedef struct {
     int items;      /* CK_IT */
     int acc_size;   /* its accumulator's bytes: up to 4, one packed word a tile */
+    int threads;    /* a block of the tile kernel: 256, and 32 more with the walker (slbw) */
 } sbuild;
 
 static sbuild
 sbuild_now(int acc_size)
 {
-    sbuild b = {ck_scan_items(acc_size), acc_size};
+    sbuild b = {ck_scan_items(acc_size), acc_size, CK_THREADS + 32 * ck_rvariant_now()->slbw};
     return b;
 }
 
@@ -141,7 +142,8 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
             grid = 0x7fffffffLL;
     }
     void *args[] = {&a};
-    int rc = cukit_builtin_launch(dev, e->func, (unsigned)grid, 1, 256, 1, h, args);
+    int rc = cukit_builtin_launch(dev, e->func, (unsigned)grid, 1, fn == SF_TILES ? (unsigned)b->threads : 256,
+                                  1, h, args);
     if (cukit_scratch_release(dev, &status, h) < 0)
         rc = -1;
     return rc;
