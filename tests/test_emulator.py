@@ -2,6 +2,7 @@
 instructions refused at load, printf, warp-level operations, and the backend switch."""
 import gc
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -218,6 +219,49 @@ def test_unsupported_instruction_is_refused_at_load_with_its_line():
                        match=r"does not support the PTX instruction 'cp.async.bulk.commit_group' at "
                              r"async.cu:3 \(PTX line \d+\)"):
         cukit.compile(src, name="async.cu")
+
+
+# ------------------------------------------------------------------ prefetch
+
+PREFETCH = r"""
+// every form of prefetch a kernel may write (hints: the result is the copy's), also of
+// lines past the array's end, which the GPU drops
+extern "C" __global__ void pf(const float *in, float *out, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    __shared__ float loc[1];
+    asm volatile("prefetch.global.L2 [%0];" :: "l"(in + i + 4096));
+    asm volatile("prefetch.global.L1 [%0];" :: "l"(in + i));
+    asm volatile("prefetch.L2 [%0];" :: "l"(in + i + 32));
+    asm volatile("prefetch.global.L2::evict_last [%0];" :: "l"(in + i + 64));
+    asm volatile("prefetch.global.L2::evict_normal [%0+128];" :: "l"(in + i));
+    asm volatile("prefetchu.L1 [%0];" :: "l"(in + i));
+    asm volatile("prefetch.local.L1 [%0];" :: "l"(loc));
+    if (i < n) out[i] = in[i];
+}
+"""
+
+
+@pytest.mark.gpu
+def test_prefetch_of_every_form_is_a_hint(rng):
+    mod = cukit.compile(PREFETCH, name="prefetch.cu")
+    h = rng.standard_normal(1000).astype(np.float32)
+    y = cukit.empty(1000, np.float32)
+    mod.pf(cukit.to_device(h), y, np.int32(1000), grid=4, block=256)
+    np.testing.assert_array_equal(y.get(), h)
+
+
+@emulator
+@pytest.mark.parametrize("inst", ["prefetch.global.L3 [%0];", "prefetch.shared.L1 [%0];",
+                                  "prefetchu.L2 [%0];", "prefetch.local.L2::evict_last [%0];",
+                                  "prefetch.global [%0];", "prefetch.L2.global [%0];"])
+def test_prefetch_forms_the_gpu_lacks_are_refused(inst):
+    src = ('extern "C" __global__ void k(const float *p) {\n'
+           f'    asm volatile("{inst}" :: "l"(p));\n'
+           '}\n')
+    op = inst.split(" ")[0]
+    with pytest.raises(cukit.NotSupportedError,
+                       match=re.escape(f"does not support the PTX instruction '{op}'")):
+        cukit.compile(src, name="pf.cu")
 
 
 # ------------------------------------------------------------------ cp.async

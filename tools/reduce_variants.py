@@ -17,7 +17,7 @@ A build is a shape of the kernels, picked by an internal knob
   wave                                     every reduction split across blocks: its
       splits chosen so that its blocks fill whole waves of resident blocks (1), or a
       wave or more, rounded up (0: the grid until 2026-12-02)
-  sitems, sitems8, smode, sminb, sspin, srec, slook, sbid, shint, slbw   the 1-D scan's items a thread
+  sitems, sitems8, smode, sminb, sspin, srec, slook, sbid, shint, slbw, spre   the 1-D scan's items a thread
       (accumulators of up to 4 bytes / wider), its tile (0 staged by the block, 1 by
       each warp, 2 kept in registers), its blocks an SM in the launch bounds (0: none),
       nanoseconds its look-back sleeps between reads of tiles not ready, and whether a
@@ -25,7 +25,8 @@ A build is a shape of the kernels, picked by an internal knob
       prefix in a register (0); slook: tiles each lane of the look-back reads a step;
       sbid: the tile is the block's index (1) or a ticket's; shint: streaming 16-byte
       loads and stores (ld/st.global.cs); slbw: a ninth warp walks the look-back from the
-      block's start, while the eight load the tile
+      block's start, while the eight load the tile; spre: each block prefetches into L2
+      the tile spre x SMs ahead (a block that starts later)
 The knobs of one family touch only its kernels, so each build below sets one choice of
 each family, and builds that share a family's choice time it twice (a noise figure).
 
@@ -65,8 +66,10 @@ VARIANTS = [
     ("v0", "v0"),  # the default: kept scratch; 32 items warp-staged, each run summed twice; tile = blockIdx.x; streaming; 32 ns look-back sleeps; whole waves
     ("W0", "wave=0,"                     "sbid=0,shint=0,sspin=0"),  # the grid and the scan until 2026-12-02
     ("S0", "ldg=1,"                      "sspin=0"),  # the look-back without sleeps
-    ("L1", "slbw=1"),  # a ninth warp walks the look-back from the start
-    ("L6", "slbw=1,sminb=6"),  # ... 6 blocks an SM (registers capped)
+    ("P1", "spre=1"),  # each block prefetches into L2 the tile an SM's worth of blocks ahead
+    ("P2", "spre=2"),  # ... two
+    ("P4", "spre=4"),  # ... four
+    ("P6", "spre=6"),  # ... six: a wave of blocks ahead
 ]
 # why (2026-12-02, third run, an H200, 7 samples): the axis-0 kernel with 2, 4 or 8
 # groups of 32 output vectors a block (a knob tried on a branch) gave 0.98, 0.82 and 0.50
@@ -90,7 +93,7 @@ VARIANTS = [
 # are in the git history.
 FAMILIES = {"full": ("fnt", "fu", "fminb", "fminbm", "fgrid", "fstride", "ldg", "kept", "wave"),
             "axis0": ("crows", "ldg", "kept", "wave"),
-            "scan": ("sitems", "sitems8", "smode", "sminb", "sspin", "srec", "slook", "slbw",
+            "scan": ("sitems", "sitems8", "smode", "sminb", "sspin", "srec", "slook", "slbw", "spre",
                      "kept", "sbid", "shint")}
 # case -> (label, family); labels name the sizes of a run ({n}: --n, {h}: half of it)
 CASES = {

@@ -672,6 +672,43 @@ decode_cp(decoding *d)
     return 0;
 }
 
+/* prefetch and prefetchu: a hint that a line will be read, which the GPU may drop (a
+ * prefetch of an unmapped line faults nothing), so a no-op here; its modifiers are
+ * checked, the tensor map form refused.
+ *   prefetch{.global|.local}.{L1|L2}  [a]      prefetch.global.L2::evict_{last|normal}  [a]
+ *   prefetchu.L1  [a] */
+static int
+decode_prefetch(decoding *d)
+{
+    const char *s = d->op->p + d->nbase, *end = d->op->p + d->op->len;
+    const int u = d->nbase == 9; /* prefetchu */
+    int level = 0, space = 0;
+    while (s < end) {
+        const char *w = ++s;
+        while (s < end && *s != '.')
+            s++;
+        int len = (int)(s - w);
+#define W(str) (len == (int)sizeof(str) - 1 && memcmp(w, str, sizeof(str) - 1) == 0)
+        if (level)
+            return ptx_refuse(d); /* the level comes last */
+        else if (!u && !space && (W("global") || W("local")))
+            space = W("global") ? 1 : 2;
+        else if (W("L1"))
+            level = 1;
+        else if (!u && W("L2"))
+            level = 2;
+        else if (!u && space == 1 && (W("L2::evict_last") || W("L2::evict_normal")))
+            level = 2;
+        else
+            return ptx_refuse(d);
+#undef W
+    }
+    if (!level || d->nops != 1 || d->ops[0].kind != OK_ADDR)
+        return ptx_refuse(d);
+    d->in->op = OP_NOP;
+    return 0;
+}
+
 /* createpolicy (an L2 cache policy for the .L2::cache_hint of loads, stores and
  * cp.async): the emulator has no cache, so the policy is an opaque 0 that every hint
  * accepts. Its modifiers (fractional, range, L2::evict_*) are read by no one. */
@@ -698,7 +735,8 @@ static const struct {
     {"ldu", decode_ldst}, {"st", decode_ldst}, {"atom", decode_atom}, {"red", decode_atom},
     {"bra", decode_bra}, {"ret", decode_exit}, {"exit", decode_exit}, {"bar", decode_bar},
     {"barrier", decode_bar}, {"membar", decode_fence}, {"fence", decode_fence},
-    {"nanosleep", decode_nop}, {"prefetch", decode_nop}, {"prefetchu", decode_nop},
+    {"nanosleep", decode_nop}, {"prefetch", decode_prefetch, 1},
+    {"prefetchu", decode_prefetch, 1},
     {"pmevent", decode_nop}, {"trap", decode_trap}, {"brkpt", decode_trap},
     {"shfl", decode_shfl}, {"vote", decode_vote}, {"activemask", decode_activemask},
     {"match", decode_match}, {"redux", decode_redux}, {"cp", decode_cp, 1},

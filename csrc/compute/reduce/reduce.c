@@ -89,7 +89,7 @@ ck_acc_size(int tc)
  * before, 640 now), and a 32 ns sleep between the look-back's reads of tiles not ready
  * (sspin=32) gave cumsum 0.802 of a copy in both runs against 0.791-0.794 without:
  * both the default. */
-#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 32, 1, 1, 1, 1, 1, 1, 0}
+#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 32, 1, 1, 1, 1, 1, 1, 0, 0}
 static const ck_rvariant rv_default = RV_DEFAULT;
 
 static const cukit_knob rknobs[] = {
@@ -113,6 +113,7 @@ static const cukit_knob rknobs[] = {
     {"shint", offsetof(ck_rvariant, shint), 0, 1, "1-D scan: its 16-byte loads and stores streaming (ld/st.global.cs)"},
     {"wave", offsetof(ck_rvariant, wave), 0, 1, "split reductions' blocks fill whole waves (0: at least one wave, rounded up)"},
     {"slbw", offsetof(ck_rvariant, slbw), 0, 1, "1-D scan: a ninth warp walks the look-back from the block's start (smode 1 or 2)"},
+    {"spre", offsetof(ck_rvariant, spre), 0, 16, "1-D scan: blocks prefetch into L2 the tile spre x SMs ahead (0: none)"},
 };
 #define NRKNOBS (sizeof rknobs / sizeof *rknobs)
 

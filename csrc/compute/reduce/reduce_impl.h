@@ -77,6 +77,7 @@ typedef struct {
     int wave;    /* 1: split reductions fill whole waves of blocks (reduce.c's wave_splits) */
     int slbw;    /* 1: the 1-D scan's look-back by a ninth warp of its own, from the block's
                     start (staged or register tiles: smode 1 or 2) */
+    int spre;    /* the 1-D scan's blocks prefetch into L2 the tile spre x SMs ahead (0: none) */
 } ck_rvariant;
 /* The build in use (process-wide: a timing knob, plain C data). */
 const ck_rvariant *ck_rvariant_now(void);

@@ -30,12 +30,14 @@ typedef struct {
     int items;      /* CK_IT */
     int acc_size;   /* its accumulator's bytes: up to 4, one packed word a tile */
     int threads;    /* a block of the tile kernel: 256, and 32 more with the walker (slbw) */
+    int prefetch;   /* its prefetch distance in tiles an SM (spre; 0: its source has none) */
 } sbuild;
 
 static sbuild
 sbuild_now(int acc_size)
 {
-    sbuild b = {ck_scan_items(acc_size), acc_size, CK_THREADS + 32 * ck_rvariant_now()->slbw};
+    const ck_rvariant *v = ck_rvariant_now();
+    sbuild b = {ck_scan_items(acc_size), acc_size, CK_THREADS + 32 * v->slbw, v->spre};
     return b;
 }
 
@@ -134,6 +136,8 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
             }
         }
         a.epoch = epoch;
+        /* the prefetch distance in tiles (the kernel's build's spre) */
+        a.spare = (unsigned)(b->prefetch * dev->sm_count);
     }
     else {
         long long per = fn == SF_WARPS ? 8 : 256;

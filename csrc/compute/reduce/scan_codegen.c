@@ -270,6 +270,16 @@ static const char scan_body[] =
     "    __syncthreads();\n"
     "    const int tile = tile_id;\n"
     "#endif\n"
+    "#if CK_SPRE\n"
+    "    // the tile p.spare tiles ahead (a block that starts later) prefetched into L2, so that\n"
+    "    // DRAM keeps reading while blocks scan and look back: its block finds it there\n"
+    "    if (vin0 && p.spare && tile + (long long)p.spare < p.ntiles) {\n"
+    "        const long long pb = (tile + (long long)p.spare) * CK_TILE * (long long)sizeof(TI);\n"
+    "        const long long pe = min(pb + CK_TILE * (long long)sizeof(TI), p.n * (long long)sizeof(TI));\n"
+    "        for (long long o = pb + threadIdx.x * 128ll; o < pe; o += (long long)blockDim.x * 128)\n"
+    "            asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"(in + o));\n"
+    "    }\n"
+    "#endif\n"
     "#if CK_SLBW\n"
     "    if (w == 8) {\n"
     "        ck_walk(p, tile, lane, wsum, tile_pre, tile_has);\n"
@@ -612,9 +622,9 @@ ck_scan_source(int itc, int otc, const char *acc, int acc_size, const char *head
     PyOS_snprintf(defs, sizeof defs,
                   "#define CK_IT %d\n#define CK_EXCL %d\n#define CK_SMODE %d\n#define CK_SMINB %d\n"
                   "#define CK_SSPIN %d\n#define CK_SREC %d\n#define CK_SLOOK %d\n#define CK_SBID %d\n"
-                  "#define CK_SHINT %d\n#define CK_SLBW %d\n",
+                  "#define CK_SHINT %d\n#define CK_SLBW %d\n#define CK_SPRE %d\n",
                   ck_scan_items(acc_size), exclusive, rv->smode, rv->sminb, rv->sspin, rv->srec, rv->slook,
-                  rv->sbid, rv->shint, rv->slbw);
+                  rv->sbid, rv->shint, rv->slbw, rv->spre > 0);
     PyObject *types = ctype ? PyUnicode_FromString(defs)
                             : PyUnicode_FromFormat("typedef %s TI;\ntypedef %s TO;\ntypedef %s TA;\n%s",
                                                    ck_dtypes[itc].ctype, ck_dtypes[otc].ctype, acc, defs);
