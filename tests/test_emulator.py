@@ -228,14 +228,12 @@ PREFETCH = r"""
 // lines past the array's end, which the GPU drops
 extern "C" __global__ void pf(const float *in, float *out, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    __shared__ float loc[1];
     asm volatile("prefetch.global.L2 [%0];" :: "l"(in + i + 4096));
     asm volatile("prefetch.global.L1 [%0];" :: "l"(in + i));
     asm volatile("prefetch.L2 [%0];" :: "l"(in + i + 32));
     asm volatile("prefetch.global.L2::evict_last [%0];" :: "l"(in + i + 64));
     asm volatile("prefetch.global.L2::evict_normal [%0+128];" :: "l"(in + i));
     asm volatile("prefetchu.L1 [%0];" :: "l"(in + i));
-    asm volatile("prefetch.local.L1 [%0];" :: "l"(loc));
     if (i < n) out[i] = in[i];
 }
 """

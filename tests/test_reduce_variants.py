@@ -28,10 +28,10 @@ MORE_VARIANTS = ["fu=1,crows=1,sitems=1,sitems8=1", "fnt=1024,fminb=2,fminbm=1,f
                  "sitems=7,sitems8=3,slook=2,kept=0", "smode=2,sitems=16,kept=0",
                  "smode=0,sbid=0,shint=0,kept=0", "smode=2,sitems=8,sbid=0,shint=1", "wave=0,crows=2",
                  "slbw=1,sbid=0,kept=0", "slbw=1,smode=2,sitems=16,sitems8=3,sspin=0",
-                 "slbw=1,sitems=5,sitems8=1,slook=3,sminb=6", "spre=1", "spre=16,smode=2,sitems=8",
+                 "slbw=1,sitems=5,sitems8=1,slook=3,sminb=6", "spre=0,sspin=0", "spre=16,smode=2,sitems=8",
                  "spre=3,sbid=0,slbw=1"]
 DEFAULT = ("fnt=256,fu=8,fminb=4,fminbm=2,fgrid=0,fstride=1,crows=4,ldg=0,sitems=32,sitems8=8,"
-           "smode=1,sminb=0,sspin=32,srec=1,slook=1,kept=1,sbid=1,shint=1,wave=1,slbw=0,spre=0")
+           "smode=1,sminb=0,sspin=32,srec=1,slook=1,kept=1,sbid=1,shint=1,wave=1,slbw=0,spre=1")
 
 
 @pytest.fixture

@@ -63,14 +63,17 @@ import cukit._cukit as core
 # The builds timed by default: one choice of each family (full reduction; axis 0; scan).
 VARIANTS = [
     # name   full reduction / axis 0     1-D scan
-    ("v0", "v0"),  # the default: kept scratch; 32 items warp-staged, each run summed twice; tile = blockIdx.x; streaming; 32 ns look-back sleeps; whole waves
+    ("v0", "v0"),  # the default: kept scratch; 32 items warp-staged, each run summed twice; tile = blockIdx.x; streaming; 32 ns look-back sleeps; L2 prefetch a block-SM ahead; whole waves
     ("W0", "wave=0,"                     "sbid=0,shint=0,sspin=0"),  # the grid and the scan until 2026-12-02
     ("S0", "ldg=1,"                      "sspin=0"),  # the look-back without sleeps
-    ("P1", "spre=1"),  # each block prefetches into L2 the tile an SM's worth of blocks ahead
-    ("P2", "spre=2"),  # ... two
-    ("P4", "spre=4"),  # ... four
-    ("P6", "spre=6"),  # ... six: a wave of blocks ahead
+    ("P0", "spre=0"),  # the scan without its L2 prefetch (the default until 2026-12-02)
+    ("P2", "spre=2"),  # the tile two SMs' worth of blocks ahead
 ]
+# why (2026-12-02, an H200, two runs of a day later): each block prefetching into L2 the tile
+# of the block spre x SMs later took cumsum from 0.800 of a copy to 0.870 (spre=1), 0.869
+# (2), 0.830 (4), 0.709 (6: a wave ahead thrashes the L2): spre=1 the default. A ninth
+# warp walking the look-back from the block's start (slbw=1) gave 0.779 against 0.799
+# (0.780 with 6 blocks an SM, registers capped): kept as a knob, not the default.
 # why (2026-12-02, third run, an H200, 7 samples): the axis-0 kernel with 2, 4 or 8
 # groups of 32 output vectors a block (a knob tried on a branch) gave 0.98, 0.82 and 0.50
 # of PyTorch against 1.004 for one; the scan's running values written before the

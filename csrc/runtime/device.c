@@ -51,6 +51,7 @@ device_init(cukit_Device *d)
         {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, offsetof(cukit_Device, cc_major)},
         {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, offsetof(cukit_Device, cc_minor)},
         {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, offsetof(cukit_Device, sm_count)},
+        {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, offsetof(cukit_Device, l2_bytes)},
         {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, offsetof(cukit_Device, max_threads_per_block)},
         {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, offsetof(cukit_Device, max_block[0])},
         {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + 1, offsetof(cukit_Device, max_block[1])},

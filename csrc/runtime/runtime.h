@@ -44,6 +44,7 @@ typedef struct cukit_Device_s {
     char name[256];
     int cc_major, cc_minor;
     int sm_count;
+    int l2_bytes;          /* its L2 cache */
     size_t total_memory;
     int max_threads_per_block;
     int max_block[3];

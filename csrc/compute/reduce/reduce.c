@@ -88,8 +88,13 @@ ck_acc_size(int tc)
  * (wave=1) took the axis-0 sum from 1.010 to 1.094 of PyTorch (704 blocks on 660 slots
  * before, 640 now), and a 32 ns sleep between the look-back's reads of tiles not ready
  * (sspin=32) gave cumsum 0.802 of a copy in both runs against 0.791-0.794 without:
- * both the default. */
-#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 32, 1, 1, 1, 1, 1, 1, 0, 0}
+ * both the default. On 2026-12-02 (an H200, one run of seven builds) each scan block
+ * prefetching into L2 the tile of the block an SM's worth of blocks later (spre=1: 132
+ * tiles ahead there) took cumsum from 0.800 to 0.870 of a copy (spre=2 0.869, 4 0.830,
+ * 6 0.709: a wave ahead thrashes the L2); the default. A ninth warp walking the
+ * look-back from the block's start (slbw=1) gave 0.779 against 0.799 (5 blocks an SM,
+ * or 6 with registers capped: 0.780): not the default. */
+#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 32, 1, 1, 1, 1, 1, 1, 0, 1}
 static const ck_rvariant rv_default = RV_DEFAULT;
 
 static const cukit_knob rknobs[] = {

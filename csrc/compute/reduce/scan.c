@@ -136,8 +136,14 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
             }
         }
         a.epoch = epoch;
-        /* the prefetch distance in tiles (the kernel's build's spre) */
-        a.spare = (unsigned)(b->prefetch * dev->sm_count);
+        /* the prefetch distance in tiles: the kernel's build's spre an SM, the tiles read
+         * ahead filling at most a quarter of the L2 (each stays there until its block
+         * reads it; a wave of blocks ahead thrashed an H200's) */
+        long long ahead = (long long)b->prefetch * dev->sm_count;
+        const long long fit = (long long)dev->l2_bytes / 4 / (tile * itemsize);
+        if (dev->l2_bytes > 0 && ahead > fit)
+            ahead = fit;
+        a.spare = (unsigned)ahead;
     }
     else {
         long long per = fn == SF_WARPS ? 8 : 256;
