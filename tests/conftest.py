@@ -132,6 +132,43 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_hw)
 
 
+# A test marked `fills_device` holds most of the device's memory for a while. Under
+# pytest-xdist it runs alone: it waits for the tests running in other workers to end,
+# and they start none while it runs, so no test meets a device it filled. Two file locks
+# of the run: a gate each test passes through (a filling test holds it to its end) and
+# the device, shared by every other test, exclusive to a filling one. Only the worker
+# itself locks (its pid is noted for the processes it starts, which inherit the note):
+# a test's child that ran tests of its own would otherwise wait on its parent.
+_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
+if _RUN and not os.environ.get("CUKIT_TEST_LOCKER"):
+    os.environ["CUKIT_TEST_LOCKER"] = str(os.getpid())
+_LOCKS = _RUN and os.environ.get("CUKIT_TEST_LOCKER") == str(os.getpid())
+
+
+@pytest.fixture(autouse=True)
+def _device_turn(request):
+    if not _LOCKS:
+        yield
+        return
+    import fcntl
+
+    base = os.path.join(tempfile.gettempdir(), f"cukit-test-{_RUN}")
+    fills = request.node.get_closest_marker("fills_device") is not None
+    with open(base + ".gate", "a") as gate, open(base + ".device", "a") as device:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(device, fcntl.LOCK_EX if fills else fcntl.LOCK_SH)
+        finally:
+            if not fills:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(device, fcntl.LOCK_UN)
+            if fills:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+
+
 @pytest.fixture
 def ctx():
     """A PyCUDA-layer context made current for the test (make_default_context), popped

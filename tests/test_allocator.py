@@ -363,6 +363,7 @@ def test_pool_cache_limit_bounds_the_cache():
 
 @gpu
 @pytest.mark.xdist_group("all_gpus")  # it fills the device: not beside NCCL's set-up, which cannot retry
+@pytest.mark.fills_device  # nor beside any other test
 def test_an_allocation_that_finds_the_device_full_gives_the_cache_back():
     """Blocks cached from freed arrays are given back before OutOfMemoryError: an
     allocation that fits only without them succeeds; one that never fits raises."""
@@ -390,6 +391,61 @@ def test_an_allocation_that_finds_the_device_full_gives_the_cache_back():
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["cached", "True", "big", "0", "right", "True", "OOM", "True"], \
         out.stdout + out.stderr
+
+
+TURNS = """
+import os, time
+import pytest
+
+
+def note(what):
+    with open(os.environ["TURN_LOG"], "a") as f:
+        f.write(f"{time.monotonic()} {what}\\n")
+
+
+@pytest.mark.parametrize("i", range(8))
+def test_plain(i):
+    note(f"start p{i}")
+    time.sleep(0.2)
+    note(f"end p{i}")
+
+
+@pytest.mark.fills_device
+def test_fill():
+    note("start F")
+    time.sleep(0.6)
+    note("end F")
+"""
+
+
+def test_a_test_that_fills_the_device_runs_while_no_other_test_does(tmp_path):
+    """conftest's _device_turn under pytest-xdist: no test of another worker runs while a
+    `fills_device` test does (they meet a full device otherwise)."""
+    pytest.importorskip("xdist")
+    here = os.path.dirname(os.path.abspath(__file__))
+    (tmp_path / "conftest.py").write_text(open(os.path.join(here, "conftest.py")).read())
+    (tmp_path / "test_turns.py").write_text(TURNS)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    fills_device: x\n")
+    log = tmp_path / "turns.log"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CUKIT_TEST_LOCKER", "PYTEST_XDIST_TESTRUNUID", "PYTEST_XDIST_WORKER")}
+    env["TURN_LOG"] = str(log)
+    # the cukit under test (an in-place build's src/ too), whatever the child's folder
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(cukit.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([pkg] + [p for p in [env.get("PYTHONPATH")] if p])
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "3", "-p", "no:cacheprovider",
+                        "-p", "no:randomly", str(tmp_path)], capture_output=True, text=True,
+                       env=env, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    spans = {}
+    for line in log.read_text().split("\n"):
+        if line:
+            t, what, who = line.split()
+            spans.setdefault(who, {})[what] = float(t)
+    assert len(spans) == 9, spans
+    fill = spans.pop("F")
+    for who, s in spans.items():
+        assert s["end"] <= fill["start"] or s["start"] >= fill["end"], (who, s, fill)
 
 
 @gpu
