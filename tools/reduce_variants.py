@@ -69,7 +69,7 @@ VARIANTS = [
     ("P0", "spre=0"),  # the scan without its L2 prefetch (the default until 2026-12-02)
     ("P2", "spre=2"),  # the tile two SMs' worth of blocks ahead
 ]
-# why (2026-12-02, an H200, two runs of a day later): each block prefetching into L2 the tile
+# why (2026-12-02, evening, an H200, two runs): each block prefetching into L2 the tile
 # of the block spre x SMs later took cumsum from 0.800 of a copy to 0.870 (spre=1), 0.869
 # (2), 0.830 (4), 0.709 (6: a wave ahead thrashes the L2): spre=1 the default. A ninth
 # warp walking the look-back from the block's start (slbw=1) gave 0.779 against 0.799
