@@ -590,6 +590,19 @@ decode_match(decoding *d)
     return 0;
 }
 
+/* The next word of an opcode's modifiers (each after a dot) from *s, before end: its
+ * start in *w, its length returned; -1 when none is left. */
+static int
+next_mod(const char **s, const char *end, const char **w)
+{
+    if (*s >= end)
+        return -1;
+    *w = ++*s;
+    while (*s < end && **s != '.')
+        ++*s;
+    return (int)(*s - *w);
+}
+
 /* cp.async, sm_80's copy from global to shared memory, done when it is issued: the GPU
  * may finish a copy at any time up to the cp.async.wait_group or wait_all that covers
  * it, so finishing it at once is one of the GPU's own orders, and commit_group and
@@ -607,11 +620,9 @@ decode_cp(decoding *d)
     operand *ops = d->ops;
     const char *s = d->op->p + d->nbase, *end = d->op->p + d->op->len;
     int word = 0, what = 0, shared = 0, global = 0, hint = 0, cg = 0, count = 0; /* what: 1 copy, 2 group */
-    while (s < end) {
-        const char *w = ++s;
-        while (s < end && *s != '.')
-            s++;
-        int len = (int)(s - w);
+    const char *w;
+    int len;
+    while ((len = next_mod(&s, end, &w)) >= 0) {
 #define W(str) (len == (int)sizeof(str) - 1 && memcmp(w, str, sizeof(str) - 1) == 0)
         if (word++ == 0 ? !W("async") : what == 2)
             return ptx_refuse(d);
@@ -683,11 +694,9 @@ decode_prefetch(decoding *d)
     const char *s = d->op->p + d->nbase, *end = d->op->p + d->op->len;
     const int u = d->nbase == 9; /* prefetchu */
     int level = 0, space = 0;
-    while (s < end) {
-        const char *w = ++s;
-        while (s < end && *s != '.')
-            s++;
-        int len = (int)(s - w);
+    const char *w;
+    int len;
+    while ((len = next_mod(&s, end, &w)) >= 0) {
 #define W(str) (len == (int)sizeof(str) - 1 && memcmp(w, str, sizeof(str) - 1) == 0)
         if (level)
             return ptx_refuse(d); /* the level comes last */
