@@ -598,6 +598,51 @@ def test_threads_of_a_warp_at_two_barriers_is_a_fault():
                       32, "half.cu", "threads of one warp wait at two barriers")
 
 
+@pytest.mark.gpu
+def test_bar_sync_without_a_count_is_that_barrier_of_the_whole_block(rng):
+    """bar.sync 3 alone: barrier 3 of every thread of the block (as bar.sync 0 is
+    __syncthreads), here between a warp that writes shared memory and warps that read it."""
+    mod = cukit.compile(r"""
+    extern "C" __global__ void k(const int* in, int* out) {
+        __shared__ int sh[32];
+        const int t = threadIdx.x;
+        if (t < 32) sh[t] = in[blockIdx.x * 32 + t] * 3;
+        asm volatile("bar.sync 3;" ::: "memory");
+        out[blockIdx.x * blockDim.x + t] = sh[31 - (t & 31)] + t;
+    }
+    """, name="bar3.cu")
+    h = rng.integers(-1000, 1000, 4 * 32).astype(np.int32)
+    out = cukit.zeros(4 * 128, np.int32)
+    mod.k(cukit.to_device(h), out, grid=4, block=128)
+    t = np.arange(128)
+    want = (3 * h.reshape(4, 32)[:, 31 - (t & 31)] + t).reshape(-1)
+    np.testing.assert_array_equal(out.get(), want)
+
+
+@emulator
+def test_warps_at_two_barriers_without_a_count_is_a_fault():
+    """bar.sync 1 and bar.sync 2 without counts each wait for every thread of the block:
+    warps split between them would hang on a GPU; the emulator faults, naming both."""
+    barrier_fault('if (threadIdx.x < 32) asm volatile("bar.sync 1;");\n'
+                  '        else asm volatile("bar.sync 2;");', 64, "split.cu",
+                  r"warp 0 waits at barrier 1 and warp 1 at barrier 2, each for every thread")
+    barrier_fault('if (threadIdx.x < 32) __syncthreads();\n'
+                  '        else asm volatile("bar.sync 5;");', 64, "split0.cu",
+                  r"warp 0 waits at barrier 0 and warp 1 at barrier 5")
+
+
+@emulator
+@pytest.mark.parametrize("inst,why", [
+    ('asm volatile("bar.sync %0;" :: "r"(16));', "bar.sync 16: a block has barriers 0 to 15"),
+    ('asm volatile("bar.sync %0;" :: "r"(threadIdx.x & 1));',
+     "name different barriers in one bar.sync.*they must agree"),
+    ('asm volatile("{ .reg .pred p; .reg .u32 r; setp.ne.u32 p, %0, 0; bar.red.popc.u32 r, '
+     '%1, p; }" :: "r"(threadIdx.x), "r"(17));', "bar.red 17: a block has barriers 0 to 15"),
+])
+def test_barrier_numbers_without_a_count_are_checked(inst, why):
+    barrier_fault(inst, 64, "bad_full.cu", why + r"(.|\n)*bad_full\.cu:3")
+
+
 # ------------------------------------------------------------------ printf
 
 @emulator

@@ -33,6 +33,7 @@ typedef struct {
     uint32_t lpc[32];    /* pc of each lane outside the running group */
     uint32_t red_pc;     /* the bar.red its lanes wait at (NOPC: none), answered at release */
     int barid;           /* the named barrier (OP_BARN) it waits at, -1: bar.sync 0's */
+    int fullid;          /* the barrier its bar.sync (or bar.red) without a count waits at */
     uint32_t barn_pc;    /* the OP_BARN its lanes gather at before the warp arrives (NOPC: */
     uint32_t barn_lanes; /* none), the lanes there, */
     int barn_id;         /* its barrier */

@@ -127,6 +127,7 @@ warp_start(block *b, warp *w, int all)
     w->cc = 0;
     w->red_pc = NOPC;
     w->barid = -1;
+    w->fullid = 0;
     w->barn_pc = NOPC;
     w->barn_lanes = 0;
     w->state = live ? W_RUN : W_DONE;
@@ -176,6 +177,32 @@ named_deadlock(block *b)
     return -1;
 }
 
+/* Every warp left waits at a barrier without a count: on a GPU those at barrier a wait
+ * for every thread of the block at a, so warps at two such barriers would hang. Records
+ * the fault (-1), or 0 when all wait at one. */
+__attribute__((noinline, cold)) static int
+full_bars_split(block *b)
+{
+    const warp *first = NULL;
+    for (int i = 0; i < b->nwarps; i++) {
+        const warp *w = &b->warps[i];
+        if (w->state != W_BAR)
+            continue;
+        if (first == NULL)
+            first = w;
+        else if (w->fullid != first->fullid) {
+            char text[300];
+            snprintf(text, sizeof text, "every warp of the block waits and none can go on: warp %d "
+                     "waits at barrier %d and warp %d at barrier %d, each for every thread of the "
+                     "block (bar.sync without a count; a GPU would hang here)", first->index,
+                     first->fullid, w->index, w->fullid);
+            emu_fault_text(b, (warp *)w, __builtin_ctz(w->live), CUDA_ERROR_LAUNCH_TIMEOUT, text);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Run one block to its end. 0, or -1 on a fault (in b->why). */
 static int
 run_block(block *b, uint64_t linear)
@@ -211,7 +238,7 @@ run_block(block *b, uint64_t linear)
         }
         if (waiting == 0 && running == 0)
             return 0;
-        if (running == 0 && named_deadlock(b))
+        if (running == 0 && (named_deadlock(b) || full_bars_split(b)))
             return -1;
         if (running == 0) {
             /* every thread still alive waits at the barrier: release it, with the

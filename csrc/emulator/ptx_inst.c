@@ -462,13 +462,14 @@ decode_bar(decoding *d)
         in->op = OP_BARRED;
         in->type2 = (uint8_t)(m->popc ? 0 : m->boolop);
         if ((in->d[0] = m->popc ? ptx_dst(d->p, &d->ops[0]) : pred_of(d, 0)) < 0 ||
-            (in->s[0] = ptx_pred(d->p, c->name, c->nlen, d->line)) < 0)
+            (in->s[0] = ptx_pred(d->p, c->name, c->nlen, d->line)) < 0 ||
+            (in->s[1] = ptx_src(d->p, &d->ops[1], TY_U32)) < 0)
             return -1;
         in->vec = (uint8_t)c->neg;
         return 0;
     }
     /* bar.sync a, b and bar.arrive a, b: a named barrier with a thread count (arrive needs
-     * one); bar.sync a alone is the block's barrier */
+     * one); bar.sync a alone is barrier a of every thread of the block (OP_BAR, a in s[0]) */
     if (m->bar_arrive || d->nops == 2) {
         if (d->nops != 2)
             return ptx_refuse(d);
@@ -477,10 +478,10 @@ decode_bar(decoding *d)
         return (in->s[0] = ptx_src(d->p, &d->ops[0], TY_U32)) < 0 ||
                (in->s[1] = ptx_src(d->p, &d->ops[1], TY_U32)) < 0 ? -1 : 0;
     }
-    if (d->nops > 1)
+    if (d->nops != 1)
         return ptx_refuse(d);
     in->op = OP_BAR;
-    return 0;
+    return (in->s[0] = ptx_src(d->p, &d->ops[0], TY_U32)) < 0 ? -1 : 0;
 }
 
 /* redux.sync.op.type d, a, membermask (__reduce_*_sync) */

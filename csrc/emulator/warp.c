@@ -314,6 +314,33 @@ full_bar_refused(block *b, warp *w, uint32_t m, const char *what)
     return -1;
 }
 
+/* The barrier a bar.sync or bar.red without a count waits at (its operand a, in slot):
+ * the same for every lane, 0 to 15; noted in w->fullid. 0, or -1 with the fault recorded. */
+__attribute__((noinline)) static int
+full_bar_id(block *b, warp *w, uint32_t m, int slot, const char *what)
+{
+    const uint64_t *A = w->R + (size_t)slot * 32;
+    const int lane = __builtin_ctz(m);
+    const uint32_t id = (uint32_t)A[lane];
+    char text[200];
+    for (uint32_t k = m; k; k &= k - 1) {
+        const int l = __builtin_ctz(k);
+        if ((uint32_t)A[l] != id) {
+            snprintf(text, sizeof text, "the threads of a warp name different barriers in one %s "
+                     "(lane %d: %u; lane %d: %u): they must agree", what, lane, id, l, (uint32_t)A[l]);
+            emu_fault_text(b, w, l, CUDA_ERROR_ILLEGAL_INSTRUCTION, text);
+            return -1;
+        }
+    }
+    if (id > 15) {
+        snprintf(text, sizeof text, "%s %u: a block has barriers 0 to 15", what, id);
+        emu_fault_text(b, w, lane, CUDA_ERROR_ILLEGAL_INSTRUCTION, text);
+        return -1;
+    }
+    w->fullid = (int)id;
+    return 0;
+}
+
 /* bar.red (__syncthreads_count/and/or): the warp's share of the block's reduction, then
  * it waits at the barrier. */
 __attribute__((noinline)) static int
@@ -321,6 +348,8 @@ op_barred(block *b, warp *w, const emu_inst *in, uint32_t m)
 {
     if (m != w->mask || w->barn_lanes)
         return full_bar_refused(b, w, m, "bar.red");
+    if (full_bar_id(b, w, m, in->s[1], "bar.red") < 0)
+        return -1;
     uint32_t p = w->P[in->s[0]];
     if (in->vec)
         p = ~p;
@@ -338,7 +367,7 @@ op_barred(block *b, warp *w, const emu_inst *in, uint32_t m)
 
 /* bar.sync a, b and bar.arrive a, b: named barrier a (0 to 15) of b threads, counted in
  * whole warps (PTX: a warp arrives when its threads that have not exited do; b is a
- * multiple of 32; bar.sync a alone is OP_BAR). The lanes of a warp gather at the instruction
+ * multiple of 32; bar.sync a alone is OP_BAR, full_bar_id). The lanes of a warp gather at the instruction
  * (lanes the emulator ran apart, or that exit, come there or leave first), then the warp
  * arrives: barn_arrive. The warp that completes the barrier releases the warps waiting
  * at it and goes on; otherwise sync waits, arrive goes on. A barrier nobody can complete
@@ -704,6 +733,8 @@ emu_run_warp(block *b, warp *w)
                 full_bar_refused(b, w, m, "bar.sync");
                 return;
             }
+            if (full_bar_id(b, w, m, in->s[0], "bar.sync") < 0)
+                return;
             set_group_pc(w, w->mask, w->pc + 1);
             w->barwait |= w->mask;
             w->mask = 0;
