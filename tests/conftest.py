@@ -136,7 +136,8 @@ def pytest_collection_modifyitems(config, items):
 # pytest-xdist it runs alone: it waits for the tests running in other workers to end,
 # and they start none while it runs, so no test meets a device it filled. Two file locks
 # of the run: a gate each test passes through (a filling test holds it to its end) and
-# the device, shared by every other test, exclusive to a filling one. Only the worker
+# the device, shared by every other test, exclusive to a filling one, held through each
+# test's setup (module fixtures included), call and teardown. Only the worker
 # itself locks (its pid is noted for the processes it starts, which inherit the note):
 # a test's child that ran tests of its own would otherwise wait on its parent.
 _RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
@@ -145,15 +146,17 @@ if _RUN and not os.environ.get("CUKIT_TEST_LOCKER"):
 _LOCKS = _RUN and os.environ.get("CUKIT_TEST_LOCKER") == str(os.getpid())
 
 
-@pytest.fixture(autouse=True)
-def _device_turn(request):
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """The turn of _LOCKS around a test's whole protocol: its setup (fixtures of every
+    scope that start with it), call and teardown."""
     if not _LOCKS:
         yield
         return
     import fcntl
 
     base = os.path.join(tempfile.gettempdir(), f"cukit-test-{_RUN}")
-    fills = request.node.get_closest_marker("fills_device") is not None
+    fills = item.get_closest_marker("fills_device") is not None
     with open(base + ".gate", "a") as gate, open(base + ".device", "a") as device:
         fcntl.flock(gate, fcntl.LOCK_EX)
         try:

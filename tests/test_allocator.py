@@ -419,7 +419,7 @@ def test_fill():
 
 
 def test_a_test_that_fills_the_device_runs_while_no_other_test_does(tmp_path):
-    """conftest's _device_turn under pytest-xdist: no test of another worker runs while a
+    """conftest's turns under pytest-xdist: no test of another worker runs while a
     `fills_device` test does (they meet a full device otherwise)."""
     pytest.importorskip("xdist")
     here = os.path.dirname(os.path.abspath(__file__))

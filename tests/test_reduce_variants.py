@@ -153,6 +153,7 @@ def test_reduce_variant_default_and_spec_round_trip(variant):
                   "memory)"),
     ("sitems=65,smode=2", "sitems (items a thread of a 1-D scan tile (up to 4-byte sums; 44 at "
                           "most when staged)) takes an integer from 1 to 64, not '65'"),
+    ("slbw=1,sminb=8", "the 1-D scan's threads (256, 288 with slbw=1) x sminb are more than an SM's 2048"),
     ("slbw=1,smode=0", "slbw=1 needs smode=1 or 2 (a block-staged tile's barriers are the whole "
                        "block's)"),
     ("sminb=9", "sminb (1-D scan's blocks an SM in the launch bounds (0: none)) takes an integer "

@@ -136,6 +136,8 @@ rvariant_parse(const char *spec, const char *who, ck_rvariant *v)
                       : v->fnt * v->fminbm > 2048 ? "fnt x fminbm is more than an SM's 2048 threads"
                       : v->smode != 2 && v->sitems > 44 ? "sitems over 44 needs smode=2 (a staged tile "
                                                           "would pass 48 KiB of shared memory)"
+                      : (256 + 32 * v->slbw) * v->sminb > 2048 ? "the 1-D scan's threads (256, 288 with "
+                                                                   "slbw=1) x sminb are more than an SM's 2048"
                       : v->slbw && v->smode == 0 ? "slbw=1 needs smode=1 or 2 (a block-staged tile's "
                                                    "barriers are the whole block's)"
                                                  : NULL;
