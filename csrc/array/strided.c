@@ -7,6 +7,7 @@
  * compiled with NVRTC the first time a device needs them. */
 #include "array/array.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,64 +16,8 @@
 #define ROW_MIN_BYTES 64        /* narrower contiguous rows go to the kernel, not cuMemcpy2D */
 #define FILL_MAX_BYTES 128      /* the largest element the fill kernel takes */
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
-/* The copy and the fill kernel for units of type T, B bytes. */
-#define COPY_KERNEL(T, B)                                                                 \
-    "extern \"C\" __global__ void cukit_copy_" B "(const CopyParams p) {\n"              \
-    "    if (p.total <= 0x7fffffffLL) copy_run<" T ", unsigned int>(p);\n"                 \
-    "    else copy_run<" T ", unsigned long long>(p);\n"                                   \
-    "}\n"
-#define FILL_KERNEL(T, B)                                                                 \
-    "extern \"C\" __global__ void cukit_fill_" B "(const FillParams p) {\n"              \
-    "    if (p.total <= 0x7fffffffLL) fill_run<" T ", unsigned int>(p);\n"                 \
-    "    else fill_run<" T ", unsigned long long>(p);\n"                                   \
-    "}\n"
-
-/* The kernels. Both take one struct by value whose layout the host structs below
- * mirror; indices use 32-bit arithmetic when the count allows (the common case). */
-static const char kernel_source[] =
-    "#define MAXD " STR(MAXD) "\n"
-    "struct CopyParams { unsigned long long dst, src; long long total; int ndim, pad;\n"
-    "                    long long n[MAXD], d[MAXD], s[MAXD]; };\n"
-    "struct FillParams { unsigned long long dst; long long total; int ndim, k;\n"
-    "                    long long n[MAXD], d[MAXD]; unsigned long long value[16]; };\n"
-    "template <typename T, typename I> __device__ void copy_run(const CopyParams &p) {\n"
-    "    I step = (I)gridDim.x * blockDim.x;\n"
-    "    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)p.total; i += step) {\n"
-    "        I r = i; long long od = 0, os = 0;\n"
-    "        for (int k = p.ndim - 1; k > 0; k--) {\n"
-    "            I n = (I)p.n[k], c = r % n; r /= n;\n"
-    "            od += (long long)c * p.d[k]; os += (long long)c * p.s[k];\n"
-    "        }\n"
-    "        od += (long long)r * p.d[0]; os += (long long)r * p.s[0];\n"
-    "        *(T *)(p.dst + od) = *(const T *)(p.src + os);\n"
-    "    }\n"
-    "}\n"
-    "template <typename T, typename I> __device__ void fill_run(const FillParams &p) {\n"
-    "    I step = (I)gridDim.x * blockDim.x;\n"
-    "    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)p.total; i += step) {\n"
-    "        I r = i; long long od = 0;\n"
-    "        for (int k = p.ndim - 1; k > 0; k--) {\n"
-    "            I n = (I)p.n[k], c = r % n; r /= n;\n"
-    "            od += (long long)c * p.d[k];\n"
-    "        }\n"
-    "        od += (long long)r * p.d[0];\n"
-    "        T *out = (T *)(p.dst + od);\n"
-    "        for (int j = 0; j < p.k; j++) {  /* unit j of the element, little-endian */\n"
-    "            unsigned long long w = p.value[j * sizeof(T) / 8];\n"
-    "            out[j] = (T)(w >> (8 * (j * sizeof(T) % 8)));\n"
-    "        }\n"
-    "    }\n"
-    "}\n"
-    "struct __align__(16) Vec16 { unsigned long long x, y; };\n"
-    COPY_KERNEL("unsigned char", "1") COPY_KERNEL("unsigned short", "2")
-    COPY_KERNEL("unsigned int", "4") COPY_KERNEL("unsigned long long", "8")
-    COPY_KERNEL("Vec16", "16")
-    FILL_KERNEL("unsigned char", "1") FILL_KERNEL("unsigned short", "2")
-    FILL_KERNEL("unsigned int", "4") FILL_KERNEL("unsigned long long", "8");
-
+/* The kernels (kernels/strided.cu) take one struct by value whose layout the host
+ * structs below mirror. */
 typedef struct {
     unsigned long long dst, src;
     long long total;
@@ -186,8 +131,10 @@ static int
 kernel(cukit_Device *dev, const char *name, CUfunction *out)
 {
     cukit_state *st = dev->st;
-    if (cukit_builtin_kernel(dev, &st->array->strided_modules, kernel_source, "cukit_strided.cu", name,
-                             out) == 0)
+    char defines[32];
+    snprintf(defines, sizeof defines, "#define MAXD %d\n", MAXD);
+    if (cukit_builtin_kernel_file(dev, &st->array->strided_modules, defines,
+                                  "array/kernels/strided.cu", name, out) == 0)
         return 0;
     if (PyErr_ExceptionMatches(st->exc[CUKIT_EXC_NOT_SUPPORTED])) {
         /* Say why a plain copy needs a compiler. */

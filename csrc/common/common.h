@@ -238,4 +238,11 @@ typedef struct {
 int cukit_knobs_parse(const char *spec, const char *who, const cukit_knob *knobs, size_t n,
                       void *out, int *given);
 
+/* device_files.c: the text of the built-in device file `name` (its path under csrc/,
+ * "compute/kernels/preamble.cuh"), with its local includes in place; static, never
+ * freed. NULL with SystemError when the build did not carry it. */
+const char *cukit_device_file(const char *name);
+/* Every device file the build carried: a new dict path -> text, or NULL. */
+PyObject *cukit_device_files(void);
+
 #endif /* CUKIT_COMMON_H */

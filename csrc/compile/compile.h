@@ -68,6 +68,11 @@ int cukit_builtin_function(cukit_state *st, cukit_Device *dev, PyObject *source,
  * loaded by cukit_builtin_function the first time. dev is made current. 0 / -1. */
 int cukit_builtin_kernel(cukit_Device *dev, PyObject **modules, const char *source,
                          const char *file, const char *kernel, CUfunction *func);
+/* Kernel `kernel` of the built-in device file `device_file` (its path under csrc/,
+ * see cukit_device_file) with `defines` (C text put in front of it, e.g. "#define N 4\n";
+ * may be NULL), kept per device in *modules as cukit_builtin_kernel does. 0 / -1. */
+int cukit_builtin_kernel_file(cukit_Device *dev, PyObject **modules, const char *defines,
+                              const char *device_file, const char *kernel, CUfunction *func);
 /* Compile prog for arch ("sm_90") into `kind` with the option `extra` (e.g.
  * "-rdc=true"; may be NULL) added after prog's own; prog is unchanged but for its
  * log. New refs in *image (bytes) and *symbols (dict kernel name -> symbol).

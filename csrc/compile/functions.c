@@ -185,7 +185,26 @@ mod_nvrtc_archs(PyObject *m, PyObject *Py_UNUSED(ignored))
     return out;
 }
 
+static PyObject *
+mod_device_files(PyObject *m, PyObject *unused)
+{
+    return cukit_device_files();
+}
+
+static PyObject *
+mod_device_file_check(PyObject *m, PyObject *name)
+{
+    const char *s = PyUnicode_AsUTF8(name);
+    return s == NULL || cukit_device_file(s) == NULL ? NULL : Py_NewRef(Py_None);
+}
+
 static PyMethodDef compile_functions[] = {
+    {"_device_file_check", mod_device_file_check, METH_O,
+     "_device_file_check(name): None when the build carried the device file `name`, else "
+     "the SystemError a kernel of it would raise."},
+    {"_device_files", mod_device_files, METH_NOARGS,
+     "_device_files() -> dict: the CUDA C of cukit's built-in kernels, by path under csrc/ "
+     "(csrc/<layer>/kernels/), as the build carried it (local includes in place)."},
     {"compile", (PyCFunction)(void (*)(void))mod_compile, METH_VARARGS | METH_KEYWORDS,
      "compile(source, name='kernel.cu', options=(), include_dirs=(), defines={}, "
      "name_expressions=(), lineinfo=False, device=None) -> Module\n\n"
@@ -227,9 +246,11 @@ cukit_builtin_function(cukit_state *st, cukit_Device *dev, PyObject *source, con
     return 0;
 }
 
-int
-cukit_builtin_kernel(cukit_Device *dev, PyObject **modules, const char *source, const char *file,
-                     const char *kernel, CUfunction *func)
+/* cukit_builtin_kernel's work: the text defines + body (body NULL: the device file
+ * `file`'s text), compiled as `file` the first time dev needs it. */
+static int
+kept_kernel(cukit_Device *dev, PyObject **modules, const char *defines, const char *body,
+            const char *file, const char *kernel, CUfunction *func)
 {
     cukit_state *st = dev->st;
     if (*modules == NULL && (*modules = PyDict_New()) == NULL)
@@ -245,7 +266,11 @@ cukit_builtin_kernel(cukit_Device *dev, PyObject **modules, const char *source, 
         return CU_CALL(st, cuModuleGetFunction, (func, ((cukit_Module *)mod)->handle, kernel));
     }
     int rc = -1;
-    PyObject *text = PyErr_Occurred() ? NULL : PyUnicode_FromString(source);
+    if (body == NULL && !PyErr_Occurred())
+        body = cukit_device_file(file);
+    PyObject *text = PyErr_Occurred() || body == NULL
+                         ? NULL
+                         : PyUnicode_FromFormat("%s%s", defines ? defines : "", body);
     if (text && cukit_builtin_function(st, dev, text, file, NULL, kernel, &mod, func) == 0) {
         /* Another thread may have loaded them meanwhile: either module holds the same
          * code, and the one kept is the one whose function is returned next time. */
@@ -259,4 +284,18 @@ cukit_builtin_kernel(cukit_Device *dev, PyObject **modules, const char *source, 
     Py_XDECREF(text);
     Py_DECREF(key);
     return rc;
+}
+
+int
+cukit_builtin_kernel(cukit_Device *dev, PyObject **modules, const char *source, const char *file,
+                     const char *kernel, CUfunction *func)
+{
+    return kept_kernel(dev, modules, NULL, source, file, kernel, func);
+}
+
+int
+cukit_builtin_kernel_file(cukit_Device *dev, PyObject **modules, const char *defines,
+                          const char *device_file, const char *kernel, CUfunction *func)
+{
+    return kept_kernel(dev, modules, defines, NULL, device_file, kernel, func);
 }
