@@ -112,6 +112,12 @@ int cukit_array_check_dtype(cukit_Array *a, PyObject *dtype, const char *who);
 PyObject *cukit_array_shape(const cukit_Array *a);
 PyObject *cukit_array_strides(const cukit_Array *a);
 
+/* ------------------------------------------------------------------ views.c */
+
+/* 1 when `item` of an index is advanced in numpy's sense: an integer or boolean array
+ * (cukit's, numpy's, a list) or a bool; 0 otherwise; -1 with an exception. */
+int cukit_index_item_is_advanced(cukit_state *st, PyObject *item);
+
 /* ------------------------------------------------------------------ functions.c */
 
 /* cukit.empty(shape, dtype, device) (zeros() when zero): shape an int or a sequence, dtype

@@ -5,12 +5,52 @@
 
 /* ------------------------------------------------------------------ views */
 
-/* self[key] for basic indexing: ints, slices, ..., None. New ref or NULL. */
+int
+cukit_index_item_is_advanced(cukit_state *st, PyObject *it)
+{
+    if (PyBool_Check(it) || PyList_Check(it))
+        return 1;
+    if (Py_IS_TYPE(it, st->ArrayType))
+        return ((cukit_Array *)it)->ndim > 0 || ((cukit_Array *)it)->typecode == CUKIT_TC_BOOL;
+    if (PyLong_CheckExact(it) || PySlice_Check(it) || it == Py_None || it == Py_Ellipsis)
+        return 0;
+    if (cukit_numpy(st) < 0)
+        return -1;
+    return PyObject_TypeCheck(it, (PyTypeObject *)st->np_ndarray) ||
+           PyObject_TypeCheck(it, (PyTypeObject *)st->np_bool);
+}
+
+/* 1 when key holds an advanced item (see cukit_index_item_is_advanced), 0, or -1. */
+static int
+key_is_advanced(cukit_state *st, PyObject *key)
+{
+    if (!PyTuple_Check(key))
+        return cukit_index_item_is_advanced(st, key);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
+        int r = cukit_index_item_is_advanced(st, PyTuple_GET_ITEM(key, i));
+        if (r != 0)
+            return r;
+    }
+    return 0;
+}
+
+/* self[key]: basic indexing (ints, slices, ..., None) makes a view; a key with integer
+ * or boolean arrays goes to compute/'s advanced indexing. New ref or NULL. */
 PyObject *
 cukit_array_subscript(cukit_Array *self, PyObject *key)
 {
     if (cukit_array_check_live(self) < 0)
         return NULL;
+    int adv = key_is_advanced(self->st, key);
+    if (adv < 0)
+        return NULL;
+    if (adv) {
+        if (self->st->hooks.array_index == NULL) {
+            PyErr_SetString(PyExc_IndexError, "advanced indexing is not available");
+            return NULL;
+        }
+        return self->st->hooks.array_index(self->st, (PyObject *)self, key);
+    }
     PyObject *items = PyTuple_Check(key) ? Py_NewRef(key) : PyTuple_Pack(1, key);
     if (items == NULL)
         return NULL;
@@ -120,8 +160,18 @@ cukit_array_ass_subscript(cukit_Array *self, PyObject *key, PyObject *value)
         PyErr_SetString(PyExc_TypeError, "cannot delete elements of a cukit array");
         return -1;
     }
-    if (cukit_numpy(st) < 0)
+    if (cukit_numpy(st) < 0 || cukit_array_check_live(self) < 0)
         return -1;
+    int adv = key_is_advanced(st, key);
+    if (adv < 0)
+        return -1;
+    if (adv) {
+        if (st->hooks.array_index_set == NULL) {
+            PyErr_SetString(PyExc_IndexError, "advanced indexing is not available");
+            return -1;
+        }
+        return st->hooks.array_index_set(st, (PyObject *)self, key, value);
+    }
     cukit_Array *view = (cukit_Array *)cukit_array_subscript(self, key);
     if (view == NULL)
         return -1;

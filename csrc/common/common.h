@@ -139,6 +139,10 @@ typedef struct {
     PyObject *(*array_call)(cukit_state *st, int which, PyObject *self, PyObject *args,
                             PyObject *kwargs);
     PyObject *(*array_matmul)(cukit_state *st, PyObject *a, PyObject *b); /* linalg/: a @ b */
+    /* compute/index/: a[key] and a[key] = value for a key with integer or boolean arrays
+     * (advanced indexing). New ref or NULL / 0 or -1. */
+    PyObject *(*array_index)(cukit_state *st, PyObject *a, PyObject *key);
+    int (*array_index_set)(cukit_state *st, PyObject *a, PyObject *key, PyObject *value);
 } cukit_hooks;
 
 

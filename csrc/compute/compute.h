@@ -14,6 +14,9 @@ typedef struct cukit_compute_state {
     /* strong refs: the reduction and scan kernel tables (capsule) and types; random's
      * types, and dict device ordinal -> Module of its kernels */
     PyObject *reduce_tables, *random_modules;
+    /* strong refs: dict device ordinal -> Module of the advanced-indexing and the mask
+     * kernels (compute/index/kernels/), compiled at first use */
+    PyObject *index_modules, *mask_modules;
     PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type,
         *GeneratorType;
 } cukit_compute_state;
@@ -284,6 +287,15 @@ PyObject *ck_scan_call(cukit_state *st, int which, PyObject *const *args, Py_ssi
 int ck_reductions_setup(PyObject *module, cukit_state *st);
 int ck_reduce_kernel_setup(PyObject *module, cukit_state *st);
 int ck_scan_setup(PyObject *module, cukit_state *st);
+
+/* ------------------------------------------------------------------ index/ */
+
+/* a[key] / a[key] = value with integer or boolean arrays in key (numpy's advanced
+ * indexing), registered as hooks.array_index and array_index_set. */
+PyObject *ck_index_get(cukit_state *st, PyObject *a, PyObject *key);
+int ck_index_set(cukit_state *st, PyObject *a, PyObject *key, PyObject *value);
+/* The hooks, nonzero and flatnonzero. 0 / -1. */
+int ck_index_setup(PyObject *module, cukit_state *st);
 
 /* The compute layer's setup, called from module init. 0 / -1. */
 int ck_compute_setup(PyObject *module, cukit_state *st);

@@ -1,0 +1,20 @@
+/* index.h - compute/index/: advanced indexing (index.c) and boolean masks (mask.c), shared by their files */
+#ifndef CUKIT_COMPUTE_INDEX_H
+#define CUKIT_COMPUTE_INDEX_H
+
+#include "compute/compute.h"
+
+/* ------------------------------------------------------------------ mask.c */
+
+/* The coordinates of mask's true elements (mask: a bool array of any layout) as a new
+ * C-contiguous (mask->ndim, count) int64 array, in row-major order (one small read of
+ * the count from the device). New ref or NULL. */
+cukit_Array *ck_mask_coords(cukit_state *st, cukit_Array *mask);
+/* a[mask] for a mask of a's shape: the elements where it is true, in order, as a new
+ * 1-D array. New ref or NULL. */
+cukit_Array *ck_mask_select(cukit_state *st, cukit_Array *a, cukit_Array *mask);
+/* a[mask] = value for a C-contiguous a, a mask of its shape and a one-element value
+ * of a's dtype. 0 / -1. */
+int ck_mask_fill(cukit_state *st, cukit_Array *a, cukit_Array *mask, cukit_Array *value);
+
+#endif /* CUKIT_COMPUTE_INDEX_H */

@@ -1,0 +1,90 @@
+// index.cu - numpy's advanced indexing: gather (a[idx]) and scatter (a[idx] = v) through
+// integer index arrays (compute/index/index.c launches them).
+// params: MAXD=32 MAXI=8
+//
+// The result of an advanced index has shape `shape`: each of its elements is one
+// element of the indexed array, found by adding, for every result dimension, the
+// dimension's coordinate times `bstride` (the dimensions basic indexing kept), and for
+// every index array j, its value at that coordinate times `astride[j]` (the axis it
+// indexes). Index arrays are int64, broadcast to the result by their element strides
+// `istride[j]` (0 along dimensions they do not span). A value outside [-len, len) is
+// not used: the first one met is written to `err` (its array's number + 1, then the
+// value), which the host reads to raise IndexError.
+struct IndexParams {
+    unsigned long long base;  // element [0, ...] of the indexed array (after basic indexing)
+    unsigned long long other; // gather: the C-contiguous result; scatter: the values
+    unsigned long long err;   // two long longs, zero before the launch
+    long long total;          // elements of the result
+    int ndim, nidx;
+    long long shape[MAXD];
+    long long bstride[MAXD];  // bytes
+    long long vstride[MAXD];  // scatter: the values' byte strides along the result
+    unsigned long long idx[MAXI];
+    long long istride[MAXI][MAXD]; // elements
+    long long len[MAXI];      // the length of the axis index array j indexes
+    long long astride[MAXI];  // and its byte stride
+};
+
+struct __align__(16) Unit16 { unsigned long long x, y; };
+
+template <typename I>
+__device__ __forceinline__ bool index_offsets(const IndexParams &p, I i, long long &boff,
+                                              long long &voff) {
+    long long ioff[MAXI];
+    for (int j = 0; j < p.nidx; j++) ioff[j] = 0;
+    boff = 0;
+    voff = 0;
+    I r = i;
+    for (int k = p.ndim - 1; k >= 0; k--) {
+        I n = (I)p.shape[k], c = r % n;
+        r /= n;
+        boff += (long long)c * p.bstride[k];
+        voff += (long long)c * p.vstride[k];
+        for (int j = 0; j < p.nidx; j++) ioff[j] += (long long)c * p.istride[j][k];
+    }
+    bool ok = true;
+    for (int j = 0; j < p.nidx; j++) {
+        long long v = ((const long long *)p.idx[j])[ioff[j]], w = v < 0 ? v + p.len[j] : v;
+        if (w < 0 || w >= p.len[j]) {
+            unsigned long long *e = (unsigned long long *)p.err;
+            if (atomicCAS(e, 0ull, (unsigned long long)(j + 1)) == 0ull) e[1] = (unsigned long long)v;
+            ok = false;
+        }
+        boff += w * p.astride[j];
+    }
+    return ok;
+}
+
+template <typename T, typename I> __device__ void gather_run(const IndexParams &p) {
+    I step = (I)gridDim.x * blockDim.x;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)p.total; i += step) {
+        long long boff, voff;
+        if (index_offsets<I>(p, i, boff, voff))
+            ((T *)p.other)[i] = *(const T *)(p.base + boff);
+    }
+}
+
+template <typename T, typename I> __device__ void scatter_run(const IndexParams &p) {
+    I step = (I)gridDim.x * blockDim.x;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)p.total; i += step) {
+        long long boff, voff;
+        if (index_offsets<I>(p, i, boff, voff))
+            *(T *)(p.base + boff) = *(const T *)(p.other + voff);
+    }
+}
+
+// One gather and one scatter per element size (1, 2, 4, 8, 16 bytes), moved as units.
+#define INDEX_KERNELS(T, B)                                                                \
+    extern "C" __global__ void ck_gather_##B(const IndexParams p) {                        \
+        if (p.total <= 0x7fffffffLL) gather_run<T, unsigned int>(p);                       \
+        else gather_run<T, unsigned long long>(p);                                         \
+    }                                                                                      \
+    extern "C" __global__ void ck_scatter_##B(const IndexParams p) {                       \
+        if (p.total <= 0x7fffffffLL) scatter_run<T, unsigned int>(p);                      \
+        else scatter_run<T, unsigned long long>(p);                                        \
+    }
+INDEX_KERNELS(unsigned char, 1)
+INDEX_KERNELS(unsigned short, 2)
+INDEX_KERNELS(unsigned int, 4)
+INDEX_KERNELS(unsigned long long, 8)
+INDEX_KERNELS(Unit16, 16)
