@@ -467,6 +467,30 @@ array_astype(PyObject *self, PyObject *args, PyObject *kwargs)
 }
 
 static PyObject *
+array_nonzero(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return math_call(self, CUKIT_CALL_NONZERO, NULL, NULL);
+}
+
+static PyObject *
+array_take(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return math_call(self, CUKIT_CALL_TAKE, args, kwargs);
+}
+
+static PyObject *
+array_put(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return math_call(self, CUKIT_CALL_PUT, args, kwargs);
+}
+
+static PyObject *
+array_compress(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return math_call(self, CUKIT_CALL_COMPRESS, args, kwargs);
+}
+
+static PyObject *
 array_conj(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
     return math_call(self, CUKIT_CALL_CONJ, NULL, NULL);
@@ -708,6 +732,14 @@ static PyMethodDef array_methods[] = {
      "unsafe cast), in a new C-contiguous array; the array itself when copy=False and the "
      "dtype is its own."},
     {"conj", (PyCFunction)array_conj, METH_NOARGS, "conj() -> Array: cukit.conjugate(a)."},
+    {"nonzero", (PyCFunction)array_nonzero, METH_NOARGS,
+     "nonzero() -> tuple of Arrays: cukit.nonzero(a)."},
+    {"take", (PyCFunction)(void (*)(void))array_take, METH_VARARGS | METH_KEYWORDS,
+     "take(indices, axis=None, out=None, mode='raise') -> Array: cukit.take(a, ...)."},
+    {"put", (PyCFunction)(void (*)(void))array_put, METH_VARARGS | METH_KEYWORDS,
+     "put(ind, v, mode='raise'): cukit.put(a, ...)."},
+    {"compress", (PyCFunction)(void (*)(void))array_compress, METH_VARARGS | METH_KEYWORDS,
+     "compress(condition, axis=None) -> Array: cukit.compress(condition, a, ...)."},
 #define RM(name) {#name, (PyCFunction)(void (*)(void))array_##name, METH_VARARGS | METH_KEYWORDS, \
                   #name "(...) -> Array: cukit." #name "(a, ...)."}
     RM(sum), RM(prod), RM(max), RM(min), RM(argmax), RM(argmin), RM(all), RM(any), RM(mean),

@@ -66,6 +66,7 @@ enum {
     CUKIT_OP_COUNT = CUKIT_OP_LT + 6
 };
 enum { CUKIT_CALL_ASTYPE, CUKIT_CALL_CONJ, CUKIT_CALL_REAL, CUKIT_CALL_IMAG,
+       CUKIT_CALL_NONZERO, CUKIT_CALL_TAKE, CUKIT_CALL_PUT, CUKIT_CALL_COMPRESS,
        CUKIT_CALL_REDUCE = 16 /* + the index of sum, prod, max, ... in array.c's table */ };
 
 /* ------------------------------------------------------------------ array.c */

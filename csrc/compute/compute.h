@@ -294,8 +294,17 @@ int ck_scan_setup(PyObject *module, cukit_state *st);
  * indexing), registered as hooks.array_index and array_index_set. */
 PyObject *ck_index_get(cukit_state *st, PyObject *a, PyObject *key);
 int ck_index_set(cukit_state *st, PyObject *a, PyObject *key, PyObject *value);
-/* The hooks, nonzero and flatnonzero. 0 / -1. */
+/* The hooks, nonzero, flatnonzero, take, put, compress. 0 / -1. */
 int ck_index_setup(PyObject *module, cukit_state *st);
+/* numpy.take(a, indices, axis, out, mode) (axis, out: NULL or None for none). New ref. */
+PyObject *ck_take(cukit_state *st, PyObject *a, PyObject *indices, PyObject *axis, PyObject *out,
+                  const char *mode);
+/* numpy.put(a, ind, v, mode). 0 / -1. */
+int ck_put_values(cukit_state *st, PyObject *a, PyObject *ind, PyObject *v, const char *mode);
+/* numpy.compress(condition, a, axis). New ref or NULL. */
+PyObject *ck_compress(cukit_state *st, PyObject *condition, PyObject *a, PyObject *axis);
+/* numpy.nonzero(a): a tuple of int64 arrays. New ref or NULL. */
+PyObject *ck_nonzero(cukit_state *st, PyObject *a);
 
 /* The compute layer's setup, called from module init. 0 / -1. */
 int ck_compute_setup(PyObject *module, cukit_state *st);

@@ -112,6 +112,9 @@ from ._cukit import (  # noqa: E402
 )
 
 globals().update({n: f for n, f in vars(_cukit).items() if isinstance(f, ufunc)})
+# numpy's advanced indexing (csrc/compute/index/): a[idx], a[mask], and the functions on it
+from ._cukit import compress, flatnonzero, nonzero, put, take  # noqa: E402
+from ._indexing import argwhere, extract, place, put_along_axis, take_along_axis  # noqa: E402
 from ._fuse import fuse  # noqa: E402
 
 # Reductions and scans (csrc/compute/reduce*.c, scan.c).

@@ -26,10 +26,10 @@ mod_where(PyObject *m, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$OO:where", kwlist, &in[0], &in[1],
                                      &in[2], &out, &stream))
         return NULL;
+    if (in[1] == NULL && in[2] == NULL) /* numpy: where(condition) is nonzero(condition) */
+        return ck_nonzero(PyModule_GetState(m), in[0]);
     if (in[1] == NULL || in[2] == NULL) {
-        PyErr_SetString(PyExc_TypeError,
-                        "cukit.where(condition) alone (numpy's nonzero) is not supported; "
-                        "pass where(condition, x, y)");
+        PyErr_SetString(PyExc_ValueError, "either both or neither of x and y should be given");
         return NULL;
     }
     return ck_ternary(PyModule_GetState(m), 0, in, out, stream);
@@ -614,7 +614,8 @@ done:
 static PyMethodDef functions[] = {
     {"where", (PyCFunction)(void (*)(void))mod_where, METH_VARARGS | METH_KEYWORDS,
      "where(condition, x, y, *, out=None, stream=None) -> Array: x where condition is true, "
-     "else y (broadcast, promoted as numpy does)."},
+     "else y (broadcast, promoted as numpy does). where(condition) alone is "
+     "nonzero(condition)."},
     {"clip", (PyCFunction)(void (*)(void))mod_clip, METH_VARARGS | METH_KEYWORDS,
      "clip(a, a_min, a_max, out=None, *, stream=None) -> Array: minimum(maximum(a, a_min), "
      "a_max); a bound of None is no bound."},

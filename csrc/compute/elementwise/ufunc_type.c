@@ -491,6 +491,34 @@ ck_array_call(cukit_state *st, int which, PyObject *self, PyObject *args, PyObje
                 Py_CLEAR(z);
             return (PyObject *)z;
         }
+    case CUKIT_CALL_NONZERO:
+        return ck_nonzero(st, self);
+    case CUKIT_CALL_TAKE: {
+        static char *kwlist[] = {"indices", "axis", "out", "mode", NULL};
+        PyObject *indices, *axis = Py_None, *out = Py_None;
+        const char *mode = "raise";
+        if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOs:take", kwlist, &indices, &axis,
+                                         &out, &mode))
+            return NULL;
+        return ck_take(st, self, indices, axis, out, mode);
+    }
+    case CUKIT_CALL_PUT: {
+        static char *kwlist[] = {"ind", "v", "mode", NULL};
+        PyObject *ind, *v;
+        const char *mode = "raise";
+        if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|s:put", kwlist, &ind, &v, &mode))
+            return NULL;
+        if (ck_put_values(st, self, ind, v, mode) < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    case CUKIT_CALL_COMPRESS: {
+        static char *kwlist[] = {"condition", "axis", NULL};
+        PyObject *cond, *axis = Py_None;
+        if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:compress", kwlist, &cond, &axis))
+            return NULL;
+        return ck_compress(st, cond, self, axis);
+    }
     }
     PyErr_SetString(PyExc_SystemError, "unknown array method");
     return NULL;

@@ -17,4 +17,9 @@ cukit_Array *ck_mask_select(cukit_state *st, cukit_Array *a, cukit_Array *mask);
  * of a's dtype. 0 / -1. */
 int ck_mask_fill(cukit_state *st, cukit_Array *a, cukit_Array *mask, cukit_Array *value);
 
+/* ------------------------------------------------------------------ functions.c */
+
+/* take, put and compress as module functions. 0 / -1. */
+int ck_index_functions_setup(PyObject *module, cukit_state *st);
+
 #endif /* CUKIT_COMPUTE_INDEX_H */

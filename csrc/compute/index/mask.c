@@ -222,11 +222,9 @@ array_arg(cukit_state *st, PyObject *obj, const char *who)
     return NULL;
 }
 
-/* nonzero(a): a tuple of a.ndim int64 arrays (rows of one (ndim, count) array). */
-static PyObject *
-mod_nonzero(PyObject *m, PyObject *obj)
+PyObject *
+ck_nonzero(cukit_state *st, PyObject *obj)
 {
-    cukit_state *st = PyModule_GetState(m);
     cukit_Array *a = array_arg(st, obj, "nonzero");
     if (a == NULL)
         return NULL;
@@ -252,6 +250,13 @@ mod_nonzero(PyObject *m, PyObject *obj)
     }
     Py_DECREF(c);
     return out;
+}
+
+/* nonzero(a): a tuple of a.ndim int64 arrays (rows of one (ndim, count) array). */
+static PyObject *
+mod_nonzero(PyObject *m, PyObject *obj)
+{
+    return ck_nonzero(PyModule_GetState(m), obj);
 }
 
 /* flatnonzero(a): the indices of a.ravel()'s nonzero elements, int64. */
@@ -295,5 +300,6 @@ ck_index_setup(PyObject *module, cukit_state *st)
 {
     st->hooks.array_index = ck_index_get;
     st->hooks.array_index_set = ck_index_set;
-    return PyModule_AddFunctions(module, functions);
+    return PyModule_AddFunctions(module, functions) < 0 ? -1
+                                                        : ck_index_functions_setup(module, st);
 }

@@ -1,0 +1,96 @@
+"""numpy's indexing functions that are compositions of cukit's own: argwhere,
+take_along_axis, put_along_axis, extract and place. Each builds an index and hands it
+to the Array's advanced indexing (csrc/compute/index/), which does the work on the
+device in one gather or scatter."""
+import numpy as np
+
+from ._cukit import Array, arange, flatnonzero, nonzero, stack, zeros
+
+__all__ = ["argwhere", "take_along_axis", "put_along_axis", "extract", "place"]
+
+
+def _array(a, who):
+    if not isinstance(a, Array):
+        raise TypeError(f"{who} takes a cukit array, not {type(a).__name__}: move host data "
+                        "to the device with cukit.asarray()")
+    return a
+
+
+def argwhere(a):
+    """argwhere(a) -> Array of shape (N, a.ndim): the indices of a's nonzero elements,
+    one row each (numpy.argwhere)."""
+    a = _array(a, "argwhere")
+    if a.ndim == 0:
+        return zeros((1 if bool(a) else 0, 0), np.int64)
+    return stack(nonzero(a), axis=1)
+
+
+def _along_axis_key(arr, indices, axis, who):
+    arr = _array(arr, who)
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        flat = arr if arr.flags["C_CONTIGUOUS"] else arr.copy()
+        return flat.reshape(-1), (indices,)
+    if not isinstance(indices, Array):
+        indices = np.asarray(indices)
+    if indices.ndim != arr.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    axis = _normalize_axis(axis, arr.ndim)
+    kind = indices.dtype.kind
+    if kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
+    key = []
+    for d in range(arr.ndim):
+        if d == axis:
+            key.append(indices)
+        else:
+            shape = [1] * arr.ndim
+            shape[d] = arr.shape[d]
+            key.append(arange(arr.shape[d], dtype=np.int64).reshape(*shape))
+    return arr, tuple(key)
+
+
+def _normalize_axis(axis, ndim):
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def take_along_axis(arr, indices, axis):
+    """take_along_axis(arr, indices, axis) -> Array: numpy.take_along_axis, picking
+    values from arr along axis at the 1-D slices of indices (as argsort gives them)."""
+    arr, key = _along_axis_key(arr, indices, axis, "take_along_axis")
+    return arr[key]
+
+
+def put_along_axis(arr, indices, values, axis):
+    """put_along_axis(arr, indices, values, axis): numpy.put_along_axis, in place."""
+    target, key = _along_axis_key(arr, indices, axis, "put_along_axis")
+    target[key] = values
+
+
+def extract(condition, arr):
+    """extract(condition, arr) -> Array: the elements of arr.ravel() where
+    condition.ravel() is nonzero (numpy.extract)."""
+    arr = _array(arr, "extract")
+    return arr.take(flatnonzero(condition) if isinstance(condition, Array)
+                    else np.flatnonzero(condition))
+
+
+def place(arr, mask, vals):
+    """place(arr, mask, vals): arr's elements where mask is true take vals in order,
+    repeated when vals is shorter (numpy.place), in place."""
+    arr = _array(arr, "place")
+    idx = flatnonzero(mask) if isinstance(mask, Array) else np.flatnonzero(np.asarray(mask))
+    n = idx.size
+    if n == 0:
+        return
+    if isinstance(vals, Array):
+        size = vals.size
+    else:
+        vals = np.asarray(vals, dtype=arr.dtype).ravel()
+        size = vals.size
+    if size == 0:
+        raise ValueError("Cannot insert from an empty array!")
+    arr.put(idx, vals)

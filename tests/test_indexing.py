@@ -1,0 +1,238 @@
+"""numpy's advanced indexing on cukit arrays: integer arrays and boolean masks in an
+index, read and written, and the functions built on them (take, put, nonzero, ...),
+each checked against numpy on fresh random data."""
+import numpy as np
+import pytest
+
+import cukit
+
+DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.float32, np.int64, np.float64,
+          np.complex64, np.complex128]
+
+
+def rand(rng, shape, dtype=np.float32):
+    x = rng.standard_normal(shape) * 10
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng()
+
+
+# the index forms numpy's documentation defines, on a (5, 6, 7) array
+def keys(rng):
+    m2 = rng.random((5, 6)) > 0.5
+    return [
+        np.array([4, 0, -1, 2]),
+        [1, 1, 3],
+        (np.array([0, 4]), np.array([5, 1])),
+        (slice(None), [1, 3]),
+        (Ellipsis, [0, -1]),
+        (0, slice(None), [2, 5, 6]),          # int and array apart: broadcast block first
+        ([0, 1], slice(None), [2, 5]),        # arrays apart: first
+        (slice(None), [0, 1], [2, 5]),        # adjacent: in place
+        (slice(1, 4), [[0], [2]], [1, 3]),    # broadcast index arrays
+        (None, [1, 2], slice(1, 3)),
+        (np.array([[0, 1], [2, 3]]),),
+        rng.random(5) > 0.5,
+        m2,
+        (np.array([True, False, False, True, False]), slice(None), [1, 2]),
+        rng.random((5, 6, 7)) > 0.5,
+        True,
+        (np.array([], dtype=np.int64),),
+        (slice(None, None, -1), np.array([3, 1])),
+    ]
+
+
+@pytest.mark.parametrize("k", range(18))
+def test_read_matches_numpy(rng, k):
+    h = rand(rng, (5, 6, 7))
+    a = cukit.asarray(h)
+    key = keys(rng)[k]
+    got = a[key].get()
+    want = h[key]
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("k", range(18))
+def test_write_matches_numpy(rng, k):
+    h = rand(rng, (5, 6, 7))
+    a = cukit.asarray(h)
+    key = keys(rng)[k]
+    shape = h[key].shape
+    # distinct positions get distinct values only where indices do not repeat
+    v = np.float32(3.5) if k == 1 else rand(rng, shape)
+    h[key] = v
+    a[key] = v
+    np.testing.assert_array_equal(a.get(), h)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_dtype(rng, dtype):
+    h = rand(rng, (64, 3), dtype)
+    a = cukit.asarray(h)
+    idx = rng.integers(-64, 64, 100)
+    np.testing.assert_array_equal(a[idx].get(), h[idx])
+    mask = rng.random(64) > 0.5
+    np.testing.assert_array_equal(a[cukit.asarray(mask)].get(), h[mask])
+    full = rng.random((64, 3)) > 0.5
+    np.testing.assert_array_equal(a[cukit.asarray(full)].get(), h[full])
+    v = rand(rng, (int(full.sum()),), dtype)
+    a[cukit.asarray(full)] = cukit.asarray(v)
+    h[full] = v
+    np.testing.assert_array_equal(a.get(), h)
+    a[cukit.asarray(~full)] = h[0, 0]
+    h[~full] = h[0, 0]
+    np.testing.assert_array_equal(a.get(), h)
+
+
+def test_device_index_arrays_of_every_integer_type(rng):
+    h = rand(rng, (40,))
+    a = cukit.asarray(h)
+    for t in (np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64, np.uint64):
+        idx = rng.integers(0, 40, 25).astype(t)
+        np.testing.assert_array_equal(a[cukit.asarray(idx)].get(), h[idx])
+
+
+def test_views_and_strided_inputs(rng):
+    h = rand(rng, (20, 30))
+    a = cukit.asarray(h)
+    av, hv = a[::2, ::-3], h[::2, ::-3]
+    idx = rng.integers(0, hv.shape[0], 7)
+    np.testing.assert_array_equal(av[idx].get(), hv[idx])
+    np.testing.assert_array_equal(av.T[[1, 2]].get(), hv.T[[1, 2]])
+    m = hv > 0
+    np.testing.assert_array_equal(av[cukit.asarray(m)].get(), hv[m])
+    # a strided index array
+    ih = rng.integers(0, 20, (8, 6))
+    ia = cukit.asarray(ih)[:, ::2]
+    np.testing.assert_array_equal(a[ia].get(), h[ih[:, ::2]])
+    # writes through a view land in the base
+    av[[0, 3]] = 7
+    hv[[0, 3]] = 7
+    np.testing.assert_array_equal(a.get(), h)
+    av[cukit.asarray(m)] = -1
+    hv[m] = -1
+    np.testing.assert_array_equal(a.get(), h)
+
+
+def test_in_place_operators_with_repeated_indices_as_numpy(rng):
+    h = rand(rng, (10,))
+    a = cukit.asarray(h)
+    idx = [1, 1, 3, 3, 3]
+    a[idx] += 1
+    h[idx] += 1
+    np.testing.assert_array_equal(a.get(), h)
+
+
+def test_0d_and_empty(rng):
+    h = rand(rng, (0, 4))
+    a = cukit.asarray(h)
+    np.testing.assert_array_equal(a[[]].get(), h[[]])
+    assert a[np.zeros(0, bool)].shape == h[np.zeros(0, bool)].shape
+    s = cukit.asarray(np.float32(2.0))
+    assert s[True].get().tolist() == [2.0]
+    assert s[False].shape == (0,)
+    b = cukit.asarray(rand(rng, (3,)))
+    assert b[np.array([], dtype=np.int64)].shape == (0,)
+
+
+def test_out_of_range_is_an_index_error_naming_it(rng):
+    a = cukit.asarray(rand(rng, (5, 4)))
+    for idx in ([5], np.array([-6]), cukit.asarray(np.array([0, 9]))):
+        with pytest.raises(IndexError, match="out of bounds for axis 0 with size 5"):
+            a[idx]
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 1 with size 4"):
+        a[:, cukit.asarray(np.array([4]))]
+    with pytest.raises(IndexError, match="out of bounds"):
+        a[cukit.asarray(np.array([7]))] = 1.0
+    # the array is unchanged by a refused write
+    before = a.get()
+    with pytest.raises(IndexError):
+        a[[0, 10]] = 0.0
+    np.testing.assert_array_equal(a.get(), before)
+
+
+def test_bad_indices_are_numpys_errors(rng):
+    h = rand(rng, (5, 4))
+    a = cukit.asarray(h)
+    with pytest.raises(IndexError, match="integer \\(or boolean\\) type"):
+        a[np.array([1.0])]
+    with pytest.raises(IndexError, match="integer \\(or boolean\\) type"):
+        a[cukit.asarray(np.array([1.0]))]
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        a[np.ones(4, bool)]
+    with pytest.raises(IndexError, match="could not be broadcast"):
+        a[[0, 1], [0, 1, 2]]
+    with pytest.raises(IndexError, match="too many indices"):
+        a[[0], [0], [0]]
+    with pytest.raises(ValueError, match="shape mismatch"):
+        a[[0, 1]] = np.ones(3, np.float32)
+
+
+def test_take_put_compress_and_friends(rng):
+    h = rand(rng, (6, 5))
+    a = cukit.asarray(h)
+    idx = rng.integers(0, 5, 4)
+    np.testing.assert_array_equal(cukit.take(a, idx, axis=1).get(), np.take(h, idx, axis=1))
+    np.testing.assert_array_equal(a.take(idx).get(), h.take(idx))
+    np.testing.assert_array_equal(a.take([3, 31, -40], mode="wrap").get(),
+                                  h.take([3, 31, -40], mode="wrap"))
+    np.testing.assert_array_equal(a.take([3, 31, -40], mode="clip").get(),
+                                  h.take([3, 31, -40], mode="clip"))
+    with pytest.raises(IndexError):
+        a.take([30])
+    cond = [True, False, True]
+    np.testing.assert_array_equal(cukit.compress(cond, a, axis=0).get(), np.compress(cond, h, axis=0))
+    np.testing.assert_array_equal(a.compress(cond, axis=1).get(), h.compress(cond, axis=1))
+    a.put([0, 7, 29], [1, 2])
+    h.put([0, 7, 29], [1, 2])
+    np.testing.assert_array_equal(a.get(), h)
+    cukit.put(a, cukit.asarray(np.array([3, 4])), cukit.asarray(np.array([8.0, 9.0], np.float32)))
+    np.put(h, [3, 4], [8.0, 9.0])
+    np.testing.assert_array_equal(a.get(), h)
+    m = h > 0
+    for got, want in zip(cukit.nonzero(a > 0), np.nonzero(m)):
+        np.testing.assert_array_equal(got.get(), want)
+    for got, want in zip((a > 0).nonzero(), m.nonzero()):
+        np.testing.assert_array_equal(got.get(), want)
+    for got, want in zip(cukit.where(a > 0), np.where(m)):
+        np.testing.assert_array_equal(got.get(), want)
+    np.testing.assert_array_equal(cukit.flatnonzero(a).get(), np.flatnonzero(h))
+    np.testing.assert_array_equal(cukit.argwhere(a > 0).get(), np.argwhere(m))
+    np.testing.assert_array_equal(cukit.extract(a > 0, a).get(), np.extract(m, h))
+    cukit.place(a, a > 0, [0.5, 1.5])
+    np.place(h, m, [0.5, 1.5])
+    np.testing.assert_array_equal(a.get(), h)
+    assert int(cukit.count_nonzero(a > 1)) == np.count_nonzero(h > 1)
+    with pytest.raises(ValueError, match="0d"):
+        cukit.nonzero(cukit.asarray(np.float32(1)))
+
+
+def test_along_axis(rng):
+    h = rand(rng, (7, 9))
+    a = cukit.asarray(h)
+    for axis in (0, 1, -1):
+        i = np.argsort(h, axis=axis)
+        np.testing.assert_array_equal(cukit.take_along_axis(a, cukit.asarray(i), axis).get(),
+                                      np.take_along_axis(h, i, axis))
+        v = rand(rng, i.shape)
+        cukit.put_along_axis(a, i, v, axis)
+        np.put_along_axis(h, i, v, axis)
+        np.testing.assert_array_equal(a.get(), h)
+    i = np.argsort(h.ravel())
+    np.testing.assert_array_equal(cukit.take_along_axis(a, i, None).get(),
+                                  np.take_along_axis(h, i, None))
+
+
+def test_large_mask_keeps_order(rng):
+    n = 100_003  # several tiles, the last one partial
+    h = rand(rng, (n,))
+    a = cukit.asarray(h)
+    m = h > 0.5
+    np.testing.assert_array_equal(a[a > 0.5].get(), h[m])
+    np.testing.assert_array_equal(cukit.flatnonzero(a > 0.5).get(), np.flatnonzero(m))
