@@ -14,9 +14,7 @@ typedef struct cukit_compute_state {
     /* strong refs: the reduction and scan kernel tables (capsule) and types; random's
      * types, and dict device ordinal -> Module of its kernels */
     PyObject *reduce_tables, *random_modules;
-    /* strong refs: dict device ordinal -> Module of the advanced-indexing and the mask
-     * kernels (compute/index/kernels/), compiled at first use */
-    PyObject *index_modules, *mask_modules;
+    PyObject *index_modules, *mask_modules; /* strong refs: the same for index/'s kernels */
     PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type,
         *GeneratorType;
 } cukit_compute_state;
@@ -288,24 +286,7 @@ int ck_reductions_setup(PyObject *module, cukit_state *st);
 int ck_reduce_kernel_setup(PyObject *module, cukit_state *st);
 int ck_scan_setup(PyObject *module, cukit_state *st);
 
-/* ------------------------------------------------------------------ index/ */
-
-/* a[key] / a[key] = value with integer or boolean arrays in key (numpy's advanced
- * indexing), registered as hooks.array_index and array_index_set. */
-PyObject *ck_index_get(cukit_state *st, PyObject *a, PyObject *key);
-int ck_index_set(cukit_state *st, PyObject *a, PyObject *key, PyObject *value);
-/* The hooks, nonzero, flatnonzero, take, put, compress. 0 / -1. */
-int ck_index_setup(PyObject *module, cukit_state *st);
-/* numpy.take(a, indices, axis, out, mode) (axis, out: NULL or None for none). New ref. */
-PyObject *ck_take(cukit_state *st, PyObject *a, PyObject *indices, PyObject *axis, PyObject *out,
-                  const char *mode);
-/* numpy.put(a, ind, v, mode). 0 / -1. */
-int ck_put_values(cukit_state *st, PyObject *a, PyObject *ind, PyObject *v, const char *mode);
-/* numpy.compress(condition, a, axis). New ref or NULL. */
-PyObject *ck_compress(cukit_state *st, PyObject *condition, PyObject *a, PyObject *axis);
-/* numpy.nonzero(a): a tuple of int64 arrays. New ref or NULL. */
-PyObject *ck_nonzero(cukit_state *st, PyObject *a);
-
+int ck_index_setup(PyObject *module, cukit_state *st); /* compute/index/ (index.h). 0 / -1 */
 /* The compute layer's setup, called from module init. 0 / -1. */
 int ck_compute_setup(PyObject *module, cukit_state *st);
 

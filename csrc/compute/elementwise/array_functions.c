@@ -1,6 +1,7 @@
 /* array_functions.c - cukit.where, clip, full/ones(_like), arange, linspace, concatenate,
  * stack, real, imag: numpy's names and signatures on device arrays */
 #include "compute/compute.h"
+#include "compute/index/index.h"
 #include "compute/elementwise/ufunc_impl.h"
 
 #include <math.h>

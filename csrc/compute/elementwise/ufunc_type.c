@@ -1,6 +1,7 @@
 /* ufunc_type.c - the cukit.ufunc type (call, introspection), the Array's operator and
  * method hooks, and the ufuncs' setup */
 #include "compute/elementwise/ufunc_impl.h"
+#include "compute/index/index.h"
 
 #include <string.h>
 

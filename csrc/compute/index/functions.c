@@ -231,9 +231,12 @@ ck_compress(cukit_state *st, PyObject *condition, PyObject *a_obj, PyObject *axi
     if (a == NULL || cukit_numpy(st) < 0)
         return NULL;
     /* numpy takes a condition shorter than the axis: the rest is False */
-    PyObject *cond = Py_IS_TYPE(condition, st->ArrayType)
-                         ? PyObject_CallMethod(condition, "get", NULL)
+    PyObject *none = PyTuple_New(0);
+    PyObject *cond = none == NULL ? NULL
+                     : Py_IS_TYPE(condition, st->ArrayType)
+                         ? cukit_array_get((cukit_Array *)condition, none, NULL)
                          : PyObject_CallOneArg(st->np_asarray, condition);
+    Py_XDECREF(none);
     PyObject *nz = NULL, *first = NULL, *r = NULL;
     if (cond == NULL)
         return NULL;

@@ -4,6 +4,24 @@
 
 #include "compute/compute.h"
 
+/* ------------------------------------------------------------------ index.c, functions.c
+ * (also used by the Array's methods in elementwise/ufunc_type.c and where(condition)) */
+
+
+/* a[key] / a[key] = value with integer or boolean arrays in key (numpy's advanced
+ * indexing), registered as hooks.array_index and array_index_set. */
+PyObject *ck_index_get(cukit_state *st, PyObject *a, PyObject *key);
+int ck_index_set(cukit_state *st, PyObject *a, PyObject *key, PyObject *value);
+/* numpy.take(a, indices, axis, out, mode) (axis, out: NULL or None for none). New ref. */
+PyObject *ck_take(cukit_state *st, PyObject *a, PyObject *indices, PyObject *axis, PyObject *out,
+                  const char *mode);
+/* numpy.put(a, ind, v, mode). 0 / -1. */
+int ck_put_values(cukit_state *st, PyObject *a, PyObject *ind, PyObject *v, const char *mode);
+/* numpy.compress(condition, a, axis). New ref or NULL. */
+PyObject *ck_compress(cukit_state *st, PyObject *condition, PyObject *a, PyObject *axis);
+/* numpy.nonzero(a): a tuple of int64 arrays. New ref or NULL. */
+PyObject *ck_nonzero(cukit_state *st, PyObject *a);
+
 /* ------------------------------------------------------------------ mask.c */
 
 /* The coordinates of mask's true elements (mask: a bool array of any layout) as a new
