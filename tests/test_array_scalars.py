@@ -114,12 +114,11 @@ def test_index_needs_a_zero_d_integer_array():
         operator.index(cukit.to_device(np.array([2])))
     with pytest.raises(TypeError, match="only 0-d arrays of an integer dtype"):
         range(cukit.to_device(np.array(True)))
-    # as an index: a 0-d integer array is an integer, an N-d one is refused as before
+    # as an index: a 0-d integer array is an integer, an N-d one an index array
     host = np.arange(10.0)
     a = cukit.to_device(host)
     assert a[cukit.to_device(np.array(3))].item() == 3.0
-    with pytest.raises(IndexError, match="basic indices only"):
-        a[cukit.to_device(np.array([1, 2]))]
+    np.testing.assert_array_equal(a[cukit.to_device(np.array([1, 2]))].get(), host[[1, 2]])
 
 
 def test_format_of_nd_arrays():

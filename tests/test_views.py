@@ -317,7 +317,7 @@ def test_flags_copy_and_cuda_array_interface(rng):
     c = v.copy()
     assert c.is_contiguous and c.buffer is not a.buffer
     same(c.get(), host[1:, ::2])
-    assert "strided" in repr(v)
+    assert not v.flags.c_contiguous and repr(v) == repr(host[1:, ::2])
 
 
 def test_to_device_of_strided_host_data_and_of_device_arrays(rng):
@@ -365,12 +365,10 @@ def test_bad_indices_and_copies(rng):
         a[0, 5]
     with pytest.raises(IndexError, match="out of bounds"):
         a[-5]
-    with pytest.raises(IndexError, match="basic indices"):
-        a[[0, 1]]
-    with pytest.raises(IndexError, match="basic indices"):
+    with pytest.raises(IndexError, match="only integers, slices"):
         a[1.5]
-    with pytest.raises(IndexError, match="basic indices"):
-        a[True]
+    with pytest.raises(IndexError, match="only integers, slices"):
+        a["0"]
     with pytest.raises(IndexError, match="single ellipsis"):
         a[..., 1, ...]
     with pytest.raises(ValueError, match="step cannot be zero"):

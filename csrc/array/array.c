@@ -548,20 +548,6 @@ array_dealloc(cukit_Array *self)
     Py_DECREF(tp);
 }
 
-static PyObject *
-array_repr(cukit_Array *self)
-{
-    PyObject *shape = cukit_array_shape(self);
-    if (shape == NULL)
-        return NULL;
-    PyObject *out = PyUnicode_FromFormat(
-        "<cukit.Array shape=%R dtype=%S on device %d%s%s%s>", shape, self->dtype,
-        self->device->ordinal, cukit_array_is_c_contig(self) ? "" : ", strided",
-        self->buffer ? "" : ", imported", cukit_array_live(self) ? "" : ", freed");
-    Py_DECREF(shape);
-    return out;
-}
-
 static Py_ssize_t
 array_len(cukit_Array *self)
 {
@@ -637,10 +623,7 @@ array_get_contiguous(cukit_Array *self, void *c)
 static PyObject *
 array_get_flags(cukit_Array *self, void *c)
 {
-    return Py_BuildValue("{sOsOsO}", "C_CONTIGUOUS", cukit_array_is_c_contig(self) ? Py_True : Py_False,
-                         "F_CONTIGUOUS",
-                         (self->flags & CUKIT_ARRAY_F_CONTIG) ? Py_True : Py_False, "WRITEABLE",
-                         (self->flags & CUKIT_ARRAY_READONLY) ? Py_False : Py_True);
+    return cukit_array_flags(self);
 }
 
 static PyObject *
@@ -685,7 +668,8 @@ static PyGetSetDef array_getset[] = {
     {"is_contiguous", (getter)array_get_contiguous, NULL,
      "True when the elements are in C order with no gaps (what a kernel pointer needs)."},
     {"flags", (getter)array_get_flags, NULL,
-     "dict: C_CONTIGUOUS, F_CONTIGUOUS and WRITEABLE, as numpy names them."},
+     "C_CONTIGUOUS, F_CONTIGUOUS and WRITEABLE, as numpy names them: flags['C_CONTIGUOUS'] "
+     "or flags.c_contiguous."},
     {"T", (getter)cukit_array_get_T, NULL, "The transposed view (dimensions reversed)."},
     {"__cuda_array_interface__", (getter)array_get_cai, NULL,
      "The CUDA Array Interface (version 3), for CuPy, PyTorch, numba and others."},
@@ -732,6 +716,20 @@ static PyMethodDef array_methods[] = {
      "unsafe cast), in a new C-contiguous array; the array itself when copy=False and the "
      "dtype is its own."},
     {"conj", (PyCFunction)array_conj, METH_NOARGS, "conj() -> Array: cukit.conjugate(a)."},
+    {"__array__", (PyCFunction)(void (*)(void))cukit_array_dunder_array,
+     METH_VARARGS | METH_KEYWORDS,
+     "Refused with TypeError: numpy cannot read device memory; a.get() copies to the host."},
+    {"__array_ufunc__", (PyCFunction)(void (*)(void))cukit_array_ufunc,
+     METH_VARARGS | METH_KEYWORDS,
+     "numpy's ufuncs on cukit arrays run cukit's (np.exp(a) is cukit.exp(a))."},
+    {"__array_function__", (PyCFunction)(void (*)(void))cukit_array_function,
+     METH_VARARGS | METH_KEYWORDS,
+     "numpy's functions on cukit arrays run cukit's (np.concatenate([a, b])); one cukit "
+     "lacks raises TypeError naming it."},
+    {"__reduce__", (PyCFunction)cukit_array_reduce, METH_NOARGS,
+     "Pickling: the data through host memory, back to the same device."},
+    {"_rebuild", (PyCFunction)cukit_array_rebuild, METH_VARARGS | METH_CLASS,
+     "_rebuild(host, device) -> Array: what unpickling calls."},
     {"nonzero", (PyCFunction)array_nonzero, METH_NOARGS,
      "nonzero() -> tuple of Arrays: cukit.nonzero(a)."},
     {"take", (PyCFunction)(void (*)(void))array_take, METH_VARARGS | METH_KEYWORDS,
@@ -762,11 +760,14 @@ static PyType_Slot array_slots[] = {
                 "Made by cukit.to_device, empty, zeros, empty_like, asarray, from_dlpack, "
                 "and by indexing, reshape and transpose (views)."},
     {Py_tp_dealloc, array_dealloc},
-    {Py_tp_repr, array_repr},
+    {Py_tp_repr, cukit_array_repr},
+    {Py_tp_str, cukit_array_str},
     {Py_tp_members, array_members},
     {Py_tp_getset, array_getset},
     {Py_tp_methods, array_methods},
     {Py_sq_length, array_len},
+    {Py_sq_item, cukit_array_sq_item},
+    {Py_tp_iter, cukit_array_iter},
     {Py_mp_length, array_len},
     {Py_mp_subscript, cukit_array_subscript},
     {Py_mp_ass_subscript, cukit_array_ass_subscript},
@@ -829,10 +830,5 @@ cukit_array_setup(PyObject *module, cukit_state *st)
     st->ArrayType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &array_spec, NULL);
     if (st->ArrayType == NULL || PyModule_AddType(module, st->ArrayType) < 0)
         return -1;
-    /* numpy defers to our reflected operators (ndarray + Array reaches Array.__radd__,
-     * which explains what to do) instead of making an object array. */
-    if (PyDict_SetItemString(st->ArrayType->tp_dict, "__array_ufunc__", Py_None) < 0)
-        return -1;
-    PyType_Modified(st->ArrayType);
     return 0;
 }

@@ -10,6 +10,10 @@ typedef struct cukit_array_state {
     PyObject *strided_modules; /* strong ref: dict device ordinal -> Module holding the
                                   strided copy and fill kernels, compiled at the first copy
                                   that needs them on that device */
+    PyTypeObject *FlagsType;   /* strong ref: Array.flags' type (protocols.c) */
+    PyObject *numpy_table;     /* strong ref: numpy function -> cukit's, for the Array's
+                                  __array_function__/__array_ufunc__; NULL until cukit/
+                                  __init__.py sets it */
 } cukit_array_state;
 
 /* Array.flags bits */
@@ -67,6 +71,7 @@ enum {
 };
 enum { CUKIT_CALL_ASTYPE, CUKIT_CALL_CONJ, CUKIT_CALL_REAL, CUKIT_CALL_IMAG,
        CUKIT_CALL_NONZERO, CUKIT_CALL_TAKE, CUKIT_CALL_PUT, CUKIT_CALL_COMPRESS,
+       CUKIT_CALL_REPR, CUKIT_CALL_STR,
        CUKIT_CALL_REDUCE = 16 /* + the index of sum, prod, max, ... in array.c's table */ };
 
 /* ------------------------------------------------------------------ array.c */
@@ -129,6 +134,11 @@ PyObject *cukit_array_shaped(cukit_state *st, PyObject *shape, PyObject *dtype, 
 PyObject *cukit_array_get(cukit_Array *self, PyObject *args, PyObject *kwargs);
 /* The module functions empty, zeros, *_like, to_device, copy. 0 / -1. */
 int cukit_array_functions_setup(PyObject *module, cukit_state *st);
+
+/* ------------------------------------------------------------------ protocols.c */
+
+/* Array.flags' type and _set_numpy_table(); after cukit_array_functions_setup. 0 / -1. */
+int cukit_protocols_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ dlpack.c */
 

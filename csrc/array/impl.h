@@ -57,6 +57,22 @@ PyObject *cukit_array_transpose(cukit_Array *self, PyObject *args);
 /* Array.T */
 PyObject *cukit_array_get_T(cukit_Array *self, void *closure);
 
+/* protocols.c: Array.flags (a new Flags), __array__ (refused), __array_ufunc__,
+ * __array_function__, iteration (sq_item, tp_iter) and __reduce__. */
+PyObject *cukit_array_flags(cukit_Array *self);
+/* "<cukit.Array shape=... dtype=... on device 0, strided>" (array.c). New ref. */
+PyObject *cukit_array_describe(cukit_Array *self);
+PyObject *cukit_array_dunder_array(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *cukit_array_ufunc(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *cukit_array_function(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *cukit_array_sq_item(PyObject *self, Py_ssize_t i);
+PyObject *cukit_array_iter(PyObject *self);
+PyObject *cukit_array_reduce(PyObject *self, PyObject *ignored);
+PyObject *cukit_array_rebuild(PyObject *cls, PyObject *args);
+/* repr() and str(): numpy's printing of the values (through hooks.array_call). */
+PyObject *cukit_array_repr(PyObject *self);
+PyObject *cukit_array_str(PyObject *self);
+
 /* scalars.c: numpy's scalar conversions (a copy to the host, then numpy's rules).
  * float/int/complex need one element; __index__ a 0-d integer array; item() with no
  * index one element; __format__ with a spec a 0-d array. New ref or NULL. */

@@ -123,8 +123,8 @@ cukit_array_subscript(cukit_Array *self, PyObject *key)
         }
         else {
             PyErr_Format(PyExc_IndexError,
-                         "cukit arrays take basic indices only: integers, slices (`:`), "
-                         "ellipsis (`...`) and None; got %s",
+                         "only integers, slices (`:`), ellipsis (`...`), None and integer or "
+                         "boolean arrays are valid indices; got %s",
                          Py_TYPE(it)->tp_name);
             goto done;
         }

@@ -158,4 +158,28 @@ from . import debug  # noqa: E402  (cukit.debug: capture launches, replay reprod
 if __import__("os").environ.get("CUKIT_CAPTURE"):
     debug._capture_from_env(__import__("os").environ["CUKIT_CAPTURE"])
 
+
+
+def _numpy_table():
+    """numpy's function or ufunc -> cukit's of the same name, for the Array's
+    __array_function__ and __array_ufunc__ (np.exp(a) runs cukit.exp(a))."""
+    import types
+
+    import numpy as np
+    table = {}
+    for space, ours in ((np, globals()), (np.linalg, vars(linalg)), (np.random, vars(random))):
+        for name, obj in list(ours.items()):
+            theirs = getattr(space, name, None)
+            if (name.startswith("_") or theirs is None or not callable(obj) or
+                    isinstance(theirs, (type, types.ModuleType))):
+                continue
+            try:
+                table[theirs] = obj
+            except TypeError:  # an unhashable numpy object
+                pass
+    return table
+
+
+_cukit._set_numpy_table(_numpy_table())
+
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -494,6 +494,9 @@ ck_array_call(cukit_state *st, int which, PyObject *self, PyObject *args, PyObje
         }
     case CUKIT_CALL_NONZERO:
         return ck_nonzero(st, self);
+    case CUKIT_CALL_REPR:
+    case CUKIT_CALL_STR:
+        return ck_array_print(st, self, which == CUKIT_CALL_STR);
     case CUKIT_CALL_TAKE: {
         static char *kwlist[] = {"indices", "axis", "out", "mode", NULL};
         PyObject *indices, *axis = Py_None, *out = Py_None;

@@ -22,6 +22,11 @@ PyObject *ck_compress(cukit_state *st, PyObject *condition, PyObject *a, PyObjec
 /* numpy.nonzero(a): a tuple of int64 arrays. New ref or NULL. */
 PyObject *ck_nonzero(cukit_state *st, PyObject *a);
 
+/* ------------------------------------------------------------------ print.c */
+
+/* repr(a) (as_str 0) or str(a) (1) as numpy prints the values. New ref or NULL. */
+PyObject *ck_array_print(cukit_state *st, PyObject *a, int as_str);
+
 /* ------------------------------------------------------------------ mask.c */
 
 /* The coordinates of mask's true elements (mask: a bool array of any layout) as a new
