@@ -78,6 +78,8 @@ def test_no_include_runs_up_or_into_a_private_header():
                 continue
             target = m.group(1)
             where = f"{path.relative_to(CSRC)}:{lineno}: #include \"{target}\""
+            if target == "device_files.inc":  # the device files' table, written by setup.py
+                continue
             if "/" not in target:
                 bad.append(f"{where}: write includes from csrc/ (\"layer/file.h\")")
                 continue
