@@ -376,14 +376,12 @@ print("end kept", cukit.memory_info()["stream_scratch"])
 
 @gpu
 def test_scratch_that_streams_keep(rng):
-    """With the build's kept=1, a reduction split across blocks takes its counters and
-    partials from scratch its stream keeps (from 64 KiB, up to 32 streams a device);
-    without it, none is kept. Layouts in turn on one stream
+    """A reduction split across blocks takes its counters and partials from scratch its
+    stream keeps (from 64 KiB, up to 32 streams a device). Layouts in turn on one stream
     find their counters at zero; streams past the 32 allocate their own; a capture takes
     the launch's own, and its replays interleave with eager reductions on the stream."""
-    env = dict(os.environ, CUKIT_REDUCE_VARIANT="kept=1")
     out = subprocess.run([sys.executable, "-c", KEPT_SCRIPT, str(rng.integers(1 << 30))],
-                         capture_output=True, text=True, timeout=600, env=env)
+                         capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.split("\n")
     bad = [line for line in lines if "BAD" in line]
@@ -396,11 +394,6 @@ def test_scratch_that_streams_keep(rng):
     legacy = info["legacy kept"]
     assert legacy >= 64 * 1024 and legacy & (legacy - 1) == 0, out.stdout
     assert info["streams kept"] == 3 * legacy + 29 * 64 * 1024 == info["end kept"], out.stdout
-    env["CUKIT_REDUCE_VARIANT"] = "kept=0"
-    out = subprocess.run([sys.executable, "-c", KEPT_SCRIPT, "1"], capture_output=True,
-                         text=True, timeout=600, env=env)
-    assert out.returncode == 0 and "BAD" not in out.stdout, out.stdout + out.stderr
-    assert "end kept 0" in out.stdout, out.stdout
 
 
 @pytest.mark.parametrize("blocks", [4, 5, 6, 8])
@@ -409,8 +402,7 @@ def test_split_grids_fill_whole_waves(blocks):
     blocks resident at once (132 SMs x `blocks`): a grid a few blocks past a wave would
     run those few alone. Each plan's grid fills its waves, the last one included, to
     90%; the axis-0 sum of 8192 x 8192 (64 blocks a split) is one wave of 640 on 660
-    slots, not 704. The old rule (wave=0) is kept as a knob for timing."""
-    before = cukit._cukit._reduce_variant()
+    slots, not 704."""
     plan = cukit._cukit._reduce_plan
     slots = 132 * blocks
     cases = [  # (inputs, axis, out)
@@ -431,13 +423,6 @@ def test_split_grids_fill_whole_waves(blocks):
         assert n / (waves * slots) >= 0.9, (blocks, n, slots, p)
     p = plan(*cases[0], False, 4, 132, 5)
     assert (p["gx"], p["gy"]) == (64, 10), p
-    variant = cukit._cukit._reduce_variant
-    try:
-        variant("wave=0")
-        p = plan(*cases[0], False, 4, 132, 5)
-        assert (p["gx"], p["gy"]) == (64, 11), p
-    finally:
-        variant(before)
 
 
 @gpu

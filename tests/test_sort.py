@@ -308,98 +308,23 @@ def test_unique_bad_input():
         cukit.unique([1, 2, 2])
 
 
-# ------------------------------------------------------------------ the radix kernel builds
+# ------------------------------------------------------------------ the radix tiles
 #
-# cukit._cukit._radix_variant (CUKIT_RADIX_VARIANT at import) picks a build of the radix
-# kernels, for timing them side by side (tools/sort_variants.py). Every build the tool
-# times, and a few more knob values, must sort exactly as numpy does.
-TOOL = os.path.join(os.path.dirname(__file__), os.pardir, "tools", "sort_variants.py")
-TOOL_VARIANTS = [spec for _, spec in
-                 __import__("runpy").run_path(TOOL, run_name="sort_variants")["VARIANTS"]]
-MORE_VARIANTS = ["block=384,items=20", "block=256,items=7,match=1", "spin=50,hparts=1",
-                 "block=512,items=18,early=1,hparts=8,hil=1", "block=1024,items=5,early=1,minb=1",
-                 "hparts=2,hil=1,items8=3", "sdig=1", "block=512,items=17,early=1,sdig=1,spin=20"]
+# The radix pass kernel's tile: 512 threads of 17 keys (11 of 8-byte keys). Rows just
+# under, at and past a tile's edge, several rows at once and few distinct keys
+# (stability across warps and tiles) sort exactly as numpy does.
 
 
-@pytest.fixture
-def variant():
-    """Sets a build with variant(spec); the default build again afterwards."""
-    yield cukit._cukit._radix_variant
-    cukit._cukit._radix_variant("")
-
-
-@pytest.mark.parametrize("spec", TOOL_VARIANTS + MORE_VARIANTS)
-def test_every_radix_build_sorts_as_numpy(rng, variant, spec):
-    now = variant(spec)
-    knobs = dict(kv.split("=") for kv in now.split(","))
-    for k, v in (kv.split("=") for kv in spec.split(",") if kv):
-        assert knobs[k] == v, now
-    for dtype in ["f4", "i8", "u1", "f2"]:
-        items = int(knobs["items8" if np.dtype(dtype).itemsize == 8 else "items"])
-        tile = int(knobs["block"]) * items
-        for n in sorted({max(RADIX_MIN, tile - 1), tile, tile + 1, 3 * tile + 17}):
-            x = fresh(rng, (n,), dtype)
-            d = cukit.to_device(x)
-            same(cukit.sort(d), np.sort(x, kind="stable"))
-            same(cukit.argsort(d), np.argsort(x, kind="stable"))
-    # several rows at once, and few distinct keys (stability across warps and tiles)
-    x = fresh(rng, (3, 2 * tile + 5), "f4")
+@pytest.mark.parametrize("dtype", ["f4", "i8", "u1", "f2"])
+def test_radix_sorts_as_numpy_at_tile_edges(rng, dtype):
+    tile = 512 * (11 if np.dtype(dtype).itemsize == 8 else 17)
+    for n in sorted({max(RADIX_MIN, tile - 1), tile, tile + 1, 3 * tile + 17}):
+        x = fresh(rng, (n,), dtype)
+        d = cukit.to_device(x)
+        same(cukit.sort(d), np.sort(x, kind="stable"))
+        same(cukit.argsort(d), np.argsort(x, kind="stable"))
+    x = fresh(rng, (3, 2 * tile + 5), dtype)
     same(cukit.argsort(cukit.to_device(x)), np.argsort(x, kind="stable"))
     x = rng.choice(np.array([3, -1, 7], "i4"), 4 * tile + 3)
     same(cukit.argsort(cukit.to_device(x)), np.argsort(x, kind="stable"))
     same(cukit.sort(cukit.to_device(x)), np.sort(x, kind="stable"))
-
-
-def test_radix_variant_default_and_spec_round_trip(variant):
-    default = variant()
-    assert default == ("block=512,items=17,items8=11,minb=2,early=1,match=0,spin=0,hparts=4,"
-                       "hil=0,sdig=0")
-    # digits in shared memory leave less of it for 8-byte keys
-    assert "items8=10," in variant("block=512,items=17,sdig=1")
-    # a smaller block implies its register cap; more keys a thread, fewer for 8-byte keys
-    assert variant("block=256,items=15,early=0") == (
-        "block=256,items=15,items8=10,minb=3,early=0,match=0,spin=0,hparts=4,hil=0,sdig=0")
-    assert "items=20,items8=13" in variant("block=384,items=20")
-    assert variant("") == default
-    assert variant(variant("block=384,early=1,items8=4")) == variant()
-
-
-@pytest.mark.parametrize("spec, words", [
-    ("foo=1", "'foo=1' is not knob=value"),
-    ("items", "'items' is not knob=value"),
-    ("items=99", "items (keys a thread (1-, 2- and 4-byte keys)) takes an integer from 1 to 32, not '99'"),
-    ("early=x", "early (count the tile's digits before ranking) takes an integer from 0 to 1, not 'x'"),
-    ("block=300", "block must be a multiple of 32"),
-    ("block=1024,items=20", "block x items x (4 + sdig) bytes is more than 45 KiB of shared memory"),
-    ("block=512,items=5,items8=20", "block x items8 x (8 + sdig) bytes is more than 45 KiB"),
-    ("block=512,items=19,sdig=1", "block x items x (4 + sdig) bytes is more than 45 KiB"),
-    ("block=1024,items=5,minb=3", "block x minb is more than an SM's 2048 threads"),
-    ("hparts=3", "hparts must be 1, 2, 4 or 8"),
-])
-def test_radix_variant_refuses_bad_specs(variant, spec, words):
-    before = variant()
-    with pytest.raises(ValueError, match=__import__("re").escape("cukit._radix_variant(): " + words)):
-        variant(spec)
-    assert variant() == before
-
-
-def test_radix_variant_from_the_environment():
-    code = ("import numpy as np, cukit; x = np.random.default_rng().standard_normal(9000)"
-            ".astype('f4'); assert np.array_equal(cukit.sort(cukit.to_device(x)).get(), np.sort(x)); "
-            "print(cukit._cukit._radix_variant())")
-    env = dict(os.environ, CUKIT_RADIX_VARIANT="block=384,items=20,early=1")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
-    assert r.returncode == 0 and r.stdout.startswith("block=384,items=20,items8=13,minb=2,early=1"), \
-        r.stdout + r.stderr
-    env["CUKIT_RADIX_VARIANT"] = "items=0"
-    r = subprocess.run([sys.executable, "-c", "import cukit"], capture_output=True, text=True,
-                       timeout=300, env=env)
-    assert r.returncode == 1 and "ValueError: CUKIT_RADIX_VARIANT: items" in r.stderr, r.stderr
-
-
-@pytest.mark.skipif(not EMULATOR, reason="the tool's smoke test (on a GPU it is a measurement)")
-def test_sort_variants_tool_runs():
-    r = subprocess.run([sys.executable, TOOL, "--quick"], capture_output=True, text=True,
-                       timeout=600, env=dict(os.environ, CUKIT_BACKEND="emulator"))
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    assert "PROBLEMS" not in r.stdout and r.stdout.count(" ok ") == len(TOOL_VARIANTS), r.stdout

@@ -229,19 +229,6 @@ PyObject *cukit_resolve_dtype(cukit_state *st, PyObject *obj);
  * which can change) gave, so that `empty(n, np.float32)` asks numpy nothing again. */
 int cukit_dtype_facts(cukit_state *st, PyObject *dtype, Py_ssize_t *itemsize, int *typecode);
 
-/* A build knob of cukit's kernels: "name=value" sets the int at `offset` of a struct,
- * from lo to hi; `what` says what it sets, in messages. */
-typedef struct {
-    const char *name;
-    size_t offset;
-    int lo, hi;
-    const char *what;
-} cukit_knob;
-/* Parse "knob=value,..." (empty: nothing) into *out over what it holds, setting given[i]
- * for each knob named (given may be NULL). 0, or -1 with ValueError starting with who. */
-int cukit_knobs_parse(const char *spec, const char *who, const cukit_knob *knobs, size_t n,
-                      void *out, int *given);
-
 /* device_files.c: the text of the built-in device file `name` (its path under csrc/,
  * "compute/kernels/preamble.cuh"), with its local includes in place; static, never
  * freed. NULL with SystemError when the build did not carry it. */

@@ -129,9 +129,9 @@ typedef struct {
                            value where it is false */
 } ck_ufunc_body;
 
-/* The preamble every generated kernel starts with: element types, conversions,
- * loads, the ufunc device functions. Static storage. */
-extern const char ck_preamble[];
+/* The device file every generated kernel starts with (cukit_device_file's name): element
+ * types, conversions, loads, the ufunc device functions. */
+#define CK_PREAMBLE "compute/kernels/preamble.cuh"
 
 /* CUDA C for one ufunc loop in launch class cls: kernel "ck" over ops[0] (the output)
  * and ops[1..nin] (and the mask ops[nin + 1] when body->masked); vec elements per

@@ -6,147 +6,71 @@
 
 /* ------------------------------------------------------------------ the kernels
  *
- * Rows of length L sort independently (the axis is moved last first). Tiles of 256
- * elements of a row are sorted in shared memory, each thread placing its element by
- * its rank (the elements less than it, and the equal ones before it: stable). Then
- * passes of width w = 256, 512, ... merge pairs of sorted runs: an element of the
- * left run lands at its index plus the count of elements of the right run less than
- * it (a binary search); one of the right run at its index plus the count of the left
- * run's elements not greater than it, so equal keys keep their order. Every pass is
- * one kernel over all elements, reading one buffer and writing the other. */
-
-static const char sort_body[] =
-    "#define TILE 256\n"
-    "extern \"C\" __global__ void __launch_bounds__(TILE)\n"
-    "cukit_tile_sort(const T *in, T *out, long long *iout, long long L, long long tiles, int with_index)\n"
-    "{\n"
-    "    __shared__ T s[TILE];\n"
-    "    const long long row = blockIdx.x / tiles, t = blockIdx.x % tiles;\n"
-    "    const long long base = row * L + t * TILE;\n"
-    "    const int cnt = (int)(L - t * TILE < TILE ? L - t * TILE : TILE), i = threadIdx.x;\n"
-    "    if (i < cnt) s[i] = in[base + i];\n"
-    "    __syncthreads();\n"
-    "    if (i >= cnt) return;\n"
-    "    const T x = s[i];\n"
-    "    int r = 0;\n"
-    "    for (int j = 0; j < cnt; j++) { const T y = s[j]; r += lt(y, x) || (j < i && !lt(x, y)); }\n"
-    "    out[base + r] = x;\n"
-    "    if (with_index) iout[base + r] = t * TILE + i;\n"
-    "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(256)\n"
-    "cukit_merge(const T *in, T *out, const long long *iin, long long *iout, long long n,\n"
-    "            long long L, long long w, int with_index)\n"
-    "{\n"
-    "    const long long e = blockIdx.x * 256LL + threadIdx.x;\n"
-    "    if (e >= n) return;\n"
-    "    const long long row = e / L, p = e % L, start = p / (2 * w) * (2 * w);\n"
-    "    const long long mid = start + w < L ? start + w : L, end = start + 2 * w < L ? start + 2 * w : L;\n"
-    "    const T *r = in + row * L;\n"
-    "    const T x = r[p];\n"
-    "    long long lo, hi, pos;\n"
-    "    if (p < mid) {\n"
-    "        lo = mid; hi = end;\n"
-    "        while (lo < hi) { long long m = (lo + hi) / 2; if (lt(r[m], x)) lo = m + 1; else hi = m; }\n"
-    "        pos = p + (lo - mid);\n"
-    "    } else {\n"
-    "        lo = start; hi = mid;\n"
-    "        while (lo < hi) { long long m = (lo + hi) / 2; if (!lt(x, r[m])) lo = m + 1; else hi = m; }\n"
-    "        pos = start + (p - mid) + (lo - start);\n"
-    "    }\n"
-    "    out[row * L + pos] = x;\n"
-    "    if (with_index) iout[row * L + pos] = iin[e];\n"
-    "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(256)\n"
-    "cukit_search(const T *a, long long na, const T *v, long long *out, long long nv, int right)\n"
-    "{\n"
-    "    const long long e = blockIdx.x * 256LL + threadIdx.x;\n"
-    "    if (e >= nv) return;\n"
-    "    const T x = v[e];\n"
-    "    long long lo = 0, hi = na;\n"
-    "    while (lo < hi) {\n"
-    "        long long m = (lo + hi) / 2;\n"
-    "        if (right ? !lt(x, a[m]) : lt(a[m], x)) lo = m + 1; else hi = m;\n"
-    "    }\n"
-    "    out[e] = lo;\n"
-    "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(256)\n"
-    "cukit_unique_flags(const T *s, long long *f, long long n)\n"
-    "{\n"
-    "    const long long e = blockIdx.x * 256LL + threadIdx.x;\n"
-    "    if (e < n) f[e] = e == 0 || lt(s[e - 1], s[e]);\n"
-    "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(256)\n"
-    "cukit_unique_scatter(const T *s, const long long *f, const long long *pos, T *out,\n"
-    "                     const long long *sidx, long long *oidx, long long *first, long long *inv,\n"
-    "                     long long n)\n"
-    "{\n"
-    "    const long long e = blockIdx.x * 256LL + threadIdx.x;\n"
-    "    if (e >= n) return;\n"
-    "    const long long p = pos[e] - 1;\n"
-    "    if (f[e]) { out[p] = s[e]; if (oidx) oidx[p] = sidx[e]; if (first) first[p] = e; }\n"
-    "    if (inv) inv[sidx[e]] = p;\n"
-    "}\n"
-    "extern \"C\" __global__ void __launch_bounds__(256)\n"
-    "cukit_unique_counts(const long long *first, long long *counts, long long u, long long n)\n"
-    "{\n"
-    "    const long long j = blockIdx.x * 256LL + threadIdx.x;\n"
-    "    if (j < u) counts[j] = (j + 1 < u ? first[j + 1] : n) - first[j];\n"
-    "}\n";
-
-/* numpy's order: NaN after everything, NaNs equal among themselves (so a stable sort
- * keeps their order), -0.0 equal to +0.0. */
-#define FLOAT_LT "__device__ __forceinline__ bool flt(float a, float b) { return b != b ? a == a : a < b; }\n"
-
+ * kernels/sort.cu, with the element type's #defines in front (the file says what each
+ * means): the element and its bits' unsigned type, bytes, sign bit, float exponent
+ * mask, how two compare (KLT), and the radix pass's keys a thread. */
+#define INT_KEY(tc, t, u, bytes, sign) {tc, t, u, bytes, sign, 0, "0", 0}
+#define FLOAT_KEY(tc, t, u, bytes, sign, exp, lt) {tc, t, u, bytes, sign, 1, exp, lt}
 static const struct {
     int tc;
-    const char *types; /* T and lt(a, b) */
+    const char *t, *u; /* SORT_T, SORT_U */
+    int bytes;
+    const char *sign;
+    int kfloat;
+    const char *exp;
+    int lt;
 } sort_types[] = {
-    {CUKIT_TC_BOOL, "typedef unsigned char T;\n#define lt(a, b) ((a) < (b))\n"},
-    {CUKIT_TC_I8, "typedef signed char T;\n#define lt(a, b) ((a) < (b))\n"},
-    {CUKIT_TC_U8, "typedef unsigned char T;\n#define lt(a, b) ((a) < (b))\n"},
-    {CUKIT_TC_I16, "typedef short T;\n#define lt(a, b) ((a) < (b))\n"},
-    {CUKIT_TC_U16, "typedef unsigned short T;\n#define lt(a, b) ((a) < (b))\n"},
-    {CUKIT_TC_I32, "typedef int T;\n#define lt(a, b) ((a) < (b))\n"},
-    {CUKIT_TC_U32, "typedef unsigned int T;\n#define lt(a, b) ((a) < (b))\n"},
-    {CUKIT_TC_I64, "typedef long long T;\n#define lt(a, b) ((a) < (b))\n"},
-    {CUKIT_TC_U64, "typedef unsigned long long T;\n#define lt(a, b) ((a) < (b))\n"},
-    {CUKIT_TC_F32, "typedef float T;\n" FLOAT_LT "#define lt(a, b) flt(a, b)\n"},
-    {CUKIT_TC_F64, "typedef double T;\n"
-                   "__device__ __forceinline__ bool lt(double a, double b) { return b != b ? a == a : a < b; }\n"},
-    {CUKIT_TC_F16, "typedef unsigned short T;\n" FLOAT_LT
-                   "__device__ __forceinline__ float h2f(T h) { float f;\n"
-                   "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
-                   "#define lt(a, b) flt(h2f(a), h2f(b))\n"},
-    {CUKIT_TC_BF16, "typedef unsigned short T;\n" FLOAT_LT
-                    "#define lt(a, b) flt(__uint_as_float((unsigned)(a) << 16), "
-                    "__uint_as_float((unsigned)(b) << 16))\n"},
+    INT_KEY(CUKIT_TC_BOOL, "unsigned char", "unsigned char", 1, "0"),
+    INT_KEY(CUKIT_TC_I8, "signed char", "unsigned char", 1, "0x80"),
+    INT_KEY(CUKIT_TC_U8, "unsigned char", "unsigned char", 1, "0"),
+    INT_KEY(CUKIT_TC_I16, "short", "unsigned short", 2, "0x8000"),
+    INT_KEY(CUKIT_TC_U16, "unsigned short", "unsigned short", 2, "0"),
+    INT_KEY(CUKIT_TC_I32, "int", "unsigned int", 4, "0x80000000u"),
+    INT_KEY(CUKIT_TC_U32, "unsigned int", "unsigned int", 4, "0u"),
+    INT_KEY(CUKIT_TC_I64, "long long", "unsigned long long", 8, "0x8000000000000000ull"),
+    INT_KEY(CUKIT_TC_U64, "unsigned long long", "unsigned long long", 8, "0ull"),
+    FLOAT_KEY(CUKIT_TC_F32, "float", "unsigned int", 4, "0x80000000u", "0x7f800000u", 1),
+    FLOAT_KEY(CUKIT_TC_F64, "double", "unsigned long long", 8, "0x8000000000000000ull",
+              "0x7ff0000000000000ull", 2),
+    FLOAT_KEY(CUKIT_TC_F16, "unsigned short", "unsigned short", 2, "0x8000", "0x7c00", 3),
+    FLOAT_KEY(CUKIT_TC_BF16, "unsigned short", "unsigned short", 2, "0x8000", "0x7f80", 4),
 };
 
-static const char *
-types_of(int tc)
+/* The row of sort_types for typecode tc, or -1 (the type does not sort). */
+static int
+sort_type(int tc)
 {
-    for (size_t i = 0; i < sizeof sort_types / sizeof *sort_types; i++)
+    for (int i = 0; i < (int)(sizeof sort_types / sizeof *sort_types); i++)
         if (sort_types[i].tc == tc)
-            return sort_types[i].types;
-    return NULL;
+            return i;
+    return -1;
 }
 
+/* The #defines kernels/sort.cu reads for typecode tc (one cukit_sort_arg took). New ref
+ * or NULL. */
+static PyObject *
+sort_defines(int tc)
+{
+    int i = sort_type(tc);
+    return PyUnicode_FromFormat(
+                "#define SORT_T %s\n#define SORT_U %s\n#define KBYTES %d\n#define KSIGN %s\n"
+                "#define KFLOAT %d\n#define KEXP %s\n#define KLT %d\n#define RITEMS %d\n",
+                sort_types[i].t, sort_types[i].u, sort_types[i].bytes, sort_types[i].sign,
+                sort_types[i].kfloat, sort_types[i].exp, sort_types[i].lt,
+                sort_types[i].bytes == 8 ? CUKIT_RADIX_ITEMS8 : CUKIT_RADIX_ITEMS);
+}
 
 /* The kernels for (dev, tc), compiled through cukit_compile_load at first use and kept
- * in the module's _sort_kernels dict: ordinal * 64 + tc (plus the radix build's key
- * above bit 16) -> (Module, eight addresses). */
+ * in the module's _sort_kernels dict: ordinal * 64 + tc -> (Module, eight addresses). */
 int
 cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc,
                    cukit_sort_kernel_set *k)
 {
     int rc = -1;
-    const cukit_radix_variant v = *cukit_radix_variant_now();
     PyObject *source = NULL, *defines = NULL, *options = NULL, *mod = NULL, *entry = NULL;
-    k->rblock = v.block;
-    k->rtile = cukit_radix_tile(&v, tc);
+    k->rtile = cukit_radix_tile(ck_dtypes[tc].size);
     PyObject *cache = PyObject_GetAttrString(module, "_sort_kernels");
-    PyObject *key = cache ? PyLong_FromLongLong(cukit_radix_variant_key(&v) << 16 |
-                                                ((long long)dev->ordinal * 64 + tc)) : NULL;
+    PyObject *key = cache ? PyLong_FromLongLong((long long)dev->ordinal * 64 + tc) : NULL;
     if (key == NULL)
         goto done;
     PyObject *hit = PyDict_GetItemWithError(cache, key);
@@ -164,9 +88,9 @@ cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc,
     }
     if (PyErr_Occurred())
         goto done;
-    defines = cukit_radix_defines(&v, tc);
-    source = defines ? PyUnicode_FromFormat("%s%s%s%U%s", types_of(tc), sort_body,
-                                            cukit_radix_types(tc), defines, cukit_radix_source) : NULL;
+    const char *body = cukit_device_file("sort/kernels/sort.cu");
+    defines = body ? sort_defines(tc) : NULL;
+    source = defines ? PyUnicode_FromFormat("%U%s", defines, body) : NULL;
     options = source ? PyList_New(0) : NULL;
     mod = options ? cukit_compile_load(st, source, "cukit_sort.cu", options, dev) : NULL;
     if (mod == NULL || cukit_device_activate(dev) < 0)
@@ -225,7 +149,7 @@ cukit_sort_arg(cukit_state *st, PyObject *obj, const char *who)
         cukit_freed_error();
         return NULL;
     }
-    if (types_of(a->typecode) == NULL) {
+    if (sort_type(a->typecode) < 0) {
         PyErr_Format(PyExc_TypeError, "%s: dtype %S cannot be sorted (cukit sorts bool, the "
                      "integer dtypes, float16, bfloat16, float32 and float64)", who, a->dtype);
         return NULL;
@@ -503,21 +427,6 @@ done:
     return result;
 }
 
-/* _radix_variant(spec=None, /) -> str: the radix build in use, as a spec with every
- * knob; with spec, use that build from now on (radix.c's "variants": an internal knob
- * for timing builds side by side, not a setting). */
-static PyObject *
-fn_radix_variant(PyObject *m, PyObject *args)
-{
-    const char *spec = NULL;
-    if (!PyArg_ParseTuple(args, "|z:_radix_variant", &spec))
-        return NULL;
-    (void)m;
-    if (spec && cukit_radix_variant_set(spec, "cukit._radix_variant()") < 0)
-        return NULL;
-    return cukit_radix_variant_str(cukit_radix_variant_now());
-}
-
 static PyMethodDef functions[] = {
     {"sort", (PyCFunction)(void (*)(void))fn_sort, METH_VARARGS | METH_KEYWORDS,
      "sort(a, axis=-1, kind=None, *, stream=None) -> Array: a sorted copy along axis (None: "
@@ -528,9 +437,6 @@ static PyMethodDef functions[] = {
     {"searchsorted", (PyCFunction)(void (*)(void))fn_searchsorted, METH_VARARGS | METH_KEYWORDS,
      "searchsorted(a, v, side='left', *, stream=None) -> Array of int64: where each element "
      "of v goes in the sorted 1-D a to keep it sorted."},
-    {"_radix_variant", fn_radix_variant, METH_VARARGS,
-     "_radix_variant(spec=None, /) -> str: internal: the radix sort's kernel build in use; "
-     "with spec ('knob=value,...'), switch to that build."},
     {NULL},
 };
 
@@ -544,9 +450,5 @@ cukit_sort_setup(PyObject *module, cukit_state *st)
         return -1;
     }
     Py_DECREF(cache);
-    /* the build to time, read once: an internal knob (radix.c) */
-    const char *env = getenv("CUKIT_RADIX_VARIANT");
-    if (env && cukit_radix_variant_set(env, "CUKIT_RADIX_VARIANT") < 0)
-        return -1;
     return PyModule_AddFunctions(module, functions);
 }

@@ -13,8 +13,7 @@ int cukit_sort_setup(PyObject *module, cukit_state *st);
 typedef struct {
     CUfunction tile, merge, search, flags, scatter, counts;
     CUfunction hist, pass; /* radix.c's */
-    int rblock;            /* the pass kernel's threads a block */
-    long long rtile;       /* and keys a block (a tile) */
+    long long rtile;       /* keys a block of the pass kernel sorts (a tile) */
 } cukit_sort_kernel_set;
 
 /* The kernels for (dev, tc), compiled at first use and kept in the module's
@@ -37,34 +36,15 @@ int cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int wan
 /* Rows at least this long (and under 2^30 - 4096 keys, or 2^30 less a larger tile: the
  * look-back's 30-bit counts) sort by radix, every row at once; shorter ones by the merge sort. */
 #define CUKIT_RADIX_MIN 1024
-/* The radix kernels' source: after cukit_radix_types(tc) and cukit_radix_defines. */
-extern const char cukit_radix_source[];
-/* The key type's definitions for typecode tc (static text), or NULL. */
-const char *cukit_radix_types(int tc);
+/* The radix pass kernel's threads a block and keys a thread (of 8-byte keys:
+ * ITEMS8), as kernels/sort.cu builds it. */
+#define CUKIT_RADIX_BLOCK 512
+#define CUKIT_RADIX_ITEMS 17
+#define CUKIT_RADIX_ITEMS8 11
+/* Keys a block of the pass kernel sorts (a tile) for keys of itemsize bytes. */
+long long cukit_radix_tile(int itemsize);
 /* Whether rows of L keys go to the radix sort whose tiles hold `tile` keys. */
 int cukit_radix_wanted(long long L, long long tile);
-
-/* A build of the radix kernels (an internal knob, for timing them: radix.c's "variants"):
- * the pass kernel's threads a block, keys a thread (items8: of 8-byte keys), blocks an
- * SM in its launch bounds; early counts, ranking by match.any, the look-back's sleep in
- * ns; the histogram's copies of its counters and their layout; digits kept in shared
- * memory for the scatter. */
-typedef struct {
-    int block, items, items8, minb, early, match, spin, hparts, hil, sdig;
-} cukit_radix_variant;
-/* Parse spec ("knob=value,...", "" for the default) and make it the build in use. 0, or
- * -1 with a ValueError that starts with `who` (the build in use unchanged). */
-int cukit_radix_variant_set(const char *spec, const char *who);
-/* The build in use (static storage: process-wide, see radix.c). */
-const cukit_radix_variant *cukit_radix_variant_now(void);
-/* v's fields packed in 44 bits: its part of a kernel cache key. */
-long long cukit_radix_variant_key(const cukit_radix_variant *v);
-/* v as its spec with every knob ("block=256,items=15,..."). New ref or NULL. */
-PyObject *cukit_radix_variant_str(const cukit_radix_variant *v);
-/* The #defines of v for keys of typecode tc, put before cukit_radix_source. New ref or NULL. */
-PyObject *cukit_radix_defines(const cukit_radix_variant *v, int tc);
-/* Keys a block of v's pass kernel sorts (a tile) for keys of typecode tc. */
-long long cukit_radix_tile(const cukit_radix_variant *v, int tc);
 /* Radix-sort each row (last dimension) of the C-contiguous src on h into buf[*which]
  * (written only with want_keys) and, with want_index, the int64 positions into ibuf[0] (ibuf[1] is scratch).
  * buf and ibuf: src's shape, allocated by the caller. 0 / -1. */

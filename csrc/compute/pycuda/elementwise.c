@@ -9,6 +9,9 @@
 PyObject *
 ck_ek_pycuda_source(ck_ElementwiseKernel *self)
 {
+    const char *preamble = cukit_device_file(CK_PREAMBLE);
+    if (preamble == NULL)
+        return NULL;
     return PyUnicode_FromFormat(
         "%s\n#line 1 \"preamble\"\n%U\n"
         "#define CK_PYCUDA_HEAD \\\n"
@@ -29,7 +32,7 @@ ck_ek_pycuda_source(ck_ElementwiseKernel *self)
         "         i += (long long)total_threads * step) {\n"
         "#line 1 \"operation\"\n%U\n;\n    }\n"
         "#line 1 \"after_loop\"\n%U\n;\n}\n",
-        ck_preamble, self->preamble, self->name, self->arguments, self->loop_prep,
+        preamble, self->preamble, self->name, self->arguments, self->loop_prep,
         self->operation, self->after_loop, self->name, self->arguments, self->loop_prep,
         self->operation, self->after_loop);
 }

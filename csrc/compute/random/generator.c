@@ -691,7 +691,7 @@ static PyType_Spec gen_spec = {
 static PyObject *
 mod_random_kernel_source(PyObject *m, PyObject *ignored)
 {
-    return PyUnicode_FromString(ck_random_kernel_source());
+    return ck_random_kernel_source();
 }
 
 static PyMethodDef random_functions[] = {

@@ -163,8 +163,9 @@ void ck_philox_take32(ck_Philox *bg, int64_t n, ck_rand_params *p);
  * h. 0 / -1. */
 int ck_random_launch(cukit_Device *dev, const char *name, long long work, void **args,
                         CUstream h);
-/* The CUDA C source of the kernels. Static storage. */
-const char *ck_random_kernel_source(void);
+/* The CUDA C source of the kernels (kernels/random.cu with its constants in front). New
+ * ref or NULL. */
+PyObject *ck_random_kernel_source(void);
 /* Draw `kind` into a new array of shape `size` (None: a 0-d array; an int or a tuple)
  * with dtype `dtype`, or into `out` (a C-contiguous writable cukit.Array of that
  * dtype whose shape matches `size` when both are given), on the current device or

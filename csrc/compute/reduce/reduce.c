@@ -64,154 +64,6 @@ ck_acc_size(int tc)
     return tc == CUKIT_TC_F16 || tc == CUKIT_TC_BF16 ? 4 : ck_dtypes[tc].size;
 }
 
-/* ------------------------------------------------------------------ variants
- *
- * The kernels' shape as a knob for timing builds side by side (reduce_impl.h's
- * ck_rvariant). The default is the build tools/reduce_variants.py found fastest on an
- * H100 (2026-11-27, ten builds in one run): 256 threads and 8 vector loads a thread in
- * ckr_f (4 blocks an SM, 2 with more inputs), a wave of resident blocks interleaved,
- * plain loads; 4 rows in flight in ckcv; 32-item scan tiles (8 for wider accumulators)
- * staged in shared memory by each warp, no register cap on the scan, its look-back
- * polling without a pause. The build before (4 loads, 6 blocks an SM, 4 with more
- * inputs, a run each; 24-item tiles staged by the block) is
- * "fu=4,fminb=6,fminbm=4,fstride=0,sitems=24,smode=0".
- * On an H200 (2026-12-01, one run) kept=1 (the stream's kept scratch) gave sum 0.966 of
- * a copy against 0.952, and srec=1 (the scan's run summed again: 40 registers, 6 blocks
- * an SM) cumsum 0.739 against 0.674. On 2026-12-02 the scans' tile words joined the kept
- * scratch (an epoch a launch), which now grows to fit the axis-0 sum's partials: cumsum
- * 0.755-0.758 of a copy, the axis-0 sum 1.01-1.03 of PyTorch (two runs, an H200), both
- * the default, and the whole GPU suite passed with them. On 2026-12-02 (an H200, one
- * run of five builds) the scan's tile by its block's index (sbid=1: no ticket, no
- * barrier before its loads) and streaming 16-byte loads and stores (shint=1) took
- * cumsum from 0.751 to 0.810 of a copy (0.794 and 0.779 alone): both the default.
- * Later that day (two runs, an H200) a split reduction's grid filling whole waves
- * (wave=1) took the axis-0 sum from 1.010 to 1.094 of PyTorch (704 blocks on 660 slots
- * before, 640 now), and a 32 ns sleep between the look-back's reads of tiles not ready
- * (sspin=32) gave cumsum 0.802 of a copy in both runs against 0.791-0.794 without:
- * both the default. On 2026-12-02 (an H200, one run of seven builds) each scan block
- * prefetching into L2 the tile of the block an SM's worth of blocks later (spre=1: 132
- * tiles ahead there) took cumsum from 0.800 to 0.870 of a copy (spre=2 0.869, 4 0.830,
- * 6 0.709: a wave ahead thrashes the L2); the default. A ninth warp walking the
- * look-back from the block's start (slbw=1) gave 0.779 against 0.799 (5 blocks an SM,
- * or 6 with registers capped: 0.780): not the default. */
-#define RV_DEFAULT {256, 8, CK_MINB, CK_MINB_MULTI, 0, 1, 4, 0, 32, 8, 1, 0, 32, 1, 1, 1, 1, 1, 1, 0, 1}
-static const ck_rvariant rv_default = RV_DEFAULT;
-
-static const cukit_knob rknobs[] = {
-    {"fnt", offsetof(ck_rvariant, fnt), 64, 1024, "threads a block of the full reduction, a multiple of 32"},
-    {"fu", offsetof(ck_rvariant, fu), 1, 16, "vector loads in flight a thread of the full reduction"},
-    {"fminb", offsetof(ck_rvariant, fminb), 1, 16, "full reduction's blocks an SM in the launch bounds"},
-    {"fminbm", offsetof(ck_rvariant, fminbm), 1, 16, "the same for two or more inputs"},
-    {"fgrid", offsetof(ck_rvariant, fgrid), 0, 32, "full reduction's blocks an SM in the grid (0: occupancy)"},
-    {"fstride", offsetof(ck_rvariant, fstride), 0, 1, "full reduction's blocks interleaved, not a run each"},
-    {"crows", offsetof(ck_rvariant, crows), 1, 16, "rows in flight a warp of the axis-0 kernel"},
-    {"ldg", offsetof(ck_rvariant, ldg), 0, 1, "reductions' vector loads through the read-only path"},
-    {"sitems", offsetof(ck_rvariant, sitems), 1, 64, "items a thread of a 1-D scan tile (up to 4-byte sums; 44 at most when staged)"},
-    {"sitems8", offsetof(ck_rvariant, sitems8), 1, 8, "the same for wider sums"},
-    {"smode", offsetof(ck_rvariant, smode), 0, 2, "1-D scan tile: 0 block-staged, 1 warp-staged, 2 in registers"},
-    {"sminb", offsetof(ck_rvariant, sminb), 0, 8, "1-D scan's blocks an SM in the launch bounds (0: none)"},
-    {"sspin", offsetof(ck_rvariant, sspin), 0, 2000, "nanoseconds the 1-D scan's look-back sleeps between reads"},
-    {"srec", offsetof(ck_rvariant, srec), 0, 1, "1-D scan: each thread sums its run again when writing (staged tiles)"},
-    {"slook", offsetof(ck_rvariant, slook), 1, 8, "1-D scan: tiles a lane of its look-back reads a step (up to 4-byte sums)"},
-    {"kept", offsetof(ck_rvariant, kept), 0, 1, "reductions' and 1-D scans' scratch: the stream's kept one (1) or the launch's own"},
-    {"sbid", offsetof(ck_rvariant, sbid), 0, 1, "1-D scan: the tile is the block's index (1) or a ticket's (0)"},
-    {"shint", offsetof(ck_rvariant, shint), 0, 1, "1-D scan: its 16-byte loads and stores streaming (ld/st.global.cs)"},
-    {"wave", offsetof(ck_rvariant, wave), 0, 1, "split reductions' blocks fill whole waves (0: at least one wave, rounded up)"},
-    {"slbw", offsetof(ck_rvariant, slbw), 0, 1, "1-D scan: a ninth warp walks the look-back from the block's start (smode 1 or 2)"},
-    {"spre", offsetof(ck_rvariant, spre), 0, 16, "1-D scan: blocks prefetch into L2 the tile spre x SMs ahead (0: none)"},
-};
-#define NRKNOBS (sizeof rknobs / sizeof *rknobs)
-
-/* Parse spec ("", "v0" or "current": the default) over the defaults. 0 / -1. */
-static int
-rvariant_parse(const char *spec, const char *who, ck_rvariant *v)
-{
-    *v = rv_default;
-    if (strcmp(spec, "v0") == 0 || strcmp(spec, "current") == 0 || strcmp(spec, "default") == 0)
-        return 0;
-    if (cukit_knobs_parse(spec, who, rknobs, NRKNOBS, v, NULL) < 0)
-        return -1;
-    const char *bad = v->fnt % 32 ? "fnt must be a multiple of 32"
-                      : v->fnt * v->fminb > 2048 ? "fnt x fminb is more than an SM's 2048 threads"
-                      : v->fnt * v->fminbm > 2048 ? "fnt x fminbm is more than an SM's 2048 threads"
-                      : v->smode != 2 && v->sitems > 44 ? "sitems over 44 needs smode=2 (a staged tile "
-                                                          "would pass 48 KiB of shared memory)"
-                      : (256 + 32 * v->slbw) * v->sminb > 2048 ? "the 1-D scan's threads (256, 288 with "
-                                                                   "slbw=1) x sminb are more than an SM's 2048"
-                      : v->slbw && v->smode == 0 ? "slbw=1 needs smode=1 or 2 (a block-staged tile's "
-                                                   "barriers are the whole block's)"
-                                                 : NULL;
-    if (bad) {
-        PyErr_Format(PyExc_ValueError, "%s: %s (in '%s')", who, bad, spec);
-        return -1;
-    }
-    return 0;
-}
-
-/* The build in use, and the builds used so far in this process (their index is the
- * kernel caches' key bits, so a build compiled once is found again after a switch).
- * Process-wide rather than in module state, as radix.c's: a timing knob read from the
- * environment once, plain C data that costs a launch nothing to read. */
-#define RV_SEEN 64
-static ck_rvariant rv_seen[RV_SEEN] = {RV_DEFAULT};
-static int rv_nseen = 1, rv_now = 0;
-
-const ck_rvariant *
-ck_rvariant_now(void)
-{
-    return &rv_seen[rv_now];
-}
-
-int
-ck_rvariant_id(void)
-{
-    return rv_now;
-}
-
-int
-ck_rvariant_set(const char *spec, const char *who)
-{
-    ck_rvariant v;
-    if (rvariant_parse(spec, who, &v) < 0)
-        return -1;
-    for (int i = 0; i < rv_nseen; i++)
-        if (memcmp(&rv_seen[i], &v, sizeof v) == 0) {
-            rv_now = i;
-            return 0;
-        }
-    if (rv_nseen == RV_SEEN) {
-        PyErr_Format(PyExc_ValueError, "%s: more than %d builds in one process", who, RV_SEEN);
-        return -1;
-    }
-    rv_seen[rv_nseen] = v;
-    rv_now = rv_nseen++;
-    return 0;
-}
-
-PyObject *
-ck_rvariant_str(void)
-{
-    char buf[256];
-    size_t at = 0;
-    const ck_rvariant *v = ck_rvariant_now();
-    for (size_t i = 0; i < NRKNOBS; i++)
-        at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s=%d", i ? "," : "", rknobs[i].name,
-                               *(const int *)((const char *)v + rknobs[i].offset));
-    return PyUnicode_FromString(buf);
-}
-
-PyObject *
-ck_reduce_variant_py(PyObject *m, PyObject *args)
-{
-    const char *spec = NULL;
-    (void)m;
-    if (!PyArg_ParseTuple(args, "|z:_reduce_variant", &spec))
-        return NULL;
-    if (spec && ck_rvariant_set(spec, "cukit._reduce_variant()") < 0)
-        return NULL;
-    return ck_rvariant_str();
-}
-
 /* ------------------------------------------------------------------ axes */
 
 static int
@@ -419,7 +271,7 @@ load_all(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, con
                              (&f, ((cukit_Module *)module)->handle, ck_rfunc_names[i])) < 0)
             rc = -1;
         /* blocks of CK_THREADS one SM holds at once (0: unknown), kept in the entry */
-        int occ = 0, nt = i == RF_FULL ? ck_rvariant_now()->fnt : CK_THREADS;
+        int occ = 0, nt = i == RF_FULL ? CK_FNT : CK_THREADS;
         if (rc == 0 && CU_CALL(st, cuOccupancyMaxActiveBlocksPerMultiprocessor,
                                (&occ, f, nt, 0)) < 0) {
             PyErr_Clear();
@@ -450,10 +302,6 @@ wave_splits(long long per, long long want, long long lo, long long hi)
         lo = 1;
     if (hi < lo)
         hi = lo;
-    if (!ck_rvariant_now()->wave) { /* the grid until 2026-12-02: a wave or more */
-        long long s = (want + per - 1) / per;
-        return s < lo ? lo : s > hi ? hi : s;
-    }
     if (hi <= want / per)
         return hi;
     long long best = lo;
@@ -581,8 +429,7 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
         }
         /* one output of one contiguous aligned run: the full reduction's own kernel */
         int full = vec && nout == 1 && plan->kd == 0, kfn = full ? RF_FULL : vec ? RF_ROWV : RF_ROWN;
-        const int fgrid = ck_rvariant_now()->fgrid;
-        want = (long long)sm * (full && fgrid ? fgrid : occ[kfn] > 0 ? occ[kfn] : 8);
+        want = (long long)sm * (occ[kfn] > 0 ? occ[kfn] : 8);
         if (nout < want && nred > 16384)
             splits = wave_splits(nout, want, 1, nred / 8192);
         chunk = (nred + splits - 1) / splits;
@@ -620,9 +467,6 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
         return 0;
     int nin = plan->nin, nops = nin + 1;
     long long nout = plan->nout, nred = plan->nred;
-    /* the build's kernels (the callers' bits end below 40; a caller that checks the
-     * cache itself, as reductions.c does, puts them in its key first) */
-    key |= (uint64_t)ck_rvariant_id() << 40;
     if (ck_kcache_find(cache, key | (RF_COUNT - 1)) == NULL &&
         load_all(st, dev, cache, key, spec, file, options) < 0)
         return -1;
@@ -666,7 +510,7 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
         CUdeviceptr p = 0;
         /* kept scratch: the counters just below CK_KEPT_COUNTERS, the partials above it,
          * so that no launch's partials fall on another's counters, which stay zero */
-        int kept = head <= CK_KEPT_COUNTERS && ck_rvariant_now()->kept
+        int kept = head <= CK_KEPT_COUNTERS
                        ? cukit_stream_kept(dev, h, CUKIT_KEPT_FOLD, CK_KEPT_COUNTERS + parts, &p, NULL)
                        : 0;
         if (kept < 0)
@@ -697,7 +541,7 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
         memcpy(buf + off_rs + 8 * CK_RMAXD * (size_t)k, plan->rs[k], 8 * (size_t)plan->rd);
     }
     void *args[] = {buf};
-    const int nt = fn == RF_FULL ? ck_rvariant_now()->fnt : CK_THREADS;
+    const int nt = fn == RF_FULL ? CK_FNT : CK_THREADS;
     int rc = cukit_builtin_launch(dev, e->func, (unsigned)gx, (unsigned)gy, (unsigned)nt, 1, h, args);
     if (cukit_scratch_release(dev, &part, h) < 0)
         rc = -1;

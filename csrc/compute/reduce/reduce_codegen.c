@@ -285,18 +285,14 @@ static const char rkernels[] =
     "}\n"
     "// A full reduction of one contiguous aligned run (one output, kept offsets 0): a block\n"
     "// per split (gridDim.x of them, one wave of resident blocks), each on its split's run\n"
-    "// of vectors (CK_FSTRIDE: the blocks interleaved, a vector of each thread in turn),\n"
+    "// of vectors (the blocks interleaved over the whole run, a vector of each thread in turn),\n"
     "// CK_FU vector loads in flight per thread; built for CK_MINB blocks of CK_FNT an SM.\n"
     "extern \"C\" __global__ void __launch_bounds__(CK_FNT, CK_MINB) ckr_f(const ck_rargs p) {\n"
     "    __shared__ TA sh[32];\n"
     "    __shared__ int last;\n"
     "    const long long ko[CK_NOPS] = {};\n"
     "    const int s = blockIdx.x, lane = threadIdx.x;\n"
-    "#if CK_FSTRIDE\n"
     "    const long long lo = 0, hi = p.nred, q0 = (long long)s * CK_FNT + lane, qs = (long long)gridDim.x * CK_FNT;\n"
-    "#else\n"
-    "    const long long lo = (long long)s * p.chunk, hi = min(p.nred, lo + p.chunk), q0 = lane, qs = CK_FNT;\n"
-    "#endif\n"
     "    const long long nv = (hi - lo) / CK_V;\n"
     "    TA acc = ck_ident();\n"
     "    long long q = q0;\n"
@@ -421,16 +417,15 @@ user_text(ck_buf *b, const ck_rspec *s, const char *what, const char *text)
     }
 }
 
-/* ckr_f's blocks an SM (__launch_bounds__) in build v: fminb for one array input (the
- * default CK_MINB); fminbm for more (dot, where=; CK_MINB_MULTI), whose loads need more
- * registers to stay in flight. */
+/* ckr_f's blocks an SM (__launch_bounds__): CK_MINB for one array input, CK_MINB_MULTI
+ * for more (dot, where=), whose loads need more registers to stay in flight. */
 static int
-ck_minb(const ck_rspec *s, const ck_rvariant *v)
+ck_minb(const ck_rspec *s)
 {
     int arrays = 0;
     for (int k = 0; k < s->nin; k++)
         arrays += s->kind[k] == CK_OPND_ARRAY;
-    return arrays == 1 ? v->fminb : v->fminbm;
+    return arrays == 1 ? CK_MINB : CK_MINB_MULTI;
 }
 
 PyObject *
@@ -438,8 +433,10 @@ ck_reduce_source(const ck_rspec *s)
 {
     ck_buf b = {0};
     int nin = s->nin, v = s->vec > 0 ? s->vec : 1;
-    const ck_rvariant *rv = ck_rvariant_now();
-    ck_put(&b, "%s\n%s\n", ck_preamble, rhelpers);
+    const char *preamble = cukit_device_file(CK_PREAMBLE);
+    if (preamble == NULL)
+        return NULL;
+    ck_put(&b, "%s\n%s\n", preamble, rhelpers);
     /* a struct output is defined by head: its typedef follows head */
     for (int k = 0; k < nin + !s->out_ctype; k++)
         if (k == nin || !s->in_ctype[k])
@@ -448,21 +445,9 @@ ck_reduce_source(const ck_rspec *s)
         ck_put(&b, "typedef T%d TO;\n", nin);
     ck_put(&b, "#define CK_NIN %d\n#define CK_NOPS %d\n#define CK_V %d\n"
             "#define CK_NT %d\n#define CK_HAS_INIT %d\n#define CK_RMAXD %d\n#define CK_MINB %d\n",
-        nin, nin + 1, v, CK_THREADS, s->has_init, CK_RMAXD, ck_minb(s, rv));
-    /* the build (reduce_impl.h's ck_rvariant; fgrid is the launch's alone, written so
-     * that every build's text differs) */
-    ck_put(&b, "#define CK_FNT %d\n#define CK_FU %d\n#define CK_FSTRIDE %d\n#define CK_FGRID %d\n"
-            "#define CK_CU %d\n#define CK_LDG %d\n", rv->fnt, rv->fu, rv->fstride, rv->fgrid,
-            rv->crows, rv->ldg);
-    /* a vector load: plain, or (ldg) through the read-only data path, ld.global.nc */
-    if (rv->ldg)
-        ck_put(&b, "template <class V> CKD V ck_ld(const V *p) {\n    V v;\n"
-                "    if constexpr (sizeof(V) == 16) { const uint4 u = __ldg((const uint4 *)p); memcpy(&v, &u, 16); }\n"
-                "    else if constexpr (sizeof(V) == 8) { const uint2 u = __ldg((const uint2 *)p); memcpy(&v, &u, 8); }\n"
-                "    else if constexpr (sizeof(V) == 4) { const unsigned u = __ldg((const unsigned *)p); memcpy(&v, &u, 4); }\n"
-                "    else v = *p;\n    return v;\n}\n");
-    else
-        ck_put(&b, "template <class V> CKD V ck_ld(const V *p) { return *p; }\n");
+        nin, nin + 1, v, CK_THREADS, s->has_init, CK_RMAXD, ck_minb(s));
+    ck_put(&b, "#define CK_FNT %d\n#define CK_FU 8\n#define CK_CU 4\n", CK_FNT);
+    ck_put(&b, "template <class V> CKD V ck_ld(const V *p) { return *p; }\n");
     ck_put(&b, "struct ck_rargs {\n    ck_slot op[CK_NOPS];\n    ck_slot init;\n"
             "    unsigned long long part;\n    long long nout, nred, chunk, count;\n"
             "    double d;\n    int splits, kd, rd, fblock;\n"
@@ -512,7 +497,7 @@ ck_reduce_source(const ck_rspec *s)
         else
             ck_put(&b, "CKD TA ck_vec1(TA acc, const ck_rargs &p, const long long *ko, long long j0) {\n"
                     "    const long long step = 0;\n");
-        int nu = four == 2 ? rv->fu : four ? 4 : 1;
+        int nu = four == 2 ? 8 : four ? 4 : 1;
         put_operands(&b, s, nin, nu, 0);
         ck_put(&b, "    (void)step;\n#pragma unroll\n    for (int u = 0; u < %d; u++) {\n#pragma unroll\n"
                 "        for (int e = 0; e < CK_V; e++) acc = ck_red(acc, ck_map(j0 + u * step + e", nu);
@@ -524,7 +509,7 @@ ck_reduce_source(const ck_rspec *s)
      * j0..j0+CK_CU-1 (ck_cvecu, one reduced dimension), at byte offsets off[k] of row j0;
      * each output's in row order, all loads before the first use */
     for (int four = 0; four < 2; four++) {
-        int nu = four ? rv->crows : 1;
+        int nu = four ? 4 : 1;
         ck_put(&b, "CKD void ck_cvec%s(TA *acc, const ck_rargs &p, const long long *off, long long j0) {\n"
                 "    (void)p;\n", four ? "u" : "1");
         put_operands(&b, s, nin, nu, 1);

@@ -35,60 +35,18 @@ enum { CK_OPND_ARRAY = 0, CK_OPND_SCALAR, CK_OPND_RAW };
 
 /* The kernels in one generated module, by index (key bits 0-2). */
 enum { RF_ROWV, RF_ROWVW, RF_ROWN, RF_ROWNW, RF_COL, RF_COLV, RF_FULL, RF_ROWV1, RF_COUNT };
-/* Blocks of CK_THREADS the full reduction's kernel (ckr_f) of one array input is built
- * to fit on one SM at once (__launch_bounds__' second argument): 4 caps its registers
- * at 64, room for its eight 16-byte loads in flight (6, with four loads and 40
- * registers, ran 5% slower on an H100; tools/reduce_variants.py). */
+/* The full reduction's kernel (ckr_f): CK_FNT threads a block, each with CK_FU 16-byte
+ * loads in flight, its blocks interleaved over the run, a wave of resident blocks (the
+ * grid as the occupancy allows). __launch_bounds__ fits CK_MINB blocks an SM for one
+ * array input: a cap of 64 registers, room for the eight loads (four loads and 6 blocks
+ * ran 5% slower on an H100). */
+#define CK_FNT 256
 #define CK_MINB 4
-/* ... and of more inputs (dot, where=): left to the compiler it took 150 registers for a
- * float32 dot (one block an SM) and ran 4% slower than the two-pass reduction before it;
- * 2 blocks with eight loads each beat 4 with four. */
+/* ... and CK_MINB_MULTI for more inputs (dot, where=): left to the compiler it took 150
+ * registers for a float32 dot (one block an SM) and ran 4% slower than the two-pass
+ * reduction before it; 2 blocks with eight loads each beat 4 with four. */
 #define CK_MINB_MULTI 2
 extern const char *const ck_rfunc_names[RF_COUNT];
-
-/* The kernels' build: an internal knob (cukit._cukit._reduce_variant, and the environment
- * variable CUKIT_REDUCE_VARIANT read once at import) so that one run on a GPU can time
- * several builds side by side (tools/reduce_variants.py). Not a setting: every build
- * computes the same results (the tests run each); the default is the build measured
- * best. A spec is "knob=value,..." over the defaults (reduce.c's knob table). */
-typedef struct {
-    int fnt;     /* threads a block of the full reduction (ckr_f) */
-    int fu;      /* its vector loads in flight a thread (unrolled before the first use) */
-    int fminb;   /* its blocks an SM in __launch_bounds__, one array input */
-    int fminbm;  /* ... two or more array inputs (dot, where=) */
-    int fgrid;   /* its grid: blocks an SM (0: as many as the occupancy allows) */
-    int fstride; /* 1: its blocks interleave (grid-stride) instead of a run each */
-    int crows;   /* rows in flight a warp of the axis-0 kernel (ckcv) */
-    int ldg;     /* 1: every reduction kernel's vector loads by ld.global.nc */
-    int sitems;  /* items a thread of the 1-D scan's tile, accumulators of up to 4 bytes */
-    int sitems8; /* ... wider accumulators */
-    int smode;   /* the 1-D scan's tile: 0 staged in shared memory by the block, 1 by each
-                    warp (fewer block barriers), 2 kept in registers (no staging) */
-    int sminb;   /* its blocks an SM in __launch_bounds__ (0: none given) */
-    int sspin;   /* nanoseconds its look-back sleeps between reads of unready tiles */
-    int srec;    /* 1: its threads sum their run again from the staged tile when writing,
-                    instead of keeping each prefix in a register (staged tiles only) */
-    int slook;   /* tiles each lane of its look-back reads a step (packed words only) */
-    int kept;    /* 1: reductions split across blocks and 1-D scans (up to 4-byte sums)
-                    use scratch their stream keeps (cukit_stream_kept), 0: scratch of
-                    their own, zeroed each launch */
-    int sbid;    /* 1: the 1-D scan's tile is its block's index (no ticket) */
-    int shint;   /* 1: the 1-D scan's 16-byte loads and stores stream (ld/st.global.cs) */
-    int wave;    /* 1: split reductions fill whole waves of blocks (reduce.c's wave_splits) */
-    int slbw;    /* 1: the 1-D scan's look-back by a ninth warp of its own, from the block's
-                    start (staged or register tiles: smode 1 or 2) */
-    int spre;    /* the 1-D scan's blocks prefetch into L2 the tile spre x SMs ahead (0: none) */
-} ck_rvariant;
-/* The build in use (process-wide: a timing knob, plain C data). */
-const ck_rvariant *ck_rvariant_now(void);
-/* Its number in this process (0: the default), for kernel cache keys: bits 40-47. */
-int ck_rvariant_id(void);
-/* Use spec's build from now on; 0, or -1 with a ValueError starting with who. */
-int ck_rvariant_set(const char *spec, const char *who);
-/* The build in use as a spec with every knob. New ref or NULL. */
-PyObject *ck_rvariant_str(void);
-/* _reduce_variant(spec=None, /) -> str (the Python function). */
-PyObject *ck_reduce_variant_py(PyObject *m, PyObject *args);
 
 /* CUDA C of every kernel of spec. New ref or NULL. */
 PyObject *ck_reduce_source(const ck_rspec *spec);

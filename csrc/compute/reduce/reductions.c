@@ -411,8 +411,7 @@ run(cukit_state *st, const char *who, rreq *q)
     uint64_t key = (1ULL << 63) | (uint64_t)kind << 3 | (uint64_t)itc << 9 |
                    (uint64_t)(q->b ? q->b->typecode : 31) << 14 | (uint64_t)otc << 19 |
                    (uint64_t)(atc < 0 ? 31 : atc) << 24 | (uint64_t)(q->where != NULL) << 29 |
-                   (uint64_t)has_init << 30 | (uint64_t)(dev->ordinal & 63) << 31 |
-                   (uint64_t)ck_rvariant_id() << 40; /* the build (ck_rplan_run adds it too) */
+                   (uint64_t)has_init << 30 | (uint64_t)(dev->ordinal & 63) << 31;
     char file[64] = "";
     ck_kcache *cache = ck_reduce_cache(st, 0);
     if (cache == NULL)
@@ -735,9 +734,6 @@ static PyMethodDef reduce_functions[] = {
     {"_vector_norm", fn_vector_norm, METH_VARARGS, "Internal: linalg.norm of vectors."},
     {"_reduce_source", fn_reduce_source, METH_VARARGS, "Internal: a reduction's CUDA C."},
     {"_reduce_plan", ck_reduce_plan_py, METH_VARARGS, "Internal: a reduction's plan."},
-    {"_reduce_variant", ck_reduce_variant_py, METH_VARARGS,
-     "_reduce_variant(spec=None, /) -> str: internal: the reduction and scan kernels' build in "
-     "use; with spec ('knob=value,...', or 'v0' for the default), switch to that build."},
     {NULL},
 };
 
@@ -745,9 +741,5 @@ int
 ck_reductions_setup(PyObject *module, cukit_state *st)
 {
     (void)st;
-    /* the build to time, read once: an internal knob (reduce.c's "variants") */
-    const char *env = getenv("CUKIT_REDUCE_VARIANT");
-    if (env && ck_rvariant_set(env, "CUKIT_REDUCE_VARIANT") < 0)
-        return -1;
     return PyModule_AddFunctions(module, reduce_functions);
 }

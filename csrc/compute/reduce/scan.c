@@ -1,19 +1,18 @@
 /* scan.c - prefix scans: cumsum and cumprod along any axis, and cukit.ScanKernel (the
  * base of InclusiveScanKernel and ExclusiveScanKernel, PyCUDA's scan builders)
  *
- * One dimension: a single pass with decoupled look-back. Each block takes the next tile
- * (8192 elements, 2048 for accumulators over 4 bytes; the build's, see ck_scan_items) from a
- * counter, loads it into shared memory (16-byte vectors when contiguous and aligned; by
- * default each warp stages its own part), scans it, publishes the tile's
- * aggregate, and a warp adds the aggregates of the tiles before it, 32 a step (32 times
- * the build's slook for packed words), up to the
- * first inclusive prefix it meets; then it publishes its own prefix: every element is
- * read once and written once. The tiles' words (flags with the launch's epoch, so that
- * words of earlier launches read as unwritten) live in scratch the stream keeps. Along an axis of an N-D array: a warp per line when the axis is
- * contiguous (32 elements a step, a carry between steps), else a thread per line
- * (neighbouring threads on neighbouring lines, so the accesses coalesce). The kernels'
- * CUDA C is scan_codegen.c's; the tile's size and staging come with the build
- * (reduce_impl.h's ck_rvariant; the above is the default's). */
+ * One dimension: a single pass with decoupled look-back. Each block takes the tile of its
+ * index (8192 elements, 2048 for accumulators over 4 bytes, see ck_scan_items),
+ * prefetches into L2 the tile an SM's worth of blocks later, loads its own into shared
+ * memory (16-byte streaming vectors when contiguous and aligned; each warp stages its own
+ * part), scans it, publishes the tile's aggregate, and a warp adds the aggregates of the
+ * tiles before it, 32 a step, up to the first inclusive prefix it meets; then it
+ * publishes its own prefix: every element is read once and written once. The tiles'
+ * words (flags with the launch's epoch, so that words of earlier launches read as
+ * unwritten) live in scratch the stream keeps. Along an axis of an N-D array: a warp per
+ * line when the axis is contiguous (32 elements a step, a carry between steps), else a
+ * thread per line (neighbouring threads on neighbouring lines, so the accesses
+ * coalesce). The kernels' CUDA C is scan_codegen.c's. */
 #include "compute/reduce/reduce_impl.h"
 
 #include <ctype.h>
@@ -23,23 +22,6 @@
 
 static const char *const fnames[] = {"cks", "ckl", "ckw"};
 enum { SF_TILES, SF_LINES, SF_WARPS, SF_COUNT };
-
-/* What the C side must know of a scan kernel's build (the kernel was built with the
- * build of its day: a ScanKernel keeps it). */
-typedef struct {
-    int items;      /* CK_IT */
-    int acc_size;   /* its accumulator's bytes: up to 4, one packed word a tile */
-    int threads;    /* a block of the tile kernel: 256, and 32 more with the walker (slbw) */
-    int prefetch;   /* its prefetch distance in tiles an SM (spre; 0: its source has none) */
-} sbuild;
-
-static sbuild
-sbuild_now(int acc_size)
-{
-    const ck_rvariant *v = ck_rvariant_now();
-    sbuild b = {ck_scan_items(acc_size), acc_size, CK_THREADS + 32 * v->slbw, v->spre};
-    return b;
-}
 
 /* Scan `len` elements along each line of (nd, lshape) from in to out. 0 / -1. */
 typedef struct {
@@ -51,7 +33,7 @@ typedef struct {
 
 static int
 scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyObject *src_args[4],
-         const sbuild *b, const splan *plan, CUstream h, int itemsize)
+         int acc_size, const splan *plan, CUstream h, int itemsize)
 {
     if (plan->n == 0 || plan->nlines == 0)
         return 0;
@@ -98,7 +80,7 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
     cukit_scratch status = {0, 0};
     long long grid;
     if (fn == SF_TILES) {
-        const long long tile = (long long)CK_THREADS * b->items;
+        const long long tile = (long long)CK_THREADS * ck_scan_items(acc_size);
         long long ntiles = (plan->n + tile - 1) / tile;
         if (ntiles > 0x7fffffffLL) {
             PyErr_SetString(PyExc_ValueError, "scan: too many elements");
@@ -106,20 +88,18 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
         }
         /* the ticket, then a packed word a tile (accumulators of up to 4 bytes), or a flag
          * a tile and two 16-byte slots (scan_codegen.c's cks) */
-        const int packed = b->acc_size <= 4;
+        const int packed = acc_size <= 4;
         size_t flags = packed ? 8 * (size_t)ntiles : (4 * (size_t)ntiles + 15) / 16 * 16;
         size_t bytes = 16 + flags + (packed ? 0 : 32 * (size_t)ntiles);
         a.ntiles = (int)ntiles;
         grid = ntiles;
         /* Packed words in the stream's kept scratch: each launch a new epoch, so the words
-         * of the launches before read as unwritten, and the ticket (used only by the
-         * ticket build, sbid=0) is back at zero after each launch; no memset, allocation
-         * or free. Else the launch's own scratch,
-         * ordered on its stream (a scan on another stream never shares it), the ticket
-         * and the flags zeroed. */
+         * of the launches before read as unwritten; no memset, allocation or free. Else
+         * the launch's own scratch, ordered on its stream (a scan on another stream never
+         * shares it), the flags zeroed. */
         CUdeviceptr kp = 0;
         unsigned epoch = 1;
-        int kept = packed && ck_rvariant_now()->kept
+        int kept = packed
                        ? cukit_stream_kept(dev, h, CUKIT_KEPT_SCAN, bytes, &kp, &epoch) : 0;
         if (kept < 0)
             return -1;
@@ -136,10 +116,10 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
             }
         }
         a.epoch = epoch;
-        /* the prefetch distance in tiles: the kernel's build's spre an SM, the tiles read
-         * ahead filling at most a quarter of the L2 (each stays there until its block
-         * reads it; a wave of blocks ahead thrashed an H200's) */
-        long long ahead = (long long)b->prefetch * dev->sm_count;
+        /* the prefetch distance in tiles: one an SM (each block prefetches the tile of
+         * the block an SM's worth later), at most a quarter of the L2 (each stays there
+         * until its block reads it; a wave of blocks ahead thrashed an H200's) */
+        long long ahead = dev->sm_count;
         const long long fit = (long long)dev->l2_bytes / 4 / (tile * itemsize);
         if (dev->l2_bytes > 0 && ahead > fit)
             ahead = fit;
@@ -152,7 +132,7 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
             grid = 0x7fffffffLL;
     }
     void *args[] = {&a};
-    int rc = cukit_builtin_launch(dev, e->func, (unsigned)grid, 1, fn == SF_TILES ? (unsigned)b->threads : 256,
+    int rc = cukit_builtin_launch(dev, e->func, (unsigned)grid, 1, fn == SF_TILES ? CK_THREADS : 256,
                                   1, h, args);
     if (cukit_scratch_release(dev, &status, h) < 0)
         rc = -1;
@@ -294,18 +274,16 @@ ck_scan_call(cukit_state *st, int which, PyObject *const *args, Py_ssize_t nargs
              ck_stream(st, v[4], a->device, NULL, &h) < 0 ? -1 : 0;
     if (rc == 0) {
         uint64_t key = (1ULL << 63) | (uint64_t)which << 2 | (uint64_t)src->typecode << 4 |
-                       (uint64_t)otc << 9 | (uint64_t)(a->device->ordinal & 63) << 14 |
-                       (uint64_t)ck_rvariant_id() << 40;
+                       (uint64_t)otc << 9 | (uint64_t)(a->device->ordinal & 63) << 14;
         ck_kcache *cache = ck_reduce_cache(st, 1);
         const char *acc = ck_dtypes[atc].ctype_c;
-        const sbuild sb = sbuild_now(ck_acc_size(atc));
         PyObject *sa[4] = {NULL, NULL, NULL, NULL};
         sa[0] = ck_scan_source(src->typecode, otc, acc, ck_acc_size(atc), NULL, which ? "uf_multiply(a, b)" : "uf_add(a, b)",
                             which ? "1" : "0", 0, 0, NULL);
         sa[1] = PyUnicode_FromFormat("cukit_%s.cu", who);
         sa[2] = PyTuple_New(0);
         rc = cache && sa[0] && sa[1] && sa[2]
-                 ? scan_run(st, a->device, cache, key, sa, &sb, &plan, h, (int)src->itemsize)
+                 ? scan_run(st, a->device, cache, key, sa, ck_acc_size(atc), &plan, h, (int)src->itemsize)
                  : -1;
         for (int i = 0; i < 3; i++)
             Py_XDECREF(sa[i]);
@@ -336,7 +314,6 @@ typedef struct {
     PyObject_HEAD
     cukit_state *st;     /* borrowed */
     int tc, exclusive;
-    sbuild build;        /* of source: the build's when it was made */
     PyObject *source;    /* strong ref: the CUDA C */
     PyObject *file;      /* strong ref: str */
     PyObject *options;   /* strong ref: tuple */
@@ -398,7 +375,6 @@ sk_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->st = st;
     self->tc = tc;
     self->exclusive = exclusive;
-    self->build = sbuild_now(ck_dtypes[tc].size);
     self->source = src;
     self->file = PyUnicode_FromFormat("%s.cu", name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name)
                                                                              : "scan");
@@ -442,7 +418,7 @@ sk_call(ck_ScanKernel *self, PyObject *args, PyObject *kwargs)
         return NULL;
     uint64_t key = (1ULL << 63) | (uint64_t)(a->device->ordinal & 63) << 4;
     PyObject *sa[4] = {self->source, self->file, self->options, NULL};
-    if (scan_run(st, a->device, &self->cache, key, sa, &self->build, &plan, h,
+    if (scan_run(st, a->device, &self->cache, key, sa, ck_dtypes[self->tc].size, &plan, h,
                  (int)a->itemsize) < 0)
         return NULL;
     return Py_NewRef(out_o);
