@@ -636,8 +636,10 @@ def test_where_clip_astype(rng, compiled):
     same(cukit.where(cukit.to_device(c), cukit.to_device(x), 0.0).get(), np.where(c, x, np.float32(0)))
     same(cukit.clip(cukit.to_device(x), -1.0, 2.0).get(), np.clip(x, -1.0, 2.0))
     same(cukit.clip(cukit.to_device(x), None, 2.0).get(), np.clip(x, None, 2.0))
-    with pytest.raises(TypeError, match="where.condition. alone"):
-        cukit.where(cukit.to_device(c))
+    for got, want in zip(cukit.where(cukit.to_device(c)), np.where(c)):  # nonzero
+        same(got.get(), want)
+    with pytest.raises(ValueError, match="both or neither"):
+        cukit.where(cukit.to_device(c), 1.0)
     for src, dst in [("float32", "float16"), ("float64", "int32"), ("int64", "float32"),
                      ("complex64", "float32"), ("float32", "bool"), ("int8", "uint8"),
                      ("bool", "float64"), ("float16", "complex128")]:

@@ -195,7 +195,7 @@ ck_mask_fill(cukit_state *st, cukit_Array *a, cukit_Array *mask_in, cukit_Array 
     /* the one value's bits, read back (a scalar was just copied up; small and rare) */
     if (CU_CALL(st, cuMemcpyDtoH, (bits, cukit_array_ptr(value), (size_t)a->itemsize)) < 0)
         goto done;
-    long long n = a->size, blocks = (n + THREADS - 1) / THREADS;
+    long long n = a->size, blocks = (n + 4 * THREADS - 1) / (4 * THREADS); /* 4 a thread */
     if (blocks > 65535LL * 8)
         blocks = 65535LL * 8;
     CUdeviceptr mp = cukit_array_ptr(mask), dp = cukit_array_ptr(a);

@@ -27,24 +27,44 @@ struct IndexParams {
 
 struct __align__(16) Unit16 { unsigned long long x, y; };
 
+// The loops over index arrays run to MAXI with a test, unrolled, so that the offsets
+// stay in registers whatever p.nidx is.
 template <typename I>
 __device__ __forceinline__ bool index_offsets(const IndexParams &p, I i, long long &boff,
                                               long long &voff) {
     long long ioff[MAXI];
-    for (int j = 0; j < p.nidx; j++) ioff[j] = 0;
+#pragma unroll
+    for (int j = 0; j < MAXI; j++) ioff[j] = 0;
     boff = 0;
     voff = 0;
-    I r = i;
-    for (int k = p.ndim - 1; k >= 0; k--) {
-        I n = (I)p.shape[k], c = r % n;
-        r /= n;
-        boff += (long long)c * p.bstride[k];
-        voff += (long long)c * p.vstride[k];
-        for (int j = 0; j < p.nidx; j++) ioff[j] += (long long)c * p.istride[j][k];
+    if (p.ndim == 1) { // one dimension: the element is its coordinate
+        boff = (long long)i * p.bstride[0];
+        voff = (long long)i * p.vstride[0];
+#pragma unroll
+        for (int j = 0; j < MAXI; j++)
+            if (j < p.nidx) ioff[j] = (long long)i * p.istride[j][0];
+    } else {
+        I r = i;
+        for (int k = p.ndim - 1; k > 0; k--) {
+            I n = (I)p.shape[k], c = r % n;
+            r /= n;
+            boff += (long long)c * p.bstride[k];
+            voff += (long long)c * p.vstride[k];
+#pragma unroll
+            for (int j = 0; j < MAXI; j++)
+                if (j < p.nidx) ioff[j] += (long long)c * p.istride[j][k];
+        }
+        boff += (long long)r * p.bstride[0];
+        voff += (long long)r * p.vstride[0];
+#pragma unroll
+        for (int j = 0; j < MAXI; j++)
+            if (j < p.nidx) ioff[j] += (long long)r * p.istride[j][0];
     }
     bool ok = true;
-    for (int j = 0; j < p.nidx; j++) {
-        long long v = ((const long long *)p.idx[j])[ioff[j]], w = v < 0 ? v + p.len[j] : v;
+#pragma unroll
+    for (int j = 0; j < MAXI; j++) {
+        if (j >= p.nidx) break;
+        long long v = __ldg((const long long *)p.idx[j] + ioff[j]), w = v < 0 ? v + p.len[j] : v;
         if (w < 0 || w >= p.len[j]) {
             unsigned long long *e = (unsigned long long *)p.err;
             if (atomicCAS(e, 0ull, (unsigned long long)(j + 1)) == 0ull) e[1] = (unsigned long long)v;

@@ -122,20 +122,33 @@ ck_mask_coords(const unsigned char *mask, const long long *offsets, long long *o
         long long s = mask_slot(mask, p.n, e, running, part);
         if (s >= 0) {
             long long r = e;
-            for (int d = p.ndim - 1; d >= 0; d--) {
+            for (int d = p.ndim - 1; d > 0; d--) {
                 out[d * p.count + s] = r % p.shape[d];
                 r /= p.shape[d];
             }
+            out[s] = r; // the outermost coordinate needs no division
         }
     }
 }
 
-// data[e] = value where mask[e] (data: n units of T, contiguous).
+// data[e] = value where mask[e] (data: n units of T, contiguous). Each thread takes
+// four elements, reading their mask bytes as one word when `mask` is 4-byte aligned.
 template <typename T>
 __device__ void fill_run(const unsigned char *__restrict__ mask, long long n, T *data, T value) {
-    long long step = (long long)gridDim.x * blockDim.x;
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += step)
-        if (mask[e]) data[e] = value;
+    long long step = (long long)gridDim.x * blockDim.x * 4;
+    bool words = ((unsigned long long)mask & 3) == 0;
+    for (long long e = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4; e < n; e += step) {
+        if (words && e + 4 <= n) {
+            unsigned int m = __ldg((const unsigned int *)(mask + e));
+            if (m & 0xffu) data[e] = value;
+            if (m & 0xff00u) data[e + 1] = value;
+            if (m & 0xff0000u) data[e + 2] = value;
+            if (m & 0xff000000u) data[e + 3] = value;
+        } else {
+            for (long long k = e; k < e + 4 && k < n; k++)
+                if (mask[k]) data[k] = value;
+        }
+    }
 }
 
 #define FILL_KERNEL(T, B)                                                                  \
