@@ -215,11 +215,15 @@ parse_index(cukit_Array *self, PyObject *key, parsed_index *p)
         }
         else if (kinds[i] == IT_BOOLS) {
             PyObject *src = conv[i] ? conv[i] : it;
-            int nd = Py_IS_TYPE(src, st->ArrayType) ? ((cukit_Array *)src)->ndim
-                                                    : (int)PyObject_Length(PyObject_GetAttrString(src, "shape"));
-            if (nd < 0) {
-                PyErr_Clear();
-                nd = 0;
+            int nd = 0;
+            if (Py_IS_TYPE(src, st->ArrayType))
+                nd = ((cukit_Array *)src)->ndim;
+            else {
+                PyObject *shape = PyObject_GetAttrString(src, "shape"); /* numpy's */
+                nd = shape ? (int)PyObject_Length(shape) : -1;
+                Py_XDECREF(shape);
+                if (nd < 0)
+                    goto done;
             }
             consumed += nd;
         }
@@ -240,7 +244,7 @@ parse_index(cukit_Array *self, PyObject *key, parsed_index *p)
     PyObject *full = PySlice_New(NULL, NULL, NULL);
     if (full == NULL)
         goto done;
-    int d = 0, vd = 0, first_item = -1, last_item = -1, breaks = 0, seen_adv = 0;
+    int d = 0, vd = 0, first_item = -1, last_item = -1, breaks = 0;
     for (Py_ssize_t i = 0; i < n && rc == -1; i++) {
         PyObject *it = PyTuple_GET_ITEM(items, i), *src = conv[i] ? conv[i] : it;
         int kind = kinds[i], advanced = kind == IT_INTS || kind == IT_BOOLS || kind == IT_BASIC_INT;
@@ -252,9 +256,7 @@ parse_index(cukit_Array *self, PyObject *key, parsed_index *p)
             else if (last_item < (int)i - 1)
                 breaks = 1;
             last_item = (int)i;
-            seen_adv = 1;
         }
-        (void)seen_adv;
         switch (kind) {
         case IT_ELLIPSIS: {
             int k = self->ndim - consumed;
