@@ -1,0 +1,136 @@
+"""What the emulator must compute as the GPU does: carry chains that mix additions and
+subtractions, 128-bit integers and registers, fresh memory, the PTX a driver refuses, and
+device printf. Each test runs on the active backend (the GPU suite runs them on a GPU,
+where the results must be the same)."""
+import numpy as np
+import pytest
+
+import cukit
+from conftest import poison
+
+pytestmark = pytest.mark.gpu
+
+M32, M64, M128 = 2**32 - 1, 2**64 - 1, 2**128 - 1
+
+
+# ------------------------------------------------------------------ carry chains
+
+# One lane's carry flag through chains that mix additions and subtractions. On the GPU
+# sub.cc computes a + ~b + 1 and leaves that sum's carry (1 means no borrow); subc
+# computes a + ~b + CF; addc and madc add CF.
+CARRY = r"""
+extern "C" __global__ void chains(const unsigned* a, const unsigned* b, const unsigned* c,
+                                  const unsigned long long* A, const unsigned long long* B,
+                                  unsigned* o, unsigned long long* O, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned x = a[i], y = b[i], z = c[i], r0, r1, r2, r3, r4, r5, r6, r7;
+    asm("sub.cc.u32 %0, %2, %3;\n\taddc.u32 %1, %4, %4;"
+        : "=r"(r0), "=r"(r1) : "r"(x), "r"(y), "r"(z));
+    asm("add.cc.u32 %0, %2, %3;\n\tsubc.u32 %1, %4, %3;"
+        : "=r"(r2), "=r"(r3) : "r"(x), "r"(y), "r"(z));
+    asm("sub.cc.u32 %0, %2, %3;\n\tmadc.lo.u32 %1, %2, %3, %4;"
+        : "=r"(r4), "=r"(r5) : "r"(x), "r"(y), "r"(z));
+    asm("sub.cc.u32 %0, %2, %3;\n\tsubc.cc.u32 %1, %3, %4;\n\taddc.u32 %1, %1, 0;"
+        : "=r"(r6), "=r"(r7) : "r"(x), "r"(y), "r"(z));
+    unsigned* p = o + 8 * i;
+    p[0] = r0; p[1] = r1; p[2] = r2; p[3] = r3; p[4] = r4; p[5] = r5; p[6] = r6; p[7] = r7;
+    unsigned long long X = A[i], Y = B[i], s0, s1, s2, s3;
+    asm("sub.cc.u64 %0, %2, %3;\n\taddc.u64 %1, %2, %3;" : "=l"(s0), "=l"(s1) : "l"(X), "l"(Y));
+    asm("add.cc.u64 %0, %2, %3;\n\tsubc.u64 %1, %3, %2;" : "=l"(s2), "=l"(s3) : "l"(X), "l"(Y));
+    O[4 * i] = s0; O[4 * i + 1] = s1; O[4 * i + 2] = s2; O[4 * i + 3] = s3;
+}
+"""
+
+
+def carry_model(x, y, z, X, Y):
+    """The chains of CARRY on Python integers, as the GPU computes them."""
+    def sub(p, q, cin, m):  # p + ~q + cin: the result and the carry out
+        t = p + (~q & m) + cin
+        return t & m, t >> (m.bit_length())
+
+    r0, cf = sub(x, y, 1, M32)
+    r1 = (z + z + cf) & M32
+    t = x + y
+    r2, cf = t & M32, t >> 32
+    r3, _ = sub(z, y, cf, M32)
+    r4, cf = sub(x, y, 1, M32)
+    r5 = (x * y + z + cf) & M32
+    r6, cf = sub(x, y, 1, M32)
+    r7, cf = sub(y, z, cf, M32)
+    r7 = (r7 + cf) & M32
+    s0, cf = sub(X, Y, 1, M64)
+    s1 = (X + Y + cf) & M64
+    t = X + Y
+    s2, cf = t & M64, t >> 64
+    s3, _ = sub(Y, X, cf, M64)
+    return [r0, r1, r2, r3, r4, r5, r6, r7], [s0, s1, s2, s3]
+
+
+def test_carry_of_subtractions_read_by_additions_and_back(rng):
+    mod = cukit.compile(CARRY, name="carry.cu")
+    n = 2048
+    a, b, c = (rng.integers(0, 2**32, n, dtype=np.uint32) for _ in range(3))
+    b[::5] = a[::5]              # equal operands: no borrow
+    c[1::7] = b[1::7]
+    A, B = (rng.integers(0, 2**64, n, dtype=np.uint64) for _ in range(2))
+    B[::6] = A[::6]
+    B[1::9] = ~A[1::9]           # additions that reach all ones
+    o = cukit.to_device(poison(8 * n, np.uint32))
+    O = cukit.to_device(poison(4 * n, np.uint64))
+    dev = cukit.to_device
+    mod.chains(dev(a), dev(b), dev(c), dev(A), dev(B), o, O, np.int32(n), grid=8, block=256)
+    got32, got64 = o.get().reshape(n, 8), O.get().reshape(n, 4)
+    want = [carry_model(int(a[i]), int(b[i]), int(c[i]), int(A[i]), int(B[i])) for i in range(n)]
+    np.testing.assert_array_equal(got32, np.array([w[0] for w in want], np.uint32))
+    np.testing.assert_array_equal(got64, np.array([w[1] for w in want], np.uint64))
+
+
+INT128 = r"""
+extern "C" __global__ void divide(const unsigned long long* a, const unsigned long long* b,
+                                  unsigned long long* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned __int128 x = ((unsigned __int128)a[2 * i + 1] << 64) | a[2 * i];
+    unsigned __int128 y = ((unsigned __int128)b[2 * i + 1] << 64) | b[2 * i];
+    __int128 sx = (__int128)x, sy = (__int128)y;
+    unsigned __int128 r[6] = {x / y, x % y, (unsigned __int128)(sx / sy),
+                              (unsigned __int128)(sx % sy), x * y, x - y};
+    for (int k = 0; k < 6; k++) {
+        out[12 * i + 2 * k] = (unsigned long long)r[k];
+        out[12 * i + 2 * k + 1] = (unsigned long long)(r[k] >> 64);
+    }
+}
+"""
+
+
+def int128_model(x, y):
+    sx = x - (1 << 128) if x >> 127 else x
+    sy = y - (1 << 128) if y >> 127 else y
+    sq = abs(sx) // abs(sy) * (1 if (sx < 0) == (sy < 0) else -1)  # C truncates
+    return [x // y, x % y, sq & M128, (sx - sq * sy) & M128, (x * y) & M128, (x - y) & M128]
+
+
+def test_nvrtc_int128_division_and_modulo_are_exact(rng):
+    """NVRTC's own code for __int128 division mixes sub.cc with addc: every quotient and
+    remainder, signed and unsigned, equals Python's."""
+    mod = cukit.compile(INT128, name="int128.cu", options=["--device-int128"])
+    n = 512
+    a = rng.integers(0, 2**64, 2 * n, dtype=np.uint64)
+    b = rng.integers(0, 2**64, 2 * n, dtype=np.uint64)
+    b[1::4] = 0                                  # 64-bit divisors
+    b[2::8] >>= np.uint64(50)                    # divisors just over 64 bits
+    b[3::8] = rng.integers(1, 1000, len(b[3::8]), dtype=np.uint64)  # tiny high words
+    b[5::16], b[4::16] = 0, rng.integers(1, 100, len(b[4::16]), dtype=np.uint64)
+    a[6::16], b[6::16] = b[6::16], b[6::16]      # x == y: quotient 1, remainder 0
+    out = cukit.to_device(poison(12 * n, np.uint64))
+    mod.divide(cukit.to_device(a), cukit.to_device(b), out, np.int32(n), grid=2, block=256)
+    got = out.get().reshape(n, 6, 2)
+    got = [[int(lo) | int(hi) << 64 for lo, hi in row] for row in got]
+    want = []
+    for i in range(n):
+        x = int(a[2 * i]) | int(a[2 * i + 1]) << 64
+        y = int(b[2 * i]) | int(b[2 * i + 1]) << 64
+        want.append(int128_model(x, y))
+    bad = [(i, k) for i in range(n) for k in range(6) if got[i][k] != want[i][k]]
+    assert not bad, f"{len(bad)} of {6 * n} differ, first {bad[:5]}"
