@@ -134,3 +134,46 @@ def test_nvrtc_int128_division_and_modulo_are_exact(rng):
         want.append(int128_model(x, y))
     bad = [(i, k) for i in range(n) for k in range(6) if got[i][k] != want[i][k]]
     assert not bad, f"{len(bad)} of {6 * n} differ, first {bad[:5]}"
+
+
+# ------------------------------------------------------------------ .b128 registers
+
+B128 = r"""
+extern "C" __global__ void b128(const unsigned long long* a, unsigned long long* o, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned long long lo = a[2 * i], hi = a[2 * i + 1], x, y, u, v;
+    asm("{\n\t.reg .b128 q, r;\n\t"
+        "mov.b128 q, {%4, %5};\n\t"        // pack: lo is the low half
+        "mov.b128 r, q;\n\t"               // copy
+        "mov.b128 {%0, %1}, r;\n\t"        // unpack
+        "mov.b128 q, {%5, %4};\n\t"        // the halves swapped, into the same register
+        "mov.b128 {%2, %3}, q;\n\t}"
+        : "=l"(x), "=l"(y), "=l"(u), "=l"(v) : "l"(lo), "l"(hi));
+    unsigned long long* p = o + 4 * i;
+    p[0] = x; p[1] = y; p[2] = u; p[3] = v;
+}
+"""
+
+
+def test_b128_registers_pack_copy_and_unpack(rng):
+    mod = cukit.compile(B128, name="b128.cu")
+    n = 1000
+    a = rng.integers(0, 2**64, 2 * n, dtype=np.uint64)
+    o = cukit.to_device(poison(4 * n, np.uint64))
+    mod.b128(cukit.to_device(a), o, np.int32(n), grid=4, block=256)
+    got = o.get().reshape(n, 4)
+    lo, hi = a[0::2], a[1::2]
+    np.testing.assert_array_equal(got, np.stack([lo, hi, hi, lo], axis=1))
+
+
+@pytest.mark.parametrize("inst", ["mul.hi.b128 q, q, q;", "add.b128 q, q, q;",
+                                  "mov.b128 q, {%0, %0, %0, %0};", "mov.b128 %0, q;"])
+def test_invalid_b128_forms_are_refused_as_invalid_ptx(inst):
+    src = ('extern "C" __global__ void k(unsigned long long* p) {\n'
+           '    unsigned long long x = *p;\n'
+           '    asm volatile("{ .reg .b128 q; mov.b128 q, {%0, %0}; ' + inst + ' }" : "+l"(x));\n'
+           '    *p = x;\n'
+           '}\n')
+    with pytest.raises(cukit.CudaError, match="CUDA_ERROR_INVALID_PTX"):
+        cukit.compile(src, name="b128bad.cu")

@@ -49,6 +49,8 @@ enum {
     OP_PCONST,        /* predicate d = imm (0 or 1) */
     OP_PACK,          /* d = {s0, s1[, s2, s3]} of width imm bits each */
     OP_UNPACK,        /* {d0, d1[, ...]} = s0 split into imm-bit pieces */
+    OP_MOVN,          /* d[k] = s[k] for k < vec, all read before any is written (the two
+                       * 64-bit halves of a .b128 register: mov.b128's copy, pack, unpack) */
     OP_ADD32, OP_ADD64, OP_SUB32, OP_SUB64, OP_MUL32, OP_MUL64,
     OP_MAD32, OP_MAD64, OP_MULWIDE_U32, OP_MULWIDE_S32, OP_SHL32, OP_SHL64,
     OP_SHR_U32, OP_SHR_S32, OP_SHR_U64, OP_SHR_S64, OP_AND32, OP_AND64, OP_OR32,

@@ -98,6 +98,8 @@ typedef struct P {
 
 /* ptx_read.c: the refusal of a device-side launch (dynamic parallelism), with the way around it. -1. */
 int ptx_fail_device_launch(P *p, int line);
+/* ptx_read.c: the refusal of a .b128 register used outside mov.b128. -1. */
+int ptx_fail_b128(P *p, int line, const char *name, int len);
 
 enum { OK_NAME = 1, OK_NUM, OK_ADDR, OK_VEC, OK_PAREN };
 

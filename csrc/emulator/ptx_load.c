@@ -47,7 +47,7 @@ parse_reg(P *p)
         char buf[256];
         if (len > 200)
             return ptx_fail(p, t->line, "register name too long");
-        if (count > EMU_MAX_SLOTS - (long)p->f->nslots)
+        if (count > (EMU_MAX_SLOTS - (long)p->f->nslots) / (type == TY_B128 ? 2 : 1))
             return ptx_fail(p, t->line, "the emulator does not support kernels this large: %s "
                             "declares more than %d registers once its device functions are "
                             "inlined (%ld in this declaration)", p->f->name, EMU_MAX_SLOTS, count);
@@ -60,6 +60,8 @@ parse_reg(P *p)
                 return -1;
             sym *s = type == TY_PRED ? ptx_sym_add(&p->fn, buf, n, S_PRED, p->f->npreds++, type)
                                     : ptx_sym_add(&p->fn, buf, n, S_REG, ptx_new_slot(p), type);
+            if (type == TY_B128) /* its high half, in the next slot */
+                ptx_new_slot(p);
             if (s == NULL)
                 return ptx_fail(p, t->line, "out of memory");
         }
