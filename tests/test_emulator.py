@@ -1250,3 +1250,4 @@ def test_b128_beyond_mov_is_refused_with_the_reason(inst, why):
            '}\n')
     with pytest.raises(cukit.CudaError, match=why + r".* at b128.cu:3"):
         cukit.compile(src, name="b128.cu")
+

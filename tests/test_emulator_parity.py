@@ -2,6 +2,11 @@
 subtractions, 128-bit integers and registers, fresh memory, the PTX a driver refuses, and
 device printf. Each test runs on the active backend (the GPU suite runs them on a GPU,
 where the results must be the same)."""
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -177,3 +182,35 @@ def test_invalid_b128_forms_are_refused_as_invalid_ptx(inst):
            '}\n')
     with pytest.raises(cukit.CudaError, match="CUDA_ERROR_INVALID_PTX"):
         cukit.compile(src, name="b128bad.cu")
+
+
+# ------------------------------------------------------------------ fresh memory
+
+def run(code):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ))
+
+
+def test_fresh_memory_reads_as_zero_in_a_fresh_process():
+    """Memory a process allocates first reads as zero, at every size (an H100's did), so
+    a kernel that atomically adds into a buffer it never cleared gets the sum."""
+    r = run('''
+        import numpy as np, cukit
+        for n in (1, 100, 1024, 5000, 65536, 1 << 20, 64 << 20):
+            a = cukit.empty(n, np.uint8)
+            print(n, int(np.count_nonzero(a.get())))
+        mod = cukit.compile(r"""
+        extern "C" __global__ void dot(const float* x, const float* y, float* out, int n) {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) atomicAdd(out, x[i] * y[i]);
+        }""")
+        x = np.arange(1, 257, dtype=np.float32)
+        out = cukit.empty(1, np.float32)
+        mod.dot(cukit.to_device(x), cukit.to_device(x), out, 256, grid=1, block=256)
+        print("dot", out.get()[0], float((x.astype(np.float64) ** 2).sum()))
+    ''')
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert [line.split()[1] for line in lines[:7]] == ["0"] * 7, r.stdout
+    _, got, want = lines[7].split()
+    assert float(got) == float(want)

@@ -197,12 +197,12 @@ void emu_line_str(const emu_module *m, uint32_t line, char *buf, size_t n);
 /* ------------------------------------------------------------------ memory registry */
 
 /* Kinds of registered memory. */
-enum { EMU_DEVICE = 0, EMU_HOST, EMU_MANAGED, EMU_GLOBAL, EMU_POOLED };
+enum { EMU_DEVICE = 0, EMU_HOST, EMU_MANAGED, EMU_GLOBAL, EMU_POOLED, EMU_REGISTERED };
 
 typedef struct {
     uint64_t base, size;
-    int kind;            /* EMU_*: cuMemAlloc, pinned/registered host, managed, a module's
-                          * global, the stream-ordered pool */
+    int kind;            /* EMU_*: cuMemAlloc, pinned host, managed, a module's global, the
+                          * stream-ordered pool, registered host memory (the caller's) */
     char origin[160];    /* where it was allocated: "test_x.py:31" or a variable name */
 } emu_alloc;
 
