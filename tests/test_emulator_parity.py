@@ -214,3 +214,92 @@ def test_fresh_memory_reads_as_zero_in_a_fresh_process():
     assert [line.split()[1] for line in lines[:7]] == ["0"] * 7, r.stdout
     _, got, want = lines[7].split()
     assert float(got) == float(want)
+
+
+# ------------------------------------------------------------------ PTX a driver refuses
+
+PTX = """.version 9.0
+.target sm_90
+.address_size 64
+
+.visible .entry k(.param .u64 p0, .param .u32 p1)
+{
+  .reg .b64 %rd<3>;
+  .reg .b32 %r<3>;
+  ld.param.u64 %rd1, [p0];
+  ld.param.u32 %r1, [p1];
+  cvta.to.global.u64 %rd2, %rd1;
+  st.global.u32 [%rd2], %r1;
+  ret;
+}
+"""
+ENTRY = PTX[PTX.index(".visible"):]
+
+
+def test_the_ptx_the_refusals_start_from_runs(rng):
+    k = cukit.Module.load(PTX.encode()).get_kernel("k", signature="(unsigned* p, unsigned v)")
+    out = cukit.to_device(poison(1, np.uint32))
+    v = int(rng.integers(0, 2**32))
+    k(out, v, grid=1, block=1)
+    assert out.get()[0] == v
+
+
+@pytest.mark.parametrize("change", [
+    (".version 9.0", ".version 1.0"),
+    (".target sm_90\n", ""),
+    (".address_size 64", ".address_size 32"),
+    (".target sm_90", ".target sm_20"),
+    (ENTRY, ENTRY + ENTRY),                                          # two .entry k
+    (".visible", ".global .u32 g;\n.global .u32 g;\n.visible"),      # two .global g
+    ("[p1]", "[p0+2]"),                                              # a misaligned ld.param
+], ids=["version-1.0", "no-target", "address-size-32", "sm_20", "two-entries", "two-globals",
+        "misaligned-param"])
+def test_ptx_a_driver_refuses_is_refused_with_its_error(change):
+    ptx = PTX.replace(*change)
+    assert ptx != PTX
+    with pytest.raises(cukit.CudaError) as info:
+        cukit.Module.load(ptx.encode())
+    # the driver's error for PTX it refuses: no subclass (not "not supported", not a fault)
+    assert type(info.value) is cukit.CudaError, repr(info.value)
+
+
+def test_ptx_without_a_version_is_not_ptx():
+    with pytest.raises(ValueError, match="not a cubin, fatbin or PTX"):
+        cukit.Module.load(PTX.replace(".version 9.0\n", "").encode())
+
+
+FILE_SHARED = r"""
+__shared__ int tile[64];
+__device__ __noinline__ int fill_and_sum(const int* x) {
+    tile[threadIdx.x] = x[blockIdx.x * 64 + threadIdx.x];
+    __syncthreads();
+    int s = 0;
+    for (int k = 0; k < 64; k++) s += tile[k] * (k + 1);
+    __syncthreads();
+    return s;
+}
+extern "C" __global__ void a(const int* x, int* out) {
+    int s = fill_and_sum(x);
+    out[blockIdx.x * 64 + threadIdx.x] = s + tile[threadIdx.x ^ 1];
+}
+extern "C" __global__ void b(const int* x, int* out) {
+    __shared__ int mine[8];
+    mine[threadIdx.x & 7] = 1;
+    out[blockIdx.x * 64 + threadIdx.x] = fill_and_sum(x) * 2 + mine[0];
+}
+"""
+
+
+def test_a_file_scope_shared_array_used_by_a_noinline_function_of_two_kernels(rng):
+    """NVRTC keeps such an array at module scope (.shared outside every function): each
+    block of each kernel has its own."""
+    mod = cukit.compile(FILE_SHARED, name="file_shared.cu")
+    x = rng.integers(-100, 100, 8 * 64).astype(np.int32)
+    out = cukit.to_device(poison(8 * 64, np.int32))
+    mod.a(cukit.to_device(x), out, grid=8, block=64)
+    xs = x.reshape(8, 64)
+    w = (xs * np.arange(1, 65)).sum(1)
+    np.testing.assert_array_equal(out.get().reshape(8, 64), w[:, None] + xs[:, np.arange(64) ^ 1])
+    out = cukit.to_device(poison(8 * 64, np.int32))
+    mod.b(cukit.to_device(x), out, grid=8, block=64)
+    np.testing.assert_array_equal(out.get().reshape(8, 64), np.repeat(w[:, None] * 2 + 1, 64, 1))
