@@ -303,3 +303,69 @@ def test_a_file_scope_shared_array_used_by_a_noinline_function_of_two_kernels(rn
     out = cukit.to_device(poison(8 * 64, np.int32))
     mod.b(cukit.to_device(x), out, grid=8, block=64)
     np.testing.assert_array_equal(out.get().reshape(8, 64), np.repeat(w[:, None] * 2 + 1, 64, 1))
+
+
+# ------------------------------------------------------------------ device printf
+
+PRINTF = r"""
+extern "C" __global__ void lengths(int a, int b) {
+    printf("%hd %hu %hhd %hhu %hx %hhx %hi %ho|%d %u\n", a, a, a, a, a, b, b, b, a, b);
+}
+extern "C" __global__ void strings(const char* s, int n) {
+    printf("[%s]\n", s);
+    printf("[%.5s][%12s][%-12s|][%*s]\n", s, "right", "left", n, "star");
+}
+extern "C" __global__ void long_line(const char* s) {
+    printf("%s%s%s|end\n", s, s, s);
+    printf("next line %d\n", 7);
+}
+extern "C" __global__ void pointers(const int* p) {
+    printf("[%20p][%-20p][%p]\n", p, p, (const void*)0);
+}
+"""
+
+
+def printed(capfd, launch):
+    cukit.synchronize()
+    capfd.readouterr()
+    launch()
+    cukit.synchronize()
+    return capfd.readouterr().out
+
+
+@pytest.mark.parametrize("a, b", [(70000, 300), (-70000, -1), (65535, 255), (-129, 128)])
+def test_printf_length_modifiers_h_and_hh_as_c(capfd, a, b):
+    mod = cukit.compile(PRINTF, name="printf.cu")
+    out = printed(capfd, lambda: mod.lengths(a, b, grid=1, block=1))
+
+    def c(v, bits, signed):  # C's conversion of an int to a narrower type
+        v &= (1 << bits) - 1
+        return v - (1 << bits) if signed and v >> (bits - 1) else v
+
+    want = (f"{c(a, 16, 1)} {c(a, 16, 0)} {c(a, 8, 1)} {c(a, 8, 0)} {c(a, 16, 0):x} "
+            f"{c(b, 8, 0):x} {c(b, 16, 1)} {c(b, 16, 0):o}|{a} {c(b, 32, 0)}\n")
+    assert out == want
+
+
+def test_printf_strings_whole_with_c_widths_and_precisions(capfd, rng):
+    text = "".join(chr(c) for c in rng.integers(ord("a"), ord("z") + 1, 1000))
+    s = cukit.to_device(np.frombuffer(text.encode() + b"\0", np.uint8))
+    mod = cukit.compile(PRINTF, name="printf.cu")
+    out = printed(capfd, lambda: mod.strings(s, -9, grid=1, block=1))
+    assert out == f"[{text}]\n[{text[:5]}][{'right':>12}][{'left':<12}|][{'star':<9}]\n"
+
+
+def test_printf_past_4095_characters_keeps_its_newline(capfd, rng):
+    text = "".join(chr(c) for c in rng.integers(ord("A"), ord("Z") + 1, 1500))
+    s = cukit.to_device(np.frombuffer(text.encode() + b"\0", np.uint8))
+    mod = cukit.compile(PRINTF, name="printf.cu")
+    out = printed(capfd, lambda: mod.long_line(s, grid=1, block=1))
+    assert out == text * 3 + "|end\nnext line 7\n"
+
+
+def test_printf_pointer_width(capfd):
+    p = cukit.empty(4, np.int32)
+    mod = cukit.compile(PRINTF, name="printf.cu")
+    out = printed(capfd, lambda: mod.pointers(p, grid=1, block=1))
+    hexp = f"0x{int(p.ptr):x}"
+    assert out.startswith(f"[{hexp:>20}][{hexp:<20}][")
