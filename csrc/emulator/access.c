@@ -75,6 +75,12 @@ fault_access(block *b, warp *w, int lane, int space, uint64_t addr, unsigned siz
                  "past the end of the block's %zu bytes of shared memory", size, rw,
                  (long long)addr, (long long)(addr + size - b->shared_size), b->shared_size);
     }
+    else if (space == SP_LOCAL && (int64_t)addr < 0) {
+        b->err = CUDA_ERROR_ILLEGAL_ADDRESS;
+        snprintf(what, sizeof what, "out-of-bounds %u-byte local %s at local offset %lld: %llu "
+                 "bytes before the start of the thread's %zu bytes of local memory", size, rw,
+                 (long long)addr, 0ull - (unsigned long long)addr, b->local_bytes);
+    }
     else if (space == SP_LOCAL) {
         b->err = CUDA_ERROR_ILLEGAL_ADDRESS;
         snprintf(what, sizeof what, "out-of-bounds %u-byte local %s at local offset %lld, past the "

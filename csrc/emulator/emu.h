@@ -247,5 +247,7 @@ double emu_timeout_seconds(const char **bad);
 
 /* The host CPUs the emulator spreads blocks over (CUKIT_EMULATOR_THREADS). */
 int emu_thread_count(void);
+/* 1 when CUKIT_EMULATOR_THREADS is unset or a whole number of at least 1, else 0. */
+int emu_threads_setting_ok(void);
 
 #endif /* CUKIT_EMU_H */

@@ -318,13 +318,33 @@ worker(void *arg)
     return NULL;
 }
 
+/* CUKIT_EMULATOR_THREADS: a whole number of threads, at least 1 (more than 256 are 256);
+ * 0 when unset, -1 when it is set to something else. */
+static long
+threads_setting(void)
+{
+    const char *env = getenv("CUKIT_EMULATOR_THREADS");
+    if (env == NULL || env[0] == '\0')
+        return 0;
+    char *end;
+    long v = strtol(env, &end, 10);
+    while (*end == ' ')
+        end++;
+    return end == env || *end != '\0' || v < 1 ? -1 : v;
+}
+
+int
+emu_threads_setting_ok(void)
+{
+    return threads_setting() >= 0;
+}
+
 int
 emu_thread_count(void)
 {
     static int n = 0;
     if (n == 0) {
-        const char *env = getenv("CUKIT_EMULATOR_THREADS");
-        long v = env ? strtol(env, NULL, 10) : 0;
+        long v = threads_setting();
         if (v <= 0)
             v = sysconf(_SC_NPROCESSORS_ONLN);
         n = v < 1 ? 1 : v > 256 ? 256 : (int)v;

@@ -486,10 +486,9 @@ branch_to(decoding *d, const char *label, int len)
 static int
 decode_bra(decoding *d)
 {
-    if (d->nops != 1 || d->ops[0].kind != OK_NAME) {
-        d->in->op = OP_BRA;
-        return ptx_refuse(d);
-    }
+    if (d->nops != 1 || d->ops[0].kind != OK_NAME)
+        return ptx_fail(d->p, d->line, "'%.*s' is not valid PTX: a branch takes one operand, the "
+                        "label it goes to", d->op->len, d->op->p);
     return branch_to(d, d->ops[0].name, d->ops[0].nlen);
 }
 
