@@ -369,3 +369,67 @@ def test_printf_pointer_width(capfd):
     out = printed(capfd, lambda: mod.pointers(p, grid=1, block=1))
     hexp = f"0x{int(p.ptr):x}"
     assert out.startswith(f"[{hexp:>20}][{hexp:<20}][")
+
+
+# ------------------------------------------------------------------ progress between blocks
+
+BLOCKS = r"""
+extern "C" __global__ void wait_for_last(volatile int* flag, int* out) {
+    // block 0 spins on a flag the grid's last block sets: a GPU runs both at once
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        while (flag[0] == 0) { }
+        out[0] = flag[0] + 1;
+    }
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {
+        __threadfence();
+        flag[0] = 41;
+    }
+}
+extern "C" __global__ void chained_scan(const int* x, int* out, int* ticket,
+                                        volatile int* ready, volatile int* prefix) {
+    // a single-pass scan: each block waits for the one before it in ticket order
+    __shared__ int id, base, part[128];
+    if (threadIdx.x == 0) id = atomicAdd(ticket, 1);
+    __syncthreads();
+    int i = id * 128 + threadIdx.x;
+    part[threadIdx.x] = x[i];
+    __syncthreads();
+    for (int d = 1; d < 128; d *= 2) {
+        int v = threadIdx.x >= d ? part[threadIdx.x - d] : 0;
+        __syncthreads();
+        part[threadIdx.x] += v;
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        int before = 0;
+        if (id > 0) {
+            while (ready[id - 1] == 0) { }
+            before = prefix[id - 1];
+        }
+        prefix[id] = before + part[127];
+        __threadfence();
+        ready[id] = 1;
+        base = before;
+    }
+    __syncthreads();
+    out[i] = base + part[threadIdx.x];
+}
+"""
+
+
+@pytest.mark.parametrize("grid", [2, 64, 300])
+def test_a_block_waiting_for_a_later_block_makes_progress(grid):
+    mod = cukit.compile(BLOCKS, name="blocks.cu")
+    flag, out = cukit.zeros(1, np.int32), cukit.to_device(poison(1, np.int32))
+    mod.wait_for_last(flag, out, grid=grid, block=64)
+    assert out.get()[0] == 42
+
+
+def test_a_single_pass_scan_whose_blocks_wait_for_each_other(rng):
+    mod = cukit.compile(BLOCKS, name="blocks.cu")
+    nblocks = 400
+    x = rng.integers(-1000, 1000, nblocks * 128).astype(np.int32)
+    out = cukit.to_device(poison(x.size, np.int32))
+    ticket, ready, prefix = (cukit.zeros(n, np.int32) for n in (1, nblocks, nblocks))
+    mod.chained_scan(cukit.to_device(x), out, ticket, ready, prefix, grid=nblocks, block=128)
+    np.testing.assert_array_equal(out.get(), np.cumsum(x).astype(np.int32))

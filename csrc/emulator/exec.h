@@ -64,6 +64,8 @@ typedef struct {
                                             * (0: the barrier is not in use) */
     uint64_t deadline;   /* CLOCK_MONOTONIC ns past which the launch stops (0: none) */
     unsigned poll;       /* backward branches left before the next look at the clock */
+    unsigned turns;      /* times a warp of the block yielded in a loop (take_turn): a block
+                          * that loops long may wait for another block (grid.c) */
     unsigned interrupts; /* emu_interrupts when the launch began */
     int fault;           /* 1: this block faulted; fault text in why */
     CUresult err;

@@ -273,6 +273,7 @@ take_turn(block *b, warp *w, uint32_t m, uint32_t target)
 {
     if (emu_must_stop(b, w))
         return -1;
+    b->turns++;
     if (m == w->mask) {
         w->pc = target;
         if (target > w->wmin) {
