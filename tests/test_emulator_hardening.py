@@ -52,7 +52,7 @@ def test_printf_star_width_and_precision_as_the_gpu():
     assert r.stdout.splitlines() == [want]
 
 
-def test_printf_with_a_huge_precision_is_bounded_by_the_line():
+def test_printf_with_a_huge_width_and_precision_is_bounded():
     r = run(r"""
         import cukit, time
         m = cukit.compile(r'''extern "C" __global__ void k(double v) {
@@ -62,7 +62,9 @@ def test_printf_with_a_huge_precision_is_bounded_by_the_line():
         cukit.synchronize()
     """)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("1.5000") and len(r.stdout) <= 4097
+    # each is cut to 4096 characters; the line keeps its end
+    assert r.stdout.startswith("1.5000") and r.stdout.endswith(" 7|\n")
+    assert len(r.stdout) <= 2 * 4096 + 8
 
 
 @pytest.mark.parametrize("offset", ["+100000000", "-8", "+8", "+4"])
@@ -336,6 +338,16 @@ def test_managed_variables(rng):
     ((".reg .b64 %rd<3>;", ".reg .b64 %rd<3>;\n.shared .align 3 .b8 odd[4];"),
      "CUDA_ERROR_INVALID_PTX"),
     ((".reg .b64 %rd<3>;", ".reg .b64 %rd<100000000>;"), "CUDA_ERROR_NOT_SUPPORTED"),
+    ((".version 8.0", ".version 1.0"), "CUDA_ERROR_INVALID_PTX"),
+    ((".version 8.0", ".version 7.9"), "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"),
+    ((".version 8.0", ".version 7.7"), "CUDA_ERROR_INVALID_PTX"),  # sm_90 needs 7.8
+    ((".target sm_90", ".target sm_20"), "CUDA_ERROR_INVALID_PTX"),
+    ((".target sm_90\n", ""), "CUDA_ERROR_INVALID_PTX"),
+    ((".address_size 64", ".address_size 32"), "CUDA_ERROR_INVALID_PTX"),
+    ((".visible .entry", ".global .u8 g;\n.global .u8 g;\n.visible .entry"),
+     "CUDA_ERROR_INVALID_PTX"),
+    ((".reg .b64 %rd<3>;", ".reg .b32 %r<2>;\nld.param.u32 %r1, [p0+2];"),
+     "CUDA_ERROR_INVALID_PTX"),
 ])
 def test_ptx_a_gpu_refuses_is_refused(change, error):
     ptx = head(".reg .b64 %rd<3>;\nret;").replace(*change)
@@ -353,12 +365,64 @@ def test_a_huge_global_variable_is_out_of_memory_at_once():
 def test_an_undefined_branch_label_is_named():
     with pytest.raises(cukit.CudaError, match="the branch target '\\$L_nowhere' is not a label"):
         cukit.Module.load(head("bra $L_nowhere;\nret;").encode())
+    for body in ("bra;", "bra 5;", "bra.uni $L1, $L2;"):
+        with pytest.raises(cukit.CudaError, match="is not valid PTX: a branch takes one operand, "
+                                                  "the label it goes to") as info:
+            cukit.Module.load(head(body + "\nret;").encode())
+        assert info.value.name == "CUDA_ERROR_INVALID_PTX"
+
+
+@pytest.mark.parametrize("value, cc", [("sm_80", (8, 0)), ("compute_86", (8, 6)), ("75", (7, 5)),
+                                       ("sm_90a", (9, 0))])
+def test_architecture_settings_that_are_read(value, cc):
+    r = run("""
+        import cukit
+        print(*cukit.Device(0).compute_capability)
+    """, CUKIT_EMULATOR_ARCH=value)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(c) for c in cc]
+
+
+def test_a_negative_local_offset_says_before_the_start():
+    ptx = head(".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\n.local .align 4 .b8 buf[32];\n"
+               "mov.u64 %rd1, buf;\nld.local.u32 %r1, [%rd1+-4];\nret;")
+    r = run(f"""
+        import cukit, numpy as np
+        k = cukit.Module.load({ptx.encode()!r}).get_kernel("k", signature="(int* p)")
+        try:
+            k(cukit.empty(1, np.int32), grid=1, block=1)
+            cukit.synchronize()
+        except cukit.KernelFaultError as e:
+            print(e)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert ("local read at local offset -4: 4 bytes before the start of the thread's 32 bytes "
+            "of local memory") in r.stdout
+
+
+def test_an_elf_file_of_no_machine_is_not_called_a_host_object():
+    with pytest.raises(ValueError, match="cannot be loaded: it is an ELF file but") as info:
+        cukit.Module.load(b"\x7fELF" + bytes(60))
+    assert "host object" not in str(info.value)
 
 
 @pytest.mark.parametrize("name, value, words", [
     ("CUKIT_EMULATOR_MEMORY", "lots", "is not a size of memory"),
     ("CUKIT_EMULATOR_MEMORY", "16X", "is not a size of memory"),
     ("CUKIT_EMULATOR_MEMORY", "0.5", "is not a size of memory"),
+    ("CUKIT_EMULATOR_MEMORY", "99999999T", "is not a size of memory"),   # past 2^64
+    ("CUKIT_EMULATOR_MEMORY", "16777216T", "is not a size of memory"),   # 2^64 exactly
+    ("CUKIT_EMULATOR_MEMORY", "1e17T", "is not a size of memory"),
+    ("CUKIT_EMULATOR_MEMORY", "1", "is not a size of memory"),           # under 1M
+    ("CUKIT_EMULATOR_MEMORY", "1000K", "is not a size of memory"),
+    ("CUKIT_EMULATOR_ARCH", "sm_abc", "is not an architecture"),
+    ("CUKIT_EMULATOR_ARCH", "20", "is not an architecture"),
+    ("CUKIT_EMULATOR_ARCH", "sm_90x", "is not an architecture"),
+    ("CUKIT_EMULATOR_ARCH", "ninety", "is not an architecture"),
+    ("CUKIT_EMULATOR_THREADS", "many", "is not a number of threads"),
+    ("CUKIT_EMULATOR_THREADS", "0", "is not a number of threads"),
+    ("CUKIT_EMULATOR_THREADS", "-3", "is not a number of threads"),
+    ("CUKIT_EMULATOR_THREADS", "2.5", "is not a number of threads"),
     ("CUKIT_EMULATOR_TIMEOUT", "soon", "is not a number of seconds"),
     ("CUKIT_EMULATOR_TIMEOUT", "-1", "is not a number of seconds"),
 ])

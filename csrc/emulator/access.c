@@ -75,6 +75,12 @@ fault_access(block *b, warp *w, int lane, int space, uint64_t addr, unsigned siz
                  "past the end of the block's %zu bytes of shared memory", size, rw,
                  (long long)addr, (long long)(addr + size - b->shared_size), b->shared_size);
     }
+    else if (space == SP_LOCAL && (int64_t)addr < 0) {
+        b->err = CUDA_ERROR_ILLEGAL_ADDRESS;
+        snprintf(what, sizeof what, "out-of-bounds %u-byte local %s at local offset %lld: %llu "
+                 "bytes before the start of the thread's %zu bytes of local memory", size, rw,
+                 (long long)addr, 0ull - (unsigned long long)addr, b->local_bytes);
+    }
     else if (space == SP_LOCAL) {
         b->err = CUDA_ERROR_ILLEGAL_ADDRESS;
         snprintf(what, sizeof what, "out-of-bounds %u-byte local %s at local offset %lld, past the "
@@ -218,6 +224,65 @@ span(block *b, warp *w, uint64_t addr, size_t *avail)
     return NULL;
 }
 
+/* printf's output of one call, gathered in a buffer that goes to the stream each time it
+ * fills: a line of any length comes out whole, newlines included, as C's does. */
+typedef struct {
+    FILE *out;
+    size_t n;
+    char buf[4096];
+} outbuf;
+
+static void
+put(outbuf *o, const char *s, size_t len)
+{
+    while (len > 0) {
+        if (o->n == sizeof o->buf) {
+            fwrite(o->buf, 1, o->n, o->out);
+            o->n = 0;
+        }
+        size_t k = sizeof o->buf - o->n < len ? sizeof o->buf - o->n : len;
+        memcpy(o->buf + o->n, s, k);
+        o->n += k;
+        s += k;
+        len -= k;
+    }
+}
+
+static void
+pad(outbuf *o, long count)
+{
+    static const char spaces[] = "                                ";
+    for (; count > 0; count -= 32)
+        put(o, spaces, count < 32 ? (size_t)count : 32);
+}
+
+/* A string or pointer's text with C's width, left-justified by '-' or a negative `*`. */
+static void
+put_padded(outbuf *o, const char *s, size_t len, long width, int left)
+{
+    long fill = width > (long)len ? width - (long)len : 0;
+    if (!left)
+        pad(o, fill);
+    put(o, s, len);
+    if (left)
+        pad(o, fill);
+}
+
+/* An integer argument as C's length modifiers have it: h a short, hh a char, l/ll/j/z/t
+ * 64 bits (asz 8); signed for d and i. */
+static long long
+int_arg(uint64_t v, size_t asz, int hs, char conv)
+{
+    int sgn = conv == 'd' || conv == 'i';
+    if (asz == 8)
+        return (long long)v;
+    if (hs >= 2)
+        return sgn ? (long long)(int8_t)v : (long long)(uint8_t)v;
+    if (hs == 1)
+        return sgn ? (long long)(int16_t)v : (long long)(uint16_t)v;
+    return sgn ? (long long)(int32_t)v : (long long)(uint32_t)v;
+}
+
 void
 emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr, FILE *out)
 {
@@ -229,36 +294,36 @@ emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr
         return;
     }
     size_t off = 0;
-    char line[4096];
-    size_t n = 0;
+    outbuf o = {.out = out};
+    flockfile(out); /* one call's output together, however many writes it takes */
     for (size_t i = 0; i < favail && fmt[i]; i++) {
         if (fmt[i] != '%') {
-            if (n < sizeof line - 1)
-                line[n++] = (char)fmt[i];
+            put(&o, (const char *)&fmt[i], 1);
             continue;
         }
         if (i + 1 < favail && fmt[i + 1] == '%') {
-            if (n < sizeof line - 1)
-                line[n++] = '%';
+            put(&o, "%", 1);
             i++;
             continue;
         }
         /* The spec is rebuilt with width and precision as numbers: a `*` takes an int
          * from the arguments as on the GPU (a negative width left-justifies, a negative
-         * precision is none), and both are bounded by the line, which is cut there anyway
-         * (so "%.999999999f" costs no more than the line). */
+         * precision is none), and both are bounded by 4096 (so "%.999999999f" costs no
+         * more than that). */
         char spec[64];
         size_t k = 0;
-        int longs = 0;
+        int longs = 0, hs = 0;
         spec[k++] = '%';
         size_t j = i + 1;
+        int left = 0;
         while (j < favail && fmt[j] && strchr("-+ #0", fmt[j])) {
             if (k < 8)
                 spec[k++] = (char)fmt[j];
+            left |= fmt[j] == '-';
             j++;
         }
         long width = -1, prec = -1;
-        int left = 0;
+        int star_left = 0;
         for (int part = 0; part < 2; part++) {
             long val = -1;
             if (part == 1) {
@@ -276,7 +341,7 @@ emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr
                 off += 4;
                 val = star;
                 if (part == 0 && star < 0) {
-                    left = 1;
+                    star_left = 1;
                     val = star == INT32_MIN ? (long)INT32_MAX : -(long)star;
                 }
                 if (part == 1 && star < 0)
@@ -290,21 +355,24 @@ emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr
                     j++;
                 }
             }
-            if (val > (long)sizeof line)
-                val = (long)sizeof line;
+            if (val > (long)sizeof o.buf)
+                val = (long)sizeof o.buf;
             if (part == 0)
                 width = val;
             else
                 prec = val;
         }
-        if (left && k < 9)
+        left |= star_left;
+        if (star_left && k < 9)
             spec[k++] = '-';
         if (width >= 0)
             k += (size_t)snprintf(spec + k, sizeof spec - k, "%ld", width);
         if (prec >= 0)
             k += (size_t)snprintf(spec + k, sizeof spec - k, ".%ld", prec);
         while (j < favail && fmt[j] && strchr("hlLqjzt", fmt[j])) {
-            if (fmt[j] == 'l' || fmt[j] == 'L' || fmt[j] == 'q' || fmt[j] == 'j' || fmt[j] == 'z' || fmt[j] == 't')
+            if (fmt[j] == 'h')
+                hs++;
+            else
                 longs++;
             j++;
         }
@@ -320,7 +388,7 @@ emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr
         if (args && off + asz <= aavail)
             memcpy(&v, args + off, asz);
         off += asz;
-        char piece[sizeof line + 64];
+        char piece[sizeof o.buf + 64];
         int m;
         if (strchr("fFeEgGaA", conv)) {
             spec[k++] = conv;
@@ -328,21 +396,22 @@ emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr
             m = snprintf(piece, sizeof piece, spec, D(v));
         }
         else if (conv == 's') {
-            size_t savail = 0;
+            /* the string as far as its NUL, its precision or the memory it is in */
+            size_t savail = 0, q = 0;
             const uint8_t *s = v ? span(b, w, v, &savail) : NULL;
-            char str[400];
-            size_t q = 0;
-            while (s && q < savail && q < sizeof str - 1 && s[q]) {
-                str[q] = (char)s[q];
-                q++;
+            if (s == NULL) {
+                s = (const uint8_t *)"(null)";
+                savail = 6;
             }
-            str[q] = '\0';
-            spec[k++] = 's';
-            spec[k] = '\0';
-            m = snprintf(piece, sizeof piece, spec, s ? str : "(null)");
+            while (q < savail && s[q] && (prec < 0 || q < (size_t)prec))
+                q++;
+            put_padded(&o, (const char *)s, q, width, left);
+            continue;
         }
         else if (conv == 'p') {
             m = snprintf(piece, sizeof piece, "0x%llx", (unsigned long long)v);
+            put_padded(&o, piece, (size_t)m, width, left);
+            continue;
         }
         else if (conv == 'c') {
             spec[k++] = 'c';
@@ -354,16 +423,14 @@ emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args_addr
             spec[k++] = 'l';
             spec[k++] = conv;
             spec[k] = '\0';
-            long long x = asz == 8 ? (long long)v : (conv == 'd' || conv == 'i') ? (long long)(int32_t)v
-                                                                                  : (long long)(uint32_t)v;
-            m = snprintf(piece, sizeof piece, spec, x);
+            m = snprintf(piece, sizeof piece, spec, int_arg(v, asz, hs, conv));
         }
         else {
             m = snprintf(piece, sizeof piece, "%%%c", conv);
         }
-        for (int q = 0; q < m && q < (int)sizeof piece - 1 && n < sizeof line - 1; q++)
-            line[n++] = piece[q];
+        if (m > 0)
+            put(&o, piece, (size_t)m < sizeof piece - 1 ? (size_t)m : sizeof piece - 1);
     }
-    fwrite(line, 1, n, out);
+    fwrite(o.buf, 1, o.n, out);
+    funlockfile(out);
 }
-

@@ -61,17 +61,20 @@ alu_add(const emu_inst *in, uint64_t a, uint64_t b, int size, int s, uint32_t *c
     return zx(r, size);
 }
 
-/* sub, subc: .sat clamps a signed 32-bit difference; .cc sets the borrow out. */
+/* sub, subc as the GPU computes them: a + ~b + 1 (sub) or a + ~b + CF (subc), so .cc
+ * leaves the carry out of that sum (1 means no borrow), which addc and madc read as a
+ * carry, and subc reads an add's carry as "no borrow". .sat clamps a signed 32-bit
+ * difference. */
 static inline uint64_t
 alu_sub(const emu_inst *in, uint64_t a, uint64_t b, int size, int s, uint32_t *carry)
 {
-    uint64_t bin = in->base == B_SUBC ? (*carry & 1) : 0;
+    uint64_t cin = in->base == B_SUBC ? (*carry & 1) : 1;
     if ((in->mod & M_SAT) && s && size == 4)
         return zx((uint64_t)clamp_s32(sx(a, 4) - sx(b, 4)), 4);
-    uint64_t za = zx(a, size), zb = zx(b, size);
-    uint64_t r = za - zb - bin;
+    uint64_t za = zx(a, size), nb = zx(~b, size);
+    uint64_t r = za + nb + cin;
     if (in->mod & M_CC)
-        *carry = (za < zb + bin) || (bin && zb == UINT64_MAX);
+        *carry = size == 8 ? (r < za || (cin && r == za)) : (uint32_t)((r >> (size * 8)) & 1);
     return zx(r, size);
 }
 

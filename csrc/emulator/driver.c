@@ -18,6 +18,9 @@ check_settings(void)
     CUresult r = emu_check_memory_setting();
     if (r != CUDA_SUCCESS)
         return r;
+    if (!emu_threads_setting_ok())
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "CUKIT_EMULATOR_THREADS=%s is not a number of "
+                          "threads (a whole number, at least 1)", getenv("CUKIT_EMULATOR_THREADS"));
     const char *bad;
     if (emu_timeout_seconds(&bad) < 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "CUKIT_EMULATOR_TIMEOUT=%s is not a number of "

@@ -49,6 +49,8 @@ enum {
     OP_PCONST,        /* predicate d = imm (0 or 1) */
     OP_PACK,          /* d = {s0, s1[, s2, s3]} of width imm bits each */
     OP_UNPACK,        /* {d0, d1[, ...]} = s0 split into imm-bit pieces */
+    OP_MOVN,          /* d[k] = s[k] for k < vec, all read before any is written (the two
+                       * 64-bit halves of a .b128 register: mov.b128's copy, pack, unpack) */
     OP_ADD32, OP_ADD64, OP_SUB32, OP_SUB64, OP_MUL32, OP_MUL64,
     OP_MAD32, OP_MAD64, OP_MULWIDE_U32, OP_MULWIDE_S32, OP_SHL32, OP_SHL64,
     OP_SHR_U32, OP_SHR_S32, OP_SHR_U64, OP_SHR_S64, OP_AND32, OP_AND64, OP_OR32,
@@ -195,12 +197,12 @@ void emu_line_str(const emu_module *m, uint32_t line, char *buf, size_t n);
 /* ------------------------------------------------------------------ memory registry */
 
 /* Kinds of registered memory. */
-enum { EMU_DEVICE = 0, EMU_HOST, EMU_MANAGED, EMU_GLOBAL, EMU_POOLED };
+enum { EMU_DEVICE = 0, EMU_HOST, EMU_MANAGED, EMU_GLOBAL, EMU_POOLED, EMU_REGISTERED };
 
 typedef struct {
     uint64_t base, size;
-    int kind;            /* EMU_*: cuMemAlloc, pinned/registered host, managed, a module's
-                          * global, the stream-ordered pool */
+    int kind;            /* EMU_*: cuMemAlloc, pinned host, managed, a module's global, the
+                          * stream-ordered pool, registered host memory (the caller's) */
     char origin[160];    /* where it was allocated: "test_x.py:31" or a variable name */
 } emu_alloc;
 
@@ -245,5 +247,7 @@ double emu_timeout_seconds(const char **bad);
 
 /* The host CPUs the emulator spreads blocks over (CUKIT_EMULATOR_THREADS). */
 int emu_thread_count(void);
+/* 1 when CUKIT_EMULATOR_THREADS is unset or a whole number of at least 1, else 0. */
+int emu_threads_setting_ok(void);
 
 #endif /* CUKIT_EMU_H */

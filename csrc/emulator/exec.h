@@ -64,6 +64,8 @@ typedef struct {
                                             * (0: the barrier is not in use) */
     uint64_t deadline;   /* CLOCK_MONOTONIC ns past which the launch stops (0: none) */
     unsigned poll;       /* backward branches left before the next look at the clock */
+    unsigned turns;      /* times a warp of the block yielded in a loop (take_turn): a block
+                          * that loops long may wait for another block (grid.c) */
     unsigned interrupts; /* emu_interrupts when the launch began */
     int fault;           /* 1: this block faulted; fault text in why */
     CUresult err;
@@ -229,6 +231,7 @@ void emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args
  * share stays small. Those returning int give -1 after recording a fault, else 0. */
 void emu_op_pack(warp *w, const emu_inst *in, uint32_t m);
 void emu_op_unpack(warp *w, const emu_inst *in, uint32_t m);
+void emu_op_movn(warp *w, const emu_inst *in, uint32_t m);
 void emu_op_int(warp *w, const emu_inst *in, uint32_t m);
 void emu_op_flt(warp *w, const emu_inst *in, uint32_t m);
 void emu_op_set(warp *w, const emu_inst *in, uint32_t m);

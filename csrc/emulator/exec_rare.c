@@ -35,6 +35,21 @@ emu_op_unpack(warp *w, const emu_inst *in, uint32_t m)
     });
 }
 
+/* mov.b128: vec 64-bit slots copied at once (a .b128 register is two slots, low first). */
+void
+emu_op_movn(warp *w, const emu_inst *in, uint32_t m)
+{
+    uint64_t *R = w->R;
+    int n = in->vec;
+    LANES(m, {
+        uint64_t v[4];
+        for (int k = 0; k < n; k++)
+            v[k] = R[(size_t)in->s[k] * 32 + l];
+        for (int k = 0; k < n; k++)
+            R[(size_t)in->d[k] * 32 + l] = v[k];
+    });
+}
+
 /* Any integer instruction the switch has no case of its own for, lane by lane; carry
  * in and out of w->cc. */
 void

@@ -203,9 +203,9 @@ full_bars_split(block *b)
     return 0;
 }
 
-/* Run one block to its end. 0, or -1 on a fault (in b->why). */
-static int
-run_block(block *b, uint64_t linear)
+/* Start block `linear` of the grid in b (made by block_init). */
+static void
+block_begin(block *b, uint64_t linear)
 {
     const emu_launch *L = b->L;
     b->bid[0] = (unsigned)(linear % L->grid[0]);
@@ -216,50 +216,68 @@ run_block(block *b, uint64_t linear)
     b->red_popc = 0;
     b->red_all = 1;
     b->red_any = 0;
+    b->turns = 0;
     memset(b->nb_arrived, 0, sizeof b->nb_arrived);
     memset(b->nb_expect, 0, sizeof b->nb_expect);
     for (int i = 0; i < b->nwarps; i++)
         warp_start(b, &b->warps[i], 0);
-    for (;;) {
-        int running = 0, waiting = 0;
-        for (int i = 0; i < b->nwarps; i++) {
-            warp *w = &b->warps[i];
-            if (w->state == W_RUN) {
-                emu_run_warp(b, w);
-                if (b->fault)
-                    return -1;
-            }
-        }
-        /* counted after the pass: a warp that completes a named barrier releases warps
-         * the pass has already visited */
-        for (int i = 0; i < b->nwarps; i++) {
-            running += b->warps[i].state == W_RUN;
-            waiting += b->warps[i].state == W_BAR;
-        }
-        if (waiting == 0 && running == 0)
-            return 0;
-        if (running == 0 && (named_deadlock(b) || full_bars_split(b)))
-            return -1;
-        if (running == 0) {
-            /* every thread still alive waits at the barrier: release it, with the
-             * answer of a bar.red */
-            for (int i = 0; i < b->nwarps; i++) {
-                warp *w = &b->warps[i];
-                if (w->state == W_BAR) {
-                    if (w->red_pc != NOPC)
-                        answer_bar_red(b, w);
-                    w->barwait = 0;
-                    emu_reschedule(w);
-                }
-            }
-            b->red_popc = 0;
-            b->red_all = 1;
-            b->red_any = 0;
-        }
-    }
 }
 
-/* ------------------------------------------------------------------ the grid */
+/* One pass over the block's warps, each running until it ends, waits at a barrier or
+ * yields in a loop. 1 when the block has ended, 0 when it has more to run, -1 on a fault
+ * (in b->why). */
+static int
+block_pass(block *b)
+{
+    int running = 0, waiting = 0;
+    for (int i = 0; i < b->nwarps; i++) {
+        warp *w = &b->warps[i];
+        if (w->state == W_RUN) {
+            emu_run_warp(b, w);
+            if (b->fault)
+                return -1;
+        }
+    }
+    /* counted after the pass: a warp that completes a named barrier releases warps
+     * the pass has already visited */
+    for (int i = 0; i < b->nwarps; i++) {
+        running += b->warps[i].state == W_RUN;
+        waiting += b->warps[i].state == W_BAR;
+    }
+    if (waiting == 0 && running == 0)
+        return 1;
+    if (running == 0 && (named_deadlock(b) || full_bars_split(b)))
+        return -1;
+    if (running == 0) {
+        /* every thread still alive waits at the barrier: release it, with the
+         * answer of a bar.red */
+        for (int i = 0; i < b->nwarps; i++) {
+            warp *w = &b->warps[i];
+            if (w->state == W_BAR) {
+                if (w->red_pc != NOPC)
+                    answer_bar_red(b, w);
+                w->barwait = 0;
+                emu_reschedule(w);
+            }
+        }
+        b->red_popc = 0;
+        b->red_all = 1;
+        b->red_any = 0;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the grid
+ *
+ * Each CPU thread runs one block at a time while its blocks end. A block whose warps
+ * keep looping (LONG_TURNS yields) may be waiting for another block, as a block that
+ * spins on a flag a later block sets does; a GPU runs up to a wave of blocks at once, so
+ * the thread then takes the next block of the grid as well and runs its blocks in turn,
+ * one pass each, up to its share of one wave of the emulated GPU. A block that ends
+ * gives its place to the next block of the grid. */
+
+#define LONG_TURNS 8u
+#define EMU_SMS 132 /* an H100's multiprocessors */
 
 typedef struct {
     const emu_launch *L;
@@ -268,54 +286,158 @@ typedef struct {
     uint64_t deadline;      /* CLOCK_MONOTONIC ns (0: no watchdog) */
     unsigned interrupts;    /* emu_interrupts at the start */
     int stop;               /* atomic: a block faulted */
+    int resident;           /* blocks one CPU thread may run at once (its share of a wave) */
     pthread_mutex_t lock;
     CUresult err;
     char *why;
     size_t whylen;
 } grid_job;
 
+/* The blocks one wave of the emulated GPU holds: 2048 threads and 32 blocks per
+ * multiprocessor, and its shared memory (227 KiB). */
+static uint64_t
+wave_blocks(const emu_launch *L, size_t shared_per_block)
+{
+    uint64_t threads = (uint64_t)L->block[0] * L->block[1] * L->block[2];
+    uint64_t per_sm = threads ? 2048 / threads : 1;
+    if (per_sm > 32)
+        per_sm = 32;
+    if (shared_per_block && 227 * 1024 / shared_per_block < per_sm)
+        per_sm = 227 * 1024 / shared_per_block;
+    return (per_sm ? per_sm : 1) * EMU_SMS;
+}
+
+/* Record block b's fault as the launch's and stop every thread. */
+static void
+grid_fault(grid_job *g, const block *b)
+{
+    pthread_mutex_lock(&g->lock);
+    if (g->err == CUDA_SUCCESS) {
+        g->err = b->err;
+        snprintf(g->why, g->whylen, "%s", b->why);
+    }
+    pthread_mutex_unlock(&g->lock);
+    __atomic_store_n(&g->stop, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A block of this thread, made when first needed. */
+typedef struct {
+    block b;
+    int made;  /* block_init ran (block_free is owed) */
+    int busy;  /* it runs a block of the grid now */
+} seat;
+
+/* Take the grid's next block into seat s. 1 taken, 0 none left, -1 out of memory. */
+static int
+seat_take(grid_job *g, seat *s)
+{
+    if (!s->made) {
+        s->made = 1;
+        if (block_init(&s->b, g->L) < 0)
+            return -1;
+        s->b.deadline = g->deadline;
+        s->b.interrupts = g->interrupts;
+        s->b.poll = POLL_EVERY;
+    }
+    uint64_t i = __atomic_fetch_add(&g->next, 1, __ATOMIC_RELAXED);
+    if (i >= g->nblocks)
+        return 0;
+    block_begin(&s->b, i);
+    s->busy = 1;
+    return 1;
+}
+
 static void *
 worker(void *arg)
 {
     grid_job *g = arg;
-    block b;
-    if (block_init(&b, g->L) < 0) {
-        block_free(&b);
-        pthread_mutex_lock(&g->lock);
-        if (g->err == CUDA_SUCCESS) {
-            g->err = CUDA_ERROR_OUT_OF_MEMORY;
-            snprintf(g->why, g->whylen, "the emulator ran out of host memory for a block's registers");
-        }
-        pthread_mutex_unlock(&g->lock);
-        __atomic_store_n(&g->stop, 1, __ATOMIC_SEQ_CST);
-        return NULL;
-    }
-    b.icount = 0;
-    b.deadline = g->deadline;
-    b.interrupts = g->interrupts;
-    b.poll = POLL_EVERY;
-    for (uint64_t ran = 0;; ran++) {
-        if (__atomic_load_n(&g->stop, __ATOMIC_RELAXED))
-            break;
-        uint64_t i = __atomic_fetch_add(&g->next, 1, __ATOMIC_RELAXED);
-        if (i >= g->nblocks)
-            break;
-        /* a grid of many short blocks is stopped between them */
-        int rc = (ran & 255) == 255 && emu_must_stop(&b, NULL) ? -1 : run_block(&b, i);
-        if (rc < 0) {
-            pthread_mutex_lock(&g->lock);
-            if (g->err == CUDA_SUCCESS) {
-                g->err = b.err;
-                snprintf(g->why, g->whylen, "%s", b.why);
+    seat *seats = calloc((size_t)g->resident, sizeof *seats);
+    int nseats = 0, busy = 0, more = 1;
+    uint64_t ran = 0;
+    if (seats == NULL)
+        goto oom;
+    while (!__atomic_load_n(&g->stop, __ATOMIC_RELAXED)) {
+        /* every block here loops long: take one more, up to the thread's share of a wave */
+        int all_long = busy > 0;
+        for (int k = 0; k < nseats && all_long; k++)
+            all_long = !seats[k].busy || seats[k].b.turns >= LONG_TURNS;
+        if (more && (busy == 0 || (all_long && nseats < g->resident))) {
+            int k = 0;
+            while (k < nseats && seats[k].busy)
+                k++;
+            int rc = seat_take(g, &seats[k]);
+            nseats += k == nseats;
+            if (rc < 0)
+                goto oom;
+            more = rc;
+            busy += rc;
+            if (rc && (ran++ & 255) == 255 && emu_must_stop(&seats[k].b, NULL)) {
+                /* a grid of many short blocks is stopped between them */
+                grid_fault(g, &seats[k].b);
+                break;
             }
-            pthread_mutex_unlock(&g->lock);
-            __atomic_store_n(&g->stop, 1, __ATOMIC_SEQ_CST);
+        }
+        if (busy == 0)
             break;
+        for (int k = 0; k < nseats; k++) {
+            seat *s = &seats[k];
+            if (!s->busy)
+                continue;
+            int rc = block_pass(&s->b);
+            if (rc < 0) {
+                grid_fault(g, &s->b);
+                break;
+            }
+            if (rc == 1) {
+                s->busy = 0;
+                busy--;
+                if (more && nseats > 1) { /* its place to the next block */
+                    int got = seat_take(g, s);
+                    if (got < 0)
+                        goto oom;
+                    more = got;
+                    busy += got;
+                }
+            }
         }
     }
-    __atomic_fetch_add(&emu_thread_instructions, b.icount, __ATOMIC_RELAXED);
-    block_free(&b);
+    goto done;
+oom:
+    pthread_mutex_lock(&g->lock);
+    if (g->err == CUDA_SUCCESS) {
+        g->err = CUDA_ERROR_OUT_OF_MEMORY;
+        snprintf(g->why, g->whylen, "the emulator ran out of host memory for a block's registers");
+    }
+    pthread_mutex_unlock(&g->lock);
+    __atomic_store_n(&g->stop, 1, __ATOMIC_SEQ_CST);
+done:
+    for (int k = 0; seats && k < nseats; k++) {
+        __atomic_fetch_add(&emu_thread_instructions, seats[k].b.icount, __ATOMIC_RELAXED);
+        block_free(&seats[k].b);
+    }
+    free(seats);
     return NULL;
+}
+
+/* CUKIT_EMULATOR_THREADS: a whole number of threads, at least 1 (more than 256 are 256);
+ * 0 when unset, -1 when it is set to something else. */
+static long
+threads_setting(void)
+{
+    const char *env = getenv("CUKIT_EMULATOR_THREADS");
+    if (env == NULL || env[0] == '\0')
+        return 0;
+    char *end;
+    long v = strtol(env, &end, 10);
+    while (*end == ' ')
+        end++;
+    return end == env || *end != '\0' || v < 1 ? -1 : v;
+}
+
+int
+emu_threads_setting_ok(void)
+{
+    return threads_setting() >= 0;
 }
 
 int
@@ -323,8 +445,7 @@ emu_thread_count(void)
 {
     static int n = 0;
     if (n == 0) {
-        const char *env = getenv("CUKIT_EMULATOR_THREADS");
-        long v = env ? strtol(env, NULL, 10) : 0;
+        long v = threads_setting();
         if (v <= 0)
             v = sysconf(_SC_NPROCESSORS_ONLN);
         n = v < 1 ? 1 : v > 256 ? 256 : (int)v;
@@ -364,6 +485,9 @@ emu_run(const emu_launch *L, char *why, size_t whylen)
         nthreads = (int)g.nblocks;
     if (work < 16384)
         nthreads = 1;
+    uint64_t wave = wave_blocks(L, L->f->shared_static + L->shared_dyn);
+    uint64_t share = (wave + (uint64_t)nthreads - 1) / (uint64_t)nthreads;
+    g.resident = share > 1024 ? 1024 : (int)share;
     emu_registry_rdlock();
     if (nthreads <= 1) {
         worker(&g);

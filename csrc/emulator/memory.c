@@ -5,10 +5,72 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ memory */
+
+/* A fresh block reads as zero, as a GPU's new memory does in a fresh process (an H100's
+ * did at every size tried): blocks of 64 KiB and more are mapped pages (zero, and taken
+ * from the host only when touched); smaller ones are cleared. Either way the 512 bytes
+ * before the block (outside every allocation, so a kernel that reaches them faults) say
+ * how to give it back. The pool's reuse of a freed block keeps its bytes, as the
+ * driver's pool does. */
+#define BLOCK_HEAD 512
+#define BLOCK_MAGIC 0x636b626cu
+#define MAPPED_FROM ((size_t)64 << 10)
+
+typedef struct {
+    uint32_t magic;
+    size_t mapped; /* bytes mapped from the header's page on, 0: from aligned_alloc */
+} block_head;
+
+static void *
+fresh_block(size_t n)
+{
+    size_t rounded = (n + 511) / 512 * 512;
+    if (rounded < n || rounded > SIZE_MAX - 2 * 4096)
+        return NULL;
+    char *base;
+    size_t mapped = 0, at;
+    if (rounded >= MAPPED_FROM) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        at = (BLOCK_HEAD + page - 1) / page * page; /* the block starts on a page */
+        mapped = at + (rounded + page - 1) / page * page;
+        base = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (base == MAP_FAILED)
+            return NULL;
+    }
+    else {
+        at = BLOCK_HEAD;
+        if ((base = aligned_alloc(512, at + rounded)) == NULL)
+            return NULL;
+        memset(base + at, 0, rounded);
+    }
+    block_head *h = (block_head *)(base + at - BLOCK_HEAD);
+    h->magic = BLOCK_MAGIC;
+    h->mapped = mapped;
+    return base + at;
+}
+
+/* Give back a block of fresh_block (NULL passes). */
+static void
+release_block(void *p)
+{
+    if (p == NULL)
+        return;
+    block_head *h = (block_head *)((char *)p - BLOCK_HEAD);
+    if (h->magic != BLOCK_MAGIC)
+        abort(); /* not a block of ours: a bug in this file, never a user's input */
+    h->magic = 0;
+    if (h->mapped) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        munmap((char *)p - (BLOCK_HEAD + page - 1) / page * page, h->mapped);
+    }
+    else
+        free(h);
+}
 
 /* Allocations are whole 256-byte units, as the driver's. */
 static size_t
@@ -36,12 +98,11 @@ alloc_at(CUdeviceptr *p, size_t n, int kind, const char *origin)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "the emulated device has %llu bytes free",
                           (unsigned long long)(used < total ? total - used : 0));
     /* 512-byte aligned, as a GPU's allocations are in practice (its texture alignment) */
-    size_t rounded = (n + 511) / 512 * 512;
-    void *mem = aligned_alloc(512, rounded);
+    void *mem = fresh_block(n);
     if (mem == NULL)
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "the host could not provide %zu bytes", n);
     if (emu_registry_add((uint64_t)(uintptr_t)mem, n, kind, origin) < 0) {
-        free(mem);
+        release_block(mem);
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     *p = (CUdeviceptr)(uintptr_t)mem;
@@ -104,7 +165,7 @@ trim_locked(uint64_t keep)
 {
     while (ncache > 0 && used_bytes + cached_bytes > keep) {
         ncache--;
-        free(cache[ncache].mem);
+        release_block(cache[ncache].mem);
         __atomic_fetch_sub(&cached_bytes, cache[ncache].cap, __ATOMIC_RELAXED);
     }
 }
@@ -140,7 +201,7 @@ pool_alloc(CUdeviceptr *p, size_t n)
     CUresult r;
     if (b.mem) {
         if (emu_registry_add((uint64_t)(uintptr_t)b.mem, n, EMU_POOLED, origin) < 0) {
-            free(b.mem);
+            release_block(b.mem);
             r = emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
         }
         else {
@@ -187,7 +248,7 @@ emu_free_device(CUdeviceptr p)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "0x%llx was freed twice at once",
                           (unsigned long long)p);
     if (a.kind != EMU_POOLED) {
-        free((void *)(uintptr_t)p);
+        release_block((void *)(uintptr_t)p);
         return emu_ok();
     }
     pthread_mutex_lock(&pool_lock);
@@ -197,7 +258,7 @@ emu_free_device(CUdeviceptr p)
         size_t more = capcache ? capcache * 2 : 64;
         cached_block *v = realloc(cache, more * sizeof *v);
         if (v == NULL) {
-            free((void *)(uintptr_t)p); /* not kept, still freed */
+            release_block((void *)(uintptr_t)p); /* not kept, still freed */
             pthread_mutex_unlock(&pool_lock);
             return emu_ok();
         }
@@ -596,7 +657,7 @@ e_cuMemFreeHost(void *p)
     if (!emu_registry_containing((uint64_t)(uintptr_t)p, &a) || a.base != (uint64_t)(uintptr_t)p ||
         a.kind != EMU_HOST || emu_registry_remove((uint64_t)(uintptr_t)p, &a) < 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "%p is not pinned memory", p);
-    free(p);
+    release_block(p);
     return emu_ok();
 }
 
@@ -615,7 +676,7 @@ e_cuMemHostRegister(void *p, size_t n, unsigned int flags)
         return emu_failed(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "the memory is already registered");
     char origin[160];
     emu_origin_of(origin, sizeof origin, "registered host memory");
-    return emu_registry_add((uint64_t)(uintptr_t)p, n, EMU_HOST, origin) < 0
+    return emu_registry_add((uint64_t)(uintptr_t)p, n, EMU_REGISTERED, origin) < 0
                ? emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory") : emu_ok();
 }
 
@@ -644,7 +705,7 @@ e_cuPointerGetAttribute(void *out, int attr, CUdeviceptr p)
         return emu_ok();
     }
     if (attr == CU_POINTER_ATTRIBUTE_MEMORY_TYPE) {
-        *(unsigned int *)out = a.kind == EMU_HOST ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        *(unsigned int *)out = a.kind == EMU_HOST || a.kind == EMU_REGISTERED ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
         return emu_ok();
     }
     return emu_failed(CUDA_ERROR_INVALID_VALUE, "the emulator does not know pointer attribute %d", attr);

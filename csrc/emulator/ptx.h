@@ -90,6 +90,11 @@ typedef struct P {
     int cur_ptxline;
     int zero_slot;
     int device_launch;       /* the module declares the device runtime's launch functions */
+    int version;             /* .version major * 10 + minor, 0 until read */
+    int target_seen;         /* .target was read */
+    size_t mod_shared;       /* bytes of module-scope .shared variables: every kernel's static
+                              * shared memory starts with them (a __shared__ array at file
+                              * scope that a __noinline__ function uses) */
     /* ptx_load.c's reader of a function body from its '{' to the matching '}' (0 / -1),
      * for ptx_call.c, which inlines a .func's body at each call: the body reader
      * sits above the call reader, and the two recurse through this pointer. */
@@ -98,6 +103,8 @@ typedef struct P {
 
 /* ptx_read.c: the refusal of a device-side launch (dynamic parallelism), with the way around it. -1. */
 int ptx_fail_device_launch(P *p, int line);
+/* ptx_read.c: the refusal of a .b128 register used outside mov.b128. -1. */
+int ptx_fail_b128(P *p, int line, const char *name, int len);
 
 enum { OK_NAME = 1, OK_NUM, OK_ADDR, OK_VEC, OK_PAREN };
 

@@ -27,6 +27,8 @@ address(P *p, emu_inst *in, const operand *o, int *is_kparam)
         return ptx_fail(p, o->line, "the emulator does not know '%.*s'", o->nlen, o->name);
     switch (s->kind) {
     case S_REG:
+        if (s->type == TY_B128)
+            return ptx_fail_b128(p, o->line, o->name, o->nlen);
         in->addr = (int)s->value;
         in->wrap32 = emu_type_size(s->type) == 4 && in->imm != 0;
         return 0;
@@ -74,6 +76,61 @@ vec_item(const operand *v, int k, int line)
                      .nlen = v->ilens[k], .line = line};
 }
 
+/* The .b128 register an operand names: its first slot (the high half is the next), or
+ * -1 with the reason. */
+static int
+b128_reg(decoding *d, const operand *o)
+{
+    sym *s = o->kind == OK_NAME ? ptx_lookup(d->p, o->name, o->nlen) : NULL;
+    if (s == NULL || s->kind != S_REG || s->type != TY_B128)
+        return ptx_fail(d->p, d->line, "'%.*s' is not valid PTX: its operand '%.*s' is not a .b128 "
+                        "register (mov.b128 copies one, packs two 64-bit values into one, or "
+                        "unpacks one into two)", d->op->len, d->op->p,
+                        o->kind == OK_VEC ? 1 : o->nlen, o->kind == OK_VEC ? "{" : o->name);
+    return (int)s->value;
+}
+
+/* mov.b128 as the PTX ISA defines it: d = a between .b128 registers, d = {lo, hi} from
+ * two 64-bit values, {lo, hi} = a into two 64-bit registers. One OP_MOVN of the two
+ * halves. */
+static int
+decode_mov128(decoding *d)
+{
+    operand *ops = d->ops;
+    emu_inst *in = d->in;
+    in->op = OP_MOVN;
+    in->vec = 2;
+    in->type = TY_U64;
+    const operand *vec = ops[0].kind == OK_VEC ? &ops[0] : ops[1].kind == OK_VEC ? &ops[1] : NULL;
+    if (vec && vec->nitems != 2)
+        return ptx_fail(d->p, d->line, "'%.*s' is not valid PTX: a .b128 value packs or unpacks "
+                        "into two 64-bit values, not %d", d->op->len, d->op->p, vec->nitems);
+    if (ops[0].kind == OK_VEC && ops[1].kind == OK_VEC)
+        return ptx_refuse(d);
+    for (int k = 0; k < 2; k++) {
+        if (ops[1].kind == OK_VEC) {
+            operand o = vec_item(&ops[1], k, d->line);
+            if ((in->s[k] = ptx_src(d->p, &o, TY_U64)) < 0)
+                return -1;
+        }
+        else if ((in->s[k] = b128_reg(d, &ops[1])) < 0)
+            return -1;
+        else
+            in->s[k] += k;
+        if (ops[0].kind == OK_VEC) {
+            operand o = {.kind = OK_NAME, .name = ops[0].items[k], .nlen = ops[0].ilens[k],
+                         .line = d->line};
+            if ((in->d[k] = ptx_dst(d->p, &o)) < 0)
+                return -1;
+        }
+        else if ((in->d[k] = b128_reg(d, &ops[0])) < 0)
+            return -1;
+        else
+            in->d[k] += k;
+    }
+    return 0;
+}
+
 /* mov: a predicate constant or copy, packing into and out of vectors, the clocks, or
  * a plain copy. */
 static int
@@ -97,6 +154,8 @@ decode_mov(decoding *d)
         in->op = OP_MOVP;
         return (in->d[0] = pred_of(d, 0)) < 0 || (in->s[0] = pred_of(d, 1)) < 0 ? -1 : 0;
     }
+    if (type == TY_B128)
+        return decode_mov128(d);
     int sz = emu_type_size(type);
     if ((ops[0].kind == OK_VEC && (ops[0].nitems < 2 || ops[0].nitems > 4)) ||
         (ops[1].kind == OK_VEC && (ops[1].nitems < 2 || ops[1].nitems > 4)))
@@ -343,6 +402,11 @@ decode_ldst(decoding *d)
             return ptx_fail(p, line, "ld.param reads %d bytes at offset %lld of the kernel's "
                             "parameters, outside its %zu bytes of parameters",
                             emu_type_size(type), (long long)in->imm, p->f->param_bytes);
+        if (in->imm % emu_type_size(type) != 0)
+            return ptx_fail(p, line, "ld.param reads %d bytes at offset %lld of the kernel's "
+                            "parameters, not a multiple of %d: a GPU reads a parameter at its "
+                            "natural alignment (invalid PTX)", emu_type_size(type),
+                            (long long)in->imm, emu_type_size(type));
         in->op = OP_LDPARAM;
         in->space = SP_PARAM;
         return (in->d[0] = ptx_dst(p, val)) < 0 ? -1 : 0;
@@ -422,10 +486,9 @@ branch_to(decoding *d, const char *label, int len)
 static int
 decode_bra(decoding *d)
 {
-    if (d->nops != 1 || d->ops[0].kind != OK_NAME) {
-        d->in->op = OP_BRA;
-        return ptx_refuse(d);
-    }
+    if (d->nops != 1 || d->ops[0].kind != OK_NAME)
+        return ptx_fail(d->p, d->line, "'%.*s' is not valid PTX: a branch takes one operand, the "
+                        "label it goes to", d->op->len, d->op->p);
     return branch_to(d, d->ops[0].name, d->ops[0].nlen);
 }
 
@@ -732,6 +795,18 @@ decode_createpolicy(decoding *d)
     return (d->in->d[0] = ptx_dst(d->p, &d->ops[0])) < 0 ? -1 : 0;
 }
 
+/* An instruction of type .b128 other than mov: the memory ones PTX defines (ld, st and
+ * atom's cas and exch, sm_70 and later) are not implemented; the rest are not PTX. */
+static int
+refuse_b128(decoding *d)
+{
+    if (IS(d, "ld") || IS(d, "st") || IS(d, "ldu") || IS(d, "atom") || IS(d, "red"))
+        return ptx_fail(d->p, d->line, "the emulator does not support 128-bit memory operations: "
+                        "'%.*s' (load or store the two 64-bit halves instead)", d->op->len, d->op->p);
+    return ptx_fail(d->p, d->line, "'%.*s' is not valid PTX: .b128 is a type of mov, ld, st and "
+                    "atom only", d->op->len, d->op->p);
+}
+
 /* Every opcode the emulator reads, and the step that decodes it; those of alu_names
  * not listed here go to decode_alu. Those marked 1 read their own modifiers. */
 static const struct {
@@ -822,6 +897,9 @@ ptx_parse_instruction(P *p)
     if (!own_mods && ptx_parse_mods(p, d.op, d.base, d.nbase, &d.m, line) < 0)
         return -1;
     d.type = d.m.ntypes ? d.m.types[d.m.ntypes - 1] : TY_NONE;
+    for (int k = 0; k < d.m.ntypes; k++)
+        if (d.m.types[k] == TY_B128 && decode != decode_mov)
+            return refuse_b128(&d);
     emu_inst *in = d.in = ptx_emit(p, line);
     if (in == NULL)
         return -1;

@@ -47,7 +47,7 @@ parse_reg(P *p)
         char buf[256];
         if (len > 200)
             return ptx_fail(p, t->line, "register name too long");
-        if (count > EMU_MAX_SLOTS - (long)p->f->nslots)
+        if (count > (EMU_MAX_SLOTS - (long)p->f->nslots) / (type == TY_B128 ? 2 : 1))
             return ptx_fail(p, t->line, "the emulator does not support kernels this large: %s "
                             "declares more than %d registers once its device functions are "
                             "inlined (%ld in this declaration)", p->f->name, EMU_MAX_SLOTS, count);
@@ -60,6 +60,8 @@ parse_reg(P *p)
                 return -1;
             sym *s = type == TY_PRED ? ptx_sym_add(&p->fn, buf, n, S_PRED, p->f->npreds++, type)
                                     : ptx_sym_add(&p->fn, buf, n, S_REG, ptx_new_slot(p), type);
+            if (type == TY_B128) /* its high half, in the next slot */
+                ptx_new_slot(p);
             if (s == NULL)
                 return ptx_fail(p, t->line, "out of memory");
         }
@@ -397,6 +399,7 @@ parse_function(P *p, int entry)
     f->is_entry = entry;
     f->module = p->m;
     p->zero_slot = ptx_const_slot(p, 0);
+    f->shared_static = p->mod_shared;
     if (!entry && ptx_is_punct(t, '(')) { /* return parameters */
         p->i++;
         while (!ptx_is_punct(ptx_peek(p), ')')) {
@@ -493,6 +496,12 @@ parse_function(P *p, int entry)
         }
         f->code[p->fix[k].inst].imm = s->value;
     }
+    for (int k = 0; k < p->m->nfuncs; k++)
+        if (strcmp(p->m->funcs[k]->name, f->name) == 0) {
+            ptx_fail(p, line, "the kernel '%s' is defined twice in this PTX (duplicate definition)",
+                     f->name);
+            goto error;
+        }
     emu_func **v = realloc(p->m->funcs, (size_t)(p->m->nfuncs + 1) * sizeof *v);
     if (v == NULL)
         goto error;
@@ -526,9 +535,22 @@ parse_global(P *p, int space, int is_extern)
     size_t size, align;
     if (parse_var_shape(p, &name, &nlen, &size, &align, &type, &unsized) < 0)
         return -1;
+    sym *had = ptx_sym_find(&p->mod, name, nlen);
+    if (had && had->kind != S_NONE && !is_extern)
+        return ptx_fail(p, line, "the variable '%.*s' is defined twice in this PTX (duplicate "
+                        "definition)", nlen, name);
+    if (space == SP_SHARED && !unsized && !is_extern) {
+        /* at the same offset of every kernel's block, each block its own copy, as on a GPU */
+        p->mod_shared = align_up(p->mod_shared, align);
+        if (!ptx_sym_add(&p->mod, name, nlen, S_SHARED, (int64_t)p->mod_shared, 0))
+            return -1;
+        p->mod_shared += size;
+        if (p->mod_shared > 48 * 1024)
+            return ptx_fail(p, line, "this PTX declares %zu bytes of static shared memory at "
+                            "module scope, more than the 48 KiB a GPU allows", p->mod_shared);
+        return ptx_expect(p, ';');
+    }
     if (space == SP_SHARED) {
-        if (!unsized && !is_extern)
-            return ptx_fail(p, line, "the emulator does not support module-scope .shared variables");
         if (!ptx_sym_add(&p->mod, name, nlen, S_DYNSHARED, 0, 0))
             return -1;
         return ptx_expect(p, ';');
@@ -644,8 +666,35 @@ add_file(P *p, int idx, const tok *s)
     }
 }
 
-/* .version and .target as a driver checks them: a PTX ISA newer than the emulated
- * driver's (CUDA 13: 9.x) and a target newer than the emulated device are refused. */
+/* The PTX ISA versions that exist up to the emulated driver's (major * 10 + minor). */
+static int
+known_version(int v)
+{
+    static const unsigned char last_minor[10] = {0, 5, 3, 2, 3, 0, 5, 8, 8, 9};
+    int major = v / 10, minor = v % 10;
+    return major >= 1 && major <= 9 && minor <= last_minor[major];
+}
+
+/* The first PTX ISA version that knows a target (sm_50 and later, as ptxas states it),
+ * or 0 for one the table does not list. */
+static int
+target_version(int cc, int arch_specific)
+{
+    static const struct {
+        short cc, version;
+    } first[] = {{50, 40}, {52, 41}, {53, 42}, {60, 50}, {61, 50}, {62, 50}, {70, 60}, {72, 61},
+                 {75, 63}, {80, 70}, {86, 71}, {87, 74}, {89, 78}, {90, 78}, {100, 86},
+                 {101, 86}, {103, 88}, {110, 90}, {120, 87}, {121, 88}};
+    for (size_t k = 0; k < sizeof first / sizeof *first; k++)
+        if (first[k].cc == cc)
+            return cc == 90 && arch_specific ? 80 : first[k].version;
+    return 0;
+}
+
+/* .version and .target as a driver checks them: .version first, an ISA version that
+ * exists and is not newer than the emulated driver's (CUDA 13: 9.x), a target the
+ * driver still compiles (sm_50 and later), not newer than the emulated device, and
+ * known to the file's ISA version. */
 static int
 check_version_target(P *p, tok *t)
 {
@@ -653,21 +702,43 @@ check_version_target(P *p, tok *t)
     if (ptx_is(t, ".version")) {
         char *end = NULL;
         long major = v->kind == TK_NUM ? strtol(v->p, &end, 10) : -1;
+        if (p->version)
+            return ptx_fail(p, t->line, "this PTX has two .version directives");
         if (major < 1 || end == NULL || *end != '.' || !isdigit((unsigned char)end[1]))
             return ptx_fail(p, t->line, "this PTX's .version '%.*s' is not a version number",
                             v->len, v->p);
         if (major > 9)
             return ptx_fail(p, t->line, "this PTX is of PTX ISA version %.*s, newer than the 9.x "
                             "the emulated CUDA 13 driver reads (unsupported PTX version)", v->len, v->p);
+        long minor = strtol(end + 1, NULL, 10);
+        p->version = (int)(major * 10 + (minor > 9 ? 9 : minor));
+        if (minor > 9 || !known_version(p->version))
+            return ptx_fail(p, t->line, "this PTX's .version %.*s is not a PTX ISA version "
+                            "(unsupported PTX version)", v->len, v->p);
         return 0;
     }
+    if (!p->version)
+        return ptx_fail(p, t->line, "this PTX has no .version directive before its .target (a "
+                        "driver requires it first)");
+    p->target_seen = 1;
     for (tok *a = v; a->kind == TK_ID && a->line == t->line; a++) {
         int cc;
-        if (a->len > 3 && memcmp(a->p, "sm_", 3) == 0 && sscanf(a->p + 3, "%d", &cc) == 1 &&
-            cc > emu_arch_cc())
-            return ptx_fail(p, t->line, "this PTX targets %.*s, newer than the emulated device "
-                            "(sm_%d; CUKIT_EMULATOR_ARCH sets it): no kernel image for this device",
-                            a->len, a->p, emu_arch_cc());
+        char *end;
+        if (a->len > 3 && memcmp(a->p, "sm_", 3) == 0 && sscanf(a->p + 3, "%d", &cc) == 1) {
+            if (cc > emu_arch_cc())
+                return ptx_fail(p, t->line, "this PTX targets %.*s, newer than the emulated device "
+                                "(sm_%d; CUKIT_EMULATOR_ARCH sets it): no kernel image for this "
+                                "device", a->len, a->p, emu_arch_cc());
+            if (cc < 50)
+                return ptx_fail(p, t->line, "this PTX targets %.*s, which the driver no longer "
+                                "compiles (sm_50 and later): invalid PTX", a->len, a->p);
+            strtol(a->p + 3, &end, 10);
+            int need = target_version(cc, *end == 'a');
+            if (need > p->version)
+                return ptx_fail(p, t->line, "PTX ISA version %d.%d does not know .target %.*s "
+                                "(it needs %d.%d or later): invalid PTX", p->version / 10,
+                                p->version % 10, a->len, a->p, need / 10, need % 10);
+        }
         if (!ptx_is_punct(a + 1, ','))
             break;
         a++;
@@ -687,10 +758,18 @@ parse_module(P *p)
             ptx_skip_line(p, line);
         }
         else if (ptx_is(t, ".address_size")) {
+            if (!ptx_is(t + 1, "64"))
+                return ptx_fail(p, line, "this PTX has .address_size %.*s: the driver runs only "
+                                "64-bit addressing (invalid PTX)", t[1].len, t[1].p);
             ptx_skip_line(p, line);
         }
         else if (ptx_is(t, ".file")) {
             ptx_skip_line(p, line);
+        }
+        else if (!p->version || !p->target_seen) {
+            return ptx_fail(p, line, "this PTX has no %s directive before its first '%.*s' (a "
+                            "driver requires .version and .target first)",
+                            p->version ? ".target" : ".version", t->len, t->p);
         }
         else if (ptx_is(t, ".section")) {
             while (!ptx_is_punct(ptx_peek(p), '{') && ptx_peek(p)->kind != TK_END)

@@ -694,6 +694,8 @@ name_slot(P *p, const char *name, int len, int64_t off, int line)
 {
     sym *s = ptx_lookup(p, name, len);
     if (s) {
+        if (s->kind == S_REG && s->type == TY_B128)
+            return ptx_fail_b128(p, line, name, len);
         switch (s->kind) {
         case S_REG:
         case S_CPARAM:
@@ -752,6 +754,8 @@ ptx_dst(P *p, const operand *o)
     if (o->kind != OK_NAME)
         return ptx_fail(p, o->line, "the emulator expected a register to write");
     sym *s = ptx_lookup(p, o->name, o->nlen);
+    if (s && s->kind == S_REG && s->type == TY_B128)
+        return ptx_fail_b128(p, o->line, o->name, o->nlen);
     if (s && (s->kind == S_REG || s->kind == S_CPARAM))
         return (int)s->value;
     if (o->nlen == 1 && o->name[0] == '_')
@@ -777,6 +781,14 @@ ptx_fail_device_launch(P *p, int line)
     return ptx_fail(p, line, "the emulator does not support device-side kernel launches (dynamic "
                     "parallelism; launch the child kernels from Python after the parent returns, "
                     "or run on a GPU): a kernel launched from a kernel");
+}
+
+int
+ptx_fail_b128(P *p, int line, const char *name, int len)
+{
+    return ptx_fail(p, line, "the emulator does not support the 128-bit register '%.*s' outside "
+                    "mov.b128 (it packs, unpacks and copies .b128 registers; use two .b64 halves "
+                    "for the rest)", len, name);
 }
 
 int

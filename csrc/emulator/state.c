@@ -2,6 +2,7 @@
  * registry, the device's settings and its one context (the entry points: driver.c and the others) */
 #include "emulator/entries.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -425,16 +426,28 @@ emu_origin_of(char *buf, size_t n, const char *what)
 struct CUctx_st {
     int magic;
 } emu_primary_ctx;
+/* CUKIT_EMULATOR_ARCH as a compute capability (sm_80, compute_80 or 80, sm_50 to sm_199),
+ * 0 when it is set to something else; 90 when unset. */
+static int
+arch_setting(void)
+{
+    const char *env = getenv("CUKIT_EMULATOR_ARCH");
+    if (env == NULL || env[0] == '\0')
+        return 90;
+    const char *num = strncmp(env, "sm_", 3) == 0 ? env + 3 : strncmp(env, "compute_", 8) == 0
+                      ? env + 8 : env;
+    char *end;
+    long cc = isdigit((unsigned char)num[0]) ? strtol(num, &end, 10) : 0;
+    if (cc && (*end == 'a' || *end == 'f') && end[1] == '\0' && num != env)
+        end++;
+    return cc >= 50 && cc < 200 && *end == '\0' ? (int)cc : 0;
+}
+
 int
 emu_arch_cc(void)
 {
-    const char *env = getenv("CUKIT_EMULATOR_ARCH");
-    int cc = 90;
-    if (env && (strncmp(env, "sm_", 3) == 0 || strncmp(env, "compute_", 8) == 0))
-        cc = atoi(strchr(env, '_') + 1);
-    else if (env && env[0])
-        cc = atoi(env);
-    return cc >= 50 && cc < 200 ? cc : 90;
+    int cc = arch_setting();
+    return cc ? cc : 90;
 }
 
 /* The emulated device's memory comes out of the host's, which also holds the host's
@@ -459,8 +472,11 @@ emu_total_memory(void)
         static const char units[] = "KMGT";
         const char *u = end && *end ? strchr(units, *end == 'k' ? 'K' : *end) : NULL;
         int shift = u ? 10 * (int)(u - units + 1) : 0;
-        if (end != env && v >= 1 && v < 1e18 && (!*end || (u && (!end[1] || (end[1] == 'B' && !end[2])))))
-            t = (size_t)(v * (double)((size_t)1 << shift));
+        double bytes = v * (double)((size_t)1 << shift);
+        /* at least a MiB, which cukit's own work needs; at most 2^62 bytes (a size_t) */
+        if (end != env && v >= 1 && bytes >= (double)(1 << 20) && bytes <= 0x1p62 &&
+            (!*end || (u && (!end[1] || (end[1] == 'B' && !end[2])))))
+            t = (size_t)bytes;
         else
             __atomic_store_n(&memory_env_bad, 1, __ATOMIC_RELAXED);
     }
@@ -475,7 +491,11 @@ emu_check_memory_setting(void)
     if (memory_env_bad)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "CUKIT_EMULATOR_MEMORY=%s is not a size of "
                           "memory: give bytes or a number with K, M, G or T (such as 8G or 512M), "
-                          "at least 1", getenv("CUKIT_EMULATOR_MEMORY"));
+                          "from 1M to 4194304T", getenv("CUKIT_EMULATOR_MEMORY"));
+    if (!arch_setting())
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "CUKIT_EMULATOR_ARCH=%s is not an architecture: "
+                          "give one such as sm_80, compute_90 or 89, from sm_50 to sm_199",
+                          getenv("CUKIT_EMULATOR_ARCH"));
     return emu_ok();
 }
 

@@ -273,6 +273,7 @@ take_turn(block *b, warp *w, uint32_t m, uint32_t target)
 {
     if (emu_must_stop(b, w))
         return -1;
+    b->turns++;
     if (m == w->mask) {
         w->pc = target;
         if (target > w->wmin) {
@@ -551,6 +552,7 @@ emu_run_warp(block *b, warp *w)
         case OP_PCONST: P[in->d[0]] = (P[in->d[0]] & ~m) | (in->imm ? m : 0); break;
         case OP_PACK: emu_op_pack(w, in, m); break;
         case OP_UNPACK: emu_op_unpack(w, in, m); break;
+        case OP_MOVN: emu_op_movn(w, in, m); break;
         case OP_ADD32: LANES(m, Dd[l] = (uint32_t)(A[l] + Bv[l])); break;
         case OP_ADD64: LANES(m, Dd[l] = A[l] + Bv[l]); break;
         case OP_SUB32: LANES(m, Dd[l] = (uint32_t)(A[l] - Bv[l])); break;

@@ -45,8 +45,8 @@ cukit_image_kind(const unsigned char *data, size_t n)
         size_t at = magics[i].kind == NVJITLINK_INPUT_PTX ? skip : 0;
         if (n - at < magics[i].len || memcmp(data + at, magics[i].magic, magics[i].len) != 0)
             continue;
-        if (magics[i].kind == NVJITLINK_INPUT_OBJECT)
-            return n < 20 ? NVJITLINK_INPUT_NONE
+        if (magics[i].kind == NVJITLINK_INPUT_OBJECT) /* machine 0: no machine's, no object */
+            return n < 20 || (data[18] | data[19] << 8) == 0 ? NVJITLINK_INPUT_NONE
                    : (data[18] | data[19] << 8) == EM_CUDA ? NVJITLINK_INPUT_CUBIN
                                                            : NVJITLINK_INPUT_OBJECT;
         return magics[i].kind;

@@ -899,12 +899,23 @@ PTX_FRAGMENTS = [
     ".visible .entry k(.param .u64 p0, .param .u64 p1, .param .u32 p2)\n{\n"
     "  .reg .b32 %r<4>;\n  .reg .b16 %rs<4>;\n  .shared .align 4 .b8 buf[64];\n"
     "  mov.u32 %r1, buf;\n  add.s32 %r2, %r1, -16;\n  ld.shared.u8 %rs2, [%r2+16];\n  ret;\n}\n",
+    ".version 9.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry k(.param .u64 p0, .param .u64 p1, .param .u32 p2)\n{\n"
+    "  .reg .b64 %rd<6>;\n  .reg .b128 %rq<3>;\n  ld.param.u64 %rd1, [p1];\n"
+    "  ld.param.u64 %rd2, [p0];\n  mov.b128 %rq1, {%rd2, %rd1};\n  mov.b128 %rq2, %rq1;\n"
+    "  mov.b128 {%rd3, %rd4}, %rq2;\n  cvta.to.global.u64 %rd5, %rd4;\n"
+    "  st.global.u64 [%rd5], %rd3;\n  ret;\n}\n",
+    ".version 9.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry k(.param .u64 p0, .param .u64 p1, .param .u32 p2)\n{\n"
+    "  .reg .b64 %rd<4>;\n  .reg .b32 %r<2>;\n  ld.param.u32 %r1, [p0+2];\n"
+    "  ld.param.u64 %rd1, [p1+4];\n  ld.param.u64 %rd2, [p1];\n  cvta.to.global.u64 %rd3, %rd2;\n"
+    "  st.global.u32 [%rd3], %r1;\n  ret;\n}\n",
 ]
 
 PTX_TOKENS = [
     "-1", "0", "1", "4294967295", "0xffffffffffffffff", "-2147483648", "99999999999999999999",
     "1000000", "[k_param_0+1000000]", "[k_param_0-8]", "[p0+4096]", "%r1", "%rd1", "%f1", "%p1",
-    "%r999999", ".b128", ".u64", ".u8", ".s32", ".f64", ".v4", ".v2", ".shared", ".local",
+    "%r999999", ".b128", "%rq1", "mov.b128", ".u64", ".u8", ".s32", ".f64", ".v4", ".v2", ".shared", ".local",
     ".global", ".param", "{", "}", "[", "]", "(", ")", ";", ",", "+", "-", "%", "$L__BB0_2",
     "bra", "ret", "exit", "call", "ld", "st", "mov", "\n", "\"", "\\", "//", "/*", "%*", "%.*s",
     "%*d", "0f7fffffff", "0d7ff0000000000000", ".align 1024", ".reg .b32 %r<100000000>",
