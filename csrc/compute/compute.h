@@ -14,6 +14,7 @@ typedef struct cukit_compute_state {
     /* strong refs: the reduction and scan kernel tables (capsule) and types; random's
      * types, and dict device ordinal -> Module of its kernels */
     PyObject *reduce_tables, *random_modules;
+    PyObject *sample_modules; /* strong ref: dict ordinal -> Module of random/kernels/choice.cu */
     PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type,
         *GeneratorType;
 } cukit_compute_state;
