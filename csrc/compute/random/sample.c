@@ -341,7 +341,7 @@ ck_random_choice(ck_Philox *bg, PyObject *args, PyObject *kwargs)
         }
         n = src->shape[0];
     }
-    else if (PyIndex_Check(a_obj) && !PyBool_Check(a_obj)) {
+    else if (PyIndex_Check(a_obj) && !PyBool_Check(a_obj) && !PySequence_Check(a_obj)) {
         n = PyNumber_AsSsize_t(a_obj, PyExc_OverflowError);
         if (n == -1 && PyErr_Occurred())
             return NULL;
