@@ -227,7 +227,7 @@ int ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *layout, int c
 cukit_Array *ck_empty(cukit_state *st, cukit_Device *dev, int tc, int ndim,
                       const Py_ssize_t *shape);
 /* The same for a kernel's output, which the kernel queued next on `stream` writes
- * first: with no stream (the legacy one) the memory may be a block an array just let
+ * first: with no stream and no current one (the legacy stream) the memory may be a block an array just let
  * go of, reused without a driver call (memory/pool.c's rule). New ref or NULL. */
 cukit_Array *ck_empty_out(cukit_state *st, cukit_Device *dev, int tc, int ndim,
                           const Py_ssize_t *shape, PyObject *stream);
@@ -238,7 +238,11 @@ PyObject *ck_dtype_obj(cukit_state *st, int tc);
 int ck_tc_of(cukit_state *st, PyObject *dtype_like);
 /* The same for astype's dtype: the float8s too. */
 int ck_cast_tc_of(cukit_state *st, PyObject *dtype_like);
-/* A stream= argument: its handle, and the capture bookkeeping (keep `keep`). 0 / -1. */
+/* This thread's current stream of dev (`with stream:`; borrowed), or NULL: what a
+ * stream= of None means, for callers that keep the stream object. Never raises. */
+PyObject *ck_current_stream(cukit_state *st, cukit_Device *dev);
+/* A stream= argument (None: the thread's current stream of dev, or the legacy one): its
+ * handle, and the capture bookkeeping (keep `keep`). 0 / -1. */
 int ck_stream(cukit_state *st, PyObject *stream, cukit_Device *dev, PyObject *keep,
               CUstream *h);
 
