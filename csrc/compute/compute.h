@@ -12,9 +12,8 @@ typedef struct cukit_compute_state {
     PyTypeObject *UfuncType, *ElementwiseType;
     PyObject *ufuncs, *math_dtypes, *fuse_proxy;
     /* strong refs: the reduction and scan kernel tables (capsule) and types; random's
-     * types, and dict device ordinal -> Module of its kernels */
-    PyObject *reduce_tables, *random_modules;
-    PyObject *sample_modules; /* strong ref: dict ordinal -> Module of random/kernels/choice.cu */
+     * types, and dicts device ordinal -> Module of its kernels (sample_: choice.cu's) */
+    PyObject *reduce_tables, *random_modules, *sample_modules;
     PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type,
         *GeneratorType;
 } cukit_compute_state;
@@ -238,9 +237,6 @@ PyObject *ck_dtype_obj(cukit_state *st, int tc);
 int ck_tc_of(cukit_state *st, PyObject *dtype_like);
 /* The same for astype's dtype: the float8s too. */
 int ck_cast_tc_of(cukit_state *st, PyObject *dtype_like);
-/* This thread's current stream of dev (`with stream:`; borrowed), or NULL: what a
- * stream= of None means, for callers that keep the stream object. Never raises. */
-PyObject *ck_current_stream(cukit_state *st, cukit_Device *dev);
 /* A stream= argument (None: the thread's current stream of dev, or the legacy one): its
  * handle, and the capture bookkeeping (keep `keep`). 0 / -1. */
 int ck_stream(cukit_state *st, PyObject *stream, cukit_Device *dev, PyObject *keep,

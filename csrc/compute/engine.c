@@ -368,12 +368,6 @@ ck_empty_out(cukit_state *st, cukit_Device *dev, int tc, int ndim, const Py_ssiz
                                             shape);
 }
 
-PyObject *
-ck_current_stream(cukit_state *st, cukit_Device *dev)
-{
-    return (PyObject *)cukit_stream_current(st, dev);
-}
-
 int
 ck_stream(cukit_state *st, PyObject *stream, cukit_Device *dev, PyObject *keep, CUstream *h)
 {

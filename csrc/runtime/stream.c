@@ -16,8 +16,7 @@ static _Thread_local CUstream pending_stream;
  * ones it replaced, innermost last: strong refs (NULL entries: no stream was current).
  * Per thread as in CuPy; process-wide storage, against the module-state rule, because
  * it describes the thread. A thread that ends inside `with` leaves its refs behind. */
-static _Thread_local cukit_Stream *current;
-static _Thread_local cukit_Stream **outer;
+static _Thread_local cukit_Stream *current, **outer;
 static _Thread_local int nouter, capouter;
 
 cukit_Stream *
@@ -640,8 +639,7 @@ stream_enter(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
     return Py_NewRef(self);
 }
 
-/* Stream.__exit__(*exc): the stream current before the matching __enter__ is current
- * again. */
+/* Stream.__exit__(*exc): the stream current before the matching __enter__ is again. */
 static PyObject *
 stream_exit(cukit_Stream *self, PyObject *Py_UNUSED(args))
 {
@@ -679,8 +677,7 @@ stream_richcompare(PyObject *a, PyObject *b, int op)
         !PyObject_TypeCheck(a, Py_TYPE(b)))
         Py_RETURN_NOTIMPLEMENTED;
     cukit_Stream *x = (cukit_Stream *)a, *y = (cukit_Stream *)b;
-    int same = x->handle == y->handle && x->device == y->device;
-    return PyBool_FromLong(op == Py_EQ ? same : !same);
+    return PyBool_FromLong((x->handle == y->handle && x->device == y->device) == (op == Py_EQ));
 }
 
 static Py_hash_t
@@ -796,7 +793,7 @@ mod_get_current_stream(PyObject *m, PyObject *args, PyObject *kwargs)
     cukit_Device *dev = cukit_device_arg(st, device);
     if (dev == NULL)
         return NULL;
-    cukit_Stream *s = cukit_stream_current(st, dev);
+    PyObject *s = (PyObject *)cukit_stream_current(st, dev);
     return s ? Py_NewRef(s) : (PyObject *)stream_alloc(st, st->runtime->StreamType, dev);
 }
 
@@ -811,11 +808,8 @@ null_get(PyObject *self, PyObject *obj, PyObject *type)
 }
 
 static PyType_Slot null_slots[] = {
-    {Py_tp_doc, "Stream.null: the current device's legacy default stream (stream=None "
-                "outside `with`)."},
-    {Py_tp_descr_get, null_get},
-    {0, NULL},
-};
+    {Py_tp_doc, "Stream.null: the current device's legacy default stream."},
+    {Py_tp_descr_get, null_get}, {0, NULL}};
 
 static PyType_Spec null_spec = {
     .name = "cukit._NullStream",
