@@ -70,6 +70,8 @@ def test_operations_inside_with_are_queued_on_the_stream(rng):
             out[...] = 3.5                             # a fill
             cat = cukit.concatenate([a, a])            # a copy kernel
             f = cukit.full(4, 2.5)                     # a generated fill
+            srt = cukit.sort(x)                        # a sort (kept by the graph)
+            mm = a @ a.T                               # a matrix product
     np.testing.assert_array_equal(x.get(), h)  # nothing ran yet
     assert np.isnan(out.get()).all()
     for _ in range(2):
@@ -85,6 +87,8 @@ def test_operations_inside_with_are_queued_on_the_stream(rng):
     np.testing.assert_array_equal(out.get(), np.full(8, 3.5, np.float32))
     np.testing.assert_array_equal(cat.get(), np.concatenate([m, m]))
     np.testing.assert_array_equal(f.get(), np.full(4, 2.5))
+    np.testing.assert_allclose(srt.get(), np.sort(h + 2))
+    np.testing.assert_allclose(mm.get(), m @ m.T, rtol=1e-5, atol=1e-5)
 
 
 @gpu
