@@ -99,12 +99,19 @@ def test_a_kernel_launched_inside_with_runs_on_the_stream(rng):
     x = cukit.to_device(h)
     s = cukit.Stream()
     with s:
+        prepared = mod.twice.prepare(grid=2, block=256)  # binds the current stream
         with s.capture() as graph:
             mod.twice(x, 300, grid=2, block=256)
+            prepared(x, 300)
     np.testing.assert_array_equal(x.get(), h)
     graph.launch()
     s.synchronize()
-    np.testing.assert_array_equal(x.get(), h * 2)
+    np.testing.assert_array_equal(x.get(), h * 4)
+    with s.capture() as again:  # outside `with`, still on s
+        prepared(x, 300)
+    again.launch()
+    s.synchronize()
+    np.testing.assert_array_equal(x.get(), h * 8)
 
 
 @gpu
