@@ -1,6 +1,7 @@
 """cukit.random: numpy's Philox stream bit for bit, Philox4x32 (default_rng's) against its
 host computation and Random123's answers, the counter-based distributions, bad input."""
 import math
+import re
 import os
 import struct
 import subprocess
@@ -736,12 +737,12 @@ def test_spawned_and_jumped_streams_differ():
 @gpu
 def test_rand_randn():
     cr.seed(4)
-    x = cr.rand((64, 3))
+    x = cr.rand((64, 3), dtype=np.float32)  # PyCUDA's form: a shape tuple
     assert x.shape == (64, 3) and x.dtype == np.float32
     y = cr.randn(1000, dtype=np.float64)
     assert y.dtype == np.float64 and abs(y.get().mean()) < 0.2
     cr.seed(4)
-    np.testing.assert_array_equal(cr.rand((64, 3)).get(), x.get())
+    np.testing.assert_array_equal(cr.rand(64, 3, dtype=np.float32).get(), x.get())
 
 
 BAD_OUT = [
@@ -1147,3 +1148,241 @@ def test_bfloat16_draws_without_ml_dtypes_say_to_install_it():
     assert r.returncode == 0, r.stderr
     assert "TypeError: dtype 'bfloat16' is numpy's through the ml_dtypes package" in r.stdout
     assert "pip install ml_dtypes" in r.stdout
+
+
+# ------------------------------------------------------------------ numpy's legacy module API
+
+
+LEGACY = [  # (name, args, kwargs): cukit.random.name and numpy.random.name alike
+    ("rand", (3, 4), {}), ("rand", (), {}), ("rand", (5,), {}),
+    ("randn", (2, 5), {}), ("randn", (7,), {}),
+    ("random_sample", ((2, 3),), {}), ("random_sample", (), {}), ("random", (4,), {}),
+    ("randint", (5,), {"size": 7}), ("randint", (-3, 4, (2, 2)), {}), ("randint", (9,), {}),
+    ("uniform", (-2.0, 3.0, 100), {}), ("normal", (1.0, 2.0, (3,)), {}),
+    ("standard_normal", (4,), {}), ("exponential", (2.0, 5), {}), ("exponential", (), {}),
+    ("choice", (10, 3), {}), ("choice", (10,), {}), ("choice", (10, (2, 3)), {"replace": False}),
+    ("permutation", (7,), {}),
+]
+
+
+@gpu
+@pytest.mark.parametrize("name,args,kwargs", LEGACY, ids=[f"{n}{a}" for n, a, _ in LEGACY])
+def test_legacy_functions_have_numpys_shapes_and_dtypes(name, args, kwargs):
+    cr.seed(11)
+    ours = getattr(cr, name)(*args, **kwargs)
+    theirs = np.asarray(getattr(np.random, name)(*args, **kwargs))
+    assert isinstance(ours, cukit.Array)
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype, (ours, theirs)
+
+
+@gpu
+def test_float32_is_taken_where_speed_is_wanted():
+    cr.seed(2)
+    for fn, args in [(cr.rand, (3, 4)), (cr.randn, (5,)), (cr.random_sample, ((6,),)),
+                     (cr.uniform, (0.0, 2.0, 8)), (cr.normal, (0.0, 1.0, 9)),
+                     (cr.standard_normal, (10,)), (cr.exponential, (1.0, 11))]:
+        x = fn(*args, dtype=np.float32)
+        assert x.dtype == np.float32 and np.isfinite(x.get()).all()
+    assert cr.randint(0, 9, 5, dtype=np.int16).dtype == np.int16
+
+
+@gpu
+def test_legacy_draws_have_the_distributions_statistics(rng):
+    """Means and variances of large draws against the distributions' and against a draw
+    of numpy's of the same size (both within five standard errors)."""
+    cr.seed(int(rng.integers(2**32)))
+    n = 1 << 18
+    for name, args, mean, var in [("rand", (n,), 0.5, 1 / 12), ("randn", (n,), 0.0, 1.0),
+                                  ("random_sample", (n,), 0.5, 1 / 12),
+                                  ("uniform", (-2.0, 3.0, n), 0.5, 25 / 12),
+                                  ("normal", (1.0, 2.0, n), 1.0, 4.0),
+                                  ("standard_normal", (n,), 0.0, 1.0),
+                                  ("exponential", (2.0, n), 2.0, 4.0),
+                                  ("randint", (-3, 7, n), 1.5, (10**2 - 1) / 12)]:
+        for dtype in ([np.float64, np.float32] if name != "randint" else [np.int64]):
+            x = getattr(cr, name)(*args, dtype=dtype).get().astype(np.float64)
+            y = getattr(np.random.default_rng(rng.integers(2**32)), {
+                "rand": "random", "randn": "standard_normal", "random_sample": "random",
+                "randint": "integers"}.get(name, name))(*args).astype(np.float64)
+            se_mean = np.sqrt(var / n)
+            kurt = {"randn": 3, "normal": 3, "standard_normal": 3, "exponential": 9}.get(name, 1.8)
+            se_var = var * np.sqrt((kurt - 1) / n)
+            assert abs(x.mean() - mean) < 5 * se_mean, (name, dtype)
+            assert abs(x.var() - var) < 5 * se_var, (name, dtype)
+            assert abs(x.mean() - y.mean()) < 5 * np.sqrt(2) * se_mean, (name, dtype)
+    u = cr.rand(n).get()
+    assert u.min() >= 0 and u.max() < 1
+    k = cr.randint(-3, 7, n).get()
+    assert k.min() == -3 and k.max() == 6
+    e = cr.exponential(2.0, n).get()
+    assert e.min() >= 0
+
+
+@gpu
+def test_seed_makes_the_module_functions_reproducible(rng):
+    s = int(rng.integers(2**63))
+    draws = []
+    for _ in range(2):
+        cr.seed(s)
+        draws.append([cr.rand(100).get(), cr.randn(3, 4).get(), cr.randint(0, 1000, 50).get(),
+                      cr.choice(1000, 20, replace=False).get(), cr.permutation(30).get()])
+    for a, b in zip(*draws):
+        np.testing.assert_array_equal(a, b)
+    cr.seed(s + 1)
+    assert not np.array_equal(cr.rand(100).get(), draws[0][0])
+    # the module-wide generator is default_rng(seed): Philox4x32's stream
+    cr.seed(s)
+    np.testing.assert_array_equal(cr.rand(1000, dtype=np.float32).get(),
+                                  cr.default_rng(s).random(1000, dtype=np.float32).get())
+    cr.seed()  # fresh entropy
+    assert cr.rand(3).shape == (3,)
+
+
+@gpu
+def test_choice_uniform_with_replacement(rng):
+    cr.seed(int(rng.integers(2**32)))
+    n, m = 37, 1 << 17
+    x = cr.choice(n, m).get()
+    assert x.dtype == np.int64 and x.min() >= 0 and x.max() < n
+    counts = np.bincount(x, minlength=n)
+    chi2 = ((counts - m / n) ** 2 / (m / n)).sum()
+    assert chi2 < (n - 1) + 6 * np.sqrt(2 * (n - 1))
+
+
+@gpu
+@pytest.mark.parametrize("n,k", [(1, 1), (10, 10), (1000, 999), (100_000, 50), (5, 0)])
+def test_choice_without_replacement_never_repeats(n, k):
+    g = cr.default_rng(n + k)
+    x = g.choice(n, k, replace=False).get()
+    assert x.shape == (k,) and len(np.unique(x)) == k and (x.min() >= 0 and x.max() < n if k else True)
+    if k == n:
+        np.testing.assert_array_equal(np.sort(x), np.arange(n))
+    assert g.permutation(n).get().tolist() != list(range(n)) or n < 3
+
+
+@gpu
+def test_choice_with_p_draws_its_frequencies(rng):
+    n, m = 12, 1 << 18
+    p = rng.random(n)
+    p[[2, 7]] = 0  # never drawn
+    p /= p.sum()
+    for source in (p, list(p), cukit.to_device(p), cukit.to_device(p.astype(np.float32))):
+        x = cr.default_rng(int(rng.integers(2**32))).choice(n, m, p=source).get()
+        counts = np.bincount(x, minlength=n)
+        assert counts[2] == counts[7] == 0
+        want = np.asarray(source.get() if isinstance(source, cukit.Array) else source, np.float64) * m
+        live = want > 0
+        assert np.all(np.abs(counts[live] - want[live]) < 5 * np.sqrt(want[live]) + 1)
+
+
+@gpu
+def test_choice_without_replacement_with_p_is_numpys_sequential_draw(rng):
+    """Without replacement each next index is drawn with probability proportional to p
+    among those left: the first index's frequencies are p, and each index's frequency of
+    being in a sample of two is p_i + sum_j p_j p_i / (1 - p_j)."""
+    p = np.array([0.5, 0.25, 0.15, 0.1, 0.0])
+    g = cr.default_rng(int(rng.integers(2**32)))
+    trials = 4000
+    samples = np.array([g.choice(5, 2, replace=False, p=p).get() for _ in range(trials)])
+    assert (samples[:, 0] != samples[:, 1]).all() and (samples != 4).all()
+    first = np.bincount(samples[:, 0], minlength=5) / trials
+    inside = np.bincount(samples.ravel(), minlength=5) / trials
+    want_in = np.array([p[i] + sum(p[j] * p[i] / (1 - p[j]) for j in range(5) if j != i)
+                        for i in range(5)])
+    tol = 5 * np.sqrt(0.25 / trials)
+    assert np.all(np.abs(first - p) < tol) and np.all(np.abs(inside - want_in) < tol)
+    theirs = np.random.default_rng(int(rng.integers(2**32)))
+    t = np.array([theirs.choice(5, 2, replace=False, p=p) for _ in range(trials)])
+    assert np.all(np.abs(np.bincount(t.ravel(), minlength=5) / trials - inside) < 2 * tol)
+    x = g.choice(5, 4, replace=False, p=p).get()
+    np.testing.assert_array_equal(np.sort(x), [0, 1, 2, 3])
+
+
+@gpu
+def test_choice_of_an_arrays_rows(rng):
+    h = rng.standard_normal((9, 3, 2)).astype(np.float32)
+    a = cukit.to_device(h)
+    g = cr.default_rng(5)
+    for size, replace, p in [((4, 2), True, None), (9, False, None), (None, True, None),
+                             (5, True, rng.dirichlet(np.ones(9))), (3, False, rng.dirichlet(np.ones(9)))]:
+        out = g.choice(a, size, replace=replace, p=p)
+        want_shape = np.random.default_rng(0).choice(h, size, replace=replace, p=p).shape
+        assert out.shape == want_shape and out.dtype == np.float32
+        rows = out.get().reshape(-1, 3, 2)
+        hits = [int(np.flatnonzero((h == r).all(axis=(1, 2)))[0]) for r in rows]
+        if not replace:
+            assert len(set(hits)) == len(hits)
+    perm = g.choice(a, 9, replace=False).get()
+    np.testing.assert_array_equal(np.sort(perm.ravel()), np.sort(h.ravel()))
+
+
+def _numpy_error(call):
+    try:
+        call(np.random.default_rng(0))
+    except Exception as e:  # noqa: BLE001 - the class and words are what is compared
+        return type(e), str(e)
+    raise AssertionError("numpy raised nothing")
+
+
+CHOICE_ERRORS = [
+    lambda g: g.choice(0, 3), lambda g: g.choice(-2, 3), lambda g: g.choice(5, 3, p=[[0.2] * 5]),
+    lambda g: g.choice(5, 3, p=[0.5, 0.5]), lambda g: g.choice(3, 2, p=[0.5, 0.6, -0.1]),
+    lambda g: g.choice(3, 2, p=[0.5, 0.6, 0.1]), lambda g: g.choice(3, 2, p=[np.nan, 0.5, 0.5]),
+    lambda g: g.choice(3, 5, replace=False), lambda g: g.choice(3, 3, replace=False, p=[0.5, 0.5, 0]),
+    lambda g: g.choice(5, -1),
+]
+
+
+@pytest.mark.parametrize("call", CHOICE_ERRORS, ids=[str(i) for i in range(len(CHOICE_ERRORS))])
+def test_choice_raises_numpys_errors(call):
+    exc, words = _numpy_error(call)
+    g = cr.default_rng(1)
+    before = g.bit_generator.state
+    with pytest.raises(exc, match=re.escape(words.split(".")[0])):
+        call(g)
+    assert g.bit_generator.state["state"]["counter"].tolist() == before["state"]["counter"].tolist()
+
+
+BAD_CHOICE = [
+    (lambda g: g.choice(3.5, 2), TypeError, "a must be an int or a cukit.Array"),
+    (lambda g: g.choice(np.arange(4), 2), TypeError, "copy host data to the device"),
+    (lambda g: g.choice(cukit.to_device(np.float64(3.0)), 2), ValueError, "at least 1-dimensional"),
+    (lambda g: g.choice(cukit.to_device(np.ones((4, 4)))[:, 1], 2), ValueError, "C-contiguous"),
+    (lambda g: g.choice(4, 2, axis=1), ValueError, "axis 0 only"),
+    (lambda g: g.choice(4, 2.5), TypeError, "size must be None, an int or a tuple"),
+    (lambda g: cr.rand(2, dtype=np.complex64), TypeError, "Unsupported dtype"),
+    (lambda g: cr.randint(5, 2), ValueError, "low >= high"),
+]
+
+
+@gpu
+@pytest.mark.parametrize("call,exc,words", BAD_CHOICE, ids=[w for _, _, w in BAD_CHOICE])
+def test_bad_legacy_input_is_named(call, exc, words):
+    with pytest.raises(exc, match=words):
+        call(cr.default_rng(1))
+
+
+@gpu
+def test_module_permutation_and_shuffle(rng):
+    cr.seed(int(rng.integers(2**32)))
+    np.testing.assert_array_equal(np.sort(cr.permutation(1000).get()), np.arange(1000))
+    h = rng.standard_normal((50, 3))
+    a = cukit.to_device(h)
+    assert cr.shuffle(a) is None
+    got = a.get()
+    assert not np.array_equal(got, h)
+    np.testing.assert_array_equal(np.sort(got[:, 0]), np.sort(h[:, 0]))
+    order = [int(np.flatnonzero(h[:, 0] == r[0])[0]) for r in got]
+    np.testing.assert_array_equal(got, h[order])  # whole rows moved
+    p = cr.permutation(a).get()
+    np.testing.assert_array_equal(np.sort(p[:, 1]), np.sort(h[:, 1]))
+
+
+@gpu
+def test_choice_on_a_stream():
+    s = cukit.Stream()
+    g = cr.default_rng(3)
+    x = g.choice(100, 10, replace=False, stream=s)
+    y = g.choice(100, 10, p=np.full(100, 0.01), stream=s)
+    s.synchronize()
+    assert len(set(x.get().tolist())) == 10 and y.get().max() < 100

@@ -301,7 +301,10 @@ copy_on(cukit_Array *a, CUstream h)
 cukit_Array *
 cukit_array_copy(cukit_Array *a)
 {
-    return copy_on(a, NULL);
+    CUstream h; /* the current stream (`with stream:`), else the legacy one */
+    if (cukit_stream_handle(a->st, Py_None, a->device, &h) < 0)
+        return NULL;
+    return copy_on(a, h);
 }
 
 /* ------------------------------------------------------------------ host copies */

@@ -19,9 +19,11 @@ cukit_array_shaped(cukit_state *st, PyObject *shape_o, PyObject *dtype_o, PyObje
     cukit_Device *dev = cukit_device_arg(st, device);
     cukit_Array *a = dev ? cukit_array_create(st, dev, ndim, shape, dtype) : NULL;
     Py_DECREF(dtype);
+    CUstream h; /* the current stream (`with stream:`), else the legacy one */
     if (a && zero && a->nbytes > 0 &&
-        (cukit_device_activate(dev) < 0 ||
-         CU_CALL(st, cuMemsetD8, (cukit_array_ptr(a), 0, (size_t)a->nbytes)) < 0))
+        (cukit_stream_handle(st, Py_None, dev, &h) < 0 || cukit_device_activate(dev) < 0 ||
+         (h ? CU_CALL(st, cuMemsetD8Async, (cukit_array_ptr(a), 0, (size_t)a->nbytes, h))
+            : CU_CALL(st, cuMemsetD8, (cukit_array_ptr(a), 0, (size_t)a->nbytes))) < 0))
         Py_CLEAR(a);
     return (PyObject *)a;
 }

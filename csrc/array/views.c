@@ -183,12 +183,14 @@ cukit_array_ass_subscript(cukit_Array *self, PyObject *key, PyObject *value)
         PyObject *raw = cukit_array_check_writable(view, "a[...] = x") == 0
                             ? cukit_array_element_bytes(view, value, "a[...] = x")
                             : NULL;
+        CUstream h; /* the current stream (`with stream:`), else the legacy one */
         if (raw) {
-            rc = cukit_device_activate(view->device) < 0
+            rc = cukit_stream_handle(st, Py_None, view->device, &h) < 0 ||
+                         cukit_device_activate(view->device) < 0
                      ? -1
                      : cukit_strided_fill(view->device, cukit_array_ptr(view), view->strides,
                                           view->ndim, view->shape, PyBytes_AS_STRING(raw),
-                                          view->itemsize, NULL);
+                                          view->itemsize, h);
             Py_DECREF(raw);
         }
     }

@@ -12,8 +12,8 @@ typedef struct cukit_compute_state {
     PyTypeObject *UfuncType, *ElementwiseType;
     PyObject *ufuncs, *math_dtypes, *fuse_proxy;
     /* strong refs: the reduction and scan kernel tables (capsule) and types; random's
-     * types, and dict device ordinal -> Module of its kernels */
-    PyObject *reduce_tables, *random_modules;
+     * types, and dicts device ordinal -> Module of its kernels (sample_: choice.cu's) */
+    PyObject *reduce_tables, *random_modules, *sample_modules;
     PyObject *index_modules, *mask_modules; /* strong refs: the same for index/'s kernels */
     PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type,
         *GeneratorType;
@@ -227,7 +227,7 @@ int ck_launch(cukit_Device *dev, CUfunction func, const ck_layout *layout, int c
 cukit_Array *ck_empty(cukit_state *st, cukit_Device *dev, int tc, int ndim,
                       const Py_ssize_t *shape);
 /* The same for a kernel's output, which the kernel queued next on `stream` writes
- * first: with no stream (the legacy one) the memory may be a block an array just let
+ * first: with no stream and no current one (the legacy stream) the memory may be a block an array just let
  * go of, reused without a driver call (memory/pool.c's rule). New ref or NULL. */
 cukit_Array *ck_empty_out(cukit_state *st, cukit_Device *dev, int tc, int ndim,
                           const Py_ssize_t *shape, PyObject *stream);
@@ -238,7 +238,8 @@ PyObject *ck_dtype_obj(cukit_state *st, int tc);
 int ck_tc_of(cukit_state *st, PyObject *dtype_like);
 /* The same for astype's dtype: the float8s too. */
 int ck_cast_tc_of(cukit_state *st, PyObject *dtype_like);
-/* A stream= argument: its handle, and the capture bookkeeping (keep `keep`). 0 / -1. */
+/* A stream= argument (None: the thread's current stream of dev, or the legacy one): its
+ * handle, and the capture bookkeeping (keep `keep`). 0 / -1. */
 int ck_stream(cukit_state *st, PyObject *stream, cukit_Device *dev, PyObject *keep,
               CUstream *h);
 

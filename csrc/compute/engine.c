@@ -359,7 +359,7 @@ cukit_Array *
 ck_empty_out(cukit_state *st, cukit_Device *dev, int tc, int ndim, const Py_ssize_t *shape,
              PyObject *stream)
 {
-    if (stream != NULL && stream != Py_None)
+    if ((stream != NULL && stream != Py_None) || cukit_stream_current(st, dev) != NULL)
         return ck_empty(st, dev, tc, ndim, shape);
     PyObject *dtype = ck_dtype_obj(st, tc);
     if (dtype == NULL)
@@ -371,8 +371,8 @@ ck_empty_out(cukit_state *st, cukit_Device *dev, int tc, int ndim, const Py_ssiz
 int
 ck_stream(cukit_state *st, PyObject *stream, cukit_Device *dev, PyObject *keep, CUstream *h)
 {
-    if (stream == NULL || stream == Py_None) {
-        *h = NULL;
+    if ((stream == NULL || stream == Py_None) && cukit_stream_current(st, dev) == NULL) {
+        *h = NULL; /* the legacy stream: no bookkeeping */
         return 0;
     }
     if (cukit_stream_handle(st, stream, dev, h) < 0)

@@ -295,6 +295,8 @@ cukit_launch_config(cukit_Kernel *k, PyObject *const *values, PyObject *kwnames,
     cfg->cluster[0] = cfg->cluster[1] = cfg->cluster[2] = 0;
     if (cluster_o != NULL && cluster_o != Py_None && parse_dims(cluster_o, "cluster", cfg->cluster) < 0)
         return -1;
+    if ((stream_o == NULL || stream_o == Py_None) && cukit_stream_current(st, k->device))
+        stream_o = (PyObject *)cukit_stream_current(st, k->device); /* `with stream:` */
     cfg->stream_obj = stream_o && Py_IS_TYPE(stream_o, k->st->runtime->StreamType) ? (cukit_Stream *)stream_o : NULL;
     cfg->stream_arg = stream_o;
     if (check_config(k, cfg, shared) < 0 || cukit_stream_handle(st, stream_o, k->device, &cfg->stream) < 0)

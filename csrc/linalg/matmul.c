@@ -436,8 +436,7 @@ matmul(cukit_state *st, PyObject *ao, PyObject *bo, PyObject *out, PyObject *str
     if (o && c != o && cukit_strided_copy(dev, cukit_array_ptr(o), o->strides, cukit_array_ptr(c),
                                           c->strides, c->ndim, c->shape, c->itemsize, h) < 0)
         goto done;
-    if (stream && stream != Py_None &&
-        (cukit_capture_keep(st, stream, (PyObject *)ca) < 0 ||
+    if ((cukit_capture_keep(st, stream, (PyObject *)ca) < 0 || /* None: the current stream */
          cukit_capture_keep(st, stream, (PyObject *)cb) < 0 ||
          cukit_capture_keep(st, stream, (PyObject *)c) < 0))
         goto done;

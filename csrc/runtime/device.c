@@ -519,6 +519,7 @@ device_index(cukit_Device *self)
 
 static PyGetSetDef device_getset[] = {
     {"ordinal", (getter)device_get_ordinal, NULL, "The device's number, 0 to device_count() - 1."},
+    {"id", (getter)device_get_ordinal, NULL, "The device's number (CuPy's name for ordinal)."},
     {"name", (getter)device_get_name, NULL, "The product name, e.g. 'NVIDIA H200'."},
     {"compute_capability", (getter)device_get_cc, NULL, "(major, minor), e.g. (9, 0)."},
     {"arch", (getter)device_get_arch, NULL, "The NVRTC architecture name, e.g. 'sm_90'."},

@@ -116,12 +116,18 @@ void cukit_device_arch(const cukit_Device *dev, char *buf, size_t n);
 /* ------------------------------------------------------------------ stream.c */
 
 int cukit_stream_setup(PyObject *module, cukit_state *st);
-/* The CUstream for a `stream=` argument: None -> the legacy default stream, a
+/* The CUstream for a `stream=` argument: None -> this thread's current stream of dev
+ * (cukit_stream_current) or else the legacy default stream, a
  * cukit.Stream -> its handle, and other libraries' streams: any object with the
  * __cuda_stream__ protocol (cuda.core), a torch.cuda.Stream, a CuPy stream. 0 / -1
  * with TypeError, or ValueError when it belongs to another device than dev (may be
  * NULL) or no longer exists. */
 int cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUstream *out);
+/* This thread's current stream (`with stream:`, stream.use()) when it is a stream of
+ * this module's and of dev (dev NULL: any device), else NULL: then stream=None means
+ * the legacy default stream. cukit_stream_handle and cukit_capture_keep take it for
+ * None. Borrowed; never raises. */
+cukit_Stream *cukit_stream_current(cukit_state *st, const cukit_Device *dev);
 /* Note that work is about to be queued on `h`, the handle of the stream= argument
  * `obj` (dev: the device of that work, may be NULL), for memory/'s cache: a cukit.Stream
  * is marked maybe busy (a free asks it before caching a block), and a stream other than

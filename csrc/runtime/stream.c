@@ -12,6 +12,22 @@
  * against the module-state rule, because it describes the thread, not the module. */
 static _Thread_local CUstream pending_stream;
 
+/* The stream `with stream:` (or stream.use()) made current on this thread, and the
+ * ones it replaced, innermost last: strong refs (NULL entries: no stream was current).
+ * Per thread as in CuPy; process-wide storage, against the module-state rule, because
+ * it describes the thread. A thread that ends inside `with` leaves its refs behind. */
+static _Thread_local cukit_Stream *current, **outer;
+static _Thread_local int nouter, capouter;
+
+cukit_Stream *
+cukit_stream_current(cukit_state *st, const cukit_Device *dev)
+{
+    cukit_Stream *s = current;
+    if (s == NULL || s->st != st || (dev != NULL && s->device != dev))
+        return NULL;
+    return s;
+}
+
 int
 cukit_stream_pending(void)
 {
@@ -108,9 +124,12 @@ int
 cukit_stream_handle(cukit_state *st, PyObject *obj, const cukit_Device *dev, CUstream *out)
 {
     if (obj == NULL || obj == Py_None) {
-        *out = NULL; /* the legacy default stream */
-        pending_stream = NULL;
-        return 0;
+        obj = (PyObject *)cukit_stream_current(st, dev);
+        if (obj == NULL) {
+            *out = NULL; /* the legacy default stream */
+            pending_stream = NULL;
+            return 0;
+        }
     }
     if (Py_IS_TYPE(obj, st->runtime->StreamType) || PyObject_TypeCheck(obj, st->runtime->StreamType)) {
         cukit_Stream *s = (cukit_Stream *)obj;
@@ -396,6 +415,8 @@ cukit_capture_end(cukit_Stream *s)
 int
 cukit_capture_keep(cukit_state *st, PyObject *stream, PyObject *what)
 {
+    if (stream == NULL || stream == Py_None)
+        stream = (PyObject *)cukit_stream_current(st, NULL);
     if (stream == NULL || !Py_IS_TYPE(stream, st->runtime->StreamType))
         return 0; /* None, or another library's stream: its captures are its own */
     cukit_Stream *s = (cukit_Stream *)stream;
@@ -600,6 +621,72 @@ stream_from_handle(PyObject *cls, PyObject *args, PyObject *kwargs)
     return (PyObject *)s;
 }
 
+/* Stream.__enter__(): self becomes this thread's current stream, the one cukit's
+ * operations use when given no stream=; the one it replaces is kept for __exit__. */
+static PyObject *
+stream_enter(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
+{
+    if (nouter == capouter) {
+        int cap = capouter ? 2 * capouter : 8;
+        cukit_Stream **grown = PyMem_RawRealloc(outer, (size_t)cap * sizeof *grown);
+        if (grown == NULL)
+            return PyErr_NoMemory();
+        outer = grown;
+        capouter = cap;
+    }
+    outer[nouter++] = current; /* its reference moves to the list */
+    current = (cukit_Stream *)Py_NewRef(self);
+    return Py_NewRef(self);
+}
+
+/* Stream.__exit__(*exc): the stream current before the matching __enter__ is again. */
+static PyObject *
+stream_exit(cukit_Stream *self, PyObject *Py_UNUSED(args))
+{
+    if (nouter == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "Stream.__exit__ without __enter__ on this "
+                        "thread: use `with stream:` (a stream is current per thread)");
+        return NULL;
+    }
+    cukit_Stream *was = current;
+    current = outer[--nouter];
+    if (nouter == 0) {
+        PyMem_RawFree(outer);
+        outer = NULL;
+        capouter = 0;
+    }
+    Py_XDECREF(was);
+    Py_RETURN_FALSE;
+}
+
+/* Stream.use(): self is this thread's current stream from now on (outside any `with`,
+ * until another use(); inside one, until it ends). */
+static PyObject *
+stream_use(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
+{
+    Py_XSETREF(current, (cukit_Stream *)Py_NewRef(self));
+    return Py_NewRef(self);
+}
+
+/* Two Stream objects are equal when they are the same queue: one handle on one device
+ * (Stream.null each time, two from_handle of one CUstream). */
+static PyObject *
+stream_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, Py_TYPE(a)) ||
+        !PyObject_TypeCheck(a, Py_TYPE(b)))
+        Py_RETURN_NOTIMPLEMENTED;
+    cukit_Stream *x = (cukit_Stream *)a, *y = (cukit_Stream *)b;
+    return PyBool_FromLong((x->handle == y->handle && x->device == y->device) == (op == Py_EQ));
+}
+
+static Py_hash_t
+stream_hash(cukit_Stream *self)
+{
+    Py_hash_t h = (Py_hash_t)((uintptr_t)self->handle >> 4) ^ (Py_hash_t)self->device->ordinal;
+    return h == -1 ? -2 : h;
+}
+
 /* Stream.__cuda_stream__(): (0, handle), the protocol other libraries read. */
 static PyObject *
 stream_cuda_stream(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
@@ -645,6 +732,15 @@ static PyMethodDef stream_methods[] = {
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "Stream.from_handle(handle, owner=None, device=None) -> Stream: a stream another library "
      "created, as an int CUstream; cukit never destroys it and keeps `owner` alive."},
+    {"__enter__", (PyCFunction)stream_enter, METH_NOARGS,
+     "`with stream:` makes it this thread's current stream: cukit's operations given no "
+     "stream= (array math, copies, draws, kernel launches, Event.record) queue their work "
+     "on it. Work on another device than the stream's goes to that device's default "
+     "stream."},
+    {"__exit__", (PyCFunction)stream_exit, METH_VARARGS,
+     "The stream current before `with` is current again."},
+    {"use", (PyCFunction)stream_use, METH_NOARGS,
+     "use() -> self: make this the thread's current stream (as `with`, without an end)."},
     {"__cuda_stream__", (PyCFunction)stream_cuda_stream, METH_NOARGS,
      "__cuda_stream__() -> (0, handle): the CUDA stream protocol."},
     {NULL},
@@ -656,6 +752,8 @@ static PyType_Slot stream_slots[] = {
     {Py_tp_new, stream_new},
     {Py_tp_dealloc, stream_dealloc},
     {Py_tp_repr, stream_repr},
+    {Py_tp_richcompare, stream_richcompare},
+    {Py_tp_hash, stream_hash},
     {Py_tp_members, stream_members},
     {Py_tp_getset, stream_getset},
     {Py_tp_methods, stream_methods},
@@ -681,7 +779,50 @@ mod_default_stream(PyObject *m, PyObject *args, PyObject *kwargs)
     return dev ? (PyObject *)stream_alloc(st, st->runtime->StreamType, dev) : NULL;
 }
 
+/* cukit.get_current_stream(device=None) -> Stream: this thread's current stream (`with
+ * stream:`), or the device's default stream when none is, or when it is another
+ * device's. */
+static PyObject *
+mod_get_current_stream(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"device", NULL};
+    PyObject *device = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:get_current_stream", kwlist, &device))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    cukit_Device *dev = cukit_device_arg(st, device);
+    if (dev == NULL)
+        return NULL;
+    PyObject *s = (PyObject *)cukit_stream_current(st, dev);
+    return s ? Py_NewRef(s) : (PyObject *)stream_alloc(st, st->runtime->StreamType, dev);
+}
+
+/* Stream.null: read on the class, the current device's legacy default stream (a
+ * descriptor, so that importing cukit touches no device). */
+static PyObject *
+null_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    cukit_state *st = cukit_state_of_type(type ? (PyTypeObject *)type : Py_TYPE(obj));
+    cukit_Device *dev = cukit_device_current(st);
+    return dev ? (PyObject *)stream_alloc(st, st->runtime->StreamType, dev) : NULL;
+}
+
+static PyType_Slot null_slots[] = {
+    {Py_tp_doc, "Stream.null: the current device's legacy default stream."},
+    {Py_tp_descr_get, null_get}, {0, NULL}};
+
+static PyType_Spec null_spec = {
+    .name = "cukit._NullStream",
+    .basicsize = sizeof(PyObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = null_slots,
+};
+
 static PyMethodDef stream_functions[] = {
+    {"get_current_stream", (PyCFunction)(void (*)(void))mod_get_current_stream,
+     METH_VARARGS | METH_KEYWORDS,
+     "get_current_stream(device=None) -> Stream: the stream this thread made current with "
+     "`with stream:` or stream.use(), else the device's default stream."},
     {"default_stream", (PyCFunction)(void (*)(void))mod_default_stream,
      METH_VARARGS | METH_KEYWORDS,
      "default_stream(device=None) -> Stream: the device's legacy default stream, the one "
@@ -695,5 +836,15 @@ cukit_stream_setup(PyObject *module, cukit_state *st)
     st->runtime->StreamType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &stream_spec, NULL);
     if (st->runtime->StreamType == NULL || PyModule_AddType(module, st->runtime->StreamType) < 0)
         return -1;
+    /* Stream.null: one descriptor in the (immutable) type's dict, set before any use */
+    PyObject *null_type = PyType_FromModuleAndSpec(module, &null_spec, NULL);
+    PyObject *null = null_type ? ((PyTypeObject *)null_type)->tp_alloc((PyTypeObject *)null_type, 0)
+                               : NULL;
+    Py_XDECREF(null_type); /* the instance keeps its type */
+    int rc = null ? PyDict_SetItemString(st->runtime->StreamType->tp_dict, "null", null) : -1;
+    Py_XDECREF(null);
+    if (rc < 0)
+        return -1;
+    PyType_Modified(st->runtime->StreamType);
     return PyModule_AddFunctions(module, stream_functions);
 }

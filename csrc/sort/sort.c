@@ -335,7 +335,7 @@ sort_impl(PyObject *module, PyObject *obj, PyObject *axis_obj, PyObject *kind, P
         Py_CLEAR(res);
     if (axis_obj != Py_None && res)
         res = axis_back(st, res, axis, h);
-    if (res && stream != Py_None && cukit_capture_keep(st, stream, (PyObject *)res) < 0)
+    if (res && cukit_capture_keep(st, stream, (PyObject *)res) < 0) /* None: the current one */
         Py_CLEAR(res);
     result = (PyObject *)res;
 done:

@@ -154,6 +154,9 @@ from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 from . import random  # noqa: E402  (cukit.random: numpy's Generator on the GPU)
 
 from . import debug  # noqa: E402  (cukit.debug: capture launches, replay reproducers)
+# Streams as CuPy users write them (`with stream:`, csrc/runtime/stream.c) and timing.
+from ._cukit import get_current_stream  # noqa: E402
+from ._benchmark import BenchmarkResult, benchmark  # noqa: E402
 
 if __import__("os").environ.get("CUKIT_CAPTURE"):
     debug._capture_from_env(__import__("os").environ["CUKIT_CAPTURE"])

@@ -222,8 +222,9 @@ run_fill(cukit_state *st, cukit_Array *out, const char *name, const char *stmt, 
     int rc = opts ? cukit_builtin_function(st, out->device, src, name, opts, "ck", &module, &f) : -1;
     Py_XDECREF(src);
     Py_XDECREF(opts);
-    if (rc == 0)
-        rc = ck_launch(out->device, f, &layout, CK_CLASS_FLAT, 1, NULL);
+    CUstream h; /* the current stream (`with stream:`), else the legacy one */
+    if (rc == 0 && (rc = ck_stream(st, Py_None, out->device, NULL, &h)) == 0)
+        rc = ck_launch(out->device, f, &layout, CK_CLASS_FLAT, 1, h);
     Py_XDECREF(module); /* cukit.compile's memory cache keeps it loaded */
     return rc;
 }
@@ -439,13 +440,16 @@ place(cukit_state *st, cukit_Array *out, cukit_Array *a, int axis, Py_ssize_t lo
     if (v == NULL)
         return -1;
     int rc;
+    CUstream h; /* the current stream (`with stream:`), else the legacy one */
     if (v->size == 0)
         rc = 0;
+    else if (ck_stream(st, Py_None, out->device, NULL, &h) < 0)
+        rc = -1;
     else if (a->typecode == out->typecode)
         rc = cukit_strided_copy(out->device, cukit_array_ptr(v), v->strides, cukit_array_ptr(a),
-                                a->strides, a->ndim, a->shape, a->itemsize, NULL);
+                                a->strides, a->ndim, a->shape, a->itemsize, h);
     else
-        rc = ck_copyto(st, v, a, NULL);
+        rc = ck_copyto(st, v, a, h);
     Py_DECREF(v);
     return rc;
 }

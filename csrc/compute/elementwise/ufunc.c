@@ -812,7 +812,9 @@ dispatch(ck_Ufunc *u, PyObject *const *in, int nin, PyObject *out_o, PyObject *s
         return NULL;
     }
     CUstream h = NULL;
-    if (stream_o != NULL && stream_o != Py_None &&
+    if ((stream_o == NULL || stream_o == Py_None) && (stream_o = (PyObject *)cukit_stream_current(st, dev)) == NULL)
+        stream_o = Py_None; /* no `with stream:`: the legacy stream */
+    if (stream_o != Py_None &&
         (ck_stream(st, stream_o, dev, NULL, &h) < 0 ||
          keep_for_capture(st, stream_o, (PyObject *)out, in, nin) < 0 ||
          (mask && cukit_capture_keep(st, stream_o, (PyObject *)mask) < 0))) {

@@ -485,10 +485,13 @@ ck_array_call(cukit_state *st, int which, PyObject *self, PyObject *args, PyObje
         if (which == CUKIT_CALL_REAL)
             return Py_NewRef(self);
         {
-            cukit_Array *z = ck_empty(st, a->device, a->typecode, a->ndim, a->shape);
+            CUstream h; /* the current stream (`with stream:`), else the legacy one */
+            cukit_Array *z = ck_stream(st, Py_None, a->device, NULL, &h) < 0
+                                 ? NULL
+                                 : ck_empty(st, a->device, a->typecode, a->ndim, a->shape);
             if (z && z->nbytes > 0 &&
                 (cukit_device_activate(a->device) < 0 ||
-                 CU_CALL(st, cuMemsetD8Async, (cukit_array_ptr(z), 0, (size_t)z->nbytes, NULL)) < 0))
+                 CU_CALL(st, cuMemsetD8Async, (cukit_array_ptr(z), 0, (size_t)z->nbytes, h)) < 0))
                 Py_CLEAR(z);
             return (PyObject *)z;
         }

@@ -213,6 +213,37 @@ int_bounds(int tc, PyObject **lo, PyObject **hi)
     return 0;
 }
 
+/* integers' draw of p->irange + 1 values from p->ilow into `width`-byte integers. */
+static PyObject *
+draw_integers(ck_Philox *bg, ck_rand_params *p, int width, PyObject *dtype, PyObject *size,
+              PyObject *out, PyObject *stream, const char *who)
+{
+    static const ck_rand_kind by_size[2][9] = {
+        {[1] = CK_RAND_I8, [2] = CK_RAND_I16, [4] = CK_RAND_I32, [8] = CK_RAND_I64},
+        {[1] = CK_RAND_IH8, [2] = CK_RAND_IH16, [4] = CK_RAND_IH32, [8] = CK_RAND_IH64}};
+    /* Philox4x32 draws counts up to 2**32 from 32-bit halves (Lemire's multiply-shift
+     * and rejection, one 32 x 32-bit product); Philox keeps one word per value */
+    int halves = bg->x32 && p->irange <= 0xffffffffULL;
+    if (halves)
+        p->ithresh = (uint32_t)((1ULL << 32) % (p->irange + 1));
+    return ck_random_draw(bg, by_size[halves][width], dtype, size, out, stream, p, who);
+}
+
+PyObject *
+ck_random_below(ck_Philox *bg, uint64_t count, PyObject *size, PyObject *out, PyObject *stream,
+                const char *who)
+{
+    ck_rand_params p;
+    memset(&p, 0, sizeof p);
+    p.irange = count - 1;
+    PyObject *name = PyUnicode_FromString("int64");
+    PyObject *dtype = name ? cukit_resolve_dtype(bg->st, name) : NULL;
+    Py_XDECREF(name);
+    PyObject *r = dtype ? draw_integers(bg, &p, 8, dtype, size, out, stream, who) : NULL;
+    Py_XDECREF(dtype);
+    return r;
+}
+
 static int
 less(PyObject *a, PyObject *b)
 {
@@ -292,16 +323,8 @@ gen_integers(ck_Generator *self, PyObject *args, PyObject *kwargs)
     Py_DECREF(span);
     if (PyErr_Occurred())
         goto done;
-    static const ck_rand_kind by_size[2][9] = {
-        {[1] = CK_RAND_I8, [2] = CK_RAND_I16, [4] = CK_RAND_I32, [8] = CK_RAND_I64},
-        {[1] = CK_RAND_IH8, [2] = CK_RAND_IH16, [4] = CK_RAND_IH32, [8] = CK_RAND_IH64}};
-    /* Philox4x32 draws counts up to 2**32 from 32-bit halves (Lemire's multiply-shift
-     * and rejection, one 32 x 32-bit product); Philox keeps one word per value */
-    int halves = self->bg->x32 && p.irange <= 0xffffffffULL;
-    if (halves)
-        p.ithresh = (uint32_t)((1ULL << 32) % (p.irange + 1));
-    result = ck_random_draw(self->bg, by_size[halves][cukit_typecode_size(tc)], dtype, size,
-                               out, stream, &p, "integers");
+    result = draw_integers(self->bg, &p, cukit_typecode_size(tc), dtype, size, out, stream,
+                           "integers");
 done:
     Py_XDECREF(low);
     Py_XDECREF(high);
@@ -368,10 +391,8 @@ next_word(ck_Philox *bg)
     return p.buf[p.pos];
 }
 
-/* A permutation of [0, n) into int64 device memory at `out`, queued on h: its key is
- * the next two words of bg (put back if the launch fails). 0 / -1. */
-static int
-fill_permutation(ck_Philox *bg, cukit_Device *dev, CUdeviceptr out, Py_ssize_t n, CUstream h)
+int
+ck_random_permute(ck_Philox *bg, cukit_Device *dev, CUdeviceptr out, Py_ssize_t n, CUstream h)
 {
     if (n == 0)
         return 0;
@@ -396,15 +417,13 @@ fill_permutation(ck_Philox *bg, cukit_Device *dev, CUdeviceptr out, Py_ssize_t n
     return 0;
 }
 
-/* dst's rows (axis 0) = src's rows in the order `perm` (int64 device memory) gives,
- * both C-contiguous of one shape and dtype, queued on h. 0 / -1. */
-static int
-gather_rows(cukit_Array *dst, cukit_Array *src, CUdeviceptr perm, CUstream h)
+int
+ck_random_gather_rows(cukit_Array *dst, cukit_Array *src, CUdeviceptr perm, long long rows,
+                      CUstream h)
 {
-    long long rows = src->shape[0];
-    if (rows == 0 || src->nbytes == 0)
+    if (rows == 0 || src->shape[0] == 0 || src->nbytes == 0)
         return 0;
-    long long row_bytes = src->nbytes / rows;
+    long long row_bytes = src->nbytes / src->shape[0];
     unsigned long long d = cukit_array_ptr(dst), s = cukit_array_ptr(src);
     unsigned long long bits = (unsigned long long)row_bytes | d | s;
     int unit = 16;
@@ -488,7 +507,7 @@ gen_permutation(ck_Generator *self, PyObject *args, PyObject *kwargs)
         Py_XDECREF(dtype);
         if (a && (cukit_stream_handle(st, stream, dev, &h) < 0 ||
                   cukit_capture_keep(st, stream, (PyObject *)a) < 0 ||
-                  fill_permutation(self->bg, dev, cukit_array_ptr(a), n, h) < 0))
+                  ck_random_permute(self->bg, dev, cukit_array_ptr(a), n, h) < 0))
             Py_CLEAR(a);
         return (PyObject *)a;
     }
@@ -504,8 +523,8 @@ gen_permutation(ck_Generator *self, PyObject *args, PyObject *kwargs)
     if (cukit_capture_keep(st, stream, (PyObject *)out) < 0 ||
         cukit_capture_keep(st, stream, x) < 0 ||
         cukit_scratch_alloc(dev, (size_t)(rows ? rows : 1) * 8, h, &perm) < 0 ||
-        fill_permutation(self->bg, dev, perm.ptr, rows, h) < 0 ||
-        gather_rows(out, src, perm.ptr, h) < 0)
+        ck_random_permute(self->bg, dev, perm.ptr, rows, h) < 0 ||
+        ck_random_gather_rows(out, src, perm.ptr, rows, h) < 0)
         Py_CLEAR(out);
     if (perm.ptr && cukit_scratch_release(dev, &perm, h) < 0)
         Py_CLEAR(out);
@@ -534,8 +553,8 @@ gen_shuffle(ck_Generator *self, PyObject *args, PyObject *kwargs)
     int rc = -1;
     if (cukit_capture_keep(st, stream, (PyObject *)tmp) == 0 &&
         cukit_scratch_alloc(dev, (size_t)(rows ? rows : 1) * 8, h, &perm) == 0 &&
-        fill_permutation(self->bg, dev, perm.ptr, rows, h) == 0 &&
-        gather_rows(tmp, a, perm.ptr, h) == 0)
+        ck_random_permute(self->bg, dev, perm.ptr, rows, h) == 0 &&
+        ck_random_gather_rows(tmp, a, perm.ptr, rows, h) == 0)
         rc = a->nbytes == 0 ? 0
                             : CU_CALL(st, cuMemcpyDtoDAsync, (cukit_array_ptr(a),
                                                              cukit_array_ptr(tmp),
@@ -546,6 +565,12 @@ gen_shuffle(ck_Generator *self, PyObject *args, PyObject *kwargs)
     if (rc < 0)
         return NULL;
     Py_RETURN_NONE;
+}
+
+static PyObject *
+gen_choice(ck_Generator *self, PyObject *args, PyObject *kwargs)
+{
+    return ck_random_choice(self->bg, args, kwargs);
 }
 
 static PyObject *
@@ -651,6 +676,13 @@ static PyMethodDef gen_methods[] = {
     {"shuffle", FN(gen_shuffle), KW,
      "shuffle(x, axis=0): permute the rows (axis 0) of the cukit.Array x in place, as "
      "permutation(x) orders them."},
+    {"choice", FN(gen_choice), KW,
+     "choice(a, size=None, replace=True, p=None, axis=0, shuffle=True): a sample of range(a) "
+     "(a an int; int64) or of the rows of the cukit.Array a, of shape size (+ a.shape[1:]). "
+     "With replacement: integers(0, n) without p, with p the index whose cumulative "
+     "probability holds a uniform draw (a search on the device); without replacement: the "
+     "first values of permutation(n) without p, with p the Efraimidis-Spirakis race (keys "
+     "drawn and ordered on the host, where p is read). numpy's errors; not numpy's stream."},
     {"spawn", (PyCFunction)gen_spawn, METH_O,
      "spawn(n) -> list of n Generators on independent streams (children of the bit "
      "generator's SeedSequence)."},

@@ -77,6 +77,14 @@ block(const ck_Philox *bg, const uint64_t ctr[4], uint64_t out[4])
     }
 }
 
+void
+ck_philox_next_block(const ck_Philox *bg, uint64_t ctr[4], uint64_t out[4])
+{
+    static const uint64_t one[4] = {1, 0, 0, 0};
+    add_ctr(bg, ctr, one);
+    block(bg, ctr, out);
+}
+
 /* p's counter, buffer and pos for the next word: numpy's buffer when words of it are
  * left, else the next block (computed here, so block 0 of a launch is always the
  * host's). The round keys too. */

@@ -156,6 +156,30 @@ void ck_philox_take64(ck_Philox *bg, int64_t n, ck_rand_params *p);
  * Fills p's head, uinteger and ulow too. */
 void ck_philox_take32(ck_Philox *bg, int64_t n, ck_rand_params *p);
 
+/* The block after counter ctr (ctr += 1 first, as numpy counts), as a draw takes it. */
+void ck_philox_next_block(const ck_Philox *bg, uint64_t ctr[4], uint64_t out[4]);
+
+/* ------------------------------------------------------------------ generator.c */
+
+/* A permutation of [0, n) into int64 device memory at `out`, queued on h: its key is
+ * the next two words of bg (put back if the launch fails). 0 / -1. */
+int ck_random_permute(ck_Philox *bg, cukit_Device *dev, CUdeviceptr out, Py_ssize_t n,
+                      CUstream h);
+/* dst's first `rows` rows (axis 0; rows of src's row size) = src's rows at the int64
+ * indices `perm` (device memory), both C-contiguous of one dtype, queued on h. 0 / -1. */
+int ck_random_gather_rows(cukit_Array *dst, cukit_Array *src, CUdeviceptr perm, long long rows,
+                          CUstream h);
+/* int64 integers in [0, count) (count >= 1) drawn as Generator.integers draws them, into
+ * a new array of `size` or into `out`. New ref or NULL (ck_random_draw's contract). */
+PyObject *ck_random_below(ck_Philox *bg, uint64_t count, PyObject *size, PyObject *out,
+                          PyObject *stream, const char *who);
+
+/* ------------------------------------------------------------------ sample.c */
+
+/* Generator.choice(a, size=None, replace=True, p=None, axis=0, shuffle=True, *,
+ * stream=None) drawing from bg. New ref or NULL. */
+PyObject *ck_random_choice(ck_Philox *bg, PyObject *args, PyObject *kwargs);
+
 /* ------------------------------------------------------------------ random_kernels.c */
 
 /* Launch kernel `name` of the random module on dev (compiled at first need) with

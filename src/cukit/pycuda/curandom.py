@@ -35,7 +35,7 @@ def rand(shape, dtype=np.float32, stream=None):
     dtype = np.dtype(dtype)
     if dtype.kind == "c":
         part = np.float32 if dtype == np.complex64 else np.float64
-        parts = _random.rand(tuple(np.atleast_1d(shape)) + (2,), part, stream=stream)
+        parts = _random.rand(tuple(np.atleast_1d(shape)) + (2,), dtype=part, stream=stream)
         return _wrap(cukit.frombuffer(parts.buffer, dtype, parts.shape[:-1]))
     return _wrap(_random.rand(shape, dtype=dtype, stream=stream))
 
