@@ -236,7 +236,7 @@ def test_cuda_array_interface_import(rng):
     with pytest.raises(ValueError, match="read-only"):
         r.set(host)
     with pytest.raises(ValueError, match="read-only"):
-        cukit.copy(r, a)
+        cukit.copyto(r, a)
     np.testing.assert_array_equal(r.copy().get(), host)
     s = cukit.Stream()
     cukit.asarray(CAIOnly(dict(a.__cuda_array_interface__, stream=s.handle)))

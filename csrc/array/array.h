@@ -66,6 +66,7 @@ enum {
     CUKIT_OP_COUNT = CUKIT_OP_LT + 6
 };
 enum { CUKIT_CALL_ASTYPE, CUKIT_CALL_CONJ, CUKIT_CALL_REAL, CUKIT_CALL_IMAG,
+       CUKIT_CALL_ROUND, CUKIT_CALL_CLIP,
        CUKIT_CALL_REDUCE = 16 /* + the index of sum, prod, max, ... in array.c's table */ };
 
 /* ------------------------------------------------------------------ array.c */
@@ -122,6 +123,11 @@ PyObject *cukit_array_shaped(cukit_state *st, PyObject *shape, PyObject *dtype, 
 PyObject *cukit_array_get(cukit_Array *self, PyObject *args, PyObject *kwargs);
 /* The module functions empty, zeros, *_like, to_device, copy. 0 / -1. */
 int cukit_array_functions_setup(PyObject *module, cukit_state *st);
+
+/* ------------------------------------------------------------------ shape.c */
+
+/* cukit.broadcast_to. 0 / -1. */
+int cukit_array_shape_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ dlpack.c */
 

@@ -139,6 +139,9 @@ typedef struct {
     PyObject *(*array_call)(cukit_state *st, int which, PyObject *self, PyObject *args,
                             PyObject *kwargs);
     PyObject *(*array_matmul)(cukit_state *st, PyObject *a, PyObject *b); /* linalg/: a @ b */
+    /* sort/: a.sort() in place (want_index 0, returns None) and a.argsort() (1). New ref. */
+    PyObject *(*array_sort)(cukit_state *st, int want_index, PyObject *self, PyObject *args,
+                            PyObject *kwargs);
 } cukit_hooks;
 
 

@@ -1,0 +1,574 @@
+/* shape.c - numpy's shape methods of cukit.Array (ravel, flatten, view, squeeze, swapaxes, diagonal, repeat) and broadcast_to: views where numpy gives views, copies where it copies */
+#include "array/impl.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------------ helpers */
+
+/* numpy's AxisError for `axis` of an ndim-dimensional array (a ValueError and an
+ * IndexError, as numpy's is). Returns -1 with it set. */
+static int
+axis_error(cukit_state *st, Py_ssize_t axis, int ndim)
+{
+    if (cukit_numpy(st) < 0)
+        return -1;
+    PyObject *mod = PyObject_GetAttrString(st->numpy, "exceptions");
+    PyObject *cls = mod ? PyObject_GetAttrString(mod, "AxisError") : NULL;
+    Py_XDECREF(mod);
+    if (cls == NULL) {
+        PyErr_Clear();
+        cls = PyObject_GetAttrString(st->numpy, "AxisError");
+    }
+    if (cls == NULL)
+        return -1;
+    PyObject *exc = PyObject_CallFunction(cls, "ni", axis, ndim);
+    if (exc) {
+        PyErr_SetObject(cls, exc);
+        Py_DECREF(exc);
+    }
+    Py_DECREF(cls);
+    return -1;
+}
+
+/* An axis argument as an index in [0, ndim). 0 / -1 (TypeError, numpy's AxisError). */
+int
+cukit_axis_arg(cukit_state *st, PyObject *obj, int ndim, int *out)
+{
+    if (!PyIndex_Check(obj) || PyBool_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "an axis must be an integer, not %s", Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    Py_ssize_t ax = PyNumber_AsSsize_t(obj, PyExc_OverflowError);
+    if (ax == -1 && PyErr_Occurred())
+        return -1;
+    if (ax < -ndim || ax >= ndim)
+        return axis_error(st, ax, ndim);
+    *out = (int)(ax < 0 ? ax + ndim : ax);
+    return 0;
+}
+
+/* An order= argument: 'C' (0) or 'F' (1); 'A' and 'K' are 'F' for an array that is
+ * Fortran- and not C-contiguous, else 'C'. -1 with ValueError otherwise. */
+static int
+order_arg(cukit_Array *a, const char *order)
+{
+    if (order == NULL || strcmp(order, "C") == 0)
+        return 0;
+    if (strcmp(order, "F") == 0)
+        return 1;
+    if (strcmp(order, "A") == 0 || strcmp(order, "K") == 0)
+        return (a->flags & CUKIT_ARRAY_F_CONTIG) && !(a->flags & CUKIT_ARRAY_C_CONTIG);
+    PyErr_Format(PyExc_ValueError, "order must be one of 'C', 'F', 'A', or 'K' (got '%s')", order);
+    return -1;
+}
+
+/* The reversed-dimensions view of a (F order read as C order). New ref or NULL. */
+static cukit_Array *
+reversed_view(cukit_Array *a)
+{
+    Py_ssize_t shape[CUKIT_MAXDIM], strides[CUKIT_MAXDIM];
+    for (int i = 0; i < a->ndim; i++) {
+        shape[i] = a->shape[a->ndim - 1 - i];
+        strides[i] = a->strides[a->ndim - 1 - i];
+    }
+    return cukit_array_view(a, a->offset, a->ndim, shape, strides);
+}
+
+/* A 1-D view of the C-contiguous array c. New ref or NULL. */
+static PyObject *
+flat_view(cukit_Array *c)
+{
+    Py_ssize_t n = c->size, s = c->itemsize;
+    return (PyObject *)cukit_array_view(c, c->offset, 1, &n, &s);
+}
+
+/* ravel/flatten: order 0 or 1; copy=1 always copies. New ref or NULL. */
+static PyObject *
+flattened(cukit_Array *self, int fortran, int copy)
+{
+    if (cukit_array_check_live(self) < 0)
+        return NULL;
+    cukit_Array *src = fortran ? reversed_view(self) : (cukit_Array *)Py_NewRef(self);
+    if (src == NULL)
+        return NULL;
+    PyObject *out = NULL;
+    if (!copy) {
+        /* numpy's ravel is reshape(-1): a view whenever the layout allows one */
+        PyObject *args = Py_BuildValue("(n)", (Py_ssize_t)-1);
+        out = args ? cukit_array_reshape(src, args) : NULL;
+        Py_XDECREF(args);
+        if (out == NULL && PyErr_ExceptionMatches(PyExc_ValueError))
+            PyErr_Clear();
+        else {
+            Py_DECREF(src);
+            return out;
+        }
+    }
+    cukit_Array *c = cukit_array_copy(src);
+    if (c != NULL) {
+        out = flat_view(c);
+        Py_DECREF(c);
+    }
+    Py_DECREF(src);
+    return out;
+}
+
+/* ------------------------------------------------------------------ methods */
+
+PyObject *
+cukit_array_ravel(cukit_Array *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"order", NULL};
+    const char *order = "C";
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|s:ravel", kwlist, &order))
+        return NULL;
+    int f = order_arg(self, order);
+    return f < 0 ? NULL : flattened(self, f, 0);
+}
+
+PyObject *
+cukit_array_flatten(cukit_Array *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"order", NULL};
+    const char *order = "C";
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|s:flatten", kwlist, &order))
+        return NULL;
+    int f = order_arg(self, order);
+    return f < 0 ? NULL : flattened(self, f, 1);
+}
+
+/* a.view(dtype): the same bytes read as another dtype. A different item size
+ * rescales the last dimension, which must then be contiguous (numpy's rule). */
+PyObject *
+cukit_array_view_dtype(cukit_Array *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"dtype", "type", NULL};
+    PyObject *dtype = Py_None, *type = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:view", kwlist, &dtype, &type))
+        return NULL;
+    cukit_state *st = self->st;
+    if (cukit_array_check_live(self) < 0)
+        return NULL;
+    if (type != Py_None || (PyType_Check(dtype) &&
+                            PyType_IsSubtype((PyTypeObject *)dtype, st->ArrayType))) {
+        PyErr_SetString(PyExc_TypeError, "view(type=...): cukit arrays have no subclasses; "
+                        "pass a dtype only");
+        return NULL;
+    }
+    if (dtype == Py_None)
+        return (PyObject *)cukit_array_view(self, self->offset, self->ndim, self->shape,
+                                            self->strides);
+    Py_ssize_t isz;
+    int tc;
+    PyObject *dt = cukit_resolve_dtype(st, dtype);
+    if (dt == NULL)
+        return NULL;
+    if (cukit_dtype_facts(st, dt, &isz, &tc) < 0) {
+        Py_DECREF(dt);
+        return NULL;
+    }
+    Py_ssize_t shape[CUKIT_MAXDIM], strides[CUKIT_MAXDIM];
+    int nd = self->ndim;
+    memcpy(shape, self->shape, sizeof(Py_ssize_t) * (size_t)nd);
+    memcpy(strides, self->strides, sizeof(Py_ssize_t) * (size_t)nd);
+    PyObject *out = NULL;
+    if (isz != self->itemsize) {
+        if (nd == 0) {
+            PyErr_SetString(PyExc_ValueError, "Changing the dtype of a 0d array is only "
+                            "supported if the itemsize is unchanged");
+            goto done;
+        }
+        Py_ssize_t bytes = shape[nd - 1] * self->itemsize;
+        if (shape[nd - 1] != 1 && strides[nd - 1] != self->itemsize) {
+            PyErr_SetString(PyExc_ValueError, "To change to a dtype of a different size, the "
+                            "last axis must be contiguous");
+            goto done;
+        }
+        if (bytes % isz != 0) {
+            PyErr_Format(PyExc_ValueError, "When changing to a smaller dtype, its size must be a "
+                         "divisor of the size of original dtype; the last axis holds %zd bytes, "
+                         "not a multiple of %zd", bytes, isz);
+            goto done;
+        }
+        shape[nd - 1] = bytes / isz;
+        strides[nd - 1] = isz;
+    }
+    out = (PyObject *)cukit_array_view_as(self, dt, tc, isz, self->offset, nd, shape, strides);
+done:
+    Py_DECREF(dt);
+    return out;
+}
+
+/* The axes named by `axis` (an int or a sequence of ints) as marks in sel[]. 0 / -1. */
+static int
+axes_marks(cukit_state *st, PyObject *axis, int ndim, int *sel)
+{
+    memset(sel, 0, sizeof(int) * CUKIT_MAXDIM);
+    if (PyIndex_Check(axis)) {
+        int ax;
+        if (cukit_axis_arg(st, axis, ndim, &ax) < 0)
+            return -1;
+        sel[ax] = 1;
+        return 0;
+    }
+    PyObject *seq = PySequence_Fast(axis, "axis must be an int or a tuple of ints");
+    if (seq == NULL)
+        return -1;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        int ax;
+        if (cukit_axis_arg(st, PySequence_Fast_GET_ITEM(seq, i), ndim, &ax) < 0) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (sel[ax]) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "repeated axis");
+            return -1;
+        }
+        sel[ax] = 1;
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+PyObject *
+cukit_array_squeeze(cukit_Array *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"axis", NULL};
+    PyObject *axis = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:squeeze", kwlist, &axis))
+        return NULL;
+    if (cukit_array_check_live(self) < 0)
+        return NULL;
+    int sel[CUKIT_MAXDIM];
+    if (axis == Py_None) {
+        for (int i = 0; i < self->ndim; i++)
+            sel[i] = self->shape[i] == 1;
+    }
+    else if (axes_marks(self->st, axis, self->ndim, sel) < 0) {
+        return NULL;
+    }
+    Py_ssize_t shape[CUKIT_MAXDIM], strides[CUKIT_MAXDIM];
+    int n = 0;
+    for (int i = 0; i < self->ndim; i++) {
+        if (!sel[i]) {
+            shape[n] = self->shape[i];
+            strides[n++] = self->strides[i];
+        }
+        else if (self->shape[i] != 1) {
+            PyErr_SetString(PyExc_ValueError, "cannot select an axis to squeeze out which has "
+                            "size not equal to one");
+            return NULL;
+        }
+    }
+    return (PyObject *)cukit_array_view(self, self->offset, n, shape, strides);
+}
+
+PyObject *
+cukit_array_swapaxes(cukit_Array *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"axis1", "axis2", NULL};
+    PyObject *o1, *o2;
+    int a1, a2;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:swapaxes", kwlist, &o1, &o2))
+        return NULL;
+    if (cukit_array_check_live(self) < 0 || cukit_axis_arg(self->st, o1, self->ndim, &a1) < 0 ||
+        cukit_axis_arg(self->st, o2, self->ndim, &a2) < 0)
+        return NULL;
+    Py_ssize_t shape[CUKIT_MAXDIM], strides[CUKIT_MAXDIM];
+    memcpy(shape, self->shape, sizeof(Py_ssize_t) * (size_t)self->ndim);
+    memcpy(strides, self->strides, sizeof(Py_ssize_t) * (size_t)self->ndim);
+    shape[a1] = self->shape[a2], strides[a1] = self->strides[a2];
+    shape[a2] = self->shape[a1], strides[a2] = self->strides[a1];
+    return (PyObject *)cukit_array_view(self, self->offset, self->ndim, shape, strides);
+}
+
+/* a.diagonal(offset, axis1, axis2): a view, the other dimensions first and the
+ * diagonal last (numpy's layout). numpy's is read-only; this one may be written. */
+PyObject *
+cukit_array_diagonal(cukit_Array *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"offset", "axis1", "axis2", NULL};
+    Py_ssize_t k = 0;
+    PyObject *o1 = NULL, *o2 = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|nOO:diagonal", kwlist, &k, &o1, &o2))
+        return NULL;
+    if (cukit_array_check_live(self) < 0)
+        return NULL;
+    if (self->ndim < 2) {
+        PyErr_SetString(PyExc_ValueError, "diag requires an array of at least two dimensions");
+        return NULL;
+    }
+    PyObject *zero = PyLong_FromLong(0), *one = PyLong_FromLong(1);
+    int a1 = 0, a2 = 1;
+    int rc = zero && one ? cukit_axis_arg(self->st, o1 ? o1 : zero, self->ndim, &a1) : -1;
+    if (rc == 0)
+        rc = cukit_axis_arg(self->st, o2 ? o2 : one, self->ndim, &a2);
+    Py_XDECREF(zero);
+    Py_XDECREF(one);
+    if (rc < 0)
+        return NULL;
+    if (a1 == a2) {
+        PyErr_SetString(PyExc_ValueError, "axis1 and axis2 cannot be the same");
+        return NULL;
+    }
+    Py_ssize_t n1 = self->shape[a1], n2 = self->shape[a2], offset = self->offset, len;
+    if (k >= 0) {
+        len = n2 - k < n1 ? n2 - k : n1;
+        if (len > 0)
+            offset += k * self->strides[a2];
+    }
+    else {
+        len = n1 + k < n2 ? n1 + k : n2;
+        if (len > 0)
+            offset += -k * self->strides[a1];
+    }
+    if (len < 0)
+        len = 0;
+    Py_ssize_t shape[CUKIT_MAXDIM], strides[CUKIT_MAXDIM];
+    int n = 0;
+    for (int i = 0; i < self->ndim; i++) {
+        if (i != a1 && i != a2) {
+            shape[n] = self->shape[i];
+            strides[n++] = self->strides[i];
+        }
+    }
+    shape[n] = len;
+    strides[n++] = self->strides[a1] + self->strides[a2];
+    return (PyObject *)cukit_array_view(self, len > 0 ? offset : self->offset, n, shape, strides);
+}
+
+/* The repeats of a.repeat as host int64 values: a scalar (*scalar set, *count 1) or
+ * one per element along the axis. New ref: a numpy array, or NULL. */
+static PyObject *
+repeat_counts(cukit_state *st, PyObject *repeats, Py_ssize_t n, int *scalar)
+{
+    PyObject *host;
+    if (Py_IS_TYPE(repeats, st->ArrayType)) {
+        PyObject *none = PyTuple_New(0);
+        host = none ? cukit_array_get((cukit_Array *)repeats, none, NULL) : NULL;
+        Py_XDECREF(none);
+    }
+    else {
+        host = Py_NewRef(repeats);
+    }
+    if (host == NULL)
+        return NULL;
+    PyObject *kw = Py_BuildValue("{ss}", "casting", "safe");
+    PyObject *arr = cukit_as_host_array(st, host, NULL);
+    PyObject *ints = NULL;
+    Py_DECREF(host);
+    if (arr && kw) {
+        PyObject *meth = PyObject_GetAttrString(arr, "astype");
+        PyObject *a = meth ? Py_BuildValue("(s)", "int64") : NULL;
+        ints = a ? PyObject_Call(meth, a, kw) : NULL;
+        Py_XDECREF(meth);
+        Py_XDECREF(a);
+    }
+    Py_XDECREF(arr);
+    Py_XDECREF(kw);
+    if (ints == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "repeat(): repeats must be integers");
+        }
+        return NULL;
+    }
+    PyObject *nd = PyObject_GetAttrString(ints, "ndim");
+    PyObject *sz = PyObject_GetAttrString(ints, "size");
+    long ndim = nd ? PyLong_AsLong(nd) : -1;
+    Py_ssize_t size = sz ? PyLong_AsSsize_t(sz) : -1;
+    Py_XDECREF(nd);
+    Py_XDECREF(sz);
+    if (PyErr_Occurred() || ndim > 1) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "repeat(): repeats must be a scalar or 1-D");
+        Py_DECREF(ints);
+        return NULL;
+    }
+    *scalar = ndim == 0 || size == 1;
+    if (!*scalar && size != n) {
+        PyErr_Format(PyExc_ValueError, "operands could not be broadcast together with shape "
+                     "(%zd,) (%zd,)", n, size);
+        Py_DECREF(ints);
+        return NULL;
+    }
+    return ints;
+}
+
+/* a.repeat(repeats, axis=None): each element `repeats` times along axis (the
+ * flattened array when None). Scalar repeats are one copy of a broadcast view;
+ * per-element counts one copy per element with a nonzero count. New ref. */
+PyObject *
+cukit_array_repeat(cukit_Array *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"repeats", "axis", NULL};
+    PyObject *repeats, *axis_o = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:repeat", kwlist, &repeats, &axis_o))
+        return NULL;
+    cukit_state *st = self->st;
+    if (cukit_array_check_live(self) < 0 || cukit_numpy(st) < 0)
+        return NULL;
+    cukit_Array *a = axis_o == Py_None ? (cukit_Array *)flattened(self, 0, 0)
+                                       : (cukit_Array *)Py_NewRef(self);
+    if (a == NULL)
+        return NULL;
+    int axis = 0, scalar = 0;
+    PyObject *counts = NULL, *result = NULL;
+    cukit_Array *out = NULL;
+    if (axis_o != Py_None && cukit_axis_arg(st, axis_o, a->ndim, &axis) < 0)
+        goto done;
+    if (a->ndim == 0) { /* numpy repeats a 0-d array as 1-D */
+        Py_ssize_t one = 1, s = a->itemsize;
+        Py_SETREF(a, cukit_array_view(a, a->offset, 1, &one, &s));
+        if (a == NULL)
+            goto done;
+    }
+    counts = repeat_counts(st, repeats, a->shape[axis], &scalar);
+    if (counts == NULL)
+        goto done;
+    PyObject *flat = PyObject_CallMethod(counts, "ravel", NULL);
+    PyObject *list = flat ? PyObject_CallMethod(flat, "tolist", NULL) : NULL;
+    Py_XDECREF(flat);
+    if (list == NULL)
+        goto done;
+    Py_ssize_t m = PyList_GET_SIZE(list), total = 0;
+    long long r0 = 0;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        long long r = PyLong_AsLongLong(PyList_GET_ITEM(list, i));
+        if (r < 0) {
+            PyErr_SetString(PyExc_ValueError, "repeats may not contain negative values.");
+            Py_DECREF(list);
+            goto done;
+        }
+        if (i == 0)
+            r0 = r;
+        total += (Py_ssize_t)r;
+    }
+    if (scalar)
+        total = (Py_ssize_t)(m ? r0 : 0) * a->shape[axis];
+    Py_ssize_t shape[CUKIT_MAXDIM];
+    memcpy(shape, a->shape, sizeof(Py_ssize_t) * (size_t)a->ndim);
+    shape[axis] = total;
+    out = cukit_array_create(st, a->device, a->ndim, shape, a->dtype);
+    if (out == NULL || out->size == 0 || cukit_device_activate(a->device) < 0) {
+        Py_DECREF(list);
+        goto finish;
+    }
+    /* Each source element i along axis fills out[pos:pos+r] from a view that walks
+     * the r copies with stride 0: (..., n_i, r, ...) onto out's (..., n_i*r, ...). */
+    Py_ssize_t sshape[CUKIT_MAXDIM + 1], sstr[CUKIT_MAXDIM + 1], dstr[CUKIT_MAXDIM + 1];
+    int nd = a->ndim + 1;
+    for (int i = 0, j = 0; i < a->ndim; i++, j++) {
+        sshape[j] = a->shape[i];
+        sstr[j] = a->strides[i];
+        dstr[j] = out->strides[i];
+        if (i == axis) {
+            j++;
+            sshape[j] = 0;
+            sstr[j] = 0;
+            dstr[j] = out->strides[i];
+            dstr[j - 1] = out->strides[i];
+        }
+    }
+    if (nd > CUKIT_MAXDIM) {
+        PyErr_Format(PyExc_ValueError, "repeat() of a %d-dimensional array needs one more "
+                     "dimension than cukit allows (%d)", a->ndim, CUKIT_MAXDIM);
+        Py_DECREF(list);
+        Py_CLEAR(out);
+        goto finish;
+    }
+    Py_ssize_t pos = 0;
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < (scalar ? 1 : m); i++) {
+        Py_ssize_t r = scalar ? (Py_ssize_t)r0 : (Py_ssize_t)PyLong_AsLongLong(PyList_GET_ITEM(list, i));
+        if (r == 0)
+            continue;
+        Py_ssize_t sh[CUKIT_MAXDIM + 1], ds[CUKIT_MAXDIM + 1];
+        memcpy(sh, sshape, sizeof sh);
+        memcpy(ds, dstr, sizeof ds);
+        sh[axis + 1] = r;
+        ds[axis] = out->strides[axis] * r;   /* next source element: r outputs on */
+        Py_ssize_t src_off = 0;
+        if (!scalar) {
+            sh[axis] = 1;
+            src_off = i * a->strides[axis];
+        }
+        rc = cukit_strided_copy(a->device, cukit_array_ptr(out) + (CUdeviceptr)(pos * out->strides[axis]),
+                                ds, cukit_array_ptr(a) + (CUdeviceptr)src_off, sstr, nd, sh,
+                                a->itemsize, NULL);
+        pos += r;
+    }
+    Py_DECREF(list);
+    if (rc < 0)
+        Py_CLEAR(out);
+finish:
+    result = (PyObject *)out;
+done:
+    Py_XDECREF(counts);
+    Py_DECREF(a);
+    return result;
+}
+
+/* ------------------------------------------------------------------ broadcast_to */
+
+/* broadcast_to(array, shape): a read-only view with stride 0 along the dimensions
+ * it adds or stretches from 1 (numpy's rule). New ref or NULL. */
+static PyObject *
+mod_broadcast_to(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"array", "shape", NULL};
+    PyObject *obj, *shape_o;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:broadcast_to", kwlist, &obj, &shape_o))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    if (!Py_IS_TYPE(obj, st->ArrayType))
+        return PyErr_Format(PyExc_TypeError, "broadcast_to() takes a cukit.Array, not %s (copy "
+                            "host data with cukit.asarray first)", Py_TYPE(obj)->tp_name);
+    cukit_Array *a = (cukit_Array *)obj;
+    Py_ssize_t shape[CUKIT_MAXDIM], strides[CUKIT_MAXDIM];
+    int nd;
+    if (cukit_array_check_live(a) < 0 || cukit_parse_shape(shape_o, shape, &nd, 0) < 0)
+        return NULL;
+    if (nd < a->ndim) {
+        PyErr_Format(PyExc_ValueError, "input operand has more dimensions than allowed by the "
+                     "axis remapping: cannot broadcast %d dimensions to %d", a->ndim, nd);
+        return NULL;
+    }
+    for (int i = nd - 1, j = a->ndim - 1; i >= 0; i--, j--) {
+        if (j < 0) {
+            strides[i] = 0;
+        }
+        else if (a->shape[j] == shape[i]) {
+            strides[i] = a->strides[j];
+        }
+        else if (a->shape[j] == 1) {
+            strides[i] = 0;
+        }
+        else {
+            PyObject *from = cukit_array_shape(a);
+            if (from)
+                PyErr_Format(PyExc_ValueError, "operands could not be broadcast together with "
+                             "remapped shapes: cannot broadcast shape %R to %R", from, shape_o);
+            Py_XDECREF(from);
+            return NULL;
+        }
+    }
+    cukit_Array *v = cukit_array_view(a, a->offset, nd, shape, strides);
+    if (v)
+        v->flags |= CUKIT_ARRAY_READONLY;
+    return (PyObject *)v;
+}
+
+static PyMethodDef shape_functions[] = {
+    {"broadcast_to", (PyCFunction)(void (*)(void))mod_broadcast_to, METH_VARARGS | METH_KEYWORDS,
+     "broadcast_to(array, shape) -> Array: a read-only view of array with numpy's "
+     "broadcasting to shape (stride 0 along the dimensions it adds or stretches)."},
+    {NULL},
+};
+
+int
+cukit_array_shape_setup(PyObject *module, cukit_state *st)
+{
+    return PyModule_AddFunctions(module, shape_functions);
+}
