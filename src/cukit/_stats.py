@@ -13,7 +13,7 @@ from ._shape import _arr, _axis, _along, moveaxis
 __all__ = [
     "isclose", "diff", "ediff1d", "nanmean", "median", "percentile", "quantile",
     "histogram", "average", "cov", "corrcoef", "einsum", "iscomplexobj", "isrealobj",
-    "trace", "nanargmax", "nanargmin", "conj", "angle",
+    "trace", "nanargmax", "nanargmin", "angle",
 ]
 
 _Array = _cukit.Array
@@ -33,7 +33,7 @@ def isrealobj(x):
     return not iscomplexobj(x)
 
 
-conj = _cukit.conjugate
+
 
 
 def angle(z, deg=False):
