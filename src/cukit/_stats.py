@@ -50,12 +50,28 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     if not isinstance(a, _Array) and not isinstance(b, _Array):
         raise TypeError("cukit.isclose() takes at least one cukit.Array")
     dt = _np.result_type(_dtype_of(a), _dtype_of(b), 1.0)
-    a = a.astype(dt) if isinstance(a, _Array) else dt.type(a)
-    b = b.astype(dt) if isinstance(b, _Array) else dt.type(b)
-    close = _cukit.less_equal(_cukit.absolute(a - b), atol + rtol * _cukit.absolute(b))
-    close = _cukit.logical_and(close, _cukit.isfinite(b)) | (a == b)
-    if equal_nan:
-        close = close | (_cukit.isnan(a) & _cukit.isnan(b))
+
+    def prep(x):
+        return x.astype(dt) if isinstance(x, _Array) else dt.type(x)
+
+    def absolute(x):
+        return _cukit.absolute(x) if isinstance(x, _Array) else abs(x)
+
+    def finite(x):
+        return _cukit.isfinite(x) if isinstance(x, _Array) else bool(_np.isfinite(x))
+
+    a, b = prep(a), prep(b)
+    close = _cukit.less_equal(absolute(a - b), atol + rtol * absolute(b))
+    fin = finite(b)
+    if fin is not True:
+        close = _cukit.logical_and(close, fin)
+    close = _cukit.logical_or(close, _cukit.equal(a, b))
+    if equal_nan and dt.kind in "fc":
+        nan_a = _cukit.isnan(a) if isinstance(a, _Array) else bool(_np.isnan(a))
+        nan_b = _cukit.isnan(b) if isinstance(b, _Array) else bool(_np.isnan(b))
+        both = _cukit.logical_and(nan_a, nan_b) if isinstance(nan_a, _Array) or \
+            isinstance(nan_b, _Array) else (nan_a and nan_b)
+        close = _cukit.logical_or(close, both)
     return close
 
 
@@ -94,8 +110,11 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
 def ediff1d(ary, to_end=None, to_begin=None):
     """numpy.ediff1d: differences of the flattened array, with to_begin/to_end added."""
     _arr(ary, "ediff1d")
+    if ary.dtype == _np.bool_:
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
+                        "bitwise_xor, the `^` operator, or the logical_xor function instead.")
     flat = ary.ravel()
-    d = flat[1:] - flat[:-1] if flat.dtype != _np.bool_ else _cukit.not_equal(flat[1:], flat[:-1])
+    d = flat[1:] - flat[:-1]
     parts = []
     if to_begin is not None:
         parts.append(_as_vector(to_begin, ary))
@@ -180,17 +199,22 @@ def _quantiles(a, q, axis, method, keepdims, who, scale):
     if method not in _METHODS[:5]:
         raise NotImplementedError(f"cukit.{who}: method {method!r} is not supported; the "
                                   f"methods are {_METHODS[:5]}")
+    weak = isinstance(q, (int, float)) and not isinstance(q, _np.generic)
     qh = _np.asarray(q.get() if isinstance(q, _Array) else q, dtype=_np.float64) / scale
     if not _np.all((qh >= 0) & (qh <= 1)):
         raise ValueError("Percentiles must be in the range [0, 100]" if scale == 100
                          else "Quantiles must be in the range [0, 1]")
-    if a.dtype.kind not in "fc":
-        a = a.astype(_np.float64)
+    # numpy's result type: the elements themselves for lower/higher/nearest; else a's
+    # floating type, widened by q unless q is a Python number
+    if method in ("linear", "midpoint"):
+        ft = _np.float64 if a.dtype.kind not in "fc" else (
+            a.dtype.type if weak else _np.result_type(a.dtype, _np.float64).type)
+        if a.dtype != _np.dtype(ft):
+            a = a.astype(ft)
     s = _sorted_along(a, axis, who)
     n = s.shape[-1]
     if n == 0:
         raise ValueError(f"cukit.{who}() of an empty axis")
-    ft = a.dtype.type if a.dtype.kind == "f" else _np.float64
     outs = []
     for qi in qh.ravel():
         vi = n * qi + (1 + qi * -1.0) - 1  # numpy's virtual index with alpha = beta = 1
@@ -295,16 +319,15 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
                 raise ValueError(f"supplied range of [{lo}, {hi}] is not finite")
         elif flat.size == 0:
             lo, hi = 0, 1
-        else:
-            lo, hi = _cukit.min(flat).item(), _cukit.max(flat).item()
+        else:  # numpy's edges from the data: its min and max as scalars of a's type
+            lo, hi = _cukit.min(a).get()[()], _cukit.max(a).get()[()]
             if not (_np.isfinite(lo) and _np.isfinite(hi)):
                 raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
-        et = _np.result_type(a.dtype.type(0) if a.dtype.kind == "f" else 0.0, _np.float64
-                             if a.dtype.kind != "f" else a.dtype)
-        if a.dtype.kind == "f":
-            et = a.dtype if a.dtype.itemsize >= 4 else _np.dtype(_np.float16)
+        et = _np.result_type(lo, hi, a.dtype)
+        if et.kind in "biu":
+            et = _np.result_type(et, float)
         edges_host = _np.linspace(lo, hi, nb + 1, endpoint=True, dtype=et)
     else:
         edges_host = bins.get() if isinstance(bins, _Array) else _np.asarray(bins)

@@ -90,6 +90,31 @@ call2(cukit_state *st, const char *name, PyObject *x, PyObject *y, PyObject *out
     return r;
 }
 
+PyObject *ck_round(cukit_state *st, PyObject *a, Py_ssize_t decimals, PyObject *out);
+
+/* round of a complex array: its real and imaginary parts rounded into those of out (or
+ * of a new array). New ref or NULL. */
+static PyObject *
+round_complex(cukit_state *st, PyObject *obj, Py_ssize_t decimals, PyObject *out)
+{
+    cukit_Array *a = (cukit_Array *)obj;
+    PyObject *res = out && out != Py_None ? Py_NewRef(out)
+                                          : (PyObject *)ck_empty(st, a->device, a->typecode,
+                                                                 a->ndim, a->shape);
+    for (int part = 0; res && part < 2; part++) {
+        const char *name = part ? "imag" : "real";
+        PyObject *src = PyObject_GetAttrString(obj, name);
+        PyObject *dst = src ? PyObject_GetAttrString(res, name) : NULL;
+        PyObject *r = dst ? ck_round(st, src, decimals, dst) : NULL;
+        Py_XDECREF(src);
+        Py_XDECREF(dst);
+        if (r == NULL)
+            Py_CLEAR(res);
+        Py_XDECREF(r);
+    }
+    return res;
+}
+
 /* numpy's round: rint(a * 10**d) / 10**d (d < 0: rint(a / 10**-d) * 10**-d), in a's
  * own type; integers stay integers (computed in float64 for d < 0, cast back). */
 PyObject *
@@ -101,6 +126,8 @@ ck_round(cukit_state *st, PyObject *obj, Py_ssize_t decimals, PyObject *out)
     cukit_Array *a = (cukit_Array *)obj;
     char kind = ck_dtypes[a->typecode].kind;
     int integral = kind != 'f' && kind != 'c';
+    if (kind == 'c') /* numpy rounds the two parts on their own */
+        return round_complex(st, obj, decimals, out);
     if (integral && decimals >= 0) {
         if (out == NULL || out == Py_None)
             return (PyObject *)cukit_array_copy(a);
