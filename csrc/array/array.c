@@ -473,42 +473,6 @@ array_conj(PyObject *self, PyObject *Py_UNUSED(ignored))
 }
 
 static PyObject *
-array_round(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    return math_call(self, CUKIT_CALL_ROUND, args, kwargs);
-}
-
-static PyObject *
-array_clip(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    return math_call(self, CUKIT_CALL_CLIP, args, kwargs);
-}
-
-/* a.sort() (in place) and a.argsort(): sort/ registers the hook. */
-static PyObject *
-sort_call(PyObject *self, int want_index, PyObject *args, PyObject *kwargs)
-{
-    cukit_state *st = ((cukit_Array *)self)->st;
-    if (st->hooks.array_sort == NULL) {
-        PyErr_SetString(PyExc_NotImplementedError, "sorting is not available");
-        return NULL;
-    }
-    return st->hooks.array_sort(st, want_index, self, args, kwargs);
-}
-
-static PyObject *
-array_sort(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    return sort_call(self, 0, args, kwargs);
-}
-
-static PyObject *
-array_argsort(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    return sort_call(self, 1, args, kwargs);
-}
-
-static PyObject *
 array_get_real(PyObject *self, void *c)
 {
     return math_call(self, CUKIT_CALL_REAL, NULL, NULL);
@@ -731,27 +695,6 @@ static PyMethodDef array_methods[] = {
      "Raises ValueError when the layout cannot be reshaped without copying."},
     {"transpose", (PyCFunction)cukit_array_transpose, METH_VARARGS,
      "transpose(*axes) -> Array: a view with the dimensions permuted (reversed by default)."},
-#define SM(name, fn, doc) {#name, (PyCFunction)(void (*)(void))fn, METH_VARARGS | METH_KEYWORDS, doc}
-    SM(ravel, cukit_array_ravel, "ravel(order='C') -> Array: the elements in one dimension; "
-       "a view when the layout allows one (as reshape(-1)), else a copy."),
-    SM(flatten, cukit_array_flatten, "flatten(order='C') -> Array: a 1-D copy."),
-    SM(view, cukit_array_view_dtype, "view(dtype=None) -> Array: a view of the same bytes as "
-       "dtype; another item size rescales the last dimension, which must be contiguous."),
-    SM(squeeze, cukit_array_squeeze, "squeeze(axis=None) -> Array: a view without the "
-       "length-1 dimensions (those of axis)."),
-    SM(swapaxes, cukit_array_swapaxes, "swapaxes(axis1, axis2) -> Array: a view with two "
-       "dimensions exchanged."),
-    SM(diagonal, cukit_array_diagonal, "diagonal(offset=0, axis1=0, axis2=1) -> Array: a view "
-       "of the diagonal, as the last dimension (writable, unlike numpy's)."),
-    SM(repeat, cukit_array_repeat, "repeat(repeats, axis=None) -> Array: each element repeated "
-       "(a copy; repeats a scalar or one count per element along axis)."),
-    SM(round, array_round, "round(decimals=0, out=None) -> Array: cukit.round(a, ...)."),
-    SM(clip, array_clip, "clip(min=None, max=None, out=None) -> Array: cukit.clip(a, ...)."),
-    SM(sort, array_sort, "sort(axis=-1, kind=None, *, stream=None): sort in place along axis "
-       "(stable, NaNs last)."),
-    SM(argsort, array_argsort, "argsort(axis=-1, kind=None, *, stream=None) -> Array: "
-       "cukit.argsort(a, ...)."),
-#undef SM
     {"free", (PyCFunction)cukit_array_free, METH_NOARGS,
      "Free the device memory now (views of it become unusable); for imported memory, let go "
      "of the producer. Safe to call twice."},

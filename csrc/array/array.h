@@ -126,7 +126,7 @@ int cukit_array_functions_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ shape.c */
 
-/* cukit.broadcast_to. 0 / -1. */
+/* The shape methods of cukit.Array (added to its type) and cukit.broadcast_to. 0 / -1. */
 int cukit_array_shape_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ dlpack.c */

@@ -1,4 +1,4 @@
-/* shape.c - numpy's shape methods of cukit.Array (ravel, flatten, view, squeeze, swapaxes, diagonal, repeat) and broadcast_to: views where numpy gives views, copies where it copies */
+/* shape.c - numpy's shape methods of cukit.Array (ravel, view, squeeze, diagonal, repeat...), its round/clip/sort methods, and broadcast_to */
 #include "array/impl.h"
 
 #include <string.h>
@@ -560,6 +560,89 @@ mod_broadcast_to(PyObject *m, PyObject *args, PyObject *kwargs)
     return (PyObject *)v;
 }
 
+/* ------------------------------------------------------------------ math methods
+ *
+ * a.round() and a.clip() are computed by compute/ (hooks.array_call), a.sort() and
+ * a.argsort() by sort/ (hooks.array_sort), as the Array's other math methods are. */
+
+static PyObject *
+call_hook(PyObject *self, int which, PyObject *args, PyObject *kwargs)
+{
+    cukit_state *st = ((cukit_Array *)self)->st;
+    if (st->hooks.array_call == NULL) {
+        PyErr_SetString(PyExc_NotImplementedError, "array math is not available");
+        return NULL;
+    }
+    return st->hooks.array_call(st, which, self, args, kwargs);
+}
+
+static PyObject *
+array_round(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return call_hook(self, CUKIT_CALL_ROUND, args, kwargs);
+}
+
+static PyObject *
+array_clip(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return call_hook(self, CUKIT_CALL_CLIP, args, kwargs);
+}
+
+static PyObject *
+sort_hook(PyObject *self, int want_index, PyObject *args, PyObject *kwargs)
+{
+    cukit_state *st = ((cukit_Array *)self)->st;
+    if (st->hooks.array_sort == NULL) {
+        PyErr_SetString(PyExc_NotImplementedError, "sorting is not available");
+        return NULL;
+    }
+    if (cukit_array_check_live((cukit_Array *)self) < 0)
+        return NULL;
+    return st->hooks.array_sort(st, want_index, self, args, kwargs);
+}
+
+static PyObject *
+array_sort(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return sort_hook(self, 0, args, kwargs);
+}
+
+static PyObject *
+array_argsort(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return sort_hook(self, 1, args, kwargs);
+}
+
+/* ------------------------------------------------------------------ setup */
+
+#define SM(name, fn, doc) {#name, (PyCFunction)(void (*)(void))fn, METH_VARARGS | METH_KEYWORDS, doc}
+/* Methods of cukit.Array, added to its type by cukit_array_shape_setup (array.c's
+ * table holds the rest). */
+static PyMethodDef shape_methods[] = {
+    SM(ravel, cukit_array_ravel, "ravel(order='C') -> Array: the elements in one dimension; "
+       "a view when the layout allows one (as reshape(-1)), else a copy."),
+    SM(flatten, cukit_array_flatten, "flatten(order='C') -> Array: a 1-D copy."),
+    SM(view, cukit_array_view_dtype, "view(dtype=None) -> Array: a view of the same bytes as "
+       "dtype; another item size rescales the last dimension, which must be contiguous."),
+    SM(squeeze, cukit_array_squeeze, "squeeze(axis=None) -> Array: a view without the "
+       "length-1 dimensions (those of axis)."),
+    SM(swapaxes, cukit_array_swapaxes, "swapaxes(axis1, axis2) -> Array: a view with two "
+       "dimensions exchanged."),
+    SM(diagonal, cukit_array_diagonal, "diagonal(offset=0, axis1=0, axis2=1) -> Array: a view "
+       "of the diagonal, as the last dimension (writable, unlike numpy's)."),
+    SM(repeat, cukit_array_repeat, "repeat(repeats, axis=None) -> Array: each element repeated "
+       "(a copy; repeats a scalar or one count per element along axis)."),
+    SM(round, array_round, "round(decimals=0, out=None) -> Array: cukit.round(a, ...)."),
+    SM(clip, array_clip, "clip(min=None, max=None, out=None, *, stream=None) -> Array: "
+       "cukit.clip(a, ...)."),
+    SM(sort, array_sort, "sort(axis=-1, kind=None, *, stream=None): sort in place along axis "
+       "(stable, NaNs last)."),
+    SM(argsort, array_argsort, "argsort(axis=-1, kind=None, *, stream=None) -> Array: "
+       "cukit.argsort(a, ...)."),
+    {NULL},
+};
+#undef SM
+
 static PyMethodDef shape_functions[] = {
     {"broadcast_to", (PyCFunction)(void (*)(void))mod_broadcast_to, METH_VARARGS | METH_KEYWORDS,
      "broadcast_to(array, shape) -> Array: a read-only view of array with numpy's "
@@ -570,5 +653,14 @@ static PyMethodDef shape_functions[] = {
 int
 cukit_array_shape_setup(PyObject *module, cukit_state *st)
 {
+    PyObject *dict = st->ArrayType->tp_dict;
+    for (PyMethodDef *def = shape_methods; def->ml_name; def++) {
+        PyObject *descr = PyDescr_NewMethod(st->ArrayType, def);
+        int rc = descr ? PyDict_SetItemString(dict, def->ml_name, descr) : -1;
+        Py_XDECREF(descr);
+        if (rc < 0)
+            return -1;
+    }
+    PyType_Modified(st->ArrayType);
     return PyModule_AddFunctions(module, shape_functions);
 }

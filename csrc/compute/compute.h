@@ -12,11 +12,8 @@ typedef struct cukit_compute_state {
     PyTypeObject *UfuncType, *ElementwiseType;
     PyObject *ufuncs, *math_dtypes, *fuse_proxy;
     /* strong refs: the reduction and scan kernel tables (capsule) and types; random's
-     * types, and dict device ordinal -> Module of its kernels */
-    PyObject *reduce_tables, *random_modules;
-    /* strong ref, made at first use: dict defines -> dict device ordinal -> Module of
-     * stats/kernels/histogram.cu built with them */
-    PyObject *stats_modules;
+     * types and dict ordinal -> Module of its kernels; histogram.cu's, by its defines */
+    PyObject *reduce_tables, *random_modules, *stats_modules;
     PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type,
         *GeneratorType;
 } cukit_compute_state;
@@ -263,12 +260,6 @@ int ck_copyto(cukit_state *st, cukit_Array *dst, cukit_Array *src, CUstream h);
 PyObject *ck_ternary(cukit_state *st, int which, PyObject *const *in, PyObject *out,
                      PyObject *stream);
 
-/* clip(a, lo, hi) with None for no bound, and numpy's round (array_functions.c).
- * New ref or NULL. */
-PyObject *ck_clip(cukit_state *st, PyObject *a, PyObject *lo, PyObject *hi, PyObject *out,
-                  PyObject *stream);
-PyObject *ck_round(cukit_state *st, PyObject *a, Py_ssize_t decimals, PyObject *out);
-
 /* ------------------------------------------------------------------ functions.c */
 
 int ck_functions_setup(PyObject *module, cukit_state *st);
@@ -293,11 +284,7 @@ PyObject *ck_scan_call(cukit_state *st, int which, PyObject *const *args, Py_ssi
 int ck_reductions_setup(PyObject *module, cukit_state *st);
 int ck_reduce_kernel_setup(PyObject *module, cukit_state *st);
 int ck_scan_setup(PyObject *module, cukit_state *st);
-
-/* ------------------------------------------------------------------ stats/histogram.c */
-
-/* cukit.bincount and cukit._histogram (atomic adds). 0 / -1. */
-int ck_stats_setup(PyObject *module, cukit_state *st);
+int ck_histogram_setup(PyObject *module, cukit_state *st); /* bincount: atomic adds */
 
 /* The compute layer's setup, called from module init. 0 / -1. */
 int ck_compute_setup(PyObject *module, cukit_state *st);

@@ -90,8 +90,6 @@ call2(cukit_state *st, const char *name, PyObject *x, PyObject *y, PyObject *out
     return r;
 }
 
-PyObject *ck_round(cukit_state *st, PyObject *a, Py_ssize_t decimals, PyObject *out);
-
 /* round of a complex array: its real and imaginary parts rounded into those of out (or
  * of a new array). New ref or NULL. */
 static PyObject *

@@ -46,7 +46,7 @@ stats_kernel(cukit_state *st, cukit_Device *dev, const char *name, int xt, int e
         return -1;
     }
     PyObject *modules = per ? Py_NewRef(per) : NULL;
-    int rc = cukit_builtin_kernel_file(dev, &modules, defines, "compute/stats/kernels/histogram.cu",
+    int rc = cukit_builtin_kernel_file(dev, &modules, defines, "compute/reduce/kernels/histogram.cu",
                                        name, f);
     if (rc == 0 && per == NULL && modules &&
         PyDict_SetItem(st->compute->stats_modules, key, modules) < 0)
@@ -257,7 +257,7 @@ static PyMethodDef stats_functions[] = {
 };
 
 int
-ck_stats_setup(PyObject *module, cukit_state *st)
+ck_histogram_setup(PyObject *module, cukit_state *st)
 {
     (void)st;
     return PyModule_AddFunctions(module, stats_functions);

@@ -1,4 +1,4 @@
-// histogram.cu - bincount and histogram by atomic adds (compute/stats/histogram.c launches them).
+// histogram.cu - bincount and histogram by atomic adds (compute/reduce/histogram.c launches them).
 // params: XT=long_long ET=double WEIGHTED=1
 //
 // XT is the input's element type, ET the type the bin edges are compared in (numpy's:
