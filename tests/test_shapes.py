@@ -432,3 +432,45 @@ def test_functions_refuse_host_data(rng):
         cukit.flip(np.zeros(3))
     with pytest.raises(TypeError, match="cukit.Array"):
         cukit.tile([1, 2], 2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["c16", "u8"])
+def test_every_family_through_the_copies_and_views(rng, dtype):
+    d, h = strided(rng, dtype)
+    same(cukit.pad(d, 1, mode="edge"), np.pad(h, 1, mode="edge"))
+    same(cukit.roll(d, 1, axis=2), np.roll(h, 1, axis=2))
+    same(cukit.tile(d, 2), np.tile(h, 2))
+    same(cukit.flip(d, 1), np.flip(h, 1))
+    same(cukit.hstack([d, d]), np.hstack([h, h]))
+    same(cukit.moveaxis(d, 0, 2).ravel(), np.moveaxis(h, 0, 2).ravel())
+    for g, w in zip(cukit.split(d, 2, axis=2), np.split(h, 2, axis=2)):
+        same(g, w)
+    same(cukit.broadcast_to(d[:1], (2,) + tuple(d.shape[1:])).copy(),
+         np.broadcast_to(h[:1], (2,) + h.shape[1:]).copy())
+
+
+def test_bfloat16_views_and_copies(rng):
+    ml = pytest.importorskip("ml_dtypes")
+    h = rng.standard_normal((4, 6)).astype(ml.bfloat16)
+    d = cukit.to_device(h)
+    same(d.ravel(), h.ravel())
+    same(d.T.flatten(), h.T.flatten())
+    same(d.view(np.uint16), h.view(np.uint16))
+    same(cukit.pad(d, 1, mode="wrap"), np.pad(h, 1, mode="wrap"))
+    same(d.repeat(2, axis=1), h.repeat(2, axis=1))
+
+
+def test_empty_arrays(rng):
+    e = cukit.zeros((0, 3), "f4")
+    h = np.zeros((0, 3), "f4")
+    same(cukit.tile(e, 2), np.tile(h, 2))
+    same(e.repeat(3, axis=1), h.repeat(3, axis=1))
+    same(cukit.hstack([e, e]), np.hstack([h, h]))
+    same(cukit.vstack([e, cukit.ones((1, 3), "f4")]), np.vstack([h, np.ones((1, 3), "f4")]))
+    same(e.flatten(), h.flatten())
+    same(e.squeeze(), h.squeeze())
+    same(e.diagonal(), h.diagonal())
+    same(cukit.flip(e), np.flip(h))
+    assert [x.shape for x in cukit.array_split(e, 2, axis=1)] == \
+        [x.shape for x in np.array_split(h, 2, axis=1)]
+    same(cukit.pad(e, ((0, 0), (1, 1))), np.pad(h, ((0, 0), (1, 1))))

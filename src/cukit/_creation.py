@@ -73,6 +73,15 @@ def asarray(a, dtype=None, device=None, *, order=None, copy=None):
         dtype = None
     if not isinstance(a, _Array) and _has_device_array(a):
         return _stack_nested(a, dtype)
+    if dtype is not None and not isinstance(a, (_Array, _np.ndarray)) and (
+            hasattr(a, "__cuda_array_interface__") or hasattr(a, "__dlpack__")):
+        out = _c_asarray(a, None, device)      # another library's device data: shared,
+        if out.dtype != _np.dtype(dtype):      # then cast on the device
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as "
+                                 "requested.")
+            out = out.astype(dtype)
+        return out
     out = _c_asarray(a, dtype, device)
     if copy and out is a:
         out = out.copy()

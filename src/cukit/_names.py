@@ -11,7 +11,7 @@ _DTYPES = (
     "inexact", "generic",
 )
 _OTHER = ("dtype", "finfo", "iinfo", "pi", "e", "inf", "nan", "newaxis", "euler_gamma",
-          "isscalar", "result_type", "promote_types", "can_cast", "issubdtype")
+          "isscalar", "promote_types", "issubdtype")
 
 globals().update({name: getattr(_np, name) for name in _DTYPES + _OTHER if hasattr(_np, name)})
 __all__ = [name for name in _DTYPES + _OTHER if hasattr(_np, name)]
