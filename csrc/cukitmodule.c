@@ -40,7 +40,7 @@ typedef struct {
     V(launch.ModuleType) V(launch.KernelType) V(launch.PreparedType) V(launch.GraphType) \
     V(launch.KernelNodeType) V(launch.str_grid) V(launch.str_block)                      \
     V(launch.str_shared_mem) V(launch.str_stream) V(launch.str_n) V(compile.ProgramType) \
-    V(compile.compiled) V(array.strided_modules) V(compute.UfuncType)                    \
+    V(compile.compiled) V(array.strided_modules) V(array.repeat_modules) V(compute.UfuncType)                    \
     V(compute.ElementwiseType) V(compute.ufuncs) V(compute.math_dtypes)                  \
     V(compute.fuse_proxy) V(compute.reduce_tables) V(compute.random_modules) V(compute.stats_modules)             \
     V(compute.ReductionKernelType) V(compute.ScanKernelType) V(compute.PhiloxType)       \

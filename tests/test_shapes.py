@@ -474,3 +474,23 @@ def test_empty_arrays(rng):
     assert [x.shape for x in cukit.array_split(e, 2, axis=1)] == \
         [x.shape for x in np.array_split(h, 2, axis=1)]
     same(cukit.pad(e, ((0, 0), (1, 1))), np.pad(h, ((0, 0), (1, 1))))
+
+
+@pytest.mark.parametrize("dtype", ["c16", np.dtype([("a", "u1"), ("b", "<u2")]),
+                                   np.dtype([("x", "<f4"), ("y", "<i8")])])
+def test_repeat_counts_of_any_item_size(rng, dtype):
+    dtype = np.dtype(dtype)
+    raw = rng.integers(0, 256, size=20 * dtype.itemsize, dtype=np.uint8)
+    h = raw.view(dtype).reshape(4, 5) if dtype.kind == "V" else rand(rng, (4, 5), dtype)
+    d = cukit.to_device(h)
+    counts = rng.integers(0, 4, size=5)
+    same(d.repeat(counts, axis=1), h.repeat(counts, axis=1))
+    same(d.T.repeat(counts, axis=0), h.T.repeat(counts, axis=0))
+
+
+def test_repeat_many_counts_is_one_launch(rng):
+    h = rand(rng, (20000,), "f4")
+    counts = rng.integers(0, 3, size=20000)
+    d = cukit.to_device(h)
+    same(d.repeat(cukit.to_device(counts)), h.repeat(counts))
+    same(cukit.repeat(d[::-1], counts), np.repeat(h[::-1], counts))

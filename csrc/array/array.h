@@ -10,6 +10,7 @@ typedef struct cukit_array_state {
     PyObject *strided_modules; /* strong ref: dict device ordinal -> Module holding the
                                   strided copy and fill kernels, compiled at the first copy
                                   that needs them on that device */
+    PyObject *repeat_modules;  /* strong ref: the same for kernels/repeat.cu (a.repeat) */
 } cukit_array_state;
 
 /* Array.flags bits */

@@ -1,6 +1,7 @@
 /* shape.c - numpy's shape methods of cukit.Array (ravel, view, squeeze, diagonal, repeat...), its round/clip/sort methods, and broadcast_to */
 #include "array/impl.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ helpers */
@@ -396,9 +397,70 @@ repeat_counts(cukit_state *st, PyObject *repeats, Py_ssize_t n, int *scalar)
     return ints;
 }
 
+/* out (C-contiguous) <- a with each element along axis repeated `r` times: one copy of
+ * a view that walks the r copies with stride 0, (..., n, r, ...) onto (..., n*r, ...). */
+static int
+repeat_all(cukit_Array *a, int axis, Py_ssize_t r, cukit_Array *out)
+{
+    Py_ssize_t sh[CUKIT_MAXDIM], ss[CUKIT_MAXDIM], ds[CUKIT_MAXDIM];
+    int nd = a->ndim + 1;
+    if (nd > CUKIT_MAXDIM) {
+        PyErr_Format(PyExc_ValueError, "repeat() of a %d-dimensional array needs one more "
+                     "dimension than cukit allows (%d)", a->ndim, CUKIT_MAXDIM);
+        return -1;
+    }
+    for (int i = 0, j = 0; i < a->ndim; i++, j++) {
+        sh[j] = a->shape[i], ss[j] = a->strides[i], ds[j] = out->strides[i];
+        if (i == axis) {
+            ds[j] = out->strides[i] * r; /* the next source element: r outputs on */
+            j++;
+            sh[j] = r, ss[j] = 0, ds[j] = out->strides[i];
+        }
+    }
+    return cukit_strided_copy(a->device, cukit_array_ptr(out), ds, cukit_array_ptr(a), ss, nd,
+                              sh, a->itemsize, NULL);
+}
+
+/* out (C-contiguous) <- a with element i along axis repeated counts[i] times: one
+ * launch of repeat.cu, which finds each output row's source by the running sums `ends`
+ * (a host int64 numpy array, copied over). */
+static int
+repeat_each(cukit_Array *a, int axis, PyObject *ends, cukit_Array *out)
+{
+    cukit_state *st = a->st;
+    cukit_Array *c = cukit_array_is_c_contig(a) ? (cukit_Array *)Py_NewRef(a) : cukit_array_copy(a);
+    cukit_Array *e = c ? (cukit_Array *)cukit_array_from_host(st, ends, NULL,
+                                                              (PyObject *)a->device) : NULL;
+    int rc = -1;
+    if (e == NULL)
+        goto done;
+    /* elements moved as the widest unit (up to 16 bytes) that divides the item size */
+    long long unit = 16;
+    while (a->itemsize % unit)
+        unit /= 2;
+    long long n = a->shape[axis], total = out->shape[axis], inner = a->itemsize / unit;
+    for (int i = axis + 1; i < a->ndim; i++)
+        inner *= a->shape[i];
+    long long count = out->nbytes / unit;
+    char name[32];
+    snprintf(name, sizeof name, "repeat_%lld", unit);
+    CUfunction f;
+    if (cukit_builtin_kernel_file(a->device, &st->array->repeat_modules, NULL,
+                                  "array/kernels/repeat.cu", name, &f) < 0)
+        goto done;
+    CUdeviceptr op = cukit_array_ptr(out), sp = cukit_array_ptr(c), ep = cukit_array_ptr(e);
+    void *args[] = {&op, &sp, &ep, &n, &total, &inner, &count};
+    long long blocks = (count + 255) / 256, most = (long long)a->device->sm_count * 32;
+    rc = cukit_builtin_launch(a->device, f, (unsigned)(blocks < most ? blocks : most), 1, 256, 1,
+                              NULL, args);
+done:
+    Py_XDECREF(c);
+    Py_XDECREF(e);
+    return rc;
+}
+
 /* a.repeat(repeats, axis=None): each element `repeats` times along axis (the
- * flattened array when None). Scalar repeats are one copy of a broadcast view;
- * per-element counts one copy per element with a nonzero count. New ref. */
+ * flattened array when None), into a new C-contiguous array. New ref. */
 PyObject *
 cukit_array_repeat(cukit_Array *self, PyObject *args, PyObject *kwargs)
 {
@@ -414,7 +476,7 @@ cukit_array_repeat(cukit_Array *self, PyObject *args, PyObject *kwargs)
     if (a == NULL)
         return NULL;
     int axis = 0, scalar = 0;
-    PyObject *counts = NULL, *result = NULL;
+    PyObject *counts = NULL, *ends = NULL, *last = NULL, *low = NULL;
     cukit_Array *out = NULL;
     if (axis_o != Py_None && cukit_axis_arg(st, axis_o, a->ndim, &axis) < 0)
         goto done;
@@ -427,87 +489,42 @@ cukit_array_repeat(cukit_Array *self, PyObject *args, PyObject *kwargs)
     counts = repeat_counts(st, repeats, a->shape[axis], &scalar);
     if (counts == NULL)
         goto done;
+    /* the smallest count (negative ones are numpy's ValueError) and the running sums */
     PyObject *flat = PyObject_CallMethod(counts, "ravel", NULL);
-    PyObject *list = flat ? PyObject_CallMethod(flat, "tolist", NULL) : NULL;
+    low = flat && PyObject_Size(flat) > 0 ? PyObject_CallMethod(flat, "min", NULL)
+                                          : PyLong_FromLong(0);
+    ends = flat ? PyObject_CallMethod(flat, "cumsum", NULL) : NULL;
     Py_XDECREF(flat);
-    if (list == NULL)
+    long long lowest = low ? PyLong_AsLongLong(low) : -1;
+    if (ends == NULL || PyErr_Occurred())
         goto done;
-    Py_ssize_t m = PyList_GET_SIZE(list), total = 0;
-    long long r0 = 0;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        long long r = PyLong_AsLongLong(PyList_GET_ITEM(list, i));
-        if (r < 0) {
-            PyErr_SetString(PyExc_ValueError, "repeats may not contain negative values.");
-            Py_DECREF(list);
-            goto done;
-        }
-        if (i == 0)
-            r0 = r;
-        total += (Py_ssize_t)r;
+    if (lowest < 0) {
+        PyErr_SetString(PyExc_ValueError, "repeats may not contain negative values.");
+        goto done;
     }
+    Py_ssize_t m = PyObject_Size(ends), total = 0;
+    last = m > 0 ? PySequence_GetItem(ends, m - 1) : PyLong_FromLong(0);
+    if (last == NULL || ((total = PyNumber_AsSsize_t(last, PyExc_OverflowError)) == -1 &&
+                         PyErr_Occurred()))
+        goto done;
     if (scalar)
-        total = (Py_ssize_t)(m ? r0 : 0) * a->shape[axis];
+        total = (Py_ssize_t)lowest * a->shape[axis];
     Py_ssize_t shape[CUKIT_MAXDIM];
     memcpy(shape, a->shape, sizeof(Py_ssize_t) * (size_t)a->ndim);
     shape[axis] = total;
     out = cukit_array_create(st, a->device, a->ndim, shape, a->dtype);
-    if (out == NULL || out->size == 0 || cukit_device_activate(a->device) < 0) {
-        Py_DECREF(list);
-        goto finish;
-    }
-    /* Each source element i along axis fills out[pos:pos+r] from a view that walks
-     * the r copies with stride 0: (..., n_i, r, ...) onto out's (..., n_i*r, ...). */
-    Py_ssize_t sshape[CUKIT_MAXDIM + 1], sstr[CUKIT_MAXDIM + 1], dstr[CUKIT_MAXDIM + 1];
-    int nd = a->ndim + 1;
-    for (int i = 0, j = 0; i < a->ndim; i++, j++) {
-        sshape[j] = a->shape[i];
-        sstr[j] = a->strides[i];
-        dstr[j] = out->strides[i];
-        if (i == axis) {
-            j++;
-            sshape[j] = 0;
-            sstr[j] = 0;
-            dstr[j] = out->strides[i];
-            dstr[j - 1] = out->strides[i];
-        }
-    }
-    if (nd > CUKIT_MAXDIM) {
-        PyErr_Format(PyExc_ValueError, "repeat() of a %d-dimensional array needs one more "
-                     "dimension than cukit allows (%d)", a->ndim, CUKIT_MAXDIM);
-        Py_DECREF(list);
+    if (out == NULL || out->size == 0)
+        goto done;
+    if (cukit_device_activate(a->device) < 0 ||
+        (scalar ? repeat_all(a, axis, (Py_ssize_t)lowest, out) : repeat_each(a, axis, ends, out)) < 0)
         Py_CLEAR(out);
-        goto finish;
-    }
-    Py_ssize_t pos = 0;
-    int rc = 0;
-    for (Py_ssize_t i = 0; rc == 0 && i < (scalar ? 1 : m); i++) {
-        Py_ssize_t r = scalar ? (Py_ssize_t)r0 : (Py_ssize_t)PyLong_AsLongLong(PyList_GET_ITEM(list, i));
-        if (r == 0)
-            continue;
-        Py_ssize_t sh[CUKIT_MAXDIM + 1], ds[CUKIT_MAXDIM + 1];
-        memcpy(sh, sshape, sizeof sh);
-        memcpy(ds, dstr, sizeof ds);
-        sh[axis + 1] = r;
-        ds[axis] = out->strides[axis] * r;   /* next source element: r outputs on */
-        Py_ssize_t src_off = 0;
-        if (!scalar) {
-            sh[axis] = 1;
-            src_off = i * a->strides[axis];
-        }
-        rc = cukit_strided_copy(a->device, cukit_array_ptr(out) + (CUdeviceptr)(pos * out->strides[axis]),
-                                ds, cukit_array_ptr(a) + (CUdeviceptr)src_off, sstr, nd, sh,
-                                a->itemsize, NULL);
-        pos += r;
-    }
-    Py_DECREF(list);
-    if (rc < 0)
-        Py_CLEAR(out);
-finish:
-    result = (PyObject *)out;
 done:
     Py_XDECREF(counts);
+    Py_XDECREF(ends);
+    Py_XDECREF(last);
+    Py_XDECREF(low);
     Py_DECREF(a);
-    return result;
+    return (PyObject *)out;
 }
 
 /* ------------------------------------------------------------------ broadcast_to */
