@@ -494,3 +494,29 @@ def test_repeat_many_counts_is_one_launch(rng):
     d = cukit.to_device(h)
     same(d.repeat(cukit.to_device(counts)), h.repeat(counts))
     same(cukit.repeat(d[::-1], counts), np.repeat(h[::-1], counts))
+
+
+def test_copyto_broadcasts_casts_and_masks(rng):
+    h = rand(rng, (3, 4), "f8")
+    d = cukit.to_device(h)
+    row = rand(rng, (4,), "f4")
+    cukit.copyto(d, cukit.to_device(row))        # broadcast, float32 -> float64
+    want = h.copy()
+    np.copyto(want, row)
+    same(d, want)
+    mask = rng.random((3, 4)) < 0.5
+    src = rand(rng, (3, 4), "f8")
+    cukit.copyto(d, cukit.to_device(src), where=cukit.to_device(mask))
+    np.copyto(want, src, where=mask)
+    same(d, want)
+    cukit.copyto(d, 2.5)                          # a scalar, as numpy
+    same(d, np.full((3, 4), 2.5))
+    cukit.copyto(d, [1, 2, 3, 4])                 # host data, broadcast
+    same(d, np.broadcast_to(np.array([1, 2, 3, 4], "f8"), (3, 4)))
+    with pytest.raises(TypeError, match="same_kind"):
+        cukit.copyto(cukit.zeros(4, "i4"), cukit.to_device(row))
+    with pytest.raises(ValueError):
+        cukit.copyto(d, cukit.to_device(rand(rng, (5,))))
+    i = cukit.zeros(4, "i4")
+    cukit.copyto(i, cukit.to_device(row), casting="unsafe")
+    same(i, row.astype("i4"))

@@ -13,7 +13,7 @@ __all__ = [
     "diagonal", "repeat", "tile", "pad", "roll", "flip", "fliplr", "flipud",
     "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack", "column_stack",
     "split", "array_split", "hsplit", "vsplit", "dsplit", "asfortranarray",
-    "broadcast_arrays", "broadcast_shapes", "shape", "ndim", "size",
+    "broadcast_arrays", "broadcast_shapes", "shape", "ndim", "size", "copyto",
 ]
 
 broadcast_shapes = _np.broadcast_shapes
@@ -451,3 +451,35 @@ def broadcast_arrays(*args):
     shape = _np.broadcast_shapes(*(tuple(a.shape) for a in arrs))
     return tuple(a if tuple(a.shape) == shape else _cukit.broadcast_to(a, shape)
                  for a in arrs)
+
+
+_c_copyto = _cukit.copyto
+
+
+def copyto(dst, src, casting="same_kind", where=True, *, stream=None):
+    """numpy.copyto: dst[...] = src, src broadcast to dst's shape and cast by `casting`,
+    only where `where` is true; either side may be host data (one copy over), any
+    layouts. With stream= the copy is only queued (see the memory guide)."""
+    if isinstance(dst, _Array) and not isinstance(src, _Array):
+        host = _np.asarray(src)
+        if host.dtype != dst.dtype or host.shape != tuple(dst.shape) or where is not True:
+            if not _np.can_cast(host, dst.dtype, casting) and not (
+                    host.ndim == 0 and isinstance(src, (int, float, complex, bool))):
+                raise TypeError(f"Cannot cast scalar from {host.dtype!r} to {dst.dtype!r} "
+                                f"according to the rule {casting!r}")
+            src = _cukit.to_device(_np.broadcast_to(host.astype(dst.dtype), tuple(dst.shape)),
+                                   device=dst.device)
+    if isinstance(dst, _Array) and isinstance(src, _Array):
+        if src.dtype != dst.dtype:
+            if not _np.can_cast(src.dtype, dst.dtype, casting):
+                raise TypeError(f"Cannot cast array data from {src.dtype!r} to {dst.dtype!r} "
+                                f"according to the rule {casting!r}")
+        if tuple(src.shape) != tuple(dst.shape):
+            src = _cukit.broadcast_to(src, tuple(dst.shape))
+        if src.dtype != dst.dtype:
+            src = src.astype(dst.dtype)
+        if where is not True:
+            if not isinstance(where, _Array):
+                where = _cukit.to_device(_np.asarray(where, dtype=bool), device=dst.device)
+            src = _cukit.where(where, src, dst)
+    return _c_copyto(dst, src, stream=stream)
