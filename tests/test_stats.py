@@ -374,6 +374,16 @@ def test_einsum_strided_and_errors(rng):
         cukit.einsum("ij->ii", a)
     with pytest.raises(ValueError):
         cukit.einsum("ij->k", a)
+    with pytest.raises(TypeError):
+        cukit.einsum("ij->i", a, dtype="f4")          # numpy's casting='safe'
+    close(cukit.einsum("ij->i", a, dtype="f4", casting="same_kind"),
+          np.einsum("ij->i", a.get(), dtype="f4", casting="same_kind"), rtol=1e-5)
+    out = cukit.empty(3)
+    assert cukit.einsum("ij->i", a, out=out) is out
+    close(out, a.get().sum(1))
+    b = rng.random((3, 4)) < 0.5
+    same(cukit.einsum("ij,kj->ik", cukit.to_device(b), cukit.to_device(b)),
+         np.einsum("ij,kj->ik", b, b))
 
 
 # ------------------------------------------------------------------ dtype predicates, parts

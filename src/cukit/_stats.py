@@ -604,7 +604,8 @@ def _einsum_pair(a, la, b, lb, keep, sizes):
     return r.reshape(tuple(sizes[c] for c in lab)), lab
 
 
-def einsum(subscripts, *operands, out=None, dtype=None, optimize=False, **kwargs):
+def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
+           optimize=False, **kwargs):
     """numpy.einsum: diagonals as views, sums of the labels one operand holds alone,
     then operand by operand a contraction through matmul (batched; integer types as a
     broadcast product and a sum), and a transpose to the output's order."""
@@ -617,6 +618,10 @@ def einsum(subscripts, *operands, out=None, dtype=None, optimize=False, **kwargs
         raise ValueError("No input operands")
     labels, out_labels = _einsum_parse(subscripts, ops)
     rt = _np.result_type(*(op.dtype for op in ops)) if dtype is None else _np.dtype(dtype)
+    for op in ops:
+        if not _np.can_cast(op.dtype, rt, casting):
+            raise TypeError(f"Iterator operand dtype could not be cast from {op.dtype!r} to "
+                            f"{rt!r} according to the rule {casting!r}")
     sizes = {}
     for op, lab in zip(ops, labels):
         for n, ch in zip(op.shape, lab):
