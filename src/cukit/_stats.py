@@ -169,8 +169,9 @@ def _sorted_along(a, axis, who):
 def _keep(res, a, axis):
     """res (the reduced axes gone) with length-1 axes put back where axis was."""
     if axis is None:
-        return res.reshape((1,) * a.ndim + tuple(res.shape[a.ndim - a.ndim:]))
-    axes = [_axis(ax, a.ndim) for ax in (axis if isinstance(axis, (tuple, list)) else [axis])]
+        axes = list(range(a.ndim))
+    else:
+        axes = [_axis(ax, a.ndim) for ax in (axis if isinstance(axis, (tuple, list)) else [axis])]
     lead = res.ndim - (a.ndim - len(axes))
     shape = list(res.shape[:lead])
     rest = iter(res.shape[lead:])
