@@ -377,8 +377,8 @@ def test_bad_indices_and_copies(rng):
         a[::0]
     with pytest.raises(ValueError, match="shape"):
         cukit.copyto(a[:, ::2], a[:, 1:])
-    with pytest.raises(TypeError, match="float32"):
-        cukit.copyto(a[:, ::2], cukit.zeros((4, 3), np.float32))
+    with pytest.raises(TypeError, match="same_kind"):   # numpy's copyto casting rule
+        cukit.copyto(cukit.zeros((4, 3), np.int32), a[:, ::2])
     with pytest.raises(ValueError, match="shape"):
         a[:, ::2].set(np.zeros((4, 2)))
     with pytest.raises(TypeError, match="float32"):

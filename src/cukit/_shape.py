@@ -131,14 +131,7 @@ def expand_dims(a, axis):
     axes = axis if isinstance(axis, (list, tuple)) else (axis,)
     out_nd = a.ndim + len(axes)
     places = _axes(list(axes), out_nd)
-    key, it = [], 0
-    for d in range(out_nd):
-        if d in places:
-            key.append(None)
-        else:
-            key.append(slice(None))
-            it += 1
-    return a[tuple(key)]
+    return a[tuple(None if d in places else slice(None) for d in range(out_nd))]
 
 
 def moveaxis(a, source, destination):
