@@ -48,6 +48,8 @@ def test_round_ties_to_even_and_out(rng):
     same(out, np.round(h, 1))
     with pytest.raises(TypeError):
         cukit.round([1.5])
+    b = rng.random(9) < 0.5
+    same(cukit.round(cukit.to_device(b)), np.round(b))
 
 
 # ------------------------------------------------------------------ isclose, allclose, array_equal

@@ -126,6 +126,8 @@ ck_round(cukit_state *st, PyObject *obj, Py_ssize_t decimals, PyObject *out)
     int integral = kind != 'f' && kind != 'c';
     if (kind == 'c') /* numpy rounds the two parts on their own */
         return round_complex(st, obj, decimals, out);
+    if (kind == 'b' && (out == NULL || out == Py_None)) /* numpy's: float16 */
+        return ck_astype(st, a, CUKIT_TC_F16, Py_None);
     if (integral && decimals >= 0) {
         if (out == NULL || out == Py_None)
             return (PyObject *)cukit_array_copy(a);
