@@ -134,7 +134,7 @@ def cases(name, lib):
         copy = lambda: out.__setitem__(Ellipsis, x)  # noqa: E731
     else:
         addout = lambda: cukit.add(x, y, out=out)  # noqa: E731
-        copy = lambda: cukit.copy(out, x)  # noqa: E731
+        copy = lambda: cukit.copyto(out, x)  # noqa: E731
     c["add bandwidth, 64M float32"] = ("GB/s", lambda: gbps(name, lib, addout, 12 * N))
     c["device-to-device copy, 64M float32"] = ("GB/s", lambda: gbps(name, lib, copy, 8 * N))
     if k is not None:

@@ -22,7 +22,7 @@ What it measures
       (plain memory: NCCL's ring LL kernel; symmetric: its symmetric kernels).
     * the floor under the graph rows: a graph of one empty kernel replayed and waited
       for, on one GPU.
-    * peer copy of 256 MiB from GPU 0 to GPU 1 in one process: cukit.copy (through
+    * peer copy of 256 MiB from GPU 0 to GPU 1 in one process: cukit.copyto (through
       cuMemcpyPeerAsync; the copy turns peer access on, for the memory pool too)
       against torch's dst.copy_(src).
     Each way is run once (warm-up: connections, buffers), then sampled REPS times,
@@ -313,7 +313,7 @@ def peer_copy(reps):
     src = cukit.to_device(np.ones(nbytes // 4, np.float32), device=0)
     dst = cukit.empty(nbytes // 4, np.float32, device=1)
     d1 = cukit.Device(1)
-    ways = {"cukit": lambda: ([cukit.copy(dst, src) for _ in range(10)], d1.synchronize())}
+    ways = {"cukit": lambda: ([cukit.copyto(dst, src) for _ in range(10)], d1.synchronize())}
     try:
         import torch
 

@@ -93,7 +93,7 @@ def cases(name, lib):
         ax0 = lambda: m.sum(sq, axis=0)  # noqa: E731
         ax1 = lambda: m.sum(sq, axis=1)  # noqa: E731
         cs = lambda: m.cumsum(x)  # noqa: E731
-        copy = (lambda: cukit.copy(out, x)) if name == "cukit" else (lambda: out.__setitem__(Ellipsis, x))  # noqa: E731
+        copy = (lambda: cukit.copyto(out, x)) if name == "cukit" else (lambda: out.__setitem__(Ellipsis, x))  # noqa: E731
     c["sum axis 0, 8192 x 8192 float32"] = ("GB/s", lambda: gbps(name, lib, ax0, 4 * SIDE * SIDE))
     c["sum axis 1, 8192 x 8192 float32"] = ("GB/s", lambda: gbps(name, lib, ax1, 4 * SIDE * SIDE))
     c["cumsum, 64M float32 (read + write)"] = ("GB/s", lambda: gbps(name, lib, cs, 8 * N))

@@ -113,7 +113,7 @@ def bench_device(cukit, libs, reps, host):
     rows = []
     for name, src, dst in DEVICE_CASES:
         s, d = src(a), dst(b)
-        t = samples_ms(events_timer(cukit, lambda: cukit.copy(d, s)), reps)
+        t = samples_ms(events_timer(cukit, lambda: cukit.copyto(d, s)), reps)
         ok = np.array_equal(d.get(), src(host))
         row = {"case": name, "ms": statistics.median(t), "ok": ok, "bytes": s.nbytes,
                "samples_ms": {"cukit": t}}

@@ -128,7 +128,7 @@ class Worker:
             host = self.data(n)
             x = cukit.to_device(host, stream=s)
             y = cukit.empty(n, np.uint32)
-            cukit.copy(y, x, stream=s)
+            cukit.copyto(y, x, stream=s)
             out = y.get(stream=s)
             s.synchronize()
             self.check(op, out, host)

@@ -41,10 +41,10 @@ typedef struct {
     V(launch.KernelNodeType) V(launch.str_grid) V(launch.str_block)                      \
     V(launch.str_shared_mem) V(launch.str_stream) V(launch.str_n) V(compile.ProgramType) \
     V(compile.compiled) V(array.strided_modules) V(compute.UfuncType)                    \
-    V(array.FlagsType) V(array.numpy_table)                                              \
+    V(array.FlagsType) V(array.numpy_table) V(array.repeat_modules)                     \
     V(compute.ElementwiseType) V(compute.ufuncs) V(compute.math_dtypes)                  \
     V(compute.fuse_proxy) V(compute.reduce_tables) V(compute.random_modules)             \
-    V(compute.index_modules) V(compute.mask_modules)                                     \
+    V(compute.index_modules) V(compute.mask_modules) V(compute.stats_modules)           \
     V(compute.ReductionKernelType) V(compute.ScanKernelType) V(compute.PhiloxType)       \
     V(compute.Philox4x32Type) V(compute.GeneratorType) V(nccl.CommunicatorType)          \
     V(nccl.WindowType)                                                                   \
@@ -152,6 +152,7 @@ cukit_exec(PyObject *m)
         cukit_link_setup,
         cukit_array_setup, cukit_array_functions_setup, cukit_dlpack_setup, /* array */
         cukit_protocols_setup,
+        cukit_array_shape_setup,
         cukit_internal_setup,
         ck_compute_setup,                                              /* compute */
         ck_random_setup,

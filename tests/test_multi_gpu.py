@@ -90,7 +90,7 @@ def test_copy_between_devices_on_a_stream(rng):
     dst = cukit.empty(x.shape, np.float32, device=1)
     dst.set(poison(x.shape, np.float32))
     s = cukit.Stream(device=1)
-    cukit.copy(dst, src, stream=s)
+    cukit.copyto(dst, src, stream=s)
     s.synchronize()
     np.testing.assert_array_equal(dst.get(), x)
 
@@ -113,7 +113,7 @@ def test_copy_between_devices_needs_contiguous_arrays():
     a = cukit.zeros((8, 8), np.float32, device=0)
     b = cukit.zeros((8, 4), np.float32, device=1)
     with pytest.raises(ValueError, match="needs two C-contiguous arrays"):
-        cukit.copy(b, a[:, ::2])
+        cukit.copyto(b, a[:, ::2])
 
 
 @pytest.mark.multi_gpu

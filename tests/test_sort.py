@@ -178,7 +178,7 @@ def test_radix_graph_capture_replays(rng):
     others = [cukit.to_device(fresh(rng, (n,), "f4")) for _ in range(8)]  # reuse freed memory
     for _ in range(2):
         x = fresh(rng, (n,), "f4")
-        cukit.copy(d, cukit.to_device(x))
+        cukit.copyto(d, cukit.to_device(x))
         cukit.synchronize()
         g.launch(s)
         s.synchronize()

@@ -351,8 +351,8 @@ cukit_array_check_writable(const cukit_Array *a, const char *what)
 {
     if (a->flags & CUKIT_ARRAY_READONLY) {
         PyErr_Format(PyExc_ValueError,
-                     "%s: the array is read-only (its producer exported it so); copy it "
-                     "first with .copy()",
+                     "%s: the array is read-only (a broadcast view, or exported so by its "
+                     "producer); copy it first with .copy()",
                      what);
         return -1;
     }

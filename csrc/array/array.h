@@ -14,6 +14,7 @@ typedef struct cukit_array_state {
     PyObject *numpy_table;     /* strong ref: numpy function -> cukit's, for the Array's
                                   __array_function__/__array_ufunc__; NULL until cukit/
                                   __init__.py sets it */
+    PyObject *repeat_modules;  /* strong ref: the same for kernels/repeat.cu (a.repeat) */
 } cukit_array_state;
 
 /* Array.flags bits */
@@ -72,6 +73,7 @@ enum {
 enum { CUKIT_CALL_ASTYPE, CUKIT_CALL_CONJ, CUKIT_CALL_REAL, CUKIT_CALL_IMAG,
        CUKIT_CALL_NONZERO, CUKIT_CALL_TAKE, CUKIT_CALL_PUT, CUKIT_CALL_COMPRESS,
        CUKIT_CALL_REPR, CUKIT_CALL_STR,
+       CUKIT_CALL_ROUND, CUKIT_CALL_CLIP,
        CUKIT_CALL_REDUCE = 16 /* + the index of sum, prod, max, ... in array.c's table */ };
 
 /* ------------------------------------------------------------------ array.c */
@@ -139,6 +141,10 @@ int cukit_array_functions_setup(PyObject *module, cukit_state *st);
 
 /* Array.flags' type and _set_numpy_table(); after cukit_array_functions_setup. 0 / -1. */
 int cukit_protocols_setup(PyObject *module, cukit_state *st);
+/* ------------------------------------------------------------------ shape.c */
+
+/* The shape methods of cukit.Array (added to its type) and cukit.broadcast_to. 0 / -1. */
+int cukit_array_shape_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ dlpack.c */
 

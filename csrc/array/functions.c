@@ -216,16 +216,16 @@ mod_to_device(PyObject *m, PyObject *args, PyObject *kwargs)
 }
 
 static PyObject *
-mod_copy(PyObject *m, PyObject *args, PyObject *kwargs)
+mod_copyto(PyObject *m, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"dst", "src", "stream", NULL};
     PyObject *dst_o, *src_o, *stream = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:copy", kwlist, &dst_o, &src_o, &stream))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:copyto", kwlist, &dst_o, &src_o, &stream))
         return NULL;
     cukit_state *st = PyModule_GetState(m);
     int dst_dev = Py_IS_TYPE(dst_o, st->ArrayType), src_dev = Py_IS_TYPE(src_o, st->ArrayType);
     if (dst_dev && !src_dev) {
-        if (cukit_array_set_from_host((cukit_Array *)dst_o, src_o, stream, "copy(dst, src)") < 0)
+        if (cukit_array_set_from_host((cukit_Array *)dst_o, src_o, stream, "copyto(dst, src)") < 0)
             return NULL;
         Py_RETURN_NONE;
     }
@@ -240,17 +240,86 @@ mod_copy(PyObject *m, PyObject *args, PyObject *kwargs)
         Py_RETURN_NONE;
     }
     if (!dst_dev) {
-        PyErr_SetString(PyExc_TypeError, "copy(dst, src): one of them must be a cukit.Array");
+        PyErr_SetString(PyExc_TypeError, "copyto(dst, src): one of them must be a cukit.Array");
         return NULL;
     }
-    if (cukit_array_copy_into((cukit_Array *)dst_o, (cukit_Array *)src_o, stream, "copy()") < 0)
+    if (cukit_array_copy_into((cukit_Array *)dst_o, (cukit_Array *)src_o, stream, "copyto()") < 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
+static PyObject *fortran_copy(cukit_Array *a);
+
+/* copy(a, order='K'): numpy's copy, a new device array (C order; F order for
+ * order='F', or 'A'/'K' of a Fortran-contiguous array); host data is copied over. */
+static PyObject *
+mod_copy(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"a", "order", NULL};
+    PyObject *obj;
+    const char *order = "K";
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|s:copy", kwlist, &obj, &order))
+        return NULL;
+    cukit_state *st = PyModule_GetState(m);
+    int f;
+    if (strcmp(order, "C") == 0)
+        f = 0;
+    else if (strcmp(order, "F") == 0)
+        f = 1;
+    else if (strcmp(order, "A") == 0 || strcmp(order, "K") == 0)
+        f = -1;
+    else
+        return PyErr_Format(PyExc_ValueError, "order must be one of 'C', 'F', 'A', or 'K' (got "
+                            "'%s')", order);
+    if (!Py_IS_TYPE(obj, st->ArrayType)) {
+        PyObject *c = cukit_array_from_host(st, obj, NULL, NULL);
+        if (c == NULL || f != 1)
+            return c;
+        PyObject *r = fortran_copy((cukit_Array *)c);
+        Py_DECREF(c);
+        return r;
+    }
+    cukit_Array *a = (cukit_Array *)obj;
+    if (cukit_array_check_live(a) < 0)
+        return NULL;
+    if (f < 0)
+        f = (a->flags & CUKIT_ARRAY_F_CONTIG) && !(a->flags & CUKIT_ARRAY_C_CONTIG);
+    if (!f)
+        return (PyObject *)cukit_array_copy(a);
+    return fortran_copy(a);
+}
+
+/* A Fortran-ordered copy of a. New ref or NULL. */
+static PyObject *
+fortran_copy(cukit_Array *a)
+{
+    /* a C-order copy of the reversed view, seen reversed again */
+    Py_ssize_t shape[CUKIT_MAXDIM], strides[CUKIT_MAXDIM];
+    for (int i = 0; i < a->ndim; i++) {
+        shape[i] = a->shape[a->ndim - 1 - i];
+        strides[i] = a->strides[a->ndim - 1 - i];
+    }
+    cukit_Array *rev = cukit_array_view(a, a->offset, a->ndim, shape, strides);
+    cukit_Array *c = rev ? cukit_array_copy(rev) : NULL;
+    Py_XDECREF(rev);
+    if (c == NULL)
+        return NULL;
+    for (int i = 0; i < a->ndim; i++) {
+        shape[i] = c->shape[a->ndim - 1 - i];
+        strides[i] = c->strides[a->ndim - 1 - i];
+    }
+    cukit_Array *out = cukit_array_view(c, c->offset, a->ndim, shape, strides);
+    Py_DECREF(c);
+    return (PyObject *)out;
+}
+
 static PyMethodDef array_functions[] = {
     {"copy", (PyCFunction)(void (*)(void))mod_copy, METH_VARARGS | METH_KEYWORDS,
-     "copy(dst, src, stream=None): copy between arrays of the same shape and dtype, either "
+     "copy(a, order='K') -> Array: numpy's copy: a new device array with a's data (a "
+     "cukit.Array, or host data copied over); Fortran order for order='F' (or 'A'/'K' of a "
+     "Fortran-contiguous array), else C order."},
+    {"copyto", (PyCFunction)(void (*)(void))mod_copyto, METH_VARARGS | METH_KEYWORDS,
+     "copyto(dst, src, stream=None): copy between arrays of the same shape and dtype, either "
      "side a device or host array, either side strided. With stream= the copy is only "
      "queued (a host array must be C-contiguous and stay alive and unchanged until the "
      "stream is synchronized); without, device-to-device copies are queued on the default "

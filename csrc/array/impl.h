@@ -72,6 +72,17 @@ PyObject *cukit_array_rebuild(PyObject *cls, PyObject *args);
 /* repr() and str(): numpy's printing of the values (through hooks.array_call). */
 PyObject *cukit_array_repr(PyObject *self);
 PyObject *cukit_array_str(PyObject *self);
+/* shape.c: numpy's shape methods (views where numpy gives views) and broadcast_to.
+ * Each returns a new ref or NULL with numpy's exception class. */
+PyObject *cukit_array_ravel(cukit_Array *self, PyObject *args, PyObject *kwargs);
+PyObject *cukit_array_flatten(cukit_Array *self, PyObject *args, PyObject *kwargs);
+PyObject *cukit_array_view_dtype(cukit_Array *self, PyObject *args, PyObject *kwargs);
+PyObject *cukit_array_squeeze(cukit_Array *self, PyObject *args, PyObject *kwargs);
+PyObject *cukit_array_swapaxes(cukit_Array *self, PyObject *args, PyObject *kwargs);
+PyObject *cukit_array_diagonal(cukit_Array *self, PyObject *args, PyObject *kwargs);
+PyObject *cukit_array_repeat(cukit_Array *self, PyObject *args, PyObject *kwargs);
+/* An axis argument as an index in [0, ndim). 0 / -1 (TypeError, numpy's AxisError). */
+int cukit_axis_arg(cukit_state *st, PyObject *obj, int ndim, int *out);
 
 /* scalars.c: numpy's scalar conversions (a copy to the host, then numpy's rules).
  * float/int/complex need one element; __index__ a 0-d integer array; item() with no

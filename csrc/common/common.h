@@ -143,6 +143,9 @@ typedef struct {
      * (advanced indexing). New ref or NULL / 0 or -1. */
     PyObject *(*array_index)(cukit_state *st, PyObject *a, PyObject *key);
     int (*array_index_set)(cukit_state *st, PyObject *a, PyObject *key, PyObject *value);
+    /* sort/: a.sort() in place (want_index 0, returns None) and a.argsort() (1). New ref. */
+    PyObject *(*array_sort)(cukit_state *st, int want_index, PyObject *self, PyObject *args,
+                            PyObject *kwargs);
 } cukit_hooks;
 
 

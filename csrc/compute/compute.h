@@ -12,9 +12,10 @@ typedef struct cukit_compute_state {
     PyTypeObject *UfuncType, *ElementwiseType;
     PyObject *ufuncs, *math_dtypes, *fuse_proxy;
     /* strong refs: the reduction and scan kernel tables (capsule) and types; random's
-     * types, and dicts device ordinal -> Module of its kernels (sample_: choice.cu's) */
-    PyObject *reduce_tables, *random_modules, *sample_modules;
-    PyObject *index_modules, *mask_modules; /* strong refs: the same for index/'s kernels */
+     * types, and dicts device ordinal -> Module of its kernels (sample_: choice.cu's;
+     * stats_: histogram.cu's, by its defines; index_, mask_: compute/index/'s) */
+    PyObject *reduce_tables, *random_modules, *sample_modules, *stats_modules;
+    PyObject *index_modules, *mask_modules;
     PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type,
         *GeneratorType;
 } cukit_compute_state;
@@ -286,6 +287,7 @@ PyObject *ck_scan_call(cukit_state *st, int which, PyObject *const *args, Py_ssi
 int ck_reductions_setup(PyObject *module, cukit_state *st);
 int ck_reduce_kernel_setup(PyObject *module, cukit_state *st);
 int ck_scan_setup(PyObject *module, cukit_state *st);
+int ck_histogram_setup(PyObject *module, cukit_state *st); /* bincount: atomic adds */
 
 int ck_index_setup(PyObject *module, cukit_state *st); /* compute/index/ (index.h). 0 / -1 */
 /* The compute layer's setup, called from module init. 0 / -1. */

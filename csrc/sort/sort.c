@@ -374,6 +374,42 @@ fn_argsort(PyObject *m, PyObject *args, PyObject *kwargs)
     return r;
 }
 
+/* hooks.array_sort: a.sort(axis=-1, kind=None, *, stream=None) sorts in place (a
+ * sorted copy written back over a) and returns None; a.argsort(...) is argsort(a, ...). */
+static PyObject *
+array_sort_hook(cukit_state *st, int want_index, PyObject *self, PyObject *args,
+                PyObject *kwargs)
+{
+    static char *kwlist[] = {"axis", "kind", "stream", NULL};
+    PyObject *axis = NULL, *kind = Py_None, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, want_index ? "|OO$O:argsort" : "|OO$O:sort",
+                                     kwlist, &axis, &kind, &stream))
+        return NULL;
+    cukit_Array *a = (cukit_Array *)self;
+    if (!want_index && (axis == Py_None || (axis == NULL && a->ndim == 0)))
+        return PyErr_Format(PyExc_ValueError, "a.sort(): sorting in place needs an axis%s",
+                            a->ndim == 0 ? " (a 0-d array has none)" : "; pass one, or use "
+                            "cukit.sort(a, axis=None) for a flattened copy");
+    if (!want_index && (a->flags & CUKIT_ARRAY_READONLY))
+        return PyErr_Format(PyExc_ValueError, "a.sort(): the array is read-only; sort a copy");
+    PyObject *module = PyType_GetModule(st->ArrayType);
+    if (module == NULL)
+        return NULL;
+    PyObject *minus1 = axis ? NULL : PyLong_FromLong(-1);
+    PyObject *r = sort_impl(module, self, axis ? axis : minus1, kind, stream, want_index);
+    Py_XDECREF(minus1);
+    if (r == NULL || want_index)
+        return r;
+    CUstream h;
+    int rc = ck_stream(st, stream, a->device, r, &h);
+    if (rc == 0)
+        rc = ck_copyto(st, a, (cukit_Array *)r, h);
+    Py_DECREF(r);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------ searchsorted */
 
 static PyObject *
@@ -443,7 +479,7 @@ static PyMethodDef functions[] = {
 int
 cukit_sort_setup(PyObject *module, cukit_state *st)
 {
-    (void)st;
+    st->hooks.array_sort = array_sort_hook;
     PyObject *cache = PyDict_New();
     if (cache == NULL || PyModule_AddObjectRef(module, "_sort_kernels", cache) < 0) {
         Py_XDECREF(cache);

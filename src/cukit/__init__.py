@@ -51,6 +51,7 @@ from ._cukit import (
     ascontiguousarray,
     compile,
     copy,
+    copyto,
     default_stream,
     device_count,
     driver_version,
@@ -97,6 +98,9 @@ from . import _cukit  # noqa: E402
 from ._cukit import (  # noqa: E402
     ElementwiseKernel,
     arange,
+    around,
+    bincount,
+    broadcast_to,
     clip,
     concatenate,
     full,
@@ -106,6 +110,7 @@ from ._cukit import (  # noqa: E402
     ones,
     ones_like,
     real,
+    round,
     stack,
     ufunc,
     where,
@@ -150,6 +155,12 @@ from ._reduce import ExclusiveScanKernel, InclusiveScanKernel, allclose, array_e
 from ._matmul import dot, inner, matmul, outer, tensordot  # noqa: E402
 from ._cukit import argsort, searchsorted, sort, unique  # noqa: E402  (csrc/sort/)
 from . import linalg  # noqa: E402
+# numpy's shape, creation and statistics functions composed of the C operations above,
+# and numpy's own names (dtypes, constants).
+from ._names import *  # noqa: E402,F401,F403
+from ._shape import *  # noqa: E402,F401,F403
+from ._creation import *  # noqa: E402,F401,F403
+from ._stats import *  # noqa: E402,F401,F403
 from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 from . import random  # noqa: E402  (cukit.random: numpy's Generator on the GPU)
 

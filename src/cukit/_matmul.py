@@ -80,7 +80,7 @@ def _into(result, out):
     if out.shape != result.shape or out.dtype != result.dtype:
         raise ValueError(f"dot: out= has shape {out.shape} and dtype {out.dtype}; the result "
                          f"has shape {result.shape} and dtype {result.dtype}")
-    _cukit.copy(out, result)
+    _cukit.copyto(out, result)
     return out
 
 

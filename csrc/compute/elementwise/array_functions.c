@@ -36,6 +36,32 @@ mod_where(PyObject *m, PyObject *args, PyObject *kwargs)
     return ck_ternary(PyModule_GetState(m), 0, in, out, stream);
 }
 
+/* clip(a, lo, hi, out, stream): a bound of None is no bound. New ref or NULL. */
+PyObject *
+ck_clip(cukit_state *st, PyObject *a, PyObject *lo, PyObject *hi, PyObject *out,
+        PyObject *stream)
+{
+    if (lo == Py_None && hi == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "clip(): one of a_min and a_max must be given");
+        return NULL;
+    }
+    /* a bound of None is no bound: the other ufunc alone */
+    if (lo == Py_None || hi == Py_None) {
+        PyObject *f = ufunc_named(st, lo == Py_None ? "minimum" : "maximum");
+        if (f == NULL)
+            return NULL;
+        PyObject *kw = Py_BuildValue("{sOsO}", "out", out, "stream", stream);
+        PyObject *args = kw ? Py_BuildValue("(OO)", a, lo == Py_None ? hi : lo) : NULL;
+        PyObject *r = args ? PyObject_Call(f, args, kw) : NULL;
+        Py_DECREF(f);
+        Py_XDECREF(kw);
+        Py_XDECREF(args);
+        return r;
+    }
+    PyObject *in[3] = {a, lo, hi};
+    return ck_ternary(st, 1, in, out, stream);
+}
+
 static PyObject *
 mod_clip(PyObject *m, PyObject *args, PyObject *kwargs)
 {
@@ -44,24 +70,115 @@ mod_clip(PyObject *m, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O$O:clip", kwlist, &in[0], &in[1], &in[2],
                                      &out, &stream))
         return NULL;
-    if (in[1] == Py_None && in[2] == Py_None) {
-        PyErr_SetString(PyExc_ValueError, "clip(): one of a_min and a_max must be given");
+    return ck_clip(PyModule_GetState(m), in[0], in[1], in[2], out, stream);
+}
+
+/* ------------------------------------------------------------------ round */
+
+/* f(x, y, out=out): one ufunc call. New ref or NULL. */
+static PyObject *
+call2(cukit_state *st, const char *name, PyObject *x, PyObject *y, PyObject *out)
+{
+    PyObject *f = ufunc_named(st, name);
+    if (f == NULL)
         return NULL;
+    PyObject *kw = out && out != Py_None ? Py_BuildValue("{sO}", "out", out) : NULL;
+    PyObject *args = y ? PyTuple_Pack(2, x, y) : PyTuple_Pack(1, x);
+    PyObject *r = args ? PyObject_Call(f, args, kw) : NULL;
+    Py_DECREF(f);
+    Py_XDECREF(kw);
+    Py_XDECREF(args);
+    return r;
+}
+
+/* round of a complex array: its real and imaginary parts rounded into those of out (or
+ * of a new array). New ref or NULL. */
+static PyObject *
+round_complex(cukit_state *st, PyObject *obj, Py_ssize_t decimals, PyObject *out)
+{
+    cukit_Array *a = (cukit_Array *)obj;
+    PyObject *res = out && out != Py_None ? Py_NewRef(out)
+                                          : (PyObject *)ck_empty(st, a->device, a->typecode,
+                                                                 a->ndim, a->shape);
+    for (int part = 0; res && part < 2; part++) {
+        const char *name = part ? "imag" : "real";
+        PyObject *src = PyObject_GetAttrString(obj, name);
+        PyObject *dst = src ? PyObject_GetAttrString(res, name) : NULL;
+        PyObject *r = dst ? ck_round(st, src, decimals, dst) : NULL;
+        Py_XDECREF(src);
+        Py_XDECREF(dst);
+        if (r == NULL)
+            Py_CLEAR(res);
+        Py_XDECREF(r);
     }
-    /* a bound of None is no bound: the other ufunc alone */
-    if (in[1] == Py_None || in[2] == Py_None) {
-        PyObject *f = ufunc_named(PyModule_GetState(m), in[1] == Py_None ? "minimum" : "maximum");
-        if (f == NULL)
-            return NULL;
-        PyObject *kw = Py_BuildValue("{sOsO}", "out", out, "stream", stream);
-        PyObject *a = kw ? Py_BuildValue("(OO)", in[0], in[1] == Py_None ? in[2] : in[1]) : NULL;
-        PyObject *r = a ? PyObject_Call(f, a, kw) : NULL;
-        Py_DECREF(f);
-        Py_XDECREF(kw);
-        Py_XDECREF(a);
-        return r;
+    return res;
+}
+
+/* numpy's round: rint(a * 10**d) / 10**d (d < 0: rint(a / 10**-d) * 10**-d), in a's
+ * own type; integers stay integers (computed in float64 for d < 0, cast back). */
+PyObject *
+ck_round(cukit_state *st, PyObject *obj, Py_ssize_t decimals, PyObject *out)
+{
+    if (!Py_IS_TYPE(obj, st->ArrayType))
+        return PyErr_Format(PyExc_TypeError, "cukit.round() takes a cukit.Array, not %s",
+                            Py_TYPE(obj)->tp_name);
+    cukit_Array *a = (cukit_Array *)obj;
+    char kind = ck_dtypes[a->typecode].kind;
+    int integral = kind != 'f' && kind != 'c';
+    if (kind == 'c') /* numpy rounds the two parts on their own */
+        return round_complex(st, obj, decimals, out);
+    if (kind == 'b' && (out == NULL || out == Py_None)) /* numpy's: float16 */
+        return ck_astype(st, a, CUKIT_TC_F16, Py_None);
+    if (integral && decimals >= 0) {
+        if (out == NULL || out == Py_None)
+            return (PyObject *)cukit_array_copy(a);
+        return call2(st, "positive", obj, NULL, out);
     }
-    return ck_ternary(PyModule_GetState(m), 1, in, out, stream);
+    PyObject *x = integral ? ck_astype(st, a, CUKIT_TC_F64, Py_None) : Py_NewRef(obj);
+    if (x == NULL)
+        return NULL;
+    double scale = 1.0;
+    for (Py_ssize_t i = 0; i < (decimals < 0 ? -decimals : decimals) && i < 400; i++)
+        scale *= 10.0;
+    PyObject *f = PyFloat_FromDouble(scale), *y = NULL, *r = NULL, *res = NULL;
+    if (f == NULL)
+        goto done;
+    y = decimals == 0 ? Py_NewRef(x) : call2(st, decimals > 0 ? "multiply" : "true_divide", x, f, NULL);
+    r = y ? call2(st, "rint", y, NULL, decimals == 0 && !integral ? out : NULL) : NULL;
+    if (r == NULL || (decimals == 0 && !integral)) {
+        res = r;
+        r = NULL;
+        goto done;
+    }
+    if (integral) {
+        PyObject *t = call2(st, "multiply", r, f, NULL);
+        res = t ? ck_astype(st, (cukit_Array *)t, a->typecode, Py_None) : NULL;
+        Py_XDECREF(t);
+        if (res && out && out != Py_None) {
+            PyObject *o = call2(st, "positive", res, NULL, out);
+            Py_SETREF(res, o);
+        }
+    }
+    else {
+        res = call2(st, decimals > 0 ? "true_divide" : "multiply", r, f, out);
+    }
+done:
+    Py_XDECREF(x);
+    Py_XDECREF(f);
+    Py_XDECREF(y);
+    Py_XDECREF(r);
+    return res;
+}
+
+static PyObject *
+mod_round(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"a", "decimals", "out", NULL};
+    PyObject *a, *out = Py_None;
+    Py_ssize_t decimals = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|nO:round", kwlist, &a, &decimals, &out))
+        return NULL;
+    return ck_round(PyModule_GetState(m), a, decimals, out);
 }
 
 /* ------------------------------------------------------------------ real, imag */
@@ -624,6 +741,11 @@ static PyMethodDef functions[] = {
     {"clip", (PyCFunction)(void (*)(void))mod_clip, METH_VARARGS | METH_KEYWORDS,
      "clip(a, a_min, a_max, out=None, *, stream=None) -> Array: minimum(maximum(a, a_min), "
      "a_max); a bound of None is no bound."},
+    {"round", (PyCFunction)(void (*)(void))mod_round, METH_VARARGS | METH_KEYWORDS,
+     "round(a, decimals=0, out=None) -> Array: numpy's round (ties to even; integers stay "
+     "integers)."},
+    {"around", (PyCFunction)(void (*)(void))mod_round, METH_VARARGS | METH_KEYWORDS,
+     "around(a, decimals=0, out=None) -> Array: cukit.round."},
     {"real", (PyCFunction)mod_real, METH_O, "real(a) -> Array: a.real."},
     {"imag", (PyCFunction)mod_imag, METH_O, "imag(a) -> Array: a.imag."},
     {"full", (PyCFunction)(void (*)(void))mod_full, METH_VARARGS | METH_KEYWORDS,

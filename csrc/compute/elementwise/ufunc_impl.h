@@ -80,4 +80,10 @@ PyObject *ck_dispatch_call(ck_Ufunc *u, PyObject *const *in, PyObject *out_o,
  * ltc. 0 / -1 with numpy's TypeError. */
 int ck_loop_for_dtype(ck_Ufunc *u, const int *tc, int nin, int want, int *ltc);
 
+/* clip(a, lo, hi) with None for no bound, and numpy's round (array_functions.c).
+ * New ref or NULL. */
+PyObject *ck_clip(cukit_state *st, PyObject *a, PyObject *lo, PyObject *hi, PyObject *out,
+                  PyObject *stream);
+PyObject *ck_round(cukit_state *st, PyObject *a, Py_ssize_t decimals, PyObject *out);
+
 #endif /* CUKIT_COMPUTE_UFUNC_IMPL_H */

@@ -474,6 +474,22 @@ ck_array_call(cukit_state *st, int which, PyObject *self, PyObject *args, PyObje
             return Py_NewRef(self);
         return ck_astype(st, a, tc, stream);
     }
+    case CUKIT_CALL_ROUND: {
+        static char *kwlist[] = {"decimals", "out", NULL};
+        Py_ssize_t decimals = 0;
+        PyObject *out = Py_None;
+        if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|nO:round", kwlist, &decimals, &out))
+            return NULL;
+        return ck_round(st, self, decimals, out);
+    }
+    case CUKIT_CALL_CLIP: {
+        static char *kwlist[] = {"min", "max", "out", "stream", NULL};
+        PyObject *lo = Py_None, *hi = Py_None, *out = Py_None, *stream = Py_None;
+        if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO$O:clip", kwlist, &lo, &hi, &out,
+                                         &stream))
+            return NULL;
+        return ck_clip(st, self, lo, hi, out, stream);
+    }
     case CUKIT_CALL_CONJ: {
         PyObject *in[1] = {self};
         return ck_dispatch(ufunc_at(st, U_CONJ), in, 1, NULL, NULL, MODE_CALL, -1);

@@ -479,12 +479,12 @@ class _RawCAI:
 def memcpy_dtod(dest, src, size):
     """Copy size bytes between device addresses (on the default stream)."""
     if size:
-        cukit.copy(_device_view(dest, size), _device_view(src, size))
+        cukit.copyto(_device_view(dest, size), _device_view(src, size))
 
 
 def memcpy_dtod_async(dest, src, size, stream=None):
     if size:
-        cukit.copy(_device_view(dest, size), _device_view(src, size), stream=stream)
+        cukit.copyto(_device_view(dest, size), _device_view(src, size), stream=stream)
 
 
 def memset_d8(dest, data, count):
@@ -611,12 +611,12 @@ def memcpy_peer(dest, src, size, dest_context=None, src_context=None):
     """Copy size bytes from src (memory of src_context's device) to dest (of
     dest_context's device); the contexts default to the current one."""
     if size:
-        cukit.copy(_peer_view(dest, size, dest_context), _peer_view(src, size, src_context))
+        cukit.copyto(_peer_view(dest, size, dest_context), _peer_view(src, size, src_context))
 
 
 def memcpy_peer_async(dest, src, size, dest_context=None, src_context=None, stream=None):
     if size:
-        cukit.copy(_peer_view(dest, size, dest_context), _peer_view(src, size, src_context),
+        cukit.copyto(_peer_view(dest, size, dest_context), _peer_view(src, size, src_context),
                    stream=stream)
 
 
@@ -1535,7 +1535,7 @@ class Memcpy2D:
         elif isinstance(dst, np.ndarray):
             dst[...] = src.get()
         else:
-            cukit.copy(dst, src, stream=stream)
+            cukit.copyto(dst, src, stream=stream)
 
 
 class _Holder:

@@ -299,9 +299,9 @@ class GPUArray(_cukit._PycudaArray):
                 src = cukit.ascontiguousarray(src)
             src = src.reshape(self.shape)
         if stream is None:
-            cukit.copy(self._a, src)
+            cukit.copyto(self._a, src)
         else:
-            cukit.copy(self._a, src, stream=stream)
+            cukit.copyto(self._a, src, stream=stream)
 
     def set_async(self, ary, stream=None):
         return self.set(ary, async_=True, stream=stream)
@@ -339,7 +339,7 @@ class GPUArray(_cukit._PycudaArray):
             return GPUArray(self.shape, self.dtype, self.allocator)
         new = empty(self.shape, self.dtype, self.allocator,
                     order="F" if self.is_f_contiguous and not self.is_c_contiguous else "C")
-        cukit.copy(new.array, self.array)
+        cukit.copyto(new.array, self.array)
         return new
 
     # ---- fills
@@ -550,7 +550,7 @@ class GPUArray(_cukit._PycudaArray):
         """A new array in self's order holding `view` (PyCUDA's real and imag are
         copies, contiguous as self is, not numpy's strided views)."""
         out = empty_like(self, dtype=view.dtype)
-        cukit.copy(out._a, view)
+        cukit.copyto(out._a, view)
         return out
 
     @property

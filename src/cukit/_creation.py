@@ -1,0 +1,254 @@
+"""numpy's creation and conversion functions on the device: array, asarray, asnumpy, eye,
+identity, diag, tri/tril/triu, meshgrid, mgrid/ogrid, indices, get_array_module. Each is
+a few of the C operations (empty/zeros and strided fills, views, broadcast copies, ufuncs);
+only shapes and 1-D grids of mgrid/ogrid are computed on the host."""
+import operator
+
+import numpy as _np
+
+from . import _cukit
+
+__all__ = ["array", "asarray", "asnumpy", "eye", "identity", "diag", "diagflat", "tri",
+           "tril", "triu", "meshgrid", "mgrid", "ogrid", "indices", "get_array_module"]
+
+_Array = _cukit.Array
+_c_asarray = _cukit.asarray
+
+
+def _has_device_array(obj):
+    if isinstance(obj, _Array):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_has_device_array(x) for x in obj)
+    return False
+
+
+def _stack_nested(obj, dtype):
+    """A nested list holding cukit arrays: stacked on the device, level by level."""
+    if isinstance(obj, _Array):
+        return obj if dtype is None else obj.astype(dtype)
+    items = [_stack_nested(x, dtype) if _has_device_array(x) else None for x in obj]
+    dev = next(x for x in items if x is not None)
+    items = [x if x is not None else _cukit.to_device(_np.asarray(o, dtype=dev.dtype),
+                                                       device=dev.device)
+             for x, o in zip(items, obj)]
+    return _cukit.stack(items)
+
+
+def array(obj, dtype=None, *, copy=True, order="K", ndmin=0, device=None):
+    """numpy.array on the device: a new Array from a cukit Array (copied, or as is with
+    copy=None/False when nothing changes), from anything numpy.array takes (copied to the
+    device), or from nested lists holding cukit arrays (stacked on the device)."""
+    if isinstance(obj, _Array):
+        same = dtype is None or _np.dtype(dtype) == obj.dtype
+        if copy is False and not same:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        out = obj if (same and not copy) else (obj.copy() if same else obj.astype(dtype))
+        if device is not None:
+            out = out.to(device)
+    elif _has_device_array(obj):
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        out = _stack_nested(obj, dtype)
+    else:
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested "
+                             "(host data is always copied to the device).")
+        out = _cukit.to_device(_np.asarray(obj, dtype=dtype, order="C"), device=device)
+    if order == "F" and out.ndim > 1 and not out.flags["F_CONTIGUOUS"]:
+        out = _cukit.copy(out, order="F")
+    if out.ndim < ndmin:
+        out = out.reshape((1,) * (ndmin - out.ndim) + tuple(out.shape))
+    return out
+
+
+def asarray(a, dtype=None, device=None, *, order=None, copy=None):
+    """numpy.asarray on the device: a cukit Array as is (cast when dtype differs); device
+    data of another library (DLPack, CUDA Array Interface) shared without a copy; host
+    data copied over."""
+    if isinstance(a, _Array) and dtype is not None and _np.dtype(dtype) != a.dtype:
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        a = a.astype(dtype)
+        dtype = None
+    if not isinstance(a, _Array) and _has_device_array(a):
+        return _stack_nested(a, dtype)
+    if dtype is not None and not isinstance(a, (_Array, _np.ndarray)) and (
+            hasattr(a, "__cuda_array_interface__") or hasattr(a, "__dlpack__")):
+        out = _c_asarray(a, None, device)      # another library's device data: shared,
+        if out.dtype != _np.dtype(dtype):      # then cast on the device
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as "
+                                 "requested.")
+            out = out.astype(dtype)
+        return out
+    out = _c_asarray(a, dtype, device)
+    if copy and out is a:
+        out = out.copy()
+    if order == "F" and out.ndim > 1 and not out.flags["F_CONTIGUOUS"]:
+        out = _cukit.copy(out, order="F")
+    return out
+
+
+def asnumpy(a, stream=None, order="C", out=None):
+    """CuPy's asnumpy: a host numpy array of a (a.get() for a cukit Array)."""
+    if isinstance(a, _Array):
+        host = a.get(out=out, stream=stream)
+        return _np.asfortranarray(host) if order == "F" and out is None else host
+    return _np.asarray(a, order=order)
+
+
+def get_array_module(*args):
+    """CuPy's get_array_module: cukit when any argument is a cukit Array, else numpy."""
+    import cukit
+    return cukit if any(isinstance(a, _Array) for a in args) else _np
+
+
+def eye(N, M=None, k=0, dtype=float, order="C", *, device=None):
+    """numpy.eye: zeros with ones on the k-th diagonal (a strided fill)."""
+    N = operator.index(N)
+    M = N if M is None else operator.index(M)
+    k = operator.index(k)
+    out = _cukit.zeros((N, M), dtype, device)
+    count = min(N, M - k) if k >= 0 else min(N + k, M)
+    if count > 0 and M > 0:
+        start = k if k >= 0 else -k * M
+        out.reshape(-1)[start:start + (count - 1) * (M + 1) + 1:M + 1] = 1
+    if order == "F":
+        out = _cukit.copy(out, order="F")
+    return out
+
+
+def identity(n, dtype=float, *, device=None):
+    """numpy.identity: eye(n)."""
+    return eye(n, dtype=dtype, device=device)
+
+
+def diag(v, k=0):
+    """numpy.diag: a 1-D v on the k-th diagonal of a new square array; of a 2-D v, its
+    k-th diagonal (a view)."""
+    if not isinstance(v, _Array):
+        raise TypeError(f"cukit.diag() takes a cukit.Array, not {type(v).__name__}")
+    k = operator.index(k)
+    if v.ndim == 1:
+        n = v.shape[0] + abs(k)
+        out = _cukit.zeros((n, n), v.dtype, v.device)
+        if v.shape[0]:
+            start = k if k >= 0 else -k * n
+            out.reshape(-1)[start:start + (v.shape[0] - 1) * (n + 1) + 1:n + 1] = v
+        return out
+    if v.ndim == 2:
+        return v.diagonal(k)
+    raise ValueError("Input must be 1- or 2-d.")
+
+
+def diagflat(v, k=0):
+    """numpy.diagflat: diag of v flattened."""
+    if not isinstance(v, _Array):
+        raise TypeError(f"cukit.diagflat() takes a cukit.Array, not {type(v).__name__}")
+    return diag(v.ravel(), k)
+
+
+def tri(N, M=None, k=0, dtype=float, *, device=None):
+    """numpy.tri: ones at and below the k-th diagonal."""
+    N = operator.index(N)
+    M = N if M is None else operator.index(M)
+    rows = _cukit.arange(N, dtype=_np.int64, device=device).reshape(N, 1)
+    cols = _cukit.arange(-operator.index(k), M - k, dtype=_np.int64, device=device)
+    mask = _cukit.greater_equal(rows, cols)
+    return mask if _np.dtype(dtype) == _np.bool_ else mask.astype(dtype)
+
+
+def _tri_mask(m, k, who):
+    if not isinstance(m, _Array):
+        raise TypeError(f"cukit.{who}() takes a cukit.Array, not {type(m).__name__}")
+    shape = tuple(m.shape[-2:]) if m.ndim >= 2 else (m.shape[0], m.shape[0]) if m.ndim else None
+    if shape is None:
+        raise ValueError(f"{who}: the input must be at least 1-d")
+    return tri(*shape, k=k, dtype=bool, device=m.device)
+
+
+def tril(m, k=0):
+    """numpy.tril: m with the elements above the k-th diagonal zeroed (a copy)."""
+    mask = _tri_mask(m, k, "tril")
+    return _cukit.where(mask, m, _cukit.zeros((), m.dtype, m.device))
+
+
+def triu(m, k=0):
+    """numpy.triu: m with the elements below the k-th diagonal zeroed (a copy)."""
+    mask = _tri_mask(m, k - 1, "triu")
+    return _cukit.where(mask, _cukit.zeros((), m.dtype, m.device), m)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """numpy.meshgrid: coordinate arrays (broadcast views when copy=False)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    for x in xi:
+        if not isinstance(x, _Array):
+            raise TypeError(f"cukit.meshgrid() takes cukit arrays, not {type(x).__name__}")
+    nd = len(xi)
+    shaped = []
+    for i, x in enumerate(xi):
+        s = [1] * nd
+        s[i] = -1
+        if indexing == "xy" and nd > 1 and i < 2:
+            s[i], s[1 - i] = 1, 1
+            s[1 - i] = -1
+        shaped.append(x.ravel().reshape(tuple(s)))
+    if not sparse and nd:
+        shape = _np.broadcast_shapes(*(tuple(x.shape) for x in shaped))
+        shaped = [_cukit.broadcast_to(x, shape) for x in shaped]
+    if copy:
+        shaped = [x.copy() for x in shaped]
+    return tuple(shaped)
+
+
+class _Grid:
+    """numpy.mgrid (sparse False) and numpy.ogrid (True): 1-D grids built on the host
+    (as numpy does), then broadcast and copied on the device."""
+
+    def __init__(self, sparse):
+        self.sparse = sparse
+
+    def __getitem__(self, key):
+        single = not isinstance(key, tuple)
+        keys = (key,) if single else key
+        vecs = [_np.mgrid[k] for k in keys]
+        dtype = _np.result_type(*vecs) if vecs else _np.float64
+        if single:
+            return _cukit.to_device(vecs[0].astype(dtype))
+        nd = len(vecs)
+        dev = [_cukit.to_device(v.astype(dtype)) for v in vecs]
+        parts = []
+        for i, v in enumerate(dev):
+            s = [1] * nd
+            s[i] = -1
+            parts.append(v.reshape(tuple(s)))
+        if self.sparse:
+            return tuple(parts)
+        shape = tuple(len(v) for v in vecs)
+        return _cukit.stack([_cukit.broadcast_to(p, shape) for p in parts])
+
+    def __repr__(self):
+        return "cukit.ogrid" if self.sparse else "cukit.mgrid"
+
+
+mgrid = _Grid(False)
+ogrid = _Grid(True)
+
+
+def indices(dimensions, dtype=int, sparse=False, *, device=None):
+    """numpy.indices: the index of each position along each axis."""
+    dims = tuple(operator.index(d) for d in dimensions)
+    nd = len(dims)
+    parts = []
+    for i, n in enumerate(dims):
+        s = [1] * nd
+        s[i] = n
+        parts.append(_cukit.arange(n, dtype=dtype, device=device).reshape(tuple(s)))
+    if sparse:
+        return tuple(parts)
+    if nd == 0:
+        return _cukit.empty((0,), dtype, device)
+    return _cukit.stack([_cukit.broadcast_to(p, dims) for p in parts])

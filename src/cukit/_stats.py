@@ -1,0 +1,657 @@
+"""numpy's math and statistics on device arrays, composed of cukit's C operations: ufuncs,
+reductions, the sort, matmul, views and copies; bincount and histogram count with atomic
+adds in a kernel of cukit's own (csrc/compute/stats/). Host work is limited to shapes,
+bin edges and the one scalar a function must return to the host (allclose, the range of
+a histogram)."""
+import operator
+
+import numpy as _np
+
+from . import _cukit
+from ._shape import _arr, _axis, _along, moveaxis
+
+__all__ = [
+    "isclose", "diff", "ediff1d", "nanmean", "median", "percentile", "quantile",
+    "histogram", "average", "cov", "corrcoef", "einsum", "iscomplexobj", "isrealobj",
+    "trace", "nanargmax", "nanargmin", "angle",
+]
+
+_Array = _cukit.Array
+
+
+def _dtype_of(x):
+    return x.dtype if isinstance(x, _Array) else _np.asarray(x).dtype
+
+
+def iscomplexobj(x):
+    """numpy.iscomplexobj: whether x's dtype is complex (no data is read)."""
+    return _dtype_of(x).kind == "c"
+
+
+def isrealobj(x):
+    """numpy.isrealobj: not iscomplexobj(x)."""
+    return not iscomplexobj(x)
+
+
+
+
+
+def angle(z, deg=False):
+    """numpy.angle: arctan2(z.imag, z.real) (in degrees with deg=True)."""
+    _arr(z, "angle")
+    a = _cukit.arctan2(z.imag, z.real) if z.dtype.kind == "c" else \
+        _cukit.arctan2(_cukit.zeros_like(z, dtype=_np.float64), z.astype(_np.float64))
+    return a * (180.0 / _np.pi) if deg else a
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """numpy.isclose: |a - b| <= atol + rtol * |b| elementwise (infinities equal to
+    themselves; NaN equal to NaN only with equal_nan), computed in floating point."""
+    if not isinstance(a, _Array) and not isinstance(b, _Array):
+        raise TypeError("cukit.isclose() takes at least one cukit.Array")
+    dt = _np.result_type(_dtype_of(a), _dtype_of(b), 1.0)
+
+    def prep(x):
+        return x.astype(dt) if isinstance(x, _Array) else dt.type(x)
+
+    def absolute(x):
+        return _cukit.absolute(x) if isinstance(x, _Array) else abs(x)
+
+    def finite(x):
+        return _cukit.isfinite(x) if isinstance(x, _Array) else bool(_np.isfinite(x))
+
+    a, b = prep(a), prep(b)
+    close = _cukit.less_equal(absolute(a - b), atol + rtol * absolute(b))
+    fin = finite(b)
+    if fin is not True:
+        close = _cukit.logical_and(close, fin)
+    close = _cukit.logical_or(close, _cukit.equal(a, b))
+    if equal_nan and dt.kind in "fc":
+        nan_a = _cukit.isnan(a) if isinstance(a, _Array) else bool(_np.isnan(a))
+        nan_b = _cukit.isnan(b) if isinstance(b, _Array) else bool(_np.isnan(b))
+        both = _cukit.logical_and(nan_a, nan_b) if isinstance(nan_a, _Array) or \
+            isinstance(nan_b, _Array) else (nan_a and nan_b)
+        close = _cukit.logical_or(close, both)
+    return close
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """numpy.diff: the n-th differences along axis (not_equal for bool arrays)."""
+    _arr(a, "diff")
+    if n == 0:
+        return a
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    if a.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = _axis(axis, a.ndim)
+    parts = []
+    for extra, first in ((prepend, True), (append, False)):
+        if extra is None:
+            continue
+        if not isinstance(extra, _Array):
+            extra = _cukit.to_device(_np.asarray(extra), device=a.device)
+        if extra.ndim == 0:
+            shape = list(a.shape)
+            shape[axis] = 1
+            extra = _cukit.broadcast_to(extra, tuple(shape))
+        parts.append((first, extra))
+    if parts:
+        seq = [p for f, p in parts if f] + [a] + [p for f, p in parts if not f]
+        a = _cukit.concatenate(seq, axis=axis)
+    op = _cukit.not_equal if a.dtype == _np.bool_ else _cukit.subtract
+    for _ in range(n):
+        m = a.shape[axis]
+        a = op(a[_along(a.ndim, axis, slice(1, None))],
+               a[_along(a.ndim, axis, slice(None, max(m - 1, 0)))])
+    return a
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    """numpy.ediff1d: differences of the flattened array, with to_begin/to_end added."""
+    _arr(ary, "ediff1d")
+    if ary.dtype == _np.bool_:
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the "
+                        "bitwise_xor, the `^` operator, or the logical_xor function instead.")
+    flat = ary.ravel()
+    d = flat[1:] - flat[:-1]
+    parts = []
+    if to_begin is not None:
+        parts.append(_as_vector(to_begin, ary))
+    parts.append(d)
+    if to_end is not None:
+        parts.append(_as_vector(to_end, ary))
+    return parts[0] if len(parts) == 1 else _cukit.concatenate(parts, dtype=ary.dtype)
+
+
+def _as_vector(x, like):
+    if isinstance(x, _Array):
+        return x.ravel()
+    host = _np.asarray(x).ravel()
+    if not _np.can_cast(host, like.dtype, casting="same_kind"):
+        raise TypeError(f"dtype of `to_begin`/`to_end` must be compatible with input "
+                        f"`ary` under the `same_kind` rule.")
+    return _cukit.to_device(host.astype(like.dtype), device=like.device)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+    """numpy.nanmean: the mean of the elements that are not NaN."""
+    _arr(a, "nanmean")
+    if a.dtype.kind not in "fc":
+        return _cukit.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    valid = _cukit.logical_not(_cukit.isnan(a))
+    total = _cukit.nansum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    count = _cukit.sum(valid, axis=axis, keepdims=keepdims)
+    res = _cukit.true_divide(total, count.astype(total.dtype if total.dtype.kind == "f"
+                                                  else _np.float64))
+    if out is not None:
+        out[...] = res
+        return out
+    return res
+
+
+def _sorted_along(a, axis, who):
+    """a sorted along one axis, moved last; axis None flattens. (sorted, n)."""
+    if axis is None:
+        x = a.ravel()
+    elif isinstance(axis, (tuple, list)):
+        axes = [_axis(ax, a.ndim) for ax in axis]
+        x = moveaxis(a, axes, list(range(a.ndim - len(axes), a.ndim)))
+        x = x.reshape(tuple(x.shape[:a.ndim - len(axes)]) + (-1,)) if x.is_contiguous \
+            else _cukit.ascontiguousarray(x).reshape(tuple(x.shape[:a.ndim - len(axes)]) + (-1,))
+    else:
+        x = moveaxis(a, _axis(axis, a.ndim), -1)
+    if x.ndim == 0:
+        x = x.reshape(1)
+    return _cukit.sort(x, axis=-1)
+
+
+def _keep(res, a, axis):
+    """res (the reduced axes gone) with length-1 axes put back where axis was."""
+    if axis is None:
+        axes = list(range(a.ndim))
+    else:
+        axes = [_axis(ax, a.ndim) for ax in (axis if isinstance(axis, (tuple, list)) else [axis])]
+    lead = res.ndim - (a.ndim - len(axes))
+    shape = list(res.shape[:lead])
+    rest = iter(res.shape[lead:])
+    for d in range(a.ndim):
+        shape.append(1 if d in axes else next(rest))
+    return res.reshape(tuple(shape))
+
+
+def _nan_where(res, s):
+    """NaN where the sorted rows s hold a NaN (sorted last), as numpy's quantiles give."""
+    if s.dtype.kind not in "fc" or s.shape[-1] == 0:
+        return res
+    has_nan = _cukit.isnan(s[..., -1])
+    return _cukit.where(has_nan, _cukit.full((), _np.nan, res.dtype, s.device), res)
+
+
+_METHODS = ("linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf",
+            "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf",
+            "hazen", "weibull", "median_unbiased", "normal_unbiased")
+
+
+def _quantiles(a, q, axis, method, keepdims, who, scale):
+    _arr(a, who)
+    if method not in _METHODS:
+        raise ValueError(f"'{method}' is not a valid method. Use one of: {_METHODS}")
+    if method not in _METHODS[:5]:
+        raise NotImplementedError(f"cukit.{who}: method {method!r} is not supported; the "
+                                  f"methods are {_METHODS[:5]}")
+    weak = isinstance(q, (int, float)) and not isinstance(q, _np.generic)
+    qh = _np.asarray(q.get() if isinstance(q, _Array) else q, dtype=_np.float64) / scale
+    if not _np.all((qh >= 0) & (qh <= 1)):
+        raise ValueError("Percentiles must be in the range [0, 100]" if scale == 100
+                         else "Quantiles must be in the range [0, 1]")
+    # numpy's result type: the elements themselves for lower/higher/nearest; else a's
+    # floating type, widened by q unless q is a Python number
+    if method in ("linear", "midpoint"):
+        ft = _np.float64 if a.dtype.kind not in "fc" else (
+            a.dtype.type if weak else _np.result_type(a.dtype, _np.float64).type)
+        if a.dtype != _np.dtype(ft):
+            a = a.astype(ft)
+    s = _sorted_along(a, axis, who)
+    n = s.shape[-1]
+    if n == 0:
+        raise ValueError(f"cukit.{who}() of an empty axis")
+    outs = []
+    for qi in qh.ravel():
+        vi = n * qi + (1 + qi * -1.0) - 1  # numpy's virtual index with alpha = beta = 1
+        lo = int(_np.floor(vi))
+        hi = min(lo + 1, n - 1)
+        lo = min(max(lo, 0), n - 1)
+        if method == "lower":
+            r = s[..., lo]
+        elif method == "higher":
+            r = s[..., min(int(_np.ceil(vi)), n - 1)]
+        elif method == "nearest":
+            r = s[..., min(int(_np.around(vi)), n - 1)]
+        else:
+            t = 0.5 if method == "midpoint" else vi - _np.floor(vi)
+            if method == "midpoint" and vi == _np.floor(vi):
+                t = 0.0
+            t = ft(t)
+            x0, x1 = s[..., lo], s[..., hi]
+            d = x1 - x0
+            r = x1 - d * (ft(1) - t) if t >= 0.5 else x0 + d * t
+        outs.append(_nan_where(r, s))
+    res = outs[0] if qh.ndim == 0 else _cukit.stack(outs).reshape(qh.shape + tuple(outs[0].shape))
+    if res.ndim == 0 or res.buffer is s.buffer:
+        res = res.copy()
+    if keepdims:
+        res = _keep(res, a, axis)
+    return res
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False):
+    """numpy.quantile (methods linear, lower, higher, nearest, midpoint) on cukit's sort."""
+    res = _quantiles(a, q, axis, method, keepdims, "quantile", 1)
+    return _to_out(res, out)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False):
+    """numpy.percentile: quantile(a, q / 100)."""
+    res = _quantiles(a, q, axis, method, keepdims, "percentile", 100)
+    return _to_out(res, out)
+
+
+def _to_out(res, out):
+    if out is None:
+        return res
+    out[...] = res
+    return out
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """numpy.median: the middle element (the mean of the two middle ones) along axis, on
+    cukit's sort; NaN where a row holds a NaN."""
+    _arr(a, "median")
+    if a.dtype.kind not in "fc":
+        a = a.astype(_np.float64)
+    s = _sorted_along(a, axis, "median")
+    n = s.shape[-1]
+    if n == 0:
+        raise ValueError("cukit.median() of an empty axis")
+    if n % 2:
+        res = s[..., n // 2].copy()
+    else:
+        res = (s[..., n // 2 - 1] + s[..., n // 2]) / a.dtype.type(2) \
+            if a.dtype.kind == "f" else (s[..., n // 2 - 1] + s[..., n // 2]) / 2
+    res = _nan_where(res, s)
+    if keepdims:
+        res = _keep(res, a, axis)
+    return _to_out(res, out)
+
+
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    """numpy.histogram: (counts, edges); the counting is one kernel of atomic adds. bins
+    an int (equal bins between range, or the data's min and max: one read), or
+    increasing edges (a cukit or host array)."""
+    _arr(a, "histogram")
+    flat = a.ravel()
+    if weights is not None:
+        _arr(weights, "histogram")
+        if tuple(weights.shape) != tuple(a.shape):
+            raise ValueError("weights should have the same shape as a.")
+        weights = weights.ravel()
+    if flat.dtype.kind == "f" and flat.dtype.itemsize < 4:
+        flat = flat.astype(_np.float32)
+    if flat.dtype.kind == "c":
+        raise TypeError("cukit.histogram() of complex data: take .real or abs() first")
+    if isinstance(bins, str):
+        raise NotImplementedError("cukit.histogram: bins given by name are not supported; "
+                                  "pass a count or the edges")
+    if _np.ndim(bins) == 0 and not isinstance(bins, _Array):
+        try:
+            nb = operator.index(bins)
+        except TypeError:
+            raise TypeError("`bins` must be an integer, a string, or an array") from None
+        if nb < 1:
+            raise ValueError("`bins` must be positive, when an integer")
+        if range is not None:
+            lo, hi = range
+            if lo > hi:
+                raise ValueError("max must be larger than min in range parameter.")
+            if not (_np.isfinite(lo) and _np.isfinite(hi)):
+                raise ValueError(f"supplied range of [{lo}, {hi}] is not finite")
+        elif flat.size == 0:
+            lo, hi = 0, 1
+        else:  # numpy's edges from the data: its min and max as scalars of a's type
+            lo, hi = _cukit.min(a).get()[()], _cukit.max(a).get()[()]
+            if not (_np.isfinite(lo) and _np.isfinite(hi)):
+                raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        et = _np.result_type(lo, hi, a.dtype)
+        if et.kind in "biu":
+            et = _np.result_type(et, float)
+        edges_host = _np.linspace(lo, hi, nb + 1, endpoint=True, dtype=et)
+    else:
+        edges_host = bins.get() if isinstance(bins, _Array) else _np.asarray(bins)
+        if edges_host.ndim != 1:
+            raise ValueError("`bins` must be 1d, when an array")
+        if _np.any(edges_host[:-1] > edges_host[1:]):
+            raise ValueError("`bins` must increase monotonically, when an array")
+    edges_host = _np.asarray(edges_host)
+    cmp_t = _np.float32 if edges_host.dtype == _np.float32 or (
+        edges_host.dtype == _np.float16) else _np.float64
+    edges_cmp = _cukit.to_device(edges_host.astype(cmp_t), device=a.device)
+    counts = _cukit._histogram(flat, edges_cmp, weights)
+    if weights is not None and weights.dtype.kind == "f" and weights.dtype != _np.float64:
+        counts = counts.astype(weights.dtype)
+    edges = _cukit.to_device(edges_host, device=a.device)
+    if density:
+        widths = _cukit.to_device(_np.diff(edges_host).astype(_np.float64), device=a.device)
+        total = _cukit.sum(counts).astype(_np.float64)
+        counts = counts.astype(_np.float64) / widths / total
+    return counts, edges
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """numpy.average: the mean, or the weighted mean sum(a * w) / sum(w)."""
+    _arr(a, "average")
+    if weights is None:
+        avg = _cukit.mean(a, axis=axis, keepdims=keepdims)
+        if returned:
+            n = a.size if axis is None else int(_np.prod(
+                [a.shape[_axis(x, a.ndim)] for x in (axis if isinstance(axis, tuple) else (axis,))]))
+            return avg, _cukit.full(avg.shape, n, avg.dtype, a.device)
+        return avg
+    _arr(weights, "average")
+    wgt = weights
+    if tuple(wgt.shape) != tuple(a.shape):
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        axes = [_axis(x, a.ndim) for x in (axis if isinstance(axis, tuple) else (axis,))]
+        if tuple(wgt.shape) != tuple(a.shape[x] for x in axes):
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        shape = [1] * a.ndim
+        for x in axes:
+            shape[x] = a.shape[x]
+        order = sorted(range(len(axes)), key=lambda i: axes[i])
+        wgt = wgt.transpose(tuple(order)).reshape(tuple(shape)) if len(axes) > 1 else \
+            wgt.reshape(tuple(shape))
+    rt = _np.result_type(a.dtype, wgt.dtype, _np.float64 if a.dtype.kind in "biu" else a.dtype)
+    if a.dtype.kind in "biu" and wgt.dtype.kind in "biu":
+        rt = _np.float64
+    scl = _cukit.sum(wgt.astype(rt) if wgt.dtype != rt else wgt, axis=axis, keepdims=keepdims)
+    if bool(_cukit.any(scl == 0).item()):
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    prod = a.astype(rt) * wgt if a.dtype != rt else a * wgt
+    avg = _cukit.sum(prod, axis=axis, keepdims=keepdims) / scl
+    if avg.dtype != rt:
+        avg = avg.astype(rt)
+    if returned:
+        if tuple(scl.shape) != tuple(avg.shape):
+            scl = _cukit.broadcast_to(scl, avg.shape).copy()
+        return avg, scl
+    return avg
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+        dtype=None):
+    """numpy.cov: the covariance matrix of the rows (variables) of m, as one matmul."""
+    _arr(m, "cov")
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("cukit.cov: fweights and aweights are not supported")
+    if m.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if dtype is None:
+        dtype = _np.result_type(m.dtype, _np.float64) if y is None else \
+            _np.result_type(m.dtype, y.dtype, _np.float64)
+    from ._shape import atleast_2d
+    X = atleast_2d(m).astype(dtype)
+    if not rowvar and X.shape[0] != 1:
+        X = X.T
+    if X.shape[0] == 0:
+        return _cukit.empty((0, 0), dtype, m.device)
+    if y is not None:
+        _arr(y, "cov")
+        if y.ndim > 2:
+            raise ValueError("y has more than 2 dimensions")
+        Y = atleast_2d(y).astype(dtype)
+        if not rowvar and Y.shape[0] != 1:
+            Y = Y.T
+        X = _cukit.concatenate([X, Y], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    N = X.shape[1]
+    fact = N - ddof
+    X = X - _cukit.mean(X, axis=1, keepdims=True)
+    Xt = _cukit.conjugate(X.T) if X.dtype.kind == "c" else X.T
+    c = _cukit.matmul(_cukit.ascontiguousarray(X), _cukit.ascontiguousarray(Xt))
+    c = c / (fact if fact > 0 else 0.0)
+    return c.squeeze()
+
+
+def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    """numpy.corrcoef: cov normalized by the standard deviations, clipped to [-1, 1]."""
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return c / c
+    d = c.diagonal().copy()
+    std = _cukit.sqrt(d.real)
+    c = c / std[:, None]
+    c = c / std[None, :]
+    if c.dtype.kind == "c":
+        re = _cukit.clip(c.real, -1, 1)
+        im = _cukit.clip(c.imag, -1, 1)
+        out = c.copy()
+        out.real[...] = re
+        out.imag[...] = im
+        return out
+    return _cukit.clip(c, -1, 1)
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """numpy.trace: the sum along a diagonal."""
+    return _cukit.sum(_arr(a, "trace").diagonal(offset, axis1, axis2), axis=-1, dtype=dtype,
+                      out=out)
+
+
+def _nanarg(a, axis, fill, who, fn):
+    _arr(a, who)
+    if a.dtype.kind not in "fc":
+        return fn(a, axis=axis)
+    nan = _cukit.isnan(a)
+    if bool(_cukit.any(_cukit.all(nan, axis=axis)).item()):
+        raise ValueError("All-NaN slice encountered")
+    return fn(_cukit.where(nan, _cukit.full((), fill, a.dtype, a.device), a), axis=axis)
+
+
+def nanargmax(a, axis=None):
+    """numpy.nanargmax: argmax ignoring NaNs (ValueError on an all-NaN slice)."""
+    return _nanarg(a, axis, -_np.inf, "nanargmax", _cukit.argmax)
+
+
+def nanargmin(a, axis=None):
+    """numpy.nanargmin: argmin ignoring NaNs (ValueError on an all-NaN slice)."""
+    return _nanarg(a, axis, _np.inf, "nanargmin", _cukit.argmin)
+
+
+# ------------------------------------------------------------------ einsum
+
+def _einsum_parse(subscripts, operands):
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        ins, out = subscripts.split("->")
+        if "->" in out:
+            raise ValueError("einstein sum subscripts string includes output subscript '-' "
+                             "multiple times")
+    else:
+        ins, out = subscripts, None
+    terms = ins.split(",")
+    if len(terms) != len(operands):
+        raise ValueError("more operands provided to einstein sum function than specified "
+                         "in the subscripts string" if len(operands) > len(terms) else
+                         "fewer operands provided to einstein sum function than specified "
+                         "in the subscripts string")
+    pool = iter(chr(c) for c in range(0x100, 0x200))
+    ell_labels = []
+    max_ell = 0
+    labels = []
+    for t, op in zip(terms, operands):
+        if "." in t:
+            if t.count("...") != 1 or t.replace("...", "").count("."):
+                raise ValueError("einstein sum subscripts string contains a '.' that is not "
+                                 "part of an ellipsis ('...')")
+            max_ell = max(max_ell, op.ndim - (len(t) - 3))
+        for ch in t.replace("...", ""):
+            if not ch.isalpha():
+                raise ValueError(f"invalid subscript '{ch}' in einstein sum subscripts "
+                                 f"string, subscripts must be letters")
+    ell_labels = [next(pool) for _ in range(max_ell)]
+    for t, op in zip(terms, operands):
+        if "..." in t:
+            pre, post = t.split("...")
+            k = op.ndim - len(pre) - len(post)
+            if k < 0:
+                raise ValueError("operand has more dimensions than subscripts given in "
+                                 "einstein sum")
+            lab = list(pre) + ell_labels[max_ell - k:] + list(post)
+        else:
+            lab = list(t)
+        if len(lab) != op.ndim:
+            raise ValueError(f"operand has more dimensions than subscripts given in einstein "
+                             f"sum, but no '...' ellipsis provided to broadcast the extra "
+                             f"dimensions." if op.ndim > len(lab) else
+                             f"einstein sum subscripts string contains too many subscripts "
+                             f"for operand")
+        labels.append(lab)
+    if out is None:
+        counts = {}
+        for lab in labels:
+            for ch in lab:
+                counts[ch] = counts.get(ch, 0) + 1
+        out_labels = ell_labels + sorted(ch for ch, c in counts.items()
+                                         if c == 1 and ch not in ell_labels)
+    else:
+        if out.count("...") > 1 or out.replace("...", "").count("."):
+            raise ValueError("einstein sum subscripts string contains a '.' that is not part "
+                             "of an ellipsis ('...')")
+        pre, _, post = out.partition("...") if "..." in out else (out, "", "")
+        out_labels = list(pre) + (ell_labels if "..." in out else []) + list(post)
+        seen = set()
+        for ch in out_labels:
+            if ch in seen:
+                raise ValueError(f"einstein sum subscripts string includes output subscript "
+                                 f"'{ch}' multiple times")
+            seen.add(ch)
+            if not any(ch in lab for lab in labels):
+                raise ValueError(f"einstein sum subscripts string included output subscript "
+                                 f"'{ch}' which never appeared in an input")
+    return labels, out_labels
+
+
+def _einsum_single(x, lab, keep):
+    """Take x's diagonals over repeated labels and sum the labels not in keep."""
+    while True:
+        dup = next((ch for ch in lab if lab.count(ch) > 1), None)
+        if dup is None:
+            break
+        i = lab.index(dup)
+        j = lab.index(dup, i + 1)
+        if x.shape[i] != x.shape[j]:
+            raise ValueError(f"dimensions in operand for collapsing index '{dup}' don't match "
+                             f"({x.shape[i]} != {x.shape[j]})")
+        x = x.diagonal(0, i, j)
+        lab = [c for k, c in enumerate(lab) if k not in (i, j)] + [dup]
+    gone = tuple(k for k, c in enumerate(lab) if c not in keep)
+    if gone:
+        x = _cukit.sum(x, axis=gone, dtype=x.dtype if x.dtype.kind != "b" else None)
+        lab = [c for c in lab if c in keep]
+    return x, lab
+
+
+def _einsum_pair(a, la, b, lb, keep, sizes):
+    """Contract a and b over their shared labels not in keep, through matmul."""
+    batch = [c for c in la if c in lb and c in keep]
+    inner = [c for c in la if c in lb and c not in keep]
+    fa = [c for c in la if c not in lb]
+    fb = [c for c in lb if c not in la]
+
+    def arrange(x, lab, order):
+        x = x.transpose(tuple(lab.index(c) for c in order))
+        shape = tuple(sizes[c] for c in order)
+        if tuple(x.shape) != shape:
+            x = _cukit.broadcast_to(x, shape)
+        return _cukit.ascontiguousarray(x)
+
+    nb = int(_np.prod([sizes[c] for c in batch]))
+    ni = int(_np.prod([sizes[c] for c in inner]))
+    na = int(_np.prod([sizes[c] for c in fa]))
+    nbf = int(_np.prod([sizes[c] for c in fb]))
+    rt = _np.result_type(a.dtype, b.dtype)
+    if rt.kind in "fc":
+        A = arrange(a, la, batch + fa + inner).astype(rt, copy=False).reshape(nb, na, ni)
+        B = arrange(b, lb, batch + inner + fb).astype(rt, copy=False).reshape(nb, ni, nbf)
+        r = _cukit.matmul(A, B)
+    else:  # integers and bools: a broadcast product and a sum (matmul takes floats)
+        A = arrange(a, la, batch + fa + inner).reshape(nb, na, 1, ni)
+        B = arrange(b, lb, batch + inner + fb).reshape(nb, ni, nbf)
+        B = B.transpose((0, 2, 1)).reshape(nb, 1, nbf, ni)
+        prod = _cukit.multiply(A, B)
+        r = _cukit.sum(prod, axis=-1, dtype=rt if rt.kind != "b" else None)
+        if rt.kind == "b":
+            r = r.astype(rt)
+    lab = batch + fa + fb
+    return r.reshape(tuple(sizes[c] for c in lab)), lab
+
+
+def einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe",
+           optimize=False, **kwargs):
+    """numpy.einsum: diagonals as views, sums of the labels one operand holds alone,
+    then operand by operand a contraction through matmul (batched; integer types as a
+    broadcast product and a sum), and a transpose to the output's order."""
+    if kwargs:
+        raise TypeError(f"einsum() got unexpected keyword arguments {sorted(kwargs)}")
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("cukit.einsum takes the subscripts as a string")
+    ops = [_arr(op, "einsum") for op in operands]
+    if not ops:
+        raise ValueError("No input operands")
+    labels, out_labels = _einsum_parse(subscripts, ops)
+    rt = _np.result_type(*(op.dtype for op in ops)) if dtype is None else _np.dtype(dtype)
+    for op in ops:
+        if not _np.can_cast(op.dtype, rt, casting):
+            raise TypeError(f"Iterator operand dtype could not be cast from {op.dtype!r} to "
+                            f"{rt!r} according to the rule {casting!r}")
+    sizes = {}
+    for op, lab in zip(ops, labels):
+        for n, ch in zip(op.shape, lab):
+            if sizes.get(ch, 1) not in (1, n) and n != 1:
+                raise ValueError(f"operands could not be broadcast together with remapped "
+                                 f"shapes: label '{ch}' has sizes {sizes[ch]} and {n}")
+            sizes[ch] = max(sizes.get(ch, 1), n) if ch in sizes else n
+    ops = [op.astype(rt) if op.dtype != rt and dtype is not None else op for op in ops]
+    work = []
+    for k, (op, lab) in enumerate(zip(ops, labels)):
+        others = set(out_labels)
+        for j, l2 in enumerate(labels):
+            if j != k:
+                others |= set(l2)
+        work.append(_einsum_single(op, lab, others))
+    x, lx = work[0]
+    for k in range(1, len(work)):
+        y, ly = work[k]
+        keep = set(out_labels)
+        for _, l2 in work[k + 1:]:
+            keep |= set(l2)
+        x, lx = _einsum_pair(x, lx, y, ly, keep, sizes)
+    x, lx = _einsum_single(x, lx, set(out_labels))
+    x = x.transpose(tuple(lx.index(c) for c in out_labels)) if lx else x
+    if tuple(x.shape) != tuple(sizes[c] for c in out_labels):
+        x = _cukit.broadcast_to(x, tuple(sizes[c] for c in out_labels))
+    if x.dtype != rt:
+        x = x.astype(rt)
+    if out is not None:
+        out[...] = x
+        return out
+    return x if x.ndim else x.copy()
