@@ -12,10 +12,9 @@ typedef struct cukit_compute_state {
     PyTypeObject *UfuncType, *ElementwiseType;
     PyObject *ufuncs, *math_dtypes, *fuse_proxy;
     /* strong refs: the reduction and scan kernel tables (capsule) and types; random's
-     * types, and dicts device ordinal -> Module of its kernels (sample_: choice.cu's;
-     * stats_: histogram.cu's, by its defines; index_, mask_: compute/index/'s) */
-    PyObject *reduce_tables, *random_modules, *sample_modules, *stats_modules;
-    PyObject *index_modules, *mask_modules;
+     * types; dicts ordinal -> Module: choice.cu's, histogram.cu's, compute/index/'s */
+    PyObject *reduce_tables, *random_modules, *sample_modules, *stats_modules, *index_modules,
+        *mask_modules;
     PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type,
         *GeneratorType;
 } cukit_compute_state;
