@@ -52,7 +52,7 @@ typedef struct {
     V(pycuda.FrontElementwiseType)                                                       \
     V(pycuda.front_kw_plain) V(pycuda.front_kw_launch) V(pycuda.front_grid_1)            \
     V(pycuda.front_zero) V(pycuda.front_str_call_v) V(linalg.gemm_modules)  \
-    V(fft.modules) V(fft.plans)
+    V(linalg.solver_modules) V(fft.modules) V(fft.plans)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -156,6 +156,7 @@ cukit_exec(PyObject *m)
         ck_compute_setup,                                              /* compute */
         ck_random_setup,
         cukit_linalg_setup, cukit_sort_setup, cukit_unique_setup,      /* linalg, sort */
+        cukit_solver_setup,                                            /* linalg */
         cukit_fft_setup,                                               /* fft */
         cukit_nccl_setup, cukit_communicator_setup, cukit_window_setup, /* nccl */
         cukit_pycuda_setup,                                            /* pycuda */
