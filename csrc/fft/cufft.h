@@ -107,15 +107,15 @@ typedef struct {
 /* ------------------------------------------------------------------ own.c */
 
 /* Fill a plan of cukit's own for length n >= 1 (no device work yet). */
-void fft_own_plan(fft_plan *p, long long n);
+void cukit_fft_own_plan(fft_plan *p, long long n);
 /* dst (outer, n, inner) = the transform of src (the same layout, never written), both
  * of complex typecode tc (complex64 or complex128), times scale; sign -1 forward, +1
  * inverse. Queued on h. 0 / -1. */
-int fft_own_c2c(cukit_state *st, fft_plan *p, int tc, CUdeviceptr src, CUdeviceptr dst,
+int cukit_fft_own_c2c(cukit_state *st, fft_plan *p, int tc, CUdeviceptr src, CUdeviceptr dst,
                 long long outer, long long inner, int sign, double scale, CUstream h);
 /* Launch kernels/fft.cu's kernel fft_<name>_f (tc complex64 or float32) or _d over
  * `total` items on h with params `args`. 0 / -1. */
-int fft_own_launch(cukit_state *st, cukit_Device *dev, const char *name, int tc,
+int cukit_fft_own_launch(cukit_state *st, cukit_Device *dev, const char *name, int tc,
                    long long total, CUstream h, void **args);
 
 #endif /* CUKIT_FFT_CUFFT_H */

@@ -56,7 +56,7 @@ plan_make(cukit_state *st, cukit_Device *dev, int library, int kind, int dbl, lo
         return NULL;
     }
     if (library == FFT_OWN) {
-        fft_own_plan(p, n);
+        cukit_fft_own_plan(p, n);
         return capsule;
     }
     p->library = FFT_CUFFT;
@@ -190,7 +190,7 @@ rescale(cukit_state *st, const job *J, CUdeviceptr ptr, long long count, CUstrea
         return 0;
     double sc = J->scale;
     void *args[] = {&ptr, &ptr, &count, &sc};
-    return fft_own_launch(st, J->dev, J->kind == FFT_C2R ? "rscale" : "scale", J->ctc, count, h,
+    return cukit_fft_own_launch(st, J->dev, J->kind == FFT_C2R ? "rscale" : "scale", J->ctc, count, h,
                           args);
 }
 
@@ -248,7 +248,7 @@ run_own(cukit_state *st, const job *J, CUstream h)
     long long total = J->outer * J->n * J->inner, n = J->n, inner = J->inner, h2 = n / 2 + 1;
     Py_ssize_t shape[1] = {(Py_ssize_t)total};
     if (J->kind == FFT_C2C) {
-        rc = fft_own_c2c(st, p, J->ctc, J->src, J->dst, J->outer, inner, J->sign, J->scale, h);
+        rc = cukit_fft_own_c2c(st, p, J->ctc, J->src, J->dst, J->outer, inner, J->sign, J->scale, h);
         goto done;
     }
     if ((w = ck_empty(st, J->dev, J->ctc, 1, shape)) == NULL ||
@@ -257,8 +257,8 @@ run_own(cukit_state *st, const job *J, CUstream h)
     CUdeviceptr wp = cukit_array_ptr(w), fp = cukit_array_ptr(f), src = J->src, dst = J->dst;
     if (J->kind == FFT_R2C) {
         void *args[] = {&src, &wp, &total};
-        if (fft_own_launch(st, J->dev, "widen", J->ctc, total, h, args) < 0 ||
-            fft_own_c2c(st, p, J->ctc, wp, fp, J->outer, inner, J->sign, J->scale, h) < 0)
+        if (cukit_fft_own_launch(st, J->dev, "widen", J->ctc, total, h, args) < 0 ||
+            cukit_fft_own_c2c(st, p, J->ctc, wp, fp, J->outer, inner, J->sign, J->scale, h) < 0)
             goto done;
         Py_ssize_t cs = J->dbl ? 16 : 8, sh[3] = {(Py_ssize_t)J->outer, (Py_ssize_t)h2,
                                                     (Py_ssize_t)inner};
@@ -269,9 +269,9 @@ run_own(cukit_state *st, const job *J, CUstream h)
     }
     void *hargs[] = {&src, &wp, &n, &h2, &inner, &total};
     void *rargs[] = {&fp, &dst, &total};
-    if (fft_own_launch(st, J->dev, "hermitian", J->ctc, total, h, hargs) < 0 ||
-        fft_own_c2c(st, p, J->ctc, wp, fp, J->outer, inner, J->sign, J->scale, h) < 0 ||
-        fft_own_launch(st, J->dev, "real", J->ctc, total, h, rargs) < 0)
+    if (cukit_fft_own_launch(st, J->dev, "hermitian", J->ctc, total, h, hargs) < 0 ||
+        cukit_fft_own_c2c(st, p, J->ctc, wp, fp, J->outer, inner, J->sign, J->scale, h) < 0 ||
+        cukit_fft_own_launch(st, J->dev, "real", J->ctc, total, h, rargs) < 0)
         goto done;
     rc = 0;
 done:
@@ -415,7 +415,7 @@ fn_fft_config(PyObject *m, PyObject *args, PyObject *kwargs)
     PyObject *plans = F->plans ? PyDict_Keys(F->plans) : PyList_New(0);
     if (plans == NULL)
         return NULL;
-    PyObject *r = Py_BuildValue("{sssssszsisnsN}", "backend", backend_names[F->backend], "last",
+    PyObject *r = Py_BuildValue("{ssssszsisnsN}", "backend", backend_names[F->backend], "last",
                                 last_names[F->last], "cufft", path, "cufft_version", version,
                                 "plan_cache_size", F->max_plans, "plans", plans);
     if (r == NULL)

@@ -10,7 +10,7 @@
 /* ------------------------------------------------------------------ launches */
 
 int
-fft_own_launch(cukit_state *st, cukit_Device *dev, const char *name, int tc, long long total,
+cukit_fft_own_launch(cukit_state *st, cukit_Device *dev, const char *name, int tc, long long total,
                CUstream h, void **args)
 {
     char kernel[64], defines[32];
@@ -51,7 +51,7 @@ factor(long long n, int *f)
 }
 
 void
-fft_own_plan(fft_plan *p, long long n)
+cukit_fft_own_plan(fft_plan *p, long long n)
 {
     p->library = FFT_OWN;
     p->n = n;
@@ -83,7 +83,7 @@ stockham(cukit_state *st, cukit_Device *dev, int tc, const int *radix, int nf, l
         int r = radix[i], sg = sign;
         double sc = i == nf - 1 ? scale : 1.0;
         void *args[] = {&in, &out, &n, &inner, &total, &r, &ns, &sg, &sc};
-        if (fft_own_launch(st, dev, "stage", tc, total, h, args) < 0)
+        if (cukit_fft_own_launch(st, dev, "stage", tc, total, h, args) < 0)
             return -1;
         ns *= r;
         in = out;
@@ -116,7 +116,7 @@ bluestein_chirp(cukit_state *st, fft_plan *p, int tc, int sign, CUstream h)
     long long n = p->n, m = p->m;
     int sg = sign;
     void *args[] = {&bp, &n, &m, &sg};
-    if (fft_own_launch(st, dev, "blu_chirp", tc, m, h, args) < 0 ||
+    if (cukit_fft_own_launch(st, dev, "blu_chirp", tc, m, h, args) < 0 ||
         stockham(st, dev, tc, p->mradix, p->mf, m, bp, cukit_array_ptr(bhat),
                  cukit_array_ptr(tmp), 1, 1, -1, 1.0, h) < 0)
         goto error;
@@ -135,7 +135,7 @@ error:
 }
 
 int
-fft_own_c2c(cukit_state *st, fft_plan *p, int tc, CUdeviceptr src, CUdeviceptr dst,
+cukit_fft_own_c2c(cukit_state *st, fft_plan *p, int tc, CUdeviceptr src, CUdeviceptr dst,
             long long outer, long long inner, int sign, double scale, CUstream h)
 {
     cukit_Device *dev = p->dev;
@@ -144,7 +144,7 @@ fft_own_c2c(cukit_state *st, fft_plan *p, int tc, CUdeviceptr src, CUdeviceptr d
         return 0;
     if (n == 1) {
         void *args[] = {&src, &dst, &total, &scale};
-        return fft_own_launch(st, dev, "scale", tc, total, h, args);
+        return cukit_fft_own_launch(st, dev, "scale", tc, total, h, args);
     }
     int rc = -1;
     cukit_Array *w1 = NULL, *w2 = NULL, *w3 = NULL;
@@ -168,11 +168,11 @@ fft_own_c2c(cukit_state *st, fft_plan *p, int tc, CUdeviceptr src, CUdeviceptr d
     void *pre_args[] = {&src, &a, &n, &m, &inner, &mt, &sg};
     void *mul_args[] = {&b, &bh, &m, &inner, &mt};
     void *post_args[] = {&a, &dst, &n, &m, &inner, &total, &sg, &post};
-    if (fft_own_launch(st, dev, "blu_pre", tc, mt, h, pre_args) < 0 ||
+    if (cukit_fft_own_launch(st, dev, "blu_pre", tc, mt, h, pre_args) < 0 ||
         stockham(st, dev, tc, p->mradix, p->mf, m, a, b, c, outer, inner, -1, 1.0, h) < 0 ||
-        fft_own_launch(st, dev, "blu_mul", tc, mt, h, mul_args) < 0 ||
+        cukit_fft_own_launch(st, dev, "blu_mul", tc, mt, h, mul_args) < 0 ||
         stockham(st, dev, tc, p->mradix, p->mf, m, b, a, c, outer, inner, 1, 1.0, h) < 0 ||
-        fft_own_launch(st, dev, "blu_post", tc, total, h, post_args) < 0)
+        cukit_fft_own_launch(st, dev, "blu_post", tc, total, h, post_args) < 0)
         goto done;
     rc = 0;
 done:

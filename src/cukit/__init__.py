@@ -146,6 +146,7 @@ from ._reduce import ExclusiveScanKernel, InclusiveScanKernel, allclose, array_e
 # Matrix products (csrc/linalg/): dot and inner of matrices go through matmul.
 from ._matmul import dot, inner, matmul, outer, tensordot  # noqa: E402
 from ._cukit import argsort, searchsorted, sort, unique  # noqa: E402  (csrc/sort/)
+from . import fft  # noqa: E402  (cukit.fft: numpy.fft on cuFFT or cukit's own kernels)
 from . import linalg  # noqa: E402
 from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 from . import random  # noqa: E402  (cukit.random: numpy's Generator on the GPU)
