@@ -84,9 +84,9 @@ output(cukit_state *st, const solver_job *J, int tc, int tail, long long d0, lon
     return ck_empty(st, J->dev, tc, J->nb + tail, shape);
 }
 
-/* kernels/solver.cu's `name` for J's type, one block per matrix of the stack. */
-static int
-launch(cukit_state *st, const solver_job *J, const char *name, void **args)
+int
+cukit_solver_launch(cukit_state *st, const solver_job *J, const char *name, unsigned gy,
+                    void **args)
 {
     char kernel[32];
     snprintf(kernel, sizeof kernel, "%s_%c", name, letter(J->tc));
@@ -100,14 +100,27 @@ launch(cukit_state *st, const solver_job *J, const char *name, void **args)
     unsigned threads = 32;
     while (threads < most && threads < 256)
         threads *= 2;
-    return cukit_builtin_launch(J->dev, func, (unsigned)J->batch, 1, threads, 1, J->h, args);
+    if (gy > 1)
+        threads = 256;
+    if (cukit_device_activate(J->dev) < 0)
+        return -1;
+    return cukit_builtin_launch_here(st, func, (unsigned)J->batch, gy, 1, threads, 1, J->h, args);
+}
+
+/* kernels/solver.cu's `name` for J's type, one block per matrix of the stack. */
+static int
+launch(cukit_state *st, const solver_job *J, const char *name, void **args)
+{
+    return cukit_solver_launch(st, J, name, 1, args);
 }
 
 /* Which path runs: 1 cuSOLVER, 0 cukit's own; -1 with an exception. Records it. */
 static int
-path(cukit_state *st)
+path(cukit_state *st, const solver_job *J)
 {
     int lib = cukit_cusolver_choose(st);
+    if (lib > 0 && (J->m == 0 || J->n == 0))
+        lib = 0; /* nothing for the library to do: the kernels write the outputs */
     if (lib >= 0)
         st->linalg->solver_last = lib ? LAST_CUSOLVER : LAST_CUKIT;
     return lib;
@@ -132,7 +145,7 @@ fn_lu_factor(PyObject *m, PyObject *args, PyObject *kwargs)
         (info = output(st, &J, CUKIT_TC_I32, 0, 0, 0)) == NULL)
         goto done;
     CUdeviceptr ap = cukit_array_ptr(a), pp = cukit_array_ptr(piv), ip = cukit_array_ptr(info);
-    int n = (int)J.n, lib = path(st);
+    int n = (int)J.n, lib = path(st, &J);
     void *kargs[] = {&ap, &pp, &ip, &n};
     if (lib < 0 || (lib ? cukit_cusolver_lu(st, &J, ap, pp, ip) : launch(st, &J, "lu", kargs)) < 0)
         goto done;
@@ -188,7 +201,7 @@ fn_lu_solve(PyObject *m, PyObject *args, PyObject *kwargs)
     }
     long long nrhs = J.n;
     CUdeviceptr ap = cukit_array_ptr(lu), pp = cukit_array_ptr(piv), bp = cukit_array_ptr(b);
-    int ni = (int)n, ki = (int)nrhs, lib = path(st);
+    int ni = (int)n, ki = (int)nrhs, lib = path(st, &J);
     J.n = n; /* the matrices' size, for the kernel's threads and the library */
     void *kargs[] = {&ap, &pp, &bp, &ni, &ki};
     if (lib < 0 || (lib ? cukit_cusolver_lu_solve(st, &J, ap, pp, bp, nrhs)
@@ -212,7 +225,9 @@ fn_lu_det(PyObject *m, PyObject *args, PyObject *kwargs)
         return NULL;
     long long n = lu->shape[lu->ndim - 1];
     solver_job J = {.dev = lu->device, .tc = lu->typecode, .m = n, .n = n, .nb = 1};
-    J.batch = n ? lu->size / (n * n) : 0;
+    J.batch = 1;
+    for (int d = 0; d < lu->ndim - 2; d++)
+        J.batch *= lu->shape[d];
     J.bshape[0] = (Py_ssize_t)J.batch;
     if (ck_stream(st, stream, J.dev, NULL, &J.h) < 0)
         return NULL;
@@ -248,7 +263,7 @@ fn_cholesky(PyObject *m, PyObject *args, PyObject *kwargs)
     if (a == NULL || (info = output(st, &J, CUKIT_TC_I32, 0, 0, 0)) == NULL)
         goto done;
     CUdeviceptr ap = cukit_array_ptr(a), ip = cukit_array_ptr(info);
-    int n = (int)J.n, lib = path(st);
+    int n = (int)J.n, lib = path(st, &J);
     void *kargs[] = {&ap, &ip, &n};
     if (lib < 0 ||
         (lib ? cukit_cusolver_cholesky(st, &J, ap, ip) : launch(st, &J, "cholesky", kargs)) < 0)
@@ -285,15 +300,15 @@ fn_qr(PyObject *m, PyObject *args, PyObject *kwargs)
         goto done;
     CUdeviceptr ap = cukit_array_ptr(a), tp = cukit_array_ptr(tau), rp = cukit_array_ptr(r);
     CUdeviceptr qp = q ? cukit_array_ptr(q) : 0;
-    int mi = (int)J.m, ni = (int)J.n, kqi = (int)kq, ri = (int)rows, lib = path(st);
+    int mi = (int)J.m, ni = (int)J.n, kqi = (int)kq, ri = (int)rows, lib = path(st, &J);
     void *fargs[] = {&ap, &tp, &mi, &ni};
     void *rargs[] = {&ap, &rp, &mi, &ni, &ri};
     void *qargs[] = {&ap, &tp, &qp, &mi, &ni, &kqi};
-    /* The library's geqrf leaves the same factors as the kernel's, so R and Q are
-     * read out of them by the same kernels. */
-    if (lib < 0 || (lib ? cukit_cusolver_qr(st, &J, ap, tp, cukit_array_ptr(info))
+    /* The library's geqrf leaves the same factors as the kernel's, so R is read out of
+     * them by the same kernel; the library makes Q itself (orgqr). */
+    if (lib < 0 || (lib ? cukit_cusolver_qr(st, &J, ap, tp, qp, kq, cukit_array_ptr(info))
                         : launch(st, &J, "qr", fargs)) < 0 ||
-        launch(st, &J, "qr_r", rargs) < 0 || (q && launch(st, &J, "qr_q", qargs) < 0))
+        launch(st, &J, "qr_r", rargs) < 0 || (q && !lib && launch(st, &J, "qr_q", qargs) < 0))
         goto done;
     res = PyTuple_Pack(2, q ? (PyObject *)q : Py_None, r);
 done:
@@ -324,7 +339,7 @@ fn_eigh(PyObject *m, PyObject *args, PyObject *kwargs)
     if (a == NULL || (w = output(st, &J, real_of(J.tc), 1, J.n, 0)) == NULL ||
         (info = output(st, &J, CUKIT_TC_I32, 0, 0, 0)) == NULL)
         goto done;
-    int lib = path(st);
+    int lib = path(st, &J);
     if (lib < 0)
         goto done;
     if (lib) {
@@ -381,7 +396,7 @@ fn_svd(PyObject *m, PyObject *args, PyObject *kwargs)
         (vh = output(st, &J, J.tc, 2, J.n, J.n)) == NULL ||
         (info = output(st, &J, CUKIT_TC_I32, 0, 0, 0)) == NULL)
         goto done;
-    int lib = path(st);
+    int lib = path(st, &J);
     if (lib < 0)
         goto done;
     if (lib) {

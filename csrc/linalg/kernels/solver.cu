@@ -258,7 +258,7 @@ template <typename T> __device__ void eigh(T *a, typename RealOf<T>::type *w, T 
     R part = 0;
     for (int e = t; e < n * n; e += nt) part += abs2(a[e]);
     const R fro = sqrt(block_sum(part, buf));
-    const R thresh = Eps<R>::v() * fro * (R)0.1;
+    const R thresh = Eps<R>::v() * fro;
     int sweep = 0;
     for (; sweep < 60; sweep++) {
         if (t == 0) rotated = 0;
@@ -342,7 +342,8 @@ template <typename T> __device__ void svd(T *u, typename RealOf<T>::type *s, T *
     const int t = threadIdx.x, nt = blockDim.x;
     for (int e = t; e < n * n; e += nt) v[e] = mk<T>(e / n == e % n ? 1 : 0);
     __syncthreads();
-    const R eps = Eps<R>::v();
+    // Columns count as orthogonal within sqrt(m) roundings (LAPACK's gesvj's tolerance).
+    const R eps = Eps<R>::v() * sqrt((R)(m > 1 ? m : 1)) * 2;
     int sweep = 0;
     for (; sweep < 60; sweep++) {
         if (t == 0) rotated = 0;
@@ -425,12 +426,14 @@ template <typename T> __device__ void svd(T *u, typename RealOf<T>::type *s, T *
     }
     __syncthreads();
     // Columns with no singular vector of their own (a zero singular value, or past n):
-    // the first unit vector that keeps its length once orthogonalised against the
-    // columns kept (twice, for rounding), normalised.
+    // a unit vector that keeps enough of its length once orthogonalised against the
+    // columns kept (twice, for rounding), normalised. Some unit vector keeps at least
+    // 1/sqrt(m) of it, so a second round over them all with that bound always ends.
     int cand = 0;
     for (int j = 0; j < mu; j++) {
         if (j < n && s[j] > 0) continue;
-        for (; cand < m; cand++) {
+        for (int tries = 0; tries < 2 * m; tries++, cand = (cand + 1) % m) {
+            const R keep = tries < m ? (R)0.5 : (R)0.9 / sqrt((R)m);
             for (int i = t; i < m; i += nt) u[i * mu + j] = mk<T>(i == cand ? 1 : 0);
             __syncthreads();
             for (int pass = 0; pass < 2; pass++)
@@ -445,13 +448,40 @@ template <typename T> __device__ void svd(T *u, typename RealOf<T>::type *s, T *
             R pa = 0;
             for (int i = t; i < m; i += nt) pa += abs2(u[i * mu + j]);
             const R norm = sqrt(block_sum(pa, buf));
-            if (norm > (R)0.5) {
+            if (norm > keep) {
                 for (int i = t; i < m; i += nt) u[i * mu + j] = u[i * mu + j] / mk<T>(norm);
                 __syncthreads();
-                cand++;
+                cand = (cand + 1) % m;
                 break;
             }
         }
+    }
+}
+
+// ------------------------------------------------------------------ the libraries' layouts
+// (linalg/cusolver.c): element-wise steps spread over blockIdx.y as well.
+
+__device__ __forceinline__ long long spread_first() {
+    return (long long)blockIdx.y * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ long long spread_step() { return (long long)gridDim.y * blockDim.x; }
+
+// piv (n per matrix) += by: the libraries count rows from 1, cukit from 0.
+__device__ void piv_shift(int *piv, int n, int by) {
+    for (long long e = spread_first(); e < n; e += spread_step()) piv[e] += by;
+}
+
+// The strict upper triangle of a (n x n) zeroed (a Cholesky factor's unused half).
+template <typename T> __device__ void zero_upper(T *a, int n) {
+    for (long long e = spread_first(); e < (long long)n * n; e += spread_step())
+        if (e % n > e / n) a[e] = mk<T>(0);
+}
+
+// out (r x c, row-major) = the conjugate of in (column-major, leading dimension ld).
+template <typename T> __device__ void conj_transpose(const T *in, T *out, int r, int c, int ld) {
+    for (long long e = spread_first(); e < (long long)r * c; e += spread_step()) {
+        long long i = e / c, j = e % c;
+        out[e] = conjg(in[j * ld + i]);
     }
 }
 
@@ -502,6 +532,17 @@ template <typename T> __device__ void svd(T *u, typename RealOf<T>::type *s, T *
         const long long z = blockIdx.x;                                                    \
         svd<T>(u + z * m * mu, s + z * n, v + z * n * n, vh + z * n * n, info + z, m, n,   \
                mu);                                                                        \
+    }                                                                                      \
+    extern "C" __global__ void zero_upper_##L(T *a, int n) {                               \
+        zero_upper<T>(a + (long long)blockIdx.x * n * n, n);                               \
+    }                                                                                      \
+    extern "C" __global__ void conj_transpose_##L(const T *in, T *out, int r, int c,       \
+                                                  int ld, long long in_step,               \
+                                                  long long out_step) {                    \
+        conj_transpose<T>(in + blockIdx.x * in_step, out + blockIdx.x * out_step, r, c, ld); \
+    }                                                                                      \
+    extern "C" __global__ void piv_shift_##L(int *piv, int n, int by) {                    \
+        piv_shift(piv + (long long)blockIdx.x * n, n, by);                                 \
     }
 
 SOLVER_KERNELS(float, s)
