@@ -40,11 +40,13 @@ plan_release(PyObject *capsule)
     PyMem_Free(p);
 }
 
-/* A new plan (not yet in the cache) for the key's transform. New ref: capsule, or NULL. */
+/* A new plan (not yet in the cache) for the key's transform: `rank` dimensions `dims`
+ * (cuFFT's N-D plans; cukit's own are 1-D). New ref: capsule, or NULL. */
 static PyObject *
-plan_make(cukit_state *st, cukit_Device *dev, int library, int kind, int dbl, long long n,
-          long long batch, long long inner)
+plan_make(cukit_state *st, cukit_Device *dev, int library, int kind, int dbl, int rank,
+          const long long *dims, long long batch, long long inner)
 {
+    long long n = dims[rank - 1];
     fft_plan *p = PyMem_Calloc(1, sizeof *p);
     if (p == NULL)
         return PyErr_NoMemory();
@@ -63,14 +65,15 @@ plan_make(cukit_state *st, cukit_Device *dev, int library, int kind, int dbl, lo
     p->n = n;
     p->batch = batch;
     p->inner = inner;
-    long long nn = n, nin = kind == FFT_C2R ? n / 2 + 1 : n, nout = kind == FFT_R2C ? n / 2 + 1 : n;
+    long long nn[3] = {dims[0], rank > 1 ? dims[1] : 0, rank > 2 ? dims[2] : 0};
+    long long nin = kind == FFT_C2R ? n / 2 + 1 : n, nout = kind == FFT_R2C ? n / 2 + 1 : n;
     size_t work = 0;
     if (cukit_device_activate(dev) < 0 || CUFFT_CALL(st, cufftCreate, (&p->handle)) < 0)
         goto error;
     p->made = 1;
     /* One stride apart and `inner` transforms side by side, or contiguous ones. */
     if (CUFFT_CALL(st, cufftMakePlanMany64,
-                   (p->handle, 1, &nn, inner > 1 ? &nin : NULL, inner, inner > 1 ? 1 : nin,
+                   (p->handle, rank, nn, inner > 1 ? &nin : NULL, inner, inner > 1 ? 1 : nin,
                     inner > 1 ? &nout : NULL, inner, inner > 1 ? 1 : nout,
                     kinds[kind].type[dbl], batch, &work)) < 0)
         goto error;
@@ -80,21 +83,28 @@ error:
     return NULL;
 }
 
-/* The plan for (device, kind, precision, n, batch, stride, library) from the cache, made
- * and added (the oldest dropped past the bound) on a miss. New ref: capsule, or NULL. */
+/* The plan for (device, kind, precision, dims, batch, stride, library) from the cache,
+ * made and added (the oldest dropped past the bound) on a miss; the key's length is
+ * an int for 1-D plans, a tuple of the dimensions for N-D ones. New ref: capsule, or
+ * NULL. */
 static PyObject *
-plan_get(cukit_state *st, cukit_Device *dev, int library, int kind, int dbl, long long n,
-         long long batch, long long inner)
+plan_get(cukit_state *st, cukit_Device *dev, int library, int kind, int dbl, int rank,
+         const long long *dims, long long batch, long long inner)
 {
+    long long n = dims[rank - 1];
     cukit_fft_state *F = st->fft;
     if (F->plans == NULL && (F->plans = PyDict_New()) == NULL)
         return NULL;
     /* cukit's own plans serve any batch and kind (their real transforms are complex ones). */
-    PyObject *key = library == FFT_OWN
-                        ? Py_BuildValue("(isLOOs)", dev->ordinal, kinds[FFT_C2C].name[dbl], n,
+    PyObject *length = rank == 1 ? PyLong_FromLongLong(n) : PyTuple_New(rank);
+    for (int d = 0; rank > 1 && length && d < rank; d++)
+        PyTuple_SET_ITEM(length, d, PyLong_FromLongLong(dims[d]));
+    PyObject *key = length == NULL ? NULL
+                    : library == FFT_OWN
+                        ? Py_BuildValue("(isNOOs)", dev->ordinal, kinds[FFT_C2C].name[dbl], length,
                                         Py_None, Py_None, "cukit")
-                        : Py_BuildValue("(isLLLs)", dev->ordinal, kinds[kind].name[dbl], n, batch,
-                                        inner, "cufft");
+                        : Py_BuildValue("(isNLLs)", dev->ordinal, kinds[kind].name[dbl], length,
+                                        batch, inner, "cufft");
     if (key == NULL)
         return NULL;
     PyObject *plan = PyDict_GetItemWithError(F->plans, key);
@@ -107,7 +117,7 @@ plan_get(cukit_state *st, cukit_Device *dev, int library, int kind, int dbl, lon
         return plan;
     }
     if (PyErr_Occurred() ||
-        (plan = plan_make(st, dev, library, kind, dbl, n, batch, inner)) == NULL) {
+        (plan = plan_make(st, dev, library, kind, dbl, rank, dims, batch, inner)) == NULL) {
         Py_DECREF(key);
         return NULL;
     }
@@ -198,7 +208,8 @@ static int
 run_cufft(cukit_state *st, const job *J, CUstream h)
 {
     long long batch = J->inner > 1 ? J->inner : J->outer, reps = J->inner > 1 ? J->outer : 1;
-    PyObject *capsule = plan_get(st, J->dev, FFT_CUFFT, J->kind, J->dbl, J->n, batch, J->inner);
+    PyObject *capsule = plan_get(st, J->dev, FFT_CUFFT, J->kind, J->dbl, 1, &J->n, batch,
+                                 J->inner);
     if (capsule == NULL)
         return -1;
     fft_plan *p = PyCapsule_GetPointer(capsule, CAPSULE);
@@ -239,7 +250,7 @@ done:
 static int
 run_own(cukit_state *st, const job *J, CUstream h)
 {
-    PyObject *capsule = plan_get(st, J->dev, FFT_OWN, FFT_C2C, J->dbl, J->n, 0, 0);
+    PyObject *capsule = plan_get(st, J->dev, FFT_OWN, FFT_C2C, J->dbl, 1, &J->n, 0, 0);
     if (capsule == NULL)
         return -1;
     fft_plan *p = PyCapsule_GetPointer(capsule, CAPSULE);
@@ -397,6 +408,76 @@ done:
     return result;
 }
 
+/* _fftn(a, rank, inverse, scale, *, stream=None) -> Array or None: the complex transform
+ * of a's last `rank` (1 to 3) axes in one cuFFT plan, times scale, when cuFFT runs and a
+ * is C-contiguous; None when it does not (cukit.fft then transforms one axis at a time). */
+static PyObject *
+fn_fftn(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"a", "rank", "inverse", "scale", "stream", NULL};
+    cukit_state *st = PyModule_GetState(m);
+    PyObject *ao, *stream = Py_None;
+    int rank, inverse;
+    double scale;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oipd|$O:_fftn", kwlist, &ao, &rank, &inverse,
+                                     &scale, &stream))
+        return NULL;
+    if (!Py_IS_TYPE(ao, st->ArrayType))
+        return PyErr_Format(PyExc_TypeError, "fft: the input must be a cukit.Array, not %.100s; "
+                            "pass cukit.to_device(x)", Py_TYPE(ao)->tp_name);
+    cukit_Array *a = (cukit_Array *)ao;
+    if (!cukit_array_live(a))
+        return cukit_freed_error(), NULL;
+    int tc = a->typecode;
+    if (tc != CUKIT_TC_C64 && tc != CUKIT_TC_C128)
+        return PyErr_Format(PyExc_TypeError, "fft: this transform takes complex64 or complex128 "
+                            "input, not %S", a->dtype);
+    if (rank < 1 || rank > 3 || rank > a->ndim)
+        return PyErr_Format(PyExc_ValueError, "_fftn: rank %d for an array of %d dimensions",
+                            rank, a->ndim);
+    int use_cufft = choose_cufft(st);
+    if (use_cufft < 0)
+        return NULL;
+    if (!use_cufft || !(a->flags & CUKIT_ARRAY_C_CONTIG) || a->size == 0)
+        Py_RETURN_NONE;
+    job J = {.dev = a->device, .kind = FFT_C2C, .scale = scale, .sign = inverse ? 1 : -1};
+    J.dbl = tc == CUKIT_TC_C128;
+    J.ctc = tc;
+    long long dims[3], batch = 1;
+    for (int d = 0; d < a->ndim; d++)
+        if (d < a->ndim - rank)
+            batch *= a->shape[d];
+        else
+            dims[d - (a->ndim - rank)] = a->shape[d];
+    CUstream h;
+    if (ck_stream(st, stream, a->device, NULL, &h) < 0)
+        return NULL;
+    PyObject *capsule = plan_get(st, a->device, FFT_CUFFT, FFT_C2C, J.dbl, rank, dims, batch, 1);
+    cukit_Array *out = capsule ? (cukit_Array *)ck_empty_out(st, a->device, tc, a->ndim, a->shape,
+                                                             stream)
+                               : NULL;
+    PyObject *result = NULL;
+    if (out == NULL)
+        goto done;
+    fft_plan *p = PyCapsule_GetPointer(capsule, CAPSULE);
+    void *in = (void *)(uintptr_t)cukit_array_ptr(a), *o = (void *)(uintptr_t)cukit_array_ptr(out);
+    int dir = inverse ? CUFFT_INVERSE : CUFFT_FORWARD;
+    if (cukit_device_activate(a->device) < 0 || CUFFT_CALL(st, cufftSetStream, (p->handle, h)) < 0 ||
+        (J.dbl ? CUFFT_CALL(st, cufftExecZ2Z, (p->handle, in, o, dir))
+               : CUFFT_CALL(st, cufftExecC2C, (p->handle, in, o, dir))) < 0 ||
+        rescale(st, &J, cukit_array_ptr(out), (long long)out->size, h) < 0)
+        goto done;
+    st->fft->last = FFT_CUFFT;
+    if (stream != Py_None && (cukit_capture_keep(st, stream, ao) < 0 ||
+                              cukit_capture_keep(st, stream, (PyObject *)out) < 0))
+        goto done;
+    result = Py_NewRef(out);
+done:
+    Py_XDECREF(capsule);
+    Py_XDECREF(out);
+    return result;
+}
+
 /* _fft_config(*, backend=None, plan_cache_size=None, clear=False) -> dict of the settings
  * (before the change), the path of the last transform, the library, the cache. */
 static PyObject *
@@ -463,6 +544,9 @@ static PyMethodDef functions[] = {
     {"_fft", (PyCFunction)(void (*)(void))fn_fft, METH_VARARGS | METH_KEYWORDS,
      "_fft(a, axis, n, kind, inverse, scale, *, stream=None) -> Array: one transform along one "
      "axis (kind 0 c2c, 1 r2c, 2 c2r), on cuFFT or cukit's own kernels."},
+    {"_fftn", (PyCFunction)(void (*)(void))fn_fftn, METH_VARARGS | METH_KEYWORDS,
+     "_fftn(a, rank, inverse, scale, *, stream=None) -> Array or None: the complex transform of "
+     "a's last rank axes in one cuFFT plan, or None where it cannot take it."},
     {"_fft_config", (PyCFunction)(void (*)(void))fn_fft_config, METH_VARARGS | METH_KEYWORDS,
      "_fft_config(*, backend=None, plan_cache_size=None, clear=False) -> dict: the fft "
      "switches (as they were), the last path, the library and the plan cache's keys."},

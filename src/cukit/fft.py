@@ -182,6 +182,16 @@ def _axes_and_sizes(a, s, axes, who, last_real=False):
 
 
 def _raw_n(x, s, axes, norm, inverse, who, stream):
+    # The last k (up to 3) axes at their own lengths: one N-D cuFFT plan where cuFFT runs.
+    k = len(axes)
+    if 0 < k <= 3 and x.ndim >= k and axes == list(range(x.ndim - k, x.ndim)) and \
+            all(n is None or n == x.shape[ax] for n, ax in zip(s, axes)) and \
+            all(x.shape[ax] > 0 for ax in axes):
+        c = _cast(x, _complex_dtype(x.dtype))
+        total = math.prod(c.shape[ax] for ax in axes)
+        r = _cukit._fftn(c, k, inverse, _scale(norm, total, inverse, who), stream=stream)
+        if r is not None:
+            return r
     for n, ax in reversed(list(zip(s, axes))):
         x = _one(x, n, ax, norm, _C2C, inverse, who, stream)
     return x
