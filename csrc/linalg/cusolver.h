@@ -54,6 +54,10 @@ enum { CUKIT_MAJOR_VERSION = 0, CUKIT_MINOR_VERSION = 1, CUKIT_PATCH_LEVEL = 2 }
       (cusolver_params_t *))                                                               \
     X(cusolverStatus_t, cusolverDnCreateGesvdjInfo, "cusolverDnCreateGesvdjInfo",          \
       REQUIRED, (cusolver_params_t *))                                                     \
+    X(cusolverStatus_t, cusolverDnXsyevjSetSortEig, "cusolverDnXsyevjSetSortEig", REQUIRED, \
+      (cusolver_params_t, int))                                                            \
+    X(cusolverStatus_t, cusolverDnXgesvdjSetSortEig, "cusolverDnXgesvdjSetSortEig",        \
+      REQUIRED, (cusolver_params_t, int))                                                  \
     CUKIT_CUSOLVER_4(X, getrf_bufferSize, "getrf_bufferSize", "getrf_bufferSize",          \
                      (cusolverDnHandle_t, int, int, void *, int, int *))                   \
     CUKIT_CUSOLVER_4(X, getrf, "getrf", "getrf",                                           \

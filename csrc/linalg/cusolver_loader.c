@@ -170,12 +170,21 @@ cukit_cusolver_handle(cukit_state *st, cukit_Device *dev, CUstream h, cusolver_p
         handles[d].handle = made;
         handles[d].bound = (CUstream)(uintptr_t)-1;
     }
+    /* The Jacobi routines' parameters: the defaults, with the values sorted (ascending
+     * eigenvalues, descending singular values, as numpy gives them). */
     if (syevj_params == NULL &&
         (cukit_cusolver_check(st, cukit_cusolver_api.cusolverDnCreateSyevjInfo(&syevj_params),
                               "cusolverDnCreateSyevjInfo") < 0 ||
+         cukit_cusolver_check(st, cukit_cusolver_api.cusolverDnXsyevjSetSortEig(syevj_params, 1),
+                              "cusolverDnXsyevjSetSortEig") < 0 ||
          cukit_cusolver_check(st, cukit_cusolver_api.cusolverDnCreateGesvdjInfo(&gesvdj_params),
-                              "cusolverDnCreateGesvdjInfo") < 0))
+                              "cusolverDnCreateGesvdjInfo") < 0 ||
+         cukit_cusolver_check(st,
+                              cukit_cusolver_api.cusolverDnXgesvdjSetSortEig(gesvdj_params, 1),
+                              "cusolverDnXgesvdjSetSortEig") < 0)) {
+        syevj_params = gesvdj_params = NULL;
         return NULL;
+    }
     if (handles[d].bound != h) {
         if (cukit_cusolver_check(st, cukit_cusolver_api.cusolverDnSetStream(handles[d].handle, h),
                                  "cusolverDnSetStream") < 0)
