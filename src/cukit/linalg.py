@@ -108,8 +108,13 @@ def _broadcast(a, shape):
 
 
 def _eye(n, dtype, batch=(), device=None):
-    eye = _cukit.to_device(np.eye(n, dtype=dtype), device=device)
-    return _broadcast(eye, tuple(batch) + (n, n)) if batch else eye
+    """Identity matrices (batch..., n, n), made on the device (zeros, then the diagonal:
+    every (n + 1)-th element of each flattened matrix)."""
+    count = int(np.prod(batch)) if batch else 1
+    flat = _cukit.zeros((count, n * n), dtype, device=device)
+    if n:
+        flat[:, ::n + 1] = 1
+    return flat.reshape(*(tuple(batch) + (n, n)))
 
 
 # ------------------------------------------------------------------ solve, inv, det
