@@ -39,11 +39,15 @@ def _same(a):
     return a
 
 
+_COMPLEX_OF = {np.dtype(k): np.dtype(v) for k, v in [
+    (np.complex64, np.complex64), (np.complex128, np.complex128), (np.float32, np.complex64),
+    (np.float16, np.complex64), (np.float64, np.complex128)]}
+_COMPLEX128 = np.dtype(np.complex128)
+
+
 def _complex_dtype(dtype):
     """The complex dtype a complex transform of `dtype` runs in (CuPy's rule)."""
-    if dtype in (np.complex64, np.complex128):
-        return dtype
-    return np.dtype(np.complex64) if dtype in (np.float16, np.float32) else np.dtype(np.complex128)
+    return _COMPLEX_OF.get(dtype, _COMPLEX128)
 
 
 def _real_dtype(dtype, who):
@@ -57,12 +61,15 @@ def _real_dtype(dtype, who):
 
 
 def _cast(a, dtype):
-    return a if a.dtype == dtype else a.astype(dtype)
+    have = a.dtype
+    return a if have is dtype or have == dtype else a.astype(dtype)
 
 
 def _scale(norm, n, inverse, who):
     """The factor a length-n transform's result is multiplied by under `norm`."""
-    if norm is None or norm == "backward":
+    if norm is None:
+        return 1.0 / n if inverse else 1.0
+    if norm == "backward":
         return 1.0 / n if inverse else 1.0
     if norm == "ortho":
         return 1.0 / math.sqrt(n)
@@ -76,6 +83,8 @@ _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "b
 
 
 def _axis(axis, ndim, who):
+    if type(axis) is int and -ndim <= axis < ndim:
+        return axis % ndim
     try:
         axis = int(axis)
     except TypeError:
@@ -86,6 +95,8 @@ def _axis(axis, ndim, who):
 
 
 def _length(n, default, who):
+    if n is None and default >= 1:
+        return default
     try:
         n = int(default if n is None else n)
     except TypeError:
