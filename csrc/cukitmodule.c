@@ -1,6 +1,7 @@
 /* cukitmodule.c - the cukit._cukit module: definition, multi-phase init calling each layer's setup, state traverse/clear */
 #include "compute/compute.h"
 #include "emulator/emulator.h"
+#include "fft/fft.h"
 #include "linalg/linalg.h"
 #include "nccl/nccl.h"
 #include "pycuda/pycuda.h"
@@ -21,6 +22,7 @@ typedef struct {
     cukit_array_state array;
     cukit_compute_state compute;
     cukit_linalg_state linalg;
+    cukit_fft_state fft;
     cukit_nccl_state nccl;
     cukit_pycuda_state pycuda;
 } module_state;
@@ -52,7 +54,7 @@ typedef struct {
     V(pycuda.FrontElementwiseType)                                                       \
     V(pycuda.front_kw_plain) V(pycuda.front_kw_launch) V(pycuda.front_grid_1)            \
     V(pycuda.front_zero) V(pycuda.front_str_call_v) V(linalg.gemm_modules)               \
-    V(compute.sample_modules)
+    V(compute.sample_modules) V(linalg.solver_modules) V(fft.modules) V(fft.plans)
 
 static int
 cukit_traverse(PyObject *m, visitproc visit, void *arg)
@@ -105,6 +107,7 @@ cukit_exec(PyObject *m)
     st->array = &ms->array;
     st->compute = &ms->compute;
     st->linalg = &ms->linalg;
+    st->fft = &ms->fft;
     st->nccl = &ms->nccl;
     st->pycuda = &ms->pycuda;
     ms->runtime.driver_count = -1;
@@ -157,6 +160,8 @@ cukit_exec(PyObject *m)
         ck_compute_setup,                                              /* compute */
         ck_random_setup,
         cukit_linalg_setup, cukit_sort_setup, cukit_unique_setup,      /* linalg, sort */
+        cukit_solver_setup,                                            /* linalg */
+        cukit_fft_setup,                                               /* fft */
         cukit_nccl_setup, cukit_communicator_setup, cukit_window_setup, /* nccl */
         cukit_pycuda_setup,                                            /* pycuda */
     };

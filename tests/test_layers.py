@@ -29,7 +29,7 @@ LAYERS = [
     ("compile",),
     ("array",),
     ("compute",),
-    ("linalg", "sort"),
+    ("linalg", "sort", "fft"),
     ("nccl",),
     ("pycuda",),
 ]

@@ -181,6 +181,7 @@ struct cukit_state {
     struct cukit_array_state *array;
     struct cukit_compute_state *compute;
     struct cukit_linalg_state *linalg;
+    struct cukit_fft_state *fft;
     struct cukit_nccl_state *nccl;
     struct cukit_pycuda_state *pycuda;
     /* strong ref: cukit.debug's launch recorder, NULL when off; set by launch/capture.c,

@@ -51,7 +51,17 @@ enum { CUBLAS_GEMM_DEFAULT = -1 };
     X(cublasStatus_t, cublasGemmStridedBatchedEx, "cublasGemmStridedBatchedEx", REQUIRED, \
       (cublasHandle_t, int, int, int, int, int, const void *, const void *, int, int,     \
        long long, const void *, int, int, long long, const void *, void *, int, int,      \
-       long long, int, int, int))
+       long long, int, int, int))                                                           \
+    CUKIT_CUBLAS_LU(X, S) CUKIT_CUBLAS_LU(X, D) CUKIT_CUBLAS_LU(X, C) CUKIT_CUBLAS_LU(X, Z)
+
+/* The batched LU of small matrices (the linalg factorizations use it beside cuSOLVER),
+ * for each of the four element types; the matrices are device addresses as void *. */
+#define CUKIT_CUBLAS_LU(X, L)                                                              \
+    X(cublasStatus_t, cublas##L##getrfBatched, "cublas" #L "getrfBatched", OPTIONAL,       \
+      (cublasHandle_t, int, void *const *, int, int *, int *, int))                        \
+    X(cublasStatus_t, cublas##L##getrsBatched, "cublas" #L "getrsBatched", OPTIONAL,       \
+      (cublasHandle_t, int, int, int, const void *const *, int, const int *, void *const *, \
+       int, int *, int))
 
 /* Filled once by cukit_cublas_load under the GIL, only read afterwards. */
 typedef struct {

@@ -154,6 +154,7 @@ from ._reduce import ExclusiveScanKernel, InclusiveScanKernel, allclose, array_e
 # Matrix products (csrc/linalg/): dot and inner of matrices go through matmul.
 from ._matmul import dot, inner, matmul, outer, tensordot  # noqa: E402
 from ._cukit import argsort, searchsorted, sort, unique  # noqa: E402  (csrc/sort/)
+from . import fft  # noqa: E402  (cukit.fft: numpy.fft on cuFFT or cukit's own kernels)
 from . import linalg  # noqa: E402
 # numpy's shape, creation and statistics functions composed of the C operations above,
 # and numpy's own names (dtypes, constants).

@@ -1,0 +1,435 @@
+/* cusolver.c - the factorizations on cuSOLVER and cuBLAS's batched LU: row-major stacks handed to the column-major libraries */
+#include "linalg/cusolver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Stacks of matrices up to this order go to the batched routines (cuBLAS's getrfBatched,
+ * syevjBatched and gesvdjBatched take at most 32). */
+#define SMALL 32
+
+/* ------------------------------------------------------------------ helpers */
+
+static long long
+esize(const solver_job *J)
+{
+    return cukit_typecode_size(J->tc);
+}
+
+/* Scratch of `bytes` (at least 16) on J's device. New ref or NULL. */
+static cukit_Array *
+scratch(cukit_state *st, const solver_job *J, long long bytes)
+{
+    Py_ssize_t shape[1] = {(Py_ssize_t)(bytes > 16 ? bytes : 16)};
+    return ck_empty(st, J->dev, CUKIT_TC_U8, 1, shape);
+}
+
+/* A device array of J->batch addresses base + z * step (the batched routines' operand).
+ * New ref or NULL. */
+static cukit_Array *
+pointers(cukit_state *st, const solver_job *J, CUdeviceptr base, long long step)
+{
+    size_t bytes = (size_t)J->batch * sizeof(unsigned long long);
+    unsigned long long *host = malloc(bytes ? bytes : 1);
+    if (host == NULL)
+        return (cukit_Array *)PyErr_NoMemory();
+    for (long long z = 0; z < J->batch; z++)
+        host[z] = (unsigned long long)(base + (CUdeviceptr)(z * step));
+    cukit_Array *p = scratch(st, J, (long long)bytes);
+    if (p && cukit_copy_htod(st, cukit_array_ptr(p), host, bytes, J->h, 1) < 0)
+        Py_CLEAR(p);
+    free(host);
+    return p;
+}
+
+/* Copy a stack of rows x cols matrices between row-major (`to_cols` 0: src row-major,
+ * dst column-major; 1: the reverse) layouts, `src_ld`/`dst_ld` the column-major side's
+ * leading dimension (its matrices ld * cols apart). */
+static int
+relayout(const solver_job *J, CUdeviceptr dst, CUdeviceptr src, long long rows, long long cols,
+         long long ld, int to_rows)
+{
+    Py_ssize_t e = (Py_ssize_t)esize(J);
+    Py_ssize_t shape[3] = {(Py_ssize_t)J->batch, (Py_ssize_t)rows, (Py_ssize_t)cols};
+    Py_ssize_t rm[3] = {(Py_ssize_t)(rows * cols) * e, (Py_ssize_t)cols * e, e};
+    Py_ssize_t cm[3] = {(Py_ssize_t)(ld * cols) * e, e, (Py_ssize_t)ld * e};
+    if (J->batch == 0 || rows == 0 || cols == 0)
+        return 0;
+    return to_rows ? cukit_strided_copy(J->dev, dst, rm, src, cm, 3, shape, e, J->h)
+                   : cukit_strided_copy(J->dev, dst, cm, src, rm, 3, shape, e, J->h);
+}
+
+/* Blocks along y for an element-wise kernel over `count` elements per matrix. */
+static unsigned
+spread(long long count)
+{
+    long long gy = (count + 1023) / 1024;
+    return (unsigned)(gy < 1 ? 1 : gy > 65535 ? 65535 : gy);
+}
+
+static int
+shift_pivots(cukit_state *st, const solver_job *J, CUdeviceptr piv, int by)
+{
+    int n = (int)J->n;
+    void *args[] = {&piv, &n, &by};
+    return cukit_solver_launch(st, J, "piv_shift", spread(n), args);
+}
+
+/* cuBLAS's batched LU routines of tc, or NULL where the loaded cuBLAS has none. */
+static cublasStatus_t (*getrf_batched(int tc))(cublasHandle_t, int, void *const *, int, int *,
+                                                int *, int)
+{
+    return tc == CUKIT_TC_F32   ? cukit_cublas_api.cublasSgetrfBatched
+           : tc == CUKIT_TC_F64 ? cukit_cublas_api.cublasDgetrfBatched
+           : tc == CUKIT_TC_C64 ? cukit_cublas_api.cublasCgetrfBatched
+                                : cukit_cublas_api.cublasZgetrfBatched;
+}
+
+static cublasStatus_t (*getrs_batched(int tc))(cublasHandle_t, int, int, int,
+                                                const void *const *, int, const int *,
+                                                void *const *, int, int *, int)
+{
+    return tc == CUKIT_TC_F32   ? cukit_cublas_api.cublasSgetrsBatched
+           : tc == CUKIT_TC_F64 ? cukit_cublas_api.cublasDgetrsBatched
+           : tc == CUKIT_TC_C64 ? cukit_cublas_api.cublasCgetrsBatched
+                                : cukit_cublas_api.cublasZgetrsBatched;
+}
+
+/* cuBLAS's handle for the batched LU of a stack of small matrices, or NULL (no
+ * exception) when the one-matrix routines should run instead. */
+static cublasHandle_t
+batched_lu_handle(cukit_state *st, const solver_job *J)
+{
+    if (J->batch < 2 || J->n > SMALL || !cukit_cublas_available(st) ||
+        getrf_batched(J->tc) == NULL || getrs_batched(J->tc) == NULL)
+        return NULL;
+    cublasHandle_t h = cukit_cublas_handle(st, J->dev, J->h);
+    if (h == NULL)
+        PyErr_Clear();
+    return h;
+}
+
+/* ------------------------------------------------------------------ LU
+ *
+ * The column-major libraries see a row-major A as A^T: they factor A^T, whose
+ * determinant is A's, and solve A x = b as (A^T)^T x = b (op T) on a column-major b. */
+
+int
+cukit_cusolver_lu(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdeviceptr piv,
+                  CUdeviceptr info)
+{
+    cusolverDnHandle_t h = cukit_cusolver_handle(st, J->dev, J->h, NULL, NULL);
+    if (h == NULL)
+        return -1;
+    int n = (int)J->n, rc = -1;
+    long long e = esize(J), step = (long long)n * n * e;
+    cukit_Array *ws = NULL;
+    cublasHandle_t bh = batched_lu_handle(st, J);
+    if (bh) {
+        cukit_Array *ptrs = pointers(st, J, a, step);
+        if (ptrs == NULL)
+            return -1;
+        rc = cukit_cublas_check(st, getrf_batched(J->tc)(bh, n, (void *const *)(uintptr_t)
+                                                                     cukit_array_ptr(ptrs),
+                                                         n, (int *)(uintptr_t)piv,
+                                                         (int *)(uintptr_t)info, (int)J->batch),
+                                "cublasXgetrfBatched");
+        Py_DECREF(ptrs);
+        return rc < 0 ? -1 : shift_pivots(st, J, piv, -1);
+    }
+    int lwork = 0;
+    if (CUSOLVER_CALL(st, J->tc, getrf_bufferSize, (h, n, n, (void *)(uintptr_t)a, n, &lwork)) < 0 ||
+        (ws = scratch(st, J, (long long)lwork * e)) == NULL)
+        goto done;
+    for (long long z = 0; z < J->batch; z++)
+        if (CUSOLVER_CALL(st, J->tc, getrf,
+                          (h, n, n, (void *)(uintptr_t)(a + (CUdeviceptr)(z * step)), n,
+                           (void *)(uintptr_t)cukit_array_ptr(ws),
+                           (int *)(uintptr_t)(piv + (CUdeviceptr)(z * n * 4)),
+                           (int *)(uintptr_t)(info + (CUdeviceptr)(z * 4)))) < 0)
+            goto done;
+    rc = shift_pivots(st, J, piv, -1);
+done:
+    Py_XDECREF(ws);
+    return rc;
+}
+
+int
+cukit_cusolver_lu_solve(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdeviceptr piv,
+                        CUdeviceptr b, long long nrhs)
+{
+    cusolverDnHandle_t h = cukit_cusolver_handle(st, J->dev, J->h, NULL, NULL);
+    if (h == NULL)
+        return -1;
+    int n = (int)J->n, k = (int)nrhs, rc = -1;
+    long long e = esize(J), step = (long long)n * n * e, bstep = (long long)n * k * e;
+    Py_ssize_t pshape[1] = {(Py_ssize_t)(J->batch * n)};
+    cukit_Array *t = scratch(st, J, J->batch * bstep), *p1 = NULL, *info = NULL;
+    cukit_Array *ap = NULL, *tp = NULL;
+    if (t == NULL || (p1 = ck_empty(st, J->dev, CUKIT_TC_I32, 1, pshape)) == NULL ||
+        (info = scratch(st, J, J->batch * 4)) == NULL)
+        goto done;
+    Py_ssize_t s1[1] = {4};
+    CUdeviceptr tb = cukit_array_ptr(t), pp = cukit_array_ptr(p1);
+    /* b to column-major (a vector is both), the pivots back to the library's count. */
+    if (relayout(J, tb, b, n, k, n, 0) < 0 ||
+        (pshape[0] && cukit_strided_copy(J->dev, pp, s1, piv, s1, 1, pshape, 4, J->h) < 0) ||
+        shift_pivots(st, J, pp, 1) < 0)
+        goto done;
+    cublasHandle_t bh = batched_lu_handle(st, J);
+    if (bh) {
+        int host_info = 0;
+        if ((ap = pointers(st, J, a, step)) == NULL || (tp = pointers(st, J, tb, bstep)) == NULL ||
+            cukit_cublas_check(st, getrs_batched(J->tc)(
+                                       bh, CUBLAS_OP_T, n, k,
+                                       (const void *const *)(uintptr_t)cukit_array_ptr(ap), n,
+                                       (const int *)(uintptr_t)pp,
+                                       (void *const *)(uintptr_t)cukit_array_ptr(tp), n,
+                                       &host_info, (int)J->batch),
+                               "cublasXgetrsBatched") < 0)
+            goto done;
+    }
+    else {
+        for (long long z = 0; z < J->batch; z++)
+            if (CUSOLVER_CALL(st, J->tc, getrs,
+                              (h, CUBLAS_OP_T, n, k,
+                               (const void *)(uintptr_t)(a + (CUdeviceptr)(z * step)), n,
+                               (const int *)(uintptr_t)(pp + (CUdeviceptr)(z * n * 4)),
+                               (void *)(uintptr_t)(tb + (CUdeviceptr)(z * bstep)), n,
+                               (int *)(uintptr_t)cukit_array_ptr(info))) < 0)
+                goto done;
+    }
+    rc = relayout(J, b, tb, n, k, n, 1);
+done:
+    Py_XDECREF(t);
+    Py_XDECREF(p1);
+    Py_XDECREF(info);
+    Py_XDECREF(ap);
+    Py_XDECREF(tp);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ Cholesky
+ *
+ * A Hermitian row-major A is conj(A) to the library; the upper factor U of conj(A) =
+ * U^H U, read row-major, is A's lower factor L = U^T, and the upper triangle the
+ * library reads is A's lower one. */
+
+int
+cukit_cusolver_cholesky(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdeviceptr info)
+{
+    cusolverDnHandle_t h = cukit_cusolver_handle(st, J->dev, J->h, NULL, NULL);
+    if (h == NULL)
+        return -1;
+    int n = (int)J->n, rc = -1, lwork = 0;
+    long long e = esize(J), step = (long long)n * n * e;
+    cukit_Array *ws = NULL;
+    if (J->batch > 1) {
+        if ((ws = pointers(st, J, a, step)) == NULL ||
+            CUSOLVER_CALL(st, J->tc, potrfBatched,
+                          (h, CUBLAS_FILL_MODE_UPPER, n, (void **)(uintptr_t)cukit_array_ptr(ws),
+                           n, (int *)(uintptr_t)info, (int)J->batch)) < 0)
+            goto done;
+    }
+    else {
+        if (CUSOLVER_CALL(st, J->tc, potrf_bufferSize,
+                          (h, CUBLAS_FILL_MODE_UPPER, n, (void *)(uintptr_t)a, n, &lwork)) < 0 ||
+            (ws = scratch(st, J, (long long)lwork * e)) == NULL ||
+            CUSOLVER_CALL(st, J->tc, potrf,
+                          (h, CUBLAS_FILL_MODE_UPPER, n, (void *)(uintptr_t)a, n,
+                           (void *)(uintptr_t)cukit_array_ptr(ws), lwork,
+                           (int *)(uintptr_t)info)) < 0)
+            goto done;
+    }
+    void *args[] = {&a, &n};
+    rc = cukit_solver_launch(st, J, "zero_upper", spread((long long)n * n), args);
+done:
+    Py_XDECREF(ws);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ eigh
+ *
+ * The library sees conj(A): the same eigenvalues, conjugate eigenvectors, which it
+ * writes column-major; read row-major they are V^H, turned back into V here. A's
+ * lower triangle is the library's upper. */
+
+/* out (rows x cols, row-major) = conj(in) read column-major with leading dimension ld,
+ * matrices in_step and out_step elements apart. */
+static int
+conj_transpose(cukit_state *st, const solver_job *J, CUdeviceptr in, CUdeviceptr out, int rows,
+               int cols, int ld, long long in_step, long long out_step)
+{
+    void *args[] = {&in, &out, &rows, &cols, &ld, &in_step, &out_step};
+    return cukit_solver_launch(st, J, "conj_transpose", spread((long long)rows * cols), args);
+}
+
+int
+cukit_cusolver_eigh(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdeviceptr w,
+                    CUdeviceptr info, int lower, int vectors)
+{
+    cusolver_params_t syevj;
+    cusolverDnHandle_t h = cukit_cusolver_handle(st, J->dev, J->h, &syevj, NULL);
+    if (h == NULL)
+        return -1;
+    int n = (int)J->n, rc = -1, lwork = 0;
+    int uplo = lower ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    int jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    long long e = esize(J), step = (long long)n * n * e;
+    long long wstep = (long long)n * (J->tc == CUKIT_TC_F32 || J->tc == CUKIT_TC_C64 ? 4 : 8);
+    cukit_Array *ws = NULL, *copy = NULL;
+    void *A = (void *)(uintptr_t)a, *W = (void *)(uintptr_t)w;
+    if (J->batch > 1 && n <= SMALL) {
+        if (CUSOLVER_CALL(st, J->tc, syevjBatched_bufferSize,
+                          (h, jobz, uplo, n, A, n, W, &lwork, syevj, (int)J->batch)) < 0 ||
+            (ws = scratch(st, J, (long long)lwork * e)) == NULL ||
+            CUSOLVER_CALL(st, J->tc, syevjBatched,
+                          (h, jobz, uplo, n, A, n, W, (void *)(uintptr_t)cukit_array_ptr(ws),
+                           lwork, (int *)(uintptr_t)info, syevj, (int)J->batch)) < 0)
+            goto done;
+    }
+    else {
+        if (CUSOLVER_CALL(st, J->tc, syevd_bufferSize, (h, jobz, uplo, n, A, n, W, &lwork)) < 0 ||
+            (ws = scratch(st, J, (long long)lwork * e)) == NULL)
+            goto done;
+        for (long long z = 0; z < J->batch; z++)
+            if (CUSOLVER_CALL(st, J->tc, syevd,
+                              (h, jobz, uplo, n, (void *)(uintptr_t)(a + (CUdeviceptr)(z * step)),
+                               n, (void *)(uintptr_t)(w + (CUdeviceptr)(z * wstep)),
+                               (void *)(uintptr_t)cukit_array_ptr(ws), lwork,
+                               (int *)(uintptr_t)(info + (CUdeviceptr)(z * 4)))) < 0)
+                goto done;
+    }
+    if (vectors) {
+        Py_ssize_t s1[1] = {1}, sh[1] = {(Py_ssize_t)(J->batch * step)};
+        if ((copy = scratch(st, J, J->batch * step)) == NULL ||
+            cukit_strided_copy(J->dev, cukit_array_ptr(copy), s1, a, s1, 1, sh, 1, J->h) < 0 ||
+            conj_transpose(st, J, cukit_array_ptr(copy), a, n, n, n, (long long)n * n,
+                           (long long)n * n) < 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    Py_XDECREF(ws);
+    Py_XDECREF(copy);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ QR
+ *
+ * geqrf needs A itself column-major: a transposing copy there, and the factors copied
+ * back row-major for the R kernel; orgqr makes Q column-major from them. */
+
+int
+cukit_cusolver_qr(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdeviceptr tau,
+                  CUdeviceptr q, long long kq, CUdeviceptr info)
+{
+    cusolverDnHandle_t h = cukit_cusolver_handle(st, J->dev, J->h, NULL, NULL);
+    if (h == NULL)
+        return -1;
+    int m = (int)J->m, n = (int)J->n, k = m < n ? m : n, kqi = (int)kq, rc = -1;
+    int lwork = 0, lq = 0;
+    long long e = esize(J), step = (long long)m * n * e, qstep = (long long)m * kq * e;
+    cukit_Array *t = scratch(st, J, J->batch * step), *qb = NULL, *ws = NULL;
+    if (t == NULL || (q && (qb = scratch(st, J, J->batch * qstep)) == NULL))
+        goto done;
+    CUdeviceptr tp = cukit_array_ptr(t), qp = qb ? cukit_array_ptr(qb) : 0;
+    if (relayout(J, tp, a, m, n, m, 0) < 0 ||
+        CUSOLVER_CALL(st, J->tc, geqrf_bufferSize, (h, m, n, (void *)(uintptr_t)tp, m, &lwork)) < 0 ||
+        (q && CUSOLVER_CALL(st, J->tc, orgqr_bufferSize,
+                            (h, m, kqi, k, (const void *)(uintptr_t)qp, m,
+                             (const void *)(uintptr_t)tau, &lq)) < 0) ||
+        (ws = scratch(st, J, (long long)(lwork > lq ? lwork : lq) * e)) == NULL)
+        goto done;
+    void *W = (void *)(uintptr_t)cukit_array_ptr(ws);
+    for (long long z = 0; z < J->batch; z++)
+        if (CUSOLVER_CALL(st, J->tc, geqrf,
+                          (h, m, n, (void *)(uintptr_t)(tp + (CUdeviceptr)(z * step)), m,
+                           (void *)(uintptr_t)(tau + (CUdeviceptr)(z * k * e)), W, lwork,
+                           (int *)(uintptr_t)(info + (CUdeviceptr)(z * 4)))) < 0)
+            goto done;
+    if (relayout(J, a, tp, m, n, m, 1) < 0)
+        goto done;
+    if (q) {
+        /* The reflectors (the first k columns) into Q's column-major buffer. */
+        Py_ssize_t sh[3] = {(Py_ssize_t)J->batch, k, m};
+        Py_ssize_t ss[3] = {(Py_ssize_t)step, (Py_ssize_t)(m * e), (Py_ssize_t)e};
+        Py_ssize_t ds[3] = {(Py_ssize_t)qstep, (Py_ssize_t)(m * e), (Py_ssize_t)e};
+        if (k && cukit_strided_copy(J->dev, qp, ds, tp, ss, 3, sh, (Py_ssize_t)e, J->h) < 0)
+            goto done;
+        for (long long z = 0; z < J->batch; z++)
+            if (CUSOLVER_CALL(st, J->tc, orgqr,
+                              (h, m, kqi, k, (void *)(uintptr_t)(qp + (CUdeviceptr)(z * qstep)), m,
+                               (const void *)(uintptr_t)(tau + (CUdeviceptr)(z * k * e)), W, lq,
+                               (int *)(uintptr_t)(info + (CUdeviceptr)(z * 4)))) < 0)
+                goto done;
+        if (relayout(J, q, qp, m, kq, m, 1) < 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    Py_XDECREF(t);
+    Py_XDECREF(qb);
+    Py_XDECREF(ws);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ SVD
+ *
+ * The library sees M = A^T (n x m, no copy) and gives M = U_M S V_M^H, so A = conj(V_M)
+ * S U_M^T: vh is U_M's memory as it is, u the conjugate transpose of V_M's. */
+
+int
+cukit_cusolver_svd(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdeviceptr s,
+                   CUdeviceptr u, CUdeviceptr vh, CUdeviceptr info, int full, int uv)
+{
+    cusolver_params_t gesvdj;
+    cusolverDnHandle_t h = cukit_cusolver_handle(st, J->dev, J->h, NULL, &gesvdj);
+    if (h == NULL)
+        return -1;
+    int m = (int)J->m, n = (int)J->n, rc = -1, lwork = 0;
+    int batched = J->batch > 1 && m <= SMALL && n <= SMALL;
+    int vcols = batched || full ? m : n, mu = full ? m : n;
+    int jobz = uv ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR, econ = !full;
+    long long e = esize(J), re = J->tc == CUKIT_TC_F32 || J->tc == CUKIT_TC_C64 ? 4 : 8;
+    long long step = (long long)m * n * e, vstep = (long long)m * vcols * e;
+    cukit_Array *tv = scratch(st, J, J->batch * vstep), *ws = NULL;
+    if (tv == NULL)
+        goto done;
+    CUdeviceptr vp = cukit_array_ptr(tv);
+    void *A = (void *)(uintptr_t)a, *S = (void *)(uintptr_t)s, *U = (void *)(uintptr_t)vh;
+    void *V = (void *)(uintptr_t)vp;
+    if (batched) {
+        if (CUSOLVER_CALL(st, J->tc, gesvdjBatched_bufferSize,
+                          (h, jobz, n, m, A, n, S, U, n, V, m, &lwork, gesvdj, (int)J->batch)) < 0 ||
+            (ws = scratch(st, J, (long long)lwork * e)) == NULL ||
+            CUSOLVER_CALL(st, J->tc, gesvdjBatched,
+                          (h, jobz, n, m, A, n, S, U, n, V, m,
+                           (void *)(uintptr_t)cukit_array_ptr(ws), lwork, (int *)(uintptr_t)info,
+                           gesvdj, (int)J->batch)) < 0)
+            goto done;
+    }
+    else {
+        if (CUSOLVER_CALL(st, J->tc, gesvdj_bufferSize,
+                          (h, jobz, econ, n, m, A, n, S, U, n, V, m, &lwork, gesvdj)) < 0 ||
+            (ws = scratch(st, J, (long long)lwork * e)) == NULL)
+            goto done;
+        for (long long z = 0; z < J->batch; z++)
+            if (CUSOLVER_CALL(st, J->tc, gesvdj,
+                              (h, jobz, econ, n, m, (void *)(uintptr_t)(a + (CUdeviceptr)(z * step)),
+                               n, (void *)(uintptr_t)(s + (CUdeviceptr)(z * n * re)),
+                               (void *)(uintptr_t)(vh + (CUdeviceptr)(z * n * n * e)), n,
+                               (void *)(uintptr_t)(vp + (CUdeviceptr)(z * vstep)), m,
+                               (void *)(uintptr_t)cukit_array_ptr(ws), lwork,
+                               (int *)(uintptr_t)(info + (CUdeviceptr)(z * 4)), gesvdj)) < 0)
+                goto done;
+    }
+    if (uv && conj_transpose(st, J, vp, u, m, mu, m, (long long)m * vcols,
+                             (long long)m * mu) < 0)
+        goto done;
+    rc = 0;
+done:
+    Py_XDECREF(tv);
+    Py_XDECREF(ws);
+    return rc;
+}
