@@ -37,6 +37,7 @@ typedef struct {
     V(memory.torch_dtypes) V(memory.str_cai) V(memory.str_data) V(memory.str_typestr)    \
     V(memory.str_strides) V(memory.str_shape) V(memory.str_dtype) V(memory.str_data_ptr) \
     V(memory.str_get_device) V(declarations.SignatureType) V(sandbox.image_verdicts)     \
+    V(memory.str_torch) V(memory.cai_type)                                               \
     V(launch.ModuleType) V(launch.KernelType) V(launch.PreparedType) V(launch.GraphType) \
     V(launch.KernelNodeType) V(launch.str_grid) V(launch.str_block)                      \
     V(launch.str_shared_mem) V(launch.str_stream) V(launch.str_n) V(compile.ProgramType) \
@@ -124,6 +125,7 @@ cukit_exec(PyObject *m)
         {"dtype", offsetof(module_state, memory.str_dtype)},
         {"data_ptr", offsetof(module_state, memory.str_data_ptr)},
         {"get_device", offsetof(module_state, memory.str_get_device)},
+        {"torch", offsetof(module_state, memory.str_torch)},
         {"__cuda_stream__", offsetof(module_state, runtime.str_cuda_stream_protocol)},
         {"cuda_stream", offsetof(module_state, runtime.str_cuda_stream)},
         {"ptr", offsetof(module_state, runtime.str_ptr)},

@@ -304,9 +304,10 @@ cukit_torch_pointer(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, long *ordi
                     int *typecode)
 {
     if (st->memory->torch_tensor == NULL) {
-        /* Only when the program imported torch itself: cukit never imports it. */
-        PyObject *mods = PyImport_GetModuleDict();
-        PyObject *torch = PyDict_GetItemString(mods, "torch");
+        /* Only when the program imported torch itself: cukit never imports it. Asked
+         * with an interned key: every foreign argument comes here while torch is not
+         * imported, and a key made from C text would be a new str each time. */
+        PyObject *torch = PyDict_GetItemWithError(PyImport_GetModuleDict(), st->memory->str_torch);
         PyObject *tensor = torch ? PyObject_GetAttrString(torch, "Tensor") : NULL;
         if (tensor == NULL) {
             PyErr_Clear();

@@ -30,7 +30,11 @@ typedef struct cukit_memory_state {
     /* strong refs: interned names looked up on foreign arrays per launch */
     PyObject *str_cai;          /* "__cuda_array_interface__" */
     PyObject *str_data, *str_typestr, *str_strides, *str_shape, *str_dtype, *str_data_ptr;
-    PyObject *str_get_device;
+    PyObject *str_get_device, *str_torch;
+    /* strong ref: the type whose objects the launch path last read through
+     * __cuda_array_interface__ (NULL: none yet). Every check before that one is by
+     * type, so another object of this type goes straight to its interface. */
+    PyTypeObject *cai_type;
 } cukit_memory_state;
 
 /* ------------------------------------------------------------------ buffer.c */
