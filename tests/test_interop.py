@@ -1,6 +1,7 @@
 """Zero-copy exchange: DLPack both ways, __cuda_array_interface__ import, foreign kernel arguments."""
 import ctypes
 import gc
+import subprocess
 import sys
 
 import numpy as np
@@ -374,6 +375,72 @@ def test_a_type_that_drops_its_interface_is_read_again(rng):
     del Producer.__cuda_array_interface__
     with pytest.raises(TypeError, match="expected device memory"):
         mod.saxpy(2.0, Producer(dx), dy, n, grid=1, block=128)
+
+
+# Stands in for CuPy in a process of its own (cukit remembers cupy.ndarray once seen):
+# the attributes cukit reads from a CuPy array, and an interface that counts its calls.
+FAKE_CUPY = r"""
+import sys, types
+import numpy as np
+import cukit
+
+calls = 0
+
+class MemoryPointer:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+class ndarray:
+    def __init__(self, array):
+        self.array, self.data, self.dtype = array, MemoryPointer(array.ptr), array.dtype
+        self._c_contiguous = array.flags["C_CONTIGUOUS"]
+
+    @property
+    def __cuda_array_interface__(self):
+        global calls
+        calls += 1
+        return self.array.__cuda_array_interface__
+
+cupy = types.ModuleType("cupy")
+cupy.ndarray = ndarray
+sys.modules["cupy"] = cupy
+
+mod = cukit.compile(sys.argv[1])
+rng = np.random.default_rng(int(sys.argv[2]))
+n = 300
+x = rng.standard_normal(n).astype(np.float32)
+y = rng.standard_normal(n).astype(np.float32)
+for _ in range(2):  # the general path first, then cupy.ndarray's own check
+    dx, dy = cukit.to_device(x), cukit.to_device(y)
+    mod.saxpy(2.0, ndarray(dx), ndarray(dy), n, grid=2, block=256)
+    np.testing.assert_allclose(dy.get(), 2 * x + y, rtol=1e-6)
+    mod.saxpy.prepare(grid=2, block=256)(2.0, ndarray(dx), dy, n)
+    np.testing.assert_allclose(dy.get(), 2 * x + (2 * x + y), rtol=1e-5, atol=1e-6)
+    for bad, exc, words in [(cukit.zeros(n), TypeError,
+                             "got a float64 array, but the kernel reads float32"),
+                            (dx[::2], ValueError, "not C-contiguous")]:
+        try:
+            mod.saxpy(2.0, ndarray(bad), dy, n, grid=2, block=256)
+        except exc as e:
+            assert words in str(e), e
+        else:
+            raise AssertionError("no error")
+assert calls == 0, calls  # read by its attributes
+old = ndarray(cukit.to_device(x))
+del old._c_contiguous  # a CuPy without the attribute: its interface is read instead
+dy = cukit.to_device(y)
+mod.saxpy(2.0, old, ndarray(dy), n, grid=2, block=256)
+np.testing.assert_allclose(dy.get(), 2 * x + y, rtol=1e-6)
+assert calls == 2, calls
+print("ok")
+"""
+
+
+@gpu
+def test_cupy_arrays_are_read_by_their_attributes(rng):
+    proc = subprocess.run([sys.executable, "-c", FAKE_CUPY, SAXPY, str(rng.integers(2**32))],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
 
 
 # ------------------------------------------------------------------ PyTorch

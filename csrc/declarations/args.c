@@ -336,6 +336,24 @@ pointer_from_cai(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v
     return 1;
 }
 
+/* A CuPy array, read by its attributes: 1 with *out set, 0 when v is not one (or CuPy
+ * cannot be read so: its interface is read next), -1 on error. The checks and their
+ * words are those of pointer_from_cai, which CuPy arrays went through before. */
+static int
+pointer_from_cupy(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v,
+                  const cukit_Device *dev, CUdeviceptr *out)
+{
+    int tc = CUKIT_TC_OTHER, contiguous = 1;
+    int found = cukit_cupy_pointer(st, v, out, &tc, &contiguous);
+    if (found <= 0)
+        return found;
+    if (check_elements(sig, i, tc, v) < 0)
+        return -1;
+    if (!contiguous)
+        return not_contiguous(sig, i, "the array", "a contiguous copy");
+    return check_pointer_device(st, sig, i, *out, dev) < 0 ? -1 : 1;
+}
+
 static int
 pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, unsigned char *dst,
              const cukit_Device *dev)
@@ -358,6 +376,11 @@ pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
             return not_contiguous(sig, i, "the array (a strided view)",
                                   "cukit.ascontiguousarray(x)");
         ptr = a.ptr;
+    }
+    else if (Py_IS_TYPE(v, st->memory->cupy_ndarray) &&
+             (found = pointer_from_cupy(st, sig, i, v, dev, &ptr)) != 0) {
+        if (found < 0)
+            return -1;
     }
     else if (Py_IS_TYPE(v, st->memory->cai_type) &&
              (found = pointer_from_cai(st, sig, i, v, dev, &ptr)) != 0) {
@@ -403,6 +426,8 @@ pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
     }
     else {
         found = pointer_from_torch(st, sig, i, v, dev, &ptr);
+        if (found == 0)
+            found = pointer_from_cupy(st, sig, i, v, dev, &ptr);
         if (found == 0)
             found = pointer_from_cai(st, sig, i, v, dev, &ptr);
         if (found == 0 && (found = cukit_host_array_device_ptr(st, v, &ptr)) > 0) {

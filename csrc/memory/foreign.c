@@ -340,3 +340,85 @@ cukit_torch_pointer(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, long *ordi
     Py_DECREF(p);
     return PyErr_Occurred() ? -1 : 1;
 }
+
+/* ------------------------------------------------------------------ CuPy */
+
+/* The typecode of a numpy dtype, remembered by its type number (CuPy's dtypes are
+ * numpy's). -1 on error. */
+static int
+numpy_typecode(cukit_state *st, PyObject *dtype)
+{
+    PyObject *num = PyObject_GetAttr(dtype, st->memory->str_num);
+    long n = num ? PyLong_AsLong(num) : -1;
+    Py_XDECREF(num);
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    int known = n >= 0 && n < (long)sizeof st->memory->np_typecodes;
+    if (known && st->memory->np_typecodes[n])
+        return st->memory->np_typecodes[n] - 1;
+    int tc = cukit_typecode_of_dtype(dtype); /* numbers past the table: ml_dtypes' */
+    if (tc >= 0 && tc != CUKIT_TC_OTHER && known) /* (strings and voids share a number) */
+        st->memory->np_typecodes[n] = (signed char)(tc + 1);
+    return tc;
+}
+
+/* cupy.ndarray once the program imported CuPy (cukit never imports it). 1 / 0 / -1. */
+static int
+cupy_known(cukit_state *st)
+{
+    if (st->memory->cupy_ndarray != NULL)
+        return 1;
+    PyObject *cupy = PyDict_GetItemWithError(PyImport_GetModuleDict(), st->memory->str_cupy);
+    if (cupy == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *type;
+    int has = cukit_optional_attr(cupy, "ndarray", &type);
+    if (has <= 0)
+        return has; /* a module named cupy without ndarray: not CuPy's */
+    if (!PyType_Check(type)) {
+        Py_DECREF(type);
+        return 0;
+    }
+    st->memory->cupy_ndarray = (PyTypeObject *)type;
+    return 1;
+}
+
+/* One attribute of a CuPy array or its parts: 1 with a new ref, 0 when missing (this
+ * CuPy is not read by attributes from now on), -1 on error. */
+static int
+cupy_attr(cukit_state *st, PyObject *obj, PyObject *name, PyObject **out)
+{
+    int has = cukit_optional_attr_obj(obj, name, out);
+    if (has == 0)
+        st->memory->cupy_unreadable = 1;
+    return has;
+}
+
+int
+cukit_cupy_pointer(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, int *typecode,
+                   int *c_contiguous)
+{
+    int known = cupy_known(st);
+    if (known <= 0 || st->memory->cupy_unreadable ||
+        !Py_IS_TYPE(obj, st->memory->cupy_ndarray))
+        return known < 0 ? -1 : 0;
+    PyObject *data = NULL, *p = NULL, *dtype = NULL, *contig = NULL;
+    int rc = cupy_attr(st, obj, st->memory->str_data, &data);
+    if (rc > 0)
+        rc = cupy_attr(st, data, st->runtime->str_ptr, &p);
+    if (rc > 0)
+        rc = cupy_attr(st, obj, st->memory->str_dtype, &dtype);
+    if (rc > 0)
+        rc = cupy_attr(st, obj, st->memory->str_c_contiguous, &contig);
+    if (rc > 0) {
+        *ptr = PyLong_AsUnsignedLongLong(p);
+        *c_contiguous = PyObject_IsTrue(contig);
+        *typecode = *c_contiguous < 0 || PyErr_Occurred() ? -1 : numpy_typecode(st, dtype);
+        rc = *typecode < 0 ? -1 : 1;
+    }
+    Py_XDECREF(data);
+    Py_XDECREF(p);
+    Py_XDECREF(dtype);
+    Py_XDECREF(contig);
+    return rc;
+}
