@@ -301,6 +301,41 @@ def test_dlpack_only_objects_as_kernel_arguments(rng):
         mod.saxpy(2.0, CAIOnly(dx[::2].__cuda_array_interface__), dy, 150, grid=1, block=256)
 
 
+class OldDLPack(DLPackOnly):
+    """A producer from before DLPack 1.0: __dlpack__ takes stream= alone."""
+
+    def __init__(self, inner):
+        super().__init__(inner)
+        self.streams = []
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        return self.inner.__dlpack__(stream=stream)
+
+
+@gpu
+def test_dlpack_producers_of_either_signature_as_kernel_arguments(rng):
+    mod = cukit.compile(SAXPY)
+    n = 300
+    for make in (DLPackOnly, OldDLPack):
+        for _ in range(3):
+            x = rng.standard_normal(n).astype(np.float32)
+            y = rng.standard_normal(n).astype(np.float32)
+            dx, dy = cukit.to_device(x), cukit.to_device(y)
+            px = make(dx)
+            mod.saxpy(2.0, px, make(dy), n, grid=2, block=256)
+            np.testing.assert_allclose(dy.get(), 2 * x + y, rtol=1e-6)
+            if make is OldDLPack:
+                assert px.streams == [None]  # asked with the legacy default stream's order
+            with pytest.raises(TypeError, match="got a float64 array, but the kernel reads float32"):
+                mod.saxpy(2.0, make(cukit.zeros(n)), dy, n, grid=2, block=256)
+    gone = cukit.to_device(np.ones(n, np.float32))
+    stale = DLPackOnly(gone)
+    gone.free()
+    with pytest.raises(ValueError, match="freed"):
+        mod.saxpy(2.0, stale, dy, n, grid=2, block=256)
+
+
 class CAIView:
     """A producer whose __cuda_array_interface__ is a property over a cukit array's (as
     CuPy's and Numba's are properties): it raises once the memory is freed."""

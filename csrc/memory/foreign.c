@@ -68,26 +68,36 @@ cukit_dlpack_parse_device(PyObject *obj, int *type, int *id, const char *who)
 }
 
 /* obj.__dlpack__(stream=stream, max_version=(1, DLPACK_MINOR)), falling back to the
- * older signatures for producers that do not take max_version. New ref or NULL. */
+ * older signatures for producers that do not take max_version. Called as a method
+ * with keyword names made once: a kernel argument that speaks only DLPack comes here
+ * on every launch. New ref or NULL. */
 PyObject *
-cukit_dlpack_call(PyObject *obj, PyObject *stream)
+cukit_dlpack_call(cukit_state *st, PyObject *obj, PyObject *stream)
 {
-    PyObject *fn = PyObject_GetAttrString(obj, "__dlpack__");
-    if (fn == NULL)
-        return NULL;
-    PyObject *args = PyTuple_New(0);
-    PyObject *kw = args ? Py_BuildValue("{sOs(ii)}", "stream", stream, "max_version",
-                                        DLPACK_MAJOR, DLPACK_MINOR)
-                        : NULL;
-    PyObject *cap = kw ? PyObject_Call(fn, args, kw) : NULL;
-    if (cap == NULL && kw && PyErr_ExceptionMatches(PyExc_TypeError)) {
-        PyErr_Clear();
-        if (PyDict_DelItemString(kw, "max_version") == 0)
-            cap = PyObject_Call(fn, args, kw);
+    cukit_memory_state *m = st->memory;
+    if (m->dlpack_kw == NULL) {
+        PyObject *s = PyUnicode_InternFromString("stream");
+        PyObject *v = s ? PyUnicode_InternFromString("max_version") : NULL;
+        PyObject *kw = v ? PyTuple_Pack(2, s, v) : NULL;
+        PyObject *old = kw ? PyTuple_Pack(1, s) : NULL;
+        Py_XDECREF(s);
+        Py_XDECREF(v);
+        PyObject *version = old ? Py_BuildValue("(ii)", DLPACK_MAJOR, DLPACK_MINOR) : NULL;
+        if (version == NULL) {
+            Py_XDECREF(kw);
+            Py_XDECREF(old);
+            return NULL;
+        }
+        m->dlpack_kw = kw;
+        m->dlpack_kw_old = old;
+        m->dlpack_version = version;
     }
-    Py_XDECREF(args);
-    Py_XDECREF(kw);
-    Py_DECREF(fn);
+    PyObject *args[] = {obj, stream, m->dlpack_version};
+    PyObject *cap = PyObject_VectorcallMethod(m->str_dlpack, args, 1, m->dlpack_kw);
+    if (cap == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        cap = PyObject_VectorcallMethod(m->str_dlpack, args, 1, m->dlpack_kw_old);
+    }
     return cap;
 }
 
@@ -132,7 +142,7 @@ int
 cukit_dlpack_peek(cukit_state *st, PyObject *obj, cukit_dlpack_info *info)
 {
     PyObject *devfn;
-    int has = cukit_optional_attr(obj, "__dlpack_device__", &devfn);
+    int has = cukit_optional_attr_obj(obj, st->memory->str_dlpack_device, &devfn);
     if (has <= 0)
         return has;
     PyObject *where = PyObject_CallNoArgs(devfn);
@@ -146,7 +156,7 @@ cukit_dlpack_peek(cukit_state *st, PyObject *obj, cukit_dlpack_info *info)
     if (!cukit_dlpack_is_cuda(info->device_type))
         return 2;
     /* stream=None: the producer orders the data with the legacy default stream. */
-    PyObject *cap = cukit_dlpack_call(obj, Py_None);
+    PyObject *cap = cukit_dlpack_call(st, obj, Py_None);
     if (cap == NULL)
         return -1;
     int versioned;
