@@ -21,9 +21,15 @@ How
       system C compiler (cc). It dlopens libcuda.so.1, loads the cubin that
       cukit.Program(...).cubin() produces for this GPU, and calls cuLaunchKernel
       with arguments packed once. It also times a CUDA graph of 100 saxpy
-      launches (microseconds per kernel) and the GPU time of a big saxpy.
+      launches (microseconds per kernel), replays of a graph of one saxpy
+      back to back (microseconds per replay: the replay's own cost) and the
+      GPU time of a big saxpy.
     * cukit: kernel(...) with cukit arrays and Python scalars; kernel.prepare()
-      when this cukit has it; torch tensors and CuPy arrays as pointer arguments.
+      when this cukit has it; the same two graphs replayed with Graph.launch;
+      as pointer arguments, objects that hold a __cuda_array_interface__ dict
+      and nothing else (what cukit itself adds for the protocol), torch tensors
+      and CuPy arrays (each only if importable; CuPy's property builds its dict
+      on each call).
       Apart from the others (after them): the same call with cukit.debug.capture on
       (no buffers, three 4 KiB arrays, three 1 MiB arrays), what recording costs.
     * peers, each only if importable: cuda.core, cuda.bindings (arguments packed
@@ -114,6 +120,8 @@ STRUCT_CODES = {"ptr": "P", "int": "i", "float": "f", "size_t": "Q"}
 
 RAW_C = "raw C, cuLaunchKernel, args pre-packed"
 RAW_C_GRAPH = "raw C, CUDA graph replay (per kernel)"
+RAW_C_GRAPH1 = "raw C, 1-kernel graph replays back to back (per replay)"
+CUKIT_GRAPH1 = "cukit, 1-kernel graph.launch(s) back to back (per replay)"
 # One empty launch, or one replay of a graph of it, and its wait: the floor under any
 # launch a program waits for (and under bench_nccl's graph rows).
 RAW_C_TRIP = "raw C, cuLaunchKernel + cuStreamSynchronize"
@@ -196,6 +204,7 @@ class LaunchBench:
         self.pending = []  # ways checked and waiting to be timed together
         self.c_median = {}  # args -> raw C microseconds per launch
         self.c_graph_median = None  # raw C microseconds per kernel in graph replay
+        self.c_graph1_median = None  # raw C microseconds per replay of a 1-kernel graph
         self.c_trip_median = {}  # "launch" / "graph" -> raw C microseconds per round trip
 
     def add_row(self, way, nargs, samples=None, note=""):
@@ -277,6 +286,10 @@ def bench_raw_c(bench, before, after):
     graph = [x for r in runs for x in r["graph_us"]["samples"]]
     bench.add_row(RAW_C_GRAPH, 5, graph)
     bench.c_graph_median = statistics.median(graph)
+    graph1 = [x for r in runs if "graph1_us" in r for x in r["graph1_us"]["samples"]]
+    if graph1:
+        bench.add_row(RAW_C_GRAPH1, 5, graph1)
+        bench.c_graph1_median = statistics.median(graph1)
     for way, key in ((RAW_C_TRIP, "launch"), (RAW_C_GRAPH_TRIP, "graph")):
         trips = [x for r in runs if "round_trip_us" in r for x in r["round_trip_us"][key]["samples"]]
         if trips:
@@ -307,25 +320,27 @@ def bench_cukit(bench):
 
 
 def bench_cukit_graph(bench):
-    """A 100-launch graph captured from cukit calls, replayed; µs per kernel."""
+    """A 100-launch graph captured from cukit calls, replayed (µs per kernel), and a
+    1-launch graph replayed back to back (µs per replay)."""
     cukit, a = bench.cukit, bench.arrays
-    way = "cukit, CUDA graph replay (per kernel)"
-    try:
-        stream = cukit.Stream()
-        with stream.capture() as graph:
-            for _ in range(100):
-                bench.module.saxpy(2.0, a["x"], a["y"], a["out"], N, grid=GRID, block=BLOCK,
-                                   stream=stream)
-    except Exception as e:  # one broken way must not stop the others
-        bench.add_row(way, 5, note=f"{type(e).__name__}: {e}")
-        return
+    for way, kernels in (("cukit, CUDA graph replay (per kernel)", 100), (CUKIT_GRAPH1, 1)):
+        try:
+            stream = cukit.Stream()
+            with stream.capture() as graph:
+                for _ in range(kernels):
+                    bench.module.saxpy(2.0, a["x"], a["y"], a["out"], N, grid=GRID,
+                                       block=BLOCK, stream=stream)
+        except Exception as e:  # one broken way must not stop the others
+            bench.add_row(way, 5, note=f"{type(e).__name__}: {e}")
+            continue
 
-    def loop(count):
-        for _ in range(max(1, count // 100)):
-            graph.launch(stream)
+        def loop(count, graph=graph, stream=stream, kernels=kernels):
+            launch = graph.launch
+            for _ in range(max(1, count // kernels)):
+                launch(stream)
 
-    bench.measure(way, 5, None, None, loop=loop, sync=stream.synchronize,
-                  launches=GRAPH_REPLAYS * 100)
+        bench.measure(way, 5, None, None, loop=loop, sync=stream.synchronize,
+                      launches=GRAPH_REPLAYS * 100)
 
 
 def bench_cukit_round_trips(bench):
@@ -399,6 +414,22 @@ def bench_cukit_capture(bench):
     want = 2.0 * big["x"].get() + big["y"].get()
     if not np.allclose(big["out"].get(), want, rtol=1e-5, atol=1e-5):
         bench.rows[-1]["note"] = "WRONG RESULT"
+
+
+class CAIArray:
+    """The least a producer of __cuda_array_interface__ can be: the dict in an attribute,
+    built once. Its row is what cukit adds for the protocol, apart from what a producer
+    spends building the dict (CuPy's property builds it on each call)."""
+
+    def __init__(self, array):
+        self.__cuda_array_interface__ = array.__cuda_array_interface__
+
+
+def bench_cukit_cai(bench):
+    views = {name: CAIArray(a) for name, a in bench.arrays.items()}
+    ns = {"k": bench.module.saxpy, **named_args(arg_values(5, views, {}))}
+    bench.measure("cukit, objects with __cuda_array_interface__ as args", 5,
+                  call("k", call_text(5), f"grid={GRID}", f"block={BLOCK}"), ns)
 
 
 def bench_cukit_torch(bench):
@@ -612,6 +643,8 @@ def round_trip(way):
 def ratio_to_c(bench, row):
     if round_trip(row["way"]):
         base = bench.c_trip_median.get(round_trip(row["way"]))
+    elif "1-kernel graph" in row["way"]:
+        base = bench.c_graph1_median
     elif "graph" in row["way"]:
         base = bench.c_graph_median
     else:
@@ -627,7 +660,8 @@ def table_rows(bench, big):
                                                not r["way"].startswith("raw C"))):
         trip = round_trip(r["way"])
         case = ({"launch": "launch and wait", "graph": "1-kernel graph replay and wait"}[trip]
-                if trip else f"{r['args']} args, in a CUDA graph (per kernel)"
+                if trip else f"{r['args']} args, 1-kernel CUDA graph (per replay)"
+                if "1-kernel graph" in r["way"] else f"{r['args']} args, in a CUDA graph (per kernel)"
                 if "graph" in r["way"] else f"{r['args']} args")
         if r["samples_us"]:
             t = row(case, r["way"], r["samples_us"], "us", better="lower")
@@ -750,6 +784,7 @@ def main():
 
     c_before = try_raw_c(bench)
     bench_cukit(bench)
+    bench_cukit_cai(bench)
     bench_cukit_graph(bench)
     bench_cukit_round_trips(bench)
     bench_peers(bench)

@@ -18,6 +18,9 @@
  *   graph_us      per kernel: 100 launches of the 5-argument saxpy captured into
  *                 a CUDA graph on a non-blocking stream, GRAPH_REPLAYS replays
  *                 per repetition.
+ *   graph1_us     per replay: one launch of the 5-argument saxpy captured into a
+ *                 graph, 100 * GRAPH_REPLAYS replays back to back per repetition
+ *                 (where graph_us spreads a replay's own cost over 100 kernels).
  *   round_trip_us one launch of empty0 and its cuStreamSynchronize on a non-blocking
  *                 stream ("launch"), and one replay of a graph of that one launch and
  *                 its cuStreamSynchronize ("graph"): the floor under any launch that
@@ -204,16 +207,16 @@ measure_launches(CUfunction f, void **params, int launches, int reps, int warmup
         samples[r] = time_launches(f, params, launches);
 }
 
-/* Microseconds per kernel when GRAPH_KERNELS launches of f replay as one graph. */
+/* Microseconds per kernel when `kernels` launches of f replay as one graph. */
 static void
-measure_graph(CUfunction f, void **params, int replays, int reps, double *samples)
+measure_graph(CUfunction f, void **params, int kernels, int replays, int reps, double *samples)
 {
     CUstream stream;
     CUgraph graph;
     CUgraphExec exec;
     CHECK(cu.StreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     CHECK(cu.StreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    for (int i = 0; i < GRAPH_KERNELS; i++)
+    for (int i = 0; i < kernels; i++)
         CHECK(cu.LaunchKernel(f, GRID, 1, 1, BLOCK, 1, 1, 0, stream, params, NULL));
     CHECK(cu.StreamEndCapture(stream, &graph));
     CHECK(cu.GraphInstantiateWithFlags(&exec, graph, 0));
@@ -226,7 +229,7 @@ measure_graph(CUfunction f, void **params, int replays, int reps, double *sample
         for (int i = 0; i < replays; i++)
             CHECK(cu.GraphLaunch(exec, stream));
         CHECK(cu.CtxSynchronize());
-        samples[r] = (now_s() - t0) * 1e6 / ((double)replays * GRAPH_KERNELS);
+        samples[r] = (now_s() - t0) * 1e6 / ((double)replays * kernels);
     }
     CHECK(cu.GraphExecDestroy(exec));
     CHECK(cu.GraphDestroy(graph));
@@ -355,14 +358,16 @@ main(int argc, char **argv)
 
     double *s_0 = malloc(reps * sizeof(double)), *s_5 = malloc(reps * sizeof(double));
     double *s_16 = malloc(reps * sizeof(double)), *s_graph = malloc(reps * sizeof(double));
+    double *s_graph1 = malloc(reps * sizeof(double));
     double *s_big = malloc(big_reps * sizeof(double));
     double *s_trip = malloc(reps * sizeof(double)), *s_gtrip = malloc(reps * sizeof(double));
-    if (!s_0 || !s_5 || !s_16 || !s_graph || !s_big || !s_trip || !s_gtrip)
+    if (!s_0 || !s_5 || !s_16 || !s_graph || !s_graph1 || !s_big || !s_trip || !s_gtrip)
         die("out of memory");
     measure_launches(empty0, NULL, launches, reps, warmup, s_0);
     measure_launches(saxpy, params5, launches, reps, warmup, s_5);
     measure_launches(args16, params16, launches, reps, warmup, s_16);
-    measure_graph(saxpy, params5, replays, reps, s_graph);
+    measure_graph(saxpy, params5, GRAPH_KERNELS, replays, reps, s_graph);
+    measure_graph(saxpy, params5, 1, replays * GRAPH_KERNELS, reps, s_graph1);
     measure_big_saxpy(saxpy_big, big_n, big_reps, s_big);
     measure_round_trip(empty0, 0, reps, s_trip);
     measure_round_trip(empty0, 1, reps, s_gtrip);
@@ -376,6 +381,8 @@ main(int argc, char **argv)
     print_samples("16", s_16, reps);
     printf("}, ");
     print_samples("graph_us", s_graph, reps);
+    printf(", ");
+    print_samples("graph1_us", s_graph1, reps);
     printf(", ");
     print_samples("big_saxpy_ms", s_big, big_reps);
     printf(", \"round_trip_us\": {");
@@ -393,6 +400,7 @@ main(int argc, char **argv)
     free(s_5);
     free(s_16);
     free(s_graph);
+    free(s_graph1);
     free(s_trip);
     free(s_gtrip);
     free(s_big);

@@ -39,6 +39,10 @@ typedef struct {
     V(memory.torch_dtypes) V(memory.str_cai) V(memory.str_data) V(memory.str_typestr)    \
     V(memory.str_strides) V(memory.str_shape) V(memory.str_dtype) V(memory.str_data_ptr) \
     V(memory.str_get_device) V(declarations.SignatureType) V(sandbox.image_verdicts)     \
+    V(memory.str_torch) V(memory.cai_type) V(memory.str_cupy) V(memory.str_num)          \
+    V(memory.str_c_contiguous) V(memory.cupy_ndarray) V(memory.str_dlpack)               \
+    V(memory.str_dlpack_device) V(memory.dlpack_kw) V(memory.dlpack_kw_old)              \
+    V(memory.dlpack_version)                                                             \
     V(launch.ModuleType) V(launch.KernelType) V(launch.PreparedType) V(launch.GraphType) \
     V(launch.KernelNodeType) V(launch.str_grid) V(launch.str_block)                      \
     V(launch.str_shared_mem) V(launch.str_stream) V(launch.str_n) V(compile.ProgramType) \
@@ -128,6 +132,12 @@ cukit_exec(PyObject *m)
         {"dtype", offsetof(module_state, memory.str_dtype)},
         {"data_ptr", offsetof(module_state, memory.str_data_ptr)},
         {"get_device", offsetof(module_state, memory.str_get_device)},
+        {"torch", offsetof(module_state, memory.str_torch)},
+        {"cupy", offsetof(module_state, memory.str_cupy)},
+        {"num", offsetof(module_state, memory.str_num)},
+        {"_c_contiguous", offsetof(module_state, memory.str_c_contiguous)},
+        {"__dlpack__", offsetof(module_state, memory.str_dlpack)},
+        {"__dlpack_device__", offsetof(module_state, memory.str_dlpack_device)},
         {"__cuda_stream__", offsetof(module_state, runtime.str_cuda_stream_protocol)},
         {"cuda_stream", offsetof(module_state, runtime.str_cuda_stream)},
         {"ptr", offsetof(module_state, runtime.str_ptr)},

@@ -1,6 +1,7 @@
 """Zero-copy exchange: DLPack both ways, __cuda_array_interface__ import, foreign kernel arguments."""
 import ctypes
 import gc
+import subprocess
 import sys
 
 import numpy as np
@@ -299,6 +300,183 @@ def test_dlpack_only_objects_as_kernel_arguments(rng):
         mod.saxpy(2.0, CPUOnly(), dy, 300, grid=2, block=256)
     with pytest.raises(ValueError, match="not C-contiguous"):
         mod.saxpy(2.0, CAIOnly(dx[::2].__cuda_array_interface__), dy, 150, grid=1, block=256)
+
+
+class OldDLPack(DLPackOnly):
+    """A producer from before DLPack 1.0: __dlpack__ takes stream= alone."""
+
+    def __init__(self, inner):
+        super().__init__(inner)
+        self.streams = []
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        return self.inner.__dlpack__(stream=stream)
+
+
+@gpu
+def test_dlpack_producers_of_either_signature_as_kernel_arguments(rng):
+    mod = cukit.compile(SAXPY)
+    n = 300
+    for make in (DLPackOnly, OldDLPack):
+        for _ in range(3):
+            x = rng.standard_normal(n).astype(np.float32)
+            y = rng.standard_normal(n).astype(np.float32)
+            dx, dy = cukit.to_device(x), cukit.to_device(y)
+            px = make(dx)
+            mod.saxpy(2.0, px, make(dy), n, grid=2, block=256)
+            np.testing.assert_allclose(dy.get(), 2 * x + y, rtol=1e-6)
+            if make is OldDLPack:
+                assert px.streams == [None]  # asked with the legacy default stream's order
+            with pytest.raises(TypeError, match="got a float64 array, but the kernel reads float32"):
+                mod.saxpy(2.0, make(cukit.zeros(n)), dy, n, grid=2, block=256)
+    gone = cukit.to_device(np.ones(n, np.float32))
+    stale = DLPackOnly(gone)
+    gone.free()
+    with pytest.raises(ValueError, match="freed"):
+        mod.saxpy(2.0, stale, dy, n, grid=2, block=256)
+
+
+class CAIView:
+    """A producer whose __cuda_array_interface__ is a property over a cukit array's (as
+    CuPy's and Numba's are properties): it raises once the memory is freed."""
+
+    def __init__(self, array):
+        self.array = array
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.array.__cuda_array_interface__
+
+
+def read_only(cai):
+    return dict(cai, data=(cai["data"][0], True))
+
+
+@gpu
+@pytest.mark.parametrize("make", [CAIView, lambda a: CAIOnly(a.__cuda_array_interface__)],
+                         ids=["property", "attribute"])
+def test_cai_objects_as_kernel_arguments(rng, make):
+    """The first object of a type goes the general way; later ones of that type go straight
+    to their interface: the same results and the same errors each time."""
+    mod = cukit.compile(SAXPY)
+    n = 300
+    for _ in range(3):
+        x = rng.standard_normal(n).astype(np.float32)
+        y = rng.standard_normal(n).astype(np.float32)
+        dx, dy = cukit.to_device(x), cukit.to_device(y)
+        mod.saxpy(2.0, make(dx), make(dy), n, grid=2, block=256)
+        np.testing.assert_allclose(dy.get(), 2 * x + y, rtol=1e-6)
+        p = mod.saxpy.prepare(grid=2, block=256)
+        p(3.0, make(dx), dy, n)
+        np.testing.assert_allclose(dy.get(), 3 * x + (2 * x + y), rtol=1e-5, atol=1e-6)
+        with pytest.raises(TypeError, match="got a float64 array, but the kernel reads float32"):
+            mod.saxpy(2.0, make(cukit.to_device(x.astype(np.float64))), dy, n, grid=2, block=256)
+        with pytest.raises(ValueError, match="not C-contiguous"):
+            mod.saxpy(2.0, make(dx[::2]), dy, 150, grid=1, block=256)
+        gone = cukit.to_device(x)
+        view = CAIView(gone)
+        gone.free()
+        with pytest.raises(ValueError, match="freed"):
+            mod.saxpy(2.0, view, dy, n, grid=2, block=256)
+        # The launch path does not read the read-only flag (nor does it for cukit's own
+        # read-only arrays): the producer's address is passed as for any other array.
+        out = cukit.to_device(y)
+        mod.saxpy(2.0, dx, CAIOnly(read_only(out.__cuda_array_interface__)), n, grid=2, block=256)
+        np.testing.assert_allclose(out.get(), 2 * x + y, rtol=1e-6)
+
+
+@gpu
+def test_a_type_that_drops_its_interface_is_read_again(rng):
+    class Producer:
+        def __init__(self, array, on_device=True):
+            self.array, self.on_device = array, on_device
+
+        @property
+        def __cuda_array_interface__(self):
+            if not self.on_device:  # as torch's CPU tensors do
+                raise AttributeError("not on the device")
+            return self.array.__cuda_array_interface__
+
+    mod = cukit.compile(SAXPY)
+    n = 100
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    dx, dy = cukit.to_device(x), cukit.to_device(y)
+    mod.saxpy(2.0, Producer(dx), dy, n, grid=1, block=128)  # its type is remembered
+    with pytest.raises(TypeError, match="expected device memory"):
+        mod.saxpy(2.0, Producer(dx, on_device=False), dy, n, grid=1, block=128)
+    mod.saxpy(2.0, Producer(dx), dy, n, grid=1, block=128)
+    np.testing.assert_allclose(dy.get(), 2 * x + (2 * x + y), rtol=1e-5, atol=1e-6)
+    del Producer.__cuda_array_interface__
+    with pytest.raises(TypeError, match="expected device memory"):
+        mod.saxpy(2.0, Producer(dx), dy, n, grid=1, block=128)
+
+
+# Stands in for CuPy in a process of its own (cukit remembers cupy.ndarray once seen):
+# the attributes cukit reads from a CuPy array, and an interface that counts its calls.
+FAKE_CUPY = r"""
+import sys, types
+import numpy as np
+import cukit
+
+calls = 0
+
+class MemoryPointer:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+class ndarray:
+    def __init__(self, array):
+        self.array, self.data, self.dtype = array, MemoryPointer(array.ptr), array.dtype
+        self._c_contiguous = array.flags["C_CONTIGUOUS"]
+
+    @property
+    def __cuda_array_interface__(self):
+        global calls
+        calls += 1
+        return self.array.__cuda_array_interface__
+
+cupy = types.ModuleType("cupy")
+cupy.ndarray = ndarray
+sys.modules["cupy"] = cupy
+
+mod = cukit.compile(sys.argv[1])
+rng = np.random.default_rng(int(sys.argv[2]))
+n = 300
+x = rng.standard_normal(n).astype(np.float32)
+y = rng.standard_normal(n).astype(np.float32)
+for _ in range(2):  # the general path first, then cupy.ndarray's own check
+    dx, dy = cukit.to_device(x), cukit.to_device(y)
+    mod.saxpy(2.0, ndarray(dx), ndarray(dy), n, grid=2, block=256)
+    np.testing.assert_allclose(dy.get(), 2 * x + y, rtol=1e-6)
+    mod.saxpy.prepare(grid=2, block=256)(2.0, ndarray(dx), dy, n)
+    np.testing.assert_allclose(dy.get(), 2 * x + (2 * x + y), rtol=1e-5, atol=1e-6)
+    for bad, exc, words in [(cukit.zeros(n), TypeError,
+                             "got a float64 array, but the kernel reads float32"),
+                            (dx[::2], ValueError, "not C-contiguous")]:
+        try:
+            mod.saxpy(2.0, ndarray(bad), dy, n, grid=2, block=256)
+        except exc as e:
+            assert words in str(e), e
+        else:
+            raise AssertionError("no error")
+assert calls == 0, calls  # read by its attributes
+old = ndarray(cukit.to_device(x))
+del old._c_contiguous  # a CuPy without the attribute: its interface is read instead
+dy = cukit.to_device(y)
+mod.saxpy(2.0, old, ndarray(dy), n, grid=2, block=256)
+np.testing.assert_allclose(dy.get(), 2 * x + y, rtol=1e-6)
+assert calls == 2, calls
+print("ok")
+"""
+
+
+@gpu
+def test_cupy_arrays_are_read_by_their_attributes(rng):
+    proc = subprocess.run([sys.executable, "-c", FAKE_CUPY, SAXPY, str(rng.integers(2**32))],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
 
 
 # ------------------------------------------------------------------ PyTorch

@@ -336,6 +336,11 @@ def test_foreign_arrays_as_arguments(mod, rng):
         np.testing.assert_allclose(cupy.asnumpy(cy), 2 * x, rtol=1e-6)
         with pytest.raises(TypeError, match="float64"):
             mod.saxpy(2.0, cupy.zeros(n), cy, n, grid=2, block=256)
+        with pytest.raises(ValueError, match="not C-contiguous"):
+            mod.saxpy(2.0, cupy.asarray(np.repeat(x, 2))[::2], cy, n, grid=2, block=256)
+        mod.saxpy.prepare(grid=2, block=256)(1.0, cx, cy, n)  # the same values, prepared
+        cukit.synchronize()
+        np.testing.assert_allclose(cupy.asnumpy(cy), 3 * x, rtol=1e-6)
         used += 1
     try:
         import torch

@@ -335,6 +335,52 @@ def test_a_captured_stream_is_never_queried_through_another_wrapper(mod, rng):
     del alias
 
 
+def test_graph_launch_arguments(mod, rng):
+    """launch() takes the stream positionally, by keyword or not at all; replays from
+    several threads (the launch then lets the others run) each take effect."""
+    n = 256
+    host = rng.integers(-1000, 1000, n, dtype=np.int32)
+    x = cukit.to_device(host)
+    s = cukit.Stream()
+    with s.capture() as g:
+        mod.add_one(x, n, grid=1, block=256, stream=s)
+    g.launch(s)
+    g.launch(stream=s)
+    s.synchronize()
+    g.launch()
+    g.launch(None)
+    g.launch(stream=None)
+    cukit.synchronize()
+    np.testing.assert_array_equal(x.get(), host + 5)
+    with pytest.raises(TypeError, match=r"at most 1 argument, the stream \(2 given\)"):
+        g.launch(s, s)
+    with pytest.raises(TypeError, match=r"at most 1 argument, the stream \(2 given\)"):
+        g.launch(s, stream=s)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'strem'; it takes stream= only"):
+        g.launch(strem=s)
+    with pytest.raises(TypeError, match="stream must be a cukit.Stream"):
+        g.launch(5)
+    errors = []
+
+    def replay():
+        try:
+            for _ in range(10):
+                g.launch(s)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=replay) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    s.synchronize()
+    assert not errors
+    np.testing.assert_array_equal(x.get(), host + 35)
+    with pytest.raises(RuntimeError, match="capture has not ended"):
+        s.capture().launch(s)
+
+
 def test_capture_errors(mod):
     with pytest.raises(ValueError, match="default stream cannot be captured"):
         cukit.default_stream().capture()
@@ -380,6 +426,29 @@ def test_launch_path_allocates_nothing_that_stays(mod):
     gc.collect()
     assert sys.getallocatedblocks() - blocks < 100  # Python objects: none kept per launch
     assert _rss() - rss < 16 << 20  # no growth with a million launches
+
+
+@pytest.mark.unsanitized
+def test_graph_replays_allocate_nothing_that_stays(mod):
+    n = 32
+    x = cukit.zeros(n, np.int32)
+    cukit.synchronize()  # the zeros (legacy stream) are in place before s's graph runs
+    s = cukit.Stream()
+    with s.capture() as g:
+        mod.add_one(x, n, grid=1, block=n, stream=s)
+    for _ in range(2_000):
+        g.launch(s)
+    s.synchronize()
+    gc.collect()
+    blocks = sys.getallocatedblocks()
+    for i in range(50_000):
+        g.launch(s)
+        if i % 5_000 == 0:
+            s.synchronize()
+    s.synchronize()
+    gc.collect()
+    assert sys.getallocatedblocks() - blocks < 100
+    np.testing.assert_array_equal(x.get(), np.full(n, 52_000))
 
 
 def _rss():

@@ -416,7 +416,7 @@ import_dlpack(cukit_state *st, PyObject *obj, cukit_Device *want, const char *wh
         return NULL;
     /* Stream 1: what cukit does next with the data is on the legacy default stream. */
     PyObject *one = PyLong_FromLong(1);
-    PyObject *cap = one ? cukit_dlpack_call(obj, one) : NULL;
+    PyObject *cap = one ? cukit_dlpack_call(st, obj, one) : NULL;
     Py_XDECREF(one);
     if (cap == NULL)
         return NULL;

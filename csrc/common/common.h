@@ -42,30 +42,31 @@ PyErr_SetRaisedException(PyObject *exc)
 
 /* getattr that returns 0 (and no exception) when the attribute is missing,
  * 1 with a new ref in *out when present, -1 on other errors. `name` is a str
- * (interned ones, for paths that run per launch). */
+ * (interned ones, for paths that run per launch). For the usual getattr, a
+ * missing attribute makes no AttributeError (whose message is formatted, then
+ * dropped): the launch path asks every DLPack-only argument for
+ * __cuda_array_interface__. */
 static inline int
 cukit_optional_attr_obj(PyObject *obj, PyObject *name, PyObject **out)
 {
-    *out = PyObject_GetAttr(obj, name);
-    if (*out)
-        return 1;
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-        return -1;
-    PyErr_Clear();
-    return 0;
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyObject_GetOptionalAttr(obj, name, out);
+#else
+    return _PyObject_LookupAttr(obj, name, out);
+#endif
 }
 
 /* The same with the name as a C string. */
 static inline int
 cukit_optional_attr(PyObject *obj, const char *name, PyObject **out)
 {
-    *out = PyObject_GetAttrString(obj, name);
-    if (*out)
-        return 1;
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+    PyObject *key = PyUnicode_FromString(name);
+    *out = NULL;
+    if (key == NULL)
         return -1;
-    PyErr_Clear();
-    return 0;
+    int rc = cukit_optional_attr_obj(obj, key, out);
+    Py_DECREF(key);
+    return rc;
 }
 
 #define CUKIT_VERSION "0.1.0" /* also in pyproject.toml; part of every cache key */

@@ -308,14 +308,21 @@ check_pointer_device(cukit_state *st, const cukit_Signature *sig, int i, CUdevic
 }
 
 /* A device address from an object exposing __cuda_array_interface__. 1 if it
- * had one, 0 if not, -1 on error. */
+ * had one, 0 if not, -1 on error. Called only for an object that no check before
+ * it in pack_pointer took (each of them is by type): its type is remembered, so
+ * the next object of that type comes here first. */
 static int
 pointer_from_cai(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v,
                  const cukit_Device *dev, CUdeviceptr *out)
 {
     PyObject *dict;
-    if (cukit_optional_attr_obj(v, st->memory->str_cai, &dict) <= 0)
-        return PyErr_Occurred() ? -1 : 0;
+    int has = cukit_optional_attr_obj(v, st->memory->str_cai, &dict);
+    if (has == 0 && Py_IS_TYPE(v, st->memory->cai_type))
+        Py_CLEAR(st->memory->cai_type); /* the type lost its attribute */
+    if (has <= 0)
+        return has;
+    if (!Py_IS_TYPE(v, st->memory->cai_type))
+        Py_XSETREF(st->memory->cai_type, (PyTypeObject *)Py_NewRef(Py_TYPE(v)));
     cukit_cai cai;
     int rc = cukit_cai_read(st, v, dict, 0, "a kernel argument", &cai);
     Py_DECREF(dict);
@@ -329,11 +336,30 @@ pointer_from_cai(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v
     return 1;
 }
 
+/* A CuPy array, read by its attributes: 1 with *out set, 0 when v is not one (or CuPy
+ * cannot be read so: its interface is read next), -1 on error. The checks and their
+ * words are those of pointer_from_cai, which CuPy arrays went through before. */
+static int
+pointer_from_cupy(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v,
+                  const cukit_Device *dev, CUdeviceptr *out)
+{
+    int tc = CUKIT_TC_OTHER, contiguous = 1;
+    int found = cukit_cupy_pointer(st, v, out, &tc, &contiguous);
+    if (found <= 0)
+        return found;
+    if (check_elements(sig, i, tc, v) < 0)
+        return -1;
+    if (!contiguous)
+        return not_contiguous(sig, i, "the array", "a contiguous copy");
+    return check_pointer_device(st, sig, i, *out, dev) < 0 ? -1 : 1;
+}
+
 static int
 pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, unsigned char *dst,
              const cukit_Device *dev)
 {
     CUdeviceptr ptr = 0;
+    int found;
     if (Py_IS_TYPE(v, st->ArrayType)) { /* cukit.Array, read through array/'s hook */
         cukit_array_ref a;
         st->hooks.array_ref(v, &a);
@@ -350,6 +376,18 @@ pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
             return not_contiguous(sig, i, "the array (a strided view)",
                                   "cukit.ascontiguousarray(x)");
         ptr = a.ptr;
+    }
+    else if (Py_IS_TYPE(v, st->memory->cupy_ndarray) &&
+             (found = pointer_from_cupy(st, sig, i, v, dev, &ptr)) != 0) {
+        if (found < 0)
+            return -1;
+    }
+    else if (Py_IS_TYPE(v, st->memory->cai_type) &&
+             (found = pointer_from_cai(st, sig, i, v, dev, &ptr)) != 0) {
+        /* a type read through its interface before (CuPy, Numba, ...): the checks
+         * between here and there are by type and did not take it then */
+        if (found < 0)
+            return -1;
     }
     else if (Py_IS_TYPE(v, st->memory->BufferType) || PyObject_TypeCheck(v, st->memory->BufferType)) {
         cukit_Buffer *b = (cukit_Buffer *)v; /* subclasses too (cukit.pycuda's DeviceAllocation) */
@@ -387,7 +425,9 @@ pack_pointer(cukit_state *st, const cukit_Signature *sig, int i, PyObject *v, un
                          tex ? "tex1D/tex2D/tex3D<T>(...)" : "surf2Dread/surf2Dwrite(...)");
     }
     else {
-        int found = pointer_from_torch(st, sig, i, v, dev, &ptr);
+        found = pointer_from_torch(st, sig, i, v, dev, &ptr);
+        if (found == 0)
+            found = pointer_from_cupy(st, sig, i, v, dev, &ptr);
         if (found == 0)
             found = pointer_from_cai(st, sig, i, v, dev, &ptr);
         if (found == 0 && (found = cukit_host_array_device_ptr(st, v, &ptr)) > 0) {

@@ -347,12 +347,39 @@ done:
     return (PyObject *)n;
 }
 
-static PyObject *
-graph_launch(cukit_Graph *self, PyObject *args, PyObject *kwargs)
+/* launch()'s arguments when they are not 0 or 1 positional: stream= by keyword, or
+ * the TypeError. 0 / -1. */
+static int
+launch_keywords(cukit_state *st, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                PyObject **stream)
 {
-    static char *kwlist[] = {"stream", NULL};
-    PyObject *stream = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:launch", kwlist, &stream))
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs + nkw > 1) {
+        PyErr_Format(PyExc_TypeError, "launch() takes at most 1 argument, the stream (%zd given)",
+                     nargs + nkw);
+        return -1;
+    }
+    if (nkw == 1) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, 0);
+        if (key != st->launch->str_stream && PyUnicode_CompareWithASCIIString(key, "stream") != 0) {
+            PyErr_Format(PyExc_TypeError, "launch() got an unexpected keyword argument %R; it "
+                         "takes stream= only", key);
+            return -1;
+        }
+        *stream = args[nargs];
+    }
+    return 0;
+}
+
+/* launch(stream=None): a replay is cuGraphLaunch and as little else as may be: the
+ * stream read without an argument parser, no allocation, and the GIL kept when no
+ * other Python thread could run meanwhile (as for a kernel launch, run.c says why). */
+static PyObject *
+graph_launch(cukit_Graph *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *stream = nargs == 1 ? args[0] : Py_None;
+    if ((nargs > 1 || kwnames != NULL) &&
+        launch_keywords(self->st, args, nargs, kwnames, &stream) < 0)
         return NULL;
     if (self->graph == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "the graph is empty: the capture has not ended");
@@ -368,9 +395,14 @@ graph_launch(cukit_Graph *self, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     CUresult res;
-    Py_BEGIN_ALLOW_THREADS
-    res = cukit_api.cuGraphLaunch(self->exec, h);
-    Py_END_ALLOW_THREADS
+    if (cukit_other_threads()) {
+        Py_BEGIN_ALLOW_THREADS
+        res = cukit_api.cuGraphLaunch(self->exec, h);
+        Py_END_ALLOW_THREADS
+    }
+    else {
+        res = cukit_api.cuGraphLaunch(self->exec, h);
+    }
     if (cukit_check_cu(self->st, res, "cuGraphLaunch") < 0)
         return NULL;
     Py_RETURN_NONE;
@@ -438,7 +470,7 @@ graph_dealloc(cukit_Graph *self)
 }
 
 static PyMethodDef graph_methods[] = {
-    {"launch", (PyCFunction)(void (*)(void))graph_launch, METH_VARARGS | METH_KEYWORDS,
+    {"launch", (PyCFunction)(void (*)(void))graph_launch, METH_FASTCALL | METH_KEYWORDS,
      "launch(stream=None): replay the graph (instantiated at the first launch)."},
     {"add_kernel", (PyCFunction)(void (*)(void))graph_add_kernel, METH_FASTCALL | METH_KEYWORDS,
      "add_kernel(kernel, *args, grid=, block=, shared_mem=0, depends_on=()) -> KernelNode"},

@@ -68,26 +68,36 @@ cukit_dlpack_parse_device(PyObject *obj, int *type, int *id, const char *who)
 }
 
 /* obj.__dlpack__(stream=stream, max_version=(1, DLPACK_MINOR)), falling back to the
- * older signatures for producers that do not take max_version. New ref or NULL. */
+ * older signatures for producers that do not take max_version. Called as a method
+ * with keyword names made once: a kernel argument that speaks only DLPack comes here
+ * on every launch. New ref or NULL. */
 PyObject *
-cukit_dlpack_call(PyObject *obj, PyObject *stream)
+cukit_dlpack_call(cukit_state *st, PyObject *obj, PyObject *stream)
 {
-    PyObject *fn = PyObject_GetAttrString(obj, "__dlpack__");
-    if (fn == NULL)
-        return NULL;
-    PyObject *args = PyTuple_New(0);
-    PyObject *kw = args ? Py_BuildValue("{sOs(ii)}", "stream", stream, "max_version",
-                                        DLPACK_MAJOR, DLPACK_MINOR)
-                        : NULL;
-    PyObject *cap = kw ? PyObject_Call(fn, args, kw) : NULL;
-    if (cap == NULL && kw && PyErr_ExceptionMatches(PyExc_TypeError)) {
-        PyErr_Clear();
-        if (PyDict_DelItemString(kw, "max_version") == 0)
-            cap = PyObject_Call(fn, args, kw);
+    cukit_memory_state *m = st->memory;
+    if (m->dlpack_kw == NULL) {
+        PyObject *s = PyUnicode_InternFromString("stream");
+        PyObject *v = s ? PyUnicode_InternFromString("max_version") : NULL;
+        PyObject *kw = v ? PyTuple_Pack(2, s, v) : NULL;
+        PyObject *old = kw ? PyTuple_Pack(1, s) : NULL;
+        Py_XDECREF(s);
+        Py_XDECREF(v);
+        PyObject *version = old ? Py_BuildValue("(ii)", DLPACK_MAJOR, DLPACK_MINOR) : NULL;
+        if (version == NULL) {
+            Py_XDECREF(kw);
+            Py_XDECREF(old);
+            return NULL;
+        }
+        m->dlpack_kw = kw;
+        m->dlpack_kw_old = old;
+        m->dlpack_version = version;
     }
-    Py_XDECREF(args);
-    Py_XDECREF(kw);
-    Py_DECREF(fn);
+    PyObject *args[] = {obj, stream, m->dlpack_version};
+    PyObject *cap = PyObject_VectorcallMethod(m->str_dlpack, args, 1, m->dlpack_kw);
+    if (cap == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        cap = PyObject_VectorcallMethod(m->str_dlpack, args, 1, m->dlpack_kw_old);
+    }
     return cap;
 }
 
@@ -132,7 +142,7 @@ int
 cukit_dlpack_peek(cukit_state *st, PyObject *obj, cukit_dlpack_info *info)
 {
     PyObject *devfn;
-    int has = cukit_optional_attr(obj, "__dlpack_device__", &devfn);
+    int has = cukit_optional_attr_obj(obj, st->memory->str_dlpack_device, &devfn);
     if (has <= 0)
         return has;
     PyObject *where = PyObject_CallNoArgs(devfn);
@@ -146,7 +156,7 @@ cukit_dlpack_peek(cukit_state *st, PyObject *obj, cukit_dlpack_info *info)
     if (!cukit_dlpack_is_cuda(info->device_type))
         return 2;
     /* stream=None: the producer orders the data with the legacy default stream. */
-    PyObject *cap = cukit_dlpack_call(obj, Py_None);
+    PyObject *cap = cukit_dlpack_call(st, obj, Py_None);
     if (cap == NULL)
         return -1;
     int versioned;
@@ -304,9 +314,10 @@ cukit_torch_pointer(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, long *ordi
                     int *typecode)
 {
     if (st->memory->torch_tensor == NULL) {
-        /* Only when the program imported torch itself: cukit never imports it. */
-        PyObject *mods = PyImport_GetModuleDict();
-        PyObject *torch = PyDict_GetItemString(mods, "torch");
+        /* Only when the program imported torch itself: cukit never imports it. Asked
+         * with an interned key: every foreign argument comes here while torch is not
+         * imported, and a key made from C text would be a new str each time. */
+        PyObject *torch = PyDict_GetItemWithError(PyImport_GetModuleDict(), st->memory->str_torch);
         PyObject *tensor = torch ? PyObject_GetAttrString(torch, "Tensor") : NULL;
         if (tensor == NULL) {
             PyErr_Clear();
@@ -338,4 +349,86 @@ cukit_torch_pointer(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, long *ordi
     *ptr = PyLong_AsUnsignedLongLong(p);
     Py_DECREF(p);
     return PyErr_Occurred() ? -1 : 1;
+}
+
+/* ------------------------------------------------------------------ CuPy */
+
+/* The typecode of a numpy dtype, remembered by its type number (CuPy's dtypes are
+ * numpy's). -1 on error. */
+static int
+numpy_typecode(cukit_state *st, PyObject *dtype)
+{
+    PyObject *num = PyObject_GetAttr(dtype, st->memory->str_num);
+    long n = num ? PyLong_AsLong(num) : -1;
+    Py_XDECREF(num);
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    int known = n >= 0 && n < (long)sizeof st->memory->np_typecodes;
+    if (known && st->memory->np_typecodes[n])
+        return st->memory->np_typecodes[n] - 1;
+    int tc = cukit_typecode_of_dtype(dtype); /* numbers past the table: ml_dtypes' */
+    if (tc >= 0 && tc != CUKIT_TC_OTHER && known) /* (strings and voids share a number) */
+        st->memory->np_typecodes[n] = (signed char)(tc + 1);
+    return tc;
+}
+
+/* cupy.ndarray once the program imported CuPy (cukit never imports it). 1 / 0 / -1. */
+static int
+cupy_known(cukit_state *st)
+{
+    if (st->memory->cupy_ndarray != NULL)
+        return 1;
+    PyObject *cupy = PyDict_GetItemWithError(PyImport_GetModuleDict(), st->memory->str_cupy);
+    if (cupy == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *type;
+    int has = cukit_optional_attr(cupy, "ndarray", &type);
+    if (has <= 0)
+        return has; /* a module named cupy without ndarray: not CuPy's */
+    if (!PyType_Check(type)) {
+        Py_DECREF(type);
+        return 0;
+    }
+    st->memory->cupy_ndarray = (PyTypeObject *)type;
+    return 1;
+}
+
+/* One attribute of a CuPy array or its parts: 1 with a new ref, 0 when missing (this
+ * CuPy is not read by attributes from now on), -1 on error. */
+static int
+cupy_attr(cukit_state *st, PyObject *obj, PyObject *name, PyObject **out)
+{
+    int has = cukit_optional_attr_obj(obj, name, out);
+    if (has == 0)
+        st->memory->cupy_unreadable = 1;
+    return has;
+}
+
+int
+cukit_cupy_pointer(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, int *typecode,
+                   int *c_contiguous)
+{
+    int known = cupy_known(st);
+    if (known <= 0 || st->memory->cupy_unreadable ||
+        !Py_IS_TYPE(obj, st->memory->cupy_ndarray))
+        return known < 0 ? -1 : 0;
+    PyObject *data = NULL, *p = NULL, *dtype = NULL, *contig = NULL;
+    int rc = cupy_attr(st, obj, st->memory->str_data, &data);
+    if (rc > 0)
+        rc = cupy_attr(st, data, st->runtime->str_ptr, &p);
+    if (rc > 0)
+        rc = cupy_attr(st, obj, st->memory->str_dtype, &dtype);
+    if (rc > 0)
+        rc = cupy_attr(st, obj, st->memory->str_c_contiguous, &contig);
+    if (rc > 0) {
+        *ptr = PyLong_AsUnsignedLongLong(p);
+        *c_contiguous = PyObject_IsTrue(contig);
+        *typecode = *c_contiguous < 0 || PyErr_Occurred() ? -1 : numpy_typecode(st, dtype);
+        rc = *typecode < 0 ? -1 : 1;
+    }
+    Py_XDECREF(data);
+    Py_XDECREF(p);
+    Py_XDECREF(dtype);
+    Py_XDECREF(contig);
+    return rc;
 }

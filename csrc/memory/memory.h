@@ -30,7 +30,19 @@ typedef struct cukit_memory_state {
     /* strong refs: interned names looked up on foreign arrays per launch */
     PyObject *str_cai;          /* "__cuda_array_interface__" */
     PyObject *str_data, *str_typestr, *str_strides, *str_shape, *str_dtype, *str_data_ptr;
-    PyObject *str_get_device;
+    PyObject *str_get_device, *str_torch, *str_cupy, *str_num, *str_c_contiguous;
+    PyObject *str_dlpack, *str_dlpack_device;
+    PyObject *dlpack_kw, *dlpack_kw_old, *dlpack_version; /* strong refs, made at the first
+                                                             __dlpack__ call (foreign.c) */
+    /* strong ref: the type whose objects the launch path last read through
+     * __cuda_array_interface__ (NULL: none yet). Every check before that one is by
+     * type, so another object of this type goes straight to its interface. */
+    PyTypeObject *cai_type;
+    /* strong ref, filled when a foreign argument is first passed after the program
+     * imported CuPy: cupy.ndarray, whose objects are read by their attributes */
+    PyTypeObject *cupy_ndarray;
+    int cupy_unreadable;    /* 1: this CuPy lacks an attribute read: use its interface */
+    signed char np_typecodes[32]; /* cukit_typecode + 1 by numpy type number; 0: not yet */
 } cukit_memory_state;
 
 /* ------------------------------------------------------------------ buffer.c */
@@ -236,7 +248,7 @@ int cukit_dlpack_not_device(const char *who, PyObject *obj, int device_type);
 int cukit_dlpack_parse_device(PyObject *obj, int *type, int *id, const char *who);
 /* obj.__dlpack__(stream=stream, max_version=(DLPACK_MAJOR, DLPACK_MINOR)), falling
  * back to the older signature. New ref: the capsule, or NULL. */
-PyObject *cukit_dlpack_call(PyObject *obj, PyObject *stream);
+PyObject *cukit_dlpack_call(cukit_state *st, PyObject *obj, PyObject *stream);
 /* The tensor in a producer's unused capsule, without taking it: *versioned (1 for
  * "dltensor_versioned"), the managed struct, its DLTensor and flags. 0, or -1 with
  * BufferError (a used capsule, or a major version cukit cannot read). */
@@ -275,5 +287,13 @@ int cukit_cai_read(cukit_state *st, PyObject *obj, PyObject *cai, int full, cons
  * obj is not a tensor, -1 with an exception. */
 int cukit_torch_pointer(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, long *ordinal,
                         int *typecode);
+
+/* A CuPy array's device address, element type and C-contiguity, read from its
+ * attributes (data.ptr, dtype, _c_contiguous; CuPy's __cuda_array_interface__ builds a
+ * dict of seven entries on every call). 1 with them set when obj is a cupy.ndarray (that
+ * exact type); 0 when CuPy was not imported, obj is something else, or this CuPy lacks
+ * one of those attributes (the caller reads the interface then); -1 with an exception. */
+int cukit_cupy_pointer(cukit_state *st, PyObject *obj, CUdeviceptr *ptr, int *typecode,
+                       int *c_contiguous);
 
 #endif /* CUKIT_MEMORY_H */
