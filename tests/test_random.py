@@ -1386,3 +1386,17 @@ def test_choice_on_a_stream():
     y = g.choice(100, 10, p=np.full(100, 0.01), stream=s)
     s.synchronize()
     assert len(set(x.get().tolist())) == 10 and y.get().max() < 100
+
+
+@gpu
+def test_choice_with_p_refuses_a_capture_and_reads_a_device_p_on_its_stream(rng):
+    s = cukit.Stream()
+    g = cr.default_rng(4)
+    p = rng.dirichlet(np.ones(6))
+    with pytest.raises(RuntimeError, match="cannot be captured into a graph"):
+        with s.capture():
+            g.choice(6, 3, p=p, stream=s)
+    dp = cukit.to_device(p)
+    with s:
+        x = g.choice(6, 1000, p=dp)  # the current stream
+    assert x.get().max() < 6

@@ -673,9 +673,9 @@ stream_use(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 stream_richcompare(PyObject *a, PyObject *b, int op)
 {
-    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, Py_TYPE(a)) ||
-        !PyObject_TypeCheck(a, Py_TYPE(b)))
-        Py_RETURN_NOTIMPLEMENTED;
+    if ((op != Py_EQ && op != Py_NE) ||
+        !PyObject_TypeCheck(b, ((cukit_Stream *)a)->st->runtime->StreamType))
+        Py_RETURN_NOTIMPLEMENTED; /* any two Streams, subclasses (cukit.pycuda's) too */
     cukit_Stream *x = (cukit_Stream *)a, *y = (cukit_Stream *)b;
     return PyBool_FromLong((x->handle == y->handle && x->device == y->device) == (op == Py_EQ));
 }

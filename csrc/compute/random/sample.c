@@ -47,13 +47,14 @@ shape_of_size(PyObject *size, Py_ssize_t *shape, int *ndim, Py_ssize_t *count)
     return rc;
 }
 
-/* p= on the host as float64 (a cukit.Array is copied back; anything else goes through
- * numpy.asarray), checked as numpy checks it against a population of n. The running
+/* p= on the host as float64 (a cukit.Array is copied back on `stream`, waited for;
+ * anything else goes through numpy.asarray), checked as numpy checks it against a
+ * population of n. The running
  * sums into *cdf (PyMem, n of them; the caller frees), the last index of non-zero
  * probability into *last and the count of them into *nonzero. 0 / -1. */
 static int
-read_p(cukit_state *st, PyObject *p, Py_ssize_t n, double **cdf, Py_ssize_t *last,
-       Py_ssize_t *nonzero)
+read_p(cukit_state *st, PyObject *p, PyObject *stream, Py_ssize_t n, double **cdf,
+       Py_ssize_t *last, Py_ssize_t *nonzero)
 {
     PyObject *host = NULL, *f64 = NULL;
     int rc = -1;
@@ -75,7 +76,7 @@ read_p(cukit_state *st, PyObject *p, Py_ssize_t n, double **cdf, Py_ssize_t *las
         if (!(a->flags & CUKIT_ARRAY_C_CONTIG))
             PyErr_SetString(PyExc_ValueError, WHO ": p must be C-contiguous (use "
                             "cukit.ascontiguousarray(p))");
-        else if (cukit_stream_handle(st, Py_None, a->device, &h) == 0 &&
+        else if (cukit_stream_handle(st, stream, a->device, &h) == 0 &&
                  cukit_device_activate(a->device) == 0)
             r = a->nbytes ? cukit_copy_dtoh(st, view.buf, cukit_array_ptr(a), (size_t)a->nbytes,
                                             h, 1) : 0;
@@ -362,9 +363,23 @@ ck_random_choice(ck_Philox *bg, PyObject *args, PyObject *kwargs)
                                                 "are taken");
         return NULL;
     }
+    if (src && ndim + src->ndim - 1 > CUKIT_MAXDIM) {
+        PyErr_Format(PyExc_ValueError, WHO ": the sample would have %d dimensions; cukit allows "
+                     "at most %d", ndim + src->ndim - 1, CUKIT_MAXDIM);
+        return NULL;
+    }
+    cukit_Device *dev = src ? src->device : cukit_device_current(st);
+    CUstream h;
+    if (dev == NULL || cukit_stream_handle(st, stream, dev, &h) < 0)
+        return NULL;
+    if (p_obj != Py_None && cukit_stream_capturing(h)) {
+        PyErr_SetString(PyExc_RuntimeError, WHO ": with p= it reads p on the host and cannot "
+                        "be captured into a graph; draw outside the capture");
+        return NULL;
+    }
     double *cdf = NULL;
     Py_ssize_t last = 0, nonzero = n;
-    if (p_obj != Py_None && read_p(st, p_obj, n, &cdf, &last, &nonzero) < 0)
+    if (p_obj != Py_None && read_p(st, p_obj, stream, n, &cdf, &last, &nonzero) < 0)
         return NULL;
     cukit_Array *idx = NULL, *out = NULL;
     if (!replace && k > n) {
@@ -374,15 +389,6 @@ ck_random_choice(ck_Philox *bg, PyObject *args, PyObject *kwargs)
     }
     if (!replace && cdf && k > nonzero) {
         PyErr_SetString(PyExc_ValueError, "Fewer non-zero entries in p than size");
-        goto done;
-    }
-    cukit_Device *dev = src ? src->device : cukit_device_current(st);
-    CUstream h;
-    if (dev == NULL || cukit_stream_handle(st, stream, dev, &h) < 0)
-        goto done;
-    if (cdf && cukit_stream_capturing(h)) {
-        PyErr_SetString(PyExc_RuntimeError, WHO ": with p= it reads p on the host and cannot "
-                        "be captured into a graph; draw outside the capture");
         goto done;
     }
     if ((idx = new_index(st, dev, ndim, shape)) == NULL)
@@ -407,11 +413,6 @@ ck_random_choice(ck_Philox *bg, PyObject *args, PyObject *kwargs)
         goto done;
     /* rows of a: the result has shape size + a.shape[1:] */
     Py_ssize_t oshape[CUKIT_MAXDIM];
-    if (ndim + src->ndim - 1 > CUKIT_MAXDIM) {
-        PyErr_Format(PyExc_ValueError, WHO ": the sample would have %d dimensions; cukit allows "
-                     "at most %d", ndim + src->ndim - 1, CUKIT_MAXDIM);
-        goto done;
-    }
     memcpy(oshape, shape, (size_t)ndim * sizeof *shape);
     memcpy(oshape + ndim, src->shape + 1, (size_t)(src->ndim - 1) * sizeof *shape);
     out = cukit_array_create(st, dev, ndim + src->ndim - 1, oshape, src->dtype);
