@@ -447,3 +447,10 @@ def test_clip_method(rng, dtype):
     same(out, h.clip(0, 1))
     with pytest.raises(ValueError):
         d.clip()
+    same(cukit.clip(d, min=-0.5), np.clip(h, -0.5, None))
+    same(cukit.clip(d, max=0.5), np.clip(h, None, 0.5))
+    same(cukit.clip(d, -1, max=1), np.clip(h, -1, 1))
+    with pytest.raises(ValueError):
+        cukit.clip(d)
+    with pytest.raises(ValueError):
+        cukit.clip(d, 0, min=0)

@@ -65,12 +65,19 @@ ck_clip(cukit_state *st, PyObject *a, PyObject *lo, PyObject *hi, PyObject *out,
 static PyObject *
 mod_clip(PyObject *m, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"a", "a_min", "a_max", "out", "stream", NULL};
-    PyObject *in[3], *out = Py_None, *stream = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O$O:clip", kwlist, &in[0], &in[1], &in[2],
-                                     &out, &stream))
+    static char *kwlist[] = {"a", "a_min", "a_max", "out", "stream", "min", "max", NULL};
+    PyObject *a, *lo = NULL, *hi = NULL, *out = Py_None, *stream = Py_None, *kmin = NULL,
+             *kmax = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOO$OOO:clip", kwlist, &a, &lo, &hi, &out,
+                                     &stream, &kmin, &kmax))
         return NULL;
-    return ck_clip(PyModule_GetState(m), in[0], in[1], in[2], out, stream);
+    if ((lo && kmin) || (hi && kmax)) { /* numpy 2's min=/max= are the same bounds */
+        PyErr_SetString(PyExc_ValueError, "clip(): pass a_min or min (a_max or max), not both");
+        return NULL;
+    }
+    lo = lo ? lo : kmin ? kmin : Py_None;
+    hi = hi ? hi : kmax ? kmax : Py_None;
+    return ck_clip(PyModule_GetState(m), a, lo, hi, out, stream);
 }
 
 /* ------------------------------------------------------------------ round */
@@ -739,8 +746,9 @@ static PyMethodDef functions[] = {
      "else y (broadcast, promoted as numpy does). where(condition) alone is "
      "nonzero(condition)."},
     {"clip", (PyCFunction)(void (*)(void))mod_clip, METH_VARARGS | METH_KEYWORDS,
-     "clip(a, a_min, a_max, out=None, *, stream=None) -> Array: minimum(maximum(a, a_min), "
-     "a_max); a bound of None is no bound."},
+     "clip(a, a_min=None, a_max=None, out=None, *, stream=None, min=None, max=None) -> Array: "
+     "minimum(maximum(a, a_min), a_max); a bound of None is no bound (min=/max= are numpy 2's "
+     "names for the bounds)."},
     {"round", (PyCFunction)(void (*)(void))mod_round, METH_VARARGS | METH_KEYWORDS,
      "round(a, decimals=0, out=None) -> Array: numpy's round (ties to even; integers stay "
      "integers)."},
