@@ -183,6 +183,88 @@ add_index(cukit_state *st, parsed_index *p, cukit_Device *dev, PyObject *arr, in
     return 0;
 }
 
+/* A boolean index `src` (a cukit or numpy array, or a bool) over the dimensions of self
+ * from *d_io on (view dimension *vd_io): the coordinates of its trues, one index array
+ * per dimension, added to p with `:` in the basic key; a 0-d mask (True / False)
+ * indexes a new axis of length 1 with [0] or []. Advances *d_io and *vd_io. 0 / -1. */
+static int
+add_mask(cukit_Array *self, PyObject *src, parsed_index *p, PyObject *basic, PyObject *full,
+         int *d_io, int *vd_io)
+{
+    cukit_state *st = self->st;
+    int d = *d_io, vd = *vd_io;
+    cukit_Array *mask = NULL;
+    if (Py_IS_TYPE(src, st->ArrayType))
+        mask = (cukit_Array *)Py_NewRef(src);
+    else {
+        PyObject *devobj = PyLong_FromLong(self->device->ordinal);
+        mask = devobj ? (cukit_Array *)cukit_array_from_host(st, src, NULL, devobj) : NULL;
+        Py_XDECREF(devobj);
+    }
+    if (mask == NULL)
+        return -1;
+    int k = mask->ndim;
+    if (k == 0) {
+        PyObject *host = NULL;
+        int truth = PyObject_IsTrue(src == (PyObject *)mask ? Py_True : src);
+        if (Py_IS_TYPE(src, st->ArrayType)) {
+            host = PyObject_CallMethod(src, "item", NULL);
+            truth = host ? PyObject_IsTrue(host) : -1;
+            Py_XDECREF(host);
+        }
+        Py_DECREF(mask);
+        if (truth < 0)
+            return -1;
+        PyObject *one = PyList_New(truth ? 1 : 0);
+        if (one && truth)
+            PyList_SET_ITEM(one, 0, PyLong_FromLong(0));
+        PyObject *arr = one ? host_index(st, one) : NULL;
+        Py_XDECREF(one);
+        int bad = arr == NULL || add_index(st, p, self->device, arr, vd, d, 1) < 0 ||
+                  PyList_Append(basic, Py_None) < 0;
+        Py_XDECREF(arr);
+        if (bad)
+            return -1;
+        *vd_io = vd + 1;
+        return 0;
+    }
+    for (int j = 0; j < k; j++) {
+        if (mask->shape[j] != self->shape[d + j]) {
+            PyErr_Format(PyExc_IndexError,
+                         "boolean index did not match indexed array along axis %d; size "
+                         "of axis is %zd but size of corresponding boolean axis is %zd",
+                         d + j, self->shape[d + j], mask->shape[j]);
+            Py_DECREF(mask);
+            return -1;
+        }
+    }
+    cukit_Array *coords = ck_mask_coords(st, mask); /* (k, count) int64 */
+    Py_DECREF(mask);
+    if (coords == NULL)
+        return -1;
+    int bad = 0;
+    for (int j = 0; j < k && !bad; j++) {
+        Py_ssize_t one_shape = coords->shape[1], one_stride = coords->strides[1];
+        cukit_Array *row = cukit_array_view_as(coords, coords->dtype, coords->typecode,
+                                               coords->itemsize,
+                                               coords->offset + j * coords->strides[0], 1,
+                                               &one_shape, &one_stride);
+        /* coordinates of a mask are in range: no check needed */
+        bad = row == NULL || add_index(st, p, self->device, (PyObject *)row, vd + j,
+                                       d + j, self->shape[d + j]) < 0 ||
+              PyList_Append(basic, full) < 0;
+        if (!bad)
+            p->host_checked[p->nidx - 1] = 1;
+        Py_XDECREF(row);
+    }
+    Py_DECREF(coords);
+    if (bad)
+        return -1;
+    *d_io = d + k;
+    *vd_io = vd + k;
+    return 0;
+}
+
 /* Read `key` on `self`: the basic key for the view and the index arrays. 0 / -1. */
 static int
 parse_index(cukit_Array *self, PyObject *key, parsed_index *p)
@@ -289,81 +371,10 @@ parse_index(cukit_Array *self, PyObject *key, parsed_index *p)
             d++;
             vd++;
             break;
-        case IT_BOOLS: {
-            /* a mask over the next k dimensions: the coordinates of its trues, one index
-             * array per dimension; a 0-d mask (True / False) indexes a new axis of
-             * length 1 with [0] or [] */
-            cukit_Array *mask = NULL;
-            if (Py_IS_TYPE(src, st->ArrayType))
-                mask = (cukit_Array *)Py_NewRef(src);
-            else {
-                PyObject *devobj = PyLong_FromLong(self->device->ordinal);
-                mask = devobj ? (cukit_Array *)cukit_array_from_host(st, src, NULL, devobj) : NULL;
-                Py_XDECREF(devobj);
-            }
-            if (mask == NULL)
+        case IT_BOOLS:
+            if (add_mask(self, src, p, basic, full, &d, &vd) < 0)
                 goto loop_fail;
-            int k = mask->ndim;
-            if (k == 0) {
-                PyObject *host = NULL;
-                int truth = PyObject_IsTrue(src == (PyObject *)mask ? Py_True : src);
-                if (Py_IS_TYPE(src, st->ArrayType)) {
-                    host = PyObject_CallMethod(src, "item", NULL);
-                    truth = host ? PyObject_IsTrue(host) : -1;
-                    Py_XDECREF(host);
-                }
-                Py_DECREF(mask);
-                if (truth < 0)
-                    goto loop_fail;
-                PyObject *one = PyList_New(truth ? 1 : 0);
-                if (one && truth)
-                    PyList_SET_ITEM(one, 0, PyLong_FromLong(0));
-                PyObject *arr = one ? host_index(st, one) : NULL;
-                Py_XDECREF(one);
-                int bad = arr == NULL || add_index(st, p, self->device, arr, vd, d, 1) < 0 ||
-                          PyList_Append(basic, Py_None) < 0;
-                Py_XDECREF(arr);
-                if (bad)
-                    goto loop_fail;
-                vd++;
-                break;
-            }
-            for (int j = 0; j < k; j++) {
-                if (mask->shape[j] != self->shape[d + j]) {
-                    PyErr_Format(PyExc_IndexError,
-                                 "boolean index did not match indexed array along axis %d; size "
-                                 "of axis is %zd but size of corresponding boolean axis is %zd",
-                                 d + j, self->shape[d + j], mask->shape[j]);
-                    Py_DECREF(mask);
-                    goto loop_fail;
-                }
-            }
-            cukit_Array *coords = ck_mask_coords(st, mask); /* (k, count) int64 */
-            Py_DECREF(mask);
-            if (coords == NULL)
-                goto loop_fail;
-            int bad = 0;
-            for (int j = 0; j < k && !bad; j++) {
-                Py_ssize_t one_shape = coords->shape[1], one_stride = coords->strides[1];
-                cukit_Array *row = cukit_array_view_as(coords, coords->dtype, coords->typecode,
-                                                       coords->itemsize,
-                                                       coords->offset + j * coords->strides[0], 1,
-                                                       &one_shape, &one_stride);
-                /* coordinates of a mask are in range: no check needed */
-                bad = row == NULL || add_index(st, p, self->device, (PyObject *)row, vd + j,
-                                               d + j, self->shape[d + j]) < 0 ||
-                      PyList_Append(basic, full) < 0;
-                if (!bad)
-                    p->host_checked[p->nidx - 1] = 1;
-                Py_XDECREF(row);
-            }
-            Py_DECREF(coords);
-            if (bad)
-                goto loop_fail;
-            d += k;
-            vd += k;
             break;
-        }
         }
         continue;
     loop_fail:
@@ -410,23 +421,22 @@ plan(cukit_state *st, cukit_Array *v, parsed_index *p, index_params *k, int *ndi
     }
     int at = p->adjacent ? p->first : 0; /* where the broadcast dimensions go */
     memset(k, 0, sizeof *k);
-    int o = 0, i = 0;
-    /* the view's dimensions before `at` (not indexed), then the broadcast block, then
-     * the rest */
-    for (; o < at; i++) {
+    /* the view's dimensions not indexed, with the broadcast block after the first `at`
+     * of them */
+    int o = 0, b0 = -1, placed = 0;
+    for (int i = 0; i <= v->ndim; i++) {
+        if (placed == at && b0 < 0) {
+            b0 = o;
+            for (int b = 0; b < bnd; b++)
+                shape[o++] = bshape[b];
+        }
+        if (i == v->ndim)
+            break;
         if (is_adv[i])
             continue;
         shape[o] = v->shape[i];
         k->bstride[o++] = v->strides[i];
-    }
-    int b0 = o;
-    for (int b = 0; b < bnd; b++)
-        shape[o++] = bshape[b];
-    for (; i < v->ndim; i++) {
-        if (is_adv[i])
-            continue;
-        shape[o] = v->shape[i];
-        k->bstride[o++] = v->strides[i];
+        placed++;
     }
     *ndim = o;
     k->ndim = o;
