@@ -78,7 +78,7 @@ kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int ve
 {
     ck_buf b = {0};
     int nd = ck_class_dims(cls);
-    ck_put(&b, "%s\n", ck_preamble);
+    ck_put(&b, "%s%s\n", ck_ml_define(), ck_preamble);
     for (int k = 0; k < nops; k++)
         ck_put(&b, "typedef %s T%d;\n",
             ops[k].scalar ? ck_dtypes[ops[k].tc].ctype_c : ck_dtypes[ops[k].tc].ctype, k);

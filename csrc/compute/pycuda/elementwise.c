@@ -10,7 +10,7 @@ PyObject *
 ck_ek_pycuda_source(ck_ElementwiseKernel *self)
 {
     return PyUnicode_FromFormat(
-        "%s\n#line 1 \"preamble\"\n%U\n"
+        "%s%s\n#line 1 \"preamble\"\n%U\n"
         "#define CK_PYCUDA_HEAD \\\n"
         "    const unsigned tid = threadIdx.x, total_threads = gridDim.x * blockDim.x, \\\n"
         "                   cta_start = blockDim.x * blockIdx.x; \\\n"
@@ -29,7 +29,7 @@ ck_ek_pycuda_source(ck_ElementwiseKernel *self)
         "         i += (long long)total_threads * step) {\n"
         "#line 1 \"operation\"\n%U\n;\n    }\n"
         "#line 1 \"after_loop\"\n%U\n;\n}\n",
-        ck_preamble, self->preamble, self->name, self->arguments, self->loop_prep,
+        ck_ml_define(), ck_preamble, self->preamble, self->name, self->arguments, self->loop_prep,
         self->operation, self->after_loop, self->name, self->arguments, self->loop_prep,
         self->operation, self->after_loop);
 }

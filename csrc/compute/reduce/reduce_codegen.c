@@ -439,7 +439,7 @@ ck_reduce_source(const ck_rspec *s)
     ck_buf b = {0};
     int nin = s->nin, v = s->vec > 0 ? s->vec : 1;
     const ck_rvariant *rv = ck_rvariant_now();
-    ck_put(&b, "%s\n%s\n", ck_preamble, rhelpers);
+    ck_put(&b, "%s%s\n%s\n", ck_ml_define(), ck_preamble, rhelpers);
     /* a struct output is defined by head: its typedef follows head */
     for (int k = 0; k < nin + !s->out_ctype; k++)
         if (k == nin || !s->in_ctype[k])
