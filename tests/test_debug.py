@@ -124,6 +124,37 @@ def test_fault_writes_a_reproducer_that_replays_to_the_source_line(tmp_path):
                      r"at \S*shift\.cu:4 ", err), err
     assert "4 bytes past the end of a 4000-byte allocation" in err
     assert "the buffers' addresses: x = 0x" in err
+    # the allocation's place is the manifest's line of its region, not the replay's code
+    line = int(re.search(r"allocation made at reproducer\.json:(\d+) ", err).group(1))
+    assert '"nbytes": 4000' in (moved / "reproducer.json").read_text().splitlines()[line - 1]
+    assert "CUKIT_CAPTURE=DIR" not in err  # a replay is not captured: no advice to
+
+
+HANDLED = r"""
+import sys, cukit, numpy as np
+mod = cukit.compile('extern "C" __global__ void shift(const float* x, float* y, int n) {'
+                    ' int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i + 1]; }')
+x = cukit.to_device(np.random.rand(1000).astype(np.float32))
+y = cukit.zeros(1000, np.float32)
+with cukit.debug.capture(sys.argv[1]) as cap:
+    mod.shift(x, y, 999, grid=4, block=256)
+    try:
+        mod.shift(x, y, 1000, grid=4, block=256)
+    except cukit.KernelFaultError as e:
+        print("CAUGHT", "saved in" in str(e))
+print("LEFT", cap.folder)
+"""
+
+
+def test_a_fault_handled_inside_the_capture_is_not_raised_again(tmp_path):
+    script = tmp_path / "handled.py"
+    script.write_text(HANDLED)
+    proc = run([script, tmp_path / "cap"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["CAUGHT", "True", "LEFT", str(tmp_path / "cap")]
+    assert "Traceback" not in proc.stderr
+    assert [l["sequence"] for l in manifest(tmp_path / "cap" / "fault-1")["launches"]] == [1]
+    assert [l["sequence"] for l in manifest(tmp_path / "cap")["launches"]] == [0, 1]
 
 
 def test_replay_from_python_raises_the_fault(tmp_path):

@@ -179,9 +179,13 @@ cukit_driver_load(cukit_state *st)
             }
             else if (strcmp(want, "auto") == 0 && load_emulator()) {
                 loaded.driver = 1;
-                fprintf(stderr, "cukit: no GPU (%s); running kernels on the CPU emulator. Set "
-                                "CUKIT_BACKEND=emulator to silence this, or CUKIT_BACKEND=gpu to "
-                                "require a GPU.\n", loaded.driver_why);
+                /* one short line: the reason's head (python -m cukit info has it whole) */
+                int head = (int)strcspn(loaded.driver_why, ":(");
+                while (head > 0 && loaded.driver_why[head - 1] == ' ')
+                    head--;
+                fprintf(stderr, "cukit: no GPU (%.*s); kernels run on the CPU emulator "
+                                "(CUKIT_BACKEND=emulator: quiet, =gpu: require a GPU)\n",
+                        head, loaded.driver_why);
             }
         }
         else {

@@ -240,7 +240,13 @@ class _Recorder:
 
         if not self.pending:
             return
-        cukit.synchronize()
+        try:
+            cukit.synchronize()
+        except cukit.CudaError:
+            # raised once, naming the reproducer on_error wrote: these launches are done
+            # with, so leaving the capture after a handled fault does not raise it again
+            self.pending = []
+            raise
         cache = {}
         for launch in self.pending:
             if launch["data"]:
@@ -444,7 +450,8 @@ def load(path):
           "(made by cukit.debug.capture or save_launch)")
     try:
         with open(mpath, "rb") as f:
-            m = json.loads(f.read().decode("utf-8"))
+            text = f.read().decode("utf-8")
+        m = json.loads(text)
     except (ValueError, UnicodeDecodeError) as e:
         _fail(folder, f"{MANIFEST} is not valid JSON ({e}): the file was damaged or edited")
     _need(isinstance(m, dict) and m.get("format") == FORMAT, folder,
@@ -515,6 +522,13 @@ def load(path):
                       isinstance(a.get("offset"), int) and
                       0 <= a["offset"] <= regions[a["region"]]["nbytes"],
                       folder, f"{where}.args[{j}] names a region or offset that does not exist")
+    # Each region's line in the manifest (as written: one "nbytes" line per region, in
+    # order), which a replay names as the place its buffer was made.
+    lines = [n + 1 for n, line in enumerate(text.splitlines()) if '"nbytes":' in line]
+    regions = [r for l in launches for r in l["regions"]]
+    for r, line in zip(regions, lines if len(lines) == len(regions) else []):
+        r["line"] = line
+    m["manifest_path"] = os.path.abspath(mpath)
     return m
 
 
@@ -604,6 +618,22 @@ def replay(path, backend=None, launch=None, out=None):
             _cukit._capture_set(was)
 
 
+# what a fault's message advises where no capture is on (csrc/driver/results.c)
+_CAPTURE_ADVICE = " To save the launches that led here for replay, run with CUKIT_CAPTURE=DIR."
+
+
+def _buffer_at(m, region):
+    """The region's bytes on the device, allocated by code that says it runs at the
+    manifest's line of the region: the emulator's fault messages name the line of
+    Python that made an allocation, and in a replay that line is the manifest's."""
+    code = compile("\n" * (region.get("line", 1) - 1) + "buffer = to_device(data)",
+                   m["manifest_path"], "exec")
+    scope = {"to_device": _cukit.to_device,
+             "data": np.frombuffer(region["before_bytes"], np.uint8)}
+    exec(code, scope)
+    return scope["buffer"]
+
+
 def _run(m, launches, out):
     import cukit
 
@@ -624,8 +654,7 @@ def _run(m, launches, out):
                 raise ReproducerError(f"kernels[{l['kernel']}]: its code has no kernel "
                                       f"{k['symbol']!r} ({e})") from None
         kern = loaded[l["kernel"]]
-        bufs = [cukit.to_device(np.frombuffer(r["before_bytes"], np.uint8)) if r["nbytes"]
-                else None for r in l["regions"]]
+        bufs = [_buffer_at(m, r) if r["nbytes"] else None for r in l["regions"]]
         args = []
         for j, a in enumerate(l["args"]):
             if "region" in a and bufs[a["region"]] is not None:
@@ -650,7 +679,8 @@ def _run(m, launches, out):
                 f"{bufs[a['region']].ptr + a['offset']:#x}"
                 for a in l["args"] if "region" in a and bufs[a["region"]] is not None
                 and a["param"] < len(k.get("params") or ()))
-            e.args = (f"replaying launch {i} ({k.get('name')}): {e}"
+            text = str(e).replace(_CAPTURE_ADVICE, "")  # a replay is not captured
+            e.args = (f"replaying launch {i} ({k.get('name')}): {text}"
                       + (f"\n(replay) the buffers' addresses: {where}" if where else ""),
                       ) + e.args[1:]
             raise
