@@ -250,6 +250,23 @@ slow:
             close(fd);
 }
 
+/* The user's process holds the other end of the worker's socket, which closes when
+ * that process ends, killed too: a worker blocked in NVRTC (an #include of a FIFO, a
+ * slow file system) then ends as well, instead of living on holding its pipes. */
+static void *
+watch_parent(void *arg)
+{
+#ifdef POLLRDHUP
+    struct pollfd p = {.fd = (int)(intptr_t)arg, .events = POLLRDHUP};
+#else
+    struct pollfd p = {.fd = (int)(intptr_t)arg, .events = 0};
+#endif
+    for (;;)
+        if (poll(&p, 1, -1) > 0 && p.revents != 0)
+            _exit(0);
+    return NULL;
+}
+
 /* The driver's entry points, in a table of its own (the worker program fills no
  * driver part of cukit_api, and a forked worker never loads an image): only those
  * an image load calls, in this order, each required; their symbols come from
@@ -363,6 +380,9 @@ cukit_worker_serve(int fd, int (*ensure_nvrtc)(const char *path))
             close(null);
     }
     close_others(fd);
+    pthread_t watcher;
+    if (pthread_create(&watcher, NULL, watch_parent, (void *)(intptr_t)fd) == 0)
+        pthread_detach(watcher);
     for (;;) {
         cukit_compile_request req = {0};
         uint32_t kind, nopts = 0, nnames = 0;

@@ -352,6 +352,9 @@ def run_replay(args):
                               out=sys.stdout)
     except debug.ReproducerError as e:
         raise CliError(f"cannot replay: {e}")
+    except (KeyError, TypeError, IndexError, RecursionError) as e:  # what the checks missed
+        raise CliError(f"cannot replay: {args.folder}: its reproducer.json is damaged "
+                       f"({type(e).__name__}: {e})")
     print(result.summary())
     return 0 if result else 1
 
