@@ -73,7 +73,13 @@ def test_info():
     major, minor = cukit.nvrtc_version()
     assert f"NVRTC      {major}.{minor}, machine code for sm_" in proc.stdout
     assert "nvJitLink" in proc.stdout and "driver" in proc.stdout
-    if HAVE_GPU:
+    if HAVE_GPU and cukit.backend() == "emulator":  # no driver claimed where none is used
+        assert "driver     not used: CUKIT_BACKEND=emulator" in proc.stdout or \
+            "driver     none: " in proc.stdout
+        assert "supports CUDA" not in proc.stdout
+        assert "devices    cukit's CPU emulator" in proc.stdout
+        assert "device 0   cukit emulator" in proc.stdout
+    elif HAVE_GPU:
         dev = cukit.Device(0)
         assert "driver     supports CUDA {}.{}".format(*cukit.driver_version()) in proc.stdout
         assert f"device 0   {dev.name}" in proc.stdout

@@ -57,7 +57,13 @@ def run_info(args):
     except cukit.CudaError as e:
         print(f"nvJitLink  not available: {one_line(e)}")
     try:
-        print("driver     supports CUDA {}.{}".format(*cukit.driver_version()))
+        if cukit.backend() == "emulator":
+            why = cukit._cukit._driver_why()
+            print(f"driver     none: {why}" if why else
+                  "driver     not used: CUKIT_BACKEND=emulator")
+            print("devices    cukit's CPU emulator: kernels run on the CPU (device 0 below)")
+        else:
+            print("driver     supports CUDA {}.{}".format(*cukit.driver_version()))
     except cukit.CudaError as e:
         print(f"driver     none: {one_line(e)}")
         print("devices    none: no CUDA driver, so no GPU can be used")
