@@ -89,16 +89,7 @@ float ck_half_to_float(unsigned short h);
  * (ml_dtypes' bits); and back (exact). */
 unsigned short ck_float_to_bf16(float f);
 float ck_bf16_to_float(unsigned short h);
-/* Where ml_dtypes' versions differ, what the installed one does (read once it is
- * imported; 0 before): CK_ML_VIA_F32(target, wide_int) set where a float64 (wide_int 0)
- * or a wide int (1) rounds to the target through float32 (older versions) instead of
- * once (targets: 0 bfloat16, 1 float8_e4m3fn, 2 float8_e5m2); CK_ML_CX_BF16 where
- * complex casts to bfloat16 by same_kind. Never fails. */
-#define CK_ML_VIA_F32(target, wide_int) (1 << (2 * (target) + (wide_int)))
-#define CK_ML_CX_BF16 64
-int ck_ml_rules(void);
-/* The same as the generated kernels' "#define CK_ML <rules>\n" line to put in front of
- * ck_preamble ("" for the preamble's default, 0). Static storage. */
+/* "#define CK_ML n\n" for ck_preamble: the installed ml_dtypes' casts ("": default). */
 const char *ck_ml_define(void);
 
 /* ------------------------------------------------------------------ codegen.c */

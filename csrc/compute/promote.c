@@ -85,6 +85,13 @@ promote_bf16(int other)
 
 /* ------------------------------------------------------------------ ml_dtypes' versions */
 
+/* What the installed ml_dtypes does where its versions differ (0 before it is
+ * imported): CK_ML_VIA_F32(t, w) set where float64 (w 0) or a wide int (w 1) rounds to
+ * t (0 bfloat16, 1 float8_e4m3fn, 2 float8_e5m2) through float32, as older versions
+ * did, instead of once; CK_ML_CX_BF16 where complex casts to bfloat16 by same_kind. */
+#define CK_ML_VIA_F32(target, wide_int) (1 << (2 * (target) + (wide_int)))
+#define CK_ML_CX_BF16 64
+
 /* The probe of ck_ml_rules, in Python over numpy (n) and ml_dtypes (m): for each small
  * type and each wide source (float64, int64), a value just past a tie of the small type
  * is cast directly and through float32; through float32 the tie is kept and rounds to
@@ -102,7 +109,7 @@ static const char ml_probe[] =
  * module state: it is a fact of the one ml_dtypes the process imported. -1: not read. */
 static int ml_rules = -1;
 
-int
+static int
 ck_ml_rules(void)
 {
     if (ml_rules >= 0)
