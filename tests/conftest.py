@@ -32,6 +32,9 @@ EMULATOR = HAVE_GPU and cukit.backend() == "emulator"
 if EMULATOR and os.environ.get("CUKIT_BACKEND", "auto") == "auto":
     # processes the tests start use the emulator too, without auto's note on stderr
     os.environ["CUKIT_BACKEND"] = "emulator"
+# nor a slow compile's note (test_cache.py tests it), which a loaded machine would
+# add to the stderr that tests read
+os.environ.setdefault("CUKIT_QUIET", "1")
 
 
 def children():

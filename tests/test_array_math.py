@@ -583,7 +583,8 @@ def test_bad_inputs(rng, compiled):
         a + "x"
     with pytest.raises(TypeError, match="unexpected keyword argument 'casting'"):
         cukit.add(a, a, casting="unsafe")
-    with pytest.raises(ValueError, match="truth value of an array with 6 elements is ambiguous"):
+    with pytest.raises(ValueError, match=r"truth value of an array with 6 elements is ambiguous; "
+                       r"use a.any\(\) or a.all\(\)"):
         bool(a)
     with pytest.raises(ValueError, match="out= is read-only"):
         cukit.add(a, a, out=_readonly_view())

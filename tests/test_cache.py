@@ -1,5 +1,6 @@
 """The kernel cache: in this process and on disk, keys, header tracking, damage, races."""
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -368,3 +369,46 @@ def test_unhashable_arguments_compile_without_the_in_process_cache(cache_dir):
     m1 = cukit.compile(src, options={"-lineinfo"})
     m2 = cukit.compile(src, options={"-lineinfo"})
     assert m1 is not m2 and m1.kernels == m2.kernels
+
+
+SLOW = r"""
+#include <cub/block/block_reduce.cuh>
+#include <curand_kernel.h>
+extern "C" __global__ void slow_TAG(float* y) {
+    typedef cub::BlockReduce<float, 128> R;
+    __shared__ typename R::TempStorage t;
+    curandStatePhilox4_32_10_t s; curand_init(1, threadIdx.x, 0, &s);
+    float v = R(t).Sum(y[threadIdx.x] + curand_normal(&s));
+    if (threadIdx.x == 0) y[0] = v;
+}
+"""
+
+
+@pytest.mark.parametrize("quiet", [None, "1"])
+def test_a_slow_compile_says_so_once_unless_quiet(tmp_path, quiet):
+    """A compile over a second names what it compiled and that the cache keeps it;
+    CUKIT_QUIET=1 hides it. (Where the compile is faster, there is nothing to say.)"""
+    src = SLOW.replace("TAG", f"{os.getpid()}_{np.random.randint(1 << 30)}")
+    code = ("import cukit, time\nt = time.monotonic()\n"
+            f"cukit.Program({src!r}, name='slow.cu').ptx(arch='compute_90')\n"
+            "print(time.monotonic() - t)\n")
+    env = dict(os.environ, CUKIT_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.path.dirname(os.path.dirname(cukit.__file__)))
+    env.pop("CUKIT_QUIET", None)
+    if quiet:
+        env["CUKIT_QUIET"] = quiet
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300)
+    if r.returncode != 0 and "cannot open source file" in r.stdout + r.stderr:
+        pytest.skip("no cub or curand headers here")
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if line.startswith("cukit: compiling")]
+    if quiet:
+        assert notes == []
+        return
+    took = float(r.stdout)
+    if took < 1.5:
+        pytest.skip(f"the compile took {took:.2f} s here: too fast to need a note")
+    assert len(notes) == 1, r.stderr
+    assert re.match(r"cukit: compiling slow\.cu for compute_90 took \d+\.\d s \(NVRTC\); the "
+                    r"kernel cache keeps it for next time \(python -m cukit warmup", notes[0])

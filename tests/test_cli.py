@@ -73,7 +73,13 @@ def test_info():
     major, minor = cukit.nvrtc_version()
     assert f"NVRTC      {major}.{minor}, machine code for sm_" in proc.stdout
     assert "nvJitLink" in proc.stdout and "driver" in proc.stdout
-    if HAVE_GPU:
+    if HAVE_GPU and cukit.backend() == "emulator":  # no driver claimed where none is used
+        assert "driver     not used: CUKIT_BACKEND=emulator" in proc.stdout or \
+            "driver     none: " in proc.stdout
+        assert "supports CUDA" not in proc.stdout
+        assert "devices    cukit's CPU emulator" in proc.stdout
+        assert "device 0   cukit emulator" in proc.stdout
+    elif HAVE_GPU:
         dev = cukit.Device(0)
         assert "driver     supports CUDA {}.{}".format(*cukit.driver_version()) in proc.stdout
         assert f"device 0   {dev.name}" in proc.stdout
@@ -259,3 +265,35 @@ def test_cache_off_is_shown(monkeypatch):
 def test_cache_needs_an_action():
     proc = cli("cache", "purge")
     assert proc.returncode == 2 and "invalid choice: 'purge'" in proc.stderr
+
+
+# ------------------------------------------------------------------ warmup
+
+def test_warmup_covers_every_family_of_cukits_own_kernels():
+    from cukit import _warmup
+
+    groups = _warmup.family_calls(("float32", "int64"))
+    assert set(groups) == set(_warmup.REDUCTIONS) | {"sort", "matmul", "random"}
+    assert [w for w, _ in groups["std"]] == ["std(float32)", "std(int64)"]
+    assert len(_warmup.common_jobs(("float32",))) > 50  # and the ufuncs, as before
+
+
+def test_a_warmed_family_compiles_nothing_in_the_next_process(tmp_path, monkeypatch):
+    """std warmed (in a child process of its own, so its passes are cached under its
+    name); a later process's first std says no compile, and gets numpy's answer."""
+    from cukit import _warmup
+
+    monkeypatch.setenv("CUKIT_CACHE_DIR", str(tmp_path / "cache"))
+    seen = []
+    assert _warmup.run_groups(("float32",), threads=1, only=["std"],
+                              progress=lambda d, t: seen.append((d, t))) == 1
+    assert seen == [(1, 1)]
+    code = ("import cukit, numpy as np\n"
+            "x = np.random.default_rng(5).random(1000).astype(np.float32)\n"
+            "print(abs(float(cukit.to_device(x).std().get()) - float(x.std())) < 1e-5)\n")
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(cukit.__file__).resolve().parent.parent))
+    env.pop("CUKIT_QUIET", None)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and r.stdout.split() == ["True"], r.stderr
+    assert "cukit: compiling" not in r.stderr

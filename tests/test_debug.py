@@ -124,6 +124,37 @@ def test_fault_writes_a_reproducer_that_replays_to_the_source_line(tmp_path):
                      r"at \S*shift\.cu:4 ", err), err
     assert "4 bytes past the end of a 4000-byte allocation" in err
     assert "the buffers' addresses: x = 0x" in err
+    # the allocation's place is the manifest's line of its region, not the replay's code
+    line = int(re.search(r"allocation made at reproducer\.json:(\d+) ", err).group(1))
+    assert '"nbytes": 4000' in (moved / "reproducer.json").read_text().splitlines()[line - 1]
+    assert "CUKIT_CAPTURE=DIR" not in err  # a replay is not captured: no advice to
+
+
+HANDLED = r"""
+import sys, cukit, numpy as np
+mod = cukit.compile('extern "C" __global__ void shift(const float* x, float* y, int n) {'
+                    ' int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i + 1]; }')
+x = cukit.to_device(np.random.rand(1000).astype(np.float32))
+y = cukit.zeros(1000, np.float32)
+with cukit.debug.capture(sys.argv[1]) as cap:
+    mod.shift(x, y, 999, grid=4, block=256)
+    try:
+        mod.shift(x, y, 1000, grid=4, block=256)
+    except cukit.KernelFaultError as e:
+        print("CAUGHT", "saved in" in str(e))
+print("LEFT", cap.folder)
+"""
+
+
+def test_a_fault_handled_inside_the_capture_is_not_raised_again(tmp_path):
+    script = tmp_path / "handled.py"
+    script.write_text(HANDLED)
+    proc = run([script, tmp_path / "cap"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["CAUGHT", "True", "LEFT", str(tmp_path / "cap")]
+    assert "Traceback" not in proc.stderr
+    assert [l["sequence"] for l in manifest(tmp_path / "cap" / "fault-1")["launches"]] == [1]
+    assert [l["sequence"] for l in manifest(tmp_path / "cap")["launches"]] == [0, 1]
 
 
 def test_replay_from_python_raises_the_fault(tmp_path):
@@ -402,6 +433,27 @@ BAD = {
                      "kernels/0.ptx does not match its checksum"),
     "no such kernel": (lambda f: edit(f, lambda m: m["kernels"][0].update(symbol="nope")),
                        "its code has no kernel 'nope'"),
+    "no before data": (lambda f: edit(f, lambda m: y_after(m).update(before=None)),
+                       "has no 'before' data, which a launch recorded with its data needs"),
+    "huge region without data": (lambda f: edit(f, lambda m: y_after(m).update(
+        nbytes=1 << 62, before=None, after=None)), "has no 'before' data"),
+    "deeply nested": (lambda f: (f / "reproducer.json").write_text("[" * 100000 + "]" * 100000),
+                      "is nested too deeply"),
+    "data linked out": (lambda f: [(p.unlink(), p.symlink_to("/etc/hostname"))
+                                   for p in (f / "data").iterdir()],
+                        "a symbolic link (not followed: a reproducer's files"),
+    "data folder linked out": (lambda f: (shutil.move(str(f / "data"), str(f.parent / "d")),
+                                          (f / "data").symlink_to(f.parent / "d")),
+                               "a symbolic link (not followed: a reproducer's files"),
+    "manifest linked out": (lambda f: (shutil.move(str(f / "reproducer.json"), str(f.parent / "m")),
+                                       (f / "reproducer.json").symlink_to(f.parent / "m")),
+                            "a symbolic link (not followed: a reproducer's files"),
+    "a FIFO for data": (lambda f: [(p.unlink(), os.mkfifo(p)) for p in (f / "data").iterdir()],
+                        "which is not a regular file"),
+    "param out of range": (lambda f: edit(f, lambda m: m["launches"][0]["args"][0].update(param=7)),
+                           "args[0].param must index the kernel's parameters"),
+    "params not a list": (lambda f: edit(f, lambda m: m["kernels"][0].update(params=3)),
+                          "params must be [[type, name or null], ...]"),
 }
 
 
@@ -420,6 +472,18 @@ def test_missing_and_non_folder_paths(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(debug.ReproducerError, match="not a folder"):
         debug.replay(tmp_path / "file")
+
+
+def test_cli_bad_manifests_say_cannot_replay(good):
+    """The cases that once ended in a traceback: a message, exit status 1."""
+    edit(good, lambda m: y_after(m).update(nbytes=1 << 62, before=None, after=None))
+    proc = run(["-m", "cukit", "replay", good])
+    assert proc.returncode == 1 and "cannot replay: " in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    (good / "reproducer.json").write_text("{\"a\": " * 50000 + "1" + "}" * 50000)
+    proc = run(["-m", "cukit", "replay", good])
+    assert proc.returncode == 1 and "cannot replay: " in proc.stderr
+    assert "nested too deeply" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_cli_bad_input(good):
@@ -484,3 +548,95 @@ def test_gpu_capture_of_integer_kernels_replays_equal_on_the_emulator(tmp_path):
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "compared 10 output buffer(s)" in proc.stdout
         assert "all outputs are identical to those recorded" in proc.stdout
+
+
+# ------------------------------------------------------------------ the writer's safety
+
+def saxpy_capture(path, extra=None):
+    """A subprocess that captures one good launch into path; its result."""
+    code = textwrap.dedent(f"""
+        import cukit, numpy as np
+        m = cukit.compile('extern "C" __global__ void inc(int* x) {{ x[threadIdx.x] += 1; }}')
+        x = cukit.to_device(np.arange(64, dtype=np.int32))
+        with cukit.debug.capture({str(path)!r}) as cap:
+            m.inc(x, grid=1, block=64)
+        print("FOLDER", cap.folder)
+    """)
+    return run(["-c", code], extra=extra)
+
+
+def test_a_link_planted_in_the_folder_is_replaced_not_written_through(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    victim.chmod(0o644)
+    cap = tmp_path / "cap"
+    cap.mkdir(mode=0o700)
+    (cap / "reproducer.json").symlink_to(victim)
+    (cap / "data").symlink_to(tmp_path)  # a folder link: refused, not followed
+    proc = saxpy_capture(cap)
+    assert victim.read_text() == "keep me" and stat.S_IMODE(victim.stat().st_mode) == 0o644
+    assert "data (in the capture folder): it is a symbolic link (not followed)" in proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    (cap / "data").unlink()
+    proc = saxpy_capture(cap)
+    assert proc.returncode == 0 and f"FOLDER {cap}" in proc.stdout, proc.stderr
+    assert not (cap / "reproducer.json").is_symlink() and manifest(cap)["launches"]
+    assert victim.read_text() == "keep me"
+
+
+def test_a_fault_folder_planted_as_a_link_is_not_followed(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o755)
+    cap = tmp_path / "cap"
+    cap.mkdir(mode=0o700)
+    (cap / "fault-1").symlink_to(elsewhere)
+    script = tmp_path / "fault.py"
+    script.write_text(FAULT)
+    proc = run([script, cap], cwd=tmp_path)
+    assert proc.returncode == 3, proc.stderr
+    assert "the reproducer could not be written" in proc.stdout
+    assert "fault-1 (in the capture folder): it is a symbolic link (not followed)" in proc.stdout
+    assert list(elsewhere.iterdir()) == [] and stat.S_IMODE(elsewhere.stat().st_mode) == 0o755
+
+
+@pytest.mark.parametrize("case", ["a link", "others can write", "a file", "under /proc"])
+def test_a_capture_that_cannot_be_written_says_so_once_at_the_start(tmp_path, case):
+    target = tmp_path / "target"
+    target.mkdir(mode=0o755)
+    path = {"a link": tmp_path / "link", "others can write": tmp_path / "open",
+            "a file": tmp_path / "file", "under /proc": pathlib.Path("/proc/cukit-capture")}[case]
+    if case == "a link":
+        path.symlink_to(target)
+    elif case == "others can write":
+        path.mkdir()
+        path.chmod(0o777)
+    elif case == "a file":
+        path.write_text("x")
+    proc = saxpy_capture(path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.count("cukit.debug.capture records nothing: cannot write reproducers to") == 1
+    assert proc.stdout.strip() == "FOLDER None"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o755 and list(target.iterdir()) == []
+    if case == "others can write":
+        assert "other users can write to it" in proc.stderr
+        assert stat.S_IMODE(path.stat().st_mode) == 0o777
+    # CUKIT_CAPTURE: one line, the program runs
+    code = "import cukit, numpy as np; print((cukit.arange(3) + 1).get().sum())"
+    proc = run(["-c", code], extra={"CUKIT_CAPTURE": str(path)})
+    assert proc.returncode == 0 and proc.stdout.split() == ["6"], proc.stderr
+    lines = [l for l in proc.stderr.splitlines() if "CUKIT_CAPTURE" in l]
+    assert len(lines) == 1 and "records nothing" in lines[0]
+    with pytest.raises(OSError, match="save_launch cannot write a reproducer to"):
+        debug.save_launch(cukit.compile('extern "C" __global__ void k() {}').k,
+                          grid=1, block=1, path=path)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: gives the folder to another user")
+def test_a_folder_another_user_owns_is_refused(tmp_path):
+    cap = tmp_path / "cap"
+    cap.mkdir(mode=0o700)
+    os.chown(cap, 65534, 65534)
+    proc = saxpy_capture(cap)
+    assert proc.returncode == 0 and "another user owns it" in proc.stderr
+    assert list(cap.iterdir()) == []

@@ -960,9 +960,10 @@ def test_auto_falls_back_to_the_emulator_with_one_line_saying_why():
     if out.stdout.strip() == "gpu":
         pytest.skip("this machine has a GPU, so auto does not fall back")
     assert out.stdout.strip() == "emulator"
-    lines = out.stderr.splitlines()
-    assert len(lines) == 1 and "running kernels on the CPU emulator" in lines[0]
-    assert lines[0].startswith("cukit: no GPU (") and "CUKIT_BACKEND=gpu" in lines[0]
+    lines = out.stderr.splitlines()  # one short line, once
+    assert len(lines) == 1 and "kernels run on the CPU emulator" in lines[0]
+    assert lines[0].startswith("cukit: no GPU (") and "CUKIT_BACKEND=emulator" in lines[0]
+    assert len(lines[0]) < 130, lines[0]
 
     out = run("""
         import cukit

@@ -74,15 +74,30 @@ def test_names_without_import():
 
 
 def test_ml_dtypes_rules_that_the_kernels_follow():
-    """The facts of ml_dtypes the conversions copy, checked where they could change:
-    e4m3fn has no infinity and turns overflow into NaN past the tie with 448; e5m2
-    rounds to infinity; float64 rounds through float32; NaNs are quiet with their sign."""
+    """The facts of the float8 formats the conversions copy (the formats', the same in
+    every ml_dtypes): e4m3fn has no infinity and turns overflow into NaN past the tie
+    with 448; e5m2 rounds to infinity; NaNs are quiet with their sign. How float64
+    rounds (once, or through float32) is the installed ml_dtypes' own: the casts
+    below follow it."""
     f = np.array([448, 464, 464.1, np.inf, -np.inf, 57344, 61439, 61440, np.nan, -np.nan],
                  np.float32)
     assert list(bits(ml_cast(f[:5], E4))) == [0x7e, 0x7e, 0x7f, 0x7f, 0xff]
     assert list(bits(ml_cast(f[5:], E5))) == [0x7b, 0x7b, 0x7c, 0x7e, 0xfe]
-    d = np.array([1 + 2.0**-4 + 2.0**-30])  # above the tie; through float32, on it: to even
-    assert ml_cast(d, E4).astype(float)[0] == 1.0
+
+
+@gpu
+@pytest.mark.parametrize("f8", F8, ids=IDS)
+def test_float64_and_wide_ints_round_as_the_installed_ml_dtypes(f8, rng):
+    """Just past a tie of the float8 (where one rounding and a rounding through float32
+    differ), from float64 and from int64, bit for bit with the installed ml_dtypes."""
+    m = 3 if f8 == E4 else 2
+    x = np.ldexp(1.0 + 2.0 ** -(m + 1) + rng.random(400) * 2.0 ** -30, rng.integers(-6, 6, 400))
+    x = np.concatenate([x, -x])
+    np.testing.assert_array_equal(bits(cast(x, f8)), bits(ml_cast(x, f8)))
+    k = rng.integers(m + 2, 12, 400)
+    i = np.concatenate([(1 << k) + (1 << (k - m - 1)) + 1, -((1 << k) + (1 << (k - m - 1)) + 1)])
+    for t in (np.int64, np.int32):
+        np.testing.assert_array_equal(bits(cast(i.astype(t), f8)), bits(ml_cast(i.astype(t), f8)))
 
 
 # ------------------------------------------------------------------ storage

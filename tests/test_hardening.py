@@ -366,3 +366,47 @@ def test_idle_workers_killed_are_replaced_without_a_word(monkeypatch):
         os.kill(pid, signal.SIGKILL)
     # At once: the kills may not have landed yet when the next compile takes a worker.
     assert b".entry saxpy" in cukit.Program(SAXPY + "// right after\n").ptx(arch="sm_90")
+
+
+# ------------------------------------------------------------------ a worker outliving its caller
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_worker_blocked_in_nvrtc_ends_when_its_caller_is_killed(tmp_path):
+    """An #include of a FIFO blocks NVRTC in the worker; killing the user's process
+    ends the worker too, so the caller's pipes reach end of file."""
+    import signal
+    import time
+
+    os.mkfifo(tmp_path / "slow.h")
+    code = ("import cukit, sys\nprint('compiling', flush=True)\n"
+            "cukit.Program('#include \"slow.h\"\\nextern \"C\" __global__ void k() {}',\n"
+            f"              options=['-I{tmp_path}']).ptx(arch='compute_90')\n")
+    env = dict(os.environ, CUKIT_CACHE="0",
+               PYTHONPATH=os.path.dirname(os.path.dirname(cukit.__file__)))
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "compiling"
+        time.sleep(2)  # the worker is blocked opening the FIFO
+        proc.send_signal(signal.SIGKILL)
+        out, err = proc.communicate(timeout=30)  # end of file: no worker holds the pipes
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_cache_entry_replaced_by_a_fifo_is_not_waited_on(tmp_path):
+    src = SAXPY.replace("saxpy", f"saxpy_fifo_{os.getpid()}")
+    code = (f"import cukit\nprint(len(cukit.Program({src!r}).cubin('sm_90')) > 0)\n")
+    env = dict(os.environ, CUKIT_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.path.dirname(os.path.dirname(cukit.__file__)))
+    run = lambda: subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,  # noqa: E731
+                                 text=True, timeout=120)
+    assert run().stdout.strip() == "True"
+    (entry,) = [p for p in (tmp_path / "cache").iterdir() if p.name.endswith(".bin")]
+    entry.unlink()
+    os.mkfifo(entry, 0o600)
+    again = run()  # refused as not a regular file and compiled again, not blocked
+    assert again.returncode == 0 and again.stdout.strip() == "True", again.stderr

@@ -500,7 +500,8 @@ print("STANDINS OK")
     assert len(hints) == 5, r.stdout
     for h, wheel in zip(hints, ["nvidia-cuda-runtime", "nvidia-cuda-runtime", "nvidia-curand",
                                 "nvidia-cuda-cccl", "nvidia-cuda-runtime"]):
-        assert "`%s`" % wheel in h and "cukit[nvrtc]" in h, h
+        assert "`%s`" % wheel in h and "`pip install %s`" % wheel in h, h
+        assert "`pip install '.[nvrtc]'`" in h, h
     assert "half or bfloat16" in hints[4]
     assert lines[-1] == "STANDINS OK"
 
@@ -515,3 +516,16 @@ def test_each_stand_in_can_be_included_inside_extern_c(header):
     headers under nvcc, what the stand-ins declare for C++ keeps C++ linkage."""
     src = 'extern "C" {\n#include <%s>\n__global__ void k(int *x) { x[0] = 1; }\n}\n' % header
     assert cukit.Program(src).ptx()
+
+
+def test_every_header_wheel_a_hint_names_is_in_the_nvrtc_extra():
+    """A hint that says `pip install '.[nvrtc]'` brings a header's wheel is true:
+    each wheel csrc/compile/includes.c names is in pyproject's nvrtc extra."""
+    import re
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11 and newer
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    named = set(re.findall(r'"(nvidia-[a-z-]+)"', (root / "csrc/compile/includes.c").read_text()))
+    extra = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert named and named <= set(extra["nvrtc"]), named - set(extra["nvrtc"])
+    assert "nvidia-cuda-crt" in named  # mma.h's crt/ headers

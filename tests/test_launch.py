@@ -194,6 +194,10 @@ def test_argument_errors(mod):
     x, y = cukit.zeros(10, np.float32), cukit.zeros(10, np.float32)
     with pytest.raises(TypeError, match=r"takes 4 arguments but 3 were given; the kernel is saxpy\(float a"):
         mod.saxpy(1.0, x, y, grid=1, block=32)
+    # the kernel's arguments go by position: keywords for them say so
+    with pytest.raises(TypeError, match=r"saxpy\(\) takes the kernel's 4 arguments by position, in "
+                       r"the kernel's order, not as keywords \(a= given\); the kernel is saxpy"):
+        mod.saxpy(a=1.0, x=x, y=y, n=10, grid=1, block=32)
     with pytest.raises(TypeError, match="integer parameter"):
         mod.saxpy(1.0, x, y, 10.0, grid=1, block=32)
     with pytest.raises(OverflowError, match="argument 4 'n'"):

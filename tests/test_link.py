@@ -404,3 +404,16 @@ def test_cubin_for_another_architecture_says_so():
         pytest.skip("NVRTC knows no architecture of another major version")
     with pytest.raises(cukit.CudaError, match=f"holds code for {other}.*compile for {dev.arch}"):
         cukit.Module.load(cukit.Program(SAXPY).cubin(arch=other))
+
+
+@needs_nvjitlink
+@pytest.mark.skipif(not HAVE_GPU or cukit.backend() != "emulator", reason="the emulator's hint")
+def test_a_link_on_the_emulator_says_how_to_link_ptx_and_that_works(rng):
+    with pytest.raises(cukit.NotSupportedError, match=r'lto=True, output="ptx"\), then '
+                       r"cukit.Module.load\(ptx\)"):
+        cukit.link(list(programs()))
+    m = cukit.Module.load(cukit.link(list(programs()), lto=True, output="ptx"))
+    x = rng.standard_normal(300).astype(np.float32)
+    y = cukit.to_device(poison(300, np.float32))
+    m.apply(y, cukit.to_device(x), np.float32(0.5), 300, grid=2, block=256)
+    np.testing.assert_array_equal(y.get(), 2.0 * x + np.float32(0.5))

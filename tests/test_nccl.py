@@ -61,7 +61,7 @@ def test_missing_library_says_what_to_install():
     """, env={"CUKIT_NCCL": "/nonexistent/libnccl.so.2"})
     assert "RAISED" in out.stdout, out.stderr
     assert "pip install nvidia-nccl-cu13" in out.stdout
-    assert "cukit[nccl]" in out.stdout
+    assert "`pip install '.[nccl]'` in cukit's checkout" in out.stdout
     assert "CUKIT_NCCL=/nonexistent/libnccl.so.2" in out.stdout
 
 

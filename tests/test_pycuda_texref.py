@@ -624,3 +624,99 @@ def test_pycuda_own_texture_and_surface_tests_pass(name, select, count):
     counts = {w: int(n) for n, w in re.findall(r"(\d+) (passed|skipped|failed|errors?)", last)}
     assert counts.get("passed") == count and set(counts) == {"passed"}, \
         r.stdout[-6000:] + r.stderr
+
+
+# ------------------------------------------------------------------ the shapes of real programs
+
+
+@gpu
+def test_references_declared_in_an_included_cu_file(ctx, rng, tmp_path):
+    """A book's programs: the texture reference and the function reading it in a .cu
+    file the kernel includes, found through include_dirs (with a header beside it)."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "scale.h").write_text("#define SCALE 2.5f\n")
+    (tmp_path / "lib" / "texdecl.cu").write_text(
+        "#ifndef TEXDECL_CU\n#define TEXDECL_CU\n#include \"scale.h\"\n"
+        "texture<float, 2, cudaReadModeElementType> tex_in;\n"
+        "static texture<int, 1> idx;\n"
+        "__device__ float fetch(int x, int y)\n"
+        "{ return __fmul_rn(SCALE, tex2D(tex_in, x + 0.5f, y + 0.5f)) + (float)tex1Dfetch(idx, x); }\n"
+        "#endif\n")
+    mod = SourceModule("""
+    #include "texdecl.cu"
+    #include "texdecl.cu"
+    __global__ void copy(float *out, int w)
+    {
+        int x = threadIdx.x, y = blockIdx.x;
+        out[y * w + x] = fetch(x, y);
+    }""", include_dirs=[str(tmp_path / "lib")])
+    h, w = 5, 12
+    a = rng.standard_normal((h, w)).astype(np.float32)
+    k = rng.integers(-50, 50, w).astype(np.int32)
+    t, i = mod.get_texref("tex_in"), mod.get_texref("idx")
+    drv.matrix_to_texref(a, t, order="C")
+    kd = gpuarray.to_gpu(k)
+    kd.bind_to_texref_ext(i, channels=1)
+    out = poison((h, w), np.float32)
+    mod.get_function("copy")(drv.Out(out), np.int32(w), block=(w, 1, 1), grid=(h, 1),
+                             texrefs=[t, i])
+    np.testing.assert_array_equal(out, np.float32(2.5) * a + k.astype(np.float32))
+
+
+def test_an_included_files_errors_keep_its_name_and_lines(ctx, tmp_path):
+    (tmp_path / "bad.cu").write_text("texture<float, 1> t;\n\n__device__ int f() { return nope; }\n")
+    with pytest.raises(drv.CompileError) as info:
+        SourceModule('#include "bad.cu"\n__global__ void k(int *x) { x[0] = f(); }\n',
+                     include_dirs=[str(tmp_path)])
+    assert re.search(r"bad\.cu:3:\d+: error: identifier \"nope\" is undefined", str(info.value)), \
+        str(info.value)
+
+
+@gpu
+def test_a_3d_surface_write_including_cuda_h_and_surface_functions_h(ctx, rng):
+    """PyCUDA's wiki's 3-D surface demo: the kernel includes <cuda.h> and
+    <surface_functions.h> and writes a 3-D array through a surface reference."""
+    mod = SourceModule("""
+    #include <cuda.h>
+    #include <surface_functions.h>
+    #if CUDA_VERSION < 11000
+    #error the stand-in gives the compiler's version
+    #endif
+    surface<void, cudaSurfaceType3D> surf;
+    __global__ void fill(const float *in, int w, int h)
+    {
+        int x = threadIdx.x, y = blockIdx.x, z = blockIdx.y;
+        surf3Dwrite(3.0f * in[(z * h + y) * w + x], surf, x * sizeof(float), y, z);
+    }""")
+    d, h, w = 3, 4, 9
+    a = rng.standard_normal((d, h, w)).astype(np.float32)
+    descr = drv.ArrayDescriptor3D()
+    descr.width, descr.height, descr.depth = w, h, d
+    descr.format, descr.num_channels = drv.array_format.FLOAT, 1
+    descr.flags = drv.array3d_flags.SURFACE_LDST
+    ary = drv.Array(descr)
+    mod.get_surfref("surf").set_array(ary)
+    mod.get_function("fill")(drv.In(a), np.int32(w), np.int32(h), block=(w, 1, 1), grid=(h, d))
+    back = poison((d, h, w), np.float32)
+    cp = drv.Memcpy3D()
+    cp.set_src_array(ary)
+    cp.set_dst_host(back)
+    cp.width_in_bytes = cp.src_pitch = cp.dst_pitch = w * 4
+    cp.height = cp.src_height = cp.dst_height = h
+    cp.depth = d
+    cp()
+    np.testing.assert_array_equal(back, np.float32(3) * a)
+
+
+def test_enums_print_their_names_as_pycudas_do(ctx):
+    """Device-query programs print str(drv.device_attribute.X); the values still
+    compare and compute as the driver's numbers."""
+    a = drv.device_attribute.MAX_THREADS_PER_BLOCK
+    assert str(a) == "MAX_THREADS_PER_BLOCK" and f"{a}" == "MAX_THREADS_PER_BLOCK"
+    assert "%s" % drv.array_format.FLOAT == "FLOAT" and str(drv.array3d_flags.SURFACE_LDST) == \
+        "SURFACE_LDST"
+    assert a == 1 and int(a) + 1 == 2 and "%d" % a == "1" and f"{a:d}" == "1"
+    attrs = ctx.get_device().get_attributes()
+    assert attrs[a] == attrs[1] > 0
+    lines = ["  %s: %s" % (k, v) for k, v in sorted(attrs.items())]
+    assert any(line.startswith("  MAX_THREADS_PER_BLOCK: ") for line in lines)

@@ -462,7 +462,8 @@ cukit_cache_load(const cukit_cache_key *key, cukit_output kind, PyObject **image
     int ready = dir_ready(dir, 0);
     if (ready <= 0)
         return ready;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* O_NONBLOCK: an entry replaced by a FIFO is refused below, not waited on */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return 0;
     struct stat s;

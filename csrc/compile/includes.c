@@ -217,9 +217,9 @@ missing_header_hint(const char *name, char *out, size_t n)
             snprintf(out, n,
                      "hint: \"%s\" is one of NVIDIA's CUDA headers, which NVRTC does not "
                      "carry; cukit searched %s after your folders. Install the `%s` wheel "
-                     "(`pip install cukit[nvrtc]` brings it with NVRTC), or a CUDA toolkit and "
-                     "set CUDA_HOME\n",
-                     name, dirs, providers[i].wheel);
+                     "(`pip install %s`; in cukit's checkout `pip install '.[nvrtc]'` brings it "
+                     "with NVRTC), or a CUDA toolkit and set CUDA_HOME\n",
+                     name, dirs, providers[i].wheel, providers[i].wheel);
         return;
     }
     snprintf(out, n,
@@ -259,7 +259,8 @@ cukit_compile_hints(const char *log, const char *source)
                  "hint: the source uses half or bfloat16, whose types come from cuda_fp16.h and "
                  "cuda_bf16.h: NVIDIA's CUDA headers, which NVRTC does not carry and none of the "
                  "include folders has. Install the `nvidia-cuda-runtime` wheel (`pip install "
-                 "cukit[nvrtc]` brings it with NVRTC), or a CUDA toolkit and set CUDA_HOME\n");
+                 "nvidia-cuda-runtime`; in cukit's checkout `pip install '.[nvrtc]'` brings it "
+                 "with NVRTC), or a CUDA toolkit and set CUDA_HOME\n");
     return PyUnicode_FromString(buf);
 }
 

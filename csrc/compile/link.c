@@ -210,6 +210,27 @@ add_item(cukit_state *st, PyObject *item, Py_ssize_t index, const char *arch, in
 }
 
 /* The linked cubin (or PTX). New ref: bytes, or NULL. */
+/* The emulator refused the linked machine code: say how to link PTX for it instead
+ * (the raised exception keeps its class and attributes; its text grows). */
+static void
+emulator_hint(void)
+{
+    PyObject *exc = PyErr_GetRaisedException();
+    PyObject *text = exc ? PyObject_Str(exc) : NULL;
+    PyObject *more = text ? PyUnicode_FromFormat(
+                                "%U. For the emulator, link PTX: "
+                                "ptx = cukit.link([...], lto=True, output=\"ptx\"), then "
+                                "cukit.Module.load(ptx)", text)
+                          : NULL;
+    PyObject *args = more ? PyTuple_Pack(1, more) : NULL;
+    if (args == NULL || PyObject_SetAttrString(exc, "args", args) < 0)
+        PyErr_Clear();
+    Py_XDECREF(args);
+    Py_XDECREF(more);
+    Py_XDECREF(text);
+    PyErr_SetRaisedException(exc);
+}
+
 static PyObject *
 linked_output(cukit_state *st, nvJitLinkHandle h, int ptx)
 {
@@ -415,6 +436,9 @@ mod_link(PyObject *m, PyObject *args, PyObject *kwargs)
                                                archbuf);
         if (lm)
             lm->image = Py_NewRef(image); /* kept for reproducers (cukit.debug) */
+        else if (strcmp(cukit_backend_name() ? cukit_backend_name() : "", "emulator") == 0 &&
+                 PyErr_ExceptionMatches(st->exc[CUKIT_EXC_NOT_SUPPORTED]))
+            emulator_hint();
         result = (PyObject *)lm;
     }
     else

@@ -4,7 +4,9 @@
 #include "sandbox/sandbox.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The options that decide what NVRTC produces, less -arch and the toolkit's -I
  * (the cache key covers those through arch and the NVRTC identity): the user's,
@@ -152,10 +154,44 @@ name_list(cukit_Program *self, int use_names)
     return names;
 }
 
+static double
+seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* Whether the first note of this process was written: the first says how to avoid
+ * the wait and how to hide the notes. */
+static int noted;
+
+/* A compile that took over a second says so on stderr, once, after it ends: what
+ * was compiled, and that the kernel cache keeps it for next time (a first `a.sum()`
+ * waits for NVRTC, and nothing else would say why). CUKIT_QUIET=1 hides it. */
+static void
+note_slow_compile(cukit_Program *self, const char *name, const char *arch, double took)
+{
+    const char *quiet = getenv("CUKIT_QUIET");
+    if (took < 1.0 || (quiet && quiet[0] && strcmp(quiet, "0") != 0))
+        return;
+    char line[PATH_MAX + 400];
+    PyOS_snprintf(line, sizeof line, "cukit: compiling %.*s for %s took %.1f s (NVRTC); %s%s\n",
+                  PATH_MAX, name, arch, took,
+                  cukit_cache_enabled() ? "the kernel cache keeps it for next time"
+                                        : "the kernel cache is off (CUKIT_CACHE), so it compiles "
+                                          "again next time",
+                  noted ? "" : " (python -m cukit warmup compiles cukit's own kernels ahead; "
+                               "CUKIT_QUIET=1 hides these notes)");
+    PySys_FormatStderr("%s", line);
+    noted = 1;
+}
+
 static int
 compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_names, PyObject **image,
              PyObject **symbols)
 {
+    double started = seconds_now();
     cukit_state *st = self->st;
     const char **opts = NULL, **exprs = NULL;
     PyObject *names = NULL, *effective = NULL, *full = NULL;
@@ -259,6 +295,7 @@ compile_once(cukit_Program *self, const char *arch, cukit_output kind, int use_n
         }
     }
     rc = 0;
+    note_slow_compile(self, name, arch, seconds_now() - started);
 done:
     if (rc < 0) {
         Py_CLEAR(*image);

@@ -81,7 +81,7 @@ kernel_source(const char *head, const ck_operand *ops, int nops, int cls, int ve
     const char *preamble = cukit_device_file(CK_PREAMBLE);
     if (preamble == NULL)
         return NULL;
-    ck_put(&b, "%s\n", preamble);
+    ck_put(&b, "%s%s\n", ck_ml_define(), preamble);
     for (int k = 0; k < nops; k++)
         ck_put(&b, "typedef %s T%d;\n",
             ops[k].scalar ? ck_dtypes[ops[k].tc].ctype_c : ck_dtypes[ops[k].tc].ctype, k);

@@ -26,7 +26,6 @@ typedef struct cukit_compute_state {
 #define CK_THREADS 256
 
 /* ------------------------------------------------------------------ promote.c */
-
 /* What the engine knows of each element type. */
 typedef struct {
     char ch;              /* numpy's type character ('?', 'b', 'B', ...); 0: no math on it */
@@ -90,9 +89,10 @@ float ck_half_to_float(unsigned short h);
  * (ml_dtypes' bits); and back (exact). */
 unsigned short ck_float_to_bf16(float f);
 float ck_bf16_to_float(unsigned short h);
+/* "#define CK_ML n\n" before the preamble: the installed ml_dtypes' casts ("": default). */
+const char *ck_ml_define(void);
 
 /* ------------------------------------------------------------------ codegen.c */
-
 /* Launch classes: how an operation's layout is indexed. */
 enum {
     CK_CLASS_VEC = 0,  /* one contiguous run, every pointer aligned: vector loads */
@@ -156,7 +156,6 @@ typedef struct {
 void ck_args_layout_of(int nops, int cls, ck_args_layout *argblock);
 
 /* ------------------------------------------------------------------ engine.c */
-
 /* A loaded kernel of one launch class, found by a packed key. */
 typedef struct {
     uint64_t key;          /* 0: empty slot */
@@ -244,7 +243,6 @@ int ck_stream(cukit_state *st, PyObject *stream, cukit_Device *dev, PyObject *ke
               CUstream *h);
 
 /* ------------------------------------------------------------------ ufunc.c */
-
 /* Operators and methods of cukit.Array, registered as the array layer's hooks. */
 PyObject *ck_array_math(cukit_state *st, int op, PyObject *a, PyObject *b, int inplace);
 PyObject *ck_array_call(cukit_state *st, int which, PyObject *self, PyObject *args,
@@ -263,11 +261,9 @@ PyObject *ck_ternary(cukit_state *st, int which, PyObject *const *in, PyObject *
                      PyObject *stream);
 
 /* ------------------------------------------------------------------ functions.c */
-
 int ck_functions_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ elementwise.c */
-
 int ck_elementwise_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ reductions and scans
@@ -293,7 +289,6 @@ int ck_index_setup(PyObject *module, cukit_state *st); /* compute/index/ (index.
 int ck_compute_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ random.c */
-
 /* cukit.random's types, added to the module as Philox and Generator (and
  * _random_kernel_source); they draw with Philox4x64-10 kernels compiled once per
  * device. 0 / -1. */

@@ -7,6 +7,7 @@
 #include "compute/compute.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 const ck_dtype ck_dtypes[CK_NT] = {
@@ -82,10 +83,79 @@ promote_bf16(int other)
     return d->size == 2 ? CUKIT_TC_F32 : CUKIT_TC_F64;
 }
 
+/* ------------------------------------------------------------------ ml_dtypes' versions */
+
+/* What the installed ml_dtypes does where its versions differ (0 before it is
+ * imported): CK_ML_VIA_F32(t, w) set where float64 (w 0) or a wide int (w 1) rounds to
+ * t (0 bfloat16, 1 float8_e4m3fn, 2 float8_e5m2) through float32, as older versions
+ * did, instead of once; CK_ML_CX_BF16 where complex casts to bfloat16 by same_kind. */
+#define CK_ML_VIA_F32(target, wide_int) (1 << (2 * (target) + (wide_int)))
+#define CK_ML_CX_BF16 64
+
+/* The probe of ck_ml_rules, in Python over numpy (n) and ml_dtypes (m): for each small
+ * type and each wide source (float64, int64), a value just past a tie of the small type
+ * is cast directly and through float32; through float32 the tie is kept and rounds to
+ * even, rounded once it rounds up. Equal results set the bit (CK_ML_VIA_F32). */
+static const char ml_probe[] =
+    "sum(1 << (2 * k + w) for k, (name, b) in enumerate("
+    "        [('bfloat16', 8), ('float8_e4m3fn', 4), ('float8_e5m2', 3)]) for w in (0, 1)"
+    "    if (lambda x, t: x.astype(t)[0] == x.astype(n.float32).astype(t)[0])("
+    "        n.array([(1 << 40) + (1 << (40 - b)) + 1], 'int64') if w"
+    "        else n.array([1 + 2.0 ** -b + 2.0 ** -40]), getattr(m, name)))"
+    " + CX * bool(n.can_cast(n.complex64, m.bfloat16, 'same_kind'))";
+
+/* What the installed ml_dtypes does where its versions differ, read from it once it is
+ * imported (before, none of its types can be in use). Kept for the process, not in
+ * module state: it is a fact of the one ml_dtypes the process imported. -1: not read. */
+static int ml_rules = -1;
+
+static int
+ck_ml_rules(void)
+{
+    if (ml_rules >= 0)
+        return ml_rules;
+    PyObject *name = PyUnicode_FromString("ml_dtypes");
+    PyObject *ml = name ? PyImport_GetModule(name) : NULL;
+    Py_XDECREF(name);
+    if (ml == NULL) {
+        PyErr_Clear();
+        return 0;  /* not imported: no rule is asked yet; read again next time */
+    }
+    PyObject *np = PyImport_ImportModule("numpy"), *g = PyDict_New(), *cx = PyLong_FromLong(CK_ML_CX_BF16);
+    PyObject *r = NULL;
+    if (np && g && cx && PyDict_SetItemString(g, "n", np) == 0 && PyDict_SetItemString(g, "m", ml) == 0 &&
+        PyDict_SetItemString(g, "CX", cx) == 0)
+        r = PyRun_String(ml_probe, Py_eval_input, g, g);
+    long v = r ? PyLong_AsLong(r) : -1;
+    Py_XDECREF(r);
+    Py_XDECREF(cx);
+    Py_XDECREF(g);
+    Py_XDECREF(np);
+    Py_DECREF(ml);
+    if (v < 0) {  /* an ml_dtypes without these types: today's rules */
+        PyErr_Clear();
+        v = 0;
+    }
+    ml_rules = (int)v;
+    return ml_rules;
+}
+
+/* "#define CK_ML <rules>\n" where the rules are not the preamble's default; "". */
+const char *
+ck_ml_define(void)
+{
+    static char text[32];
+    int r = ck_ml_rules();
+    if (r == 0)
+        return "";
+    snprintf(text, sizeof text, "#define CK_ML %d\n", r);
+    return text;
+}
+
 /* numpy's can_cast with ml_dtypes' bfloat16 on either side (its casts' registered
- * safety): safe from bool, int8, uint8 and to float32 and wider; every dtype casts to
- * bfloat16 by same_kind (complex too, as ml_dtypes registers it), and bfloat16 to
- * nothing narrower than float32, float16 included. */
+ * safety): safe from bool, int8, uint8 and to float32 and wider; every real dtype casts
+ * to bfloat16 by same_kind, complex too where the installed ml_dtypes registers it
+ * (CK_ML_CX_BF16), and bfloat16 to nothing narrower than float32, float16 included. */
 static int
 can_cast_bf16(int from, int to, int same_kind)
 {
@@ -93,6 +163,8 @@ can_cast_bf16(int from, int to, int same_kind)
         return 1;
     if (to == CUKIT_TC_BF16) {
         const ck_dtype *f = &ck_dtypes[from];
+        if (f->kind == 'c' && same_kind)
+            return (ck_ml_rules() & CK_ML_CX_BF16) != 0;
         return same_kind || f->kind == 'b' || ((f->kind == 'i' || f->kind == 'u') && f->size == 1);
     }
     const ck_dtype *t = &ck_dtypes[to];
@@ -238,6 +310,26 @@ ck_double_to_half(double d)
     return sign | (unsigned short)h;
 }
 
+/* x to float rounded toward zero, the last bit set where that was inexact ("round to
+ * odd"): rounded again to a type of 22 bits or fewer (bfloat16), it gives what one
+ * rounding of x gives. */
+static float
+odd_float(double x)
+{
+    float f = (float)x;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (x != x)
+        return f;
+    if (fabs((double)f) > fabs(x))
+        u--; /* one step toward zero: the magnitude's bits are ordered as its values */
+    memcpy(&f, &u, 4);
+    if ((double)f != x)
+        u |= 1u;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 unsigned short
 ck_float_to_bf16(float f)
 {
@@ -361,10 +453,12 @@ ck_scalar_to(PyObject *v, int tc, int range_check, ck_slot *out)
         memcpy(out->b, &x, 8);
     }
     else {
-        /* bfloat16 rounds through float32, as ml_dtypes' cast from float64 does */
-        float f = tc == CUKIT_TC_F16    ? ck_half_to_float(ck_double_to_half(x))
-                  : tc == CUKIT_TC_BF16 ? ck_bf16_to_float(ck_float_to_bf16((float)x))
-                                        : (float)x;
+        /* bfloat16 from float64 as the installed ml_dtypes casts it: once, or through float32 */
+        float f = tc == CUKIT_TC_F16 ? ck_half_to_float(ck_double_to_half(x))
+                  : tc == CUKIT_TC_BF16
+                      ? ck_bf16_to_float(ck_float_to_bf16(
+                            ck_ml_rules() & CK_ML_VIA_F32(0, 0) ? (float)x : odd_float(x)))
+                      : (float)x;
         memcpy(out->b, &f, 4);
     }
     return 0;

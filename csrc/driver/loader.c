@@ -179,9 +179,13 @@ cukit_driver_load(cukit_state *st)
             }
             else if (strcmp(want, "auto") == 0 && load_emulator()) {
                 loaded.driver = 1;
-                fprintf(stderr, "cukit: no GPU (%s); running kernels on the CPU emulator. Set "
-                                "CUKIT_BACKEND=emulator to silence this, or CUKIT_BACKEND=gpu to "
-                                "require a GPU.\n", loaded.driver_why);
+                /* one short line: the reason's head (python -m cukit info has it whole) */
+                int head = (int)strcspn(loaded.driver_why, ":(");
+                while (head > 0 && loaded.driver_why[head - 1] == ' ')
+                    head--;
+                fprintf(stderr, "cukit: no GPU (%.*s); kernels run on the CPU emulator "
+                                "(CUKIT_BACKEND=emulator: quiet, =gpu: require a GPU)\n",
+                        head, loaded.driver_why);
             }
         }
         else {
@@ -240,7 +244,19 @@ mod_backend(PyObject *m, PyObject *Py_UNUSED(ignored))
     return PyUnicode_FromString(backend_used);
 }
 
+/* _driver_why() -> why the GPU driver is not used ("" where it is, or was not tried). */
+static PyObject *
+mod_driver_why(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    if (cukit_driver_load(PyModule_GetState(m)) < 0)
+        PyErr_Clear();
+    return PyUnicode_FromString(backend_used && strcmp(backend_used, "gpu") == 0 ? ""
+                                                                                   : loaded.driver_why);
+}
+
 static PyMethodDef loader_functions[] = {
+    {"_driver_why", mod_driver_why, METH_NOARGS,
+     "Internal (python -m cukit info): why the GPU driver is not used; '' where it is."},
     {"set_backend", mod_set_backend, METH_O,
      "set_backend(name): 'auto' (a GPU if there is one, else the CPU emulator), 'gpu' or "
      "'emulator'. Call it before anything uses a device; CUKIT_BACKEND does the same."},

@@ -2,6 +2,7 @@
 #include "driver/driver.h"
 
 #include <pthread.h>
+#include <string.h>
 
 /* Driver codes with a class of their own; the rest are plain CudaError. Sticky
  * codes leave the context unusable, so their message says to restart. */
@@ -121,12 +122,23 @@ cukit_check_cu(cukit_state *st, CUresult res, const char *call)
      * (the emulator's context survives its faults). */
     if (sticky && cukit_api.cuCtxSynchronize && cukit_api.cuCtxSynchronize() == CUDA_SUCCESS)
         sticky = 0;
-    PyObject *msg = PyUnicode_FromFormat(
-        "%s failed: %s (%d): %s%s", call, name, res, text,
-        sticky ? ". A kernel faulted: the CUDA context can no longer be used and every later "
-                 "CUDA call in this process will fail; restart the process (run with "
-                 "CUKIT_DEBUG=1 or compute-sanitizer to find the kernel)"
-               : "");
+    /* What to say after the driver's text, once: the emulator's own text has said that
+     * the context is lost and named the thread and line, so it only gets the capture;
+     * a GPU's says neither, so its gets both and the tools that find the kernel there. */
+    const char *after = "";
+    const char *backend = cukit_backend_name();
+    if (sticky && backend && strcmp(backend, "emulator") == 0)
+        after = st->capture ? "" : " To save the launches that led here for replay, run with "
+                                   "CUKIT_CAPTURE=DIR.";
+    else if (sticky)
+        after = st->capture ? ". A kernel faulted: the CUDA context can no longer be used and every "
+                              "later CUDA call in this process will fail; restart the process"
+                            : ". A kernel faulted: the CUDA context can no longer be used and every "
+                              "later CUDA call in this process will fail; restart the process. To "
+                              "find the kernel and line: run with CUKIT_CAPTURE=DIR and replay it on "
+                              "the CPU emulator (python -m cukit replay DIR/fault-1 --backend "
+                              "emulator), or under compute-sanitizer";
+    PyObject *msg = PyUnicode_FromFormat("%s failed: %s (%d): %s%s", call, name, res, text, after);
     if (msg == NULL)
         return -1;
     cukit_raise(st, kind, res, name, call, msg);

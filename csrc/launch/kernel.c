@@ -481,6 +481,35 @@ static PyMethodDef kernel_functions[] = {
     {NULL},
 };
 
+/* A wrong count of arguments: where the kernel's arguments came as keywords, say that
+ * they go by position; else the count. -1 with TypeError. */
+static int
+arg_count_error(cukit_Kernel *k, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const char *const launch_words[] = {"grid", "block", "shared_mem", "stream",
+                                               "n", "cooperative", "cluster"};
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, i);
+        size_t w = 0;
+        while (w < sizeof launch_words / sizeof *launch_words &&
+               PyUnicode_CompareWithASCIIString(key, launch_words[w]) != 0)
+            w++;
+        if (w == sizeof launch_words / sizeof *launch_words) {
+            PyObject *shown = cukit_signature_str(k->sig);
+            if (shown)
+                PyErr_Format(PyExc_TypeError,
+                             "%s() takes the kernel's %d argument%s by position, in the "
+                             "kernel's order, not as keywords (%U= given); the kernel is %U",
+                             k->sig->name, k->sig->nparams, k->sig->nparams == 1 ? "" : "s",
+                             key, shown);
+            Py_XDECREF(shown);
+            return -1;
+        }
+    }
+    return cukit_arg_count_error(k->sig, nargs);
+}
+
 static PyObject *
 kernel_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -489,7 +518,7 @@ kernel_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     cukit_launch_cfg cfg;
     if (nargs != sig->nparams) {
-        cukit_arg_count_error(k->sig, nargs);
+        arg_count_error(k, nargs, kwnames);
         return NULL;
     }
     if (cukit_launch_config(k, args + nargs, kwnames, 1, &cfg) < 0)

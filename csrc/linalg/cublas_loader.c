@@ -51,8 +51,8 @@ load_once(void)
     if (lib == NULL) {
         snprintf(loaded.why, sizeof loaded.why,
                  "cuBLAS (libcublas) was not found; looked in: %s. Install it with "
-                 "`pip install cukit[cublas]` (the nvidia-cublas wheel), or point CUKIT_CUBLAS "
-                 "at the library",
+                 "`pip install nvidia-cublas` (or `pip install '.[cublas]'` in cukit's "
+                 "checkout), or point CUKIT_CUBLAS at the library",
                  tried);
         return;
     }
@@ -61,7 +61,7 @@ load_once(void)
     if (missing) {
         snprintf(loaded.why, sizeof loaded.why,
                  "%s has no %s: it is too old for cukit (cuBLAS 11 or newer is needed); "
-                 "`pip install -U cukit[cublas]`",
+                 "`pip install -U nvidia-cublas`",
                  loaded.path, missing);
         memset(&cukit_cublas_api, 0, sizeof cukit_cublas_api);
         return;

@@ -181,7 +181,7 @@ cukit_gemm_run(cukit_state *st, cukit_Device *dev, const cukit_gemm *g, CUstream
     if (gy > 65535 || gx > 0x7fffffffLL) {
         PyErr_Format(PyExc_ValueError, "matmul: a %lld x %lld result is past cukit's own "
                      "GEMM's grid (at most 4194240 rows); install cuBLAS "
-                     "(`pip install cukit[cublas]`)", g->m, g->n);
+                     "(`pip install nvidia-cublas`)", g->m, g->n);
         return -1;
     }
     long long isz = cukit_typecode_size(g->tc);

@@ -45,8 +45,9 @@ cukit_nccl_load(cukit_state *st)
         if (lib == NULL) {
             snprintf(loaded.why, sizeof loaded.why,
                      "NCCL (libnccl.so.2) was not found; looked in: %s. Install it with "
-                     "`pip install nvidia-nccl-cu13` (CUDA 13; nvidia-nccl-cu12 for CUDA 12), "
-                     "or `pip install cukit[nccl]`, or point CUKIT_NCCL at the library",
+                     "`pip install nvidia-nccl-cu13` (CUDA 13; nvidia-nccl-cu12 for CUDA 12; "
+                     "or `pip install '.[nccl]'` in cukit's checkout), or point CUKIT_NCCL at "
+                     "the library",
                      tried);
         }
         else {

@@ -620,7 +620,8 @@ mod_driver_version(PyObject *m, PyObject *Py_UNUSED(ignored))
 
 static PyMethodDef device_functions[] = {
     {"device_count", mod_device_count, METH_NOARGS,
-     "Number of CUDA devices; 0 when there is no driver or no GPU."},
+     "Number of CUDA devices: the GPUs, or 1 (cukit's CPU emulator) where there is none; 0 "
+     "where CUKIT_BACKEND=gpu finds no driver or no GPU."},
     {"get_device", mod_get_device, METH_NOARGS,
      "The current device (device 0 unless another was made current)."},
     {"synchronize", mod_synchronize, METH_NOARGS, "Wait for all work on the current device."},

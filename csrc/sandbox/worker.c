@@ -250,6 +250,16 @@ slow:
             close(fd);
 }
 
+/* Ends the worker when its caller ends (its end of the socket closes), even mid-compile. */
+static void *
+watch_parent(void *fd)
+{
+    struct pollfd p = {.fd = (int)(intptr_t)fd, .events = POLLRDHUP};
+    while (poll(&p, 1, -1) <= 0 || p.revents == 0)
+        continue;
+    _exit(0);
+}
+
 /* The driver's entry points, in a table of its own (the worker program fills no
  * driver part of cukit_api, and a forked worker never loads an image): only those
  * an image load calls, in this order, each required; their symbols come from
@@ -363,6 +373,9 @@ cukit_worker_serve(int fd, int (*ensure_nvrtc)(const char *path))
             close(null);
     }
     close_others(fd);
+    pthread_t watcher; /* detached: it lives as long as the worker */
+    if (pthread_create(&watcher, NULL, watch_parent, (void *)(intptr_t)fd) == 0)
+        pthread_detach(watcher);
     for (;;) {
         cukit_compile_request req = {0};
         uint32_t kind, nopts = 0, nnames = 0;
@@ -394,18 +407,16 @@ cukit_worker_serve(int fd, int (*ensure_nvrtc)(const char *path))
         req.nnames = (int)nnames;
         req.names = (const char *const *)names;
         cukit_compile_result res;
-        /* Quoted #includes and relative -I folders are found from the working
-         * folder the user's process has now. */
-        if (cwd[0] && chdir(cwd) != 0) {
-            /* gone meanwhile: NVRTC will say which file it cannot find */
-        }
+        /* Quoted #includes and relative -I folders are found from the working folder
+         * the user's process has now (gone meanwhile: NVRTC says which file it lacks). */
+        if (cwd[0] && chdir(cwd) != 0)
+            cwd[0] = '\0';
         if (use_nvrtc && use_nvrtc(nvrtc) < 0) {
             memset(&res, 0, sizeof res);
             failed(&res, (nvrtcResult)11 /* NVRTC_ERROR_INTERNAL_ERROR */, "dlopen");
         }
-        else {
+        else
             run_nvrtc(&req, &res);
-        }
         buffer out = {0};
         int32_t status = res.status;
         ok = put(&out, &status, sizeof status) == 0 && put_u32(&out, (uint32_t)res.oom) == 0 &&

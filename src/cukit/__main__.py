@@ -57,7 +57,13 @@ def run_info(args):
     except cukit.CudaError as e:
         print(f"nvJitLink  not available: {one_line(e)}")
     try:
-        print("driver     supports CUDA {}.{}".format(*cukit.driver_version()))
+        if cukit.backend() == "emulator":
+            why = cukit._cukit._driver_why()
+            print(f"driver     none: {why}" if why else
+                  "driver     not used: CUKIT_BACKEND=emulator")
+            print("devices    cukit's CPU emulator: kernels run on the CPU (device 0 below)")
+        else:
+            print("driver     supports CUDA {}.{}".format(*cukit.driver_version()))
     except cukit.CudaError as e:
         print(f"driver     none: {one_line(e)}")
         print("devices    none: no CUDA driver, so no GPU can be used")
@@ -316,28 +322,45 @@ def run_warmup(args):
         raise CliError("no GPU here: name the architecture to compile for with --arch sm_90")
     if not cukit.cache_info()["enabled"]:
         raise CliError("the kernel cache is off (CUKIT_CACHE=0): warmup would keep nothing")
-    print(f"compiling the array-math kernels of {len(jobs)} ufunc x dtype loops for "
-          f"{arch or cukit.Device().arch} into {cukit.cache_info()['dir']}", file=sys.stderr)
+    # the other families are warmed by calling them: on this device, for its architecture
+    here = cukit.device_count() > 0 and (arch is None or arch == cukit.Device().arch)
+    groups = _warmup.family_calls(dtypes) if here and not args.ufuncs_only else {}
+    calls = [c for g in groups.values() for c in g]
+    nsources = len(dict.fromkeys(map(_warmup.source, jobs)))
+    total = nsources + len(calls)
+    print(f"compiling the kernels of {len(jobs)} ufunc x dtype loops"
+          + (f" and {len(calls)} calls of the reductions, scans, sorts, random draws and "
+             "matmul" if calls else "")
+          + f" for {arch or cukit.Device().arch} into {cukit.cache_info()['dir']}, on "
+          f"{args.threads or min(32, os.cpu_count() or 1)} threads", file=sys.stderr)
+    bar = None if args.quiet else (lambda done, _: _warmup.bar(done, total))
+    os.environ["CUKIT_QUIET"] = "1"  # warmup's own bar says what is compiling
     try:
-        n = _warmup.compile_jobs(jobs, arch=arch, threads=args.threads,
-                                 progress=None if args.quiet else _warmup.bar)
-    except cukit.CudaError as e:
+        n = _warmup.compile_jobs(jobs, arch=arch, threads=args.threads, progress=bar)
+        if calls:
+            n += _warmup.run_groups(dtypes, threads=args.threads, offset=nsources, total=total,
+                                    progress=None if args.quiet else _warmup.bar)
+    except (cukit.CudaError, RuntimeError) as e:
         raise CliError(f"warmup failed: {one_line(e)}")
-    print(f"{n} kernels ready", file=sys.stderr)
+    print(f"{n} kernels and calls ready", file=sys.stderr)
     return 0
 
 
 def add_warmup(subparsers):
     p = subparsers.add_parser(
-        "warmup", help="precompile the common array-math kernels into the disk cache",
+        "warmup", help="precompile cukit's own kernels into the disk cache",
         description="Compile the kernels that cukit's ufuncs and operators use on contiguous "
-                    "arrays of the common dtypes (and with a Python scalar operand), so that "
-                    "the first a + b of a program does not pay a compile. Uses every core.")
+                    "arrays of the common dtypes (and with a Python scalar operand), and, on "
+                    "the current device, those of its reductions and scans, sorts, random "
+                    "draws and matmul (by calling each on tiny arrays), so that a program's "
+                    "first a + b, a.sum() or sort does not pay a compile. Uses every core.")
     p.add_argument("--dtypes", help="comma-separated dtypes (default: all 13)")
     p.add_argument("--arch", help="compile for this architecture (default: the current GPU's)")
     p.add_argument("--threads", type=int, help="compiler threads (default: the cores)")
     p.add_argument("--no-scalars", action="store_true",
                    help="skip the array-with-scalar kernels")
+    p.add_argument("--ufuncs-only", action="store_true",
+                   help="only the ufuncs' kernels (not the reductions, sorts, random, matmul)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run_warmup)
 
@@ -352,6 +375,9 @@ def run_replay(args):
                               out=sys.stdout)
     except debug.ReproducerError as e:
         raise CliError(f"cannot replay: {e}")
+    except (KeyError, TypeError, IndexError, RecursionError) as e:  # what the checks missed
+        raise CliError(f"cannot replay: {args.folder}: its reproducer.json is damaged "
+                       f"({type(e).__name__}: {e})")
     print(result.summary())
     return 0 if result else 1
 

@@ -1,10 +1,15 @@
-"""Pre-compiling array-math kernels: `python -m cukit warmup` and the tests.
+"""Pre-compiling cukit's own kernels: `python -m cukit warmup` and the tests.
 
 A ufunc call compiles its kernel the first time a (ufunc, dtypes, layout class)
 is met. This module lists the sources such calls would compile (through each
 ufunc's `_source`, so they are byte-for-byte what a call builds) and compiles
 them on several threads (NVRTC runs without the GIL), which fills cukit's
-memory cache (same process) and disk cache (every later process)."""
+memory cache (same process) and disk cache (every later process).
+
+The other families (reductions and scans, random draws, sorts, the GEMM that
+matmul runs without cuBLAS) build their sources inside C: they are warmed by
+calling them, on tiny arrays of the current device, so each compiles exactly what a
+program's first call would; the calls run on the same threads."""
 import concurrent.futures
 import os
 import sys
@@ -89,6 +94,90 @@ def compile_jobs(jobs, device=None, arch=None, threads=None, progress=None):
             if progress:
                 progress(done, len(sources))
     return len(sources)
+
+
+REDUCTIONS = ("sum", "prod", "mean", "var", "std", "min", "max", "argmin", "argmax", "any", "all",
+              "count_nonzero", "nansum", "cumsum", "cumprod")
+
+
+def family_calls(dtypes=COMMON):
+    """{group: [(what, call)]}: a call of each reduction and scan, sort, random draw and
+    matmul a program is likely to make first, on tiny contiguous arrays of each dtype
+    (whole-array reductions, and along the last axis of a 2-D array); each call compiles
+    what the same call of a program compiles. A group runs in a process of its own:
+    reductions share passes (std's and var's first is mean's), and a pass met first in
+    the process under another's name is not compiled, so not cached, under this one's."""
+    import cukit
+    import cukit.random
+
+    groups = {}
+
+    def add(group, what, fn):
+        groups.setdefault(group, []).append((what, fn))
+
+    for name in dtypes:
+        dt = np.dtype(name)
+        for op in REDUCTIONS:
+            f = getattr(cukit, op)
+            add(op, f"{op}({name})", lambda f=f, dt=dt: (f(cukit.ones(37, dt)),
+                                                          f(cukit.ones((5, 37), dt), axis=1)))
+        if dt.kind in "biuf":
+            add("sort", f"sort({name})", lambda dt=dt: (cukit.sort(cukit.ones(300, dt)),
+                                                        cukit.argsort(cukit.ones(3000, dt))))
+        if dt.kind in "fc" and dt.itemsize >= 4:
+            add("matmul", f"matmul({name})", lambda dt=dt: cukit.matmul(
+                cukit.ones((8, 8), dt), cukit.ones((8, 8), dt)))
+    for name in ("float32", "float64"):
+        if name in dtypes:
+            add("random", f"random({name})", lambda name=name: (
+                cukit.random.default_rng(0).standard_normal(64, dtype=name),
+                cukit.random.default_rng(0).random(64, dtype=name),
+                cukit.random.default_rng(0).normal(1.0, 2.0, 64, dtype=name)))
+    add("random", "random(integers)", lambda: cukit.random.default_rng(0).integers(0, 10, 64))
+    return groups
+
+
+def _run_group(group, dtypes):
+    """In a warmup's child process: run the group's calls, a line "done" after each (a
+    call cukit refuses for its dtype is skipped; any other error ends the process)."""
+    for what, call in family_calls(dtypes)[group]:
+        try:
+            call()
+        except (TypeError, ValueError):
+            pass
+        print("done", what, flush=True)
+
+
+def run_groups(dtypes, threads=None, progress=None, offset=0, total=None, only=None):
+    """Run family_calls(dtypes)'s groups (those named in `only`, when given), each in a
+    child process, `threads` at a time. progress(done, total) after each call. Returns
+    the calls run; raises RuntimeError with a child's last words where one fails."""
+    import subprocess
+    import threading
+
+    groups = {g: len(c) for g, c in family_calls(dtypes).items() if only is None or g in only}
+    threads = threads or min(32, os.cpu_count() or 1)
+    total = total or sum(groups.values())
+    lock = threading.Lock()
+    done = [offset]
+
+    def one(group):
+        code = (f"from cukit import _warmup; _warmup._run_group({group!r}, {tuple(dtypes)!r})")
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        for line in proc.stdout:
+            if line.startswith("done"):
+                with lock:
+                    done[0] += 1
+                    if progress:
+                        progress(done[0], total)
+        err = proc.stderr.read()
+        if proc.wait() != 0:
+            raise RuntimeError(f"warming {group} failed: {err.strip().splitlines()[-1:]}")
+        return groups[group]
+
+    with concurrent.futures.ThreadPoolExecutor(threads) as ex:
+        return sum(f.result() for f in [ex.submit(one, g) for g in groups])
 
 
 def bar(done, total, out=sys.stderr, width=40):

@@ -13,12 +13,15 @@ recorder below, which waits for the work before it and keeps the bytes of each b
 argument, and after the launch waits for it and keeps the bytes again. The folder format (FORMAT, below, and the
 guide's "Debugging kernels" page) is read and written here: it is not a hot path.
 """
+import errno
 import hashlib
 import json
 import os
 import re
+import stat
 import struct
 import sys
+import warnings
 from collections import deque
 
 import numpy as np
@@ -240,7 +243,13 @@ class _Recorder:
 
         if not self.pending:
             return
-        cukit.synchronize()
+        try:
+            cukit.synchronize()
+        except cukit.CudaError:
+            # raised once, naming the reproducer on_error wrote: these launches are done
+            # with, so leaving the capture after a handled fault does not raise it again
+            self.pending = []
+            raise
         cache = {}
         for launch in self.pending:
             if launch["data"]:
@@ -258,9 +267,13 @@ class _Recorder:
         ids = [l["sequence"] for l in self.pending]
         if self.written is None or self.written[0] != ids:
             self.faults += 1
-            folder = os.path.join(self.path, f"fault-{self.faults}")
-            _write(folder, self, self.pending, reason=str(message))
-            self.written = (ids, folder)
+            sub = f"fault-{self.faults}"
+            try:
+                _write(self.path, self, self.pending, reason=str(message), sub=sub)
+            except OSError as e:  # the driver's error is what the program must see
+                return (f"{message}\n(cukit.debug.capture) the reproducer could not be "
+                        f"written: {e}")
+            self.written = (ids, os.path.join(self.path, sub))
         folder = self.written[1]
         names = ", ".join(f"{l['name']} (launch {l['sequence']})" for l in self.pending)
         return (f"{message}\n(cukit.debug.capture) the launch{'es' if len(ids) > 1 else ''} "
@@ -270,35 +283,124 @@ class _Recorder:
 
 
 # ------------------------------------------------------------------ writing the folder
+#
+# The kernel cache's rules (csrc/sandbox/cachedir.c): a folder is used only when this
+# user owns it and no one else can write to it; it is opened without following a
+# link and made 0700 through its descriptor; files are created under a fresh name
+# (O_EXCL, O_NOFOLLOW, 0600) and renamed over their name, so a link planted in the
+# folder is replaced, never written through.
 
-def _private_dir(path):
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    os.chmod(path, 0o700)
-
-
-def _private_file(path, data):
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.chmod(path, 0o600)
+class _Unwritable(OSError):
+    """A capture folder that cannot be written, with the reason in words."""
 
 
-def _write(folder, rec, launches, reason=None):
-    """Write launches (dicts of _Recorder.record) as a reproducer folder."""
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_private_dir(path, dir_fd=None):
+    """Open (creating it, 0700) the folder path, relative to dir_fd when given, and
+    make it private; returns its descriptor. _Unwritable says why it cannot be used."""
+    shown = path if dir_fd is None else f"{path} (in the capture folder)"
+    try:
+        if dir_fd is None:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
+        try:
+            os.mkdir(path, 0o700, dir_fd=dir_fd)
+        except FileExistsError:
+            pass
+        fd = os.open(path, _OPEN_DIR, dir_fd=dir_fd)
+    except OSError as e:
+        try:  # O_DIRECTORY | O_NOFOLLOW on a link fails as ENOTDIR: tell them apart
+            link = stat.S_ISLNK(os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        except OSError:
+            link = False
+        why = ("it is a symbolic link (not followed)" if link or e.errno == errno.ELOOP else
+               "it is not a folder" if e.errno == errno.ENOTDIR else e.strerror or str(e))
+        raise _Unwritable(f"{shown}: {why}") from None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid():
+            raise _Unwritable(f"{shown}: another user owns it; choose a folder of your own")
+        if st.st_mode & 0o022:
+            raise _Unwritable(f"{shown}: other users can write to it; `chmod 700 {path}` or "
+                              "choose a folder of your own")
+        os.fchmod(fd, 0o700)
+    except _Unwritable:
+        os.close(fd)
+        raise
+    except OSError as e:
+        os.close(fd)
+        raise _Unwritable(f"{shown}: {e.strerror or e}") from None
+    return fd
+
+
+def _private_file(dir_fd, name, data):
+    """Write data as the file name in the folder dir_fd, mode 0600, replacing what was
+    there (a link included) without writing through it."""
+    tmp = f".{name}.{os.getpid()}.{os.urandom(6).hex()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
+
+
+def _check_writable(path):
+    """Make sure a capture can write into path (the folder, and a file in it); raises
+    _Unwritable saying why not."""
+    fd = _open_private_dir(path)
+    try:
+        _private_file(fd, ".cukit-capture-check", b"")
+        os.unlink(".cukit-capture-check", dir_fd=fd)
+    except OSError as e:
+        raise _Unwritable(f"{path}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+
+
+def _write(folder, rec, launches, reason=None, sub=None):
+    """Write launches (dicts of _Recorder.record) as a reproducer folder: folder itself,
+    or its subfolder sub. Returns the folder written; OSError (_Unwritable: in words)
+    where it cannot be."""
     import cukit
 
-    _private_dir(folder)
-    _private_dir(os.path.join(folder, "kernels"))
-    _private_dir(os.path.join(folder, "data"))
+    fds = [_open_private_dir(folder)]
+    try:
+        if sub is not None:
+            fds.append(_open_private_dir(sub, fds[0]))
+        top = fds[-1]
+        fds.append(_open_private_dir("kernels", top))
+        kdir = fds[-1]
+        fds.append(_open_private_dir("data", top))
+        ddir = fds[-1]
+        _write_into(top, kdir, ddir, rec, launches, reason, cukit)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return folder if sub is None else os.path.join(folder, sub)
+
+
+def _write_into(top, kdir, ddir, rec, launches, reason, cukit):
     kernel_index, kernels = {}, []
     out_launches = []
 
     def blob(data):
-        name = f"data/{_sha(data)}.bin"
-        full = os.path.join(folder, name)
-        if not os.path.exists(full):
-            _private_file(full, data)
-        return name
+        name = f"{_sha(data)}.bin"
+        try:
+            st = os.stat(name, dir_fd=ddir, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode):
+                return "data/" + name
+        except FileNotFoundError:
+            pass
+        _private_file(ddir, name, data)
+        return "data/" + name
 
     for n, launch in enumerate(launches):
         kid = launch["kernel"]
@@ -307,11 +409,11 @@ def _write(folder, rec, launches, reason=None):
             i = len(kernels)
             for key, ext in (("ptx", "ptx"), ("cubin", "cubin")):
                 if info[key] is not None:
-                    _private_file(os.path.join(folder, "kernels", f"{i}.{ext}"), info[key])
+                    _private_file(kdir, f"{i}.{ext}", info[key])
                     info[key + "_sha256"] = _sha(info[key])
                     info[key] = f"kernels/{i}.{ext}"
             if info["source"] is not None:
-                _private_file(os.path.join(folder, "kernels", f"{i}.cu"), info["source"].encode())
+                _private_file(kdir, f"{i}.cu", info["source"].encode())
                 info["source"] = f"kernels/{i}.cu"
             kernel_index[kid] = i
             kernels.append(info)
@@ -331,9 +433,7 @@ def _write(folder, rec, launches, reason=None):
         "format": FORMAT, "version": VERSION, "created_by": f"cukit {cukit.__version__}",
         "backend": cukit.backend(), "python": sys.version.split()[0], "reason": reason,
         "kernels": kernels, "launches": out_launches}
-    _private_file(os.path.join(folder, MANIFEST),
-                  json.dumps(manifest, indent=1).encode())
-    return folder
+    _private_file(top, MANIFEST, json.dumps(manifest, indent=1).encode())
 
 
 # ------------------------------------------------------------------ the public calls
@@ -357,8 +457,18 @@ class capture:
         self.recorder = _Recorder(path, last, budget, bool(every))
         self.path = self.recorder.path
         self.folder = None
+        self.off = None  # why the capture records nothing (its folder cannot be written)
 
     def start(self):
+        """Start recording. A folder that cannot be written is said once, as a
+        RuntimeWarning, and the program runs unrecorded."""
+        try:
+            _check_writable(self.path)
+        except OSError as e:
+            self.off = str(e)
+            warnings.warn(f"cukit.debug.capture records nothing: cannot write reproducers "
+                          f"to {e}", RuntimeWarning, stacklevel=2)
+            return self
         was = _cukit._capture_set(self.recorder)
         if was is not None:
             _cukit._capture_set(was)
@@ -368,12 +478,19 @@ class capture:
     def stop(self, write=True):
         """End the capture; write its launches to path unless write=False. Returns the
         folder written, or None."""
+        if self.off is not None:
+            return None
         if _cukit._capture_set(None) is not self.recorder:
             raise RuntimeError("this capture is not the one on")
         if not write:
             return None
         self.recorder.finish()
-        self.folder = _write(self.path, self.recorder, list(self.recorder.ring))
+        try:
+            self.folder = _write(self.path, self.recorder, list(self.recorder.ring))
+        except OSError as e:
+            warnings.warn(f"cukit.debug.capture could not write its launches: {e}",
+                          RuntimeWarning, stacklevel=2)
+            return None
         return self.folder
 
     def __enter__(self):
@@ -392,6 +509,10 @@ def save_launch(kernel, *args, grid, block, shared_mem=0, stream=None, path):
     reproducer folder at path (the format of capture). Returns path. A launch that
     faults is written without its outputs, and the exception names the folder."""
     rec = capture(path, every=True, budget=1 << 62)
+    try:
+        _check_writable(rec.path)
+    except OSError as e:
+        raise _Unwritable(f"save_launch cannot write a reproducer to {e}") from None
     rec.start()
     try:
         kernel(*args, grid=grid, block=block, shared_mem=shared_mem, stream=stream)
@@ -419,13 +540,38 @@ def _int_list(v, n):
         isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)
 
 
+def _read_inside(folder, name, where):
+    """The bytes of the file name ("data/x.bin") of the folder, never through a link
+    (a reproducer's files are its own) nor from anything but a regular file."""
+    fds = []
+    try:
+        try:
+            fds.append(os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+            *dirs, leaf = name.split("/")
+            for d in dirs:
+                fds.append(os.open(d, _OPEN_DIR, dir_fd=fds[-1]))
+            fds.append(os.open(leaf, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                               dir_fd=fds[-1]))
+        except FileNotFoundError:
+            _fail(folder, f"{where} names {name}, which is missing")
+        except OSError as e:
+            _fail(folder, f"{where} names {name}, which " + (
+                "is, or is reached through, a symbolic link (not followed: a reproducer's "
+                "files are its own)" if e.errno in (errno.ELOOP, errno.ENOTDIR) else
+                f"cannot be read ({e.strerror})"))
+        _need(stat.S_ISREG(os.fstat(fds[-1]).st_mode), folder,
+              f"{where} names {name}, which is not a regular file")
+        with os.fdopen(os.dup(fds[-1]), "rb") as f:
+            return f.read()
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def _read_blob(folder, name, nbytes, where):
     _need(isinstance(name, str) and re.fullmatch(r"data/[0-9a-f]{64}\.bin", name), folder,
           f"{where} names {name!r}, not a data file (data/<sha256>.bin)")
-    full = os.path.join(folder, name)
-    _need(os.path.isfile(full), folder, f"{where} names {name}, which is missing")
-    with open(full, "rb") as f:
-        data = f.read()
+    data = _read_inside(folder, name, where)
     _need(_sha(data) == name[5:-4], folder,
           f"{name} does not match its checksum: the file was changed or damaged")
     _need(len(data) == nbytes, folder, f"{where} says {nbytes} bytes but {name} has {len(data)}")
@@ -440,13 +586,16 @@ def load(path):
     _need(os.path.isdir(folder), folder, "not a folder: a reproducer is a folder made by "
           "cukit.debug.capture or save_launch")
     mpath = os.path.join(folder, MANIFEST)
-    _need(os.path.isfile(mpath), folder, f"no {MANIFEST}: not a cukit reproducer folder "
+    _need(os.path.lexists(mpath), folder, f"no {MANIFEST}: not a cukit reproducer folder "
           "(made by cukit.debug.capture or save_launch)")
     try:
-        with open(mpath, "rb") as f:
-            m = json.loads(f.read().decode("utf-8"))
+        text = _read_inside(folder, MANIFEST, "the folder").decode("utf-8")
+        m = json.loads(text)
     except (ValueError, UnicodeDecodeError) as e:
         _fail(folder, f"{MANIFEST} is not valid JSON ({e}): the file was damaged or edited")
+    except RecursionError:
+        _fail(folder, f"{MANIFEST} is nested too deeply to be a reproducer: the file was "
+              "damaged or edited")
     _need(isinstance(m, dict) and m.get("format") == FORMAT, folder,
           f"{MANIFEST} is not a cukit reproducer (its 'format' is not {FORMAT!r})")
     _need(isinstance(m.get("version"), int), folder, f"{MANIFEST} has no format version")
@@ -469,13 +618,15 @@ def load(path):
             if name is not None:
                 _need(isinstance(name, str) and re.fullmatch(rf"kernels/\d+\.{key}", name),
                       folder, f"{where}.{key} names {name!r}, not a file in kernels/")
-                full = os.path.join(folder, name)
-                _need(os.path.isfile(full), folder, f"{where}.{key} names {name}, which is missing")
-                with open(full, "rb") as f:
-                    k[key + "_bytes"] = f.read()
+                k[key + "_bytes"] = _read_inside(folder, name, f"{where}.{key}")
                 _need(_sha(k[key + "_bytes"]) == k.get(key + "_sha256"), folder,
                       f"{name} does not match its checksum ({where}.{key}_sha256): the file "
                       "was changed or damaged")
+        params = k.get("params")
+        _need(params is None or (isinstance(params, list) and all(
+            isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and
+            (p[1] is None or isinstance(p[1], str)) for p in params)), folder,
+            f"{where}.params must be [[type, name or null], ...]")
         _need(k.get("ptx") or k.get("cubin"), folder,
               f"{where} ({k.get('name')}) has no code to load (no ptx or cubin)"
               + (f": {k['note']}" if k.get("note") else ""))
@@ -490,12 +641,17 @@ def load(path):
               f"{where}.shared_mem must be an int >= 0")
         regions, args = l.get("regions"), l.get("args")
         layout = kernels[l["kernel"]]["layout"]
-        _need(isinstance(regions, list) and isinstance(args, list) and len(args) == len(layout),
+        _need(isinstance(regions, list) and isinstance(args, list) and len(args) == len(layout)
+              and all(isinstance(a, dict) for a in args),
               folder, f"{where} must have 'regions' and one entry of 'args' per parameter "
               f"({len(layout)})")
+        _need(isinstance(l.get("data", False), bool), folder, f"{where}.data must be true or false")
         for j, r in enumerate(regions):
             _need(isinstance(r, dict) and isinstance(r.get("nbytes"), int) and r["nbytes"] >= 0,
                   folder, f"{where}.regions[{j}] needs 'nbytes'")
+            _need(not l.get("data") or r["nbytes"] == 0 or r.get("before") is not None, folder,
+                  f"{where}.regions[{j}] has no 'before' data, which a launch recorded with its "
+                  "data needs (the file was damaged or edited)")
             for when in ("before", "after"):
                 if r.get(when) is not None:
                     r[when + "_bytes"] = _read_blob(folder, r[when], r["nbytes"],
@@ -510,11 +666,22 @@ def load(path):
             _need(len(raw) == layout[j][1], folder, f"{where}.args[{j}] has {len(raw)} bytes; "
                   f"the kernel's parameter {j + 1} has {layout[j][1]}")
             a["raw"] = raw
+            a.setdefault("param", j)
+            _need(isinstance(a.get("param", j), int) and not isinstance(a.get("param", j), bool)
+                  and 0 <= a.get("param", j) < len(layout), folder,
+                  f"{where}.args[{j}].param must index the kernel's parameters")
             if "region" in a:
                 _need(isinstance(a["region"], int) and 0 <= a["region"] < len(regions) and
                       isinstance(a.get("offset"), int) and
                       0 <= a["offset"] <= regions[a["region"]]["nbytes"],
                       folder, f"{where}.args[{j}] names a region or offset that does not exist")
+    # Each region's line in the manifest (as written: one "nbytes" line per region, in
+    # order), which a replay names as the place its buffer was made.
+    lines = [n + 1 for n, line in enumerate(text.splitlines()) if '"nbytes":' in line]
+    regions = [r for l in launches for r in l["regions"]]
+    for r, line in zip(regions, lines if len(lines) == len(regions) else []):
+        r["line"] = line
+    m["manifest_path"] = os.path.abspath(mpath)
     return m
 
 
@@ -604,6 +771,22 @@ def replay(path, backend=None, launch=None, out=None):
             _cukit._capture_set(was)
 
 
+# what a fault's message advises where no capture is on (csrc/driver/results.c)
+_CAPTURE_ADVICE = " To save the launches that led here for replay, run with CUKIT_CAPTURE=DIR."
+
+
+def _buffer_at(m, region):
+    """The region's bytes on the device, allocated by code that says it runs at the
+    manifest's line of the region: the emulator's fault messages name the line of
+    Python that made an allocation, and in a replay that line is the manifest's."""
+    code = compile("\n" * (region.get("line", 1) - 1) + "buffer = to_device(data)",
+                   m["manifest_path"], "exec")
+    scope = {"to_device": _cukit.to_device,
+             "data": np.frombuffer(region["before_bytes"], np.uint8)}
+    exec(code, scope)
+    return scope["buffer"]
+
+
 def _run(m, launches, out):
     import cukit
 
@@ -624,8 +807,7 @@ def _run(m, launches, out):
                 raise ReproducerError(f"kernels[{l['kernel']}]: its code has no kernel "
                                       f"{k['symbol']!r} ({e})") from None
         kern = loaded[l["kernel"]]
-        bufs = [cukit.to_device(np.frombuffer(r["before_bytes"], np.uint8)) if r["nbytes"]
-                else None for r in l["regions"]]
+        bufs = [_buffer_at(m, r) if r["nbytes"] else None for r in l["regions"]]
         args = []
         for j, a in enumerate(l["args"]):
             if "region" in a and bufs[a["region"]] is not None:
@@ -650,7 +832,8 @@ def _run(m, launches, out):
                 f"{bufs[a['region']].ptr + a['offset']:#x}"
                 for a in l["args"] if "region" in a and bufs[a["region"]] is not None
                 and a["param"] < len(k.get("params") or ()))
-            e.args = (f"replaying launch {i} ({k.get('name')}): {e}"
+            text = str(e).replace(_CAPTURE_ADVICE, "")  # a replay is not captured
+            e.args = (f"replaying launch {i} ({k.get('name')}): {text}"
                       + (f"\n(replay) the buffers' addresses: {where}" if where else ""),
                       ) + e.args[1:]
             raise
@@ -681,6 +864,12 @@ def _capture_from_env(path):
     global _env_capture
     import atexit
 
+    try:
+        _check_writable(os.path.abspath(path))
+    except OSError as e:
+        print(f"cukit: CUKIT_CAPTURE records nothing: cannot write reproducers to {e}",
+              file=sys.stderr)
+        return
     _env_capture = capture(path).start()
 
     def end():

@@ -8,7 +8,7 @@ One process per GPU, launched by mpirun or torchrun:
     comm.all_reduce(x)                # in place, sum
     comm.synchronize()                # raises instead of hanging when a peer dies (timeout=)
 
-libnccl is loaded at first use (`pip install nvidia-nccl-cu13`, or `cukit[nccl]`).
+libnccl is loaded at first use (`pip install nvidia-nccl-cu13`, or `pip install '.[nccl]'` in cukit's checkout).
 The work itself is in C (cukit._cukit); this module only re-exports it and adds
 the two bootstraps, which exchange the unique id through the launcher.
 """

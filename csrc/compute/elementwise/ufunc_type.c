@@ -397,7 +397,7 @@ ck_array_math(cukit_state *st, int op, PyObject *a, PyObject *b, int inplace)
         if (x->size != 1)
             return PyErr_Format(PyExc_ValueError,
                                 "the truth value of an array with %zd elements is ambiguous; "
-                                "compare on the host (a.get().any(), .all())",
+                                "use a.any() or a.all()",
                                 x->size);
         PyObject *noargs = PyTuple_New(0);
         PyObject *host = noargs ? cukit_array_get(x, noargs, NULL) : NULL;

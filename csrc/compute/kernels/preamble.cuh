@@ -113,6 +113,39 @@ template <class T> struct P { typedef T t; };
 template <> struct P<c64> { typedef float t; };
 template <> struct P<c128> { typedef double t; };
 
+// CK_ML: where ml_dtypes' versions differ, what the installed one does (cukit writes it
+// in front where it is not 0): bit 2t (float64) or 2t+1 (ints of 32 and 64 bits) set
+// where a cast to bfloat16 (t 0), float8_e4m3fn (1) or float8_e5m2 (2) rounds through
+// float32, as older versions did, instead of once.
+#ifndef CK_ML
+#define CK_ML 0
+#endif
+#define CK_MLT(T) (ck_same<T, bf16>::v ? 0 : ck_same<T, f8e4m3>::v ? 1 : 2)
+// x to float rounded toward zero, its last bit set where that was inexact (round to
+// odd): rounded again to 22 bits or fewer, it gives what one rounding of x gives.
+CKD float ck_odd(double x) {
+    union { float f; unsigned int u; } b_{(float)x};
+    if (x != x) return b_.f;
+    if (fabs((double)b_.f) > fabs(x)) b_.u--;  // one step toward zero
+    if ((double)b_.f != x) b_.u |= 1u;
+    return b_.f;
+}
+CKD float ck_odd(u64 m, bool neg) {  // an integer of magnitude m
+    unsigned int sticky = 0, d = 0;
+    while (m >> 24) { sticky |= (unsigned int)(m & 1u); m >>= 1; d++; }
+    union { unsigned int u; float f; } s_{(127u + d) << 23};
+    const float f = (float)(unsigned int)(m | sticky) * s_.f;
+    return neg ? -f : f;
+}
+// a float64 or an int of 32 or 64 bits to float, ready to round to small type t
+template <int t, class From> CKD float ck_wide(From x) {
+    if constexpr (ck_same<From, double>::v) return ((CK_ML >> (2 * t)) & 1) ? (float)x : ck_odd(x);
+    else if ((CK_ML >> (2 * t + 1)) & 1) return (float)x;
+    else if constexpr (K<From>::s) return x < 0 ? ck_odd((u64)0 - (u64)(i64)x, true) : ck_odd((u64)x, false);
+    else return ck_odd((u64)x, false);
+}
+#define CK_WIDE(T) (CK_INT(T) && sizeof(T) >= 4)
+
 // cv<To>(x): numpy's cast (complex to real keeps the real part; to bool is != 0).
 template <class To, class From> CKD To cv(From x) {
     if constexpr (ck_same<To, From>::v) return x;
@@ -133,7 +166,7 @@ template <class To, class From> CKD To cv(From x) {
         else return cv<To>((float)x);
     }
     else if constexpr (ck_isf8<To>::v) {
-        // from float, rounded once; float64 through float32, as ml_dtypes casts it.
+        // from float, rounded once; float64 and the wide ints as ml_dtypes casts them.
         // A NaN keeps its sign, which a conversion to float need not keep.
         if constexpr (ck_same<From, f16>::v) {
             if ((x.x & 0x7fff) > 0x7c00) return To(To::fbits((x.x & 0x8000) ? 0xffc00000u : 0x7fc00000u));
@@ -141,9 +174,10 @@ template <class To, class From> CKD To cv(From x) {
         }
         else if constexpr (ck_same<From, double>::v) {
             if (x != x) return To(To::fbits(signbit(x) ? 0xffc00000u : 0x7fc00000u));
-            return To((float)x);
+            return To(ck_wide<CK_MLT(To)>(x));
         }
         else if constexpr (K<From>::c) return cv<To>(x.re);
+        else if constexpr (CK_WIDE(From)) return To(ck_wide<CK_MLT(To)>(x));
         else return To(cv<float>(x));
     }
     else if constexpr (ck_same<From, f16>::v) {
@@ -161,13 +195,14 @@ template <class To, class From> CKD To cv(From x) {
         else return f16(cv<float>(x));
     }
     else if constexpr (ck_same<To, bf16>::v) {
-        // through float, double too: ml_dtypes' cast from float64 rounds twice. A
-        // NaN keeps its sign, which a conversion to float need not keep.
+        // float64 and the wide ints as ml_dtypes casts them (see CK_ML). A NaN keeps
+        // its sign, which a conversion to float need not keep.
         if constexpr (K<From>::c) return cv<bf16>(x.re);
         else if constexpr (ck_same<From, double>::v) {
             if (x != x) { bf16 h; h.x = signbit(x) ? 0xffc0 : 0x7fc0; return h; }
-            return bf16((float)x);
+            return bf16(ck_wide<0>(x));
         }
+        else if constexpr (CK_WIDE(From)) return bf16(ck_wide<0>(x));
         else return bf16(cv<float>(x));
     }
     else if constexpr (K<To>::b) {

@@ -13,7 +13,7 @@ ck_ek_pycuda_source(ck_ElementwiseKernel *self)
     if (preamble == NULL)
         return NULL;
     return PyUnicode_FromFormat(
-        "%s\n#line 1 \"preamble\"\n%U\n"
+        "%s%s\n#line 1 \"preamble\"\n%U\n"
         "#define CK_PYCUDA_HEAD \\\n"
         "    const unsigned tid = threadIdx.x, total_threads = gridDim.x * blockDim.x, \\\n"
         "                   cta_start = blockDim.x * blockIdx.x; \\\n"
@@ -32,7 +32,7 @@ ck_ek_pycuda_source(ck_ElementwiseKernel *self)
         "         i += (long long)total_threads * step) {\n"
         "#line 1 \"operation\"\n%U\n;\n    }\n"
         "#line 1 \"after_loop\"\n%U\n;\n}\n",
-        preamble, self->preamble, self->name, self->arguments, self->loop_prep,
+        ck_ml_define(), preamble, self->preamble, self->name, self->arguments, self->loop_prep,
         self->operation, self->after_loop, self->name, self->arguments, self->loop_prep,
         self->operation, self->after_loop);
 }

@@ -436,7 +436,7 @@ ck_reduce_source(const ck_rspec *s)
     const char *preamble = cukit_device_file(CK_PREAMBLE);
     if (preamble == NULL)
         return NULL;
-    ck_put(&b, "%s\n%s\n", preamble, rhelpers);
+    ck_put(&b, "%s%s\n%s\n", ck_ml_define(), preamble, rhelpers);
     /* a struct output is defined by head: its typedef follows head */
     for (int k = 0; k < nin + !s->out_ctype; k++)
         if (k == nin || !s->in_ctype[k])

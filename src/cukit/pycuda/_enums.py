@@ -4,6 +4,18 @@ from __future__ import annotations
 
 import enum
 
+
+class PyCudaEnum(enum.IntEnum):
+    """An IntEnum whose str() and format() give the member's name, as PyCUDA's enums
+    print (device-query programs print `str(drv.device_attribute.X)`); it compares,
+    hashes and computes as its number."""
+
+    def __str__(self):
+        return self.name
+
+    def __format__(self, spec):
+        return self.name if not spec else int.__format__(int(self), spec)
+
 # device_attribute: CUdevice_attribute numbers (CUDA 13.0), PyCUDA's upper-case names.
 DEVICE_ATTRIBUTES = {
     'MAX_THREADS_PER_BLOCK': 1,
@@ -156,9 +168,9 @@ DEVICE_ATTRIBUTES = {
 }
 
 
-device_attribute = enum.IntEnum("device_attribute", DEVICE_ATTRIBUTES)
+device_attribute = PyCudaEnum("device_attribute", DEVICE_ATTRIBUTES)
 
-function_attribute = enum.IntEnum("function_attribute", {
+function_attribute = PyCudaEnum("function_attribute", {
     "MAX_THREADS_PER_BLOCK": 0, "SHARED_SIZE_BYTES": 1, "CONST_SIZE_BYTES": 2,
     "LOCAL_SIZE_BYTES": 3, "NUM_REGS": 4, "PTX_VERSION": 5, "BINARY_VERSION": 6,
     "CACHE_MODE_CA": 7, "MAX_DYNAMIC_SHARED_SIZE_BYTES": 8,
@@ -177,64 +189,64 @@ FUNCTION_ATTRIBUTE_KEYS = {
     function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES: "max_dynamic_shared_size_bytes",
 }
 
-limit = enum.IntEnum("limit", {
+limit = PyCudaEnum("limit", {
     "STACK_SIZE": 0, "PRINTF_FIFO_SIZE": 1, "MALLOC_HEAP_SIZE": 2,
     "DEV_RUNTIME_SYNC_DEPTH": 3, "DEV_RUNTIME_PENDING_LAUNCH_COUNT": 4,
     "MAX_L2_FETCH_GRANULARITY": 5, "PERSISTING_L2_CACHE_SIZE": 6,
 })
 
-compute_mode = enum.IntEnum("compute_mode", {
+compute_mode = PyCudaEnum("compute_mode", {
     "DEFAULT": 0, "PROHIBITED": 2, "EXCLUSIVE_PROCESS": 3,
     # CUDA removed EXCLUSIVE (thread) long ago; PyCUDA code still names it.
     "EXCLUSIVE": 1,
 })
 
-func_cache = enum.IntEnum("func_cache", {
+func_cache = PyCudaEnum("func_cache", {
     "PREFER_NONE": 0, "PREFER_SHARED": 1, "PREFER_L1": 2, "PREFER_EQUAL": 3,
 })
 
-shared_config = enum.IntEnum("shared_config", {
+shared_config = PyCudaEnum("shared_config", {
     "DEFAULT_BANK_SIZE": 0, "FOUR_BYTE_BANK_SIZE": 1, "EIGHT_BYTE_BANK_SIZE": 2,
 })
 
-ctx_flags = enum.IntEnum("ctx_flags", {
+ctx_flags = PyCudaEnum("ctx_flags", {
     "SCHED_AUTO": 0, "SCHED_SPIN": 1, "SCHED_YIELD": 2, "SCHED_BLOCKING_SYNC": 4,
     "BLOCKING_SYNC": 4, "SCHED_MASK": 7, "MAP_HOST": 8, "LMEM_RESIZE_TO_MAX": 16,
     "FLAGS_MASK": 31,
 })
 
-event_flags = enum.IntEnum("event_flags", {
+event_flags = PyCudaEnum("event_flags", {
     "DEFAULT": 0, "BLOCKING_SYNC": 1, "DISABLE_TIMING": 2, "INTERPROCESS": 4,
 })
 
-stream_flags = enum.IntEnum("stream_flags", {"DEFAULT": 0, "NON_BLOCKING": 1})
+stream_flags = PyCudaEnum("stream_flags", {"DEFAULT": 0, "NON_BLOCKING": 1})
 
-host_alloc_flags = enum.IntEnum("host_alloc_flags", {
+host_alloc_flags = PyCudaEnum("host_alloc_flags", {
     "PORTABLE": 1, "DEVICEMAP": 2, "WRITECOMBINED": 4,
 })
 
-mem_host_register_flags = enum.IntEnum("mem_host_register_flags", {
+mem_host_register_flags = PyCudaEnum("mem_host_register_flags", {
     "PORTABLE": 1, "DEVICEMAP": 2, "IOMEMORY": 4,
 })
 
-mem_attach_flags = enum.IntEnum("mem_attach_flags", {"GLOBAL": 1, "HOST": 2, "SINGLE": 4})
+mem_attach_flags = PyCudaEnum("mem_attach_flags", {"GLOBAL": 1, "HOST": 2, "SINGLE": 4})
 
-filter_mode = enum.IntEnum("filter_mode", {"POINT": 0, "LINEAR": 1})
+filter_mode = PyCudaEnum("filter_mode", {"POINT": 0, "LINEAR": 1})
 
-address_mode = enum.IntEnum("address_mode", {"WRAP": 0, "CLAMP": 1, "MIRROR": 2, "BORDER": 3})
+address_mode = PyCudaEnum("address_mode", {"WRAP": 0, "CLAMP": 1, "MIRROR": 2, "BORDER": 3})
 
-array_format = enum.IntEnum("array_format", {
+array_format = PyCudaEnum("array_format", {
     "UNSIGNED_INT8": 0x01, "UNSIGNED_INT16": 0x02, "UNSIGNED_INT32": 0x03,
     "SIGNED_INT8": 0x08, "SIGNED_INT16": 0x09, "SIGNED_INT32": 0x0A,
     "HALF": 0x10, "FLOAT": 0x20,
 })
 
-memory_type = enum.IntEnum("memory_type", {"HOST": 1, "DEVICE": 2, "ARRAY": 3, "UNIFIED": 4})
+memory_type = PyCudaEnum("memory_type", {"HOST": 1, "DEVICE": 2, "ARRAY": 3, "UNIFIED": 4})
 
-jit_input_type = enum.IntEnum("jit_input_type", {
+jit_input_type = PyCudaEnum("jit_input_type", {
     "CUBIN": 0, "PTX": 1, "FATBINARY": 2, "OBJECT": 3, "LIBRARY": 4,
 })
 
-pointer_attribute = enum.IntEnum("pointer_attribute", {
+pointer_attribute = PyCudaEnum("pointer_attribute", {
     "CONTEXT": 1, "MEMORY_TYPE": 2, "DEVICE_POINTER": 3, "HOST_POINTER": 4,
 })

@@ -16,7 +16,7 @@ helpers that make them (matrix_to_array, np_to_array, gpuarray_to_array, ...).
 """
 from __future__ import annotations
 
-import enum
+import os
 import re
 import struct
 
@@ -26,14 +26,14 @@ import cukit
 from cukit import _cukit
 
 from . import driver as _drv
-from ._enums import address_mode, array_format, filter_mode
+from ._enums import PyCudaEnum, address_mode, array_format, filter_mode
 
 TRSA_OVERRIDE_FORMAT = 1
 TRSF_READ_AS_INTEGER = 1
 TRSF_NORMALIZED_COORDINATES = 2
 TR_DEFAULT = -1
 
-array3d_flags = enum.IntEnum("array3d_flags", {
+array3d_flags = PyCudaEnum("array3d_flags", {
     "ARRAY3D_LAYERED": 1, "LAYERED": 1, "2DARRAY": 1, "SURFACE_LDST": 2, "CUBEMAP": 4,
     "TEXTURE_GATHER": 8,
 })
@@ -97,6 +97,63 @@ def lower_references(source):
         out.append("__constant__ ")
         last = m.end(1) if m.group(1) else m.start()
     if not found:
+        return source, False
+    out.append(source[last:])
+    return "".join(out), True
+
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^">\n]+)[">][^\n]*', re.M)
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)", re.S)
+_PRAGMA_ONCE = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+once[^\n]*", re.M)
+
+
+def _find_include(name, quoted, here, dirs):
+    """The path #include of name opens: its own folder first for "name", then dirs."""
+    for d in ([here] if quoted and here else []) + list(dirs):
+        path = os.path.join(d, name)
+        if os.path.isfile(path):
+            return os.path.abspath(path), d == here
+    return None, False
+
+
+def inline_references(source, dirs, own=(), name="kernel.cu", here=None, _seen=None, _depth=0):
+    """(source, True) with each #include of a file that declares texture or surface
+    references (itself or through its own includes), found as NVRTC would find it
+    (its own folder for "x", then dirs), replaced by that file with its references
+    lowered (lower_references), between #line directives that keep the file's name
+    and line numbers in messages; (source, False) where nothing is included so.
+    Files in `own` (the layer's headers, written for the lowering) are left as they
+    are; a "x" include of a file inlined this way is given its full path, so it
+    still finds what is beside it."""
+    seen = set() if _seen is None else _seen
+    masked = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
+    out, last, changed = [], 0, False
+    for m in _INCLUDE.finditer(masked):
+        quoted = m.group(1) == '"'
+        path, beside = _find_include(m.group(2).strip(), quoted, here, dirs)
+        if path is None or any(path.startswith(os.path.join(o, "")) for o in own) or _depth > 40:
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as f:
+                text = f.read(1 << 24)
+        except OSError:
+            continue
+        inner, deeper = inline_references(text, dirs, own, path, os.path.dirname(path), seen,
+                                          _depth + 1)
+        lowered, refs = lower_references(inner)
+        if not (refs or deeper):
+            if beside:  # found beside this file, which moves into the source: say where
+                out.append(source[last:m.start()] + f'#include "{path}"')
+                last, changed = m.end(), True
+            continue
+        once = _PRAGMA_ONCE.search(lowered) is not None
+        body = "" if once and path in seen else _PRAGMA_ONCE.sub("", lowered)
+        seen.add(path)
+        line = masked.count("\n", 0, m.end()) + 2
+        out.append(source[last:m.start()])
+        out.append(f'#line 1 "{path}"\n{body}\n#line {line} "{name}"')
+        last, changed = m.end(), True
+    if not changed:
         return source, False
     out.append(source[last:])
     return "".join(out), True

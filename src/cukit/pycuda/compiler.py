@@ -241,10 +241,13 @@ def _text(source):
 _TEXREF_INCLUDE = "#include <pycuda-texref.hpp>\n"
 
 
-def _wrap(source, no_extern_c):
+def _wrap(source, no_extern_c, dirs=()):
     # Texture and surface references (removed by CUDA 12) become __constant__ structs of
-    # pycuda-texref.hpp holding texture and surface objects (see _texref.py).
+    # pycuda-texref.hpp holding texture and surface objects (see _texref.py), in the
+    # source and in the files it includes through `dirs`.
+    source, included = _texref.inline_references(source, dirs, own=(INCLUDE_DIR,))
     source, refs = _texref.lower_references(source)
+    refs = refs or included
     head = _TEXREF_INCLUDE if refs else ""
     if no_extern_c:
         return head + "#line 1\n" + source if refs else source
@@ -252,8 +255,12 @@ def _wrap(source, no_extern_c):
     return '%sextern "C" {\n#line 1\n%s\n}\n' % (head, source)
 
 
+def _include_dirs(opts, include_dirs):
+    return [INCLUDE_DIR] + list(opts.include_dirs) + [str(d) for d in include_dirs]
+
+
 def _program(source, opts, include_dirs, name="kernel.cu"):
-    dirs = [INCLUDE_DIR] + list(opts.include_dirs) + [str(d) for d in include_dirs]
+    dirs = _include_dirs(opts, include_dirs)
     return cukit.Program(source, name=name, options=tuple(opts.options),
                          include_dirs=dirs, defines=dict(opts.defines),
                          lineinfo=opts.lineinfo)
@@ -277,7 +284,7 @@ def _load(source, options, no_extern_c, arch, code, cache_dir, include_dirs, who
     if opts.libs:
         raise ValueError("%s: libraries (-l%s) need relocatable device code: use "
                          "DynamicSourceModule" % (who, opts.libs[0]))
-    text = _wrap(source, no_extern_c)
+    text = _wrap(source, no_extern_c, _include_dirs(opts, include_dirs))
     settings = _CacheSettings(cache_dir)
     key = None
     # A module with texture or surface references is loaded afresh: each holds its own
@@ -333,7 +340,8 @@ def compile(source, nvcc="nvcc", options=None, keep=False, no_extern_c=False, ar
         m = re.search(r"(\d+)", str(want))
         sm = "sm_%s" % m.group(1)
     with _CacheSettings(cache_dir):
-        prog = _program(_wrap(_text(source), no_extern_c), opts, include_dirs)
+        prog = _program(_wrap(_text(source), no_extern_c, _include_dirs(opts, include_dirs)),
+                        opts, include_dirs)
         try:
             if target == "cubin":
                 out = prog.cubin(arch=sm)
@@ -408,7 +416,8 @@ class DynamicModule(_drv.Module):
         self._libdirs += opts.libdirs
         for lib in opts.libs:
             self.add_stdlib(lib)
-        self._items.append(_program(_wrap(_text(source), self._no_extern_c), opts,
+        dirs = _include_dirs(opts, self._include_dirs)
+        self._items.append(_program(_wrap(_text(source), self._no_extern_c, dirs), opts,
                                     self._include_dirs,
                                     name=name.replace(".ptx", ".cu")))
         return self
