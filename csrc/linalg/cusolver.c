@@ -1,7 +1,6 @@
 /* cusolver.c - the factorizations on cuSOLVER and cuBLAS's batched LU: row-major stacks handed to the column-major libraries */
 #include "linalg/cusolver.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* Stacks of matrices up to this order go to the batched routines (cuBLAS's getrfBatched,
@@ -24,21 +23,19 @@ scratch(cukit_state *st, const solver_job *J, long long bytes)
     return ck_empty(st, J->dev, CUKIT_TC_U8, 1, shape);
 }
 
-/* A device array of J->batch addresses base + z * step (the batched routines' operand).
- * New ref or NULL. */
+/* A device array of J->batch addresses base + z * step (the batched routines' operand),
+ * written by a kernel on J's stream. New ref or NULL. */
 static cukit_Array *
 pointers(cukit_state *st, const solver_job *J, CUdeviceptr base, long long step)
 {
-    size_t bytes = (size_t)J->batch * sizeof(unsigned long long);
-    unsigned long long *host = malloc(bytes ? bytes : 1);
-    if (host == NULL)
-        return (cukit_Array *)PyErr_NoMemory();
-    for (long long z = 0; z < J->batch; z++)
-        host[z] = (unsigned long long)(base + (CUdeviceptr)(z * step));
-    cukit_Array *p = scratch(st, J, (long long)bytes);
-    if (p && cukit_copy_htod(st, cukit_array_ptr(p), host, bytes, J->h, 1) < 0)
+    cukit_Array *p = scratch(st, J, J->batch * (long long)sizeof(unsigned long long));
+    if (p == NULL)
+        return NULL;
+    unsigned long long b = (unsigned long long)base;
+    CUdeviceptr out = cukit_array_ptr(p);
+    void *args[] = {&b, &step, &out};
+    if (cukit_solver_launch(st, J, "mat_ptrs", 1, args) < 0)
         Py_CLEAR(p);
-    free(host);
     return p;
 }
 

@@ -485,6 +485,12 @@ template <typename T> __device__ void conj_transpose(const T *in, T *out, int r,
     }
 }
 
+// out[z] = base + z * step: the batched routines' array of matrix addresses.
+__device__ void mat_ptrs(unsigned long long base, long long step, unsigned long long *out) {
+    if (threadIdx.x == 0 && blockIdx.y == 0)
+        out[blockIdx.x] = base + (unsigned long long)((long long)blockIdx.x * step);
+}
+
 // One kernel of each per type, named with LAPACK's letters: s float, d double,
 // c complex64, z complex128.
 #define SOLVER_KERNELS(T, L)                                                               \
@@ -540,6 +546,10 @@ template <typename T> __device__ void conj_transpose(const T *in, T *out, int r,
                                                   int ld, long long in_step,               \
                                                   long long out_step) {                    \
         conj_transpose<T>(in + blockIdx.x * in_step, out + blockIdx.x * out_step, r, c, ld); \
+    }                                                                                      \
+    extern "C" __global__ void mat_ptrs_##L(unsigned long long base, long long step,       \
+                                            unsigned long long *out) {                     \
+        mat_ptrs(base, step, out);                                                         \
     }                                                                                      \
     extern "C" __global__ void piv_shift_##L(int *piv, int n, int by) {                    \
         piv_shift(piv + (long long)blockIdx.x * n, n, by);                                 \
