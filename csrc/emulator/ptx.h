@@ -82,6 +82,8 @@ typedef struct P {
     emu_module *m;
     symtab mod;   /* module scope: globals, functions, extern shared */
     symtab fn;    /* function scope */
+    symtab fshared; /* the kernel's .shared variables of inlined functions, "func/name":
+                     * one per block however many times the function is inlined */
     emu_func *f;
     int capcode, capprefill;
     fixup *fix;
@@ -222,6 +224,9 @@ int ptx_parse_mods(P *p, const tok *op, const char *base, int nbase, mods *m, in
 int ptx_alu_known(const char *base, int nbase);
 /* ptx_alu.c: decode such an instruction into d->in. 0 / -1. */
 int ptx_decode_alu(decoding *d);
+/* ptx_alu.c: contract f's mul and add/sub pairs into fma as ptxas does (after its branch
+ * targets are set); counts them in f->fused. 0, or -1 out of memory. */
+int ptx_contract(emu_func *f);
 
 /* ptx_inst.c: one instruction statement (the guard, opcode, operands) into p->f. 0 / -1. */
 int ptx_parse_instruction(P *p);

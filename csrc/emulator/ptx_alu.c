@@ -1,6 +1,7 @@
 /* ptx_alu.c - decodes PTX arithmetic: the operation, its specialized opcode, its operands' types */
 #include "emulator/ptx.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Generic integer and float operations by name. */
@@ -190,5 +191,109 @@ ptx_alu_known(const char *base, int nbase)
     for (size_t k = 0; k < sizeof alu_names / sizeof *alu_names; k++)
         if ((int)strlen(alu_names[k].name) == nbase && memcmp(alu_names[k].name, base, (size_t)nbase) == 0)
             return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ contraction
+ *
+ * PTX's mul, add and sub without a rounding modifier may be fused by the code
+ * generator, and ptxas fuses them: a float32 or float64 mul whose result is read only by
+ * one add or sub without one (neither .rn nor .ftz nor .sat, neither guarded), later in
+ * the same straight run of code with the mul's operands unchanged in between, becomes
+ * one fma at the add, rounded once, as the GPU computes it: a*b + c, a*b - c (c
+ * negated), c - a*b (a negated). __fmul_rn and __fadd_rn (mul.rn, add.rn) are never
+ * fused. */
+
+static int
+slot_written(const emu_inst *in, int slot)
+{
+    for (int k = 0; k < 4; k++)
+        if (in->d[k] == slot && in->op != OP_SUST)
+            return 1;
+    return 0;
+}
+
+/* The pair (mul at i, add or sub at j) may fuse: the code from i to j runs straight
+ * through and leaves the mul's operands as they were. */
+static int
+straight_run(const emu_func *f, const uint8_t *target, int i, int j)
+{
+    const emu_inst *mul = &f->code[i];
+    for (int k = i + 1; k <= j; k++)
+        if (target[k])
+            return 0;
+    for (int k = i; k < j; k++) {
+        const emu_inst *in = &f->code[k];
+        if (in->op == OP_BRA || in->op == OP_EXIT)
+            return 0;
+        if (k > i && (slot_written(in, mul->s[0]) || slot_written(in, mul->s[1])))
+            return 0;
+    }
+    return 1;
+}
+
+static int
+plain(const emu_inst *in)
+{
+    return (in->mod & 0x0f) == RND_NONE && in->guard < 0;
+}
+
+int
+ptx_contract(emu_func *f)
+{
+    int n = f->ncode, ns = f->nslots;
+    uint8_t *target = calloc((size_t)n + 1, 1);
+    int *uses = calloc((size_t)ns + 1, sizeof *uses), *defs = calloc((size_t)ns + 1, sizeof *defs);
+    int *def_at = calloc((size_t)ns + 1, sizeof *def_at);
+    if (!target || !uses || !defs || !def_at) {
+        free(target), free(uses), free(defs), free(def_at);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        const emu_inst *in = &f->code[k];
+        if (in->op == OP_BRA && in->imm >= 0 && in->imm < n)
+            target[in->imm] = 1;
+        for (int q = 0; q < 4; q++) {
+            if (in->s[q] >= 0 && in->s[q] < ns)
+                uses[in->s[q]]++;
+            if (in->d[q] >= 0 && in->d[q] < ns) {
+                if (in->op == OP_SUST)
+                    uses[in->d[q]]++;
+                else {
+                    defs[in->d[q]]++;
+                    def_at[in->d[q]] = k;
+                }
+            }
+        }
+        if (in->addr >= 0 && in->addr < ns)
+            uses[in->addr]++;
+    }
+    for (int j = 0; j < n; j++) {
+        emu_inst *add = &f->code[j];
+        int wide = add->op == OP_FADD64 || add->op == OP_FSUB64;
+        if (!(add->op == OP_FADD32 || add->op == OP_FSUB32 || wide) || !plain(add))
+            continue;
+        for (int q = 0; q < 2; q++) {
+            int x = add->s[q];
+            if (x < 0 || x >= ns || uses[x] != 1 || defs[x] != 1 || def_at[x] >= j)
+                continue;
+            int i = def_at[x];
+            emu_inst *mul = &f->code[i];
+            if (mul->op != (wide ? OP_FMUL64 : OP_FMUL32) || !plain(mul) || mul->d[0] != x ||
+                !straight_run(f, target, i, j))
+                continue;
+            int sub = add->op == OP_FSUB32 || add->op == OP_FSUB64;
+            int c = add->s[1 - q];
+            add->op = wide ? OP_FFMA64 : OP_FFMA32;
+            add->s[0] = mul->s[0];
+            add->s[1] = mul->s[1];
+            add->s[2] = c;
+            add->imm = !sub ? 0 : q == 0 ? 2 : 1;
+            mul->op = OP_NOP;
+            f->fused++;
+            break;
+        }
+    }
+    free(target), free(uses), free(defs), free(def_at);
     return 0;
 }

@@ -170,6 +170,20 @@ parse_local_var(P *p, int space)
     if (space == SP_SHARED) {
         if (unsized)
             return ptx_sym_add(&p->fn, name, nlen, S_DYNSHARED, 0, 0) ? 0 : -1;
+        if (p->depth > 0) { /* a device function's: the same variable at every call */
+            char key[512];
+            /* the function by where its name is in the text (names there end at no NUL) */
+            int klen = snprintf(key, sizeof key, "%p/%.*s", (const void *)p->inlining[p->depth - 1],
+                                nlen, name);
+            if (klen >= (int)sizeof key)
+                return ptx_fail(p, line, "the name '%.*s' is too long", nlen, name);
+            sym *had = ptx_sym_find(&p->fshared, key, klen);
+            if (had && had->kind == S_SHARED)
+                return ptx_sym_add(&p->fn, name, nlen, S_SHARED, had->value, 0) ? 0 : -1;
+            if (!ptx_sym_add(&p->fshared, key, klen, S_SHARED,
+                             (int64_t)align_up(f->shared_static, align), 0))
+                return -1;
+        }
         f->shared_static = align_up(f->shared_static, align);
         if (!ptx_sym_add(&p->fn, name, nlen, S_SHARED, (int64_t)f->shared_static, 0))
             return -1;
@@ -396,6 +410,7 @@ parse_function(P *p, int entry)
     p->nfix = 0;
     p->cur_line = 0;
     ptx_sym_clear(&p->fn);
+    ptx_sym_clear(&p->fshared);
     f->is_entry = entry;
     f->module = p->m;
     p->zero_slot = ptx_const_slot(p, 0);
@@ -495,6 +510,10 @@ parse_function(P *p, int entry)
             goto error;
         }
         f->code[p->fix[k].inst].imm = s->value;
+    }
+    if (ptx_contract(f) < 0) {
+        ptx_fail(p, line, "out of memory");
+        goto error;
     }
     for (int k = 0; k < p->m->nfuncs; k++)
         if (strcmp(p->m->funcs[k]->name, f->name) == 0) {
@@ -846,6 +865,7 @@ emu_ptx_load(const char *ptx, char *why, size_t whylen)
     ptx_scan_funcs(&p);
     int rc = parse_module(&p);
     ptx_sym_clear(&p.fn);
+    ptx_sym_clear(&p.fshared);
     ptx_sym_clear(&p.mod);
     free(p.t.v);
     free(p.fix);

@@ -578,11 +578,21 @@ emu_run_warp(block *b, warp *w)
         case OP_FADD32: LANES(m, Dd[l] = UFC(F(A[l]) + F(Bv[l]))); break;
         case OP_FSUB32: LANES(m, Dd[l] = UFC(F(A[l]) - F(Bv[l]))); break;
         case OP_FMUL32: LANES(m, Dd[l] = UFC(F(A[l]) * F(Bv[l]))); break;
-        case OP_FFMA32: fma32_lanes(m, Dd, A, Bv, C); break;
+        case OP_FFMA32:
+            if (in->imm)
+                emu_op_ffma_neg(w, in, m);
+            else
+                fma32_lanes(m, Dd, A, Bv, C);
+            break;
         case OP_FADD64: LANES(m, Dd[l] = UDN(D(A[l]) + D(Bv[l]), Bv[l], 0)); break;
         case OP_FSUB64: LANES(m, Dd[l] = UDN(D(A[l]) - D(Bv[l]), Bv[l], 0)); break;
         case OP_FMUL64: LANES(m, Dd[l] = UDN(D(A[l]) * D(Bv[l]), Bv[l], 0)); break;
-        case OP_FFMA64: fma64_lanes(m, Dd, A, Bv, C); break;
+        case OP_FFMA64:
+            if (in->imm)
+                emu_op_ffma_neg(w, in, m);
+            else
+                fma64_lanes(m, Dd, A, Bv, C);
+            break;
         case OP_INT: emu_op_int(w, in, m); break;
         case OP_FLT: emu_op_flt(w, in, m); break;
         case OP_SETP: op_setp(w, in, m, A, Bv); break;
