@@ -232,7 +232,6 @@ void emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args
 void emu_op_pack(warp *w, const emu_inst *in, uint32_t m);
 void emu_op_unpack(warp *w, const emu_inst *in, uint32_t m);
 void emu_op_movn(warp *w, const emu_inst *in, uint32_t m);
-void emu_op_ffma_neg(warp *w, const emu_inst *in, uint32_t m);
 void emu_op_int(warp *w, const emu_inst *in, uint32_t m);
 void emu_op_flt(warp *w, const emu_inst *in, uint32_t m);
 void emu_op_set(warp *w, const emu_inst *in, uint32_t m);

@@ -50,22 +50,6 @@ emu_op_movn(warp *w, const emu_inst *in, uint32_t m)
     });
 }
 
-/* A contracted sub (ptx_contract): fma with s0 (imm bit 0) or s2 (bit 1) negated, as the
- * GPU's FFMA/DFMA negates an operand: its sign flipped, NaNs included. */
-void
-emu_op_ffma_neg(warp *w, const emu_inst *in, uint32_t m)
-{
-    int wide = in->op == OP_FFMA64;
-    uint64_t sign = wide ? 1ull << 63 : 1ull << 31;
-    const uint64_t *A = REG(in->s[0]), *C = REG(in->s[2]);
-    uint64_t na[32], nc[32];
-    for (int l = 0; l < 32; l++) {
-        na[l] = (in->imm & 1) ? A[l] ^ sign : A[l];
-        nc[l] = (in->imm & 2) ? C[l] ^ sign : C[l];
-    }
-    (wide ? emu_fma64_lanes_fn : emu_fma32_lanes_fn)(m, REG(in->d[0]), na, REG(in->s[1]), nc);
-}
-
 /* Any integer instruction the switch has no case of its own for, lane by lane; carry
  * in and out of w->cc. */
 void

@@ -1,4 +1,4 @@
-/* ptx_alu.c - decodes PTX arithmetic: the operation, its specialized opcode, its operands' types */
+/* ptx_alu.c - decodes PTX arithmetic (the operation, its specialized opcode, its operands' types) and mov, and contracts mul+add into fma as ptxas does */
 #include "emulator/ptx.h"
 
 #include <stdlib.h>
@@ -194,9 +194,150 @@ ptx_alu_known(const char *base, int nbase)
     return 0;
 }
 
-/* ------------------------------------------------------------------ contraction
- *
- * PTX's mul, add and sub without a rounding modifier may be fused by the code
+/* ------------------------------------------------------------------ mov */
+
+/* The .b128 register an operand names: its first slot (the high half is the next), or
+ * -1 with the reason. */
+static int
+b128_reg(decoding *d, const operand *o)
+{
+    sym *s = o->kind == OK_NAME ? ptx_lookup(d->p, o->name, o->nlen) : NULL;
+    if (s == NULL || s->kind != S_REG || s->type != TY_B128)
+        return ptx_fail(d->p, d->line, "'%.*s' is not valid PTX: its operand '%.*s' is not a .b128 "
+                        "register (mov.b128 copies one, packs two 64-bit values into one, or "
+                        "unpacks one into two)", d->op->len, d->op->p,
+                        o->kind == OK_VEC ? 1 : o->nlen, o->kind == OK_VEC ? "{" : o->name);
+    return (int)s->value;
+}
+
+/* mov.b128 as the PTX ISA defines it: d = a between .b128 registers, d = {lo, hi} from
+ * two 64-bit values, {lo, hi} = a into two 64-bit registers. One OP_MOVN of the two
+ * halves. */
+static int
+decode_mov128(decoding *d)
+{
+    operand *ops = d->ops;
+    emu_inst *in = d->in;
+    in->op = OP_MOVN;
+    in->vec = 2;
+    in->type = TY_U64;
+    const operand *vec = ops[0].kind == OK_VEC ? &ops[0] : ops[1].kind == OK_VEC ? &ops[1] : NULL;
+    if (vec && vec->nitems != 2)
+        return ptx_fail(d->p, d->line, "'%.*s' is not valid PTX: a .b128 value packs or unpacks "
+                        "into two 64-bit values, not %d", d->op->len, d->op->p, vec->nitems);
+    if (ops[0].kind == OK_VEC && ops[1].kind == OK_VEC)
+        return ptx_refuse(d);
+    for (int k = 0; k < 2; k++) {
+        if (ops[1].kind == OK_VEC) {
+            operand o = ptx_vec_item(&ops[1], k, d->line);
+            if ((in->s[k] = ptx_src(d->p, &o, TY_U64)) < 0)
+                return -1;
+        }
+        else if ((in->s[k] = b128_reg(d, &ops[1])) < 0)
+            return -1;
+        else
+            in->s[k] += k;
+        if (ops[0].kind == OK_VEC) {
+            operand o = {.kind = OK_NAME, .name = ops[0].items[k], .nlen = ops[0].ilens[k],
+                         .line = d->line};
+            if ((in->d[k] = ptx_dst(d->p, &o)) < 0)
+                return -1;
+        }
+        else if ((in->d[k] = b128_reg(d, &ops[0])) < 0)
+            return -1;
+        else
+            in->d[k] += k;
+    }
+    return 0;
+}
+
+/* mov: a predicate constant or copy, packing into and out of vectors, the clocks, or
+ * a plain copy. */
+int
+ptx_decode_mov(decoding *d)
+{
+    P *p = d->p;
+    emu_inst *in = d->in;
+    operand *ops = d->ops;
+    int type = d->type, line = d->line;
+    if (d->nops != 2)
+        return ptx_refuse(d);
+    if (type == TY_PRED && ops[1].kind == OK_NUM) {
+        uint64_t v;
+        in->op = OP_PCONST;
+        if (ptx_literal(ops[1].name, ops[1].nlen, 0, TY_U32, &v) < 0 || (in->d[0] = ptx_pred(p, ops[0].name, ops[0].nlen, line)) < 0)
+            return ptx_fail(p, line, "the emulator could not read '%.*s'", d->op->len, d->op->p);
+        in->imm = v != 0;
+        return 0;
+    }
+    if (type == TY_PRED) {
+        in->op = OP_MOVP;
+        return (in->d[0] = ptx_pred(p, ops[0].name, ops[0].nlen, line)) < 0 || (in->s[0] = ptx_pred(p, ops[1].name, ops[1].nlen, line)) < 0 ? -1 : 0;
+    }
+    if (type == TY_B128)
+        return decode_mov128(d);
+    int sz = emu_type_size(type);
+    if ((ops[0].kind == OK_VEC && (ops[0].nitems < 2 || ops[0].nitems > 4)) ||
+        (ops[1].kind == OK_VEC && (ops[1].nitems < 2 || ops[1].nitems > 4)))
+        return ptx_fail(p, line, "the emulator could not read the vector operand of '%.*s'",
+                        d->op->len, d->op->p);
+    if (ops[1].kind == OK_VEC) { /* pack */
+        in->op = OP_PACK;
+        in->imm = sz * 8 / ops[1].nitems;
+        in->vec = (uint8_t)ops[1].nitems;
+        for (int k = 0; k < ops[1].nitems && k < 4; k++) {
+            operand o = ptx_vec_item(&ops[1], k, line);
+            if ((in->s[k] = ptx_src(p, &o, TY_U64)) < 0)
+                return -1;
+        }
+        return (in->d[0] = ptx_dst(p, &ops[0])) < 0 ? -1 : 0;
+    }
+    if (ops[0].kind == OK_VEC) { /* unpack */
+        in->op = OP_UNPACK;
+        in->imm = sz * 8 / ops[0].nitems;
+        in->vec = (uint8_t)ops[0].nitems;
+        for (int k = 0; k < ops[0].nitems && k < 4; k++) {
+            operand o = {.kind = OK_NAME, .name = ops[0].items[k], .nlen = ops[0].ilens[k], .line = line};
+            if ((in->d[k] = ptx_dst(p, &o)) < 0)
+                return -1;
+        }
+        return (in->s[0] = ptx_src(p, &ops[1], type)) < 0 ? -1 : 0;
+    }
+    if (ops[1].kind == OK_NAME && ops[1].name[0] == '%') {
+        static const struct {
+            const char *name;
+            int op;
+        } clocks[] = {{"%clock", OP_CLOCK}, {"%clock64", OP_CLOCK64}, {"%globaltimer", OP_GLOBALTIMER}};
+        for (size_t k = 0; k < sizeof clocks / sizeof *clocks; k++) {
+            if ((int)strlen(clocks[k].name) == ops[1].nlen && memcmp(clocks[k].name, ops[1].name, (size_t)ops[1].nlen) == 0) {
+                in->op = (uint16_t)clocks[k].op;
+                return (in->d[0] = ptx_dst(p, &ops[0])) < 0 ? -1 : 0;
+            }
+        }
+    }
+    in->op = OP_MOV;
+    return (in->d[0] = ptx_dst(p, &ops[0])) < 0 || (in->s[0] = ptx_src(p, &ops[1], type)) < 0 ? -1 : 0;
+}
+
+#define IS(d, str) ((d)->nbase == (int)sizeof(str) - 1 && memcmp((d)->base, str, sizeof(str) - 1) == 0)
+
+/* An instruction of type .b128 other than mov: the memory ones PTX defines (ld, st and
+ * atom's cas and exch, sm_70 and later) are not implemented; the rest are not PTX. */
+int
+ptx_refuse_b128(decoding *d)
+{
+    if (IS(d, "ld") || IS(d, "st") || IS(d, "ldu") || IS(d, "atom") || IS(d, "red"))
+        return ptx_fail(d->p, d->line, "the emulator does not support 128-bit memory operations: "
+                        "'%.*s' (load or store the two 64-bit halves instead)", d->op->len, d->op->p);
+    return ptx_fail(d->p, d->line, "'%.*s' is not valid PTX: .b128 is a type of mov, ld, st and "
+                    "atom only", d->op->len, d->op->p);
+}
+
+#undef IS
+
+/* ------------------------------------------------------------------ contraction */
+
+/* PTX's mul, add and sub without a rounding modifier may be fused by the code
  * generator, and ptxas fuses them: a float32 or float64 mul whose result is read only by
  * one add or sub without one (neither .rn nor .ftz nor .sat, neither guarded), later in
  * the same straight run of code with the mul's operands unchanged in between, becomes
