@@ -167,10 +167,13 @@ def inputs():
 def run(path):
     import cukit
 
+    out = {}
+    # first of all, while the process's device memory is fresh: it reads as zero
+    out["fresh_memory"] = np.array([np.count_nonzero(cukit.empty(n, np.uint8).get())
+                                    for n in (1, 1000, 1 << 16, 1 << 20, 1 << 24)], np.int64)
     mod = cukit.compile(CORPUS, name="corpus.cu")
     a, b, f, g, h, d, e, ints, coll = inputs()
     dev = lambda v: cukit.to_device(v)  # noqa: E731
-    out = {}
     grid, block = N // 128, 128
 
     o = cukit.zeros(32 * N, np.uint32)
@@ -204,6 +207,8 @@ def run(path):
     textures(cukit, out, h)
     curand_draws(cukit, out)
     float8(cukit, out, f)
+    wide_ints(cukit, out, a, b)
+    contraction(cukit, out, f, g, h, d, e)
     np.savez(path, **out)
     print(f"{path}: {len(out)} outputs on {cukit.backend()}")
 
@@ -281,6 +286,77 @@ def textures(cukit, out, h):
         yy = y if sy == 1.0 else cukit.to_device((ys * np.float32(sy)).astype(np.float32))
         mod.sample(tex, xx, yy, o, n, grid=n // 128, block=128)
         out[name] = o.get()
+
+
+WIDE = r"""
+extern "C" __global__ void wide(const unsigned* a, const unsigned* b, unsigned* o32,
+                                unsigned long long* o64, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned x = a[i], y = b[i], z = a[(i + 1) % n], r[6];
+    // carry chains that mix additions and subtractions (CF after sub.cc: 1 = no borrow)
+    asm("sub.cc.u32 %0, %2, %3;\n\taddc.u32 %1, %4, %4;" : "=r"(r[0]), "=r"(r[1]) : "r"(x), "r"(y), "r"(z));
+    asm("add.cc.u32 %0, %2, %3;\n\tsubc.u32 %1, %4, %3;" : "=r"(r[2]), "=r"(r[3]) : "r"(x), "r"(y), "r"(z));
+    asm("sub.cc.u32 %0, %2, %3;\n\tmadc.lo.u32 %1, %2, %3, %4;" : "=r"(r[4]), "=r"(r[5]) : "r"(x), "r"(y), "r"(z));
+    for (int k = 0; k < 6; k++) o32[6 * i + k] = r[k];
+    unsigned long long X = ((unsigned long long)x << 32) | y, Y = ((unsigned long long)z << 32) | (x ^ y);
+    unsigned __int128 p = ((unsigned __int128)X << 64) | Y, q = ((unsigned __int128)(Y | 1) << (x & 63)) | (y | 1);
+    __int128 sp = (__int128)p, sq = (__int128)q;
+    unsigned __int128 w[6] = {p / q, p % q, (unsigned __int128)(sp / sq), (unsigned __int128)(sp % sq),
+                              p * q, p - q};
+    unsigned long long lo, hi;
+    // a .b128 register packed, copied and unpacked
+    asm("{\n\t.reg .b128 t, u;\n\tmov.b128 t, {%2, %3};\n\tmov.b128 u, t;\n\tmov.b128 {%0, %1}, u;\n\t}"
+        : "=l"(lo), "=l"(hi) : "l"(X), "l"(Y));
+    unsigned long long* o = o64 + 14 * i;
+    for (int k = 0; k < 6; k++) { o[2 * k] = (unsigned long long)w[k]; o[2 * k + 1] = (unsigned long long)(w[k] >> 64); }
+    o[12] = lo; o[13] = hi;
+}
+"""
+
+
+def wide_ints(cukit, out, a, b):
+    """Mixed carry chains, NVRTC's __int128 arithmetic (division and modulo mix sub.cc
+    with addc) and .b128 moves: exact integers."""
+    mod = cukit.compile(WIDE, name="wide.cu", options=["--device-int128"])
+    o32, o64 = cukit.zeros(6 * N, np.uint32), cukit.zeros(14 * N, np.uint64)
+    mod.wide(cukit.to_device(a), cukit.to_device(b), o32, o64, N, grid=N // 128, block=128)
+    out["carry_chains"], out["int128"] = o32.get(), o64.get()
+
+
+CONTRACTION = r"""
+struct cf { float re, im; };
+struct cd { double re, im; };
+extern "C" __global__ void contract(const float* x, const float* y, const float* z, float* o,
+                                    const double* X, const double* Y, double* O, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float a = x[i], b = y[i], c = z[i], r[3];
+    // mul and add/sub without a rounding modifier: ptxas fuses them into one fma
+    asm("{ .reg .f32 t; mul.f32 t, %1, %2; add.f32 %0, t, %3; }" : "=f"(r[0]) : "f"(a), "f"(b), "f"(c));
+    asm("{ .reg .f32 t; mul.f32 t, %1, %2; sub.f32 %0, t, %3; }" : "=f"(r[1]) : "f"(a), "f"(b), "f"(c));
+    asm("{ .reg .f32 t; mul.f32 t, %1, %2; sub.f32 %0, %3, t; }" : "=f"(r[2]) : "f"(a), "f"(b), "f"(c));
+    for (int k = 0; k < 3; k++) o[3 * i + k] = r[k];
+    // a complex<float> divided by a complex<double>, as PyCUDA's complex does it
+    cf u = {a, b};
+    cd v = {X[i], Y[i]};
+    double den = v.re * v.re + v.im * v.im;
+    O[2 * i] = (u.re * v.re + u.im * v.im) / den;
+    O[2 * i + 1] = (u.im * v.re - u.re * v.im) / den;
+}
+"""
+
+
+def contraction(cukit, out, f, g, h, d, e):
+    """Floating-point contraction: mul then add/sub without rounding modifiers, which
+    ptxas fuses, and mixed-precision complex division."""
+    mod = cukit.compile(CONTRACTION, name="contraction.cu")
+    x, y = f[8:N + 8], g
+    z = np.resize(x[:N - 8] * y[:N - 8] * np.float32(1 + 2**-20), N).astype(np.float32)
+    o, O = cukit.zeros(3 * N, np.float32), cukit.zeros(2 * N, np.float64)
+    mod.contract(cukit.to_device(np.resize(x, N)), cukit.to_device(y), cukit.to_device(z), o,
+                 cukit.to_device(d), cukit.to_device(e), O, N, grid=N // 128, block=128)
+    out["contraction_f32"], out["complex_div_mixed"] = o.get(), O.get()
 
 
 def float8(cukit, out, f):

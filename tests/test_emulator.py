@@ -1081,6 +1081,24 @@ def test_differential_corpus_runs_on_the_emulator(tmp_path, nvrtc):
         assert abs(saved[f"curand_{gen}_normal_f64"].std() - 1) < 0.1
         assert abs(saved[f"curand_{gen}_poisson"].mean() - 3.5) < 0.3
         assert len(np.unique(saved[f"curand_{gen}_bits"])) > 2000
+    np.testing.assert_array_equal(saved["fresh_memory"], 0)
+    c32 = saved["carry_chains"].reshape(-1, 6).astype(np.int64)
+    x, y, z = a.astype(np.int64), b.astype(np.int64), np.roll(a, -1).astype(np.int64)
+    m32 = 2**32 - 1
+    no_borrow = (x >= y).astype(np.int64)
+    np.testing.assert_array_equal(c32[:, 0], (x - y) & m32)
+    np.testing.assert_array_equal(c32[:, 1], (2 * z + no_borrow) & m32)
+    carry = ((x + y) >> 32) & 1
+    np.testing.assert_array_equal(c32[:, 3], (z + (~y & m32) + carry) & m32)
+    np.testing.assert_array_equal(c32[:, 5], (x * y + z + no_borrow) & m32)
+    w = saved["int128"].reshape(-1, 14)
+    for i in range(0, len(w), 97):
+        X = int(a[i]) << 32 | int(b[i])
+        Y = int(a[(i + 1) % len(a)]) << 32 | (int(a[i]) ^ int(b[i]))
+        p, q = X << 64 | Y, (((Y | 1) << (int(a[i]) & 63)) | (int(b[i]) | 1)) % 2**128
+        got = [int(w[i, 2 * k]) | int(w[i, 2 * k + 1]) << 64 for k in range(6)]
+        assert got[:2] == [p // q, p % q] and got[4:] == [p * q % 2**128, (p - q) % 2**128]
+        assert [int(w[i, 12]), int(w[i, 13])] == [X, Y]
     np.testing.assert_array_equal(saved["tex_point_clamp"],
                                   img[np.clip(np.floor(ys), 0, 36).astype(int),
                                       np.clip(np.floor(xs), 0, 52).astype(int)])
@@ -1253,3 +1271,61 @@ def test_b128_beyond_mov_is_refused_with_the_reason(inst, why):
     with pytest.raises(cukit.CudaError, match=why + r".* at b128.cu:3"):
         cukit.compile(src, name="b128.cu")
 
+
+
+FUSE = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p0)
+{
+  .reg .f32 %f<20>;
+  .reg .f64 %fd<8>;
+  .reg .pred %p<2>;
+  mov.f32 %f1, 0f3F800000;
+  mov.f32 %f2, 0f40000000;
+  mov.f32 %f3, 0f40400000;
+  mul.f32 %f4, %f1, %f2;
+  add.f32 %f5, %f4, %f3;          // fused: a*b + c
+  mul.f32 %f6, %f1, %f3;
+  sub.f32 %f7, %f2, %f6;          // fused: c - a*b
+  mul.f32 %f8, %f1, %f2;
+  add.f32 %f9, %f8, %f3;
+  add.f32 %f10, %f8, %f9;         // %f8 read twice: not fused
+  mul.rn.f32 %f11, %f1, %f2;
+  add.f32 %f12, %f11, %f3;        // .rn: not fused
+  mul.f32 %f13, %f1, %f2;
+  add.rn.f32 %f14, %f13, %f3;     // .rn: not fused
+  mul.f32 %f15, %f1, %f2;
+  mov.f32 %f1, %f3;
+  add.f32 %f16, %f15, %f3;        // an operand changed in between: not fused
+  mul.f32 %f17, %f2, %f3;
+  setp.gt.f32 %p1, %f17, %f3;
+  @%p1 bra $L_skip;
+$L_skip:
+  add.f32 %f18, %f17, %f3;        // a label in between: not fused
+  mul.f64 %fd1, %fd2, %fd3;
+  sub.f64 %fd4, %fd1, %fd5;       // fused: a*b - c
+  ret;
+}
+"""
+
+
+def test_the_pairs_the_emulator_contracts():
+    """The contraction rule (mul and add/sub without rounding, the product read once, in
+    a straight run with its operands unchanged), counted by the function
+    tools/contraction_check.py compares with ptxas's counts. Needs no device."""
+    from cukit import _cukit
+    assert _cukit._emulator_contractions(FUSE.encode()) == {"k": 3}
+    with pytest.raises(ValueError, match="cannot read this PTX"):
+        _cukit._emulator_contractions(b".version 8.0\n.target sm_90\nnonsense")
+
+
+@pytest.mark.gpu_hardware
+def test_contraction_check_runs_in_one_command():
+    tool = os.path.join(os.path.dirname(__file__), os.pardir, "tools", "contraction_check.py")
+    r = subprocess.run([sys.executable, tool], capture_output=True, text=True, timeout=1800)
+    print(r.stdout)
+    assert r.returncode in (0, 1, 2), r.stderr
+    if r.returncode != 2:
+        assert re.search(r"\d+ kernels: ptxas contracts \d+ pairs, the emulator \d+; \d+ kernels "
+                         r"differ", r.stdout.splitlines()[-1])

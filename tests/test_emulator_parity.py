@@ -433,3 +433,82 @@ def test_a_single_pass_scan_whose_blocks_wait_for_each_other(rng):
     ticket, ready, prefix = (cukit.zeros(n, np.int32) for n in (1, nblocks, nblocks))
     mod.chained_scan(cukit.to_device(x), out, ticket, ready, prefix, grid=nblocks, block=128)
     np.testing.assert_array_equal(out.get(), np.cumsum(x).astype(np.int32))
+
+
+# ------------------------------------------------------------------ contraction
+
+CONTRACT = r"""
+extern "C" __global__ void contract(const float* x, const float* y, const float* z, float* o,
+                                    const double* X, const double* Y, const double* Z,
+                                    double* O, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float a = x[i], b = y[i], c = z[i], p, r0, r1, r2, r3;
+    // mul and add without a rounding modifier: ptxas fuses them into one fma
+    asm("{ .reg .f32 t; mul.f32 t, %1, %2; add.f32 %0, t, %3; }" : "=f"(r0) : "f"(a), "f"(b), "f"(c));
+    asm("{ .reg .f32 t; mul.f32 t, %1, %2; sub.f32 %0, t, %3; }" : "=f"(r1) : "f"(a), "f"(b), "f"(c));
+    asm("{ .reg .f32 t; mul.f32 t, %1, %2; sub.f32 %0, %3, t; }" : "=f"(r2) : "f"(a), "f"(b), "f"(c));
+    // .rn on either: never fused
+    asm("{ .reg .f32 t; mul.rn.f32 t, %1, %2; add.f32 %0, t, %3; }" : "=f"(r3) : "f"(a), "f"(b), "f"(c));
+    o[4 * i] = r0; o[4 * i + 1] = r1; o[4 * i + 2] = r2; o[4 * i + 3] = r3;
+    double A = X[i], B = Y[i], C = Z[i], s0, s1, s2;
+    asm("{ .reg .f64 t; mul.f64 t, %1, %2; add.f64 %0, %3, t; }" : "=d"(s0) : "d"(A), "d"(B), "d"(C));
+    asm("{ .reg .f64 t; mul.f64 t, %1, %2; sub.f64 %0, t, %3; }" : "=d"(s1) : "d"(A), "d"(B), "d"(C));
+    asm("{ .reg .f64 t; mul.f64 t, %1, %2; add.rn.f64 %0, t, %3; }" : "=d"(s2) : "d"(A), "d"(B), "d"(C));
+    O[3 * i] = s0; O[3 * i + 1] = s1; O[3 * i + 2] = s2;
+    (void)p;
+}
+"""
+
+
+def test_mul_then_add_without_rounding_is_one_fma_as_ptxas_makes_it(rng):
+    mod = cukit.compile(CONTRACT, name="contract.cu")
+    n = 4096
+    x, y, z = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+    z = (x * y * np.float32(1 + 2**-20)).astype(np.float32)  # cancellation shows the fma
+    X, Y = rng.standard_normal(n), rng.standard_normal(n)
+    Z = X * Y * (1 + 2**-40)
+    o, O = cukit.to_device(poison(4 * n, np.float32)), cukit.to_device(poison(3 * n, np.float64))
+    dev = cukit.to_device
+    mod.contract(dev(x), dev(y), dev(z), o, dev(X), dev(Y), dev(Z), O, np.int32(n), grid=16,
+                 block=256)
+    got, GOT = o.get().reshape(n, 4), O.get().reshape(n, 3)
+    x64, y64, z64 = (v.astype(np.float64) for v in (x, y, z))
+    exact = x64 * y64  # exact in float64: the fused results round once
+    np.testing.assert_array_equal(got[:, 0], (exact + z64).astype(np.float32))
+    np.testing.assert_array_equal(got[:, 1], (exact - z64).astype(np.float32))
+    np.testing.assert_array_equal(got[:, 2], (z64 - exact).astype(np.float32))
+    np.testing.assert_array_equal(got[:, 3], x * y + z)
+    assert np.count_nonzero(got[:, 0] != x * y + z) > 100  # the test tells them apart
+    from fractions import Fraction
+
+    def fused(a, b, c, sign):
+        return float(Fraction(a) * Fraction(b) + sign * Fraction(c))
+
+    for i in range(0, n, 16):
+        assert GOT[i, 0] == fused(X[i], Y[i], Z[i], 1)
+        assert GOT[i, 1] == fused(X[i], Y[i], Z[i], -1)
+    np.testing.assert_array_equal(GOT[:, 2], X * Y + Z)
+
+
+FUNC_SHARED = r"""
+__device__ __noinline__ int swap_in(int v) {
+    __shared__ int keep[64];        // one array per block, however often it is called
+    int old = keep[threadIdx.x];
+    keep[threadIdx.x] = v;
+    return old;
+}
+extern "C" __global__ void twice(const int* x, int* out) {
+    int i = blockIdx.x * 64 + threadIdx.x;
+    swap_in(x[i]);
+    out[i] = swap_in(-1);
+}
+"""
+
+
+def test_a_shared_array_of_a_noinline_function_called_twice_is_one_array(rng):
+    mod = cukit.compile(FUNC_SHARED, name="func_shared.cu")
+    x = rng.integers(-1000, 1000, 4 * 64).astype(np.int32)
+    out = cukit.to_device(poison(x.size, np.int32))
+    mod.twice(cukit.to_device(x), out, grid=4, block=64)
+    np.testing.assert_array_equal(out.get(), x)

@@ -170,7 +170,43 @@ mod_emulator_threads(PyObject *m, PyObject *Py_UNUSED(ignored))
     return PyLong_FromLong(emu_thread_count());
 }
 
+/* {kernel: mul and add/sub pairs the emulator fuses into fma} of a PTX module, for
+ * tools/contraction_check.py, which compares them with ptxas's. Needs no device. */
+static PyObject *
+mod_emulator_contractions(PyObject *m, PyObject *arg)
+{
+    char *ptx;
+    Py_ssize_t n;
+    if (PyBytes_AsStringAndSize(arg, &ptx, &n) < 0)
+        return NULL;
+    if ((Py_ssize_t)strlen(ptx) != n) {
+        PyErr_SetString(PyExc_ValueError, "_emulator_contractions: the PTX holds a NUL byte");
+        return NULL;
+    }
+    char why[1024] = "";
+    emu_module *mod;
+    Py_BEGIN_ALLOW_THREADS
+    mod = emu_ptx_load(ptx, why, sizeof why);
+    Py_END_ALLOW_THREADS
+    if (mod == NULL) {
+        PyErr_Format(PyExc_ValueError, "_emulator_contractions: the emulator cannot read this PTX: %s",
+                     why);
+        return NULL;
+    }
+    PyObject *out = PyDict_New();
+    for (int i = 0; out && i < mod->nfuncs; i++) {
+        PyObject *v = PyLong_FromLong(mod->funcs[i]->fused);
+        if (v == NULL || PyDict_SetItemString(out, mod->funcs[i]->name, v) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(v);
+    }
+    emu_module_free(mod);
+    return out;
+}
+
 static PyMethodDef emulator_functions[] = {
+    {"_emulator_contractions", mod_emulator_contractions, METH_O,
+     "{kernel: mul and add/sub pairs fused into fma} of a PTX module (tools/contraction_check.py)."},
     {"_emulator_instructions", mod_emulator_instructions, METH_NOARGS,
      "Thread-instructions the emulator has run in this process (for benchmarks)."},
     {"_emulator_threads", mod_emulator_threads, METH_NOARGS,

@@ -56,6 +56,8 @@ enum {
     OP_SHR_U32, OP_SHR_S32, OP_SHR_U64, OP_SHR_S64, OP_AND32, OP_AND64, OP_OR32,
     OP_OR64, OP_XOR32, OP_XOR64,
     OP_FADD32, OP_FSUB32, OP_FMUL32, OP_FFMA32, OP_FADD64, OP_FSUB64, OP_FMUL64, OP_FFMA64,
+                      /* OP_FFMA*: imm bit 0 negates s0, bit 1 negates s2 (a contracted
+                       * sub: ptx_contract) */
     OP_INT,           /* generic integer: base, type */
     OP_FLT,           /* generic float: base, type, mod */
     OP_SETP,          /* d0 (pred) [, d1 (pred, negated)] = a cmp b [bool-op c] */
@@ -160,6 +162,7 @@ typedef struct emu_func {
     int max_dyn_shared;      /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
     struct emu_module *module; /* borrowed: the module owns the function */
     int uses_clock;
+    int fused;               /* mul and add/sub pairs contracted into fma (ptx_contract) */
 } emu_func;
 
 typedef struct {

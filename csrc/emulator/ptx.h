@@ -82,6 +82,8 @@ typedef struct P {
     emu_module *m;
     symtab mod;   /* module scope: globals, functions, extern shared */
     symtab fn;    /* function scope */
+    symtab fshared; /* the kernel's .shared variables of inlined functions, "func/name":
+                     * one per block however many times the function is inlined */
     emu_func *f;
     int capcode, capprefill;
     fixup *fix;
@@ -103,6 +105,12 @@ typedef struct P {
 
 /* ptx_read.c: the refusal of a device-side launch (dynamic parallelism), with the way around it. -1. */
 int ptx_fail_device_launch(P *p, int line);
+/* ptx_target.c: the directive at t (.version, .target or .address_size) as a driver checks
+ * it: .version first, an ISA version that exists and is not newer than the emulated
+ * driver's (CUDA 13: 9.x), a target the driver still compiles (sm_50 and later), not
+ * newer than the emulated device and known to the file's ISA version, 64-bit addresses.
+ * 0, or -1 with the reason. */
+int ptx_check_header(P *p, tok *t);
 /* ptx_read.c: the refusal of a .b128 register used outside mov.b128. -1. */
 int ptx_fail_b128(P *p, int line, const char *name, int len);
 
@@ -159,6 +167,8 @@ sym *ptx_lookup(P *p, const char *name, int len);
 /* A source operand of `type` as a slot; a destination register's slot; a predicate. -1 on error. */
 int ptx_src(P *p, const operand *o, int type);
 int ptx_dst(P *p, const operand *o);
+/* An item of a vector operand {a, b, ..} as an operand of its own. */
+operand ptx_vec_item(const operand *v, int k, int line);
 int ptx_pred(P *p, const char *name, int len, int line);
 
 /* Note that name is declared in the current block (before declaring it). 0 / -1. */
@@ -222,6 +232,13 @@ int ptx_parse_mods(P *p, const tok *op, const char *base, int nbase, mods *m, in
 int ptx_alu_known(const char *base, int nbase);
 /* ptx_alu.c: decode such an instruction into d->in. 0 / -1. */
 int ptx_decode_alu(decoding *d);
+/* ptx_alu.c: mov (predicates, packing, the clocks, .b128 registers). 0 / -1. */
+int ptx_decode_mov(decoding *d);
+/* ptx_alu.c: the refusal of .b128 on an instruction other than mov. -1. */
+int ptx_refuse_b128(decoding *d);
+/* ptx_alu.c: contract f's mul and add/sub pairs into fma as ptxas does (after its branch
+ * targets are set); counts them in f->fused. 0, or -1 out of memory. */
+int ptx_contract(emu_func *f);
 
 /* ptx_inst.c: one instruction statement (the guard, opcode, operands) into p->f. 0 / -1. */
 int ptx_parse_instruction(P *p);

@@ -68,137 +68,6 @@ pred_of(decoding *d, int k)
     return ptx_pred(d->p, d->ops[k].name, d->ops[k].nlen, d->line);
 }
 
-/* An item of a vector operand {a, b, ..} as an operand of its own. */
-static operand
-vec_item(const operand *v, int k, int line)
-{
-    return (operand){.kind = v->inums[k] ? OK_NUM : OK_NAME, .name = v->items[k],
-                     .nlen = v->ilens[k], .line = line};
-}
-
-/* The .b128 register an operand names: its first slot (the high half is the next), or
- * -1 with the reason. */
-static int
-b128_reg(decoding *d, const operand *o)
-{
-    sym *s = o->kind == OK_NAME ? ptx_lookup(d->p, o->name, o->nlen) : NULL;
-    if (s == NULL || s->kind != S_REG || s->type != TY_B128)
-        return ptx_fail(d->p, d->line, "'%.*s' is not valid PTX: its operand '%.*s' is not a .b128 "
-                        "register (mov.b128 copies one, packs two 64-bit values into one, or "
-                        "unpacks one into two)", d->op->len, d->op->p,
-                        o->kind == OK_VEC ? 1 : o->nlen, o->kind == OK_VEC ? "{" : o->name);
-    return (int)s->value;
-}
-
-/* mov.b128 as the PTX ISA defines it: d = a between .b128 registers, d = {lo, hi} from
- * two 64-bit values, {lo, hi} = a into two 64-bit registers. One OP_MOVN of the two
- * halves. */
-static int
-decode_mov128(decoding *d)
-{
-    operand *ops = d->ops;
-    emu_inst *in = d->in;
-    in->op = OP_MOVN;
-    in->vec = 2;
-    in->type = TY_U64;
-    const operand *vec = ops[0].kind == OK_VEC ? &ops[0] : ops[1].kind == OK_VEC ? &ops[1] : NULL;
-    if (vec && vec->nitems != 2)
-        return ptx_fail(d->p, d->line, "'%.*s' is not valid PTX: a .b128 value packs or unpacks "
-                        "into two 64-bit values, not %d", d->op->len, d->op->p, vec->nitems);
-    if (ops[0].kind == OK_VEC && ops[1].kind == OK_VEC)
-        return ptx_refuse(d);
-    for (int k = 0; k < 2; k++) {
-        if (ops[1].kind == OK_VEC) {
-            operand o = vec_item(&ops[1], k, d->line);
-            if ((in->s[k] = ptx_src(d->p, &o, TY_U64)) < 0)
-                return -1;
-        }
-        else if ((in->s[k] = b128_reg(d, &ops[1])) < 0)
-            return -1;
-        else
-            in->s[k] += k;
-        if (ops[0].kind == OK_VEC) {
-            operand o = {.kind = OK_NAME, .name = ops[0].items[k], .nlen = ops[0].ilens[k],
-                         .line = d->line};
-            if ((in->d[k] = ptx_dst(d->p, &o)) < 0)
-                return -1;
-        }
-        else if ((in->d[k] = b128_reg(d, &ops[0])) < 0)
-            return -1;
-        else
-            in->d[k] += k;
-    }
-    return 0;
-}
-
-/* mov: a predicate constant or copy, packing into and out of vectors, the clocks, or
- * a plain copy. */
-static int
-decode_mov(decoding *d)
-{
-    P *p = d->p;
-    emu_inst *in = d->in;
-    operand *ops = d->ops;
-    int type = d->type, line = d->line;
-    if (d->nops != 2)
-        return ptx_refuse(d);
-    if (type == TY_PRED && ops[1].kind == OK_NUM) {
-        uint64_t v;
-        in->op = OP_PCONST;
-        if (ptx_literal(ops[1].name, ops[1].nlen, 0, TY_U32, &v) < 0 || (in->d[0] = pred_of(d, 0)) < 0)
-            return ptx_fail(p, line, "the emulator could not read '%.*s'", d->op->len, d->op->p);
-        in->imm = v != 0;
-        return 0;
-    }
-    if (type == TY_PRED) {
-        in->op = OP_MOVP;
-        return (in->d[0] = pred_of(d, 0)) < 0 || (in->s[0] = pred_of(d, 1)) < 0 ? -1 : 0;
-    }
-    if (type == TY_B128)
-        return decode_mov128(d);
-    int sz = emu_type_size(type);
-    if ((ops[0].kind == OK_VEC && (ops[0].nitems < 2 || ops[0].nitems > 4)) ||
-        (ops[1].kind == OK_VEC && (ops[1].nitems < 2 || ops[1].nitems > 4)))
-        return ptx_fail(p, line, "the emulator could not read the vector operand of '%.*s'",
-                        d->op->len, d->op->p);
-    if (ops[1].kind == OK_VEC) { /* pack */
-        in->op = OP_PACK;
-        in->imm = sz * 8 / ops[1].nitems;
-        in->vec = (uint8_t)ops[1].nitems;
-        for (int k = 0; k < ops[1].nitems && k < 4; k++) {
-            operand o = vec_item(&ops[1], k, line);
-            if ((in->s[k] = ptx_src(p, &o, TY_U64)) < 0)
-                return -1;
-        }
-        return (in->d[0] = ptx_dst(p, &ops[0])) < 0 ? -1 : 0;
-    }
-    if (ops[0].kind == OK_VEC) { /* unpack */
-        in->op = OP_UNPACK;
-        in->imm = sz * 8 / ops[0].nitems;
-        in->vec = (uint8_t)ops[0].nitems;
-        for (int k = 0; k < ops[0].nitems && k < 4; k++) {
-            operand o = {.kind = OK_NAME, .name = ops[0].items[k], .nlen = ops[0].ilens[k], .line = line};
-            if ((in->d[k] = ptx_dst(p, &o)) < 0)
-                return -1;
-        }
-        return (in->s[0] = ptx_src(p, &ops[1], type)) < 0 ? -1 : 0;
-    }
-    if (ops[1].kind == OK_NAME && ops[1].name[0] == '%') {
-        static const struct {
-            const char *name;
-            int op;
-        } clocks[] = {{"%clock", OP_CLOCK}, {"%clock64", OP_CLOCK64}, {"%globaltimer", OP_GLOBALTIMER}};
-        for (size_t k = 0; k < sizeof clocks / sizeof *clocks; k++) {
-            if ((int)strlen(clocks[k].name) == ops[1].nlen && memcmp(clocks[k].name, ops[1].name, (size_t)ops[1].nlen) == 0) {
-                in->op = (uint16_t)clocks[k].op;
-                return (in->d[0] = ptx_dst(p, &ops[0])) < 0 ? -1 : 0;
-            }
-        }
-    }
-    in->op = OP_MOV;
-    return (in->d[0] = ptx_dst(p, &ops[0])) < 0 || (in->s[0] = ptx_src(p, &ops[1], type)) < 0 ? -1 : 0;
-}
-
 /* setp.cmp[.bool].type p[|q], a, b[, c]; set.cmp[.bool].dtype.stype d, a, b[, c] */
 static int
 decode_setp(decoding *d)
@@ -422,7 +291,7 @@ decode_ldst(decoding *d)
         if (val->kind == OK_VEC) {
             if (val->nitems != n)
                 return ptx_refuse(d);
-            o = vec_item(val, k, line);
+            o = ptx_vec_item(val, k, line);
             if (o.name[0] == '-') {
                 o.neg = 1;
                 o.name++;
@@ -795,18 +664,6 @@ decode_createpolicy(decoding *d)
     return (d->in->d[0] = ptx_dst(d->p, &d->ops[0])) < 0 ? -1 : 0;
 }
 
-/* An instruction of type .b128 other than mov: the memory ones PTX defines (ld, st and
- * atom's cas and exch, sm_70 and later) are not implemented; the rest are not PTX. */
-static int
-refuse_b128(decoding *d)
-{
-    if (IS(d, "ld") || IS(d, "st") || IS(d, "ldu") || IS(d, "atom") || IS(d, "red"))
-        return ptx_fail(d->p, d->line, "the emulator does not support 128-bit memory operations: "
-                        "'%.*s' (load or store the two 64-bit halves instead)", d->op->len, d->op->p);
-    return ptx_fail(d->p, d->line, "'%.*s' is not valid PTX: .b128 is a type of mov, ld, st and "
-                    "atom only", d->op->len, d->op->p);
-}
-
 /* Every opcode the emulator reads, and the step that decodes it; those of alu_names
  * not listed here go to decode_alu. Those marked 1 read their own modifiers. */
 static const struct {
@@ -814,7 +671,7 @@ static const struct {
     int (*decode)(decoding *);
     int own_mods;
 } families[] = {
-    {"mov", decode_mov}, {"setp", decode_setp}, {"set", decode_setp}, {"selp", decode_selp},
+    {"mov", ptx_decode_mov}, {"setp", decode_setp}, {"set", decode_setp}, {"selp", decode_selp},
     {"slct", decode_slct}, {"and", decode_logic}, {"or", decode_logic}, {"xor", decode_logic},
     {"not", decode_logic}, {"cvt", decode_cvt}, {"cvta", decode_cvta}, {"ld", decode_ldst},
     {"ldu", decode_ldst}, {"st", decode_ldst}, {"atom", decode_atom}, {"red", decode_atom},
@@ -898,8 +755,8 @@ ptx_parse_instruction(P *p)
         return -1;
     d.type = d.m.ntypes ? d.m.types[d.m.ntypes - 1] : TY_NONE;
     for (int k = 0; k < d.m.ntypes; k++)
-        if (d.m.types[k] == TY_B128 && decode != decode_mov)
-            return refuse_b128(&d);
+        if (d.m.types[k] == TY_B128 && decode != ptx_decode_mov)
+            return ptx_refuse_b128(&d);
     emu_inst *in = d.in = ptx_emit(p, line);
     if (in == NULL)
         return -1;

@@ -783,6 +783,14 @@ ptx_fail_device_launch(P *p, int line)
                     "or run on a GPU): a kernel launched from a kernel");
 }
 
+/* An item of a vector operand {a, b, ..} as an operand of its own. */
+operand
+ptx_vec_item(const operand *v, int k, int line)
+{
+    return (operand){.kind = v->inums[k] ? OK_NUM : OK_NAME, .name = v->items[k],
+                     .nlen = v->ilens[k], .line = line};
+}
+
 int
 ptx_fail_b128(P *p, int line, const char *name, int len)
 {

@@ -52,6 +52,23 @@ fma64_lanes(uint32_t m, uint64_t *d, const uint64_t *a, const uint64_t *b, const
     emu_fma64_lanes_fn(m, d, a, b, c);
 }
 
+/* A contracted sub (ptx_contract): fma with s0 (imm bit 0) or s2 (bit 1) negated, as the
+ * GPU's FFMA/DFMA negates an operand: its sign flipped, NaNs included. */
+__attribute__((noinline)) static void
+ffma_neg(warp *w, const emu_inst *in, uint32_t m)
+{
+    int wide = in->op == OP_FFMA64;
+    uint64_t sign = wide ? 1ull << 63 : 1ull << 31;
+    const uint64_t *A = w->R + (size_t)in->s[0] * 32, *C = w->R + (size_t)in->s[2] * 32;
+    uint64_t na[32], nc[32];
+    for (int l = 0; l < 32; l++) {
+        na[l] = (in->imm & 1) ? A[l] ^ sign : A[l];
+        nc[l] = (in->imm & 2) ? C[l] ^ sign : C[l];
+    }
+    (wide ? emu_fma64_lanes_fn : emu_fma32_lanes_fn)(m, w->R + (size_t)in->d[0] * 32, na,
+                                                     w->R + (size_t)in->s[1] * 32, nc);
+}
+
 /* The number of lanes in m. Not __builtin_popcount: the build targets x86-64 CPUs
  * without the POPCNT instruction, where it is a call into libgcc, and this runs once
  * for every instruction a warp executes. */
@@ -578,11 +595,21 @@ emu_run_warp(block *b, warp *w)
         case OP_FADD32: LANES(m, Dd[l] = UFC(F(A[l]) + F(Bv[l]))); break;
         case OP_FSUB32: LANES(m, Dd[l] = UFC(F(A[l]) - F(Bv[l]))); break;
         case OP_FMUL32: LANES(m, Dd[l] = UFC(F(A[l]) * F(Bv[l]))); break;
-        case OP_FFMA32: fma32_lanes(m, Dd, A, Bv, C); break;
+        case OP_FFMA32:
+            if (in->imm)
+                ffma_neg(w, in, m);
+            else
+                fma32_lanes(m, Dd, A, Bv, C);
+            break;
         case OP_FADD64: LANES(m, Dd[l] = UDN(D(A[l]) + D(Bv[l]), Bv[l], 0)); break;
         case OP_FSUB64: LANES(m, Dd[l] = UDN(D(A[l]) - D(Bv[l]), Bv[l], 0)); break;
         case OP_FMUL64: LANES(m, Dd[l] = UDN(D(A[l]) * D(Bv[l]), Bv[l], 0)); break;
-        case OP_FFMA64: fma64_lanes(m, Dd, A, Bv, C); break;
+        case OP_FFMA64:
+            if (in->imm)
+                ffma_neg(w, in, m);
+            else
+                fma64_lanes(m, Dd, A, Bv, C);
+            break;
         case OP_INT: emu_op_int(w, in, m); break;
         case OP_FLT: emu_op_flt(w, in, m); break;
         case OP_SETP: op_setp(w, in, m, A, Bv); break;
