@@ -26,7 +26,7 @@ def rng():
 def keys(rng):
     m2 = rng.random((5, 6)) > 0.5
     return [
-        np.array([4, 0, -1, 2]),
+        np.array([3, 0, -1, 2]),
         [1, 1, 3],
         (np.array([0, 4]), np.array([5, 1])),
         (slice(None), [1, 3]),

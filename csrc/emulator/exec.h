@@ -159,18 +159,21 @@ sgn(int t)
 static inline uint64_t
 load_value(const void *p, int type)
 {
+    /* memcpy: p may be misaligned (an ld.param at any offset, as a GPU loads it) */
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t v;
     switch (type) {
-    case TY_U8: return *(const uint8_t *)p;
-    case TY_S8: return (uint64_t)(int64_t)*(const int8_t *)p;
-    case TY_U16: case TY_F16: case TY_BF16: return *(const uint16_t *)p;
-    case TY_S16: return (uint64_t)(int64_t)*(const int16_t *)p;
-    case TY_U32: case TY_F32: case TY_F16X2: case TY_BF16X2: return *(const uint32_t *)p;
-    case TY_S32: return (uint64_t)(int64_t)*(const int32_t *)p;
-    default: {
-        uint64_t v;
+    case TY_U8: memcpy(&u8, p, 1); return u8;
+    case TY_S8: memcpy(&u8, p, 1); return (uint64_t)(int64_t)(int8_t)u8;
+    case TY_U16: case TY_F16: case TY_BF16: memcpy(&u16, p, 2); return u16;
+    case TY_S16: memcpy(&u16, p, 2); return (uint64_t)(int64_t)(int16_t)u16;
+    case TY_U32: case TY_F32: case TY_F16X2: case TY_BF16X2: memcpy(&u32, p, 4); return u32;
+    case TY_S32: memcpy(&u32, p, 4); return (uint64_t)(int64_t)(int32_t)u32;
+    default:
         memcpy(&v, p, 8);
         return v;
-    }
     }
 }
 

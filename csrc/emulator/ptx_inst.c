@@ -271,11 +271,6 @@ decode_ldst(decoding *d)
             return ptx_fail(p, line, "ld.param reads %d bytes at offset %lld of the kernel's "
                             "parameters, outside its %zu bytes of parameters",
                             emu_type_size(type), (long long)in->imm, p->f->param_bytes);
-        if (in->imm % emu_type_size(type) != 0)
-            return ptx_fail(p, line, "ld.param reads %d bytes at offset %lld of the kernel's "
-                            "parameters, not a multiple of %d: a GPU reads a parameter at its "
-                            "natural alignment (invalid PTX)", emu_type_size(type),
-                            (long long)in->imm, emu_type_size(type));
         in->op = OP_LDPARAM;
         in->space = SP_PARAM;
         return (in->d[0] = ptx_dst(p, val)) < 0 ? -1 : 0;

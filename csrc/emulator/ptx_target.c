@@ -71,9 +71,6 @@ ptx_check_header(P *p, tok *t)
                 return ptx_fail(p, t->line, "this PTX targets %.*s, newer than the emulated device "
                                 "(sm_%d; CUKIT_EMULATOR_ARCH sets it): no kernel image for this "
                                 "device", a->len, a->p, emu_arch_cc());
-            if (cc < 50)
-                return ptx_fail(p, t->line, "this PTX targets %.*s, which the driver no longer "
-                                "compiles (sm_50 and later): invalid PTX", a->len, a->p);
             strtol(a->p + 3, &end, 10);
             int need = target_version(cc, *end == 'a');
             if (need > p->version)
