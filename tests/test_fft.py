@@ -355,7 +355,10 @@ def test_cufft_and_own_kernels_agree_with_numpy(rng, dtype):
                     check(cf.fft(d, n, axis), np.fft.fft(x, n, axis), length, single)
                     check(cf.ifft(d, n, axis, norm="ortho"), np.fft.ifft(x, n, axis, norm="ortho"),
                           length, single)
-                assert cf.info()["last"] == backend
+                # real transforms off the last axis run on cukit's own kernels (cuFFT's
+                # strided real plans were wrong on an H100)
+                inner = int(np.prod(shape[axis % len(shape) + 1:]))
+                assert cf.info()["last"] == ("cukit" if real and inner > 1 else backend)
             finally:
                 cf.set_backend(before)
     if not real:

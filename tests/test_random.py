@@ -1399,4 +1399,5 @@ def test_choice_with_p_refuses_a_capture_and_reads_a_device_p_on_its_stream(rng)
     dp = cukit.to_device(p)
     with s:
         x = g.choice(6, 1000, p=dp)  # the current stream
+    s.synchronize()  # queued on s: the host waits for it before reading
     assert x.get().max() < 6

@@ -377,6 +377,10 @@ fn_fft(PyObject *m, PyObject *args, PyObject *kwargs)
     int use_cufft = choose_cufft(st);
     if (use_cufft < 0)
         return NULL;
+    /* real transforms along an axis that is not the last: cuFFT's strided R2C and C2R
+     * plans gave wrong values on an H100 (its complex ones did not): cukit's own here */
+    if (use_cufft && kind != FFT_C2C && J.inner > 1)
+        use_cufft = 0;
     PyObject *result = NULL;
     cukit_Array *src = gather(st, a, axis, kind == FFT_C2R ? n / 2 + 1 : n, h), *own = NULL;
     cukit_Array *out = src ? (cukit_Array *)ck_empty_out(st, a->device, otc, a->ndim, oshape,
