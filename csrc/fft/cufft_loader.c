@@ -50,7 +50,8 @@ load_once(void)
     if (lib == NULL) {
         snprintf(loaded.why, sizeof loaded.why,
                  "cuFFT (libcufft) was not found; looked in: %s. Install it with "
-                 "`pip install cukit[fft]` (the nvidia-cufft wheel), or point CUKIT_CUFFT at "
+                 "`pip install nvidia-cufft` (or `pip install '.[fft]'` from cukit's checkout), "
+                 "or point CUKIT_CUFFT at "
                  "the library",
                  tried);
         return;
@@ -60,7 +61,7 @@ load_once(void)
     if (missing) {
         snprintf(loaded.why, sizeof loaded.why,
                  "%s has no %s: it is too old for cukit (cuFFT 10 or newer is needed); "
-                 "`pip install -U cukit[fft]`",
+                 "`pip install -U nvidia-cufft`",
                  loaded.path, missing);
         memset(&cukit_cufft_api, 0, sizeof cukit_cufft_api);
         return;

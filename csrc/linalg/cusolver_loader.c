@@ -51,7 +51,8 @@ load_once(void)
     if (lib == NULL) {
         snprintf(loaded.why, sizeof loaded.why,
                  "cuSOLVER (libcusolver) was not found; looked in: %s. Install it with "
-                 "`pip install cukit[solver]` (the nvidia-cusolver wheel), or point "
+                 "`pip install nvidia-cusolver` (or `pip install '.[solver]'` from cukit's "
+                 "checkout), or point "
                  "CUKIT_CUSOLVER at the library",
                  tried);
         return;
@@ -61,7 +62,7 @@ load_once(void)
     if (missing) {
         snprintf(loaded.why, sizeof loaded.why,
                  "%s has no %s: it is too old for cukit (cuSOLVER 11 or newer is needed); "
-                 "`pip install -U cukit[solver]`",
+                 "`pip install -U nvidia-cusolver`",
                  loaded.path, missing);
         memset(&cukit_cusolver_api, 0, sizeof cukit_cusolver_api);
         return;
