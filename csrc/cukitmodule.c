@@ -49,8 +49,9 @@ typedef struct {
     V(compile.compiled) V(array.strided_modules) V(compute.UfuncType)                    \
     V(array.FlagsType) V(array.numpy_table) V(array.repeat_modules)                     \
     V(compute.ElementwiseType) V(compute.ufuncs) V(compute.math_dtypes)                  \
-    V(compute.fuse_proxy) V(compute.reduce_tables) V(compute.random_modules)             \
-    V(compute.index_modules) V(compute.mask_modules) V(compute.stats_modules)           \
+    V(compute.fuse_proxy) V(compute.fuse_apply) V(compute.reduce_tables)                 \
+    V(compute.random_modules) V(compute.index_modules) V(compute.mask_modules)           \
+    V(compute.stats_modules)                                                             \
     V(compute.ReductionKernelType) V(compute.ScanKernelType) V(compute.PhiloxType)       \
     V(compute.Philox4x32Type) V(compute.GeneratorType) V(nccl.CommunicatorType)          \
     V(nccl.WindowType)                                                                   \

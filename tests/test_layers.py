@@ -360,7 +360,7 @@ def test_every_hook_is_documented_where_it_is_registered():
 # disguise, and costs a Python call). PYTHON_CALLS_TO_REMOVE lists the files that
 # still do, to be emptied: a new one fails, and so does one left listed after its
 # call is gone.
-PYTHON_CALLS_TO_REMOVE = set()
+PYTHON_CALLS_TO_REMOVE = {"compute/index/functions.c"}  # compress: cond.ndim, cond.nonzero()
 # Methods of other libraries' objects that cukit reads by name and also defines.
 FOREIGN_METHODS = {"is_contiguous"}  # torch.Tensor's (nccl/collectives.c)
 IMPORT_CUKIT = re.compile(r'PyImport_Import\w*\(\s*"cukit')
@@ -378,21 +378,39 @@ def strip_comments_only(text):
                                           text, flags=re.S))
 
 
-def cukits_own_methods():
-    """Names of the methods and module functions cukit defines in C that no numpy
-    object has (so reading one by name off an object is a call into cukit)."""
-    np = pytest.importorskip("numpy")
+def cukits_methods():
+    """Names of every method and module function cukit defines in C."""
     names = set()
     for path in CSRC.rglob("*.c"):
         for a, b in METHOD_NAME.findall(strip_comments_only(path.read_text())):
             names.add(a or b)
+    return {n for n in names if not n.startswith("__")}
+
+
+def cukits_own_methods():
+    """Names of the methods and module functions cukit defines in C that no numpy
+    object has (so reading one by name off an object is a call into cukit)."""
+    np = pytest.importorskip("numpy")
+    names = cukits_methods()
     theirs = set(dir(np)) | set(dir(np.ndarray)) | set(dir(np.dtype)) | set(dir(np.generic))
     theirs |= set(dir(np.random.SeedSequence)) | set(dir(np.random.BitGenerator))
     return {n for n in names if n not in theirs | FOREIGN_METHODS and not n.startswith("__")}
 
 
-def python_calls(path, own):
-    """What `path` calls of cukit through Python objects: (line, what) pairs."""
+# An object a function got from cukit's C: a variable declared of a cukit type, or
+# assigned from an expression that calls an array function (cukit_array_*) or is a
+# cast to a cukit type.
+CUKIT_DECL = re.compile(r"\bcukit_[A-Z]\w*\s*\*\s*(\w+)")
+CUKIT_ASSIGN = re.compile(r"\b(\w+)\s*=\s*([^;=][^;]*);")
+CUKIT_SOURCE = re.compile(r"\bcukit_array_\w+\s*\(|^\s*\(\s*cukit_[A-Z]\w*\s*\*\s*\)")
+
+
+def python_calls(path, own, methods=None):
+    """What `path` calls of cukit through Python objects: (line, what) pairs. `own`:
+    the methods cukit defines that numpy's objects lack (wrong by name on any object);
+    `methods`: every method cukit defines (wrong by name on an object cukit's C made:
+    a.fill(), a.reshape() of a cukit Array)."""
+    methods = cukits_methods() if methods is None else methods
     lines = strip_comments_only(path.read_text()).splitlines()
     # Each function's lines (its head included), to know its module objects: the ones
     # it passes to PyModule_GetState, and a first parameter `PyObject *m`/`*module`.
@@ -409,6 +427,8 @@ def python_calls(path, own):
         body = "\n".join(lines[a:b])
         modules = set(MODULE_ARG.findall(body))
         modules |= set(re.findall(r"^\w+\(\s*PyObject\s*\*\s*(m|module)\b", body, re.M))
+        ours = set(CUKIT_DECL.findall(body))
+        ours |= {v for v, rhs in CUKIT_ASSIGN.findall(body) if CUKIT_SOURCE.search(rhs)}
         for lineno, line in enumerate(lines[a:b], a + 1):
             if IMPORT_CUKIT.search(line):
                 found.append((lineno, "imports cukit's Python package"))
@@ -420,6 +440,8 @@ def python_calls(path, own):
                     found.append((lineno, f"reads cukit.{name} off the module"))
                 elif name in own:
                     found.append((lineno, f"calls .{name}, which cukit defines in C, by name"))
+                elif obj in ours and name in methods:
+                    found.append((lineno, f"calls .{name} of an object cukit's C made, by name"))
     return found
 
 
@@ -443,7 +465,8 @@ def test_the_guard_catches_calls_through_python(tmp_path, monkeypatch):
     (fake / "array").mkdir(parents=True)
     (fake / "array" / "a.c").write_text(
         '/* a.c - x */\n'
-        'static PyMethodDef m[] = {{"get_kernel", (PyCFunction)f, METH_O, ""}};\n'
+        'static PyMethodDef m[] = {{"get_kernel", (PyCFunction)f, METH_O, ""},\n'
+        '    {"fill", (PyCFunction)f, METH_O, ""}, {"reshape", (PyCFunction)f, METH_O, ""}};\n'
         'static PyObject *\nf(PyObject *m, PyObject *x)\n{\n'
         '    cukit_state *st = PyModule_GetState(m);\n'
         '    PyObject *a = PyImport_ImportModule("cukit._fuse");\n'
@@ -451,7 +474,12 @@ def test_the_guard_catches_calls_through_python(tmp_path, monkeypatch):
         '    PyObject *c = PyObject_GetAttrString(m, "empty");\n'
         '    PyObject *d = PyObject_CallMethod(x, "get_kernel", "s", "k");\n'
         '    PyObject *e = PyObject_CallMethod(x, "reshape", "n", 1);\n'
+        '    PyObject *g = cukit_array_shaped(st, x, x, x, 0);\n'
+        '    PyObject *h = PyObject_CallMethod(g, "fill", "O", x);\n'
+        '    cukit_Array *k = cukit_array_copy((cukit_Array *)x);\n'
+        '    PyObject *l = PyObject_CallMethod((PyObject *)k, "reshape", "n", -1);\n'
         '    return a;\n}\n')
     monkeypatch.setattr(__import__(__name__), "CSRC", fake)
     calls = [line for line, _ in python_calls(fake / "array" / "a.c", cukits_own_methods())]
-    assert calls == [7, 8, 9, 10]  # not 11: numpy arrays have reshape too
+    # not 12: numpy arrays have reshape too, and x may be one; 14 and 16: a cukit Array's
+    assert calls == [8, 9, 10, 11, 14, 16]

@@ -106,6 +106,10 @@ cukit_Array *cukit_array_new_for_legacy_write(cukit_state *st, cukit_Device *dev
 cukit_Array *cukit_array_view_as(cukit_Array *a, PyObject *dtype, int typecode,
                                  Py_ssize_t itemsize, Py_ssize_t offset, int ndim,
                                  const Py_ssize_t *shape, const Py_ssize_t *strides);
+/* The element bytes of `value` in a's dtype, by numpy's conversion rules (with its
+ * range errors); `what` names the call in the error. New ref (bytes of a->itemsize)
+ * or NULL. */
+PyObject *cukit_array_element_bytes(cukit_Array *a, PyObject *value, const char *what);
 /* A new C-contiguous array with a's data, copied on the legacy default stream.
  * New ref, or NULL with an exception. */
 cukit_Array *cukit_array_copy(cukit_Array *a);

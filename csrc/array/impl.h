@@ -41,9 +41,6 @@ PyObject *cukit_array_set(cukit_Array *self, PyObject *args, PyObject *kwargs);
 PyObject *cukit_array_copy_method(cukit_Array *self, PyObject *args, PyObject *kwargs);
 /* Array.to(device, stream=None): on another device through a peer copy. */
 PyObject *cukit_array_to(cukit_Array *self, PyObject *args, PyObject *kwargs);
-/* The element bytes of `value` in a's dtype, by numpy's conversion rules (with its
- * range errors). New ref (bytes of a->itemsize) or NULL. */
-PyObject *cukit_array_element_bytes(cukit_Array *a, PyObject *value, const char *what);
 /* Array.free(): let go of the memory now. */
 PyObject *cukit_array_free(cukit_Array *self, PyObject *ignored);
 PyObject *cukit_array_fill(cukit_Array *self, PyObject *args, PyObject *kwargs);

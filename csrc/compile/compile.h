@@ -63,14 +63,11 @@ PyObject *cukit_compile_load(cukit_state *st, PyObject *source, const char *name
 int cukit_builtin_function(cukit_state *st, cukit_Device *dev, PyObject *source, const char *file,
                            PyObject *options, const char *kernel, PyObject **module,
                            CUfunction *func);
-/* Kernel `kernel` of one of cukit's fixed sources (static C text), whose Module is kept
- * per device in *modules (dict ordinal -> Module, created here; its owner clears it),
- * loaded by cukit_builtin_function the first time. dev is made current. 0 / -1. */
-int cukit_builtin_kernel(cukit_Device *dev, PyObject **modules, const char *source,
-                         const char *file, const char *kernel, CUfunction *func);
 /* Kernel `kernel` of the built-in device file `device_file` (its path under csrc/,
  * see cukit_device_file) with `defines` (C text put in front of it, e.g. "#define N 4\n";
- * may be NULL), kept per device in *modules as cukit_builtin_kernel does. 0 / -1. */
+ * may be NULL), whose Module is kept per device in *modules (dict ordinal -> Module,
+ * created here; its owner clears it), loaded by cukit_builtin_function the first time.
+ * dev is made current. 0 / -1. */
 int cukit_builtin_kernel_file(cukit_Device *dev, PyObject **modules, const char *defines,
                               const char *device_file, const char *kernel, CUfunction *func);
 /* Compile prog for arch ("sm_90") into `kind` with the option `extra` (e.g.

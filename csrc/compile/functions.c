@@ -246,11 +246,9 @@ cukit_builtin_function(cukit_state *st, cukit_Device *dev, PyObject *source, con
     return 0;
 }
 
-/* cukit_builtin_kernel's work: the text defines + body (body NULL: the device file
- * `file`'s text), compiled as `file` the first time dev needs it. */
-static int
-kept_kernel(cukit_Device *dev, PyObject **modules, const char *defines, const char *body,
-            const char *file, const char *kernel, CUfunction *func)
+int
+cukit_builtin_kernel_file(cukit_Device *dev, PyObject **modules, const char *defines,
+                          const char *file, const char *kernel, CUfunction *func)
 {
     cukit_state *st = dev->st;
     if (*modules == NULL && (*modules = PyDict_New()) == NULL)
@@ -266,8 +264,7 @@ kept_kernel(cukit_Device *dev, PyObject **modules, const char *defines, const ch
         return CU_CALL(st, cuModuleGetFunction, (func, ((cukit_Module *)mod)->handle, kernel));
     }
     int rc = -1;
-    if (body == NULL && !PyErr_Occurred())
-        body = cukit_device_file(file);
+    const char *body = PyErr_Occurred() ? NULL : cukit_device_file(file);
     PyObject *text = PyErr_Occurred() || body == NULL
                          ? NULL
                          : PyUnicode_FromFormat("%s%s", defines ? defines : "", body);
@@ -284,18 +281,4 @@ kept_kernel(cukit_Device *dev, PyObject **modules, const char *defines, const ch
     Py_XDECREF(text);
     Py_DECREF(key);
     return rc;
-}
-
-int
-cukit_builtin_kernel(cukit_Device *dev, PyObject **modules, const char *source, const char *file,
-                     const char *kernel, CUfunction *func)
-{
-    return kept_kernel(dev, modules, NULL, source, file, kernel, func);
-}
-
-int
-cukit_builtin_kernel_file(cukit_Device *dev, PyObject **modules, const char *defines,
-                          const char *device_file, const char *kernel, CUfunction *func)
-{
-    return kept_kernel(dev, modules, defines, NULL, device_file, kernel, func);
 }

@@ -8,9 +8,9 @@
 /* compute/'s part of the module state (st->compute; see cukit_state). */
 typedef struct cukit_compute_state {
     /* strong refs: the ufunc and ElementwiseKernel types, the ufuncs by index, numpy
-     * dtypes by typecode (built at first use), and fuse's traced-value class */
+     * dtypes by typecode (built at first use), fuse's traced-value class and its hook */
     PyTypeObject *UfuncType, *ElementwiseType;
-    PyObject *ufuncs, *math_dtypes, *fuse_proxy;
+    PyObject *ufuncs, *math_dtypes, *fuse_proxy, *fuse_apply;
     /* strong refs: the reduction and scan kernel tables (capsule) and types; random's
      * types; dicts ordinal -> Module: choice.cu's, histogram.cu's, compute/index/'s */
     PyObject *reduce_tables, *random_modules, *sample_modules, *stats_modules, *index_modules,

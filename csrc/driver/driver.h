@@ -133,9 +133,11 @@ int cukit_forked(void);
  * spawn start method; `call` (may be NULL) names what was tried. Returns -1. */
 int cukit_fork_error(cukit_state *st, const char *call);
 
-/* Calls through the table. CU_CALL is an expression worth 0 or -1; CU_CALL_NOGIL
- * releases the GIL around the call and jumps to `error` on failure. Its arguments
- * are evaluated without the GIL: pass locals, never fields of Python objects. */
+/* Calls through the table (docs/architecture.md, "Errors", gives the rule). CU_CALL
+ * is an expression worth 0 or -1, the default; CU_CALL_NOGIL, for one blocking call,
+ * releases the GIL around it and jumps to `error` on failure. Its arguments are
+ * evaluated without the GIL: pass locals, never fields of Python objects. A result
+ * that must be looked at first is kept and given to cukit_check_cu. */
 #define CU_CALL(st, fn, args) \
     (cukit_api.fn ? cukit_check_cu((st), cukit_api.fn args, #fn) : cukit_missing_entry((st), #fn))
 #define CU_CALL_NOGIL(st, fn, args)                                   \

@@ -149,7 +149,7 @@ int cukit_graph_setup(PyObject *module, cukit_state *st);
 
 /* ------------------------------------------------------------------ run.c
  * (cukit_kernel_launch is declared with the Kernel above; loading cukit's own kernels is
- * compile/'s: cukit_builtin_function, cukit_builtin_kernel) */
+ * compile/'s: cukit_builtin_function, cukit_builtin_kernel_file) */
 
 /* The one launch of cukit's own kernels: func on dev (made current), a gx x gy grid of
  * bx x by threads, no dynamic shared memory, parameters as cuLaunchKernel takes them.

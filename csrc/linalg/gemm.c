@@ -6,111 +6,32 @@
 
 /* ------------------------------------------------------------------ cukit's own GEMM
  *
- * 64 x 64 tiles of C per block of 256 threads, each thread 4 x 4 elements spaced 16
- * apart (so that a warp's stores of C run along a row); A and B pass through shared
- * memory 16 deep along k, each tile read along whichever of its dimensions has the
- * smaller stride. Elements are loaded and accumulated in a wider type (float for the
- * half types, 64-bit for integers, which wrap as numpy's do once stored). It needs no
- * layout of its inputs, so a matmul never copies for it. */
+ * kernels/gemm.cu: 64 x 64 tiles of C per block, A and B through shared memory, loaded
+ * and accumulated in a wider type (float for the half types, 64-bit for integers). It
+ * needs no layout of its inputs, so a matmul never copies for it. */
 
-static const char gemm_body[] =
-    "#define BM 64\n#define BN 64\n#define BK 16\n"
-    "__device__ __forceinline__ long long mag(long long s) { return s < 0 ? -s : s; }\n"
-    "extern \"C\" __global__ void __launch_bounds__(256)\n"
-    "cukit_gemm(const T *A, const T *B, T *C, long long M, long long N, long long K,\n"
-    "           long long sam, long long sak, long long sab, long long sbk, long long sbn,\n"
-    "           long long sbb, long long scm, long long scn, long long scb)\n"
-    "{\n"
-    "    __shared__ ACC As[BK][BM];\n"
-    "    __shared__ ACC Bs[BK][BN];\n"
-    "    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;\n"
-    "    const long long z = blockIdx.z;\n"
-    "    A += z * sab; B += z * sbb; C += z * scb;\n"
-    "    const long long m0 = (long long)blockIdx.y * BM, n0 = (long long)blockIdx.x * BN;\n"
-    "    const bool a_kfast = mag(sak) <= mag(sam), b_nfast = mag(sbn) <= mag(sbk);\n"
-    "    ACC acc[4][4];\n"
-    "    #pragma unroll\n"
-    "    for (int i = 0; i < 4; i++)\n"
-    "        #pragma unroll\n"
-    "        for (int j = 0; j < 4; j++) acc[i][j] = ACC();\n"
-    "    for (long long k0 = 0; k0 < K; k0 += BK) {\n"
-    "        for (int e = tid; e < BM * BK; e += 256) {\n"
-    "            const int r = a_kfast ? e / BK : e % BM, c = a_kfast ? e % BK : e / BM;\n"
-    "            const long long gm = m0 + r, gk = k0 + c;\n"
-    "            As[c][r] = (gm < M && gk < K) ? LOAD(A + gm * sam + gk * sak) : ACC();\n"
-    "        }\n"
-    "        for (int e = tid; e < BK * BN; e += 256) {\n"
-    "            const int r = b_nfast ? e / BN : e % BK, c = b_nfast ? e % BN : e / BK;\n"
-    "            const long long gk = k0 + r, gn = n0 + c;\n"
-    "            Bs[r][c] = (gk < K && gn < N) ? LOAD(B + gk * sbk + gn * sbn) : ACC();\n"
-    "        }\n"
-    "        __syncthreads();\n"
-    "        #pragma unroll\n"
-    "        for (int kk = 0; kk < BK; kk++) {\n"
-    "            ACC a[4], b[4];\n"
-    "            #pragma unroll\n"
-    "            for (int i = 0; i < 4; i++) { a[i] = As[kk][ty + 16 * i]; b[i] = Bs[kk][tx + 16 * i]; }\n"
-    "            #pragma unroll\n"
-    "            for (int i = 0; i < 4; i++)\n"
-    "                #pragma unroll\n"
-    "                for (int j = 0; j < 4; j++) acc[i][j] = MAD(acc[i][j], a[i], b[j]);\n"
-    "        }\n"
-    "        __syncthreads();\n"
-    "    }\n"
-    "    #pragma unroll\n"
-    "    for (int i = 0; i < 4; i++) {\n"
-    "        const long long gm = m0 + ty + 16 * i;\n"
-    "        #pragma unroll\n"
-    "        for (int j = 0; j < 4; j++) {\n"
-    "            const long long gn = n0 + tx + 16 * j;\n"
-    "            if (gm < M && gn < N) C[gm * scm + gn * scn] = STORE(acc[i][j]);\n"
-    "        }\n"
-    "    }\n"
-    "}\n";
-
-#define REAL_MAD "#define MAD(s, a, b) ((s) + (a) * (b))\n"
-#define INT_TYPE(t, acc)                                                                   \
-    "typedef " t " T;\ntypedef " acc " ACC;\n#define LOAD(p) ((ACC)*(p))\n"               \
-    "#define STORE(v) ((T)(v))\n" REAL_MAD
-#define COMPLEX_TYPE(t, part)                                                              \
-    "struct __align__(2 * sizeof(" part ")) " t " { " part " re, im; };\n"                 \
-    "typedef " t " T;\ntypedef " t " ACC;\n#define LOAD(p) (*(p))\n#define STORE(v) (v)\n" \
-    "__device__ __forceinline__ ACC MAD(ACC s, ACC a, ACC b) {\n"                          \
-    "    return ACC{s.re + a.re * b.re - a.im * b.im, s.im + a.re * b.im + a.im * b.re}; }\n"
-
-/* The types of each dtype's kernel, as definitions of T (stored), ACC (accumulated),
- * LOAD, STORE and MAD ahead of gemm_body. */
+/* Each dtype's kernel, as the #defines in front of gemm.cu: its GEMM_FORM (the file says
+ * which), the stored type and the accumulator's. */
 static const struct {
     int tc;
     const char *types;
 } gemm_types[] = {
-    {CUKIT_TC_F16,
-     "typedef unsigned short T;\ntypedef float ACC;\n"
-     "__device__ __forceinline__ float LOAD(const T *p) { float f; unsigned short h = *p;\n"
-     "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
-     "__device__ __forceinline__ T STORE(float f) { unsigned short h;\n"
-     "    asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n" REAL_MAD},
-    {CUKIT_TC_BF16,
-     "typedef unsigned short T;\ntypedef float ACC;\n"
-     "__device__ __forceinline__ float LOAD(const T *p) {\n"
-     "    return __uint_as_float((unsigned)*p << 16); }\n"
-     "__device__ __forceinline__ T STORE(float f) { unsigned u = __float_as_uint(f);\n"
-     "    if ((u & 0x7fffffffu) > 0x7f800000u) return (T)((u >> 16) | 0x40);\n"
-     "    u += 0x7fffu + ((u >> 16) & 1u); return (T)(u >> 16); }\n" REAL_MAD},
-    {CUKIT_TC_F32, "typedef float T;\ntypedef float ACC;\n#define LOAD(p) (*(p))\n"
-                   "#define STORE(v) (v)\n" REAL_MAD},
-    {CUKIT_TC_F64, "typedef double T;\ntypedef double ACC;\n#define LOAD(p) (*(p))\n"
-                   "#define STORE(v) (v)\n" REAL_MAD},
-    {CUKIT_TC_C64, COMPLEX_TYPE("c64", "float")},
-    {CUKIT_TC_C128, COMPLEX_TYPE("c128", "double")},
-    {CUKIT_TC_I8, INT_TYPE("signed char", "long long")},
-    {CUKIT_TC_U8, INT_TYPE("unsigned char", "unsigned long long")},
-    {CUKIT_TC_I16, INT_TYPE("short", "long long")},
-    {CUKIT_TC_U16, INT_TYPE("unsigned short", "unsigned long long")},
-    {CUKIT_TC_I32, INT_TYPE("int", "long long")},
-    {CUKIT_TC_U32, INT_TYPE("unsigned int", "unsigned long long")},
-    {CUKIT_TC_I64, INT_TYPE("long long", "long long")},
-    {CUKIT_TC_U64, INT_TYPE("unsigned long long", "unsigned long long")},
+#define PLAIN(t, acc) "#define GEMM_FORM 0\n#define GEMM_T " t "\n#define GEMM_ACC " acc "\n"
+    {CUKIT_TC_F16, "#define GEMM_FORM 1\n"},
+    {CUKIT_TC_BF16, "#define GEMM_FORM 2\n"},
+    {CUKIT_TC_F32, PLAIN("float", "float")},
+    {CUKIT_TC_F64, PLAIN("double", "double")},
+    {CUKIT_TC_C64, "#define GEMM_FORM 3\n#define GEMM_T float\n"},
+    {CUKIT_TC_C128, "#define GEMM_FORM 3\n#define GEMM_T double\n"},
+    {CUKIT_TC_I8, PLAIN("signed char", "long long")},
+    {CUKIT_TC_U8, PLAIN("unsigned char", "unsigned long long")},
+    {CUKIT_TC_I16, PLAIN("short", "long long")},
+    {CUKIT_TC_U16, PLAIN("unsigned short", "unsigned long long")},
+    {CUKIT_TC_I32, PLAIN("int", "long long")},
+    {CUKIT_TC_U32, PLAIN("unsigned int", "unsigned long long")},
+    {CUKIT_TC_I64, PLAIN("long long", "long long")},
+    {CUKIT_TC_U64, PLAIN("unsigned long long", "unsigned long long")},
+#undef PLAIN
 };
 
 static const char *
@@ -150,7 +71,8 @@ gemm_function(cukit_state *st, cukit_Device *dev, int tc, CUfunction *func)
     PyObject *source = NULL, *options = NULL, *mod = NULL, *entry = NULL;
     if (PyErr_Occurred())
         goto done;
-    source = PyUnicode_FromFormat("%s%s", types_of(tc), gemm_body);
+    const char *body = cukit_device_file("linalg/kernels/gemm.cu");
+    source = body ? PyUnicode_FromFormat("%s%s", types_of(tc), body) : NULL;
     options = source ? Py_BuildValue("[s]", "-std=c++17") : NULL;
     mod = options ? cukit_compile_load(st, source, "cukit_gemm.cu", options, dev) : NULL;
     if (mod == NULL || cukit_device_activate(dev) < 0 ||

@@ -85,106 +85,7 @@ struct cukit_oneshot {
 };
 
 /* The kernels, one per NCCL type and op: ck_os_<ncclDataType_t>_<ncclRedOp_t>. */
-static const char kernel_source[] =
-    "#define CK_MAXR 8\n"
-    "#define CK_DATA 4096\n"
-    "#define CK_WORDS (16u << 10) // 4-byte words of data a slot holds (64 KiB)\n"
-    "struct ck_peers { unsigned long long p[CK_MAXR]; };\n"
-    "// A line: one 4-byte word of data in the low half, the call's flag in the high half,\n"
-    "// stored and loaded whole, so a line seen with this call's flag holds this call's data.\n"
-    "__device__ __forceinline__ void ck_put(unsigned long long *a, unsigned long long v) {\n"
-    "    asm volatile(\"st.relaxed.sys.global.u64 [%0], %1;\" :: \"l\"(a), \"l\"(v) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ unsigned long long ck_get(const unsigned long long *a) {\n"
-    "    unsigned long long v;\n"
-    "    asm volatile(\"ld.relaxed.sys.global.u64 %0, [%1];\" : \"=l\"(v) : \"l\"(a) : \"memory\");\n"
-    "    return v;\n"
-    "}\n"
-    "template <class T, int OP> __device__ __forceinline__ T ck_op(T a, T b) {\n"
-    "    return OP == 1 ? a * b : OP == 2 ? (b > a ? b : a) : OP == 3 ? (b < a ? b : a) : a + b;\n"
-    "}\n"
-    "// Unit u of the input as W words: one element of 4 or 8 bytes, or four of 1 byte\n"
-    "// (zero past the end).\n"
-    "template <class T, int U> __device__ __forceinline__ void ck_unit(const T *in, size_t u,\n"
-    "                                                               size_t n, unsigned *w) {\n"
-    "    if (sizeof(T) == U) {\n"
-    "        T v = in[u];\n"
-    "        memcpy(w, &v, U);\n"
-    "    } else {\n"
-    "        unsigned char b[4] = {0, 0, 0, 0};\n"
-    "        for (int j = 0; j < 4; j++)\n"
-    "            if (u * 4 + j < n)\n"
-    "                memcpy(&b[j], &in[u * 4 + j], 1);\n"
-    "        memcpy(w, b, 4);\n"
-    "    }\n"
-    "}\n"
-    "template <class T, int OP>\n"
-    "__device__ void ck_oneshot(const T *in, T *out, unsigned long long n, const ck_peers &peers,\n"
-    "                           int rank, int nranks, const volatile int *stop) {\n"
-    "    enum { U = sizeof(T) < 4 ? 4 : (int)sizeof(T), W = U / 4, E = U / (int)sizeof(T) };\n"
-    "    unsigned char *mine = (unsigned char *)peers.p[rank];\n"
-    "    // every thread reads the call counter (bumped at the end, after a barrier), so the\n"
-    "    // first line leaves after two loads side by side, with no barrier before it\n"
-    "    unsigned long long *count = (unsigned long long *)mine;\n"
-    "    const unsigned long long e = *count + 1, flag = (unsigned long long)(unsigned)e << 32;\n"
-    "    const size_t set = CK_DATA + (size_t)(e & 1) * nranks * CK_WORDS * 8;\n"
-    "    const size_t units = (n + E - 1) / E;\n"
-    "    // Every unit of this thread to every peer first, then the peers' units: no thread\n"
-    "    // waits for one that has not sent.\n"
-    "    for (size_t u = threadIdx.x; u < units; u += blockDim.x) {\n"
-    "        unsigned w[W];\n"
-    "        ck_unit<T, U>(in, u, n, w);\n"
-    "        for (int q = 0; q < nranks; q++) {\n"
-    "            if (q == rank)\n"
-    "                continue;\n"
-    "            unsigned long long *line = (unsigned long long *)((unsigned char *)peers.p[q] + set +\n"
-    "                                       (size_t)rank * CK_WORDS * 8) + u * W;\n"
-    "            for (int k = 0; k < W; k++)\n"
-    "                ck_put(line + k, flag | w[k]);\n"
-    "        }\n"
-    "    }\n"
-    "    bool stopped = false; // aborted: no result\n"
-    "    for (size_t u = threadIdx.x; u < units && !stopped; u += blockDim.x) {\n"
-    "        T acc[E];\n"
-    "        for (int q = 0; q < nranks && !stopped; q++) {\n"
-    "            unsigned w[W];\n"
-    "            if (q == rank) {\n"
-    "                ck_unit<T, U>(in, u, n, w);\n"
-    "            } else {\n"
-    "                const unsigned long long *line = (const unsigned long long *)(mine + set +\n"
-    "                                                 (size_t)q * CK_WORDS * 8) + u * W;\n"
-    "                for (int k = 0; k < W && !stopped; k++) {\n"
-    "                    unsigned long long v;\n"
-    "                    for (unsigned spins = 1; ((v = ck_get(line + k)) >> 32 << 32) != flag; spins++)\n"
-    "                        if ((spins & 1023) == 0 && *stop) {\n"
-    "                            stopped = true;\n"
-    "                            break;\n"
-    "                        }\n"
-    "                    w[k] = (unsigned)v;\n"
-    "                }\n"
-    "            }\n"
-    "            T v[E];\n"
-    "            memcpy(v, w, sizeof v);\n"
-    "            for (int j = 0; j < E; j++)\n"
-    "                acc[j] = q == 0 ? v[j] : ck_op<T, OP>(acc[j], v[j]);\n"
-    "        }\n"
-    "        for (int j = 0; j < E && !stopped; j++)\n"
-    "            if (u * E + j < n)\n"
-    "                out[u * E + j] = OP == 4 ? (T)(acc[j] / (T)nranks) : acc[j];\n"
-    "    }\n"
-    "    __syncthreads(); // every thread has read the counter\n"
-    "    if (threadIdx.x == 0)\n"
-    "        *count = e;\n"
-    "}\n"
-    "#define CK_K(T, t, op) extern \"C\" __global__ void __launch_bounds__(512)\\\n"
-    "    ck_os_##t##_##op(const T *in, T *out, unsigned long long n, ck_peers peers, int rank,\\\n"
-    "                     int nranks, const volatile int *stop) {\\\n"
-    "        ck_oneshot<T, op>(in, out, n, peers, rank, nranks, stop);\\\n"
-    "    }\n"
-    "#define CK_INT(T, t) CK_K(T, t, 0) CK_K(T, t, 1) CK_K(T, t, 2) CK_K(T, t, 3)\n"
-    "CK_INT(signed char, 0) CK_INT(unsigned char, 1) CK_INT(int, 2) CK_INT(unsigned, 3)\n"
-    "CK_INT(long long, 4) CK_INT(unsigned long long, 5)\n"
-    "CK_INT(float, 7) CK_K(float, 7, 4) CK_INT(double, 8) CK_K(double, 8, 4)\n";
+#define ONESHOT_FILE "nccl/kernels/oneshot.cu"
 
 /* Bytes of one element of NCCL type t that the kernels take; 0 for float16 and
  * bfloat16 (NCCL's). */
@@ -343,8 +244,8 @@ workspace(cukit_Communicator *c, record *rec, int want)
     if (cukit_api.cuMemHostGetDevicePointer(&os->stop_dev, host, 0) != CUDA_SUCCESS)
         return os;
     /* The kernels now, not at the first call (which may be under a capture). */
-    if (cukit_builtin_kernel(c->device, &c->st->nccl->oneshot_modules, kernel_source,
-                             "cukit_oneshot.cu", "ck_os_7_0", &f) < 0) {
+    if (cukit_builtin_kernel_file(c->device, &c->st->nccl->oneshot_modules, NULL,
+                                  ONESHOT_FILE, "ck_os_7_0", &f) < 0) {
         PyErr_Clear(); /* no compiler: NCCL's kernels serve */
         return os;
     }
@@ -552,8 +453,8 @@ cukit_oneshot_all_reduce(cukit_Communicator *c, CUdeviceptr send, CUdeviceptr re
     if (f == NULL) {
         char name[32];
         PyOS_snprintf(name, sizeof name, "ck_os_%d_%d", type, op);
-        if (cukit_builtin_kernel(c->device, &st->nccl->oneshot_modules, kernel_source,
-                                 "cukit_oneshot.cu", name, &f) < 0)
+        if (cukit_builtin_kernel_file(c->device, &st->nccl->oneshot_modules, NULL,
+                                      ONESHOT_FILE, name, &f) < 0)
             return -1;
         os->func[type][op] = f;
     }
@@ -598,7 +499,8 @@ cukit_oneshot_all_reduce(cukit_Communicator *c, CUdeviceptr send, CUdeviceptr re
 PyObject *
 cukit_oneshot_source(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
-    return PyUnicode_FromString(kernel_source);
+    const char *text = cukit_device_file(ONESHOT_FILE);
+    return text ? PyUnicode_FromString(text) : NULL;
 }
 
 PyObject *

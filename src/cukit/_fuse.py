@@ -52,7 +52,7 @@ class _Value:
         self.dtype = dtype          # numpy dtype, or None for a weak scalar
         self._weak = weak           # bool/int/float/complex for a weak scalar
 
-    # -- the C engine's hook: a cukit ufunc met a traced value
+    # -- the C engine's hook (_set_fuse_proxy below): a cukit ufunc met a traced value
     @classmethod
     def _apply(cls, ufunc, args):
         tracer = next(a._t for a in args if isinstance(a, _Value))
@@ -129,7 +129,7 @@ _Value.__pos__ = lambda self: _cukit.positive(self)
 _Value.__abs__ = lambda self: _cukit.absolute(self)
 _Value.__invert__ = lambda self: _cukit.invert(self)
 
-_cukit._set_fuse_proxy(_Value)
+_cukit._set_fuse_proxy(_Value, _Value._apply)
 
 
 def _literal(v):

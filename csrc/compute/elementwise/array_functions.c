@@ -237,12 +237,16 @@ filled(PyObject *m, PyObject *shape, PyObject *value, PyObject *dtype, PyObject 
     Py_DECREF(dt);
     if (a == NULL)
         return NULL;
-    PyObject *r = PyObject_CallMethod(a, "fill", "O", value);
-    if (r == NULL) {
-        Py_DECREF(a);
-        return NULL;
-    }
-    Py_DECREF(r);
+    /* a.fill(value) on the legacy stream, through the C under it */
+    cukit_Array *arr = (cukit_Array *)a;
+    PyObject *raw = cukit_array_element_bytes(arr, value, "fill()");
+    int rc = raw && cukit_device_activate(arr->device) == 0
+                 ? cukit_strided_fill(arr->device, cukit_array_ptr(arr), arr->strides, arr->ndim,
+                                      arr->shape, PyBytes_AS_STRING(raw), arr->itemsize, NULL)
+                 : -1;
+    Py_XDECREF(raw);
+    if (rc < 0)
+        Py_CLEAR(a);
     return a;
 }
 
@@ -665,7 +669,11 @@ mod_concatenate(PyObject *m, PyObject *args, PyObject *kwargs)
             cukit_Array *a = (cukit_Array *)PyTuple_GET_ITEM(t, i);
             PyObject *c = (a->flags & CUKIT_ARRAY_C_CONTIG) ? Py_NewRef(a)
                                                             : (PyObject *)cukit_array_copy(a);
-            PyObject *f = c ? PyObject_CallMethod(c, "reshape", "n", (Py_ssize_t)-1) : NULL;
+            cukit_Array *ca = (cukit_Array *)c;
+            Py_ssize_t n1 = ca ? ca->size : 0, s1 = ca ? ca->itemsize : 0;
+            PyObject *f = c ? (PyObject *)cukit_array_view_as(ca, ca->dtype, ca->typecode,
+                                                              ca->itemsize, ca->offset, 1, &n1, &s1)
+                            : NULL;
             Py_XDECREF(c);
             if (f == NULL)
                 Py_CLEAR(flat);

@@ -388,15 +388,16 @@ out_shape_error(cukit_Array *out, int ndim, const Py_ssize_t *shape)
 /* ------------------------------------------------------------------ dispatch */
 
 
-/* The fuse tracer's hook: proxy.__cukit_apply__(ufunc, inputs). New ref or NULL. */
+/* The fuse tracer's hook: fuse_apply(ufunc, inputs), the function cukit.fuse registered
+ * with its traced values' class. New ref or NULL. */
 static PyObject *
 apply_proxy(ck_Ufunc *u, PyObject *const *in, int nin)
 {
     PyObject *args = PyTuple_New(nin);
     for (int k = 0; args && k < nin; k++)
         PyTuple_SET_ITEM(args, k, Py_NewRef(in[k]));
-    PyObject *r = args ? PyObject_CallMethod(u->st->compute->fuse_proxy, "_apply", "OO", (PyObject *)u,
-                                             args)
+    PyObject *r = args ? PyObject_CallFunctionObjArgs(u->st->compute->fuse_apply, (PyObject *)u,
+                                                      args, NULL)
                        : NULL;
     Py_XDECREF(args);
     return r;

@@ -550,21 +550,25 @@ ck_array_call(cukit_state *st, int which, PyObject *self, PyObject *args, PyObje
 /* ------------------------------------------------------------------ setup */
 
 static PyObject *
-mod_set_fuse_proxy(PyObject *m, PyObject *cls)
+mod_set_fuse_proxy(PyObject *m, PyObject *args)
 {
     cukit_state *st = PyModule_GetState(m);
-    if (!PyType_Check(cls)) {
-        PyErr_SetString(PyExc_TypeError, "_set_fuse_proxy() takes a class");
+    PyObject *cls, *apply;
+    if (!PyArg_ParseTuple(args, "O!O:_set_fuse_proxy", &PyType_Type, &cls, &apply))
+        return NULL;
+    if (!PyCallable_Check(apply)) {
+        PyErr_SetString(PyExc_TypeError, "_set_fuse_proxy(cls, apply): apply must be callable");
         return NULL;
     }
     Py_XSETREF(st->compute->fuse_proxy, Py_NewRef(cls));
+    Py_XSETREF(st->compute->fuse_apply, Py_NewRef(apply));
     Py_RETURN_NONE;
 }
 
 static PyMethodDef ufunc_functions[] = {
-    {"_set_fuse_proxy", mod_set_fuse_proxy, METH_O,
-     "Internal: the class of cukit.fuse's traced values; ufuncs hand such operands to its "
-     "_apply(ufunc, args)."},
+    {"_set_fuse_proxy", mod_set_fuse_proxy, METH_VARARGS,
+     "Internal: _set_fuse_proxy(cls, apply): the class of cukit.fuse's traced values, and "
+     "the function ufuncs hand such operands to, apply(ufunc, args)."},
     {NULL},
 };
 

@@ -3,36 +3,29 @@
  * cukit.Kernel so that every argument is checked against the declaration */
 #include "compute/elementwise/elementwise_impl.h"
 
-/* PyCUDA's kernels: <name>(arguments, n) over i < n, and <name>_range(arguments, start,
- * stop, step) over range(start, stop, step), each with loop_prep before its loop and
- * after_loop after it, and PyCUDA's names tid, total_threads, cta_start and i. */
+/* PyCUDA's kernels around kernels/elementwise.cuh (which says what they are), the
+ * user's texts each under its own #line. */
 PyObject *
 ck_ek_pycuda_source(ck_ElementwiseKernel *self)
 {
-    const char *preamble = cukit_device_file(CK_PREAMBLE);
-    if (preamble == NULL)
+    const char *head = cukit_device_file("compute/pycuda/kernels/elementwise.cuh");
+    if (head == NULL)
         return NULL;
     return PyUnicode_FromFormat(
         "%s%s\n#line 1 \"preamble\"\n%U\n"
-        "#define CK_PYCUDA_HEAD \\\n"
-        "    const unsigned tid = threadIdx.x, total_threads = gridDim.x * blockDim.x, \\\n"
-        "                   cta_start = blockDim.x * blockIdx.x; \\\n"
-        "    long long i; \\\n"
-        "    (void)tid; (void)total_threads; (void)cta_start; (void)i;\n"
-        "extern \"C\" __global__ void %U(%U, long long n) {\n"
+        "CK_PYCUDA_KERNEL %U(%U, long long n) {\n"
         "    CK_PYCUDA_HEAD\n"
         "#line 1 \"loop_prep\"\n%U\n;\n"
-        "    for (i = (long long)cta_start + tid; i < n; i += total_threads) {\n"
+        "    CK_PYCUDA_LOOP {\n"
         "#line 1 \"operation\"\n%U\n;\n    }\n"
         "#line 1 \"after_loop\"\n%U\n;\n}\n"
-        "extern \"C\" __global__ void %U_range(%U, long long start, long long stop, long long step) {\n"
+        "CK_PYCUDA_KERNEL %U_range(%U, long long start, long long stop, long long step) {\n"
         "    CK_PYCUDA_HEAD\n"
         "#line 1 \"loop_prep\"\n%U\n;\n"
-        "    for (i = start + ((long long)cta_start + tid) * step; step > 0 ? i < stop : i > stop;\n"
-        "         i += (long long)total_threads * step) {\n"
+        "    CK_PYCUDA_RANGE_LOOP {\n"
         "#line 1 \"operation\"\n%U\n;\n    }\n"
         "#line 1 \"after_loop\"\n%U\n;\n}\n",
-        ck_ml_define(), preamble, self->preamble, self->name, self->arguments, self->loop_prep,
+        ck_ml_define(), head, self->preamble, self->name, self->arguments, self->loop_prep,
         self->operation, self->after_loop, self->name, self->arguments, self->loop_prep,
         self->operation, self->after_loop);
 }
