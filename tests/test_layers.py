@@ -360,7 +360,7 @@ def test_every_hook_is_documented_where_it_is_registered():
 # disguise, and costs a Python call). PYTHON_CALLS_TO_REMOVE lists the files that
 # still do, to be emptied: a new one fails, and so does one left listed after its
 # call is gone.
-PYTHON_CALLS_TO_REMOVE = {"compute/index/functions.c"}  # compress: cond.ndim, cond.nonzero()
+PYTHON_CALLS_TO_REMOVE = set()
 # Methods of other libraries' objects that cukit reads by name and also defines.
 FOREIGN_METHODS = {"is_contiguous"}  # torch.Tensor's (nccl/collectives.c)
 IMPORT_CUKIT = re.compile(r'PyImport_Import\w*\(\s*"cukit')

@@ -240,7 +240,7 @@ ck_compress(cukit_state *st, PyObject *condition, PyObject *a_obj, PyObject *axi
     PyObject *nz = NULL, *first = NULL, *r = NULL;
     if (cond == NULL)
         return NULL;
-    PyObject *nd = PyObject_GetAttrString(cond, "ndim");
+    PyObject *nd = PyObject_CallMethod(st->numpy, "ndim", "O", cond); /* a host array */
     long ndim = nd ? PyLong_AsLong(nd) : -1;
     Py_XDECREF(nd);
     if (ndim != 1) {
@@ -248,7 +248,7 @@ ck_compress(cukit_state *st, PyObject *condition, PyObject *a_obj, PyObject *axi
             PyErr_SetString(PyExc_ValueError, "condition must be a 1-d array");
         goto done;
     }
-    nz = PyObject_CallMethod(cond, "nonzero", NULL);
+    nz = PyObject_CallMethod(st->numpy, "nonzero", "O", cond);
     first = nz ? Py_XNewRef(PyTuple_GetItem(nz, 0)) : NULL;
     if (first)
         r = ck_take(st, a_obj, first, axis_obj, NULL, "raise");
