@@ -317,7 +317,7 @@ def test_a_file_scope_shared_array_used_by_a_noinline_function_of_two_kernels(rn
 
 PRINTF = r"""
 extern "C" __global__ void lengths(int a, int b) {
-    printf("%hd %hu %hhd %hhu %hx %hhx %hi|%d %u\n", a, a, a, a, a, b, b, a, b);
+    printf("%hd %hu %hhd %hhu %hx %hhx %hi %ho|%d %u\n", a, a, a, a, a, b, b, b, a, b);
 }
 extern "C" __global__ void strings(const char* s, int n) {
     printf("[%s]\n", s);
@@ -341,6 +341,9 @@ def printed(capfd, launch):
     return capfd.readouterr().out
 
 
+@pytest.mark.skipif(cukit.backend() == "gpu", reason="an H100's printf prints another number "
+                    "than C's for %hi and %ho and reads the arguments after them from the wrong "
+                    "place (docs/guide/emulator.md); the emulator prints C's")
 @pytest.mark.parametrize("a, b", [(70000, 300), (-70000, -1), (65535, 255), (-129, 128)])
 def test_printf_length_modifiers_h_and_hh_as_c(capfd, a, b):
     mod = cukit.compile(PRINTF, name="printf.cu")
@@ -351,7 +354,7 @@ def test_printf_length_modifiers_h_and_hh_as_c(capfd, a, b):
         return v - (1 << bits) if signed and v >> (bits - 1) else v
 
     want = (f"{c(a, 16, 1)} {c(a, 16, 0)} {c(a, 8, 1)} {c(a, 8, 0)} {c(a, 16, 0):x} "
-            f"{c(b, 8, 0):x} {c(b, 16, 1)}|{a} {c(b, 32, 0)}\n")
+            f"{c(b, 8, 0):x} {c(b, 16, 1)} {c(b, 16, 0):o}|{a} {c(b, 32, 0)}\n")
     assert out == want
 
 
