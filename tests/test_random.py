@@ -1397,6 +1397,7 @@ def test_choice_with_p_refuses_a_capture_and_reads_a_device_p_on_its_stream(rng)
         with s.capture():
             g.choice(6, 3, p=p, stream=s)
     dp = cukit.to_device(p)
+    cukit.synchronize()  # the upload ran on the legacy stream; s reads it next
     with s:
         x = g.choice(6, 1000, p=dp)  # the current stream
     s.synchronize()  # queued on s: the host waits for it before reading
