@@ -278,6 +278,7 @@ def test_warmup_covers_every_family_of_cukits_own_kernels():
     assert len(_warmup.common_jobs(("float32",))) > 50  # and the ufuncs, as before
 
 
+@pytest.mark.gpu  # it compiles and runs kernels: a device (or the emulator) is needed
 def test_a_warmed_family_compiles_nothing_in_the_next_process(tmp_path, monkeypatch):
     """std warmed (in a child process of its own, so its passes are cached under its
     name); a later process's first std says no compile, and gets numpy's answer."""
