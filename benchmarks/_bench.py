@@ -344,3 +344,24 @@ def run_c(source, args, timeout, files=None):
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip() or f"exit status {proc.returncode}")
     return json.loads(proc.stdout)
+
+
+def peer_table(table, reps, better=lambda unit: "higher"):
+    """Run every library's cases, interleaved, and make the rows: `table` is {library:
+    {case: (unit, fn)}} with cukit's cases first in order; `better(unit)` says which way
+    a unit improves. Returns (rows with cukit's ratio to the best peer, {library:
+    {case: samples}}, {"library: case": error}); the errors are printed."""
+    ways = {(n, k): fn for n in table for k, (_, fn) in table[n].items()}
+    samples, errors = interleaved(ways, reps, warmup=1)
+    for (n, k), e in errors.items():
+        print(f"{n}: {k}: {e}")
+    rows = []
+    for k, (unit, _) in table["cukit"].items():
+        for n in table:
+            if (n, k) in samples:
+                rows.append(row(k, n, samples[(n, k)], unit, better(unit)))
+            elif (n, k) in errors:
+                rows.append(error_row(k, n, unit, errors[(n, k)], better(unit)))
+    ratio_to_best_peer(rows)
+    results = {n: {k: samples.get((n, k), []) for k in table[n]} for n in table}
+    return rows, results, {f"{n}: {k}": e for (n, k), e in errors.items()}
