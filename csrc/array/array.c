@@ -827,6 +827,12 @@ cukit_array_setup(PyObject *module, cukit_state *st)
 {
     st->hooks.array_ref = array_ref;
     st->hooks.array_wrap = array_wrap_hook;
+    PyMethodDef *methods = cukit_array_methods_with_shape(array_methods);
+    if (methods == NULL)
+        return -1;
+    for (PyType_Slot *slot = array_slots; slot->slot; slot++)
+        if (slot->slot == Py_tp_methods)
+            slot->pfunc = methods;
     st->ArrayType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &array_spec, NULL);
     if (st->ArrayType == NULL || PyModule_AddType(module, st->ArrayType) < 0)
         return -1;

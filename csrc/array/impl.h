@@ -69,6 +69,9 @@ PyObject *cukit_array_rebuild(PyObject *cls, PyObject *args);
 /* repr() and str(): numpy's printing of the values (through hooks.array_call). */
 PyObject *cukit_array_repr(PyObject *self);
 PyObject *cukit_array_str(PyObject *self);
+/* shape.c: `own` (array.c's methods) then shape.c's, one NULL-terminated table for the
+ * Array's type spec; made once, never freed (types point at it). NULL: MemoryError. */
+PyMethodDef *cukit_array_methods_with_shape(const PyMethodDef *own);
 /* shape.c: numpy's shape methods (views where numpy gives views) and broadcast_to.
  * Each returns a new ref or NULL with numpy's exception class. */
 PyObject *cukit_array_ravel(cukit_Array *self, PyObject *args, PyObject *kwargs);

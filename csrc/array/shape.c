@@ -633,8 +633,7 @@ array_argsort(PyObject *self, PyObject *args, PyObject *kwargs)
 /* ------------------------------------------------------------------ setup */
 
 #define SM(name, fn, doc) {#name, (PyCFunction)(void (*)(void))fn, METH_VARARGS | METH_KEYWORDS, doc}
-/* Methods of cukit.Array, added to its type by cukit_array_shape_setup (array.c's
- * table holds the rest). */
+/* Methods of cukit.Array: array.c's type spec takes them after its own table. */
 static PyMethodDef shape_methods[] = {
     SM(ravel, cukit_array_ravel, "ravel(order='C') -> Array: the elements in one dimension; "
        "a view when the layout allows one (as reshape(-1)), else a copy."),
@@ -667,17 +666,29 @@ static PyMethodDef shape_functions[] = {
     {NULL},
 };
 
+PyMethodDef *
+cukit_array_methods_with_shape(const PyMethodDef *own)
+{
+    static PyMethodDef *methods; /* made once; every Array type made points at it */
+    if (methods != NULL)
+        return methods;
+    size_t a = 0, b = 0;
+    while (own[a].ml_name)
+        a++;
+    while (shape_methods[b].ml_name)
+        b++;
+    methods = PyMem_RawCalloc(a + b + 1, sizeof *methods);
+    if (methods == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(methods, own, a * sizeof *methods);
+    memcpy(methods + a, shape_methods, b * sizeof *methods);
+    return methods;
+}
+
 int
 cukit_array_shape_setup(PyObject *module, cukit_state *st)
 {
-    PyObject *dict = st->ArrayType->tp_dict;
-    for (PyMethodDef *def = shape_methods; def->ml_name; def++) {
-        PyObject *descr = PyDescr_NewMethod(st->ArrayType, def);
-        int rc = descr ? PyDict_SetItemString(dict, def->ml_name, descr) : -1;
-        Py_XDECREF(descr);
-        if (rc < 0)
-            return -1;
-    }
-    PyType_Modified(st->ArrayType);
     return PyModule_AddFunctions(module, shape_functions);
 }
