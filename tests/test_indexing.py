@@ -236,3 +236,20 @@ def test_large_mask_keeps_order(rng):
     m = h > 0.5
     np.testing.assert_array_equal(a[a > 0.5].get(), h[m])
     np.testing.assert_array_equal(cukit.flatnonzero(a > 0.5).get(), np.flatnonzero(m))
+
+
+def test_along_axis_broadcasts_and_checks(rng):
+    h = rand(rng, (6, 5, 4))
+    a = cukit.asarray(h)
+    i = rng.integers(-5, 5, (1, 3, 4))  # broadcast along the first dimension, negatives
+    np.testing.assert_array_equal(cukit.take_along_axis(a, cukit.asarray(i), 1).get(),
+                                  np.take_along_axis(h, i, 1))
+    v = rand(rng, (6, 3, 4))
+    j = np.stack([rng.permutation(5)[:3] for _ in range(24)]).reshape(6, 4, 3).transpose(0, 2, 1)
+    cukit.put_along_axis(a, cukit.asarray(np.ascontiguousarray(j)), v, 1)
+    np.put_along_axis(h, j, v, 1)
+    np.testing.assert_array_equal(a.get(), h)
+    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 5"):
+        cukit.take_along_axis(a, cukit.asarray(np.full((6, 1, 4), 5)), 1)
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        cukit.take_along_axis(a, np.zeros((6, 4), np.int64), 1)

@@ -4,7 +4,8 @@ to the Array's advanced indexing (csrc/compute/index/), which does the work on t
 device in one gather or scatter."""
 import numpy as np
 
-from ._cukit import Array, arange, flatnonzero, nonzero, stack, zeros
+from . import _cukit
+from ._cukit import Array, flatnonzero, nonzero, stack, zeros
 
 __all__ = ["argwhere", "take_along_axis", "put_along_axis", "extract", "place"]
 
@@ -25,30 +26,21 @@ def argwhere(a):
     return stack(nonzero(a), axis=1)
 
 
-def _along_axis_key(arr, indices, axis, who):
+def _along_axis_args(arr, indices, axis, who):
+    """(array, indices, axis) for _along_axis, or the flat form when axis is None."""
     arr = _array(arr, who)
     if axis is None:
         if indices.ndim != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
         flat = arr if arr.flags["C_CONTIGUOUS"] else arr.copy()
-        return flat.reshape(-1), (indices,)
+        return flat.reshape(-1), indices, 0
     if not isinstance(indices, Array):
         indices = np.asarray(indices)
     if indices.ndim != arr.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    axis = _normalize_axis(axis, arr.ndim)
-    kind = indices.dtype.kind
-    if kind not in "iu":
+    if indices.dtype.kind not in "iu":
         raise IndexError("`indices` must be an integer array")
-    key = []
-    for d in range(arr.ndim):
-        if d == axis:
-            key.append(indices)
-        else:
-            shape = [1] * arr.ndim
-            shape[d] = arr.shape[d]
-            key.append(arange(arr.shape[d], dtype=np.int64).reshape(*shape))
-    return arr, tuple(key)
+    return arr, indices, _normalize_axis(axis, arr.ndim)
 
 
 def _normalize_axis(axis, ndim):
@@ -60,14 +52,13 @@ def _normalize_axis(axis, ndim):
 def take_along_axis(arr, indices, axis):
     """take_along_axis(arr, indices, axis) -> Array: numpy.take_along_axis, picking
     values from arr along axis at the 1-D slices of indices (as argsort gives them)."""
-    arr, key = _along_axis_key(arr, indices, axis, "take_along_axis")
-    return arr[key]
+    return _cukit._along_axis(*_along_axis_args(arr, indices, axis, "take_along_axis"))
 
 
 def put_along_axis(arr, indices, values, axis):
     """put_along_axis(arr, indices, values, axis): numpy.put_along_axis, in place."""
-    target, key = _along_axis_key(arr, indices, axis, "put_along_axis")
-    target[key] = values
+    target, indices, axis = _along_axis_args(arr, indices, axis, "put_along_axis")
+    _cukit._along_axis(target, indices, axis, values)
 
 
 def extract(condition, arr):

@@ -294,7 +294,20 @@ mod_compress(PyObject *m, PyObject *args, PyObject *kwargs)
     return ck_compress(PyModule_GetState(m), cond, a, axis);
 }
 
+static PyObject *
+mod_along_axis(PyObject *m, PyObject *args)
+{
+    PyObject *arr, *indices, *values = NULL;
+    int axis;
+    if (!PyArg_ParseTuple(args, "OOi|O:_along_axis", &arr, &indices, &axis, &values))
+        return NULL;
+    return ck_along_axis(PyModule_GetState(m), arr, indices, axis, values);
+}
+
 static PyMethodDef functions[] = {
+    {"_along_axis", mod_along_axis, METH_VARARGS,
+     "_along_axis(arr, indices, axis, values=None): take_along_axis (a new Array) or, with "
+     "values, put_along_axis (in place); axis already normalized."},
     {"take", (PyCFunction)(void (*)(void))mod_take, METH_VARARGS | METH_KEYWORDS,
      "take(a, indices, axis=None, out=None, mode='raise') -> Array: elements of a at "
      "indices along axis (of a.ravel() when axis is None), as numpy.take; mode 'wrap' or "

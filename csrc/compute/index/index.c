@@ -675,3 +675,107 @@ done:
     parsed_clear(&p);
     return rc;
 }
+
+/* ------------------------------------------------------------------ along an axis */
+
+PyObject *
+ck_along_axis(cukit_state *st, PyObject *arr_obj, PyObject *indices, int axis, PyObject *values)
+{
+    if (!Py_IS_TYPE(arr_obj, st->ArrayType)) {
+        PyErr_Format(PyExc_TypeError, "take_along_axis takes a cukit array, not %s: move host "
+                     "data to the device with cukit.asarray()", Py_TYPE(arr_obj)->tp_name);
+        return NULL;
+    }
+    cukit_Array *a = (cukit_Array *)arr_obj;
+    if (cukit_numpy(st) < 0)
+        return NULL;
+    if (axis < 0 || axis >= a->ndim) {
+        PyErr_Format(PyExc_ValueError, "axis %d is out of bounds for an array of %d dimensions",
+                     axis, a->ndim);
+        return NULL;
+    }
+    parsed_index p;
+    memset(&p, 0, sizeof p);
+    PyObject *out = NULL;
+    cukit_Array *val = NULL;
+    if (add_index(st, &p, a->device, indices, axis, axis, a->shape[axis]) < 0)
+        return NULL;
+    cukit_Array *ix = p.idx[0];
+    index_params k;
+    memset(&k, 0, sizeof k);
+    Py_ssize_t shape[CUKIT_MAXDIM];
+    if (ix->ndim != a->ndim) {
+        PyErr_SetString(PyExc_ValueError,
+                        "`indices` and `arr` must have the same number of dimensions");
+        goto done;
+    }
+    /* the result: the indices' shape, broadcast with arr's off the axis; each element
+     * is arr at its own coordinates, but along the axis at the index there */
+    k.ndim = a->ndim;
+    k.nidx = 1;
+    k.total = 1;
+    for (int d = 0; d < a->ndim; d++) {
+        Py_ssize_t n = ix->shape[d], m = d == axis ? n : a->shape[d];
+        if (d != axis && n != m && n != 1 && m != 1) {
+            PyErr_Format(PyExc_ValueError, "shape mismatch: indices of shape %zd and arr of "
+                         "shape %zd along dimension %d cannot be broadcast", n, m, d);
+            goto done;
+        }
+        shape[d] = n == 1 ? m : n;
+        k.shape[d] = shape[d];
+        k.total *= shape[d];
+        k.bstride[d] = d == axis || a->shape[d] == 1 ? 0 : a->strides[d];
+        k.istride[0][d] = ix->shape[d] == 1 ? 0 : ix->strides[d] / 8;
+    }
+    k.idx[0] = cukit_array_ptr(ix);
+    k.len[0] = a->shape[axis];
+    k.astride[0] = a->strides[axis];
+    if (!unit_ok(a->itemsize)) {
+        PyErr_Format(PyExc_TypeError, "cukit indexes elements of 1, 2, 4, 8 or 16 bytes; this "
+                     "dtype has %zd", a->itemsize);
+        goto done;
+    }
+    CUstream h;
+    if (ck_stream(st, Py_None, a->device, NULL, &h) < 0)
+        goto done;
+    k.base = cukit_array_ptr(a);
+    if (values == NULL) {
+        cukit_Array *r = cukit_array_new(st, a->device, a->dtype, a->typecode, a->itemsize,
+                                         a->ndim, shape);
+        if (r == NULL)
+            goto done;
+        k.other = cukit_array_ptr(r);
+        if (run_index(st, a->device, unit_name(a->itemsize, 1), &k, &p, h) < 0)
+            Py_DECREF(r);
+        else
+            out = (PyObject *)r;
+        goto done;
+    }
+    if (a->flags & CUKIT_ARRAY_READONLY) {
+        PyErr_SetString(PyExc_ValueError, "put_along_axis: the array is read-only; copy it first");
+        goto done;
+    }
+    if ((val = value_array(st, a, values)) == NULL)
+        goto done;
+    if (val->ndim > a->ndim) {
+        PyErr_SetString(PyExc_ValueError, "put_along_axis: the values have more dimensions "
+                        "than the indices");
+        goto done;
+    }
+    for (int d = 0; d < val->ndim; d++) {
+        int o = a->ndim - val->ndim + d;
+        if (val->shape[d] != 1 && val->shape[d] != shape[o]) {
+            PyErr_SetString(PyExc_ValueError, "put_along_axis: the values cannot be broadcast "
+                            "to the indices' shape");
+            goto done;
+        }
+        k.vstride[o] = val->shape[d] == 1 ? 0 : val->strides[d];
+    }
+    k.other = cukit_array_ptr(val);
+    if (run_index(st, a->device, unit_name(a->itemsize, 0), &k, &p, h) == 0)
+        out = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(val);
+    parsed_clear(&p);
+    return out;
+}

@@ -22,6 +22,12 @@ PyObject *ck_compress(cukit_state *st, PyObject *condition, PyObject *a, PyObjec
 /* numpy.nonzero(a): a tuple of int64 arrays. New ref or NULL. */
 PyObject *ck_nonzero(cukit_state *st, PyObject *a);
 
+/* take_along_axis(arr, indices, axis) (values NULL; new array) or put_along_axis (values
+ * written, returns None), axis in [0, arr.ndim): one gather or scatter that reads only
+ * the axis's indices. New ref or NULL. */
+PyObject *ck_along_axis(cukit_state *st, PyObject *arr, PyObject *indices, int axis,
+                        PyObject *values);
+
 /* ------------------------------------------------------------------ print.c */
 
 /* repr(a) (as_str 0) or str(a) (1) as numpy prints the values. New ref or NULL. */
