@@ -169,6 +169,19 @@ def test_median_and_quantile_with_nan(rng):
     close(cukit.quantile(d, 0.3, axis=1), np.quantile(h, 0.3, axis=1))
 
 
+def test_median_and_quantile_of_an_empty_axis_as_numpy():
+    h = np.zeros((0, 3))
+    d = cukit.to_device(h)
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        got = cukit.median(d, axis=0)
+    with pytest.warns(RuntimeWarning):
+        want = np.median(h, axis=0)
+    close(got, want)
+    for f in (cukit.quantile, np.quantile):
+        with pytest.raises(IndexError, match="out of bounds"):
+            f(h if f is np.quantile else d, 0.5, axis=0)
+
+
 @pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
 @pytest.mark.parametrize("dtype", ["i4", "f4", "f8"])
 def test_quantile_and_percentile(rng, method, dtype):

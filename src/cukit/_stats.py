@@ -4,6 +4,7 @@ adds in a kernel of cukit's own (csrc/compute/stats/). Host work is limited to s
 bin edges and the one scalar a function must return to the host (allclose, the range of
 a histogram)."""
 import operator
+import warnings as _warnings
 
 import numpy as _np
 
@@ -214,8 +215,8 @@ def _quantiles(a, q, axis, method, keepdims, who, scale):
             a = a.astype(ft)
     s = _sorted_along(a, axis, who)
     n = s.shape[-1]
-    if n == 0:
-        raise ValueError(f"cukit.{who}() of an empty axis")
+    if n == 0:  # numpy's own error for an empty axis
+        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
     outs = []
     for qi in qh.ravel():
         vi = n * qi + (1 + qi * -1.0) - 1  # numpy's virtual index with alpha = beta = 1
@@ -274,9 +275,10 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         a = a.astype(_np.float64)
     s = _sorted_along(a, axis, "median")
     n = s.shape[-1]
-    if n == 0:
-        raise ValueError("cukit.median() of an empty axis")
-    if n % 2:
+    if n == 0:  # numpy: NaN, with its warning
+        _warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
+        res = _cukit.full(s.shape[:-1], _np.nan, dtype=a.dtype)
+    elif n % 2:
         res = s[..., n // 2].copy()
     else:
         res = (s[..., n // 2 - 1] + s[..., n // 2]) / a.dtype.type(2) \
