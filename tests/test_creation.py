@@ -60,6 +60,17 @@ def test_asarray(rng):
         cukit.asarray(d, dtype="f4", copy=False)
 
 
+def test_asarray_takes_numpy_order_positionally(rng):
+    h = rand(rng, (3, 4), "f4")
+    f = cukit.asarray(h, None, "F")                  # numpy's asarray(a, dtype, order)
+    assert f.flags["F_CONTIGUOUS"]
+    same(f, h)
+    same(cukit.asarray(h, "f8", "C"), h.astype("f8"))
+    assert cukit.asarray(h, None, 0).device.id == 0  # a device still goes there
+    with pytest.raises(TypeError, match="numpy's order"):
+        cukit.asarray(h, None, "X")
+
+
 def test_asnumpy(rng):
     h = rand(rng, (3, 4), "c8")
     d = cukit.to_device(h)

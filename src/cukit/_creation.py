@@ -65,7 +65,14 @@ def array(obj, dtype=None, *, copy=True, order="K", ndmin=0, device=None):
 def asarray(a, dtype=None, device=None, *, order=None, copy=None):
     """numpy.asarray on the device: a cukit Array as is (cast when dtype differs); device
     data of another library (DLPack, CUDA Array Interface) shared without a copy; host
-    data copied over."""
+    data copied over. The third argument is numpy's order when it is a string ("C", "F",
+    "A", "K"): numpy's asarray(a, dtype, order) works as written."""
+    if isinstance(device, str):
+        if order is not None or device not in ("C", "F", "A", "K"):
+            raise TypeError(f"asarray(a, dtype, {device!r}): the third argument is numpy's "
+                            "order ('C', 'F', 'A' or 'K') or a cukit device (a cukit.Device "
+                            "or an int)")
+        device, order = None, device
     if isinstance(a, _Array) and dtype is not None and _np.dtype(dtype) != a.dtype:
         if copy is False:
             raise ValueError("Unable to avoid copy while creating an array as requested.")
