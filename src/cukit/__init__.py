@@ -156,12 +156,13 @@ from ._matmul import dot, inner, matmul, outer, tensordot  # noqa: E402
 from ._cukit import argsort, searchsorted, sort, unique  # noqa: E402  (csrc/sort/)
 from . import fft  # noqa: E402  (cukit.fft: numpy.fft on cuFFT or cukit's own kernels)
 from . import linalg  # noqa: E402
-# numpy's shape, creation and statistics functions composed of the C operations above,
-# and numpy's own names (dtypes, constants).
+# numpy's shape, creation, statistics and other numeric functions composed of the C
+# operations above, and numpy's own names (dtypes, constants).
 from ._names import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
 from ._creation import *  # noqa: E402,F401,F403
 from ._stats import *  # noqa: E402,F401,F403
+from ._numeric import *  # noqa: E402,F401,F403
 from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 from . import random  # noqa: E402  (cukit.random: numpy's Generator on the GPU)
 
