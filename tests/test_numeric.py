@@ -307,3 +307,141 @@ def test_numpy_functions_dispatch_to_these(rng):
     got = np.isin(d, d[0])
     assert isinstance(got, cukit.Array)
     same(got, np.isin(h, h[0]))
+
+
+# ------------------------------------------------------------------ digitize, gradient, trapezoid
+
+@pytest.mark.parametrize("right", [False, True])
+def test_digitize(rng, right):
+    x = np.round(rng.standard_normal(40) * 3, 1)
+    bins = np.array([-3.0, -1.0, 0.0, 0.5, 2.0, 4.0])
+    dx = cukit.to_device(x)
+    same(cukit.digitize(dx, bins, right=right), np.digitize(x, bins, right=right))
+    same(cukit.digitize(dx, bins[::-1].copy(), right=right),
+         np.digitize(x, bins[::-1], right=right))
+    with pytest.raises(ValueError, match="monotonically"):
+        cukit.digitize(dx, [0.0, 2.0, 1.0])
+
+
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient(rng, edge_order):
+    h = rand(rng, (6, 7), "f8")
+    d = cukit.to_device(h)
+    for g, w in zip(cukit.gradient(d, edge_order=edge_order),
+                    np.gradient(h, edge_order=edge_order)):
+        close(g, w, rtol=1e-12, atol=1e-12)
+    x = np.cumsum(rng.random(7) + 0.1)
+    close(cukit.gradient(d, 0.5, cukit.to_device(x), edge_order=edge_order)[1],
+          np.gradient(h, 0.5, x, edge_order=edge_order)[1], rtol=1e-10, atol=1e-10)
+    close(cukit.gradient(d, 2.0, axis=0, edge_order=edge_order),
+          np.gradient(h, 2.0, axis=0, edge_order=edge_order), rtol=1e-12, atol=1e-12)
+    hi = rand(rng, (9,), "i4") % 100
+    close(cukit.gradient(cukit.to_device(hi)), np.gradient(hi), rtol=1e-12)
+    with pytest.raises(ValueError, match="too small"):
+        cukit.gradient(cukit.zeros(2), edge_order=2)
+
+
+def test_trapezoid(rng):
+    h = rand(rng, (5, 8), "f8")
+    d = cukit.to_device(h)
+    close(cukit.trapezoid(d), np.trapezoid(h), rtol=1e-12)
+    close(cukit.trapezoid(d, dx=0.3, axis=0), np.trapezoid(h, dx=0.3, axis=0), rtol=1e-12)
+    x = np.cumsum(rng.random(8))
+    close(cukit.trapz(d, cukit.to_device(x)), np.trapezoid(h, x), rtol=1e-12)
+
+
+def test_partition_and_argpartition(rng):
+    h = rand(rng, (5, 9), "f4")
+    d = cukit.to_device(h)
+    for k in (0, 4, -1):
+        p = cukit.partition(d, k, axis=1).get()
+        assert (p[:, k] == np.partition(h, k, axis=1)[:, k]).all()
+        ip = cukit.argpartition(d, k, axis=1).get()
+        assert (np.take_along_axis(h, ip, 1)[:, k] == np.partition(h, k, axis=1)[:, k]).all()
+    with pytest.raises(ValueError, match="out of bounds"):
+        cukit.partition(d, 9, axis=1)
+
+
+def test_fix_divmod_modf_gcd_lcm(rng):
+    h = specials(rng, "f8")
+    d = cukit.to_device(h)
+    same(cukit.fix(d), np.fix(h))
+    with np.errstate(invalid="ignore"):
+        for g, w in zip(cukit.modf(d), np.modf(h)):
+            same(g, w)
+    a, b = rand(rng, (30,), "i4") % 1000, rand(rng, (30,), "i4") % 97 + 1
+    for g, w in zip(cukit.divmod(cukit.to_device(a), cukit.to_device(b)), np.divmod(a, b)):
+        same(g, w)
+    a[:3] = [0, -12, 7]
+    b[:3] = [5, 18, 0]
+    same(cukit.gcd(cukit.to_device(a), cukit.to_device(b)), np.gcd(a, b))
+    same(cukit.lcm(cukit.to_device(a), cukit.to_device(b)), np.lcm(a, b))
+    same(cukit.gcd(cukit.to_device(a.astype("u2") % 300), 12), np.gcd(a.astype("u2") % 300, 12))
+    with pytest.raises(TypeError, match="gcd"):
+        cukit.gcd(d, 2)
+
+
+@pytest.mark.parametrize("dtype", ["f4", "f8"])
+def test_nextafter_and_spacing(rng, dtype):
+    h = specials(rng, dtype)
+    d = cukit.to_device(h)
+    same(cukit.nextafter(d, np.inf), np.nextafter(h, np.inf))
+    same(cukit.nextafter(d, cukit.to_device(h[::-1].copy())), np.nextafter(h, h[::-1]))
+    with np.errstate(invalid="ignore"):
+        same(cukit.spacing(d), np.spacing(h))
+
+
+# ------------------------------------------------------------------ nan-statistics
+
+def with_nans(rng, shape, dtype="f8"):
+    h = rand(rng, shape, dtype)
+    h.reshape(-1)[rng.choice(h.size, h.size // 4, replace=False)] = np.nan
+    return h
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_nan_reductions_and_scans(rng, axis):
+    h = with_nans(rng, (6, 9))
+    d = cukit.to_device(h)
+    close(cukit.nanprod(d, axis=axis), np.nanprod(h, axis=axis), rtol=1e-12)
+    close(cukit.nanvar(d, axis=axis), np.nanvar(h, axis=axis), rtol=1e-12)
+    close(cukit.nanstd(d, axis=axis, ddof=1), np.nanstd(h, axis=axis, ddof=1), rtol=1e-12)
+    if axis is not None:
+        close(cukit.nancumsum(d, axis=axis), np.nancumsum(h, axis=axis), rtol=1e-12)
+        close(cukit.nancumprod(d, axis=axis), np.nancumprod(h, axis=axis), rtol=1e-12)
+    hc = with_nans(rng, (4, 5), "c16")
+    close(cukit.nanvar(cukit.to_device(hc), axis=axis), np.nanvar(hc, axis=axis), rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+def test_nan_quantiles(rng, method):
+    h = with_nans(rng, (5, 11))
+    h[2] = np.nan                                     # an all-NaN row
+    d = cukit.to_device(h)
+    with pytest.warns(RuntimeWarning, match="All-NaN"):
+        got = cukit.nanquantile(d, [0.1, 0.5, 0.9], axis=1, method=method)
+    with np.testing.suppress_warnings() as sup:
+        sup.filter(RuntimeWarning)
+        want = np.nanquantile(h, [0.1, 0.5, 0.9], axis=1, method=method)
+        close(got, want, rtol=1e-12)
+        close(cukit.nanpercentile(d[[0, 1, 3]], 30, axis=1, method=method, keepdims=True),
+              np.nanpercentile(h[[0, 1, 3]], 30, axis=1, method=method, keepdims=True),
+              rtol=1e-12)
+        close(cukit.nanmedian(d[[0, 1, 3]], axis=1), np.nanmedian(h[[0, 1, 3]], axis=1),
+              rtol=1e-12)
+        close(cukit.nanmedian(d[[0, 1, 3]]), np.nanmedian(h[[0, 1, 3]]), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ set routines
+
+@pytest.mark.parametrize("dtype", ["i4", "f8"])
+def test_set_routines(rng, dtype):
+    a = (rand(rng, (30,), "i4") % 12).astype(dtype)
+    b = (rand(rng, (17,), "i4") % 15).astype(dtype)
+    da, db = cukit.to_device(a), cukit.to_device(b)
+    for f in ("intersect1d", "union1d", "setdiff1d", "setxor1d"):
+        same(getattr(cukit, f)(da, db), getattr(np, f)(a, b))
+        same(getattr(cukit, f)(da, list(b)), getattr(np, f)(a, list(b)))
+    same(cukit.intersect1d(da[:0], db), np.intersect1d(a[:0], b))
+    with pytest.raises(NotImplementedError):
+        cukit.intersect1d(da, db, return_indices=True)

@@ -163,6 +163,9 @@ from ._shape import *  # noqa: E402,F401,F403
 from ._creation import *  # noqa: E402,F401,F403
 from ._stats import *  # noqa: E402,F401,F403
 from ._numeric import *  # noqa: E402,F401,F403
+from ._manip import *  # noqa: E402,F401,F403
+from ._nanfunctions import *  # noqa: E402,F401,F403
+from ._sets import *  # noqa: E402,F401,F403
 from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 from . import random  # noqa: E402  (cukit.random: numpy's Generator on the GPU)
 

@@ -1,5 +1,6 @@
 """numpy's creation and conversion functions on the device: array, asarray, asnumpy, eye,
-identity, diag, tri/tril/triu, meshgrid, mgrid/ogrid, indices, get_array_module. Each is
+identity, diag, tri/tril/triu, meshgrid, mgrid/ogrid, indices, get_array_module, logspace,
+geomspace, vander, fromfunction, and save/load through numpy on the host. Each is
 a few of the C operations (empty/zeros and strided fills, views, broadcast copies, ufuncs);
 only shapes and 1-D grids of mgrid/ogrid are computed on the host."""
 import operator
@@ -259,3 +260,89 @@ def indices(dimensions, dtype=int, sparse=False, *, device=None):
     if nd == 0:
         return _cukit.empty((0,), dtype, device)
     return _cukit.stack([_cukit.broadcast_to(p, dims) for p in parts])
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """numpy.logspace: base ** linspace(start, stop, num), in float64 then cast."""
+    y = _cukit.linspace(start, stop, num, endpoint=endpoint)
+    out = _cukit.power(_np.float64(base), y)
+    if axis not in (0, -1) and out.ndim:
+        raise NotImplementedError("cukit.logspace takes scalar start and stop (axis=0)")
+    return out if dtype is None else out.astype(dtype)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """numpy.geomspace: a geometric progression from start to stop, with the end points
+    exactly start and stop (real numbers of one sign)."""
+    if isinstance(start, complex) or isinstance(stop, complex):
+        raise NotImplementedError("cukit.geomspace of complex end points: compute "
+                                  "start * (stop / start) ** linspace(0, 1, num) instead")
+    start, stop = float(start), float(stop)
+    if start == 0 or stop == 0:
+        raise ValueError("Geometric sequence cannot include zero")
+    if (start < 0) != (stop < 0):
+        raise NotImplementedError("cukit.geomspace between a negative and a positive end "
+                                  "point (numpy's result is complex)")
+    sign = -1.0 if start < 0 else 1.0
+    out = logspace(_np.log10(abs(start)), _np.log10(abs(stop)), num, endpoint=endpoint,
+                   base=10.0)
+    if sign < 0:
+        out = -out
+    if num > 0:
+        out[0] = start
+        if endpoint and num > 1:
+            out[-1] = stop
+    if axis not in (0, -1):
+        raise NotImplementedError("cukit.geomspace takes scalar start and stop (axis=0)")
+    return out if dtype is None else out.astype(dtype)
+
+
+def vander(x, N=None, increasing=False):
+    """numpy.vander: the Vandermonde matrix of a 1-D x, by repeated multiplication as
+    numpy computes it."""
+    x = x if isinstance(x, _Array) else asarray(x)
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = x.shape[0] if N is None else int(N)
+    dt = _np.promote_types(x.dtype, int)
+    v = _cukit.ones((x.shape[0], n), dtype=dt)
+    if n > 1:
+        cols = _cukit.broadcast_to(x.astype(dt).reshape(-1, 1), (x.shape[0], n - 1))
+        v[:, 1:] = _cukit.cumprod(cols, axis=1)
+    return v if increasing else v[:, ::-1].copy()
+
+
+def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
+    """numpy.fromfunction: function called once with the device arrays of each position's
+    index along each axis (cukit.indices)."""
+    return function(*indices(shape, dtype=dtype), **kwargs)
+
+
+def save(file, arr, allow_pickle=True):
+    """numpy.save of a device array: copied to the host, then written by numpy."""
+    _np.save(file, asnumpy(arr), allow_pickle=allow_pickle)
+
+
+def savez(file, *args, **kwds):
+    """numpy.savez of device arrays (each copied to the host)."""
+    _np.savez(file, *[asnumpy(a) for a in args], **{k: asnumpy(v) for k, v in kwds.items()})
+
+
+def savez_compressed(file, *args, **kwds):
+    """numpy.savez_compressed of device arrays (each copied to the host)."""
+    _np.savez_compressed(file, *[asnumpy(a) for a in args],
+                         **{k: asnumpy(v) for k, v in kwds.items()})
+
+
+def load(file, mmap_mode=None, allow_pickle=False):
+    """numpy.load onto the device: a .npy file as a cukit array; a .npz file as a dict of
+    cukit arrays by name (read whole: numpy's lazy NpzFile does not outlive the file)."""
+    got = _np.load(file, mmap_mode=mmap_mode, allow_pickle=allow_pickle)
+    if isinstance(got, _np.lib.npyio.NpzFile):
+        with got:
+            return {k: asarray(got[k]) for k in got.files}
+    return asarray(got)
+
+
+__all__ += ["logspace", "geomspace", "vander", "fromfunction", "save", "savez",
+            "savez_compressed", "load"]

@@ -48,7 +48,8 @@ def _floating(who, *xs):
     if not any(isinstance(x, _Array) for x in xs):
         raise TypeError(f"cukit.{who}() needs at least one cukit array")
     with _np.errstate(all="ignore"):
-        loop = getattr(_np, who)(*probe).dtype
+        res = getattr(_np, who)(*probe)
+    loop = (res[0] if isinstance(res, tuple) else res).dtype
     return [x.astype(loop) if isinstance(x, _Array) and x.dtype != loop else
             loop.type(x) if isinstance(x, _np.generic) else x for x in xs]
 
@@ -590,3 +591,276 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
                 [bits, _cukit.zeros(tuple(bits.shape[:-1]) + (count - total,), _np.uint8)],
                 axis=-1)
     return moveaxis(bits.copy(), -1, axis)
+
+
+# ------------------------------------------------------------------ bins, differences, integrals
+
+def digitize(x, bins, right=False):
+    """numpy.digitize: the index of the bin each x falls in (bins increasing or
+    decreasing; checked on the host, where numpy checks them too)."""
+    x = _arr(x, "digitize")
+    hb = _np.asarray(bins.get() if isinstance(bins, _Array) else bins)
+    if hb.ndim != 1:
+        raise ValueError("object too deep for desired array" if hb.ndim > 1 else
+                         "object of too small depth for desired array")
+    if x.dtype.kind == "c" or hb.dtype.kind == "c":
+        raise TypeError("x may not be complex")
+    inc, dec = _np.all(hb[1:] >= hb[:-1]), _np.all(hb[1:] <= hb[:-1])
+    if not (inc or dec):
+        raise ValueError("bins must be monotonically increasing or decreasing")
+    if inc:
+        return _cukit.searchsorted(_asarray(hb), x, side="left" if right else "right")
+    rev = _asarray(hb[::-1].copy())
+    return hb.size - _cukit.searchsorted(rev, x, side="left" if right else "right")
+
+
+def _spacing(v, n, who):
+    if isinstance(v, _Array) or _np.ndim(v):
+        h = v if isinstance(v, _Array) else _asarray(_np.asarray(v))
+        if h.ndim == 0:
+            return float(h.get()), None
+        if h.ndim != 1:
+            raise ValueError("distances must be either scalars or 1d")
+        if h.shape[0] != n:
+            raise ValueError("when 1d, distances must match the length of the "
+                             "corresponding dimension")
+        if h.dtype.kind in "biu":
+            h = h.astype(_np.float64)
+        d = h[1:] - h[:-1]
+        return None, d
+    return float(v), None
+
+
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """numpy.gradient: second-order central differences inside, first- or second-order
+    one-sided differences at the edges; spacings as scalars or coordinate arrays."""
+    f = _arr(f, "gradient")
+    nd = f.ndim
+    axes = list(range(nd)) if axis is None else \
+        [a % nd for a in ((axis,) if isinstance(axis, (int, _np.integer)) else axis)]
+    if len(varargs) == 0:
+        spac = [1.0] * len(axes)
+    elif len(varargs) == 1 and _np.ndim(varargs[0]) == 0 and \
+            not isinstance(varargs[0], _Array):
+        spac = [varargs[0]] * len(axes)
+    elif len(varargs) == len(axes):
+        spac = list(varargs)
+    else:
+        raise TypeError("invalid number of arguments")
+    if edge_order > 2 or edge_order < 1:
+        raise ValueError("'edge_order' greater than 2 not supported")
+    otype = f.dtype if f.dtype.kind in "fc" else _np.dtype(_np.float64)
+    if f.dtype != otype:
+        f = f.astype(otype)
+    outs = []
+    for ax, sp in zip(axes, spac):
+        n = f.shape[ax]
+        if n < edge_order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, "
+                             "at least (edge_order + 1) elements are required.")
+        uni, d = _spacing(sp, n, "gradient")
+
+        def at(sl):
+            key = [slice(None)] * nd
+            key[ax] = sl
+            return f[tuple(key)]
+
+        def dd(sl):  # the spacings, shaped to broadcast along ax
+            shape = [1] * nd
+            v = d[sl]
+            shape[ax] = v.shape[0]
+            return v.reshape(tuple(shape))
+        out = _cukit.empty(f.shape, dtype=otype)
+        okey = [slice(None)] * nd
+
+        def put(sl, v):
+            okey[ax] = sl
+            out[tuple(okey)] = v
+        if uni is not None:
+            put(slice(1, -1), (at(slice(2, None)) - at(slice(None, -2))) / (2.0 * uni))
+            if edge_order == 1:
+                put(0, (at(1) - at(0)) / uni)
+                put(-1, (at(-1) - at(-2)) / uni)
+            else:
+                put(0, -1.5 / uni * at(0) + 2.0 / uni * at(1) + -0.5 / uni * at(2))
+                put(-1, 0.5 / uni * at(-3) + -2.0 / uni * at(-2) + 1.5 / uni * at(-1))
+        else:
+            dx1, dx2 = dd(slice(0, -1)), dd(slice(1, None))
+            a = -(dx2) / (dx1 * (dx1 + dx2))
+            b = (dx2 - dx1) / (dx1 * dx2)
+            c = dx1 / (dx2 * (dx1 + dx2))
+            put(slice(1, -1), a * at(slice(None, -2)) + b * at(slice(1, -1)) +
+                c * at(slice(2, None)))
+            if edge_order == 1:
+                put(0, (at(1) - at(0)) / dd(slice(0, 1))[tuple(
+                    0 if k == ax else slice(None) for k in range(nd))])
+                put(-1, (at(-1) - at(-2)) / dd(slice(-1, None))[tuple(
+                    0 if k == ax else slice(None) for k in range(nd))])
+            else:
+                def edge(i0, i1):
+                    return dd(slice(i0, i1))[tuple(0 if k == ax else slice(None)
+                                                   for k in range(nd))]
+                d1, d2 = edge(0, 1), edge(1, 2)
+                a0 = -(2. * d1 + d2) / (d1 * (d1 + d2))
+                b0 = (d1 + d2) / (d1 * d2)
+                c0 = - d1 / (d2 * (d1 + d2))
+                put(0, a0 * at(0) + b0 * at(1) + c0 * at(2))
+                d1, d2 = edge(-2, -1), edge(-1, None)
+                a1 = d2 / (d1 * (d1 + d2))
+                b1 = - (d2 + d1) / (d1 * d2)
+                c1 = (2. * d2 + d1) / (d2 * (d1 + d2))
+                put(-1, a1 * at(-3) + b1 * at(-2) + c1 * at(-1))
+        outs.append(out)
+    return outs[0] if len(axes) == 1 else tuple(outs)
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """numpy.trapezoid: the integral of y by the trapezoidal rule along axis (sample
+    points x, or a constant spacing dx)."""
+    y = _arr(y, "trapezoid")
+    nd = y.ndim
+    ax = axis % nd
+    hi = [slice(None)] * nd
+    lo = [slice(None)] * nd
+    hi[ax], lo[ax] = slice(1, None), slice(None, -1)
+    if x is None:
+        d = dx
+    else:
+        x = x if isinstance(x, _Array) else _asarray(_np.asarray(x))
+        if x.ndim == 1:
+            d = x[1:] - x[:-1]
+            shape = [1] * nd
+            shape[ax] = d.shape[0]
+            d = d.reshape(tuple(shape))
+        else:
+            d = x[tuple(hi)] - x[tuple(lo)]
+    return _cukit.sum(d * (y[tuple(hi)] + y[tuple(lo)]) / 2.0, axis=ax)
+
+
+trapz = trapezoid
+
+
+def _kth_checked(a, kth, axis, who):
+    a = _arr(a, who)
+    if a.ndim == 0:
+        raise ValueError("cannot partition a 0-d array")
+    n = a.shape[axis]
+    for k in _np.atleast_1d(_np.asarray(kth)).ravel():
+        if not -n <= int(k) < n:
+            raise ValueError(f"kth(={int(k)}) out of bounds ({n})")
+    return a
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """numpy.partition: a copy with the kth elements where a sort would put them, smaller
+    ones before and larger after; cukit sorts the whole axis, which satisfies this."""
+    a = _kth_checked(a, kth, axis if axis is not None else 0, "partition")
+    if axis is None:
+        return _cukit.sort(a.ravel())
+    return _cukit.sort(a, axis=axis)
+
+
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    """numpy.argpartition: the indices that partition a (those of a full sort)."""
+    a = _kth_checked(a, kth, axis if axis is not None else 0, "argpartition")
+    if axis is None:
+        return _cukit.argsort(a.ravel())
+    return _cukit.argsort(a, axis=axis)
+
+
+# ------------------------------------------------------------------ more elementwise
+
+def fix(x, out=None):
+    """numpy.fix: rounded toward zero (integers unchanged)."""
+    res = _cukit.trunc(_arr(x, "fix"))
+    if out is None:
+        return res
+    out[...] = res
+    return out
+
+
+def divmod_(x1, x2):
+    """numpy.divmod: (x1 // x2, x1 % x2)."""
+    return _cukit.floor_divide(x1, x2), _cukit.remainder(x1, x2)
+
+
+@_fuse
+def _frac(x):
+    t = _cukit.trunc(x)
+    return _cukit.where(_cukit.isinf(x), _cukit.copysign(0.0, x), x - t)
+
+
+def modf(x):
+    """numpy.modf: (fractional part, integral part), both with x's sign."""
+    (x,) = _floating("modf", x)
+    return _frac(x), _cukit.trunc(x)
+
+
+_INT_KERNELS = {}
+
+
+def _int_kernel(name, body):
+    if name not in _INT_KERNELS:
+        _INT_KERNELS[name] = _cukit.ElementwiseKernel("T x, T y", "T z", body, name)
+    return _INT_KERNELS[name]
+
+
+_GCD = ("T a = x < 0 ? -x : x, b = y < 0 ? -y : y;"
+        "while (b != 0) { T t = a % b; a = b; b = t; } z = a;")
+_LCM = ("T a = x < 0 ? -x : x, b = y < 0 ? -y : y, g = a, h = b;"
+        "while (h != 0) { T t = g % h; g = h; h = t; } z = g == 0 ? 0 : a / g * b;")
+
+
+def _integers(who, x1, x2):
+    xs = [x if isinstance(x, _Array) else _np.asarray(x) for x in (x1, x2)]
+    if not any(isinstance(x, _Array) for x in xs):
+        raise TypeError(f"cukit.{who}() needs at least one cukit array")
+    dt = _np.result_type(*[x.dtype if isinstance(x, _Array) else
+                           (x.item() if x.ndim == 0 else x.dtype) for x in xs])
+    if dt.kind not in "iu" and dt != bool:
+        raise TypeError(f"ufunc '{who}' not supported for the input types, and the inputs "
+                        "could not be safely coerced to any supported types")
+    if dt == bool:
+        dt = _np.dtype(_np.int8)
+    return [x.astype(dt) if isinstance(x, _Array) else _np.asarray(x, dt)[()] for x in xs]
+
+
+def gcd(x1, x2):
+    """numpy.gcd: the greatest common divisor of |x1| and |x2| (Euclid's, one kernel)."""
+    a, b = _integers("gcd", x1, x2)
+    return _int_kernel("cukit_gcd", _GCD)(a, b)
+
+
+def lcm(x1, x2):
+    """numpy.lcm: the lowest common multiple of |x1| and |x2| (one kernel)."""
+    a, b = _integers("lcm", x1, x2)
+    return _int_kernel("cukit_lcm", _LCM)(a, b)
+
+
+def nextafter(x1, x2):
+    """numpy.nextafter: the next representable float after x1 toward x2 (float32 and
+    float64; integers as float64)."""
+    a, b = _floating("nextafter", x1, x2)
+    arrays = [x for x in (a, b) if isinstance(x, _Array)]
+    dt = arrays[0].dtype
+    if dt not in (_np.float32, _np.float64):
+        raise TypeError(f"cukit.nextafter() takes float32 and float64, got {dt}")
+    a = a if isinstance(a, _Array) else _cukit.full((), a, dt)
+    b = b if isinstance(b, _Array) else _cukit.full((), b, dt)
+    return _int_kernel("cukit_nextafter", "z = nextafter(x, y);")(a.astype(dt), b.astype(dt))
+
+
+def spacing(x):
+    """numpy.spacing: the distance from x to the next float away from zero (float32 and
+    float64; integers as float64)."""
+    (x,) = _floating("spacing", x)
+    if x.dtype not in (_np.float32, _np.float64):
+        raise TypeError(f"cukit.spacing() takes float32 and float64, got {x.dtype}")
+    big = _cukit.full((), _np.inf, x.dtype)
+    away = _cukit.where(x < 0, -big, big)          # -0.0 too goes up, as numpy's
+    return nextafter(x, away) - x
+
+
+__all__ += ["digitize", "gradient", "trapezoid", "trapz", "partition", "argpartition",
+            "fix", "divmod", "modf", "gcd", "lcm", "nextafter", "spacing"]
+globals()["divmod"] = divmod_

@@ -238,6 +238,12 @@ def _quantiles(a, q, axis, method, keepdims, who, scale):
             d = x1 - x0
             r = x1 - d * (ft(1) - t) if t >= 0.5 else x0 + d * t
         outs.append(_nan_where(r, s))
+    return _quantiles_result(outs, qh, s, a, axis, keepdims)
+
+
+def _quantiles_result(outs, qh, s, a, axis, keepdims):
+    """One result per q (stacked in q's shape), never a view of the sorted rows s, with
+    the reduced axes put back for keepdims."""
     res = outs[0] if qh.ndim == 0 else _cukit.stack(outs).reshape(qh.shape + tuple(outs[0].shape))
     if res.ndim == 0 or res.buffer is s.buffer:
         res = res.copy()
