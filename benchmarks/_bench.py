@@ -5,8 +5,13 @@ the table they print, the JSON rows they write, and building a raw C baseline.
 A row is a dict: {"case", "way", "unit", "better": "higher" | "lower", "min",
 "median", "max", "spread", "noisy", "n", "samples"} plus what the benchmark adds
 ("ratio", "note", ...); a way that could not be measured has "error" instead of the
-figures. Every benchmark writes its rows under the JSON key "table" (beside its own
-older keys), and benchmarks/run_all.py reads them from there.
+figures (a library that is not installed: an error naming the missing module).
+
+How a benchmark hands its rows to benchmarks/run_all.py, which runs each in its own
+process: it takes --reps N, --quick (tiny sizes, a check that it runs, on the emulator
+too) and --json PATH, writes its rows through write_json (under the key "table",
+beside keys of its own), and leaves through skip() (exit status SKIP_STATUS) where it
+cannot run.
 """
 import json
 import math

@@ -185,8 +185,9 @@ Every figure is the median of a benchmark's samples, taken after each way was wa
 (kernels compiled, memory pools filled, the GPU's clocks up), the libraries taking turns
 within each round of samples. {mark} marks a figure whose max / min was over {noisy:.0%}:
 a noisy one. The ratio in brackets is defined under each heading. A library that is not
-installed has no column. Every row's min and max are in `{data}`, beside this page.
-The emulator's speed is in [Running without a GPU](guide/emulator.md).
+installed has no column. `{data}`, beside this page, holds every row with all the
+figures its run recorded (min and max too). The emulator's speed is in
+[Running without a GPU](guide/emulator.md).
 """
 
 RUNNING = """\
@@ -422,6 +423,12 @@ DISPLAY = {"cupy": "CuPy", "torch": "PyTorch", "numpy": "numpy", "python": "Pyth
            "nvidia-nccl-cu13": "NCCL (nvidia-nccl-cu13)"}
 
 
+def way_name(way):
+    """A way as the page names it: a library's distribution name as the library's."""
+    first, _, rest = way.partition(" ")
+    return " ".join(x for x in (DISPLAY.get(first, first), rest) if x)
+
+
 def absent(error):
     """Whether a way's error says its library is not installed (the way then has no
     column: the run's table lists what was installed)."""
@@ -460,7 +467,7 @@ def benchmark_table(rows):
             cases.append(r["case"])
         grid[(r["case"], r["way"])] = r
         units.setdefault(r["case"], r["unit"])
-    shown = {w: DISPLAY.get(w, w) for w in ways}
+    shown = {w: way_name(w) for w in ways}
     lines = []
     if len(grid) * 2 < len(ways) * len(cases):  # a grid mostly empty: a row a figure
         lines += ["| case | way | unit | median |", "|---|---|---|---|"]
@@ -481,7 +488,7 @@ def benchmark_table(rows):
                          + " | ".join(cell(grid.get((c, w))) for w in ways) + " |")
     if missing:
         lines += ["" if lines else None,
-                  "Not measured: " + "; ".join(f"{DISPLAY.get(w, w)} ({why.rstrip('.')})"
+                  "Not measured: " + "; ".join(f"{way_name(w)} ({why.rstrip('.')})"
                                                for w, why in missing.items()) + "."]
     return [ln for ln in lines if ln is not None]
 
@@ -543,7 +550,7 @@ def page(doc, data_name, only=None):
         entry = runs.get(name)
         if entry is None or entry.get("status") != "ok":
             why = (f"{entry.get('status')}: {entry.get('reason', '')}" if entry
-                   else "not run")
+                   else "not in this run")
             lines += [f"No figures: {why}.", ""]
             continue
         run = entry.get("run") or meta

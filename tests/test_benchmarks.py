@@ -1,8 +1,8 @@
 """The benchmarks' machinery (benchmarks/_bench.py, benchmarks/run_all.py): the figures
 every row reports and the mark of a noisy one, the table, the SVG plots, run_all's
-record of a benchmark that ran, was skipped, failed or ran too long, and the docs'
-tables. Pure Python, plus one benchmark run end to end with --quick; no time is
-asserted."""
+record of a benchmark that ran, was skipped, failed or ran too long, and the
+performance page it writes. Pure Python, plus benchmarks run end to end with --quick;
+no time is asserted."""
 import json
 import math
 import os
@@ -183,7 +183,7 @@ def test_run_one_records_ok_skipped_failed_and_too_slow(tmp_path, kind):
 @pytest.mark.skipif(cukit.device_count() >= 2, reason="bench_nccl runs where there are 2 GPUs")
 def test_run_all_skips_nccl_on_one_gpu_with_its_reason_and_goes_on(tmp_path):
     r = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--only", "nccl,strided",
-                        "--quick", "--out", str(tmp_path), "--timeout", "300"],
+                        "--quick", "--results", str(tmp_path), "--timeout", "300"],
                        capture_output=True, text=True, timeout=600, env=ENV)
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "results.json").read_text())
@@ -206,46 +206,136 @@ def test_run_all_skips_nccl_on_one_gpu_with_its_reason_and_goes_on(tmp_path):
     assert not (tmp_path / "nccl.svg").exists()
 
 
-def test_table_prints_markdown_from_a_results_json(tmp_path):
+RUN = {"date": "2026-11-27 10:00 UTC", "gpu": "NVIDIA H100 80GB HBM3", "driver": "580.65.06",
+       "cuda": "13.0", "nvrtc": "13.0", "cukit": "0.1.0", "commit": "abc1234",
+       "versions": {"python": "3.11.7", "numpy": "2.4.6", "cupy": "14.2.0"}}
+
+
+def made_up_results():
     row = _bench.row
-    doc = {"meta": {"gpu": "NVIDIA H100 80GB HBM3", "date": "2026-11-27",
-                    "versions": {"cukit": "0.1.0", "cupy-cuda12x": "14.2"}},
-           "benchmarks": {
-               "random": {"status": "ok", "table": [
-                   dict(row("uniform float32", "cukit", [2900, 2921, 2950], "GB/s"), ratio=0.94),
-                   row("uniform float32", "torch", [2000, 2434, 2500], "GB/s"),
-                   row("normal float32", "cukit", [1890, 1893, 1895], "GB/s")]},
-               "launch": {"status": "ok", "table": [
-                   row("5 args", w, [v, v], "us", better="lower")
-                   for w, v in (("raw C", 3.5), ("cukit", 3.6), ("CuPy", 5.4))]
-                   + [_bench.error_row("5 args", "PyCUDA", "us", "not installed")]},
-               "nccl": {"status": "skipped", "reason": "needs 2 GPUs, this machine has 1"}}}
+    return {"meta": RUN, "benchmarks": {
+        "random": {"status": "ok", "run": RUN, "table": [
+            dict(row("uniform float32", "cukit", [2900, 2921, 2950], "GB/s"), ratio=0.94),
+            row("uniform float32", "torch", [2000, 2434, 2500], "GB/s"),
+            row("normal float32", "cukit", [1890, 1893, 1895], "GB/s")]},
+        "launch": {"status": "ok", "run": RUN, "table": [
+            row("5 args", w, [v, v], "us", better="lower")
+            for w, v in (("raw C", 3.5), ("cukit", 3.6), ("CuPy", 5.4))]
+            + [_bench.error_row("5 args", "PyCUDA", "us", "not installed (No module named 'x')"),
+               _bench.error_row("5 args", "ctypes", "us", "OSError: no libcuda")]},
+        "nccl": {"status": "skipped", "reason": "needs 2 GPUs, this machine has 1", "run": RUN}}}
+
+
+def test_the_page_has_the_run_a_section_a_benchmark_and_a_table_of_medians(tmp_path):
     path = tmp_path / "results.json"
-    path.write_text(json.dumps(doc))
-    r = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--table", str(path)],
-                       capture_output=True, text=True, timeout=60, env=ENV)
+    path.write_text(json.dumps(made_up_results()))
+    out = tmp_path / "page" / "perf.md"
+    r = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--table", "--from", str(path),
+                        "--out", str(out)], capture_output=True, text=True, timeout=60, env=ENV)
     assert r.returncode == 0, r.stderr
-    lines = r.stdout.splitlines()
-    assert lines[0] == ("On NVIDIA H100 80GB HBM3, 2026-11-27 (cukit 0.1.0, cupy-cuda12x 14.2).")
-    at = lines.index("**random**")
-    assert lines[at + 2:at + 6] == [
-        "| case | unit | cukit | torch |", "|---|---|---|---|",
-        "| uniform float32 | GB/s | 2,921 (0.94x) | 2,434 ~ |",
-        "| normal float32 | GB/s | 1,893 |  |"]
-    at = lines.index("**launch**")  # three ways, one case: the ways go down
-    assert lines[at + 2:at + 7] == ["| way | 5 args (us) |", "|---|---|", "| raw C | 3.50 |",
-                                    "| cukit | 3.60 |", "| CuPy | 5.40 |"]
-    assert "Not measured: PyCUDA (not installed)." in lines
-    assert "**nccl**: skipped (needs 2 GPUs, this machine has 1)" in lines
-    assert lines[-1].startswith("~: the row's max / min was over 10%")
-    only = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--table", str(path),
-                           "--only", "launch"], capture_output=True, text=True, timeout=60, env=ENV)
-    assert "**launch**" in only.stdout and "random" not in only.stdout
+    lines = out.read_text().splitlines()
+    assert lines[0] == "# Performance"
+    for want in ("| GPU | NVIDIA H100 80GB HBM3 |", "| date | 2026-11-27 |",
+                 "| driver | 580.65.06, CUDA 13.0 |", "| cukit | 0.1.0, commit abc1234 |",
+                 "| numpy | 2.4.6 |", "| CuPy | 14.2.0 |"):
+        assert want in lines
+    titles = [ln[3:] for ln in lines if ln.startswith("## ")]
+    assert titles == [t for t, _ in run_all.PAGE.values()] + ["Running the benchmarks"]
+    at = lines.index("## Random numbers")
+    table = lines[lines.index("| case | unit | cukit | PyTorch |", at):]
+    assert table[:4] == ["| case | unit | cukit | PyTorch |", "|---|---|---|---|",
+                         "| uniform float32 | GB/s | 2,921 (0.94×) | 2,434 ~ |",
+                         "| normal float32 | GB/s | 1,893 |  |"]
+    at = lines.index("## Launches")  # three ways, one case: the ways go down
+    table = lines[lines.index("| way | 5 args (us) |", at):]
+    assert table[:5] == ["| way | 5 args (us) |", "|---|---|", "| raw C | 3.50 |",
+                         "| cukit | 3.60 |", "| CuPy | 5.40 |"]
+    # a library that is not installed has no row; a way that failed is named with why
+    assert "PyCUDA" not in "\n".join(table[:8])
+    assert "Not measured: ctypes (OSError: no libcuda)." in lines
+    assert "No figures: skipped: needs 2 GPUs, this machine has 1." in lines
+    assert "No figures: not in this run." in lines  # a benchmark of the page not run
+    assert not any(ln.startswith("From another run") for ln in lines)
+    data = json.loads((tmp_path / "page" / "perf.json").read_text())
+    assert data["meta"] == RUN and set(data["benchmarks"]) == {"random", "launch", "nccl"}
+    assert data["benchmarks"]["random"]["table"][0]["max"] == 2950
+    assert "samples" not in data["benchmarks"]["random"]["table"][0]
+    only = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--table", "--from",
+                           str(path), "--only", "launch", "--out", "-"],
+                          capture_output=True, text=True, timeout=60, env=ENV)
+    assert "## Launches" in only.stdout and "## Random numbers" not in only.stdout
+
+
+def test_a_section_kept_from_an_earlier_run_names_that_run():
+    earlier = dict(RUN, date="2026-11-20 09:00 UTC", gpu="NVIDIA H200", commit="0123456",
+                   versions={"cupy": "14.1", "torch": "2.10"})
+    kept = {"meta": earlier, "benchmarks": {
+        "nccl": {"status": "ok", "run": earlier,
+                 "table": [_bench.row("all_reduce 4 B latency us", "cukit", [12.0], "us")]},
+        "random": {"status": "ok", "run": earlier,
+                   "table": [_bench.row("uniform float32", "cukit", [1.0], "GB/s")]}}}
+    doc = run_all.with_kept(made_up_results(), kept)
+    assert doc["benchmarks"]["random"]["table"][0]["median"] == 2921  # measured now: stays
+    lines = run_all.page(doc, "performance.json").splitlines()
+    at = lines.index("## Many GPUs")
+    assert lines[at + 2 + lines[at + 2:].index("") + 1] == (
+        "From another run: NVIDIA H200, 2026-11-20, driver 580.65.06, CUDA 13.0, cukit at "
+        "0123456, CuPy 14.1, PyTorch 2.10. In this run it was skipped (needs 2 GPUs, this "
+        "machine has 1).")
+    assert "| all_reduce 4 B latency us | us | 12.0 |" in lines
+    assert "| GPU | NVIDIA H100 80GB HBM3 |" in lines  # the page's run is this one
+
+
+def test_the_committed_page_is_what_run_all_writes_from_its_data():
+    docs = BENCH.parent / "docs"
+    data = json.loads((docs / "performance.json").read_text())
+    assert run_all.page(data, "performance.json") == (docs / "performance.md").read_text()
+    assert set(data["benchmarks"]) <= set(run_all.PAGE)
+
+
+def test_every_benchmark_but_the_emulators_has_a_section():
+    assert set(run_all.benchmarks()) - set(run_all.PAGE) == {"emulator"}
+    assert list(run_all.PAGE) == [n for n in run_all.PAGE if n in run_all.benchmarks()]
+
+
+@pytest.mark.skipif(cukit.device_count() == 0 or cukit.backend() != "emulator",
+                    reason="on a GPU, --quick measures tiny sizes for nothing")
+def test_run_all_writes_the_page_from_a_quick_run_on_the_emulator(tmp_path):
+    out = tmp_path / "perf.md"
+    r = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--table", "--quick",
+                        "--only", "copy,sort,fft,nccl", "--out", str(out),
+                        "--results", str(tmp_path / "results"), "--commit", "abc1234"],
+                       capture_output=True, text=True, timeout=300, env=ENV)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert f"| GPU | {cukit.Device(0).name} |" in text
+    assert "| cukit | %s, commit abc1234 |" % cukit.__version__ in text
+    assert "| samples | --quick (tiny sizes: the figures mean nothing) |" in text
+    data = json.loads((tmp_path / "perf.json").read_text())
+    assert data["benchmarks"]["nccl"]["status"] == "skipped"
+    for name in ("copy", "sort", "fft"):
+        entry = data["benchmarks"][name]
+        assert entry["status"] == "ok", entry.get("reason")
+        assert entry["run"] == data["meta"]
+        title = run_all.PAGE[name][0]
+        section = text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+        for r in entry["table"]:
+            if "median" in r:
+                assert r["case"] in section and _bench.fmt(r["median"]) in section
+    assert "No figures: not in this run." in text  # the page's other benchmarks
+    assert run_all.page(data, "perf.json") == text
+
+
+def test_quick_figures_are_not_written_into_the_docs():
+    r = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--table", "--quick"],
+                       capture_output=True, text=True, timeout=60, env=ENV)
+    assert r.returncode == 2 and "--quick measures nothing" in r.stderr
 
 
 def test_run_all_names_the_benchmarks_when_one_is_unknown(tmp_path):
     r = subprocess.run([sys.executable, str(BENCH / "run_all.py"), "--only", "nosuch",
-                        "--out", str(tmp_path)], capture_output=True, text=True, timeout=60, env=ENV)
+                        "--results", str(tmp_path)], capture_output=True, text=True, timeout=60,
+                       env=ENV)
     assert r.returncode == 2
     assert "no benchmark named nosuch" in r.stderr and "random" in r.stderr
 
