@@ -28,7 +28,7 @@ made on the same GPU are kept.
 --table writes the whole page to --out (Markdown: the run, then per benchmark of PAGE
 its paragraph and a table of medians) and the page's data beside it (the same name,
 .json: the rows without their samples, and for each benchmark the run that measured
-it). --keep takes the page's data of an earlier run: a benchmark of the page that this
+it), again after each benchmark, so that a run cut short leaves a page. --keep takes the page's data of an earlier run: a benchmark of the page that this
 run did not measure (left out by --only, skipped, failed) keeps its table from there,
 and its section names that run. --from writes the page from an earlier results.json or
 page data, running nothing.
@@ -624,9 +624,9 @@ def earlier_runs(path, gpu):
     return {k: dict(v, run=v.get("run") or meta) for k, v in doc.get("benchmarks", {}).items()}
 
 
-def run(names, found, args):
-    """Run the benchmarks named, writing results.json under args.results as they end;
-    returns its doc."""
+def run(names, found, args, after=None):
+    """Run the benchmarks named, writing results.json under args.results as each ends
+    and then calling after(doc) if given; returns the doc."""
     args.results.mkdir(parents=True, exist_ok=True)
     device = probe_device()
     meta = run_meta(device, args.commit, args.reps, args.quick)
@@ -651,6 +651,8 @@ def run(names, found, args):
         else:
             print(f" {entry['status']}: {entry['reason']}", flush=True)
         results.write_text(json.dumps(doc, indent=1, default=str) + "\n")  # so far
+        if after:
+            after(doc)
     return doc
 
 
@@ -691,9 +693,12 @@ def main(argv=None):
     unknown = [n for n in names if n not in found]
     if unknown:
         ap.error(f"no benchmark named {', '.join(unknown)} (there are: {', '.join(found)})")
-    doc = run(names, found, args)
-    if args.table:
+    def write(doc):  # after each benchmark: a run cut short still leaves its page
         write_page(with_kept(doc, kept) if kept else doc, args.out)
+
+    doc = run(names, found, args, write if args.table and args.out != "-" else None)
+    if args.table and args.out == "-":
+        write(doc)
     return 0
 
 
