@@ -207,7 +207,9 @@ as failed, and the others go on. Without `--table`, `run_all.py` keeps every sam
 under `--results` (default `benchmarks/results/`): `results.json`, each benchmark's own
 JSON and log, and an SVG of its rows (the median, with a whisker from min to max).
 `--quick` shrinks every size to check that each benchmark runs end to end, on the
-emulator too; its figures mean nothing.
+emulator too; its figures mean nothing. The paragraphs above each table are kept in
+`benchmarks/run_all.py`; after editing one, `--table --from docs/performance.json`
+writes the page again from its data, running nothing.
 """
 
 
@@ -426,7 +428,16 @@ DISPLAY = {"cupy": "CuPy", "torch": "PyTorch", "numpy": "numpy", "python": "Pyth
 def way_name(way):
     """A way as the page names it: a library's distribution name as the library's."""
     first, _, rest = way.partition(" ")
-    return " ".join(x for x in (DISPLAY.get(first, first), rest) if x)
+    return text(" ".join(x for x in (DISPLAY.get(first, first), rest) if x))
+
+
+def text(s, limit=None):
+    """s for a table cell or a line of the page: its first line (cut at limit), with
+    Markdown's cell separator escaped."""
+    s = (str(s).strip().splitlines() or [""])[0]
+    if limit and len(s) > limit:
+        s = s[:limit - 1] + "…"
+    return s.replace("|", "\\|")
 
 
 def absent(error):
@@ -457,7 +468,7 @@ def benchmark_table(rows):
     missing = {}
     for r in rows:
         if r["way"] not in measured and not absent(r.get("error", "")):
-            missing.setdefault(r["way"], r.get("error") or "not measured")
+            missing.setdefault(r["way"], text(r.get("error") or "not measured", 160))
     rows = [r for r in rows if r["way"] in measured]
     ways, cases, grid, units = [], [], {}, {}
     for r in rows:
@@ -466,16 +477,16 @@ def benchmark_table(rows):
         if r["case"] not in cases:
             cases.append(r["case"])
         grid[(r["case"], r["way"])] = r
-        units.setdefault(r["case"], r["unit"])
+        units.setdefault(r["case"], text(r["unit"]))
     shown = {w: way_name(w) for w in ways}
     lines = []
     if len(grid) * 2 < len(ways) * len(cases):  # a grid mostly empty: a row a figure
         lines += ["| case | way | unit | median |", "|---|---|---|---|"]
         for c in cases:
-            lines += [f"| {c} | {shown[w]} | {units[c]} | {cell(grid[(c, w)])} |"
+            lines += [f"| {text(c)} | {shown[w]} | {units[c]} | {cell(grid[(c, w)])} |"
                       for w in ways if (c, w) in grid]
     elif len(ways) > len(cases):  # ways down
-        lines += ["| way | " + " | ".join(f"{c} ({units[c]})" for c in cases) + " |",
+        lines += ["| way | " + " | ".join(f"{text(c)} ({units[c]})" for c in cases) + " |",
                   "|---|" + "---|" * len(cases)]
         for w in ways:
             lines.append(f"| {shown[w]} | " + " | ".join(cell(grid.get((c, w))) for c in cases)
@@ -484,7 +495,7 @@ def benchmark_table(rows):
         lines += ["| case | unit | " + " | ".join(shown[w] for w in ways) + " |",
                   "|---|---|" + "---|" * len(ways)]
         for c in cases:
-            lines.append(f"| {c} | {units[c]} | "
+            lines.append(f"| {text(c)} | {units[c]} | "
                          + " | ".join(cell(grid.get((c, w))) for w in ways) + " |")
     if missing:
         lines += ["" if lines else None,
