@@ -203,9 +203,9 @@ some of them; with `--keep` (the data of an earlier page), the others keep that 
 tables and their sections name it. `--reps` sets every benchmark's number of samples
 (their defaults are 5 to 9). A benchmark that cannot run on the machine (no GPU, one GPU
 for the NCCL benchmark) is recorded as skipped, one that fails or runs past `--timeout`
-as failed, and the others go on. Without `--table`, `run_all.py` keeps every sample
-under `--results` (default `benchmarks/results/`): `results.json`, each benchmark's own
-JSON and log, and an SVG of its rows (the median, with a whisker from min to max).
+as failed, and the others go on. Every run keeps all its samples under `--results`
+(default `benchmarks/results/`): `results.json`, each benchmark's own JSON and log, and
+an SVG of its rows (the median, with a whisker from min to max).
 `--quick` shrinks every size to check that each benchmark runs end to end, on the
 emulator too; its figures mean nothing. The paragraphs above each table are kept in
 `benchmarks/run_all.py`; after editing one, `--table --from docs/performance.json`
