@@ -289,6 +289,106 @@ def test_the_guard_catches_an_upward_include(tmp_path, monkeypatch):
         test_no_include_runs_up_or_into_a_private_header()
 
 
+# ------------------------------------------------------------------ inside the emulator
+#
+# csrc/emulator/ is in folders by job, bottom to top (docs/architecture.md, "Inside
+# the emulator"): its own root (the shared types and state.c), the PTX reader, the
+# interpreter, the driver entry points. A file names only functions and variables of
+# its own folder or of lower ones, and includes only their headers; and no two files
+# call each other, however far round.
+EMULATOR = ("", "ptx", "exec", "driver")
+
+
+def emulator_group(path):
+    """The rank of an emulator file's folder in EMULATOR (the root is "")."""
+    rel = path.relative_to(CSRC / "emulator")
+    return EMULATOR.index(rel.parts[0] if len(rel.parts) > 1 else "")
+
+
+def emulator_calls():
+    """(file, line, name, home) for each use, in an emulator .c file, of a name another
+    emulator .c file exports."""
+    defined = {name: home for name, home in exported().items()
+               if home.is_relative_to(CSRC / "emulator")}
+    out = []
+    for path in sorted((CSRC / "emulator").rglob("*.c")):
+        text = strip_comments(path.read_text())
+        mine = set(names_exported_by(path.read_text()))
+        statics = set(re.findall(r"\bstatic\b[^;{=(]*?\b(\w+)\s*[\[(=;]", text))
+        for lineno, line in enumerate(text.splitlines(), 1):
+            for name in set(ANY_NAME.findall(line)):
+                home = defined.get(name)
+                if home is not None and home != path and name not in mine | statics:
+                    out.append((path, lineno, name, home))
+    return out
+
+
+def test_emulator_folders_are_placed():
+    folders = {p.name for p in (CSRC / "emulator").iterdir() if p.is_dir()}
+    unknown = folders - set(EMULATOR)
+    assert not unknown, f"csrc/emulator/ folders not placed in EMULATOR (tests/test_layers.py): {unknown}"
+    nested = [str(p.relative_to(CSRC)) for p in (CSRC / "emulator").rglob("*")
+              if p.is_file() and len(p.relative_to(CSRC / "emulator").parts) > 2]
+    assert not nested, f"emulator files nested deeper than one folder: {nested}"
+
+
+def test_emulator_calls_and_includes_run_down_its_folders():
+    bad = []
+    for path, lineno, name, home in emulator_calls():
+        if emulator_group(home) > emulator_group(path):
+            bad.append(f"{path.relative_to(CSRC)}:{lineno}: uses {name}, defined in "
+                       f"{home.relative_to(CSRC)}, a folder above it in the emulator")
+    for path in sorted((CSRC / "emulator").rglob("*.[ch]")):
+        for lineno, line in enumerate(path.read_text().splitlines(), 1):
+            m = INCLUDE.match(line)
+            if m and m.group(1).startswith("emulator/") and (CSRC / m.group(1)).exists():
+                if emulator_group(CSRC / m.group(1)) > emulator_group(path):
+                    bad.append(f"{path.relative_to(CSRC)}:{lineno}: includes {m.group(1)}, "
+                               f"a folder above it in the emulator")
+    assert not bad, "\n".join(bad)
+
+
+def test_emulator_files_call_each_other_in_no_circle():
+    edges = {}
+    for path, _, name, home in emulator_calls():
+        edges.setdefault(path, {}).setdefault(home, name)
+    # a depth-first walk: a file met again while still on the path closes a circle
+    state, circles = {}, []
+
+    def walk(node, trail):
+        state[node] = 1
+        for nxt, name in sorted(edges.get(node, {}).items()):
+            if state.get(nxt) == 1:
+                ring = trail[trail.index(nxt):] + [nxt]
+                circles.append(" -> ".join(str(p.relative_to(CSRC)) for p in ring))
+            elif nxt not in state:
+                walk(nxt, trail + [nxt])
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            walk(node, [node])
+    assert not circles, "emulator files that call each other in a circle (pass the function " \
+                        "down, as defer.c's queues take theirs):\n" + "\n".join(circles)
+
+
+def test_the_emulator_guard_catches_an_upward_call_and_a_circle(tmp_path, monkeypatch):
+    fake = tmp_path / "csrc"
+    for folder in ("ptx", "driver"):
+        (fake / "emulator" / folder).mkdir(parents=True)
+    (fake / "emulator" / "driver" / "top.c").write_text(
+        "/* top.c - x */\nint\nemu_top(void)\n{\n    return emu_low();\n}\n")
+    (fake / "emulator" / "ptx" / "low.c").write_text(
+        "/* low.c - x */\nint\nemu_low(void)\n{\n    return emu_top();\n}\n")
+    monkeypatch.setattr(__import__(__name__), "CSRC", fake)
+    with pytest.raises(AssertionError, match=r"emulator/ptx/low.c:5: uses emu_top, defined in "
+                                             r"emulator/driver/top.c, a folder above"):
+        test_emulator_calls_and_includes_run_down_its_folders()
+    with pytest.raises(AssertionError, match=r"a circle.*\n.*low.c -> .*top.c -> .*low.c|"
+                                             r"a circle.*\n.*top.c -> .*low.c -> .*top.c"):
+        test_emulator_files_call_each_other_in_no_circle()
+
+
 # ------------------------------------------------------------------ hooks
 
 DOCS = CSRC.parent / "docs" / "architecture.md"

@@ -3,7 +3,7 @@
 What it does
     PTX's mul, add and sub without a rounding modifier may be contracted into fma by
     ptxas, which changes the results' last bits; the emulator contracts the pairs it
-    believes ptxas does (csrc/emulator/ptx_alu.c, ptx_contract). This tool checks that
+    believes ptxas does (csrc/emulator/ptx/arith.c, ptx_contract). This tool checks that
     belief on the kernels of the differential corpus (tests/differential.py run: the
     handwritten kernels and those cukit generates), on a machine with the CUDA toolkit:
 

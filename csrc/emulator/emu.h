@@ -1,7 +1,12 @@
 /* emu.h - the emulator's internal types: decoded PTX, the allocation registry, launches.
  *
  * Shared by the files of csrc/emulator/ only; the rest of cukit sees the emulator
- * as the driver entry-point table it fills (emulator.h). */
+ * as the driver entry-point table it fills (emulator.h). Its folders, bottom to top,
+ * each calling only its own and the ones before it: this root (these types, and
+ * state.c: errors, held faults, the registry, the settings), ptx/ (the reader:
+ * ptx/ptx.h), exec/ (the interpreter: exec/exec.h), driver/ (the entry points:
+ * driver/entries.h). What a folder lends the ones above it is declared here or in
+ * its header, with the file that defines it. */
 #ifndef CUKIT_EMU_H
 #define CUKIT_EMU_H
 
@@ -184,20 +189,21 @@ typedef struct emu_module {
     int nlines, caplines;
 } emu_module;
 
-/* Bytes of an element of type t (0 for TY_PRED and TY_NONE). */
+/* ptx/read.c: bytes of an element of type t (0 for TY_PRED and TY_NONE); half and
+ * bfloat16 conversions. */
 int emu_type_size(int type);
 uint16_t emu_f32_to_f16(float f);
 float emu_f16_to_f32(uint16_t h);
 uint16_t emu_f32_to_bf16(float f);
 float emu_bf16_to_f32(uint16_t h);
 
-/* Parse and decode PTX text. The module, or NULL with a message in why. */
+/* ptx/load.c: parse and decode PTX text. The module, or NULL with a message in why. */
 emu_module *emu_ptx_load(const char *ptx, char *why, size_t whylen);
 void emu_module_free(emu_module *m);
-/* "kernel.cu:12" for line-table index `line` into buf; "" when unknown (ptx_read.c). */
+/* "kernel.cu:12" for line-table index `line` into buf; "" when unknown (ptx/read.c). */
 void emu_line_str(const emu_module *m, uint32_t line, char *buf, size_t n);
 
-/* ------------------------------------------------------------------ memory registry */
+/* ------------------------------------------------------------------ memory registry (state.c) */
 
 /* Kinds of registered memory. */
 enum { EMU_DEVICE = 0, EMU_HOST, EMU_MANAGED, EMU_GLOBAL, EMU_POOLED, EMU_REGISTERED };
@@ -222,6 +228,39 @@ int emu_registry_containing(uint64_t addr, emu_alloc *out);
 void emu_registry_rdlock(void);
 void emu_registry_unlock(void);
 
+/* ------------------------------------------------------------------ state.c */
+
+/* Fail with `code`; the text is what cuGetErrorString returns for it on this thread. */
+CUresult emu_failed(CUresult code, const char *fmt, ...);
+/* Success (the last failure's text stays readable). */
+CUresult emu_ok(void);
+/* Hold a kernel fault for the next call that waits; report (and clear) it there. */
+void emu_set_pending(CUresult code, const char *why);
+/* The same, naming this thread as the launching one when this_thread. */
+void emu_set_pending_from(CUresult code, const char *why, int this_thread);
+CUresult emu_take_pending(void);
+/* After a fault the context is lost (unless CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=1):
+ * that fault for any call that uses the context; CUDA_SUCCESS otherwise. */
+CUresult emu_context_lost(void);
+int emu_keep_context(void);
+/* The text of this thread's last failure (what cuGetErrorString gives for it). */
+const char *emu_last_why(void);
+/* 1 when [p, p+n) lies inside one registered allocation. */
+int emu_valid_range(CUdeviceptr p, size_t n);
+/* "test_x.py:31": the Python line asking for memory, else `what`. */
+void emu_origin_of(char *buf, size_t n, const char *what);
+/* The emulated architecture (90 for sm_90, CUKIT_EMULATOR_ARCH) and memory size. */
+int emu_arch_cc(void);
+size_t emu_total_memory(void);
+/* CUDA_SUCCESS, or CUDA_ERROR_INVALID_VALUE when CUKIT_EMULATOR_MEMORY is not a size. */
+CUresult emu_check_memory_setting(void);
+/* A host pointer is pinned, registered or managed memory (not pageable). */
+int emu_host_pinned(const void *p);
+/* cuGetErrorName and cuGetErrorString into the table. */
+void emu_fill_errors(cukit_api_t *api);
+extern uint64_t emu_used_bytes;
+extern struct CUctx_st emu_primary_ctx;
+
 /* ------------------------------------------------------------------ launches */
 
 typedef struct {
@@ -231,21 +270,18 @@ typedef struct {
     unsigned char *params;   /* borrowed: param_bytes */
 } emu_launch;
 
-/* Run a whole grid. CUDA_SUCCESS, or an error with a message in why. */
+/* exec/grid.c: run a whole grid. CUDA_SUCCESS, or an error with a message in why. */
 CUresult emu_run(const emu_launch *L, char *why, size_t whylen);
 
 /* Thread-instructions run since the process started (lanes x instructions), for benchmarks. */
 extern uint64_t emu_thread_instructions;
 
-/* Output of printf is written here under this lock (access.c). */
+/* Output of printf is written here under this lock (exec/access.c). */
 extern pthread_mutex_t emu_print_lock;
 
-/* The emulated architecture (90 for sm_90) and memory size (state.c). */
-int emu_arch_cc(void);
-size_t emu_total_memory(void);
 
 /* Seconds of CUKIT_EMULATOR_TIMEOUT: 0 when unset, -1 with *bad its text when it is not
- * a positive number (warp.c). */
+ * a positive number (exec/warp.c). */
 double emu_timeout_seconds(const char **bad);
 
 /* The host CPUs the emulator spreads blocks over (CUKIT_EMULATOR_THREADS). */

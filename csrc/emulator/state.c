@@ -1,6 +1,6 @@
 /* state.c - what every part of the emulator uses: errors and held faults, the allocation
  * registry, the device's settings and its one context (the entry points: driver.c and the others) */
-#include "emulator/entries.h"
+#include "emulator/emu.h"
 
 #include <ctype.h>
 #include <dlfcn.h>

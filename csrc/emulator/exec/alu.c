@@ -1,6 +1,6 @@
 /* alu.c - one lane's generic arithmetic for the emulator: integers, floats with PTX's
  * rounding modes, conversions, comparisons, atomics */
-#include "emulator/exec.h"
+#include "emulator/exec/exec.h"
 
 #include <fenv.h>
 #include <math.h>

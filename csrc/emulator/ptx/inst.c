@@ -1,5 +1,5 @@
-/* ptx_inst.c - decodes one PTX instruction: its guard, operands and the step for its family */
-#include "emulator/ptx.h"
+/* inst.c - decodes one PTX instruction: its guard, operands and the step for its family */
+#include "emulator/ptx/ptx.h"
 
 #include <ctype.h>
 #include <math.h>

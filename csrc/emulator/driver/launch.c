@@ -1,5 +1,5 @@
 /* launch.c - the emulator's modules, functions, occupancy and kernel launches */
-#include "emulator/entries.h"
+#include "emulator/driver/entries.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* ptx_tex.c - decodes the texture and surface instructions: tex, suld.b and sust.b */
-#include "emulator/ptx.h"
+/* tex.c - decodes the texture and surface instructions: tex, suld.b and sust.b */
+#include "emulator/ptx/ptx.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
-/* ptx_mods.c - reads a PTX instruction's modifiers: types, rounding, spaces, vectors, comparisons */
-#include "emulator/ptx.h"
+/* mods.c - reads a PTX instruction's modifiers: types, rounding, spaces, vectors, comparisons */
+#include "emulator/ptx/ptx.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* texture.c - the emulator's live CUDA arrays and texture and surface objects, and the
  * tex, suld and sust instructions that read and write them (made by arrays.c) */
-#include "emulator/exec.h"
-#include "emulator/texture.h"
+#include "emulator/exec/exec.h"
+#include "emulator/exec/texture.h"
 
 #include <math.h>
 #include <stdlib.h>

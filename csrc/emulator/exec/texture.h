@@ -3,7 +3,7 @@
 #ifndef CUKIT_EMU_TEXTURE_H
 #define CUKIT_EMU_TEXTURE_H
 
-#include "emulator/entries.h"
+#include "emulator/emu.h"
 
 /* A CUDA array is a dense block of host memory: rows of `width` elements, `rows` rows a
  * slice, `slices` slices (a 3-D array's depth or a layered array's layers). A texture
@@ -36,5 +36,9 @@ int emu_texobj_add(void *o);
 int emu_texobj_remove(const void *o, int magic);
 /* 1 when o is alive with this magic. */
 int emu_texobj_alive(const void *o, int magic);
+
+/* A live CUDA array's bytes: data, row pitch, rows a slice, all bytes. 1, or 0 when h
+ * is not a live array. */
+int emu_array_span(CUarray h, unsigned char **data, size_t *pitch, size_t *rows, size_t *bytes);
 
 #endif /* CUKIT_EMU_TEXTURE_H */

@@ -14,7 +14,7 @@
  * the earlier work of every blocking stream, and a blocking stream for the legacy
  * stream's earlier work. Waits only name work issued before them, so running them
  * recursively cannot cycle. One lock guards every queue; work runs under it. */
-#include "emulator/entries.h"
+#include "emulator/driver/entries.h"
 
 #include <stdlib.h>
 #include <string.h>

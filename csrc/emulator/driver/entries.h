@@ -1,40 +1,8 @@
-/* entries.h - what the emulator's driver-table files share: errors, held faults, streams and graphs, deferred work */
+/* entries.h - what the emulator's driver-table files (driver/) share: streams, events and graphs, deferred work, the memory and launch entry points */
 #ifndef CUKIT_EMU_ENTRIES_H
 #define CUKIT_EMU_ENTRIES_H
 
 #include "emulator/emu.h"
-
-/* state.c */
-/* Fail with `code`; the text is what cuGetErrorString returns for it on this thread. */
-CUresult emu_failed(CUresult code, const char *fmt, ...);
-/* Success (the last failure's text stays readable). */
-CUresult emu_ok(void);
-/* Hold a kernel fault for the next call that waits; report (and clear) it there. */
-void emu_set_pending(CUresult code, const char *why);
-/* The same, naming this thread as the launching one when this_thread. */
-void emu_set_pending_from(CUresult code, const char *why, int this_thread);
-CUresult emu_take_pending(void);
-/* After a fault the context is lost (unless CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=1):
- * that fault for any call that uses the context; CUDA_SUCCESS otherwise. */
-CUresult emu_context_lost(void);
-int emu_keep_context(void);
-/* The text of this thread's last failure (what cuGetErrorString gives for it). */
-const char *emu_last_why(void);
-/* 1 when [p, p+n) lies inside one registered allocation. */
-int emu_valid_range(CUdeviceptr p, size_t n);
-/* "test_x.py:31": the Python line asking for memory, else `what`. */
-void emu_origin_of(char *buf, size_t n, const char *what);
-/* The emulated architecture (90 for sm_90, CUKIT_EMULATOR_ARCH) and memory size. */
-int emu_arch_cc(void);
-size_t emu_total_memory(void);
-/* CUDA_SUCCESS, or CUDA_ERROR_INVALID_VALUE when CUKIT_EMULATOR_MEMORY is not a size. */
-CUresult emu_check_memory_setting(void);
-/* A host pointer is pinned, registered or managed memory (not pageable). */
-int emu_host_pinned(const void *p);
-/* cuGetErrorName and cuGetErrorString into the table. */
-void emu_fill_errors(cukit_api_t *api);
-extern uint64_t emu_used_bytes;
-extern struct CUctx_st emu_primary_ctx;
 
 /* streams.c */
 enum { N_KERNEL = 0, N_MEMCPY = 1, N_MEMSET = 2 };
@@ -58,11 +26,17 @@ typedef struct CUgraphNode_st {
  * allocated while the graph or any instance of it lives. Shared by them, counted. Made
  * at the capture's first allocation or free: a graph with such nodes has at most one
  * instance at a time, as the driver's. */
+/* What frees a device pointer (cuMemFree's work), passed down by the file that
+ * allocates (memory.c), so that the queues and graphs below it name none of its
+ * functions. */
+typedef CUresult (*emu_free_fn)(CUdeviceptr p);
+
 typedef struct graph_mem {
     int refs;
     int execs;                 /* live instances */
     size_t n, cap;
     CUdeviceptr *ptrs;         /* owned: freed with the last reference */
+    emu_free_fn release;       /* frees each of ptrs */
 } graph_mem;
 
 typedef struct CUgraph_st {
@@ -118,8 +92,9 @@ graph *emu_capturing(CUstream h);
 CUresult emu_capture_unsafe(const char *call);
 node *emu_graph_add(graph *g, int type);
 /* Keep p (freed on a capturing stream) for g's launches, or with p 0 mark that g
- * allocates memory: 0, or -1 when out of memory. */
-int emu_graph_keep(graph *g, CUdeviceptr p);
+ * allocates memory: 0, or -1 when out of memory. `release` frees the kept pointers
+ * when the last of g and its instances goes. */
+int emu_graph_keep(graph *g, CUdeviceptr p, emu_free_fn release);
 /* 1 when a graph keeps p (freed in a capture): a second free of it is refused. */
 int emu_capture_freed(CUdeviceptr p);
 void emu_node_free(node *n);
@@ -151,7 +126,6 @@ typedef CUresult (*emu_copy_fn)(CUdeviceptr dst, const void *src, size_t n, int 
 typedef CUresult (*emu_copy3d_fn)(const CUDA_MEMCPY3D *c, int run);
 typedef CUresult (*emu_memset_fn)(CUdeviceptr p, size_t pitch, unsigned value, size_t elem,
                                   size_t width, size_t height);
-typedef CUresult (*emu_free_fn)(CUdeviceptr p);
 int emu_deferring(void);
 int emu_defer_launch(CUstream h, const emu_launch *L, emu_launch_fn now); /* copies L->params */
 int emu_defer_copy(CUstream h, CUdeviceptr dst, const void *src, size_t n, int dst_dev, int src_dev,
@@ -181,8 +155,6 @@ void emu_stream_forget(stream *s);
 /* memory.c */
 /* Check a 2-D/3-D copy; run it too when `run`. */
 CUresult emu_copy3d(const CUDA_MEMCPY3D *c, int run);
-/* Free device or pool memory, as cuMemFree. */
-CUresult emu_free_device(CUdeviceptr p);
 CUresult emu_copy_now(CUdeviceptr dst, const void *src, size_t n, int dst_dev, int src_dev);
 CUresult emu_memset_now(CUdeviceptr p, size_t pitch, unsigned value, size_t elem, size_t width,
                         size_t height);
@@ -193,11 +165,6 @@ uint64_t emu_pool_cached_bytes(void);
 
 /* arrays.c */
 void emu_fill_textures(cukit_api_t *api);
-
-/* texture.c */
-/* A live CUDA array's bytes: data, row pitch, rows a slice, all bytes. 1, or 0 when h
- * is not a live array. */
-int emu_array_span(CUarray h, unsigned char **data, size_t *pitch, size_t *rows, size_t *bytes);
 
 /* launch.c */
 /* Run one checked launch now; a fault is held for the next call that waits. */

@@ -1,5 +1,5 @@
-/* ptx_load.c - reads the PTX that NVRTC emits into the emulator's decoded form, once per module (emu_ptx_load) */
-#include "emulator/ptx.h"
+/* load.c - reads the PTX that NVRTC emits into the emulator's decoded form, once per module (emu_ptx_load) */
+#include "emulator/ptx/ptx.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -1,6 +1,7 @@
 /* arrays.c - the emulator's entry points for CUDA arrays and texture and surface objects
  * (kept, and read by the tex, suld and sust instructions, in texture.c) */
-#include "emulator/texture.h"
+#include "emulator/driver/entries.h"
+#include "emulator/exec/texture.h"
 
 #include <stdlib.h>
 #include <string.h>

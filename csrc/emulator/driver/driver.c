@@ -1,7 +1,7 @@
 /* driver.c - the emulator's driver table: the device and context entry points, and
  * cukit_emulator_fill, which takes the others from state.c, streams.c, memory.c, launch.c, arrays.c */
 #include "emulator/emulator.h"
-#include "emulator/entries.h"
+#include "emulator/driver/entries.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -97,21 +97,21 @@ typedef struct P {
     size_t mod_shared;       /* bytes of module-scope .shared variables: every kernel's static
                               * shared memory starts with them (a __shared__ array at file
                               * scope that a __noinline__ function uses) */
-    /* ptx_load.c's reader of a function body from its '{' to the matching '}' (0 / -1),
-     * for ptx_call.c, which inlines a .func's body at each call: the body reader
+    /* load.c's reader of a function body from its '{' to the matching '}' (0 / -1),
+     * for call.c, which inlines a .func's body at each call: the body reader
      * sits above the call reader, and the two recurse through this pointer. */
     int (*parse_body)(struct P *p);
 } P;
 
-/* ptx_read.c: the refusal of a device-side launch (dynamic parallelism), with the way around it. -1. */
+/* read.c: the refusal of a device-side launch (dynamic parallelism), with the way around it. -1. */
 int ptx_fail_device_launch(P *p, int line);
-/* ptx_target.c: the directive at t (.version, .target or .address_size) as a driver checks
+/* target.c: the directive at t (.version, .target or .address_size) as a driver checks
  * it: .version first, an ISA version that exists and is not newer than the emulated
  * driver's (CUDA 13: 9.x), a target the driver still compiles (sm_50 and later), not
  * newer than the emulated device and known to the file's ISA version, 64-bit addresses.
  * 0, or -1 with the reason. */
 int ptx_check_header(P *p, tok *t);
-/* ptx_read.c: the refusal of a .b128 register used outside mov.b128. -1. */
+/* read.c: the refusal of a .b128 register used outside mov.b128. -1. */
 int ptx_fail_b128(P *p, int line, const char *name, int len);
 
 enum { OK_NAME = 1, OK_NUM, OK_ADDR, OK_VEC, OK_PAREN };
@@ -174,12 +174,12 @@ int ptx_pred(P *p, const char *name, int len, int line);
 /* Note that name is declared in the current block (before declaring it). 0 / -1. */
 int ptx_scope_note(P *p, const char *name, int len);
 
-/* ptx_call.c: a call: vprintf, or a .func of the module inlined. 0 / -1. */
+/* call.c: a call: vprintf, or a .func of the module inlined. 0 / -1. */
 int ptx_parse_call(P *p, const tok *op, int line, operand *ops, int nops, int guard, int gneg);
 /* Find every .func definition of the module (a call may come before the body). */
 void ptx_scan_funcs(P *p);
 
-/* ptx_tex.c: tex, suld or sust (opcode op, its base nbase characters long). 0 / -1. */
+/* tex.c: tex, suld or sust (opcode op, its base nbase characters long). 0 / -1. */
 int ptx_parse_texture(P *p, const tok *op, int nbase, int line, operand *ops, int nops,
                       int guard, int gneg);
 
@@ -222,25 +222,25 @@ typedef struct {
     emu_inst *in; /* borrowed: the instruction being filled in */
 } decoding;
 
-/* ptx_read.c: refuse the instruction being decoded (NotSupported, naming it). -1. */
+/* read.c: refuse the instruction being decoded (NotSupported, naming it). -1. */
 int ptx_refuse(decoding *d);
 
-/* ptx_mods.c: the modifiers after the opcode's base (nbase characters) into *m. 0 / -1. */
+/* mods.c: the modifiers after the opcode's base (nbase characters) into *m. 0 / -1. */
 int ptx_parse_mods(P *p, const tok *op, const char *base, int nbase, mods *m, int line);
 
-/* ptx_alu.c: whether base[0..nbase) names integer or float arithmetic (add, mul, fma, ..). */
+/* arith.c: whether base[0..nbase) names integer or float arithmetic (add, mul, fma, ..). */
 int ptx_alu_known(const char *base, int nbase);
-/* ptx_alu.c: decode such an instruction into d->in. 0 / -1. */
+/* arith.c: decode such an instruction into d->in. 0 / -1. */
 int ptx_decode_alu(decoding *d);
-/* ptx_alu.c: mov (predicates, packing, the clocks, .b128 registers). 0 / -1. */
+/* arith.c: mov (predicates, packing, the clocks, .b128 registers). 0 / -1. */
 int ptx_decode_mov(decoding *d);
-/* ptx_alu.c: the refusal of .b128 on an instruction other than mov. -1. */
+/* arith.c: the refusal of .b128 on an instruction other than mov. -1. */
 int ptx_refuse_b128(decoding *d);
-/* ptx_alu.c: contract f's mul and add/sub pairs into fma as ptxas does (after its branch
+/* arith.c: contract f's mul and add/sub pairs into fma as ptxas does (after its branch
  * targets are set); counts them in f->fused. 0, or -1 out of memory. */
 int ptx_contract(emu_func *f);
 
-/* ptx_inst.c: one instruction statement (the guard, opcode, operands) into p->f. 0 / -1. */
+/* inst.c: one instruction statement (the guard, opcode, operands) into p->f. 0 / -1. */
 int ptx_parse_instruction(P *p);
 
 #endif /* CUKIT_EMU_PTX_H */

@@ -1,5 +1,5 @@
-/* ptx_target.c - a PTX module's .version, .target and .address_size, checked as a driver checks them */
-#include "emulator/ptx.h"
+/* target.c - a PTX module's .version, .target and .address_size, checked as a driver checks them */
+#include "emulator/ptx/ptx.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* ptx_call.c - calls in PTX: vprintf, and the module's .func bodies inlined at each call */
-#include "emulator/ptx.h"
+/* call.c - calls in PTX: vprintf, and the module's .func bodies inlined at each call */
+#include "emulator/ptx/ptx.h"
 
 #include <stdlib.h>
 #include <string.h>

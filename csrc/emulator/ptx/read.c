@@ -1,5 +1,5 @@
-/* ptx_read.c - the PTX reader's tokens, symbols, literals and operands */
-#include "emulator/ptx.h"
+/* read.c - the PTX reader's tokens, symbols, literals and operands */
+#include "emulator/ptx/ptx.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -1,5 +1,6 @@
 /* memory.c - the emulator's memory entry points: allocations in the registry, copies, memsets */
-#include "emulator/entries.h"
+#include "emulator/driver/entries.h"
+#include "emulator/exec/texture.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -235,8 +236,8 @@ check_free(CUdeviceptr p)
 }
 
 /* Free p, whichever allocator made it: a pool block goes to the cache. */
-CUresult
-emu_free_device(CUdeviceptr p)
+static CUresult
+free_device(CUdeviceptr p)
 {
     emu_alloc a;
     if (p == 0)
@@ -276,7 +277,7 @@ emu_free_device(CUdeviceptr p)
 
 /* cuMemFree waits for the device first (deferred work that uses p runs before it goes);
  * cuMemFreeAsync frees when the stream reaches it. */
-static CUresult e_cuMemFree(CUdeviceptr p) { emu_sync_all(); return emu_free_device(p); }
+static CUresult e_cuMemFree(CUdeviceptr p) { emu_sync_all(); return free_device(p); }
 
 static CUresult
 e_cuMemFreeAsync(CUdeviceptr p, CUstream s)
@@ -286,9 +287,9 @@ e_cuMemFreeAsync(CUdeviceptr p, CUstream s)
         return r;
     graph *g = emu_capturing(s);
     if (g)
-        return emu_graph_keep(g, p) < 0 ? emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory")
-                                        : emu_ok();
-    return emu_defer_free(s, p, emu_free_device) ? emu_free_device(p) : emu_ok();
+        return emu_graph_keep(g, p, free_device) < 0
+                   ? emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory") : emu_ok();
+    return emu_defer_free(s, p, free_device) ? free_device(p) : emu_ok();
 }
 /* On a stream being captured an allocation is a node of the graph (made at once here);
  * on the legacy stream it is an unsafe call under a strict capture (the H100 refused
@@ -299,7 +300,7 @@ pool_alloc_on(CUdeviceptr *p, size_t n, CUstream s, const char *call)
     int legacy = s == NULL || s == CU_STREAM_LEGACY;
     CUresult r = emu_check_stream(s) ?: (legacy ? emu_capture_unsafe(call) : CUDA_SUCCESS) ?: pool_alloc(p, n);
     graph *g = r == CUDA_SUCCESS ? emu_capturing(s) : NULL;
-    if (g && emu_graph_keep(g, 0) < 0) /* the graph has an allocation node now */
+    if (g && emu_graph_keep(g, 0, free_device) < 0) /* the graph has an allocation node now */
         return emu_failed(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
     return r;
 }

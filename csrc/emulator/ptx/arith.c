@@ -1,5 +1,5 @@
-/* ptx_alu.c - decodes PTX arithmetic (the operation, its specialized opcode, its operands' types) and mov, and contracts mul+add into fma as ptxas does */
-#include "emulator/ptx.h"
+/* arith.c - decodes PTX arithmetic (the operation, its specialized opcode, its operands' types) and mov, and contracts mul+add into fma as ptxas does */
+#include "emulator/ptx/ptx.h"
 
 #include <stdlib.h>
 #include <string.h>

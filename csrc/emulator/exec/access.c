@@ -1,5 +1,5 @@
 /* access.c - checked memory addresses of the emulator's kernels, fault messages, printf */
-#include "emulator/exec.h"
+#include "emulator/exec/exec.h"
 
 #include <stdlib.h>
 

@@ -229,7 +229,7 @@ void emu_do_printf(block *b, warp *w, int lane, uint64_t fmt_addr, uint64_t args
         }                                                                   \
     } while (0)
 
-/* exec_rare.c: the instructions emu_run_warp's switch hands off, each for the lanes m of
+/* rare.c: the instructions emu_run_warp's switch hands off, each for the lanes m of
  * warp w, one call per instruction (not per lane), so that the loop the common ones
  * share stays small. Those returning int give -1 after recording a fault, else 0. */
 void emu_op_pack(warp *w, const emu_inst *in, uint32_t m);

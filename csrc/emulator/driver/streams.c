@@ -1,5 +1,5 @@
 /* streams.c - the emulator's streams (run as issued, or deferred: defer.c), stream capture, graphs and events */
-#include "emulator/entries.h"
+#include "emulator/driver/entries.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -107,13 +107,14 @@ kept_remove(CUdeviceptr p)
 }
 
 int
-emu_graph_keep(graph *g, CUdeviceptr p)
+emu_graph_keep(graph *g, CUdeviceptr p, emu_free_fn release)
 {
     graph_mem *m = g->mem;
     if (m == NULL && (m = g->mem = calloc(1, sizeof *m)) != NULL)
         m->refs = 1;
     if (m == NULL)
         return -1;
+    m->release = release;
     if (p == 0)
         return 0;
     if (m->n == m->cap) {
@@ -139,7 +140,7 @@ graph_clear(graph *g)
         emu_sync_all();
         for (size_t i = 0; i < m->n; i++) {
             kept_remove(m->ptrs[i]);
-            emu_free_device(m->ptrs[i]);
+            m->release(m->ptrs[i]);
         }
         free(m->ptrs);
         free(m);

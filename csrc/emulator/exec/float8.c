@@ -1,5 +1,5 @@
 /* float8.c - the emulator's float8 conversions: the cvt forms cuda_fp8.h compiles to on sm_89 and later */
-#include "emulator/exec.h"
+#include "emulator/exec/exec.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* exec_rare.c - the instructions a warp runs rarely, each one call for all its lanes */
-#include "emulator/exec.h"
+/* rare.c - the instructions a warp runs rarely, each one call for all its lanes */
+#include "emulator/exec/exec.h"
 
 #include <math.h>
 
@@ -157,7 +157,7 @@ emu_op_st_any(block *b, warp *w, const emu_inst *in, uint32_t m)
     return 0;
 }
 
-/* cp.async, done at issue (ptx_inst.c's decode_cp says why): each lane's type2 bytes
+/* cp.async, done at issue (inst.c's decode_cp says why): each lane's type2 bytes
  * from global memory to shared memory, those past its source size zero. Both ends must
  * be aligned to the copy's size, as on the GPU. */
 int

@@ -1,5 +1,5 @@
-/* warp.c - runs decoded PTX: one warp of 32 lanes in lockstep (its rarer instructions: exec_rare.c; the grid: grid.c) */
-#include "emulator/exec.h"
+/* warp.c - runs decoded PTX: one warp of 32 lanes in lockstep (its rarer instructions: rare.c; the grid: grid.c) */
+#include "emulator/exec/exec.h"
 
 #include <math.h>
 #include <signal.h>
@@ -541,7 +541,7 @@ op_setp(warp *w, const emu_inst *in, uint32_t m, const uint64_t *A, const uint64
  * pointers, mask and count in machine registers across iterations and goes from one
  * case to the next without a call (with one lane running, the call alone would be a
  * large part of an instruction's time). Everything rarer is one call (emu_op_*, in
- * exec_rare.c) per instruction, not per lane. */
+ * rare.c) per instruction, not per lane. */
 void
 emu_run_warp(block *b, warp *w)
 {

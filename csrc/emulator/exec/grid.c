@@ -1,5 +1,5 @@
 /* grid.c - runs a launch's grid: blocks of warps spread over CPU threads, the watchdog and Ctrl-C (split from warp.c, which runs one warp) */
-#include "emulator/exec.h"
+#include "emulator/exec/exec.h"
 
 #include <math.h>
 #include <signal.h>
