@@ -213,6 +213,7 @@ typedef struct {
     int kind;            /* EMU_*: cuMemAlloc, pinned host, managed, a module's global, the
                           * stream-ordered pool, registered host memory (the caller's) */
     char origin[160];    /* where it was allocated: "test_x.py:31" or a variable name */
+    uint8_t *written;    /* owned by the registry: initcheck's bitmap (checks.h), or NULL */
 } emu_alloc;
 
 /* Register [base, base+size). 0 / -1 when memory ran out. */

@@ -1,6 +1,6 @@
 /* state.c - what every part of the emulator uses: errors and held faults, the allocation
  * registry, the device's settings and its one context (the entry points: driver.c and the others) */
-#include "emulator/emu.h"
+#include "emulator/checks.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -220,6 +220,7 @@ static emu_alloc *allocs;      /* sorted by base */
 static size_t nallocs, capallocs;
 static emu_alloc freed[64];    /* the last frees, for "already freed" in fault messages */
 static size_t nfreed;
+static size_t bitmaps;         /* allocations with initcheck's bitmap */
 uint64_t emu_used_bytes;
 
 /* index of the first allocation with base > addr */
@@ -258,6 +259,18 @@ emu_registry_add(uint64_t base, uint64_t size, int kind, const char *origin)
     allocs[i].size = size;
     allocs[i].kind = kind;
     snprintf(allocs[i].origin, sizeof allocs[i].origin, "%s", origin);
+    /* device memory made while initcheck is on: which bytes were written (a GPU's fresh
+     * memory is no one's data, whatever it reads as) */
+    allocs[i].written = NULL;
+    if ((kind == EMU_DEVICE || kind == EMU_POOLED) &&
+        (__atomic_load_n(&emu_checks, __ATOMIC_RELAXED) & EMU_CHECK_INIT) &&
+        (allocs[i].written = calloc(1, (size_t)(size / 8 + 1))) == NULL) {
+        memmove(&allocs[i], &allocs[i + 1], (nallocs - i) * sizeof *allocs);
+        rc = -1;
+        goto done;
+    }
+    if (allocs[i].written)
+        __atomic_fetch_add(&bitmaps, 1, __ATOMIC_RELAXED);
     nallocs++;
     if (kind == EMU_DEVICE || kind == EMU_MANAGED || kind == EMU_POOLED)
         emu_used_bytes += size;
@@ -274,6 +287,10 @@ emu_registry_remove(uint64_t base, emu_alloc *out)
     int rc = -1;
     if (i > 0 && allocs[i - 1].base == base) {
         i--;
+        if (allocs[i].written)
+            __atomic_fetch_sub(&bitmaps, 1, __ATOMIC_RELAXED);
+        free(allocs[i].written);
+        allocs[i].written = NULL;
         if (out)
             *out = allocs[i];
         freed[nfreed++ % 64] = allocs[i];
@@ -353,6 +370,18 @@ emu_registry_rdlock(void)
 void
 emu_registry_unlock(void)
 {
+    pthread_rwlock_unlock(&reg_lock);
+}
+
+void
+emu_mark_written(uint64_t addr, uint64_t n)
+{
+    emu_alloc a;
+    if (n == 0 || __atomic_load_n(&bitmaps, __ATOMIC_RELAXED) == 0)
+        return;
+    pthread_rwlock_rdlock(&reg_lock);
+    if (emu_registry_find(addr, n, &a) && a.written)
+        emu_bits_set(a.written, addr - a.base, n);
     pthread_rwlock_unlock(&reg_lock);
 }
 

@@ -881,3 +881,8 @@ def _capture_from_env(path):
                 pass  # after a fault the folder of the fault is what counts
 
     atexit.register(end)
+
+
+# ------------------------------------------------------------------ the emulator's checkers
+
+from ._checks import CheckReport, CheckWarning, check  # noqa: E402

@@ -1,5 +1,6 @@
 /* driver.c - the emulator's driver table: the device and context entry points, and
  * cukit_emulator_fill, which takes the others from state.c, streams.c, memory.c, launch.c, arrays.c */
+#include "emulator/checks.h"
 #include "emulator/emulator.h"
 #include "emulator/driver/entries.h"
 
@@ -22,6 +23,9 @@ check_settings(void)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "CUKIT_EMULATOR_THREADS=%s is not a number of "
                           "threads (a whole number, at least 1)", getenv("CUKIT_EMULATOR_THREADS"));
     const char *bad;
+    if (emu_check_setting(&bad) < 0)
+        return emu_failed(CUDA_ERROR_INVALID_VALUE, "CUKIT_EMULATOR_CHECK=%s is not a list of the "
+                          "emulator's checkers (race, init, sync, or all; such as race,init)", bad);
     if (emu_timeout_seconds(&bad) < 0)
         return emu_failed(CUDA_ERROR_INVALID_VALUE, "CUKIT_EMULATOR_TIMEOUT=%s is not a number of "
                           "seconds (such as 10 or 0.5)", bad);
@@ -204,7 +208,55 @@ mod_emulator_contractions(PyObject *m, PyObject *arg)
     return out;
 }
 
+/* The checkers on (a mask of EMU_CHECK_*), for cukit.debug.check: the mask before. */
+static PyObject *
+mod_emulator_check(PyObject *m, PyObject *arg)
+{
+    long v = PyLong_AsLong(arg);
+    if (v == -1 && PyErr_Occurred())
+        return NULL;
+    if (v < 0 || v > EMU_CHECK_ALL) {
+        PyErr_Format(PyExc_ValueError, "_emulator_check: %ld is not a mask of the checkers (0 to %d)",
+                     v, EMU_CHECK_ALL);
+        return NULL;
+    }
+    return PyLong_FromUnsignedLong(__atomic_exchange_n(&emu_checks, (unsigned)v, __ATOMIC_RELAXED));
+}
+
+/* ([(checker, text, count), ...], dropped): the checkers' reports since the last call. */
+static PyObject *
+mod_emulator_check_reports(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    static const char *const names[] = {
+        [EMU_CHECK_RACE] = "racecheck", [EMU_CHECK_INIT] = "initcheck", [EMU_CHECK_SYNC] = "synccheck",
+    };
+    size_t n;
+    uint64_t dropped;
+    emu_report *r = emu_check_take(&n, &dropped);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; i < n; i++) {
+        if (list) {
+            PyObject *item = Py_BuildValue("(ssK)", names[r[i].kind], r[i].text,
+                                           (unsigned long long)r[i].count);
+            if (item == NULL)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+        }
+        free(r[i].text);
+    }
+    free(r);
+    if (list == NULL)
+        return NULL;
+    PyObject *out = Py_BuildValue("(NK)", list, (unsigned long long)dropped);
+    return out;
+}
+
 static PyMethodDef emulator_functions[] = {
+    {"_emulator_check", mod_emulator_check, METH_O,
+     "Set the emulator's checkers on (a mask: 1 race, 2 init, 4 sync); the mask before (cukit.debug.check)."},
+    {"_emulator_check_reports", mod_emulator_check_reports, METH_NOARGS,
+     "([(checker, text, count), ...], dropped): the checkers' reports since the last call."},
     {"_emulator_contractions", mod_emulator_contractions, METH_O,
      "{kernel: mul and add/sub pairs fused into fma} of a PTX module (tools/contraction_check.py)."},
     {"_emulator_instructions", mod_emulator_instructions, METH_NOARGS,

@@ -1,4 +1,5 @@
 /* memory.c - the emulator's memory entry points: allocations in the registry, copies, memsets */
+#include "emulator/checks.h"
 #include "emulator/driver/entries.h"
 #include "emulator/exec/texture.h"
 
@@ -405,6 +406,7 @@ emu_copy_now(CUdeviceptr dst, const void *src, size_t n, int dst_dev, int src_de
         return r;
     if (n)
         memmove((void *)(uintptr_t)dst, src, n);
+    emu_mark_written(dst, n);
     return emu_ok();
 }
 
@@ -481,6 +483,7 @@ emu_memset_now(CUdeviceptr p, size_t pitch, unsigned value, size_t elem, size_t 
         case 2: for (size_t x = 0; x < width; x++) ((uint16_t *)row)[x] = (uint16_t)value; break;
         default: for (size_t x = 0; x < width; x++) ((uint32_t *)row)[x] = value; break;
         }
+        emu_mark_written(p + y * pitch, width * elem);
     }
     return emu_ok();
 }
@@ -583,6 +586,8 @@ emu_copy3d(const CUDA_MEMCPY3D *c, int run)
             const unsigned char *from = src.base + soff + (z * src.rows + y) * src.pitch;
             unsigned char *to = dst.base + doff + (z * dst.rows + y) * dst.pitch;
             memmove(to, from, c->WidthInBytes);
+            if (dst.type != CU_MEMORYTYPE_ARRAY)
+                emu_mark_written((uint64_t)(uintptr_t)to, c->WidthInBytes);
         }
     }
     return emu_ok();

@@ -1,5 +1,5 @@
 /* access.c - checked memory addresses of the emulator's kernels, fault messages, printf */
-#include "emulator/exec/exec.h"
+#include "emulator/exec/check.h"
 
 #include <stdlib.h>
 
@@ -19,34 +19,10 @@ far_from(unsigned long long addr, unsigned size, const emu_alloc *a)
     return gap > near;
 }
 
-static void
-thread_of(const block *b, const warp *w, int lane, unsigned t[3])
-{
-    unsigned lin = (unsigned)(w->index * 32 + lane);
-    const unsigned *bd = b->L->block;
-    t[0] = lin % bd[0];
-    t[1] = (lin / bd[0]) % bd[1];
-    t[2] = lin / (bd[0] * bd[1]);
-}
-
 static const char *const space_names[] = {
     [SP_GENERIC] = "global", [SP_GLOBAL] = "global", [SP_SHARED] = "shared",
     [SP_LOCAL] = "local", [SP_CONST] = "constant", [SP_PARAM] = "parameter",
 };
-
-/* "in kernel k, block (..), thread (..), at file:line" */
-static int
-where(const block *b, const warp *w, int lane, char *buf, size_t n)
-{
-    unsigned t[3];
-    thread_of(b, w, lane, t);
-    const emu_inst *in = &b->f->code[w->pc];
-    char line[256];
-    emu_line_str(b->f->module, in->line, line, sizeof line);
-    return snprintf(buf, n, "in kernel %s, block (%u, %u, %u), thread (%u, %u, %u)%s%s (PTX line %u)",
-                    b->f->name, b->bid[0], b->bid[1], b->bid[2], t[0], t[1], t[2],
-                    line[0] ? ", at " : "", line, in->ptxline);
-}
 
 static void
 fault_access(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size, int store,
@@ -56,7 +32,7 @@ fault_access(block *b, warp *w, int lane, int space, uint64_t addr, unsigned siz
         return;
     b->fault = 1;
     char loc[512], what[768];
-    where(b, w, lane, loc, sizeof loc);
+    emu_where(b, w, lane, loc, sizeof loc);
     const char *rw = store ? "write" : "read";
     if (misaligned) {
         b->err = CUDA_ERROR_MISALIGNED_ADDRESS;
@@ -134,7 +110,7 @@ emu_fault_text(block *b, warp *w, int lane, CUresult err, const char *text)
     b->fault = 1;
     b->err = err;
     char loc[512];
-    where(b, w, lane, loc, sizeof loc);
+    emu_where(b, w, lane, loc, sizeof loc);
     snprintf(b->why, sizeof b->why, "%s %s", text, loc);
 }
 
@@ -149,7 +125,7 @@ inside(uint64_t addr, uint64_t size, uint64_t base, uint64_t len)
 }
 
 /* Host address of a `size`-byte access to `addr` in `space` by lane, checked; NULL
- * after recording a fault. */
+ * after recording a fault. store: 0 a read, 1 a write, 2 an atomic (both). */
 void *
 emu_resolve(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size, int store)
 {
@@ -159,8 +135,11 @@ emu_resolve(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size
     }
     switch (space) {
     case SP_SHARED:
-        if (addr + size <= b->shared_size && addr < b->shared_size)
+        if (addr + size <= b->shared_size && addr < b->shared_size) {
+            if (b->race)
+                emu_race_shared(b, w, lane, addr, size, store);
             return b->shared + addr;
+        }
         fault_access(b, w, lane, space, addr, size, store, 0);
         return NULL;
     case SP_LOCAL:
@@ -180,8 +159,11 @@ emu_resolve(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size
         return (void *)(uintptr_t)addr;
     if (space == SP_GENERIC) {
         uint64_t sh = (uint64_t)(uintptr_t)b->shared;
-        if (inside(addr, size, sh, b->shared_size))
+        if (inside(addr, size, sh, b->shared_size)) {
+            if (b->race)
+                emu_race_shared(b, w, lane, addr - sh, size, store);
             return (void *)(uintptr_t)addr;
+        }
         uint64_t lo = (uint64_t)(uintptr_t)b->local;
         if (b->local_bytes && inside(addr, size, lo, (uint64_t)b->nwarps * 32 * b->local_stride))
             return (void *)(uintptr_t)addr;
@@ -191,6 +173,12 @@ emu_resolve(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size
     }
     emu_alloc a;
     if (emu_registry_find(addr, size, &a)) {
+        if (a.written) {
+            /* made under initcheck: every access to it is seen (it is not kept in b->lo
+             * and hi, so warp.c's inline loads and stores come here too) */
+            emu_init_access(b, w, lane, &a, addr, size, store);
+            return (void *)(uintptr_t)addr;
+        }
         b->lo = a.base;
         b->hi = a.base + a.size;
         return (void *)(uintptr_t)addr;

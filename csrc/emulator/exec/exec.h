@@ -2,7 +2,7 @@
 #ifndef CUKIT_EMU_EXEC_H
 #define CUKIT_EMU_EXEC_H
 
-#include "emulator/emu.h"
+#include "emulator/checks.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -40,7 +40,18 @@ typedef struct {
     uint32_t barn_want;  /* and the warps the barrier waits for */
     int state;
     int index;
+    uint32_t wsync;      /* bar.warp.sync executed (racecheck: lanes of one warp synchronized) */
 } warp;
+
+/* racecheck: what one byte of a block's shared memory last saw in this barrier interval.
+ * An interval is named by the block's epoch, which every barrier (and every new block)
+ * advances, so a cell of an earlier one is empty without being cleared. */
+typedef struct {
+    uint32_t wepoch, wtid, wpc, wsync; /* the last write: interval, thread (linear in the
+                                        * block), instruction, its warp's wsync */
+    uint32_t repoch;                   /* the interval of the reads: */
+    uint32_t rtid[2], rpc[2], rsync[2]; /* two reads by different threads (rtid ~0: none) */
+} race_cell;
 
 typedef struct {
     const emu_launch *L;
@@ -67,6 +78,9 @@ typedef struct {
     unsigned turns;      /* times a warp of the block yielded in a loop (take_turn): a block
                           * that loops long may wait for another block (grid.c) */
     unsigned interrupts; /* emu_interrupts when the launch began */
+    unsigned check;      /* EMU_CHECK_* on for this launch (checks.h; 0: none) */
+    uint32_t epoch;      /* barrier intervals begun on this seat (racecheck) */
+    race_cell *race;     /* owned: racecheck's cell of each shared byte, or NULL */
     int fault;           /* 1: this block faulted; fault text in why */
     CUresult err;
     char why[1536];
@@ -204,7 +218,8 @@ uint64_t emu_atomic_op(void *p, const emu_inst *in, uint64_t b, uint64_t c);
 int emu_texture_op(block *b, warp *w, const emu_inst *in, uint32_t m);
 
 /* access.c: checked addresses, fault messages, printf. */
-/* Host address of a checked `size`-byte access by lane, or NULL after recording a fault. */
+/* Host address of a checked `size`-byte access by lane (store: 0 read, 1 write, 2 atomic),
+ * or NULL after recording a fault. */
 void *emu_resolve(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size, int store);
 /* Record a fault with text (the block's first fault wins). */
 void emu_fault_text(block *b, warp *w, int lane, CUresult err, const char *text);

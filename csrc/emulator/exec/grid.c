@@ -1,5 +1,5 @@
 /* grid.c - runs a launch's grid: blocks of warps spread over CPU threads, the watchdog and Ctrl-C (split from warp.c, which runs one warp) */
-#include "emulator/exec/exec.h"
+#include "emulator/exec/check.h"
 
 #include <math.h>
 #include <signal.h>
@@ -29,7 +29,12 @@ block_init(block *b, const emu_launch *L)
     b->preds = calloc((size_t)b->nwarps * (size_t)(f->npreds + 1), sizeof(uint32_t));
     b->shared = calloc(1, b->shared_size ? b->shared_size : 1);
     b->local = calloc(1, (size_t)b->nwarps * 32 * b->local_stride + 1);
-    if (!b->warps || !b->regs || !b->preds || !b->shared || !b->local)
+    /* the checkers: read once here, for the whole launch */
+    b->check = __atomic_load_n(&emu_checks, __ATOMIC_RELAXED);
+    if (b->check & EMU_CHECK_RACE)
+        b->race = calloc(b->shared_size + 1, sizeof *b->race);
+    if (!b->warps || !b->regs || !b->preds || !b->shared || !b->local ||
+        (b->check & EMU_CHECK_RACE && !b->race))
         return -1;
     for (int i = 0; i < b->nwarps; i++) {
         b->warps[i].R = b->regs + (size_t)i * (size_t)f->nslots * 32;
@@ -48,6 +53,7 @@ block_free(block *b)
     free(b->preds);
     free(b->shared);
     free(b->local);
+    free(b->race);
 }
 
 /* The value of prefilled slot pf in lane l of warp w. */
@@ -217,6 +223,7 @@ block_begin(block *b, uint64_t linear)
     b->red_all = 1;
     b->red_any = 0;
     b->turns = 0;
+    b->epoch++;
     memset(b->nb_arrived, 0, sizeof b->nb_arrived);
     memset(b->nb_expect, 0, sizeof b->nb_expect);
     for (int i = 0; i < b->nwarps; i++)
@@ -251,6 +258,9 @@ block_pass(block *b)
     if (running == 0) {
         /* every thread still alive waits at the barrier: release it, with the
          * answer of a bar.red */
+        if (b->check & EMU_CHECK_SYNC)
+            emu_barrier_of_some(b);
+        b->epoch++;
         for (int i = 0; i < b->nwarps; i++) {
             warp *w = &b->warps[i];
             if (w->state == W_BAR) {

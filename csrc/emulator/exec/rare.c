@@ -199,7 +199,7 @@ emu_op_atom(block *b, warp *w, const emu_inst *in, uint32_t m)
     uint64_t amask = in->wrap32 ? 0xffffffffu : ~0ull;
     LANES(m, {
         uint64_t a = (Ad[l] + (uint64_t)in->imm) & amask;
-        void *q = emu_resolve(b, w, l, in->space, a, sz, 1);
+        void *q = emu_resolve(b, w, l, in->space, a, sz, 2);
         if (q == NULL)
             return -1;
         uint64_t old = emu_atomic_op(q, in, A[l], Bv[l]);

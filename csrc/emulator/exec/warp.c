@@ -1,5 +1,5 @@
 /* warp.c - runs decoded PTX: one warp of 32 lanes in lockstep (its rarer instructions: rare.c; the grid: grid.c) */
-#include "emulator/exec/exec.h"
+#include "emulator/exec/check.h"
 
 #include <math.h>
 #include <signal.h>
@@ -409,6 +409,7 @@ emu_barn_arrive(block *b, warp *w)
     b->nb_expect[id] = (uint8_t)want;
     if (++b->nb_arrived[id] == want) {
         b->nb_arrived[id] = b->nb_expect[id] = 0;
+        b->epoch++;
         for (int i = 0; i < b->nwarps; i++) {
             warp *x = &b->warps[i];
             if (x != w && x->state == W_BAR && x->barid == id) {
@@ -560,9 +561,13 @@ emu_run_warp(block *b, warp *w)
         const uint64_t *Bv = R + (size_t)in->s[1] * 32;
         const uint64_t *C = R + (size_t)in->s[2] * 32;
         switch (in->op) {
+        case OP_BARWARP:
+            w->wsync++;
+            if (b->check & EMU_CHECK_SYNC)
+                emu_syncwarp_check(b, w, in, m);
+            break;
         case OP_NOP:
         case OP_FENCE:
-        case OP_BARWARP:
             break;
         case OP_MOV: LANES(m, Dd[l] = A[l]); break;
         case OP_MOVP: P[in->d[0]] = (P[in->d[0]] & ~m) | (P[in->s[0]] & m); break;
@@ -764,6 +769,9 @@ emu_run_warp(block *b, warp *w)
             }
             if (full_bar_id(b, w, m, in->s[0], "bar.sync") < 0)
                 return;
+            if (b->check & EMU_CHECK_SYNC && w->barwait &&
+                w->lpc[__builtin_ctz(w->barwait)] != w->pc + 1) /* lanes at another bar.sync */
+                emu_split_bar_check(b, w);
             set_group_pc(w, w->mask, w->pc + 1);
             w->barwait |= w->mask;
             w->mask = 0;

@@ -377,6 +377,10 @@ decode_bar(decoding *d)
     /* bar.warp.sync: the lanes of a warp run converged here already */
     if (m->warp) {
         in->op = OP_BARWARP;
+        /* the mask, for synccheck */
+        in->s[0] = -1;
+        if (d->nops >= 1 && (in->s[0] = ptx_src(d->p, &d->ops[0], TY_U32)) < 0)
+            return -1;
         return 0;
     }
     if (m->bar_red) {
