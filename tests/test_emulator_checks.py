@@ -53,6 +53,19 @@ extern "C" __global__ void race_war(const float* x, float* y) {
     y[t] = s[t];
 }
 
+extern "C" __global__ void race_global(const float* x, float* y) {
+    int t = threadIdx.x;
+    y[t] = x[t];                                    // GLOBAL_WRITE
+    y[t + 256] = y[(t + 64) % 256];                 // GLOBAL_READ
+}
+
+extern "C" __global__ void race_global_fixed(const float* x, float* y) {
+    int t = threadIdx.x;
+    y[t] = x[t];
+    __syncthreads();
+    y[t + 256] = y[(t + 64) % 256];
+}
+
 extern "C" __global__ void warp_exchange(const float* x, float* y) {
     __shared__ float s[32];
     int t = threadIdx.x;
@@ -138,7 +151,8 @@ def launch(mod, name, rng):
     """Run kernel `name` of BUGS once on fresh data; the arrays it used."""
     x = cukit.to_device(rng.standard_normal(1024).astype(np.float32))
     y = cukit.to_device(np.full(1024, np.nan, np.float32))
-    if name in ("race_raw", "race_fixed", "race_waw", "race_war"):
+    if name in ("race_raw", "race_fixed", "race_waw", "race_war", "race_global",
+                "race_global_fixed"):
         getattr(mod, name)(x, y, grid=1, block=256)
     elif name == "warp_exchange":
         mod.warp_exchange(x, y, grid=1, block=32)
@@ -198,7 +212,16 @@ def test_racecheck_reports_write_after_write_and_write_after_read(mod, rng):
 
 
 @emulator
-@pytest.mark.parametrize("name", ["race_fixed", "warp_exchange", "reduce"])
+def test_racecheck_reports_global_memory_within_a_block(mod, rng):
+    reports, _ = checked(lambda: launch(mod, "race_global", rng), "race")
+    assert reports and all("hazard on global memory at address 0x" in r.message for r in reports)
+    kinds = {r.message.split(" hazard")[0]: r.message for r in reports}
+    raw = kinds["read-after-write"]
+    assert f"wrote it at {line('GLOBAL_WRITE')}" in raw and f"at {line('GLOBAL_READ')}" in raw, raw
+
+
+@emulator
+@pytest.mark.parametrize("name", ["race_fixed", "warp_exchange", "reduce", "race_global_fixed"])
 def test_racecheck_is_quiet_with_the_barriers_in_place(mod, rng, name):
     reports, warned = checked(lambda: launch(mod, name, rng), "race")
     assert reports == [] and warned == []
@@ -394,7 +417,8 @@ def test_a_bad_environment_value_is_refused_by_name(tmp_path):
 
 # kernel, compute-sanitizer's tool, whether the emulator's checker reports it. Left out:
 # warps that return before a __syncthreads() (sync_after_return: whether exited threads
-# count at a barrier is not defined, so the sanitizer may stay quiet there).
+# count at a barrier is not defined, so the sanitizer may stay quiet there), and races on
+# global memory (race_global: compute-sanitizer's racecheck watches shared memory).
 AGREE = [
     ("race_raw", "racecheck", True), ("race_waw", "racecheck", True),
     ("race_war", "racecheck", True), ("race_fixed", "racecheck", False),

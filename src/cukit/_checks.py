@@ -50,9 +50,9 @@ class check:
             run_my_kernels()
         found.reports   # [CheckReport(checker, message, count), ...]
 
-    ``race`` (racecheck): two threads of a block that access one byte of shared memory,
-    one of them writing, with no barrier between them (``__syncthreads()``, or
-    ``__syncwarp()`` for threads of one warp). ``init`` (initcheck): a kernel that reads
+    ``race`` (racecheck): two threads of a block that access one byte of shared (or
+    global) memory, one of them writing, with no barrier between them
+    (``__syncthreads()``, or ``__syncwarp()`` for threads of one warp). ``init`` (initcheck): a kernel that reads
     device memory no copy, memset or kernel has written (memory allocated inside the
     block). ``sync`` (synccheck): a ``__syncthreads()`` that part of the block never
     reaches, or that the threads of a warp reach at two places, and a ``__syncwarp(mask)``

@@ -173,10 +173,13 @@ emu_resolve(block *b, warp *w, int lane, int space, uint64_t addr, unsigned size
     }
     emu_alloc a;
     if (emu_registry_find(addr, size, &a)) {
-        if (a.written) {
-            /* made under initcheck: every access to it is seen (it is not kept in b->lo
-             * and hi, so warp.c's inline loads and stores come here too) */
-            emu_init_access(b, w, lane, &a, addr, size, store);
+        if (a.written || b->race) {
+            /* made under initcheck, or racecheck on: every access is seen (none is kept
+             * in b->lo and hi, so warp.c's inline loads and stores come here too) */
+            if (a.written)
+                emu_init_access(b, w, lane, &a, addr, size, store);
+            if (b->race)
+                emu_race_global(b, w, lane, addr, size, store);
             return (void *)(uintptr_t)addr;
         }
         b->lo = a.base;

@@ -2,6 +2,8 @@
  * initcheck's bitmaps, synccheck's barriers, and the text that names a thread and its line */
 #include "emulator/exec/check.h"
 
+#include <stdlib.h>
+
 /* ------------------------------------------------------------------ where */
 
 static void
@@ -82,18 +84,56 @@ warp_synced(const warp *w, uint32_t tid, uint32_t sync)
 
 __attribute__((noinline, cold)) static void
 hazard(block *b, warp *w, int lane, const char *kind, int store, uint32_t other, uint32_t other_pc,
-       int other_store, uint64_t off, unsigned size)
+       int other_store, uint64_t at, int global, unsigned size)
 {
     unsigned t[3];
     char there[300], what[900];
     thread_at(b, other, t);
     line_at(b, other_pc, there, sizeof there);
-    snprintf(what, sizeof what, "%s hazard on shared memory at offset %llu (0x%llx): thread (%u, "
-             "%u, %u) %s it at %s, with no barrier between that and this %u-byte %s", kind,
-             (unsigned long long)off, (unsigned long long)off, t[0], t[1], t[2],
-             other_store ? "wrote" : "read", there, size, store ? "write" : "read");
+    snprintf(what, sizeof what, "%s hazard on %s 0x%llx: thread (%u, %u, %u) %s it at %s, with "
+             "no barrier between that and this %u-byte %s", kind,
+             global ? "global memory at address" : "shared memory at offset", (unsigned long long)at,
+             t[0], t[1], t[2], other_store ? "wrote" : "read", there, size, store ? "write" : "read");
     uint64_t key = (uint64_t)other_pc << 2 | (uint64_t)(store << 1 | other_store);
     emu_check_text(b, w, lane, EMU_CHECK_RACE, key, what);
+}
+
+/* racecheck: one byte's access by lane (store 1 a write) against its cell; 1 when it
+ * reported a hazard (at names the byte in the message). */
+static int
+race_byte(block *b, warp *w, int lane, race_cell *c, uint64_t at, int global, unsigned size,
+          int store)
+{
+    const uint32_t tid = (uint32_t)(w->index * 32 + lane), ep = b->epoch, pc = w->pc;
+    int reported = 0;
+    if (c->wepoch == ep && c->wtid != tid && !warp_synced(w, c->wtid, c->wsync)) {
+        hazard(b, w, lane, store ? "write-after-write" : "read-after-write", store, c->wtid, c->wpc,
+               1, at, global, size);
+        reported = 1;
+    }
+    if (c->repoch != ep) {
+        c->repoch = ep;
+        c->rtid[0] = c->rtid[1] = ~0u;
+    }
+    if (store) {
+        for (int k = 0; k < 2 && !reported; k++)
+            if (c->rtid[k] != ~0u && c->rtid[k] != tid && !warp_synced(w, c->rtid[k], c->rsync[k])) {
+                hazard(b, w, lane, "write-after-read", 1, c->rtid[k], c->rpc[k], 0, at, global, size);
+                reported = 1;
+            }
+        c->wepoch = ep;
+        c->wtid = tid;
+        c->wpc = pc;
+        c->wsync = w->wsync;
+        return reported;
+    }
+    int k = c->rtid[0] == ~0u || c->rtid[0] == tid ? 0 : 1;
+    if (k == 1 && c->rtid[1] != ~0u && c->rtid[1] != tid)
+        return reported; /* two other readers are known: either shows a later write's hazard */
+    c->rtid[k] = tid;
+    c->rpc[k] = pc;
+    c->rsync[k] = w->wsync;
+    return reported;
 }
 
 /* racecheck: a shared access of [off, off + size) by lane against what the bytes saw in
@@ -104,36 +144,120 @@ emu_race_shared(block *b, warp *w, int lane, uint64_t off, unsigned size, int st
 {
     if (store == 2)
         return;
-    const uint32_t tid = (uint32_t)(w->index * 32 + lane), ep = b->epoch, pc = w->pc;
     int reported = 0;
     for (uint64_t i = off; i < off + size; i++) {
         race_cell *c = &b->race[i];
-        if (!reported && c->wepoch == ep && c->wtid != tid && !warp_synced(w, c->wtid, c->wsync)) {
-            hazard(b, w, lane, store ? "write-after-write" : "read-after-write", store, c->wtid,
-                   c->wpc, 1, i, size);
-            reported = 1;
+        if (reported) /* the cell still learns the access */
+            race_byte(b, w, lane, c, i, 0, size, store);
+        else
+            reported = race_byte(b, w, lane, c, i, 0, size, store);
+    }
+}
+
+/* Global memory a block touches: its bytes' cells in an open-addressed table (key: the
+ * address + 1, 0 empty), emptied as each block begins. Past MAX_GLOBAL cells, bytes not
+ * yet in it go unwatched for the rest of the block. */
+#define MAX_GLOBAL (1u << 22)
+
+struct emu_global_races {
+    size_t cap, used;     /* cap: a power of two */
+    uint64_t *key;        /* owned: cap keys */
+    race_cell *cell;      /* owned: cap cells */
+};
+
+static uint64_t
+slot_of(uint64_t addr, size_t cap)
+{
+    return (addr * 0x9e3779b97f4a7c15ull >> 17) & (cap - 1);
+}
+
+static int
+grow(struct emu_global_races *g)
+{
+    size_t cap = g->cap ? g->cap * 2 : 4096;
+    uint64_t *key = calloc(cap, sizeof *key);
+    race_cell *cell = malloc(cap * sizeof *cell);
+    if (key == NULL || cell == NULL) {
+        free(key);
+        free(cell);
+        return -1;
+    }
+    for (size_t i = 0; i < g->cap; i++) {
+        if (g->key[i] == 0)
+            continue;
+        size_t s = slot_of(g->key[i], cap);
+        while (key[s])
+            s = (s + 1) & (cap - 1);
+        key[s] = g->key[i];
+        cell[s] = g->cell[i];
+    }
+    free(g->key);
+    free(g->cell);
+    g->key = key;
+    g->cell = cell;
+    g->cap = cap;
+    return 0;
+}
+
+/* The cell of the byte at addr, made empty when new; NULL when the table is full. */
+static race_cell *
+global_cell(struct emu_global_races *g, uint64_t addr)
+{
+    if (g->cap == 0 || (g->used + 1) * 2 > g->cap) {
+        if (g->cap >= MAX_GLOBAL || grow(g) < 0) {
+            if (g->cap == 0)
+                return NULL;
         }
-        if (c->repoch != ep) {
-            c->repoch = ep;
-            c->rtid[0] = c->rtid[1] = ~0u;
-        }
-        if (store) {
-            for (int k = 0; k < 2 && !reported; k++)
-                if (c->rtid[k] != ~0u && c->rtid[k] != tid && !warp_synced(w, c->rtid[k], c->rsync[k])) {
-                    hazard(b, w, lane, "write-after-read", 1, c->rtid[k], c->rpc[k], 0, i, size);
-                    reported = 1;
-                }
-            *c = (race_cell){ep, tid, pc, w->wsync, c->repoch, {c->rtid[0], c->rtid[1]},
-                             {c->rpc[0], c->rpc[1]}, {c->rsync[0], c->rsync[1]}};
-        }
-        else {
-            int k = c->rtid[0] == ~0u || c->rtid[0] == tid ? 0 : 1;
-            if (k == 1 && c->rtid[1] != ~0u && c->rtid[1] != tid)
-                continue; /* two other readers are known: either shows a later write's hazard */
-            c->rtid[k] = tid;
-            c->rpc[k] = pc;
-            c->rsync[k] = w->wsync;
-        }
+    }
+    size_t s = slot_of(addr + 1, g->cap);
+    while (g->key[s] && g->key[s] != addr + 1)
+        s = (s + 1) & (g->cap - 1);
+    if (g->key[s] == 0) {
+        if ((g->used + 1) * 2 > g->cap)
+            return NULL; /* full: stays unwatched */
+        g->key[s] = addr + 1;
+        g->cell[s] = (race_cell){0, 0, 0, 0, 0, {~0u, ~0u}, {0, 0}, {0, 0}};
+        g->used++;
+    }
+    return &g->cell[s];
+}
+
+void
+emu_race_global(block *b, warp *w, int lane, uint64_t addr, unsigned size, int store)
+{
+    if (store == 2)
+        return;
+    if (b->global == NULL && (b->global = calloc(1, sizeof *b->global)) == NULL)
+        return;
+    int reported = 0;
+    for (uint64_t i = addr; i < addr + size; i++) {
+        race_cell *c = global_cell(b->global, i);
+        if (c == NULL)
+            return;
+        if (reported)
+            race_byte(b, w, lane, c, i, 1, size, store);
+        else
+            reported = race_byte(b, w, lane, c, i, 1, size, store);
+    }
+}
+
+void
+emu_race_block_begin(block *b)
+{
+    if (b->global && b->global->used) {
+        memset(b->global->key, 0, b->global->cap * sizeof *b->global->key);
+        b->global->used = 0;
+    }
+}
+
+void
+emu_race_free(block *b)
+{
+    if (b->global) {
+        free(b->global->key);
+        free(b->global->cell);
+        free(b->global);
+        b->global = NULL;
     }
 }
 

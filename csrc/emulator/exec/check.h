@@ -20,6 +20,13 @@ void emu_init_access(block *b, warp *w, int lane, const emu_alloc *a, uint64_t a
 /* racecheck (b->race set): a shared access of [off, off + size) by lane against what the
  * bytes saw since the block's last barrier; one hazard reported per access. */
 void emu_race_shared(block *b, warp *w, int lane, uint64_t off, unsigned size, int store);
+/* racecheck: the same for an access of global memory at addr, against the accesses of
+ * the block's other threads (blocks run apart: between blocks nothing is checked). The
+ * table of cells is made at the first (b->global), emptied when a block begins, freed
+ * with the block. */
+void emu_race_global(block *b, warp *w, int lane, uint64_t addr, unsigned size, int store);
+void emu_race_block_begin(block *b);
+void emu_race_free(block *b);
 
 /* synccheck: a bar.warp.sync by the lanes m of w (its mask in in->s[0]); the group of w
  * at a bar.sync while other lanes wait at another one; the block's barrier released

@@ -81,6 +81,7 @@ typedef struct {
     unsigned check;      /* EMU_CHECK_* on for this launch (checks.h; 0: none) */
     uint32_t epoch;      /* barrier intervals begun on this seat (racecheck) */
     race_cell *race;     /* owned: racecheck's cell of each shared byte, or NULL */
+    struct emu_global_races *global; /* owned: racecheck's cells of global bytes (check.c) */
     int fault;           /* 1: this block faulted; fault text in why */
     CUresult err;
     char why[1536];

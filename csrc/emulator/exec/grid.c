@@ -54,6 +54,7 @@ block_free(block *b)
     free(b->shared);
     free(b->local);
     free(b->race);
+    emu_race_free(b);
 }
 
 /* The value of prefilled slot pf in lane l of warp w. */
@@ -224,6 +225,8 @@ block_begin(block *b, uint64_t linear)
     b->red_any = 0;
     b->turns = 0;
     b->epoch++;
+    if (b->race)
+        emu_race_block_begin(b);
     memset(b->nb_arrived, 0, sizeof b->nb_arrived);
     memset(b->nb_expect, 0, sizeof b->nb_expect);
     for (int i = 0; i < b->nwarps; i++)
