@@ -194,6 +194,9 @@ def test_racecheck_reports_a_read_after_write_with_both_threads_and_lines(mod, r
     assert f"wrote it at {line('RAW_WRITE')}" in msg and f"at {line('RAW_READ')}" in msg, msg
     assert re.search(r"thread \(\d+, 0, 0\) wrote it .* thread \(\d+, 0, 0\)", msg), msg
     assert "in kernel race_raw, block (0, 0, 0)" in msg
+    # one report an access, however many of its bytes meet the other thread's: each
+    # thread's write or its read, whichever came second
+    assert sum(r.count for r in reports) == 256, reports
     assert len(warned) == 1 and "racecheck:" in str(warned[0].message)
 
 
@@ -216,6 +219,7 @@ def test_racecheck_reports_global_memory_within_a_block(mod, rng):
     reports, _ = checked(lambda: launch(mod, "race_global", rng), "race")
     assert reports and all("hazard on global memory at address 0x" in r.message for r in reports)
     kinds = {r.message.split(" hazard")[0]: r.message for r in reports}
+    assert sum(r.count for r in reports) == 256, reports
     raw = kinds["read-after-write"]
     assert f"wrote it at {line('GLOBAL_WRITE')}" in raw and f"at {line('GLOBAL_READ')}" in raw, raw
 

@@ -98,15 +98,16 @@ hazard(block *b, warp *w, int lane, const char *kind, int store, uint32_t other,
     emu_check_text(b, w, lane, EMU_CHECK_RACE, key, what);
 }
 
-/* racecheck: one byte's access by lane (store 1 a write) against its cell; 1 when it
- * reported a hazard (at names the byte in the message). */
+/* racecheck: one byte's access by lane (store 1 a write) against its cell, which then
+ * records it; 1 when it found a hazard, reported unless `quiet` (one report an access:
+ * at names the byte). */
 static int
 race_byte(block *b, warp *w, int lane, race_cell *c, uint64_t at, int global, unsigned size,
-          int store)
+          int store, int quiet)
 {
     const uint32_t tid = (uint32_t)(w->index * 32 + lane), ep = b->epoch, pc = w->pc;
-    int reported = 0;
-    if (c->wepoch == ep && c->wtid != tid && !warp_synced(w, c->wtid, c->wsync)) {
+    int reported = quiet;
+    if (!reported && c->wepoch == ep && c->wtid != tid && !warp_synced(w, c->wtid, c->wsync)) {
         hazard(b, w, lane, store ? "write-after-write" : "read-after-write", store, c->wtid, c->wpc,
                1, at, global, size);
         reported = 1;
@@ -145,13 +146,8 @@ emu_race_shared(block *b, warp *w, int lane, uint64_t off, unsigned size, int st
     if (store == 2)
         return;
     int reported = 0;
-    for (uint64_t i = off; i < off + size; i++) {
-        race_cell *c = &b->race[i];
-        if (reported) /* the cell still learns the access */
-            race_byte(b, w, lane, c, i, 0, size, store);
-        else
-            reported = race_byte(b, w, lane, c, i, 0, size, store);
-    }
+    for (uint64_t i = off; i < off + size; i++)
+        reported |= race_byte(b, w, lane, &b->race[i], i, 0, size, store, reported);
 }
 
 /* Global memory a block touches: its bytes' cells in an open-addressed table (key: the
@@ -234,10 +230,7 @@ emu_race_global(block *b, warp *w, int lane, uint64_t addr, unsigned size, int s
         race_cell *c = global_cell(b->global, i);
         if (c == NULL)
             return;
-        if (reported)
-            race_byte(b, w, lane, c, i, 1, size, store);
-        else
-            reported = race_byte(b, w, lane, c, i, 1, size, store);
+        reported |= race_byte(b, w, lane, c, i, 1, size, store, reported);
     }
 }
 
