@@ -416,6 +416,20 @@ def test_nan_reductions_and_scans(rng, axis):
 
 
 @pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])
+def test_nan_quantiles_bit_for_bit(rng, method, dtype):
+    h = with_nans(rng, (6, 9), dtype)
+    d = cukit.to_device(h)
+    for axis in (None, 0, 1):
+        for q in (0.37, [0.0, 0.1, 0.5, 0.73, 1.0]):
+            same(cukit.nanquantile(d, q, axis=axis, method=method),
+                 np.nanquantile(h, q, axis=axis, method=method))
+    hi = rand(rng, (4, 7), "i4") % 1000
+    same(cukit.nanpercentile(cukit.to_device(hi), [10, 60], axis=1, method=method),
+         np.nanpercentile(hi, [10, 60], axis=1, method=method))
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
 def test_nan_quantiles(rng, method):
     h = with_nans(rng, (5, 11))
     h[2] = np.nan                                     # an all-NaN row

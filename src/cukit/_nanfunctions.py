@@ -9,7 +9,7 @@ import numpy as _np
 from . import _cukit
 from ._indexing import take_along_axis as _take_along_axis
 from ._shape import _arr
-from ._stats import _quantiles_result, _sorted_along, _to_out, nanmean
+from ._stats import _quantiles_result, _sorted_along, _to_out, nanmean, percentile, quantile
 
 __all__ = ["nanvar", "nanstd", "nanprod", "nancumsum", "nancumprod", "nanmedian",
            "nanquantile", "nanpercentile"]
@@ -84,9 +84,12 @@ def _nanquantiles(a, q, axis, method, keepdims, who, scale):
     if not _np.all((qh >= 0) & (qh <= 1)):
         raise ValueError("Percentiles must be in the range [0, 100]" if scale == 100
                          else "Quantiles must be in the range [0, 1]")
-    ft = a.dtype.type if a.dtype.kind == "f" else _np.float64
-    if a.dtype != _np.dtype(ft):
-        a = a.astype(ft)
+    if a.dtype.kind != "f":  # no NaN to leave out: numpy's quantile
+        return (percentile if scale == 100 else quantile)(a, q, axis=axis, method=method,
+                                                           keepdims=keepdims)
+    # as quantile: a's type, widened by q unless q is a Python number
+    weak = isinstance(q, (int, float)) and not isinstance(q, _np.generic)
+    ft = a.dtype.type if weak else _np.result_type(a.dtype, _np.float64).type
     s = _sorted_along(a, axis, who)                  # NaNs last in each row
     n = s.shape[-1]
     count = _cukit.sum(_cukit.logical_not(_cukit.isnan(s)), axis=-1, keepdims=True)
@@ -108,12 +111,14 @@ def _nanquantiles(a, q, axis, method, keepdims, who, scale):
             x0 = _take_along_axis(s, lo, axis=-1)
             x1 = _take_along_axis(s, hi, axis=-1)
             if method == "midpoint":
-                t = _cukit.where(vi == _cukit.floor(vi), 0.0, 0.5).astype(ft)
+                t = _cukit.where(vi == _cukit.floor(vi), 0.0, 0.5)
             else:
-                t = (vi - _cukit.floor(vi)).astype(ft)
-            d = x1 - x0
-            r = _cukit.where(t >= 0.5, x1 - d * (ft(1) - t), x0 + d * t)
-        r = _cukit.where(count == 0, _cukit.full((), _np.nan, ft), r)[..., 0]
+                t = vi - _cukit.floor(vi)                # float64, as numpy's gamma
+            d = x1 - x0                                  # in a's own type, as numpy's
+            if d.dtype != _np.dtype(ft):
+                x0, x1, d = x0.astype(ft), x1.astype(ft), d.astype(ft)
+            r = _cukit.where(t >= 0.5, x1 - d * (1.0 - t).astype(ft), x0 + d * t.astype(ft))
+        r = _cukit.where(count == 0, _cukit.full((), _np.nan, r.dtype), r)[..., 0]
         outs.append(r)
     return _quantiles_result(outs, qh, s, a, axis, keepdims)
 

@@ -207,19 +207,19 @@ def _quantiles(a, q, axis, method, keepdims, who, scale):
         raise ValueError("Percentiles must be in the range [0, 100]" if scale == 100
                          else "Quantiles must be in the range [0, 1]")
     # numpy's result type: the elements themselves for lower/higher/nearest; else a's
-    # floating type, widened by q unless q is a Python number
+    # floating type, widened by q unless q is a Python number. The difference of the two
+    # elements is taken in a's own type and the rest in the result's, as numpy's is.
+    ft = None
     if method in ("linear", "midpoint"):
         ft = _np.float64 if a.dtype.kind not in "fc" else (
             a.dtype.type if weak else _np.result_type(a.dtype, _np.float64).type)
-        if a.dtype != _np.dtype(ft):
-            a = a.astype(ft)
     s = _sorted_along(a, axis, who)
     n = s.shape[-1]
     if n == 0:  # numpy's own error for an empty axis
         raise IndexError("index -1 is out of bounds for axis 0 with size 0")
     outs = []
     for qi in qh.ravel():
-        vi = n * qi + (1 + qi * -1.0) - 1  # numpy's virtual index with alpha = beta = 1
+        vi = (n - 1) * qi  # numpy's virtual index for these methods
         lo = int(_np.floor(vi))
         hi = min(lo + 1, n - 1)
         lo = min(max(lo, 0), n - 1)
@@ -233,10 +233,12 @@ def _quantiles(a, q, axis, method, keepdims, who, scale):
             t = 0.5 if method == "midpoint" else vi - _np.floor(vi)
             if method == "midpoint" and vi == _np.floor(vi):
                 t = 0.0
-            t = ft(t)
             x0, x1 = s[..., lo], s[..., hi]
             d = x1 - x0
-            r = x1 - d * (ft(1) - t) if t >= 0.5 else x0 + d * t
+            if d.dtype != _np.dtype(ft):
+                x0, x1, d = x0.astype(ft), x1.astype(ft), d.astype(ft)
+            # t and 1 - t each rounded once to the result's type, from float64
+            r = x1 - d * ft(1.0 - t) if t >= 0.5 else x0 + d * ft(t)
         outs.append(_nan_where(r, s))
     return _quantiles_result(outs, qh, s, a, axis, keepdims)
 
