@@ -23,8 +23,8 @@ import time
 
 import numpy as np
 
-from _bench import (error_row, import_cukit, interleaved, need_gpu, peer_sync, peers,
-                    print_table, ratio_to_best_peer, row, write_json)
+from _bench import (import_cukit, need_gpu, peer_sync, peer_table, peers, print_table,
+                    write_json)
 
 cukit = import_cukit("bench_matmul")
 
@@ -151,28 +151,16 @@ def main():
     found = libs()
     versions = {n: getattr(mod, "__version__", "?") for n, mod in found.items()}
     table = {n: cases(n, mod, sizes, args.calls, args.small_calls) for n, mod in found.items()}
-    ways = {(n, k): fn for n in table for k, (_, fn) in table[n].items()}
-    samples, errors = interleaved(ways, args.reps, warmup=1)
-    for (n, k), e in errors.items():
-        print(f"{n}: {k}: {e}")
-    rows = []
-    for k, (unit, _) in table["cukit"].items():
-        for n in table:
-            if (n, k) in samples:
-                rows.append(row(k, n, samples[(n, k)], unit,
-                                better="lower" if unit == "us" else "higher"))
-            elif (n, k) in errors:
-                rows.append(error_row(k, n, unit, errors[(n, k)]))
-    ratio_to_best_peer(rows)
+    rows, results, errors = peer_table(
+        table, args.reps, lambda unit: "lower" if unit == "us" else "higher")
     info = cukit.linalg.matmul_info()
     dev = cukit.Device().name
     print(f"device: {dev}; " + ", ".join(f"{n} {v}" for n, v in versions.items())
           + f"; cuBLAS: {info['cublas'] or 'not loaded'} ({info['cublas_version']}); "
           f"{args.reps} samples per row; ratio: cukit against the best peer (> 1: cukit ahead)")
     print_table(rows)
-    results = {n: {k: samples.get((n, k), []) for k in table[n]} for n in table}
     write_json(args.json, {"device": dev, "versions": versions, "cublas": info, "runs": results,
-                           "errors": {f"{n}: {k}": e for (n, k), e in errors.items()}}, rows, dev)
+                           "errors": errors}, rows, dev)
 
 
 if __name__ == "__main__":
