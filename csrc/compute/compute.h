@@ -252,8 +252,8 @@ int ck_ufunc_setup(PyObject *module, cukit_state *st);
 /* astype: a new array of dtype tc with a's values (numpy's unsafe cast). New ref/NULL. */
 PyObject *ck_astype(cukit_state *st, cukit_Array *a, int tc, PyObject *stream);
 /* dst[...] = src cast to dst's dtype, src broadcast to dst (numpy.copyto with casting
- * unsafe). 0 / -1. */
-int ck_copyto(cukit_state *st, cukit_Array *dst, cukit_Array *src, CUstream h);
+ * unsafe), on stream (None: the current stream, else the legacy one). 0 / -1. */
+int ck_copyto(cukit_state *st, cukit_Array *dst, cukit_Array *src, PyObject *stream);
 
 /* cukit.where (which 0: where(cond, x, y)) and cukit.clip (1: clip(a, lo, hi)) on three
  * operands. New ref or NULL. */

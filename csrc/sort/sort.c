@@ -400,10 +400,7 @@ array_sort_hook(cukit_state *st, int want_index, PyObject *self, PyObject *args,
     Py_XDECREF(minus1);
     if (r == NULL || want_index)
         return r;
-    CUstream h;
-    int rc = ck_stream(st, stream, a->device, r, &h);
-    if (rc == 0)
-        rc = ck_copyto(st, a, (cukit_Array *)r, h);
+    int rc = ck_copyto(st, a, (cukit_Array *)r, stream);
     Py_DECREF(r);
     if (rc < 0)
         return NULL;

@@ -577,7 +577,7 @@ place(cukit_state *st, cukit_Array *out, cukit_Array *a, int axis, Py_ssize_t lo
         rc = cukit_strided_copy(out->device, cukit_array_ptr(v), v->strides, cukit_array_ptr(a),
                                 a->strides, a->ndim, a->shape, a->itemsize, h);
     else
-        rc = ck_copyto(st, v, a, h);
+        rc = ck_copyto(st, v, a, Py_None);
     Py_DECREF(v);
     return rc;
 }

@@ -424,11 +424,10 @@ ck_astype(cukit_state *st, cukit_Array *a, int tc, PyObject *stream)
 }
 
 int
-ck_copyto(cukit_state *st, cukit_Array *dst, cukit_Array *src, CUstream h)
+ck_copyto(cukit_state *st, cukit_Array *dst, cukit_Array *src, PyObject *stream)
 {
-    (void)h;
     PyObject *in[1] = {(PyObject *)src};
-    PyObject *r = ck_dispatch(ufunc_at(st, U_COPY), in, 1, (PyObject *)dst, NULL, MODE_CALL,
+    PyObject *r = ck_dispatch(ufunc_at(st, U_COPY), in, 1, (PyObject *)dst, stream, MODE_CALL,
                            dst->typecode);
     Py_XDECREF(r);
     return r ? 0 : -1;

@@ -145,7 +145,7 @@ ck_take(cukit_state *st, PyObject *a_obj, PyObject *indices, PyObject *axis_obj,
     r = ck_index_get(st, src, key);
     if (r && out && out != Py_None) {
         cukit_Array *o = array_arg(st, out, "take(out=)");
-        if (o == NULL || ck_copyto(st, o, (cukit_Array *)r, NULL) < 0)
+        if (o == NULL || ck_copyto(st, o, (cukit_Array *)r, Py_None) < 0)
             Py_CLEAR(r);
         else
             Py_SETREF(r, Py_NewRef(out));
