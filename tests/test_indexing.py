@@ -98,6 +98,25 @@ def test_device_index_arrays_of_every_integer_type(rng):
         np.testing.assert_array_equal(a[cukit.asarray(idx)].get(), h[idx])
 
 
+def test_zero_d_integer_arrays_index_as_integers(rng):
+    # numpy takes a 0-d integer array as an integer (basic indexing), a 0-d bool as a mask
+    h = rand(rng, (5, 6, 7))
+    a = cukit.asarray(h)
+    for k in [np.array(2), np.array(-1, dtype=np.int8), (np.array(1), 2), (slice(None), np.array(-2)),
+              (np.array(0), [1, 3]), (Ellipsis, np.array(np.uint16(6))), np.array(True)]:
+        r = a[k]
+        np.testing.assert_array_equal(r.get(), h[k])
+    w = h.copy()
+    b = cukit.asarray(w)
+    b[np.array(3), np.array(1)] = 7.0
+    w[np.array(3), np.array(1)] = 7.0
+    np.testing.assert_array_equal(b.get(), w)
+    with pytest.raises(IndexError, match="out of bounds"):
+        a[np.array(5)]
+    with pytest.raises(IndexError):
+        a[np.array(1.0)]
+
+
 def test_views_and_strided_inputs(rng):
     h = rand(rng, (20, 30))
     a = cukit.asarray(h)

@@ -16,8 +16,25 @@ cukit_index_item_is_advanced(cukit_state *st, PyObject *it)
         return 0;
     if (cukit_numpy(st) < 0)
         return -1;
-    return PyObject_TypeCheck(it, (PyTypeObject *)st->np_ndarray) ||
-           PyObject_TypeCheck(it, (PyTypeObject *)st->np_bool);
+    if (PyObject_TypeCheck(it, (PyTypeObject *)st->np_bool))
+        return 1;
+    if (!PyObject_TypeCheck(it, (PyTypeObject *)st->np_ndarray))
+        return 0;
+    /* numpy takes a 0-d integer array as an integer (its __index__): basic */
+    PyObject *nd = PyObject_GetAttrString(it, "ndim");
+    if (nd == NULL)
+        return -1;
+    int zero_d = PyLong_Check(nd) && PyLong_AsLong(nd) == 0;
+    Py_DECREF(nd);
+    if (!zero_d)
+        return 1;
+    PyObject *ix = PyNumber_Index(it);
+    if (ix == NULL) {
+        PyErr_Clear(); /* a 0-d bool or float array: the advanced path says what it is */
+        return 1;
+    }
+    Py_DECREF(ix);
+    return 0;
 }
 
 /* 1 when key holds an advanced item (see cukit_index_item_is_advanced), 0, or -1. */
