@@ -342,9 +342,10 @@ def test_cukits_generated_kernels_give_no_report(rng, n):
         b = rng.integers(-1000, 1000, n).astype(np.int32)
         da, db = cukit.to_device(a), cukit.to_device(b)
         got = [cukit.sum(da), cukit.cumsum(da), cukit.sort(da), cukit.sort(db), cukit.argsort(db),
-               cukit.max(db), da * 2 + 1]
+               cukit.max(db), da * 2 + 1, cukit.cumsum(da.astype(np.float64)),
+               cukit.cumsum(db.astype(np.int64))]
         want = [a.sum(dtype=np.float32), np.cumsum(a), np.sort(a), np.sort(b), None, b.max(),
-                a * 2 + 1]
+                a * 2 + 1, np.cumsum(a.astype(np.float64)), np.cumsum(b.astype(np.int64))]
         for g, w in zip(got, want):
             g = g.get() if hasattr(g, "get") else g
             if w is not None:

@@ -48,8 +48,9 @@ template <class T> CKD T ck_unpack(unsigned long long w) {
     return t;
 }
 template <class T> CKD T ck_vload(const ck_slot *s) {
+    // only the words the value fills: a slot's second word is unwritten for 8-byte values
     const volatile unsigned long long *q = (const volatile unsigned long long *)s;
-    unsigned long long w[2] = {q[0], q[1]};
+    unsigned long long w[2] = {q[0], sizeof(T) > 8 ? q[1] : 0ull};
     T t;
     memcpy(&t, w, sizeof(T));
     return t;
