@@ -279,6 +279,58 @@ done:
     return rc;
 }
 
+/* cukit_cusolver_inv one matrix after another on the 64-bit API (its pivots are int64,
+ * kept here only). 1 when done, 0 when the library lacks that API, -1 with an exception. */
+static int
+xinv(cukit_state *st, const solver_job *J, cusolverDnHandle_t h, CUdeviceptr a, CUdeviceptr x,
+     CUdeviceptr info)
+{
+    cusolverDnParams_t params;
+    if (!cukit_cusolver_api.Xgetrf || !cukit_cusolver_api.Xgetrf_bufferSize ||
+        !cukit_cusolver_api.Xgetrs)
+        return 0;
+    if (cukit_cusolver_xparams(st, &params) < 0)
+        return -1;
+    if (params == NULL)
+        return 0;
+    int64_t n = J->n;
+    int t = data_type(J->tc), rc = 0;
+    long long step = n * n * esize(J);
+    size_t dev_bytes = 0, host_bytes = 0;
+    cukit_Array *ws = NULL, *piv = NULL;
+    void *host = NULL;
+    if (cukit_cusolver_check(st, cukit_cusolver_api.Xgetrf_bufferSize(
+                                     h, params, n, n, t, (const void *)(uintptr_t)a, n, t,
+                                     &dev_bytes, &host_bytes),
+                             "cusolverDnXgetrf_bufferSize") < 0 ||
+        (piv = scratch(st, J, n * 8 + 4)) == NULL ||
+        xwork(st, J, dev_bytes, host_bytes, &ws, &host) < 0) {
+        Py_XDECREF(piv);
+        return -1;
+    }
+    /* getrs's info (argument checks only) goes past the pivots */
+    int64_t *P = (int64_t *)(uintptr_t)cukit_array_ptr(piv);
+    int *rs_info = (int *)(uintptr_t)(cukit_array_ptr(piv) + (CUdeviceptr)(n * 8));
+    void *D = (void *)(uintptr_t)cukit_array_ptr(ws);
+    for (long long z = 0; z < J->batch && rc == 0; z++) {
+        void *A = (void *)(uintptr_t)(a + (CUdeviceptr)(z * step));
+        rc = cukit_cusolver_check(st, cukit_cusolver_api.Xgetrf(
+                                          h, params, n, n, t, A, n, P, t, D, dev_bytes, host,
+                                          host_bytes, (int *)(uintptr_t)(info + (CUdeviceptr)(z * 4))),
+                                  "cusolverDnXgetrf");
+        if (rc == 0)
+            rc = cukit_cusolver_check(st, cukit_cusolver_api.Xgetrs(
+                                              h, params, CUBLAS_OP_N, n, n, t, A, n, P, t,
+                                              (void *)(uintptr_t)(x + (CUdeviceptr)(z * step)),
+                                              n, rs_info),
+                                      "cusolverDnXgetrs");
+    }
+    Py_DECREF(ws);
+    Py_DECREF(piv);
+    rc = xwork_done(st, J, host, rc);
+    return rc < 0 ? -1 : 1;
+}
+
 /* inv: the library factors A^T (a read column-major) and solves A^T X = I (op N) against
  * an identity made in x; X = (A^-1)^T column-major is A^-1 row-major: no transposes. */
 int
@@ -312,6 +364,11 @@ cukit_cusolver_inv(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdevice
                                "cublasXgetrsBatched") < 0)
             goto done;
         rc = 0;
+        goto done;
+    }
+    int done64 = xinv(st, J, h, a, x, info);
+    if (done64 != 0) {
+        rc = done64 < 0 ? -1 : 0;
         goto done;
     }
     if (CUSOLVER_CALL(st, J->tc, getrf_bufferSize, (h, n, n, (void *)(uintptr_t)a, n, &lwork)) < 0 ||

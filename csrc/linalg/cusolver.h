@@ -66,6 +66,15 @@ enum { CUKIT_MAJOR_VERSION = 0, CUKIT_MINOR_VERSION = 1, CUKIT_PATCH_LEVEL = 2 }
     X(cusolverStatus_t, Xgeqrf, "cusolverDnXgeqrf", OPTIONAL,                              \
       (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, int, void *, int64_t,     \
        int, void *, int, void *, size_t, void *, size_t, int *))                           \
+    X(cusolverStatus_t, Xgetrf_bufferSize, "cusolverDnXgetrf_bufferSize", OPTIONAL,        \
+      (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, int, const void *,        \
+       int64_t, int, size_t *, size_t *))                                                  \
+    X(cusolverStatus_t, Xgetrf, "cusolverDnXgetrf", OPTIONAL,                              \
+      (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, int, void *, int64_t,     \
+       int64_t *, int, void *, size_t, void *, size_t, int *))                             \
+    X(cusolverStatus_t, Xgetrs, "cusolverDnXgetrs", OPTIONAL,                              \
+      (cusolverDnHandle_t, cusolverDnParams_t, int, int64_t, int64_t, int, const void *,   \
+       int64_t, const int64_t *, int, void *, int64_t, int *))                             \
     X(cusolverStatus_t, Xsyevd_bufferSize, "cusolverDnXsyevd_bufferSize", OPTIONAL,        \
       (cusolverDnHandle_t, cusolverDnParams_t, int, int, int64_t, int, const void *,       \
        int64_t, int, const void *, int, size_t *, size_t *))                               \
