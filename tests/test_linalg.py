@@ -141,6 +141,11 @@ def test_small_systems_one_kernel_and_past_it(rng, dtype):
     a[2, :, 5] = 0
     with pytest.raises(la.LinAlgError, match="Singular matrix"):
         la.inv(D(a))
+    a[2] = well(rng, (16, 16), dtype)
+    a[1, 4, 7] = np.nan                         # NaN is not a zero pivot: NaN out, as numpy
+    got = la.inv(D(a)).get()
+    assert np.isnan(got[1]).all() == np.isnan(np.linalg.inv(a)[1]).all() and np.isnan(got[1]).any()
+    close(got[[0, 2, 3]], np.linalg.inv(a[[0, 2, 3]]), dtype)
     strided = well(rng, (6, 5, 5), dtype)[::2].transpose(0, 2, 1)
     close(la.inv(D(strided)), np.linalg.inv(strided), dtype)
 

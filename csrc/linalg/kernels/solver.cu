@@ -503,7 +503,7 @@ __device__ void small_solve(const T *a, const T *b, T *x, int *info, int n, int 
         }
         __syncthreads();
         const T d = first[p * SMALL_ROW + p];
-        const bool zero = !(fabs(re(d)) + fabs(im(d)) > 0);
+        const bool zero = re(d) == 0 && im(d) == 0; // NaN goes on, as LAPACK's does
         if (zero && bad == 0) bad = p + 1;
         if (live && !zero && i != p) {
             const T f = row[p] / d;
