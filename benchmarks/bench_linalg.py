@@ -15,6 +15,7 @@ What it measures
 
 Usage
     PYTHONPATH=src python benchmarks/bench_linalg.py [--reps 5] [--json benchmarks/results/linalg.json]
+        [--only cholesky "inv batched"]   (rows whose label holds one of the words)
     On the emulator, as a smoke test: --quick
 """
 import argparse
@@ -115,11 +116,14 @@ def rows_of(quick):
     return out
 
 
-def cases(name, lib, quick, calls):
-    """measure name -> (unit, callable returning the figure)."""
+def cases(name, lib, quick, calls, only=()):
+    """measure name -> (unit, callable returning the figure); only: the rows whose label
+    holds one of these words (every row when empty)."""
     rng = np.random.default_rng(0)
     c = {}
     for label, op, shape, dtype, own in rows_of(quick):
+        if only and not any(word in label for word in only):
+            continue
         ha, hb = operands(rng, op, shape, dtype)
         for mine in (False, True):
             if mine and (name != "cukit" or not own):
@@ -143,13 +147,15 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small matrices, one call: a check "
                     "that it runs (the emulator), not a measurement")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--only", nargs="+", default=(), metavar="WORDS",
+                    help="the rows whose label holds one of these (e.g. 'cholesky' 'batched')")
     args = ap.parse_args()
     need_gpu("bench_linalg", cukit, args.quick)
     if args.quick:
         args.calls, args.reps = 1, min(args.reps, 2)
     found = peers(cukit)
     versions = {n: getattr(mod, "__version__", "?") for n, mod in found.items()}
-    table = {n: cases(n, mod, args.quick, args.calls) for n, mod in found.items()}
+    table = {n: cases(n, mod, args.quick, args.calls, args.only) for n, mod in found.items()}
     rows, results, errors = peer_table(table, args.reps, lambda unit: "lower")
     info = cukit.linalg.solver_info()
     device = cukit.Device().name

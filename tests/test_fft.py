@@ -374,4 +374,22 @@ def test_cufft_and_own_kernels_agree_with_numpy(rng, dtype):
                 check(cf.ifft2(d[:, ::2]), np.fft.ifft2(x[:, ::2]), 16 * 24, single)
             finally:
                 cf.set_backend(before)
+    else:
+        x = fresh(rng, (16, 32, 24), dtype)
+        for backend in ("cufft", "cukit"):
+            before = cf.set_backend(backend)
+            try:  # on cuFFT: one real-to-complex N-D plan over the trailing axes
+                d = cukit.to_device(x)
+                cf.plan_cache.clear()
+                check(cf.rfftn(d), np.fft.rfftn(x), 16 * 32 * 24, single)
+                check(cf.rfft2(d, norm="ortho"), np.fft.rfft2(x, norm="ortho"), 32 * 24, single)
+                nd = [k for k in cf.plan_cache.keys() if isinstance(k[2], tuple)]
+                assert bool(nd) == (backend == "cufft"), cf.plan_cache.keys()
+                assert all(k[1] in ("R2C", "D2Z") for k in nd)
+                check(cf.rfftn(d[:, ::2]), np.fft.rfftn(x[:, ::2]), 16 * 16 * 24, single)
+                half = np.fft.rfftn(x)
+                check(cf.irfftn(cukit.to_device(half), x.shape), np.fft.irfftn(half, x.shape),
+                      16 * 32 * 24, single)
+            finally:
+                cf.set_backend(before)
     cf.plan_cache.clear()

@@ -126,6 +126,62 @@ def test_singular_matrices_raise_linalgerror():
     assert sign.get() == 0 and logabs.get() == -np.inf
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_small_systems_one_kernel_and_past_it(rng, dtype):
+    """small_solve takes orders and right-hand sides up to 32 (a group of threads per
+    matrix, several matrices a block); 33 right-hand sides go through the LU."""
+    for shape, k in (((9, 32, 32), 32), ((20, 8, 8), 1), ((3, 16, 16), 33), ((5, 2, 2), 2)):
+        a = well(rng, shape, dtype)
+        b = fresh(rng, shape[:-1] + (k,), dtype)
+        dirty_pool(a.nbytes * 4)
+        close(la.solve(D(a), D(b)), np.linalg.solve(a, b), dtype, factor=shape[-1] ** 0.5)
+        close(la.inv(D(a)), np.linalg.inv(a), dtype, factor=shape[-1] ** 0.5)
+    # a zero column: an exact zero pivot in one matrix of a stack of 16 x 16
+    a = well(rng, (4, 16, 16), dtype)
+    a[2, :, 5] = 0
+    with pytest.raises(la.LinAlgError, match="Singular matrix"):
+        la.inv(D(a))
+    a[2] = well(rng, (16, 16), dtype)
+    a[1, 4, 7] = np.nan                         # NaN is not a zero pivot: NaN out, as numpy
+    got = la.inv(D(a)).get()
+    assert np.isnan(got[1]).all() == np.isnan(np.linalg.inv(a)[1]).all() and np.isnan(got[1]).any()
+    close(got[[0, 2, 3]], np.linalg.inv(a[[0, 2, 3]]), dtype)
+    strided = well(rng, (6, 5, 5), dtype)[::2].transpose(0, 2, 1)
+    close(la.inv(D(strided)), np.linalg.inv(strided), dtype)
+
+
+def test_layout_kernels_the_library_path_uses(rng):
+    """transpose_tiles, reflect and eye_tiles (kernels/solver.cu) move cuSOLVER's
+    column-major operands; they run only beside the library, so here they are compiled
+    on their own and checked bit for bit on sizes that cut 32 x 32 tiles."""
+    text = cukit._cukit._device_files()["linalg/kernels/solver.cu"]
+    mod = cukit.Program(text, name="solver.cu").load()
+    batch, rows, cols, ld, n = 2, 37, 45, 40, 45
+    for letter, dtype in (("c", "c8"), ("d", "f8")):
+        tt = mod.get_kernel(f"transpose_tiles_{letter}", signature="(const void *in, void *out, "
+                            "int rows, int cols, int ld, long long s, long long t, int flags)")
+        src = fresh(rng, (batch, cols, ld), dtype)
+        for flags in (0, 1, 2, 3):
+            out = D(poison((batch, rows, cols), dtype))
+            tt(D(src), out, rows, cols, ld, cols * ld, rows * cols, flags, grid=(2 * batch, 2),
+               block=(32, 8))
+            want = np.swapaxes(src[:, :, :rows], 1, 2)
+            want = np.conj(want) if flags & 1 else want
+            want = np.triu(want) if flags & 2 else want
+            assert np.array_equal(out.get(), want), flags
+        rf = mod.get_kernel(f"reflect_{letter}", signature="(void *a, int n, int mode)")
+        a = fresh(rng, (batch, n, n), dtype)
+        ct = np.conj(np.swapaxes(a, 1, 2))
+        for mode, want in ((0, np.tril(a) + np.triu(ct, 1)), (1, np.tril(ct)), (2, ct)):
+            d = D(a)
+            rf(d, n, mode, grid=(2 * batch, 2), block=(32, 8))
+            assert np.array_equal(d.get(), want), mode
+        ey = mod.get_kernel(f"eye_tiles_{letter}", signature="(void *a, int n)")
+        d = D(poison((batch, n, n), dtype))
+        ey(d, n, grid=(2 * batch, 2), block=(32, 8))
+        assert np.array_equal(d.get(), np.broadcast_to(np.eye(n, dtype=dtype), (batch, n, n)))
+
+
 def test_matrix_power(rng):
     a = well(rng, (2, 5, 5), "c16") / 5
     for n in (0, 1, 2, 3, 6, -1, -3):

@@ -412,19 +412,22 @@ done:
     return result;
 }
 
-/* _fftn(a, rank, inverse, scale, *, stream=None) -> Array or None: the complex transform
+/* _fftn(a, rank, inverse, scale, *, kind=0, stream=None) -> Array or None: the transform
  * of a's last `rank` (1 to 3) axes in one cuFFT plan, times scale, when cuFFT runs and a
- * is C-contiguous; None when it does not (cukit.fft then transforms one axis at a time). */
+ * is C-contiguous; None when it does not (cukit.fft then transforms one axis at a time).
+ * kind 0: complex -> complex; 1: real -> complex (the last axis n // 2 + 1 long). Not
+ * complex -> real: cuFFT's N-D C2R assumes Hermitian symmetry along every axis, numpy's
+ * irfftn along the last only. */
 static PyObject *
 fn_fftn(PyObject *m, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"a", "rank", "inverse", "scale", "stream", NULL};
+    static char *kwlist[] = {"a", "rank", "inverse", "scale", "kind", "stream", NULL};
     cukit_state *st = PyModule_GetState(m);
     PyObject *ao, *stream = Py_None;
-    int rank, inverse;
+    int rank, inverse, kind = FFT_C2C;
     double scale;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oipd|$O:_fftn", kwlist, &ao, &rank, &inverse,
-                                     &scale, &stream))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oipd|$iO:_fftn", kwlist, &ao, &rank,
+                                     &inverse, &scale, &kind, &stream))
         return NULL;
     if (!Py_IS_TYPE(ao, st->ArrayType))
         return PyErr_Format(PyExc_TypeError, "fft: the input must be a cukit.Array, not %.100s; "
@@ -432,44 +435,56 @@ fn_fftn(PyObject *m, PyObject *args, PyObject *kwargs)
     cukit_Array *a = (cukit_Array *)ao;
     if (!cukit_array_live(a))
         return cukit_freed_error(), NULL;
-    int tc = a->typecode;
-    if (tc != CUKIT_TC_C64 && tc != CUKIT_TC_C128)
-        return PyErr_Format(PyExc_TypeError, "fft: this transform takes complex64 or complex128 "
-                            "input, not %S", a->dtype);
+    if (kind != FFT_C2C && kind != FFT_R2C)
+        return PyErr_Format(PyExc_ValueError, "_fftn: kind %d is not 0 or 1", kind);
+    int tc = a->typecode, complex_in = tc == CUKIT_TC_C64 || tc == CUKIT_TC_C128;
+    if (kind == FFT_R2C ? !(tc == CUKIT_TC_F32 || tc == CUKIT_TC_F64) : !complex_in)
+        return PyErr_Format(PyExc_TypeError, "fft: this transform takes %s input, not %S",
+                            kind == FFT_R2C ? "float32 or float64" : "complex64 or complex128",
+                            a->dtype);
     if (rank < 1 || rank > 3 || rank > a->ndim)
         return PyErr_Format(PyExc_ValueError, "_fftn: rank %d for an array of %d dimensions",
                             rank, a->ndim);
+    long long n = a->shape[a->ndim - 1];
     int use_cufft = choose_cufft(st);
     if (use_cufft < 0)
         return NULL;
     if (!use_cufft || !(a->flags & CUKIT_ARRAY_C_CONTIG) || a->size == 0)
         Py_RETURN_NONE;
-    job J = {.dev = a->device, .kind = FFT_C2C, .scale = scale, .sign = inverse ? 1 : -1};
-    J.dbl = tc == CUKIT_TC_C128;
-    J.ctc = tc;
+    job J = {.dev = a->device, .kind = kind, .scale = scale, .sign = inverse ? 1 : -1};
+    J.dbl = tc == CUKIT_TC_C128 || tc == CUKIT_TC_F64;
+    J.ctc = J.dbl ? CUKIT_TC_C128 : CUKIT_TC_C64;
     long long dims[3], batch = 1;
     for (int d = 0; d < a->ndim; d++)
         if (d < a->ndim - rank)
             batch *= a->shape[d];
         else
             dims[d - (a->ndim - rank)] = a->shape[d];
+    Py_ssize_t oshape[CUKIT_MAXDIM];
+    memcpy(oshape, a->shape, sizeof(Py_ssize_t) * (size_t)a->ndim);
+    oshape[a->ndim - 1] = (Py_ssize_t)(kind == FFT_R2C ? n / 2 + 1 : n);
     CUstream h;
     if (ck_stream(st, stream, a->device, NULL, &h) < 0)
         return NULL;
-    PyObject *capsule = plan_get(st, a->device, FFT_CUFFT, FFT_C2C, J.dbl, rank, dims, batch, 1);
-    cukit_Array *out = capsule ? (cukit_Array *)ck_empty_out(st, a->device, tc, a->ndim, a->shape,
-                                                             stream)
+    PyObject *capsule = plan_get(st, a->device, FFT_CUFFT, kind, J.dbl, rank, dims, batch, 1);
+    cukit_Array *out = capsule ? (cukit_Array *)ck_empty_out(st, a->device, J.ctc, a->ndim,
+                                                             oshape, stream)
                                : NULL;
     PyObject *result = NULL;
     if (out == NULL)
         goto done;
     fft_plan *p = PyCapsule_GetPointer(capsule, CAPSULE);
     void *in = (void *)(uintptr_t)cukit_array_ptr(a), *o = (void *)(uintptr_t)cukit_array_ptr(out);
-    int dir = inverse ? CUFFT_INVERSE : CUFFT_FORWARD;
-    if (cukit_device_activate(a->device) < 0 || CUFFT_CALL(st, cufftSetStream, (p->handle, h)) < 0 ||
-        (J.dbl ? CUFFT_CALL(st, cufftExecZ2Z, (p->handle, in, o, dir))
-               : CUFFT_CALL(st, cufftExecC2C, (p->handle, in, o, dir))) < 0 ||
-        rescale(st, &J, cukit_array_ptr(out), (long long)out->size, h) < 0)
+    int dir = inverse ? CUFFT_INVERSE : CUFFT_FORWARD, r;
+    if (cukit_device_activate(a->device) < 0 || CUFFT_CALL(st, cufftSetStream, (p->handle, h)) < 0)
+        goto done;
+    switch (kind * 2 + J.dbl) {
+    case FFT_C2C * 2: r = CUFFT_CALL(st, cufftExecC2C, (p->handle, in, o, dir)); break;
+    case FFT_C2C * 2 + 1: r = CUFFT_CALL(st, cufftExecZ2Z, (p->handle, in, o, dir)); break;
+    case FFT_R2C * 2: r = CUFFT_CALL(st, cufftExecR2C, (p->handle, in, o)); break;
+    default: r = CUFFT_CALL(st, cufftExecD2Z, (p->handle, in, o)); break;
+    }
+    if (r < 0 || rescale(st, &J, cukit_array_ptr(out), (long long)out->size, h) < 0)
         goto done;
     st->fft->last = FFT_CUFFT;
     if (stream != Py_None && (cukit_capture_keep(st, stream, ao) < 0 ||
@@ -549,8 +564,9 @@ static PyMethodDef functions[] = {
      "_fft(a, axis, n, kind, inverse, scale, *, stream=None) -> Array: one transform along one "
      "axis (kind 0 c2c, 1 r2c, 2 c2r), on cuFFT or cukit's own kernels."},
     {"_fftn", (PyCFunction)(void (*)(void))fn_fftn, METH_VARARGS | METH_KEYWORDS,
-     "_fftn(a, rank, inverse, scale, *, stream=None) -> Array or None: the complex transform of "
-     "a's last rank axes in one cuFFT plan, or None where it cannot take it."},
+     "_fftn(a, rank, inverse, scale, *, kind=0, stream=None) -> Array or None: the "
+     "transform of a's last rank axes (kind 0 c2c, 1 r2c) in one cuFFT plan, or None where "
+     "it cannot take it."},
     {"_fft_config", (PyCFunction)(void (*)(void))fn_fft_config, METH_VARARGS | METH_KEYWORDS,
      "_fft_config(*, backend=None, plan_cache_size=None, clear=False) -> dict: the fft "
      "switches (as they were), the last path, the library and the plan cache's keys."},

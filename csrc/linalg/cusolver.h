@@ -5,6 +5,9 @@
 #include "linalg/cublas.h"
 #include "linalg/solver.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* ------------------------------------------------------------------ cuSOLVER's ABI
  *
  * Only what cukit calls, written from cuSOLVER's documented C API (cusolverDn.h,
@@ -13,6 +16,7 @@
  * void *, so that the four element types share one signature per routine. */
 
 typedef struct cusolverDnContext *cusolverDnHandle_t;
+typedef struct cusolverDnParams *cusolverDnParams_t; /* the 64-bit API's options */
 typedef void *cusolver_params_t; /* syevjInfo_t, gesvdjInfo_t */
 typedef int cusolverStatus_t;
 
@@ -44,6 +48,40 @@ enum { CUKIT_MAJOR_VERSION = 0, CUKIT_MINOR_VERSION = 1, CUKIT_PATCH_LEVEL = 2 }
     X(cusolverStatus_t, C##f, "cusolverDnC" cplx, REQUIRED, params)                        \
     X(cusolverStatus_t, Z##f, "cusolverDnZ" cplx, REQUIRED, params)
 
+/* The 64-bit ("X") API of cuSOLVER 11.1 on, one symbol for the four types (the element
+ * type a cudaDataType argument). OPTIONAL: an older library runs the legacy routines
+ * instead. Sizes are int64_t; workspaces come in device and host bytes. */
+#define CUKIT_CUSOLVER_X(X)                                                                \
+    X(cusolverStatus_t, cusolverDnCreateParams, "cusolverDnCreateParams", OPTIONAL,        \
+      (cusolverDnParams_t *))                                                              \
+    X(cusolverStatus_t, Xpotrf_bufferSize, "cusolverDnXpotrf_bufferSize", OPTIONAL,        \
+      (cusolverDnHandle_t, cusolverDnParams_t, int, int64_t, int, const void *, int64_t,   \
+       int, size_t *, size_t *))                                                           \
+    X(cusolverStatus_t, Xpotrf, "cusolverDnXpotrf", OPTIONAL,                              \
+      (cusolverDnHandle_t, cusolverDnParams_t, int, int64_t, int, void *, int64_t, int,    \
+       void *, size_t, void *, size_t, int *))                                             \
+    X(cusolverStatus_t, Xgeqrf_bufferSize, "cusolverDnXgeqrf_bufferSize", OPTIONAL,        \
+      (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, int, const void *,        \
+       int64_t, int, const void *, int, size_t *, size_t *))                               \
+    X(cusolverStatus_t, Xgeqrf, "cusolverDnXgeqrf", OPTIONAL,                              \
+      (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, int, void *, int64_t,     \
+       int, void *, int, void *, size_t, void *, size_t, int *))                           \
+    X(cusolverStatus_t, Xgetrf_bufferSize, "cusolverDnXgetrf_bufferSize", OPTIONAL,        \
+      (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, int, const void *,        \
+       int64_t, int, size_t *, size_t *))                                                  \
+    X(cusolverStatus_t, Xgetrf, "cusolverDnXgetrf", OPTIONAL,                              \
+      (cusolverDnHandle_t, cusolverDnParams_t, int64_t, int64_t, int, void *, int64_t,     \
+       int64_t *, int, void *, size_t, void *, size_t, int *))                             \
+    X(cusolverStatus_t, Xgetrs, "cusolverDnXgetrs", OPTIONAL,                              \
+      (cusolverDnHandle_t, cusolverDnParams_t, int, int64_t, int64_t, int, const void *,   \
+       int64_t, const int64_t *, int, void *, int64_t, int *))                             \
+    X(cusolverStatus_t, Xsyevd_bufferSize, "cusolverDnXsyevd_bufferSize", OPTIONAL,        \
+      (cusolverDnHandle_t, cusolverDnParams_t, int, int, int64_t, int, const void *,       \
+       int64_t, int, const void *, int, size_t *, size_t *))                               \
+    X(cusolverStatus_t, Xsyevd, "cusolverDnXsyevd", OPTIONAL,                              \
+      (cusolverDnHandle_t, cusolverDnParams_t, int, int, int64_t, int, void *, int64_t,    \
+       int, void *, int, void *, size_t, void *, size_t, int *))
+
 #define CUKIT_CUSOLVER_API(X)                                                              \
     X(cusolverStatus_t, cusolverDnCreate, "cusolverDnCreate", REQUIRED,                    \
       (cusolverDnHandle_t *))                                                              \
@@ -58,6 +96,7 @@ enum { CUKIT_MAJOR_VERSION = 0, CUKIT_MINOR_VERSION = 1, CUKIT_PATCH_LEVEL = 2 }
       (cusolver_params_t, int))                                                            \
     X(cusolverStatus_t, cusolverDnXgesvdjSetSortEig, "cusolverDnXgesvdjSetSortEig",        \
       REQUIRED, (cusolver_params_t, int))                                                  \
+    CUKIT_CUSOLVER_X(X)                                                                    \
     CUKIT_CUSOLVER_4(X, getrf_bufferSize, "getrf_bufferSize", "getrf_bufferSize",          \
                      (cusolverDnHandle_t, int, int, void *, int, int *))                   \
     CUKIT_CUSOLVER_4(X, getrf, "getrf", "getrf",                                           \
@@ -139,6 +178,10 @@ int cukit_cusolver_check(cukit_state *st, cusolverStatus_t res, const char *call
  * the Jacobi routines' parameters (defaults). NULL with an exception. */
 cusolverDnHandle_t cukit_cusolver_handle(cukit_state *st, cukit_Device *dev, CUstream h,
                                          cusolver_params_t *syevj, cusolver_params_t *gesvdj);
+/* The 64-bit API's parameters (defaults, made once), or NULL without an exception when
+ * the loaded library lacks that API (the caller takes the legacy routine). -1 with an
+ * exception when making them failed. */
+int cukit_cusolver_xparams(cukit_state *st, cusolverDnParams_t *params);
 
 #define CUSOLVER_CALL(st, tc, f, args) \
     cukit_cusolver_check((st), CUSOLVER_PICK(tc, f) args, "cusolverDn" #f)

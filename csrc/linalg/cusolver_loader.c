@@ -199,6 +199,23 @@ cukit_cusolver_handle(cukit_state *st, cukit_Device *dev, CUstream h, cusolver_p
     return handles[d].handle;
 }
 
+int
+cukit_cusolver_xparams(cukit_state *st, cusolverDnParams_t *params)
+{
+    static cusolverDnParams_t made; /* process-wide as the handles are; never destroyed */
+    *params = NULL;
+    if (cukit_cusolver_api.cusolverDnCreateParams == NULL)
+        return 0;
+    if (made == NULL &&
+        cukit_cusolver_check(st, cukit_cusolver_api.cusolverDnCreateParams(&made),
+                             "cusolverDnCreateParams") < 0) {
+        made = NULL;
+        return -1;
+    }
+    *params = made;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ the path */
 
 int

@@ -25,11 +25,11 @@ real_of(int tc)
     return tc == CUKIT_TC_C64 ? CUKIT_TC_F32 : tc == CUKIT_TC_C128 ? CUKIT_TC_F64 : tc;
 }
 
-/* The stack `obj` (..., m, n) as a new C-contiguous copy that the factorization may
- * overwrite, its sizes in *J. square: m must equal n. New ref or NULL. */
+/* The stack `obj` (..., m, n) checked, its sizes in *J. square: m must equal n.
+ * Borrowed ref or NULL. */
 static cukit_Array *
-load(cukit_state *st, PyObject *obj, int square, PyObject *stream, const char *who,
-     solver_job *J)
+operand(cukit_state *st, PyObject *obj, int square, PyObject *stream, const char *who,
+        solver_job *J)
 {
     if (!Py_IS_TYPE(obj, st->ArrayType))
         return (cukit_Array *)PyErr_Format(PyExc_TypeError, "%s: the operand must be a "
@@ -64,12 +64,37 @@ load(cukit_state *st, PyObject *obj, int square, PyObject *stream, const char *w
                                            J->n, J->batch);
     if (ck_stream(st, stream, J->dev, NULL, &J->h) < 0)
         return NULL;
-    cukit_Array *c = ck_empty(st, a->device, tc, a->ndim, a->shape);
+    return a;
+}
+
+/* A C-contiguous copy of a (checked by operand()) that a factorization may overwrite.
+ * New ref or NULL. */
+static cukit_Array *
+copy_of(cukit_state *st, cukit_Array *a, const solver_job *J)
+{
+    cukit_Array *c = ck_empty(st, a->device, a->typecode, a->ndim, a->shape);
     if (c && a->size && cukit_strided_copy(a->device, cukit_array_ptr(c), c->strides,
                                            cukit_array_ptr(a), a->strides, a->ndim, a->shape,
                                            a->itemsize, J->h) < 0)
         Py_CLEAR(c);
     return c;
+}
+
+/* operand() and a copy the factorization may overwrite. New ref or NULL. */
+static cukit_Array *
+load(cukit_state *st, PyObject *obj, int square, PyObject *stream, const char *who,
+     solver_job *J)
+{
+    cukit_Array *a = operand(st, obj, square, stream, who, J);
+    return a ? copy_of(st, a, J) : NULL;
+}
+
+/* a (checked by operand()) for reading only: a itself when C-contiguous, else a copy.
+ * New ref or NULL. */
+static cukit_Array *
+readable(cukit_state *st, cukit_Array *a, const solver_job *J)
+{
+    return a->flags & CUKIT_ARRAY_C_CONTIG ? (cukit_Array *)Py_NewRef(a) : copy_of(st, a, J);
 }
 
 /* A new array of typecode tc shaped (J's stack..., d0, d1), with `tail` of the two
@@ -107,6 +132,61 @@ cukit_solver_launch(cukit_state *st, const solver_job *J, const char *name, unsi
     return cukit_builtin_launch_here(st, func, (unsigned)J->batch, gy, 1, threads, 1, J->h, args);
 }
 
+int
+cukit_solver_tiles(cukit_state *st, const solver_job *J, const char *name, long long rows,
+                   long long cols, void **args)
+{
+    char kernel[32];
+    snprintf(kernel, sizeof kernel, "%s_%c", name, letter(J->tc));
+    CUfunction func;
+    if (cukit_builtin_kernel_file(J->dev, &st->linalg->solver_modules, NULL,
+                                  "linalg/kernels/solver.cu", kernel, &func) < 0)
+        return -1;
+    long long across = (cols + 31) / 32, down = (rows + 31) / 32;
+    if (J->batch == 0 || across == 0 || down == 0)
+        return 0;
+    if (across * J->batch > INT_MAX || down > 65535) {
+        PyErr_Format(PyExc_ValueError, "linalg: %lld matrices of %lld x %lld are past what "
+                     "cukit's layout kernels take", J->batch, rows, cols);
+        return -1;
+    }
+    if (cukit_device_activate(J->dev) < 0)
+        return -1;
+    return cukit_builtin_launch_here(st, func, (unsigned)(across * J->batch), (unsigned)down, 1,
+                                     32, 8, J->h, args);
+}
+
+/* small_solve's threads per block for tc (kernels/solver.cu's SMALL_BLOCK_<letter>). */
+static unsigned
+small_block(int tc)
+{
+    return tc == CUKIT_TC_F32 ? 128 : tc == CUKIT_TC_C128 ? 32 : 64;
+}
+
+int
+cukit_solver_small(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdeviceptr b,
+                   CUdeviceptr x, CUdeviceptr info, long long k)
+{
+    char kernel[32];
+    snprintf(kernel, sizeof kernel, "small_solve_%c", letter(J->tc));
+    CUfunction func;
+    if (cukit_builtin_kernel_file(J->dev, &st->linalg->solver_modules, NULL,
+                                  "linalg/kernels/solver.cu", kernel, &func) < 0)
+        return -1;
+    if (J->batch == 0)
+        return 0;
+    int n = (int)J->n, ki = (int)k, g = 1;
+    while (g < n)
+        g *= 2;
+    long long batch = J->batch;
+    unsigned block = small_block(J->tc), per = block / (unsigned)g;
+    void *args[] = {&a, &b, &x, &info, &n, &ki, &g, &batch};
+    if (cukit_device_activate(J->dev) < 0)
+        return -1;
+    return cukit_builtin_launch_here(st, func, (unsigned)((batch + per - 1) / per), 1, 1, block,
+                                     1, J->h, args);
+}
+
 /* kernels/solver.cu's `name` for J's type, one block per matrix of the stack. */
 static int
 launch(cukit_state *st, const solver_job *J, const char *name, void **args)
@@ -124,6 +204,18 @@ path(cukit_state *st, const solver_job *J)
     if (lib >= 0)
         st->linalg->solver_last = lib ? LAST_CUSOLVER : LAST_CUKIT;
     return lib;
+}
+
+/* 1 when J's systems (k right-hand sides) go to small_solve, recorded as cukit's own:
+ * always for n, k <= 32 on cukit's own path, and for stacks of them on 'auto' (one
+ * launch, where the libraries' batched LU takes a dozen). lib: path()'s answer. */
+static int
+use_small(cukit_state *st, const solver_job *J, int lib, long long k)
+{
+    if (J->n > 32 || k > 32 || (lib && (st->linalg->solver_backend != 0 || J->batch < 2)))
+        return 0;
+    st->linalg->solver_last = LAST_CUKIT;
+    return 1;
 }
 
 /* ------------------------------------------------------------------ the functions */
@@ -248,6 +340,113 @@ done:
     return r;
 }
 
+/* _inv(a, *, stream=None) -> (x, info): x = a^-1 for each matrix of the stack; info
+ * (batch,) int32, getrf's. */
+static PyObject *
+fn_inv(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"a", "stream", NULL};
+    PyObject *ao, *stream = Py_None, *r = NULL;
+    cukit_state *st = PyModule_GetState(m);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:_inv", kwlist, &ao, &stream))
+        return NULL;
+    solver_job J;
+    cukit_Array *a = operand(st, ao, 1, stream, "linalg.inv", &J);
+    cukit_Array *f = NULL, *x = NULL, *info = NULL, *piv = NULL;
+    if (a == NULL || (x = output(st, &J, J.tc, 2, J.n, J.n)) == NULL ||
+        (info = output(st, &J, CUKIT_TC_I32, 0, 0, 0)) == NULL)
+        goto done;
+    int lib = path(st, &J), n = (int)J.n;
+    if (lib < 0)
+        goto done;
+    CUdeviceptr xp = cukit_array_ptr(x), ip = cukit_array_ptr(info);
+    if (use_small(st, &J, lib, J.n)) {
+        if ((f = readable(st, a, &J)) == NULL ||
+            cukit_solver_small(st, &J, cukit_array_ptr(f), 0, xp, ip, J.n) < 0)
+            goto done;
+    }
+    else {
+        if ((f = copy_of(st, a, &J)) == NULL)
+            goto done;
+        CUdeviceptr fp = cukit_array_ptr(f);
+        if (lib) {
+            if (cukit_cusolver_inv(st, &J, fp, xp, ip) < 0)
+                goto done;
+        }
+        else {
+            if ((piv = output(st, &J, CUKIT_TC_I32, 1, J.n, 0)) == NULL)
+                goto done;
+            CUdeviceptr pp = cukit_array_ptr(piv);
+            void *fargs[] = {&fp, &pp, &ip, &n};
+            void *eargs[] = {&xp, &n};
+            void *sargs[] = {&fp, &pp, &xp, &n, &n};
+            if (launch(st, &J, "lu", fargs) < 0 ||
+                cukit_solver_tiles(st, &J, "eye_tiles", n, n, eargs) < 0 ||
+                launch(st, &J, "lu_solve", sargs) < 0)
+                goto done;
+        }
+    }
+    r = PyTuple_Pack(2, x, info);
+done:
+    Py_XDECREF(f);
+    Py_XDECREF(x);
+    Py_XDECREF(info);
+    Py_XDECREF(piv);
+    return r;
+}
+
+/* _solve(a, b, *, stream=None) -> (x, info): a x = b for each matrix of the stack, a
+ * (..., n, n), b (..., n, k) of the same stack and type; info (batch,) int32, getrf's. */
+static PyObject *
+fn_solve(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"a", "b", "stream", NULL};
+    PyObject *ao, *bo, *stream = Py_None, *r = NULL;
+    cukit_state *st = PyModule_GetState(m);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O:_solve", kwlist, &ao, &bo, &stream))
+        return NULL;
+    solver_job J, K;
+    cukit_Array *a = operand(st, ao, 1, stream, "linalg.solve", &J), *b = NULL;
+    cukit_Array *f = NULL, *x = NULL, *info = NULL, *piv = NULL;
+    if (a == NULL || (b = operand(st, bo, 0, stream, "linalg.solve", &K)) == NULL)
+        return NULL;
+    if (K.m != J.n || K.batch != J.batch || K.tc != J.tc)
+        return PyErr_Format(PyExc_ValueError, "linalg.solve: b's stack and rows (%lld) do not "
+                            "match the matrices' (%lld)", K.m, J.n);
+    long long k = K.n;
+    if ((x = copy_of(st, b, &K)) == NULL || (info = output(st, &J, CUKIT_TC_I32, 0, 0, 0)) == NULL)
+        goto done;
+    int lib = path(st, &J), n = (int)J.n, ki = (int)k;
+    if (lib < 0)
+        goto done;
+    CUdeviceptr xp = cukit_array_ptr(x), ip = cukit_array_ptr(info);
+    if (use_small(st, &J, lib, k)) {
+        /* x holds b: each thread reads its row before it writes it */
+        if ((f = readable(st, a, &J)) == NULL ||
+            cukit_solver_small(st, &J, cukit_array_ptr(f), xp, xp, ip, k) < 0)
+            goto done;
+    }
+    else {
+        if ((f = copy_of(st, a, &J)) == NULL ||
+            (piv = output(st, &J, CUKIT_TC_I32, 1, J.n, 0)) == NULL)
+            goto done;
+        CUdeviceptr fp = cukit_array_ptr(f), pp = cukit_array_ptr(piv);
+        void *fargs[] = {&fp, &pp, &ip, &n};
+        void *sargs[] = {&fp, &pp, &xp, &n, &ki};
+        if (lib ? cukit_cusolver_lu(st, &J, fp, pp, ip) < 0 ||
+                      cukit_cusolver_lu_solve(st, &J, fp, pp, xp, k) < 0
+                : launch(st, &J, "lu", fargs) < 0 || launch(st, &J, "lu_solve", sargs) < 0)
+            goto done;
+    }
+    r = PyTuple_Pack(2, x, info);
+done:
+    Py_XDECREF(f);
+    Py_XDECREF(x);
+    Py_XDECREF(info);
+    Py_XDECREF(piv);
+    return r;
+}
+
 /* _cholesky(a, *, stream=None) -> (l, info): a = l l^H from a's lower triangle. */
 static PyObject *
 fn_cholesky(PyObject *m, PyObject *args, PyObject *kwargs)
@@ -289,26 +488,29 @@ fn_qr(PyObject *m, PyObject *args, PyObject *kwargs)
     if (mode < 0 || mode > 2)
         return PyErr_Format(PyExc_ValueError, "_qr: mode %d is not 0, 1 or 2", mode);
     solver_job J;
-    cukit_Array *a = load(st, ao, 0, stream, "linalg.qr", &J), *tau = NULL, *q = NULL, *r = NULL;
-    cukit_Array *info = NULL;
+    cukit_Array *in = operand(st, ao, 0, stream, "linalg.qr", &J), *a = NULL, *tau = NULL;
+    cukit_Array *q = NULL, *r = NULL, *info = NULL;
     PyObject *res = NULL;
+    if (in == NULL)
+        return NULL;
     long long k = J.m < J.n ? J.m : J.n, kq = mode == 1 ? J.m : k, rows = mode == 1 ? J.m : k;
-    if (a == NULL || (tau = output(st, &J, J.tc, 1, k, 0)) == NULL ||
+    int lib = path(st, &J);
+    /* the library reads a (into a column-major copy); cukit's own kernels overwrite it */
+    if (lib < 0 || (a = lib ? readable(st, in, &J) : copy_of(st, in, &J)) == NULL ||
+        (tau = output(st, &J, J.tc, 1, k, 0)) == NULL ||
         (info = output(st, &J, CUKIT_TC_I32, 0, 0, 0)) == NULL ||
         (r = output(st, &J, J.tc, 2, rows, J.n)) == NULL ||
         (mode != 2 && (q = output(st, &J, J.tc, 2, J.m, kq)) == NULL))
         goto done;
     CUdeviceptr ap = cukit_array_ptr(a), tp = cukit_array_ptr(tau), rp = cukit_array_ptr(r);
     CUdeviceptr qp = q ? cukit_array_ptr(q) : 0;
-    int mi = (int)J.m, ni = (int)J.n, kqi = (int)kq, ri = (int)rows, lib = path(st, &J);
+    int mi = (int)J.m, ni = (int)J.n, kqi = (int)kq, ri = (int)rows;
     void *fargs[] = {&ap, &tp, &mi, &ni};
     void *rargs[] = {&ap, &rp, &mi, &ni, &ri};
     void *qargs[] = {&ap, &tp, &qp, &mi, &ni, &kqi};
-    /* The library's geqrf leaves the same factors as the kernel's, so R is read out of
-     * them by the same kernel; the library makes Q itself (orgqr). */
-    if (lib < 0 || (lib ? cukit_cusolver_qr(st, &J, ap, tp, qp, kq, cukit_array_ptr(info))
-                        : launch(st, &J, "qr", fargs)) < 0 ||
-        launch(st, &J, "qr_r", rargs) < 0 || (q && !lib && launch(st, &J, "qr_q", qargs) < 0))
+    if (lib ? cukit_cusolver_qr(st, &J, ap, tp, qp, kq, rp, rows, cukit_array_ptr(info)) < 0
+            : launch(st, &J, "qr", fargs) < 0 || launch(st, &J, "qr_r", rargs) < 0 ||
+                  (q && launch(st, &J, "qr_q", qargs) < 0))
         goto done;
     res = PyTuple_Pack(2, q ? (PyObject *)q : Py_None, r);
 done:
@@ -471,6 +673,8 @@ static PyMethodDef functions[] = {
     FN(_lu_factor, "_lu_factor(a, *, stream=None) -> (lu, piv, info)"),
     FN(_lu_solve, "_lu_solve(lu, piv, b, *, stream=None) -> x"),
     FN(_lu_det, "_lu_det(lu, piv, *, stream=None) -> (sign, logabs)"),
+    FN(_inv, "_inv(a, *, stream=None) -> (x, info)"),
+    FN(_solve, "_solve(a, b, *, stream=None) -> (x, info)"),
     FN(_cholesky, "_cholesky(a, *, stream=None) -> (l, info)"),
     FN(_qr, "_qr(a, mode, *, stream=None) -> (q or None, r)"),
     FN(_eigh, "_eigh(a, lower, vectors, *, stream=None) -> (w, v or None, info)"),

@@ -23,6 +23,17 @@ typedef struct {
 int cukit_solver_launch(cukit_state *st, const solver_job *J, const char *name, unsigned gy,
                         void **args);
 
+/* Launch kernels/solver.cu's tile kernel `name` (transpose_tiles, reflect, eye_tiles)
+ * for J's type on J's stream over J->batch matrices of rows x cols: (32, 8) blocks, one
+ * per 32 x 32 tile. 0 / -1. */
+int cukit_solver_tiles(cukit_state *st, const solver_job *J, const char *name, long long rows,
+                       long long cols, void **args);
+/* x (n x k per matrix) = A^-1 B for J's stack of n x n a (B the identity when b is 0),
+ * n and k at most 32, by kernels/solver.cu's small_solve; info per matrix as getrf's.
+ * 0 / -1. */
+int cukit_solver_small(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdeviceptr b,
+                       CUdeviceptr x, CUdeviceptr info, long long k);
+
 /* ------------------------------------------------------------------ cusolver.c
  *
  * The same operations on cuSOLVER (and cuBLAS's batched LU), each 0 / -1. Layouts are
@@ -42,15 +53,19 @@ int cukit_cusolver_lu(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdev
                       CUdeviceptr info);
 int cukit_cusolver_lu_solve(cukit_state *st, const solver_job *J, CUdeviceptr a,
                             CUdeviceptr piv, CUdeviceptr b, long long nrhs);
+/* x (n x n per matrix) = a^-1, a overwritten by its factors. */
+int cukit_cusolver_inv(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdeviceptr x,
+                       CUdeviceptr info);
 int cukit_cusolver_cholesky(cukit_state *st, const solver_job *J, CUdeviceptr a,
                             CUdeviceptr info);
 /* The eigenvectors are left in a (row-major, as columns). */
 int cukit_cusolver_eigh(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdeviceptr w,
                         CUdeviceptr info, int lower, int vectors);
-/* a keeps the factors row-major as kernels/solver.cu's qr leaves them; q (m x kq,
- * row-major; 0: not wanted) gets Q's first kq columns. */
+/* r (rows x n, row-major) = R (zeros below the diagonal); q (m x kq, row-major; 0: not
+ * wanted) gets Q's first kq columns. a is only read. */
 int cukit_cusolver_qr(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdeviceptr tau,
-                      CUdeviceptr q, long long kq, CUdeviceptr info);
+                      CUdeviceptr q, long long kq, CUdeviceptr r, long long rows,
+                      CUdeviceptr info);
 /* m >= n; u (m x m when full, else m x n) and vh (n x n) row-major. */
 int cukit_cusolver_svd(cukit_state *st, const solver_job *J, CUdeviceptr a, CUdeviceptr s,
                        CUdeviceptr u, CUdeviceptr vh, CUdeviceptr info, int full, int uv);

@@ -192,15 +192,21 @@ def _axes_and_sizes(a, s, axes, who, last_real=False):
     return axes, s
 
 
-def _raw_n(x, s, axes, norm, inverse, who, stream):
-    # The last k (up to 3) axes at their own lengths: one N-D cuFFT plan where cuFFT runs.
+def _one_plan(x, s, axes):
+    """Whether one N-D cuFFT plan can take these axes: the last k (up to 3) of x, each
+    at its own length (s None or equal), none empty."""
     k = len(axes)
-    if 0 < k <= 3 and x.ndim >= k and axes == list(range(x.ndim - k, x.ndim)) and \
-            all(n is None or n == x.shape[ax] for n, ax in zip(s, axes)) and \
-            all(x.shape[ax] > 0 for ax in axes):
+    return 0 < k <= 3 and x.ndim >= k and axes == list(range(x.ndim - k, x.ndim)) and \
+        all(n is None or n == x.shape[ax] for n, ax in zip(s, axes)) and \
+        all(x.shape[ax] > 0 for ax in axes)
+
+
+def _raw_n(x, s, axes, norm, inverse, who, stream):
+    # One N-D cuFFT plan where cuFFT runs and it can, else one axis at a time.
+    if _one_plan(x, s, axes):
         c = _cast(x, _complex_dtype(x.dtype))
         total = math.prod(c.shape[ax] for ax in axes)
-        r = _cukit._fftn(c, k, inverse, _scale(norm, total, inverse, who), stream=stream)
+        r = _cukit._fftn(c, len(axes), inverse, _scale(norm, total, inverse, who), stream=stream)
         if r is not None:
             return r
     for n, ax in reversed(list(zip(s, axes))):
@@ -232,6 +238,13 @@ def rfftn(a, s=None, axes=None, norm=None, *, stream=None):
     axes, s = _axes_and_sizes(x, s, axes, "rfftn")
     if not axes:
         raise ValueError("cukit.fft.rfftn: at least one axis must be transformed")
+    if _one_plan(x, s, axes):  # one real-to-complex N-D plan on cuFFT
+        r = _cast(x, _real_dtype(x.dtype, "rfftn"))
+        total = math.prod(r.shape[ax] for ax in axes)
+        y = _cukit._fftn(r, len(axes), False, _scale(norm, total, False, "rfftn"), kind=_R2C,
+                         stream=stream)
+        if y is not None:
+            return wrap(y)
     x = _one(x, s[-1], axes[-1], norm, _R2C, False, "rfftn", stream)
     return wrap(_raw_n(x, s[:-1], axes[:-1], norm, False, "rfftn", stream))
 
@@ -243,6 +256,8 @@ def irfftn(a, s=None, axes=None, norm=None, *, stream=None):
     axes, s = _axes_and_sizes(x, s, axes, "irfftn", last_real=True)
     if not axes:
         raise ValueError("cukit.fft.irfftn: at least one axis must be transformed")
+    # Not one complex-to-real N-D plan: cuFFT's assumes Hermitian symmetry along every
+    # axis, numpy's irfftn along the last one only (their results differ on other input).
     x = _raw_n(x, s[:-1], axes[:-1], norm, True, "irfftn", stream)
     return wrap(_one(x, s[-1], axes[-1], norm, _C2R, True, "irfftn", stream))
 

@@ -135,19 +135,17 @@ def solve(a, b):
     batch = tuple(np.broadcast_shapes(tuple(x.shape[:-2]), tuple(y.shape[:-2])))
     x = _broadcast(x, batch + tuple(x.shape[-2:]))
     y = _broadcast(y, batch + tuple(y.shape[-2:]))
-    lu, piv, info = _cukit._lu_factor(x)
+    r, info = _cukit._solve(x, y)
     _check(info, "Singular matrix")
-    r = _cukit._lu_solve(lu, piv, y)
     return wrap(r.reshape(*r.shape[:-1]) if vector else r)
 
 
 def inv(a):
     """numpy.linalg.inv: the inverse of each matrix. LinAlgError when one is singular."""
     x, wrap = _operand(a, "inv", square=True)
-    lu, piv, info = _cukit._lu_factor(x)
+    r, info = _cukit._inv(x)
     _check(info, "Singular matrix")
-    n = x.shape[-1]
-    return wrap(_cukit._lu_solve(lu, piv, _eye(n, x.dtype, x.shape[:-2], x.device)))
+    return wrap(r)
 
 
 def slogdet(a):

@@ -458,6 +458,136 @@ template <typename T> __device__ void svd(T *u, typename RealOf<T>::type *s, T *
     }
 }
 
+// ------------------------------------------------------------------ small systems, batched
+
+// Up to 32 x 32 systems with up to 32 right-hand sides, a group of g threads (a power of
+// two >= n, at most 32) per matrix, one thread per row, the augmented [A | B] in shared
+// memory: Gauss-Jordan elimination with LAPACK's partial pivoting (the largest |re| +
+// |im| of the column, the first of equals), so the pivots, and *info (the first zero
+// pivot, 1-based), are those of getrf. b NULL: B is the identity (the inverse).
+// Every thread runs every step (n is the stack's), so __syncthreads is safe.
+#define SMALL_N 32
+#define SMALL_ROW (2 * SMALL_N + 1)
+template <typename T, int BLOCK>
+__device__ void small_solve(const T *a, const T *b, T *x, int *info, int n, int k, int g,
+                            long long batch) {
+    typedef typename RealOf<T>::type R;
+    __shared__ T s[BLOCK * SMALL_ROW];
+    const int t = threadIdx.x, i = t % g;
+    const long long z = (long long)blockIdx.x * (blockDim.x / g) + t / g;
+    const bool live = z < batch && i < n;
+    T *row = s + t * SMALL_ROW, *first = s + (t - i) * SMALL_ROW;
+    const int w = n + k;
+    if (live) {
+        for (int j = 0; j < n; j++) row[j] = a[z * n * n + (long long)i * n + j];
+        for (int c = 0; c < k; c++)
+            row[n + c] = b ? b[z * n * k + (long long)i * k + c] : mk<T>(i == c ? 1 : 0);
+    }
+    int bad = 0;
+    __syncthreads();
+    for (int p = 0; p < n; p++) {
+        if (live && i == p) { // the pivot row's thread finds the pivot and swaps the rows
+            R best = -1;
+            int at = p;
+            for (int q = p; q < n; q++) {
+                const T v = first[q * SMALL_ROW + p];
+                const R m = fabs(re(v)) + fabs(im(v));
+                if (m > best) best = m, at = q;
+            }
+            if (at != p)
+                for (int j = 0; j < w; j++) {
+                    const T y = row[j];
+                    row[j] = first[at * SMALL_ROW + j];
+                    first[at * SMALL_ROW + j] = y;
+                }
+        }
+        __syncthreads();
+        const T d = first[p * SMALL_ROW + p];
+        const bool zero = re(d) == 0 && im(d) == 0; // NaN goes on, as LAPACK's does
+        if (zero && bad == 0) bad = p + 1;
+        if (live && !zero && i != p) {
+            const T f = row[p] / d;
+            for (int j = p + 1; j < w; j++) row[j] = row[j] - f * first[p * SMALL_ROW + j];
+        }
+        __syncthreads();
+        if (live && !zero && i == p)
+            for (int j = p + 1; j < w; j++) row[j] = row[j] / d;
+        __syncthreads();
+    }
+    if (live)
+        for (int c = 0; c < k; c++) x[z * n * k + (long long)i * k + c] = row[n + c];
+    if (z < batch && i == 0) info[z] = bad;
+}
+
+// ------------------------------------------------------------------ the libraries' layouts
+// (linalg/cusolver.c): 32 x 32 tiles through shared memory, a (32, 8) block per tile,
+// grid (tiles across * matrices, tiles down), so reads and writes are both coalesced.
+
+#define TILE 32
+
+// out (rows x cols, row-major) = in read column-major (leading dimension ld): out[r][c] =
+// in[c * ld + r]; flags 1: conjugated, 2: zeros below the diagonal (R of a QR).
+template <typename T>
+__device__ void transpose_tiles(const T *in, T *out, int rows, int cols, int ld,
+                                long long in_step, long long out_step, int flags) {
+    __shared__ T tile[TILE][TILE + 1];
+    const int tx = (cols + TILE - 1) / TILE;
+    const long long z = blockIdx.x / tx;
+    const int r0 = blockIdx.y * TILE, c0 = (blockIdx.x % tx) * TILE, l = threadIdx.x;
+    in += z * in_step;
+    out += z * out_step;
+    for (int q = threadIdx.y; q < TILE; q += blockDim.y)
+        if (c0 + q < cols && r0 + l < rows) tile[q][l] = in[(long long)(c0 + q) * ld + r0 + l];
+    __syncthreads();
+    for (int q = threadIdx.y; q < TILE; q += blockDim.y) {
+        const int r = r0 + q, c = c0 + l;
+        if (r < rows && c < cols) {
+            T v = tile[l][q];
+            if (flags & 1) v = conjg(v);
+            if ((flags & 2) && c < r) v = mk<T>(0);
+            out[(long long)r * cols + c] = v;
+        }
+    }
+}
+
+// In place on a (n x n, row-major), tile pairs taken from the lower one:
+//   mode 0: the strict upper triangle = the conjugate transpose of the strict lower one;
+//   mode 1: the lower triangle (diagonal too) = the conjugate transpose of the upper one,
+//           the strict upper triangle zeroed;
+//   mode 2: a = its conjugate transpose.
+template <typename T> __device__ void reflect(T *a, int n, int mode) {
+    __shared__ T lo[TILE][TILE + 1], up[TILE][TILE + 1];
+    const int tx = (n + TILE - 1) / TILE, ti = blockIdx.y, tj = blockIdx.x % tx;
+    if (tj > ti) return;
+    a += (long long)(blockIdx.x / tx) * n * n;
+    const int l = threadIdx.x;
+    for (int q = threadIdx.y; q < TILE; q += blockDim.y) {
+        int i = ti * TILE + q, j = tj * TILE + l;
+        if (i < n && j < n) lo[q][l] = a[(long long)i * n + j];
+        i = tj * TILE + q, j = ti * TILE + l;
+        if (i < n && j < n) up[q][l] = a[(long long)i * n + j];
+    }
+    __syncthreads();
+    for (int q = threadIdx.y; q < TILE; q += blockDim.y) {
+        int i = ti * TILE + q, j = tj * TILE + l; // in the lower tile; its mirror is up[l][q]
+        if (i < n && j < n && i >= j && mode != 0) a[(long long)i * n + j] = conjg(up[l][q]);
+        i = tj * TILE + q, j = ti * TILE + l; // in the upper tile; its mirror is lo[l][q]
+        if (i < n && j < n && i < j)
+            a[(long long)i * n + j] = mode == 1 ? mk<T>(0) : conjg(lo[l][q]);
+    }
+}
+
+// a (n x n) = the identity.
+template <typename T> __device__ void eye_tiles(T *a, int n) {
+    const int tx = (n + TILE - 1) / TILE;
+    a += (long long)(blockIdx.x / tx) * n * n;
+    const int j = (blockIdx.x % tx) * TILE + threadIdx.x;
+    for (int q = threadIdx.y; q < TILE; q += blockDim.y) {
+        const int i = blockIdx.y * TILE + q;
+        if (i < n && j < n) a[(long long)i * n + j] = mk<T>(i == j ? 1 : 0);
+    }
+}
+
 // ------------------------------------------------------------------ the libraries' layouts
 // (linalg/cusolver.c): element-wise steps spread over blockIdx.y as well.
 
@@ -475,14 +605,6 @@ __device__ void piv_shift(int *piv, int n, int by) {
 template <typename T> __device__ void zero_upper(T *a, int n) {
     for (long long e = spread_first(); e < (long long)n * n; e += spread_step())
         if (e % n > e / n) a[e] = mk<T>(0);
-}
-
-// out (r x c, row-major) = the conjugate of in (column-major, leading dimension ld).
-template <typename T> __device__ void conj_transpose(const T *in, T *out, int r, int c, int ld) {
-    for (long long e = spread_first(); e < (long long)r * c; e += spread_step()) {
-        long long i = e / c, j = e % c;
-        out[e] = conjg(in[j * ld + i]);
-    }
 }
 
 // out[z] = base + z * step: the batched routines' array of matrix addresses.
@@ -542,18 +664,32 @@ __device__ void mat_ptrs(unsigned long long base, long long step, unsigned long 
     extern "C" __global__ void zero_upper_##L(T *a, int n) {                               \
         zero_upper<T>(a + (long long)blockIdx.x * n * n, n);                               \
     }                                                                                      \
-    extern "C" __global__ void conj_transpose_##L(const T *in, T *out, int r, int c,       \
-                                                  int ld, long long in_step,               \
-                                                  long long out_step) {                    \
-        conj_transpose<T>(in + blockIdx.x * in_step, out + blockIdx.x * out_step, r, c, ld); \
-    }                                                                                      \
     extern "C" __global__ void mat_ptrs_##L(unsigned long long base, long long step,       \
                                             unsigned long long *out) {                     \
         mat_ptrs(base, step, out);                                                         \
     }                                                                                      \
     extern "C" __global__ void piv_shift_##L(int *piv, int n, int by) {                    \
         piv_shift(piv + (long long)blockIdx.x * n, n, by);                                 \
-    }
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(SMALL_BLOCK_##L)                          \
+        small_solve_##L(const T *a, const T *b, T *x, int *info, int n, int k, int g,      \
+                        long long batch) {                                                 \
+        small_solve<T, SMALL_BLOCK_##L>(a, b, x, info, n, k, g, batch);                    \
+    }                                                                                      \
+    extern "C" __global__ void transpose_tiles_##L(const T *in, T *out, int rows, int cols, \
+                                                   int ld, long long in_step,              \
+                                                   long long out_step, int flags) {        \
+        transpose_tiles<T>(in, out, rows, cols, ld, in_step, out_step, flags);             \
+    }                                                                                      \
+    extern "C" __global__ void reflect_##L(T *a, int n, int mode) { reflect<T>(a, n, mode); } \
+    extern "C" __global__ void eye_tiles_##L(T *a, int n) { eye_tiles<T>(a, n); }
+
+// small_solve's block per type: BLOCK * SMALL_ROW elements of shared memory, 33 KB each
+// (linalg/cusolver.c's small_block() says the same).
+#define SMALL_BLOCK_s 128
+#define SMALL_BLOCK_d 64
+#define SMALL_BLOCK_c 64
+#define SMALL_BLOCK_z 32
 
 SOLVER_KERNELS(float, s)
 SOLVER_KERNELS(double, d)
