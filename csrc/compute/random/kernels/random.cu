@@ -249,9 +249,9 @@ __device__ __forceinline__ void turn(u64 w, double &c, double &s) {
 #pragma unroll
     for (int i = 1; i < 7; i++) q = __fma_rn(q, z, ck_cos_c[i]);
     const double sy = __fma_rn(y * z, p, y), cy = __fma_rn(z, q, 1.0);
-    const bool quarter = (w >> 62) & 1, half = w >> 63;
+    const bool quarter = (w >> 62) & 1, flip = w >> 63;
     c = quarter ? -sy : cy; s = quarter ? cy : sy;
-    if (half) { c = -c; s = -s; }
+    if (flip) { c = -c; s = -s; }
 }
 template <bool A> struct BoxMuller64 { double a, b;
     __device__ void operator()(u64 w0, u64 w1, double &z0, double &z1) const {
