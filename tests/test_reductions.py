@@ -3,6 +3,7 @@ transposed and strided views of fresh random data with NaN and infinity; empty a
 size-1 axes; initial=, where=, out=, dtype=; dot, vdot, inner, norms, allclose,
 array_equal; ReductionKernel in both forms; cumsum/cumprod and the scan kernels; the
 errors. The kernels the GPU tests use are compiled up front on every core."""
+import json
 import math
 import os
 import subprocess
@@ -966,3 +967,33 @@ def test_plans_index_every_element_once(rng):
     short = rng.standard_normal(5000 * 3)
     assert plan_case([short.reshape(5000, 3)], [short], 1, False)["fn"] == 4
     assert {2, 3, 4} <= seen
+
+
+# ------------------------------------------------------------------ one kernel a layout
+
+FIRST_SUMS = r"""
+import json, numpy as np, cukit
+rng = np.random.default_rng()
+out = []
+for shape, axis in (((5000,), None), ((5000,), None), ((64, 40), 0), ((3, 4096), 1)):
+    h = rng.random(shape, dtype=np.float32)
+    got = cukit.to_device(h).sum(axis=axis).get()
+    want = h.astype(np.float64).sum(axis=axis)
+    out.append([cukit.cache_info()["entries"], float(np.max(np.abs(got - want) / want))])
+print(json.dumps(out))
+"""
+
+
+@gpu
+def test_a_first_sum_compiles_only_the_kernel_it_runs(tmp_path):
+    """Each reduction kernel is a module of its own: in an empty cache, a whole-array
+    sum compiles one entry (not the eight layouts'), the same sum again none, and each
+    new layout one more; every result is numpy's."""
+    env = dict(os.environ, CUKIT_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("CUKIT_CACHE", None)
+    r = subprocess.run([sys.executable, "-c", FIRST_SUMS], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    steps = json.loads(r.stdout.splitlines()[-1])
+    assert [n for n, _ in steps] == [1, 1, 2, 3]
+    assert all(err < 1e-5 for _, err in steps), steps
