@@ -4,7 +4,7 @@
 //
 // random_kernels.c writes the Philox constants in front (philox.h's, which the host's
 // bookkeeping shares) and compiles one kernel at a time (CUKIT_WANT: a first draw waits
-// for its own kernel, not the 60 of the file; a KX pair compiles together).
+// for its own kernel, not the 62 of the file; a KX pair compiles together).
 // Params mirrors ck_rand_params. per_word<T> makes one element of
 // type T from each 64-bit word; per_half one from each 32-bit half, low half first,
 // after an optional pending half (numpy's next_uint32); either from a pair of inputs
