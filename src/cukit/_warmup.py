@@ -100,7 +100,7 @@ def compile_jobs(jobs, device=None, arch=None, threads=None, progress=None):
 # these calls meet every one (a short and a long whole run; rows short and long, aligned
 # or not, and split; columns, a vector of them or not).
 LAYOUTS = (((37,), None), ((5000,), None), ((5, 37), 1), ((3, 2049), 1), ((4, 4096), 1),
-           ((2, 40000), 1), ((64, 8), 0), ((64, 7), 0))
+           ((2, 40000), 1), ((64, 32), 0), ((64, 33), 0))
 REDUCTIONS = ("sum", "prod", "mean", "var", "std", "min", "max", "argmin", "argmax", "any", "all",
               "count_nonzero", "nansum", "cumsum", "cumprod")
 
