@@ -997,3 +997,20 @@ def test_a_first_sum_compiles_only_the_kernel_it_runs(tmp_path):
     steps = json.loads(r.stdout.splitlines()[-1])
     assert [n for n, _ in steps] == [1, 1, 2, 3]
     assert all(err < 1e-5 for _, err in steps), steps
+
+
+@pytest.mark.parametrize("sm", [2, 132])
+def test_warmups_layouts_meet_every_reduction_kernel(sm):
+    """python -m cukit warmup sums one array of each of its LAYOUTS: together their plans
+    run all eight kernels (each compiled alone), on a small device and an H100's 132 SMs."""
+    from cukit import _warmup
+
+    fns = set()
+    for shape, axis in _warmup.LAYOUTS:
+        strides = tuple(int(np.prod(shape[d + 1:])) * 4 for d in range(len(shape)))
+        oshape = () if axis is None else tuple(n for d, n in enumerate(shape) if d != axis)
+        ostrides = tuple(int(np.prod(oshape[d + 1:])) * 4 for d in range(len(oshape)))
+        p = cukit._cukit._reduce_plan([(shape, strides, 4, 1 << 20)], axis,
+                                      (oshape, ostrides, 4, 1 << 28), False, 4, sm, 8)
+        fns.add(p["fn"])
+    assert fns == set(range(8))
