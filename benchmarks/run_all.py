@@ -79,6 +79,15 @@ is timed compiling in its NVRTC worker process, as it does, and in-process
 before the timed call. A disk hit loads the cubin without loading NVRTC. Alone:
 `python benchmarks/bench_compile.py`.
 """),
+    "coldstart": ("Cold start", """
+Seconds from `import` to each of a fresh process's first five results (`a + b`,
+`a.sum()`, a sort, a normal draw and a 256 × 256 float32 matmul, each waited for, on 1M
+float32 elements): the first process with an empty kernel cache (every kernel compiled;
+each library's cache pointed at an empty folder) and a second one on the cache the
+first filled. Their difference is what compiling costs; cukit also reports the cache
+entries its first process made. Against CuPy and PyTorch (which compiles nothing for
+these). Lower is better. Alone: `python benchmarks/bench_coldstart.py`.
+"""),
     "copy": ("Copies", """
 GB/s of synchronous copies of 1 MiB, 64 MiB and 1 GiB to the device (HtoD) and back
 (DtoH), from pageable numpy memory and from pinned memory, each sample ended by a device

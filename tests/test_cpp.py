@@ -99,6 +99,28 @@ def test_diagnostics_count_the_users_lines_when_cukit_adds_headers():
     ]
 
 
+# The source defines __float2half itself (returning unsigned): with cuda_fp16.h put in
+# front it would not compile (an overload differing only in its return type).
+OWN_FLOAT2HALF = (
+    "__device__ unsigned __float2half(const float x) { return (unsigned)x & 0xffffu; }\n"
+    'extern "C" __global__ void k(unsigned* y) { y[0] = __float2half((float)y[0]); }\n')
+
+
+@pytest.mark.parametrize("words", [
+    "// keeps the low half of each word (not a half2, nor a __nv_bfloat16)\n",
+    "/* half\n   __half */\n",
+    'static const char note[] = "half";\n',
+])
+def test_a_comment_or_string_naming_half_does_not_pull_the_fp16_header(words):
+    cukit.Program(words + OWN_FLOAT2HALF).ptx("sm_90")  # compiles: no header in front
+
+
+def test_half_in_code_still_pulls_the_fp16_header():
+    src = "__device__ void use(half* p) {}\n" + OWN_FLOAT2HALF
+    with pytest.raises(cukit.CompileError):
+        cukit.Program(src).ptx("sm_90")  # the header came, and its __float2half with it
+
+
 def test_errors_in_a_header_name_the_header(tmp_path):
     (tmp_path / "bad.h").write_text("static __device__ int bad() { return nope; }\n")
     src = '#include "bad.h"\nextern "C" __global__ void k(int* y) { y[0] = bad(); }\n'

@@ -1,5 +1,6 @@
 """cukit.random: numpy's Philox stream bit for bit, Philox4x32 (default_rng's) against its
 host computation and Random123's answers, the counter-based distributions, bad input."""
+import json
 import math
 import re
 import os
@@ -1402,3 +1403,40 @@ def test_choice_with_p_refuses_a_capture_and_reads_a_device_p_on_its_stream(rng)
         x = g.choice(6, 1000, p=dp)  # the current stream
     s.synchronize()  # queued on s: the host waits for it before reading
     assert x.get().max() < 6
+
+
+FIRST_DRAWS = r"""
+import json, numpy as np, cukit, cukit.random as cr
+key = int(np.random.default_rng().integers(0, 2**62))
+out = []
+for dtype in ("float64", "float64", "float32"):
+    got = cr.Generator(cr.Philox(key=key)).random(1000, dtype=dtype).get()
+    want = np.random.Generator(np.random.Philox(key=key)).random(1000, dtype=dtype)
+    out.append([cukit.cache_info()["entries"], bool(np.array_equal(got, want))])
+print(json.dumps(out))
+"""
+
+
+@gpu
+def test_a_first_draw_compiles_its_own_kernel_only(tmp_path):
+    """Each random kernel is compiled alone (with its Philox4x32 twin): in an empty
+    cache the first draw adds one entry, the same draw none, another dtype one; the
+    numbers are numpy's."""
+    env = dict(os.environ, CUKIT_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("CUKIT_CACHE", None)
+    r = subprocess.run([sys.executable, "-c", FIRST_DRAWS], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.splitlines()[-1]) == [[1, True], [1, True], [2, True]]
+
+
+def test_every_random_kernel_is_listed_for_warmup():
+    names = cukit._cukit._random_kernels()
+    source = cr._kernel_source()
+    assert len(names) == len(set(names)) > 40
+    for name in names:
+        # each compiled alone: every kernel is guarded by its name (or its twin's)
+        assert (f"CUKIT_WANT({name})" in source
+                or f"CUKIT_WANT({name.removesuffix('_x32')})" in source), name
+    with pytest.raises(ValueError, match="no random kernel 'nope'"):
+        cukit._cukit._random_kernels("nope")

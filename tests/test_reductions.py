@@ -3,6 +3,7 @@ transposed and strided views of fresh random data with NaN and infinity; empty a
 size-1 axes; initial=, where=, out=, dtype=; dot, vdot, inner, norms, allclose,
 array_equal; ReductionKernel in both forms; cumsum/cumprod and the scan kernels; the
 errors. The kernels the GPU tests use are compiled up front on every core."""
+import json
 import math
 import os
 import subprocess
@@ -966,3 +967,50 @@ def test_plans_index_every_element_once(rng):
     short = rng.standard_normal(5000 * 3)
     assert plan_case([short.reshape(5000, 3)], [short], 1, False)["fn"] == 4
     assert {2, 3, 4} <= seen
+
+
+# ------------------------------------------------------------------ one kernel a layout
+
+FIRST_SUMS = r"""
+import json, numpy as np, cukit
+rng = np.random.default_rng()
+out = []
+for shape, axis in (((5000,), None), ((5000,), None), ((64, 40), 0), ((3, 4096), 1)):
+    h = rng.random(shape, dtype=np.float32)
+    got = cukit.to_device(h).sum(axis=axis).get()
+    want = h.astype(np.float64).sum(axis=axis)
+    out.append([cukit.cache_info()["entries"], float(np.max(np.abs(got - want) / want))])
+print(json.dumps(out))
+"""
+
+
+@gpu
+def test_a_first_sum_compiles_only_the_kernel_it_runs(tmp_path):
+    """Each reduction kernel is a module of its own: in an empty cache, a whole-array
+    sum compiles one entry (not the eight layouts'), the same sum again none, and each
+    new layout one more; every result is numpy's."""
+    env = dict(os.environ, CUKIT_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("CUKIT_CACHE", None)
+    r = subprocess.run([sys.executable, "-c", FIRST_SUMS], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    steps = json.loads(r.stdout.splitlines()[-1])
+    assert [n for n, _ in steps] == [1, 1, 2, 3]
+    assert all(err < 1e-5 for _, err in steps), steps
+
+
+@pytest.mark.parametrize("sm", [2, 132])
+def test_warmups_layouts_meet_every_reduction_kernel(sm):
+    """python -m cukit warmup sums one array of each of its LAYOUTS: together their plans
+    run all eight kernels (each compiled alone), on a small device and an H100's 132 SMs."""
+    from cukit import _warmup
+
+    fns = set()
+    for shape, axis in _warmup.LAYOUTS:
+        strides = tuple(int(np.prod(shape[d + 1:])) * 4 for d in range(len(shape)))
+        oshape = () if axis is None else tuple(n for d, n in enumerate(shape) if d != axis)
+        ostrides = tuple(int(np.prod(oshape[d + 1:])) * 4 for d in range(len(oshape)))
+        p = cukit._cukit._reduce_plan([(shape, strides, 4, 1 << 20)], axis,
+                                      (oshape, ostrides, 4, 1 << 28), False, 4, sm, 8)
+        fns.add(p["fn"])
+    assert fns == set(range(8))

@@ -70,6 +70,13 @@ int cukit_builtin_function(cukit_state *st, cukit_Device *dev, PyObject *source,
  * dev is made current. 0 / -1. */
 int cukit_builtin_kernel_file(cukit_Device *dev, PyObject **modules, const char *defines,
                               const char *device_file, const char *kernel, CUfunction *func);
+/* As cukit_builtin_kernel_file, but the module holds `kernel` alone, so that a first
+ * call compiles only the kernel it runs (a disk-cache entry per kernel): the file's
+ * text gets `#define CUKIT_ONE_KERNEL 1` and `#define CUKIT_KERNEL_<kernel> 1` in front,
+ * which its `#if CUKIT_WANT(name)` guards read (compiled whole, the file keeps every
+ * kernel). Modules are kept in *modules under (ordinal, kernel). 0 / -1. */
+int cukit_builtin_kernel_one(cukit_Device *dev, PyObject **modules, const char *defines,
+                             const char *file, const char *kernel, CUfunction *func);
 /* Compile prog for arch ("sm_90") into `kind` with the option `extra` (e.g.
  * "-rdc=true"; may be NULL) added after prog's own; prog is unchanged but for its
  * log. New refs in *image (bytes) and *symbols (dict kernel name -> symbol).

@@ -246,19 +246,17 @@ cukit_builtin_function(cukit_state *st, cukit_Device *dev, PyObject *source, con
     return 0;
 }
 
-int
-cukit_builtin_kernel_file(cukit_Device *dev, PyObject **modules, const char *defines,
-                          const char *file, const char *kernel, CUfunction *func)
+/* Kernel `kernel` of the module kept under `key` in *modules (created here), compiled
+ * from `defines`, `more` (may be NULL) and the device file at the first use. */
+static int
+builtin_kernel(cukit_Device *dev, PyObject **modules, PyObject *key, const char *defines,
+               const char *more, const char *file, const char *kernel, CUfunction *func)
 {
     cukit_state *st = dev->st;
     if (*modules == NULL && (*modules = PyDict_New()) == NULL)
         return -1;
-    PyObject *key = PyLong_FromLong(dev->ordinal);
-    if (key == NULL)
-        return -1;
     PyObject *mod = PyDict_GetItemWithError(*modules, key); /* borrowed */
     if (mod != NULL) {
-        Py_DECREF(key);
         if (cukit_device_activate(dev) < 0)
             return -1;
         return CU_CALL(st, cuModuleGetFunction, (func, ((cukit_Module *)mod)->handle, kernel));
@@ -267,7 +265,8 @@ cukit_builtin_kernel_file(cukit_Device *dev, PyObject **modules, const char *def
     const char *body = PyErr_Occurred() ? NULL : cukit_device_file(file);
     PyObject *text = PyErr_Occurred() || body == NULL
                          ? NULL
-                         : PyUnicode_FromFormat("%s%s", defines ? defines : "", body);
+                         : PyUnicode_FromFormat("%s%s%s", defines ? defines : "", more ? more : "",
+                                                body);
     if (text && cukit_builtin_function(st, dev, text, file, NULL, kernel, &mod, func) == 0) {
         /* Another thread may have loaded them meanwhile: either module holds the same
          * code, and the one kept is the one whose function is returned next time. */
@@ -279,6 +278,35 @@ cukit_builtin_kernel_file(cukit_Device *dev, PyObject **modules, const char *def
         Py_DECREF(mod);
     }
     Py_XDECREF(text);
+    return rc;
+}
+
+int
+cukit_builtin_kernel_file(cukit_Device *dev, PyObject **modules, const char *defines,
+                          const char *file, const char *kernel, CUfunction *func)
+{
+    PyObject *key = PyLong_FromLong(dev->ordinal);
+    if (key == NULL)
+        return -1;
+    int rc = builtin_kernel(dev, modules, key, defines, NULL, file, kernel, func);
+    Py_DECREF(key);
+    return rc;
+}
+
+int
+cukit_builtin_kernel_one(cukit_Device *dev, PyObject **modules, const char *defines,
+                         const char *file, const char *kernel, CUfunction *func)
+{
+    char one[300];
+    if (PyOS_snprintf(one, sizeof one, "#define CUKIT_ONE_KERNEL 1\n#define CUKIT_KERNEL_%s 1\n",
+                      kernel) >= (int)sizeof one) {
+        PyErr_Format(PyExc_SystemError, "built-in kernel name too long: %s", kernel);
+        return -1;
+    }
+    PyObject *key = Py_BuildValue("(is)", dev->ordinal, kernel);
+    if (key == NULL)
+        return -1;
+    int rc = builtin_kernel(dev, modules, key, defines, one, file, kernel, func);
     Py_DECREF(key);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* prelude.c - the lines a source gets before NVRTC reads it: the fp16/bf16 headers and nvcc's short type names */
 #include "compile/program.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <string.h>
 
@@ -39,20 +40,86 @@ declares(const char *src, const char *word)
     return 0;
 }
 
+/* A copy of src (PyMem: the caller frees) with its comments and its string and
+ * character literals blanked, newlines kept, so that a word in a comment ("the high
+ * half of a float") or a string is not taken for code. A preprocessor line keeps its
+ * strings: `#include "cuda_fp16.h"` is code. NULL with MemoryError. */
+static char *
+code_only(const char *src)
+{
+    size_t n = strlen(src);
+    char *out = PyMem_Malloc(n + 1);
+    if (out == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    int directive = 0, line_start = 1;
+    for (size_t i = 0; i < n;) {
+        char c = src[i];
+        if (c == '\n') {
+            out[i++] = c;
+            directive = 0;
+            line_start = 1;
+            continue;
+        }
+        if (line_start && c == '#')
+            directive = 1;
+        if (c != ' ' && c != '\t')
+            line_start = 0;
+        if (c == '/' && src[i + 1] == '/') { /* to the end of the line */
+            while (i < n && src[i] != '\n')
+                out[i++] = ' ';
+            continue;
+        }
+        if (c == '/' && src[i + 1] == '*') {
+            out[i] = out[i + 1] = ' ';
+            for (i += 2; i < n && !(src[i] == '*' && src[i + 1] == '/'); i++)
+                out[i] = src[i] == '\n' ? '\n' : ' ';
+            for (int k = 0; k < 2 && i < n; k++)
+                out[i++] = ' ';
+            continue;
+        }
+        /* a literal; a ' after a digit or letter is a digit separator (1'000) */
+        int quote = c == '"' || (c == '\'' && !(i > 0 && (isalnum((unsigned char)src[i - 1]) ||
+                                                          src[i - 1] == '_')));
+        if (quote && !directive) {
+            out[i++] = ' ';
+            while (i < n && src[i] != c && src[i] != '\n') {
+                if (src[i] == '\\' && i + 1 < n && src[i + 1] != '\n')
+                    out[i++] = ' ';
+                out[i++] = ' ';
+            }
+            if (i < n && src[i] == c)
+                out[i++] = ' ';
+            continue;
+        }
+        out[i] = c;
+        i++;
+    }
+    out[n] = '\0';
+    return out;
+}
+
 int
 cukit_prelude_needs(const char *src)
 {
     static const char *types[] = {"half", "__half", "half2", "__half2", "__nv_bfloat16",
                                   "nv_bfloat16", "__nv_bfloat162", "nv_bfloat162"};
     static const char *nvcc[] = {"uint", "ushort", "ulong", "uchar"};
+    char *code = code_only(src);
+    if (code == NULL)
+        return -1;
     int out = 0;
-    if (!strstr(src, "cuda_fp16.h") && !strstr(src, "cuda_bf16.h"))
+    if (!strstr(code, "cuda_fp16.h") && !strstr(code, "cuda_bf16.h"))
         for (size_t i = 0; i < sizeof types / sizeof *types && !out; i++)
-            if (has_word(src, types[i]))
+            if (has_word(code, types[i]))
                 out = CUKIT_PRELUDE_FP16;
     for (size_t i = 0; i < sizeof nvcc / sizeof *nvcc; i++)
-        if (has_word(src, nvcc[i]) && !declares(src, nvcc[i]))
-            return out | CUKIT_PRELUDE_NVCC_TYPES;
+        if (has_word(code, nvcc[i]) && !declares(code, nvcc[i])) {
+            out |= CUKIT_PRELUDE_NVCC_TYPES;
+            break;
+        }
+    PyMem_Free(code);
     return out;
 }
 

@@ -552,7 +552,8 @@ cukit_program_new(cukit_state *st, PyObject *source, PyObject *name, PyObject *o
     const char *src = PyUnicode_AsUTF8(source);
     if (src == NULL)
         goto error;
-    self->prelude = cukit_prelude_needs(src);
+    if ((self->prelude = cukit_prelude_needs(src)) < 0)
+        goto error;
     self->globals = PyDict_New();
     if (self->globals == NULL)
         goto error;

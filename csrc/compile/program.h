@@ -42,7 +42,8 @@ int cukit_program_crash_error(cukit_Program *self, const char *arch, const cukit
 
 /* The CUKIT_PRELUDE_* lines the source needs: CUKIT_PRELUDE_FP16 when it names the
  * fp16/bf16 types but includes neither header, CUKIT_PRELUDE_NVCC_TYPES when it uses
- * uint, ushort, ulong or uchar without declaring them. */
+ * uint, ushort, ulong or uchar without declaring them; words in comments and strings
+ * do not count. -1 with MemoryError. */
 int cukit_prelude_needs(const char *src);
 /* The source NVRTC reads: self's, after the lines self->prelude asks for (half and
  * bfloat16 need their headers; nvcc's uint, ushort, ulong and uchar come from its

@@ -1,6 +1,7 @@
 /* sort.c - cukit.sort, argsort and searchsorted: radix.c's radix sort, a stable merge sort for short rows, numpy's order (NaNs last) */
 #include "sort/sort.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,29 +61,53 @@ sort_defines(int tc)
                 sort_types[i].bytes == 8 ? CUKIT_RADIX_ITEMS8 : CUKIT_RADIX_ITEMS);
 }
 
-/* The kernels for (dev, tc), compiled through cukit_compile_load at first use and kept
- * in the module's _sort_kernels dict: ordinal * 64 + tc -> (Module, eight addresses). */
+/* Each kernel of sort.cu: its group and where cukit_sort_kernel_set keeps it. */
+#define SK(name, group, field) {name, group, offsetof(cukit_sort_kernel_set, field)}
+static const struct {
+    const char *name;
+    int group;
+    size_t off;
+} sort_kernels[] = {
+    SK("cukit_tile_sort", CUKIT_SORT_MERGE, tile),
+    SK("cukit_merge", CUKIT_SORT_MERGE, merge),
+    SK("cukit_search", CUKIT_SORT_SEARCH, search),
+    SK("cukit_unique_flags", CUKIT_SORT_UNIQUE, flags),
+    SK("cukit_unique_scatter", CUKIT_SORT_UNIQUE, scatter),
+    SK("cukit_unique_counts", CUKIT_SORT_UNIQUE, counts),
+    SK("cukit_radix_hist", CUKIT_SORT_RADIX, hist),
+    SK("cukit_radix_pass", CUKIT_SORT_RADIX, pass),
+};
+#define SORT_KERNELS ((int)(sizeof sort_kernels / sizeof *sort_kernels))
+
+static CUfunction *
+kernel_slot(cukit_sort_kernel_set *k, int i)
+{
+    return (CUfunction *)(void *)((char *)k + sort_kernels[i].off);
+}
+
+/* The kernels of a group for (dev, tc), compiled through cukit_compile_load at first use
+ * (sort.cu for the group's kernels only: CUKIT_WANT) and kept in the module's
+ * _sort_kernels dict: (ordinal * 64 + tc) * CUKIT_SORT_GROUPS + group -> (Module,
+ * the group's addresses in sort_kernels' order). */
 int
-cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc,
+cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc, int group,
                    cukit_sort_kernel_set *k)
 {
     int rc = -1;
     PyObject *source = NULL, *defines = NULL, *options = NULL, *mod = NULL, *entry = NULL;
+    memset(k, 0, sizeof *k);
     k->rtile = cukit_radix_tile(ck_dtypes[tc].size);
     PyObject *cache = PyObject_GetAttrString(module, "_sort_kernels");
-    PyObject *key = cache ? PyLong_FromLongLong((long long)dev->ordinal * 64 + tc) : NULL;
+    PyObject *key = cache ? PyLong_FromLongLong(((long long)dev->ordinal * 64 + tc) * CUKIT_SORT_GROUPS +
+                                                group)
+                          : NULL;
     if (key == NULL)
         goto done;
     PyObject *hit = PyDict_GetItemWithError(cache, key);
     if (hit) {
-        k->tile = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 1));
-        k->merge = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 2));
-        k->search = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 3));
-        k->flags = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 4));
-        k->scatter = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 5));
-        k->counts = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 6));
-        k->hist = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 7));
-        k->pass = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, 8));
+        for (int i = 0, j = 1; i < SORT_KERNELS; i++)
+            if (sort_kernels[i].group == group)
+                *kernel_slot(k, i) = (CUfunction)PyLong_AsVoidPtr(PyTuple_GET_ITEM(hit, j++));
         rc = 0;
         goto done;
     }
@@ -90,26 +115,35 @@ cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc,
         goto done;
     const char *body = cukit_device_file("sort/kernels/sort.cu");
     defines = body ? sort_defines(tc) : NULL;
-    source = defines ? PyUnicode_FromFormat("%U%s", defines, body) : NULL;
+    /* the group's kernels only: see compile/kernels/one_kernel.cuh */
+    for (int i = 0; defines && i < SORT_KERNELS; i++)
+        if (sort_kernels[i].group == group)
+            Py_SETREF(defines, PyUnicode_FromFormat("%U#define CUKIT_KERNEL_%s 1\n", defines,
+                                                    sort_kernels[i].name));
+    source = defines ? PyUnicode_FromFormat("#define CUKIT_ONE_KERNEL 1\n%U%s", defines, body)
+                     : NULL;
     options = source ? PyList_New(0) : NULL;
     mod = options ? cukit_compile_load(st, source, "cukit_sort.cu", options, dev) : NULL;
     if (mod == NULL || cukit_device_activate(dev) < 0)
         goto done;
     CUmodule h = ((cukit_Module *)mod)->handle;
-    if (CU_CALL(st, cuModuleGetFunction, (&k->tile, h, "cukit_tile_sort")) < 0 ||
-        CU_CALL(st, cuModuleGetFunction, (&k->merge, h, "cukit_merge")) < 0 ||
-        CU_CALL(st, cuModuleGetFunction, (&k->search, h, "cukit_search")) < 0 ||
-        CU_CALL(st, cuModuleGetFunction, (&k->flags, h, "cukit_unique_flags")) < 0 ||
-        CU_CALL(st, cuModuleGetFunction, (&k->scatter, h, "cukit_unique_scatter")) < 0 ||
-        CU_CALL(st, cuModuleGetFunction, (&k->counts, h, "cukit_unique_counts")) < 0 ||
-        CU_CALL(st, cuModuleGetFunction, (&k->hist, h, "cukit_radix_hist")) < 0 ||
-        CU_CALL(st, cuModuleGetFunction, (&k->pass, h, "cukit_radix_pass")) < 0)
+    entry = PyList_New(0);
+    if (entry == NULL || PyList_Append(entry, mod) < 0)
         goto done;
-    entry = Py_BuildValue("(ONNNNNNNN)", mod, PyLong_FromVoidPtr((void *)k->tile),
-                          PyLong_FromVoidPtr((void *)k->merge), PyLong_FromVoidPtr((void *)k->search),
-                          PyLong_FromVoidPtr((void *)k->flags), PyLong_FromVoidPtr((void *)k->scatter),
-                          PyLong_FromVoidPtr((void *)k->counts), PyLong_FromVoidPtr((void *)k->hist),
-                          PyLong_FromVoidPtr((void *)k->pass));
+    for (int i = 0; i < SORT_KERNELS; i++) {
+        if (sort_kernels[i].group != group)
+            continue;
+        CUfunction *f = kernel_slot(k, i);
+        if (CU_CALL(st, cuModuleGetFunction, (f, h, sort_kernels[i].name)) < 0)
+            goto done;
+        PyObject *addr = PyLong_FromVoidPtr((void *)*f);
+        if (addr == NULL || PyList_Append(entry, addr) < 0) {
+            Py_XDECREF(addr);
+            goto done;
+        }
+        Py_DECREF(addr);
+    }
+    Py_SETREF(entry, PyList_AsTuple(entry));
     if (entry && PyDict_SetItem(cache, key, entry) == 0)
         rc = 0;
 done:
@@ -232,10 +266,12 @@ cukit_sort_rows(cukit_state *st, PyObject *module, cukit_Array *src, int want_in
             goto done;
     if (n > 0) {
         cukit_sort_kernel_set k;
-        if (cukit_sort_kernels(st, module, src->device, src->typecode, &k) < 0 ||
+        radix = cukit_radix_wanted(L, cukit_radix_tile(ck_dtypes[src->typecode].size));
+        if (cukit_sort_kernels(st, module, src->device, src->typecode,
+                               radix ? CUKIT_SORT_RADIX : CUKIT_SORT_MERGE, &k) < 0 ||
             cukit_device_activate(src->device) < 0)
             goto done;
-        if ((radix = cukit_radix_wanted(L, k.rtile))) {
+        if (radix) {
             if (cukit_radix_rows(st, &k, src, want_index, vals != NULL, h, stream, buf, ibuf,
                                  &cur) < 0)
                 goto done;
@@ -445,7 +481,8 @@ fn_searchsorted(PyObject *m, PyObject *args, PyObject *kwargs)
     long long na = ca->size, nv = cv->size;
     if (nv > 0) {
         cukit_sort_kernel_set k;
-        if (cukit_sort_kernels(st, m, a->device, a->typecode, &k) < 0 || cukit_device_activate(a->device) < 0)
+        if (cukit_sort_kernels(st, m, a->device, a->typecode, CUKIT_SORT_SEARCH, &k) < 0 ||
+            cukit_device_activate(a->device) < 0)
             goto done;
         CUdeviceptr pa = cukit_array_ptr(ca), pv = cukit_array_ptr(cv), po = cukit_array_ptr(out);
         void *p[] = {&pa, &na, &pv, &po, &nv, &right};

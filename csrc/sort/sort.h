@@ -16,9 +16,18 @@ typedef struct {
     long long rtile;       /* keys a block of the pass kernel sorts (a tile) */
 } cukit_sort_kernel_set;
 
-/* The kernels for (dev, tc), compiled at first use and kept in the module's
- * _sort_kernels dict. 0 / -1 (CompileError...). */
-int cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc,
+/* The groups of kernels cukit_sort_kernels compiles together. */
+enum {
+    CUKIT_SORT_MERGE,  /* tile, merge: rows shorter than a radix sort wants */
+    CUKIT_SORT_RADIX,  /* hist, pass */
+    CUKIT_SORT_SEARCH, /* search */
+    CUKIT_SORT_UNIQUE, /* flags, scatter, counts */
+    CUKIT_SORT_GROUPS
+};
+/* The kernels of `group` for (dev, tc) in *k (the other groups' NULL; rtile always),
+ * compiled at first use (one module per group, so that a first sort compiles the
+ * kernels it runs) and kept in the module's _sort_kernels dict. 0 / -1 (CompileError...). */
+int cukit_sort_kernels(cukit_state *st, PyObject *module, cukit_Device *dev, int tc, int group,
                        cukit_sort_kernel_set *k);
 /* Launch f on `blocks` blocks of 256 threads on stream h. 0 / -1. */
 int cukit_sort_launch(cukit_state *st, CUfunction f, long long blocks, CUstream h, void **params);

@@ -62,7 +62,7 @@ fn_unique(PyObject *m, PyObject *args, PyObject *kwargs)
         goto done;
     cukit_sort_kernel_set k;
     if (n > 0) {
-        if (cukit_sort_kernels(st, m, dev, a->typecode, &k) < 0 ||
+        if (cukit_sort_kernels(st, m, dev, a->typecode, CUKIT_SORT_UNIQUE, &k) < 0 ||
             (flags = i64_vector(st, dev, n)) == NULL)
             goto done;
         CUdeviceptr ps = cukit_array_ptr(vals), pf = cukit_array_ptr(flags);

@@ -96,6 +96,11 @@ def compile_jobs(jobs, device=None, arch=None, threads=None, progress=None):
     return len(sources)
 
 
+# Each reduction kernel is compiled alone at its first use, for the layout a call has:
+# these calls meet every one (a short and a long whole run; rows short and long, aligned
+# or not, and split; columns, a vector of them or not).
+LAYOUTS = (((37,), None), ((5000,), None), ((5, 37), 1), ((3, 2049), 1), ((4, 4096), 1),
+           ((2, 40000), 1), ((64, 32), 0), ((64, 33), 0))
 REDUCTIONS = ("sum", "prod", "mean", "var", "std", "min", "max", "argmin", "argmax", "any", "all",
               "count_nonzero", "nansum", "cumsum", "cumprod")
 
@@ -119,33 +124,43 @@ def family_calls(dtypes=COMMON):
         dt = np.dtype(name)
         for op in REDUCTIONS:
             f = getattr(cukit, op)
-            add(op, f"{op}({name})", lambda f=f, dt=dt: (f(cukit.ones(37, dt)),
-                                                          f(cukit.ones((5, 37), dt), axis=1)))
+            add(op, f"{op}({name})", lambda f=f, dt=dt: [f(cukit.ones(shape, dt), axis=axis)
+                                                         for shape, axis in LAYOUTS])
         if dt.kind in "biuf":
-            add("sort", f"sort({name})", lambda dt=dt: (cukit.sort(cukit.ones(300, dt)),
-                                                        cukit.argsort(cukit.ones(3000, dt))))
+            add("sort", f"sort({name})", lambda dt=dt: (
+                cukit.sort(cukit.ones(300, dt)), cukit.argsort(cukit.ones(3000, dt)),
+                cukit.searchsorted(cukit.ones(8, dt), cukit.ones(3, dt)),
+                cukit.unique(cukit.ones(8, dt))))
         if dt.kind in "fc" and dt.itemsize >= 4:
             add("matmul", f"matmul({name})", lambda dt=dt: cukit.matmul(
                 cukit.ones((8, 8), dt), cukit.ones((8, 8), dt)))
-    for name in ("float32", "float64"):
-        if name in dtypes:
-            add("random", f"random({name})", lambda name=name: (
-                cukit.random.default_rng(0).standard_normal(64, dtype=name),
-                cukit.random.default_rng(0).random(64, dtype=name),
-                cukit.random.default_rng(0).normal(1.0, 2.0, 64, dtype=name)))
-    add("random", "random(integers)", lambda: cukit.random.default_rng(0).integers(0, 10, 64))
+    # each random kernel is compiled alone at its first draw: every one, by name
+    for kernel in _cukit._random_kernels():
+        add("random", kernel, lambda kernel=kernel: _cukit._random_kernels(kernel))
     return groups
+
+
+# Groups whose calls share nothing: their child runs them on threads (NVRTC runs
+# without the GIL).
+THREADED = ("random",)
 
 
 def _run_group(group, dtypes):
     """In a warmup's child process: run the group's calls, a line "done" after each (a
     call cukit refuses for its dtype is skipped; any other error ends the process)."""
-    for what, call in family_calls(dtypes)[group]:
+    def one(item):
+        what, call = item
         try:
             call()
         except (TypeError, ValueError):
             pass
-        print("done", what, flush=True)
+        return what
+
+    calls = family_calls(dtypes)[group]
+    threads = min(32, os.cpu_count() or 1) if group in THREADED else 1
+    with concurrent.futures.ThreadPoolExecutor(threads) as ex:
+        for what in ex.map(one, calls):
+            print("done", what, flush=True)
 
 
 def run_groups(dtypes, threads=None, progress=None, offset=0, total=None, only=None):

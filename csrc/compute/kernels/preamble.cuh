@@ -62,9 +62,9 @@ template <int E, int M, bool FN> struct __align__(1) ck_f8 {
             const unsigned int m = (a & 0x7fffffu) | 0x800000u;
             if (sh > 24) r = 0;
             else {
-                const unsigned int rem = m & ((1u << sh) - 1u), half = 1u << (sh - 1);
+                const unsigned int rem = m & ((1u << sh) - 1u), tie = 1u << (sh - 1);
                 r = m >> sh;
-                r += rem > half || (rem == half && (r & 1u));
+                r += rem > tie || (rem == tie && (r & 1u));
             }
         }
         x = (unsigned char)(s | r);

@@ -726,9 +726,35 @@ mod_random_kernel_source(PyObject *m, PyObject *ignored)
     return ck_random_kernel_source();
 }
 
+/* cukit._random_kernels(): the kernel names; _random_kernels(name): load that one. */
+static PyObject *
+mod_random_kernels(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs == 0)
+        return ck_random_kernel_names();
+    const char *name = nargs == 1 && PyUnicode_Check(args[0]) ? PyUnicode_AsUTF8(args[0]) : NULL;
+    if (name == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "_random_kernels(name=None): name is a str");
+        return NULL;
+    }
+    PyObject *names = ck_random_kernel_names();
+    int known = names ? PySequence_Contains(names, args[0]) : -1;
+    Py_XDECREF(names);
+    if (known <= 0)
+        return known < 0 ? NULL : PyErr_Format(PyExc_ValueError, "no random kernel %R", args[0]);
+    cukit_Device *dev = cukit_device_arg(PyModule_GetState(m), NULL);
+    if (dev == NULL || ck_random_load(dev, name) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef random_functions[] = {
     {"_random_kernel_source", mod_random_kernel_source, METH_NOARGS,
      "The CUDA C source of cukit.random's kernels."},
+    {"_random_kernels", (PyCFunction)(void (*)(void))mod_random_kernels, METH_FASTCALL,
+     "_random_kernels() -> tuple of str: the names of cukit.random's kernels; "
+     "_random_kernels(name): compile and load that one on the current device (warmup)."},
     {NULL},
 };
 

@@ -187,6 +187,11 @@ PyObject *ck_random_choice(ck_Philox *bg, PyObject *args, PyObject *kwargs);
  * h. 0 / -1. */
 int ck_random_launch(cukit_Device *dev, const char *name, long long work, void **args,
                         CUstream h);
+/* The names of every kernel ck_random_launch may run (a tuple of str). New ref or NULL. */
+PyObject *ck_random_kernel_names(void);
+/* Load kernel `name` on dev as ck_random_launch would (compiled alone at its first use),
+ * without launching it: what `python -m cukit warmup` compiles. 0 / -1. */
+int ck_random_load(cukit_Device *dev, const char *name);
 /* The CUDA C source of the kernels (kernels/random.cu with its constants in front). New
  * ref or NULL. */
 PyObject *ck_random_kernel_source(void);

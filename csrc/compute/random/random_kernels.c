@@ -1,4 +1,4 @@
-/* random_kernels.c - the random-number kernels (kernels/random.cu), compiled once per device, and the draw that launches them
+/* random_kernels.c - the random-number kernels (kernels/random.cu), each compiled alone at its first use, and the draw that launches them
  *
  * Every element is a pure function of (key, counter, position): a thread computes
  * one block (four 64-bit words: Philox4x64-10's, or two of Philox4x32-10's for the
@@ -66,6 +66,43 @@ ck_random_kernel_source(void)
     return body ? PyUnicode_FromFormat("%s%s", random_defines, body) : NULL;
 }
 
+PyObject *
+ck_random_kernel_names(void)
+{
+    static const char *const others[] = {"cukit_permutation", "cukit_gather_1", "cukit_gather_2",
+                                         "cukit_gather_4", "cukit_gather_8", "cukit_gather_16"};
+    PyObject *seen = PyDict_New(); /* insertion-ordered set */
+    for (int k = 0; seen && k < CK_RAND_COUNT; k++)
+        for (int x = 0; seen && x < 2; x++)
+            for (int a = 0; seen && a < 2; a++) {
+                const char *name = kinds[k].names[x][a];
+                /* the kernels of Philox4x32 only have no Philox4x64 twin */
+                if (name == NULL || (x == 0 && k >= CK_RAND_IH8))
+                    continue;
+                PyObject *s = PyUnicode_FromString(name);
+                if (s == NULL || PyDict_SetItem(seen, s, Py_None) < 0)
+                    Py_CLEAR(seen);
+                Py_XDECREF(s);
+            }
+    for (size_t i = 0; seen && i < sizeof others / sizeof *others; i++) {
+        PyObject *s = PyUnicode_FromString(others[i]);
+        if (s == NULL || PyDict_SetItem(seen, s, Py_None) < 0)
+            Py_CLEAR(seen);
+        Py_XDECREF(s);
+    }
+    PyObject *out = seen ? PySequence_Tuple(seen) : NULL;
+    Py_XDECREF(seen);
+    return out;
+}
+
+int
+ck_random_load(cukit_Device *dev, const char *name)
+{
+    CUfunction f;
+    return cukit_builtin_kernel_one(dev, &dev->st->compute->random_modules, random_defines,
+                                    RANDOM_FILE, name, &f);
+}
+
 int
 ck_random_launch(cukit_Device *dev, const char *name, long long work, void **args, CUstream h)
 {
@@ -75,8 +112,8 @@ ck_random_launch(cukit_Device *dev, const char *name, long long work, void **arg
         blocks = most;
     if (blocks < 1)
         blocks = 1;
-    if (cukit_builtin_kernel_file(dev, &dev->st->compute->random_modules, random_defines, RANDOM_FILE,
-                                  name, &f) < 0)
+    if (cukit_builtin_kernel_one(dev, &dev->st->compute->random_modules, random_defines, RANDOM_FILE,
+                                 name, &f) < 0)
         return -1;
     return cukit_builtin_launch(dev, f, (unsigned)blocks, 1, THREADS, 1, h, args);
 }

@@ -251,36 +251,34 @@ ck_rplan_make(ck_rplan *plan, cukit_Array *const *in, const int *kind, int nin, 
 
 /* ------------------------------------------------------------------ the launch */
 
+/* Kernel fn of the reduction cached under key: compiled alone (its module holds that
+ * kernel only, so a first call compiles what it runs) and added to the cache with its
+ * occupancy. 0 / -1. */
 static int
-load_all(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, const ck_rspec *spec,
-         const char *file, PyObject *options)
+load_one(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, int fn,
+         const ck_rspec *spec, const char *file, PyObject *options)
 {
-    PyObject *src = ck_reduce_source(spec);
+    PyObject *src = ck_reduce_source(spec, fn);
     if (src == NULL)
         return -1;
     PyObject *opts = options ? Py_NewRef(options) : PyTuple_New(0);
     PyObject *module = NULL;
     CUfunction f;
-    int rc = opts ? cukit_builtin_function(st, dev, src, file, opts, ck_rfunc_names[0], &module,
+    int rc = opts ? cukit_builtin_function(st, dev, src, file, opts, ck_rfunc_names[fn], &module,
                                           &f)
                    : -1;
     Py_DECREF(src);
     Py_XDECREF(opts);
-    for (int i = 0; rc == 0 && i < RF_COUNT; i++) {
-        if (i > 0 && CU_CALL(st, cuModuleGetFunction,
-                             (&f, ((cukit_Module *)module)->handle, ck_rfunc_names[i])) < 0)
-            rc = -1;
-        /* blocks of CK_THREADS one SM holds at once (0: unknown), kept in the entry */
-        int occ = 0, nt = i == RF_FULL ? CK_FNT : CK_THREADS;
-        if (rc == 0 && CU_CALL(st, cuOccupancyMaxActiveBlocksPerMultiprocessor,
-                               (&occ, f, nt, 0)) < 0) {
-            PyErr_Clear();
-            occ = 0;
-        }
-        if (rc == 0)
-            rc = ck_kcache_add(cache, key | (uint64_t)i, f, occ, module);
+    if (rc < 0)
+        return -1;
+    /* blocks of the kernel one SM holds at once (0: unknown), kept in the entry */
+    int occ = 0, nt = fn == RF_FULL ? CK_FNT : CK_THREADS;
+    if (CU_CALL(st, cuOccupancyMaxActiveBlocksPerMultiprocessor, (&occ, f, nt, 0)) < 0) {
+        PyErr_Clear();
+        occ = 0;
     }
-    Py_XDECREF(module);
+    rc = ck_kcache_add(cache, key | (uint64_t)fn, f, occ, module);
+    Py_DECREF(module);
     return rc;
 }
 
@@ -397,7 +395,7 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
     if (col && cv) {
         /* a block per 32 vectors of outputs (a warp's width) and split; the split's rows
          * shared by the block's warps, 16 rows a warp or more */
-        fn = RF_COLV;
+        fn = launch->occ_fn = RF_COLV;
         want = (long long)sm * (occ[fn] > 0 ? occ[fn] : 8);
         long long bx = (nout / cv + 31) / 32;
         /* at most 512 rows a warp (the accuracy bound of the docs) */
@@ -409,7 +407,7 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
         col_grid(nred, bx, most, &splits, &chunk, &gx, &gy);
     }
     else if (col) {
-        fn = RF_COL;
+        fn = launch->occ_fn = RF_COL;
         want = (long long)sm * (occ[fn] > 0 ? occ[fn] : 8);
         long long bx = (nout + CK_THREADS - 1) / CK_THREADS;
         splits = wave_splits(bx, want, (nred + 511) / 512, nred < 65535 ? nred : 65535);
@@ -429,6 +427,8 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
         }
         /* one output of one contiguous aligned run: the full reduction's own kernel */
         int full = vec && nout == 1 && plan->kd == 0, kfn = full ? RF_FULL : vec ? RF_ROWV : RF_ROWN;
+        /* the occupancy matters to a long row only */
+        launch->occ_fn = nred > 16384 ? kfn : -1;
         want = (long long)sm * (occ[kfn] > 0 ? occ[kfn] : 8);
         if (nout < want && nred > 16384)
             splits = wave_splits(nout, want, 1, nred / 8192);
@@ -460,16 +460,19 @@ ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunc
 
 int
 ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
-             const ck_rspec *spec, const char *file, PyObject *options, int acc_size,
-             ck_rplan *plan, CUstream h)
+             const ck_rspec *spec, const char *file, PyObject *options, ck_rspec_texts texts,
+             void *ctx, int acc_size, ck_rplan *plan, CUstream h)
 {
     if (plan->nout == 0)
         return 0;
     int nin = plan->nin, nops = nin + 1;
     long long nout = plan->nout, nred = plan->nred;
-    if (ck_kcache_find(cache, key | (RF_COUNT - 1)) == NULL &&
-        load_all(st, dev, cache, key, spec, file, options) < 0)
-        return -1;
+    /* The choice reads one kernel's occupancy (launch.occ_fn): that kernel is loaded
+     * first, so that the choice is the same whichever kernels are loaded; then the
+     * kernel chosen. Each is compiled at its first use (texts, when given, completes
+     * spec and names the file then). */
+    ck_rspec full;
+    char fname[64];
     int occ[RF_COUNT];
     for (int i = 0; i < RF_COUNT; i++) {
         ck_entry *x = ck_kcache_find(cache, key | (uint64_t)i);
@@ -477,6 +480,24 @@ ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
     }
     ck_rlaunch launch;
     ck_rplan_choose(plan, spec->vec, dev->sm_count, occ, &launch);
+    for (int pass = 0; pass < 2; pass++) {
+        int need = pass == 0 ? launch.occ_fn : launch.fn;
+        if (need < 0 || ck_kcache_find(cache, key | (uint64_t)need) != NULL)
+            continue;
+        if (texts) {
+            if (texts(ctx, &full, fname, sizeof fname) < 0)
+                return -1;
+            spec = &full;
+            file = fname;
+            texts = NULL;
+        }
+        if (load_one(st, dev, cache, key, need, spec, file, options) < 0)
+            return -1;
+        if (pass == 0) {
+            occ[need] = ck_kcache_find(cache, key | (uint64_t)need)->vec;
+            ck_rplan_choose(plan, spec->vec, dev->sm_count, occ, &launch);
+        }
+    }
     int fn = launch.fn;
     long long splits = launch.splits, chunk = launch.chunk, gx = launch.gx, gy = launch.gy;
     ck_entry *e = ck_kcache_find(cache, key | (uint64_t)fn);

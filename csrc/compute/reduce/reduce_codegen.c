@@ -41,7 +41,7 @@ ck_minb(const ck_rspec *s)
 }
 
 PyObject *
-ck_reduce_source(const ck_rspec *s)
+ck_reduce_source(const ck_rspec *s, int fn)
 {
     static const char *const kinds[] = {[CK_OPND_ARRAY] = "ARRAY", [CK_OPND_SCALAR] = "SCALAR",
                                         [CK_OPND_RAW] = "RAW"};
@@ -51,6 +51,8 @@ ck_reduce_source(const ck_rspec *s)
     const char *body = helpers ? cukit_device_file("compute/reduce/kernels/reduce.cu") : NULL;
     if (body == NULL)
         return NULL;
+    if (fn >= 0) /* the one kernel: see compile/kernels/one_kernel.cuh */
+        ck_put(&b, "#define CUKIT_ONE_KERNEL 1\n#define CUKIT_KERNEL_%s 1\n", ck_rfunc_names[fn]);
     ck_put(&b, "%s%s\n", ck_ml_define(), helpers);
     /* a struct output is defined by head: its typedef follows head */
     for (int k = 0; k < nin + !s->out_ctype; k++)

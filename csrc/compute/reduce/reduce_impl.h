@@ -33,7 +33,7 @@ typedef struct {
 
 enum { CK_OPND_ARRAY = 0, CK_OPND_SCALAR, CK_OPND_RAW };
 
-/* The kernels in one generated module, by index (key bits 0-2). */
+/* The kernels of a reduction, by index (key bits 0-2); each compiled alone. */
 enum { RF_ROWV, RF_ROWVW, RF_ROWN, RF_ROWNW, RF_COL, RF_COLV, RF_FULL, RF_ROWV1, RF_COUNT };
 /* The full reduction's kernel (ckr_f): CK_FNT threads a block, each with CK_FU 16-byte
  * loads in flight, its blocks interleaved over the run, a wave of resident blocks (the
@@ -48,8 +48,9 @@ enum { RF_ROWV, RF_ROWVW, RF_ROWN, RF_ROWNW, RF_COL, RF_COLV, RF_FULL, RF_ROWV1,
 #define CK_MINB_MULTI 2
 extern const char *const ck_rfunc_names[RF_COUNT];
 
-/* CUDA C of every kernel of spec. New ref or NULL. */
-PyObject *ck_reduce_source(const ck_rspec *spec);
+/* CUDA C of kernel fn (RF_*) of spec, alone in its module; fn -1: every kernel (the
+ * tests'). New ref or NULL. */
+PyObject *ck_reduce_source(const ck_rspec *spec, int fn);
 
 /* One reduction as the kernels see it: kept dimensions (the output's), reduced ones. */
 typedef struct {
@@ -81,6 +82,7 @@ int ck_rplan_make(ck_rplan *plan, cukit_Array *const *in, const int *kind, int n
  * SM holds at once (0: unknown, 8 assumed). */
 typedef struct {
     int fn, fblock;
+    int occ_fn; /* the kernel (RF_*) whose occ[] the choice read; -1: none */
     long long splits, chunk, gx, gy, ncnt;
 } ck_rlaunch;
 void ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_rlaunch *launch);
@@ -88,11 +90,17 @@ void ck_rplan_choose(const ck_rplan *plan, int vec, int sm, const int *occ, ck_r
  * the plan and launch of fake arrays ((shape, strides, itemsize, address) each), for the
  * tests that check the engine's layouts without a device. New ref (dict) or NULL. */
 PyObject *ck_reduce_plan_py(PyObject *m, PyObject *args);
-/* Run plan with the kernels of the module cached under key (compiled from spec at first
- * use) on stream h. acc_size: bytes of the accumulator. 0 / -1. */
+/* Completes *spec with the texts of a reduction (a copy the callee fills whole) and
+ * writes its file name into file (n bytes), when a kernel must be compiled. 0 / -1. */
+typedef int (*ck_rspec_texts)(void *ctx, ck_rspec *spec, char *file, size_t n);
+/* Run plan on stream h with the kernel it needs of those cached under key (key | RF_*),
+ * each compiled alone from spec at its first use (file: its name; options: NVRTC's or
+ * NULL). texts (NULL: spec and file are complete): called with ctx, once, before a
+ * compile, where spec has the types but not the texts. acc_size: bytes of the
+ * accumulator. 0 / -1. */
 int ck_rplan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key,
-                 const ck_rspec *spec, const char *file, PyObject *options, int acc_size,
-                 ck_rplan *plan, CUstream h);
+                 const ck_rspec *spec, const char *file, PyObject *options, ck_rspec_texts texts,
+                 void *ctx, int acc_size, ck_rplan *plan, CUstream h);
 
 /* Elements a thread of a 1-D scan tile in the build in use, for an accumulator of
  * acc_size bytes (the tile: CK_THREADS of them). */

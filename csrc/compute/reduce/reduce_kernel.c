@@ -403,7 +403,7 @@ reduction_kernel_call(PyObject *obj, PyObject *const *args, size_t nargsf, PyObj
     PyObject *file = PyUnicode_FromFormat("%U.cu", self->name);
     const char *fname = file ? PyUnicode_AsUTF8(file) : NULL;
     if (fname)
-        rc = ck_rplan_run(st, dev, &self->cache, key, &spec, fname, self->options,
+        rc = ck_rplan_run(st, dev, &self->cache, key, &spec, fname, self->options, NULL, NULL,
                           octype ? (int)self->osize : ck_dtypes[atc].size, &plan, hs);
     Py_XDECREF(file);
 done:

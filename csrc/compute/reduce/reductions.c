@@ -318,6 +318,25 @@ fill_spec(ck_rspec *spec, const rtexts *t, int nin, const int *tcs, int otc, int
     spec->vec = widest >= 16 ? 1 : 16 / widest;
 }
 
+/* What make_texts needs to describe a reduction again, with its texts. */
+typedef struct {
+    const char *who;
+    int kind, itc, btc, dtype, wk, nin, tcs[4], otc, has_init;
+    rtexts t; /* the texts *spec points into, filled by make_texts */
+} texts_ctx;
+
+/* ck_rspec_texts for run(): the spec with its texts and the file name. 0 / -1. */
+static int
+make_texts(void *ctx, ck_rspec *spec, char *file, size_t n)
+{
+    texts_ctx *c = ctx;
+    if (describe(c->who, c->kind, c->itc, c->btc, c->dtype, c->wk, 1, &c->t) < 0)
+        return -1;
+    fill_spec(spec, &c->t, c->nin, c->tcs, c->otc, c->has_init);
+    PyOS_snprintf(file, n, "cukit_reduce_%s.cu", c->who);
+    return 0;
+}
+
 static PyObject *
 run(cukit_state *st, const char *who, rreq *q)
 {
@@ -389,7 +408,7 @@ run(cukit_state *st, const char *who, rreq *q)
     }
     /* the plan */
     ck_rspec spec;
-    int tcs[4];
+    int tcs[4] = {0, 0, 0, 0};
     for (int k = 0; k < nin; k++)
         tcs[k] = ins[k]->typecode;
     fill_spec(&spec, &t, nin, tcs, otc, has_init);
@@ -412,18 +431,13 @@ run(cukit_state *st, const char *who, rreq *q)
                    (uint64_t)(q->b ? q->b->typecode : 31) << 14 | (uint64_t)otc << 19 |
                    (uint64_t)(atc < 0 ? 31 : atc) << 24 | (uint64_t)(q->where != NULL) << 29 |
                    (uint64_t)has_init << 30 | (uint64_t)(dev->ordinal & 63) << 31;
-    char file[64] = "";
     ck_kcache *cache = ck_reduce_cache(st, 0);
     if (cache == NULL)
         goto error;
-    if (ck_kcache_find(cache, key | (RF_COUNT - 1)) == NULL) { /* to compile: the texts */
-        if (describe(who, kind, itc, q->b ? q->b->typecode : -1, q->dtype,
-                     q->where ? nin - 1 : -1, 1, &t) < 0)
-            goto error;
-        fill_spec(&spec, &t, nin, tcs, otc, has_init);
-        PyOS_snprintf(file, sizeof file, "cukit_reduce_%s.cu", who);
-    }
-    if (ck_rplan_run(st, dev, cache, key, &spec, file, NULL, acc_size, &plan, h) < 0)
+    /* the texts are made only where a kernel is compiled */
+    texts_ctx tx = {who, kind, itc, q->b ? q->b->typecode : -1, q->dtype, q->where ? nin - 1 : -1,
+                    nin, {tcs[0], tcs[1], tcs[2], tcs[3]}, otc, has_init};
+    if (ck_rplan_run(st, dev, cache, key, &spec, "", NULL, make_texts, &tx, acc_size, &plan, h) < 0)
         goto error;
     return (PyObject *)out;
 error:
@@ -703,7 +717,7 @@ fn_reduce_source(PyObject *m, PyObject *args)
         return NULL;
     ck_rspec spec;
     fill_spec(&spec, &t, nin, tcs, t.otc, init);
-    return ck_reduce_source(&spec);
+    return ck_reduce_source(&spec, -1);
 }
 
 static PyMethodDef reduce_functions[] = {

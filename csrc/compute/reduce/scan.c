@@ -41,19 +41,21 @@ scan_run(cukit_state *st, cukit_Device *dev, ck_kcache *cache, uint64_t key, PyO
              : (plan->sin == itemsize && plan->n >= 32) ? SF_WARPS : SF_LINES;
     ck_entry *e = ck_kcache_find(cache, key | (uint64_t)fn);
     if (e == NULL) {
+        /* the kernel alone (see compile/kernels/one_kernel.cuh): a first scan compiles
+         * the one it runs */
         PyObject *module = NULL;
         CUfunction f;
         const char *file = PyUnicode_AsUTF8(src_args[1]);
-        int rc = file ? cukit_builtin_function(st, dev, src_args[0], file, src_args[2], fnames[0],
+        PyObject *text = file ? PyUnicode_FromFormat("#define CUKIT_ONE_KERNEL 1\n"
+                                                     "#define CUKIT_KERNEL_%s 1\n%U",
+                                                     fnames[fn], src_args[0])
+                              : NULL;
+        int rc = text ? cukit_builtin_function(st, dev, text, file, src_args[2], fnames[fn],
                                               &module, &f)
-                       : -1;
-        for (int i = 0; rc == 0 && i < SF_COUNT; i++) {
-            if (i > 0 && CU_CALL(st, cuModuleGetFunction,
-                                 (&f, ((cukit_Module *)module)->handle, fnames[i])) < 0)
-                rc = -1;
-            if (rc == 0)
-                rc = ck_kcache_add(cache, key | (uint64_t)i, f, 0, module);
-        }
+                      : -1;
+        Py_XDECREF(text);
+        if (rc == 0)
+            rc = ck_kcache_add(cache, key | (uint64_t)fn, f, 0, module);
         Py_XDECREF(module);
         if (rc < 0)
             return -1;

@@ -1,6 +1,7 @@
 // sort.cu - the sort kernels (sort/sort.c and sort/radix.c launch them): a tile sort and
 // merge passes for short rows, searchsorted, unique's flags and scatter, and the LSD
-// radix sort's histogram and onesweep pass.
+// radix sort's histogram and onesweep pass. sort.c compiles them in groups (CUKIT_WANT):
+// the merge sort's, the radix sort's, searchsorted's, unique's, each at its first use.
 // params: SORT_T=float SORT_U=unsigned KBYTES=4 KSIGN=0x80000000u KFLOAT=1 KEXP=0x7f800000u KLT=1 RITEMS=17
 //
 // sort.c writes in front, for the element type: SORT_T (the element), SORT_U (the unsigned
@@ -8,6 +9,7 @@
 // KFLOAT and KEXP (a float's exponent mask: above it, NaN), KLT (how two elements
 // compare: 0 integers, 1 float32, 2 float64, 3 float16, 4 bfloat16) and RITEMS (keys a
 // thread of the radix pass: 17, 11 for 8-byte keys, within its shared memory).
+#include "../../compile/kernels/one_kernel.cuh"
 typedef SORT_T T;
 typedef SORT_U U;
 
@@ -42,6 +44,7 @@ __device__ __forceinline__ float h2f(T h) {
 // run's elements not greater than it, so equal keys keep their order. Every pass is
 // one kernel over all elements, reading one buffer and writing the other.
 #define TILE 256
+#if CUKIT_WANT(cukit_tile_sort)
 extern "C" __global__ void __launch_bounds__(TILE)
 cukit_tile_sort(const T *in, T *out, long long *iout, long long L, long long tiles, int with_index)
 {
@@ -58,6 +61,8 @@ cukit_tile_sort(const T *in, T *out, long long *iout, long long L, long long til
     out[base + r] = x;
     if (with_index) iout[base + r] = t * TILE + i;
 }
+#endif
+#if CUKIT_WANT(cukit_merge)
 extern "C" __global__ void __launch_bounds__(256)
 cukit_merge(const T *in, T *out, const long long *iin, long long *iout, long long n,
             long long L, long long w, int with_index)
@@ -81,6 +86,8 @@ cukit_merge(const T *in, T *out, const long long *iin, long long *iout, long lon
     out[row * L + pos] = x;
     if (with_index) iout[row * L + pos] = iin[e];
 }
+#endif
+#if CUKIT_WANT(cukit_search)
 extern "C" __global__ void __launch_bounds__(256)
 cukit_search(const T *a, long long na, const T *v, long long *out, long long nv, int right)
 {
@@ -94,12 +101,16 @@ cukit_search(const T *a, long long na, const T *v, long long *out, long long nv,
     }
     out[e] = lo;
 }
+#endif
+#if CUKIT_WANT(cukit_unique_flags)
 extern "C" __global__ void __launch_bounds__(256)
 cukit_unique_flags(const T *s, long long *f, long long n)
 {
     const long long e = blockIdx.x * 256LL + threadIdx.x;
     if (e < n) f[e] = e == 0 || lt(s[e - 1], s[e]);
 }
+#endif
+#if CUKIT_WANT(cukit_unique_scatter)
 extern "C" __global__ void __launch_bounds__(256)
 cukit_unique_scatter(const T *s, const long long *f, const long long *pos, T *out,
                      const long long *sidx, long long *oidx, long long *first, long long *inv,
@@ -111,12 +122,15 @@ cukit_unique_scatter(const T *s, const long long *f, const long long *pos, T *ou
     if (f[e]) { out[p] = s[e]; if (oidx) oidx[p] = sidx[e]; if (first) first[p] = e; }
     if (inv) inv[sidx[e]] = p;
 }
+#endif
+#if CUKIT_WANT(cukit_unique_counts)
 extern "C" __global__ void __launch_bounds__(256)
 cukit_unique_counts(const long long *first, long long *counts, long long u, long long n)
 {
     const long long j = blockIdx.x * 256LL + threadIdx.x;
     if (j < u) counts[j] = (j + 1 < u ? first[j + 1] : n) - first[j];
 }
+#endif
 
 // ------------------------------------------------------------------ the radix sort
 //
@@ -219,6 +233,7 @@ __device__ __forceinline__ unsigned warp_rank(unsigned d, unsigned *wc, int lane
 }
 #define HPARTS 4
 #define HIDX(q, i) ((q) * (KBYTES * 256) + (i))
+#if CUKIT_WANT(cukit_radix_hist)
 extern "C" __global__ void __launch_bounds__(256)
 cukit_radix_hist(const U *in, long long n, unsigned *hist, long long rstride)
 {
@@ -248,6 +263,8 @@ cukit_radix_hist(const U *in, long long n, unsigned *hist, long long rstride)
         if (c) atomicAdd(&hist[i], c);
     }
 }
+#endif
+#if CUKIT_WANT(cukit_radix_pass)
 extern "C" __global__ void __launch_bounds__(RBLOCK, RMINB)
 cukit_radix_pass(const U *kin, U *kout, const unsigned *iin, unsigned *iout, long long *iout64,
                  long long n, const unsigned *hist, unsigned *ticket, unsigned *status,
@@ -356,3 +373,4 @@ cukit_radix_pass(const U *kin, U *kout, const unsigned *iin, unsigned *iout, lon
         }
     }
 }
+#endif

@@ -3,13 +3,15 @@
 // params: CUKIT_PHILOX_ROUNDS=10 CUKIT_PHILOX_M0=0xD2E7470EE14C6C93ull CUKIT_PHILOX_M1=0xCA5A826395121157ull CUKIT_PHILOX_W0=0x9E3779B97F4A7C15ull CUKIT_PHILOX_W1=0xBB67AE8584CAA73Bull CUKIT_PHILOX32_M0=0xD2511F53u CUKIT_PHILOX32_M1=0xCD9E8D57u CUKIT_PHILOX32_W0=0x9E3779B9u CUKIT_PHILOX32_W1=0xBB67AE85u CUKIT_PERM_MAX_ROUNDS=832
 //
 // random_kernels.c writes the Philox constants in front (philox.h's, which the host's
-// bookkeeping shares).
+// bookkeeping shares) and compiles one kernel at a time (CUKIT_WANT: a first draw waits
+// for its own kernel, not the 62 of the file; a KX pair compiles together).
 // Params mirrors ck_rand_params. per_word<T> makes one element of
 // type T from each 64-bit word; per_half one from each 32-bit half, low half first,
 // after an optional pending half (numpy's next_uint32); either from a pair of inputs
 // at once where a transform needs two (Box-Muller, Lemire's redraw). Stores are 16
 // bytes wide (32 for 8-byte halves' elements, 8 and 4 for small types) where the
 // element index allows.
+#include "../../../compile/kernels/one_kernel.cuh"
 typedef unsigned long long u64;
 typedef unsigned int u32;
 struct Params {
@@ -249,9 +251,9 @@ __device__ __forceinline__ void turn(u64 w, double &c, double &s) {
 #pragma unroll
     for (int i = 1; i < 7; i++) q = __fma_rn(q, z, ck_cos_c[i]);
     const double sy = __fma_rn(y * z, p, y), cy = __fma_rn(z, q, 1.0);
-    const bool quarter = (w >> 62) & 1, half = w >> 63;
+    const bool quarter = (w >> 62) & 1, flip = w >> 63;
     c = quarter ? -sy : cy; s = quarter ? cy : sy;
-    if (half) { c = -c; s = -s; }
+    if (flip) { c = -c; s = -s; }
 }
 template <bool A> struct BoxMuller64 { double a, b;
     __device__ void operator()(u64 w0, u64 w1, double &z0, double &z1) const {
@@ -376,6 +378,7 @@ struct PermParams { u64 out; long long n; u64 k0, k1; int rounds; };
         constexpr bool X = true;                                                         \
         __VA_ARGS__;                                                                     \
     }
+#if CUKIT_WANT(cukit_permutation)
 extern "C" __global__ void cukit_permutation(const PermParams p) {
     __shared__ u64 keys[MAX_ROUNDS];
     const u64 n = (u64)p.n;
@@ -395,6 +398,7 @@ extern "C" __global__ void cukit_permutation(const PermParams p) {
         ((long long *)p.out)[i] = (long long)x;
     }
 }
+#endif
 template <class T> __device__ __forceinline__ void gather(u64 d, u64 s, const long long *perm,
                                                        long long rows, long long units) {
     T *dst = (T *)d; const T *src = (const T *)s;
@@ -405,82 +409,172 @@ template <class T> __device__ __forceinline__ void gather(u64 d, u64 s, const lo
 }
 #define GATHER(T, B) extern "C" __global__ void cukit_gather_##B(u64 d, u64 s, \
     const long long *perm, long long rows, long long units) { gather<T>(d, s, perm, rows, units); }
-GATHER(unsigned char, 1) GATHER(unsigned short, 2) GATHER(u32, 4) GATHER(u64, 8) GATHER(uint4, 16)
+#if CUKIT_WANT(cukit_gather_1)
+GATHER(unsigned char, 1)
+#endif
+#if CUKIT_WANT(cukit_gather_2)
+GATHER(unsigned short, 2)
+#endif
+#if CUKIT_WANT(cukit_gather_4)
+GATHER(u32, 4)
+#endif
+#if CUKIT_WANT(cukit_gather_8)
+GATHER(u64, 8)
+#endif
+#if CUKIT_WANT(cukit_gather_16)
+GATHER(uint4, 16)
+#endif
+#if CUKIT_WANT(cukit_random_raw) || CUKIT_WANT(cukit_random_raw_x32)
 KX(cukit_random_raw, per_word<u64, X>(p, Raw()))
+#endif
+#if CUKIT_WANT(cukit_random_f64) || CUKIT_WANT(cukit_random_f64_x32)
 KX(cukit_random_f64, per_word<double, X>(p, Uniform64<false>{0, 1}))
+#endif
+#if CUKIT_WANT(cukit_uniform_f64) || CUKIT_WANT(cukit_uniform_f64_x32)
 KX(cukit_uniform_f64, per_word<double, X>(p, Uniform64<true>{p.a, p.b}))
+#endif
+#if CUKIT_WANT(cukit_random_f32) || CUKIT_WANT(cukit_random_f32_x32)
 KX(cukit_random_f32, per_half<float, X>(p, Uniform32<false>{0, 1}))
+#endif
+#if CUKIT_WANT(cukit_uniform_f32) || CUKIT_WANT(cukit_uniform_f32_x32)
 KX(cukit_uniform_f32, per_half<float, X>(p, Uniform32<true>{(float)p.a, (float)p.b}))
+#endif
+#if CUKIT_WANT(cukit_standard_normal_f64)
 extern "C" __global__ void cukit_standard_normal_f64(const Params p) {
     per_word<double, false>(p, Normal64<false>{0, 1});
 }
+#endif
+#if CUKIT_WANT(cukit_standard_normal_f64_x32)
 extern "C" __global__ void cukit_standard_normal_f64_x32(const Params p) {
     per_word<double, true, BoxMuller64<false>, true>(p, BoxMuller64<false>{0, 1});
 }
+#endif
+#if CUKIT_WANT(cukit_normal_f64)
 extern "C" __global__ void cukit_normal_f64(const Params p) {
     per_word<double, false>(p, Normal64<true>{p.a, p.b});
 }
+#endif
+#if CUKIT_WANT(cukit_normal_f64_x32)
 extern "C" __global__ void cukit_normal_f64_x32(const Params p) {
     per_word<double, true, BoxMuller64<true>, true>(p, BoxMuller64<true>{p.a, p.b});
 }
+#endif
+#if CUKIT_WANT(cukit_standard_normal_f32)
 extern "C" __global__ void cukit_standard_normal_f32(const Params p) {
     per_half<float, false>(p, Normal32<false>{0, 1});
 }
+#endif
+#if CUKIT_WANT(cukit_standard_normal_f32_x32)
 extern "C" __global__ void cukit_standard_normal_f32_x32(const Params p) {
     per_half<float, true, BoxMuller32<false>, true>(p, BoxMuller32<false>{0, 1});
 }
+#endif
+#if CUKIT_WANT(cukit_normal_f32)
 extern "C" __global__ void cukit_normal_f32(const Params p) {
     per_half<float, false>(p, Normal32<true>{(float)p.a, (float)p.b});
 }
+#endif
+#if CUKIT_WANT(cukit_normal_f32_x32)
 extern "C" __global__ void cukit_normal_f32_x32(const Params p) {
     per_half<float, true, BoxMuller32<true>, true>(p, BoxMuller32<true>{(float)p.a, (float)p.b});
 }
+#endif
+#if CUKIT_WANT(cukit_random_f16) || CUKIT_WANT(cukit_random_f16_x32)
 KX(cukit_random_f16, per_half<unsigned short, X>(p, Uniform16<false, false>{0, 1}))
+#endif
+#if CUKIT_WANT(cukit_uniform_f16) || CUKIT_WANT(cukit_uniform_f16_x32)
 KX(cukit_uniform_f16, per_half<unsigned short, X>(p, Uniform16<true, false>{(float)p.a, (float)p.b}))
+#endif
+#if CUKIT_WANT(cukit_random_bf16) || CUKIT_WANT(cukit_random_bf16_x32)
 KX(cukit_random_bf16, per_half<unsigned short, X>(p, Uniform16<false, true>{0, 1}))
+#endif
+#if CUKIT_WANT(cukit_uniform_bf16) || CUKIT_WANT(cukit_uniform_bf16_x32)
 KX(cukit_uniform_bf16, per_half<unsigned short, X>(p, Uniform16<true, true>{(float)p.a, (float)p.b}))
+#endif
+#if CUKIT_WANT(cukit_standard_normal_f16)
 extern "C" __global__ void cukit_standard_normal_f16(const Params p) {
     per_half<unsigned short, false>(p, To16<Normal32<false>, false>{{0, 1}});
 }
+#endif
+#if CUKIT_WANT(cukit_standard_normal_f16_x32)
 extern "C" __global__ void cukit_standard_normal_f16_x32(const Params p) {
     per_half<unsigned short, true, To16<BoxMuller32<false>, false>, true>(p, To16<BoxMuller32<false>, false>{{0, 1}});
 }
+#endif
+#if CUKIT_WANT(cukit_normal_f16)
 extern "C" __global__ void cukit_normal_f16(const Params p) {
     per_half<unsigned short, false>(p, To16<Normal32<true>, false>{{(float)p.a, (float)p.b}});
 }
+#endif
+#if CUKIT_WANT(cukit_normal_f16_x32)
 extern "C" __global__ void cukit_normal_f16_x32(const Params p) {
     per_half<unsigned short, true, To16<BoxMuller32<true>, false>, true>(p, To16<BoxMuller32<true>, false>{{(float)p.a, (float)p.b}});
 }
+#endif
+#if CUKIT_WANT(cukit_standard_normal_bf16)
 extern "C" __global__ void cukit_standard_normal_bf16(const Params p) {
     per_half<unsigned short, false>(p, To16<Normal32<false>, true>{{0, 1}});
 }
+#endif
+#if CUKIT_WANT(cukit_standard_normal_bf16_x32)
 extern "C" __global__ void cukit_standard_normal_bf16_x32(const Params p) {
     per_half<unsigned short, true, To16<BoxMuller32<false>, true>, true>(p, To16<BoxMuller32<false>, true>{{0, 1}});
 }
+#endif
+#if CUKIT_WANT(cukit_normal_bf16)
 extern "C" __global__ void cukit_normal_bf16(const Params p) {
     per_half<unsigned short, false>(p, To16<Normal32<true>, true>{{(float)p.a, (float)p.b}});
 }
+#endif
+#if CUKIT_WANT(cukit_normal_bf16_x32)
 extern "C" __global__ void cukit_normal_bf16_x32(const Params p) {
     per_half<unsigned short, true, To16<BoxMuller32<true>, true>, true>(p, To16<BoxMuller32<true>, true>{{(float)p.a, (float)p.b}});
 }
+#endif
+#if CUKIT_WANT(cukit_exponential_f16) || CUKIT_WANT(cukit_exponential_f16_x32)
 KX(cukit_exponential_f16, per_half<unsigned short, X>(p, To16<Exp32, false>{{(float)p.b}}))
+#endif
+#if CUKIT_WANT(cukit_exponential_bf16) || CUKIT_WANT(cukit_exponential_bf16_x32)
 KX(cukit_exponential_bf16, per_half<unsigned short, X>(p, To16<Exp32, true>{{(float)p.b}}))
+#endif
+#if CUKIT_WANT(cukit_exponential_f64) || CUKIT_WANT(cukit_exponential_f64_x32)
 KX(cukit_exponential_f64, per_word<double, X>(p, Exp64{p.b}))
+#endif
+#if CUKIT_WANT(cukit_exponential_f32) || CUKIT_WANT(cukit_exponential_f32_x32)
 KX(cukit_exponential_f32, per_half<float, X>(p, Exp32{(float)p.b}))
+#endif
+#if CUKIT_WANT(cukit_integers_1) || CUKIT_WANT(cukit_integers_1_x32)
 KX(cukit_integers_1, per_word<unsigned char, X>(p, Int<unsigned char>{p.ilow, p.irange}))
+#endif
+#if CUKIT_WANT(cukit_integers_2) || CUKIT_WANT(cukit_integers_2_x32)
 KX(cukit_integers_2, per_word<unsigned short, X>(p, Int<unsigned short>{p.ilow, p.irange}))
+#endif
+#if CUKIT_WANT(cukit_integers_4) || CUKIT_WANT(cukit_integers_4_x32)
 KX(cukit_integers_4, per_word<u32, X>(p, Int<u32>{p.ilow, p.irange}))
+#endif
+#if CUKIT_WANT(cukit_integers_8) || CUKIT_WANT(cukit_integers_8_x32)
 KX(cukit_integers_8, per_word<u64, X>(p, Int<u64>{p.ilow, p.irange}))
+#endif
+#if CUKIT_WANT(cukit_integers_h1_x32)
 extern "C" __global__ void cukit_integers_h1_x32(const Params p) {
     integers_halves<unsigned char>(p);
 }
+#endif
+#if CUKIT_WANT(cukit_integers_h2_x32)
 extern "C" __global__ void cukit_integers_h2_x32(const Params p) {
     integers_halves<unsigned short>(p);
 }
+#endif
+#if CUKIT_WANT(cukit_integers_h4_x32)
 extern "C" __global__ void cukit_integers_h4_x32(const Params p) {
     integers_halves<u32>(p);
 }
+#endif
+#if CUKIT_WANT(cukit_integers_h8_x32)
 extern "C" __global__ void cukit_integers_h8_x32(const Params p) {
     integers_halves<u64>(p);
 }
+#endif
+#if CUKIT_WANT(cukit_poisson) || CUKIT_WANT(cukit_poisson_x32)
 KX(cukit_poisson, per_word<long long, X>(p, Poisson{p.c[0], p.c[1], p.c[2], p.c[3], p.c[4], p.c[5], p.c[6]}))
+#endif

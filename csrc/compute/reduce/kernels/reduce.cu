@@ -1,6 +1,6 @@
-// reduce.cu - the reduction kernels (compute/reduce/reduce.c launches them): one module
-// per (operation, dtypes) holds every layout's kernel, so that a new layout of the same
-// operation compiles nothing.
+// reduce.cu - the reduction kernels (compute/reduce/reduce.c launches them): each is
+// compiled alone (CUKIT_WANT) for an (operation, dtypes) at its first use, so that a
+// first a.sum() waits for the kernel it runs, not for the eight layouts'.
 // params: CK_V=4 CK_NT=256 CK_FNT=256 CK_MINB=4 CK_RMAXD=8 CK_HAS_INIT=0
 //
 // reduce_codegen.c writes in front: reduce_helpers.cuh, the operand types T0.. (TO the
@@ -32,6 +32,7 @@
 // tree (shared memory) combine the threads: the order is fixed for a launch shape, so
 // results are deterministic.
 #include "reduce_helpers.cuh"
+#include "../../../compile/kernels/one_kernel.cuh"
 #ifndef CK_REDUCE_OPS
 typedef float T0;
 typedef float T1;
@@ -297,6 +298,7 @@ template <int TPR, bool VEC, bool FOLD> CKD void ck_row(const ck_rargs &p) {
 // per split (gridDim.x of them, one wave of resident blocks), each on its split's run
 // of vectors (the blocks interleaved over the whole run, a vector of each thread in turn),
 // CK_FU vector loads in flight per thread; built for CK_MINB blocks of CK_FNT an SM.
+#if CUKIT_WANT(ckr_f)
 extern "C" __global__ void __launch_bounds__(CK_FNT, CK_MINB) ckr_f(const ck_rargs p) {
     __shared__ TA sh[32];
     __shared__ int last;
@@ -314,14 +316,26 @@ extern "C" __global__ void __launch_bounds__(CK_FNT, CK_MINB) ckr_f(const ck_rar
     if (threadIdx.x == 0) ck_store(p, 0, s, ko, acc, 1);
     if (p.splits > 1 && ck_last(ck_counter(p, 0), gridDim.x, last)) ck_fold_rows<CK_FNT>(p, sh);
 }
+#endif
 // A warp per row never splits one; a block per row without splits (ckr_v1) has no
 // fold: with the fold's code in it the loop got other registers (40 against 48 for a
 // float32 sum) and sums along axis=1 ran 9% slower on the H100
+#if CUKIT_WANT(ckr_v)
 extern "C" __global__ void __launch_bounds__(CK_NT) ckr_v(const ck_rargs p) { ck_row<CK_NT, true, true>(p); }
+#endif
+#if CUKIT_WANT(ckr_v1)
 extern "C" __global__ void __launch_bounds__(CK_NT) ckr_v1(const ck_rargs p) { ck_row<CK_NT, true, false>(p); }
+#endif
+#if CUKIT_WANT(ckr_vw)
 extern "C" __global__ void __launch_bounds__(CK_NT) ckr_vw(const ck_rargs p) { ck_row<32, true, false>(p); }
+#endif
+#if CUKIT_WANT(ckr_n)
 extern "C" __global__ void __launch_bounds__(CK_NT) ckr_n(const ck_rargs p) { ck_row<CK_NT, false, true>(p); }
+#endif
+#if CUKIT_WANT(ckr_nw)
 extern "C" __global__ void __launch_bounds__(CK_NT) ckr_nw(const ck_rargs p) { ck_row<32, false, false>(p); }
+#endif
+#if CUKIT_WANT(ckc)
 extern "C" __global__ void __launch_bounds__(CK_NT) ckc(const ck_rargs p) {
     __shared__ int last;
     const int s = blockIdx.y;
@@ -347,10 +361,12 @@ extern "C" __global__ void __launch_bounds__(CK_NT) ckc(const ck_rargs p) {
     if (p.splits > 1 && ck_last(ck_counter(p, blockIdx.x), gridDim.y, last))
         ck_fold_cols(p, o0, p.nout, ostep);
 }
+#endif
 // A block owns 32 vectors of CK_V neighbouring outputs (a warp's width: a warp reads
 // 32 * 16 contiguous bytes of a row) and its split's rows (blockIdx.y); each warp takes
 // one run of consecutive rows of the split, CK_CU rows in flight, and the warps' sums are
 // combined in shared memory in warp order: every output sees its rows in order.
+#if CUKIT_WANT(ckcv)
 extern "C" __global__ void __launch_bounds__(CK_NT) ckcv(const ck_rargs p) {
     __shared__ TA sh[32 * CK_V];
     __shared__ int last;
@@ -408,3 +424,4 @@ extern "C" __global__ void __launch_bounds__(CK_NT) ckcv(const ck_rargs p) {
         ck_fold_cols(p, o0 + threadIdx.x, min(p.nout, o0 + 32 * CK_V), CK_NT);
     }
 }
+#endif

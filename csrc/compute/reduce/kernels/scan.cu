@@ -9,6 +9,7 @@
 // ck_neutral(), then defines CK_SCAN_OP. On its own (the device-file test) the file is a
 // float32 sum.
 #include "../../kernels/preamble.cuh"
+#include "../../../compile/kernels/one_kernel.cuh"
 #ifndef CK_SCAN_OP
 typedef float TI;
 typedef float TO;
@@ -207,6 +208,7 @@ CKD void ck_tile_done(const ck_sargs &p, int tile, TA ex, bool has, TA aggv, TA 
     tile_pre = ex;
     tile_has = has;
 }
+#if CUKIT_WANT(cks)
 extern "C" __global__ void __launch_bounds__(256) cks(const ck_sargs p) {
     __shared__ TA sh[CK_PAD(CK_TILE) + 1];
     __shared__ TA wsum[8];
@@ -348,6 +350,7 @@ extern "C" __global__ void __launch_bounds__(256) cks(const ck_sargs p) {
         }
     }
 }
+#endif
 #undef CK_X
 CKD void ck_loffs(const ck_sargs &p, long long l, long long &oi, long long &oo) {
     oi = oo = 0;
@@ -358,6 +361,7 @@ CKD void ck_loffs(const ck_sargs &p, long long l, long long &oi, long long &oo) 
         oo += c * p.lsout[d];
     }
 }
+#if CUKIT_WANT(ckl)
 extern "C" __global__ void __launch_bounds__(256) ckl(const ck_sargs p) {
     for (long long l = (long long)blockIdx.x * 256 + threadIdx.x; l < p.nlines;
          l += (long long)gridDim.x * 256) {
@@ -374,6 +378,8 @@ extern "C" __global__ void __launch_bounds__(256) ckl(const ck_sargs p) {
         }
     }
 }
+#endif
+#if CUKIT_WANT(ckw)
 extern "C" __global__ void __launch_bounds__(256) ckw(const ck_sargs p) {
     const int lane = threadIdx.x & 31;
     const long long nw = (long long)gridDim.x * 8;
@@ -403,3 +409,4 @@ extern "C" __global__ void __launch_bounds__(256) ckw(const ck_sargs p) {
         }
     }
 }
+#endif
