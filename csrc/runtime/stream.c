@@ -541,6 +541,8 @@ stream_synchronize(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
     if (cukit_device_activate(self->device) < 0)
         return NULL;
     CU_CALL_NOGIL(st, cuStreamSynchronize, (self->handle));
+    if (cukit_report_raise(st) < 0)
+        return NULL;
     Py_RETURN_NONE;
 error:
     return NULL;

@@ -17,6 +17,7 @@ typedef struct {
     long long istride[MAXI][CUKIT_MAXDIM];
     long long len[MAXI];
     long long astride[MAXI];
+    long long axis[MAXI];
 } index_params;
 
 /* What an index becomes: a basic key for the view its other items make, and the
@@ -458,61 +459,51 @@ plan(cukit_state *st, cukit_Array *v, parsed_index *p, index_params *k, int *ndi
     return 0;
 }
 
-/* Launch kernel `name` of index.cu with k, on stream h, then raise IndexError when an
- * index array not checked on the host held a value out of range. 0 / -1. */
+/* self indexed by the basic key: self itself when the key is only `:` over every
+ * dimension (a[idx], a[rows, cols]: no view to make on the hot path), else the view
+ * basic indexing gives. New ref or NULL. */
+static cukit_Array *
+basic_view(cukit_Array *self, PyObject *basic)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(basic);
+    int whole = n == self->ndim;
+    for (Py_ssize_t i = 0; whole && i < n; i++) {
+        PyObject *it = PyTuple_GET_ITEM(basic, i);
+        whole = PySlice_Check(it) && ((PySliceObject *)it)->start == Py_None &&
+                ((PySliceObject *)it)->stop == Py_None && ((PySliceObject *)it)->step == Py_None;
+    }
+    if (whole)
+        return (cukit_Array *)Py_NewRef((PyObject *)self);
+    return (cukit_Array *)PyObject_GetItem((PyObject *)self, basic);
+}
+
+/* Launch kernel `which` of index.cu with k on stream h. An index array not checked on
+ * the host is checked by the kernel, which notes the first value out of range in the
+ * device's record (runtime/report.c) for the next synchronizing point to raise: the
+ * host does not wait. 0 / -1. */
 static int
 run_index(cukit_state *st, cukit_Device *dev, const char *which, index_params *k, parsed_index *p,
           CUstream h)
 {
     int need_check = 0;
-    for (int j = 0; j < p->nidx; j++)
+    for (int j = 0; j < p->nidx; j++) {
         need_check |= !p->host_checked[j];
+        k->axis[j] = p->axis[j];
+    }
     if (k->total == 0)
         return 0;
-    cukit_Array *err = NULL;
-    if (need_check) {
-        Py_ssize_t two = 2;
-        err = ck_empty(st, dev, CUKIT_TC_I64, 1, &two);
-        if (err == NULL)
-            return -1;
-        k->err = cukit_array_ptr(err);
-    }
-    int rc = -1;
+    k->err = 0;
     CUfunction f;
-    if (cukit_device_activate(dev) < 0 ||
-        (err && CU_CALL(st, cuMemsetD8Async, (k->err, 0, 16, h)) < 0) ||
+    if ((need_check && cukit_report_device_ptr(dev, &k->err) < 0) ||
+        cukit_device_activate(dev) < 0 ||
         cukit_builtin_kernel_file(dev, &st->compute->index_modules, "#define MAXD 32\n#define MAXI 8\n",
                                   "compute/index/kernels/index.cu", which, &f) < 0)
-        goto done;
+        return -1;
     long long blocks = (k->total + CK_THREADS - 1) / CK_THREADS;
     if (blocks > 65535LL * 8)
         blocks = 65535LL * 8;
     void *args[] = {k};
-    if (cukit_builtin_launch(dev, f, (unsigned)blocks, 1, CK_THREADS, 1, h, args) < 0)
-        goto done;
-    if (err) {
-        long long host[2];
-        CUresult r;
-        Py_BEGIN_ALLOW_THREADS
-        r = cukit_api.cuMemcpyDtoHAsync(host, k->err, sizeof host, h);
-        if (r == CUDA_SUCCESS)
-            r = cukit_api.cuStreamSynchronize(h);
-        Py_END_ALLOW_THREADS
-        if (r != CUDA_SUCCESS) {
-            cukit_check_cu(st, r, "cuStreamSynchronize");
-            goto done;
-        }
-        if (host[0] != 0) {
-            int j = (int)host[0] - 1;
-            PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for axis %d with size %lld",
-                         host[1], p->axis[j], k->len[j]);
-            goto done;
-        }
-    }
-    rc = 0;
-done:
-    Py_XDECREF(err);
-    return rc;
+    return cukit_builtin_launch(dev, f, (unsigned)blocks, 1, CK_THREADS, 1, h, args);
 }
 
 static const char *
@@ -549,7 +540,7 @@ ck_index_get(cukit_state *st, PyObject *self_obj, PyObject *key)
     if (parse_index(self, key, &p) < 0)
         return NULL;
     PyObject *out = NULL;
-    cukit_Array *v = (cukit_Array *)PyObject_GetItem(self_obj, p.basic);
+    cukit_Array *v = basic_view(self, p.basic);
     index_params k;
     int ndim;
     Py_ssize_t shape[CUKIT_MAXDIM];
@@ -631,7 +622,7 @@ ck_index_set(cukit_state *st, PyObject *self_obj, PyObject *key, PyObject *value
         Py_DECREF(val);
         return -1;
     }
-    cukit_Array *v = (cukit_Array *)PyObject_GetItem(self_obj, p.basic);
+    cukit_Array *v = basic_view(self, p.basic);
     index_params k;
     int ndim;
     Py_ssize_t shape[CUKIT_MAXDIM];
