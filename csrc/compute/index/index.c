@@ -239,7 +239,7 @@ add_mask(cukit_Array *self, PyObject *src, parsed_index *p, PyObject *basic, PyO
             return -1;
         }
     }
-    cukit_Array *coords = ck_mask_coords(st, mask); /* (k, count) int64 */
+    cukit_Array *coords = ck_mask_coords(st, mask, 1); /* (k, count) int64 */
     Py_DECREF(mask);
     if (coords == NULL)
         return -1;
@@ -604,19 +604,41 @@ ck_index_set(cukit_state *st, PyObject *self_obj, PyObject *key, PyObject *value
                         "marked the memory read-only); copy it first");
         return -1;
     }
+    /* a whole-array mask and one value: a masked fill, queued without a wait */
+    cukit_Array *km = (cukit_Array *)key;
+    if (Py_IS_TYPE(key, st->ArrayType) && km->typecode == CUKIT_TC_BOOL &&
+        km->ndim == self->ndim && self->ndim > 0 &&
+        memcmp(km->shape, self->shape, sizeof(Py_ssize_t) * self->ndim) == 0 &&
+        unit_ok(self->itemsize) && (self->flags & CUKIT_ARRAY_C_CONTIG)) {
+        int done_fill = 0, frc = -1;
+        if (Py_IS_TYPE(value, st->ArrayType)) {
+            if (((cukit_Array *)value)->size == 1) {
+                cukit_Array *one = value_array(st, self, value);
+                frc = one ? ck_mask_fill(st, self, km, one, NULL) : -1;
+                Py_XDECREF(one);
+                done_fill = 1;
+            }
+        }
+        else {
+            /* a host value: its bits as numpy casts it, passed with the launch */
+            PyObject *hv = PyObject_CallFunctionObjArgs(st->np_asarray, value, self->dtype, NULL);
+            PyObject *raw = hv ? PyObject_CallMethod(hv, "tobytes", NULL) : NULL;
+            Py_XDECREF(hv);
+            if (raw == NULL)
+                return -1;
+            if (PyBytes_GET_SIZE(raw) == self->itemsize) {
+                frc = ck_mask_fill(st, self, km, NULL, PyBytes_AS_STRING(raw));
+                done_fill = 1;
+            }
+            Py_DECREF(raw);
+        }
+        if (done_fill)
+            return frc;
+    }
     cukit_Array *val = value_array(st, self, value);
     if (val == NULL)
         return -1;
     int rc = -1;
-    /* a whole-array mask and one value: a masked fill */
-    if (Py_IS_TYPE(key, st->ArrayType) && ((cukit_Array *)key)->typecode == CUKIT_TC_BOOL &&
-        ((cukit_Array *)key)->ndim == self->ndim && self->ndim > 0 && val->size == 1 &&
-        memcmp(((cukit_Array *)key)->shape, self->shape, sizeof(Py_ssize_t) * self->ndim) == 0 &&
-        unit_ok(self->itemsize) && (self->flags & CUKIT_ARRAY_C_CONTIG)) {
-        rc = ck_mask_fill(st, self, (cukit_Array *)key, val);
-        Py_DECREF(val);
-        return rc;
-    }
     parsed_index p;
     if (parse_index(self, key, &p) < 0) {
         Py_DECREF(val);
