@@ -24,9 +24,13 @@ cukit_report_device_ptr(cukit_Device *dev, CUdeviceptr *out)
         void *host = NULL;
         CUdeviceptr d = 0;
         cukit_state *st = dev->st;
-        if (cukit_device_activate(dev) < 0 ||
-            CU_CALL(st, cuMemHostAlloc, (&host, sizeof(bad_index),
-                                         CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP)) < 0)
+        if (cukit_device_activate(dev) < 0)
+            return -1;
+        int mode = cukit_capture_relax(st, 0); /* the first use may come under a capture */
+        int bad = CU_CALL(st, cuMemHostAlloc, (&host, sizeof(bad_index),
+                                               CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP)) < 0;
+        cukit_capture_restore(mode);
+        if (bad)
             return -1;
         if (CU_CALL(st, cuMemHostGetDevicePointer, (&d, host, 0)) < 0) {
             cukit_api.cuMemFreeHost(host);
