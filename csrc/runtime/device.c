@@ -423,9 +423,7 @@ device_synchronize(cukit_Device *self, PyObject *Py_UNUSED(ignored))
     if (cukit_device_activate(self) < 0)
         return NULL;
     CU_CALL_NOGIL(st, cuCtxSynchronize, ());
-    if (cukit_report_raise(st) < 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return cukit_report_raise(st) < 0 ? NULL : Py_NewRef(Py_None); /* a bad index met */
 error:
     return NULL;
 }
