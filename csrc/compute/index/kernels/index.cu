@@ -36,7 +36,7 @@ struct IndexParams {
 // Note bad index v of array j, unless an earlier one was noted; the record's numbers
 // are written before its state says they are ready (the host may read it while this
 // kernel runs, at a synchronize of another stream).
-__device__ __noinline__ void note_bad_index(const IndexParams &p, int j, long long v) {
+__device__ __forceinline__ void note_bad_index(const IndexParams &p, int j, long long v) {
     BadIndex *r = (BadIndex *)p.err;
     if (r == 0 || atomicCAS(&r->state, 0ull, 1ull) != 0ull) return;
     r->value = v;
