@@ -477,13 +477,42 @@ basic_view(cukit_Array *self, PyObject *basic)
     return (cukit_Array *)PyObject_GetItem((PyObject *)self, basic);
 }
 
-/* Launch kernel `which` of index.cu with k on stream h. An index array not checked on
- * the host is checked by the kernel, which notes the first value out of range in the
- * device's record (runtime/report.c) for the next synchronizing point to raise: the
- * host does not wait. 0 / -1. */
+/* Gather (gather 1) or scatter kernel of index.cu for elements of itemsize bytes on dev
+ * (made current). 0 / -1. */
 static int
-run_index(cukit_state *st, cukit_Device *dev, const char *which, index_params *k, parsed_index *p,
-          CUstream h)
+index_function(cukit_state *st, cukit_Device *dev, int gather, Py_ssize_t itemsize, CUfunction *f)
+{
+    static const char *const names[2][5] = {
+        {"ck_gather_1", "ck_gather_2", "ck_gather_4", "ck_gather_8", "ck_gather_16"},
+        {"ck_scatter_1", "ck_scatter_2", "ck_scatter_4", "ck_scatter_8", "ck_scatter_16"}};
+    int u = itemsize == 1 ? 0 : itemsize == 2 ? 1 : itemsize == 4 ? 2 : itemsize == 8 ? 3 : 4;
+    int g = gather ? 0 : 1;
+    cukit_compute_state *cs = st->compute;
+    if (cs->index_dev != (void *)dev) {
+        memset(cs->index_funcs, 0, sizeof cs->index_funcs);
+        cs->index_dev = dev;
+    }
+    if (cs->index_funcs[g][u] != NULL) {
+        *f = cs->index_funcs[g][u];
+        return cukit_device_activate(dev);
+    }
+    /* a first load may compile without the GIL, and another thread switch the cache to
+     * another device meanwhile: store only into dev's */
+    if (cukit_builtin_kernel_file(dev, &cs->index_modules, "#define MAXD 32\n#define MAXI 8\n",
+                                  "compute/index/kernels/index.cu", names[g][u], f) < 0)
+        return -1;
+    if (cs->index_dev == (void *)dev)
+        cs->index_funcs[g][u] = *f;
+    return 0;
+}
+
+/* Launch the gather (gather 1) or scatter of index.cu with k on stream h. An index
+ * array not checked on the host is checked by the kernel, which notes the first value
+ * out of range in the device's record (runtime/report.c) for the next synchronizing
+ * point to raise: the host does not wait. 0 / -1. */
+static int
+run_index(cukit_state *st, cukit_Device *dev, int gather, Py_ssize_t itemsize, index_params *k,
+          parsed_index *p, CUstream h)
 {
     int need_check = 0;
     for (int j = 0; j < p->nidx; j++) {
@@ -495,26 +524,13 @@ run_index(cukit_state *st, cukit_Device *dev, const char *which, index_params *k
     k->err = 0;
     CUfunction f;
     if ((need_check && cukit_report_device_ptr(dev, &k->err) < 0) ||
-        cukit_device_activate(dev) < 0 ||
-        cukit_builtin_kernel_file(dev, &st->compute->index_modules, "#define MAXD 32\n#define MAXI 8\n",
-                                  "compute/index/kernels/index.cu", which, &f) < 0)
+        index_function(st, dev, gather, itemsize, &f) < 0)
         return -1;
     long long blocks = (k->total + CK_THREADS - 1) / CK_THREADS;
     if (blocks > 65535LL * 8)
         blocks = 65535LL * 8;
     void *args[] = {k};
-    return cukit_builtin_launch(dev, f, (unsigned)blocks, 1, CK_THREADS, 1, h, args);
-}
-
-static const char *
-unit_name(Py_ssize_t itemsize, int gather)
-{
-    static const char *const g[] = {"ck_gather_1", "ck_gather_2", "ck_gather_4", "ck_gather_8",
-                                    "ck_gather_16"};
-    static const char *const s[] = {"ck_scatter_1", "ck_scatter_2", "ck_scatter_4",
-                                    "ck_scatter_8", "ck_scatter_16"};
-    int u = itemsize == 1 ? 0 : itemsize == 2 ? 1 : itemsize == 4 ? 2 : itemsize == 8 ? 3 : 4;
-    return gather ? g[u] : s[u];
+    return cukit_builtin_launch_here(st, f, (unsigned)blocks, 1, 1, CK_THREADS, 1, h, args);
 }
 
 /* The units an element of itemsize bytes moves as (1, 2, 4, 8 or 16 bytes), or 0. */
@@ -560,7 +576,7 @@ ck_index_get(cukit_state *st, PyObject *self_obj, PyObject *key)
         goto done;
     k.base = cukit_array_ptr(v);
     k.other = cukit_array_ptr(r);
-    if (run_index(st, v->device, unit_name(v->itemsize, 1), &k, &p, h) < 0)
+    if (run_index(st, v->device, 1, v->itemsize, &k, &p, h) < 0)
         Py_DECREF(r);
     else
         out = (PyObject *)r;
@@ -669,7 +685,7 @@ ck_index_set(cukit_state *st, PyObject *self_obj, PyObject *key, PyObject *value
         goto done;
     k.base = cukit_array_ptr(v);
     k.other = cukit_array_ptr(val);
-    rc = run_index(st, v->device, unit_name(v->itemsize, 0), &k, &p, h);
+    rc = run_index(st, v->device, 0, v->itemsize, &k, &p, h);
     goto done;
 mismatch: {
     PyObject *vs = cukit_array_shape(val), *rs = PyTuple_New(ndim);
@@ -758,7 +774,7 @@ ck_along_axis(cukit_state *st, PyObject *arr_obj, PyObject *indices, int axis, P
         if (r == NULL)
             goto done;
         k.other = cukit_array_ptr(r);
-        if (run_index(st, a->device, unit_name(a->itemsize, 1), &k, &p, h) < 0)
+        if (run_index(st, a->device, 1, a->itemsize, &k, &p, h) < 0)
             Py_DECREF(r);
         else
             out = (PyObject *)r;
@@ -785,7 +801,7 @@ ck_along_axis(cukit_state *st, PyObject *arr_obj, PyObject *indices, int axis, P
         k.vstride[o] = val->shape[d] == 1 ? 0 : val->strides[d];
     }
     k.other = cukit_array_ptr(val);
-    if (run_index(st, a->device, unit_name(a->itemsize, 0), &k, &p, h) == 0)
+    if (run_index(st, a->device, 0, a->itemsize, &k, &p, h) == 0)
         out = Py_NewRef(Py_None);
 done:
     Py_XDECREF(val);
