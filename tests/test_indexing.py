@@ -295,8 +295,8 @@ def test_along_axis(rng):
                                   np.take_along_axis(h, i, None))
 
 
-def test_large_mask_keeps_order(rng):
-    n = 100_003  # several tiles, the last one partial
+@pytest.mark.parametrize("n", [100_003, 1030 * 4096 + 77])  # the last tile partial;
+def test_large_mask_keeps_order(rng, n):                      # more tiles than scan threads
     h = rand(rng, (n,))
     a = cukit.asarray(h)
     m = h > 0.5

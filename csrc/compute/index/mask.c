@@ -45,8 +45,9 @@ mask_offsets(cukit_state *st, cukit_Device *dev, CUdeviceptr mask, long long n, 
     CUdeviceptr cp = cukit_array_ptr(counts), op = cukit_array_ptr(offs);
     void *a1[] = {&mask, &n, &cp};
     void *a2[] = {&cp, &nb, &op};
+    unsigned scan_threads = nb >= 1024 ? 1024 : (unsigned)((nb + 31) / 32 * 32);
     if (nb > 0 && (cukit_builtin_launch(dev, fc, (unsigned)nb, 1, THREADS, 1, h, a1) < 0 ||
-                   cukit_builtin_launch(dev, fs, 1, 1, 1024, 1, h, a2) < 0))
+                   cukit_builtin_launch(dev, fs, 1, 1, scan_threads, 1, h, a2) < 0))
         goto done;
     if (nb > 0) {
         CUresult r;

@@ -51,28 +51,38 @@ ck_mask_count(const unsigned char *__restrict__ mask, long long n, unsigned int 
     }
 }
 
-// One block of 1024 threads: offsets[b] = counts[0] + ... + counts[b - 1] for b < nb,
-// offsets[nb] the total.
+// One block of up to 1024 threads (a multiple of 32): offsets[b] = counts[0] + ... +
+// counts[b - 1] for b < nb, offsets[nb] the total. Thread t sums a run of the counts,
+// the runs' sums are scanned with warp shuffles, then each thread writes its run's.
 extern "C" __global__ void __launch_bounds__(1024)
 ck_mask_scan(const unsigned int *__restrict__ counts, long long nb, long long *offsets) {
-    __shared__ long long sums[1024];
-    long long chunk = (nb + 1023) / 1024, lo = threadIdx.x * chunk;
+    __shared__ long long wsum[32];
+    unsigned int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    long long chunk = (nb + blockDim.x - 1) / blockDim.x, lo = threadIdx.x * chunk;
     long long hi = lo + chunk < nb ? lo + chunk : nb, s = 0;
     for (long long b = lo; b < hi; b++) s += counts[b];
-    sums[threadIdx.x] = s;
-    __syncthreads();
-    for (int o = 1; o < 1024; o <<= 1) { // inclusive scan of the chunks' sums
-        long long v = threadIdx.x >= o ? sums[threadIdx.x - o] : 0;
-        __syncthreads();
-        sums[threadIdx.x] += v;
-        __syncthreads();
+    long long x = s;
+    for (int o = 1; o < 32; o <<= 1) { // inclusive scan over the warp
+        long long y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= (unsigned int)o) x += y;
     }
-    long long at = threadIdx.x ? sums[threadIdx.x - 1] : 0;
+    if (lane == 31) wsum[w] = x;
+    __syncthreads();
+    if (w == 0) { // the warps' sums, scanned by the first warp
+        long long v = lane < nw ? wsum[lane] : 0;
+        for (int o = 1; o < 32; o <<= 1) {
+            long long y = __shfl_up_sync(0xffffffffu, v, o);
+            if (lane >= (unsigned int)o) v += y;
+        }
+        if (lane < nw) wsum[lane] = v;
+    }
+    __syncthreads();
+    long long at = x - s + (w ? wsum[w - 1] : 0);
     for (long long b = lo; b < hi; b++) {
         offsets[b] = at;
         at += counts[b];
     }
-    if (threadIdx.x == 1023) offsets[nb] = sums[1023];
+    if (threadIdx.x == blockDim.x - 1) offsets[nb] = at;
 }
 
 // List this block's tile's trues in order: pos[0 .. count) are their positions in the
