@@ -1,6 +1,7 @@
 /* report.c - each device's error record: kernels note the first bad index they meet in mapped host memory, and cukit's next synchronizing point raises it */
 #include "runtime/runtime.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 /* The record, as kernels see it (compute/index/kernels/index.cu's BadIndex): a kernel
@@ -57,6 +58,7 @@ cukit_report_raise(cukit_state *st)
         bad_index *r = ((cukit_Device *)o)->report;
         if (r == NULL || r->state != 2)
             continue;
+        atomic_thread_fence(memory_order_acquire); /* the numbers after the state (Arm hosts) */
         long long value = r->value, size = r->size, axis = r->axis;
         r->state = 0; /* cleared: the next bad index is reported again */
         PyErr_Format(PyExc_IndexError,
