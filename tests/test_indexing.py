@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import cukit
+from conftest import EMULATOR
 
 DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.float32, np.int64, np.float64,
           np.complex64, np.complex128]
@@ -375,3 +376,24 @@ def test_masked_fill_every_dtype_and_value_kind(rng, dtype):
     a[~m] = np.array([v[0]])
     d[~hm] = v[0]
     np.testing.assert_array_equal(a.get(), d)
+
+
+@pytest.mark.skipif(not EMULATOR, reason="the checkers run on cukit's CPU emulator")
+def test_index_and_mask_kernels_pass_the_emulators_checkers(rng):
+    """racecheck, initcheck and synccheck find nothing in the gather, the scatter (a bad
+    index among good ones included), the mask counts, scan, compaction and fill."""
+    n = 3 * 4096 + 21
+    h = rand(rng, (n,))
+    hm = rng.random(n) > 0.5
+    bad = rng.permutation(n)[:700] - rng.integers(0, 2, 700) * n  # distinct, some negative:
+    bad[5] = n                                                  # a scatter without races
+    with cukit.debug.check() as found:
+        a, m = cukit.asarray(h), cukit.asarray(hm)
+        np.testing.assert_array_equal(a[m].get(), h[hm])
+        np.testing.assert_array_equal(cukit.argwhere(m).get(), np.argwhere(hm))
+        a[m] = 1.5
+        r = a[cukit.asarray(bad)]
+        a[cukit.asarray(bad)] = r
+        with pytest.raises(IndexError, match=f"index {n} is out of bounds"):
+            cukit.synchronize()
+    assert found.reports == []
