@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import cukit
+from conftest import EMULATOR
 
 DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.float32, np.int64, np.float64,
           np.complex64, np.complex128]
@@ -162,18 +163,84 @@ def test_0d_and_empty(rng):
 
 def test_out_of_range_is_an_index_error_naming_it(rng):
     a = cukit.asarray(rand(rng, (5, 4)))
-    for idx in ([5], np.array([-6]), cukit.asarray(np.array([0, 9]))):
+    # indices from the host: checked before the launch
+    for idx in ([5], np.array([-6])):
         with pytest.raises(IndexError, match="out of bounds for axis 0 with size 5"):
             a[idx]
+    # indices on the device: checked by the kernel, raised at the next synchronizing point
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 5"):
+        a[cukit.asarray(np.array([0, 9]))].get()
     with pytest.raises(IndexError, match="index 4 is out of bounds for axis 1 with size 4"):
-        a[:, cukit.asarray(np.array([4]))]
-    with pytest.raises(IndexError, match="out of bounds"):
-        a[cukit.asarray(np.array([7]))] = 1.0
-    # the array is unchanged by a refused write
+        a[:, cukit.asarray(np.array([4]))].get()
     before = a.get()
+    a[cukit.asarray(np.array([7]))] = 1.0
+    with pytest.raises(IndexError, match="index 7 is out of bounds"):
+        cukit.synchronize()
+    np.testing.assert_array_equal(a.get(), before)
+    # the array is unchanged by a refused write
     with pytest.raises(IndexError):
         a[[0, 10]] = 0.0
     np.testing.assert_array_equal(a.get(), before)
+
+
+def test_device_index_errors_wait_for_the_next_sync(rng):
+    """A device index array out of range is found by the kernel; every synchronizing
+    point cukit owns raises numpy's IndexError once, and nothing is read or written out
+    of bounds meanwhile."""
+    n = 1000
+    h = rand(rng, (n,))
+    a = cukit.asarray(h)
+    good = rng.integers(-n, n, 300)
+    bad = good.copy()
+    bad[137] = n + 12
+    # a gather returns at once; the sync raises, naming the first bad index met
+    r = a[cukit.asarray(bad)]
+    with pytest.raises(IndexError, match=f"index {n + 12} is out of bounds for axis 0 with size {n}"):
+        r.get()
+    # the record is cleared after raising, and a good launch after a bad one works;
+    # negative indices wrap as numpy's
+    np.testing.assert_array_equal(a[cukit.asarray(good)].get(), h[good])
+    cukit.synchronize()
+    # a bad element is never a silent wrong value: the gather wrote 0 for it, read
+    # nothing out of bounds, and the good ones are right
+    want = h[np.where(bad < n, bad, 0)]
+    want[137] = 0
+    np.testing.assert_array_equal(r.get(), want)
+    # a scatter skips the bad index and writes the rest; nothing past the array's end
+    big = cukit.asarray(rand(rng, (2 * n,)))
+    tail = big[n:].get()
+    view = big[:n]
+    vals = rand(rng, (300,))
+    view[cukit.asarray(bad)] = cukit.asarray(vals)
+    with pytest.raises(IndexError, match=f"index {n + 12} is out of bounds"):
+        cukit.Device().synchronize()
+    np.testing.assert_array_equal(big[n:].get(), tail)
+    # each synchronizing point raises it: stream, event, a copy to the host
+    r = a.take(cukit.asarray(np.array([0, -n - 1])))
+    with pytest.raises(IndexError, match=f"index {-n - 1} is out of bounds"):
+        cukit.Stream.null.synchronize()
+    e = cukit.Event()
+    a[cukit.asarray(np.array([n]))]
+    e.record()
+    with pytest.raises(IndexError, match=f"index {n} is out of bounds"):
+        e.synchronize()
+    a[cukit.asarray(np.array([n]))]
+    with pytest.raises(IndexError, match=f"index {n} is out of bounds"):
+        float(a[0:1].sum())
+    cukit.synchronize()  # nothing left to raise
+
+
+def test_device_index_error_in_take_along_axis_and_put(rng):
+    h = rand(rng, (6, 5))
+    a = cukit.asarray(h)
+    r = cukit.take_along_axis(a, cukit.asarray(np.full((6, 1), 5)), 1)
+    with pytest.raises(IndexError, match="index 5 is out of bounds for axis 1 with size 5"):
+        r.get()
+    cukit.put(a, cukit.asarray(np.array([3, 30])), cukit.asarray(np.array([8.0, 9.0], np.float32)))
+    with pytest.raises(IndexError, match="index 30 is out of bounds"):
+        cukit.synchronize()
+    h.flat[3] = 8.0  # the good index was written, the bad one skipped
+    np.testing.assert_array_equal(a.get(), h)
 
 
 def test_bad_indices_are_numpys_errors(rng):
@@ -248,8 +315,8 @@ def test_along_axis(rng):
                                   np.take_along_axis(h, i, None))
 
 
-def test_large_mask_keeps_order(rng):
-    n = 100_003  # several tiles, the last one partial
+@pytest.mark.parametrize("n", [100_003, 1030 * 4096 + 77])  # the last tile partial;
+def test_large_mask_keeps_order(rng, n):                      # more tiles than scan threads
     h = rand(rng, (n,))
     a = cukit.asarray(h)
     m = h > 0.5
@@ -269,6 +336,83 @@ def test_along_axis_broadcasts_and_checks(rng):
     np.put_along_axis(h, j, v, 1)
     np.testing.assert_array_equal(a.get(), h)
     with pytest.raises(IndexError, match="out of bounds for axis 1 with size 5"):
-        cukit.take_along_axis(a, cukit.asarray(np.full((6, 1, 4), 5)), 1)
+        cukit.take_along_axis(a, cukit.asarray(np.full((6, 1, 4), 5)), 1).get()
     with pytest.raises(ValueError, match="same number of dimensions"):
         cukit.take_along_axis(a, np.zeros((6, 4), np.int64), 1)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 15, 16, 17, 4095, 4096, 4097, 3 * 4096 + 5])
+@pytest.mark.parametrize("fill", ["random", "all", "none"])
+def test_nonzero_sizes_off_the_tile_and_word(rng, n, fill):
+    h = {"random": rng.random(n) > 0.4, "all": np.ones(n, bool), "none": np.zeros(n, bool)}[fill]
+    m = cukit.asarray(h)
+    np.testing.assert_array_equal(cukit.nonzero(m)[0].get(), np.nonzero(h)[0])
+    np.testing.assert_array_equal(cukit.flatnonzero(m).get(), np.flatnonzero(h))
+    np.testing.assert_array_equal(cukit.argwhere(m).get(), np.argwhere(h))
+    d = rand(rng, (n,))
+    a = cukit.asarray(d)
+    np.testing.assert_array_equal(a[m].get(), d[h])
+    a[m] = -3.0
+    d[h] = -3.0
+    np.testing.assert_array_equal(a.get(), d)
+
+
+def test_masks_not_contiguous_or_aligned(rng):
+    h = rng.random((37, 53)) > 0.6
+    m = cukit.asarray(h)
+    for sl in (np.s_[1:, 3:], np.s_[::2, ::3], np.s_[:, 1:], np.s_[::-1]):
+        for got, want in zip(cukit.nonzero(m[sl]), np.nonzero(h[sl])):
+            np.testing.assert_array_equal(got.get(), want)
+        np.testing.assert_array_equal(cukit.argwhere(m[sl]).get(), np.argwhere(h[sl]))
+        np.testing.assert_array_equal(cukit.flatnonzero(m[sl]).get(), np.flatnonzero(h[sl]))
+    # a mask and data that start off their vector alignment
+    d = rand(rng, (1003,))
+    hm = rng.random(1005) > 0.5
+    a, mm = cukit.asarray(d), cukit.asarray(hm)
+    np.testing.assert_array_equal(a[1:][mm[1:1003]].get(), d[1:][hm[1:1003]])
+    part = a[1:]
+    part[mm[3:]] = 2.0
+    d[1:][hm[3:]] = 2.0
+    np.testing.assert_array_equal(a.get(), d)
+    # a nonzero of a non-bool array: its nonzero elements
+    x = rand(rng, (4, 33)).astype(np.int8)
+    for got, want in zip(cukit.nonzero(cukit.asarray(x)), np.nonzero(x)):
+        np.testing.assert_array_equal(got.get(), want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_masked_fill_every_dtype_and_value_kind(rng, dtype):
+    d = rand(rng, (2, 501), dtype)
+    hm = rng.random((2, 501)) > 0.5
+    a, m = cukit.asarray(d), cukit.asarray(hm)
+    a[m] = 1  # a host scalar: cast as numpy casts it
+    d[hm] = 1
+    np.testing.assert_array_equal(a.get(), d)
+    v = rand(rng, (1,), dtype)
+    a[m] = cukit.asarray(v)  # a one-element device array, read by the kernel
+    d[hm] = v
+    np.testing.assert_array_equal(a.get(), d)
+    a[~m] = np.array([v[0]])
+    d[~hm] = v[0]
+    np.testing.assert_array_equal(a.get(), d)
+
+
+@pytest.mark.skipif(not EMULATOR, reason="the checkers run on cukit's CPU emulator")
+def test_index_and_mask_kernels_pass_the_emulators_checkers(rng):
+    """racecheck, initcheck and synccheck find nothing in the gather, the scatter (a bad
+    index among good ones included), the mask counts, scan, compaction and fill."""
+    n = 3 * 4096 + 21
+    h = rand(rng, (n,))
+    hm = rng.random(n) > 0.5
+    bad = rng.permutation(n)[:700] - rng.integers(0, 2, 700) * n  # distinct, some negative:
+    bad[5] = n                                                  # a scatter without races
+    with cukit.debug.check() as found:
+        a, m = cukit.asarray(h), cukit.asarray(hm)
+        np.testing.assert_array_equal(a[m].get(), h[hm])
+        np.testing.assert_array_equal(cukit.argwhere(m).get(), np.argwhere(hm))
+        a[m] = 1.5
+        r = a[cukit.asarray(bad)]
+        a[cukit.asarray(bad)] = r
+        with pytest.raises(IndexError, match=f"index {n} is out of bounds"):
+            cukit.synchronize()
+    assert found.reports == []

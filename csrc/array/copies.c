@@ -102,8 +102,11 @@ cukit_array_host_transfer(cukit_Array *a, void *host, CUstream h, int sync, int 
     }
     if (cukit_scratch_release(a->device, &tmp, h) < 0)
         rc = -1;
-    if (rc == 0 && sync)
+    if (rc == 0 && sync) {
         CU_CALL_NOGIL(st, cuStreamSynchronize, (h));
+        if (cukit_report_raise(st) < 0)
+            return -1;
+    }
     return rc;
 error:
     return -1;

@@ -17,6 +17,9 @@ typedef struct cukit_compute_state {
         *mask_modules;
     PyTypeObject *ReductionKernelType, *ScanKernelType, *PhiloxType, *Philox4x32Type,
         *GeneratorType;
+    /* index/'s gather [0], scatter [1] by element size on index_dev (borrowed), the last */
+    void *index_dev;
+    CUfunction index_funcs[2][5];
 } cukit_compute_state;
 
 #define CK_NT CUKIT_TC_COUNT  /* tables are indexed by cukit_typecode */

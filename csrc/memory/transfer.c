@@ -458,7 +458,9 @@ int
 cukit_copy_dtoh(cukit_state *st, void *dst, CUdeviceptr src, size_t nbytes, CUstream stream,
                 int sync)
 {
-    return copy(st, 0, dst, src, nbytes, stream, sync);
+    if (copy(st, 0, dst, src, nbytes, stream, sync) < 0)
+        return -1;
+    return sync ? cukit_report_raise(st) : 0;
 }
 
 static PyObject *

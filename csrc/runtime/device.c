@@ -123,6 +123,8 @@ cukit_device_get(cukit_state *st, int ordinal)
     d->orphan_work = 0;
     d->handed_out_at = 0;
     d->peers_tried = 0;
+    d->report = NULL;
+    d->report_dev = 0;
     if (device_init(d) < 0) {
         Py_DECREF(d);
         return NULL;
@@ -421,7 +423,7 @@ device_synchronize(cukit_Device *self, PyObject *Py_UNUSED(ignored))
     if (cukit_device_activate(self) < 0)
         return NULL;
     CU_CALL_NOGIL(st, cuCtxSynchronize, ());
-    Py_RETURN_NONE;
+    return cukit_report_raise(st) < 0 ? NULL : Py_NewRef(Py_None); /* a bad index met */
 error:
     return NULL;
 }

@@ -76,7 +76,7 @@ event_synchronize(cukit_Event *self, PyObject *Py_UNUSED(ignored))
     if (cukit_device_activate(self->device) < 0)
         return NULL;
     CU_CALL_NOGIL(st, cuEventSynchronize, (self->handle));
-    Py_RETURN_NONE;
+    return cukit_report_raise(st) < 0 ? NULL : Py_NewRef(Py_None); /* a bad index met */
 error:
     return NULL;
 }

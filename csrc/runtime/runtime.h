@@ -61,6 +61,9 @@ typedef struct cukit_Device_s {
     uint64_t handed_out_at;         /* memory/: the runtime's reuse_epoch at this device's
                                        last cache hand-out; 0: none */
     uint64_t peers_tried;  /* bit i: enabling access to device i's memory was tried */
+    void *report;          /* owned (cuMemHostAlloc, mapped), kept for the process's life:
+                              the bad-index record (report.c); NULL until first needed */
+    CUdeviceptr report_dev; /* its address on the device */
 } cukit_Device;
 
 typedef struct cukit_Stream_s {
@@ -179,6 +182,19 @@ int cukit_capture_relax(cukit_state *st, int always);
 void cukit_capture_restore(int mode);
 /* 1 when the driver says `stream` is being captured (any library's capture). */
 int cukit_stream_capturing(CUstream stream);
+
+/* ------------------------------------------------------------------ report.c */
+
+/* The device address of dev's bad-index record, made at first use (page-locked host
+ * memory mapped into the device). Kernels that take index arrays from the device
+ * write the first index out of range they meet there instead of making the host
+ * wait for a check. 0 / -1 with an exception. */
+int cukit_report_device_ptr(cukit_Device *dev, CUdeviceptr *out);
+/* Called by every synchronizing point cukit owns (stream, event and device
+ * synchronize, a copy to the host that waits, a read of a count): when a kernel that
+ * has finished recorded a bad index on any device, clear the record and raise
+ * numpy's IndexError naming it; returns -1. Else 0 (a few loads, no driver call). */
+int cukit_report_raise(cukit_state *st);
 
 /* ------------------------------------------------------------------ event.c */
 

@@ -541,7 +541,7 @@ stream_synchronize(cukit_Stream *self, PyObject *Py_UNUSED(ignored))
     if (cukit_device_activate(self->device) < 0)
         return NULL;
     CU_CALL_NOGIL(st, cuStreamSynchronize, (self->handle));
-    Py_RETURN_NONE;
+    return cukit_report_raise(st) < 0 ? NULL : Py_NewRef(Py_None); /* a bad index met */
 error:
     return NULL;
 }

@@ -5,7 +5,7 @@ device in one gather or scatter."""
 import numpy as np
 
 from . import _cukit
-from ._cukit import Array, flatnonzero, nonzero, stack, zeros
+from ._cukit import Array, flatnonzero, zeros
 
 __all__ = ["argwhere", "take_along_axis", "put_along_axis", "extract", "place"]
 
@@ -23,7 +23,7 @@ def argwhere(a):
     a = _array(a, "argwhere")
     if a.ndim == 0:
         return zeros((1 if bool(a) else 0, 0), np.int64)
-    return stack(nonzero(a), axis=1)
+    return _cukit._argwhere(a)
 
 
 def _along_axis_args(arr, indices, axis, who):

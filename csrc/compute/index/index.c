@@ -17,6 +17,7 @@ typedef struct {
     long long istride[MAXI][CUKIT_MAXDIM];
     long long len[MAXI];
     long long astride[MAXI];
+    long long axis[MAXI];
 } index_params;
 
 /* What an index becomes: a basic key for the view its other items make, and the
@@ -238,7 +239,7 @@ add_mask(cukit_Array *self, PyObject *src, parsed_index *p, PyObject *basic, PyO
             return -1;
         }
     }
-    cukit_Array *coords = ck_mask_coords(st, mask); /* (k, count) int64 */
+    cukit_Array *coords = ck_mask_coords(st, mask, 1); /* (k, count) int64 */
     Py_DECREF(mask);
     if (coords == NULL)
         return -1;
@@ -458,72 +459,78 @@ plan(cukit_state *st, cukit_Array *v, parsed_index *p, index_params *k, int *ndi
     return 0;
 }
 
-/* Launch kernel `name` of index.cu with k, on stream h, then raise IndexError when an
- * index array not checked on the host held a value out of range. 0 / -1. */
+/* self indexed by the basic key: self itself when the key is only `:` over every
+ * dimension (a[idx], a[rows, cols]: no view to make on the hot path), else the view
+ * basic indexing gives. New ref or NULL. */
+static cukit_Array *
+basic_view(cukit_Array *self, PyObject *basic)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(basic);
+    int whole = n == self->ndim;
+    for (Py_ssize_t i = 0; whole && i < n; i++) {
+        PyObject *it = PyTuple_GET_ITEM(basic, i);
+        whole = PySlice_Check(it) && ((PySliceObject *)it)->start == Py_None &&
+                ((PySliceObject *)it)->stop == Py_None && ((PySliceObject *)it)->step == Py_None;
+    }
+    if (whole)
+        return (cukit_Array *)Py_NewRef((PyObject *)self);
+    return (cukit_Array *)PyObject_GetItem((PyObject *)self, basic);
+}
+
+/* Gather (gather 1) or scatter kernel of index.cu for elements of itemsize bytes on dev
+ * (made current). 0 / -1. */
 static int
-run_index(cukit_state *st, cukit_Device *dev, const char *which, index_params *k, parsed_index *p,
-          CUstream h)
+index_function(cukit_state *st, cukit_Device *dev, int gather, Py_ssize_t itemsize, CUfunction *f)
+{
+    static const char *const names[2][5] = {
+        {"ck_gather_1", "ck_gather_2", "ck_gather_4", "ck_gather_8", "ck_gather_16"},
+        {"ck_scatter_1", "ck_scatter_2", "ck_scatter_4", "ck_scatter_8", "ck_scatter_16"}};
+    int u = itemsize == 1 ? 0 : itemsize == 2 ? 1 : itemsize == 4 ? 2 : itemsize == 8 ? 3 : 4;
+    int g = gather ? 0 : 1;
+    cukit_compute_state *cs = st->compute;
+    if (cs->index_dev != (void *)dev) {
+        memset(cs->index_funcs, 0, sizeof cs->index_funcs);
+        cs->index_dev = dev;
+    }
+    if (cs->index_funcs[g][u] != NULL) {
+        *f = cs->index_funcs[g][u];
+        return cukit_device_activate(dev);
+    }
+    /* a first load may compile without the GIL, and another thread switch the cache to
+     * another device meanwhile: store only into dev's */
+    if (cukit_builtin_kernel_file(dev, &cs->index_modules, "#define MAXD 32\n#define MAXI 8\n",
+                                  "compute/index/kernels/index.cu", names[g][u], f) < 0)
+        return -1;
+    if (cs->index_dev == (void *)dev)
+        cs->index_funcs[g][u] = *f;
+    return 0;
+}
+
+/* Launch the gather (gather 1) or scatter of index.cu with k on stream h. An index
+ * array not checked on the host is checked by the kernel, which notes the first value
+ * out of range in the device's record (runtime/report.c) for the next synchronizing
+ * point to raise: the host does not wait. 0 / -1. */
+static int
+run_index(cukit_state *st, cukit_Device *dev, int gather, Py_ssize_t itemsize, index_params *k,
+          parsed_index *p, CUstream h)
 {
     int need_check = 0;
-    for (int j = 0; j < p->nidx; j++)
+    for (int j = 0; j < p->nidx; j++) {
         need_check |= !p->host_checked[j];
+        k->axis[j] = p->axis[j];
+    }
     if (k->total == 0)
         return 0;
-    cukit_Array *err = NULL;
-    if (need_check) {
-        Py_ssize_t two = 2;
-        err = ck_empty(st, dev, CUKIT_TC_I64, 1, &two);
-        if (err == NULL)
-            return -1;
-        k->err = cukit_array_ptr(err);
-    }
-    int rc = -1;
+    k->err = 0;
     CUfunction f;
-    if (cukit_device_activate(dev) < 0 ||
-        (err && CU_CALL(st, cuMemsetD8Async, (k->err, 0, 16, h)) < 0) ||
-        cukit_builtin_kernel_file(dev, &st->compute->index_modules, "#define MAXD 32\n#define MAXI 8\n",
-                                  "compute/index/kernels/index.cu", which, &f) < 0)
-        goto done;
+    if ((need_check && cukit_report_device_ptr(dev, &k->err) < 0) ||
+        index_function(st, dev, gather, itemsize, &f) < 0)
+        return -1;
     long long blocks = (k->total + CK_THREADS - 1) / CK_THREADS;
     if (blocks > 65535LL * 8)
         blocks = 65535LL * 8;
     void *args[] = {k};
-    if (cukit_builtin_launch(dev, f, (unsigned)blocks, 1, CK_THREADS, 1, h, args) < 0)
-        goto done;
-    if (err) {
-        long long host[2];
-        CUresult r;
-        Py_BEGIN_ALLOW_THREADS
-        r = cukit_api.cuMemcpyDtoHAsync(host, k->err, sizeof host, h);
-        if (r == CUDA_SUCCESS)
-            r = cukit_api.cuStreamSynchronize(h);
-        Py_END_ALLOW_THREADS
-        if (r != CUDA_SUCCESS) {
-            cukit_check_cu(st, r, "cuStreamSynchronize");
-            goto done;
-        }
-        if (host[0] != 0) {
-            int j = (int)host[0] - 1;
-            PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for axis %d with size %lld",
-                         host[1], p->axis[j], k->len[j]);
-            goto done;
-        }
-    }
-    rc = 0;
-done:
-    Py_XDECREF(err);
-    return rc;
-}
-
-static const char *
-unit_name(Py_ssize_t itemsize, int gather)
-{
-    static const char *const g[] = {"ck_gather_1", "ck_gather_2", "ck_gather_4", "ck_gather_8",
-                                    "ck_gather_16"};
-    static const char *const s[] = {"ck_scatter_1", "ck_scatter_2", "ck_scatter_4",
-                                    "ck_scatter_8", "ck_scatter_16"};
-    int u = itemsize == 1 ? 0 : itemsize == 2 ? 1 : itemsize == 4 ? 2 : itemsize == 8 ? 3 : 4;
-    return gather ? g[u] : s[u];
+    return cukit_builtin_launch_here(st, f, (unsigned)blocks, 1, 1, CK_THREADS, 1, h, args);
 }
 
 /* The units an element of itemsize bytes moves as (1, 2, 4, 8 or 16 bytes), or 0. */
@@ -549,7 +556,7 @@ ck_index_get(cukit_state *st, PyObject *self_obj, PyObject *key)
     if (parse_index(self, key, &p) < 0)
         return NULL;
     PyObject *out = NULL;
-    cukit_Array *v = (cukit_Array *)PyObject_GetItem(self_obj, p.basic);
+    cukit_Array *v = basic_view(self, p.basic);
     index_params k;
     int ndim;
     Py_ssize_t shape[CUKIT_MAXDIM];
@@ -569,7 +576,7 @@ ck_index_get(cukit_state *st, PyObject *self_obj, PyObject *key)
         goto done;
     k.base = cukit_array_ptr(v);
     k.other = cukit_array_ptr(r);
-    if (run_index(st, v->device, unit_name(v->itemsize, 1), &k, &p, h) < 0)
+    if (run_index(st, v->device, 1, v->itemsize, &k, &p, h) < 0)
         Py_DECREF(r);
     else
         out = (PyObject *)r;
@@ -613,25 +620,47 @@ ck_index_set(cukit_state *st, PyObject *self_obj, PyObject *key, PyObject *value
                         "marked the memory read-only); copy it first");
         return -1;
     }
+    /* a whole-array mask and one value: a masked fill, queued without a wait */
+    cukit_Array *km = (cukit_Array *)key;
+    if (Py_IS_TYPE(key, st->ArrayType) && km->typecode == CUKIT_TC_BOOL &&
+        km->ndim == self->ndim && self->ndim > 0 &&
+        memcmp(km->shape, self->shape, sizeof(Py_ssize_t) * self->ndim) == 0 &&
+        unit_ok(self->itemsize) && (self->flags & CUKIT_ARRAY_C_CONTIG)) {
+        int done_fill = 0, frc = -1;
+        if (Py_IS_TYPE(value, st->ArrayType)) {
+            if (((cukit_Array *)value)->size == 1) {
+                cukit_Array *one = value_array(st, self, value);
+                frc = one ? ck_mask_fill(st, self, km, one, NULL) : -1;
+                Py_XDECREF(one);
+                done_fill = 1;
+            }
+        }
+        else {
+            /* a host value: its bits as numpy casts it, passed with the launch */
+            PyObject *hv = PyObject_CallFunctionObjArgs(st->np_asarray, value, self->dtype, NULL);
+            PyObject *raw = hv ? PyObject_CallMethod(hv, "tobytes", NULL) : NULL;
+            Py_XDECREF(hv);
+            if (raw == NULL)
+                return -1;
+            if (PyBytes_GET_SIZE(raw) == self->itemsize) {
+                frc = ck_mask_fill(st, self, km, NULL, PyBytes_AS_STRING(raw));
+                done_fill = 1;
+            }
+            Py_DECREF(raw);
+        }
+        if (done_fill)
+            return frc;
+    }
     cukit_Array *val = value_array(st, self, value);
     if (val == NULL)
         return -1;
     int rc = -1;
-    /* a whole-array mask and one value: a masked fill */
-    if (Py_IS_TYPE(key, st->ArrayType) && ((cukit_Array *)key)->typecode == CUKIT_TC_BOOL &&
-        ((cukit_Array *)key)->ndim == self->ndim && self->ndim > 0 && val->size == 1 &&
-        memcmp(((cukit_Array *)key)->shape, self->shape, sizeof(Py_ssize_t) * self->ndim) == 0 &&
-        unit_ok(self->itemsize) && (self->flags & CUKIT_ARRAY_C_CONTIG)) {
-        rc = ck_mask_fill(st, self, (cukit_Array *)key, val);
-        Py_DECREF(val);
-        return rc;
-    }
     parsed_index p;
     if (parse_index(self, key, &p) < 0) {
         Py_DECREF(val);
         return -1;
     }
-    cukit_Array *v = (cukit_Array *)PyObject_GetItem(self_obj, p.basic);
+    cukit_Array *v = basic_view(self, p.basic);
     index_params k;
     int ndim;
     Py_ssize_t shape[CUKIT_MAXDIM];
@@ -656,7 +685,7 @@ ck_index_set(cukit_state *st, PyObject *self_obj, PyObject *key, PyObject *value
         goto done;
     k.base = cukit_array_ptr(v);
     k.other = cukit_array_ptr(val);
-    rc = run_index(st, v->device, unit_name(v->itemsize, 0), &k, &p, h);
+    rc = run_index(st, v->device, 0, v->itemsize, &k, &p, h);
     goto done;
 mismatch: {
     PyObject *vs = cukit_array_shape(val), *rs = PyTuple_New(ndim);
@@ -745,7 +774,7 @@ ck_along_axis(cukit_state *st, PyObject *arr_obj, PyObject *indices, int axis, P
         if (r == NULL)
             goto done;
         k.other = cukit_array_ptr(r);
-        if (run_index(st, a->device, unit_name(a->itemsize, 1), &k, &p, h) < 0)
+        if (run_index(st, a->device, 1, a->itemsize, &k, &p, h) < 0)
             Py_DECREF(r);
         else
             out = (PyObject *)r;
@@ -772,7 +801,7 @@ ck_along_axis(cukit_state *st, PyObject *arr_obj, PyObject *indices, int axis, P
         k.vstride[o] = val->shape[d] == 1 ? 0 : val->strides[d];
     }
     k.other = cukit_array_ptr(val);
-    if (run_index(st, a->device, unit_name(a->itemsize, 0), &k, &p, h) == 0)
+    if (run_index(st, a->device, 0, a->itemsize, &k, &p, h) == 0)
         out = Py_NewRef(Py_None);
 done:
     Py_XDECREF(val);

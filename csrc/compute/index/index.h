@@ -35,16 +35,20 @@ PyObject *ck_array_print(cukit_state *st, PyObject *a, int as_str);
 
 /* ------------------------------------------------------------------ mask.c */
 
-/* The coordinates of mask's true elements (mask: a bool array of any layout) as a new
- * C-contiguous (mask->ndim, count) int64 array, in row-major order (one small read of
- * the count from the device). New ref or NULL. */
-cukit_Array *ck_mask_coords(cukit_state *st, cukit_Array *mask);
+/* The coordinates of mask's true elements (mask: an array of any dtype and layout,
+ * true where not 0), in row-major order, as a new C-contiguous int64 array of shape
+ * (mask->ndim, count) when rows (nonzero), else (count, mask->ndim) (argwhere); one
+ * small read of the count from the device. New ref or NULL. */
+cukit_Array *ck_mask_coords(cukit_state *st, cukit_Array *mask, int rows);
 /* a[mask] for a mask of a's shape: the elements where it is true, in order, as a new
  * 1-D array. New ref or NULL. */
 cukit_Array *ck_mask_select(cukit_state *st, cukit_Array *a, cukit_Array *mask);
-/* a[mask] = value for a C-contiguous a, a mask of its shape and a one-element value
- * of a's dtype. 0 / -1. */
-int ck_mask_fill(cukit_state *st, cukit_Array *a, cukit_Array *mask, cukit_Array *value);
+/* a[mask] = value for a C-contiguous a and a mask of its shape: the value is a
+ * one-element array of a's dtype on a's device (read by the kernel), or, value NULL,
+ * its itemsize bytes at `bits` (passed with the launch). Queues one kernel; the host
+ * reads nothing back. 0 / -1. */
+int ck_mask_fill(cukit_state *st, cukit_Array *a, cukit_Array *mask, cukit_Array *value,
+                 const void *bits);
 
 /* ------------------------------------------------------------------ functions.c */
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #define THREADS 256
-#define TILE (THREADS * 16) /* kernels/mask.cu's TILE */
+#define TILE (THREADS * 16) /* kernels/mask.cu's TILE (THREADS * VEC) */
 #define MASK_FILE "compute/index/kernels/mask.cu"
 #define MASK_DEFINES "#define MAXD 32\n"
 
@@ -45,8 +45,9 @@ mask_offsets(cukit_state *st, cukit_Device *dev, CUdeviceptr mask, long long n, 
     CUdeviceptr cp = cukit_array_ptr(counts), op = cukit_array_ptr(offs);
     void *a1[] = {&mask, &n, &cp};
     void *a2[] = {&cp, &nb, &op};
+    unsigned scan_threads = nb >= 1024 ? 1024 : (unsigned)((nb + 31) / 32 * 32);
     if (nb > 0 && (cukit_builtin_launch(dev, fc, (unsigned)nb, 1, THREADS, 1, h, a1) < 0 ||
-                   cukit_builtin_launch(dev, fs, 1, 1, 1024, 1, h, a2) < 0))
+                   cukit_builtin_launch(dev, fs, 1, 1, scan_threads, 1, h, a2) < 0))
         goto done;
     if (nb > 0) {
         CUresult r;
@@ -57,7 +58,7 @@ mask_offsets(cukit_state *st, cukit_Device *dev, CUdeviceptr mask, long long n, 
         if (r == CUDA_SUCCESS)
             r = cukit_api.cuStreamSynchronize(h);
         Py_END_ALLOW_THREADS
-        if (cukit_check_cu(st, r, "cuMemcpyDtoHAsync") < 0)
+        if (cukit_check_cu(st, r, "cuMemcpyDtoHAsync") < 0 || cukit_report_raise(st) < 0)
             goto done;
         *count = total;
     }
@@ -87,7 +88,7 @@ as_mask(cukit_state *st, cukit_Array *a)
 }
 
 cukit_Array *
-ck_mask_coords(cukit_state *st, cukit_Array *mask_in)
+ck_mask_coords(cukit_state *st, cukit_Array *mask_in, int rows)
 {
     cukit_Device *dev = mask_in->device;
     cukit_Array *mask = as_mask(st, mask_in), *offs = NULL, *out = NULL;
@@ -99,18 +100,23 @@ ck_mask_coords(cukit_state *st, cukit_Array *mask_in)
         goto done;
     int nd = mask->ndim > 0 ? mask->ndim : 1;
     Py_ssize_t shape[2] = {nd, (Py_ssize_t)count};
+    if (!rows) {
+        shape[0] = (Py_ssize_t)count;
+        shape[1] = nd;
+    }
     out = ck_empty(st, dev, CUKIT_TC_I64, 2, shape);
     if (out == NULL || count == 0)
         goto done;
     struct {
         long long n, count;
-        int ndim, pad;
+        int ndim, rows;
         long long shape[CUKIT_MAXDIM];
     } p;
     memset(&p, 0, sizeof p);
     p.n = mask->size;
     p.count = count;
     p.ndim = nd;
+    p.rows = rows;
     for (int d = 0; d < mask->ndim; d++)
         p.shape[d] = mask->shape[d];
     if (mask->ndim == 0)
@@ -174,7 +180,8 @@ done:
 }
 
 int
-ck_mask_fill(cukit_state *st, cukit_Array *a, cukit_Array *mask_in, cukit_Array *value)
+ck_mask_fill(cukit_state *st, cukit_Array *a, cukit_Array *mask_in, cukit_Array *value,
+             const void *bits_in)
 {
     static const char *const names[5] = {"ck_mask_fill_1", "ck_mask_fill_2", "ck_mask_fill_4",
                                          "ck_mask_fill_8", "ck_mask_fill_16"};
@@ -185,6 +192,8 @@ ck_mask_fill(cukit_state *st, cukit_Array *a, cukit_Array *mask_in, cukit_Array 
         return -1;
     }
     unsigned char bits[16] = {0};
+    if (bits_in)
+        memcpy(bits, bits_in, (size_t)a->itemsize);
     cukit_Array *mask = as_mask(st, mask_in);
     int rc = -1;
     CUstream h;
@@ -192,14 +201,13 @@ ck_mask_fill(cukit_state *st, cukit_Array *a, cukit_Array *mask_in, cukit_Array 
     if (mask == NULL || ck_stream(st, Py_None, dev, NULL, &h) < 0 ||
         cukit_device_activate(dev) < 0)
         goto done;
-    /* the one value's bits, read back (a scalar was just copied up; small and rare) */
-    if (CU_CALL(st, cuMemcpyDtoH, (bits, cukit_array_ptr(value), (size_t)a->itemsize)) < 0)
-        goto done;
+    /* a where-style pass over the data: no count, no read of the value on the host */
     long long n = a->size, blocks = (n + 4 * THREADS - 1) / (4 * THREADS); /* 4 a thread */
     if (blocks > 65535LL * 8)
         blocks = 65535LL * 8;
     CUdeviceptr mp = cukit_array_ptr(mask), dp = cukit_array_ptr(a);
-    void *args[] = {&mp, &n, &dp, bits};
+    CUdeviceptr vp = value ? cukit_array_ptr(value) : 0;
+    void *args[] = {&mp, &n, &dp, bits, &vp};
     rc = n == 0 ? 0
          : mask_kernel(dev, sized(names, a->itemsize), &f) < 0 ||
                  cukit_builtin_launch(dev, f, (unsigned)blocks, 1, THREADS, 1, h, args) < 0
@@ -234,7 +242,7 @@ ck_nonzero(cukit_state *st, PyObject *obj)
                         "cukit.atleast_1d(a).nonzero() instead.");
         return NULL;
     }
-    cukit_Array *c = ck_mask_coords(st, a);
+    cukit_Array *c = ck_mask_coords(st, a, 1);
     Py_DECREF(a);
     if (c == NULL)
         return NULL;
@@ -275,7 +283,7 @@ mod_flatnonzero(PyObject *m, PyObject *obj)
     cukit_Array *v = cukit_array_view_as(flat, flat->dtype, flat->typecode, flat->itemsize,
                                          flat->offset, 1, &n, &s);
     Py_DECREF(flat);
-    cukit_Array *c = v ? ck_mask_coords(st, v) : NULL;
+    cukit_Array *c = v ? ck_mask_coords(st, v, 1) : NULL;
     Py_XDECREF(v);
     if (c == NULL)
         return NULL;
@@ -286,10 +294,26 @@ mod_flatnonzero(PyObject *m, PyObject *obj)
     return out;
 }
 
+/* _argwhere(a) for a.ndim > 0: the (count, a.ndim) int64 coordinates, written in that
+ * layout by the kernel (no transpose after). */
+static PyObject *
+mod_argwhere(PyObject *m, PyObject *obj)
+{
+    cukit_state *st = PyModule_GetState(m);
+    cukit_Array *a = array_arg(st, obj, "argwhere");
+    if (a == NULL)
+        return NULL;
+    cukit_Array *c = ck_mask_coords(st, a, 0);
+    Py_DECREF(a);
+    return (PyObject *)c;
+}
+
 static PyMethodDef functions[] = {
     {"nonzero", mod_nonzero, METH_O,
      "nonzero(a) -> tuple of int64 Arrays: the indices of a's nonzero elements, one array per "
      "dimension, in row-major order (numpy.nonzero). Reads the count from the device."},
+    {"_argwhere", mod_argwhere, METH_O,
+     "Internal: argwhere(a) for a.ndim > 0 (cukit.argwhere handles 0-d arrays)."},
     {"flatnonzero", mod_flatnonzero, METH_O,
      "flatnonzero(a) -> int64 Array: the indices of the nonzero elements of a.ravel()."},
     {NULL},

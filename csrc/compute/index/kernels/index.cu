@@ -8,12 +8,19 @@
 // every index array j, its value at that coordinate times `astride[j]` (the axis it
 // indexes). Index arrays are int64, broadcast to the result by their element strides
 // `istride[j]` (0 along dimensions they do not span). A value outside [-len, len) is
-// not used: the first one met is written to `err` (its array's number + 1, then the
-// value), which the host reads to raise IndexError.
+// never used to address memory: a gather writes 0 for that element and a scatter
+// skips it, and the first one met is noted in the device's BadIndex record (mapped
+// host memory, runtime/report.c), which cukit's next synchronizing point raises as
+// IndexError. The host never waits for the check.
+struct BadIndex {
+    unsigned long long state; // 0 empty, 1 being written, 2 ready for the host
+    long long value, size, axis;
+};
+
 struct IndexParams {
     unsigned long long base;  // element [0, ...] of the indexed array (after basic indexing)
     unsigned long long other; // gather: the C-contiguous result; scatter: the values
-    unsigned long long err;   // two long longs, zero before the launch
+    unsigned long long err;   // the device's BadIndex (0: every index was checked on the host)
     long long total;          // elements of the result
     int ndim, nidx;
     long long shape[MAXD];
@@ -23,7 +30,21 @@ struct IndexParams {
     long long istride[MAXI][MAXD]; // elements
     long long len[MAXI];      // the length of the axis index array j indexes
     long long astride[MAXI];  // and its byte stride
+    long long axis[MAXI];     // and its number in the array the user indexed (for the message)
 };
+
+// Note bad index v of array j, unless an earlier one was noted; the record's numbers
+// are written before its state says they are ready (the host may read it while this
+// kernel runs, at a synchronize of another stream).
+__device__ __forceinline__ void note_bad_index(const IndexParams &p, int j, long long v) {
+    BadIndex *r = (BadIndex *)p.err;
+    if (r == 0 || atomicCAS(&r->state, 0ull, 1ull) != 0ull) return;
+    r->value = v;
+    r->size = p.len[j];
+    r->axis = p.axis[j];
+    __threadfence_system();
+    atomicExch(&r->state, 2ull);
+}
 
 struct __align__(16) Unit16 { unsigned long long x, y; };
 
@@ -66,9 +87,9 @@ __device__ __forceinline__ bool index_offsets(const IndexParams &p, I i, long lo
         if (j >= p.nidx) break;
         long long v = __ldg((const long long *)p.idx[j] + ioff[j]), w = v < 0 ? v + p.len[j] : v;
         if (w < 0 || w >= p.len[j]) {
-            unsigned long long *e = (unsigned long long *)p.err;
-            if (atomicCAS(e, 0ull, (unsigned long long)(j + 1)) == 0ull) e[1] = (unsigned long long)v;
+            note_bad_index(p, j, v);
             ok = false;
+            w = 0;
         }
         boff += w * p.astride[j];
     }
@@ -79,8 +100,9 @@ template <typename T, typename I> __device__ void gather_run(const IndexParams &
     I step = (I)gridDim.x * blockDim.x;
     for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)p.total; i += step) {
         long long boff, voff;
-        if (index_offsets<I>(p, i, boff, voff))
-            ((T *)p.other)[i] = *(const T *)(p.base + boff);
+        T x = T{};
+        if (index_offsets<I>(p, i, boff, voff)) x = *(const T *)(p.base + boff);
+        ((T *)p.other)[i] = x;
     }
 }
 
