@@ -10,6 +10,9 @@ typedef struct cukit_pycuda_state {
      * ("grid", "block", "shared_mem", "stream"), (1, 1), 0 and "_call_v" */
     PyTypeObject *FrontFunctionType, *FrontArrayType, *FrontElementwiseType;
     PyObject *front_kw_plain, *front_kw_launch, *front_grid_1, *front_zero, *front_str_call_v;
+    /* strong ref or NULL: cukit.pycuda._errors.at_edge, which turns a cukit error into
+     * the layer's class for it; set by _PycudaFunction._register at the layer's import */
+    PyObject *at_edge;
 } cukit_pycuda_state;
 
 /* ------------------------------------------------------------------ fronts.c */
