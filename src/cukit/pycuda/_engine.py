@@ -9,9 +9,8 @@ PyCUDA passes an array's address whatever its dtype; cukit's kernels check it.
 `lenient` reads such an array as the declared type: silently when only the integer
 signedness differs (uint8 data for char*), with a PycudaCompatWarning (once per kernel
 and argument) when the element kind or size differs. ElementwiseKernel's call applies
-it before calling, when its C front sees an array of another dtype than declared;
-ReductionKernel applies it to a call cukit refused. Nothing of this runs on a call
-whose types match.
+it before calling, when its C front sees an array of another dtype than declared, and
+ReductionKernel's before every call (it changes nothing when the types match).
 """
 from __future__ import annotations
 

@@ -127,21 +127,17 @@ class ReductionKernel:
         self._arguments = arguments
         self._name = name
         self._warned = set()
+        self._declared = (arguments and _engine.declared_arrays(arguments)) or {}
 
     def __call__(self, *args, stream=None, out=None, allocator=None):
         like = _first_gpuarray(args)
         out, out_a = _out_for(self.dtype_out, out, allocator or self.allocator, like)
         ops = [a.array if isinstance(a, _GPUARRAY) else a for a in args]
-        try:
-            r = self._k(*ops, stream=stream, out=out_a)
-        except TypeError:
-            # an array whose dtype is not the declared one, perhaps: PyCUDA runs those
-            declared = self._arguments and _engine.declared_arrays(self._arguments)
-            fixed = declared and _engine.lenient(ops, declared, "%s()" % self._name,
-                                                 self._warned)
-            if not fixed:
-                raise
-            r = self._k(*fixed, stream=stream, out=out_a)
+        # an array whose dtype is not the declared one: PyCUDA runs those (lenient says
+        # how, or leaves it to cukit's error); converted once, called once
+        fixed = self._declared and _engine.lenient(ops, self._declared, "%s()" % self._name,
+                                                   self._warned)
+        r = self._k(*(fixed or ops), stream=stream, out=out_a)
         return _result(r, out, allocator or self.allocator, like)
 
 
