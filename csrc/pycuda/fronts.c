@@ -1,4 +1,4 @@
-/* fronts.c - cukit.pycuda's hot calls in C: Function(...), GPUArray + - *, ElementwiseKernel(...); anything unusual goes to the subclass's Python */
+/* fronts.c - cukit.pycuda's hot calls in C: Function(...) and its prepared calls, GPUArray + - *, ElementwiseKernel(...); an argument to convert goes once to the subclass's Python */
 #include "pycuda/pycuda.h"
 
 #include <structmember.h>
@@ -208,6 +208,50 @@ slow:
     return python_way(op, st->pycuda->front_str_call_v, args, nargsf, kwnames);
 }
 
+/* f._launch_prepared(p, *args): p(*args), a prepared launch's call, when every argument
+ * goes as it is: a Python int (an address too), float or bytes, or what direct_arg passes.
+ * Otherwise f._prepared_slow(p, args), which converts the arguments once and calls p
+ * once. Nothing is tried twice. */
+static PyObject *
+front_prepared(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
+{
+    front_call *self = (front_call *)op;
+    cukit_state *st = self->st;
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_launch_prepared(p, *args) takes the prepared launch first");
+        return NULL;
+    }
+    Py_ssize_t n = nargs - 1, i = 0;
+    PyObject *vec[FRONT_MAXARGS + 1];
+    vec[0] = NULL; /* PY_VECTORCALL_ARGUMENTS_OFFSET's slot */
+    if (n <= FRONT_MAXARGS) {
+        for (; i < n; i++) {
+            PyObject *v = args[1 + i];
+            PyObject *d = PyLong_Check(v) || PyFloat_CheckExact(v) || PyBytes_CheckExact(v)
+                              ? v
+                              : direct_arg(st, self->pointees, i, v, 0);
+            if (d == NULL)
+                break;
+            vec[1 + i] = d;
+        }
+    }
+    if (n <= FRONT_MAXARGS && i == n) {
+        PyObject *r = PyObject_Vectorcall(args[0], vec + 1,
+                                          (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        return r != NULL ? r : at_edge(st);
+    }
+    PyObject *rest = PyTuple_New(n);
+    if (rest == NULL)
+        return NULL;
+    for (i = 0; i < n; i++)
+        PyTuple_SET_ITEM(rest, i, Py_NewRef(args[1 + i]));
+    PyObject *r = PyObject_CallMethodObjArgs(op, st->pycuda->front_str_prepared_slow, args[0],
+                                             rest, NULL);
+    Py_DECREF(rest);
+    return r;
+}
+
 /* _PycudaFunction._register(at_edge): the layer's converter of cukit errors, which the
  * fronts call on a failed call (cukit.pycuda._errors.at_edge). Set once at import. */
 static PyObject *
@@ -225,6 +269,9 @@ front_register(PyObject *cls, PyObject *edge)
 static PyMethodDef function_methods[] = {
     {"_register", (PyCFunction)front_register, METH_O | METH_CLASS,
      "Set the layer's converter of cukit errors (cukit.pycuda._errors.at_edge)."},
+    {"_launch_prepared", (PyCFunction)(void (*)(void))front_prepared, METH_FASTCALL,
+     "_launch_prepared(p, *args): the prepared launch p's call with the arguments as they "
+     "are, or _prepared_slow(p, args) when one needs converting."},
     {NULL},
 };
 
@@ -458,8 +505,10 @@ cukit_pycuda_setup(PyObject *module, cukit_state *st)
     st->pycuda->front_grid_1 = Py_BuildValue("(ii)", 1, 1);
     st->pycuda->front_zero = PyLong_FromLong(0);
     st->pycuda->front_str_call_v = PyUnicode_InternFromString("_call_v");
+    st->pycuda->front_str_prepared_slow = PyUnicode_InternFromString("_prepared_slow");
     if (!st->pycuda->front_kw_plain || !st->pycuda->front_kw_launch || !st->pycuda->front_grid_1 ||
-        !st->pycuda->front_zero || !st->pycuda->front_str_call_v)
+        !st->pycuda->front_zero || !st->pycuda->front_str_call_v ||
+        !st->pycuda->front_str_prepared_slow)
         return -1;
     static const struct {
         PyType_Spec *spec;

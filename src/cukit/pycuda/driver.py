@@ -53,7 +53,6 @@ from ._errors import (  # noqa: E402,F401  (PyCUDA's names)
     MemoryError,
     RuntimeError,
 )
-from . import _errors  # noqa: E402
 from ._errors import edge as _edge  # noqa: E402
 from . import _copies  # noqa: E402
 from ._copies import _Holder, _address, _check_fits, _host_bytes  # noqa: E402,F401
@@ -1078,12 +1077,7 @@ class Function(_cukit._PycudaFunction):
             _texref.flush(self._module)
         lk = self._lp_key
         if lk is not None and grid is lk[0] and block is lk[1] and shared_size == lk[2]:
-            try:
-                return self._lp(*args)
-            except cukit.CudaError as e:  # the layer's edge (no wrapper on this hot path)
-                raise _errors.at_edge(e) from e.__cause__
-            except (TypeError, ValueError):
-                return self._prepared_retry(self._lp, args)
+            return self._launch_prepared(self._lp, *args)  # C: the call, or _prepared_slow
         return self._prepared_first(grid, block, args, shared_size)
 
     @_edge
@@ -1094,15 +1088,13 @@ class Function(_cukit._PycudaFunction):
         if type(grid) is tuple and type(block) is tuple:  # immutable: safe to know by identity
             self._lp_key = (grid, block, shared_size)
             self._lp = p
-        try:
-            return p(*args)
-        except (TypeError, ValueError):
-            return self._prepared_retry(p, args)
+        return self._launch_prepared(p, *args)
 
     @_edge
-    def _prepared_retry(self, p, args):
-        """A prepared call's arguments that cukit does not take as they are
-        (GPUArrays, objects with gpudata or __cuda_array_interface__)."""
+    def _prepared_slow(self, p, args):
+        """p(*args) for a prepared call with an argument that _launch_prepared (C) does not
+        pass as it is: GPUArrays and arrays of another dtype than declared, objects with
+        gpudata or __cuda_array_interface__, pointer holders. Converts once, calls once."""
         fixed = []
         changed = False
         for i, a in enumerate(args):
@@ -1125,9 +1117,7 @@ class Function(_cukit._PycudaFunction):
                 elif isinstance(a, PointerHolderBase):
                     a, changed = int(a.get_pointer()), True
             fixed.append(a)
-        if not changed:
-            return p(*args)  # raise cukit's own error about the argument
-        return p(*fixed)
+        return p(*(fixed if changed else args))  # unchanged: cukit's own error explains
 
     @_edge
     def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
@@ -1136,10 +1126,7 @@ class Function(_cukit._PycudaFunction):
         if block is None:
             block = self._block
         p = self._launcher(grid, block, shared_size or self._shared, stream)
-        try:
-            return p(*args)
-        except (TypeError, ValueError):
-            return self._prepared_retry(p, args)
+        return self._launch_prepared(p, *args)
 
     @_edge
     def prepared_timed_call(self, grid, block, *args, shared_size=0):
