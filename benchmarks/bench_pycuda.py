@@ -7,6 +7,8 @@ after 100 calls of each way not counted; ~ where max / min is over 10%)
       numpy.int32, numpy.uint32) on a 4 x 256-thread kernel: CALLS calls then one
       synchronize, the time divided by CALLS. Baseline: cukit's own k(...) with the
       same arguments (cukit.Buffer, numpy scalars), interleaved with it.
+    * Function.__call__ with the same 5 arguments, the two pointers as GPUArrays of
+      1024 float32; baseline cukit's own k(...) with cukit.Arrays.
     * prepared_call with the same arguments; baseline cukit's k.prepare(...)(...).
     * gpuarray.to_gpu and GPUArray.get of 4 KiB; baselines cukit.to_device and
       Array.get.
@@ -77,6 +79,8 @@ def launch_rows(calls, reps):
     host = np.random.rand(N).astype(np.float32)  # 4 KiB
     garr = gpuarray.to_gpu(host)
     carr = cukit.to_device(host)
+    gout = gpuarray.empty(N, np.float32)
+    cout = cukit.empty(N, np.float32)
     sync = cukit.synchronize
 
     one_a = np.random.rand(1).astype(np.float32)
@@ -93,6 +97,9 @@ def launch_rows(calls, reps):
         "cukit k(...) 5 args": lambda: k(kout, kx, a, b, n, grid=4, block=256),
         "cukit.pycuda Function.__call__ 5 args":
             lambda: f(out, x, a, b, n, block=block, grid=grid),
+        "cukit k(...) 5 args, Arrays": lambda: k(cout, carr, a, b, n, grid=4, block=256),
+        "cukit.pycuda Function.__call__ 5 args, GPUArrays":
+            lambda: f(gout, garr, a, b, n, block=block, grid=grid),
         "cukit k.prepare(...)(...)": lambda: p(kout, kx, a, b, n),
         "cukit.pycuda prepared_call": lambda: f.prepared_call(grid, block, out, x, a, b, n),
         "cukit to_device 4 KiB": lambda: cukit.to_device(host),
@@ -135,6 +142,7 @@ f.prepare("PPfiI")
 grid, block = (4, 1), (256, 1, 1)
 host = np.random.rand(N).astype(np.float32)
 garr = gpuarray.to_gpu(host)
+gout = gpuarray.empty(N, np.float32)
 from pycuda.elementwise import ElementwiseKernel
 one = np.random.rand(1).astype(np.float32)
 ga, gb, gz = gpuarray.to_gpu(one), gpuarray.to_gpu(one), gpuarray.to_gpu(one)
@@ -142,6 +150,8 @@ lin = ElementwiseKernel("float a, float *x, float *y, float *z", "z[i] = a*x[i] 
 two = np.float32(2)
 ways = {
     "PyCUDA Function.__call__ 5 args": lambda: f(out, x, a, b, n, block=block, grid=grid),
+    "PyCUDA Function.__call__ 5 args, GPUArrays":
+        lambda: f(gout, garr, a, b, n, block=block, grid=grid),
     "PyCUDA prepared_call": lambda: f.prepared_call(grid, block, out, x, a, b, n),
     "PyCUDA gpuarray.to_gpu 4 KiB": lambda: gpuarray.to_gpu(host),
     "PyCUDA GPUArray.get 4 KiB": lambda: garr.get(),
@@ -226,6 +236,8 @@ def main():
     baselines = {
         "cukit.pycuda Function.__call__ 5 args": "cukit k(...) 5 args",
         "PyCUDA Function.__call__ 5 args": "cukit k(...) 5 args",
+        "cukit.pycuda Function.__call__ 5 args, GPUArrays": "cukit k(...) 5 args, Arrays",
+        "PyCUDA Function.__call__ 5 args, GPUArrays": "cukit k(...) 5 args, Arrays",
         "cukit.pycuda prepared_call": "cukit k.prepare(...)(...)",
         "PyCUDA prepared_call": "cukit k.prepare(...)(...)",
         "cukit.pycuda gpuarray.to_gpu 4 KiB": "cukit to_device 4 KiB",

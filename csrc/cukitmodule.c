@@ -58,7 +58,9 @@ typedef struct {
     V(base.capture) V(pycuda.FrontFunctionType) V(pycuda.FrontArrayType)                 \
     V(pycuda.FrontElementwiseType)                                                       \
     V(pycuda.front_kw_plain) V(pycuda.front_kw_launch) V(pycuda.front_grid_1)            \
-    V(pycuda.front_zero) V(pycuda.front_str_call_v) V(linalg.gemm_modules)               \
+    V(pycuda.front_zero) V(pycuda.front_str_call_v) V(pycuda.at_edge)                    \
+    V(pycuda.front_str_prepared_slow)                                                    \
+    V(linalg.gemm_modules)                                                               \
     V(compute.sample_modules) V(linalg.solver_modules) V(fft.modules) V(fft.plans)
 
 static int

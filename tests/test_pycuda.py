@@ -116,6 +116,76 @@ def test_pointer_arithmetic_and_gpuarray_arguments(mod, rng):
 
 
 @gpu
+def test_gpuarray_arguments_go_to_the_launch_in_c(mod, rng):
+    n = 300
+    x = rng.standard_normal(n + 1).astype(np.float32)
+    x_gpu = gpuarray.to_gpu(x)
+    out = gpuarray.to_gpu(poison(n + 1, np.float32))
+    a, b = np.float32(rng.uniform(-2, 2)), np.int32(rng.integers(-5, 5))
+    axpb = mod.get_function("axpb")
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+
+    args = (out[1:], x_gpu[1:], a, b, np.uint32(n))  # views: the address of element 1
+    sys.setprofile(profile)
+    try:
+        axpb(*args, block=(128, 1, 1), grid=(3, 1))
+    finally:
+        sys.setprofile(None)
+    assert calls == [], "Python ran during the call: %s" % calls
+    got = out.get()
+    np.testing.assert_allclose(got[1:], a * x[1:] + np.float32(b), rtol=1e-6, atol=1e-6)
+    assert np.isnan(got[0])  # before the views: not written
+    # prepared calls too: nothing in Python but prepared_call itself
+    axpb.prepare("PPfiI")
+    grid, block = (3, 1), (128, 1, 1)
+    out3 = gpuarray.to_gpu(poison(n, np.float32))
+    axpb.prepared_call(grid, block, out3, x_gpu[:n], a, b, np.uint32(n))
+    del calls[:]
+    args = (out3, x_gpu[1:], a, b, np.uint32(n))
+    sys.setprofile(profile)
+    try:
+        axpb.prepared_call(grid, block, *args)
+    finally:
+        sys.setprofile(None)
+    assert calls == ["prepared_call"], calls
+    np.testing.assert_allclose(out3.get(), a * x[1:] + np.float32(b), rtol=1e-6, atol=1e-6)
+    # a strided view goes the Python way, which passes its address as PyCUDA does
+    out2 = gpuarray.to_gpu(poison(n, np.float32))
+    axpb(out2, x_gpu[::2], a, b, np.uint32(n // 2), block=(128, 1, 1), grid=(2, 1))
+    np.testing.assert_allclose(out2.get()[:n // 2], a * x[:n // 2] + np.float32(b),
+                               rtol=1e-6, atol=1e-6)
+
+
+@gpu
+def test_a_fault_leaves_the_layer_as_launch_error_and_kernel_fault():
+    code = """if True:
+        import numpy as np
+        import cukit
+        import cukit.pycuda.autoinit
+        import cukit.pycuda.driver as drv
+        from cukit.pycuda import gpuarray
+        from cukit.pycuda.compiler import SourceModule
+        f = SourceModule("__global__ void bad(float *p) { p[1ll << 40] = 1.0f; }").get_function("bad")
+        x = gpuarray.zeros(8, np.float32)
+        for where in ("synchronize", "launch"):  # the second launch meets the lost context
+            try:
+                f(x, block=(1, 1, 1))
+                drv.Context.synchronize()
+            except drv.LaunchError as e:
+                print(where, isinstance(e, cukit.KernelFaultError))
+    """
+    e = dict(os.environ, PYTHONPATH=SRC_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["synchronize", "True", "launch", "True"], out.stdout
+
+
+@gpu
 def test_vector_type_by_value(mod):
     v = gpuarray.vec.make_float3(1.5, -2, 3)
     dest = np.zeros(64, gpuarray.vec.float3)
@@ -524,16 +594,28 @@ def test_compile_errors(ctx):
 
 
 def test_errors_are_pycuda_and_cukit_classes():
+    # cukit's classes stay cukit's own: the layer changes no class of the core
     assert issubclass(drv.LogicError, cukit.CudaError)
-    assert issubclass(cukit.InvalidValueError, drv.LogicError)
-    assert issubclass(cukit.OutOfMemoryError, drv.MemoryError)
-    assert issubclass(cukit.CompileError, drv.CompileError)
-    assert issubclass(cukit.KernelFaultError, drv.LaunchError)
-    assert not issubclass(cukit.OutOfMemoryError, drv.LogicError)
-    try:
-        raise cukit.InvalidValueError("x")
-    except drv.LogicError:
-        pass
+    assert not issubclass(cukit.InvalidValueError, drv.LogicError)
+    assert not issubclass(cukit.OutOfMemoryError, drv.Error)
+    assert cukit.InvalidValueError.__bases__[0] is cukit.CudaError
+    # a cukit error raised inside the layer leaves it as both classes
+    from cukit.pycuda import _errors
+    pairs = [(cukit.InvalidValueError, drv.LogicError), (cukit.NotSupportedError, drv.LogicError),
+             (cukit.LaunchError, drv.LaunchError), (cukit.KernelFaultError, drv.LaunchError),
+             (cukit.OutOfMemoryError, drv.MemoryError), (cukit.NoDeviceError, drv.RuntimeError),
+             (cukit.CompileError, drv.CompileError)]
+    for core, layer in pairs:
+        e = core("x")
+        e.code = 1
+        out = _errors.at_edge(e)
+        assert isinstance(out, core) and isinstance(out, layer), (core, layer)
+        assert out.args == ("x",) and out.code == 1
+    assert not isinstance(_errors.at_edge(cukit.OutOfMemoryError("x")), drv.LogicError)
+    with pytest.raises(drv.LogicError):
+        _errors.edge(lambda: (_ for _ in ()).throw(cukit.InvalidValueError("x")))()
+    with pytest.raises(cukit.InvalidValueError):
+        _errors.edge(lambda: (_ for _ in ()).throw(cukit.InvalidValueError("x")))()
 
 
 # ------------------------------------------------------------------ no GPU needed

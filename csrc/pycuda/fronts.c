@@ -1,4 +1,4 @@
-/* fronts.c - cukit.pycuda's hot calls in C: Function(...), GPUArray + - *, ElementwiseKernel(...); anything unusual goes to the subclass's Python */
+/* fronts.c - cukit.pycuda's hot calls in C: Function(...) and its prepared calls, GPUArray + - *, ElementwiseKernel(...); an argument to convert goes once to the subclass's Python */
 #include "pycuda/pycuda.h"
 
 #include <structmember.h>
@@ -6,21 +6,31 @@
 /* Arguments a front passes on from its own stack; a call with more goes the Python way. */
 #define FRONT_MAXARGS 32
 
-/* 1 when the pending exception is a TypeError or ValueError that is not a CudaError:
- * the fast call refused an argument (nothing was launched), so the Python way, which
- * converts or explains, takes the call. Clears it then. */
-static int
-refused(cukit_state *st)
+/* A front's call failed: a cukit error leaves the layer as the layer's class for it
+ * (cukit.pycuda._errors.at_edge, registered with _PycudaFunction._register). Returns NULL. */
+static PyObject *
+at_edge(cukit_state *st)
 {
-    if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError))
-        return 0;
-    if (PyErr_ExceptionMatches(st->exc[CUKIT_EXC_CUDA]))
-        return 0;
-    PyErr_Clear();
-    return 1;
+    PyObject *edge = st->pycuda->at_edge;
+    if (edge == NULL || !PyErr_ExceptionMatches(st->exc[CUKIT_EXC_CUDA]))
+        return NULL;
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    if (tb != NULL)
+        PyException_SetTraceback(v, tb);
+    PyObject *r = PyObject_CallOneArg(edge, v);
+    if (r != NULL)
+        PyErr_SetObject((PyObject *)Py_TYPE(r), r);
+    Py_XDECREF(r);
+    Py_XDECREF(t);
+    Py_XDECREF(v);
+    Py_XDECREF(tb);
+    return NULL;
 }
 
-/* self.<name>(*args, **kw) with the call's own vector: the Python way. */
+/* self.<name>(*args, **kw) with the call's own vector: the Python way, which
+ * converts the arguments once and calls the kernel once. */
 static PyObject *
 python_way(PyObject *self, PyObject *name, PyObject *const *args, size_t nargsf,
            PyObject *kwnames)
@@ -38,11 +48,19 @@ typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     cukit_state *st;
-    PyObject *k; /* strong ref or NULL: what the fast call calls (_k) */
+    PyObject *k;        /* strong ref or NULL: what the call calls (_k) */
+    PyObject *pointees; /* strong ref or NULL: tuple, per parameter the numpy dtype a pointer
+                           parameter declares, or None (_pointees) */
+    PyObject *pending;  /* strong ref or NULL: list of the module's texture references
+                           changed since the last launch (_pending) */
 } front_call;
 
 static PyMemberDef front_call_members[] = {
-    {"_k", T_OBJECT, offsetof(front_call, k), 0, "the cukit callable the fast call uses"},
+    {"_k", T_OBJECT, offsetof(front_call, k), 0, "the cukit callable the call uses"},
+    {"_pointees", T_OBJECT, offsetof(front_call, pointees), 0,
+     "per parameter, the dtype a pointer parameter declares, or None"},
+    {"_pending", T_OBJECT, offsetof(front_call, pending), 0,
+     "the module's texture references changed since the last launch"},
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(front_call, vectorcall), READONLY, NULL},
     {NULL},
 };
@@ -50,15 +68,21 @@ static PyMemberDef front_call_members[] = {
 static int
 front_call_traverse(PyObject *op, visitproc visit, void *arg)
 {
+    front_call *self = (front_call *)op;
     Py_VISIT(Py_TYPE(op));
-    Py_VISIT(((front_call *)op)->k);
+    Py_VISIT(self->k);
+    Py_VISIT(self->pointees);
+    Py_VISIT(self->pending);
     return 0;
 }
 
 static int
 front_call_clear(PyObject *op)
 {
-    Py_CLEAR(((front_call *)op)->k);
+    front_call *self = (front_call *)op;
+    Py_CLEAR(self->k);
+    Py_CLEAR(self->pointees);
+    Py_CLEAR(self->pending);
     return 0;
 }
 
@@ -90,12 +114,54 @@ front_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
+/* ------------------------------------------------------------------ arguments */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *a;         /* strong ref or NULL: the cukit.Array (_a) */
+    PyObject *gpudata;   /* strong ref or NULL: what owns the memory */
+    PyObject *base;      /* strong ref or NULL */
+    PyObject *allocator; /* strong ref or NULL */
+} front_array;
+
+/* What argument i goes to the callable as: v itself, a GPUArray's cukit.Array, or
+ * NULL when it needs the Python conversion (_call_v). An array goes as it is only
+ * when the parameter declares no dtype or declares its own (a C-contiguous one for
+ * a GPUArray, whose address PyCUDA passes whatever its layout); In/Out, host arrays,
+ * Python numbers and other objects go the Python way. `any_other` 1: anything that
+ * is not an array goes as it is (ElementwiseKernel, whose engine converts). Borrowed. */
+static PyObject *
+direct_arg(cukit_state *st, PyObject *pointees, Py_ssize_t i, PyObject *v, int any_other)
+{
+    int gpuarray = PyObject_TypeCheck(v, st->pycuda->FrontArrayType);
+    if (gpuarray)
+        v = ((front_array *)v)->a;
+    if (v != NULL && Py_IS_TYPE(v, st->ArrayType)) {
+        cukit_Array *a = (cukit_Array *)v;
+        PyObject *want = pointees && PyTuple_Check(pointees) && i < PyTuple_GET_SIZE(pointees)
+                             ? PyTuple_GET_ITEM(pointees, i)
+                             : Py_None;
+        if (want == Py_None)
+            return gpuarray && !any_other ? NULL : v;
+        if (a->dtype != want || (gpuarray && !(a->flags & CUKIT_ARRAY_C_CONTIG)))
+            return NULL;
+        return v;
+    }
+    if (gpuarray)
+        return NULL;
+    if (any_other || PyObject_TypeCheck(v, st->memory->BufferType) ||
+        (st->np_generic != NULL && PyObject_TypeCheck(v, (PyTypeObject *)st->np_generic)))
+        return v;
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ Function */
 
-/* f(*args, block=, grid=(1, 1), stream=None, shared=0): the kernel's own call with
- * grid and block (and shared_mem, stream when given). Other keywords, a missing
- * block, or an argument the kernel refuses (In/Out, GPUArrays, host arrays, Python
- * numbers) go to the subclass's _call_v, which converts or explains. */
+/* f(*args, block=, grid=(1, 1), stream=None, shared=0): when every argument goes as it
+ * is (direct_arg), the kernel's own call with grid and block (and shared_mem, stream
+ * when given). Otherwise (another keyword, a missing block, an argument to convert,
+ * a texture reference to write first) the subclass's _call_v, which converts the
+ * arguments once and calls the kernel once. Nothing is tried twice. */
 static PyObject *
 front_function_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -103,7 +169,8 @@ front_function_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
     cukit_state *st = self->st;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf), nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     PyObject *grid = NULL, *block = NULL, *stream = NULL, *shared = NULL;
-    if (self->k == NULL || n > FRONT_MAXARGS)
+    if (self->k == NULL || n > FRONT_MAXARGS ||
+        (self->pending != NULL && PyList_Check(self->pending) && PyList_GET_SIZE(self->pending)))
         goto slow;
     for (Py_ssize_t i = 0; i < nk; i++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, i), *v = args[n + i];
@@ -122,7 +189,9 @@ front_function_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
         goto slow;
     PyObject *vec[FRONT_MAXARGS + 5];
     vec[0] = NULL; /* PY_VECTORCALL_ARGUMENTS_OFFSET's slot */
-    memcpy(vec + 1, args, (size_t)n * sizeof *args);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if ((vec[1 + i] = direct_arg(st, self->pointees, i, args[i], 0)) == NULL)
+            goto slow;
     vec[1 + n] = grid ? grid : st->pycuda->front_grid_1;
     vec[2 + n] = block;
     PyObject *kw = st->pycuda->front_kw_launch;
@@ -134,11 +203,77 @@ front_function_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
     }
     PyObject *r = PyObject_Vectorcall(self->k, vec + 1, (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                       kw);
-    if (r != NULL || !refused(st))
-        return r;
+    return r != NULL ? r : at_edge(st);
 slow:
     return python_way(op, st->pycuda->front_str_call_v, args, nargsf, kwnames);
 }
+
+/* f._launch_prepared(p, *args): p(*args), a prepared launch's call, when every argument
+ * goes as it is: a Python int (an address too), float or bytes, or what direct_arg passes.
+ * Otherwise f._prepared_slow(p, args), which converts the arguments once and calls p
+ * once. Nothing is tried twice. */
+static PyObject *
+front_prepared(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
+{
+    front_call *self = (front_call *)op;
+    cukit_state *st = self->st;
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_launch_prepared(p, *args) takes the prepared launch first");
+        return NULL;
+    }
+    Py_ssize_t n = nargs - 1, i = 0;
+    PyObject *vec[FRONT_MAXARGS + 1];
+    vec[0] = NULL; /* PY_VECTORCALL_ARGUMENTS_OFFSET's slot */
+    if (n <= FRONT_MAXARGS) {
+        for (; i < n; i++) {
+            PyObject *v = args[1 + i];
+            PyObject *d = PyLong_Check(v) || PyFloat_CheckExact(v) || PyBytes_CheckExact(v)
+                              ? v
+                              : direct_arg(st, self->pointees, i, v, 0);
+            if (d == NULL)
+                break;
+            vec[1 + i] = d;
+        }
+    }
+    if (n <= FRONT_MAXARGS && i == n) {
+        PyObject *r = PyObject_Vectorcall(args[0], vec + 1,
+                                          (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        return r != NULL ? r : at_edge(st);
+    }
+    PyObject *rest = PyTuple_New(n);
+    if (rest == NULL)
+        return NULL;
+    for (i = 0; i < n; i++)
+        PyTuple_SET_ITEM(rest, i, Py_NewRef(args[1 + i]));
+    PyObject *r = PyObject_CallMethodObjArgs(op, st->pycuda->front_str_prepared_slow, args[0],
+                                             rest, NULL);
+    Py_DECREF(rest);
+    return r;
+}
+
+/* _PycudaFunction._register(at_edge): the layer's converter of cukit errors, which the
+ * fronts call on a failed call (cukit.pycuda._errors.at_edge). Set once at import. */
+static PyObject *
+front_register(PyObject *cls, PyObject *edge)
+{
+    cukit_state *st = cukit_state_of_type((PyTypeObject *)cls);
+    if (!PyCallable_Check(edge)) {
+        PyErr_SetString(PyExc_TypeError, "_register takes a callable");
+        return NULL;
+    }
+    Py_XSETREF(st->pycuda->at_edge, Py_NewRef(edge));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef function_methods[] = {
+    {"_register", (PyCFunction)front_register, METH_O | METH_CLASS,
+     "Set the layer's converter of cukit errors (cukit.pycuda._errors.at_edge)."},
+    {"_launch_prepared", (PyCFunction)(void (*)(void))front_prepared, METH_FASTCALL,
+     "_launch_prepared(p, *args): the prepared launch p's call with the arguments as they "
+     "are, or _prepared_slow(p, args) when one needs converting."},
+    {NULL},
+};
 
 static PyType_Slot function_slots[] = {
     {Py_tp_doc, "The C side of cukit.pycuda.driver.Function: its call."},
@@ -148,6 +283,7 @@ static PyType_Slot function_slots[] = {
     {Py_tp_clear, front_call_clear},
     {Py_tp_call, PyVectorcall_Call},
     {Py_tp_members, front_call_members},
+    {Py_tp_methods, function_methods},
     {0, NULL},
 };
 
@@ -160,14 +296,6 @@ static PyType_Spec function_spec = {
 };
 
 /* ------------------------------------------------------------------ GPUArray */
-
-typedef struct {
-    PyObject_HEAD
-    PyObject *a;         /* strong ref or NULL: the cukit.Array (_a) */
-    PyObject *gpudata;   /* strong ref or NULL: what owns the memory */
-    PyObject *base;      /* strong ref or NULL */
-    PyObject *allocator; /* strong ref or NULL */
-} front_array;
 
 static PyMemberDef array_members[] = {
     {"_a", T_OBJECT, offsetof(front_array, a), 0, "the cukit.Array"},
@@ -226,12 +354,13 @@ plain_scalar(cukit_state *st, PyObject *o)
             PyObject_TypeCheck(o, (PyTypeObject *)st->np_bool));
 }
 
-/* A new GPUArray of self's type over cukit.Array r (stolen), with self's allocator. */
+/* A new GPUArray of self's type over cukit.Array r (stolen), with self's allocator; r
+ * NULL: the operator's error, past the layer's edge. */
 static PyObject *
-array_result(front_array *self, PyObject *r)
+array_result(front_array *self, PyObject *r, cukit_state *st)
 {
     if (r == NULL)
-        return NULL;
+        return at_edge(st);
     PyTypeObject *tp = Py_TYPE(self);
     front_array *g = (front_array *)tp->tp_alloc(tp, 0);
     if (g == NULL) {
@@ -265,10 +394,10 @@ array_binary(PyObject *x, PyObject *y, binaryfunc op, const char *symbol)
             cukit_Array *aa = (cukit_Array *)a, *oa = (cukit_Array *)o;
             if (o != NULL && Py_TYPE(o) == st->ArrayType && aa->ndim == oa->ndim &&
                 memcmp(aa->shape, oa->shape, (size_t)aa->ndim * sizeof *aa->shape) == 0)
-                return array_result(self, op(a, o));
+                return array_result(self, op(a, o), st);
         }
         else if (plain_scalar(st, other))
-            return array_result(self, reflected ? op(other, a) : op(a, other));
+            return array_result(self, reflected ? op(other, a) : op(a, other), st);
     }
     return PyObject_CallMethod((PyObject *)self, "_binary", "sOO", symbol, other,
                                reflected ? Py_True : Py_False);
@@ -322,30 +451,29 @@ static PyType_Spec array_spec = {
 
 /* ------------------------------------------------------------------ ElementwiseKernel */
 
-/* k(*args, **kw): GPUArrays become their cukit.Arrays and the engine's kernel runs; a
- * refused argument (an array of another integer signedness, which PyCUDA runs) goes to
- * the subclass's _call_v. */
+/* k(*args, **kw): GPUArrays become their cukit.Arrays and the engine's kernel runs,
+ * when every array holds the dtype its parameter declares (direct_arg). An array of
+ * another dtype (which PyCUDA runs, reading its memory as the declared type) goes to
+ * the subclass's _call_v, which converts the arguments once and calls the kernel once. */
 static PyObject *
 front_elementwise_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
     front_call *self = (front_call *)op;
     cukit_state *st = self->st;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf), nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    if (self->k != NULL && n + nk <= FRONT_MAXARGS) {
-        PyObject *vec[FRONT_MAXARGS + 1];
-        vec[0] = NULL;
-        for (Py_ssize_t i = 0; i < n + nk; i++) {
-            PyObject *v = args[i];
-            if (i < n && is_gpuarray(v) && ((front_array *)v)->a != NULL)
-                v = ((front_array *)v)->a;
-            vec[1 + i] = v;
-        }
-        PyObject *r = PyObject_Vectorcall(self->k, vec + 1,
-                                          (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
-        if (r != NULL || !PyErr_ExceptionMatches(PyExc_TypeError))
-            return r;
-        PyErr_Clear();
-    }
+    if (self->k == NULL || n + nk > FRONT_MAXARGS)
+        goto slow;
+    PyObject *vec[FRONT_MAXARGS + 1];
+    vec[0] = NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if ((vec[1 + i] = direct_arg(st, self->pointees, i, args[i], 1)) == NULL)
+            goto slow;
+    for (Py_ssize_t i = n; i < n + nk; i++)
+        vec[1 + i] = args[i];
+    PyObject *r = PyObject_Vectorcall(self->k, vec + 1, (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                      kwnames);
+    return r != NULL ? r : at_edge(st);
+slow:
     return python_way(op, st->pycuda->front_str_call_v, args, nargsf, kwnames);
 }
 
@@ -377,8 +505,10 @@ cukit_pycuda_setup(PyObject *module, cukit_state *st)
     st->pycuda->front_grid_1 = Py_BuildValue("(ii)", 1, 1);
     st->pycuda->front_zero = PyLong_FromLong(0);
     st->pycuda->front_str_call_v = PyUnicode_InternFromString("_call_v");
+    st->pycuda->front_str_prepared_slow = PyUnicode_InternFromString("_prepared_slow");
     if (!st->pycuda->front_kw_plain || !st->pycuda->front_kw_launch || !st->pycuda->front_grid_1 ||
-        !st->pycuda->front_zero || !st->pycuda->front_str_call_v)
+        !st->pycuda->front_zero || !st->pycuda->front_str_call_v ||
+        !st->pycuda->front_str_prepared_slow)
         return -1;
     static const struct {
         PyType_Spec *spec;

@@ -5,7 +5,7 @@
  * name) -- typed or placeholder parameters, broadcasting, scalars, raw pointers, outputs
  * allocated or given. PyCUDA's: ElementwiseKernel("float a, float *x, float *z",
  * "z[i] = a * x[i]", name) -- pointers indexed by i over the first array's size, launched
- * through cukit.Kernel (compute/pycuda/elementwise.c). The
+ * through cukit.Kernel (pycuda_form.c). The
  * operation is compiled under `#line 1 "operation"`, so a compile error points into it. */
 #include "compute/elementwise/elementwise_impl.h"
 

@@ -5,12 +5,12 @@ ufuncs with numpy 2's type promotion, ElementwiseKernel, where, concatenate...).
 What the engine does not have raises NotImplementedError saying so, from
 `needs_engine`.
 
-PyCUDA passes an array's address whatever its dtype; cukit's kernels check it. The
-faces retry a call that cukit refused over an array dtype through `lenient`, which
-reads the array as the declared type: silently when only the integer signedness
-differs (uint8 data for char*), with a PycudaCompatWarning (once per kernel and
-argument) when the element kind or size differs. Nothing of this runs on a call whose
-types match.
+PyCUDA passes an array's address whatever its dtype; cukit's kernels check it.
+`lenient` reads such an array as the declared type: silently when only the integer
+signedness differs (uint8 data for char*), with a PycudaCompatWarning (once per kernel
+and argument) when the element kind or size differs. ElementwiseKernel's call applies
+it before calling, when its C front sees an array of another dtype than declared, and
+ReductionKernel's before every call (it changes nothing when the types match).
 """
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ import warnings
 import numpy as np
 
 import cukit
+
+from ._ctypes import VectorArg, parse_c_arg
 
 # PyCUDA's operators -> the engine's ufuncs (numpy's names)
 _BINARY = {
@@ -148,7 +150,6 @@ def lenient(args, declared, who, warned):
 def declared_arrays(arguments):
     """{index: (name, dtype)} of the pointer arguments of a PyCUDA argument string (or
     list of VectorArg/ScalarArg), or None when a type is not one numpy names."""
-    from .tools import VectorArg, parse_c_arg
     try:
         if isinstance(arguments, str):
             arguments = [parse_c_arg(a) for a in arguments.split(",")]

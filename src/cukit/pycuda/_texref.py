@@ -25,7 +25,8 @@ import numpy as np
 import cukit
 from cukit import _cukit
 
-from . import driver as _drv
+from . import _copies
+from ._errors import LogicError
 from ._enums import PyCudaEnum, address_mode, array_format, filter_mode
 
 TRSA_OVERRIDE_FORMAT = 1
@@ -187,11 +188,11 @@ def _descriptor_shape(descr):
     d = int(getattr(descr, "depth", 0))
     flags = int(getattr(descr, "flags", 0))
     if flags & array3d_flags.CUBEMAP:
-        raise _drv.LogicError("Array: cubemap arrays (array3d_flags.CUBEMAP) are not provided "
+        raise LogicError("Array: cubemap arrays (array3d_flags.CUBEMAP) are not provided "
                               "by cukit.pycuda")
     layered = bool(flags & array3d_flags.ARRAY3D_LAYERED)
     if w < 1:
-        raise _drv.LogicError("Array: the descriptor's width must be at least 1, got %d" % w)
+        raise LogicError("Array: the descriptor's width must be at least 1, got %d" % w)
     if layered:
         shape = (max(d, 1), h, w) if h else (max(d, 1), w)
     elif d:
@@ -215,13 +216,13 @@ class Array:
         fmt = array_format(descriptor.format)
         dtype = _FORMAT_DTYPE.get(fmt)
         if dtype is None:
-            raise _drv.LogicError("Array: format %s has no CUDA array element type" % fmt.name)
+            raise LogicError("Array: format %s has no CUDA array element type" % fmt.name)
         shape, layered, surface = _descriptor_shape(descriptor)
         try:
             self._a = cukit.CudaArray(shape, dtype, int(descriptor.num_channels), layered=layered,
                                       surface=surface)
         except (TypeError, ValueError) as e:
-            raise _drv.LogicError("Array: %s" % e) from None
+            raise LogicError("Array: %s" % e) from None
         self._descr3d = isinstance(descriptor, ArrayDescriptor3D)
 
     @property
@@ -276,7 +277,7 @@ class Array:
 def _host_block(obj, offset, shape, strides, write):
     """A uint8 view of host memory obj: shape (depth, height, width) from byte offset,
     with (slice, row, 1) byte strides; never a copy, so a destination is written."""
-    flat = np.frombuffer(memoryview(_drv._host_bytes(obj, write)).cast("B"), np.uint8)
+    flat = np.frombuffer(memoryview(_copies._host_bytes(obj, write)).cast("B"), np.uint8)
     end = offset + (shape[0] - 1) * strides[0] + (shape[1] - 1) * strides[1] + shape[2]
     if end > flat.size:
         raise ValueError("Memcpy: the copy reaches byte %d of a %d-byte host buffer"
@@ -327,19 +328,19 @@ def copy_with_arrays(cp, depth, stream=None):
         block = _host_block(src, (sz * s_height + sy) * s_pitch + sx, shape,
                             (s_height * s_pitch, s_pitch, 1), False)
     else:
-        start = _drv._address(src) + (sz * s_height + sy) * s_pitch + sx
+        start = _copies._address(src) + (sz * s_height + sy) * s_pitch + sx
         span = ((depth - 1) * s_height + (h - 1)) * s_pitch + w
         if (kind_d == "array" and s_pitch == w and (depth == 1 or s_height == h)
                 and (dx, dy, dz) == (0, 0, 0) and _covers(dst, w, h, depth)):
             a = dst._a
             shape = a.shape + ((a.channels,) if a.channels > 1 else ())
-            view = cukit.asarray(_drv._Holder(
+            view = cukit.asarray(_copies._Holder(
                 {"data": (start, False), "shape": shape, "typestr": np.dtype(a.dtype).str,
                  "strides": None, "version": 3}, src))
             a.set(view)
             return
         raw = np.empty(span, np.uint8)
-        _drv.memcpy_dtoh(raw, start)
+        _copies.memcpy_dtoh(raw, start)
         block = np.lib.stride_tricks.as_strided(raw, shape, (s_height * s_pitch, s_pitch, 1))
 
     if kind_d == "array":
@@ -356,13 +357,13 @@ def copy_with_arrays(cp, depth, stream=None):
         _host_block(dst, (dz * d_height + dy) * d_pitch + dx, shape,
                     (d_height * d_pitch, d_pitch, 1), True)[...] = block
     else:
-        start = _drv._address(dst) + (dz * d_height + dy) * d_pitch + dx
+        start = _copies._address(dst) + (dz * d_height + dy) * d_pitch + dx
         span = ((depth - 1) * d_height + (h - 1)) * d_pitch + w
         raw = np.empty(span, np.uint8)
         if d_pitch != w or (depth > 1 and d_height != h):
-            _drv.memcpy_dtoh(raw, start)  # keep the bytes between rows
+            _copies.memcpy_dtoh(raw, start)  # keep the bytes between rows
         np.lib.stride_tricks.as_strided(raw, shape, (d_height * d_pitch, d_pitch, 1))[...] = block
-        _drv.memcpy_htod(start, raw)
+        _copies.memcpy_htod(start, raw)
 
 
 def _covers(ary, w, h, depth):
@@ -415,7 +416,7 @@ def matrix_to_array(matrix, order="C", allow_double_hack=False):
     matrix[y, x], with "F" matrix[x, y]."""
     order = order.upper()
     if order not in ("C", "F"):
-        raise _drv.LogicError("order must be either F or C")
+        raise LogicError("order must be either F or C")
     matrix = np.asarray(matrix, order=order)
     if matrix.ndim != 2:
         raise ValueError("matrix_to_array takes a 2-D array, got %d dimensions" % matrix.ndim)
@@ -434,7 +435,7 @@ def make_multichannel_2d_array(ndarray, order):
     "C", (channels, width, height) with "F"."""
     order = order.upper()
     if order not in ("C", "F"):
-        raise _drv.LogicError("order must be either F or C")
+        raise LogicError("order must be either F or C")
     ndarray = np.asarray(ndarray)
     if order == "C":
         h, w, channels = ndarray.shape
@@ -453,7 +454,7 @@ def make_multichannel_2d_array(ndarray, order):
 
 def _to_array(obj, kind, shape, strides, dtype, order, surface):
     if order not in ("C", "F"):
-        raise _drv.LogicError("order must be either F or C")
+        raise LogicError("order must be either F or C")
     if len(shape) == 2:
         h, w = shape
         d = 1
@@ -462,7 +463,7 @@ def _to_array(obj, kind, shape, strides, dtype, order, surface):
         d, h, w = shape
         pitch = strides[1]
     else:
-        raise _drv.LogicError("CUDA arrays of 2 or 3 dimensions are made from arrays; got %d"
+        raise LogicError("CUDA arrays of 2 or 3 dimensions are made from arrays; got %d"
                               % len(shape))
     descr = ArrayDescriptor3D() if (surface or len(shape) == 3) else ArrayDescriptor()
     descr.width, descr.height = int(w), int(h)
@@ -509,11 +510,11 @@ def _read_reference(module, name, mark, what):
     """(device address, descriptor word, keeper) of the reference variable `name`."""
     m = module._m
     if m is None:
-        raise _drv.LogicError("%s: the module is not linked yet" % what)
+        raise LogicError("%s: the module is not linked yet" % what)
     try:
         var = m.get_global(name, dtype=np.uint32, shape=(4,))
     except AttributeError:
-        raise _drv.LogicError(
+        raise LogicError(
             "%s failed: the module has no reference named %r; declare it at namespace scope "
             "in the SourceModule's source (texture<float, 2> %s; or surface<void, 2> %s;)"
             % (what, name, name, name)) from None
@@ -521,13 +522,13 @@ def _read_reference(module, name, mark, what):
         var = None
     words = var.get() if var is not None else None
     if words is None or int(words[2]) not in (_TEXTURE_MARK, _SURFACE_MARK):
-        raise _drv.LogicError(
+        raise LogicError(
             "%s: %r is a __device__ or __constant__ variable, not a %s reference (a "
             "`%s<...> %s;` declaration at namespace scope of a SourceModule)"
             % (what, name, "texture" if mark == _TEXTURE_MARK else "surface",
                "texture" if mark == _TEXTURE_MARK else "surface", name))
     if int(words[2]) != mark:
-        raise _drv.LogicError(
+        raise LogicError(
             "%s: %r is a %s reference; use %s" % (
                 what, name, "surface" if mark == _TEXTURE_MARK else "texture",
                 "get_surfref" if mark == _TEXTURE_MARK else "get_texref"))
@@ -537,10 +538,10 @@ def _read_reference(module, name, mark, what):
 def _check_geometry(ref, source_dims, source_layered, what):
     coords, layered = _GEOMETRY.get(ref._dim, (None, None))
     if ref._dim in _CUBEMAPS:
-        raise _drv.LogicError("%s %r: cubemap references are not provided by cukit.pycuda"
+        raise LogicError("%s %r: cubemap references are not provided by cukit.pycuda"
                               % (ref._kind, ref._name))
     if coords != source_dims or layered != source_layered:
-        raise _drv.LogicError(
+        raise LogicError(
             "%s %r is declared %s but is bound to %s; bind it to data of its own shape, or "
             "declare it to match" % (ref._kind, ref._name, _GEOMETRY_NAME.get(ref._dim, "?"),
                                      what))
@@ -557,7 +558,7 @@ class _Reference:
     _kind = "reference"
 
     def __init__(self, *args, **kwargs):
-        raise _drv.LogicError("%s objects are made by Module.get_%s(name)"
+        raise LogicError("%s objects are made by Module.get_%s(name)"
                               % (type(self).__name__, "texref" if self._kind == "texture"
                                  else "surfref"))
 
@@ -592,7 +593,7 @@ class _Reference:
             try:
                 obj = self._create()
             except (TypeError, ValueError) as e:
-                raise _drv.LogicError("%s %r: %s" % (self._kind, self._name, e)) from None
+                raise LogicError("%s %r: %s" % (self._kind, self._name, e)) from None
             _cukit._copy_htod(self._addr, struct.pack("<Q", int(obj)))
             self._object = obj  # the one it replaces is destroyed once queued work is done
         self._dirty = False
@@ -641,11 +642,11 @@ class TextureReference(_Reference):
     def set_address(self, devptr, bytes, allow_offset=False):  # noqa: A002 (PyCUDA's name)
         """Bind to `bytes` bytes of linear memory at devptr (tex1Dfetch). Returns the
         byte offset from the aligned address bound (nonzero only with allow_offset)."""
-        ptr = _drv._address(devptr)
+        ptr = _copies._address(devptr)
         align = _device_attribute("texture_alignment")
         offset = ptr % align if align else 0
         if offset and not allow_offset:
-            raise _drv.LogicError(
+            raise LogicError(
                 "TextureReference.set_address: address 0x%x is %d bytes past the device's "
                 "texture alignment (%d bytes); pass allow_offset=True and add the returned "
                 "offset (in elements) to tex1Dfetch's index" % (ptr, offset, align))
@@ -655,7 +656,7 @@ class TextureReference(_Reference):
 
     def set_address_2d(self, devptr, descr, pitch):
         """Bind to pitched 2-D memory: descr gives width, height, format and channels."""
-        self._source = ("pitch2d", _drv._address(devptr), int(descr.width), int(descr.height),
+        self._source = ("pitch2d", _copies._address(devptr), int(descr.width), int(descr.height),
                         int(pitch), devptr)
         self._format = (array_format(descr.format), int(descr.num_channels))
         self._changed()
@@ -709,7 +710,7 @@ class TextureReference(_Reference):
         if kind != _KIND_FLOAT and not self._read_normalized:
             return "element_type"
         if dtype.itemsize > 2:
-            raise _drv.LogicError(
+            raise LogicError(
                 "texture %r reads integers as normalized floats (its texel type is float, or "
                 "its read mode cudaReadModeNormalizedFloat), which only 8- and 16-bit integers "
                 "can be; bound to %s data, declare it with an integer texel type read as "
@@ -726,7 +727,7 @@ class TextureReference(_Reference):
             elem = dtype.itemsize * channels
             count = src[2] // elem
             shape = (count, channels) if channels > 1 else (count,)
-            view = _drv._Holder({"data": (src[1], False), "shape": shape, "typestr": dtype.str,
+            view = _copies._Holder({"data": (src[1], False), "shape": shape, "typestr": dtype.str,
                                  "strides": None, "version": 3}, src[3])
             return cukit.Texture(view, read_mode=self._read_mode(dtype),
                                  channels=channels if channels > 1 else None)
@@ -737,7 +738,7 @@ class TextureReference(_Reference):
             _, ptr, w, h, pitch, owner = src
             shape = (h, w, channels) if channels > 1 else (h, w)
             strides = (pitch, dtype.itemsize * channels, dtype.itemsize)[:len(shape)]
-            view = _drv._Holder({"data": (ptr, False), "shape": shape, "typestr": dtype.str,
+            view = _copies._Holder({"data": (ptr, False), "shape": shape, "typestr": dtype.str,
                                  "strides": strides, "version": 3}, owner)
             dims = 2
             kwargs = {"channels": channels if channels > 1 else None}
@@ -770,7 +771,7 @@ class SurfaceReference(_Reference):
             raise TypeError("SurfaceReference.set_array takes a pycuda driver.Array, got %s"
                             % type(ary).__name__)
         if not ary._a.surface:
-            raise _drv.LogicError(
+            raise LogicError(
                 "SurfaceReference.set_array: the Array was not made for surfaces; create it "
                 "with ArrayDescriptor3D flags=array3d_flags.SURFACE_LDST (np_to_array(..., "
                 "allowSurfaceBind=True))")
@@ -793,7 +794,6 @@ def get_reference(module, name, cls):
     refs = module._refs
     if refs is None:
         refs = module._refs = {}
-        module._pending = []
     key = (cls._kind, name)
     ref = refs.get(key)
     if ref is None:
@@ -801,8 +801,6 @@ def get_reference(module, name, cls):
         addr, desc, keep = _read_reference(
             module, name, _TEXTURE_MARK if cls is TextureReference else _SURFACE_MARK, what)
         ref = refs[key] = cls._make(module, name, addr, desc, keep)
-        for f in module._functions.values():
-            f.__class__ = with_references(type(f))
     return ref
 
 
@@ -822,44 +820,3 @@ def flush_given(refs):
                             "got %s" % type(ref).__name__)
         if ref._dirty:
             flush(ref._module)
-
-
-class _FlushesReferences:
-    """Mixed into a module's Function class once the module has references: each
-    launch first writes the references changed since the last one."""
-
-    __slots__ = ()
-
-    def __call__(self, *args, **kwargs):
-        m = self._module
-        if m._pending:
-            flush(m)
-        return super().__call__(*args, **kwargs)
-
-    def prepared_call(self, grid, block, *args, shared_size=0):
-        m = self._module
-        if m._pending:
-            flush(m)
-        return super().prepared_call(grid, block, *args, shared_size=shared_size)
-
-    def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
-        m = self._module
-        if m._pending:
-            flush(m)
-        return super().prepared_async_call(grid, block, stream, *args, shared_size=shared_size)
-
-
-_WITH_REFS = {}
-
-
-def with_references(cls):
-    """cls (a Function class) with _FlushesReferences mixed in: same layout, so an
-    existing Function can take it as its __class__."""
-    if issubclass(cls, _FlushesReferences):
-        return cls
-    sub = _WITH_REFS.get(cls)
-    if sub is None:
-        sub = _WITH_REFS[cls] = type(cls.__name__, (_FlushesReferences, cls),
-                                     {"__slots__": (), "__module__": cls.__module__,
-                                      "__doc__": cls.__doc__})
-    return sub

@@ -409,6 +409,7 @@ class DynamicModule(_drv.Module):
         _check_arch(arch, "DynamicModule")
         self._m = None
         self._functions = {}
+        self._pending = []
 
     def add_source(self, source, nvcc_options=None, name="kernel.ptx"):
         opts = _translate(DEFAULT_NVCC_FLAGS if nvcc_options is None else nvcc_options,

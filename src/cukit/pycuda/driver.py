@@ -9,7 +9,6 @@ and `__call__` hands it the arguments as they are; only when cukit refuses one
 """
 from __future__ import annotations
 
-import builtins
 import functools
 import gc
 import os
@@ -44,64 +43,45 @@ from ._enums import (  # noqa: F401  (re-exported: PyCUDA's names)
 
 # ------------------------------------------------------------------ errors
 #
-# PyCUDA's classes, subclasses of cukit.CudaError. Importing this module also
-# makes cukit's own classes subclasses of the matching PyCUDA class (an except
-# clause compares classes directly), so `except pycuda.driver.LogicError` catches
-# the cukit.InvalidValueError that a call raises.
+# PyCUDA's classes (_errors.py); a cukit error raised inside the layer leaves it as
+# one of them (_errors.at_edge).
+from ._errors import (  # noqa: E402,F401  (PyCUDA's names)
+    CompileError,
+    Error,
+    LaunchError,
+    LogicError,
+    MemoryError,
+    RuntimeError,
+)
+from ._errors import edge as _edge  # noqa: E402
+from . import _copies  # noqa: E402
+from ._copies import _Holder, _address, _check_fits, _host_bytes  # noqa: E402,F401
 
-
-class Error(cukit.CudaError):
-    """Base of PyCUDA's errors (also a cukit.CudaError)."""
-
-
-class LogicError(Error):
-    """A call that cannot succeed as made: invalid value, context or handle."""
-
-
-class LaunchError(Error):
-    """A kernel launch failed, or a kernel faulted."""
-
-
-class RuntimeError(Error):
-    """A driver failure that is not the caller's logic error."""
-
-
-class MemoryError(Error, builtins.MemoryError):
-    """Out of device or host memory."""
-
-
-class CompileError(Error):
-    """The source did not compile. `stderr` holds the compiler's log."""
-
-    def __init__(self, msg, command_line=None, stdout=None, stderr=None):
-        super().__init__(msg)
-        self.msg = msg
-        self.command_line = command_line
-        self.stdout = stdout
-        if stderr is not None:
-            self.log = stderr
-
-    @property
-    def stderr(self):
-        return self.log
-
-
-def _graft(cukit_class, pycuda_class):
-    """Make pycuda_class a base of cukit_class, keeping its other builtin bases."""
-    if issubclass(cukit_class, pycuda_class):
-        return
-    keep = tuple(b for b in cukit_class.__bases__
-                 if not issubclass(pycuda_class, b) and b is not cukit.CudaError)
-    cukit_class.__bases__ = (pycuda_class,) + keep
-
-
-_graft(cukit.InvalidValueError, LogicError)
-_graft(cukit.NotSupportedError, LogicError)
-_graft(cukit.LaunchError, LaunchError)
-_graft(cukit.KernelFaultError, LaunchError)
-_graft(cukit.OutOfMemoryError, MemoryError)
-_graft(cukit.NoDeviceError, RuntimeError)
-_graft(cukit.CompileError, CompileError)
+memcpy_htod = _edge(_copies.memcpy_htod)
+memcpy_dtoh = _edge(_copies.memcpy_dtoh)
+from ._ctypes import _ctype_to_dtype  # noqa: E402
+from . import _engine  # noqa: E402
+# Texture and surface references, CUDA arrays and their copies: _texref.py.
+from . import _texref  # noqa: E402
+from ._texref import (  # noqa: E402,F401  (PyCUDA's names)
+    TR_DEFAULT,
+    TRSA_OVERRIDE_FORMAT,
+    TRSF_NORMALIZED_COORDINATES,
+    TRSF_READ_AS_INTEGER,
+    Array,
+    ArrayDescriptor,
+    ArrayDescriptor3D,
+    SurfaceReference,
+    TextureReference,
+    array3d_flags,
+    bind_array_to_texref,
+    dtype_to_array_format,
+    gpuarray_to_array,
+    make_multichannel_2d_array,
+    matrix_to_array,
+    matrix_to_texref,
+    np_to_array,
+)
 
 # ------------------------------------------------------------------ debugging
 
@@ -120,18 +100,21 @@ def set_debugging(flag=True):
 # ------------------------------------------------------------------ init, versions
 
 
+@_edge
 def init(flags=0):
     """Check that a driver and a GPU are there (cukit loads the driver itself)."""
     if cukit.device_count() == 0:
         cukit.Device(0)  # raises NoDeviceError saying what was looked for
 
 
+@_edge
 def get_driver_version():
     """The CUDA version the driver supports, as an int: 13000 for 13.0."""
     major, minor = cukit.driver_version()
     return major * 1000 + minor * 10
 
 
+@_edge
 def get_version():
     """The CUDA version as (major, minor, 0): the driver's (cukit is not built
     against a toolkit)."""
@@ -170,9 +153,11 @@ class Device:
         a = self._dev.attributes
         return "%04x:%02x:%02x.0" % (a["pci_domain_id"], a["pci_bus_id"], a["pci_device_id"])
 
+    @_edge
     def get_attribute(self, attr):
         return self._dev.attributes[device_attribute(attr).name.lower()]
 
+    @_edge
     def get_attributes(self):
         attrs = self._dev.attributes
         return {a: attrs[a.name.lower()] for a in device_attribute if a.name.lower() in attrs}
@@ -183,6 +168,7 @@ class Device:
             raise AttributeError(name)
         return self.get_attribute(attr)
 
+    @_edge
     def make_context(self, flags=0):
         """A context on this device, pushed on this thread's stack. cukit runs on
         the device's primary context: every context of a device shares it."""
@@ -190,6 +176,7 @@ class Device:
         ctx.push()
         return ctx
 
+    @_edge
     def retain_primary_context(self):
         """The primary context, not pushed (push() it to make it current)."""
         return Context(self)
@@ -238,11 +225,13 @@ class Context:
         self._device = device
         self._cache_config = func_cache.PREFER_NONE
 
+    @_edge
     def push(self):
         _stack().append(self)
         self._device._dev.use()
 
     @staticmethod
+    @_edge
     def pop():
         s = _stack()
         if not s:
@@ -251,6 +240,7 @@ class Context:
         if s:
             s[-1]._device._dev.use()
 
+    @_edge
     def detach(self):
         s = _stack()
         if s and s[-1] is self:
@@ -274,6 +264,7 @@ class Context:
         return Device(cukit.get_device().ordinal)
 
     @staticmethod
+    @_edge
     def synchronize():
         cukit.synchronize()
 
@@ -281,20 +272,24 @@ class Context:
         return get_driver_version()
 
     @staticmethod
+    @_edge
     def set_cache_config(config):
         pass  # a preference only; cukit leaves the driver's default
 
     @staticmethod
+    @_edge
     def get_cache_config():
         return func_cache.PREFER_NONE
 
     @staticmethod
+    @_edge
     def set_limit(which, value):
         """Set a limit (driver.limit: STACK_SIZE, PRINTF_FIFO_SIZE, MALLOC_HEAP_SIZE, ...)
         of the current context (cuCtxSetLimit)."""
         (_context_device() or cukit.get_device()).set_limit(int(limit(which)), int(value))
 
     @staticmethod
+    @_edge
     def get_limit(which):
         """A limit of the current context, in bytes or counts (cuCtxGetLimit)."""
         return (_context_device() or cukit.get_device()).get_limit(int(limit(which)))
@@ -321,6 +316,7 @@ class DeviceAllocation(cukit.Buffer):
 
     __slots__ = ()
 
+    @_edge
     def free(self):
         if self.freed:
             raise LogicError("cuMemFree failed: this allocation was already freed")
@@ -369,6 +365,7 @@ class DevicePointer(int):
         return self
 
 
+@_edge
 def mem_alloc(nbytes):
     """nbytes of device memory. On out-of-memory, collects garbage (dropped
     arrays free their memory) and tries once more before raising."""
@@ -379,69 +376,19 @@ def mem_alloc(nbytes):
         return DeviceAllocation(nbytes)
 
 
+@_edge
 def mem_alloc_like(ary):
     return mem_alloc(ary.nbytes)
 
 
+@_edge
 def mem_get_info():
     """(free, total) device memory in bytes."""
     info = cukit.memory_info()
     return info["free"], info["total"]
 
 
-def _host_bytes(ary, writable):
-    """ary as a C-contiguous buffer of the same bytes: an F-contiguous numpy array is
-    read through its transpose (the same memory)."""
-    if isinstance(ary, np.ndarray) and not ary.flags.c_contiguous:
-        if ary.flags.f_contiguous:
-            return ary.T
-        raise ValueError("memcpy needs a contiguous host array (C or Fortran order); "
-                         "pass numpy.ascontiguousarray(a)")
-    return ary
-
-
-def _address(dev):
-    """int address of a device-side memcpy argument (a GPUArray's is its gpudata's:
-    int() of a one-element GPUArray is its value)."""
-    gpudata = getattr(dev, "gpudata", None)
-    if gpudata is not None:
-        return int(gpudata)
-    try:
-        return int(dev)
-    except TypeError:
-        cai = getattr(dev, "__cuda_array_interface__", None)
-        if cai is not None:
-            return cai["data"][0]
-        raise TypeError("expected device memory (a DeviceAllocation, an int address or an "
-                        "object with __cuda_array_interface__), got %s"
-                        % type(dev).__name__) from None
-
-
-def _check_fits(dev, nbytes, what):
-    size = getattr(dev, "size", None)
-    if isinstance(dev, cukit.Buffer) and size is not None and nbytes > size:
-        raise ValueError("%s: %d bytes do not fit in the %d-byte allocation"
-                         % (what, nbytes, size))
-
-
-def memcpy_htod(dest, src):
-    """Copy len(src) bytes (its whole buffer) from host to device address dest."""
-    src = _host_bytes(src, False)
-    n = memoryview(src).nbytes
-    _check_fits(dest, n, "memcpy_htod")
-    if n:
-        _cukit._copy_htod(_address(dest), src)
-
-
-def memcpy_dtoh(dest, src):
-    """Fill host buffer dest (all of it) from device address src."""
-    dest = _host_bytes(dest, True)
-    n = memoryview(dest).nbytes
-    _check_fits(src, n, "memcpy_dtoh")
-    if n:
-        _cukit._copy_dtoh(dest, _address(src))
-
-
+@_edge
 def memcpy_htod_async(dest, src, stream=None):
     """Queue the copy on stream; src must stay alive and unchanged until then
     (page-locked memory makes it truly asynchronous)."""
@@ -452,6 +399,7 @@ def memcpy_htod_async(dest, src, stream=None):
         _cukit._copy_htod(_address(dest), src, stream, stream is None)
 
 
+@_edge
 def memcpy_dtoh_async(dest, src, stream=None):
     dest = _host_bytes(dest, True)
     n = memoryview(dest).nbytes
@@ -476,21 +424,25 @@ class _RawCAI:
         self._owner = owner
 
 
+@_edge
 def memcpy_dtod(dest, src, size):
     """Copy size bytes between device addresses (on the default stream)."""
     if size:
         cukit.copyto(_device_view(dest, size), _device_view(src, size))
 
 
+@_edge
 def memcpy_dtod_async(dest, src, size, stream=None):
     if size:
         cukit.copyto(_device_view(dest, size), _device_view(src, size), stream=stream)
 
 
+@_edge
 def memset_d8(dest, data, count):
     _device_view(dest, count).fill(np.uint8(data))
 
 
+@_edge
 def memset_d32(dest, data, count):
     a = cukit.asarray(_TypedCAI(_address(dest), count, "<u4", dest))
     a.fill(np.uint32(data))
@@ -505,6 +457,7 @@ class _TypedCAI:
         self._owner = owner
 
 
+@_edge
 def memset_d16(dest, data, count):
     cukit.asarray(_TypedCAI(_address(dest), count, "<u2", dest)).fill(np.uint16(data))
 
@@ -518,15 +471,18 @@ def _fill(dest, data, count, typestr, scalar, stream):
             a.fill(scalar(data), stream=stream)
 
 
+@_edge
 def memset_d8_async(dest, data, count, stream=None):
     """memset_d8 queued on stream."""
     _fill(dest, data, count, "|u1", np.uint8, stream)
 
 
+@_edge
 def memset_d16_async(dest, data, count, stream=None):
     _fill(dest, data, count, "<u2", np.uint16, stream)
 
 
+@_edge
 def memset_d32_async(dest, data, count, stream=None):
     _fill(dest, data, count, "<u4", np.uint32, stream)
 
@@ -551,27 +507,33 @@ def _fill_2d(size, dest, pitch, data, width, height, stream):
         a.fill(scalar(data), stream=stream)
 
 
+@_edge
 def memset_d2d8(dest, pitch, data, width, height):
     """Set a pitched 2-D region: height rows of width bytes, rows pitch bytes apart."""
     _fill_2d(1, dest, pitch, data, width, height, None)
 
 
+@_edge
 def memset_d2d16(dest, pitch, data, width, height):
     _fill_2d(2, dest, pitch, data, width, height, None)
 
 
+@_edge
 def memset_d2d32(dest, pitch, data, width, height):
     _fill_2d(4, dest, pitch, data, width, height, None)
 
 
+@_edge
 def memset_d2d8_async(dest, pitch, data, width, height, stream=None):
     _fill_2d(1, dest, pitch, data, width, height, stream)
 
 
+@_edge
 def memset_d2d16_async(dest, pitch, data, width, height, stream=None):
     _fill_2d(2, dest, pitch, data, width, height, stream)
 
 
+@_edge
 def memset_d2d32_async(dest, pitch, data, width, height, stream=None):
     _fill_2d(4, dest, pitch, data, width, height, stream)
 
@@ -579,6 +541,7 @@ def memset_d2d32_async(dest, pitch, data, width, height, stream=None):
 _PITCH_ALIGNMENT = 512  # what cuMemAllocPitch gives on current GPUs
 
 
+@_edge
 def mem_alloc_pitch(width, height, access_size):
     """(DeviceAllocation, pitch): height rows of width bytes, each row starting at a
     multiple of the pitch, which is width rounded up to 512 bytes. access_size (4, 8
@@ -607,6 +570,7 @@ def _peer_view(ptr, size, ctx):
         return _device_view(ptr, size)
 
 
+@_edge
 def memcpy_peer(dest, src, size, dest_context=None, src_context=None):
     """Copy size bytes from src (memory of src_context's device) to dest (of
     dest_context's device); the contexts default to the current one."""
@@ -614,12 +578,14 @@ def memcpy_peer(dest, src, size, dest_context=None, src_context=None):
         cukit.copyto(_peer_view(dest, size, dest_context), _peer_view(src, size, src_context))
 
 
+@_edge
 def memcpy_peer_async(dest, src, size, dest_context=None, src_context=None, stream=None):
     if size:
         cukit.copyto(_peer_view(dest, size, dest_context), _peer_view(src, size, src_context),
                    stream=stream)
 
 
+@_edge
 def to_device(bf_obj):
     """A new DeviceAllocation holding a copy of the host buffer."""
     src = _host_bytes(bf_obj, False)
@@ -630,12 +596,14 @@ def to_device(bf_obj):
     return result
 
 
+@_edge
 def from_device(devptr, shape, dtype, order="C"):
     result = np.empty(shape, dtype, order=order)
     memcpy_dtoh(result, devptr)
     return result
 
 
+@_edge
 def from_device_like(devptr, other_ary):
     result = np.empty_like(other_ary)
     memcpy_dtoh(result, devptr)
@@ -695,20 +663,24 @@ def _with_allocation(ary):
     return holder.view(np.ndarray)
 
 
+@_edge
 def pagelocked_empty(shape, dtype, order="C", mem_flags=0):
     """A numpy array in page-locked (pinned) host memory, mapped into the device's
     address space: .base.get_device_pointer() is its device address."""
     return _with_allocation(_host_array(cukit.pinned_empty, shape, dtype, order))
 
 
+@_edge
 def pagelocked_zeros(shape, dtype, order="C", mem_flags=0):
     return _with_allocation(_host_array(cukit.pinned_zeros, shape, dtype, order))
 
 
+@_edge
 def pagelocked_empty_like(array, mem_flags=0):
     return pagelocked_empty(array.shape, array.dtype, _order_of(array))
 
 
+@_edge
 def pagelocked_zeros_like(array, mem_flags=0):
     return pagelocked_zeros(array.shape, array.dtype, _order_of(array))
 
@@ -719,6 +691,7 @@ def _check_attach(mem_flags):
                          "(mem_attach_flags.GLOBAL); other attach flags are not provided")
 
 
+@_edge
 def managed_empty(shape, dtype, order="C", mem_flags=0):
     """A numpy array in managed memory, attached globally (mem_flags 0 means that
     too), usable as a kernel pointer argument. Touch it on the host only after
@@ -727,15 +700,18 @@ def managed_empty(shape, dtype, order="C", mem_flags=0):
     return _with_allocation(_host_array(cukit.managed_empty, shape, dtype, order))
 
 
+@_edge
 def managed_zeros(shape, dtype, order="C", mem_flags=0):
     _check_attach(mem_flags)
     return _with_allocation(_host_array(cukit.managed_zeros, shape, dtype, order))
 
 
+@_edge
 def managed_empty_like(array, mem_flags=0):
     return managed_empty(array.shape, array.dtype, _order_of(array), mem_flags)
 
 
+@_edge
 def managed_zeros_like(array, mem_flags=0):
     return managed_zeros(array.shape, array.dtype, _order_of(array), mem_flags)
 
@@ -784,6 +760,7 @@ class RegisteredHostMemory:
         return self._reg.device_ptr
 
 
+@_edge
 def register_host_memory(ary, flags=0):
     """Page-lock an existing C-contiguous numpy array; the returned array's .base
     is a RegisteredHostMemory (unregister() to unlock)."""
@@ -803,9 +780,11 @@ class Stream(cukit.Stream):
     def __new__(cls, flags=0):
         return cukit.Stream.__new__(cls, non_blocking=bool(flags & stream_flags.NON_BLOCKING))
 
+    @_edge
     def is_done(self):
         return self.query()
 
+    @_edge
     def wait_for_event(self, event):
         self.wait(event)
 
@@ -819,14 +798,17 @@ class Event(cukit.Event):
         return cukit.Event.__new__(cls, timing=not (flags & event_flags.DISABLE_TIMING),
                                    blocking=bool(flags & event_flags.BLOCKING_SYNC))
 
+    @_edge
     def record(self, stream=None):
         cukit.Event.record(self, stream)
         return self
 
+    @_edge
     def time_since(self, event):
         """Milliseconds from `event` to this one (both recorded)."""
         return event.elapsed_time(self)
 
+    @_edge
     def time_till(self, event):
         """Milliseconds from this event to `event`."""
         return self.elapsed_time(event)
@@ -906,19 +888,26 @@ class Function(_cukit._PycudaFunction):
     f(*args, block=(x, y, z), grid=(1, 1), stream=None, shared=0, time_kernel=False),
     or prepared once with prepare(arg_types) and called with prepared_call.
 
-    The call itself is C (_PycudaFunction): cukit's launch with grid and block takes
-    device memory, numpy scalars (converted to each parameter's type) and structs as
-    they are; anything else (In/Out, GPUArrays, host arrays, Python numbers, texrefs=,
-    time_kernel=) fails its check before anything is launched and comes to _call_v,
-    which converts or explains."""
+    The call itself is C (_PycudaFunction): device memory, numpy scalars (converted
+    to each parameter's type by cukit's launch) and GPUArrays and cukit.Arrays of the
+    dtype their parameter declares go to cukit's launch with grid and block as they
+    are. Anything else (In/Out, arrays of another dtype, host arrays, Python numbers,
+    texrefs=, time_kernel=, a texture reference changed since the last launch) goes
+    to _call_v, which converts the arguments once and launches once.
+
+    A module whose source declares texture or surface references gives Functions
+    that write the references changed since the last launch before each launch
+    (_pending, the module's list of them, shared by its Functions)."""
 
     __slots__ = ("_module", "_formats", "_lp_key", "_lp", "_prepared",
-                 "_shared", "_block", "_cache_config", "_pointees", "_warned",
+                 "_shared", "_block", "_cache_config", "_warned",
                  "_old_args", "_old_buf", "_old_block", "__weakref__")
 
     def __init__(self, kernel, module=None):
         self._k = kernel.strict()  # plain Python numbers are refused, as in PyCUDA
         self._module = module
+        self._pending = module._pending if module is not None else None
+        self._pointees = _pointees_of(kernel)
         self._formats = None
         self._lp_key = None
         self._lp = None
@@ -926,7 +915,6 @@ class Function(_cukit._PycudaFunction):
         self._shared = 0
         self._block = None
         self._cache_config = func_cache.PREFER_NONE
-        self._pointees = None
         self._warned = None
         self._old_args = None  # param_set's arguments, for launch_grid
         self._old_buf = None   # param_setv/seti/setf's bytes, for launch_grid
@@ -934,8 +922,11 @@ class Function(_cukit._PycudaFunction):
 
     # ---- plain calls
 
+    @_edge
     def _call_v(self, *args, block=None, grid=(1, 1), stream=None, shared=0,
                 texrefs=None, time_kernel=False, **extra):
+        if self._pending:
+            _texref.flush(self._module)
         return self._call_slow(args, block, grid, stream, shared, texrefs, time_kernel, extra)
 
     def _describe(self, i):
@@ -953,20 +944,6 @@ class Function(_cukit._PycudaFunction):
     def _pointee(self, i):
         """The numpy dtype parameter i points to, or None (not a pointer, or a type
         numpy has no name for: void*, a struct)."""
-        if self._pointees is None:
-            from .tools import _ctype_to_dtype
-            found = []
-            for ctype, _ in self._k.signature.params:
-                dtype = None
-                if _param_kind(ctype) == "pointer" and ctype.count("*") == 1:
-                    base = " ".join(w for w in ctype.replace("*", " ").split()
-                                    if w not in ("const", "volatile", "__restrict__"))
-                    try:
-                        dtype = _ctype_to_dtype(base)
-                    except ValueError:
-                        pass
-                found.append(dtype)
-            self._pointees = found
         return self._pointees[i] if i < len(self._pointees) else None
 
     def _address_of_array(self, i, a, dtype, address):
@@ -977,7 +954,6 @@ class Function(_cukit._PycudaFunction):
         want = self._pointee(i)
         dtype = np.dtype(dtype)
         if want is not None and want.fields is None:
-            from . import _engine
             how = _engine.mismatch(dtype, want)
             if how is not None and how != "sign":
                 if self._warned is None:
@@ -1066,6 +1042,7 @@ class Function(_cukit._PycudaFunction):
 
     # ---- prepared calls
 
+    @_edge
     def prepare(self, arg_types, block=None, shared=None, texrefs=()):
         """Declare the argument types (a struct format string such as "PiP", or numpy
         types/dtypes); they are checked against the kernel's parameters. Returns self."""
@@ -1096,14 +1073,14 @@ class Function(_cukit._PycudaFunction):
         return p
 
     def prepared_call(self, grid, block, *args, shared_size=0):
+        if self._pending:
+            _texref.flush(self._module)
         lk = self._lp_key
         if lk is not None and grid is lk[0] and block is lk[1] and shared_size == lk[2]:
-            try:
-                return self._lp(*args)
-            except (TypeError, ValueError):
-                return self._prepared_retry(self._lp, args)
+            return self._launch_prepared(self._lp, *args)  # C: the call, or _prepared_slow
         return self._prepared_first(grid, block, args, shared_size)
 
+    @_edge
     def _prepared_first(self, grid, block, args, shared_size):
         if block is None:
             block = self._block
@@ -1111,14 +1088,13 @@ class Function(_cukit._PycudaFunction):
         if type(grid) is tuple and type(block) is tuple:  # immutable: safe to know by identity
             self._lp_key = (grid, block, shared_size)
             self._lp = p
-        try:
-            return p(*args)
-        except (TypeError, ValueError):
-            return self._prepared_retry(p, args)
+        return self._launch_prepared(p, *args)
 
-    def _prepared_retry(self, p, args):
-        """A prepared call's arguments that cukit does not take as they are
-        (GPUArrays, objects with gpudata or __cuda_array_interface__)."""
+    @_edge
+    def _prepared_slow(self, p, args):
+        """p(*args) for a prepared call with an argument that _launch_prepared (C) does not
+        pass as it is: GPUArrays and arrays of another dtype than declared, objects with
+        gpudata or __cuda_array_interface__, pointer holders. Converts once, calls once."""
         fixed = []
         changed = False
         for i, a in enumerate(args):
@@ -1141,19 +1117,18 @@ class Function(_cukit._PycudaFunction):
                 elif isinstance(a, PointerHolderBase):
                     a, changed = int(a.get_pointer()), True
             fixed.append(a)
-        if not changed:
-            return p(*args)  # raise cukit's own error about the argument
-        return p(*fixed)
+        return p(*(fixed if changed else args))  # unchanged: cukit's own error explains
 
+    @_edge
     def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
+        if self._pending:
+            _texref.flush(self._module)
         if block is None:
             block = self._block
         p = self._launcher(grid, block, shared_size or self._shared, stream)
-        try:
-            return p(*args)
-        except (TypeError, ValueError):
-            return self._prepared_retry(p, args)
+        return self._launch_prepared(p, *args)
 
+    @_edge
     def prepared_timed_call(self, grid, block, *args, shared_size=0):
         """Launch, and return a function that gives the kernel's time in seconds."""
         start, end = Event(), Event()
@@ -1241,32 +1216,39 @@ class Function(_cukit._PycudaFunction):
         self(*self._old_arguments(), block=self._old_block, grid=grid, stream=stream,
              shared=self._shared)
 
+    @_edge
     def launch(self):
         """One block, of set_block_shape's shape, with param_set*'s arguments."""
         self._old_launch((1, 1), None)
 
+    @_edge
     def launch_grid(self, width, height=1):
         self._old_launch((int(width), int(height)), None)
 
+    @_edge
     def launch_grid_async(self, width, height, stream):
         self._old_launch((int(width), int(height)), stream)
 
     # ---- attributes
 
+    @_edge
     def get_attribute(self, attr):
         key = FUNCTION_ATTRIBUTE_KEYS.get(function_attribute(attr))
         if key is None:
             raise LogicError("function attribute %s is not provided" % function_attribute(attr).name)
         return self._k.attributes[key]
 
+    @_edge
     def set_attribute(self, attr, value):
         """Set a function attribute (function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
         PREFERRED_SHARED_MEMORY_CARVEOUT, ...) with cuFuncSetAttribute."""
         self._k.set_attribute(int(function_attribute(attr)), int(value))
 
+    @_edge
     def set_cache_config(self, config):
         self._cache_config = config  # a preference only; cukit leaves the driver's default
 
+    @_edge
     def set_shared_config(self, config):
         pass
 
@@ -1304,6 +1286,23 @@ class Function(_cukit._PycudaFunction):
 
 
 # struct format characters by what they carry: (kind, size). 'P' is a pointer.
+def _pointees_of(kernel):
+    """Per parameter of the kernel, the numpy dtype a pointer parameter points to, or
+    None (not a pointer, or a type numpy has no name for: void*, a struct)."""
+    found = []
+    for ctype, _ in kernel.signature.params:
+        dtype = None
+        if _param_kind(ctype) == "pointer" and ctype.count("*") == 1:
+            base = " ".join(w for w in ctype.replace("*", " ").split()
+                            if w not in ("const", "volatile", "__restrict__"))
+            try:
+                dtype = _ctype_to_dtype(base)
+            except ValueError:
+                pass
+        found.append(dtype)
+    return tuple(found)
+
+
 _FORMAT_KIND = {
     "b": ("int", 1), "B": ("int", 1), "h": ("int", 2), "H": ("int", 2),
     "i": ("int", 4), "I": ("int", 4), "l": ("int", 8), "L": ("int", 8),
@@ -1412,11 +1411,11 @@ class Module:
     """A loaded module: get_function, get_global, get_texref, get_surfref."""
 
     _refs = None     # (kind, name) -> TextureReference / SurfaceReference, once asked for
-    _pending = ()    # references changed since the last launch
 
     def __init__(self, cukit_module):
         self._m = cukit_module
         self._functions = {}
+        self._pending = []  # references changed since the last launch; shared with Functions
 
     def get_function(self, name):
         f = self._functions.get(name)
@@ -1425,10 +1424,10 @@ class Module:
                 k = self._m.get_kernel(name)
             except (AttributeError, KeyError, ValueError) as e:
                 raise LogicError("cuModuleGetFunction failed: %s" % e) from None
-            cls = Function if self._refs is None else _texref.with_references(Function)
-            f = self._functions[name] = cls(k, self)
+            f = self._functions[name] = Function(k, self)
         return f
 
+    @_edge
     def get_global(self, name):
         """(device address, size in bytes) of a __device__ or __constant__ variable."""
         try:
@@ -1451,6 +1450,7 @@ class Module:
         return self._m
 
 
+@_edge
 def module_from_buffer(buffer, options=None, message_handler=None):
     """Load a cubin, fatbin or PTX given as bytes. Each kernel's parameters come from
     its PTX .entry list, its mangled C++ name, or the sizes the driver gives, so
@@ -1463,6 +1463,7 @@ def module_from_buffer(buffer, options=None, message_handler=None):
     return Module(m)
 
 
+@_edge
 def module_from_file(filename):
     """Load a .cubin, .fatbin or .ptx file (see module_from_buffer)."""
     with open(os.fspath(filename), "rb") as f:  # FileNotFoundError names the file
@@ -1515,6 +1516,7 @@ class Memcpy2D:
                "strides": (pitch, 1), "version": 3}
         return cukit.asarray(_Holder(cai, obj))
 
+    @_edge
     def __call__(self, stream=None, aligned=None):
         """Copy now (`copy()` or `copy(aligned)`: aligned=False tolerates device
         misalignment, which changes nothing here), or queued on `stream`."""
@@ -1538,14 +1540,6 @@ class Memcpy2D:
             cukit.copyto(dst, src, stream=stream)
 
 
-class _Holder:
-    __slots__ = ("__cuda_array_interface__", "_owner")
-
-    def __init__(self, cai, owner):
-        self.__cuda_array_interface__ = cai
-        self._owner = owner
-
-
 def _check_array(ary):
     if not isinstance(ary, Array):
         raise TypeError("expected a pycuda driver.Array, got %s" % type(ary).__name__)
@@ -1561,6 +1555,7 @@ class Memcpy3D(Memcpy2D):
         self.src_height = self.dst_height = 0
         self.src_z = self.dst_z = 0
 
+    @_edge
     def __call__(self, stream=None, aligned=None):
         if isinstance(stream, (bool, np.bool_)):
             stream = None  # PyCUDA's __call__(aligned): a synchronous copy either way
@@ -1569,29 +1564,6 @@ class Memcpy3D(Memcpy2D):
         if self.depth > 1 or self._src[0] == "array" or self._dst[0] == "array":
             return _texref.copy_with_arrays(self, self.depth, stream)
         super().__call__(stream)
-
-
-# Texture and surface references, CUDA arrays and their copies: _texref.py.
-from . import _texref  # noqa: E402  (it uses this module's names)
-from ._texref import (  # noqa: E402,F401  (PyCUDA's names)
-    TR_DEFAULT,
-    TRSA_OVERRIDE_FORMAT,
-    TRSF_NORMALIZED_COORDINATES,
-    TRSF_READ_AS_INTEGER,
-    Array,
-    ArrayDescriptor,
-    ArrayDescriptor3D,
-    SurfaceReference,
-    TextureReference,
-    array3d_flags,
-    bind_array_to_texref,
-    dtype_to_array_format,
-    gpuarray_to_array,
-    make_multichannel_2d_array,
-    matrix_to_array,
-    matrix_to_texref,
-    np_to_array,
-)
 
 
 def _cuda_array(ary, who):
@@ -1619,6 +1591,7 @@ def _check_array_range(ca, index, nbytes, who):
                          % (who, nbytes, index, ca.nbytes))
 
 
+@_edge
 def memcpy_htoa(ary, index, src):
     """Copy host buffer src into CUDA array ary, starting at byte `index` of its
     elements in row order (a part of the array is read, patched and written back)."""
@@ -1633,6 +1606,7 @@ def memcpy_htoa(ary, index, src):
     ca.set(whole)
 
 
+@_edge
 def memcpy_atoh(dest, ary, index):
     """Fill host buffer dest (all of it) from CUDA array ary, starting at byte index."""
     ca = _cuda_array(ary, "memcpy_atoh")
@@ -1641,6 +1615,7 @@ def memcpy_atoh(dest, ary, index):
     out[...] = ca.get().reshape(-1).view(np.uint8)[index:index + out.size]
 
 
+@_edge
 def memcpy_dtoa(ary, index, src, len):
     """Copy len bytes from device address src into CUDA array ary at byte index."""
     ca = _cuda_array(ary, "memcpy_dtoa")
@@ -1653,6 +1628,7 @@ def memcpy_dtoa(ary, index, src, len):
     memcpy_htoa(ary, index, staged)
 
 
+@_edge
 def memcpy_atod(dest, ary, index, len):
     """Copy len bytes of CUDA array ary, from byte index, to device address dest."""
     ca = _cuda_array(ary, "memcpy_atod")

@@ -11,9 +11,13 @@ import numpy as np
 import cukit
 from cukit import _cukit
 
-from . import _engine
+from . import _engine, _errors
+from . import driver as drv
+from ._ctypes import ScalarArg, VectorArg, dtype_to_ctype, parse_c_arg  # noqa: F401
 from ._engine import needs_engine
-from .tools import ScalarArg, VectorArg, parse_c_arg  # noqa: F401  (PyCUDA's names)
+from .compiler import SourceModule
+from .gpuarray import GPUArray
+from .reduction import _builder_options, _builder_preamble
 
 
 def _engine_kernel():
@@ -23,28 +27,19 @@ def _engine_kernel():
     return k
 
 
-_GPUArray = None
-
-
-def _gpuarray_class():
-    global _GPUArray
-    from .gpuarray import GPUArray
-    _GPUArray = GPUArray
-    return GPUArray
-
-
 class ElementwiseKernel(_cukit._PycudaElementwise):
     """ElementwiseKernel(arguments, operation, name="kernel", keep=False, options=None,
     preamble="", loop_prep="", after_loop="")(*args, range=None, slice=None, stream=None).
 
     The call is C (_PycudaElementwise): GPUArrays become their cukit.Arrays and the
-    engine's kernel runs; an argument it refuses comes to _call_v."""
+    engine's kernel runs. A call with an array whose dtype is not the one its
+    parameter declares (which PyCUDA runs) comes to _call_v, which converts the
+    arguments once and calls the kernel once."""
 
     __slots__ = ("_arguments", "_name", "_warned", "__dict__", "__weakref__")
 
     def __init__(self, arguments, operation, name="kernel", keep=False, options=None,
                  preamble="", loop_prep="", after_loop=""):
-        from .reduction import _builder_options, _builder_preamble
         self._k = _engine_kernel()(arguments, operation, name=name,
                                    preamble=_builder_preamble(preamble),
                                    loop_prep=loop_prep, after_loop=after_loop,
@@ -52,20 +47,21 @@ class ElementwiseKernel(_cukit._PycudaElementwise):
         self._arguments = arguments
         self._name = name
         self._warned = set()
+        self._declared = _engine.declared_arrays(arguments) or {}
+        n = max(self._declared, default=-1) + 1
+        self._pointees = tuple(self._declared[i][1] if i in self._declared else None
+                               for i in range(n))
 
     def _call_v(self, *args, **kwargs):
-        g = _GPUArray or _gpuarray_class()  # an import statement per call costs ~0.5 us
-        ops = [a._a if isinstance(a, g) else a for a in args]
+        ops = [a._a if isinstance(a, GPUArray) else a for a in args]
+        # an array whose dtype is not the declared one: PyCUDA runs those (lenient says
+        # how, or leaves it to cukit's error)
+        fixed = self._declared and _engine.lenient(ops, self._declared, "%s()" % self._name,
+                                                   self._warned)
         try:
-            return self._k(*ops, **kwargs)
-        except TypeError:
-            # an array whose dtype is not the declared one, perhaps: PyCUDA runs those
-            declared = _engine.declared_arrays(self._arguments)
-            fixed = declared and _engine.lenient(ops, declared, "%s()" % self._name,
-                                                 self._warned)
-            if not fixed:
-                raise
-        return self._k(*fixed, **kwargs)
+            return self._k(*(fixed or ops), **kwargs)
+        except cukit.CudaError as e:
+            raise _errors.at_edge(e) from e.__cause__
 
 
 _LOOP = """#include <pycuda-complex.hpp>
@@ -110,7 +106,6 @@ def _arguments(arguments):
 
 def _module(arguments, operation, name, keep, options, preamble, loop_prep, after_loop,
             use_range):
-    from .compiler import SourceModule
     loop = _RANGE % (operation, operation) if use_range else _FLAT % operation
     source = _LOOP % {
         "preamble": preamble, "name": name, "loop_prep": loop_prep, "after_loop": after_loop,
@@ -168,14 +163,12 @@ def get_linear_combination_kernel(summand_descriptors, dtype_z):
     descriptor is (is_gpu_scalar, scalar dtype, vector dtype). The prepared Function
     takes, per summand, the scalar (unless it is a GPU scalar, which is read from its
     texture reference) and the vector, then z and n."""
-    from . import driver as drv
     descriptors = tuple((bool(g), np.dtype(s), np.dtype(v)) for g, s, v in summand_descriptors)
     dtype_z = np.dtype(dtype_z)
     key = (id(drv.Context.get_current()), descriptors, dtype_z)
     found = _linear.get(key)
     if found is not None:
         return found
-    from .tools import dtype_to_ctype
     args, preamble, loop_prep, summands, textures = [], ["#include <pycuda-helpers.hpp>"], [], [], []
     for i, (on_gpu, scalar_dtype, vector_dtype) in enumerate(descriptors):
         if on_gpu:

@@ -19,64 +19,7 @@ from . import reduction as _reduction
 from . import driver as drv
 from cukit import _cukit
 
-# ------------------------------------------------------------------ vector types
-
-
-class _VecTypes:
-    """CUDA's vector types (float3, int4, ...) as numpy structured dtypes, with
-    make_<type>(x, y, ...) giving a 0-d array to pass by value."""
-
-    def __init__(self):
-        self._by_name = {}
-        self._names = {}
-        base = [("char", np.int8), ("uchar", np.uint8), ("short", np.int16),
-                ("ushort", np.uint16), ("int", np.int32), ("uint", np.uint32),
-                ("long", np.int64), ("ulong", np.uint64), ("longlong", np.int64),
-                ("ulonglong", np.uint64), ("float", np.float32), ("double", np.float64)]
-        fields = "xyzw"
-        for name, t in base:
-            for n in (1, 2, 3, 4):
-                tname = "%s%d" % (name, n)
-                size = np.dtype(t).itemsize
-                # CUDA aligns 2- and 4-vectors to their size (up to 16 bytes); 3-vectors not.
-                align = size * n if n in (2, 4) and size * n <= 16 else size
-                if name in ("long", "ulong", "longlong", "ulonglong", "double") and n == 4:
-                    align = 16
-                dtype = np.dtype({"names": list(fields[:n]), "formats": [t] * n,
-                                  "itemsize": _round_up(size * n, align)}, align=True)
-                self._by_name[tname] = dtype
-                self._names[dtype] = tname
-                setattr(self, tname, dtype)
-                setattr(self, "make_" + tname, self._maker(dtype, n))
-                setattr(self, "filled_" + tname, self._filler(dtype, n))
-        self.types = dict(self._by_name)
-
-    @staticmethod
-    def _maker(dtype, n):
-        def make(*args):
-            if len(args) != n:
-                raise TypeError("expected %d components, got %d" % (n, len(args)))
-            return np.array(tuple(args), dtype=dtype)
-        return make
-
-    @staticmethod
-    def _filler(dtype, n):
-        def fill(value):
-            return np.array((value,) * n, dtype=dtype)
-        return fill
-
-    def name_of(self, dtype):
-        return self._names.get(np.dtype(dtype))
-
-    def dtype_of(self, name):
-        return self._by_name.get(name)
-
-
-def _round_up(n, align):
-    return (n + align - 1) // align * align
-
-
-vec = _VecTypes()
+from ._ctypes import dtype_to_ctype, vec  # noqa: E402,F401  (vec: CUDA's vector types)
 
 
 # ------------------------------------------------------------------ helpers
@@ -643,6 +586,9 @@ def _of(a, gpudata, base=None, allocator=None):
     return self
 
 
+GPUArray._of = staticmethod(_of)  # for reduction, which makes results of its argument's class
+
+
 class _Flags:
     def __init__(self, a):
         self.c_contiguous = a.is_c_contiguous
@@ -895,7 +841,6 @@ def _gather(a_dtype, i_dtype, dest_i_dtype=None):
     key = (np.dtype(a_dtype), np.dtype(i_dtype), dest_i_dtype and np.dtype(dest_i_dtype))
     k = _gathers.get(key)
     if k is None:
-        from .tools import dtype_to_ctype
         t = dtype_to_ctype(a_dtype) if np.dtype(a_dtype).kind != "c" else (
             "float2" if np.dtype(a_dtype) == np.complex64 else "double2")
         ti = dtype_to_ctype(i_dtype)

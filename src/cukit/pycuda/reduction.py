@@ -9,13 +9,21 @@ from __future__ import annotations
 import numpy as np
 
 import cukit
+from cukit import _cukit
+
+from . import _engine
+from ._ctypes import dtype_to_ctype
+from .compiler import INCLUDE_DIR, _translate
+
+# GPUArray's C base: a GPUArray is known by it, and a result is made of the class of
+# the GPUArray argument, so this module needs no import of gpuarray (which imports it).
+_GPUARRAY = _cukit._PycudaArray
 
 
 def _nvrtc_options(options, who):
     """PyCUDA's nvcc-style options as NVRTC option strings ('' stays none)."""
     if not options:
         return ()
-    from .compiler import _translate
     opts = _translate(options, who)
     out = list(opts.options)
     out += ["-I%s" % d for d in opts.include_dirs]
@@ -44,28 +52,27 @@ def _literal(v):
 
 def _result(r, out, allocator, like):
     """The GPUArray to return for engine result r (already written into out when given)."""
-    from .gpuarray import _of
     if out is not None:
         return out
-    return _of(r, r.buffer, allocator=allocator if allocator is not None else like.allocator)
+    return type(like)._of(r, r.buffer,
+                          allocator=allocator if allocator is not None else like.allocator)
 
 
-def _out_for(dtype, out, allocator):
-    """(GPUArray out, its cukit.Array) when out= or allocator= asks for the result's memory."""
-    from .gpuarray import GPUArray, empty
+def _out_for(dtype, out, allocator, like):
+    """(GPUArray out, its cukit.Array) when out= or allocator= asks for the result's memory
+    (a new one of like's class for allocator=)."""
     if out is None and allocator is not None:
-        out = empty((), dtype, allocator=allocator)
+        out = type(like)((), dtype, allocator=allocator)
     if out is None:
         return None, None
-    if not isinstance(out, GPUArray):
+    if not isinstance(out, _GPUARRAY):
         raise TypeError("out= must be a GPUArray, not %s" % type(out).__name__)
     return out, out.array
 
 
 def _first_gpuarray(args):
-    from .gpuarray import GPUArray
     for a in args:
-        if isinstance(a, GPUArray):
+        if isinstance(a, _GPUARRAY):
             return a
     raise TypeError("a reduction needs at least one GPUArray argument")
 
@@ -83,7 +90,6 @@ def _builder_preamble(preamble):
 def _builder_options(options, who):
     """NVRTC options for a builder: the user's, then the folder of pycuda-complex.hpp
     and pycuda-helpers.hpp."""
-    from .compiler import INCLUDE_DIR
     return _nvrtc_options(options, who) + ("-I" + INCLUDE_DIR,)
 
 
@@ -95,7 +101,6 @@ def _struct_ctype(dtype):
         return "pycuda::complex<%s>" % ("float" if dtype.itemsize == 8 else "double")
     if dtype.fields is None:
         return None
-    from .tools import dtype_to_ctype
     try:
         return dtype_to_ctype(dtype)
     except ValueError:
@@ -122,23 +127,17 @@ class ReductionKernel:
         self._arguments = arguments
         self._name = name
         self._warned = set()
+        self._declared = (arguments and _engine.declared_arrays(arguments)) or {}
 
     def __call__(self, *args, stream=None, out=None, allocator=None):
-        from .gpuarray import GPUArray
         like = _first_gpuarray(args)
-        out, out_a = _out_for(self.dtype_out, out, allocator or self.allocator)
-        ops = [a.array if isinstance(a, GPUArray) else a for a in args]
-        try:
-            r = self._k(*ops, stream=stream, out=out_a)
-        except TypeError:
-            # an array whose dtype is not the declared one, perhaps: PyCUDA runs those
-            from . import _engine
-            declared = self._arguments and _engine.declared_arrays(self._arguments)
-            fixed = declared and _engine.lenient(ops, declared, "%s()" % self._name,
-                                                 self._warned)
-            if not fixed:
-                raise
-            r = self._k(*fixed, stream=stream, out=out_a)
+        out, out_a = _out_for(self.dtype_out, out, allocator or self.allocator, like)
+        ops = [a.array if isinstance(a, _GPUARRAY) else a for a in args]
+        # an array whose dtype is not the declared one: PyCUDA runs those (lenient says
+        # how, or leaves it to cukit's error); converted once, called once
+        fixed = self._declared and _engine.lenient(ops, self._declared, "%s()" % self._name,
+                                                   self._warned)
+        r = self._k(*(fixed or ops), stream=stream, out=out_a)
         return _result(r, out, allocator or self.allocator, like)
 
 
@@ -156,7 +155,6 @@ def get_sum_kernel(dtype_out, dtype_in):
     """A ReductionKernel summing one array of dtype_in into dtype_out (dtype_in if None)."""
     dtype_in = np.dtype(dtype_in)
     dtype_out = dtype_in if dtype_out is None else np.dtype(dtype_out)
-    from .tools import dtype_to_ctype
     return _cached(("sum", dtype_out, dtype_in), lambda: ReductionKernel(
         dtype_out, "0", "a+b", "(%s)in[i]" % dtype_to_ctype(dtype_out),
         "const %s *in" % dtype_to_ctype(dtype_in), name="sum"))
@@ -179,7 +177,6 @@ def get_dot_kernel(dtype_out, dtype_a=None, dtype_b=None, conjugate_first=False)
         mp, t = "%s*b[i]" % left, dtype_out.name  # the engine's names for complex types
         args = "const %s *a, const %s *b" % (t, t)
     else:
-        from .tools import dtype_to_ctype
         t = dtype_to_ctype(dtype_out)
         mp = "(%s)a[i]*(%s)b[i]" % (t, t)
         args = "const %s *a, const %s *b" % (dtype_to_ctype(dtype_a), dtype_to_ctype(dtype_b))
@@ -210,7 +207,6 @@ def _minmax_parts(what, dtype):
 
 def get_minmax_kernel(what, dtype):
     """A ReductionKernel for the min or max of one array."""
-    from .tools import dtype_to_ctype
     neutral, pick = _minmax_parts(what, dtype)
     return _cached(("minmax", what, np.dtype(dtype)), lambda: ReductionKernel(
         dtype, neutral, pick, "in[i]", "const %s *in" % dtype_to_ctype(dtype), name=what))
@@ -218,7 +214,6 @@ def get_minmax_kernel(what, dtype):
 
 def get_subset_kernel(what, dtype_out, dtype_index, dtype_a, dtype_b=None):
     """A ReductionKernel over a[lookup_tbl[i]] (sum, dot, min or max)."""
-    from .tools import dtype_to_ctype
     dtype_out = np.dtype(dtype_out)
     ti, ta, to = dtype_to_ctype(dtype_index), dtype_to_ctype(dtype_a), dtype_to_ctype(dtype_out)
     args = "const %s *lookup_tbl, const %s *a" % (ti, ta)
@@ -256,7 +251,6 @@ def check_indices(indices, n, who, offset=0):
 
 
 def _ctype(dtype):
-    from .tools import dtype_to_ctype
     dtype = np.dtype(dtype)
     if dtype.kind not in "iu":
         raise TypeError("indices must be an integer array, not %s" % dtype)
@@ -270,7 +264,7 @@ def sum(a, dtype=None, stream=None, allocator=None):
     """The sum of a's elements as a 0-d GPUArray, in `dtype` (a's dtype by default, as in
     PyCUDA: int32 sums in int32)."""
     dtype = a.dtype if dtype is None else np.dtype(dtype)
-    out, out_a = _out_for(dtype, None, allocator)
+    out, out_a = _out_for(dtype, None, allocator, a)
     r = cukit.sum(a.array, dtype=dtype, out=out_a, stream=stream)
     return _result(r, out, allocator, a)
 
@@ -283,7 +277,7 @@ def dot(a, b, dtype=None, stream=None, allocator=None, conjugate_first=False):
                          "number" % (a.size, b.size))
     dtype = _common(a, b) if dtype is None else np.dtype(dtype)
     x, y = (_flat_as(v, dtype, "dot") for v in (a, b))
-    out, out_a = _out_for(dtype, None, allocator)
+    out, out_a = _out_for(dtype, None, allocator, a)
     if conjugate_first:
         r = cukit.vdot(x, y, stream=stream)
         if out_a is not None:

@@ -6,6 +6,8 @@ import numpy as np
 
 import cukit
 
+from . import _engine
+from .gpuarray import GPUArray
 from .reduction import _builder_options, _builder_preamble, _struct_ctype
 
 
@@ -27,7 +29,6 @@ class _ScanKernel:
 
     def __call__(self, input_ary, output_ary=None, allocator=None, queue=None, stream=None):
         """Scan input_ary into output_ary (into input_ary itself when None) and return it."""
-        from .gpuarray import GPUArray
         if not isinstance(input_ary, GPUArray):
             raise TypeError("%s: the input must be a GPUArray, not %s"
                             % (type(self).__name__, type(input_ary).__name__))
@@ -37,17 +38,12 @@ class _ScanKernel:
             raise TypeError("%s: the output must be a GPUArray, not %s"
                             % (type(self).__name__, type(output_ary).__name__))
         ins, outs = _flat(input_ary), _flat(output_ary)
-        try:
-            self._k(ins, outs, stream=stream or queue)
-        except TypeError:
-            # an array whose dtype is not the scan's, perhaps: PyCUDA runs those
-            from . import _engine
-            fixed = _engine.lenient([ins, outs], {0: ("input_ary", self.dtype),
-                                                  1: ("output_ary", self.dtype)},
-                                    type(self).__name__, self._warned)
-            if not fixed:
-                raise
-            self._k(*fixed, stream=stream or queue)
+        # an array whose dtype is not the scan's: PyCUDA runs those (lenient says how, or
+        # leaves it to cukit's error); converted once, called once
+        fixed = _engine.lenient([ins, outs], {0: ("input_ary", self.dtype),
+                                              1: ("output_ary", self.dtype)},
+                                type(self).__name__, self._warned)
+        self._k(*(fixed or (ins, outs)), stream=stream or queue)
         return output_ary
 
 

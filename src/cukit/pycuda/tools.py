@@ -5,9 +5,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import re
-
-import numpy as np
 
 from . import driver as cuda
 
@@ -414,161 +411,17 @@ class OccupancyRecord:
 
 
 # ------------------------------------------------------------------ dtypes and C types
+# (_ctypes.py; PyCUDA's names here)
 
-_ctypes = {}
-_registered = {}  # dtype -> the C name dtype_to_ctype gives (the first registered)
-_by_name = {}     # every registered C name -> its dtype
-
-
-class TypeNameNotKnown(RuntimeError):
-    """get_or_register_dtype was asked for a C name that no dtype has."""
-
-
-def _init_ctypes():
-    if _ctypes:
-        return
-    table = [
-        (np.int8, "signed char"), (np.uint8, "unsigned char"), (np.int16, "short"),
-        (np.uint16, "unsigned short"), (np.int32, "int"), (np.uint32, "unsigned int"),
-        (np.int64, "long"), (np.uint64, "unsigned long"), (np.float16, "__half"),
-        (np.float32, "float"), (np.float64, "double"),
-        (np.complex64, "pycuda::complex<float>"), (np.complex128, "pycuda::complex<double>"),
-        (np.bool_, "bool"),
-    ]
-    for t, name in table:
-        _ctypes[np.dtype(t)] = name
-
-
-def get_or_register_dtype(c_names, dtype=None):
-    """With dtype: name it (a struct dtype, say) in C by c_names (a str or a list; the
-    first is what dtype_to_ctype gives unless dtype already has a name) and return it.
-    Without: the dtype the names stand for (TypeNameNotKnown when none)."""
-    if isinstance(c_names, str):
-        c_names = [c_names]
-    if dtype is None:
-        found = set()
-        for nm in c_names:
-            try:
-                found.add(_ctype_to_dtype(nm))
-            except ValueError:
-                raise TypeNameNotKnown("C type %r has no dtype; register one with "
-                                       "get_or_register_dtype(%r, dtype)" % (nm, nm)) from None
-        if len(found) != 1:
-            raise TypeNameNotKnown("C types %s stand for different dtypes" % (c_names,))
-        return found.pop()
-    dtype = np.dtype(dtype)
-    for nm in c_names:
-        try:
-            known = _ctype_to_dtype(nm)
-        except ValueError:
-            continue
-        if known != dtype:
-            raise RuntimeError("C type %r is already registered as dtype %s" % (nm, known))
-    for nm in c_names:
-        _by_name[nm] = dtype
-    _registered.setdefault(dtype, c_names[0])
-    return dtype
-
-
-def register_dtype(dtype, c_names, alias_ok=False):
-    """Name a (structured) dtype's C type for dtype_to_ctype; a second, different name
-    is an error unless alias_ok (then both names stand for it; the first stays its name)."""
-    dtype = np.dtype(dtype)
-    if isinstance(c_names, str):
-        c_names = [c_names]
-    if dtype in _registered and not alias_ok and _registered[dtype] != c_names[0]:
-        raise RuntimeError("dtype %s is already registered as %s" % (dtype, _registered[dtype]))
-    return get_or_register_dtype(c_names, dtype)
-
-
-def dtype_to_ctype(dtype, with_fp_tex_hack=False):
-    """The C type name of a numpy dtype (complex64 -> "pycuda::complex<float>")."""
-    if dtype is None:
-        raise ValueError("dtype may not be None")
-    dtype = np.dtype(dtype)
-    if with_fp_tex_hack:
-        if dtype == np.float64:
-            return "fp_tex_double"
-        if dtype == np.complex64:
-            return "fp_tex_cfloat"
-        if dtype == np.complex128:
-            return "fp_tex_cdouble"
-    if dtype in _registered:
-        return _registered[dtype]
-    _init_ctypes()
-    try:
-        return _ctypes[dtype]
-    except KeyError:
-        pass
-    from . import gpuarray  # the vector types register themselves there
-    name = gpuarray.vec.name_of(dtype)
-    if name is not None:
-        return name
-    raise ValueError("unable to map dtype '%s' to a C type" % dtype)
-
-
-# ------------------------------------------------------------------ argument descriptions
-
-
-class Argument:
-    def __init__(self, dtype, name):
-        self.dtype = np.dtype(dtype)
-        self.name = name
-
-    def __repr__(self):
-        return "%s(%r, %s)" % (type(self).__name__, self.name, self.dtype)
-
-
-class VectorArg(Argument):
-    def declarator(self):
-        return "%s *%s" % (dtype_to_ctype(self.dtype), self.name)
-
-    struct_char = "P"
-
-
-class ScalarArg(Argument):
-    def declarator(self):
-        return "%s %s" % (dtype_to_ctype(self.dtype), self.name)
-
-    @property
-    def struct_char(self):
-        return self.dtype.char
-
-
-def parse_c_arg(c_arg):
-    """'float *x' -> VectorArg(float32, 'x'); 'int n' -> ScalarArg(int32, 'n')."""
-    c_arg = c_arg.replace("const", "").replace("volatile", "").strip()
-    m = re.match(r"^(.*?)([\w]+)\s*(\[\s*\])?$", c_arg)
-    if m is None:
-        raise ValueError("cannot parse C argument %r" % c_arg)
-    ctype, name, brackets = m.group(1).strip(), m.group(2), m.group(3)
-    is_vector = brackets is not None or ctype.endswith("*")
-    ctype = ctype.rstrip("*").strip()
-    dtype = _ctype_to_dtype(ctype)
-    return (VectorArg if is_vector else ScalarArg)(dtype, name)
-
-
-def _ctype_to_dtype(ctype):
-    _init_ctypes()
-    ctype = " ".join(ctype.split())
-    aliases = {"int": np.int32, "signed int": np.int32, "unsigned": np.uint32,
-               "long long": np.int64, "unsigned long long": np.uint64, "size_t": np.uintp,
-               "ptrdiff_t": np.intp, "char": np.int8, "signed": np.int32,
-               "long int": np.int64, "unsigned long int": np.uint64, "half": np.float16}
-    if ctype in aliases:
-        return np.dtype(aliases[ctype])
-    if ctype in _by_name:
-        return _by_name[ctype]
-    for dt, name in _ctypes.items():
-        if name == ctype:
-            return dt
-    from . import gpuarray
-    dt = gpuarray.vec.dtype_of(ctype)
-    if dt is not None:
-        return dt
-    raise ValueError("unknown C type %r" % ctype)
-
-
-def get_arg_type(c_arg):
-    return parse_c_arg(c_arg).struct_char
-
+from ._ctypes import (  # noqa: E402,F401
+    Argument,
+    ScalarArg,
+    TypeNameNotKnown,
+    VectorArg,
+    _ctype_to_dtype,
+    dtype_to_ctype,
+    get_arg_type,
+    get_or_register_dtype,
+    parse_c_arg,
+    register_dtype,
+)

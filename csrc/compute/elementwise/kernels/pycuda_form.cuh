@@ -1,4 +1,4 @@
-// elementwise.cuh - PyCUDA's ElementwiseKernel (compute/pycuda/elementwise.c writes the
+// pycuda_form.cuh - PyCUDA's ElementwiseKernel (pycuda_form.c writes the
 // kernels): <name>(arguments, n) over i < n and <name>_range(arguments, start, stop,
 // step) over range(start, stop, step), each with loop_prep before its loop and
 // after_loop after it, and PyCUDA's names tid, total_threads, cta_start and i. The C

@@ -1,14 +1,14 @@
-/* elementwise.c - PyCUDA's form of cukit.ElementwiseKernel: the kernels over
+/* pycuda_form.c - PyCUDA's form of cukit.ElementwiseKernel: the kernels over
  * i < n and over range=/slice=, with loop_prep and after_loop, launched through
  * cukit.Kernel so that every argument is checked against the declaration */
 #include "compute/elementwise/elementwise_impl.h"
 
-/* PyCUDA's kernels around kernels/elementwise.cuh (which says what they are), the
+/* PyCUDA's kernels around kernels/pycuda_form.cuh (which says what they are), the
  * user's texts each under its own #line. */
 PyObject *
 ck_ek_pycuda_source(ck_ElementwiseKernel *self)
 {
-    const char *head = cukit_device_file("compute/pycuda/kernels/elementwise.cuh");
+    const char *head = cukit_device_file("compute/elementwise/kernels/pycuda_form.cuh");
     if (head == NULL)
         return NULL;
     return PyUnicode_FromFormat(
