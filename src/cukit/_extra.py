@@ -437,9 +437,11 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
     if sample.ndim == 1:
         sample = sample[:, None]
     n, d = sample.shape
-    if _np.ndim(bins) == 0 and not isinstance(bins, _Array):
-        bins = [bins] * d
-    if len(bins) != d:
+    try:
+        nb = len(bins)
+    except TypeError:
+        bins, nb = [bins] * d, d
+    if nb != d:
         raise ValueError("The dimension of bins must be equal to the dimension of the "
                          "sample x.")
     if range is None:
@@ -478,7 +480,11 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
     x, y = _arr(x, "histogram2d"), _arr(y, "histogram2d")
     if x.shape != y.shape:
         raise ValueError("x and y must have the same length.")
-    if not (_np.ndim(bins) == 0 and not isinstance(bins, _Array)) and len(bins) != 2:
+    try:
+        nb = len(bins)
+    except TypeError:
+        nb = 1
+    if nb not in (1, 2):
         bins = [bins, bins]
     hist, (xe, ye) = histogramdd([x, y], bins, range, density, weights)
     return hist, xe, ye
@@ -673,6 +679,8 @@ class errstate:
                                     invalid=invalid).items() if v is not None}
         if call is not _np._NoValue:
             kw["call"] = call
+        with _np.errstate(**kw):        # numpy's ValueError for a value it does not know
+            pass
         self._np = _np.errstate(**kw)
 
     def __enter__(self):

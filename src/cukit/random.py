@@ -21,12 +21,15 @@ Floats are float64 by default, as numpy's; dtype=numpy.float32 is the fast choic
 """
 import numpy as _np
 
+from . import _cukit
 from ._cukit import Generator, Philox, Philox4x32
 from ._cukit import _random_kernel_source as _kernel_source  # for tests without a GPU
 
 __all__ = ["Generator", "Philox", "Philox4x32", "default_rng", "seed", "rand", "randn",
            "random", "random_sample", "randint", "uniform", "normal", "standard_normal",
-           "exponential", "choice", "permutation", "shuffle", "version"]
+           "exponential", "choice", "permutation", "shuffle", "version",
+           "standard_exponential", "lognormal", "laplace", "gumbel", "logistic", "rayleigh",
+           "weibull", "pareto", "power", "standard_cauchy", "wald", "triangular"]
 
 
 def default_rng(seed=None):
@@ -136,6 +139,160 @@ def permutation(x, stream=None):
 def shuffle(x, stream=None):
     """Permute the rows (the first axis) of the cukit.Array x in place."""
     _default().shuffle(x, stream=stream)
+
+
+# More of numpy's legacy distributions, each a transformation of the generator's uniform,
+# normal and exponential draws (elementwise cukit math, no new device code). Parameters
+# are scalars or cukit arrays, broadcast against size as numpy's; a parameter numpy
+# refuses is numpy's ValueError (a cukit array parameter is checked with one read).
+
+def _params(size, **params):
+    """(shape of the draws, the parameters as floats or float64 cukit arrays)."""
+    shapes = [tuple(p.shape) for p in params.values() if isinstance(p, _cukit.Array)]
+    bshape = _np.broadcast_shapes(*shapes) if shapes else ()
+    if size is None:
+        shape = bshape
+    else:
+        shape = (size,) if hasattr(size, "__index__") else tuple(size)
+        if _np.broadcast_shapes(shape, bshape) != shape:
+            raise ValueError(f"shape mismatch: parameters of shape {bshape} cannot be "
+                             f"broadcast to size {shape}")
+    return shape, params
+
+
+def _check(value, bad, message):
+    """numpy's ValueError when bad(value) holds for any element."""
+    if isinstance(value, _cukit.Array):
+        hit = value.size and bool(bad(value).any())
+    else:
+        hit = bool(_np.any(bad(_np.asarray(value, dtype=_np.float64))))
+    if hit:
+        raise ValueError(message)
+
+
+def _as(x, dtype):
+    return x.astype(dtype) if isinstance(x, _cukit.Array) else x
+
+
+def _exp(shape, dtype, stream):
+    return _default().exponential(1.0, shape, dtype=dtype, stream=stream)
+
+
+def _norm(shape, dtype, stream):
+    return _default().standard_normal(shape, dtype=dtype, stream=stream)
+
+
+def _unif(shape, dtype, stream):
+    return _default().random(shape, dtype=dtype, stream=stream)
+
+
+def standard_exponential(size=None, dtype=_np.float64, stream=None):
+    """Exponential numbers of mean 1."""
+    return _default().exponential(1.0, size, dtype=dtype, stream=stream)
+
+
+def lognormal(mean=0.0, sigma=1.0, size=None, dtype=_np.float64, stream=None):
+    """exp(normal(mean, sigma))."""
+    shape, _ = _params(size, mean=mean, sigma=sigma)
+    _check(sigma, lambda v: v < 0, "sigma < 0")
+    return _cukit.exp(_norm(shape, dtype, stream) * _as(sigma, dtype) + _as(mean, dtype))
+
+
+def laplace(loc=0.0, scale=1.0, size=None, dtype=_np.float64, stream=None):
+    """The double exponential: loc +- scale * exponential, each sign with probability
+    1/2."""
+    shape, _ = _params(size, loc=loc, scale=scale)
+    _check(scale, lambda v: v < 0, "scale < 0")
+    e = _exp(shape, dtype, stream)
+    signed = _cukit.where(_unif(shape, dtype, stream) < 0.5, -e, e)
+    return signed * _as(scale, dtype) + _as(loc, dtype)
+
+
+def gumbel(loc=0.0, scale=1.0, size=None, dtype=_np.float64, stream=None):
+    """loc - scale * log(E), E standard exponential (numpy's -log(-log U))."""
+    shape, _ = _params(size, loc=loc, scale=scale)
+    _check(scale, lambda v: v < 0, "scale < 0")
+    return _as(loc, dtype) - _as(scale, dtype) * _cukit.log(_exp(shape, dtype, stream))
+
+
+def logistic(loc=0.0, scale=1.0, size=None, dtype=_np.float64, stream=None):
+    """loc + scale * log(E1 / E2), the difference of two Gumbel draws (numpy's
+    log(U / (1 - U)) in distribution)."""
+    shape, _ = _params(size, loc=loc, scale=scale)
+    _check(scale, lambda v: v < 0, "scale < 0")
+    ratio = _exp(shape, dtype, stream) / _exp(shape, dtype, stream)
+    return _as(loc, dtype) + _as(scale, dtype) * _cukit.log(ratio)
+
+
+def rayleigh(scale=1.0, size=None, dtype=_np.float64, stream=None):
+    """scale * sqrt(2 E), E standard exponential."""
+    shape, _ = _params(size, scale=scale)
+    _check(scale, lambda v: v < 0, "scale < 0")
+    return _as(scale, dtype) * _cukit.sqrt(2.0 * _exp(shape, dtype, stream))
+
+
+def weibull(a, size=None, dtype=_np.float64, stream=None):
+    """E ** (1 / a), E standard exponential (0 where a == 0, as numpy)."""
+    shape, _ = _params(size, a=a)
+    _check(a, lambda v: v < 0, "a < 0")
+    e = _exp(shape, dtype, stream)
+    if not isinstance(a, _cukit.Array):
+        return e * 0.0 if a == 0 else e ** (1.0 / a)
+    a = a.astype(dtype)
+    return _cukit.where(a == 0, 0.0, e ** (1.0 / _cukit.where(a == 0, 1.0, a))).astype(e.dtype)
+
+
+def pareto(a, size=None, dtype=_np.float64, stream=None):
+    """The Lomax (shifted Pareto) numbers numpy draws: exp(E / a) - 1."""
+    shape, _ = _params(size, a=a)
+    _check(a, lambda v: v <= 0, "a <= 0")
+    return _cukit.expm1(_exp(shape, dtype, stream) / _as(a, dtype))
+
+
+def power(a, size=None, dtype=_np.float64, stream=None):
+    """Numbers in [0, 1] of density a x**(a - 1): (1 - exp(-E)) ** (1 / a)."""
+    shape, _ = _params(size, a=a)
+    _check(a, lambda v: v <= 0, "a <= 0")
+    return (-_cukit.expm1(-_exp(shape, dtype, stream))) ** (1.0 / _as(a, dtype))
+
+
+def standard_cauchy(size=None, dtype=_np.float64, stream=None):
+    """The ratio of two standard normals."""
+    shape, _ = _params(size)
+    return _norm(shape, dtype, stream) / _norm(shape, dtype, stream)
+
+
+def wald(mean, scale, size=None, dtype=_np.float64, stream=None):
+    """The inverse Gaussian, by numpy's transformation of one normal and one uniform
+    draw (Michael, Schucany and Haas)."""
+    shape, _ = _params(size, mean=mean, scale=scale)
+    _check(mean, lambda v: v <= 0, "mean <= 0")
+    _check(scale, lambda v: v <= 0, "scale <= 0")
+    mean, scale = _as(mean, dtype), _as(scale, dtype)
+    y = _norm(shape, dtype, stream)
+    y = mean * y * y
+    x = mean + mean / (2 * scale) * (y - _cukit.sqrt(4 * scale * y + y * y))
+    u = _unif(shape, dtype, stream)
+    return _cukit.where(u <= mean / (mean + x), x, mean * mean / x).astype(x.dtype)
+
+
+def triangular(left, mode, right, size=None, dtype=_np.float64, stream=None):
+    """The triangular distribution over [left, right] peaking at mode (numpy's inverse
+    of the distribution function on one uniform draw)."""
+    shape, _ = _params(size, left=left, mode=mode, right=right)
+    _check(left - mode,
+           lambda v: v > 0, "left > mode")
+    _check(mode - right,
+           lambda v: v > 0, "mode > right")
+    _check(left - right,
+           lambda v: v == 0, "left == right")
+    left, mode, right = _as(left, dtype), _as(mode, dtype), _as(right, dtype)
+    base = right - left
+    ratio = (mode - left) / base
+    u = _unif(shape, dtype, stream)
+    lo = left + _cukit.sqrt(u * (mode - left) * base)
+    hi = right - _cukit.sqrt((1.0 - u) * (right - mode) * base)
+    return _cukit.where(u <= ratio, lo, hi).astype(u.dtype)
 
 
 def version():
