@@ -545,3 +545,11 @@ def test_pickle_of_new_results_round_trips(rng):
     h = rand(rng, (3, 4))
     got = pickle.loads(pickle.dumps(cukit.unique_all(D(np.round(h)))))
     assert got.values.shape == np.unique_all(np.round(h)).values.shape
+
+
+def test_random_poisson_module_function():
+    cukit.random.seed(3)
+    x = cukit.random.poisson(4.0, size=N)
+    assert x.dtype == np.int64 and x.shape == (N,)
+    h = x.get()
+    assert abs(h.mean() - 4.0) < 6 * math.sqrt(4.0 / N) and abs(h.var() / 4.0 - 1) < 0.1

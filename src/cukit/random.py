@@ -29,7 +29,7 @@ __all__ = ["Generator", "Philox", "Philox4x32", "default_rng", "seed", "rand", "
            "random", "random_sample", "randint", "uniform", "normal", "standard_normal",
            "exponential", "choice", "permutation", "shuffle", "version",
            "standard_exponential", "lognormal", "laplace", "gumbel", "logistic", "rayleigh",
-           "weibull", "pareto", "power", "standard_cauchy", "wald", "triangular"]
+           "weibull", "pareto", "power", "standard_cauchy", "wald", "triangular", "poisson"]
 
 
 def default_rng(seed=None):
@@ -184,6 +184,12 @@ def _norm(shape, dtype, stream):
 
 def _unif(shape, dtype, stream):
     return _default().random(shape, dtype=dtype, stream=stream)
+
+
+def poisson(lam=1.0, size=None, stream=None):
+    """Poisson counts of mean lam (int64): Generator.poisson on the module-wide
+    generator."""
+    return _default().poisson(lam, size, stream=stream)
 
 
 def standard_exponential(size=None, dtype=_np.float64, stream=None):
