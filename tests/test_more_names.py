@@ -553,3 +553,77 @@ def test_random_poisson_module_function():
     assert x.dtype == np.int64 and x.shape == (N,)
     h = x.get()
     assert abs(h.mean() - 4.0) < 6 * math.sqrt(4.0 / N) and abs(h.var() / 4.0 - 1) < 0.1
+
+
+# ------------------------------------------------------------------ Array methods
+
+def test_array_mT_trace(rng):
+    d, h = strided(rng)
+    same(d.mT, h.mT)
+    assert d.mT.buffer is d.buffer
+    for args in ((), (1,), (-1, 1, 2), (0, 2, 0)):
+        close(d.trace(*args), h.trace(*args))
+    i = rand(rng, (4, 4), "i4") % 100
+    same(D(i).trace(dtype=np.int8), i.trace(dtype=np.int8))
+    out = cukit.empty((), np.float64)
+    assert D(h[0]).trace(out=out) is out
+    with pytest.raises(ValueError, match="ndim < 2"):
+        D(h[0, 0]).mT
+    with pytest.raises(ValueError, match="two dimensions"):
+        D(h[0, 0]).trace()
+
+
+def test_array_searchsorted_partition(rng):
+    a = np.sort(rng.standard_normal(50))
+    v = rng.standard_normal((3, 4))
+    for side in ("left", "right"):
+        same(D(a).searchsorted(D(v), side), a.searchsorted(v, side))
+    u = rng.standard_normal(30)
+    order = np.argsort(u)
+    same(D(u).searchsorted(D(v), sorter=D(order)), u.searchsorted(v, sorter=order))
+    with pytest.raises(ValueError, match="side"):
+        D(a).searchsorted(D(v), "middle")
+    d, h = strided(rng)
+    for kth, axis in ((1, -1), ([0, 2], 0), (-1, 1)):
+        p, hp = d.copy(), h.copy()
+        assert p.partition(kth, axis=axis) is None
+        hp.partition(kth, axis=axis)
+        for k in np.atleast_1d(kth):
+            np.testing.assert_array_equal(p.get().take([k], axis=axis),
+                                          hp.take([k], axis=axis))
+        idx = d.argpartition(kth, axis=axis)
+        assert idx.dtype == np.int64
+        got = np.take_along_axis(h, idx.get(), axis)
+        for k in np.atleast_1d(kth):
+            np.testing.assert_array_equal(got.take([k], axis=axis), hp.take([k], axis=axis))
+    flat = d.argpartition(3, axis=None)
+    assert flat.shape == (h.size,)
+    assert h.ravel()[flat.get()[3]] == np.partition(h.ravel(), 3)[3]
+    with pytest.raises(ValueError, match="out of bounds"):
+        d.partition(h.shape[-1])
+    with pytest.raises(ValueError, match="out of bounds"):
+        d.argpartition([0, -h.shape[0] - 1], axis=0)
+    with pytest.raises(ValueError, match="read-only"):
+        cukit.broadcast_to(D(a), (2, 50)).partition(1)
+
+
+def test_array_host_exchange(rng, tmp_path):
+    d, h = strided(rng, "f4")
+    assert d.tobytes() == h.tobytes()
+    assert d.tobytes("F") == h.tobytes("F")
+    same(pickle.loads(d.dumps()), np.ascontiguousarray(h))
+    path = tmp_path / "a.pkl"
+    d.dump(str(path))
+    same(pickle.loads(path.read_bytes()), np.ascontiguousarray(h))
+    with open(path, "wb") as f:
+        d.dump(f)
+    same(pickle.loads(path.read_bytes()), np.ascontiguousarray(h))
+    raw = tmp_path / "a.bin"
+    d.tofile(str(raw))
+    np.testing.assert_array_equal(np.fromfile(raw, np.float32), h.ravel())
+    d.tofile(str(raw), sep=",")
+    np.testing.assert_array_equal(np.fromfile(raw, np.float32, sep=","), h.ravel())
+    assert d.to_device(d.device) is d
+    assert d.to_device(0) is d
+    empty = D(np.zeros((0, 3)))
+    assert empty.tobytes() == b""

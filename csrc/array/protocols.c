@@ -281,6 +281,112 @@ cukit_array_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
     return out;
 }
 
+/* ------------------------------------------------------------------ host exchange
+ *
+ * numpy's tobytes/tofile and pickle's dumps/dump, each on one host copy (the copy
+ * pickling makes for __reduce__); the work after the copy is numpy's or pickle's. */
+
+static PyObject *
+host_copy(PyObject *self)
+{
+    PyObject *none = PyTuple_New(0);
+    PyObject *host = none ? cukit_array_get((cukit_Array *)self, none, NULL) : NULL;
+    Py_XDECREF(none);
+    return host;
+}
+
+PyObject *
+cukit_array_tobytes(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"order", NULL};
+    PyObject *order = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:tobytes", kwlist, &order))
+        return NULL;
+    PyObject *host = host_copy(self);
+    if (host == NULL)
+        return NULL;
+    PyObject *r = order ? PyObject_CallMethod(host, "tobytes", "O", order)
+                        : PyObject_CallMethod(host, "tobytes", NULL);
+    Py_DECREF(host);
+    return r;
+}
+
+PyObject *
+cukit_array_tofile(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"fid", "sep", "format", NULL};
+    PyObject *fid, *sep = NULL, *format = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:tofile", kwlist, &fid, &sep, &format))
+        return NULL;
+    PyObject *host = host_copy(self);
+    if (host == NULL)
+        return NULL;
+    PyObject *r = sep == NULL ? PyObject_CallMethod(host, "tofile", "O", fid)
+                  : format == NULL ? PyObject_CallMethod(host, "tofile", "OO", fid, sep)
+                  : PyObject_CallMethod(host, "tofile", "OOO", fid, sep, format);
+    Py_DECREF(host);
+    return r;
+}
+
+PyObject *
+cukit_array_dumps(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *pickle = PyImport_ImportModule("pickle");
+    if (pickle == NULL)
+        return NULL;
+    PyObject *r = PyObject_CallMethod(pickle, "dumps", "O", self);
+    Py_DECREF(pickle);
+    return r;
+}
+
+/* a.dump(file): a file object with write() is written to; anything else is opened as
+ * a path ('wb') and closed after, as numpy's dump does. */
+PyObject *
+cukit_array_dump(PyObject *self, PyObject *file)
+{
+    PyObject *pickle = PyImport_ImportModule("pickle"), *f = NULL, *r = NULL;
+    if (pickle == NULL)
+        return NULL;
+    int has_write = PyObject_HasAttrString(file, "write");
+    if (!has_write) {
+        PyObject *io = PyImport_ImportModule("io");
+        f = io ? PyObject_CallMethod(io, "open", "Os", file, "wb") : NULL;
+        Py_XDECREF(io);
+        if (f == NULL)
+            goto done;
+    }
+    r = PyObject_CallMethod(pickle, "dump", "OO", self, f ? f : file);
+    if (f) {
+        PyObject *closed = PyObject_CallMethod(f, "close", NULL);
+        if (closed == NULL)
+            Py_CLEAR(r);
+        Py_XDECREF(closed);
+    }
+done:
+    Py_XDECREF(f);
+    Py_DECREF(pickle);
+    if (r == NULL)
+        return NULL;
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
+
+/* a.to_device(device, /, *, stream=None): the array API's name for a.to(device). */
+PyObject *
+cukit_array_to_device(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"", "stream", NULL};
+    PyObject *device, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:to_device", kwlist, &device, &stream))
+        return NULL;
+    PyObject *targs = Py_BuildValue("(O)", device);
+    PyObject *tkw = targs ? Py_BuildValue("{sO}", "stream", stream) : NULL;
+    PyObject *r = tkw ? cukit_array_to((cukit_Array *)self, targs, tkw) : NULL;
+    Py_XDECREF(targs);
+    Py_XDECREF(tkw);
+    return r;
+}
+
 static PyMethodDef functions[] = {
     {"_set_numpy_table", set_numpy_table, METH_O,
      "_set_numpy_table(dict): numpy's functions and ufuncs -> cukit's, which the Array's "
