@@ -491,6 +491,10 @@ CDFS = {
                                     np.exp(2 * 2.0 / 1.5) *
                                     _erf_cdf(-np.sqrt(2.0 / x) * (x / 1.5 + 1))),
              1.5, 1.5 ** 3 / 2.0),
+    "standard_gamma": ((0.5,), lambda x: np.vectorize(math.erf)(np.sqrt(x)), 0.5, 0.5),
+    "gamma": ((2.0, 1.5), lambda x: 1 - np.exp(-x / 1.5) * (1 + x / 1.5), 3.0, 4.5),
+    "chisquare": ((2.0,), lambda x: 1 - np.exp(-x / 2), 2.0, 4.0),
+    "beta": ((2.0, 1.0), lambda x: x * x, 2 / 3, 1 / 18),
     "triangular": ((-1.0, 0.5, 2.0), lambda x: np.where(
         x <= 0.5, (x + 1) ** 2 / (3 * 1.5), 1 - (2 - x) ** 2 / (3 * 1.5)), 0.5, None),
 }
@@ -535,10 +539,19 @@ def test_random_parameters_broadcast_and_errors():
                       (lambda: cukit.random.wald(1.0, 0.0), "scale <= 0"),
                       (lambda: cukit.random.triangular(1.0, 0.0, 2.0), "left > mode"),
                       (lambda: cukit.random.triangular(0.0, 3.0, 2.0), "mode > right"),
-                      (lambda: cukit.random.triangular(1.0, 1.0, 1.0), "left == right")):
+                      (lambda: cukit.random.triangular(1.0, 1.0, 1.0), "left == right"),
+                      (lambda: cukit.random.standard_gamma(-1.0), "shape < 0"),
+                      (lambda: cukit.random.gamma(1.0, -1.0), "scale < 0"),
+                      (lambda: cukit.random.chisquare(0.0), "df <= 0"),
+                      (lambda: cukit.random.beta(1.0, D(np.array([1.0, 0.0]))), "b <= 0")):
         with pytest.raises(ValueError, match=msg):
             call()
     assert (cukit.random.weibull(0.0, size=4).get() == 0).all()
+    assert (cukit.random.standard_gamma(0.0, size=4).get() == 0).all()
+    shapes = D(np.array([0.3, 1.0, 7.0]))
+    g = cukit.random.standard_gamma(shapes, size=(4000, 3)).get()
+    np.testing.assert_allclose(g.mean(axis=0), [0.3, 1.0, 7.0], rtol=0.08)
+    assert cukit.random.beta(2.0, 2.0, size=(0, 3)).shape == (0, 3)
 
 
 def test_pickle_of_new_results_round_trips(rng):
