@@ -640,3 +640,34 @@ def test_array_host_exchange(rng, tmp_path):
     assert d.to_device(0) is d
     empty = D(np.zeros((0, 3)))
     assert empty.tobytes() == b""
+
+
+def test_array_flat_and_setflags(rng):
+    d, h = strided(rng)
+    same(d.flat, h.flat[:])
+    c = D(h.copy())
+    assert c.flat.buffer is c.buffer and not c.flat.flags.writeable
+    same(D(h[0, 0]).flat, h[0, 0].ravel())
+    v = D(h[0, 0, 0].copy())
+    assert v.flat.buffer is v.buffer and v.flat.shape == (1,)
+    with pytest.raises(ValueError, match="read-only"):
+        c.flat[3] = 1.0
+    same(c, h)                                        # nothing was written
+    c.setflags(write=False)
+    assert not c.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        c[0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        c.fill(2.0)
+    with pytest.raises(ValueError, match="read-only"):
+        cukit.add(c, 1.0, out=c)
+    assert not c[1:].flags.writeable                  # its views too
+    c.setflags(write=True)
+    c[0] = 1.0
+    assert c.flags.writeable and float(c[0, 0, 0]) == 1.0
+    b = cukit.broadcast_to(D(h[0, 0]), (3, 4))
+    with pytest.raises(ValueError, match="WRITEABLE"):
+        b.setflags(write=True)
+    with pytest.raises(ValueError, match="WRITEBACKIFCOPY"):
+        c.setflags(uic=True)
+    c.setflags(align=True)

@@ -351,8 +351,9 @@ cukit_array_check_writable(const cukit_Array *a, const char *what)
 {
     if (a->flags & CUKIT_ARRAY_READONLY) {
         PyErr_Format(PyExc_ValueError,
-                     "%s: the array is read-only (a broadcast view, or exported so by its "
-                     "producer); copy it first with .copy()",
+                     "%s: the array is read-only (a broadcast view, a.flat, set so by "
+                     "setflags(write=False), or exported so by its producer); copy it first "
+                     "with .copy()",
                      what);
         return -1;
     }
@@ -673,6 +674,8 @@ static PyGetSetDef array_getset[] = {
     {"T", (getter)cukit_array_get_T, NULL, "The transposed view (dimensions reversed)."},
     {"mT", (getter)cukit_array_get_mT, NULL,
      "The matrix transpose: a view with the last two dimensions swapped."},
+    {"flat", (getter)cukit_array_get_flat, NULL, "The elements in C order as a read-only 1-D "
+     "array: a view where the layout allows one (as ravel()), else a copy."},
     {"__cuda_array_interface__", (getter)array_get_cai, NULL,
      "The CUDA Array Interface (version 3), for CuPy, PyTorch, numba and others."},
     {"real", (getter)array_get_real, NULL,
@@ -732,14 +735,6 @@ static PyMethodDef array_methods[] = {
      "Pickling: the data through host memory, back to the same device."},
     {"_rebuild", (PyCFunction)cukit_array_rebuild, METH_VARARGS | METH_CLASS,
      "_rebuild(host, device) -> Array: what unpickling calls."},
-    {"tobytes", (PyCFunction)(void (*)(void))cukit_array_tobytes, METH_VARARGS | METH_KEYWORDS,
-     "tobytes(order='C') -> bytes: the elements' bytes (a host copy's tobytes)."},
-    {"tofile", (PyCFunction)(void (*)(void))cukit_array_tofile, METH_VARARGS | METH_KEYWORDS,
-     "tofile(fid, sep='', format='%s'): numpy's tofile of a host copy."},
-    {"dumps", (PyCFunction)cukit_array_dumps, METH_NOARGS, "dumps() -> bytes: pickle.dumps(a)."},
-    {"dump", (PyCFunction)cukit_array_dump, METH_O, "dump(file): pickle a into a path or file."},
-    {"to_device", (PyCFunction)(void (*)(void))cukit_array_to_device, METH_VARARGS | METH_KEYWORDS,
-     "to_device(device, /, *, stream=None) -> Array: the array API's a.to(device)."},
     {"nonzero", (PyCFunction)array_nonzero, METH_NOARGS,
      "nonzero() -> tuple of Arrays: cukit.nonzero(a)."},
     {"take", (PyCFunction)(void (*)(void))array_take, METH_VARARGS | METH_KEYWORDS,

@@ -295,7 +295,7 @@ host_copy(PyObject *self)
     return host;
 }
 
-PyObject *
+static PyObject *
 cukit_array_tobytes(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"order", NULL};
@@ -311,7 +311,7 @@ cukit_array_tobytes(PyObject *self, PyObject *args, PyObject *kwargs)
     return r;
 }
 
-PyObject *
+static PyObject *
 cukit_array_tofile(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"fid", "sep", "format", NULL};
@@ -328,7 +328,7 @@ cukit_array_tofile(PyObject *self, PyObject *args, PyObject *kwargs)
     return r;
 }
 
-PyObject *
+static PyObject *
 cukit_array_dumps(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
     PyObject *pickle = PyImport_ImportModule("pickle");
@@ -341,7 +341,7 @@ cukit_array_dumps(PyObject *self, PyObject *Py_UNUSED(ignored))
 
 /* a.dump(file): a file object with write() is written to; anything else is opened as
  * a path ('wb') and closed after, as numpy's dump does. */
-PyObject *
+static PyObject *
 cukit_array_dump(PyObject *self, PyObject *file)
 {
     PyObject *pickle = PyImport_ImportModule("pickle"), *f = NULL, *r = NULL;
@@ -372,7 +372,7 @@ done:
 }
 
 /* a.to_device(device, /, *, stream=None): the array API's name for a.to(device). */
-PyObject *
+static PyObject *
 cukit_array_to_device(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"", "stream", NULL};
@@ -386,6 +386,53 @@ cukit_array_to_device(PyObject *self, PyObject *args, PyObject *kwargs)
     Py_XDECREF(tkw);
     return r;
 }
+
+/* a.setflags(write=None, align=None, uic=None): write=False makes this object (and the
+ * views made of it after) read-only; write=True undoes only that, and is numpy's
+ * ValueError on an array read-only for another reason (a broadcast view, imported
+ * read-only memory). align and uic: what numpy accepts of them. */
+static PyObject *
+array_setflags(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"write", "align", "uic", NULL};
+    PyObject *write = Py_None, *align = Py_None, *uic = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:setflags", kwlist, &write, &align, &uic))
+        return NULL;
+    cukit_Array *a = (cukit_Array *)self;
+    int w = write == Py_None ? -1 : PyObject_IsTrue(write);
+    int u = uic == Py_None ? 0 : PyObject_IsTrue(uic);
+    if (w == -1 && PyErr_Occurred())
+        return NULL;
+    if (u)
+        return PyErr_Format(PyExc_ValueError, "cannot set WRITEBACKIFCOPY flag to True");
+    if (u < 0 || (align != Py_None && PyObject_IsTrue(align) < 0))
+        return NULL;
+    if (w == 0)
+        a->flags |= CUKIT_ARRAY_READONLY | CUKIT_ARRAY_LOCKED;
+    else if (w == 1 && (a->flags & CUKIT_ARRAY_READONLY)) {
+        if (!(a->flags & CUKIT_ARRAY_LOCKED))
+            return PyErr_Format(PyExc_ValueError, "cannot set WRITEABLE flag to True of this "
+                                "array (a broadcast view, a.flat, or memory its producer "
+                                "exported read-only)");
+        a->flags &= ~(CUKIT_ARRAY_READONLY | CUKIT_ARRAY_LOCKED);
+    }
+    Py_RETURN_NONE;
+}
+
+PyMethodDef cukit_array_exchange_methods[] = {
+    {"tobytes", (PyCFunction)(void (*)(void))cukit_array_tobytes, METH_VARARGS | METH_KEYWORDS,
+     "tobytes(order='C') -> bytes: the elements' bytes (a host copy's tobytes)."},
+    {"tofile", (PyCFunction)(void (*)(void))cukit_array_tofile, METH_VARARGS | METH_KEYWORDS,
+     "tofile(fid, sep='', format='%s'): numpy's tofile of a host copy."},
+    {"dumps", (PyCFunction)cukit_array_dumps, METH_NOARGS, "dumps() -> bytes: pickle.dumps(a)."},
+    {"dump", (PyCFunction)cukit_array_dump, METH_O, "dump(file): pickle a into a path or file."},
+    {"to_device", (PyCFunction)(void (*)(void))cukit_array_to_device, METH_VARARGS | METH_KEYWORDS,
+     "to_device(device, /, *, stream=None) -> Array: the array API's a.to(device)."},
+    {"setflags", (PyCFunction)(void (*)(void))array_setflags, METH_VARARGS | METH_KEYWORDS,
+     "setflags(write=None, align=None, uic=None): write=False makes the array read-only; "
+     "write=True undoes that."},
+    {NULL},
+};
 
 static PyMethodDef functions[] = {
     {"_set_numpy_table", set_numpy_table, METH_O,

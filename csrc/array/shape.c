@@ -596,6 +596,24 @@ cukit_array_get_mT(cukit_Array *self, void *Py_UNUSED(closure))
     return (PyObject *)cukit_array_view(self, self->offset, n, shape, strides);
 }
 
+/* Array.flat: ravel() made read-only (a view where the layout allows one, else a copy),
+ * so that a write, which numpy's flatiter would pass through, is an error here rather
+ * than lost in a copy. */
+PyObject *
+cukit_array_get_flat(cukit_Array *self, void *Py_UNUSED(closure))
+{
+    PyObject *none = PyTuple_New(0);
+    cukit_Array *r = none ? (cukit_Array *)cukit_array_ravel(self, none, NULL) : NULL;
+    Py_XDECREF(none);
+    if (r != NULL && r == self) { /* a 1-D contiguous array: its own ravel; a new view */
+        Py_DECREF(r);
+        r = cukit_array_view(self, self->offset, self->ndim, self->shape, self->strides);
+    }
+    if (r != NULL)
+        r->flags |= CUKIT_ARRAY_READONLY;
+    return (PyObject *)r;
+}
+
 /* ------------------------------------------------------------------ math methods
  *
  * a.round() and a.clip() are computed by compute/ (hooks.array_call), a.sort() and
@@ -748,18 +766,21 @@ cukit_array_methods_with_shape(const PyMethodDef *own)
     static PyMethodDef *methods; /* made once; every Array type made points at it */
     if (methods != NULL)
         return methods;
-    size_t a = 0, b = 0;
+    size_t a = 0, b = 0, c = 0;
     while (own[a].ml_name)
         a++;
     while (shape_methods[b].ml_name)
         b++;
-    methods = PyMem_RawCalloc(a + b + 1, sizeof *methods);
+    while (cukit_array_exchange_methods[c].ml_name)
+        c++;
+    methods = PyMem_RawCalloc(a + b + c + 1, sizeof *methods);
     if (methods == NULL) {
         PyErr_NoMemory();
         return NULL;
     }
     memcpy(methods, own, a * sizeof *methods);
     memcpy(methods + a, shape_methods, b * sizeof *methods);
+    memcpy(methods + a + b, cukit_array_exchange_methods, c * sizeof *methods);
     return methods;
 }
 
