@@ -673,11 +673,13 @@ class errstate:
     floating-point errors (a division by zero gives inf or NaN silently, as on any
     GPU); what the state governs is numpy's own host computations inside the block."""
 
-    def __init__(self, *, call=_np._NoValue, all=None, divide=None, over=None, under=None,
+    _UNSET = object()
+
+    def __init__(self, *, call=_UNSET, all=None, divide=None, over=None, under=None,
                  invalid=None):
         kw = {k: v for k, v in dict(all=all, divide=divide, over=over, under=under,
                                     invalid=invalid).items() if v is not None}
-        if call is not _np._NoValue:
+        if call is not errstate._UNSET:
             kw["call"] = call
         with _np.errstate(**kw):        # numpy's ValueError for a value it does not know
             pass
