@@ -351,8 +351,9 @@ cukit_array_check_writable(const cukit_Array *a, const char *what)
 {
     if (a->flags & CUKIT_ARRAY_READONLY) {
         PyErr_Format(PyExc_ValueError,
-                     "%s: the array is read-only (a broadcast view, or exported so by its "
-                     "producer); copy it first with .copy()",
+                     "%s: the array is read-only (a broadcast view, a.flat, set so by "
+                     "setflags(write=False), or exported so by its producer); copy it first "
+                     "with .copy()",
                      what);
         return -1;
     }
@@ -671,6 +672,10 @@ static PyGetSetDef array_getset[] = {
      "C_CONTIGUOUS, F_CONTIGUOUS and WRITEABLE, as numpy names them: flags['C_CONTIGUOUS'] "
      "or flags.c_contiguous."},
     {"T", (getter)cukit_array_get_T, NULL, "The transposed view (dimensions reversed)."},
+    {"mT", (getter)cukit_array_get_mT, NULL,
+     "The matrix transpose: a view with the last two dimensions swapped."},
+    {"flat", (getter)cukit_array_get_flat, NULL, "The elements in C order as a read-only 1-D "
+     "array: a view where the layout allows one (as ravel()), else a copy."},
     {"__cuda_array_interface__", (getter)array_get_cai, NULL,
      "The CUDA Array Interface (version 3), for CuPy, PyTorch, numba and others."},
     {"real", (getter)array_get_real, NULL,

@@ -22,6 +22,8 @@ enum {
     CUKIT_ARRAY_C_CONTIG = 1,  /* elements in C order with no gaps */
     CUKIT_ARRAY_F_CONTIG = 2,  /* elements in Fortran order with no gaps */
     CUKIT_ARRAY_READONLY = 4,  /* imported from a producer that marked the data read-only */
+    CUKIT_ARRAY_LOCKED = 8,    /* read-only by this object's setflags(write=False), which
+                                  setflags(write=True) may undo */
 };
 
 /* An N-D view of device memory: cukit's own (a Buffer, shared by every view of

@@ -65,6 +65,14 @@ PyObject *cukit_array_function(PyObject *self, PyObject *args, PyObject *kwargs)
 PyObject *cukit_array_sq_item(PyObject *self, Py_ssize_t i);
 PyObject *cukit_array_iter(PyObject *self);
 PyObject *cukit_array_reduce(PyObject *self, PyObject *ignored);
+/* protocols.c: a.tobytes(order='C'), a.tofile(fid, sep='', format='%s'), a.dumps(),
+ * a.dump(file) (through a host copy, numpy's and pickle's own), a.to_device(device):
+ * the Array's methods, which shape.c's table joins to array.c's. */
+extern PyMethodDef cukit_array_exchange_methods[]; /* and a.setflags(write=...) */
+/* shape.c: Array.mT, the last two axes swapped (a view); Array.flat, a read-only
+ * ravel() (a view where the layout allows, else a copy). */
+PyObject *cukit_array_get_mT(cukit_Array *self, void *closure);
+PyObject *cukit_array_get_flat(cukit_Array *self, void *closure);
 PyObject *cukit_array_rebuild(PyObject *cls, PyObject *args);
 /* repr() and str(): numpy's printing of the values (through hooks.array_call). */
 PyObject *cukit_array_repr(PyObject *self);

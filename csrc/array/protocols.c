@@ -281,6 +281,159 @@ cukit_array_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
     return out;
 }
 
+/* ------------------------------------------------------------------ host exchange
+ *
+ * numpy's tobytes/tofile and pickle's dumps/dump, each on one host copy (the copy
+ * pickling makes for __reduce__); the work after the copy is numpy's or pickle's. */
+
+static PyObject *
+host_copy(PyObject *self)
+{
+    PyObject *none = PyTuple_New(0);
+    PyObject *host = none ? cukit_array_get((cukit_Array *)self, none, NULL) : NULL;
+    Py_XDECREF(none);
+    return host;
+}
+
+static PyObject *
+cukit_array_tobytes(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"order", NULL};
+    PyObject *order = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:tobytes", kwlist, &order))
+        return NULL;
+    PyObject *host = host_copy(self);
+    if (host == NULL)
+        return NULL;
+    PyObject *r = order ? PyObject_CallMethod(host, "tobytes", "O", order)
+                        : PyObject_CallMethod(host, "tobytes", NULL);
+    Py_DECREF(host);
+    return r;
+}
+
+static PyObject *
+cukit_array_tofile(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"fid", "sep", "format", NULL};
+    PyObject *fid, *sep = NULL, *format = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:tofile", kwlist, &fid, &sep, &format))
+        return NULL;
+    PyObject *host = host_copy(self);
+    if (host == NULL)
+        return NULL;
+    PyObject *r = sep == NULL ? PyObject_CallMethod(host, "tofile", "O", fid)
+                  : format == NULL ? PyObject_CallMethod(host, "tofile", "OO", fid, sep)
+                  : PyObject_CallMethod(host, "tofile", "OOO", fid, sep, format);
+    Py_DECREF(host);
+    return r;
+}
+
+static PyObject *
+cukit_array_dumps(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *pickle = PyImport_ImportModule("pickle");
+    if (pickle == NULL)
+        return NULL;
+    PyObject *r = PyObject_CallMethod(pickle, "dumps", "O", self);
+    Py_DECREF(pickle);
+    return r;
+}
+
+/* a.dump(file): a file object with write() is written to; anything else is opened as
+ * a path ('wb') and closed after, as numpy's dump does. */
+static PyObject *
+cukit_array_dump(PyObject *self, PyObject *file)
+{
+    PyObject *pickle = PyImport_ImportModule("pickle"), *f = NULL, *r = NULL;
+    if (pickle == NULL)
+        return NULL;
+    int has_write = PyObject_HasAttrString(file, "write");
+    if (!has_write) {
+        PyObject *io = PyImport_ImportModule("io");
+        f = io ? PyObject_CallMethod(io, "open", "Os", file, "wb") : NULL;
+        Py_XDECREF(io);
+        if (f == NULL)
+            goto done;
+    }
+    r = PyObject_CallMethod(pickle, "dump", "OO", self, f ? f : file);
+    if (f) {
+        PyObject *closed = PyObject_CallMethod(f, "close", NULL);
+        if (closed == NULL)
+            Py_CLEAR(r);
+        Py_XDECREF(closed);
+    }
+done:
+    Py_XDECREF(f);
+    Py_DECREF(pickle);
+    if (r == NULL)
+        return NULL;
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
+
+/* a.to_device(device, /, *, stream=None): the array API's name for a.to(device). */
+static PyObject *
+cukit_array_to_device(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"", "stream", NULL};
+    PyObject *device, *stream = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:to_device", kwlist, &device, &stream))
+        return NULL;
+    PyObject *targs = Py_BuildValue("(O)", device);
+    PyObject *tkw = targs ? Py_BuildValue("{sO}", "stream", stream) : NULL;
+    PyObject *r = tkw ? cukit_array_to((cukit_Array *)self, targs, tkw) : NULL;
+    Py_XDECREF(targs);
+    Py_XDECREF(tkw);
+    return r;
+}
+
+/* a.setflags(write=None, align=None, uic=None): write=False makes this object (and the
+ * views made of it after) read-only; write=True undoes only that, and is numpy's
+ * ValueError on an array read-only for another reason (a broadcast view, imported
+ * read-only memory). align and uic: what numpy accepts of them. */
+static PyObject *
+array_setflags(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"write", "align", "uic", NULL};
+    PyObject *write = Py_None, *align = Py_None, *uic = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:setflags", kwlist, &write, &align, &uic))
+        return NULL;
+    cukit_Array *a = (cukit_Array *)self;
+    int w = write == Py_None ? -1 : PyObject_IsTrue(write);
+    int u = uic == Py_None ? 0 : PyObject_IsTrue(uic);
+    if (w == -1 && PyErr_Occurred())
+        return NULL;
+    if (u)
+        return PyErr_Format(PyExc_ValueError, "cannot set WRITEBACKIFCOPY flag to True");
+    if (u < 0 || (align != Py_None && PyObject_IsTrue(align) < 0))
+        return NULL;
+    if (w == 0)
+        a->flags |= CUKIT_ARRAY_READONLY | CUKIT_ARRAY_LOCKED;
+    else if (w == 1 && (a->flags & CUKIT_ARRAY_READONLY)) {
+        if (!(a->flags & CUKIT_ARRAY_LOCKED))
+            return PyErr_Format(PyExc_ValueError, "cannot set WRITEABLE flag to True of this "
+                                "array (a broadcast view, a.flat, or memory its producer "
+                                "exported read-only)");
+        a->flags &= ~(CUKIT_ARRAY_READONLY | CUKIT_ARRAY_LOCKED);
+    }
+    Py_RETURN_NONE;
+}
+
+PyMethodDef cukit_array_exchange_methods[] = {
+    {"tobytes", (PyCFunction)(void (*)(void))cukit_array_tobytes, METH_VARARGS | METH_KEYWORDS,
+     "tobytes(order='C') -> bytes: the elements' bytes (a host copy's tobytes)."},
+    {"tofile", (PyCFunction)(void (*)(void))cukit_array_tofile, METH_VARARGS | METH_KEYWORDS,
+     "tofile(fid, sep='', format='%s'): numpy's tofile of a host copy."},
+    {"dumps", (PyCFunction)cukit_array_dumps, METH_NOARGS, "dumps() -> bytes: pickle.dumps(a)."},
+    {"dump", (PyCFunction)cukit_array_dump, METH_O, "dump(file): pickle a into a path or file."},
+    {"to_device", (PyCFunction)(void (*)(void))cukit_array_to_device, METH_VARARGS | METH_KEYWORDS,
+     "to_device(device, /, *, stream=None) -> Array: the array API's a.to(device)."},
+    {"setflags", (PyCFunction)(void (*)(void))array_setflags, METH_VARARGS | METH_KEYWORDS,
+     "setflags(write=None, align=None, uic=None): write=False makes the array read-only; "
+     "write=True undoes that."},
+    {NULL},
+};
+
 static PyMethodDef functions[] = {
     {"_set_numpy_table", set_numpy_table, METH_O,
      "_set_numpy_table(dict): numpy's functions and ufuncs -> cukit's, which the Array's "

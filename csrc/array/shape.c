@@ -577,6 +577,43 @@ mod_broadcast_to(PyObject *m, PyObject *args, PyObject *kwargs)
     return (PyObject *)v;
 }
 
+/* Array.mT: the last two dimensions swapped (a view), as numpy's. */
+PyObject *
+cukit_array_get_mT(cukit_Array *self, void *Py_UNUSED(closure))
+{
+    if (cukit_array_check_live(self) < 0)
+        return NULL;
+    if (self->ndim < 2) {
+        PyErr_SetString(PyExc_ValueError, "matrix transpose with ndim < 2 is undefined");
+        return NULL;
+    }
+    Py_ssize_t shape[CUKIT_MAXDIM], strides[CUKIT_MAXDIM];
+    memcpy(shape, self->shape, sizeof(Py_ssize_t) * (size_t)self->ndim);
+    memcpy(strides, self->strides, sizeof(Py_ssize_t) * (size_t)self->ndim);
+    int n = self->ndim;
+    shape[n - 1] = self->shape[n - 2], strides[n - 1] = self->strides[n - 2];
+    shape[n - 2] = self->shape[n - 1], strides[n - 2] = self->strides[n - 1];
+    return (PyObject *)cukit_array_view(self, self->offset, n, shape, strides);
+}
+
+/* Array.flat: ravel() made read-only (a view where the layout allows one, else a copy),
+ * so that a write, which numpy's flatiter would pass through, is an error here rather
+ * than lost in a copy. */
+PyObject *
+cukit_array_get_flat(cukit_Array *self, void *Py_UNUSED(closure))
+{
+    PyObject *none = PyTuple_New(0);
+    cukit_Array *r = none ? (cukit_Array *)cukit_array_ravel(self, none, NULL) : NULL;
+    Py_XDECREF(none);
+    if (r != NULL && r == self) { /* a 1-D contiguous array: its own ravel; a new view */
+        Py_DECREF(r);
+        r = cukit_array_view(self, self->offset, self->ndim, self->shape, self->strides);
+    }
+    if (r != NULL)
+        r->flags |= CUKIT_ARRAY_READONLY;
+    return (PyObject *)r;
+}
+
 /* ------------------------------------------------------------------ math methods
  *
  * a.round() and a.clip() are computed by compute/ (hooks.array_call), a.sort() and
@@ -630,6 +667,54 @@ array_argsort(PyObject *self, PyObject *args, PyObject *kwargs)
     return sort_hook(self, 1, args, kwargs);
 }
 
+static PyObject *
+array_searchsorted(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return sort_hook(self, CUKIT_SORT_SEARCHSORTED, args, kwargs);
+}
+
+static PyObject *
+array_partition(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return sort_hook(self, CUKIT_SORT_PARTITION, args, kwargs);
+}
+
+static PyObject *
+array_argpartition(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return sort_hook(self, CUKIT_SORT_ARGPARTITION, args, kwargs);
+}
+
+/* a.trace(offset=0, axis1=0, axis2=1, dtype=None, out=None): the diagonal view summed
+ * along its last dimension by compute/'s reduction (a.diagonal(...).sum(-1, ...)). */
+static PyObject *
+array_trace(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"offset", "axis1", "axis2", "dtype", "out", NULL};
+    PyObject *k = NULL, *o1 = NULL, *o2 = NULL, *dtype = Py_None, *out = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOO:trace", kwlist, &k, &o1, &o2, &dtype,
+                                     &out))
+        return NULL;
+    PyObject *dargs = NULL, *diag = NULL, *none = NULL, *skw = NULL, *r = NULL;
+    PyObject *zero = PyLong_FromLong(0), *one = PyLong_FromLong(1);
+    if (zero == NULL || one == NULL)
+        goto done;
+    dargs = PyTuple_Pack(3, k ? k : zero, o1 ? o1 : zero, o2 ? o2 : one);
+    diag = dargs ? cukit_array_diagonal((cukit_Array *)self, dargs, NULL) : NULL;
+    none = diag ? PyTuple_New(0) : NULL;
+    skw = none ? Py_BuildValue("{sisOsO}", "axis", -1, "dtype", dtype, "out", out) : NULL;
+    if (skw)
+        r = call_hook(diag, CUKIT_CALL_REDUCE + 0 /* sum */, none, skw);
+done:
+    Py_XDECREF(zero);
+    Py_XDECREF(one);
+    Py_XDECREF(dargs);
+    Py_XDECREF(diag);
+    Py_XDECREF(none);
+    Py_XDECREF(skw);
+    return r;
+}
+
 /* ------------------------------------------------------------------ setup */
 
 #define SM(name, fn, doc) {#name, (PyCFunction)(void (*)(void))fn, METH_VARARGS | METH_KEYWORDS, doc}
@@ -655,6 +740,15 @@ static PyMethodDef shape_methods[] = {
        "(stable, NaNs last)."),
     SM(argsort, array_argsort, "argsort(axis=-1, kind=None, *, stream=None) -> Array: "
        "cukit.argsort(a, ...)."),
+    SM(searchsorted, array_searchsorted, "searchsorted(v, side='left', sorter=None) -> Array "
+       "of int64: cukit.searchsorted(a, v, side) (of a[sorter] with a sorter)."),
+    SM(partition, array_partition, "partition(kth, axis=-1, kind='introselect', order=None): "
+       "partition in place along axis (cukit sorts the whole axis, which satisfies "
+       "numpy's contract)."),
+    SM(argpartition, array_argpartition, "argpartition(kth, axis=-1, kind='introselect', "
+       "order=None) -> Array: the indices that partition a (those of a stable sort)."),
+    SM(trace, array_trace, "trace(offset=0, axis1=0, axis2=1, dtype=None, out=None) -> Array: "
+       "the sum along a diagonal."),
     {NULL},
 };
 #undef SM
@@ -672,18 +766,21 @@ cukit_array_methods_with_shape(const PyMethodDef *own)
     static PyMethodDef *methods; /* made once; every Array type made points at it */
     if (methods != NULL)
         return methods;
-    size_t a = 0, b = 0;
+    size_t a = 0, b = 0, c = 0;
     while (own[a].ml_name)
         a++;
     while (shape_methods[b].ml_name)
         b++;
-    methods = PyMem_RawCalloc(a + b + 1, sizeof *methods);
+    while (cukit_array_exchange_methods[c].ml_name)
+        c++;
+    methods = PyMem_RawCalloc(a + b + c + 1, sizeof *methods);
     if (methods == NULL) {
         PyErr_NoMemory();
         return NULL;
     }
     memcpy(methods, own, a * sizeof *methods);
     memcpy(methods + a, shape_methods, b * sizeof *methods);
+    memcpy(methods + a + b, cukit_array_exchange_methods, c * sizeof *methods);
     return methods;
 }
 

@@ -144,10 +144,16 @@ typedef struct {
      * (advanced indexing). New ref or NULL / 0 or -1. */
     PyObject *(*array_index)(cukit_state *st, PyObject *a, PyObject *key);
     int (*array_index_set)(cukit_state *st, PyObject *a, PyObject *key, PyObject *value);
-    /* sort/: a.sort() in place (want_index 0, returns None) and a.argsort() (1). New ref. */
+    /* sort/: a.sort() in place (want_index CUKIT_SORT_INPLACE, returns None), a.argsort()
+     * (CUKIT_SORT_ARGSORT), a.searchsorted(), a.partition() in place and
+     * a.argpartition() (the CUKIT_SORT_* below). New ref. */
     PyObject *(*array_sort)(cukit_state *st, int want_index, PyObject *self, PyObject *args,
                             PyObject *kwargs);
 } cukit_hooks;
+
+/* What cukit_hooks.array_sort is asked for: the Array methods sort/ computes. */
+enum { CUKIT_SORT_INPLACE, CUKIT_SORT_ARGSORT, CUKIT_SORT_SEARCHSORTED, CUKIT_SORT_PARTITION,
+       CUKIT_SORT_ARGPARTITION };
 
 
 /* The module state: what the bottom layers need, and each layer's own part, which the

@@ -410,27 +410,109 @@ fn_argsort(PyObject *m, PyObject *args, PyObject *kwargs)
     return r;
 }
 
-/* hooks.array_sort: a.sort(axis=-1, kind=None, *, stream=None) sorts in place (a
- * sorted copy written back over a) and returns None; a.argsort(...) is argsort(a, ...). */
+static PyObject *fn_searchsorted(PyObject *m, PyObject *args, PyObject *kwargs);
+
+/* numpy's check of partition's kth (an int or a sequence of them) against the length
+ * n of the axis. 0, or -1 with ValueError. */
+static int
+check_kth(PyObject *kth, Py_ssize_t n)
+{
+    PyObject *seq = PyIndex_Check(kth) ? PyTuple_Pack(1, kth)
+                                       : PySequence_Fast(kth, "kth must be an int or a "
+                                                              "sequence of ints");
+    if (seq == NULL)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq) && rc == 0; i++) {
+        Py_ssize_t k = PyNumber_AsSsize_t(PySequence_Fast_GET_ITEM(seq, i), PyExc_OverflowError);
+        if (k == -1 && PyErr_Occurred())
+            rc = -1;
+        else if (k < -n || k >= n) {
+            PyErr_Format(PyExc_ValueError, "kth(=%zd) out of bounds (%zd)", k, n);
+            rc = -1;
+        }
+    }
+    Py_DECREF(seq);
+    return rc;
+}
+
+/* a.searchsorted(v, side='left', sorter=None): searchsorted(a, v, side) of a, or of
+ * a[sorter] (compute/index's gather, hooks.array_index). */
 static PyObject *
-array_sort_hook(cukit_state *st, int want_index, PyObject *self, PyObject *args,
+searchsorted_method(cukit_state *st, PyObject *module, PyObject *self, PyObject *args,
+                    PyObject *kwargs)
+{
+    static char *kwlist[] = {"v", "side", "sorter", NULL};
+    PyObject *v, *side = NULL, *sorter = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:searchsorted", kwlist, &v, &side,
+                                     &sorter))
+        return NULL;
+    PyObject *a = sorter == Py_None ? Py_NewRef(self)
+                  : st->hooks.array_index ? st->hooks.array_index(st, self, sorter)
+                  : PyErr_Format(PyExc_NotImplementedError, "indexing is not available");
+    if (a == NULL)
+        return NULL;
+    PyObject *fargs = PyTuple_Pack(2, a, v);
+    PyObject *fkw = fargs && side ? Py_BuildValue("{sO}", "side", side) : NULL;
+    PyObject *r = fargs && (fkw || !side) ? fn_searchsorted(module, fargs, fkw) : NULL;
+    Py_DECREF(a);
+    Py_XDECREF(fargs);
+    Py_XDECREF(fkw);
+    return r;
+}
+
+/* hooks.array_sort: a.sort(axis=-1, kind=None, *, stream=None) sorts in place (a
+ * sorted copy written back over a) and returns None; a.argsort(...) is argsort(a, ...).
+ * a.partition(kth, axis=-1, kind, order) and a.argpartition(...) check kth as numpy
+ * does and then sort (argsort) the whole axis, which satisfies partition's contract. */
+static PyObject *
+array_sort_hook(cukit_state *st, int what, PyObject *self, PyObject *args,
                 PyObject *kwargs)
 {
-    static char *kwlist[] = {"axis", "kind", "stream", NULL};
-    PyObject *axis = NULL, *kind = Py_None, *stream = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, want_index ? "|OO$O:argsort" : "|OO$O:sort",
-                                     kwlist, &axis, &kind, &stream))
-        return NULL;
-    cukit_Array *a = (cukit_Array *)self;
-    if (!want_index && (axis == Py_None || (axis == NULL && a->ndim == 0)))
-        return PyErr_Format(PyExc_ValueError, "a.sort(): sorting in place needs an axis%s",
-                            a->ndim == 0 ? " (a 0-d array has none)" : "; pass one, or use "
-                            "cukit.sort(a, axis=None) for a flattened copy");
-    if (!want_index && (a->flags & CUKIT_ARRAY_READONLY))
-        return PyErr_Format(PyExc_ValueError, "a.sort(): the array is read-only; sort a copy");
     PyObject *module = PyType_GetModule(st->ArrayType);
     if (module == NULL)
         return NULL;
+    if (what == CUKIT_SORT_SEARCHSORTED)
+        return searchsorted_method(st, module, self, args, kwargs);
+    cukit_Array *a = (cukit_Array *)self;
+    PyObject *axis = NULL, *kind = Py_None, *stream = Py_None, *kth = NULL, *order = Py_None;
+    int partition = what == CUKIT_SORT_PARTITION || what == CUKIT_SORT_ARGPARTITION;
+    int want_index = what == CUKIT_SORT_ARGSORT || what == CUKIT_SORT_ARGPARTITION;
+    if (partition) {
+        static char *pkw[] = {"kth", "axis", "kind", "order", NULL};
+        if (!PyArg_ParseTupleAndKeywords(args, kwargs, want_index ? "O|OOO:argpartition"
+                                         : "O|OOO:partition", pkw, &kth, &axis, &kind, &order))
+            return NULL;
+        if (order != Py_None)
+            return PyErr_Format(PyExc_ValueError, "Cannot specify order when the array has "
+                                "no fields.");
+        if (a->ndim == 0 && !(want_index && axis == Py_None))
+            return PyErr_Format(PyExc_ValueError, "a 0-d array cannot be partitioned; "
+                                "its only element is in place");
+        Py_ssize_t n = a->size;
+        if (axis != Py_None) {
+            long ax = axis ? PyLong_AsLong(axis) : -1;
+            if (ax == -1 && PyErr_Occurred())
+                return NULL;
+            n = ax >= -a->ndim && ax < a->ndim ? a->shape[ax < 0 ? ax + a->ndim : ax] : n;
+        }
+        if (check_kth(kth, n) < 0)
+            return NULL;
+        kind = Py_None;
+    }
+    else {
+        static char *kwlist[] = {"axis", "kind", "stream", NULL};
+        if (!PyArg_ParseTupleAndKeywords(args, kwargs, want_index ? "|OO$O:argsort"
+                                         : "|OO$O:sort", kwlist, &axis, &kind, &stream))
+            return NULL;
+    }
+    const char *name = partition ? "a.partition()" : "a.sort()";
+    if (!want_index && (axis == Py_None || (axis == NULL && a->ndim == 0)))
+        return PyErr_Format(PyExc_ValueError, "%s: sorting in place needs an axis%s", name,
+                            a->ndim == 0 ? " (a 0-d array has none)" : "; pass one, or use "
+                            "cukit.sort(a, axis=None) for a flattened copy");
+    if (!want_index && (a->flags & CUKIT_ARRAY_READONLY))
+        return PyErr_Format(PyExc_ValueError, "%s: the array is read-only; sort a copy", name);
     PyObject *minus1 = axis ? NULL : PyLong_FromLong(-1);
     PyObject *r = sort_impl(module, self, axis ? axis : minus1, kind, stream, want_index);
     Py_XDECREF(minus1);

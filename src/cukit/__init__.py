@@ -166,6 +166,8 @@ from ._numeric import *  # noqa: E402,F401,F403
 from ._manip import *  # noqa: E402,F401,F403
 from ._nanfunctions import *  # noqa: E402,F401,F403
 from ._sets import *  # noqa: E402,F401,F403
+from ._extra import *  # noqa: E402,F401,F403
+from ._polynomial import *  # noqa: E402,F401,F403
 from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 from . import random  # noqa: E402  (cukit.random: numpy's Generator on the GPU)
 

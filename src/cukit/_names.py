@@ -13,7 +13,7 @@ _DTYPES = (
     "intp", "uintp", "int_", "uint", "byte", "ubyte", "short", "ushort", "intc", "uintc",
     "longlong", "ulonglong", "half", "single", "double", "csingle", "cdouble",
     "number", "integer", "signedinteger", "unsignedinteger", "floating", "complexfloating",
-    "inexact", "generic",
+    "inexact", "generic", "bool", "long", "ulong",
 )
 _OTHER = ("dtype", "finfo", "iinfo", "pi", "e", "inf", "nan", "newaxis", "euler_gamma",
           "isscalar", "promote_types", "issubdtype")

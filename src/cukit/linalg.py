@@ -537,3 +537,97 @@ def solver_info():
     """dict: backend, last (the path of the last factorization: 'cusolver', 'cukit' or
     None), cusolver (the library's path once loaded) and cusolver_version."""
     return _cukit._solver_config()
+
+
+# ------------------------------------------------------------------ the array API's names
+
+def _dev(x, who):
+    if not isinstance(x, _Array):
+        raise TypeError(f"cukit.linalg.{who}() takes a cukit.Array, not {type(x).__name__} "
+                        "(copy host data with cukit.asarray first)")
+    return x
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """numpy.linalg.cross: the cross product of 3-vectors along axis (cukit.cross)."""
+    from ._numeric import cross as _cross
+    x1, x2 = _dev(x1, "cross"), _dev(x2, "cross")
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but "
+                         f"they are {x1.shape[axis]} and {x2.shape[axis]} dimensional "
+                         "instead.")
+    return _cross(x1, x2, axis=axis)
+
+
+def diagonal(x, /, *, offset=0):
+    """numpy.linalg.diagonal: the diagonals of the matrices in the last two axes (a
+    view)."""
+    return _dev(x, "diagonal").diagonal(offset, -2, -1)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """numpy.linalg.trace: the sums of the diagonals of the matrices in the last two
+    axes."""
+    return _cukit.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def matrix_transpose(x, /):
+    """numpy.linalg.matrix_transpose: the last two axes swapped (a view)."""
+    from ._manip import matrix_transpose as _mt
+    return _mt(_dev(x, "matrix_transpose"))
+
+
+def outer(x1, x2, /):
+    """numpy.linalg.outer: the outer product of two 1-D arrays."""
+    from ._matmul import outer as _outer
+    x1, x2 = _dev(x1, "outer"), _dev(x2, "outer")
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ValueError("Input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={x1.ndim} and x2.ndim={x2.ndim}.")
+    return _outer(x1, x2)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """numpy.linalg.vecdot: sum over axis of conj(x1) * x2 (cukit.vecdot)."""
+    from ._extra import vecdot as _vecdot
+    return _vecdot(x1, x2, axis=axis)
+
+
+def svdvals(x, /):
+    """numpy.linalg.svdvals: the singular values, largest first (svd without vectors)."""
+    return svd(_dev(x, "svdvals"), compute_uv=False)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """numpy.linalg.matrix_norm: the norm of the matrices in the last two axes."""
+    return norm(_dev(x, "matrix_norm"), axis=(-2, -1), keepdims=keepdims, ord=ord)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """numpy.linalg.vector_norm: the vector norm over axis (an int, a tuple of axes
+    taken as one vector, or None for all elements)."""
+    x = _dev(x, "vector_norm")
+    shape = list(x.shape)
+    if axis is None:
+        y, ax = x.ravel(), 0
+    elif isinstance(axis, tuple):
+        axes = np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)
+        rest = tuple(i for i in range(x.ndim) if i not in axes)
+        y = x.transpose(*(axes + rest)).copy().reshape(
+            (int(np.prod([x.shape[i] for i in axes], dtype=np.int64)),) +
+            tuple(x.shape[i] for i in rest))
+        ax = 0
+    else:
+        y, ax = x, axis
+    res = norm(y, axis=ax, ord=ord)
+    if keepdims:
+        axes = np.lib.array_utils.normalize_axis_tuple(
+            range(len(shape)) if axis is None else axis, len(shape))
+        for i in axes:
+            shape[i] = 1
+        res = res.reshape(tuple(shape))
+    return res
+
+
+__all__ += ["cross", "diagonal", "trace", "matrix_transpose", "outer", "vecdot", "svdvals",
+            "matrix_norm", "vector_norm"]
