@@ -155,6 +155,23 @@ direct_arg(cukit_state *st, PyObject *pointees, Py_ssize_t i, PyObject *v, int a
     return NULL;
 }
 
+/* callable(*vec[1..n], kw) with strong references held over the call: a GPUArray's
+ * array and the front's callable are members another thread may replace while the
+ * call releases the GIL. New ref or NULL. */
+static PyObject *
+call_held(PyObject *callable, PyObject **vec, Py_ssize_t n, PyObject *kwnames)
+{
+    Py_INCREF(callable);
+    for (Py_ssize_t i = 1; i <= n; i++)
+        Py_INCREF(vec[i]);
+    PyObject *r = PyObject_Vectorcall(callable, vec + 1,
+                                      (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+    for (Py_ssize_t i = 1; i <= n; i++)
+        Py_DECREF(vec[i]);
+    Py_DECREF(callable);
+    return r;
+}
+
 /* ------------------------------------------------------------------ Function */
 
 /* f(*args, block=, grid=(1, 1), stream=None, shared=0): when every argument goes as it
@@ -201,8 +218,7 @@ front_function_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject
         vec[3 + n] = shared ? shared : st->pycuda->front_zero;
         vec[4 + n] = stream ? stream : Py_None;
     }
-    PyObject *r = PyObject_Vectorcall(self->k, vec + 1, (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                      kw);
+    PyObject *r = call_held(self->k, vec, n, kw);
     return r != NULL ? r : at_edge(st);
 slow:
     return python_way(op, st->pycuda->front_str_call_v, args, nargsf, kwnames);
@@ -237,8 +253,7 @@ front_prepared(PyObject *op, PyObject *const *args, Py_ssize_t nargs)
         }
     }
     if (n <= FRONT_MAXARGS && i == n) {
-        PyObject *r = PyObject_Vectorcall(args[0], vec + 1,
-                                          (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        PyObject *r = call_held(args[0], vec, n, NULL);
         return r != NULL ? r : at_edge(st);
     }
     PyObject *rest = PyTuple_New(n);
@@ -470,8 +485,7 @@ front_elementwise_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObj
             goto slow;
     for (Py_ssize_t i = n; i < n + nk; i++)
         vec[1 + i] = args[i];
-    PyObject *r = PyObject_Vectorcall(self->k, vec + 1, (size_t)n | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                      kwnames);
+    PyObject *r = call_held(self->k, vec, n, kwnames);
     return r != NULL ? r : at_edge(st);
 slow:
     return python_way(op, st->pycuda->front_str_call_v, args, nargsf, kwnames);

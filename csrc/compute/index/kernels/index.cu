@@ -38,7 +38,9 @@ struct IndexParams {
 // kernel runs, at a synchronize of another stream).
 __device__ __forceinline__ void note_bad_index(const IndexParams &p, int j, long long v) {
     BadIndex *r = (BadIndex *)p.err;
-    if (r == 0 || atomicCAS(&r->state, 0ull, 1ull) != 0ull) return;
+    // a plain read first: once noted, a flood of bad indices costs no atomics over the bus
+    if (r == 0 || *(volatile unsigned long long *)&r->state != 0ull ||
+        atomicCAS(&r->state, 0ull, 1ull) != 0ull) return;
     r->value = v;
     r->size = p.len[j];
     r->axis = p.axis[j];

@@ -184,12 +184,18 @@ __device__ void fill_run(const unsigned char *__restrict__ mask, long long n, T 
             unsigned int m = nonzero4(((const unsigned int *)mask)[q]);
             if (m == 0) continue;
             Quad<T, A> *dq = (Quad<T, A> *)data + q;
-            Quad<T, A> d;
-            if (m != 15) d = *dq;
+            if (m == 15) { // all four: one vector store
+                Quad<T, A> d;
+#pragma unroll
+                for (int k = 0; k < 4; k++) d.x[k] = value;
+                *dq = d;
+                continue;
+            }
+            // some: element stores only, never rewriting what the mask leaves (another
+            // stream may be writing it)
 #pragma unroll
             for (int k = 0; k < 4; k++)
-                if (m & (1u << k)) d.x[k] = value;
-            *dq = d;
+                if (m & (1u << k)) data[q * 4 + k] = value;
         }
         start = nq * 4;
     }
