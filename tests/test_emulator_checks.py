@@ -463,7 +463,9 @@ def test_compute_sanitizer_agrees(name, tool, found):
                         sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
                        env=dict(os.environ, CUKIT_BACKEND="gpu"))
     out = p.stdout + p.stderr
-    assert "launched" in out, out[-3000:]
+    # synccheck stops a kernel at the barrier it reports (the launch then fails): the
+    # run reached the kernel when the tool says so, or when the script ended
+    assert "launched" in out or (found and "ERROR SUMMARY" in out), out[-3000:]
     errors = sum(int(n) for n in re.findall(r"ERROR SUMMARY: (\d+) error", out))
     hazards = sum(int(n) for n in re.findall(r"RACECHECK SUMMARY: (\d+) hazard", out))
     assert (errors + hazards > 0) == found, out[-3000:]

@@ -184,18 +184,15 @@ __device__ void fill_run(const unsigned char *__restrict__ mask, long long n, T 
             unsigned int m = nonzero4(((const unsigned int *)mask)[q]);
             if (m == 0) continue;
             Quad<T, A> *dq = (Quad<T, A> *)data + q;
-            if (m == 15) { // all four: one vector store
-                Quad<T, A> d;
-#pragma unroll
-                for (int k = 0; k < 4; k++) d.x[k] = value;
-                *dq = d;
-                continue;
-            }
-            // some: element stores only, never rewriting what the mask leaves (another
-            // stream may be writing it)
+            // a partly selected quad is read and written whole (one vector each way, as
+            // PyTorch's masked fill writes every element): the elements the mask leaves
+            // are written back with their own values
+            Quad<T, A> d;
+            if (m != 15) d = *dq;
 #pragma unroll
             for (int k = 0; k < 4; k++)
-                if (m & (1u << k)) data[q * 4 + k] = value;
+                if (m & (1u << k)) d.x[k] = value;
+            *dq = d;
         }
         start = nq * 4;
     }
