@@ -59,7 +59,7 @@ typedef struct {
     V(pycuda.FrontElementwiseType)                                                       \
     V(pycuda.front_kw_plain) V(pycuda.front_kw_launch) V(pycuda.front_grid_1)            \
     V(pycuda.front_zero) V(pycuda.front_str_call_v) V(pycuda.at_edge)                    \
-    V(pycuda.front_str_prepared_slow)                                                    \
+    V(pycuda.front_str_prepared_slow) V(pycuda.front_str_prepared_py)                    \
     V(linalg.gemm_modules)                                                               \
     V(compute.sample_modules) V(linalg.solver_modules) V(fft.modules) V(fft.plans)
 

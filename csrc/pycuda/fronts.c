@@ -53,6 +53,8 @@ typedef struct {
                            parameter declares, or None (_pointees) */
     PyObject *pending;  /* strong ref or NULL: list of the module's texture references
                            changed since the last launch (_pending) */
+    PyObject *lp_key;   /* strong ref or NULL: (grid, block, shared_size) of lp (_lp_key) */
+    PyObject *lp;       /* strong ref or NULL: the last prepared launch (_lp) */
 } front_call;
 
 static PyMemberDef front_call_members[] = {
@@ -61,6 +63,9 @@ static PyMemberDef front_call_members[] = {
      "per parameter, the dtype a pointer parameter declares, or None"},
     {"_pending", T_OBJECT, offsetof(front_call, pending), 0,
      "the module's texture references changed since the last launch"},
+    {"_lp_key", T_OBJECT, offsetof(front_call, lp_key), 0,
+     "(grid, block, shared_size) the last prepared launch was made for"},
+    {"_lp", T_OBJECT, offsetof(front_call, lp), 0, "the last prepared launch"},
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(front_call, vectorcall), READONLY, NULL},
     {NULL},
 };
@@ -73,6 +78,8 @@ front_call_traverse(PyObject *op, visitproc visit, void *arg)
     Py_VISIT(self->k);
     Py_VISIT(self->pointees);
     Py_VISIT(self->pending);
+    Py_VISIT(self->lp_key);
+    Py_VISIT(self->lp);
     return 0;
 }
 
@@ -83,6 +90,8 @@ front_call_clear(PyObject *op)
     Py_CLEAR(self->k);
     Py_CLEAR(self->pointees);
     Py_CLEAR(self->pending);
+    Py_CLEAR(self->lp_key);
+    Py_CLEAR(self->lp);
     return 0;
 }
 
@@ -281,9 +290,52 @@ front_register(PyObject *cls, PyObject *edge)
     Py_RETURN_NONE;
 }
 
+/* f.prepared_call(grid, block, *args, shared_size=0): the launch prepared last (_lp,
+ * for the grid, block and shared size in _lp_key, compared by identity as PyCUDA's
+ * callers pass the same tuples) called from here as _launch_prepared calls it, when no
+ * texture reference changed; any other call goes once to _prepared_call_py, which
+ * flushes the references, prepares the launch and calls it. */
+static PyObject *
+front_prepared_call(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    front_call *self = (front_call *)op;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject *lk = self->lp_key, *shared = NULL;
+    if (nargs < 2 || nargs - 2 > FRONT_MAXARGS || self->lp == NULL || lk == NULL ||
+        !PyTuple_CheckExact(lk) || PyTuple_GET_SIZE(lk) != 3)
+        goto slow;
+    if (kwnames != NULL) {
+        if (PyTuple_GET_SIZE(kwnames) != 1 ||
+            PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "shared_size") != 0)
+            goto slow;
+        shared = args[nargs];
+    }
+    if (self->pending != NULL && PyList_Check(self->pending) && PyList_GET_SIZE(self->pending) > 0)
+        goto slow;
+    if (args[0] != PyTuple_GET_ITEM(lk, 0) || args[1] != PyTuple_GET_ITEM(lk, 1))
+        goto slow;
+    PyObject *want = PyTuple_GET_ITEM(lk, 2);
+    int eq = PyObject_RichCompareBool(shared ? shared : self->st->pycuda->front_zero, want, Py_EQ);
+    if (eq < 0)
+        return NULL;
+    if (!eq)
+        goto slow;
+    PyObject *vec[FRONT_MAXARGS + 1];
+    vec[0] = self->lp;
+    for (Py_ssize_t i = 2; i < nargs; i++)
+        vec[i - 1] = args[i];
+    return front_prepared(op, vec, nargs - 1);
+slow:
+    return python_way(op, self->st->pycuda->front_str_prepared_py, args, nargsf, kwnames);
+}
+
 static PyMethodDef function_methods[] = {
     {"_register", (PyCFunction)front_register, METH_O | METH_CLASS,
      "Set the layer's converter of cukit errors (cukit.pycuda._errors.at_edge)."},
+    {"prepared_call", (PyCFunction)(void (*)(void))front_prepared_call,
+     METH_FASTCALL | METH_KEYWORDS,
+     "prepared_call(grid, block, *args, shared_size=0): launch with the types given to "
+     "prepare(), PyCUDA's prepared call."},
     {"_launch_prepared", (PyCFunction)(void (*)(void))front_prepared, METH_FASTCALL,
      "_launch_prepared(p, *args): the prepared launch p's call with the arguments as they "
      "are, or _prepared_slow(p, args) when one needs converting."},
@@ -520,9 +572,10 @@ cukit_pycuda_setup(PyObject *module, cukit_state *st)
     st->pycuda->front_zero = PyLong_FromLong(0);
     st->pycuda->front_str_call_v = PyUnicode_InternFromString("_call_v");
     st->pycuda->front_str_prepared_slow = PyUnicode_InternFromString("_prepared_slow");
+    st->pycuda->front_str_prepared_py = PyUnicode_InternFromString("_prepared_call_py");
     if (!st->pycuda->front_kw_plain || !st->pycuda->front_kw_launch || !st->pycuda->front_grid_1 ||
         !st->pycuda->front_zero || !st->pycuda->front_str_call_v ||
-        !st->pycuda->front_str_prepared_slow)
+        !st->pycuda->front_str_prepared_slow || !st->pycuda->front_str_prepared_py)
         return -1;
     static const struct {
         PyType_Spec *spec;

@@ -10,7 +10,7 @@ typedef struct cukit_pycuda_state {
      * ("grid", "block", "shared_mem", "stream"), (1, 1), 0, "_call_v" and "_prepared_slow" */
     PyTypeObject *FrontFunctionType, *FrontArrayType, *FrontElementwiseType;
     PyObject *front_kw_plain, *front_kw_launch, *front_grid_1, *front_zero, *front_str_call_v;
-    PyObject *front_str_prepared_slow;
+    PyObject *front_str_prepared_slow, *front_str_prepared_py;
     /* strong ref or NULL: cukit.pycuda._errors.at_edge, which turns a cukit error into
      * the layer's class for it; set by _PycudaFunction._register at the layer's import */
     PyObject *at_edge;

@@ -899,7 +899,7 @@ class Function(_cukit._PycudaFunction):
     that write the references changed since the last launch before each launch
     (_pending, the module's list of them, shared by its Functions)."""
 
-    __slots__ = ("_module", "_formats", "_lp_key", "_lp", "_prepared",
+    __slots__ = ("_module", "_formats", "_prepared",
                  "_shared", "_block", "_cache_config", "_warned",
                  "_old_args", "_old_buf", "_old_block", "__weakref__")
 
@@ -1072,7 +1072,9 @@ class Function(_cukit._PycudaFunction):
             self._prepared[key] = p
         return p
 
-    def prepared_call(self, grid, block, *args, shared_size=0):
+    # prepared_call(grid, block, *args, shared_size=0) is the C type's: it calls the last
+    # prepared launch itself, or this once
+    def _prepared_call_py(self, grid, block, *args, shared_size=0):
         if self._pending:
             _texref.flush(self._module)
         lk = self._lp_key
