@@ -580,6 +580,10 @@ def page(doc, data_name, only=None):
                 lines[-1] += f" In this run it {entry['this_run']}."
             lines += [""]
         lines += benchmark_table(entry.get("table", [])) + [""]
+        if entry.get("earlier"):  # rows this run did not measure, kept from an earlier one
+            e = entry["earlier"]
+            lines += [f"Not measured in this run, from {e['text']}: "
+                      + "; ".join(text(c) for c in e["cases"]) + ".", ""]
     lines += [RUNNING]
     return "\n".join(lines).rstrip("\n") + "\n"
 
