@@ -11,13 +11,19 @@ import pytest
 
 import cukit
 
-r = np.random.default_rng()
-h = r.standard_normal((6, 5)).astype(np.float32)
-a = cukit.asarray(h)
 idx = np.array([0, 2, 5])
-w = h[:5] + 5 * np.eye(5, dtype=np.float32)  # well conditioned
-dw = cukit.asarray(w)
 cols = np.array([1, 3, 4])
+h = a = w = dw = None
+
+
+def setup_module():
+    """Fresh data for each run, made when the tests run (not at collection)."""
+    global h, a, w, dw
+    r = np.random.default_rng()
+    h = r.standard_normal((6, 5)).astype(np.float32)
+    a = cukit.asarray(h)
+    w = h[:5] + 5 * np.eye(5, dtype=np.float32)  # well conditioned
+    dw = cukit.asarray(w)
 
 
 def g(x):
