@@ -19,11 +19,17 @@ What it measures
 
     Each row gives min, median and max of --reps samples (~ where max / min is
     over 10%); the two processes of a sample run one after the other, and the
-    libraries take turns, so drift in the machine favours none of them.
+    libraries take turns, each sample starting with the next one, so drift in the
+    machine (and the first sample's cold files) favours none of them.
+
+    --drop-caches (root, Linux) empties the page cache before every first process,
+    so each starts as the first program on a freshly booted machine does: its
+    libraries (NVRTC's among them) read from disk. Without it, the very first
+    process of a run pays that alone and the others find the files in memory.
 
 Usage
     PYTHONPATH=src python benchmarks/bench_coldstart.py [--reps 5] [--size N] [--quick]
-        [--json benchmarks/results/coldstart.json]
+        [--drop-caches] [--json benchmarks/results/coldstart.json]
 """
 import argparse
 import json
@@ -126,6 +132,13 @@ def available(gpu):
     return ways
 
 
+def drop_caches():
+    """Empty the kernel's page cache (what a reboot does to the files a program reads)."""
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
 def sample(way, cache_dir, n):
     env = dict(os.environ, CUKIT_CACHE_DIR=cache_dir, CUPY_CACHE_DIR=cache_dir,
                PYTHONPATH=os.pathsep.join(sys.path), CUKIT_QUIET="1")
@@ -144,6 +157,8 @@ def main():
     ap.add_argument("--json", default=DEFAULT_JSON)
     ap.add_argument("--quick", action="store_true", help="one sample of 1,024 elements: a "
                     "check that it runs, not a measurement")
+    ap.add_argument("--drop-caches", action="store_true", help="empty the page cache before "
+                    "each first process (needs root): every first process starts cold")
     ap.add_argument("--child")
     args = ap.parse_args()
     if args.child:
@@ -154,15 +169,23 @@ def main():
         args.reps, args.size = 1, args.size or 1024
     n = args.size or (1_000_000 if gpu else 4096)
     ways = available(gpu)
+    if args.drop_caches:
+        try:
+            drop_caches()
+        except OSError as exc:
+            sys.exit(f"bench_coldstart: --drop-caches cannot empty the page cache ({exc}): "
+                     "run as root on Linux, or leave the option out")
     samples = {w: {"first": [], "warm": [], "compiled": []} for w in ways}
     errors = {}
     device = None
     for rep in range(args.reps):
-        for way in ways:
+        for way in ways[rep % len(ways):] + ways[:rep % len(ways)]:  # each sample starts anew
             if way in errors:
                 continue
             try:
                 with tempfile.TemporaryDirectory(prefix="bench-coldstart-") as cache:
+                    if args.drop_caches:
+                        drop_caches()
                     first = sample(way, cache, n)
                     warm = sample(way, cache, n)
             except Exception as exc:  # a peer that fails is reported, not fatal
