@@ -16,7 +16,7 @@ from . import _cukit
 from ._creation import asarray
 from ._indexing import argwhere as _argwhere, take_along_axis as _take_along_axis
 from ._numeric import _floating, lexsort as _lexsort
-from ._stats import diff as _diff, histogram as _histogram
+from ._stats import _bin_range, diff as _diff, histogram as _histogram
 from ._shape import (_arr, _axis, broadcast_arrays as _broadcast_arrays, expand_dims as
                      _expand_dims, moveaxis as _moveaxis, swapaxes as _swapaxes)
 
@@ -400,20 +400,7 @@ def _dd_edges(x, bins, rng, i):
             n = _operator.index(bins)
         except TypeError:
             raise TypeError(f"`bins[{i}]` must be an integer, when a scalar") from None
-        if rng is not None:
-            lo, hi = rng
-            if lo > hi:
-                raise ValueError("max must be larger than min in range parameter.")
-            if not (_np.isfinite(lo) and _np.isfinite(hi)):
-                raise ValueError(f"supplied range of [{lo}, {hi}] is not finite")
-        elif x.size == 0:
-            lo, hi = 0, 1
-        else:
-            lo, hi = _cukit.stack([x.min(), x.max()]).get()
-            if not (_np.isfinite(lo) and _np.isfinite(hi)):
-                raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
+        lo, hi = _bin_range(rng, x)
         return asarray(_np.linspace(lo, hi, n + 1))
     edges = bins if isinstance(bins, _Array) else asarray(_np.asarray(bins))
     if edges.ndim != 1:
@@ -591,15 +578,23 @@ def _contract(a, b):
     return prod.sum(axis=-1).astype(prod.dtype) if prod.dtype != _np.bool_ else prod.any(-1)
 
 
+def _core(name, a, b, na, nb, ka, kb):
+    """numpy's checks of a gufunc's operands: at least na and nb dimensions, and the
+    contracted core sizes a.shape[ka] and b.shape[kb] equal."""
+    if a.ndim < na or b.ndim < nb:
+        raise ValueError(f"{name}: Input operand does not have enough dimensions")
+    if a.shape[ka] != b.shape[kb]:
+        raise ValueError(f"{name}: Input operand 1 has a mismatch in its core dimension 0 "
+                         f"(size {b.shape[kb]} is different from {a.shape[ka]})")
+
+
 def vecdot(x1, x2, /, *, axis=-1):
     """numpy.vecdot: sum over axis of conj(x1) * x2, the other dimensions broadcast."""
     a, b = _operands("vecdot", x1, x2)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("vecdot: Input operand does not have enough dimensions")
     a, b = _moveaxis(a, axis, -1), _moveaxis(b, axis, -1)
-    if a.shape[-1] != b.shape[-1]:
-        raise ValueError(f"vecdot: Input operand 1 has a mismatch in its core dimension 0 "
-                         f"(size {b.shape[-1]} is different from {a.shape[-1]})")
+    _core("vecdot", a, b, 1, 1, -1, -1)
     if a.dtype.kind == "c":
         a = _cukit.conj(a)
     return _contract(*_broadcast_arrays(a, b))
@@ -608,11 +603,7 @@ def vecdot(x1, x2, /, *, axis=-1):
 def matvec(x1, x2, /):
     """numpy.matvec: the matrix-vector product (..., m, n) x (..., n) -> (..., m)."""
     a, b = _operands("matvec", x1, x2)
-    if a.ndim < 2 or b.ndim < 1:
-        raise ValueError("matvec: Input operand does not have enough dimensions")
-    if a.shape[-1] != b.shape[-1]:
-        raise ValueError(f"matvec: Input operand 1 has a mismatch in its core dimension 0 "
-                         f"(size {b.shape[-1]} is different from {a.shape[-1]})")
+    _core("matvec", a, b, 2, 1, -1, -1)
     aa, bb = _broadcast_arrays(a, b[..., None, :])
     return _contract(aa, bb)
 
@@ -620,11 +611,7 @@ def matvec(x1, x2, /):
 def vecmat(x1, x2, /):
     """numpy.vecmat: the vector-matrix product conj(x1) (..., n) x (..., n, m) -> (..., m)."""
     a, b = _operands("vecmat", x1, x2)
-    if a.ndim < 1 or b.ndim < 2:
-        raise ValueError("vecmat: Input operand does not have enough dimensions")
-    if a.shape[-1] != b.shape[-2]:
-        raise ValueError(f"vecmat: Input operand 1 has a mismatch in its core dimension 0 "
-                         f"(size {b.shape[-2]} is different from {a.shape[-1]})")
+    _core("vecmat", a, b, 1, 2, -1, -2)
     if a.dtype.kind == "c":
         a = _cukit.conj(a)
     aa, bb = _broadcast_arrays(a[..., None, :], _swapaxes(b, -1, -2))

@@ -297,6 +297,27 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return _to_out(res, out)
 
 
+def _bin_range(rng, x):
+    """(lo, hi) of equal bins as numpy makes them: the range given, checked, or x's
+    smallest and largest values (one read, scalars of x's type); an empty x gives (0, 1)
+    and an empty span is widened by 0.5 each way."""
+    if rng is not None:
+        lo, hi = rng
+        if lo > hi:
+            raise ValueError("max must be larger than min in range parameter.")
+        if not (_np.isfinite(lo) and _np.isfinite(hi)):
+            raise ValueError(f"supplied range of [{lo}, {hi}] is not finite")
+    elif x.size == 0:
+        lo, hi = 0, 1
+    else:
+        lo, hi = _cukit.stack([_cukit.min(x), _cukit.max(x)]).get()[()]
+        if not (_np.isfinite(lo) and _np.isfinite(hi)):
+            raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return lo, hi
+
+
 def histogram(a, bins=10, range=None, density=None, weights=None):
     """numpy.histogram: (counts, edges); the counting is one kernel of atomic adds. bins
     an int (equal bins between range, or the data's min and max: one read), or
@@ -322,20 +343,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
             raise TypeError("`bins` must be an integer, a string, or an array") from None
         if nb < 1:
             raise ValueError("`bins` must be positive, when an integer")
-        if range is not None:
-            lo, hi = range
-            if lo > hi:
-                raise ValueError("max must be larger than min in range parameter.")
-            if not (_np.isfinite(lo) and _np.isfinite(hi)):
-                raise ValueError(f"supplied range of [{lo}, {hi}] is not finite")
-        elif flat.size == 0:
-            lo, hi = 0, 1
-        else:  # numpy's edges from the data: its min and max as scalars of a's type
-            lo, hi = _cukit.min(a).get()[()], _cukit.max(a).get()[()]
-            if not (_np.isfinite(lo) and _np.isfinite(hi)):
-                raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
+        lo, hi = _bin_range(range, a)
         et = _np.result_type(lo, hi, a.dtype)
         if et.kind in "biu":
             et = _np.result_type(et, float)
