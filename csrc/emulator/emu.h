@@ -237,8 +237,8 @@ CUresult emu_failed(CUresult code, const char *fmt, ...);
 CUresult emu_ok(void);
 /* Hold a kernel fault for the next call that waits; report (and clear) it there. */
 void emu_set_pending(CUresult code, const char *why);
-/* The same, naming this thread as the launching one when this_thread. */
-void emu_set_pending_from(CUresult code, const char *why, int this_thread);
+/* The same, naming the launching thread (by; NULL when not known). */
+void emu_set_pending_from(CUresult code, const char *why, const pthread_t *by);
 CUresult emu_take_pending(void);
 /* After a fault the context is lost (unless CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=1):
  * that fault for any call that uses the context; CUDA_SUCCESS otherwise. */
@@ -269,6 +269,7 @@ typedef struct {
     unsigned grid[3], block[3];
     unsigned shared_dyn;
     unsigned char *params;   /* borrowed: param_bytes */
+    pthread_t by;            /* the thread that launched it (a deferred launch runs on another) */
 } emu_launch;
 
 /* exec/grid.c: run a whole grid. CUDA_SUCCESS, or an error with a message in why. */

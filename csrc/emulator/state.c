@@ -153,15 +153,15 @@ loses_context(CUresult code)
 }
 
 void
-emu_set_pending_from(CUresult code, const char *why, int this_thread)
+emu_set_pending_from(CUresult code, const char *why, const pthread_t *by)
 {
     pthread_mutex_lock(&pending_lock);
     if (pending_code == CUDA_SUCCESS) {
         pending_code = code;
         snprintf(pending_why, sizeof pending_why, "%s", why);
-        pending_known = this_thread;
-        if (this_thread)
-            pending_thread = pthread_self();
+        pending_known = by != NULL;
+        if (by)
+            pending_thread = *by;
     }
     pthread_mutex_unlock(&pending_lock);
 }
@@ -169,7 +169,7 @@ emu_set_pending_from(CUresult code, const char *why, int this_thread)
 void
 emu_set_pending(CUresult code, const char *why)
 {
-    emu_set_pending_from(code, why, 0);
+    emu_set_pending_from(code, why, NULL);
 }
 
 /* The pending fault as this thread's failure; CUDA_SUCCESS if none. It stays held
