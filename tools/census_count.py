@@ -10,8 +10,8 @@ with plain regular expressions (best effort, no parsing):
   `cp.cuda.Stream.null.synchronize`), named without the `cupy.` root; cupyx names keep
   their root (`cupyx.scipy.ndimage.gaussian_filter`). Aliases come from `import cupy as
   X`, `import cupy`, `import cupy.fft as X`, `from cupy[x].a import b [as c]`, `xp = cp`,
-  `xp = cp if ... else np` and `xp = <...>get_array_module(...)` (or any call named
-  like `*array_module*`, `*cupy*`, `*xp*`).
+  `xp = cp if ... else np` and `xp = <...>get_array_module(...)` (or a call of
+  `*array_module*`, `cupy()`, `xp_*`, `get_xp*`).
 - array methods and attributes: `.name` after a word, `)` or `]`, for names in METHODS
   (numpy's ndarray methods and attributes plus CuPy's `get`/`set`/`data.ptr`); `.get`
   counts only as `.get()` or with `stream=`/`out=`/`blocking=`.
@@ -100,7 +100,8 @@ def aliases(text):
         known = "|".join(re.escape(a) for a in mods) or "(?!)"
         for m in re.finditer(rf"^\s*(\w+)\s*=\s*({known})\s*(?:$|\bif\b)", text, re.M):
             mods.setdefault(m.group(1), mods[m.group(2)])
-        for m in re.finditer(r"^\s*(\w+)\s*=\s*[\w.]*(?:array_module|cupy|xp)\w*\s*\(", text, re.M):
+        for m in re.finditer(r"^\s*(\w+)\s*=\s*(?:\w+\.)*"
+                             r"(?:\w*array_module\w*|cupy|_?xp_\w+|get_xp\w*)\s*\(", text, re.M):
             mods.setdefault(m.group(1), "")
     return mods, names
 
