@@ -205,6 +205,7 @@ CHECKS = {
     "repeat": lambda: same(cukit.repeat(a, 2, axis=0), np.repeat(h, 2, axis=0)),
     "broadcast_to": lambda: same(cukit.broadcast_to(a[0], (3, 5)), np.broadcast_to(h[0], (3, 5))),
     "transpose": lambda: same(cukit.transpose(a), np.transpose(h)),
+    "reshape": lambda: same(cukit.reshape(a, (5, 6)), np.reshape(h, (5, 6))),
     "expand_dims": lambda: same(cukit.expand_dims(a, 1), np.expand_dims(h, 1)),
     "shape": lambda: cukit.shape(a) == np.shape(h),
     "size": lambda: cukit.size(a) == np.size(h),
@@ -312,6 +313,8 @@ CHECKS = {
     "is_available": lambda: cukit.device_count() > 0,
     "get_default_memory_pool": lambda: "pool_used" in cukit.memory_info()  # and trim_pool()
     and (cukit.trim_pool(), True)[-1],
+    "cuda.malloc_managed": lambda: same(cukit.managed_zeros((2, 3), np.float32),  # managed_*
+                                        np.zeros((2, 3), np.float32)),
     "cupyx.profiler.benchmark": lambda: cukit.benchmark(lambda x: x + 1, (a,), n_repeat=3)
     is not None,
     "ElementwiseKernel": lambda: same(cukit.ElementwiseKernel(
