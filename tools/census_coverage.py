@@ -304,6 +304,7 @@ CHECKS = {
     "cuda.Stream.null.ptr": lambda: isinstance(cukit.Stream.null.handle, int),  # cukit's .handle
     "cuda.get_current_stream": lambda: cukit.get_current_stream() is not None,
     "cuda.Event": lambda: event_time() >= 0,
+    "lib.stride_tricks.as_strided": lambda: as_strided(),
     "cuda.runtime.getDeviceCount": lambda: cukit.device_count() >= 1,  # cukit.device_count()
     "cuda.runtime.getDeviceProperties": lambda: bool(cukit.Device(0).name)  # Device attributes
     and cukit.Device(0).total_memory > 0 and len(cukit.Device(0).compute_capability) == 2,
@@ -336,6 +337,12 @@ def tofile():
         return np.array_equal(np.fromfile(p, np.float32), h.ravel())
 
 
+def as_strided():
+    from cukit.lib.stride_tricks import as_strided as ours
+    return np.array_equal(g(ours(a, (4, 3), (4, 4))),
+                          np.lib.stride_tricks.as_strided(h, (4, 3), (4, 4)))
+
+
 def event_time():
     e1, e2 = cukit.Event(), cukit.Event()
     e1.record()
@@ -347,7 +354,6 @@ def event_time():
 
 # CuPy's names with no cukit equivalent in cukit's documentation, and why
 MISSING = {
-    "lib.stride_tricks.as_strided": "no as_strided (nor sliding_window_view)",
     "cupyx.scipy.ndimage.gaussian_filter": "no scipy.ndimage",
     "cupyx.scipy.signal.convolve2d": "no scipy.signal",
     "cupyx.scatter_add": "no scatter_add (numpy's form, ufunc.at, is missing too)",
@@ -361,6 +367,7 @@ MISSING = {
     "NaN": "numpy's alias np.NaN, removed in numpy 2.0",
     "cfloat": "numpy's alias np.cfloat, removed in numpy 2.0",
 }
+
 
 def run(entries):
     """(name, repos, status, reason) for each census entry; status: ok, missing, failing."""

@@ -170,6 +170,7 @@ from ._extra import *  # noqa: E402,F401,F403
 from ._polynomial import *  # noqa: E402,F401,F403
 from . import nccl  # noqa: E402  (libnccl itself is loaded at first use)
 from . import random  # noqa: E402  (cukit.random: numpy's Generator on the GPU)
+from . import lib  # noqa: E402  (cukit.lib.stride_tricks: as_strided, sliding_window_view)
 
 from . import debug  # noqa: E402  (cukit.debug: capture launches, replay reproducers)
 # Streams as CuPy users write them (`with stream:`, csrc/runtime/stream.c) and timing.

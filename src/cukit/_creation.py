@@ -3,6 +3,7 @@ identity, diag, tri/tril/triu, meshgrid, mgrid/ogrid, indices, get_array_module,
 geomspace, vander, fromfunction, and save/load through numpy on the host. Each is
 a few of the C operations (empty/zeros and strided fills, views, broadcast copies, ufuncs);
 only shapes and 1-D grids of mgrid/ogrid are computed on the host."""
+import math
 import operator
 
 import numpy as _np
@@ -10,10 +11,11 @@ import numpy as _np
 from . import _cukit
 
 __all__ = ["array", "asarray", "asnumpy", "eye", "identity", "diag", "diagflat", "tri",
-           "tril", "triu", "meshgrid", "mgrid", "ogrid", "indices", "get_array_module"]
+           "tril", "triu", "meshgrid", "mgrid", "ogrid", "indices", "get_array_module", "frombuffer"]
 
 _Array = _cukit.Array
 _c_asarray = _cukit.asarray
+_c_frombuffer = _cukit.frombuffer
 
 
 def _has_device_array(obj):
@@ -346,3 +348,57 @@ def load(file, mmap_mode=None, allow_pickle=False):
 
 __all__ += ["logspace", "geomspace", "vander", "fromfunction", "save", "savez",
             "savez_compressed", "load"]
+
+
+def _ints(name, values, ndim=None):
+    try:
+        out = tuple(operator.index(v) for v in values)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence of integers, got {values!r}") from None
+    if ndim is not None and len(out) != ndim:
+        raise ValueError(f"{len(out)} {name} for {ndim} dimensions")
+    return out
+
+
+def frombuffer(buffer, dtype=float, shape=None, strides=None, offset=0):
+    """An Array over a cukit.Buffer's memory (a view: no copy), C-ordered or with the
+    strides given (bytes) from offset (bytes). Checked in exact integers before the view
+    is made: every element inside the buffer, and offset and strides multiples of the
+    item size (a misaligned element is a fault on a GPU)."""
+    return _over_buffer(buffer, dtype, shape, strides, offset, "frombuffer")
+
+
+def _over_buffer(buffer, dtype, shape, strides, offset, who):
+    if not isinstance(buffer, _cukit.Buffer):
+        return _c_frombuffer(buffer, dtype, shape, strides, offset)  # its TypeError
+    itemsize = _np.dtype(dtype).itemsize
+    offset = _ints("offset", (offset,))[0]
+    if offset < 0 or offset > buffer.size:
+        raise ValueError(f"{who}(): offset {offset} is outside the buffer of "
+                         f"{buffer.size} bytes")
+    if shape is None:
+        shape = ((buffer.size - offset) // itemsize,) if itemsize else (0,)
+    shape = _ints("shape", (shape,) if isinstance(shape, (int, _np.integer)) else shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"{who}(): negative dimension in shape {shape}")
+    if math.prod(shape) * max(itemsize, 1) > 2**63 - 1:
+        raise ValueError(f"{who}(): shape {shape} is too big: its size in bytes does "
+                         f"not fit in 64 bits")
+    if strides is None:
+        strides, step = [], itemsize
+        for n in reversed(shape):
+            strides.insert(0, step)
+            step *= n
+    strides = _ints("strides", strides, len(shape))
+    if itemsize and (offset % itemsize or any(s % itemsize for s in strides)):
+        raise ValueError(
+            f"{who}(): offset {offset} and strides {strides} must be multiples of the "
+            f"item size ({itemsize} bytes): a misaligned element is a fault on a GPU")
+    if 0 not in shape:
+        lo = offset + sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
+        hi = offset + itemsize + sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
+        if lo < 0 or hi > buffer.size:
+            raise ValueError(
+                f"{who}(): shape {shape} with strides {strides} from offset {offset} "
+                f"reaches bytes {lo} to {hi}, outside the buffer of {buffer.size} bytes")
+    return _c_frombuffer(buffer, dtype, shape, strides, offset)
