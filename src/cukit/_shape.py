@@ -3,6 +3,7 @@
 its C copies (copy, concatenate): a view wherever numpy returns one, else a copy. No
 element passes through Python."""
 import operator
+import warnings as _warnings
 
 import numpy as _np
 
@@ -289,38 +290,169 @@ def _gather_axis(x, axis, idx):
     return pieces[0].copy() if len(pieces) == 1 else _cukit.concatenate(pieces, axis=axis)
 
 
-_PAD_INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
+_PAD_KWARGS = {"constant": ("constant_values",), "empty": (), "edge": (), "wrap": (),
+               "reflect": ("reflect_type",), "symmetric": ("reflect_type",),
+               "linear_ramp": ("end_values",), "maximum": ("stat_length",),
+               "mean": ("stat_length",), "median": ("stat_length",),
+               "minimum": ("stat_length",)}
+
+
+def _pairs(x, ndim, as_index=False):
+    """x broadcast to ndim (before, after) pairs as numpy's pad reads its arguments: one
+    or two values stay numpy scalars (typed, where a Python number in a longer list is
+    weak: it decides linear_ramp's arithmetic type); as_index rounds to integers and
+    refuses negative ones."""
+    if x is None:
+        return [(None, None)] * ndim
+    x = _np.array(x)
+    if as_index:
+        x = _np.round(x).astype(_np.intp, copy=False)
+        if x.size and x.min() < 0:
+            raise ValueError("index can't contain negative values")
+    if x.ndim < 3 and x.size == 1:
+        x = x.ravel()
+        return [(x[0], x[0])] * ndim
+    if x.ndim < 3 and x.size == 2 and x.shape != (2, 1):
+        x = x.ravel()
+        return [(x[0], x[1])] * ndim
+    return _np.broadcast_to(x, (ndim, 2)).tolist()
+
+
+def _pad_sides(x, axis, left, right):
+    """x with left and right (pieces of x's other extents, or None) joined along axis."""
+    parts = [p for p in (left, x, right) if p is not None and p.shape[axis]]
+    return _cukit.concatenate(parts, axis=axis)
+
+
+def _pad_stat(x, axis, widths, lengths, mode):
+    """numpy's stat modes along one axis: each side filled with the maximum, minimum,
+    mean or median of stat_length elements next to it (all of the axis by default),
+    rounded half to even for integer arrays."""
+    n = x.shape[axis]
+    lens = [n if s is None or s > n else int(s) for s in lengths]
+    if 0 in lens and (mode in ("maximum", "minimum") or x.dtype.kind in "iu"):
+        raise ValueError("stat_length of 0 yields no value for padding")
+    if not any(widths):
+        return x
+    from ._stats import median
+    stat = {"maximum": _cukit.max, "minimum": _cukit.min, "mean": _cukit.mean,
+            "median": median}[mode]
+    stats, s = [], None
+    for side, (w, k) in enumerate(zip(widths, lens)):
+        if not w:
+            stats.append(None)
+            continue
+        if side and s is not None and lens[0] == k == n:
+            pass  # both sides take the whole axis: the left's statistic
+        elif k == 0:  # numpy's NaN, with its warning (integer arrays have none: above)
+            _warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)
+            shape = list(x.shape)
+            shape[axis] = 1
+            s = _cukit.full(tuple(shape), _np.nan, _np.float64, x.device).astype(x.dtype)
+        else:
+            chunk = x[_along(x.ndim, axis, slice(0, k) if side == 0 else slice(n - k, n))]
+            s = stat(chunk, axis=axis, keepdims=True)
+            if x.dtype.kind in "iu":
+                s = _cukit.round(s)
+            if s.dtype != x.dtype:
+                s = s.astype(x.dtype)
+        shape = list(x.shape)
+        shape[axis] = w
+        stats.append(_cukit.broadcast_to(s, tuple(shape)))
+    return _pad_sides(x, axis, *stats)
+
+
+def _pad_ramp(x, axis, widths, ends):
+    """numpy's linear_ramp along one axis: each side is numpy.linspace(end value, edge,
+    width, endpoint=False) taken elementwise, in the type numpy's linspace computes in
+    (its arithmetic, step by step, so the bits agree), floored for integer arrays."""
+    n = x.shape[axis]
+    ramps = []
+    for side, (w, end) in enumerate(zip(widths, ends)):
+        if not w:
+            ramps.append(None)
+            continue
+        edge = x[_along(x.ndim, axis, slice(0, 1) if side == 0 else slice(n - 1, n))]
+        dt = _np.result_type(end, edge.dtype, 0.0)  # linspace's: inexact, end maybe weak
+        start, div = dt.type(end), dt.type(w)
+        delta = edge.astype(dt) - start
+        step = delta / div
+        shape = [1] * x.ndim
+        shape[axis] = w
+        i = _cukit.arange(w, device=x.device).astype(dt).reshape(tuple(shape))
+        # numpy's linspace scales by delta / div, or (when any step is 0: denormal
+        # deltas) divides first; the choice is made on the device, not read back
+        y = _cukit.where(_cukit.any(step == 0), (i / div) * delta, i * step) + start
+        if _np.issubdtype(x.dtype, _np.integer):
+            y = _cukit.floor(y)
+        if y.dtype != x.dtype:
+            y = y.astype(x.dtype)
+        ramps.append(y if side == 0 else y[_along(x.ndim, axis, slice(None, None, -1))])
+    return _pad_sides(x, axis, *ramps)
+
+
+def _pad_odd(x, axis, widths, include_edge):
+    """numpy's reflect_type='odd' along one axis (of length > 1): numpy's own loop, which
+    reflects at most the current extent at a time, each piece 2 * edge - mirror image,
+    so values farther out are computed from the ones before them as numpy's are."""
+    period = x.shape[axis]
+    b, e = widths
+    off = 1 if include_edge else 0
+    while b or e:
+        n = x.shape[axis]
+        if include_edge:
+            avail = n // period * period
+        else:
+            avail = (n - 1) // (period - 1) * (period - 1)
+        left = right = None
+        if b:
+            c = min(avail, b)
+            chunk = x[_along(x.ndim, axis, slice(c - off, None if off else 0, -1))]
+            edge = x[_along(x.ndim, axis, slice(0, 1))]
+            left = 2 * edge - chunk
+            b -= c
+        if e:
+            c = min(avail, e)
+            stop = n - 2 + off - c
+            chunk = x[_along(x.ndim, axis, slice(n - 2 + off, stop if stop >= 0 else None, -1))]
+            edge = x[_along(x.ndim, axis, slice(n - 1, n))]
+            right = 2 * edge - chunk
+            e -= c
+        if left is not None and left.dtype != x.dtype:
+            left = left.astype(x.dtype)
+        if right is not None and right.dtype != x.dtype:
+            right = right.astype(x.dtype)
+        x = _pad_sides(x, axis, left, right)
+    return x
 
 
 def pad(array, pad_width, mode="constant", **kwargs):
-    """numpy.pad with the modes constant (constant_values=), edge, reflect, symmetric and
-    wrap (reflect_type='even'), and empty: a copy, built axis by axis of views of the
-    input, as numpy pads axis by axis."""
+    """numpy.pad with all of numpy's named modes: a copy, built axis by axis (as numpy
+    pads), of views of the input (constant, edge, reflect, symmetric, wrap, empty), of
+    cukit's reductions along the axis (maximum, minimum, mean, median with stat_length=)
+    or of elementwise arithmetic (linear_ramp with end_values=, reflect_type='odd')."""
     _arr(array, "pad")
     a = array
     widths = _np.asarray(pad_width)
     if widths.dtype.kind not in "iu":
         raise TypeError("`pad_width` must be of integral type.")
-    widths = _np.broadcast_to(widths, (a.ndim, 2)).tolist()
-    if any(w < 0 for pair in widths for w in pair):
-        raise ValueError("index can't contain negative values")
-    allowed = {"constant": {"constant_values"}, "empty": set(),
-               "edge": set(), "wrap": set(), "reflect": {"reflect_type"},
-               "symmetric": {"reflect_type"}}
-    if mode not in allowed:
-        if mode in ("linear_ramp", "maximum", "mean", "median", "minimum"):
-            raise NotImplementedError(f"cukit.pad: mode {mode!r} is not supported; the modes "
-                                      f"are {', '.join(allowed)}")
+    widths = [(int(b), int(e)) for b, e in _pairs(widths, a.ndim, as_index=True)]
+    if callable(mode):
+        raise NotImplementedError("cukit.pad: a function as mode is not supported (it "
+                                  "would run per row on the host); use a named mode")
+    if mode not in _PAD_KWARGS:
         raise ValueError(f"mode '{mode}' is not supported")
-    bad = set(kwargs) - allowed[mode]
+    bad = set(kwargs) - set(_PAD_KWARGS[mode])
     if bad:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {bad}")
-    if kwargs.get("reflect_type", "even") != "even":
-        raise NotImplementedError("cukit.pad: reflect_type='odd' is not supported")
+    odd = kwargs.get("reflect_type", "even")
+    if odd not in ("even", "odd"):
+        raise ValueError(f"reflect_type must be 'even' or 'odd', not {odd!r}")
+    odd = odd == "odd"
+    new_shape = tuple(s + b + e for s, (b, e) in zip(a.shape, widths))
     if mode in ("constant", "empty"):
         values = _np.broadcast_to(_np.asarray(kwargs.get("constant_values", 0)),
                                   (a.ndim, 2)).tolist()
-        new_shape = tuple(s + b + e for s, (b, e) in zip(a.shape, widths))
         center = tuple(slice(b, b + s) for s, (b, _) in zip(a.shape, widths))
         out = _cukit.empty(new_shape, a.dtype, a.device)
         if mode == "constant":
@@ -337,13 +469,28 @@ def pad(array, pad_width, mode="constant", **kwargs):
         if a.size:
             out[center] = a
         return out
+    if a.size == 0:  # numpy: only constant and empty extend an empty axis
+        for ax, (b, e) in enumerate(widths):
+            if a.shape[ax] == 0 and (b or e):
+                raise ValueError(f"can't extend empty axis {ax} using modes other than "
+                                 f"'constant' or 'empty'")
+        return _cukit.empty(new_shape, a.dtype, a.device)
+    stat_lengths = _pairs(kwargs.get("stat_length"), a.ndim, as_index=True)
+    ends = _pairs(kwargs.get("end_values", 0), a.ndim)
     x = a
     for ax in range(a.ndim):
         b, e = widths[ax]
-        if b == 0 and e == 0:
+        if mode in ("maximum", "minimum", "mean", "median"):
+            x = _pad_stat(x, ax, (b, e), stat_lengths[ax], mode)
+        elif b == 0 and e == 0:
             continue
-        idx = _np.pad(_np.arange(x.shape[ax]), (b, e), mode=mode)  # numpy's own errors
-        x = _gather_axis(x, ax, idx)
+        elif mode == "linear_ramp":
+            x = _pad_ramp(x, ax, (b, e), ends[ax])
+        elif odd and x.shape[ax] > 1:
+            x = _pad_odd(x, ax, (b, e), mode == "symmetric")
+        else:
+            idx = _np.pad(_np.arange(x.shape[ax]), (b, e), mode=mode)  # numpy's own errors
+            x = _gather_axis(x, ax, idx)
     return x if x is not a else a.copy()
 
 
