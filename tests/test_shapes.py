@@ -269,8 +269,128 @@ def test_pad_constant_values_and_errors(rng):
         cukit.pad(cukit.zeros((0, 2)), 1, mode="edge")
     with pytest.raises(ValueError):
         cukit.pad(d, 1, mode="edge", constant_values=3)
-    with pytest.raises(NotImplementedError):
-        cukit.pad(d, 1, mode="mean")
+
+
+# numpy's stat modes: 1-D and 3-D arrays, widths and stat lengths per axis and side (a
+# length past the axis takes all of it; a zero width pads nothing), and a strided view
+PAD_STAT_CASES = [
+    ((9,), (3, 5), None), ((9,), (4, 0), 3), ((9,), 2, (1, 40)),
+    ((4, 3, 5), ((1, 2), (0, 3), (4, 1)), ((1, 3), (2, 2), (5, 1))),
+    ((4, 3, 5), ((2, 2), (1, 0), (0, 3)), 2),
+]
+
+
+def pad_close(d, h, mode, k_max):
+    """A float mean differs from numpy's by the rounding of two sums of k elements, each
+    within (k + 2) u sum|x| <= (k + 2) u k max|x| of the exact one
+    (docs/guide/reductions.md; numpy's pairwise sum within less), and of the quotient;
+    the errors of earlier axes' padding carry into later axes' means (at most adding up
+    once per axis). Every other statistic, and the input's elements, are numpy's bits."""
+    if mode != "mean" or h.dtype.kind not in "fc":
+        same(d, h)
+        return
+    u = np.finfo(h.dtype).eps / 2
+    assert d.dtype == h.dtype and tuple(d.shape) == h.shape
+    bound = np.abs(h).max() * u * h.ndim * 2 * (k_max + 3)
+    np.testing.assert_allclose(d.get(), h, rtol=0, atol=bound)
+
+
+@pytest.mark.parametrize("mode", ["maximum", "minimum", "mean", "median"])
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "i4", "u1", "?"])
+def test_pad_stat_modes(rng, mode, dtype):
+    for shape, width, length in PAD_STAT_CASES:
+        h = rand(rng, shape, dtype)
+        want = np.pad(h, width, mode=mode, stat_length=length)
+        pad_close(cukit.pad(cukit.to_device(h), width, mode=mode, stat_length=length), want,
+                  mode, max(shape))
+    d, h = strided(rng, dtype)
+    pad_close(cukit.pad(d, ((2, 1), (0, 2), (3, 3)), mode=mode, stat_length=((1, 2), (9, 9), (2, 1))),
+              np.pad(h, ((2, 1), (0, 2), (3, 3)), mode=mode, stat_length=((1, 2), (9, 9), (2, 1))),
+              mode, max(h.shape))
+
+
+def test_pad_stat_rounds_integer_means_half_to_even(rng):
+    # means of two integers land on .5: numpy rounds them half to even
+    h = rng.integers(-50, 50, size=(5, 8)).astype(np.int16)
+    for length in (2, 4, ((2, 4), (2, 6))):
+        for mode in ("mean", "median"):
+            same(cukit.pad(cukit.to_device(h), 3, mode=mode, stat_length=length),
+                 np.pad(h, 3, mode=mode, stat_length=length))
+
+
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8", "c16", "i4", "i2"])
+@pytest.mark.parametrize("ends", [0, 5, (2.5, -3), ((1, -2), (3, 4), (0.5, 7)),
+                                  np.float32(1.75), ((np.float16(2), 3),)])
+def test_pad_linear_ramp(rng, dtype, ends):
+    # numpy's linspace arithmetic step by step (a typed end value can widen it, a Python
+    # number cannot): every element equal, also floored for integers
+    h = rand(rng, (4, 3, 5), dtype)
+    if h.dtype.kind in "iu":
+        h //= 4
+    width = ((2, 3), (0, 4), (6, 1))
+    d = cukit.to_device(h)
+    same(cukit.pad(d, width, mode="linear_ramp", end_values=ends),
+         np.pad(h, width, mode="linear_ramp", end_values=ends))
+    same(cukit.pad(d[::2, :, ::-2], 3, mode="linear_ramp", end_values=ends),
+         np.pad(h[::2, :, ::-2], 3, mode="linear_ramp", end_values=ends))
+    same(cukit.pad(d[0, 0], (7, 2), mode="linear_ramp", end_values=ends if np.ndim(ends) < 2
+                   else ends[0]),
+         np.pad(h[0, 0], (7, 2), mode="linear_ramp", end_values=ends if np.ndim(ends) < 2
+                else ends[0]))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+@pytest.mark.parametrize("dtype", ["f4", "f8", "c8", "i2", "u1", "?"])
+def test_pad_reflect_odd(rng, mode, dtype):
+    # widths past the axis length: numpy reflects piece by piece about the new edges
+    for shape, width in [((5,), (13, 2)), ((2,), (5, 5)), ((1, 3), ((2, 2), (7, 0))),
+                         ((4, 3, 5), ((1, 9), (0, 4), (6, 1)))]:
+        h = rand(rng, shape, dtype)
+        same(cukit.pad(cukit.to_device(h), width, mode=mode, reflect_type="odd"),
+             np.pad(h, width, mode=mode, reflect_type="odd"))
+    d, h = strided(rng, dtype)
+    same(cukit.pad(d, ((2, 1), (0, 5), (3, 3)), mode=mode, reflect_type="odd"),
+         np.pad(h, ((2, 1), (0, 5), (3, 3)), mode=mode, reflect_type="odd"))
+    same(cukit.pad(d, 2, mode=mode, reflect_type="even"),
+         np.pad(h, 2, mode=mode, reflect_type="even"))
+
+
+@pytest.mark.parametrize("mode", ["maximum", "mean", "median", "linear_ramp"])
+def test_pad_new_modes_of_empty_arrays(mode):
+    e, h = cukit.zeros((0, 3), "f4"), np.zeros((0, 3), "f4")
+    same(cukit.pad(e, ((0, 0), (2, 1)), mode=mode), np.pad(h, ((0, 0), (2, 1)), mode=mode))
+    with pytest.raises(ValueError, match="can't extend empty axis 0"):
+        cukit.pad(e, 1, mode=mode)
+    with pytest.raises(ValueError, match="can't extend empty axis 1"):
+        cukit.pad(cukit.zeros((2, 0)), ((0, 0), (1, 0)), mode=mode)
+
+
+def test_pad_new_modes_errors(rng):
+    h = rand(rng, (3, 4), "f8")
+    d = cukit.to_device(h)
+    for mode in ("maximum", "minimum"):
+        with pytest.raises(ValueError, match="stat_length of 0 yields no value"):
+            cukit.pad(d, 1, mode=mode, stat_length=((1, 1), (0, 2)))
+    with pytest.raises(ValueError, match="index can't contain negative values"):
+        cukit.pad(d, 1, mode="mean", stat_length=-1)
+    with pytest.raises(ValueError, match="unsupported keyword arguments for mode 'median'"):
+        cukit.pad(d, 1, mode="median", end_values=1)
+    with pytest.raises(ValueError, match="unsupported keyword arguments for mode 'linear_ramp'"):
+        cukit.pad(d, 1, mode="linear_ramp", stat_length=1)
+    # numpy: a mean of no elements is NaN, with numpy's warning; of an integer array it
+    # has no value (numpy writes whatever the cast of NaN gives): cukit raises
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        r = cukit.pad(d, 1, mode="mean", stat_length=((0, 2), (1, 1)))
+    with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning):
+        want = np.pad(h, 1, mode="mean", stat_length=((0, 2), (1, 1)))
+    same(r, want)
+    with pytest.raises(ValueError, match="stat_length of 0 yields no value"):
+        cukit.pad(cukit.to_device(rand(rng, (3, 4), "i4")), 1, mode="median", stat_length=0)
+    # numpy takes any reflect_type other than 'odd' as 'even'; cukit names the two
+    with pytest.raises(ValueError, match="reflect_type must be 'even' or 'odd'"):
+        cukit.pad(d, 1, mode="reflect", reflect_type="od")
+    with pytest.raises(NotImplementedError, match="a function as mode"):
+        cukit.pad(d, 1, mode=lambda v, w, i, kw: None)
 
 
 @pytest.mark.parametrize("shift,axis", [(2, None), (-7, None), (1, 0), (-2, 1), ((1, 3), (0, 1)),
