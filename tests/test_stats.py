@@ -335,6 +335,8 @@ def test_cov_corrcoef(rng, dtype):
     close(cukit.cov(d.T, rowvar=False), np.cov(h.T, rowvar=False), rtol=1e-4, atol=1e-6)
     close(cukit.cov(d, cukit.to_device(y)), np.cov(h, y), rtol=1e-4, atol=1e-6)
     close(cukit.cov(d[0]), np.cov(h[0]), rtol=1e-4, atol=1e-6)
+    close(cukit.cov(d[:1], rowvar=False, bias=True), np.cov(h[:1], rowvar=False, bias=True),
+          rtol=1e-4, atol=1e-6)  # one row, observations in it: numpy transposes it too
     close(cukit.corrcoef(d), np.corrcoef(h), rtol=1e-4, atol=1e-6)
     close(cukit.corrcoef(d, cukit.to_device(y)), np.corrcoef(h, y), rtol=1e-4, atol=1e-6)
 
@@ -342,8 +344,73 @@ def test_cov_corrcoef(rng, dtype):
 def test_cov_errors(rng):
     with pytest.raises(ValueError):
         cukit.cov(cukit.to_device(rand(rng, (2, 2, 2))))
-    with pytest.raises(NotImplementedError):
-        cukit.cov(cukit.to_device(rand(rng, (2, 3))), fweights=cukit.ones(3))
+    d = cukit.to_device(rand(rng, (2, 6)))
+    # numpy's checks, in numpy's order, with numpy's classes and words
+    cases = [({"fweights": np.full(6, 1.5)}, TypeError, "fweights must be integer"),
+             ({"fweights": np.ones((6, 1), int)}, RuntimeError,
+              "cannot handle multidimensional fweights"),
+             ({"fweights": np.ones(5, int)}, RuntimeError,
+              "incompatible numbers of samples and fweights"),
+             ({"fweights": -np.ones(6, int)}, ValueError, "fweights cannot be negative"),
+             ({"aweights": np.ones((2, 6))}, RuntimeError,
+              "cannot handle multidimensional aweights"),
+             ({"aweights": np.ones(7)}, RuntimeError,
+              "incompatible numbers of samples and aweights"),
+             ({"fweights": np.ones(6, int), "aweights": -np.ones(6)}, ValueError,
+              "aweights cannot be negative"),
+             ({"fweights": np.zeros(6, int)}, ZeroDivisionError, "Weights sum to zero")]
+    for kw, cls, words in cases:
+        with pytest.raises(cls, match=words):
+            np.cov(d.get(), **kw)
+        with pytest.raises(cls, match=words):
+            cukit.cov(d, **{k: cukit.to_device(v) for k, v in kw.items()})
+    with pytest.raises(TypeError, match="cukit.Array"):
+        cukit.cov(d, fweights=np.ones(6, int))
+    f = np.array([1, 0, 0, 0, 0, 0])  # one sample: numpy's warning, and NaN
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom <= 0"), \
+            np.errstate(divide="ignore"):
+        c = cukit.cov(d, fweights=cukit.to_device(f))
+    assert np.isnan(c.get()).all()
+
+
+def cov_bound(h, w, a, ddof, u):
+    """|cukit - numpy| for a weighted cov: each computes the weighted means and the n-term
+    products within about n u of max|x| and of sum w |x|^2 (centred values are at most
+    2 max|x|), scaled by 1 / fact; u is the unit roundoff of the type X is centred in."""
+    n = h.shape[-1]
+    ws = w.sum()
+    fact = ws if ddof == 0 else ws - ddof if a is None else ws - ddof * (w * a).sum() / ws
+    return 16 * (n + 4) * u * float(np.abs(h).max()) ** 2 * ws / abs(fact)
+
+
+@pytest.mark.parametrize("dtype", ["i4", "f4", "f8", "c8"])
+def test_cov_weights(rng, dtype):
+    h = rand(rng, (3, 24), dtype)
+    y = rand(rng, (24,), dtype)
+    f = rng.integers(0, 5, size=24)
+    a = rng.random(24) + 0.01
+    d = cukit.to_device(h)
+    # weights as int64, as floats holding integers, and as a strided view
+    fd = {"fweights": cukit.to_device(f), "aweights": cukit.to_device(np.repeat(a, 2))[::2]}
+    for names in (["fweights"], ["aweights"], ["fweights", "aweights"]):
+        kw = {k: {"fweights": f, "aweights": a}[k] for k in names}
+        dkw = {k: fd[k] for k in names}
+        w = np.prod([kw[k].astype(float) for k in names], axis=0)
+        for ddof, bias in ((None, False), (None, True), (0, False), (3, False)):
+            dd = ddof if ddof is not None else 0 if bias else 1
+            tol = cov_bound(h, w, kw.get("aweights"), dd, 2.0 ** -53)
+            close(cukit.cov(d, ddof=ddof, bias=bias, **dkw),
+                  np.cov(h, ddof=ddof, bias=bias, **kw), rtol=0, atol=tol)
+        tol = cov_bound(np.vstack([h, y]), w, kw.get("aweights"), 1, 2.0 ** -53)
+        close(cukit.cov(d.T[::-1], cukit.to_device(y), rowvar=False, **dkw),
+              np.cov(h.T[::-1], y, rowvar=False, **kw), rtol=0, atol=tol)
+        if dtype != "c8":  # X centred in float32, the weighted result float64, as numpy's
+            tol = cov_bound(h, w, kw.get("aweights"), 1, 2.0 ** -24)
+            close(cukit.cov(d, dtype=np.float32, **dkw), np.cov(h, dtype=np.float32, **kw),
+                  rtol=0, atol=tol)
+    fl = cukit.to_device(f.astype(np.float32))
+    tol = cov_bound(h, f.astype(float), None, 1, 2.0 ** -53)
+    close(cukit.cov(d, fweights=fl), np.cov(h, fweights=f.astype(np.float32)), rtol=0, atol=tol)
 
 
 # ------------------------------------------------------------------ einsum

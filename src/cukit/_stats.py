@@ -411,29 +411,66 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     return avg
 
 
+def _cov_weights(fweights, aweights, n, ddof):
+    """numpy's checks of cov's frequency and analytic weights, in numpy's order, and
+    their product w (float64, on the device, or None) with the sums numpy's
+    normalization takes: (w, sum(w), sum(w * aweights)). The checks and sums come back
+    in one read."""
+    fw = aw = w = None
+    flags = []
+    if fweights is not None:
+        fw = _arr(fweights, "cov").astype(_np.float64)
+        flags += [_cukit.all(fw == _cukit.round(fw)), _cukit.any(fw < 0)]
+    if aweights is not None:
+        aw = _arr(aweights, "cov").astype(_np.float64)
+        flags += [_cukit.any(aw < 0)]
+    shapes_ok = all(v.ndim == 1 and v.shape[0] == n for v in (fw, aw) if v is not None)
+    if shapes_ok:
+        w = fw if aw is None else aw if fw is None else fw * aw
+        flags += [_cukit.sum(w), _cukit.sum(w * aw) if aw is not None and ddof else
+                  _cukit.zeros((), _np.float64, w.device)]
+    read = _cukit.stack([f.astype(_np.float64) for f in flags]).get().tolist()
+    for name, v in (("fweights", fw), ("aweights", aw)):
+        if v is None:
+            continue
+        if name == "fweights" and not read.pop(0):
+            raise TypeError("fweights must be integer")
+        if v.ndim > 1:
+            raise RuntimeError(f"cannot handle multidimensional {name}")
+        if v.ndim == 0 or v.shape[0] != n:
+            raise RuntimeError(f"incompatible numbers of samples and {name}")
+        if read.pop(0):
+            raise ValueError(f"{name} cannot be negative")
+    w_sum, w_aw = read
+    if w_sum == 0:
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    return w, w_sum, w_aw
+
+
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
-    """numpy.cov: the covariance matrix of the rows (variables) of m, as one matmul."""
+    """numpy.cov: the covariance matrix of the rows (variables) of m, as one matmul;
+    fweights (integer counts) and aweights (analytic weights) as numpy weighs the
+    columns, with numpy's checks (read back with the weights' sums: one read)."""
     _arr(m, "cov")
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("cukit.cov: fweights and aweights are not supported")
     if m.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
+    if y is not None:
+        _arr(y, "cov")
+        if y.ndim > 2:
+            raise ValueError("y has more than 2 dimensions")
     if dtype is None:
         dtype = _np.result_type(m.dtype, _np.float64) if y is None else \
             _np.result_type(m.dtype, y.dtype, _np.float64)
     from ._shape import atleast_2d
     X = atleast_2d(m).astype(dtype)
-    if not rowvar and X.shape[0] != 1:
+    if not rowvar and m.ndim != 1:
         X = X.T
     if X.shape[0] == 0:
         return _cukit.empty((0, 0), dtype, m.device)
     if y is not None:
-        _arr(y, "cov")
-        if y.ndim > 2:
-            raise ValueError("y has more than 2 dimensions")
         Y = atleast_2d(y).astype(dtype)
         if not rowvar and Y.shape[0] != 1:
             Y = Y.T
@@ -441,11 +478,34 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if ddof is None:
         ddof = 0 if bias else 1
     N = X.shape[1]
-    fact = N - ddof
-    X = X - _cukit.mean(X, axis=1, keepdims=True)
-    Xt = _cukit.conjugate(X.T) if X.dtype.kind == "c" else X.T
-    c = _cukit.matmul(_cukit.ascontiguousarray(X), _cukit.ascontiguousarray(Xt))
-    c = c / (fact if fact > 0 else 0.0)
+    if fweights is None and aweights is None:
+        fact = N - ddof
+        if fact <= 0:
+            _warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        X = X - _cukit.mean(X, axis=1, keepdims=True)
+        Xt = _cukit.conjugate(X.T) if X.dtype.kind == "c" else X.T
+        c = _cukit.matmul(_cukit.ascontiguousarray(X), _cukit.ascontiguousarray(Xt))
+        c = c / (fact if fact > 0 else 0.0)
+        return c.squeeze()
+    w, w_sum, w_aw = _cov_weights(fweights, aweights, N, ddof)
+    if ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * w_aw / w_sum
+    if fact <= 0:
+        _warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        fact = 0.0
+    # numpy's average: the weighted sums in float64 (or complex128) over sum(w); the
+    # centred X is kept in X's type, its weighted copy (and so the result) is not
+    rt = _np.result_type(X.dtype, _np.float64)
+    avg = _cukit.sum(X.astype(rt) * w, axis=1, keepdims=True) / w_sum
+    X = (X - avg).astype(X.dtype)
+    Xw = X * w
+    Xt = _cukit.conjugate(Xw.T) if rt.kind == "c" else Xw.T
+    c = _cukit.matmul(_cukit.ascontiguousarray(X.astype(rt)), _cukit.ascontiguousarray(Xt))
+    c = c * float(_np.true_divide(1, fact))
     return c.squeeze()
 
 
