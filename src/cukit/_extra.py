@@ -16,7 +16,7 @@ from . import _cukit
 from ._creation import asarray
 from ._indexing import argwhere as _argwhere, take_along_axis as _take_along_axis
 from ._numeric import _floating, lexsort as _lexsort
-from ._stats import _bin_range, diff as _diff, histogram as _histogram
+from ._stats import _bin_edges, _bin_range, diff as _diff
 from ._shape import (_arr, _axis, broadcast_arrays as _broadcast_arrays, expand_dims as
                      _expand_dims, moveaxis as _moveaxis, swapaxes as _swapaxes)
 
@@ -411,8 +411,13 @@ def _dd_edges(x, bins, rng, i):
 
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
-    """numpy.histogram_bin_edges: the edges cukit.histogram uses (no bin-rule names)."""
-    return _histogram(_arr(a, "histogram_bin_edges"), bins, range, weights=weights)[1]
+    """numpy.histogram_bin_edges: the edges cukit.histogram uses (a count, a rule's name
+    or the edges), without counting."""
+    _arr(a, "histogram_bin_edges")
+    if weights is not None and tuple(_arr(weights, "histogram_bin_edges").shape) != \
+            tuple(a.shape):
+        raise ValueError("weights should have the same shape as a.")
+    return _cukit.to_device(_bin_edges(a, bins, range, weights), device=a.device)
 
 
 def histogramdd(sample, bins=10, range=None, density=None, weights=None):

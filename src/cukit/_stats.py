@@ -318,10 +318,115 @@ def _bin_range(rng, x):
     return lo, hi
 
 
+_BIN_RULES = ("auto", "doane", "fd", "rice", "scott", "sqrt", "stone", "sturges")
+
+
+def _span(hi, lo):
+    """hi - lo as numpy's histogram measures a range: in the common type, except that
+    signed integers subtract in the unsigned type of their width (no overflow)."""
+    dt = _np.result_type(hi, lo)
+    if dt.kind == "i":
+        return _np.subtract(_np.asarray(hi, dt), _np.asarray(lo, dt), casting="unsafe",
+                            dtype=_np.dtype(f"u{dt.itemsize}"))
+    return _np.subtract(hi, lo, dtype=dt)
+
+
+def _rule_width(x, rule):
+    """numpy's bin width for the named rule over the (non-empty, 1-D) data x: the data's
+    statistics reduced on the device, the few scalars read back as numpy scalars of the
+    reductions' types, and numpy's formulas (and so its arithmetic types) on them."""
+    n = x.size
+    lo, hi = _cukit.stack([_cukit.min(x), _cukit.max(x)]).get()
+    ptp = _span(hi, lo)
+    if rule == "stone":
+        raise NotImplementedError("cukit.histogram: the bin rule 'stone' is not supported "
+                                  "(it takes a histogram per candidate count); use 'auto' "
+                                  "or another rule, or a count")
+    sqrt_w = ptp / _np.sqrt(n)
+    sturges_w = ptp / (_np.log2(n) + 1.0)
+    if rule == "sqrt":
+        return sqrt_w
+    if rule == "sturges":
+        return sturges_w
+    if rule == "rice":
+        return ptp / (2.0 * n ** (1.0 / 3))
+    if rule == "scott":
+        std = _cukit.std(x).get()[()]
+        return (24.0 * _np.pi ** 0.5 / n) ** (1.0 / 3.0) * std
+    if rule in ("fd", "auto"):
+        q75, q25 = percentile(x, [75, 25]).get()
+        fd_w = 2.0 * (q75 - q25) * n ** (-1.0 / 3.0)
+        return fd_w if rule == "fd" else min(max(fd_w, sqrt_w / 2), sturges_w)
+    # doane: the skewness g1 = mean(((x - mean) / std) ** 3), reduced on the device
+    if n <= 2:
+        return 0.0
+    sg1 = _np.sqrt(6.0 * (n - 2) / ((n + 1.0) * (n + 3)))
+    sigma = _cukit.std(x)
+    g1 = _cukit.mean(((x - _cukit.mean(x)) / sigma) ** 3)
+    sigma, g1 = _cukit.stack([sigma, g1.astype(sigma.dtype)]).get()
+    if not sigma > 0.0:
+        return 0.0
+    return ptp / (1.0 + _np.log2(n) + _np.log2(1.0 + _np.absolute(g1) / sg1))
+
+
+def _rule_bins(x, rule, rng, lo, hi):
+    """The number of equal bins numpy's rule gives the 1-D data x between lo and hi (a
+    range given truncates the data to it first)."""
+    if rng is not None:
+        x = x[(x >= lo) & (x <= hi)]
+    if x.size == 0:
+        return 1
+    width = _rule_width(x, rule)
+    if not width:  # e.g. fd of data whose quartiles coincide
+        return 1
+    if x.dtype.kind in "iu" and width < 1:
+        width = 1
+    return int(_np.ceil(_span(hi, lo) / width))
+
+
+def _bin_edges(a, bins, range, weights):
+    """The edges (a host array) numpy's histogram uses for a's values: bins a count, a
+    rule's name or the edges themselves, with numpy's checks."""
+    if a.dtype == _np.bool_:  # numpy counts booleans as uint8
+        a = a.astype(_np.uint8)
+    if isinstance(bins, str):
+        if bins not in _BIN_RULES:
+            raise ValueError(f"{bins!r} is not a valid estimator for `bins`")
+        if weights is not None:
+            raise TypeError("Automated estimation of the number of bins is not supported "
+                            "for weighted data")
+        lo, hi = _bin_range(range, a)
+        nb = _rule_bins(a.ravel(), bins, range, lo, hi)
+    elif _np.ndim(bins) == 0 and not isinstance(bins, _Array):
+        try:
+            nb = operator.index(bins)
+        except TypeError:
+            raise TypeError("`bins` must be an integer, a string, or an array") from None
+        if nb < 1:
+            raise ValueError("`bins` must be positive, when an integer")
+        lo, hi = _bin_range(range, a)
+    else:
+        edges = bins.get() if isinstance(bins, _Array) else _np.asarray(bins)
+        if edges.ndim != 1:
+            raise ValueError("`bins` must be 1d, when an array")
+        if _np.any(edges[:-1] > edges[1:]):
+            raise ValueError("`bins` must increase monotonically, when an array")
+        return edges
+    et = _np.result_type(lo, hi, a.dtype)
+    if et.kind in "biu":
+        et = _np.result_type(et, float)
+    edges = _np.linspace(lo, hi, nb + 1, endpoint=True, dtype=et)
+    if _np.any(edges[:-1] >= edges[1:]):
+        raise ValueError(f"Too many bins for data range. Cannot create {nb} finite-sized "
+                         f"bins.")
+    return edges
+
+
 def histogram(a, bins=10, range=None, density=None, weights=None):
     """numpy.histogram: (counts, edges); the counting is one kernel of atomic adds. bins
-    an int (equal bins between range, or the data's min and max: one read), or
-    increasing edges (a cukit or host array)."""
+    an int (equal bins between range, or the data's min and max: one read), a rule's
+    name (numpy's estimators but 'stone', on statistics reduced on the device: a few
+    reads), or increasing edges (a cukit or host array)."""
     _arr(a, "histogram")
     flat = a.ravel()
     if weights is not None:
@@ -333,28 +438,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
         flat = flat.astype(_np.float32)
     if flat.dtype.kind == "c":
         raise TypeError("cukit.histogram() of complex data: take .real or abs() first")
-    if isinstance(bins, str):
-        raise NotImplementedError("cukit.histogram: bins given by name are not supported; "
-                                  "pass a count or the edges")
-    if _np.ndim(bins) == 0 and not isinstance(bins, _Array):
-        try:
-            nb = operator.index(bins)
-        except TypeError:
-            raise TypeError("`bins` must be an integer, a string, or an array") from None
-        if nb < 1:
-            raise ValueError("`bins` must be positive, when an integer")
-        lo, hi = _bin_range(range, a)
-        et = _np.result_type(lo, hi, a.dtype)
-        if et.kind in "biu":
-            et = _np.result_type(et, float)
-        edges_host = _np.linspace(lo, hi, nb + 1, endpoint=True, dtype=et)
-    else:
-        edges_host = bins.get() if isinstance(bins, _Array) else _np.asarray(bins)
-        if edges_host.ndim != 1:
-            raise ValueError("`bins` must be 1d, when an array")
-        if _np.any(edges_host[:-1] > edges_host[1:]):
-            raise ValueError("`bins` must increase monotonically, when an array")
-    edges_host = _np.asarray(edges_host)
+    edges_host = _bin_edges(a, bins, range, weights)
     cmp_t = _np.float32 if edges_host.dtype == _np.float32 or (
         edges_host.dtype == _np.float16) else _np.float64
     edges_cmp = _cukit.to_device(edges_host.astype(cmp_t), device=a.device)
