@@ -304,9 +304,9 @@ def test_pad_stat_modes(rng, mode, dtype):
         pad_close(cukit.pad(cukit.to_device(h), width, mode=mode, stat_length=length), want,
                   mode, max(shape))
     d, h = strided(rng, dtype)
-    pad_close(cukit.pad(d, ((2, 1), (0, 2), (3, 3)), mode=mode, stat_length=((1, 2), (9, 9), (2, 1))),
-              np.pad(h, ((2, 1), (0, 2), (3, 3)), mode=mode, stat_length=((1, 2), (9, 9), (2, 1))),
-              mode, max(h.shape))
+    width, length = ((2, 1), (0, 2), (3, 3)), ((1, 2), (9, 9), (2, 1))
+    pad_close(cukit.pad(d, width, mode=mode, stat_length=length),
+              np.pad(h, width, mode=mode, stat_length=length), mode, max(h.shape))
 
 
 def test_pad_stat_rounds_integer_means_half_to_even(rng):

@@ -1,6 +1,8 @@
 """Math and statistics as numpy defines them: round, isclose, diff, the nan-reductions,
 median and quantiles, bincount and histogram, average, cov, corrcoef, einsum, and the
 Array methods (sort in place, argsort, round, clip, repeat, cumprod)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -291,6 +293,85 @@ def test_histogram_explicit_edges_and_errors(rng):
     bad[0] = np.nan
     with pytest.raises(ValueError, match="not finite"):
         cukit.histogram(cukit.to_device(bad))
+
+
+HIST_RULES = ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"]
+
+
+def rule_ratio(x, rule, span):
+    """numpy's span / width for a rule, in float64 from public numpy: where it sits on an
+    integer, sums of the statistics taken in another order may round the bin count
+    either way."""
+    x = x.astype(np.float64).ravel()
+    n = x.size
+    sd = x.std()
+    sqrt_w, sturges_w = span / np.sqrt(n), span / (np.log2(n) + 1)
+    fd_w = 2 * np.subtract(*np.percentile(x, [75, 25])) * n ** (-1 / 3)
+    width = {"sqrt": sqrt_w, "sturges": sturges_w, "rice": span / (2 * n ** (1 / 3)),
+             "scott": (24 * np.pi ** 0.5 / n) ** (1 / 3) * sd, "fd": fd_w,
+             "auto": min(max(fd_w, sqrt_w / 2), sturges_w)}.get(rule)
+    if rule == "doane":
+        sg1 = np.sqrt(6 * (n - 2) / ((n + 1) * (n + 3)))
+        g1 = np.mean(((x - x.mean()) / sd) ** 3)
+        width = (x.max() - x.min()) / (1 + np.log2(n) + np.log2(1 + abs(g1) / sg1))
+    return span / width
+
+
+@pytest.mark.parametrize("dtype,rule", [(t, r) for t in ("f4", "f8", "i4", "u1")
+                                        for r in HIST_RULES
+                                        if r != "stone" or t[0] == "f"])
+def test_histogram_bin_rules(rng, dtype, rule):
+    # skewed data (doane reads the skewness); 'stone' on normal floats only, where no two
+    # candidate counts tie and the best count is not the last candidate
+    h = rand(rng, (30, 40), "f8") ** (1 if rule == "stone" else 3) * 4 if dtype[0] == "f" else \
+        rng.integers(-500, 500, (30, 40)) if dtype == "i4" else rng.integers(0, 256, (30, 40))
+    h = h.astype(dtype)
+    d = cukit.to_device(h)
+    for dd, hh, kw in ((d, h, {}), (d[::2, ::-3], h[::2, ::-3], {}),
+                       (d, h, {"range": (-1.5, 40.0)})):
+        c, e = cukit.histogram(dd, rule, **kw)
+        we = np.histogram_bin_edges(hh, rule, **kw)
+        if len(e) != len(we):
+            lo, hi = we[0], we[-1]
+            x = hh[(hh >= lo) & (hh <= hi)] if kw else hh
+            r = rule_ratio(x, rule, float(hi) - float(lo))
+            assert rule != "stone" and abs(len(e) - len(we)) == 1, (len(e), len(we))
+            assert abs(r - np.round(r)) <= 1e-4 * r, (len(e), len(we), r)
+            we = np.histogram_bin_edges(hh, len(e) - 1, range=(lo, hi))
+        close(e, we, rtol=0, atol=0)
+        close(cukit.histogram_bin_edges(dd, rule, **kw), we, rtol=0, atol=0)
+        close(c, np.histogram(hh, we)[0])
+
+
+def test_histogram_bin_rules_edge_cases(rng):
+    # no data, no spread, too few values for doane, no data in range: numpy's one bin
+    cases = [np.zeros(0), np.full(10, 3.0), np.full(5, 7, np.int32), np.array([1.0, 2.0]),
+             rand(rng, (50,), "f4"), rng.random(20) < 0.5]
+    for h in cases:
+        for rule in HIST_RULES:
+            for kw in ({}, {"range": (5.0, 6.0)}):
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # and numpy's bool notice
+                    we = np.histogram_bin_edges(h, rule, **kw)
+                    wc = np.histogram(h, rule, **kw)[0]
+                with warnings.catch_warnings():  # 'stone' on the booleans: both warn
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    c, e = cukit.histogram(cukit.to_device(h), rule, **kw)
+                same(e, we)
+                same(c, wc)
+    d = cukit.to_device(rand(rng, (100,), "f8"))
+    with pytest.raises(ValueError, match="'nope' is not a valid estimator for `bins`"):
+        cukit.histogram(d, "nope")
+    with pytest.raises(TypeError, match="not supported for weighted data"):
+        cukit.histogram(d, "auto", weights=cukit.ones(100))
+    with pytest.raises(TypeError, match="not supported for weighted data"):
+        cukit.histogram_bin_edges(d, "fd", weights=cukit.ones(100))
+    with pytest.raises(ValueError, match="Too many bins for data range"):
+        cukit.histogram(cukit.to_device(np.array([1.0, np.nextafter(1.0, 2)])), 4)
+    bad = rand(rng, (100,), "f8")
+    bad[3] = np.inf
+    with pytest.raises(ValueError, match="autodetected range of"):
+        cukit.histogram(cukit.to_device(bad), "scott")
 
 
 # ------------------------------------------------------------------ average, cov, corrcoef

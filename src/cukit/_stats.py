@@ -331,17 +331,38 @@ def _span(hi, lo):
     return _np.subtract(hi, lo, dtype=dt)
 
 
-def _rule_width(x, rule):
-    """numpy's bin width for the named rule over the (non-empty, 1-D) data x: the data's
-    statistics reduced on the device, the few scalars read back as numpy scalars of the
-    reductions' types, and numpy's formulas (and so its arithmetic types) on them."""
+def _stone_width(x, ptp, lo, hi):
+    """numpy's 'stone' width: ptp / k for the count k in 1..max(100, sqrt(n)) that
+    minimizes numpy's estimate of the integrated squared error, each candidate's
+    histogram counted on the device between lo and hi and its sum of squared
+    frequencies reduced there; the candidates' sums come back in one read."""
     n = x.size
-    lo, hi = _cukit.stack([_cukit.min(x), _cukit.max(x)]).get()
-    ptp = _span(hi, lo)
+    if n <= 1 or ptp == 0:
+        return 0
+    top = max(100, int(_np.sqrt(n)))
+    sums = []
+    for k in range(1, top + 1):
+        p = _count(x, _equal_edges(lo, hi, k, x.dtype), None) / n
+        sums.append(_cukit.dot(p, p))
+    sums = _cukit.stack(sums).get()
+    best = min(range(1, top + 1),
+               key=lambda k: (2 - (n + 1) * sums[k - 1]) / (ptp / k))
+    if best == top:
+        _warnings.warn("The number of bins estimated may be suboptimal.", RuntimeWarning,
+                       stacklevel=6)
+    return ptp / best
+
+
+def _rule_width(x, rule, lo, hi):
+    """numpy's bin width for the named rule over the (non-empty, 1-D) data x binned
+    between lo and hi: the data's statistics reduced on the device, the few scalars read
+    back as numpy scalars of the reductions' types, and numpy's formulas (and so its
+    arithmetic types) on them."""
+    n = x.size
+    xlo, xhi = _cukit.stack([_cukit.min(x), _cukit.max(x)]).get()
+    ptp = _span(xhi, xlo)
     if rule == "stone":
-        raise NotImplementedError("cukit.histogram: the bin rule 'stone' is not supported "
-                                  "(it takes a histogram per candidate count); use 'auto' "
-                                  "or another rule, or a count")
+        return _stone_width(x, ptp, lo, hi)
     sqrt_w = ptp / _np.sqrt(n)
     sturges_w = ptp / (_np.log2(n) + 1.0)
     if rule == "sqrt":
@@ -376,7 +397,7 @@ def _rule_bins(x, rule, rng, lo, hi):
         x = x[(x >= lo) & (x <= hi)]
     if x.size == 0:
         return 1
-    width = _rule_width(x, rule)
+    width = _rule_width(x, rule, lo, hi)
     if not width:  # e.g. fd of data whose quartiles coincide
         return 1
     if x.dtype.kind in "iu" and width < 1:
@@ -412,7 +433,12 @@ def _bin_edges(a, bins, range, weights):
         if _np.any(edges[:-1] > edges[1:]):
             raise ValueError("`bins` must increase monotonically, when an array")
         return edges
-    et = _np.result_type(lo, hi, a.dtype)
+    return _equal_edges(lo, hi, nb, a.dtype)
+
+
+def _equal_edges(lo, hi, nb, dtype):
+    """numpy's nb equal bins from lo to hi for data of dtype (a host array)."""
+    et = _np.result_type(lo, hi, dtype)
     if et.kind in "biu":
         et = _np.result_type(et, float)
     edges = _np.linspace(lo, hi, nb + 1, endpoint=True, dtype=et)
@@ -420,6 +446,17 @@ def _bin_edges(a, bins, range, weights):
         raise ValueError(f"Too many bins for data range. Cannot create {nb} finite-sized "
                          f"bins.")
     return edges
+
+
+def _count(flat, edges_host, weights):
+    """The counts (or sums of weights) of the 1-D data flat between the host edges: one
+    kernel of atomic adds, comparing in float32 for float32 or float16 edges, else in
+    float64."""
+    if flat.dtype.kind == "f" and flat.dtype.itemsize < 4:
+        flat = flat.astype(_np.float32)
+    cmp_t = _np.float32 if edges_host.dtype in (_np.float32, _np.float16) else _np.float64
+    edges_cmp = _cukit.to_device(edges_host.astype(cmp_t), device=flat.device)
+    return _cukit._histogram(flat, edges_cmp, weights)
 
 
 def histogram(a, bins=10, range=None, density=None, weights=None):
@@ -434,15 +471,10 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
         if tuple(weights.shape) != tuple(a.shape):
             raise ValueError("weights should have the same shape as a.")
         weights = weights.ravel()
-    if flat.dtype.kind == "f" and flat.dtype.itemsize < 4:
-        flat = flat.astype(_np.float32)
     if flat.dtype.kind == "c":
         raise TypeError("cukit.histogram() of complex data: take .real or abs() first")
     edges_host = _bin_edges(a, bins, range, weights)
-    cmp_t = _np.float32 if edges_host.dtype == _np.float32 or (
-        edges_host.dtype == _np.float16) else _np.float64
-    edges_cmp = _cukit.to_device(edges_host.astype(cmp_t), device=a.device)
-    counts = _cukit._histogram(flat, edges_cmp, weights)
+    counts = _count(flat, edges_host, weights)
     if weights is not None and weights.dtype.kind == "f" and weights.dtype != _np.float64:
         counts = counts.astype(weights.dtype)
     edges = _cukit.to_device(edges_host, device=a.device)
