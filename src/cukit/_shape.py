@@ -1,7 +1,8 @@
 """numpy's shape and layout functions on device arrays, composed of the Array's C views
 (indexing, reshape, transpose, the shape methods of csrc/array/shape.c, broadcast_to) and
-its C copies (copy, concatenate): a view wherever numpy returns one, else a copy. No
-element passes through Python."""
+its C copies (copy, concatenate): a view wherever numpy returns one, else a copy; pad's
+statistic and ramp modes add cukit's reductions and elementwise arithmetic. No element
+passes through Python."""
 import operator
 import warnings as _warnings
 

@@ -1,8 +1,8 @@
 """numpy's math and statistics on device arrays, composed of cukit's C operations: ufuncs,
 reductions, the sort, matmul, views and copies; bincount and histogram count with atomic
 adds in a kernel of cukit's own (csrc/compute/stats/). Host work is limited to shapes,
-bin edges and the one scalar a function must return to the host (allclose, the range of
-a histogram)."""
+bin edges and the few scalars a function must have on the host (allclose, the range of
+a histogram and its bin rule's statistics, cov's checks of its weights and their sums)."""
 import operator
 import warnings as _warnings
 
@@ -462,8 +462,8 @@ def _count(flat, edges_host, weights):
 def histogram(a, bins=10, range=None, density=None, weights=None):
     """numpy.histogram: (counts, edges); the counting is one kernel of atomic adds. bins
     an int (equal bins between range, or the data's min and max: one read), a rule's
-    name (numpy's estimators but 'stone', on statistics reduced on the device: a few
-    reads), or increasing edges (a cukit or host array)."""
+    name (numpy's estimators, on statistics reduced on the device: a few reads), or
+    increasing edges (a cukit or host array)."""
     _arr(a, "histogram")
     flat = a.ravel()
     if weights is not None:
