@@ -131,3 +131,16 @@ def test_broadcast_arrays_are_views(rng):
     d1, d2 = cukit.to_device(h1), cukit.to_device(h2)
     for got, want in zip(broadcast_arrays(d1, d2), np.broadcast_arrays(h1, h2)):
         same(got, want)
+
+
+def test_as_strided_with_a_shape_alone_steps_as_numpys(rng):
+    # numpy takes a C-contiguous array's strides as the new shape's C strides, and a
+    # strided one's own strides
+    h = rand(rng, (4, 5), "f8")
+    d = cukit.to_device(h)
+    for shape in ((2, 3), (2, 5), (20,), (5, 2, 2)):
+        same(as_strided(d, shape), np_as_strided(h, shape))
+    v, hv = d[:, ::2], h[:, ::2]
+    same(as_strided(v, (2, 3)), np_as_strided(hv, (2, 3)))
+    with pytest.raises(ValueError, match="1 strides for 2 dimensions"):
+        as_strided(d[::2, 0], (2, 2))

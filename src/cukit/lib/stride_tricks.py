@@ -29,13 +29,15 @@ def _over(x, fn):
 
 def as_strided(x, shape=None, strides=None, subok=False, writeable=True):
     """numpy.lib.stride_tricks.as_strided: a view of x's memory with the given shape and
-    strides (in bytes; x's own where None). A view reaching outside the memory under x,
-    or with strides that are not multiples of the item size, is a ValueError. Writable
-    where x is, unless writeable=False; as with numpy, writing through a view whose
-    elements overlap gives an undefined result."""
+    strides (in bytes). Where strides is None they are, as numpy's, the C strides of the
+    shape for a C-contiguous x and x's own strides otherwise. A view reaching outside the
+    memory under x, or with strides that are not multiples of the item size, is a
+    ValueError. Writable where x is, unless writeable=False; as with numpy, writing
+    through a view whose elements overlap gives an undefined result."""
     buf, offset = _over(x, "as_strided")
     shape = x.shape if shape is None else shape
-    strides = x.strides if strides is None else strides
+    if strides is None and not x.flags["C_CONTIGUOUS"]:
+        strides = x.strides
     out = _over_buffer(buf, x.dtype, shape, strides, offset, "as_strided")
     if not writeable or not x.flags["WRITEABLE"]:
         out.setflags(write=False)
