@@ -1,6 +1,9 @@
 """cukit.lib.stride_tricks (as_strided, sliding_window_view, broadcast_arrays) and the
 checks of cukit.frombuffer that keep every such view inside its memory, against numpy
 on fresh random data."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -144,3 +147,19 @@ def test_as_strided_with_a_shape_alone_steps_as_numpys(rng):
     same(as_strided(v, (2, 3)), np_as_strided(hv, (2, 3)))
     with pytest.raises(ValueError, match="1 strides for 2 dimensions"):
         as_strided(d[::2, 0], (2, 2))
+
+
+
+def test_frombuffer_takes_the_dtype_names_cukit_takes():
+    # names numpy knows only once ml_dtypes is imported: as cukit.zeros, frombuffer takes
+    # them in a program that never imported it (a fresh process)
+    code = ("import cukit, numpy as np\n"
+            "b = cukit.to_device(np.arange(8, dtype=np.uint16)).buffer\n"
+            "for name in ('bfloat16', 'float8_e4m3fn'):\n"
+            "    v = cukit.frombuffer(b, name, (3,), None, 2)\n"
+            "    print(v.dtype, v.shape, v.get().view(np.uint8).tolist())\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:2] == ["bfloat16 (3,) [1, 0, 2, 0, 3, 0]",
+                                         "float8_e4m3fn (3,) [1, 0, 2]"], r.stdout

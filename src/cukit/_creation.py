@@ -371,7 +371,10 @@ def frombuffer(buffer, dtype=float, shape=None, strides=None, offset=0):
 def _over_buffer(buffer, dtype, shape, strides, offset, who):
     if not isinstance(buffer, _cukit.Buffer):
         return _c_frombuffer(buffer, dtype, shape, strides, offset)  # its TypeError
-    itemsize = _np.dtype(dtype).itemsize
+    # the dtype as cukit's C resolves it (names numpy knows only through ml_dtypes, and
+    # its refusals), from an empty view, which has nothing to check
+    dtype = _c_frombuffer(buffer, dtype, (0,), None, 0).dtype
+    itemsize = dtype.itemsize
     offset = _ints("offset", (offset,))[0]
     if offset < 0 or offset > buffer.size:
         raise ValueError(f"{who}(): offset {offset} is outside the buffer of "
