@@ -343,6 +343,25 @@ def test_histogram_bin_rules(rng, dtype, rule):
         close(c, np.histogram(hh, we)[0])
 
 
+def test_histogram_bin_rules_reduce_the_extremes_once(rng, monkeypatch):
+    # the range of the bins and the rule's span are the same smallest and largest values:
+    # one reduction (and one read), not one for each
+    h = rand(rng, (500,), "f8")
+    calls = []
+    real_min = cukit._stats._cukit.min
+
+    def counting_min(*args, **kwargs):
+        calls.append(1)
+        return real_min(*args, **kwargs)
+
+    monkeypatch.setattr(cukit._stats._cukit, "min", counting_min)
+    for rule in ("sturges", "sqrt", "rice"):
+        calls.clear()
+        close(cukit.histogram_bin_edges(cukit.to_device(h), rule),
+              np.histogram_bin_edges(h, rule), rtol=0, atol=0)
+        assert len(calls) == 1, (rule, len(calls))
+
+
 def test_histogram_bin_rules_edge_cases(rng):
     # no data, no spread, too few values for doane, no data in range: numpy's one bin
     cases = [np.zeros(0), np.full(10, 3.0), np.full(5, 7, np.int32), np.array([1.0, 2.0]),

@@ -297,10 +297,15 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return _to_out(res, out)
 
 
-def _bin_range(rng, x):
+def _extremes(x):
+    """x's smallest and largest values, read in one: numpy scalars of x's type."""
+    return _cukit.stack([_cukit.min(x), _cukit.max(x)]).get()[()]
+
+
+def _bin_range(rng, x, extremes=None):
     """(lo, hi) of equal bins as numpy makes them: the range given, checked, or x's
-    smallest and largest values (one read, scalars of x's type); an empty x gives (0, 1)
-    and an empty span is widened by 0.5 each way."""
+    smallest and largest values (extremes where the caller has read them, else one
+    read); an empty x gives (0, 1) and an empty span is widened by 0.5 each way."""
     if rng is not None:
         lo, hi = rng
         if lo > hi:
@@ -310,7 +315,7 @@ def _bin_range(rng, x):
     elif x.size == 0:
         lo, hi = 0, 1
     else:
-        lo, hi = _cukit.stack([_cukit.min(x), _cukit.max(x)]).get()[()]
+        lo, hi = _extremes(x) if extremes is None else extremes
         if not (_np.isfinite(lo) and _np.isfinite(hi)):
             raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
     if lo == hi:
@@ -353,13 +358,13 @@ def _stone_width(x, ptp, lo, hi):
     return ptp / best
 
 
-def _rule_width(x, rule, lo, hi):
+def _rule_width(x, rule, lo, hi, extremes):
     """numpy's bin width for the named rule over the (non-empty, 1-D) data x binned
     between lo and hi: the data's statistics reduced on the device, the few scalars read
     back as numpy scalars of the reductions' types, and numpy's formulas (and so its
-    arithmetic types) on them."""
+    arithmetic types) on them. extremes: x's smallest and largest values, or None."""
     n = x.size
-    xlo, xhi = _cukit.stack([_cukit.min(x), _cukit.max(x)]).get()
+    xlo, xhi = _extremes(x) if extremes is None else extremes
     ptp = _span(xhi, xlo)
     if rule == "stone":
         return _stone_width(x, ptp, lo, hi)
@@ -390,14 +395,15 @@ def _rule_width(x, rule, lo, hi):
     return ptp / (1.0 + _np.log2(n) + _np.log2(1.0 + _np.absolute(g1) / sg1))
 
 
-def _rule_bins(x, rule, rng, lo, hi):
+def _rule_bins(x, rule, rng, lo, hi, extremes):
     """The number of equal bins numpy's rule gives the 1-D data x between lo and hi (a
-    range given truncates the data to it first)."""
+    range given truncates the data to it first; extremes: x's smallest and largest
+    values where read already, else None)."""
     if rng is not None:
-        x = x[(x >= lo) & (x <= hi)]
+        x, extremes = x[(x >= lo) & (x <= hi)], None
     if x.size == 0:
         return 1
-    width = _rule_width(x, rule, lo, hi)
+    width = _rule_width(x, rule, lo, hi, extremes)
     if not width:  # e.g. fd of data whose quartiles coincide
         return 1
     if x.dtype.kind in "iu" and width < 1:
@@ -416,8 +422,9 @@ def _bin_edges(a, bins, range, weights):
         if weights is not None:
             raise TypeError("Automated estimation of the number of bins is not supported "
                             "for weighted data")
-        lo, hi = _bin_range(range, a)
-        nb = _rule_bins(a.ravel(), bins, range, lo, hi)
+        extremes = _extremes(a) if range is None and a.size else None
+        lo, hi = _bin_range(range, a, extremes)
+        nb = _rule_bins(a.ravel(), bins, range, lo, hi, extremes)
     elif _np.ndim(bins) == 0 and not isinstance(bins, _Array):
         try:
             nb = operator.index(bins)
