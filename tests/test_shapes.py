@@ -356,7 +356,7 @@ def test_pad_reflect_odd(rng, mode, dtype):
 
 
 @pytest.mark.parametrize("mode", ["maximum", "mean", "median", "linear_ramp"])
-def test_pad_new_modes_of_empty_arrays(mode):
+def test_pad_stat_and_ramp_modes_of_empty_arrays(mode):
     e, h = cukit.zeros((0, 3), "f4"), np.zeros((0, 3), "f4")
     same(cukit.pad(e, ((0, 0), (2, 1)), mode=mode), np.pad(h, ((0, 0), (2, 1)), mode=mode))
     with pytest.raises(ValueError, match="can't extend empty axis 0"):
@@ -365,7 +365,7 @@ def test_pad_new_modes_of_empty_arrays(mode):
         cukit.pad(cukit.zeros((2, 0)), ((0, 0), (1, 0)), mode=mode)
 
 
-def test_pad_new_modes_errors(rng):
+def test_pad_stat_ramp_and_reflect_type_errors(rng):
     h = rand(rng, (3, 4), "f8")
     d = cukit.to_device(h)
     for mode in ("maximum", "minimum"):
