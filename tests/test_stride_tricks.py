@@ -145,8 +145,12 @@ def test_as_strided_with_a_shape_alone_steps_as_numpys(rng):
         same(as_strided(d, shape), np_as_strided(h, shape))
     v, hv = d[:, ::2], h[:, ::2]
     same(as_strided(v, (2, 3)), np_as_strided(hv, (2, 3)))
-    with pytest.raises(ValueError, match="1 strides for 2 dimensions"):
+    with pytest.raises(ValueError, match=r"^as_strided\(\): 1 strides for 2 dimensions"):
         as_strided(d[::2, 0], (2, 2))
+    with pytest.raises(TypeError, match=r"^as_strided\(\): shape must be a sequence of "):
+        as_strided(d, (2.5,))
+    with pytest.raises(ValueError, match=r"^frombuffer\(\): 1 strides for 2 dimensions"):
+        cukit.frombuffer(d.buffer, np.float64, (2, 2), (8,))
 
 
 

@@ -350,13 +350,14 @@ __all__ += ["logspace", "geomspace", "vander", "fromfunction", "save", "savez",
             "savez_compressed", "load"]
 
 
-def _ints(name, values, ndim=None):
+def _ints(who, name, values, ndim=None):
     try:
         out = tuple(operator.index(v) for v in values)
     except TypeError:
-        raise TypeError(f"{name} must be a sequence of integers, got {values!r}") from None
+        raise TypeError(f"{who}(): {name} must be a sequence of integers, got "
+                        f"{values!r}") from None
     if ndim is not None and len(out) != ndim:
-        raise ValueError(f"{len(out)} {name} for {ndim} dimensions")
+        raise ValueError(f"{who}(): {len(out)} {name} for {ndim} dimensions")
     return out
 
 
@@ -375,13 +376,13 @@ def _over_buffer(buffer, dtype, shape, strides, offset, who):
     # its refusals), from an empty view, which has nothing to check
     dtype = _c_frombuffer(buffer, dtype, (0,), None, 0).dtype
     itemsize = dtype.itemsize
-    offset = _ints("offset", (offset,))[0]
+    offset = _ints(who, "offset", (offset,))[0]
     if offset < 0 or offset > buffer.size:
         raise ValueError(f"{who}(): offset {offset} is outside the buffer of "
                          f"{buffer.size} bytes")
     if shape is None:
         shape = ((buffer.size - offset) // itemsize,) if itemsize else (0,)
-    shape = _ints("shape", (shape,) if isinstance(shape, (int, _np.integer)) else shape)
+    shape = _ints(who, "shape", (shape,) if isinstance(shape, (int, _np.integer)) else shape)
     if any(n < 0 for n in shape):
         raise ValueError(f"{who}(): negative dimension in shape {shape}")
     if math.prod(shape) * max(itemsize, 1) > 2**63 - 1:
@@ -392,7 +393,7 @@ def _over_buffer(buffer, dtype, shape, strides, offset, who):
         for n in reversed(shape):
             strides.insert(0, step)
             step *= n
-    strides = _ints("strides", strides, len(shape))
+    strides = _ints(who, "strides", strides, len(shape))
     if itemsize and (offset % itemsize or any(s % itemsize for s in strides)):
         raise ValueError(
             f"{who}(): offset {offset} and strides {strides} must be multiples of the "

@@ -50,7 +50,7 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
     writeable=True, with numpy's errors for bad window shapes and axes."""
     _over(x, "sliding_window_view")
     window_shape = tuple(window_shape) if _np.iterable(window_shape) else (window_shape,)
-    window_shape = _ints("window_shape", window_shape)
+    window_shape = _ints("sliding_window_view", "window_shape", window_shape)
     if any(w < 0 for w in window_shape):
         raise ValueError("`window_shape` cannot contain negative values")
     if axis is None:
