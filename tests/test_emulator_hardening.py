@@ -577,6 +577,39 @@ def test_a_fault_is_reported_to_the_thread_that_launched_it(keep):
             assert b == 0, r.stdout  # with the context kept, nobody else does
 
 
+QUIET_THREAD = r"""
+import threading, time, cukit, numpy as np
+mod = cukit.compile('extern "C" __global__ void bad(unsigned long long a) { *(float*)a = 1; }')
+mod.bad(32, grid=1, block=1)  # this thread's bad kernel, held for this thread
+def quiet():  # another bad kernel, and its thread ends without waiting for it
+    mod.bad(16, grid=1, block=1, stream=cukit.Stream())
+t = threading.Thread(target=quiet); t.start(); t.join()
+seen, tries = "", 0
+# this thread's fault, and the other's once its thread has ended (an instant after join)
+while not ("0x10" in seen and "0x20" in seen) and tries < 500:
+    try:
+        cukit.synchronize()
+        time.sleep(0.01)
+    except cukit.KernelFaultError as e:
+        seen += str(e)
+    tries += 1
+try:
+    cukit.synchronize()
+    seen += " then none"
+except cukit.KernelFaultError:
+    seen += " then again"
+print("0x20" in seen, "0x10" in seen, seen.endswith(" then none"))
+"""
+
+
+def test_with_the_context_kept_no_fault_is_lost():
+    """A thread that ends without waiting hands its fault to the next wait, and one
+    thread's held fault does not hide another's: both are reported, each once."""
+    r = run(QUIET_THREAD, CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT="1")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "True", "True"], r.stdout
+
+
 # ------------------------------------------------------------------ Ctrl-C and the watchdog (11)
 
 SPIN = r"""

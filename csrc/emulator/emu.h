@@ -237,8 +237,11 @@ CUresult emu_failed(CUresult code, const char *fmt, ...);
 CUresult emu_ok(void);
 /* Hold a kernel fault for the next call that waits; report (and clear) it there. */
 void emu_set_pending(CUresult code, const char *why);
-/* The same, naming the launching thread (by; NULL when not known). */
-void emu_set_pending_from(CUresult code, const char *why, const pthread_t *by);
+/* The same, naming the launching thread (by: its emu_launcher() number; 0 when not known). */
+void emu_set_pending_from(CUresult code, const char *why, uint64_t by);
+/* This thread's number as a launcher of kernels (given at its first launch; 0 if out of
+ * memory). At the thread's exit, its unreported faults go to the next wait. */
+uint64_t emu_launcher(void);
 CUresult emu_take_pending(void);
 /* After a fault the context is lost (unless CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=1):
  * that fault for any call that uses the context; CUDA_SUCCESS otherwise. */
@@ -269,7 +272,8 @@ typedef struct {
     unsigned grid[3], block[3];
     unsigned shared_dyn;
     unsigned char *params;   /* borrowed: param_bytes */
-    pthread_t by;            /* the thread that launched it (a deferred launch runs on another) */
+    uint64_t by;             /* emu_launcher() of the thread that launched it (a deferred
+                              * launch may run on another) */
 } emu_launch;
 
 /* exec/grid.c: run a whole grid. CUDA_SUCCESS, or an error with a message in why. */

@@ -120,15 +120,35 @@ emu_ok(void)
 
 /* A kernel fault, held until the next call that waits for the device reports it, as a
  * GPU does. Then, as on a GPU, the context is lost: the fault stays held and every
- * later call that uses the context fails with it until the process ends. With
- * CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=1 (a debugging aid, not a GPU's behaviour) it is
- * reported once, to the thread that launched the kernel where that is known, and the
- * context stays usable. */
+ * later call that uses the context fails with it until the process ends.
+ *
+ * With CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=1 (a debugging aid, not a GPU's behaviour),
+ * and for failures that do not cost a GPU its context, the context stays usable and
+ * each fault is reported once: to the thread that launched the kernel where that is
+ * known, else to the next thread that waits. Several are held at once (one thread's
+ * fault does not hide another's) and a wait reports all that are its; a thread that
+ * ends without waiting hands its faults to the next thread that waits, so none is lost. */
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
-static CUresult pending_code;
+static CUresult pending_code;         /* the fault that lost the context */
 static char pending_why[2560];
-static pthread_t pending_thread;  /* the launching thread, when pending_known */
-static int pending_known;
+
+enum { HELD_MAX = 16 };
+static struct {
+    CUresult code;
+    uint64_t by;                      /* the launching thread's number; 0: not known */
+    char why[2560];
+} held[HELD_MAX];                     /* reported once each, oldest first */
+static int nheld;                     /* atomic reads outside the lock */
+static unsigned held_dropped;         /* faults past HELD_MAX, named in the next report */
+
+/* Threads that launch kernels are numbered (a pthread_t may be reused once its thread
+ * ends; a number is not), and the live ones listed. */
+static _Thread_local uint64_t my_number;
+static uint64_t numbers_given;
+static uint64_t *live;
+static size_t nlive, caplive;
+static pthread_key_t launcher_key;
+static pthread_once_t launcher_once = PTHREAD_ONCE_INIT;
 
 int
 emu_keep_context(void)
@@ -152,16 +172,78 @@ loses_context(CUresult code)
     }
 }
 
+/* At the exit of a thread that launched kernels: its unreported faults go to whichever
+ * thread waits next. */
+static void
+launcher_exit(void *number)
+{
+    uint64_t n = (uint64_t)(uintptr_t)number;
+    pthread_mutex_lock(&pending_lock);
+    for (int i = 0; i < nheld; i++) {
+        if (held[i].by == n)
+            held[i].by = 0;
+    }
+    for (size_t i = 0; i < nlive; i++) {
+        if (live[i] == n) {
+            live[i] = live[--nlive];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&pending_lock);
+}
+
+static void
+launcher_key_make(void)
+{
+    (void)pthread_key_create(&launcher_key, launcher_exit);
+}
+
+uint64_t
+emu_launcher(void)
+{
+    if (my_number)
+        return my_number;
+    (void)pthread_once(&launcher_once, launcher_key_make);
+    uint64_t n = __atomic_add_fetch(&numbers_given, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&pending_lock);
+    if (nlive == caplive) {
+        size_t cap = caplive ? 2 * caplive : 16;
+        uint64_t *grown = realloc(live, cap * sizeof *live);
+        if (grown == NULL) {
+            pthread_mutex_unlock(&pending_lock);
+            return 0; /* out of memory: this thread's faults go to the next wait */
+        }
+        live = grown;
+        caplive = cap;
+    }
+    live[nlive++] = n;
+    pthread_mutex_unlock(&pending_lock);
+    (void)pthread_setspecific(launcher_key, (void *)(uintptr_t)n);
+    my_number = n;
+    return n;
+}
+
 void
-emu_set_pending_from(CUresult code, const char *why, const pthread_t *by)
+emu_set_pending_from(CUresult code, const char *why, uint64_t by)
 {
     pthread_mutex_lock(&pending_lock);
-    if (pending_code == CUDA_SUCCESS) {
-        pending_code = code;
-        snprintf(pending_why, sizeof pending_why, "%s", why);
-        pending_known = by != NULL;
-        if (by)
-            pending_thread = *by;
+    if (loses_context(code) && !emu_keep_context()) {
+        if (pending_code == CUDA_SUCCESS) {
+            snprintf(pending_why, sizeof pending_why, "%s", why);
+            __atomic_store_n(&pending_code, code, __ATOMIC_RELAXED);
+        }
+    }
+    else if (nheld == HELD_MAX) {
+        held_dropped++;
+    }
+    else {
+        int alive = 0;
+        for (size_t i = 0; i < nlive && !alive; i++)
+            alive = live[i] == by;
+        held[nheld].code = code;
+        held[nheld].by = alive ? by : 0; /* a launcher that has ended: the next wait */
+        snprintf(held[nheld].why, sizeof held[nheld].why, "%s", why);
+        __atomic_store_n(&nheld, nheld + 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&pending_lock);
 }
@@ -169,33 +251,60 @@ emu_set_pending_from(CUresult code, const char *why, const pthread_t *by)
 void
 emu_set_pending(CUresult code, const char *why)
 {
-    emu_set_pending_from(code, why, NULL);
+    emu_set_pending_from(code, why, 0);
 }
 
-/* The pending fault as this thread's failure; CUDA_SUCCESS if none. It stays held
- * (the context is lost) unless the debugging switch keeps the context. */
+/* The fault for this thread's wait: the lost context's, else every held one that is
+ * this thread's or nobody's, reported now and let go (the oldest by its code, the others
+ * named in its text: cukit's own check right after a fault must not take one of them);
+ * CUDA_SUCCESS if none. */
 CUresult
 emu_take_pending(void)
 {
-    if (__atomic_load_n(&pending_code, __ATOMIC_RELAXED) == CUDA_SUCCESS)
+    if (__atomic_load_n(&pending_code, __ATOMIC_RELAXED) == CUDA_SUCCESS &&
+        __atomic_load_n(&nheld, __ATOMIC_RELAXED) == 0)
         return CUDA_SUCCESS;
     pthread_mutex_lock(&pending_lock);
     CUresult code = pending_code;
-    int keep = !loses_context(code) || emu_keep_context();
-    if (code != CUDA_SUCCESS && keep && pending_known && !pthread_equal(pending_thread, pthread_self()))
-        code = CUDA_SUCCESS; /* kept for the thread that launched the kernel */
     if (code != CUDA_SUCCESS) {
         snprintf(last_why, sizeof last_why, "%s", pending_why);
         last_code = code;
-        if (keep)
-            pending_code = CUDA_SUCCESS;
+        pthread_mutex_unlock(&pending_lock);
+        return code;
     }
+    int kept = 0, more = 0;
+    size_t len = 0;
+    for (int i = 0; i < nheld; i++) {
+        if (held[i].by && held[i].by != my_number) {
+            held[kept++] = held[i]; /* another live thread's */
+            continue;
+        }
+        if (code == CUDA_SUCCESS) {
+            code = held[i].code;
+            len = (size_t)snprintf(last_why, sizeof last_why, "%s", held[i].why);
+        }
+        else if (len < sizeof last_why) {
+            len += (size_t)snprintf(last_why + len, sizeof last_why - len, "%s%.300s",
+                                    more ? " | " : " [held with it, also reported now: ",
+                                    held[i].why);
+            more++;
+        }
+    }
+    if (more && len < sizeof last_why)
+        len += (size_t)snprintf(last_why + len, sizeof last_why - len, "]");
+    if (code != CUDA_SUCCESS && held_dropped && len < sizeof last_why)
+        snprintf(last_why + len, sizeof last_why - len, " (%u later faults were not held: more "
+                 "than %d at once)", held_dropped, HELD_MAX);
+    if (code != CUDA_SUCCESS) {
+        held_dropped = 0;
+        last_code = code;
+    }
+    __atomic_store_n(&nheld, kept, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&pending_lock);
     return code;
 }
 
-/* The lost context's fault for a call that uses the context; CUDA_SUCCESS if none
- * (a held fault not yet reported stays for a call that waits). */
+/* The lost context's fault for a call that uses the context; CUDA_SUCCESS if none. */
 CUresult
 emu_context_lost(void)
 {
@@ -203,12 +312,8 @@ emu_context_lost(void)
         return CUDA_SUCCESS;
     pthread_mutex_lock(&pending_lock);
     CUresult code = pending_code;
-    if (!loses_context(code) || emu_keep_context())
-        code = CUDA_SUCCESS;
-    else {
-        snprintf(last_why, sizeof last_why, "%s", pending_why);
-        last_code = code;
-    }
+    snprintf(last_why, sizeof last_why, "%s", pending_why);
+    last_code = code;
     pthread_mutex_unlock(&pending_lock);
     return code;
 }

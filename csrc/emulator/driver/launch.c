@@ -205,7 +205,7 @@ emu_launch_kernel(emu_func *f, const unsigned grid[3], const unsigned block[3], 
     for (int i = 0; i < f->nparams; i++)
         memcpy(buf + f->params[i].offset, params[i], f->params[i].size);
     emu_launch L = {f, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared, buf,
-                    pthread_self()};
+                    emu_launcher()};
     CUresult r = emu_defer_launch(s, &L, emu_launch_now) ? emu_launch_now(&L) : CUDA_SUCCESS;
     if (buf != stackbuf)
         free(buf);
@@ -227,7 +227,7 @@ emu_launch_now(const emu_launch *L)
                  ? "The context stays usable: CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT is set."
                  : "As on a GPU, the context is lost: every later call fails until the process "
                    "ends. To debug, CUKIT_EMULATOR_DEBUG_KEEP_CONTEXT=1 keeps it usable.");
-        emu_set_pending_from(r, text, &L->by);
+        emu_set_pending_from(r, text, L->by);
     }
     return CUDA_SUCCESS;
 }
