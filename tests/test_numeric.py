@@ -484,11 +484,12 @@ def test_nan_quantiles_with_weights(rng, dtype):
         for q in (0.0, 1.0, 0.37, [0.0, 0.5, 1.0]):
             for axis in (None, 1, (0, 2)):
                 same(cukit.nanquantile(d, q, axis=axis, method="inverted_cdf",
-                                       weights=counts),
+                                       weights=cukit.to_device(counts)),
                      np.asarray(np.nanquantile(h, q, axis=axis, method="inverted_cdf",
                                                weights=counts)))
         w = rng.integers(1, 5, h.shape) * 0.25
-        same(cukit.nanpercentile(d, [5, 95], axis=1, method="inverted_cdf", weights=w),
+        same(cukit.nanpercentile(d, [5, 95], axis=1, method="inverted_cdf",
+                                 weights=cukit.to_device(w)),
              np.nanpercentile(h, [5, 95], axis=1, method="inverted_cdf", weights=w))
 
 

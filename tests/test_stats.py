@@ -255,8 +255,9 @@ def test_quantile_weights_as_numpy(rng, dtype):
     # weights of few binary digits: their sums (so the cumulative weights numpy compares
     # with q, ties included) are exact in any order of summation
     counts = rng.integers(0, 4, h.shape)
-    counts[0, 0, :] = 0
-    counts[..., 0] += 1                               # no row of zero weight
+    counts[..., 0] += 1
+    counts[:, 1, :] += 1                              # no row of zero weight on any axis
+    counts[0, 0, :] = 0                               # zero weights (numpy skips them)
     for q in (0.0, 1.0, 0.37, [0.0, 0.25, 0.5, 1.0], np.float32(0.3)):
         for axis in (None, 1, (0, 2)):
             same(cukit.quantile(d, q, axis=axis, method="inverted_cdf",
@@ -264,10 +265,11 @@ def test_quantile_weights_as_numpy(rng, dtype):
                  np.asarray(np.quantile(h, q, axis=axis, method="inverted_cdf",
                                         weights=counts)))
         w = rng.integers(1, 5, 6) * 0.5               # one weight per position on axis
-        same(cukit.quantile(d, q, axis=1, method="inverted_cdf", weights=w),
+        same(cukit.quantile(d, q, axis=1, method="inverted_cdf", weights=cukit.to_device(w)),
              np.asarray(np.quantile(h, q, axis=1, method="inverted_cdf", weights=w)))
     w = rng.integers(1, 5, (5, 4)) * 0.5              # in the order the axes are given
-    same(cukit.percentile(d, [10, 90], axis=(2, 0), method="inverted_cdf", weights=w),
+    same(cukit.percentile(d, [10, 90], axis=(2, 0), method="inverted_cdf",
+                          weights=cukit.to_device(w)),
          np.percentile(h, [10, 90], axis=(2, 0), method="inverted_cdf", weights=w))
 
 
@@ -281,25 +283,31 @@ def test_quantile_errors(rng):
         cukit.percentile(d, -1)
     for f in (np.quantile, cukit.quantile):
         x = d.get() if f is np.quantile else d
+
+        def W(v):
+            return v if f is np.quantile else cukit.to_device(v)
+
         with pytest.raises(ValueError, match="'nonsense' is not a valid method"):
             f(x, 0.5, method="nonsense")
         with pytest.raises(ValueError, match="q must be a scalar or 1d"):
             f(x, [[[0.5]]])
         with pytest.raises(ValueError, match="Only method 'inverted_cdf' supports weights"):
-            f(x, 0.5, weights=np.ones(5))
+            f(x, 0.5, weights=W(np.ones(5)))
         with pytest.raises(ValueError, match="Weights must be non-negative"):
-            f(x, 0.5, method="inverted_cdf", weights=-np.ones(5))
+            f(x, 0.5, method="inverted_cdf", weights=W(-np.ones(5)))
         with pytest.raises(ValueError, match="Weights included NaN, inf or were all zero"):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # numpy's 0 / 0
-                f(x, 0.5, method="inverted_cdf", weights=np.zeros(5))
+                f(x, 0.5, method="inverted_cdf", weights=W(np.zeros(5)))
         x2 = x.reshape(1, 5)
         with pytest.raises(TypeError, match="Axis must be specified"):
-            f(x2, 0.5, method="inverted_cdf", weights=np.ones(5))
+            f(x2, 0.5, method="inverted_cdf", weights=W(np.ones(5)))
         with pytest.raises(ValueError, match="Shape of weights must be consistent"):
-            f(x2, 0.5, axis=1, method="inverted_cdf", weights=np.ones(4))
+            f(x2, 0.5, axis=1, method="inverted_cdf", weights=W(np.ones(4)))
     with pytest.raises(TypeError, match="real numbers"):
         cukit.quantile(d.astype(np.complex128), 0.5)
+    with pytest.raises(TypeError, match="cukit.asarray"):  # weights are cukit arrays
+        cukit.quantile(d, 0.5, method="inverted_cdf", weights=np.ones(5))
     with pytest.raises(np.exceptions.AxisError):
         cukit.median(d, axis=1)
 

@@ -298,10 +298,9 @@ def _check_q(a, q, method, weights, who, scale):
 
 
 def _weight_rows(weights, a, axis, who):
-    """The weights as numpy broadcasts them over a (one weight per element, or one per
-    position along the reduced axes), on the device and arranged as _rows arranges a."""
-    w = weights if isinstance(weights, _Array) else \
-        _cukit.to_device(_np.asarray(weights), device=a.device)
+    """The weights (a cukit array) as numpy broadcasts them over a (one weight per
+    element, or one per position along the reduced axes), arranged as _rows arranges a."""
+    w = _arr(weights, who)
     if tuple(w.shape) != tuple(a.shape):
         if axis is None:
             raise TypeError("Axis must be specified when shapes of a and weights differ.")
