@@ -1,7 +1,8 @@
 """numpy's NaN-ignoring statistics beyond nansum/nanmax/nanmin/nanmean: nanvar, nanstd,
 nanprod, nancumsum, nancumprod, nanmedian, nanquantile, nanpercentile. NaNs are replaced
 by the operation's identity, or counted out; the quantiles sort each row (NaNs sort
-last) and read each row's own positions from its count of numbers."""
+last) and gather, by each row's count of numbers, numpy's positions and weights for
+that count (a host table per q, one entry per count a row can hold)."""
 import warnings as _warnings
 
 import numpy as _np

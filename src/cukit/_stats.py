@@ -2,7 +2,9 @@
 reductions, the sort, matmul, views and copies; bincount and histogram count with atomic
 adds in a kernel of cukit's own (csrc/compute/stats/). Host work is limited to shapes,
 bin edges and the few scalars a function must have on the host (allclose, the range of
-a histogram and its bin rule's statistics, cov's checks of its weights and their sums)."""
+a histogram and its bin rule's statistics, cov's checks of its weights and their sums,
+quantile's checks of its weights); the quantiles' virtual indices are numpy's, worked out
+on the host from the axis length and q alone."""
 import operator
 import warnings as _warnings
 
