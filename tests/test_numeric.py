@@ -478,7 +478,7 @@ def test_nan_quantiles_with_weights(rng, dtype):
     h = with_nans(rng, (4, 6, 5), dtype)
     h[1, :, 2] = np.nan                               # an all-NaN row along axis 1
     d = cukit.to_device(h)
-    counts = rng.integers(1, 5, h.shape)              # sums exact in any order (see test_stats)
+    counts = rng.integers(1, 5, h.shape)              # sums exact in any order
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for q in (0.0, 1.0, 0.37, [0.0, 0.5, 1.0]):

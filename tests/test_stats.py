@@ -265,7 +265,8 @@ def test_quantile_weights_as_numpy(rng, dtype):
                  np.asarray(np.quantile(h, q, axis=axis, method="inverted_cdf",
                                         weights=counts)))
         w = rng.integers(1, 5, 6) * 0.5               # one weight per position on axis
-        same(cukit.quantile(d, q, axis=1, method="inverted_cdf", weights=cukit.to_device(w)),
+        same(cukit.quantile(d, q, axis=1, method="inverted_cdf",
+                            weights=cukit.to_device(w)),
              np.asarray(np.quantile(h, q, axis=1, method="inverted_cdf", weights=w)))
     w = rng.integers(1, 5, (5, 4)) * 0.5              # in the order the axes are given
     same(cukit.percentile(d, [10, 90], axis=(2, 0), method="inverted_cdf",

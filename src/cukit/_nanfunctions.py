@@ -78,8 +78,8 @@ def _nanquantiles(a, q, axis, method, keepdims, who, scale, weights=None):
     a = _arr(a, who)
     qh, weak = _check_q(a, q, method, weights, who, scale)
     if a.dtype.kind != "f":  # no NaN to leave out: numpy's quantile
-        return (percentile if scale == 100 else quantile)(a, q, axis=axis, method=method,
-                                                           keepdims=keepdims, weights=weights)
+        return (percentile if scale == 100 else quantile)(
+            a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
 
     def valid(x):
         return _cukit.logical_not(_cukit.isnan(x))
@@ -112,18 +112,21 @@ def _nanquantiles(a, q, axis, method, keepdims, who, scale, weights=None):
         else:
             i, j, t, omt = _plan(method, cn, cn1, qk, weak)
 
-            def rows(table):
+            def by_count(table):  # the table's entry for each row's count
+                return _cukit.to_device(_np.ascontiguousarray(table),
+                                        device=s.device).take(count)
+
+            def rows(table):  # -1: a row's last number
                 table = _np.clip(_np.where(table < 0, c - 1, table), 0, max(n - 1, 0))
-                return _cukit.to_device(table.astype(_np.int64), device=s.device).take(count)
+                return by_count(table.astype(_np.int64))
 
             if j is None:
                 r = _take_along_axis(s, rows(i), axis=-1)
             else:
                 ft = _lerp_type(a.dtype, t, weak).type
-                dev = (_cukit.to_device(_np.ascontiguousarray(v), device=s.device).take(count)
-                       for v in (t, omt))
                 r = _lerp(_take_along_axis(s, rows(i), axis=-1),
-                          _take_along_axis(s, rows(j), axis=-1), *dev, ft)
+                          _take_along_axis(s, rows(j), axis=-1), by_count(t), by_count(omt),
+                          ft)
         r = _cukit.where(empty, _cukit.full((), _np.nan, r.dtype), r)[..., 0]
         outs.append(r.astype(a.dtype) if to_a and r.dtype != a.dtype else r)
     return _quantiles_result(outs, qh, s, a, axis, keepdims)

@@ -449,9 +449,10 @@ def _pad_dict(pad_width, ndim):
 
 def pad(array, pad_width, mode="constant", **kwargs):
     """numpy.pad with all of numpy's named modes (pad_width also as numpy 2.4's dict
-    {axis: width}): a copy, built axis by axis (as numpy pads), of views of the input (constant, edge, reflect, symmetric, wrap, empty), of
-    cukit's reductions along the axis (maximum, minimum, mean, median with stat_length=)
-    or of elementwise arithmetic (linear_ramp with end_values=, reflect_type='odd')."""
+    {axis: width}): a copy, built axis by axis (as numpy pads), of views of the input
+    (constant, edge, reflect, symmetric, wrap, empty), of cukit's reductions along the
+    axis (maximum, minimum, mean, median with stat_length=) or of elementwise arithmetic
+    (linear_ramp with end_values=, reflect_type='odd')."""
     _arr(array, "pad")
     a = array
     if isinstance(pad_width, dict):
