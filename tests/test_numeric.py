@@ -416,21 +416,31 @@ def test_nan_reductions_and_scans(rng, axis):
     close(cukit.nanvar(cukit.to_device(hc), axis=axis), np.nanvar(hc, axis=axis), rtol=1e-12)
 
 
-@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+METHODS = ["inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+           "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
+           "normal_unbiased", "lower", "higher", "midpoint", "nearest"]
+
+
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])
 def test_nan_quantiles_bit_for_bit(rng, method, dtype):
+    # numpy's own arithmetic on the same elements of each row's numbers: the same bits
     h = with_nans(rng, (6, 9), dtype)
     d = cukit.to_device(h)
     for axis in (None, 0, 1):
-        for q in (0.37, [0.0, 0.1, 0.5, 0.73, 1.0]):
+        for q in (0.37, [0.0, 0.1, 0.5, 0.73, 1.0], 1, np.array([0.2, 1.0], np.float32)):
             same(cukit.nanquantile(d, q, axis=axis, method=method),
-                 np.nanquantile(h, q, axis=axis, method=method))
+                 np.asarray(np.nanquantile(h, q, axis=axis, method=method)))
+    h3 = with_nans(rng, (3, 4, 5), dtype)
+    same(cukit.nanquantile(cukit.to_device(h3), [0.0, 0.6], axis=(0, 2), method=method,
+                           keepdims=True),
+         np.nanquantile(h3, [0.0, 0.6], axis=(0, 2), method=method, keepdims=True))
     hi = rand(rng, (4, 7), "i4") % 1000
     same(cukit.nanpercentile(cukit.to_device(hi), [10, 60], axis=1, method=method),
          np.nanpercentile(hi, [10, 60], axis=1, method=method))
 
 
-@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+@pytest.mark.parametrize("method", METHODS)
 def test_nan_quantiles(rng, method):
     h = with_nans(rng, (5, 11))
     h[2] = np.nan                                     # an all-NaN row
@@ -447,6 +457,40 @@ def test_nan_quantiles(rng, method):
         close(cukit.nanmedian(d[[0, 1, 3]], axis=1), np.nanmedian(h[[0, 1, 3]], axis=1),
               rtol=1e-12)
         close(cukit.nanmedian(d[[0, 1, 3]]), np.nanmedian(h[[0, 1, 3]]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["linear", "hazen", "inverted_cdf"])
+def test_nan_quantiles_of_an_all_nan_first_row_in_numpys_type(rng, method):
+    # numpy fills its result row by row, in the type of the first row's (a's own type
+    # where that row holds no number)
+    h = with_nans(rng, (4, 7), "f4")
+    h[0] = np.nan
+    d = cukit.to_device(h)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for q in ([0.2, 0.7], np.float64(0.4)):
+            same(cukit.nanquantile(d, q, axis=1, method=method),
+                 np.asarray(np.nanquantile(h, q, axis=1, method=method)))
+
+
+@pytest.mark.parametrize("dtype", ["f4", "f8"])
+def test_nan_quantiles_with_weights(rng, dtype):
+    h = with_nans(rng, (4, 6, 5), dtype)
+    h[1, :, 2] = np.nan                               # an all-NaN row along axis 1
+    d = cukit.to_device(h)
+    counts = rng.integers(1, 5, h.shape)              # sums exact in any order
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for q in (0.0, 1.0, 0.37, [0.0, 0.5, 1.0]):
+            for axis in (None, 1, (0, 2)):
+                same(cukit.nanquantile(d, q, axis=axis, method="inverted_cdf",
+                                       weights=cukit.to_device(counts)),
+                     np.asarray(np.nanquantile(h, q, axis=axis, method="inverted_cdf",
+                                               weights=counts)))
+        w = rng.integers(1, 5, h.shape) * 0.25
+        same(cukit.nanpercentile(d, [5, 95], axis=1, method="inverted_cdf",
+                                 weights=cukit.to_device(w)),
+             np.nanpercentile(h, [5, 95], axis=1, method="inverted_cdf", weights=w))
 
 
 # ------------------------------------------------------------------ set routines

@@ -271,6 +271,29 @@ def test_pad_constant_values_and_errors(rng):
         cukit.pad(d, 1, mode="edge", constant_values=3)
 
 
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "wrap", "mean"])
+def test_pad_width_as_a_dict(rng, mode):
+    # numpy 2.4: {axis: width}, an int for both ends or a (before, after) pair; negative
+    # axes; axes not named are not padded; a later key for the same axis wins
+    h = rand(rng, (4, 3, 5), "i4")
+    d = cukit.to_device(h)
+    for width in ({1: (1, 2)}, {0: 2}, {-1: (0, 3), 0: (2, 1)}, {}, {2: 1, -1: (2, 0)}):
+        same(cukit.pad(d, width, mode=mode), np.pad(h, width, mode=mode))
+
+
+def test_pad_width_dict_errors(rng):
+    d = cukit.to_device(rand(rng, (3, 4), "f4"))
+    with pytest.raises(np.exceptions.AxisError, match="pad_width"):
+        cukit.pad(d, {2: 1})
+    with pytest.raises(TypeError, match="keys must be axes"):
+        cukit.pad(d, {"a": 1})
+    for bad in ((1, 2, 3), 1.5, [1, 2], (1,)):
+        with pytest.raises(TypeError, match="an int or a tuple"):
+            cukit.pad(d, {0: bad})
+    with pytest.raises(ValueError):
+        cukit.pad(d, {0: -1})
+
+
 # numpy's stat modes: 1-D and 3-D arrays, widths and stat lengths per axis and side (a
 # length past the axis takes all of it; a zero width pads nothing), and a strided view
 PAD_STAT_CASES = [

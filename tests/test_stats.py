@@ -187,7 +187,12 @@ def test_median_and_quantile_of_an_empty_axis_as_numpy():
             f(h if f is np.quantile else d, 0.5, axis=0)
 
 
-@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+METHODS = ["inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+           "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
+           "normal_unbiased", "lower", "higher", "midpoint", "nearest"]
+
+
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("dtype", ["i4", "f2", "f4", "f8"])
 def test_quantile_and_percentile(rng, method, dtype):
     h = rand(rng, (5, 11), dtype)
@@ -207,14 +212,103 @@ def test_quantile_and_percentile(rng, method, dtype):
               np.quantile(h, qs, axis=axis, method=method, keepdims=True), rtol=1e-5)
 
 
+# q as numpy takes it: Python numbers (weak in numpy's promotion), numpy scalars and
+# arrays of float32 or float64, integer q (numpy's integer virtual indices), and 0 and 1
+Q_FORMS = [0, 1, 0.0, 1.0, 0.37, [0.0, 0.1, 0.5, 0.77, 1.0], np.float32(0.3),
+           np.array([0.2, 1.0], np.float32), [0, 1], np.float64(0.61)]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("dtype", ["i4", "f4", "f8"])
+def test_quantile_methods_as_numpy(rng, method, dtype):
+    # every result is numpy's own arithmetic on the same elements (the same virtual
+    # indices, gamma and interpolation), so it is compared bit for bit
+    h = rand(rng, (4, 6, 5), dtype)
+    if h.dtype.kind == "i":  # numpy subtracts integers before it widens them (overflow)
+        h = (h % 100000).astype(dtype)
+    h[1, 2, 3] = h[0, 0, 0]                           # a tie
+    d = cukit.to_device(h)
+    for q in Q_FORMS:
+        for axis in (None, 1, -1, (0, 2)):
+            for keepdims in (False, True):
+                same(cukit.quantile(d, q, axis=axis, method=method, keepdims=keepdims),
+                     np.asarray(np.quantile(h, q, axis=axis, method=method,
+                                            keepdims=keepdims)))
+    qs = [0, 13.5, 50, 100]
+    same(cukit.percentile(d, qs, axis=(2, 1), method=method),
+         np.percentile(h, qs, axis=(2, 1), method=method))
+    want = np.quantile(h, [0.3, 0.8], axis=0, method=method)
+    out = cukit.to_device(np.full(want.shape, -7, want.dtype))
+    assert cukit.quantile(d, [0.3, 0.8], axis=0, method=method, out=out) is out
+    same(out, want)
+    if dtype != "i4":
+        hn = h.copy()
+        hn[2, 1, :] = np.nan                          # NaN rows give NaN, as numpy's
+        same(cukit.quantile(cukit.to_device(hn), [0.2, 0.9], axis=2, method=method),
+             np.quantile(hn, [0.2, 0.9], axis=2, method=method))
+
+
+@pytest.mark.parametrize("dtype", ["i4", "f4", "f8"])
+def test_quantile_weights_as_numpy(rng, dtype):
+    h = rand(rng, (4, 6, 5), dtype)
+    d = cukit.to_device(h)
+    # weights of few binary digits: their sums (so the cumulative weights numpy compares
+    # with q, ties included) are exact in any order of summation
+    counts = rng.integers(0, 4, h.shape)
+    counts[..., 0] += 1
+    counts[:, 1, :] += 1                              # no row of zero weight on any axis
+    counts[0, 0, :] = 0                               # zero weights (numpy skips them)
+    for q in (0.0, 1.0, 0.37, [0.0, 0.25, 0.5, 1.0], np.float32(0.3)):
+        for axis in (None, 1, (0, 2)):
+            same(cukit.quantile(d, q, axis=axis, method="inverted_cdf",
+                                weights=cukit.to_device(counts)),
+                 np.asarray(np.quantile(h, q, axis=axis, method="inverted_cdf",
+                                        weights=counts)))
+        w = rng.integers(1, 5, 6) * 0.5               # one weight per position on axis
+        same(cukit.quantile(d, q, axis=1, method="inverted_cdf",
+                            weights=cukit.to_device(w)),
+             np.asarray(np.quantile(h, q, axis=1, method="inverted_cdf", weights=w)))
+    w = rng.integers(1, 5, (5, 4)) * 0.5              # in the order the axes are given
+    same(cukit.percentile(d, [10, 90], axis=(2, 0), method="inverted_cdf",
+                          weights=cukit.to_device(w)),
+         np.percentile(h, [10, 90], axis=(2, 0), method="inverted_cdf", weights=w))
+
+
 def test_quantile_errors(rng):
     d = cukit.to_device(rand(rng, (5,)))
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         cukit.quantile(d, 1.5)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        cukit.quantile(d, [0.5, np.nan])
     with pytest.raises(ValueError, match=r"\[0, 100\]"):
         cukit.percentile(d, -1)
-    with pytest.raises(ValueError):
-        cukit.quantile(d, 0.5, method="nonsense")
+    for f in (np.quantile, cukit.quantile):
+        x = d.get() if f is np.quantile else d
+
+        def W(v):
+            return v if f is np.quantile else cukit.to_device(v)
+
+        with pytest.raises(ValueError, match="'nonsense' is not a valid method"):
+            f(x, 0.5, method="nonsense")
+        with pytest.raises(ValueError, match="q must be a scalar or 1d"):
+            f(x, [[[0.5]]])
+        with pytest.raises(ValueError, match="Only method 'inverted_cdf' supports weights"):
+            f(x, 0.5, weights=W(np.ones(5)))
+        with pytest.raises(ValueError, match="Weights must be non-negative"):
+            f(x, 0.5, method="inverted_cdf", weights=W(-np.ones(5)))
+        with pytest.raises(ValueError, match="Weights included NaN, inf or were all zero"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # numpy's 0 / 0
+                f(x, 0.5, method="inverted_cdf", weights=W(np.zeros(5)))
+        x2 = x.reshape(1, 5)
+        with pytest.raises(TypeError, match="Axis must be specified"):
+            f(x2, 0.5, method="inverted_cdf", weights=W(np.ones(5)))
+        with pytest.raises(ValueError, match="Shape of weights must be consistent"):
+            f(x2, 0.5, axis=1, method="inverted_cdf", weights=W(np.ones(4)))
+    with pytest.raises(TypeError, match="real numbers"):
+        cukit.quantile(d.astype(np.complex128), 0.5)
+    with pytest.raises(TypeError, match="cukit.asarray"):  # weights are cukit arrays
+        cukit.quantile(d, 0.5, method="inverted_cdf", weights=np.ones(5))
     with pytest.raises(np.exceptions.AxisError):
         cukit.median(d, axis=1)
 

@@ -1,7 +1,8 @@
 """numpy's NaN-ignoring statistics beyond nansum/nanmax/nanmin/nanmean: nanvar, nanstd,
 nanprod, nancumsum, nancumprod, nanmedian, nanquantile, nanpercentile. NaNs are replaced
 by the operation's identity, or counted out; the quantiles sort each row (NaNs sort
-last) and read each row's own positions from its count of numbers."""
+last) and gather, by each row's count of numbers, numpy's positions and weights for
+that count (a host table per q, one entry per count a row can hold)."""
 import warnings as _warnings
 
 import numpy as _np
@@ -9,7 +10,8 @@ import numpy as _np
 from . import _cukit
 from ._indexing import take_along_axis as _take_along_axis
 from ._shape import _arr
-from ._stats import _quantiles_result, _sorted_along, _to_out, nanmean, percentile, quantile
+from ._stats import (_check_q, _lerp, _lerp_type, _plan, _quantiles_result, _sorted_along,
+                     _to_out, _weighted_cdf, _weighted_pick, nanmean, percentile, quantile)
 
 __all__ = ["nanvar", "nanstd", "nanprod", "nancumsum", "nancumprod", "nanmedian",
            "nanquantile", "nanpercentile"]
@@ -72,67 +74,77 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=N
     return _to_out(res, out)
 
 
-_NAN_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
-
-
-def _nanquantiles(a, q, axis, method, keepdims, who, scale):
+def _nanquantiles(a, q, axis, method, keepdims, who, scale, weights=None):
     a = _arr(a, who)
-    if method not in _NAN_METHODS:
-        raise NotImplementedError(f"cukit.{who}: method {method!r} is not supported; the "
-                                  f"methods are {_NAN_METHODS}")
-    qh = _np.asarray(q.get() if isinstance(q, _cukit.Array) else q, dtype=_np.float64) / scale
-    if not _np.all((qh >= 0) & (qh <= 1)):
-        raise ValueError("Percentiles must be in the range [0, 100]" if scale == 100
-                         else "Quantiles must be in the range [0, 1]")
+    qh, weak = _check_q(a, q, method, weights, who, scale)
     if a.dtype.kind != "f":  # no NaN to leave out: numpy's quantile
-        return (percentile if scale == 100 else quantile)(a, q, axis=axis, method=method,
-                                                           keepdims=keepdims)
-    # as quantile: a's type, widened by q unless q is a Python number
-    weak = isinstance(q, (int, float)) and not isinstance(q, _np.generic)
-    ft = a.dtype.type if weak else _np.result_type(a.dtype, _np.float64).type
-    s = _sorted_along(a, axis, who)                  # NaNs last in each row
+        return (percentile if scale == 100 else quantile)(
+            a, q, axis=axis, method=method, keepdims=keepdims, weights=weights)
+
+    def valid(x):
+        return _cukit.logical_not(_cukit.isnan(x))
+
+    if weights is not None:                          # NaNs last, their weights zero
+        s, cdf = _weighted_cdf(a, weights, axis, qh, who, valid)
+    else:
+        s = _sorted_along(a, axis, who)              # NaNs last in each row
     n = s.shape[-1]
-    count = _cukit.sum(_cukit.logical_not(_cukit.isnan(s)), axis=-1, keepdims=True)
-    if n == 0 or bool(_cukit.any(count == 0)):
+    count = _cukit.sum(valid(s), axis=-1, keepdims=True)
+    empty = count == 0  # rows of no numbers; whether the first is one (one read)
+    some, first = _cukit.stack([_cukit.any(empty), empty.reshape(-1)[0]]).get().tolist() \
+        if count.size else (False, False)
+    if n == 0 or some:
         _warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+    # numpy goes row by row over more than one row of an axis, its result taking the
+    # first row's type: a's own where that row has no numbers
+    to_a = first and axis is not None and s.ndim > 1
     last = _cukit.maximum(count - 1, 0)
+    # numpy's plan for each count of numbers a row can hold, 0..n (as numpy's Python int
+    # count acts on q's type), gathered by each row's count
+    c = _np.arange(n + 1)
+    wt = _np.result_type(qh.dtype, 0)
+    cn, cn1 = c.astype(wt), (c - 1).astype(wt)
     outs = []
-    for qi in qh.ravel():
-        vi = last.astype(_np.float64) * qi           # each row's own virtual index
-        lo = _cukit.floor(vi).astype(_np.int64)
-        hi = _cukit.minimum(lo + 1, last)
-        if method == "lower":
-            r = _take_along_axis(s, lo, axis=-1)
-        elif method == "higher":
-            r = _take_along_axis(s, _cukit.ceil(vi).astype(_np.int64), axis=-1)
-        elif method == "nearest":
-            r = _take_along_axis(s, _cukit.rint(vi).astype(_np.int64), axis=-1)
+    for qk in qh.reshape(-1):
+        qk = _np.asarray(qk)
+        if weights is not None:
+            r = _weighted_pick(s, cdf, qk, last)[..., None]
         else:
-            x0 = _take_along_axis(s, lo, axis=-1)
-            x1 = _take_along_axis(s, hi, axis=-1)
-            if method == "midpoint":
-                t = _cukit.where(vi == _cukit.floor(vi), 0.0, 0.5)
+            i, j, t, omt = _plan(method, cn, cn1, qk, weak)
+
+            def by_count(table):  # the table's entry for each row's count
+                return _cukit.to_device(_np.ascontiguousarray(table),
+                                        device=s.device).take(count)
+
+            def rows(table):  # -1: a row's last number
+                table = _np.clip(_np.where(table < 0, c - 1, table), 0, max(n - 1, 0))
+                return by_count(table.astype(_np.int64))
+
+            if j is None:
+                r = _take_along_axis(s, rows(i), axis=-1)
             else:
-                t = vi - _cukit.floor(vi)                # float64, as numpy's gamma
-            d = x1 - x0                                  # in a's own type, as numpy's
-            if d.dtype != _np.dtype(ft):
-                x0, x1, d = x0.astype(ft), x1.astype(ft), d.astype(ft)
-            r = _cukit.where(t >= 0.5, x1 - d * (1.0 - t).astype(ft), x0 + d * t.astype(ft))
-        r = _cukit.where(count == 0, _cukit.full((), _np.nan, r.dtype), r)[..., 0]
-        outs.append(r)
+                ft = _lerp_type(a.dtype, t, weak).type
+                r = _lerp(_take_along_axis(s, rows(i), axis=-1),
+                          _take_along_axis(s, rows(j), axis=-1), by_count(t), by_count(omt),
+                          ft)
+        r = _cukit.where(empty, _cukit.full((), _np.nan, r.dtype), r)[..., 0]
+        outs.append(r.astype(a.dtype) if to_a and r.dtype != a.dtype else r)
     return _quantiles_result(outs, qh, s, a, axis, keepdims)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                keepdims=False):
-    """numpy.nanquantile: quantile of the numbers that are not NaN, row by row."""
-    return _to_out(_nanquantiles(a, q, axis, method, keepdims, "nanquantile", 1), out)
+                keepdims=False, *, weights=None):
+    """numpy.nanquantile: quantile of the numbers that are not NaN, row by row: numpy's
+    plan for every count a row can hold, gathered by each row's count."""
+    return _to_out(_nanquantiles(a, q, axis, method, keepdims, "nanquantile", 1, weights),
+                   out)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                  keepdims=False):
+                  keepdims=False, *, weights=None):
     """numpy.nanpercentile: nanquantile(a, q / 100)."""
-    return _to_out(_nanquantiles(a, q, axis, method, keepdims, "nanpercentile", 100), out)
+    return _to_out(_nanquantiles(a, q, axis, method, keepdims, "nanpercentile", 100,
+                                 weights), out)
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):

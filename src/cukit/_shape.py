@@ -427,13 +427,36 @@ def _pad_odd(x, axis, widths, include_edge):
     return x
 
 
+def _pad_dict(pad_width, ndim):
+    """numpy's {axis: width} pad_width as one (before, after) pair per axis: an int
+    pads both ends, a pair of ints each; axes not named are not padded."""
+    seq = [(0, 0)] * ndim
+    for axis, width in pad_width.items():
+        if not isinstance(axis, (int, _np.integer)):
+            raise TypeError(f"pad_width's keys must be axes (ints), not {axis!r}")
+        if not -ndim <= axis < ndim:
+            raise _np.exceptions.AxisError(axis, ndim, "pad_width")
+        if isinstance(width, int):
+            seq[axis] = (width, width)
+        elif isinstance(width, tuple) and len(width) == 2 and \
+                all(isinstance(w, int) for w in width):
+            seq[axis] = width
+        else:
+            raise TypeError(f"pad_width's value for axis {axis} must be an int or a tuple "
+                            f"(before, after) of two ints, not {width!r}")
+    return seq
+
+
 def pad(array, pad_width, mode="constant", **kwargs):
-    """numpy.pad with all of numpy's named modes: a copy, built axis by axis (as numpy
-    pads), of views of the input (constant, edge, reflect, symmetric, wrap, empty), of
-    cukit's reductions along the axis (maximum, minimum, mean, median with stat_length=)
-    or of elementwise arithmetic (linear_ramp with end_values=, reflect_type='odd')."""
+    """numpy.pad with all of numpy's named modes (pad_width also as numpy 2.4's dict
+    {axis: width}): a copy, built axis by axis (as numpy pads), of views of the input
+    (constant, edge, reflect, symmetric, wrap, empty), of cukit's reductions along the
+    axis (maximum, minimum, mean, median with stat_length=) or of elementwise arithmetic
+    (linear_ramp with end_values=, reflect_type='odd')."""
     _arr(array, "pad")
     a = array
+    if isinstance(pad_width, dict):
+        pad_width = _pad_dict(pad_width, a.ndim)
     widths = _np.asarray(pad_width)
     if widths.dtype.kind not in "iu":
         raise TypeError("`pad_width` must be of integral type.")

@@ -2,13 +2,16 @@
 reductions, the sort, matmul, views and copies; bincount and histogram count with atomic
 adds in a kernel of cukit's own (csrc/compute/stats/). Host work is limited to shapes,
 bin edges and the few scalars a function must have on the host (allclose, the range of
-a histogram and its bin rule's statistics, cov's checks of its weights and their sums)."""
+a histogram and its bin rule's statistics, cov's checks of its weights and their sums,
+quantile's checks of its weights); the quantiles' virtual indices are numpy's, worked out
+on the host from the axis length and q alone."""
 import operator
 import warnings as _warnings
 
 import numpy as _np
 
 from . import _cukit
+from ._indexing import take_along_axis as _take_along_axis
 from ._shape import _arr, _axis, _along, moveaxis
 
 __all__ = [
@@ -151,8 +154,8 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
     return res
 
 
-def _sorted_along(a, axis, who):
-    """a sorted along one axis, moved last; axis None flattens. (sorted, n)."""
+def _rows(a, axis):
+    """a with the reduced axes moved last and merged into one (axis None flattens)."""
     if axis is None:
         x = a.ravel()
     elif isinstance(axis, (tuple, list)):
@@ -162,9 +165,12 @@ def _sorted_along(a, axis, who):
             else _cukit.ascontiguousarray(x).reshape(tuple(x.shape[:a.ndim - len(axes)]) + (-1,))
     else:
         x = moveaxis(a, _axis(axis, a.ndim), -1)
-    if x.ndim == 0:
-        x = x.reshape(1)
-    return _cukit.sort(x, axis=-1)
+    return x.reshape(1) if x.ndim == 0 else x
+
+
+def _sorted_along(a, axis, who):
+    """a sorted along one axis, moved last; axis None flattens."""
+    return _cukit.sort(_rows(a, axis), axis=-1)
 
 
 def _keep(res, a, axis):
@@ -189,56 +195,183 @@ def _nan_where(res, s):
     return _cukit.where(has_nan, _cukit.full((), _np.nan, res.dtype, s.device), res)
 
 
-_METHODS = ("linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf",
-            "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf",
-            "hazen", "weibull", "median_unbiased", "normal_unbiased")
+_METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+            "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
+            "normal_unbiased", "lower", "higher", "midpoint", "nearest")
+# Hyndman and Fan's continuous methods by their (alpha, beta); the others have rules of
+# their own in _virtual. These methods pick an element (numpy's integer virtual index):
+_HF = {"interpolated_inverted_cdf": (0, 1), "hazen": (0.5, 0.5), "weibull": (0, 0),
+       "median_unbiased": (1 / 3.0, 1 / 3.0), "normal_unbiased": (3 / 8.0, 3 / 8.0)}
+_PICK = ("inverted_cdf", "closest_observation", "lower", "higher", "nearest")
 
 
-def _quantiles(a, q, axis, method, keepdims, who, scale):
+def _virtual(method, n, n1, q):
+    """numpy's virtual index of the quantile q among n sorted numbers, in numpy's own
+    arithmetic: n and n1 (= n - 1) are Python ints, or arrays of the type a Python int
+    takes beside q (one index per n). An integer array for the methods that pick."""
+    if method in _HF:
+        alpha, beta = _HF[method]
+        return n * q + (alpha + q * (1 - alpha - beta)) - 1
+    if method in ("inverted_cdf", "closest_observation"):
+        v = n * q - 1 if method == "inverted_cdf" else n * q - 1 - 0.5
+        lo = _np.floor(v)
+        pick_lo = v - lo == 0
+        if method == "closest_observation":  # ties go to the even (1-based) order statistic
+            pick_lo = pick_lo & (lo % 2 == 1)
+        return _np.maximum(_np.where(pick_lo, lo, lo + 1).astype(_np.intp), 0)
+    if method == "averaged_inverted_cdf":
+        return n * q - 1
+    x = n1 * q
+    if method == "lower":
+        return _np.floor(x).astype(_np.intp)
+    if method == "higher":
+        return _np.ceil(x).astype(_np.intp)
+    if method == "nearest":
+        return _np.around(x).astype(_np.intp)
+    if method == "midpoint":
+        return 0.5 * (_np.floor(x) + _np.ceil(x))
+    return x  # linear
+
+
+def _plan(method, n, n1, q, weak):
+    """Where numpy reads the quantile q (a 0-d array of numpy's q type): (i, None, None,
+    None) for the element at i, or (i, j, t, 1 - t) for numpy's interpolation from
+    element i towards element j by t; -1 is the last number. t and 1 - t are in numpy's
+    type for gamma (Python floats' precision when q is a Python number). n and n1 as
+    _virtual takes them; with arrays, one plan per n."""
+    v = _np.asarray(_virtual(method, n, n1, q))
+    if method in _PICK or (method == "linear" and v.dtype.kind in "iu"):
+        return v, None, None, None
+    lo = _np.floor(v)
+    hi = lo + 1
+    top, low = v >= n1, v < 0  # numpy's clamps: the last number; the first
+    lo, hi = _np.where(top, -1, lo), _np.where(top, -1, hi)
+    lo, hi = _np.where(low, 0, lo), _np.where(low, 0, hi)
+    t = v - lo
+    if method == "averaged_inverted_cdf":
+        t = _np.where(t == 0, 0.5, 1.0)
+    elif method == "midpoint":
+        t = _np.where(v % 1 == 0, 0.0, 0.5)
+    t = _np.asarray(t, dtype=v.dtype)
+    if weak:  # numpy takes a Python float for t: 1 - t in double, each cast weakly later
+        t = t.astype(_np.float64)
+        return lo.astype(_np.intp), hi.astype(_np.intp), t, 1.0 - t
+    return lo.astype(_np.intp), hi.astype(_np.intp), t, 1 - t
+
+
+def _lerp_type(a_dtype, t, weak):
+    """numpy's result type for the interpolating methods: a's type with gamma's (weakly
+    as a Python float when q is a Python number)."""
+    return _np.result_type(a_dtype, 0.0 if weak else t.dtype)
+
+
+def _lerp(x0, x1, t, omt, ft):
+    """numpy's interpolation x0 + (x1 - x0) * t (from x1 back by 1 - t where t >= 0.5):
+    the difference in the elements' type, the rest in ft. t and omt are host scalars
+    (t >= 0.5 decides on the host) or device arrays of the rows' weights."""
+    d = x1 - x0
+    if d.dtype != _np.dtype(ft):
+        x0, x1, d = x0.astype(ft), x1.astype(ft), d.astype(ft)
+    if not isinstance(t, _Array):
+        return x1 - d * ft(omt) if t >= 0.5 else x0 + d * ft(t)
+    return _cukit.where(t >= 0.5, x1 - d * omt.astype(ft), x0 + d * t.astype(ft))
+
+
+def _check_q(a, q, method, weights, who, scale):
+    """numpy's checks, in numpy's order, and q as numpy holds it (its own type; divided
+    by 100 for percentile), with whether q was a Python number (weak in numpy's
+    promotion)."""
     _arr(a, who)
-    if method not in _METHODS:
-        raise ValueError(f"'{method}' is not a valid method. Use one of: {_METHODS}")
-    if method not in _METHODS[:5]:
-        raise NotImplementedError(f"cukit.{who}: method {method!r} is not supported; the "
-                                  f"methods are {_METHODS[:5]}")
-    weak = isinstance(q, (int, float)) and not isinstance(q, _np.generic)
-    qh = _np.asarray(q.get() if isinstance(q, _Array) else q, dtype=_np.float64) / scale
+    if a.dtype.kind == "c":
+        raise TypeError("a must be an array of real numbers")
+    weak = type(q) in (int, float)
+    qh = q.get() if isinstance(q, _Array) else q
+    qh = _np.asarray(_np.true_divide(qh, 100) if scale == 100 else qh)
     if not _np.all((qh >= 0) & (qh <= 1)):
         raise ValueError("Percentiles must be in the range [0, 100]" if scale == 100
                          else "Quantiles must be in the range [0, 1]")
-    # numpy's result type: the elements themselves for lower/higher/nearest; else a's
-    # floating type, widened by q unless q is a Python number. The difference of the two
-    # elements is taken in a's own type and the rest in the result's, as numpy's is.
-    ft = None
-    if method in ("linear", "midpoint"):
-        ft = _np.float64 if a.dtype.kind not in "fc" else (
-            a.dtype.type if weak else _np.result_type(a.dtype, _np.float64).type)
-    s = _sorted_along(a, axis, who)
+    if weights is not None and method != "inverted_cdf":
+        raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
+    if qh.ndim > 2:
+        raise ValueError("q must be a scalar or 1d")
+    if method not in _METHODS:
+        raise ValueError(f"{method!r} is not a valid method. Use one of: {_METHODS}")
+    return qh, weak
+
+
+def _weight_rows(weights, a, axis, who):
+    """The weights (a cukit array) as numpy broadcasts them over a (one weight per
+    element, or one per position along the reduced axes), arranged as _rows arranges a."""
+    w = _arr(weights, who)
+    if tuple(w.shape) != tuple(a.shape):
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        axes = [_axis(ax, a.ndim) for ax in (axis if isinstance(axis, (tuple, list))
+                                             else [axis])]
+        if tuple(w.shape) != tuple(a.shape[ax] for ax in axes):
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        w = w.transpose(tuple(int(i) for i in _np.argsort(axes)))
+        w = _cukit.broadcast_to(w.reshape(tuple(s if d in axes else 1
+                                                for d, s in enumerate(a.shape))), a.shape)
+    return _rows(w, axis)
+
+
+def _weighted_cdf(a, weights, axis, qh, who, valid=None):
+    """Rows of a sorted (NaNs last), and numpy's normalized cumulative weights of them in
+    q's type when q is floating (leading zeros as -1, as numpy has them), where valid
+    (optional) masks the numbers that count. numpy's two checks of the weights (negative;
+    NaN, infinite or all zero) come back in one read."""
+    x, w = _rows(a, axis), _weight_rows(weights, a, axis, who)
+    order = _cukit.argsort(x, axis=-1)
+    s = _take_along_axis(x, order, -1)
+    ws = _take_along_axis(_cukit.ascontiguousarray(w), order, -1)
+    if valid is not None:
+        ws = _cukit.where(valid(s), ws, _cukit.zeros((), ws.dtype, s.device))
+    cdf = _cukit.cumsum(ws, axis=-1, dtype=_np.float64)
+    cdf = cdf / cdf[..., -1:]
+    bad = _cukit.isnan(cdf[..., -1])
+    if valid is not None:
+        bad = _cukit.logical_and(bad, valid(s[..., :1])[..., 0])
+    negative, bad = _cukit.stack([_cukit.any(w < 0), _cukit.any(bad)]).get().tolist()
+    if negative:
+        raise ValueError("Weights must be non-negative.")
+    if bad:
+        raise ValueError("Weights included NaN, inf or were all zero.")
+    if qh.dtype.kind == "f":
+        cdf = cdf.astype(qh.dtype)
+    return s, _cukit.where(cdf == 0, _cukit.full((), -1, cdf.dtype, s.device), cdf)
+
+
+def _weighted_pick(s, cdf, qk, last):
+    """numpy's weighted inverted_cdf: the first number whose cumulative weight reaches
+    qk (an index per row of the rows' last numbers, last, at most)."""
+    qv = cdf.dtype.type(qk)
+    i = _cukit.sum(cdf < qv, axis=-1, keepdims=True)
+    return _take_along_axis(s, _cukit.minimum(i, last), -1)[..., 0]
+
+
+def _quantiles(a, q, axis, method, keepdims, who, scale, weights=None):
+    qh, weak = _check_q(a, q, method, weights, who, scale)
+    if weights is not None:
+        s, cdf = _weighted_cdf(a, weights, axis, qh, who)
+    else:
+        s = _sorted_along(a, axis, who)
     n = s.shape[-1]
     if n == 0:  # numpy's own error for an empty axis
         raise IndexError("index -1 is out of bounds for axis 0 with size 0")
     outs = []
-    for qi in qh.ravel():
-        vi = (n - 1) * qi  # numpy's virtual index for these methods
-        lo = int(_np.floor(vi))
-        hi = min(lo + 1, n - 1)
-        lo = min(max(lo, 0), n - 1)
-        if method == "lower":
-            r = s[..., lo]
-        elif method == "higher":
-            r = s[..., min(int(_np.ceil(vi)), n - 1)]
-        elif method == "nearest":
-            r = s[..., min(int(_np.around(vi)), n - 1)]
+    for qk in qh.reshape(-1):
+        qk = _np.asarray(qk)
+        if weights is not None:
+            outs.append(_nan_where(_weighted_pick(s, cdf, qk, n - 1), s))
+            continue
+        i, j, t, omt = _plan(method, n, n - 1, qk, weak)
+        if j is None:
+            r = s[..., int(i)]
         else:
-            t = 0.5 if method == "midpoint" else vi - _np.floor(vi)
-            if method == "midpoint" and vi == _np.floor(vi):
-                t = 0.0
-            x0, x1 = s[..., lo], s[..., hi]
-            d = x1 - x0
-            if d.dtype != _np.dtype(ft):
-                x0, x1, d = x0.astype(ft), x1.astype(ft), d.astype(ft)
-            # t and 1 - t each rounded once to the result's type, from float64
-            r = x1 - d * ft(1.0 - t) if t >= 0.5 else x0 + d * ft(t)
+            r = _lerp(s[..., int(i)], s[..., int(j)], t[()], omt[()],
+                      _lerp_type(a.dtype, t, weak).type)
         outs.append(_nan_where(r, s))
     return _quantiles_result(outs, qh, s, a, axis, keepdims)
 
@@ -255,16 +388,18 @@ def _quantiles_result(outs, qh, s, a, axis, keepdims):
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-             keepdims=False):
-    """numpy.quantile (methods linear, lower, higher, nearest, midpoint) on cukit's sort."""
-    res = _quantiles(a, q, axis, method, keepdims, "quantile", 1)
+             keepdims=False, *, weights=None):
+    """numpy.quantile, all of numpy's methods, on cukit's sort: the elements numpy's
+    virtual indices name, interpolated in numpy's arithmetic; weights (inverted_cdf
+    only, as numpy) by the sorted rows' cumulative weights."""
+    res = _quantiles(a, q, axis, method, keepdims, "quantile", 1, weights)
     return _to_out(res, out)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-               keepdims=False):
+               keepdims=False, *, weights=None):
     """numpy.percentile: quantile(a, q / 100)."""
-    res = _quantiles(a, q, axis, method, keepdims, "percentile", 100)
+    res = _quantiles(a, q, axis, method, keepdims, "percentile", 100, weights)
     return _to_out(res, out)
 
 
