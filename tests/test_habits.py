@@ -13,13 +13,15 @@ import cukit
 
 idx = np.array([0, 2, 5])
 cols = np.array([1, 3, 4])
-h = a = w = dw = None
+h = a = w = dw = seed = None
 
 
 def setup_module():
-    """Fresh data for each run, made when the tests run (not at collection)."""
-    global h, a, w, dw
-    r = np.random.default_rng()
+    """Fresh data for each run, made when the tests run (not at collection); a failing
+    habit names the seed, so that its data can be made again."""
+    global h, a, w, dw, seed
+    seed = np.random.SeedSequence().entropy
+    r = np.random.default_rng(seed)
     h = r.standard_normal((6, 5)).astype(np.float32)
     a = cukit.asarray(h)
     w = h[:5] + 5 * np.eye(5, dtype=np.float32)  # well conditioned
@@ -169,4 +171,4 @@ HABITS = {
 
 @pytest.mark.parametrize("name", sorted(HABITS))
 def test_habit(name):
-    assert HABITS[name](), name
+    assert HABITS[name](), f"{name} (random seed: {seed})"

@@ -122,6 +122,9 @@ def test_nan_reductions(rng, dtype):
     h[rng.random(h.shape) < 0.3] = np.nan
     h[2] = np.nan
     d = cukit.to_device(h)
+    # a mean of n <= 42 terms that cancels to near 0 is compared at the scale of its terms:
+    # each order of summing is within n * eps(float32) * max|x| < 1e-5 * max|x| of exact
+    mean_atol = 1e-5 * np.nanmax(np.abs(h))
     for axis in (None, 0, 1):
         # a sum that cancels to near 0 is compared at the scale of its terms
         scale = np.nansum(np.abs(h), axis=axis).real if dtype[0] in "fc" else 0
@@ -130,11 +133,12 @@ def test_nan_reductions(rng, dtype):
         close(cukit.nanmean(d[:, ::-1], axis=axis),
               np.nanmean(h[:, ::-1], axis=axis) if axis != 1 else
               np.array([np.nanmean(r) if not np.isnan(r).all() else np.nan
-                        for r in h[:, ::-1]], dtype), rtol=1e-5)
+                        for r in h[:, ::-1]], dtype), rtol=1e-5, atol=mean_atol)
     with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning):
         want = np.nanmax(h, axis=1)
     close(cukit.nanmax(d, axis=1), want)
-    close(cukit.nanmean(d, axis=0, keepdims=True), np.nanmean(h, axis=0, keepdims=True), 1e-5)
+    close(cukit.nanmean(d, axis=0, keepdims=True), np.nanmean(h, axis=0, keepdims=True), 1e-5,
+          mean_atol)
     close(cukit.nanmean(cukit.to_device(np.arange(5, dtype="i4"))), np.nanmean(np.arange(5, dtype="i4")))
 
 
@@ -496,15 +500,18 @@ def test_average(rng, dtype):
     d = cukit.to_device(h)
     w = rng.random((4, 5)) + 0.1
     dw = cukit.to_device(w)
+    # an average of n <= 20 terms that cancels to near 0 is compared at the scale of its
+    # terms: each order of summing is within n * eps(float32) * max|x| < 1e-5 * max|x|
+    atol = 1e-5 * np.abs(h).max()
     for axis in (None, 0, 1):
-        close(cukit.average(d, axis=axis), np.average(h, axis=axis), rtol=1e-5)
+        close(cukit.average(d, axis=axis), np.average(h, axis=axis), rtol=1e-5, atol=atol)
         close(cukit.average(d, axis=axis, weights=dw), np.average(h, axis=axis, weights=w),
-              rtol=1e-5)
+              rtol=1e-5, atol=atol)
     close(cukit.average(d, axis=1, weights=cukit.to_device(w[0])),
-          np.average(h, axis=1, weights=w[0]), rtol=1e-5)
+          np.average(h, axis=1, weights=w[0]), rtol=1e-5, atol=atol)
     avg, scl = cukit.average(d, axis=0, weights=dw, returned=True)
     wavg, wscl = np.average(h, axis=0, weights=w, returned=True)
-    close(avg, wavg, rtol=1e-5)
+    close(avg, wavg, rtol=1e-5, atol=atol)
     close(scl, wscl)
 
 
@@ -657,8 +664,10 @@ def test_einsum_strided_and_errors(rng):
         cukit.einsum("ij->k", a)
     with pytest.raises(TypeError):
         cukit.einsum("ij->i", a, dtype="f4")          # numpy's casting='safe'
+    # a float32 sum of 4 terms may cancel to near 0: within 4 eps(float32) of sum |terms|
     close(cukit.einsum("ij->i", a, dtype="f4", casting="same_kind"),
-          np.einsum("ij->i", a.get(), dtype="f4", casting="same_kind"), rtol=1e-5)
+          np.einsum("ij->i", a.get(), dtype="f4", casting="same_kind"), rtol=1e-5,
+          atol=1e-6 * np.abs(a.get()).sum(1).max())
     out = cukit.empty(3)
     assert cukit.einsum("ij->i", a, out=out) is out
     close(out, a.get().sum(1))
