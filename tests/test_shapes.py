@@ -271,10 +271,20 @@ def test_pad_constant_values_and_errors(rng):
         cukit.pad(d, 1, mode="edge", constant_values=3)
 
 
+def _numpy_pads_with_a_dict():
+    try:
+        return np.pad(np.zeros((1, 1)), {1: 1}).shape == (1, 3)
+    except (TypeError, ValueError):
+        return False
+
+
 @pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "wrap", "mean"])
 def test_pad_width_as_a_dict(rng, mode):
-    # numpy 2.4: {axis: width}, an int for both ends or a (before, after) pair; negative
-    # axes; axes not named are not padded; a later key for the same axis wins
+    # numpy's {axis: width} (numpy 2.4 on), compared with the installed numpy where it
+    # has it: an int for both ends or a (before, after) pair; negative axes; axes not
+    # named are not padded; a later key for the same axis wins
+    if not _numpy_pads_with_a_dict():
+        pytest.skip(f"numpy {np.__version__} takes no dict as pad_width to compare with")
     h = rand(rng, (4, 3, 5), "i4")
     d = cukit.to_device(h)
     for width in ({1: (1, 2)}, {0: 2}, {-1: (0, 3), 0: (2, 1)}, {}, {2: 1, -1: (2, 0)}):
